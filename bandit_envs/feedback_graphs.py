@@ -1,0 +1,78 @@
+"""Feedback graphs for graphical bandits (gap paper §2.1): undirected, no self loops stored.
+
+Pulling arm ``a`` reveals the rewards of its closed neighbourhood N(a) = {a} ∪ neighbours(a).
+Graphs are held as K×K boolean adjacency matrices without self loops; ``closed_neighbourhoods``
+adds the diagonal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import networkx as nx
+import numpy as np
+import numpy.typing as npt
+
+from bandit_envs._validation import check_float, check_int
+
+
+def erdos_renyi(n_arms: int, edge_probability: float, seed: int) -> npt.NDArray[np.bool_]:
+    """Erdős–Rényi G(K, p) adjacency (gap paper §5): each pair u≠v linked with probability p.
+
+    The graph is drawn from ``numpy.random.default_rng(seed)`` so that an ``instance_seed``
+    fixes it independently of the networkx version.
+    """
+    n_arms = check_int("n_arms", n_arms, minimum=1)
+    p = check_float("edge_probability", edge_probability, low=0.0, high=1.0)
+    rng = np.random.default_rng(seed)
+    upper = np.triu(rng.random((n_arms, n_arms)) < p, k=1)
+    return upper | upper.T
+
+
+def as_adjacency(graph: Any, n_arms: int | None = None) -> npt.NDArray[np.bool_]:
+    """Validate a networkx graph or a square boolean/0-1 matrix and return its adjacency.
+
+    Nodes of a networkx graph must be the integers ``0..K-1``. Self loops, directed graphs,
+    asymmetric matrices and a size different from ``n_arms`` are refused.
+    """
+    if isinstance(graph, nx.Graph):
+        if graph.is_directed():
+            raise ValueError("graph must be undirected, got a directed networkx graph.")
+        k = graph.number_of_nodes()
+        if set(graph.nodes) != set(range(k)):
+            raise ValueError(f"graph nodes must be the integers 0..{k - 1}, got {sorted(graph.nodes)!r}.")
+        if nx.number_of_selfloops(graph):
+            raise ValueError("graph must have no self loops (an arm always observes itself), got "
+                             f"{nx.number_of_selfloops(graph)} self loop(s).")
+        adj = nx.to_numpy_array(graph, nodelist=range(k), dtype=float) != 0
+    else:
+        try:
+            arr = np.asarray(graph)
+        except Exception:  # noqa: BLE001 - any conversion failure is a type error for the user
+            raise TypeError(f"graph must be a networkx Graph or a K×K boolean matrix, got {type(graph).__name__}.") from None
+        if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+            raise ValueError(f"graph must be a square K×K adjacency matrix, got shape {arr.shape}.")
+        if arr.dtype != np.bool_:
+            if not np.issubdtype(arr.dtype, np.number) or not np.all(np.isin(arr, (0, 1))):
+                raise ValueError("graph must be a boolean or 0/1 adjacency matrix, got other values.")
+        adj = arr.astype(bool)
+        if np.any(np.diag(adj)):
+            raise ValueError(f"graph must have no self loops, got {int(np.diag(adj).sum())} on the diagonal.")
+        if not np.array_equal(adj, adj.T):
+            raise ValueError("graph must be undirected (a symmetric adjacency matrix), got an asymmetric one.")
+    if n_arms is not None and adj.shape[0] != n_arms:
+        raise ValueError(f"graph must have n_arms={n_arms} nodes, got {adj.shape[0]}.")
+    if adj.shape[0] < 1:
+        raise ValueError("graph must have at least one node, got 0.")
+    return adj
+
+
+def closed_neighbourhoods(adjacency: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+    """Rows N(a): the adjacency with self loops added."""
+    return adjacency | np.eye(adjacency.shape[0], dtype=bool)
+
+
+def independence_number(adjacency: npt.NDArray[np.bool_]) -> int:
+    """Exact independence number α(G) (maximum clique of the complement; fine for K ≲ 60)."""
+    comp = nx.complement(nx.from_numpy_array(adjacency.astype(int)))
+    return max(len(c) for c in nx.find_cliques(comp))

@@ -1,0 +1,159 @@
+"""Reward distributions on [0, 1], sampled by inverse CDF from uniforms.
+
+Every reward is a deterministic function of one uniform draw, so a block of rows drawn at once
+equals the same rows drawn one at a time, and any code that holds the uniforms (the step-wise
+env, the batched simulators of ``agents``) reproduces the same rewards bit for bit. This is what
+makes common random numbers and the "same reward table" equality tests exact.
+
+The gap paper (§5) draws rewards from a normal with mean ``mu`` and variance 0.01 truncated to
+[0, 1]. The expected reward of that distribution is *not* ``mu`` (e.g. ``mu = 0.9`` gives
+0.8712): :attr:`RewardModel.expected` holds the true means, and environments report regret
+with them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numba
+import numpy as np
+import numpy.typing as npt
+from scipy import special, stats
+
+from bandit_envs._validation import check_choice, check_float, check_unit_array
+
+RewardKind = Literal["truncnorm", "bernoulli"]
+KIND_CODES: dict[str, int] = {"truncnorm": 0, "bernoulli": 1}
+
+
+@numba.njit(cache=True, inline="always")
+def ndtri(p: float) -> float:  # pragma: no cover - compiled
+    """Standard normal quantile, Wichura's AS241 (PPND16), relative accuracy about 1e-16.
+
+    Wichura, M. J. (1988), Algorithm AS 241, Applied Statistics 37(3), 477-484.
+    """
+    q = p - 0.5
+    if abs(q) <= 0.425:
+        r = 0.180625 - q * q
+        num = (((((((2.5090809287301226727e3 * r + 3.3430575583588128105e4) * r
+                    + 6.7265770927008700853e4) * r + 4.5921953931549871457e4) * r
+                  + 1.3731693765509461125e4) * r + 1.9715909503065514427e3) * r
+                + 1.3314166789178437745e2) * r + 3.3871328727963666080e0) * q
+        den = (((((((5.2264952788528545610e3 * r + 2.8729085735721942674e4) * r
+                    + 3.9307895800092710610e4) * r + 2.1213794301586595867e4) * r
+                  + 5.3941960214247511077e3) * r + 6.8718700749205790830e2) * r
+                + 4.2313330701600911252e1) * r + 1.0)
+        return num / den
+    r = p if q <= 0.0 else 1.0 - p
+    if r <= 0.0:
+        return -np.inf if q < 0.0 else np.inf
+    r = np.sqrt(-np.log(r))
+    if r <= 5.0:
+        r = r - 1.6
+        num = (((((((7.74545014278341407640e-4 * r + 2.27238449892691845833e-2) * r
+                    + 2.41780725177450611770e-1) * r + 1.27045825245236838258e0) * r
+                  + 3.64784832476320460504e0) * r + 5.76949722146069140550e0) * r
+                + 4.63033784615654529590e0) * r + 1.42343711074968357734e0)
+        den = (((((((1.05075007164441684324e-9 * r + 5.47593808499534494600e-4) * r
+                    + 1.51986665636164571966e-2) * r + 1.48103976427480074590e-1) * r
+                  + 6.89767334985100004550e-1) * r + 1.67638483018380384940e0) * r
+                + 2.05319162663775882187e0) * r + 1.0)
+    else:
+        r = r - 5.0
+        num = (((((((2.01033439929228813265e-7 * r + 2.71155556874348757815e-5) * r
+                    + 1.24266094738807843860e-3) * r + 2.65321895265761230930e-2) * r
+                  + 2.96560571828504891230e-1) * r + 1.78482653991729133580e0) * r
+                + 5.46378491116411436990e0) * r + 6.65790464350110377720e0)
+        den = (((((((2.04426310338993978564e-15 * r + 1.42151175831644588870e-7) * r
+                    + 1.84631831751005468180e-5) * r + 7.86869131145613259100e-4) * r
+                  + 1.48753612908506148525e-2) * r + 1.36929880922735805310e-1) * r
+                + 5.99832206555887937690e-1) * r + 1.0)
+    x = num / den
+    return -x if q < 0.0 else x
+
+
+@numba.njit(cache=True, inline="always")
+def reward_from_uniform(
+    u: float, kind: int, loc: float, scale: float, cdf_lo: float, cdf_width: float
+) -> float:  # pragma: no cover - compiled
+    """Map one uniform draw to one reward (kind 0: truncated normal, kind 1: Bernoulli)."""
+    if kind == 1:
+        return 1.0 if u < loc else 0.0
+    x = loc + scale * ndtri(cdf_lo + u * cdf_width)
+    return min(1.0, max(0.0, x))
+
+
+@numba.njit(cache=True)
+def rewards_from_uniforms(
+    u: np.ndarray, kind: int, loc: np.ndarray, scale: float, cdf_lo: np.ndarray,
+    cdf_width: np.ndarray,
+) -> np.ndarray:  # pragma: no cover - compiled
+    """Map an (n, K) block of uniforms to an (n, K) block of rewards, column k with arm k's law."""
+    n, k_arms = u.shape
+    out = np.empty((n, k_arms))
+    for i in range(n):
+        for k in range(k_arms):
+            out[i, k] = reward_from_uniform(u[i, k], kind, loc[k], scale, cdf_lo[k], cdf_width[k])
+    return out
+
+
+@dataclass(frozen=True)
+class RewardModel:
+    """Per-arm reward laws on [0, 1].
+
+    Parameters
+    ----------
+    kind
+        ``"truncnorm"``: normal with location ``loc[k]`` and standard deviation ``scale``
+        truncated to [0, 1] (gap paper §5, ``scale = 0.1``); ``"bernoulli"``: Bernoulli with
+        mean ``loc[k]``.
+    loc
+        Location parameters, one per arm, in [0, 1].
+    scale
+        Standard deviation of the normal before truncation (ignored for Bernoulli).
+    """
+
+    kind: RewardKind
+    loc: npt.NDArray[np.float64]
+    scale: float = 0.1
+
+    def __post_init__(self) -> None:
+        check_choice("reward", self.kind, KIND_CODES)
+        object.__setattr__(self, "loc", check_unit_array("means", self.loc))
+        check_float("reward_std", self.scale, low=0.0, low_open=True)
+        lo = special.ndtr((0.0 - self.loc) / self.scale)
+        hi = special.ndtr((1.0 - self.loc) / self.scale)
+        object.__setattr__(self, "cdf_lo", lo)
+        object.__setattr__(self, "cdf_width", hi - lo)
+
+    @property
+    def code(self) -> int:
+        """Integer code of the law used by compiled kernels."""
+        return KIND_CODES[self.kind]
+
+    @property
+    def n_arms(self) -> int:
+        """Number of arms."""
+        return int(self.loc.shape[0])
+
+    @property
+    def expected(self) -> npt.NDArray[np.float64]:
+        """True expected reward of each arm (the truncated normal's own mean)."""
+        if self.kind == "bernoulli":
+            return self.loc.copy()
+        a = (0.0 - self.loc) / self.scale
+        b = (1.0 - self.loc) / self.scale
+        return np.asarray(stats.truncnorm.mean(a, b, loc=self.loc, scale=self.scale), dtype=float)
+
+    def params(self) -> tuple[int, np.ndarray, float, np.ndarray, np.ndarray]:
+        """Arguments for the compiled kernels: (kind, loc, scale, cdf_lo, cdf_width)."""
+        return self.code, self.loc, float(self.scale), self.cdf_lo, self.cdf_width  # type: ignore[attr-defined]
+
+    def from_uniforms(self, u: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """Rewards for an (n, K) block of uniforms."""
+        return rewards_from_uniforms(np.ascontiguousarray(u, dtype=np.float64), *self.params())
+
+    def sample(self, rng: np.random.Generator, n: int) -> npt.NDArray[np.float64]:
+        """Draw an (n, K) reward table from ``rng``."""
+        return self.from_uniforms(rng.random((n, self.n_arms)))
