@@ -1,0 +1,388 @@
+"""Elimination agents for graph feedback and privacy: GAP, GAPU, DPSE, AAE, AlphaSample.
+
+Each agent is a compiled per-round state machine (``agents._elim_kernels``). The step API and
+the batched simulator :meth:`EliminationAgent.simulate` run the same compiled functions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from agents import _elim_kernels as K
+from agents._kernels import act_batch, simulate, update_batch
+from agents.base import Agent, PrivateAgent
+from bandit_envs._validation import check_choice, check_float, check_int
+from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
+from bandit_envs.rewards import RewardModel
+
+
+@dataclass
+class SimulationResult:
+    """What :meth:`EliminationAgent.simulate` returns."""
+
+    total_regret: float
+    checkpoint_regret: npt.NDArray[np.float64]
+    actions: npt.NDArray[np.int16] | None
+
+
+class EliminationAgent(Agent):
+    """Shared machinery: state arrays, the step API and the compiled table simulator.
+
+    ``side_observations`` says whether the agent learns from the neighbours' rewards that the
+    env reveals (``info["observed_rewards"]``) or only from the pulled arm's reward.
+    """
+
+    side_observations: ClassVar[bool] = False
+    _act_fn: ClassVar[Any]
+    _update_fn: ClassVar[Any]
+
+    def __init__(self, n_arms: int, horizon: int, *, n_envs: int | None = None, seed: int | None = None) -> None:
+        super().__init__(n_arms, n_envs=n_envs, seed=seed)
+        self.horizon = check_int("horizon", horizon, minimum=1)
+        self._state: tuple[Any, ...] = ()
+        self._params: tuple[Any, ...] = ()
+
+    def act(self, obs: Any = None) -> Any:
+        """Next arm of every copy."""
+        out = np.empty(self.batch, dtype=np.int64)
+        act_batch(type(self)._act_fn, self._state, self._params, self.rng, out)
+        return self._out(out)
+
+    def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
+        """Feed the step's reward (and the revealed neighbours' rewards if the agent uses them)."""
+        a, r, _ = self._batched(action, reward, None)
+        if a.min() < 0 or a.max() >= self.n_arms:
+            raise ValueError(f"action must lie in [0, {self.n_arms - 1}], got {action!r}.")
+        rows = np.full((self.batch, self.n_arms), np.nan)
+        if self.side_observations:
+            _, _, mask = self._batched(action, reward, info, "observed_mask")
+            _, _, seen = self._batched(action, reward, info, "observed_rewards")
+            rows = np.where(mask.astype(bool), seen, np.nan)
+        rows[np.arange(self.batch), a] = r
+        observed = rows[~np.isnan(rows)]
+        if observed.size and (observed.min() < 0.0 or observed.max() > 1.0):
+            raise ValueError(f"rewards must lie in [0, 1] (the privacy and confidence bounds assume it), got {observed.min():g}..{observed.max():g}.")
+        update_batch(type(self)._update_fn, self._state, self._params, a, rows, self.rng)
+
+    def simulate(
+        self,
+        table: npt.NDArray[np.float64],
+        feedback_graph: npt.NDArray[np.bool_],
+        gaps: npt.NDArray[np.float64],
+        *,
+        law: RewardModel | None = None,
+        override: tuple[int, int, float] | None = None,
+        checkpoints: npt.NDArray[np.int64] | None = None,
+        record_actions: bool = False,
+        copy: int = 0,
+    ) -> SimulationResult:
+        """Play copy ``copy`` from its current state to the end of ``table`` (compiled loop).
+
+        Parameters
+        ----------
+        table
+            (T, K) rewards, or uniforms when ``law`` is given (rewards are then computed lazily,
+            only where observed; :mod:`bandit_envs.rewards` maps uniforms to rewards exactly as
+            the env does).
+        feedback_graph
+            K×K adjacency of the env (no self loops).
+        gaps
+            Per-arm regret μ* − μ_k of the env (true expected rewards).
+        override
+            ``(t, k, v)`` replaces entry r_{t,k} by ``v`` (a neighbouring reward sequence).
+        checkpoints
+            1-based round counts at which to record the cumulative regret.
+        """
+        tab = np.ascontiguousarray(table, dtype=np.float64)
+        if tab.ndim != 2 or tab.shape[1] != self.n_arms:
+            raise ValueError(f"table must have shape (T, {self.n_arms}), got {tab.shape}.")
+        closed = closed_neighbourhoods(as_adjacency(feedback_graph, self.n_arms))
+        observes = closed if self.side_observations else np.eye(self.n_arms, dtype=bool)
+        if law is None:
+            mode, kind, loc, scale, lo, width = 1, 0, np.zeros(self.n_arms), 1.0, np.zeros(self.n_arms), np.ones(self.n_arms)
+        else:
+            mode = 0
+            kind, loc, scale, lo, width = law.params()
+        ot, ok, ov = (-1, -1, 0.0) if override is None else (int(override[0]), int(override[1]), float(override[2]))
+        ck = np.zeros(0, dtype=np.int64) if checkpoints is None else np.asarray(checkpoints, dtype=np.int64)
+        ck_out = np.zeros(ck.shape[0])
+        actions = np.zeros(tab.shape[0] if record_actions else 0, dtype=np.int16)
+        start = int(self._rounds_played(copy))
+        total = simulate(
+            type(self)._act_fn, type(self)._update_fn, self._state, self._params, copy, observes, tab,
+            mode, kind, loc, scale, lo, width, start, tab.shape[0], ot, ok, ov,
+            np.asarray(gaps, dtype=np.float64), ck, ck_out, actions, self.rng,
+        )
+        return SimulationResult(float(total), ck_out, actions if record_actions else None)
+
+    def _rounds_played(self, copy: int) -> int:
+        raise NotImplementedError
+
+
+def _check_graph(feedback_graph: Any, n_arms: int) -> npt.NDArray[np.bool_]:
+    if feedback_graph is None:
+        raise ValueError("feedback_graph is required (a networkx graph or K×K boolean adjacency), got None.")
+    return closed_neighbourhoods(as_adjacency(feedback_graph, n_arms))
+
+
+class GAP(EliminationAgent, PrivateAgent):
+    r"""GAP: graph-based arm elimination with differential privacy (gap paper, Algorithm 1).
+
+    Epoch τ (line numbers of Algorithm 1): fresh sums o, c (3-5); Ω_τ = GetIndSet(A_τ, μ̄_{τ-1})
+    greedily by the last noisy means (6, 26-32); L_τ = ⌈max(2^{5+2τ} ln(8|A_τ|τ²/δ),
+    2^{3+τ} ε⁻¹ ln(4|A_τ|τ²/δ))⌉ (10-12); L_τ|Ω_τ| rounds that pull the least-pulled arm of Ω_τ
+    (14) and record every observed active arm (15-18); then μ̄_{τ,a} = c/o + Laplace(1/(εL_τ))
+    (21) and elimination of arms below max μ̄ − √(2 ln(8|A|τ²/δ)/L_τ) − 2 ln(4|A|τ²/δ)/(εL_τ)
+    (23). An epoch cut short by the horizon releases nothing.
+
+    Choices [P]: ties in line 14 (and in GetIndSet's argmax, e.g. the all-zero μ̄_0) go to the
+    lowest arm index, so the epoch is a round-robin over Ω_τ in index order; rounds are counted
+    from 0.
+
+    Privacy (Theorem 1): ε-DP for the arm sequence a_1..a_T, where neighbouring reward
+    sequences differ in one entry r_{t,k} (Definition 3). That entry enters only arm k's mean
+    of its own epoch, which averages o_{τ,k} ≥ L_τ values in [0, 1] (Ω_τ is a maximal
+    independent set of G(A_τ), so it dominates A_τ), so the sensitivity is ≤ 1/L_τ and
+    Laplace(1/(εL_τ)) noise from the agent's generator makes each release ε-DP; releases use
+    disjoint data (parallel composition) and everything else is post-processing. Under the
+    coarser unit "one round's whole revealed vector" the same code is only (d_max+1)ε-DP.
+
+    Parameters
+    ----------
+    n_arms, horizon, epsilon
+        K, T and the budget ε > 0.
+    feedback_graph
+        networkx graph or K×K boolean adjacency (undirected, no self loops).
+    delta
+        Confidence parameter δ ∈ (0, 1); the paper's experiments use 1/T (the default).
+    """
+
+    name = "GAP"
+    side_observations = True
+    privacy_unit = "one entry r_{t,k} of the T×K reward table (gap paper, Definition 3)"
+    _act_fn = K.gap_act
+    _update_fn = K.gap_update
+    _uniform = 0
+
+    def __init__(
+        self,
+        n_arms: int,
+        horizon: int,
+        epsilon: float,
+        feedback_graph: Any,
+        delta: float | None = None,
+        *,
+        n_envs: int | None = None,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(n_arms, horizon, n_envs=n_envs, seed=seed)
+        self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
+        self.delta = 1.0 / self.horizon if delta is None else check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+        self.closed = _check_graph(feedback_graph, self.n_arms)
+        self._reset_state()
+
+    def _reset_state(self) -> None:
+        b, k = self.batch, self.n_arms
+        self._state = (
+            np.ones((b, k), dtype=np.bool_),
+            np.zeros((b, k)),
+            np.zeros((b, k)),
+            np.zeros((b, k)),
+            np.zeros((b, k), dtype=np.int64),
+            np.zeros((b, 7), dtype=np.int64),
+        )
+        self._state[5][:, 1] = 1  # τ = 1
+        self._params = (self.epsilon, self.delta, self.closed, self._uniform)
+        for i in range(b):
+            K.gap_plan(self._state, self._params, i, self.rng)
+
+    def _rounds_played(self, copy: int) -> int:
+        return int(self._state[5][copy, 5])
+
+    @property
+    def active(self) -> npt.NDArray[np.bool_]:
+        """Active arms A_τ of every copy, shape (B, K)."""
+        return self._state[0].copy()
+
+    @property
+    def independent_set(self) -> list[list[int]]:
+        """Ω_τ of every copy (sorted arm indices)."""
+        omega, ints = self._state[4], self._state[5]
+        return [omega[i, : ints[i, 0]].tolist() for i in range(self.batch)]
+
+    @property
+    def epoch_length(self) -> npt.NDArray[np.int64]:
+        """L_τ of every copy."""
+        return self._state[5][:, 4].copy()
+
+    @property
+    def privacy_spent(self) -> tuple[float, float]:
+        """ε once any epoch has been released (each entry enters at most one release), δ = 0."""
+        return (self.epsilon if int(self._state[5][:, 6].max()) > 0 else 0.0, 0.0)
+
+
+class GAPU(GAP):
+    """GAP with Ω_τ drawn uniformly at random (gap paper §5.2's ablation of GetIndSet).
+
+    The paper says Ω_τ is drawn from "all independent sets" of G(A_τ). A non-maximal set can
+    leave active arms unobserved for a whole epoch (o_{τ,a} = 0 and line 21 divides by zero,
+    and the privacy proof's o_{τ,a} ≥ L_τ fails), so we draw uniformly from the *maximal*
+    independent sets, which is what the privacy and regret proofs need [P]. Enumeration by bit
+    masks limits GAPU to K ≤ 20. Privacy: as :class:`GAP`.
+    """
+
+    name = "GAPU"
+    _uniform = 1
+
+    def __init__(self, n_arms: int, horizon: int, epsilon: float, feedback_graph: Any, delta: float | None = None,
+                 *, n_envs: int | None = None, seed: int | None = None) -> None:
+        if check_int("n_arms", n_arms, minimum=2) > 20:
+            raise ValueError(f"n_arms must be <= 20 for GAPU (it enumerates maximal independent sets), got {n_arms}.")
+        super().__init__(n_arms, horizon, epsilon, feedback_graph, delta, n_envs=n_envs, seed=seed)
+
+
+class DPSE(EliminationAgent, PrivateAgent):
+    r"""DP-SE, differentially private successive elimination (Sajed & Sheffet, ICML 2019) [V-code].
+
+    Epoch e: Δ_e = 2^{-e}; every active arm is pulled R_e = ⌈s·max(32 ln(8|S|e²/β)/Δ_e²,
+    8 ln(4|S|e²/β)/(εΔ_e))⌉ times (round-robin); μ̃_a = (this epoch's sum)/R_e + Lap(1/(εR_e)),
+    independently per arm; arm a is eliminated if max μ̃ − μ̃_a > 2w(h_e + c_e) with
+    h_e = √(ln(8|S|e²/β)/(2R_e)), c_e = ln(4|S|e²/β)/(εR_e) (ALGORITHMS.md §3). Not graph
+    aware: learns only from the pulled arm's reward.
+
+    Privacy: ε-DP (event level: neighbouring sequences differ in one reward, here one entry
+    r_{t,k}); each reward enters one release, a mean of R_e values of sensitivity 1/R_e with
+    Laplace(1/(εR_e)) noise from the agent's generator; epochs use disjoint data. The
+    ``schedule_scale`` s and ``width_scale`` w [P] change regret, not privacy.
+    """
+
+    name = "DPSE"
+    privacy_unit = "one reward entry r_{t,k} (event level)"
+    _act_fn = K.dpse_act
+    _update_fn = K.dpse_update
+
+    def __init__(self, n_arms: int, horizon: int, epsilon: float, beta: float | None = None,
+                 schedule_scale: float = 1.0, width_scale: float = 1.0,
+                 *, n_envs: int | None = None, seed: int | None = None) -> None:
+        super().__init__(n_arms, horizon, n_envs=n_envs, seed=seed)
+        self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
+        self.beta = 1.0 / self.horizon if beta is None else check_float("beta", beta, low=0.0, high=1.0, low_open=True, high_open=True)
+        self.schedule_scale = check_float("schedule_scale", schedule_scale, low=0.0, low_open=True)
+        self.width_scale = check_float("width_scale", width_scale, low=0.0, low_open=True)
+        self._reset_state()
+
+    def _reset_state(self) -> None:
+        b, k = self.batch, self.n_arms
+        self._state = (np.ones((b, k), dtype=np.bool_), np.zeros((b, k)), np.zeros((b, k), dtype=np.int64),
+                       np.zeros((b, 7), dtype=np.int64))
+        self._state[3][:, 1] = 1
+        self._params = (self.epsilon, self.beta, self.schedule_scale, self.width_scale)
+        for i in range(b):
+            K.dpse_plan(self._state, self._params, i)
+
+    def _rounds_played(self, copy: int) -> int:
+        return int(self._state[3][copy, 5])
+
+    @property
+    def epoch_repetitions(self) -> npt.NDArray[np.int64]:
+        """R_e of the current epoch, per copy."""
+        return self._state[3][:, 4].copy()
+
+    @property
+    def active(self) -> npt.NDArray[np.bool_]:
+        """Active arms per copy."""
+        return self._state[0].copy()
+
+    @property
+    def privacy_spent(self) -> tuple[float, float]:
+        """ε once any epoch has been released, δ = 0."""
+        return (self.epsilon if int(self._state[3][:, 6].max()) > 0 else 0.0, 0.0)
+
+
+class AAE(EliminationAgent):
+    r"""Active arm elimination (Even-Dar, Mannor, Mansour, JMLR 2006) [R/P, ALGORITHMS.md §1.2].
+
+    Passes over the active arms in index order; after each complete pass, with per-arm radii
+    rad_j = √(ln(c K n_j²/δ)/n_j) (``radius="evendar"``) or √(ln(4K n_j²/δ)/(2n_j))
+    (``"hoeffding"``), arms with μ̂_j + rad_j < max_i(μ̂_i − rad_i) are eliminated. Not private.
+    ``side_observations=False`` (default) is the multi-armed version the gap paper compares
+    against ("designed for multi-armed bandits, cannot use the extra feedback", §5.2).
+    """
+
+    name = "AAE"
+    _act_fn = K.aae_act
+    _update_fn = K.aae_update
+
+    def __init__(self, n_arms: int, horizon: int, delta: float | None = None, c: float = 4.0,
+                 radius: str = "evendar", side_observations: bool = False,
+                 *, n_envs: int | None = None, seed: int | None = None) -> None:
+        super().__init__(n_arms, horizon, n_envs=n_envs, seed=seed)
+        self.delta = 1.0 / self.horizon if delta is None else check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+        self.c = check_float("c", c, low=0.0, low_open=True)
+        self.radius = check_choice("radius", radius, ("evendar", "hoeffding"))
+        if not isinstance(side_observations, bool):
+            raise TypeError(f"side_observations must be a bool, got {side_observations!r}.")
+        self.side_observations = side_observations  # type: ignore[misc]
+        self._reset_state()
+
+    def _reset_state(self) -> None:
+        b, k = self.batch, self.n_arms
+        self._state = (np.ones((b, k), dtype=np.bool_), np.zeros((b, k)), np.zeros((b, k)),
+                       np.zeros((b, k), dtype=np.int64), np.zeros((b, 3), dtype=np.int64))
+        self._params = (self.delta, self.c, self.radius == "hoeffding")
+        for i in range(b):
+            K.aae_order(self._state, i)
+
+    def _rounds_played(self, copy: int) -> int:
+        return int(self._state[4][copy, 2])
+
+    @property
+    def active(self) -> npt.NDArray[np.bool_]:
+        """Active arms per copy."""
+        return self._state[0].copy()
+
+
+class AlphaSample(EliminationAgent):
+    r"""Elimination with AlphaSample sweeps (Cohen, Hazan, Koren, ICML 2016) [R/V-code, §2.2].
+
+    A sweep pulls uniformly random active arms not yet observed in the sweep until every
+    active arm was observed (≤ α pulls on a fixed undirected graph; the graph itself is never
+    used, only the revealed set). Epoch r runs m_r = max(1, ⌈coeff·2 ln(1/δ)/ε_r²⌉) sweeps, then
+    keeps arms with cumulative mean ≥ max − 2ε_r and halves ε_r. Not private.
+
+    Defaults: δ = 1/(2KT), ε_1 = 1/2, coeff = 1 (ALGORITHMS.md §10).
+    """
+
+    name = "AlphaSample"
+    side_observations = True
+    _act_fn = K.alpha_act
+    _update_fn = K.alpha_update
+
+    def __init__(self, n_arms: int, horizon: int, delta: float | None = None, epsilon1: float = 0.5,
+                 coeff: float = 1.0, *, n_envs: int | None = None, seed: int | None = None) -> None:
+        super().__init__(n_arms, horizon, n_envs=n_envs, seed=seed)
+        self.delta = 1.0 / (2 * self.n_arms * self.horizon) if delta is None else check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+        self.epsilon1 = check_float("epsilon1", epsilon1, low=0.0, low_open=True)
+        self.coeff = check_float("coeff", coeff, low=0.0, low_open=True)
+        self._reset_state()
+
+    def _reset_state(self) -> None:
+        b, k = self.batch, self.n_arms
+        ints = np.zeros((b, 4), dtype=np.int64)
+        ints[:, 1] = max(1, math.ceil(self.coeff * 2.0 * math.log(1.0 / self.delta) / self.epsilon1**2))
+        self._state = (np.ones((b, k), dtype=np.bool_), np.ones((b, k), dtype=np.bool_), np.zeros((b, k)),
+                       np.zeros((b, k)), ints, np.full(b, self.epsilon1))
+        self._params = (self.delta, self.coeff)
+
+    def _rounds_played(self, copy: int) -> int:
+        return int(self._state[4][copy, 3])
+
+    @property
+    def active(self) -> npt.NDArray[np.bool_]:
+        """Active arms per copy."""
+        return self._state[0].copy()
