@@ -85,9 +85,10 @@ class _GraphBanditCore:
             loc = check_unit_array("means", means, shape=(n_arms,))
         self.n_arms = n_arms
         self.adjacency = adjacency
+        #: Closed neighbourhoods N(a) as rows (the adjacency plus self loops).
         self.adjacency.setflags(write=False)
-        self.closed = closed_neighbourhoods(adjacency)
-        self.closed.setflags(write=False)
+        self.neighbourhoods = closed_neighbourhoods(adjacency)
+        self.neighbourhoods.setflags(write=False)
         self.reward_model = RewardModel(reward, loc, check_float("reward_std", reward_std, low=0.0, low_open=True))  # type: ignore[arg-type]
         self.expected_rewards = self.reward_model.expected
         self.optimal_action = int(np.argmax(self.expected_rewards))
@@ -162,8 +163,8 @@ class GraphBanditEnv(_GraphBanditCore, gym.Env[np.int64, np.int64]):
         self._build(n_arms, edge_probability, gap, graph, means, reward, reward_std, horizon, instance_seed)
         self.action_space = spaces.Discrete(self.n_arms)
         self.observation_space = spaces.Discrete(1)
-        self._closed_f = [row for row in self.closed.astype(np.float64)]
-        self._closed_rows = [row for row in self.closed]
+        self._closed_f = [row for row in self.neighbourhoods.astype(np.float64)]
+        self._closed_rows = [row for row in self.neighbourhoods]
         self._gaps = [float(g) for g in self.gaps]
         self._expected = [float(m) for m in self.expected_rewards]
         self._block: npt.NDArray[np.float64] = np.empty((0, self.n_arms))
@@ -205,7 +206,7 @@ class GraphBanditEnv(_GraphBanditCore, gym.Env[np.int64, np.int64]):
         self._pos += 1
         self._t += 1
         info = {
-            "observed_mask": self._closed_rows[a],
+            "observed_mask": self._closed_rows[a].copy(),
             "observed_rewards": row * self._closed_f[a],
             "regret": self._gaps[a],
             "expected_reward": self._expected[a],
@@ -319,7 +320,7 @@ class GraphBanditVectorEnv(_GraphBanditCore, VectorEnv):
             self._len[self._done] = 0
             self._pos[self._done] = 0
         rows = self._rows()
-        reward, mask, observed, regret = observe(rows, a, self.closed, self.gaps)
+        reward, mask, observed, regret = observe(rows, a, self.neighbourhoods, self.gaps)
         was_done = self._done.copy()
         reward = np.where(was_done, 0.0, reward)
         regret = np.where(was_done, 0.0, regret)

@@ -1,0 +1,24 @@
+"""Bandit agents that act on ``bandit_envs`` environments through the Gymnasium interface.
+
+Every agent has ``act(obs)``, ``update(action, reward, info)`` and ``reset(seed)``, and runs one
+env or, with ``n_envs=N``, N copies of a vector env in lock-step (DESIGN.md, "Agents").
+"""
+
+from agents.base import Agent, PrivateAgent
+from agents.elimination import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
+from agents.index import UCB, UCBN, Random, ThompsonSampling
+
+__all__ = [
+    "AAE",
+    "DPSE",
+    "GAP",
+    "GAPU",
+    "Agent",
+    "AlphaSample",
+    "EliminationAgent",
+    "PrivateAgent",
+    "Random",
+    "ThompsonSampling",
+    "UCB",
+    "UCBN",
+]

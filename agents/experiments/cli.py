@@ -1,0 +1,110 @@
+"""``banditlab``: list and run the source papers' experiments.
+
+``banditlab list`` prints the ids; ``banditlab run ID [--quick] [--runs N] [--jobs J]
+[--horizon T] [--seed S] [--out DIR]`` runs one and writes ``results.csv`` (tidy),
+``figure.png`` and ``summary.md`` (the paper's numbers beside ours) into ``DIR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from tqdm import tqdm
+
+from agents.experiments.analysis import SUMMARIES
+from agents.experiments.registry import EXPERIMENTS, get_experiment
+from agents.experiments.runner import default_jobs, run_tasks, tasks_for
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"banditlab: error: {message}\n")
+
+
+def _positive(name: str, minimum: int = 1) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer >= {minimum}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer >= {minimum}, got {text!r}")
+        return value
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line interface."""
+    p = _Parser(prog="banditlab", description="Reproduce the source papers' tables and figures.")
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="list experiment ids")
+    run = sub.add_parser("run", help="run one experiment")
+    run.add_argument("experiment", help="experiment id (see `banditlab list`)")
+    run.add_argument("--quick", action="store_true", help="small horizon and few runs (seconds)")
+    run.add_argument("--runs", type=_positive("--runs"), help="runs (or pairs) per setting")
+    run.add_argument("--horizon", type=_positive("--horizon", 10), help="rounds per run")
+    run.add_argument("--jobs", type=_positive("--jobs"), default=default_jobs(), help="worker processes")
+    run.add_argument("--seed", type=_positive("--seed", 0), default=0, help="base seed")
+    run.add_argument("--out", type=Path, help="output folder (default results/<id>)")
+    run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    return p
+
+
+def run_experiment(
+    experiment_id: str, *, quick: bool = False, runs: int | None = None, horizon: int | None = None,
+    jobs: int = 1, seed: int = 0, out: Path | None = None, progress: bool = True,
+) -> tuple[Path, str]:
+    """Run an experiment and write its CSV, figure and summary; return (folder, summary)."""
+    exp = get_experiment(experiment_id).scaled(quick=quick, runs=runs, horizon=horizon)
+    folder = out if out is not None else Path("results") / exp.id.replace("/", "-")
+    folder.mkdir(parents=True, exist_ok=True)
+    tasks = tasks_for(exp, seed)
+    rows: list[dict[str, Any]] = []
+    start = time.perf_counter()
+    bar = tqdm(total=len(tasks), desc=exp.id, unit="run", disable=not progress, file=sys.stderr)
+    for chunk in run_tasks(tasks, jobs):
+        rows.extend(chunk)
+        bar.update(1)
+    bar.close()
+    seconds = time.perf_counter() - start
+    with open(folder / "results.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    summarize, draw = SUMMARIES[exp.kind]
+    draw(rows, exp, folder / "figure.png")
+    text = summarize(rows, exp, {"seed": seed, "seconds": seconds, "jobs": jobs})
+    text += "\n![figure](figure.png)\n"
+    (folder / "summary.md").write_text(text)
+    return folder, text
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``banditlab`` console script."""
+    args = build_parser().parse_args(argv)
+    if args.command == "list":
+        for eid, exp in EXPERIMENTS.items():
+            print(f"{eid:18s} {exp.title} ({exp.source})")
+        return 0
+    if args.experiment not in EXPERIMENTS:
+        print(f"banditlab: error: experiment id must be one of {sorted(EXPERIMENTS)}, got {args.experiment!r}.",
+              file=sys.stderr)
+        return 2
+    folder, text = run_experiment(
+        args.experiment, quick=args.quick, runs=args.runs, horizon=args.horizon, jobs=args.jobs,
+        seed=args.seed, out=args.out, progress=not args.no_progress,
+    )
+    print(text)
+    print(f"Wrote {folder / 'results.csv'}, {folder / 'figure.png'} and {folder / 'summary.md'}.")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

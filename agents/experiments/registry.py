@@ -1,0 +1,122 @@
+"""The source papers' experiments, declared as data and looked up by id (DESIGN.md, "Experiments").
+
+An experiment is a list of settings (parameter dicts), the agents compared, a horizon and a
+number of runs. The runner (:mod:`agents.experiments.runner`) only interprets these records;
+the analysis (:mod:`agents.experiments.analysis`) turns the results table into a summary and
+figures with the paper's numbers beside ours.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+#: Gap paper, Table 1: percentage of identical arm sequences, keyed by (Δmin, p, ε).
+GAP_TABLE1: dict[tuple[float, float, float], int] = {
+    (0.05, 0.1, 0.05): 94, (0.05, 0.1, 0.1): 91, (0.05, 0.1, 0.2): 89,
+    (0.05, 0.2, 0.05): 93, (0.05, 0.2, 0.1): 90, (0.05, 0.2, 0.2): 88,
+    (0.05, 0.3, 0.05): 91, (0.05, 0.3, 0.1): 89, (0.05, 0.3, 0.2): 86,
+    (0.1, 0.1, 0.05): 97, (0.1, 0.1, 0.1): 95, (0.1, 0.1, 0.2): 90,
+    (0.1, 0.2, 0.05): 94, (0.1, 0.2, 0.1): 91, (0.1, 0.2, 0.2): 88,
+    (0.1, 0.3, 0.05): 93, (0.1, 0.3, 0.1): 92, (0.1, 0.3, 0.2): 89,
+    (0.2, 0.1, 0.05): 98, (0.2, 0.1, 0.1): 96, (0.2, 0.1, 0.2): 92,
+    (0.2, 0.2, 0.05): 94, (0.2, 0.2, 0.1): 91, (0.2, 0.2, 0.2): 91,
+    (0.2, 0.3, 0.05): 92, (0.2, 0.3, 0.1): 90, (0.2, 0.3, 0.2): 90,
+}
+
+GAP_REGRET_AGENTS: tuple[str, ...] = ("GAP", "GAPU", "AlphaSample", "DPSE", "AAE")
+
+GAP_REGRET_CLAIMS: tuple[str, ...] = (
+    "GAP's regret is always clearly below DPSE and AAE.",
+    "GAPU is above GAP in almost all settings.",
+    "GAP is above AlphaSample but close.",
+    "GAP's regret and its distance to AlphaSample shrink as the varied parameter grows.",
+)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One figure or table of a source paper.
+
+    Attributes
+    ----------
+    id
+        ``paper/name``, e.g. ``gap/privacy``.
+    kind
+        ``"privacy"`` (identical-sequence pairs) or ``"regret"`` (cumulative regret curves).
+    settings
+        Parameter dicts (keys ``gap``, ``edge_probability``, ``epsilon``); ``varied`` names the
+        parameter a figure varies.
+    """
+
+    id: str
+    title: str
+    source: str
+    kind: str
+    settings: tuple[dict[str, float], ...]
+    agents: tuple[str, ...]
+    horizon: int = 100_000
+    runs: int = 100
+    n_arms: int = 10
+    varied: str | None = None
+    claims: tuple[str, ...] = ()
+    paper: dict[Any, Any] = field(default_factory=dict)
+    quick_horizon: int = 20_000
+    quick_runs: int = 10
+
+    def scaled(self, *, quick: bool = False, runs: int | None = None, horizon: int | None = None) -> Experiment:
+        """A copy at quick scale and/or with another number of runs or horizon."""
+        out = replace(self, horizon=self.quick_horizon, runs=self.quick_runs) if quick else self
+        if runs is not None:
+            out = replace(out, runs=runs)
+        if horizon is not None:
+            out = replace(out, horizon=horizon)
+        return out
+
+
+def _regret(eid: str, title: str, fig: str, varied: str, values: tuple[float, ...], fixed: dict[str, float]) -> Experiment:
+    settings = tuple({**fixed, varied: v} for v in values)
+    return Experiment(
+        id=eid, title=title, source=f"gap paper §5.2, {fig}", kind="regret", settings=settings,
+        agents=GAP_REGRET_AGENTS, varied=varied, claims=GAP_REGRET_CLAIMS,
+    )
+
+
+EXPERIMENTS: dict[str, Experiment] = {
+    e.id: e
+    for e in (
+        Experiment(
+            id="gap/privacy",
+            title="Ratio of identical arm sequences on neighbouring reward tables",
+            source="gap paper §5.1, Table 1",
+            kind="privacy",
+            settings=tuple(
+                {"gap": g, "edge_probability": p, "epsilon": e}
+                for g, p, e in itertools.product((0.05, 0.1, 0.2), (0.1, 0.2, 0.3), (0.05, 0.1, 0.2))
+            ),
+            agents=("GAP",),
+            paper=dict(GAP_TABLE1),
+            claims=(
+                "All ratios are above 85%.",
+                "Ratios are higher with larger Δmin, smaller p and smaller ε.",
+            ),
+        ),
+        _regret("gap/regret-gap", "Cumulative regret, Δmin varied", "Figure 1", "gap", (0.05, 0.1, 0.2),
+                {"epsilon": 0.05, "edge_probability": 0.2}),
+        _regret("gap/regret-p", "Cumulative regret, p varied", "Figure 2", "edge_probability", (0.1, 0.2, 0.3),
+                {"gap": 0.1, "epsilon": 0.1}),
+        _regret("gap/regret-eps", "Cumulative regret, ε varied", "Figure 3", "epsilon", (0.05, 0.1, 0.2),
+                {"gap": 0.2, "edge_probability": 0.1}),
+    )
+}
+
+
+def get_experiment(experiment_id: str) -> Experiment:
+    """Look an experiment up by id, with one clear sentence if it does not exist."""
+    try:
+        return EXPERIMENTS[experiment_id]
+    except KeyError:
+        raise ValueError(
+            f"experiment id must be one of {sorted(EXPERIMENTS)}, got {experiment_id!r}."
+        ) from None

@@ -1,0 +1,398 @@
+"""Tests of agents.index: Random, UCB, UCB-N and Thompson sampling (TS, TS-N)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
+from agents.base import Agent
+from agents.index import UCB, UCBN, Random, ThompsonSampling
+
+PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)  # 0 - 1 - 2
+
+
+def feed(agent: Agent, expected: int, reward: float) -> None:
+    """One act/update round of a single agent, checking the chosen arm."""
+    action = agent.act()
+    assert action == expected
+    agent.update(action, reward)
+
+
+# Known answers --------------------------------------------------------------------------
+
+
+def test_ucb_plays_each_arm_first_then_uses_round_number():
+    agent = UCB(3, alpha=1.0)
+    feed(agent, 0, 1.0)
+    feed(agent, 1, 0.0)
+    feed(agent, 2, 0.64)
+    # t=4: all N=1, indices 1.0/0.0/0.64 + sqrt(ln 4) -> arm 0.
+    feed(agent, 0, 1.0)
+    np.testing.assert_array_equal(agent.counts, [[2, 1, 1]])
+    np.testing.assert_allclose(agent.means, [[1.0, 0.0, 0.64]])
+    # t=5: arm0 1 + sqrt(ln5/2) = 1.8971 < arm2 0.64 + sqrt(ln5) = 1.9086 -> arm 2.
+    # (With ln 4 instead of ln 5, arm 0 would win: 1.8326 > 1.8174.)
+    assert agent.act() == 2
+
+
+@pytest.mark.parametrize(("alpha", "expected"), [(1.0, 0), (3.0, 2)])
+def test_ucb_alpha_trades_exploitation_for_exploration(alpha, expected):
+    agent = UCB(3, alpha=alpha)
+    for arm, reward in [(0, 1.0), (1, 0.0), (2, 0.5), (0, 1.0)]:
+        feed(agent, arm, reward)
+    # t=5, ln 5 = 1.6094: alpha=1 -> [1.897, 1.269, 1.769]; alpha=3 -> [3.691, 3.806, 4.306].
+    assert agent.act() == expected
+
+
+def test_ucb_ties_go_to_lowest_index():
+    agent = UCB(3, alpha=1.0)
+    for arm, reward in [(0, 1.0), (1, 0.0), (2, 0.5), (0, 0.0), (2, 0.5)]:
+        feed(agent, arm, reward)
+    # Arms 0 and 2 both have mean 0.5 over 2 pulls: equal indices -> arm 0.
+    assert agent.act() == 0
+
+
+def test_ucb_ties_are_exact_whatever_the_reward_order():
+    agent = UCB(3)
+    history = {0: [0.0, 1.0, 1.0], 1: [0.0, 0.0, 0.0], 2: [1.0, 1.0, 0.0]}
+    for action, rewards in history.items():
+        for reward in rewards:
+            agent.update(action, reward)
+    # Both arms 0 and 2 have mean 2/3 over 3 pulls (a running mean would differ in the last bit).
+    assert agent.means[0, 0] == agent.means[0, 2]
+    assert agent.act() == 0
+
+
+def test_ucb_ignores_side_observations():
+    agent = UCB(3)
+    info = {"observed_mask": np.ones(3, dtype=bool), "observed_rewards": np.ones(3)}
+    agent.update(1, 0.5, info)
+    np.testing.assert_array_equal(agent.counts, [[0, 1, 0]])
+
+
+def test_ucbn_skips_arms_seen_as_side_observations():
+    env = gym.make("GraphBandit-v0", graph=PATH3, means=[0.2, 0.5, 0.8], horizon=10)
+    env.reset(seed=0)
+    agent = UCBN(3)
+    assert agent.act() == 0
+    _, reward, _, _, info = env.step(0)
+    agent.update(0, reward, info)
+    np.testing.assert_array_equal(agent.counts, [[1, 1, 0]])
+    assert agent.act() == 2  # arm 1 was observed through arm 0
+
+
+def test_ucbn_index_on_path_graph():
+    table = np.array([[0.2, 0.5, 0.9], [0.0, 0.1, 0.3], [0.4, 0.7, 0.0]] + [[0.5] * 3] * 7)
+    env = gym.make("GraphBandit-v0", graph=PATH3, means=[0.2, 0.5, 0.8], horizon=10)
+    env.reset(seed=0, options={"reward_table": table})
+    agent = UCBN(3)
+
+    def step(action: int) -> None:
+        _, reward, _, _, info = env.step(action)
+        agent.update(action, reward, info)
+
+    step(1)  # the middle arm reveals all three arms
+    np.testing.assert_array_equal(agent.counts, [[1, 1, 1]])
+    np.testing.assert_allclose(agent.means, [table[0]])
+    # t=2: every bonus is sqrt(2 ln 2) = 1.177, so the best mean wins.
+    assert agent.act() == 2
+    step(2)  # reveals arms 1 and 2
+    np.testing.assert_array_equal(agent.counts, [[1, 2, 2]])
+    np.testing.assert_allclose(agent.means, [[0.2, 0.3, 0.6]])
+    # t=3: arm0 0.2 + sqrt(2 ln3) = 1.6823, arm1 0.3 + sqrt(ln3) = 1.3481, arm2 1.6481.
+    assert agent.act() == 0
+    step(0)
+    np.testing.assert_array_equal(agent.counts, [[2, 3, 2]])
+    np.testing.assert_allclose(agent.means, [[0.3, 1.3 / 3, 0.6]])
+    assert agent.t == 3
+
+
+def test_ts_posterior_counts_with_bernoulli_rewards():
+    agent = ThompsonSampling(3, seed=0)
+    for action, reward in [(0, 1.0), (0, 0.0), (0, 1.0), (2, 0.0), (1, 1.0)]:
+        agent.update(action, reward)
+    np.testing.assert_array_equal(agent.successes, [[2, 1, 0]])
+    np.testing.assert_array_equal(agent.failures, [[1, 0, 1]])
+
+
+def test_ts_n_updates_every_revealed_arm():
+    agent = ThompsonSampling(3, side_observations=True, seed=0)
+    assert agent.name == "TS-N"
+    agent.update(1, 1.0, {"observed_mask": [1, 1, 1], "observed_rewards": [0.0, 1.0, 1.0]})
+    agent.update(0, 1.0, {"observed_mask": [1, 1, 0], "observed_rewards": [1.0, 0.0, 0.0]})
+    np.testing.assert_array_equal(agent.successes, [[1, 1, 1]])
+    np.testing.assert_array_equal(agent.failures, [[1, 1, 0]])
+
+
+def test_ts_r_coin_has_the_reward_as_mean():
+    agent = ThompsonSampling(2, n_envs=20_000, seed=1)
+    agent.update(np.zeros(20_000, dtype=np.int64), np.full(20_000, 0.3))
+    assert agent.successes[:, 0].sum() + agent.failures[:, 0].sum() == 20_000
+    assert abs(agent.successes[:, 0].mean() - 0.3) < 4 * math.sqrt(0.21 / 20_000)
+    assert not agent.successes[:, 1].any() and not agent.failures[:, 1].any()
+
+
+def test_ts_breaks_ties_at_random():
+    class AllOnes:
+        """Generator stand-in whose posterior samples all tie."""
+
+        def __init__(self) -> None:
+            self.inner = np.random.default_rng(0)
+
+        def beta(self, a: Any, b: Any) -> Any:
+            return np.ones(np.shape(a))
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
+
+    agent = ThompsonSampling(3, n_envs=300)
+    agent.rng = AllOnes()  # type: ignore[assignment]
+    counts = np.bincount(agent.act(), minlength=3)
+    assert counts.min() > 60
+
+
+def test_ts_prefers_the_better_arm():
+    agent = ThompsonSampling(2, seed=0)
+    for _ in range(50):
+        agent.update(0, 1.0)
+        agent.update(1, 0.0)
+    assert all(agent.act() == 0 for _ in range(20))
+
+
+# Batched path equals the step path ------------------------------------------------------
+
+
+def run_single(make_agent, n: int, horizon: int, seed: int, tables=None, **env_kw) -> np.ndarray:
+    actions = np.empty((horizon, n), dtype=np.int64)
+    for i in range(n):
+        env = gym.make("GraphBandit-v0", horizon=horizon, **env_kw)
+        options = None if tables is None else {"reward_table": tables[i]}
+        env.reset(seed=seed + i, options=options)
+        agent = make_agent(None, i)
+        for t in range(horizon):
+            action = agent.act()
+            assert isinstance(action, int)
+            _, reward, _, _, info = env.step(action)
+            agent.update(action, reward, info)
+            actions[t, i] = action
+    return actions
+
+
+def run_batched(make_agent, n: int, horizon: int, seed: int, tables=None, **env_kw):
+    env = gym.make_vec("GraphBandit-v0", num_envs=n, horizon=horizon, **env_kw)
+    options = None if tables is None else {"reward_table": tables}
+    env.reset(seed=seed, options=options)
+    agent = make_agent(n, 0)
+    actions = np.empty((horizon, n), dtype=np.int64)
+    regret = np.zeros(n)
+    for t in range(horizon):
+        action = agent.act()
+        assert action.shape == (n,) and action.dtype == np.int64
+        _, reward, _, _, info = env.step(action)
+        agent.update(action, reward, info)
+        actions[t] = action
+        regret += info["regret"]
+    return actions, regret
+
+
+DETERMINISTIC = {
+    "UCB": lambda n, i: UCB(10, alpha=0.7, n_envs=n),
+    "UCBN": lambda n, i: UCBN(10, n_envs=n),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DETERMINISTIC))
+def test_batched_equals_step_by_step(name):
+    make = DETERMINISTIC[name]
+    env_kw = {"edge_probability": 0.3, "instance_seed": 3}
+    single = run_single(make, 5, 300, seed=11, **env_kw)
+    batched, _ = run_batched(make, 5, 300, seed=11, **env_kw)
+    np.testing.assert_array_equal(batched, single)
+
+
+@pytest.mark.parametrize("name", sorted(DETERMINISTIC))
+def test_batched_equals_step_by_step_on_reward_tables(name):
+    make = DETERMINISTIC[name]
+    tables = np.random.default_rng(5).random((4, 200, 10))
+    single = run_single(make, 4, 200, seed=0, tables=tables)
+    batched, _ = run_batched(make, 4, 200, seed=0, tables=tables)
+    np.testing.assert_array_equal(batched, single)
+
+
+def test_ts_batched_matches_step_by_step_in_distribution():
+    n, horizon = 150, 100
+    env_kw = {"means": [0.3, 0.5, 0.7], "reward": "bernoulli", "graph": PATH3}
+
+    def make(n_envs, i):
+        return ThompsonSampling(3, n_envs=n_envs, seed=100 + i)
+
+    single = run_single(make, n, horizon, seed=0, **env_kw)
+    batched, _ = run_batched(make, n, horizon, seed=10_000, **env_kw)
+    best_single = (single == 2).mean(axis=0)
+    best_batched = (batched == 2).mean(axis=0)
+    se = math.sqrt(best_single.var() / n + best_batched.var() / n)
+    assert abs(best_single.mean() - best_batched.mean()) < 4 * se
+    assert best_batched.mean() > 0.5
+
+
+def test_random_batched_is_uniform():
+    actions = Random(4, n_envs=1000, seed=0).act()
+    counts = np.bincount(actions, minlength=4)
+    chi2 = ((counts - 250) ** 2 / 250).sum()
+    assert chi2 < 16.3  # 0.999 quantile of chi^2 with 3 degrees of freedom
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda n: Random(5, n_envs=n, seed=7),
+        lambda n: ThompsonSampling(5, n_envs=n, seed=7),
+        lambda n: ThompsonSampling(5, side_observations=True, n_envs=n, seed=7),
+    ],
+)
+@pytest.mark.parametrize("n_envs", [None, 3])
+def test_seeded_determinism_and_reset(make, n_envs):
+    def run(agent: Agent) -> list[Any]:
+        out = []
+        env = gym.make_vec("GraphBandit-v0", num_envs=n_envs or 1, n_arms=5, horizon=60)
+        env.reset(seed=1)
+        for _ in range(60):
+            action = agent.act()
+            batch = np.atleast_1d(action).astype(np.int64)
+            _, reward, _, _, info = env.step(batch)
+            if n_envs is None:
+                reward = reward[0]
+                info = {k: v[0] for k, v in info.items()}
+            agent.update(action, reward, info)
+            out.append(np.copy(action))
+        return out
+
+    first = make(n_envs)
+    actions = run(first)
+    np.testing.assert_array_equal(actions, run(make(n_envs)))
+    first.reset()
+    np.testing.assert_array_equal(actions, run(first))
+    first.reset(seed=8)
+    other = run(first)
+    first.reset(seed=8)
+    np.testing.assert_array_equal(other, run(first))
+
+
+def test_reset_clears_state():
+    agent = UCBN(3, n_envs=2)
+    mask = np.ones((2, 3), dtype=bool)
+    agent.update([0, 1], [1.0, 1.0], {"observed_mask": mask, "observed_rewards": np.ones((2, 3))})
+    agent.reset()
+    assert agent.t == 0 and not agent.counts.any() and not agent.means.any()
+    np.testing.assert_array_equal(agent.act(), [0, 0])
+
+
+# Invalid arguments ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "match"),
+    [
+        (lambda: UCB(1), ValueError, "n_arms"),
+        (lambda: UCBN(2.5), TypeError, "n_arms"),
+        (lambda: Random(True), TypeError, "n_arms"),
+        (lambda: UCB(3, alpha=0.0), ValueError, "alpha"),
+        (lambda: UCB(3, alpha=-1.0), ValueError, "alpha"),
+        (lambda: UCB(3, alpha=float("nan")), ValueError, "alpha"),
+        (lambda: UCB(3, alpha=float("inf")), ValueError, "alpha"),
+        (lambda: UCB(3, alpha="1"), TypeError, "alpha"),
+        (lambda: UCBN(3, n_envs=0), ValueError, "n_envs"),
+        (lambda: Random(3, seed=-1), ValueError, "seed"),
+        (lambda: ThompsonSampling(3, seed=1.5), TypeError, "seed"),
+        (lambda: ThompsonSampling(3, side_observations=1), TypeError, "side_observations"),
+        (lambda: UCB(3).reset(seed=-2), ValueError, "seed"),
+    ],
+)
+def test_invalid_arguments_raise(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
+
+
+@pytest.mark.parametrize(
+    ("agent", "args", "match"),
+    [
+        (UCB(3), (3, 0.5, None), "action must be an arm in \\[0, 2\\], got 3"),
+        (UCB(3), (-1, 0.5, None), "action"),
+        (UCB(3), (0, float("nan"), None), "reward must be a finite number"),
+        (UCB(3, n_envs=2), ([0, 5], [0.5, 0.5], None), "action .* for copy 1"),
+        (UCBN(3), (0, 0.5, None), "observed_mask"),
+        (UCBN(3), (0, 0.5, {"observed_mask": np.ones(3, bool)}), "observed_rewards"),
+        (
+            UCBN(3),
+            (0, 0.5, {"observed_mask": np.ones(3, bool), "observed_rewards": [0.5, np.inf, 0.5]}),
+            "observed_rewards",
+        ),
+        (ThompsonSampling(3), (0, 1.5, None), "reward must lie in \\[0, 1\\]"),
+        (ThompsonSampling(3), (0, -0.1, None), "reward"),
+        (ThompsonSampling(3), (0, float("nan"), None), "reward"),
+        (ThompsonSampling(3), (4, 0.5, None), "action"),
+        (ThompsonSampling(3, side_observations=True), (0, 0.5, None), "observed_mask"),
+        (
+            ThompsonSampling(3, side_observations=True),
+            (0, 0.5, {"observed_mask": np.ones(3, bool), "observed_rewards": [0.5, 2.0, 0.5]}),
+            "observed_rewards",
+        ),
+    ],
+)
+def test_invalid_updates_raise_and_leave_state_alone(agent, args, match):
+    with pytest.raises(ValueError, match=match):
+        agent.update(*args)
+    for attr in ("counts", "means", "successes", "failures"):
+        if hasattr(agent, attr):
+            assert not getattr(agent, attr).any()
+
+
+# Sanity and end to end ------------------------------------------------------------------
+
+
+def test_ucbn_beats_ucb_on_a_dense_graph():
+    env_kw = {"edge_probability": 0.8, "instance_seed": 1}
+    _, ucb = run_batched(lambda n, i: UCB(10, n_envs=n), 20, 2000, seed=0, **env_kw)
+    _, ucbn = run_batched(lambda n, i: UCBN(10, n_envs=n), 20, 2000, seed=0, **env_kw)
+    assert ucbn.mean() < 0.5 * ucb.mean()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: UCB(10, seed=0),
+        lambda: UCBN(10, seed=0),
+        lambda: ThompsonSampling(10, seed=0),
+        lambda: ThompsonSampling(10, side_observations=True, seed=0),
+    ],
+    ids=["UCB", "UCBN", "TS", "TS-N"],
+)
+def test_end_to_end_on_graph_bandit(make):
+    def play(agent: Agent) -> tuple[int, float]:
+        env = gym.make("GraphBandit-v0", horizon=2000)
+        env.reset(seed=0)
+        steps, regret, truncated = 0, 0.0, False
+        while not truncated:
+            action = agent.act()
+            _, reward, _, truncated, info = env.step(action)
+            agent.update(action, reward, info)
+            steps += 1
+            regret += info["regret"]
+        return steps, regret
+
+    steps, regret = play(make())
+    assert steps == 2000
+    _, random_regret = play(Random(10, seed=0))
+    assert regret < 0.5 * random_regret
+
+
+def test_names_and_repr():
+    names = [c.name for c in (Random, UCB, UCBN, ThompsonSampling)]
+    assert names == ["Random", "UCB", "UCB-N", "TS"]
+    assert "alpha=2.0" in repr(UCB(3, alpha=2.0))
+    assert "side_observations=True" in repr(ThompsonSampling(3, side_observations=True))
