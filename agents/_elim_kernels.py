@@ -18,10 +18,11 @@ from agents._kernels import argmax_masked
 
 
 @numba.njit(cache=True)
-def greedy_independent_set(active, means, closed, out):  # type: ignore[no-untyped-def]  # pragma: no cover
+def greedy_independent_set(active, means, closed, out, by_index):  # pragma: no cover
     """GetIndSet (gap paper, Algorithm 1 lines 26-32): greedy by largest (noisy) mean.
 
-    Returns |Ω|; ``out[:|Ω|]`` holds Ω sorted by arm index.
+    Returns |Ω|; ``out[:|Ω|]`` holds Ω in the order GetIndSet added the arms, or sorted by arm
+    index if ``by_index``.
     """
     remaining = active.copy()
     m = 0
@@ -34,12 +35,13 @@ def greedy_independent_set(active, means, closed, out):  # type: ignore[no-untyp
         for k in range(remaining.shape[0]):
             if closed[a, k]:
                 remaining[k] = False
-    out[:m] = np.sort(out[:m])
+    if by_index:
+        out[:m] = np.sort(out[:m])
     return m
 
 
 @numba.njit(cache=True)
-def uniform_maximal_independent_set(active, closed, out, rng):  # type: ignore[no-untyped-def]  # pragma: no cover
+def uniform_maximal_independent_set(active, closed, out, rng):  # pragma: no cover
     """Draw Ω uniformly from the maximal independent sets of the subgraph induced by ``active``.
 
     Enumerates the subsets of the active arms as bit masks (so K ≤ 20). Returns |Ω|.
@@ -88,10 +90,10 @@ def uniform_maximal_independent_set(active, closed, out, rng):  # type: ignore[n
 
 
 @numba.njit(cache=True)
-def gap_plan(state, params, b, rng):  # type: ignore[no-untyped-def]  # pragma: no cover
+def gap_plan(state, params, b, rng):  # pragma: no cover
     """Lines 3-12 of Algorithm 1: fresh sums, Ω_τ, L_τ and the next epoch's start."""
     active, mu, o, c, omega, ints = state
-    eps, delta, closed, uniform = params
+    eps, delta, closed, uniform, by_index = params
     tau = ints[b, 1]
     n_active = 0
     for k in range(active.shape[1]):
@@ -102,7 +104,7 @@ def gap_plan(state, params, b, rng):  # type: ignore[no-untyped-def]  # pragma: 
     if uniform:
         m = uniform_maximal_independent_set(active[b], closed, omega[b], rng)
     else:
-        m = greedy_independent_set(active[b], mu[b], closed, omega[b])
+        m = greedy_independent_set(active[b], mu[b], closed, omega[b], by_index)
     o[b, :] = 0.0
     c[b, :] = 0.0
     ints[b, 0] = m
@@ -111,17 +113,17 @@ def gap_plan(state, params, b, rng):  # type: ignore[no-untyped-def]  # pragma: 
 
 
 @numba.njit(cache=True, inline="always")
-def gap_act(state, params, b, rng):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Line 14: the least-pulled arm of Ω_τ, ties to the lowest arm index (round-robin)."""
+def gap_act(state, params, b, rng):  # pragma: no cover
+    """Line 14: the least-pulled arm of Ω_τ, ties to the earliest in Ω's order (round-robin)."""
     omega, ints = state[4], state[5]
     return omega[b, (ints[b, 5] - ints[b, 2]) % ints[b, 0]]
 
 
 @numba.njit(cache=True, inline="always")
-def gap_update(state, params, b, a, rewards, rng):  # type: ignore[no-untyped-def]  # pragma: no cover
+def gap_update(state, params, b, a, rewards, rng):  # pragma: no cover
     """Lines 15-24: accumulate this epoch's observations; at the epoch's end release and eliminate."""
     active, mu, o, c, omega, ints = state
-    eps, delta, closed, uniform = params
+    eps, delta, closed, uniform, by_index = params
     k_arms = active.shape[1]
     for k in range(k_arms):
         if active[b, k] and rewards[k] == rewards[k]:
@@ -158,7 +160,7 @@ def gap_update(state, params, b, a, rewards, rng):  # type: ignore[no-untyped-de
 
 
 @numba.njit(cache=True)
-def dpse_plan(state, params, b):  # type: ignore[no-untyped-def]  # pragma: no cover
+def dpse_plan(state, params, b):  # pragma: no cover
     """Start epoch e: R_e = ⌈s·max(32 ln(8|S|e²/β)/Δ_e², 8 ln(4|S|e²/β)/(εΔ_e))⌉, Δ_e = 2^-e."""
     active, sums, sched, ints = state
     eps, beta, schedule_scale, width_scale = params
@@ -179,14 +181,14 @@ def dpse_plan(state, params, b):  # type: ignore[no-untyped-def]  # pragma: no c
 
 
 @numba.njit(cache=True, inline="always")
-def dpse_act(state, params, b, rng):  # type: ignore[no-untyped-def]  # pragma: no cover
+def dpse_act(state, params, b, rng):  # pragma: no cover
     """Round-robin over the active set S (each arm exactly R_e times per epoch)."""
     sched, ints = state[2], state[3]
     return sched[b, (ints[b, 5] - ints[b, 2]) % ints[b, 0]]
 
 
 @numba.njit(cache=True, inline="always")
-def dpse_update(state, params, b, a, rewards, rng):  # type: ignore[no-untyped-def]  # pragma: no cover
+def dpse_update(state, params, b, a, rewards, rng):  # pragma: no cover
     """Add the pulled arm's reward; at the epoch's end release noisy means and eliminate."""
     active, sums, sched, ints = state
     eps, beta, schedule_scale, width_scale = params
@@ -219,7 +221,7 @@ def dpse_update(state, params, b, a, rewards, rng):  # type: ignore[no-untyped-d
 
 
 @numba.njit(cache=True)
-def aae_order(state, b):  # type: ignore[no-untyped-def]  # pragma: no cover
+def aae_order(state, b):  # pragma: no cover
     """Start a pass over the active arms in index order."""
     active, n, mean, order, ints = state
     m = 0
@@ -232,14 +234,14 @@ def aae_order(state, b):  # type: ignore[no-untyped-def]  # pragma: no cover
 
 
 @numba.njit(cache=True, inline="always")
-def aae_act(state, params, b, rng):  # type: ignore[no-untyped-def]  # pragma: no cover
+def aae_act(state, params, b, rng):  # pragma: no cover
     """The next arm of the current pass."""
     order, ints = state[3], state[4]
     return order[b, ints[b, 1]]
 
 
 @numba.njit(cache=True, inline="always")
-def aae_update(state, params, b, a, rewards, rng):  # type: ignore[no-untyped-def]  # pragma: no cover
+def aae_update(state, params, b, a, rewards, rng):  # pragma: no cover
     """Update running means; after a complete pass eliminate by per-arm confidence radii."""
     active, n, mean, order, ints = state
     delta, cconst, hoeffding = params
@@ -273,7 +275,7 @@ def aae_update(state, params, b, a, rewards, rng):  # type: ignore[no-untyped-de
 
 
 @numba.njit(cache=True, inline="always")
-def alpha_act(state, params, b, rng):  # type: ignore[no-untyped-def]  # pragma: no cover
+def alpha_act(state, params, b, rng):  # pragma: no cover
     """AlphaSample: a uniformly random arm among the active arms not yet observed this sweep."""
     unseen = state[1]
     count = 0
@@ -289,7 +291,7 @@ def alpha_act(state, params, b, rng):  # type: ignore[no-untyped-def]  # pragma:
 
 
 @numba.njit(cache=True, inline="always")
-def alpha_update(state, params, b, a, rewards, rng):  # type: ignore[no-untyped-def]  # pragma: no cover
+def alpha_update(state, params, b, a, rewards, rng):  # pragma: no cover
     """Update cumulative means of observed active arms; close sweeps and epochs (§2.2)."""
     active, unseen, n, mean, ints, eps_r = state
     delta, coeff = params

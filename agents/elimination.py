@@ -7,6 +7,7 @@ the batched simulator :meth:`EliminationAgent.simulate` run the same compiled fu
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -120,8 +121,9 @@ class EliminationAgent(Agent):
         )
         return SimulationResult(float(total), ck_out, actions if record_actions else None)
 
+    @abstractmethod
     def _rounds_played(self, copy: int) -> int:
-        raise NotImplementedError
+        """Rounds copy ``copy`` has played since its reset."""
 
 
 def _check_graph(feedback_graph: Any, n_arms: int) -> npt.NDArray[np.bool_]:
@@ -140,9 +142,10 @@ class GAP(EliminationAgent, PrivateAgent):
     (21) and elimination of arms below max μ̄ − √(2 ln(8|A|τ²/δ)/L_τ) − 2 ln(4|A|τ²/δ)/(εL_τ)
     (23). An epoch cut short by the horizon releases nothing.
 
-    Choices [P]: ties in line 14 (and in GetIndSet's argmax, e.g. the all-zero μ̄_0) go to the
-    lowest arm index, so the epoch is a round-robin over Ω_τ in index order; rounds are counted
-    from 0.
+    Choices [P]: ties in GetIndSet's argmax (e.g. the all-zero μ̄_0) go to the lowest arm index;
+    ties in line 14's argmin go to the arm GetIndSet added first (``round_robin="greedy"``, what
+    a list-based implementation of Ω does) or to the lowest arm index (``"index"``), so an epoch
+    is a round-robin over Ω_τ in that order. Rounds are counted from 0.
 
     Privacy (Theorem 1): ε-DP for the arm sequence a_1..a_T, where neighbouring reward
     sequences differ in one entry r_{t,k} (Definition 3). That entry enters only arm k's mean
@@ -160,6 +163,8 @@ class GAP(EliminationAgent, PrivateAgent):
         networkx graph or K×K boolean adjacency (undirected, no self loops).
     delta
         Confidence parameter δ ∈ (0, 1); the paper's experiments use 1/T (the default).
+    round_robin
+        Order of the round-robin over Ω_τ: ``"greedy"`` (default) or ``"index"``.
     """
 
     name = "GAP"
@@ -176,14 +181,16 @@ class GAP(EliminationAgent, PrivateAgent):
         epsilon: float,
         feedback_graph: Any,
         delta: float | None = None,
+        round_robin: str = "greedy",
         *,
         n_envs: int | None = None,
         seed: int | None = None,
     ) -> None:
         super().__init__(n_arms, horizon, n_envs=n_envs, seed=seed)
+        self.round_robin = check_choice("round_robin", round_robin, ("greedy", "index"))
         self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
         self.delta = 1.0 / self.horizon if delta is None else check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
-        self.closed = _check_graph(feedback_graph, self.n_arms)
+        self.neighbourhoods = _check_graph(feedback_graph, self.n_arms)
         self._reset_state()
 
     def _reset_state(self) -> None:
@@ -197,7 +204,7 @@ class GAP(EliminationAgent, PrivateAgent):
             np.zeros((b, 7), dtype=np.int64),
         )
         self._state[5][:, 1] = 1  # τ = 1
-        self._params = (self.epsilon, self.delta, self.closed, self._uniform)
+        self._params = (self.epsilon, self.delta, self.neighbourhoods, self._uniform, self.round_robin == "index")
         for i in range(b):
             K.gap_plan(self._state, self._params, i, self.rng)
 
@@ -211,7 +218,7 @@ class GAP(EliminationAgent, PrivateAgent):
 
     @property
     def independent_set(self) -> list[list[int]]:
-        """Ω_τ of every copy (sorted arm indices)."""
+        """Ω_τ of every copy, in round-robin order."""
         omega, ints = self._state[4], self._state[5]
         return [omega[i, : ints[i, 0]].tolist() for i in range(self.batch)]
 
@@ -243,7 +250,7 @@ class GAPU(GAP):
                  *, n_envs: int | None = None, seed: int | None = None) -> None:
         if check_int("n_arms", n_arms, minimum=2) > 20:
             raise ValueError(f"n_arms must be <= 20 for GAPU (it enumerates maximal independent sets), got {n_arms}.")
-        super().__init__(n_arms, horizon, epsilon, feedback_graph, delta, n_envs=n_envs, seed=seed)
+        super().__init__(n_arms, horizon, epsilon, feedback_graph, delta, "index", n_envs=n_envs, seed=seed)
 
 
 class DPSE(EliminationAgent, PrivateAgent):

@@ -1,0 +1,50 @@
+"""Datasets: MovieLens ratings, Gowalla check-ins, and seeded synthetic look-alikes.
+
+Real files are downloaded with pooch into a cache (``$BANDIT_ENVS_DATA``, default
+``~/.cache/bandit_envs``) or read from a ``path=`` the user gives, verified, and returned as
+typed tables of numpy arrays (:class:`Ratings`, :class:`CheckIns`). Offline, a missing file
+raises :class:`DatasetError` naming the URL to download and the path to save it at; the
+synthetic generators give data with the same schemas anywhere.
+
+Integrity policy
+----------------
+* Every file gets the strict schema check: every row is parsed with the exact number of
+  fields and the expected types, the header of a CSV must match exactly, values must be in
+  range (MovieLens ratings in the dataset's scale, ids positive; latitudes in [-90, 90],
+  longitudes in [-180, 180]), and a file cut mid-line, with an empty line, or not valid gzip
+  or zip is refused.
+* Official files are also checked against what is known about them: the pinned sha256
+  (ml-latest-small ``ratings.csv`` and ml-100k ``u.data``; none is known for ml-1m, ml-10m and
+  the Gowalla check-ins) and the official row count. Files in the cache are always official;
+  a file given with ``path=`` counts as official when its name is the official file name
+  (``ratings.csv``, ``u.data``, ``ratings.dat``, ``loc-gowalla_totalCheckins.txt[.gz]``),
+  unless ``verify="schema"`` is passed. Other names (e.g. a city subset of Gowalla) get the
+  schema check only.
+* Any failed check raises :class:`DatasetError` (a ``ValueError``) whose one sentence names
+  the file, the problem (for a checksum: the actual and the expected sha256) and the remedy
+  (for a cached file: delete it so that it is downloaded again). Nothing is half-loaded.
+"""
+
+from bandit_envs.datasets._fetch import DatasetError, get_data_home
+from bandit_envs.datasets._filters import filter_min_counts, top_users
+from bandit_envs.datasets._tables import NYC_BBOX, BBox, CheckIns, Ratings
+from bandit_envs.datasets.gowalla import GOWALLA_URL, load_gowalla
+from bandit_envs.datasets.movielens import MOVIELENS, load_movielens
+from bandit_envs.datasets.synthetic import synthetic_gowalla, synthetic_movielens
+
+__all__ = [
+    "GOWALLA_URL",
+    "MOVIELENS",
+    "NYC_BBOX",
+    "BBox",
+    "CheckIns",
+    "DatasetError",
+    "Ratings",
+    "filter_min_counts",
+    "get_data_home",
+    "load_gowalla",
+    "load_movielens",
+    "synthetic_gowalla",
+    "synthetic_movielens",
+    "top_users",
+]

@@ -1,0 +1,224 @@
+"""MovieLens rating files: download, cache, verify, parse.
+
+GroupLens distributes each dataset as a zip; only its ratings file is extracted and read.
+ml-100k and ml-1m forbid redistribution, so the project never ships any of them: a user
+downloads them (automatically, or by hand when offline).
+
+References
+----------
+F. M. Harper and J. A. Konstan, "The MovieLens Datasets: History and Context",
+ACM TiiS 5(4):19, 2015.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from bandit_envs._validation import check_choice
+from bandit_envs.datasets._fetch import DataFile, DatasetError, fetch, get_data_home
+from bandit_envs.datasets._parse import Kind, Layout, read_table, require
+from bandit_envs.datasets._tables import Ratings
+
+_BASE_URL = "https://files.grouplens.org/datasets/movielens/"
+
+
+@dataclass(frozen=True)
+class MovieLensSpec:
+    """Facts about one official MovieLens dataset (see ``shared/data/README.md``).
+
+    Parameters
+    ----------
+    url : str
+        Official zip URL.
+    folder : str
+        Top-level folder inside the zip.
+    file : str
+        Ratings file inside that folder.
+    layout : Layout
+        Its columns, delimiter and header.
+    half_stars : bool
+        True if ratings are 0.5..5 in steps of 0.5, False if they are the integers 1..5.
+    n_rows : int
+        Number of ratings in the official file.
+    sha256 : str or None
+        Pinned sha256 of the ratings file, if known.
+    """
+
+    url: str
+    folder: str
+    file: str
+    layout: Layout
+    half_stars: bool
+    n_rows: int
+    sha256: str | None = None
+
+
+def _layout(delimiter: str, rating: Kind, header: str | None = None) -> Layout:
+    columns: tuple[tuple[str, Kind], ...] = (
+        ("user_id", "int"),
+        ("item_id", "int"),
+        ("rating", rating),
+        ("timestamp", "int"),
+    )
+    return Layout(columns, delimiter, header)
+
+
+MOVIELENS: dict[str, MovieLensSpec] = {
+    "ml-latest-small": MovieLensSpec(
+        url=_BASE_URL + "ml-latest-small.zip",
+        folder="ml-latest-small",
+        file="ratings.csv",
+        layout=_layout(",", "float", header="userId,movieId,rating,timestamp"),
+        half_stars=True,
+        n_rows=100_836,
+        sha256="aa289ca83157595d0df6aea1be6a4ded676ddc4385472e8313a8ed9805352646",
+    ),
+    "ml-100k": MovieLensSpec(
+        url=_BASE_URL + "ml-100k.zip",
+        folder="ml-100k",
+        file="u.data",
+        layout=_layout("\t", "int"),
+        half_stars=False,
+        n_rows=100_000,
+        sha256="06416e597f82b7342361e41163890c81036900f418ad91315590814211dca490",
+    ),
+    "ml-1m": MovieLensSpec(
+        url=_BASE_URL + "ml-1m.zip",
+        folder="ml-1m",
+        file="ratings.dat",
+        layout=_layout("::", "int"),
+        half_stars=False,
+        n_rows=1_000_209,
+    ),
+    "ml-10m": MovieLensSpec(
+        url=_BASE_URL + "ml-10m.zip",
+        folder="ml-10M100K",
+        file="ratings.dat",
+        layout=_layout("::", "float"),
+        half_stars=True,
+        n_rows=10_000_054,
+    ),
+}
+"""The supported datasets, by name."""
+
+
+def load_movielens(
+    name: str = "ml-latest-small",
+    path: str | os.PathLike[str] | None = None,
+    data_home: str | os.PathLike[str] | None = None,
+    download: bool = True,
+    verify: str = "auto",
+) -> Ratings:
+    """Load the ratings of a MovieLens dataset.
+
+    Parameters
+    ----------
+    name : {"ml-latest-small", "ml-100k", "ml-1m", "ml-10m"}
+        Which dataset.
+    path : path-like or None
+        A ratings file supplied by the user (``ratings.csv``, ``u.data`` or ``ratings.dat``)
+        or the extracted folder that holds it. If None, the cached copy is used, downloaded
+        first if needed.
+    data_home : path-like or None
+        Cache directory; default ``$BANDIT_ENVS_DATA`` or ``~/.cache/bandit_envs``. Files go
+        to ``<data_home>/movielens/<name>.zip`` and ``<data_home>/movielens/<folder>/<file>``.
+    download : bool, default True
+        Whether a file missing from the cache may be downloaded.
+    verify : {"auto", "schema"}
+        For a user-supplied file with the official file name: "auto" also checks the pinned
+        sha256 (ml-latest-small, ml-100k) and the official row count; "schema" checks only the
+        schema, for deliberately modified copies. Cached files always get every check.
+
+    Returns
+    -------
+    Ratings
+        Every rating of the file, in file order, with the source's user and movie ids.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` or ``verify`` is not one of the allowed values.
+    DatasetError
+        If the file is missing and cannot be downloaded (the message gives the URL and the
+        path to save it at), or if it fails a check (checksum, row count, schema, ranges).
+
+    Examples
+    --------
+    >>> ratings = load_movielens("ml-latest-small")  # doctest: +SKIP
+    >>> len(ratings), ratings.n_users, ratings.n_items  # doctest: +SKIP
+    (100836, 610, 9724)
+    """
+    spec = MOVIELENS[check_choice("name", name, MOVIELENS)]
+    check_choice("verify", verify, ("auto", "schema"))
+    label = f"MovieLens {name} ratings"
+    if path is None:
+        file = _cached_file(name, spec, get_data_home(data_home), label, download)
+    else:
+        file = _user_file(spec, Path(path).expanduser().absolute(), label, verify)
+    columns = read_table(file, spec.layout)
+    first_line = 1 + (spec.layout.header is not None)
+    for column in ("user_id", "item_id"):
+        require(file, columns[column] >= 1, columns[column], f"a {column} below 1", first_line)
+    rating = columns["rating"].astype(np.float64)
+    if spec.half_stars:
+        allowed, valid = "0.5..5 in steps of 0.5", np.isin(2 * rating, np.arange(1, 11))
+    else:
+        allowed, valid = "an integer 1..5", (rating >= 1) & (rating <= 5)
+    require(file, valid, rating, f"a rating that is not {allowed}", first_line)
+    stamp = columns["timestamp"]
+    require(file, stamp >= 0, stamp, "a negative timestamp", first_line)
+    return Ratings(columns["user_id"], columns["item_id"], rating, columns["timestamp"])
+
+
+def _user_file(spec: MovieLensSpec, path: Path, label: str, verify: str) -> DataFile:
+    if path.is_dir():
+        path = path / spec.file
+    if not path.is_file():
+        raise DatasetError(
+            f"{path} does not exist; pass path= pointing at the {spec.file} of the dataset "
+            f"(or the folder holding it), extracted from {spec.url}."
+        )
+    official = path.name == spec.file and verify == "auto"
+    return DataFile(
+        path,
+        label,
+        spec.url,
+        sha256=spec.sha256 if official else None,
+        n_rows=spec.n_rows if official else None,
+    )
+
+
+def _cached_file(
+    name: str, spec: MovieLensSpec, home: Path, label: str, download: bool
+) -> DataFile:
+    archive = home / "movielens" / f"{name}.zip"
+    target = home / "movielens" / spec.folder / spec.file
+    if not target.is_file():
+        extracted = f"the extracted {spec.folder} folder or its {spec.file}"
+        fetch(
+            spec.url, archive, download=download, alternative=f"pass path= pointing at {extracted}"
+        )
+        zipped = DataFile(archive, f"MovieLens {name} archive", spec.url, cached=(archive,))
+        _extract(zipped, f"{spec.folder}/{spec.file}", target)
+    return DataFile(target, label, spec.url, spec.sha256, spec.n_rows, cached=(target, archive))
+
+
+def _extract(archive: DataFile, member: str, target: Path) -> None:
+    """Extract ``member`` to ``target`` atomically (zipfile checks its CRC while reading)."""
+    partial = target.with_name(target.name + ".part")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with zipfile.ZipFile(archive.path) as zipped, zipped.open(member) as src:
+            with partial.open("wb") as dst:
+                shutil.copyfileobj(src, dst)
+    except (zipfile.BadZipFile, KeyError, OSError, EOFError, zlib.error) as err:
+        partial.unlink(missing_ok=True)
+        archive.fail(f"is not a complete zip file holding {member} ({err})")
+    partial.replace(target)

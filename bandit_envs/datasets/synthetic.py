@@ -1,0 +1,229 @@
+"""Seeded synthetic datasets with the MovieLens and Gowalla schemas.
+
+They are the offline defaults of the data-backed environments (DESIGN.md, "Data"): same table
+types as the loaders, similar shape (sparsity, popularity skew, heavy-tailed activity, spatial
+clustering), generated from a single ``seed`` with ``numpy.random.default_rng``. They are not
+fitted to the real data; they only make every code path runnable without a download.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bandit_envs._validation import check_float, check_int
+from bandit_envs.datasets._tables import CheckIns, Ratings
+
+_MOVIELENS_START = 1_420_070_400  # 2015-01-01T00:00:00Z
+_GOWALLA_START = 1_233_446_400  # 2009-02-01T00:00:00Z, the start of SNAP's Gowalla crawl
+_GOWALLA_END = 1_287_878_400  # 2010-10-24T00:00:00Z, its end
+_KM_PER_DEGREE = 111.32  # along a meridian, and along the equator
+
+
+def synthetic_movielens(
+    n_users: int = 600,
+    n_items: int = 1500,
+    rank: int = 10,
+    density: float = 0.03,
+    seed: int = 0,
+    *,
+    min_user_ratings: int = 20,
+    popularity_exponent: float = 1.0,
+    activity_sigma: float = 1.5,
+    noise: float = 0.5,
+) -> Ratings:
+    """Generate MovieLens-like ratings from a low-rank latent-factor model.
+
+    Which items a user rates: user ``u`` rates ``min_user_ratings`` items plus a share of the
+    remaining budget ``density * n_users * n_items`` proportional to a log-normal weight
+    (heavy-tailed activity), capped at ``n_items``; the items are drawn without replacement
+    with Zipf-like probabilities ``rank(i) ** -popularity_exponent`` (popularity ranks are
+    shuffled over item ids). The rating is ``3.5 + b_u + b_i + 0.8 <p_u, q_i> / sqrt(rank) + e``
+    with biases ``b ~ N(0, 0.35²)``, factors ``p, q ~ N(0, I_rank)`` and ``e ~ N(0, noise²)``,
+    rounded to the half-star scale 0.5..5; before noise and rounding the rating matrix has rank
+    at most ``rank + 2``.
+    Rows are in time order: timestamps start at 2015-01-01 and strictly increase.
+
+    With the defaults: about 27,000 ratings (density 0.025-0.03), every user has at least 20
+    ratings, the 10% most popular items receive about 40-60% of the ratings, and the mean
+    rating is about 3.5 (MovieLens: 3.5).
+
+    Parameters
+    ----------
+    n_users, n_items : int
+        Numbers of users (ids 1..n_users) and items (ids 1..n_items); some unpopular items may
+        receive no rating.
+    rank : int, default 10
+        Dimension of the latent factors.
+    density : float, default 0.03
+        Target fraction of the user x item matrix that is rated; must be at least
+        ``min_user_ratings / n_items``. The result is slightly below it (rounding, caps).
+    seed : int, default 0
+        Seed of the generator; the same arguments give the same table.
+    min_user_ratings : int, default 20
+        Minimum number of ratings per user (MovieLens guarantees 20).
+    popularity_exponent : float, default 1.0
+        Exponent of the Zipf-like item popularity (0 means uniform).
+    activity_sigma : float, default 1.5
+        Log-normal sigma of user activity (0 means equal activity).
+    noise : float, default 0.5
+        Standard deviation of the rating noise, in stars.
+
+    Returns
+    -------
+    Ratings
+        One rating per rated (user, item) pair.
+    """
+    n_users = check_int("n_users", n_users, minimum=1)
+    n_items = check_int("n_items", n_items, minimum=1)
+    rank = check_int("rank", rank, minimum=1)
+    seed = check_int("seed", seed, minimum=0)
+    min_user_ratings = check_int("min_user_ratings", min_user_ratings, minimum=1)
+    if min_user_ratings > n_items:
+        raise ValueError(
+            f"min_user_ratings must be at most n_items = {n_items}, got {min_user_ratings}."
+        )
+    density = check_float("density", density, low=min_user_ratings / n_items, high=1.0)
+    popularity_exponent = check_float("popularity_exponent", popularity_exponent, low=0.0)
+    activity_sigma = check_float("activity_sigma", activity_sigma, low=0.0)
+    noise = check_float("noise", noise, low=0.0)
+    rng = np.random.default_rng(seed)
+
+    extra = max(0, round(density * n_users * n_items) - n_users * min_user_ratings)
+    weight = rng.lognormal(0.0, activity_sigma, n_users)
+    counts = min_user_ratings + np.floor(extra * weight / weight.sum()).astype(np.int64)
+    counts = np.minimum(counts, n_items)
+    popularity = np.arange(1, n_items + 1, dtype=np.float64) ** -popularity_exponent
+    popularity = rng.permutation(popularity / popularity.sum())
+    users = np.repeat(np.arange(n_users), counts)
+    items = np.concatenate(
+        [rng.choice(n_items, size=count, replace=False, p=popularity) for count in counts]
+    )
+
+    user_factors = rng.normal(0.0, 1.0, (n_users, rank))
+    item_factors = rng.normal(0.0, 1.0, (n_items, rank))
+    user_bias = rng.normal(0.0, 0.35, n_users)
+    item_bias = rng.normal(0.0, 0.35, n_items)
+    affinity = np.einsum("nk,nk->n", user_factors[users], item_factors[items]) / np.sqrt(rank)
+    score = 3.5 + user_bias[users] + item_bias[items] + 0.8 * affinity
+    score += rng.normal(0.0, noise, users.size)
+    rating = np.clip(np.round(2.0 * score) / 2.0, 0.5, 5.0)
+
+    order = rng.permutation(users.size)
+    gaps = 1 + np.floor(rng.exponential(600.0, users.size)).astype(np.int64)
+    return Ratings(
+        user_id=users[order] + 1,
+        item_id=items[order] + 1,
+        rating=rating[order],
+        timestamp=_MOVIELENS_START + np.cumsum(gaps),
+    )
+
+
+def synthetic_gowalla(
+    n_users: int = 200,
+    n_pois: int = 800,
+    seed: int = 0,
+    center: tuple[float, float] = (40.73, -73.99),
+    *,
+    n_clusters: int = 6,
+    cluster_km: float = 2.0,
+    city_km: float = 8.0,
+    distance_km: float = 2.0,
+    n_heavy_users: int = 5,
+    median_checkins: int = 20,
+) -> CheckIns:
+    """Generate Gowalla-like check-ins in one city, with clustered POIs and local users.
+
+    POIs: ``n_clusters`` Gaussian clusters (standard deviation ``cluster_km``) whose centres are
+    spread around ``center`` with standard deviation ``city_km``; each POI gets a log-normal
+    popularity. Users: each has a home near a POI drawn by popularity and checks in at POI ``j``
+    with probability proportional to ``popularity[j] * exp(-distance(home, j) / distance_km)``.
+    Activity is heavy-tailed: ``n_heavy_users`` users have 1801-2600 check-ins (so the budget
+    paper's "users with more than 1800 check-ins" selects exactly them), the others about
+    ``median_checkins`` (log-normal, at least 1, at most 1800). Check-in times are uniform over
+    SNAP's crawl period (2009-02-01 .. 2010-10-24); rows are in time order. Coordinates are the
+    POI's, as in SNAP.
+
+    With the defaults: about 17,000 check-ins; every coordinate within about 40 km of
+    ``center``; each user's check-ins spread over a much smaller area than the city's.
+
+    Parameters
+    ----------
+    n_users : int, default 200
+        Number of users (ids 0..n_users-1).
+    n_pois : int, default 800
+        Number of points of interest (location ids 0..n_pois-1).
+    seed : int, default 0
+        Seed of the generator; the same arguments give the same table.
+    center : (float, float), default (40.73, -73.99)
+        (latitude, longitude) of the city centre in degrees (default: Manhattan); latitude in
+        [-80, 80].
+    n_clusters : int, default 6
+        Number of POI clusters.
+    cluster_km : float, default 2.0
+        Standard deviation of POI positions around their cluster centre, in km.
+    city_km : float, default 8.0
+        Standard deviation of cluster centres around ``center``, in km.
+    distance_km : float, default 2.0
+        Distance scale of the users' preference for POIs near home, in km.
+    n_heavy_users : int, default 5
+        Number of users with more than 1800 check-ins (at most ``n_users``).
+    median_checkins : int, default 20
+        Median number of check-ins of the other users.
+
+    Returns
+    -------
+    CheckIns
+        The check-ins, in time order.
+    """
+    n_users = check_int("n_users", n_users, minimum=1)
+    n_pois = check_int("n_pois", n_pois, minimum=1)
+    seed = check_int("seed", seed, minimum=0)
+    if not isinstance(center, tuple | list) or len(center) != 2:
+        raise ValueError(f"center must be a (latitude, longitude) pair, got {center!r}.")
+    lat0 = check_float("center latitude", center[0], low=-80.0, high=80.0)
+    lon0 = check_float("center longitude", center[1], low=-180.0, high=180.0)
+    n_clusters = check_int("n_clusters", n_clusters, minimum=1)
+    cluster_km = check_float("cluster_km", cluster_km, low=0.0)
+    city_km = check_float("city_km", city_km, low=0.0)
+    distance_km = check_float("distance_km", distance_km, low=0.0, low_open=True)
+    n_heavy_users = check_int("n_heavy_users", n_heavy_users, minimum=0)
+    if n_heavy_users > n_users:
+        raise ValueError(f"n_heavy_users must be at most n_users = {n_users}, got {n_heavy_users}.")
+    median_checkins = check_int("median_checkins", median_checkins, minimum=1)
+    rng = np.random.default_rng(seed)
+
+    cluster_xy = rng.normal(0.0, city_km, (n_clusters, 2))
+    cluster = rng.choice(n_clusters, size=n_pois, p=rng.dirichlet(np.full(n_clusters, 2.0)))
+    poi_xy = cluster_xy[cluster] + rng.normal(0.0, cluster_km, (n_pois, 2))
+    popularity = rng.lognormal(0.0, 1.0, n_pois)
+    popularity /= popularity.sum()
+    home_xy = poi_xy[rng.choice(n_pois, size=n_users, p=popularity)]
+    home_xy = home_xy + rng.normal(0.0, 0.5, (n_users, 2))
+
+    counts = np.minimum(1800, 1 + np.floor(rng.lognormal(np.log(median_checkins), 1.0, n_users)))
+    counts = counts.astype(np.int64)
+    heavy = rng.choice(n_users, size=n_heavy_users, replace=False)
+    counts[heavy] = rng.integers(1801, 2601, size=n_heavy_users)
+
+    distance = np.linalg.norm(home_xy[:, None, :] - poi_xy[None, :, :], axis=2)
+    # Subtracting each user's nearest distance keeps exp() away from underflow in large cities.
+    nearest = distance.min(axis=1, keepdims=True)
+    preference = popularity * np.exp(-(distance - nearest) / distance_km)
+    preference /= preference.sum(axis=1, keepdims=True)
+    users = np.repeat(np.arange(n_users), counts)
+    pois = np.concatenate(
+        [rng.choice(n_pois, size=count, p=preference[u]) for u, count in enumerate(counts)]
+    )
+    times = rng.integers(_GOWALLA_START, _GOWALLA_END, size=users.size)
+    order = np.lexsort((users, times))
+
+    lat = np.clip(lat0 + poi_xy[:, 1] / _KM_PER_DEGREE, -90.0, 90.0)
+    lon = lon0 + poi_xy[:, 0] / (_KM_PER_DEGREE * np.cos(np.radians(lat0)))
+    lon = (lon + 180.0) % 360.0 - 180.0
+    return CheckIns(
+        user_id=users[order],
+        timestamp=times[order],
+        lat=lat[pois[order]],
+        lon=lon[pois[order]],
+        location_id=pois[order],
+    )

@@ -1,0 +1,120 @@
+"""Experiments: every id runs at tiny scale, the CLI validates its input, the runner is exact."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import bandit_envs  # noqa: F401
+from agents.experiments import EXPERIMENTS, get_experiment
+from agents.experiments.analysis import privacy_table, wilson
+from agents.experiments.cli import main, run_experiment
+from agents.experiments.runner import (
+    Task,
+    agent_seed,
+    make_agent,
+    run_privacy_task,
+    run_regret_task,
+    run_tasks,
+    table_seed,
+    tasks_for,
+)
+
+
+@pytest.mark.parametrize("experiment_id", sorted(EXPERIMENTS))
+def test_every_experiment_runs_and_writes_outputs(experiment_id, tmp_path):
+    folder, text = run_experiment(experiment_id, runs=2, horizon=3000, jobs=1, out=tmp_path, progress=False)
+    for name in ("results.csv", "figure.png", "summary.md"):
+        assert (folder / name).stat().st_size > 0
+    assert EXPERIMENTS[experiment_id].source in text
+    if experiment_id == "gap/privacy":
+        assert "| 0.05 | 0.1 | 0.05 |" in text and "| 94 |" in text  # the paper's Table 1 beside ours
+    else:
+        assert "GAP − DPSE" in text
+
+
+def test_cli_list_and_run(tmp_path, capsys):
+    assert main(["list"]) == 0
+    assert "gap/privacy" in capsys.readouterr().out
+    code = main(["run", "gap/regret-p", "--runs", "2", "--horizon", "2000", "--jobs", "1", "--out",
+                 str(tmp_path), "--no-progress"])
+    assert code == 0
+    assert "Wrote" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["run", "gap/nope"], "experiment id must be one of"),
+        (["run", "gap/privacy", "--runs", "0"], "--runs must be an integer >= 1"),
+        (["run", "gap/privacy", "--jobs", "x"], "--jobs must be an integer >= 1"),
+        (["run", "gap/privacy", "--horizon", "5"], "--horizon must be an integer >= 10"),
+        (["run", "gap/privacy", "--seed", "-3"], "--seed must be an integer >= 0"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_cli_rejects_bad_input_with_one_sentence(argv, needle, capsys):
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert needle in err
+    assert "Traceback" not in err
+
+
+def test_unknown_experiment_id_is_one_clear_sentence():
+    with pytest.raises(ValueError, match="experiment id must be one of"):
+        get_experiment("gap/figure-9")
+
+
+def test_runner_regret_equals_the_step_loop_on_the_gym_env():
+    """Run r of the runner is GraphBandit-v0 reset with seed table_seed(base, r), played step by step."""
+    exp = get_experiment("gap/regret-eps").scaled(runs=1, horizon=4000)
+    task = Task(exp, setting_index=2, run=0, base_seed=5)
+    rows = run_regret_task(task)
+    setting = exp.settings[2]
+    env = gym.make("GraphBandit-v0", horizon=exp.horizon, gap=setting["gap"],
+                   edge_probability=setting["edge_probability"], instance_seed=0)
+    for name in exp.agents:
+        agent = make_agent(name, env.unwrapped, setting, agent_seed(5, 0))
+        env.reset(seed=table_seed(5, 0))
+        regret = 0.0
+        for _ in range(exp.horizon):
+            a = agent.act()
+            _, r, _, _, info = env.step(a)
+            agent.update(a, r, info)
+            regret += info["regret"]
+        final = [x["regret"] for x in rows if x["agent"] == name and x["t"] == exp.horizon]
+        assert final == [pytest.approx(regret, rel=1e-12, abs=1e-9)], name
+
+
+def test_privacy_pairs_detect_a_change_when_the_noise_is_negligible():
+    """With a huge ε GAP is nearly deterministic, so zeroing an observed entry can flip decisions;
+    with the entry unobserved the second run is identical by construction."""
+    exp = get_experiment("gap/privacy").scaled(runs=1, horizon=3000)
+    rows = [run_privacy_task(Task(exp, 4, r, 0))[0] for r in range(12)]
+    for r in rows:
+        if not r["entry_observed"]:
+            assert r["identical"] and r["first_difference"] == -1
+        if not r["identical"]:
+            assert r["first_difference"] >= r["t_changed"]
+    table = privacy_table(rows, exp)
+    assert table[4]["n"] == 12
+
+
+def test_parallel_jobs_give_the_same_rows_as_one_process():
+    exp = get_experiment("gap/regret-gap").scaled(runs=2, horizon=2000)
+    tasks = tasks_for(exp, 3)
+    one = [r for rows in run_tasks(tasks, jobs=1) for r in rows]
+    two = [r for rows in run_tasks(tasks, jobs=2) for r in rows]
+    assert one == two
+
+
+def test_wilson_interval_known_values():
+    lo, hi = wilson(90, 100)
+    assert lo == pytest.approx(0.8256, abs=1e-4) and hi == pytest.approx(0.9448, abs=1e-4)
+    assert wilson(0, 0) == (0.0, 1.0)
+    assert np.isclose(sum(wilson(50, 100)), 1.0)
