@@ -5,6 +5,10 @@ Each elimination agent is a per-round state machine written once as two numba fu
 arrays with a batch axis first. The step API (``Agent.act``/``Agent.update``) calls them for
 every copy; :func:`simulate` calls the very same functions in a compiled loop over a reward
 table. So the fast path is the real code, and tests check both give the same actions.
+
+The three drivers below take the agent's functions as arguments and are not cached on disk:
+numba cannot pickle a cache index keyed by function types once those functions are recompiled
+(``ReferenceError: underlying object has vanished``), so each process compiles them once.
 """
 
 from __future__ import annotations
@@ -15,22 +19,22 @@ import numpy as np
 from bandit_envs.rewards import reward_from_uniform
 
 
-@numba.njit(cache=True)
-def act_batch(act, state, params, rng, out):  # type: ignore[no-untyped-def]  # pragma: no cover
+@numba.njit
+def act_batch(act, state, params, rng, out):  # pragma: no cover
     """Fill ``out[b]`` with copy b's action."""
     for b in range(out.shape[0]):
         out[b] = act(state, params, b, rng)
 
 
-@numba.njit(cache=True)
-def update_batch(update, state, params, actions, rewards, rng):  # type: ignore[no-untyped-def]  # pragma: no cover
+@numba.njit
+def update_batch(update, state, params, actions, rewards, rng):  # pragma: no cover
     """Feed copy b its action and its row of observed rewards."""
     for b in range(actions.shape[0]):
         update(state, params, b, actions[b], rewards[b], rng)
 
 
-@numba.njit(cache=True)
-def simulate(  # type: ignore[no-untyped-def]  # pragma: no cover
+@numba.njit
+def simulate(  # pragma: no cover
     act, update, state, params, b, observes, table, mode, kind, loc, scale, cdf_lo, cdf_width,
     start, stop, override_t, override_k, override_v, gaps, checkpoints, regret_out, actions_out, rng,
 ):
@@ -75,7 +79,7 @@ def simulate(  # type: ignore[no-untyped-def]  # pragma: no cover
 
 
 @numba.njit(cache=True)
-def argmax_masked(values, mask):  # type: ignore[no-untyped-def]  # pragma: no cover
+def argmax_masked(values, mask):  # pragma: no cover
     """Index of the largest ``values[k]`` with ``mask[k]``, lowest index on ties (-1 if none)."""
     best = -1
     for k in range(values.shape[0]):

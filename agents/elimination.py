@@ -143,9 +143,12 @@ class GAP(EliminationAgent, PrivateAgent):
     (23). An epoch cut short by the horizon releases nothing.
 
     Choices [P]: ties in GetIndSet's argmax (e.g. the all-zero μ̄_0) go to the lowest arm index;
-    ties in line 14's argmin go to the arm GetIndSet added first (``round_robin="greedy"``, what
-    a list-based implementation of Ω does) or to the lowest arm index (``"index"``), so an epoch
-    is a round-robin over Ω_τ in that order. Rounds are counted from 0.
+    ties in line 14's argmin go to the lowest arm index (``round_robin="index"``, the usual argmin
+    convention) or to the arm GetIndSet added first (``"greedy"``, what iterating over Ω as the
+    list GetIndSet builds would do), so an epoch is a round-robin over Ω_τ in that order. The
+    choice never changes regret, but it changes how often the arm sequence changes between runs:
+    only ``"index"`` reproduces the paper's Table 1 (see ``docs/reproductions``). Rounds are
+    counted from 0.
 
     Privacy (Theorem 1): ε-DP for the arm sequence a_1..a_T, where neighbouring reward
     sequences differ in one entry r_{t,k} (Definition 3). That entry enters only arm k's mean
@@ -164,7 +167,7 @@ class GAP(EliminationAgent, PrivateAgent):
     delta
         Confidence parameter δ ∈ (0, 1); the paper's experiments use 1/T (the default).
     round_robin
-        Order of the round-robin over Ω_τ: ``"greedy"`` (default) or ``"index"``.
+        Order of the round-robin over Ω_τ: ``"index"`` (default) or ``"greedy"``.
     """
 
     name = "GAP"
@@ -181,7 +184,7 @@ class GAP(EliminationAgent, PrivateAgent):
         epsilon: float,
         feedback_graph: Any,
         delta: float | None = None,
-        round_robin: str = "greedy",
+        round_robin: str = "index",
         *,
         n_envs: int | None = None,
         seed: int | None = None,

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import bandit_envs  # noqa: F401
+from agents import GAP
 from agents.experiments import EXPERIMENTS, get_experiment
 from agents.experiments.analysis import privacy_table, wilson
 from agents.experiments.cli import main, run_experiment
@@ -28,7 +29,7 @@ def test_every_experiment_runs_and_writes_outputs(experiment_id, tmp_path):
     for name in ("results.csv", "figure.png", "summary.md"):
         assert (folder / name).stat().st_size > 0
     assert EXPERIMENTS[experiment_id].source in text
-    if experiment_id == "gap/privacy":
+    if experiment_id.startswith("gap/privacy"):
         assert "| 0.05 | 0.1 | 0.05 |" in text and "| 94 |" in text  # the paper's Table 1 beside ours
     else:
         assert "GAP − DPSE" in text
@@ -91,18 +92,34 @@ def test_runner_regret_equals_the_step_loop_on_the_gym_env():
         assert final == [pytest.approx(regret, rel=1e-12, abs=1e-9)], name
 
 
-def test_privacy_pairs_detect_a_change_when_the_noise_is_negligible():
-    """With a huge ε GAP is nearly deterministic, so zeroing an observed entry can flip decisions;
-    with the entry unobserved the second run is identical by construction."""
-    exp = get_experiment("gap/privacy").scaled(runs=1, horizon=3000)
-    rows = [run_privacy_task(Task(exp, 4, r, 0))[0] for r in range(12)]
+def test_privacy_pair_mechanism_detects_a_decisive_change():
+    """Two tied arms on an edge, ε huge (noise ≈ 1e-9): arm 1 leads epoch 1 by one entry; zeroing
+    that entry hands the lead to arm 0, so Ω_2 and the arm sequence change right after epoch 1."""
+    adj = np.array([[0, 1], [1, 0]], dtype=bool)
+    horizon = 6000
+    table = np.full((horizon, 2), 0.5)
+    table[10, 1] = 0.8
+    gaps = np.zeros(2)
+    runs = []
+    for override in (None, (10, 1, 0.0)):
+        agent = GAP(2, horizon, 1e6, adj, delta=0.01, seed=0)
+        first_epoch = int(agent.epoch_length[0]) * len(agent.independent_set[0])
+        runs.append(agent.simulate(table, adj, gaps, override=override, record_actions=True).actions)
+    a, b = runs
+    assert np.array_equal(a[:first_epoch], b[:first_epoch])
+    assert a[first_epoch] == 1 and b[first_epoch] == 0
+
+
+@pytest.mark.parametrize("experiment_id", ["gap/privacy", "gap/privacy-fresh"])
+def test_privacy_pairs_rows(experiment_id):
+    exp = get_experiment(experiment_id).scaled(runs=1, horizon=3000)
+    rows = [run_privacy_task(Task(exp, 4, r, 0))[0] for r in range(8)]
     for r in rows:
-        if not r["entry_observed"]:
-            assert r["identical"] and r["first_difference"] == -1
-        if not r["identical"]:
-            assert r["first_difference"] >= r["t_changed"]
-    table = privacy_table(rows, exp)
-    assert table[4]["n"] == 12
+        if experiment_id == "gap/privacy" and not r["entry_observed"]:
+            assert r["identical"] and r["first_difference"] == -1  # never read: identical
+        if not r["identical"] and experiment_id == "gap/privacy":
+            assert r["first_difference"] > r["t_changed"]
+    assert privacy_table(rows, exp)[4]["n"] == 8
 
 
 def test_parallel_jobs_give_the_same_rows_as_one_process():

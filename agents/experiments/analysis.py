@@ -87,9 +87,12 @@ def privacy_summary(rows: Sequence[dict[str, Any]], exp: Experiment, meta: dict[
     """Markdown: Table 1 ours vs the paper's, marginal trends, verdicts on the paper's claims."""
     table = privacy_table(rows, exp)
     lines = _header(exp, meta)
+    noise = ("with the same privacy-noise seed (common noise, EXPERIMENTS.md's protocol)"
+             if exp.options.get("noise", "common") == "common"
+             else "with a fresh privacy-noise seed (the paper only says \"run GAP again\")")
     lines += [
         "Protocol (paper §5.1): draw a T×K table, run GAP and record a_1..a_T, set one uniformly random "
-        "entry (t, k) to 0, run GAP again with the same noise seed, count identical sequences. "
+        f"entry (t, k) to 0, run GAP again {noise}, count identical sequences. "
         "\"Identical sequence\" is an empirical proxy, not a DP proof (GAP is ε-DP by Theorem 1; "
         "a DP algorithm may still change its output on neighbouring data, with bounded likelihood ratio).",
         "",

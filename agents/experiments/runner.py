@@ -29,9 +29,13 @@ def table_seed(base_seed: int, run: int) -> int:
     return int(np.random.SeedSequence([base_seed, run]).generate_state(1, np.uint64)[0] >> 1)
 
 
-def agent_seed(base_seed: int, run: int) -> int:
-    """Seed of every agent's generator in run ``run`` (policy randomness and privacy noise)."""
-    return int(np.random.SeedSequence([base_seed, run, 1]).generate_state(1, np.uint64)[0] >> 1)
+def agent_seed(base_seed: int, run: int, stream: int = 1) -> int:
+    """Seed of every agent's generator in run ``run`` (policy randomness and privacy noise).
+
+    ``stream`` selects an independent seed for the same run (2 picks the changed table entry of
+    a privacy pair, 3 is the fresh noise of its second run).
+    """
+    return int(np.random.SeedSequence([base_seed, run, stream]).generate_state(1, np.uint64)[0] >> 1)
 
 
 def make_agent(name: str, env: GraphBanditEnv, setting: dict[str, float], seed: int) -> EliminationAgent:
@@ -88,13 +92,15 @@ def run_regret_task(task: Task) -> list[dict[str, Any]]:
 def run_privacy_task(task: Task) -> list[dict[str, Any]]:
     """Gap paper §5.1: run GAP on a table and on the table with one random entry set to 0.
 
-    Both runs use the same agent seed. If the changed entry r_{t,k} is outside the closed
+    ``experiment.options["noise"]``: ``"common"`` runs both with the same agent seed (the
+    protocol of EXPERIMENTS.md); if the changed entry r_{t,k} is then outside the closed
     neighbourhood of the arm the first run pulled at round t, the second run never reads it
-    and is identical by construction, so it is not re-run (an exact shortcut).
+    and is identical by construction, so it is not re-run (an exact shortcut). ``"fresh"``
+    gives the second run its own seed (the paper only says "run GAP again").
     """
     env, setting, uniforms = _instance(task)
     exp = task.experiment
-    pick = np.random.default_rng(np.random.SeedSequence([task.base_seed, task.run, 2]))
+    pick = np.random.default_rng(agent_seed(task.base_seed, task.run, 2))
     t_changed = int(pick.integers(exp.horizon))
     k_changed = int(pick.integers(exp.n_arms))
     seed = agent_seed(task.base_seed, task.run)
@@ -104,9 +110,11 @@ def run_privacy_task(task: Task) -> list[dict[str, Any]]:
     )
     assert first.actions is not None
     observed = bool(env.neighbourhoods[first.actions[t_changed], k_changed])
+    fresh = exp.options.get("noise", "common") == "fresh"
     divergence = -1
-    if observed:
-        second = make_agent(name, env, setting, seed).simulate(
+    if observed or fresh:
+        seed2 = agent_seed(task.base_seed, task.run, 3) if fresh else seed
+        second = make_agent(name, env, setting, seed2).simulate(
             uniforms, env.adjacency, env.gaps, law=env.reward_model, record_actions=True,
             override=(t_changed, k_changed, 0.0),
         )
