@@ -35,14 +35,36 @@ def update_batch(update, state, params, actions, rewards, rng):  # pragma: no co
 
 @numba.njit
 def simulate(  # pragma: no cover
-    act, update, state, params, b, observes, table, mode, kind, loc, scale, cdf_lo, cdf_width,
-    start, stop, override_t, override_k, override_v, gaps, checkpoints, regret_out, actions_out, rng,
+    act,
+    update,
+    state,
+    params,
+    b,
+    observes,
+    table,
+    mode,
+    kind,
+    loc,
+    scale,
+    cdf_lo,
+    cdf_width,
+    start,
+    stop,
+    override_t,
+    override_k,
+    override_v,
+    gaps,
+    checkpoints,
+    regret_out,
+    actions_out,
+    rng,
 ):
     """Run copy ``b`` over rounds ``start..stop-1`` of a reward table.
 
     ``table`` holds rewards (``mode == 1``) or uniforms mapped to rewards by the arms' laws
     (``mode == 0``, see :mod:`bandit_envs.rewards`); only the entries the agent observes
-    (``observes[a]``) are computed, the rest of the row the agent sees is NaN. Entry (``override_t``, ``override_k``) is replaced by
+    (``observes[a]``) are computed, the rest of the row the agent sees is NaN. Entry
+    (``override_t``, ``override_k``) is replaced by
     ``override_v`` (neighbouring tables). Cumulative regret is written at the rounds listed in
     ``checkpoints`` (ascending, 1-based counts); actions go to ``actions_out`` if it is long
     enough. Returns the total regret.

@@ -72,15 +72,19 @@ class Agent(ABC):
     def _out(self, actions: npt.NDArray[np.int64]) -> Any:
         return int(actions[0]) if self.n_envs is None else actions
 
-    def _batched(self, action: Any, reward: Any, info: dict[str, Any] | None, key: str | None = None
-                 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], Any]:
+    def _batched(
+        self, action: Any, reward: Any, info: dict[str, Any] | None, key: str | None = None
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], Any]:
         """Return (actions (B,), rewards (B,), info[key] with a batch axis or None)."""
         a = np.asarray(action, dtype=np.int64).reshape(self.batch)
         r = np.asarray(reward, dtype=np.float64).reshape(self.batch)
         extra = None
         if key is not None:
             if info is None or key not in info:
-                raise ValueError(f"info must contain {key!r} (side observations from the env), got {None if info is None else sorted(info)!r}.")
+                raise ValueError(
+                    f"info must contain {key!r} (side observations from the env), "
+                    f"got {None if info is None else sorted(info)!r}."
+                )
             extra = np.asarray(info[key]).reshape(self.batch, self.n_arms)
         return a, r, extra
 

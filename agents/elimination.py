@@ -67,7 +67,10 @@ class EliminationAgent(Agent):
         rows[np.arange(self.batch), a] = r
         observed = rows[~np.isnan(rows)]
         if observed.size and (observed.min() < 0.0 or observed.max() > 1.0):
-            raise ValueError(f"rewards must lie in [0, 1] (the privacy and confidence bounds assume it), got {observed.min():g}..{observed.max():g}.")
+            raise ValueError(
+                "rewards must lie in [0, 1] (the privacy and confidence bounds assume it), "
+                f"got {observed.min():g}..{observed.max():g}."
+            )
         update_batch(type(self)._update_fn, self._state, self._params, a, rows, self.rng)
 
     def simulate(
@@ -96,8 +99,14 @@ class EliminationAgent(Agent):
             Per-arm regret μ* − μ_k of the env (true expected rewards).
         override
             ``(t, k, v)`` replaces entry r_{t,k} by ``v`` (a neighbouring reward sequence).
+        law
+            The arms' reward laws when ``table`` holds uniforms (``None``: it holds rewards).
         checkpoints
             1-based round counts at which to record the cumulative regret.
+        record_actions
+            Keep the arm sequence (``SimulationResult.actions``).
+        copy
+            Which copy of a batched agent to play.
         """
         tab = np.ascontiguousarray(table, dtype=np.float64)
         if tab.ndim != 2 or tab.shape[1] != self.n_arms:
@@ -105,7 +114,14 @@ class EliminationAgent(Agent):
         closed = closed_neighbourhoods(as_adjacency(feedback_graph, self.n_arms))
         observes = closed if self.side_observations else np.eye(self.n_arms, dtype=bool)
         if law is None:
-            mode, kind, loc, scale, lo, width = 1, 0, np.zeros(self.n_arms), 1.0, np.zeros(self.n_arms), np.ones(self.n_arms)
+            mode, kind, loc, scale, lo, width = (
+                1,
+                0,
+                np.zeros(self.n_arms),
+                1.0,
+                np.zeros(self.n_arms),
+                np.ones(self.n_arms),
+            )
         else:
             mode = 0
             kind, loc, scale, lo, width = law.params()
@@ -115,9 +131,29 @@ class EliminationAgent(Agent):
         actions = np.zeros(tab.shape[0] if record_actions else 0, dtype=np.int16)
         start = int(self._rounds_played(copy))
         total = simulate(
-            type(self)._act_fn, type(self)._update_fn, self._state, self._params, copy, observes, tab,
-            mode, kind, loc, scale, lo, width, start, tab.shape[0], ot, ok, ov,
-            np.asarray(gaps, dtype=np.float64), ck, ck_out, actions, self.rng,
+            type(self)._act_fn,
+            type(self)._update_fn,
+            self._state,
+            self._params,
+            copy,
+            observes,
+            tab,
+            mode,
+            kind,
+            loc,
+            scale,
+            lo,
+            width,
+            start,
+            tab.shape[0],
+            ot,
+            ok,
+            ov,
+            np.asarray(gaps, dtype=np.float64),
+            ck,
+            ck_out,
+            actions,
+            self.rng,
         )
         return SimulationResult(float(total), ck_out, actions if record_actions else None)
 
@@ -192,7 +228,11 @@ class GAP(EliminationAgent, PrivateAgent):
         super().__init__(n_arms, horizon, n_envs=n_envs, seed=seed)
         self.round_robin = check_choice("round_robin", round_robin, ("greedy", "index"))
         self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
-        self.delta = 1.0 / self.horizon if delta is None else check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+        self.delta = (
+            1.0 / self.horizon
+            if delta is None
+            else check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+        )
         self.neighbourhoods = _check_graph(feedback_graph, self.n_arms)
         self._reset_state()
 
@@ -249,8 +289,17 @@ class GAPU(GAP):
     name = "GAPU"
     _uniform = 1
 
-    def __init__(self, n_arms: int, horizon: int, epsilon: float, feedback_graph: Any, delta: float | None = None,
-                 *, n_envs: int | None = None, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        n_arms: int,
+        horizon: int,
+        epsilon: float,
+        feedback_graph: Any,
+        delta: float | None = None,
+        *,
+        n_envs: int | None = None,
+        seed: int | None = None,
+    ) -> None:
         if check_int("n_arms", n_arms, minimum=2) > 20:
             raise ValueError(f"n_arms must be <= 20 for GAPU (it enumerates maximal independent sets), got {n_arms}.")
         super().__init__(n_arms, horizon, epsilon, feedback_graph, delta, "index", n_envs=n_envs, seed=seed)
@@ -276,20 +325,37 @@ class DPSE(EliminationAgent, PrivateAgent):
     _act_fn = K.dpse_act
     _update_fn = K.dpse_update
 
-    def __init__(self, n_arms: int, horizon: int, epsilon: float, beta: float | None = None,
-                 schedule_scale: float = 1.0, width_scale: float = 1.0,
-                 *, n_envs: int | None = None, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        n_arms: int,
+        horizon: int,
+        epsilon: float,
+        beta: float | None = None,
+        schedule_scale: float = 1.0,
+        width_scale: float = 1.0,
+        *,
+        n_envs: int | None = None,
+        seed: int | None = None,
+    ) -> None:
         super().__init__(n_arms, horizon, n_envs=n_envs, seed=seed)
         self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
-        self.beta = 1.0 / self.horizon if beta is None else check_float("beta", beta, low=0.0, high=1.0, low_open=True, high_open=True)
+        self.beta = (
+            1.0 / self.horizon
+            if beta is None
+            else check_float("beta", beta, low=0.0, high=1.0, low_open=True, high_open=True)
+        )
         self.schedule_scale = check_float("schedule_scale", schedule_scale, low=0.0, low_open=True)
         self.width_scale = check_float("width_scale", width_scale, low=0.0, low_open=True)
         self._reset_state()
 
     def _reset_state(self) -> None:
         b, k = self.batch, self.n_arms
-        self._state = (np.ones((b, k), dtype=np.bool_), np.zeros((b, k)), np.zeros((b, k), dtype=np.int64),
-                       np.zeros((b, 7), dtype=np.int64))
+        self._state = (
+            np.ones((b, k), dtype=np.bool_),
+            np.zeros((b, k)),
+            np.zeros((b, k), dtype=np.int64),
+            np.zeros((b, 7), dtype=np.int64),
+        )
         self._state[3][:, 1] = 1
         self._params = (self.epsilon, self.beta, self.schedule_scale, self.width_scale)
         for i in range(b):
@@ -328,11 +394,24 @@ class AAE(EliminationAgent):
     _act_fn = K.aae_act
     _update_fn = K.aae_update
 
-    def __init__(self, n_arms: int, horizon: int, delta: float | None = None, c: float = 4.0,
-                 radius: str = "evendar", side_observations: bool = False,
-                 *, n_envs: int | None = None, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        n_arms: int,
+        horizon: int,
+        delta: float | None = None,
+        c: float = 4.0,
+        radius: str = "evendar",
+        side_observations: bool = False,
+        *,
+        n_envs: int | None = None,
+        seed: int | None = None,
+    ) -> None:
         super().__init__(n_arms, horizon, n_envs=n_envs, seed=seed)
-        self.delta = 1.0 / self.horizon if delta is None else check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+        self.delta = (
+            1.0 / self.horizon
+            if delta is None
+            else check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+        )
         self.c = check_float("c", c, low=0.0, low_open=True)
         self.radius = check_choice("radius", radius, ("evendar", "hoeffding"))
         if not isinstance(side_observations, bool):
@@ -342,8 +421,13 @@ class AAE(EliminationAgent):
 
     def _reset_state(self) -> None:
         b, k = self.batch, self.n_arms
-        self._state = (np.ones((b, k), dtype=np.bool_), np.zeros((b, k)), np.zeros((b, k)),
-                       np.zeros((b, k), dtype=np.int64), np.zeros((b, 3), dtype=np.int64))
+        self._state = (
+            np.ones((b, k), dtype=np.bool_),
+            np.zeros((b, k)),
+            np.zeros((b, k)),
+            np.zeros((b, k), dtype=np.int64),
+            np.zeros((b, 3), dtype=np.int64),
+        )
         self._params = (self.delta, self.c, self.radius == "hoeffding")
         for i in range(b):
             K.aae_order(self._state, i)
@@ -373,10 +457,23 @@ class AlphaSample(EliminationAgent):
     _act_fn = K.alpha_act
     _update_fn = K.alpha_update
 
-    def __init__(self, n_arms: int, horizon: int, delta: float | None = None, epsilon1: float = 0.5,
-                 coeff: float = 1.0, *, n_envs: int | None = None, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        n_arms: int,
+        horizon: int,
+        delta: float | None = None,
+        epsilon1: float = 0.5,
+        coeff: float = 1.0,
+        *,
+        n_envs: int | None = None,
+        seed: int | None = None,
+    ) -> None:
         super().__init__(n_arms, horizon, n_envs=n_envs, seed=seed)
-        self.delta = 1.0 / (2 * self.n_arms * self.horizon) if delta is None else check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+        self.delta = (
+            1.0 / (2 * self.n_arms * self.horizon)
+            if delta is None
+            else check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+        )
         self.epsilon1 = check_float("epsilon1", epsilon1, low=0.0, low_open=True)
         self.coeff = check_float("coeff", coeff, low=0.0, low_open=True)
         self._reset_state()
@@ -385,8 +482,14 @@ class AlphaSample(EliminationAgent):
         b, k = self.batch, self.n_arms
         ints = np.zeros((b, 4), dtype=np.int64)
         ints[:, 1] = max(1, math.ceil(self.coeff * 2.0 * math.log(1.0 / self.delta) / self.epsilon1**2))
-        self._state = (np.ones((b, k), dtype=np.bool_), np.ones((b, k), dtype=np.bool_), np.zeros((b, k)),
-                       np.zeros((b, k)), ints, np.full(b, self.epsilon1))
+        self._state = (
+            np.ones((b, k), dtype=np.bool_),
+            np.ones((b, k), dtype=np.bool_),
+            np.zeros((b, k)),
+            np.zeros((b, k)),
+            ints,
+            np.full(b, self.epsilon1),
+        )
         self._params = (self.delta, self.coeff)
 
     def _rounds_played(self, copy: int) -> int:

@@ -68,7 +68,5 @@ def check_unit_array(name: str, value: Any, shape: tuple[int, ...] | None = None
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must contain only finite numbers in [0, 1], but it has NaN or inf.")
     if arr.size and (arr.min() < 0.0 or arr.max() > 1.0):
-        raise ValueError(
-            f"{name} must contain numbers in [0, 1], got values in [{arr.min():g}, {arr.max():g}]."
-        )
+        raise ValueError(f"{name} must contain numbers in [0, 1], got values in [{arr.min():g}, {arr.max():g}].")
     return arr

@@ -42,14 +42,18 @@ def as_adjacency(graph: Any, n_arms: int | None = None) -> npt.NDArray[np.bool_]
         if set(graph.nodes) != set(range(k)):
             raise ValueError(f"graph nodes must be the integers 0..{k - 1}, got {sorted(graph.nodes)!r}.")
         if nx.number_of_selfloops(graph):
-            raise ValueError("graph must have no self loops (an arm always observes itself), got "
-                             f"{nx.number_of_selfloops(graph)} self loop(s).")
+            raise ValueError(
+                "graph must have no self loops (an arm always observes itself), got "
+                f"{nx.number_of_selfloops(graph)} self loop(s)."
+            )
         adj = nx.to_numpy_array(graph, nodelist=range(k), dtype=float) != 0
     else:
         try:
             arr = np.asarray(graph)
         except Exception:  # noqa: BLE001 - any conversion failure is a type error for the user
-            raise TypeError(f"graph must be a networkx Graph or a K×K boolean matrix, got {type(graph).__name__}.") from None
+            raise TypeError(
+                f"graph must be a networkx Graph or a K×K boolean matrix, got {type(graph).__name__}."
+            ) from None
         if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
             raise ValueError(f"graph must be a square K×K adjacency matrix, got shape {arr.shape}.")
         if arr.dtype != np.bool_:
@@ -62,8 +66,8 @@ def as_adjacency(graph: Any, n_arms: int | None = None) -> npt.NDArray[np.bool_]
             raise ValueError("graph must be undirected (a symmetric adjacency matrix), got an asymmetric one.")
     if n_arms is not None and adj.shape[0] != n_arms:
         raise ValueError(f"graph must have n_arms={n_arms} nodes, got {adj.shape[0]}.")
-    if adj.shape[0] < 1:
-        raise ValueError("graph must have at least one node, got 0.")
+    if adj.shape[0] < 2:
+        raise ValueError(f"graph must have at least 2 nodes (arms), got {adj.shape[0]}.")
     return adj
 
 

@@ -96,7 +96,7 @@ class _GraphBanditCore:
 
     def _check_table(self, table: Any, leading: tuple[int, ...] = ()) -> npt.NDArray[np.float64]:
         shape = (*leading, self.horizon, self.n_arms)
-        arr = np.asarray(table, dtype=np.float64) if not isinstance(table, np.ndarray) else table
+        arr = table if isinstance(table, np.ndarray) else check_unit_array("reward_table", table)
         if arr.shape != shape and leading and arr.shape == shape[1:]:
             arr = np.broadcast_to(arr, shape)
         return check_unit_array("reward_table", arr, shape=shape)
@@ -195,8 +195,12 @@ class GraphBanditEnv(_GraphBanditCore, gym.Env[np.int64, np.int64]):
         """Pull ``action``; observe its closed neighbourhood's rewards."""
         if self._t >= self.horizon:
             raise RuntimeError(f"the episode ended after horizon={self.horizon} steps; call reset().")
-        a = int(action)
-        if not 0 <= a < self.n_arms:
+        try:
+            a = int(action)
+        except (TypeError, ValueError):
+            a = -1
+        # ``a != action`` refuses values int() would silently truncate or parse (1.5, "3").
+        if not 0 <= a < self.n_arms or a != action:
             raise ValueError(f"action must be an integer in [0, {self.n_arms - 1}], got {action!r}.")
         if self._pos >= self._block.shape[0]:
             n = min(BLOCK_ROWS, self.horizon - self._t)
@@ -266,15 +270,17 @@ class GraphBanditVectorEnv(_GraphBanditCore, VectorEnv):
     ) -> tuple[npt.NDArray[np.int64], dict[str, Any]]:
         """Reset every copy; see the class docstring for seeding and reward tables."""
         n = self.num_envs
+        seeds: list[int | None] | None
         if seed is None:
-            seeds: list[int | None] = [None] * n
+            seeds = None  # as in gym.Env.reset: no seed keeps each copy's generator running
         elif isinstance(seed, int | np.integer):
             seeds = [int(seed) + i for i in range(n)]
         else:
             seeds = list(seed)
             if len(seeds) != n:
                 raise ValueError(f"seed must be an int or a list of num_envs={n} seeds, got {len(seeds)} seeds.")
-        self._rngs = [gym.utils.seeding.np_random(s)[0] for s in seeds]
+        if seeds is not None:
+            self._rngs = [gym.utils.seeding.np_random(s)[0] for s in seeds]
         self._t[:] = 0
         self._pos[:] = 0
         self._len[:] = 0
@@ -307,11 +313,15 @@ class GraphBanditVectorEnv(_GraphBanditCore, VectorEnv):
 
     def step(
         self, actions: Any
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
+    ) -> tuple[
+        npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]
+    ]:
         """Step every copy (copies truncated at the previous step are reset instead)."""
         a = np.asarray(actions)
         if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
-            raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), got {a.dtype} array of shape {a.shape}.")
+            raise ValueError(
+                f"actions must be an integer array of shape ({self.num_envs},), got {a.dtype} array of shape {a.shape}."
+            )
         if a.size and (a.min() < 0 or a.max() >= self.n_arms):
             raise ValueError(f"actions must lie in [0, {self.n_arms - 1}], got values in [{a.min()}, {a.max()}].")
         if self._done.any():
@@ -325,8 +335,10 @@ class GraphBanditVectorEnv(_GraphBanditCore, VectorEnv):
         reward = np.where(was_done, 0.0, reward)
         regret = np.where(was_done, 0.0, regret)
         if was_done.any():
-            # A reset step consumes no reward row.
+            # A reset step consumes no reward row and observes nothing (the row is the next step's).
             self._pos[was_done] -= 1
+            mask = mask & ~was_done[:, None]
+            observed = observed * mask
         self._t += ~was_done
         truncated = self._t >= self.horizon
         self._done = truncated.copy()

@@ -29,8 +29,10 @@ def main() -> None:
     env = gym.make("GraphBandit-v0", horizon=HORIZON, gap=0.2, edge_probability=0.3)
     _, info = env.reset(seed=0)
     graph = info["feedback_graph"]
-    print(f"{env.unwrapped.n_arms} arms, {int(graph.sum()) // 2} edges, "
-          f"true means {env.unwrapped.expected_rewards.round(3)}")
+    print(
+        f"{env.unwrapped.n_arms} arms, {int(graph.sum()) // 2} edges, "
+        f"true means {env.unwrapped.expected_rewards.round(3)}"
+    )
     for agent in (GAP(10, HORIZON, epsilon=0.5, feedback_graph=graph, seed=1), UCBN(10, seed=1)):
         print(f"{agent.name:5s} cumulative regret over {HORIZON:,} rounds: {play(agent, env, seed=7):8.1f}")
     print("GAP is 0.5-DP for the arm sequence w.r.t. one reward entry r_{t,k}; UCB-N is not private.")

@@ -38,8 +38,21 @@ def test_every_experiment_runs_and_writes_outputs(experiment_id, tmp_path):
 def test_cli_list_and_run(tmp_path, capsys):
     assert main(["list"]) == 0
     assert "gap/privacy" in capsys.readouterr().out
-    code = main(["run", "gap/regret-p", "--runs", "2", "--horizon", "2000", "--jobs", "1", "--out",
-                 str(tmp_path), "--no-progress"])
+    code = main(
+        [
+            "run",
+            "gap/regret-p",
+            "--runs",
+            "2",
+            "--horizon",
+            "2000",
+            "--jobs",
+            "1",
+            "--out",
+            str(tmp_path),
+            "--no-progress",
+        ]
+    )
     assert code == 0
     assert "Wrote" in capsys.readouterr().out
 
@@ -77,8 +90,13 @@ def test_runner_regret_equals_the_step_loop_on_the_gym_env():
     task = Task(exp, setting_index=2, run=0, base_seed=5)
     rows = run_regret_task(task)
     setting = exp.settings[2]
-    env = gym.make("GraphBandit-v0", horizon=exp.horizon, gap=setting["gap"],
-                   edge_probability=setting["edge_probability"], instance_seed=0)
+    env = gym.make(
+        "GraphBandit-v0",
+        horizon=exp.horizon,
+        gap=setting["gap"],
+        edge_probability=setting["edge_probability"],
+        instance_seed=0,
+    )
     for name in exp.agents:
         agent = make_agent(name, env.unwrapped, setting, agent_seed(5, 0))
         env.reset(seed=table_seed(5, 0))

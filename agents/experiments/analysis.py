@@ -50,7 +50,8 @@ def _header(exp: Experiment, meta: dict[str, Any]) -> list[str]:
         f"# `{exp.id}`: {exp.title}",
         "",
         f"Source: {exp.source}. Scale: T = {exp.horizon:,}, {exp.runs} runs per setting, K = {exp.n_arms}, "
-        f"base seed {meta.get('seed', 0)}. Wall time {meta.get('seconds', math.nan):.1f} s on {meta.get('jobs', 1)} process(es).",
+        f"base seed {meta.get('seed', 0)}. "
+        f"Wall time {meta.get('seconds', math.nan):.1f} s on {meta.get('jobs', 1)} process(es).",
         "",
         "Our choices: a fresh Erdős–Rényi graph per run (`instance_seed` = run index, shared by all agents "
         "and settings); common random numbers (run r of every agent and setting reads the same table of "
@@ -75,25 +76,41 @@ def privacy_table(rows: Sequence[dict[str, Any]], exp: Experiment) -> list[dict[
         same = sum(bool(r["identical"]) for r in rs)
         lo, hi = wilson(same, n)
         paper = exp.paper.get((s["gap"], s["edge_probability"], s["epsilon"]))
-        out.append({
-            **s, "n": n, "identical": same, "ratio": same / n if n else math.nan, "lo": lo, "hi": hi,
-            "observed": sum(bool(r["entry_observed"]) for r in rs) / n if n else math.nan,
-            "paper": paper, "paper_in_ci": paper is not None and lo <= paper / 100 <= hi,
-        })
+        out.append(
+            {
+                **s,
+                "n": n,
+                "identical": same,
+                "ratio": same / n if n else math.nan,
+                "lo": lo,
+                "hi": hi,
+                "observed": sum(bool(r["entry_observed"]) for r in rs) / n if n else math.nan,
+                "paper": paper,
+                "paper_in_ci": paper is not None and lo <= paper / 100 <= hi,
+            }
+        )
     return out
+
+
+def _verdict(row: dict[str, Any]) -> str:
+    if row["lo"] > 0.85:
+        return "holds"
+    return "holds in point estimate" if row["ratio"] > 0.85 else "does not hold"
 
 
 def privacy_summary(rows: Sequence[dict[str, Any]], exp: Experiment, meta: dict[str, Any]) -> str:
     """Markdown: Table 1 ours vs the paper's, marginal trends, verdicts on the paper's claims."""
     table = privacy_table(rows, exp)
     lines = _header(exp, meta)
-    noise = ("with the same privacy-noise seed (common noise, EXPERIMENTS.md's protocol)"
-             if exp.options.get("noise", "common") == "common"
-             else "with a fresh privacy-noise seed (the paper only says \"run GAP again\")")
+    noise = (
+        "with the same privacy-noise seed (common noise, EXPERIMENTS.md's protocol)"
+        if exp.options.get("noise", "common") == "common"
+        else 'with a fresh privacy-noise seed (the paper only says "run GAP again")'
+    )
     lines += [
         "Protocol (paper §5.1): draw a T×K table, run GAP and record a_1..a_T, set one uniformly random "
         f"entry (t, k) to 0, run GAP again {noise}, count identical sequences. "
-        "\"Identical sequence\" is an empirical proxy, not a DP proof (GAP is ε-DP by Theorem 1; "
+        '"Identical sequence" is an empirical proxy, not a DP proof (GAP is ε-DP by Theorem 1; '
         "a DP algorithm may still change its output on neighbouring data, with bounded likelihood ratio).",
         "",
         "| Δmin | p | ε | ours % | 95% CI | paper % | paper in CI | entry observed % |",
@@ -107,23 +124,34 @@ def privacy_summary(rows: Sequence[dict[str, Any]], exp: Experiment, meta: dict[
         )
     n_in = sum(r["paper_in_ci"] for r in table)
     lines += ["", f"The paper's value lies inside our 95% interval in {n_in} of {len(table)} settings.", ""]
-    lines += ["## Marginal trends (pooled over the other two parameters)", "",
-              "| parameter | value | ours % | 95% CI | paper mean % |", "|---|---|---|---|---|"]
+    lines += [
+        "## Marginal trends (pooled over the other two parameters)",
+        "",
+        "| parameter | value | ours % | 95% CI | paper mean % |",
+        "|---|---|---|---|---|",
+    ]
     for key, label in (("gap", "Δmin"), ("edge_probability", "p"), ("epsilon", "ε")):
         for v in sorted({r[key] for r in table}):
             sub = [r for r in table if r[key] == v]
             same, n = sum(r["identical"] for r in sub), sum(r["n"] for r in sub)
             lo, hi = wilson(same, n)
             paper = [r["paper"] for r in sub if r["paper"] is not None]
-            lines.append(f"| {label} | {v:g} | {100 * same / max(n, 1):.1f} | [{100 * lo:.1f}, {100 * hi:.1f}] | "
-                         f"{np.mean(paper) if paper else math.nan:.1f} |")
+            lines.append(
+                f"| {label} | {v:g} | {100 * same / max(n, 1):.1f} | [{100 * lo:.1f}, {100 * hi:.1f}] | "
+                f"{np.mean(paper) if paper else math.nan:.1f} |"
+            )
     lowest = min(table, key=lambda r: r["ratio"])
-    lines += ["", "## The paper's claims", "",
-              f"- *{exp.claims[0]}* Lowest ratio here: {100 * lowest['ratio']:.0f}% "
-              f"({_fmt_setting(lowest)}, 95% CI [{100 * lowest['lo']:.0f}, {100 * lowest['hi']:.0f}]): "
-              f"{'holds' if lowest['lo'] > 0.85 else ('holds in point estimate' if lowest['ratio'] > 0.85 else 'does not hold')}.",
-              f"- *{exp.claims[1]}* See the marginal table: a trend is supported only where the intervals "
-              "of the extreme values do not overlap.", ""]
+    lines += [
+        "",
+        "## The paper's claims",
+        "",
+        f"- *{exp.claims[0]}* Lowest ratio here: {100 * lowest['ratio']:.0f}% "
+        f"({_fmt_setting(lowest)}, 95% CI [{100 * lowest['lo']:.0f}, {100 * lowest['hi']:.0f}]): "
+        f"{_verdict(lowest)}.",
+        f"- *{exp.claims[1]}* See the marginal table: a trend is supported only where the intervals "
+        "of the extreme values do not overlap.",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -141,7 +169,9 @@ def privacy_figure(rows: Sequence[dict[str, Any]], exp: Experiment, path: Path) 
     fig, ax = plt.subplots(figsize=(11, 4))
     ax.errorbar(x, ours, yerr=err, fmt="o", label="ours (95% Wilson CI)")
     ax.plot(x, [r["paper"] if r["paper"] is not None else np.nan for r in table], "rx", ms=8, label="paper, Table 1")
-    ax.set_xticks(x, [f"{r['gap']:g}/{r['edge_probability']:g}/{r['epsilon']:g}" for r in table], rotation=70, fontsize=7)
+    ax.set_xticks(
+        x, [f"{r['gap']:g}/{r['edge_probability']:g}/{r['epsilon']:g}" for r in table], rotation=70, fontsize=7
+    )
     ax.set_xlabel("Δmin / p / ε")
     ax.set_ylabel("identical arm sequences (%)")
     ax.set_title(f"{exp.id}: T={exp.horizon:,}, {exp.runs} pairs per setting")
@@ -173,8 +203,12 @@ def regret_summary(rows: Sequence[dict[str, Any]], exp: Experiment, meta: dict[s
     final = _final(rows, exp.horizon)
     lines = _header(exp, meta)
     varied = exp.varied or "gap"
-    lines += [f"## Cumulative regret at T = {exp.horizon:,} (mean ± standard error over runs)", "",
-              "| setting | " + " | ".join(exp.agents) + " |", "|---|" + "---|" * len(exp.agents)]
+    lines += [
+        f"## Cumulative regret at T = {exp.horizon:,} (mean ± standard error over runs)",
+        "",
+        "| setting | " + " | ".join(exp.agents) + " |",
+        "|---|" + "---|" * len(exp.agents),
+    ]
     for i, s in enumerate(exp.settings):
         cells = []
         for a in exp.agents:
@@ -198,19 +232,26 @@ def regret_summary(rows: Sequence[dict[str, Any]], exp: Experiment, meta: dict[s
         v = verdicts[(a, b)]
         return f"{sum(v)}/{len(v)} settings"
 
-    lines += ["", "✓ = the difference has the sign the paper claims and its 95% interval excludes 0.", "",
-              f"- *GAP clearly below DPSE*: {count('GAP', 'DPSE')}; *below AAE*: {count('GAP', 'AAE')}.",
-              f"- *GAPU above GAP*: {count('GAPU', 'GAP')}.",
-              f"- *GAP above AlphaSample*: {count('GAP', 'AlphaSample')}."]
-    gap_means = [mean_ci(list(final[(i, 'GAP')].values()))[0] for i in range(len(exp.settings))]
-    dist = [_paired(final[(i, 'GAP')], final[(i, 'AlphaSample')])[0] for i in range(len(exp.settings))]
+    lines += [
+        "",
+        "✓ = the difference has the sign the paper claims and its 95% interval excludes 0.",
+        "",
+        f"- *GAP clearly below DPSE*: {count('GAP', 'DPSE')}; *below AAE*: {count('GAP', 'AAE')}.",
+        f"- *GAPU above GAP*: {count('GAPU', 'GAP')}.",
+        f"- *GAP above AlphaSample*: {count('GAP', 'AlphaSample')}.",
+    ]
+    gap_means = [mean_ci(list(final[(i, "GAP")].values()))[0] for i in range(len(exp.settings))]
+    dist = [_paired(final[(i, "GAP")], final[(i, "AlphaSample")])[0] for i in range(len(exp.settings))]
     vals = [s[varied] for s in exp.settings]
-    lines += [f"- *GAP's regret shrinks as {varied} grows*: GAP = "
-              + ", ".join(f"{g:,.0f} ({varied}={v:g})" for g, v in zip(gap_means, vals, strict=True))
-              + f" → {'holds' if all(np.diff(gap_means) < 0) else 'does not hold monotonically'}.",
-              "- *Distance GAP − AlphaSample shrinks*: "
-              + ", ".join(f"{d:,.0f}" for d in dist)
-              + f" → {'holds' if all(np.diff(dist) < 0) else 'does not hold monotonically'}.", ""]
+    lines += [
+        f"- *GAP's regret shrinks as {varied} grows*: GAP = "
+        + ", ".join(f"{g:,.0f} ({varied}={v:g})" for g, v in zip(gap_means, vals, strict=True))
+        + f" → {'holds' if all(np.diff(gap_means) < 0) else 'does not hold monotonically'}.",
+        "- *Distance GAP − AlphaSample shrinks*: "
+        + ", ".join(f"{d:,.0f}" for d in dist)
+        + f" → {'holds' if all(np.diff(dist) < 0) else 'does not hold monotonically'}.",
+        "",
+    ]
     return "\n".join(lines)
 
 

@@ -58,8 +58,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_experiment(
-    experiment_id: str, *, quick: bool = False, runs: int | None = None, horizon: int | None = None,
-    jobs: int = 1, seed: int = 0, out: Path | None = None, progress: bool = True,
+    experiment_id: str,
+    *,
+    quick: bool = False,
+    runs: int | None = None,
+    horizon: int | None = None,
+    jobs: int = 1,
+    seed: int = 0,
+    out: Path | None = None,
+    progress: bool = True,
 ) -> tuple[Path, str]:
     """Run an experiment and write its CSV, figure and summary; return (folder, summary)."""
     exp = get_experiment(experiment_id).scaled(quick=quick, runs=runs, horizon=horizon)
@@ -94,12 +101,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{eid:18s} {exp.title} ({exp.source})")
         return 0
     if args.experiment not in EXPERIMENTS:
-        print(f"banditlab: error: experiment id must be one of {sorted(EXPERIMENTS)}, got {args.experiment!r}.",
-              file=sys.stderr)
+        print(
+            f"banditlab: error: experiment id must be one of {sorted(EXPERIMENTS)}, got {args.experiment!r}.",
+            file=sys.stderr,
+        )
         return 2
     folder, text = run_experiment(
-        args.experiment, quick=args.quick, runs=args.runs, horizon=args.horizon, jobs=args.jobs,
-        seed=args.seed, out=args.out, progress=not args.no_progress,
+        args.experiment,
+        quick=args.quick,
+        runs=args.runs,
+        horizon=args.horizon,
+        jobs=args.jobs,
+        seed=args.seed,
+        out=args.out,
+        progress=not args.no_progress,
     )
     print(text)
     print(f"Wrote {folder / 'results.csv'}, {folder / 'figure.png'} and {folder / 'summary.md'}.")

@@ -14,15 +14,33 @@ from typing import Any
 
 #: Gap paper, Table 1: percentage of identical arm sequences, keyed by (Δmin, p, ε).
 GAP_TABLE1: dict[tuple[float, float, float], int] = {
-    (0.05, 0.1, 0.05): 94, (0.05, 0.1, 0.1): 91, (0.05, 0.1, 0.2): 89,
-    (0.05, 0.2, 0.05): 93, (0.05, 0.2, 0.1): 90, (0.05, 0.2, 0.2): 88,
-    (0.05, 0.3, 0.05): 91, (0.05, 0.3, 0.1): 89, (0.05, 0.3, 0.2): 86,
-    (0.1, 0.1, 0.05): 97, (0.1, 0.1, 0.1): 95, (0.1, 0.1, 0.2): 90,
-    (0.1, 0.2, 0.05): 94, (0.1, 0.2, 0.1): 91, (0.1, 0.2, 0.2): 88,
-    (0.1, 0.3, 0.05): 93, (0.1, 0.3, 0.1): 92, (0.1, 0.3, 0.2): 89,
-    (0.2, 0.1, 0.05): 98, (0.2, 0.1, 0.1): 96, (0.2, 0.1, 0.2): 92,
-    (0.2, 0.2, 0.05): 94, (0.2, 0.2, 0.1): 91, (0.2, 0.2, 0.2): 91,
-    (0.2, 0.3, 0.05): 92, (0.2, 0.3, 0.1): 90, (0.2, 0.3, 0.2): 90,
+    (0.05, 0.1, 0.05): 94,
+    (0.05, 0.1, 0.1): 91,
+    (0.05, 0.1, 0.2): 89,
+    (0.05, 0.2, 0.05): 93,
+    (0.05, 0.2, 0.1): 90,
+    (0.05, 0.2, 0.2): 88,
+    (0.05, 0.3, 0.05): 91,
+    (0.05, 0.3, 0.1): 89,
+    (0.05, 0.3, 0.2): 86,
+    (0.1, 0.1, 0.05): 97,
+    (0.1, 0.1, 0.1): 95,
+    (0.1, 0.1, 0.2): 90,
+    (0.1, 0.2, 0.05): 94,
+    (0.1, 0.2, 0.1): 91,
+    (0.1, 0.2, 0.2): 88,
+    (0.1, 0.3, 0.05): 93,
+    (0.1, 0.3, 0.1): 92,
+    (0.1, 0.3, 0.2): 89,
+    (0.2, 0.1, 0.05): 98,
+    (0.2, 0.1, 0.1): 96,
+    (0.2, 0.1, 0.2): 92,
+    (0.2, 0.2, 0.05): 94,
+    (0.2, 0.2, 0.1): 91,
+    (0.2, 0.2, 0.2): 91,
+    (0.2, 0.3, 0.05): 92,
+    (0.2, 0.3, 0.1): 90,
+    (0.2, 0.3, 0.2): 90,
 }
 
 GAP_PRIVACY_SETTINGS: tuple[dict[str, float], ...] = tuple(
@@ -86,11 +104,19 @@ class Experiment:
         return out
 
 
-def _regret(eid: str, title: str, fig: str, varied: str, values: tuple[float, ...], fixed: dict[str, float]) -> Experiment:
+def _regret(
+    eid: str, title: str, fig: str, varied: str, values: tuple[float, ...], fixed: dict[str, float]
+) -> Experiment:
     settings = tuple({**fixed, varied: v} for v in values)
     return Experiment(
-        id=eid, title=title, source=f"gap paper §5.2, {fig}", kind="regret", settings=settings,
-        agents=GAP_REGRET_AGENTS, varied=varied, claims=GAP_REGRET_CLAIMS,
+        id=eid,
+        title=title,
+        source=f"gap paper §5.2, {fig}",
+        kind="regret",
+        settings=settings,
+        agents=GAP_REGRET_AGENTS,
+        varied=varied,
+        claims=GAP_REGRET_CLAIMS,
     )
 
 
@@ -119,12 +145,30 @@ EXPERIMENTS: dict[str, Experiment] = {
             claims=GAP_PRIVACY_CLAIMS,
             options={"noise": "fresh"},
         ),
-        _regret("gap/regret-gap", "Cumulative regret, Δmin varied", "Figure 1", "gap", (0.05, 0.1, 0.2),
-                {"epsilon": 0.05, "edge_probability": 0.2}),
-        _regret("gap/regret-p", "Cumulative regret, p varied", "Figure 2", "edge_probability", (0.1, 0.2, 0.3),
-                {"gap": 0.1, "epsilon": 0.1}),
-        _regret("gap/regret-eps", "Cumulative regret, ε varied", "Figure 3", "epsilon", (0.05, 0.1, 0.2),
-                {"gap": 0.2, "edge_probability": 0.1}),
+        _regret(
+            "gap/regret-gap",
+            "Cumulative regret, Δmin varied",
+            "Figure 1",
+            "gap",
+            (0.05, 0.1, 0.2),
+            {"epsilon": 0.05, "edge_probability": 0.2},
+        ),
+        _regret(
+            "gap/regret-p",
+            "Cumulative regret, p varied",
+            "Figure 2",
+            "edge_probability",
+            (0.1, 0.2, 0.3),
+            {"gap": 0.1, "epsilon": 0.1},
+        ),
+        _regret(
+            "gap/regret-eps",
+            "Cumulative regret, ε varied",
+            "Figure 3",
+            "epsilon",
+            (0.05, 0.1, 0.2),
+            {"gap": 0.2, "edge_probability": 0.1},
+        ),
     )
 }
 
@@ -134,6 +178,4 @@ def get_experiment(experiment_id: str) -> Experiment:
     try:
         return EXPERIMENTS[experiment_id]
     except KeyError:
-        raise ValueError(
-            f"experiment id must be one of {sorted(EXPERIMENTS)}, got {experiment_id!r}."
-        ) from None
+        raise ValueError(f"experiment id must be one of {sorted(EXPERIMENTS)}, got {experiment_id!r}.") from None

@@ -68,8 +68,11 @@ def _instance(task: Task) -> tuple[GraphBanditEnv, dict[str, float], np.ndarray]
     exp = task.experiment
     setting = exp.settings[task.setting_index]
     env = GraphBanditEnv(
-        n_arms=exp.n_arms, edge_probability=setting["edge_probability"], gap=setting["gap"],
-        horizon=exp.horizon, instance_seed=task.run,
+        n_arms=exp.n_arms,
+        edge_probability=setting["edge_probability"],
+        gap=setting["gap"],
+        horizon=exp.horizon,
+        instance_seed=task.run,
     )
     uniforms = np.random.default_rng(table_seed(task.base_seed, task.run)).random((exp.horizon, exp.n_arms))
     return env, setting, uniforms
@@ -85,7 +88,9 @@ def run_regret_task(task: Task) -> list[dict[str, Any]]:
         agent = make_agent(name, env, setting, agent_seed(task.base_seed, task.run))
         res = agent.simulate(uniforms, env.adjacency, env.gaps, law=env.reward_model, checkpoints=checkpoints)
         for t, reg in zip(checkpoints.tolist(), res.checkpoint_regret.tolist(), strict=True):
-            rows.append({**setting, "setting": task.setting_index, "run": task.run, "agent": name, "t": t, "regret": reg})
+            rows.append(
+                {**setting, "setting": task.setting_index, "run": task.run, "agent": name, "t": t, "regret": reg}
+            )
     return rows
 
 
@@ -115,17 +120,29 @@ def run_privacy_task(task: Task) -> list[dict[str, Any]]:
     if observed or fresh:
         seed2 = agent_seed(task.base_seed, task.run, 3) if fresh else seed
         second = make_agent(name, env, setting, seed2).simulate(
-            uniforms, env.adjacency, env.gaps, law=env.reward_model, record_actions=True,
+            uniforms,
+            env.adjacency,
+            env.gaps,
+            law=env.reward_model,
+            record_actions=True,
             override=(t_changed, k_changed, 0.0),
         )
         assert second.actions is not None
         diff = np.flatnonzero(first.actions != second.actions)
         divergence = int(diff[0]) if diff.size else -1
-    return [{
-        **setting, "setting": task.setting_index, "run": task.run, "agent": name,
-        "t_changed": t_changed, "k_changed": k_changed, "entry_observed": observed,
-        "identical": divergence < 0, "first_difference": divergence,
-    }]
+    return [
+        {
+            **setting,
+            "setting": task.setting_index,
+            "run": task.run,
+            "agent": name,
+            "t_changed": t_changed,
+            "k_changed": k_changed,
+            "entry_observed": observed,
+            "identical": divergence < 0,
+            "first_difference": divergence,
+        }
+    ]
 
 
 RUNNERS: dict[str, Callable[[Task], list[dict[str, Any]]]] = {
