@@ -60,13 +60,17 @@ class EliminationAgent(Agent):
         if a.min() < 0 or a.max() >= self.n_arms:
             raise ValueError(f"action must lie in [0, {self.n_arms - 1}], got {action!r}.")
         rows = np.full((self.batch, self.n_arms), np.nan)
+        observed_mask = np.zeros((self.batch, self.n_arms), dtype=bool)
         if self.side_observations:
             _, _, mask = self._batched(action, reward, info, "observed_mask")
             _, _, seen = self._batched(action, reward, info, "observed_rewards")
-            rows = np.where(mask.astype(bool), seen, np.nan)
+            observed_mask = mask.astype(bool)
+            rows = np.where(observed_mask, seen, np.nan)
         rows[np.arange(self.batch), a] = r
-        observed = rows[~np.isnan(rows)]
-        if observed.size and (observed.min() < 0.0 or observed.max() > 1.0):
+        observed_mask[np.arange(self.batch), a] = True
+        # Select by the mask, not by ~isnan: a NaN reward must be refused, not read as "unobserved".
+        observed = rows[observed_mask]
+        if not ((observed >= 0.0) & (observed <= 1.0)).all():
             raise ValueError(
                 "rewards must lie in [0, 1] (the privacy and confidence bounds assume it), "
                 f"got {observed.min():g}..{observed.max():g}."

@@ -223,9 +223,7 @@ class UCB(_UCBIndex):
         self.t += 1
 
     def __repr__(self) -> str:
-        return (
-            f"UCB(n_arms={self.n_arms}, alpha={self.alpha}, n_envs={self.n_envs}, seed={self.seed})"
-        )
+        return f"UCB(n_arms={self.n_arms}, alpha={self.alpha}, n_envs={self.n_envs}, seed={self.seed})"
 
 
 class UCBN(_UCBIndex):
@@ -375,9 +373,7 @@ class ThompsonSampling(Agent):
         valid = (values >= 0.0) & (values <= 1.0)
         if not valid.all():
             bad = float(values[~valid][0])
-            raise ValueError(
-                f"{what} must lie in [0, 1] for Thompson sampling (r-coin), got {bad!r}."
-            )
+            raise ValueError(f"{what} must lie in [0, 1] for Thompson sampling (r-coin), got {bad!r}.")
         coins = self.rng.random(values.shape[0]) < values
         self.successes[mask] += coins
         self.failures[mask] += ~coins

@@ -35,26 +35,20 @@ def test_every_experiment_runs_and_writes_outputs(experiment_id, tmp_path):
         assert "GAP − DPSE" in text
 
 
-def test_cli_list_and_run(tmp_path, capsys):
+def test_cli_list_run_and_report(tmp_path, capsys):
     assert main(["list"]) == 0
     assert "gap/privacy" in capsys.readouterr().out
-    code = main(
-        [
-            "run",
-            "gap/regret-p",
-            "--runs",
-            "2",
-            "--horizon",
-            "2000",
-            "--jobs",
-            "1",
-            "--out",
-            str(tmp_path),
-            "--no-progress",
-        ]
-    )
-    assert code == 0
-    assert "Wrote" in capsys.readouterr().out
+    for eid in ("gap/regret-p", "gap/privacy"):
+        out = tmp_path / eid.replace("/", "-")
+        code = main(["run", eid, "--runs", "2", "--horizon", "2000", "--jobs", "1", "--out", str(out), "--no-progress"])
+        assert code == 0
+        first = capsys.readouterr().out
+        assert "Wrote" in first
+        (out / "summary.md").unlink()
+        assert main(["report", eid, str(out)]) == 0
+        assert capsys.readouterr().out.strip() == first.split("Wrote")[0].strip()
+    assert main(["report", "gap/privacy", str(tmp_path / "nowhere")]) == 2
+    assert "must contain results.csv" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -243,13 +243,16 @@ def regret_summary(rows: Sequence[dict[str, Any]], exp: Experiment, meta: dict[s
     gap_means = [mean_ci(list(final[(i, "GAP")].values()))[0] for i in range(len(exp.settings))]
     dist = [_paired(final[(i, "GAP")], final[(i, "AlphaSample")])[0] for i in range(len(exp.settings))]
     vals = [s[varied] for s in exp.settings]
+    if all(d > 0 for d in dist):
+        distance = " → " + ("holds" if all(np.diff(dist) < 0) else "does not hold monotonically")
+    else:
+        below = sum(d <= 0 for d in dist)
+        distance = f" → not applicable: GAP is not above AlphaSample in {below} of {len(dist)} settings"
     lines += [
         f"- *GAP's regret shrinks as {varied} grows*: GAP = "
         + ", ".join(f"{g:,.0f} ({varied}={v:g})" for g, v in zip(gap_means, vals, strict=True))
         + f" → {'holds' if all(np.diff(gap_means) < 0) else 'does not hold monotonically'}.",
-        "- *Distance GAP − AlphaSample shrinks*: "
-        + ", ".join(f"{d:,.0f}" for d in dist)
-        + f" → {'holds' if all(np.diff(dist) < 0) else 'does not hold monotonically'}.",
+        "- *Distance GAP − AlphaSample shrinks*: " + ", ".join(f"{d:,.0f}" for d in dist) + distance + ".",
         "",
     ]
     return "\n".join(lines)

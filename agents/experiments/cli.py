@@ -2,13 +2,15 @@
 
 ``banditlab list`` prints the ids; ``banditlab run ID [--quick] [--runs N] [--jobs J]
 [--horizon T] [--seed S] [--out DIR]`` runs one and writes ``results.csv`` (tidy),
-``figure.png`` and ``summary.md`` (the paper's numbers beside ours) into ``DIR``.
+``figure.png`` and ``summary.md`` (the paper's numbers beside ours) into ``DIR``;
+``banditlab report ID DIR`` rebuilds the summary and figure from ``DIR/results.csv``.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import sys
 import time
 from collections.abc import Sequence
@@ -18,7 +20,7 @@ from typing import Any, NoReturn
 from tqdm import tqdm
 
 from agents.experiments.analysis import SUMMARIES
-from agents.experiments.registry import EXPERIMENTS, get_experiment
+from agents.experiments.registry import EXPERIMENTS, Experiment, get_experiment
 from agents.experiments.runner import default_jobs, run_tasks, tasks_for
 
 
@@ -54,7 +56,36 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=_positive("--seed", 0), default=0, help="base seed")
     run.add_argument("--out", type=Path, help="output folder (default results/<id>)")
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    report = sub.add_parser("report", help="rebuild summary.md and figure.png from a results.csv")
+    report.add_argument("experiment", help="experiment id the results belong to")
+    report.add_argument("folder", type=Path, help="folder holding results.csv (written by `run`)")
     return p
+
+
+def _parse_cell(text: str) -> Any:
+    if text in ("True", "False"):
+        return text == "True"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def read_results(path: Path) -> list[dict[str, Any]]:
+    """Read a tidy ``results.csv`` back into typed rows."""
+    with open(path, newline="") as fh:
+        return [{k: _parse_cell(v) for k, v in row.items()} for row in csv.DictReader(fh)]
+
+
+def write_report(rows: list[dict[str, Any]], exp: Experiment, folder: Path, meta: dict[str, Any]) -> str:
+    """Write ``figure.png`` and ``summary.md`` for an experiment's rows; return the summary."""
+    summarize, draw = SUMMARIES[exp.kind]
+    draw(rows, exp, folder / "figure.png")
+    text = summarize(rows, exp, meta) + "\n![figure](figure.png)\n"
+    (folder / "summary.md").write_text(text)
+    return text
 
 
 def run_experiment(
@@ -85,12 +116,10 @@ def run_experiment(
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    summarize, draw = SUMMARIES[exp.kind]
-    draw(rows, exp, folder / "figure.png")
-    text = summarize(rows, exp, {"seed": seed, "seconds": seconds, "jobs": jobs})
-    text += "\n![figure](figure.png)\n"
-    (folder / "summary.md").write_text(text)
-    return folder, text
+    (folder / "meta.json").write_text(
+        json.dumps({"seed": seed, "seconds": seconds, "jobs": jobs, "runs": exp.runs, "horizon": exp.horizon})
+    )
+    return folder, write_report(rows, exp, folder, {"seed": seed, "seconds": seconds, "jobs": jobs})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -106,6 +135,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.command == "report":
+        csv_path = args.folder / "results.csv"
+        if not csv_path.is_file():
+            print(f"banditlab: error: folder must contain results.csv, but {csv_path} does not exist.", file=sys.stderr)
+            return 2
+        meta_path = args.folder / "meta.json"
+        meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+        exp = get_experiment(args.experiment).scaled(runs=meta.get("runs"), horizon=meta.get("horizon"))
+        print(write_report(read_results(csv_path), exp, args.folder, meta))
+        return 0
     folder, text = run_experiment(
         args.experiment,
         quick=args.quick,

@@ -1,0 +1,865 @@
+"""Tests of agents.elimination: GAP, GAPU, DPSE, AAE and AlphaSample.
+
+Known answers are computed by hand from the gap paper's Algorithm 1 (line numbers below refer
+to it; ../shared/seeds/gap-graph-bandits-dp.txt) and ALGORITHMS.md §1 (AAE), §2 (AlphaSample),
+§3 (DP-SE). Where no public property exposes a quantity (noisy means, observation counts), the
+tests read the agent's state tuple; the layouts are those of ``_reset_state``:
+
+* GAP/GAPU: (active, μ̄, o, c, Ω, ints) with ints = [|Ω|, τ, s_τ, s_τ+1, L_τ, t, releases];
+* DPSE: (active, sums, schedule, ints) with ints = [|S|, e, start, end, R_e, t, releases];
+* AAE: (active, n, mean, order, ints) with ints = [pass length, position, t];
+* AlphaSample: (active, unseen, n, mean, ints, ε_r) with ints = [sweeps, m_r, epoch, t].
+
+Rounds are counted from 0 (the paper's s_1 = 1 is our round 0).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import networkx as nx
+import numpy as np
+import pytest
+from scipy import stats
+
+import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
+from agents import _elim_kernels as kernels
+from agents.elimination import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
+from bandit_envs.graph import GraphBanditEnv, GraphBanditVectorEnv
+
+PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)  # 0 - 1 - 2
+CYCLE4 = np.array([[0, 1, 0, 1], [1, 0, 1, 0], [0, 1, 0, 1], [1, 0, 1, 0]], dtype=bool)
+PATH5 = np.eye(5, k=1, dtype=bool) | np.eye(5, k=-1, dtype=bool)  # 0 - 1 - 2 - 3 - 4
+COMPLETE4 = ~np.eye(4, dtype=bool)
+
+
+def closed(graph: np.ndarray) -> np.ndarray:
+    """Closed neighbourhoods N(a) as rows."""
+    return graph | np.eye(graph.shape[0], dtype=bool)
+
+
+def constant_table(row: list[float], rounds: int) -> np.ndarray:
+    """A reward table whose column k is the constant row[k] (deterministic rewards)."""
+    return np.tile(np.asarray(row, dtype=float), (rounds, 1))
+
+
+def step_table(agent: EliminationAgent, table: np.ndarray, graph: np.ndarray) -> np.ndarray:
+    """Run the step API over a table, revealing N(a) like the env does; returns the actions."""
+    nbhd = closed(graph)
+    actions = np.empty(table.shape[0], dtype=np.int64)
+    for t, row in enumerate(table):
+        a = agent.act()
+        agent.update(a, row[a], {"observed_mask": nbhd[a], "observed_rewards": row * nbhd[a]})
+        actions[t] = a
+    return actions
+
+
+def play(env: gym.Env, agent: EliminationAgent, horizon: int) -> tuple[np.ndarray, float]:
+    """Act/update loop on a (reset) single env; returns the actions and the summed regret."""
+    actions = np.empty(horizon, dtype=np.int64)
+    regret = 0.0
+    for t in range(horizon):
+        a = agent.act()
+        assert isinstance(a, int)
+        _, reward, _, _, info = env.step(a)
+        agent.update(a, reward, info)
+        actions[t] = a
+        regret += info["regret"]
+    return actions, regret
+
+
+def gap_l(n_active: int, tau: int, epsilon: float, delta: float) -> int:
+    """L_τ of Algorithm 1, lines 10-12."""
+    l1 = 2 ** (5 + 2 * tau) * math.log(8 * n_active * tau**2 / delta)
+    l2 = 2 ** (3 + tau) / epsilon * math.log(4 * n_active * tau**2 / delta)
+    return math.ceil(max(l1, l2))
+
+
+def gap_width(n_active: int, tau: int, epsilon: float, delta: float, length: int) -> float:
+    """The elimination slack of Algorithm 1, line 23."""
+    return math.sqrt(2 * math.log(8 * n_active * tau**2 / delta) / length) + 2 * math.log(
+        4 * n_active * tau**2 / delta
+    ) / (epsilon * length)
+
+
+def generator_after(seed: int, draws: Callable[[np.random.Generator], Any]) -> dict[str, Any]:
+    """Bit-generator state of default_rng(seed) after ``draws`` consumed from it."""
+    rng = np.random.default_rng(seed)
+    draws(rng)
+    return rng.bit_generator.state
+
+
+# GAP: known answers (Algorithm 1) -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("epsilon", "delta", "expected"),
+    [
+        # L_{1,1} = 2^7 ln(8·3·1/0.01) = 128 ln 2400 = 128 × 7.78322 = 996.25
+        # L_{1,2} = 2^4/0.5 ln(4·3·1/0.01) = 32 ln 1200 = 32 × 7.09008 = 226.88  -> L_1 = 997
+        (0.5, 0.01, 997),
+        # L_{1,1} = 128 ln 24000 = 128 × 10.08581 = 1290.98
+        # L_{1,2} = 2^4/0.05 ln 12000 = 320 × 9.39266 = 3005.65               -> L_1 = 3006
+        (0.05, 1e-3, 3006),
+    ],
+)
+def test_gap_epoch_1_length(epsilon, delta, expected):
+    agent = GAP(3, 10_000, epsilon, PATH3, delta=delta)
+    assert gap_l(3, 1, epsilon, delta) == expected
+    np.testing.assert_array_equal(agent.epoch_length, [expected])
+
+
+def test_gap_default_delta_is_one_over_horizon():
+    # δ = 1/T = 1e-3 with T = 1000 gives the second case above.
+    assert GAP(3, 1000, 0.05, PATH3).epoch_length[0] == 3006
+
+
+def test_gap_epoch_1_is_round_robin_over_greedy_independent_set():
+    agent = GAP(3, 10_000, 0.5, PATH3, delta=0.01, seed=0)
+    # μ̄_0 = 0 for every arm: GetIndSet's argmax ties go to arm 0, which removes N(0) = {0, 1};
+    # then arm 2 -> Ω_1 = {0, 2}.
+    assert agent.independent_set == [[0, 2]]
+    assert agent.active.all()
+    table = constant_table([0.5, 0.75, 0.25], 2 * 997)
+    actions = agent.simulate(table, PATH3, np.zeros(3), record_actions=True).actions
+    # Line 14, argmin of the pull counts with ties to the lowest index: 0, 2, 0, 2, ... for
+    # L_1|Ω_1| = 997 × 2 = 1994 rounds, i.e. each arm of Ω_1 exactly L_1 times.
+    np.testing.assert_array_equal(actions, np.tile([0, 2], 997))
+
+
+def test_gap_observes_the_middle_arm_every_round_of_epoch_1():
+    agent = GAP(3, 10_000, 0.5, PATH3, delta=0.01, seed=0)
+    table = constant_table([0.5, 0.75, 0.25], 101)
+    step_table(agent, table, PATH3)
+    _, _, o, c, _, ints = agent._state
+    # 101 rounds of 0, 2, 0, ...: arm 0 pulled 51 times, arm 2 50 times; arm 1 ∈ N(0) ∩ N(2)
+    # is observed every round (lines 16-18).
+    np.testing.assert_array_equal(o, [[51, 101, 50]])
+    np.testing.assert_allclose(c, [[51 * 0.5, 101 * 0.75, 50 * 0.25]])
+    assert ints[0, 5] == 101 and agent.privacy_spent == (0.0, 0.0)
+
+
+def test_gap_noisy_means_drive_the_next_independent_set():
+    epsilon, delta = 0.5, 0.01
+    agent = GAP(3, 10_000, epsilon, PATH3, delta=delta, seed=1)
+    table = constant_table([0.5, 0.6, 0.5], 2 * 997 + 50)
+    step_table(agent, table[: 2 * 997], PATH3)
+    # Line 23 slack at τ=1: √(2 ln 2400/997) + 2 ln 1200/(0.5·997) = 0.12495 + 0.02845 = 0.15340.
+    # Arm 1 leads by 0.1 < 0.1534 (the noise scale is 1/(εL) = 0.002), so A_2 = {0, 1, 2}.
+    assert gap_width(3, 1, epsilon, delta, 997) == pytest.approx(0.15340, abs=1e-5)
+    np.testing.assert_array_equal(agent.active, [[True, True, True]])
+    assert agent.privacy_spent == (epsilon, 0.0)
+    # μ̄_1 ≈ (0.5, 0.6, 0.5): GetIndSet takes arm 1 first and N(1) = {0, 1, 2} -> Ω_2 = {1}.
+    assert agent.independent_set == [[1]]
+    # L_2 with |A_2| = 3: max(2^9 ln(8·3·4/0.01), 2^5/0.5 ln(4·3·4/0.01))
+    #   = max(512 ln 9600, 64 ln 4800) = max(4694.79, 542.49) -> 4695.
+    assert gap_l(3, 2, epsilon, delta) == 4695
+    np.testing.assert_array_equal(agent.epoch_length, [4695])
+    actions = step_table(agent, table[2 * 997 :], PATH3)
+    np.testing.assert_array_equal(actions, np.ones(50))
+    # Fresh per-epoch sums (lines 3-5): epoch 2 counts start at 0; arm 1 reveals 0 and 2.
+    np.testing.assert_array_equal(agent._state[2], [[50, 50, 50]])
+
+
+def test_gap_epoch_2_length_uses_the_surviving_arms():
+    epsilon, delta = 0.5, 0.01
+    agent = GAP(3, 10_000, epsilon, PATH3, delta=delta, seed=1)
+    agent.simulate(constant_table([0.5, 0.75, 0.25], 2 * 997), PATH3, np.zeros(3))
+    # Arm 1 leads by 0.25 > 0.1534 (+ noise of scale 0.002): arms 0 and 2 are eliminated.
+    np.testing.assert_array_equal(agent.active, [[False, True, False]])
+    assert agent.independent_set == [[1]]
+    # L_2 with |A_2| = 1: max(512 ln(8·1·4/0.01), 64 ln(4·1·4/0.01)) = max(512 ln 3200,
+    # 64 ln 1600) = max(4132.30, 472.16) -> 4133.
+    assert gap_l(1, 2, epsilon, delta) == 4133
+    np.testing.assert_array_equal(agent.epoch_length, [4133])
+    # Eliminated arms are still revealed by arm 1 but no longer recorded (line 16: ∩ A_τ).
+    agent.simulate(constant_table([0.5, 0.75, 0.25], 2 * 997 + 10), PATH3, np.zeros(3))
+    np.testing.assert_array_equal(agent._state[2], [[0, 10, 0]])
+
+
+def test_gap_line_23_eliminates_exactly_the_arms_below_the_threshold():
+    # ε = 1e9 makes the Laplace noise (scale 1/(εL) ≈ 1e-12) negligible; rewards are constant.
+    epsilon, delta = 1e9, 0.01
+    agent = GAP(5, 100_000, epsilon, PATH5, delta=delta, seed=0)
+    # Ω_1 on the path 0-1-2-3-4 with ties to the lowest index: 0 (removes 1), 2 (removes 3), 4.
+    assert agent.independent_set == [[0, 2, 4]]
+    # L_1 = ⌈128 ln(8·5/0.01)⌉ = ⌈128 ln 4000⌉ = ⌈1061.64⌉ = 1062 (the ε term is ~1e-7).
+    assert agent.epoch_length[0] == 1062 == gap_l(5, 1, epsilon, delta)
+    # Slack √(2 ln 4000/1062) + 2 ln 2000/(1e9·1062) = 0.124979 (+1.4e-11).
+    w = gap_width(5, 1, epsilon, delta, 1062)
+    assert w == pytest.approx(0.124979, abs=1e-6)
+    best = 0.8
+    row = [best - w - 0.01, best - w + 0.01, best, best - 0.5, best - 0.01]
+    agent.simulate(constant_table(row, 3 * 1062), PATH5, np.zeros(5))
+    # Arms 0 (0.01 below max − w) and 3 go; arms 1 (0.01 above) and 4 stay.
+    np.testing.assert_array_equal(agent.active, [[False, True, True, False, True]])
+    # Ω_2 = GetIndSet({1, 2, 4}): arm 2 (0.8) first removes 1, then arm 4 -> {2, 4};
+    # L_2 = ⌈512 ln(8·3·4/0.01)⌉ = ⌈512 ln 9600⌉ = 4695.
+    assert agent.independent_set == [[2, 4]]
+    np.testing.assert_array_equal(agent.epoch_length, [4695])
+
+
+def test_greedy_independent_set_takes_the_largest_mean_first():
+    out = np.zeros(3, dtype=np.int64)
+    active = np.ones(3, dtype=bool)
+    nbhd = closed(PATH3)
+    m = kernels.greedy_independent_set(active, np.array([0.1, 0.9, 0.2]), nbhd, out, True)
+    assert out[:m].tolist() == [1]
+    # Arm 2 first (removes 1 and 2), then arm 0: in GetIndSet's order, or sorted by index.
+    m = kernels.greedy_independent_set(active, np.array([0.5, 0.4, 0.6]), nbhd, out, False)
+    assert out[:m].tolist() == [2, 0]
+    m = kernels.greedy_independent_set(active, np.array([0.5, 0.4, 0.6]), nbhd, out, True)
+    assert out[:m].tolist() == [0, 2]
+    # Only the active subgraph counts: with arm 1 inactive, arms 0 and 2 are both taken.
+    active[1] = False
+    m = kernels.greedy_independent_set(active, np.array([0.1, 0.9, 0.2]), nbhd, out, True)
+    assert out[:m].tolist() == [0, 2]
+
+
+@pytest.mark.parametrize(("round_robin", "order"), [("index", [0, 2]), ("greedy", [2, 0])])
+def test_gap_round_robin_order_of_the_next_epoch(round_robin, order):
+    agent = GAP(3, 10_000, 0.5, PATH3, delta=0.01, round_robin=round_robin, seed=1)
+    table = constant_table([0.5, 0.4, 0.6], 2 * 997 + 6)
+    actions = agent.simulate(table, PATH3, np.zeros(3), record_actions=True).actions
+    np.testing.assert_array_equal(actions[: 2 * 997], np.tile([0, 2], 997))  # μ̄_0 ties: 0 first
+    # Slack 0.1534: arm 1 (0.2 behind arm 2) goes, arm 0 (0.1 behind) stays: A_2 = {0, 2}.
+    # GetIndSet adds arm 2, then arm 0; line 14's ties then go to the lowest index ("index")
+    # or to the arm GetIndSet added first ("greedy").
+    np.testing.assert_array_equal(agent.active, [[True, False, True]])
+    assert agent.independent_set == [order]
+    np.testing.assert_array_equal(actions[2 * 997 :], order * 3)
+
+
+@pytest.mark.parametrize("cls", [GAP, GAPU])
+def test_gap_release_adds_laplace_draws_from_the_agent_generator(cls):
+    epsilon, seed = 0.5, 3
+    agent = cls(3, 10_000, epsilon, PATH3, delta=0.01, seed=seed)
+    fresh = np.random.default_rng(seed).bit_generator.state
+    # GAP's GetIndSet is deterministic; GAPU's planning draws Ω_1 from the same generator.
+    assert (agent.rng.bit_generator.state == fresh) == (cls is GAP)
+    reference = np.random.default_rng()
+    reference.bit_generator.state = agent.rng.bit_generator.state
+    length = agent.epoch_length[0]
+    table = constant_table([0.5, 0.75, 0.25], length * len(agent.independent_set[0]))
+    agent.simulate(table, PATH3, np.zeros(3))
+    # Line 21: μ̄ = c/o + η_a with one independent η_a ~ Laplace(0, 1/(εL_1)) per active arm,
+    # drawn in arm order. Dyadic rewards make c/o exact.
+    noise = reference.laplace(0.0, 1.0 / (epsilon * length), 3)
+    np.testing.assert_allclose(agent._state[1][0] - table[0], noise, rtol=0, atol=1e-15)
+
+
+def test_gap_laplace_noise_scale_ks():
+    epsilon, n = 0.5, 400
+    scale = 1.0 / (epsilon * 997)
+    agent = GAP(3, 10_000, epsilon, PATH3, delta=0.01, n_envs=n, seed=11)
+    table = constant_table([0.5, 0.75, 0.25], 2 * 997)
+    for i in range(n):
+        agent.simulate(table, PATH3, np.zeros(3), copy=i)
+    noise = (agent._state[1] - table[0]).ravel()
+    assert stats.kstest(noise, stats.laplace(scale=scale).cdf).pvalue > 0.01
+    assert stats.kstest(noise, stats.laplace(scale=2 * scale).cdf).pvalue < 1e-6
+    assert stats.kstest(noise, stats.laplace(scale=scale / 2).cdf).pvalue < 1e-6
+    # The copies share the agent's generator and drew from it in the order they were run.
+    expected = np.random.default_rng(11).laplace(0.0, scale, 3 * n)
+    np.testing.assert_allclose(noise, expected, rtol=0, atol=1e-15)
+
+
+def test_gap_truncated_last_epoch_releases_nothing():
+    table = constant_table([0.5, 0.75, 0.25], 2 * 997)
+    agent = GAP(3, 2 * 997 - 1, 0.5, PATH3, delta=0.01, seed=0)
+    before = agent.rng.bit_generator.state
+    agent.simulate(table[:-1], PATH3, np.zeros(3))
+    # 1993 of the 1994 rounds of epoch 1: nothing is released, nothing eliminated, no noise.
+    assert agent.privacy_spent == (0.0, 0.0)
+    assert agent.active.all() and agent.independent_set == [[0, 2]]
+    assert agent.epoch_length[0] == 997 and agent._state[5][0, 1] == 1  # still τ = 1
+    np.testing.assert_array_equal(agent._state[1], 0.0)
+    assert agent.rng.bit_generator.state == before
+    # Through the env (horizon ends inside the epoch): the same.
+    env = gym.make("GraphBandit-v0", graph=PATH3, means=[0.5, 0.75, 0.25], horizon=2 * 997 - 1)
+    env.reset(seed=0, options={"reward_table": table[:-1]})
+    stepped = GAP(3, 2 * 997 - 1, 0.5, PATH3, delta=0.01, seed=0)
+    play(env, stepped, 2 * 997 - 1)
+    assert stepped.privacy_spent == (0.0, 0.0) and stepped.active.all()
+    # The epoch's last round releases.
+    agent.simulate(table, PATH3, np.zeros(3))
+    assert agent.privacy_spent == (0.5, 0.0) and agent._state[5][0, 1] == 2
+
+
+# GAPU: uniform maximal independent sets -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("graph", "sets"),
+    [(PATH3, [(0, 2), (1,)]), (CYCLE4, [(0, 2), (1, 3)])],
+    ids=["path3", "cycle4"],
+)
+def test_gapu_draws_each_maximal_independent_set_half_the_time(graph, sets):
+    n = 4000
+    agent = GAPU(graph.shape[0], 1000, 0.5, graph, n_envs=n, seed=2)
+    drawn = [tuple(s) for s in agent.independent_set]
+    assert set(drawn) == set(sets)
+    assert stats.binomtest(drawn.count(sets[0]), n, 0.5).pvalue > 1e-3
+
+
+def test_gapu_batched_draws_match_single_agents_statistically():
+    # Batched copies take Ω_1 from one shared generator, singles from their own seeds: both
+    # must give the path's two maximal independent sets with the same frequency.
+    n = 1000
+    batched = GAPU(3, 1000, 0.5, PATH3, n_envs=n, seed=5).independent_set
+    singles = [GAPU(3, 1000, 0.5, PATH3, seed=s).independent_set[0] for s in range(n)]
+    table = [
+        [sum(s == [1] for s in batched), sum(s != [1] for s in batched)],
+        [sum(s == [1] for s in singles), sum(s != [1] for s in singles)],
+    ]
+    assert stats.fisher_exact(table).pvalue > 1e-3
+
+
+def test_gapu_sets_are_maximal_independent_in_the_active_subgraph_and_uniform():
+    rng = np.random.default_rng(0)
+    out = np.zeros(8, dtype=np.int64)
+    for trial in range(30):
+        upper = np.triu(rng.random((8, 8)) < 0.4, k=1)
+        graph = upper | upper.T
+        nbhd = closed(graph)
+        active = rng.random(8) < 0.7
+        active[trial % 8] = True
+        sub = nx.complement(nx.from_numpy_array(graph[np.ix_(active, active)].astype(int)))
+        labels = np.flatnonzero(active)
+        maximal = {tuple(sorted(labels[c].tolist())) for c in nx.find_cliques(sub)}
+        counts = dict.fromkeys(maximal, 0)
+        draws = 200 if trial else 6000
+        for _ in range(draws):
+            m = kernels.uniform_maximal_independent_set(active, nbhd, out, rng)
+            omega = tuple(out[:m].tolist())
+            assert omega in maximal  # independent, maximal, only active arms
+            counts[omega] += 1
+        if trial == 0:  # uniform over the maximal independent sets: chi-square test
+            assert stats.chisquare(list(counts.values())).pvalue > 1e-3
+
+
+def test_gapu_refuses_more_than_20_arms():
+    with pytest.raises(ValueError, match="n_arms must be <= 20"):
+        GAPU(21, 100, 0.5, np.zeros((21, 21), dtype=bool))
+
+
+# DP-SE ----------------------------------------------------------------------------------
+
+
+def test_dpse_epoch_repetitions():
+    # R_1 = ⌈max(32 ln(8K/β)/Δ_1², 8 ln(4K/β)/(εΔ_1))⌉ with K=10, β=1e-5, ε=1, Δ_1 = 1/2:
+    #   32 ln(8e6)/(1/4) = 128 × 15.89495 = 2034.55;  8 ln(4e6)/(1/2) = 16 × 15.20181 = 243.23.
+    # ⌈2034.55⌉ = 2035 = ALGORITHMS.md §3's table (T = 1e5, β = 1/T). The public codes'
+    # ⌊·⌋ + 1 differs from ⌈·⌉ only when the max is an exact integer, so both give 2035.
+    r1 = 32 * math.log(8 * 10 / 1e-5) / 0.25
+    assert r1 == pytest.approx(2034.55, abs=0.01)
+    assert math.ceil(r1) == math.floor(r1) + 1 == 2035
+    agent = DPSE(10, 100_000, 1.0, beta=1e-5, seed=0)
+    np.testing.assert_array_equal(agent.epoch_repetitions, [2035])
+    assert DPSE(10, 100_000, 1.0).epoch_repetitions[0] == 2035  # default β = 1/T
+    # Equal rewards: nobody is eliminated (slack 2(h_1 + c_1) = 2(0.0625 + 0.0075) ≫ noise
+    # 1/(εR_1) = 5e-4), so |S| = 10 in epoch 2 and 3, matching the table's 8848 and 37053:
+    #   e=2: 32 ln(8·10·4/β)/(1/16) = 8848.00 (the max), e=3: 32 ln(8·10·9/β)/(1/64) = 37052.78.
+    agent.simulate(constant_table([0.5] * 10, 10 * 2035), np.zeros((10, 10)), np.zeros(10))
+    assert agent.active.all()
+    np.testing.assert_array_equal(agent.epoch_repetitions, [8848])
+    agent.simulate(constant_table([0.5] * 10, 10 * (2035 + 8848)), np.zeros((10, 10)), np.zeros(10))
+    np.testing.assert_array_equal(agent.epoch_repetitions, [37053])
+
+
+def test_dpse_round_robin_and_release_threshold():
+    # ε = 1e9: negligible noise. R_1 = ⌈0.01 × 32 ln(8·3/0.01)/(1/4)⌉ = ⌈0.01 × 996.25⌉ = 10.
+    agent = DPSE(3, 1000, 1e9, beta=0.01, schedule_scale=0.01, width_scale=0.1, seed=0)
+    assert agent.epoch_repetitions[0] == 10
+    table = constant_table([0.9, 0.8, 0.7], 30 + 20)
+    actions = agent.simulate(table[:30], np.zeros((3, 3)), np.zeros(3), record_actions=True).actions
+    np.testing.assert_array_equal(actions, np.tile([0, 1, 2], 10))
+    # Slack 2w(h + c): h = √(ln(8·3/0.01)/(2·10)) = √(7.78322/20) = 0.62383, c ≈ 7e-10,
+    # 2 × 0.1 × 0.62383 = 0.12477: arm 2 (0.2 behind) goes, arm 1 (0.1 behind) stays.
+    np.testing.assert_array_equal(agent.active, [[True, True, False]])
+    # R_2 with |S| = 2, Δ_2 = 1/4: ⌈0.01 × 32 ln(8·2·4/0.01) × 16⌉ = ⌈0.01 × 4487.20⌉ = 45.
+    assert agent.epoch_repetitions[0] == 45
+    actions = agent.simulate(table, np.zeros((3, 3)), np.zeros(3), record_actions=True).actions
+    np.testing.assert_array_equal(actions[30:], np.tile([0, 1], 10))
+
+
+def test_dpse_release_noise_scale():
+    # K=2 equal constant rewards; each arm's noisy mean is 0.5 + Lap(b), b = 1/(εR), one
+    # independent draw per arm. One arm is eliminated iff |η_0 − η_1| > slack; for the
+    # difference D of two Laplace(b), P(|D| > x) = (1 + x/(2b)) e^{-x/b} = 1.5/e = 0.5518 at
+    # x = b. A common draw for all arms (ALGORITHMS.md §3 pitfall 1) would never eliminate;
+    # scale 2b would give 1.25 e^{-1/2} = 0.758.
+    n, epsilon, beta, s = 4000, 1.0, 0.01, 0.01
+    probe = DPSE(2, 1000, epsilon, beta=beta, schedule_scale=s)
+    reps = int(probe.epoch_repetitions[0])  # ⌈0.01 × 32 ln(1600) × 4⌉ = ⌈9.44⌉ = 10
+    b = 1.0 / (epsilon * reps)
+    h = math.sqrt(math.log(8 * 2 / beta) / (2 * reps))
+    slack = h + math.log(4 * 2 / beta) / (epsilon * reps)
+    agent = DPSE(2, 1000, epsilon, beta=beta, schedule_scale=s, width_scale=b / (2 * slack), n_envs=n, seed=4)
+    table = constant_table([0.5, 0.5], 2 * reps)
+    for i in range(n):
+        agent.simulate(table, np.zeros((2, 2)), np.zeros(2), copy=i)
+    eliminated = int((~agent.active).any(axis=1).sum())
+    assert stats.binomtest(eliminated, n, 1.5 / math.e).pvalue > 1e-3
+    # Each copy consumed exactly K = 2 Laplace draws of the shared generator.
+    assert agent.rng.bit_generator.state == generator_after(4, lambda r: r.laplace(size=2 * n))
+
+
+def test_dpse_learns_only_from_the_pulled_arm():
+    agent = DPSE(3, 1000, 1.0, seed=0)
+    agent.update(0, 0.25, {"observed_mask": np.ones(3, bool), "observed_rewards": [0.25, 1, 1]})
+    np.testing.assert_array_equal(agent._state[1], [[0.25, 0.0, 0.0]])
+    # A whole run with and without the env's side observations is the same run.
+    env = gym.make("GraphBandit-v0", graph=PATH3, means=[0.9, 0.5, 0.4], horizon=3000)
+    env.reset(seed=3)
+    with_info = DPSE(3, 3000, 1.0, schedule_scale=0.02, seed=1)
+    without = DPSE(3, 3000, 1.0, schedule_scale=0.02, seed=1)
+    for _ in range(3000):
+        a = with_info.act()
+        assert without.act() == a
+        _, reward, _, _, info = env.step(a)
+        with_info.update(a, reward, info)
+        without.update(a, reward)
+    assert with_info._state[3][0, 6] >= 2  # several releases happened
+    np.testing.assert_array_equal(with_info.active, without.active)
+
+
+# AAE ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("radius", "pass_"),
+    [
+        # Even-Dar: rad(n) = √(ln(c K n²/δ)/n), c=4, K=3, δ=0.1. Arm 1 (0 vs the best 1) goes
+        # when 0 + rad < 1 − rad, i.e. 2 rad < 1:
+        #   n=50: √(ln(300000)/50) = √(12.6115/50) = 0.50223 -> 2 rad = 1.0045 (kept)
+        #   n=51: √(ln(312120)/51) = √(12.6511/51) = 0.49806 -> 2 rad = 0.9961 (eliminated)
+        ("evendar", 51),
+        # Hoeffding: rad(n) = √(ln(4 K n²/δ)/(2n)):
+        #   n=21: √(10.8765/42) = 0.50889 (kept);  n=22: √(10.9696/44) = 0.49931 (eliminated)
+        ("hoeffding", 22),
+    ],
+)
+def test_aae_eliminates_after_the_predicted_pass(radius, pass_):
+    agent = AAE(3, 10_000, delta=0.1, radius=radius)
+    table = constant_table([1.0, 0.0, 0.5], 3 * pass_ + 4)
+    actions = agent.simulate(table[: 3 * pass_ - 1], np.zeros((3, 3)), np.zeros(3), record_actions=True).actions
+    np.testing.assert_array_equal(actions, np.tile([0, 1, 2], pass_)[:-1])  # index order
+    # The last pass is one round short: no elimination on a truncated pass.
+    assert agent.active.all()
+    agent.simulate(table[: 3 * pass_], np.zeros((3, 3)), np.zeros(3))
+    np.testing.assert_array_equal(agent.active, [[True, False, True]])
+    # Arm 2 (0.5 behind) needs 2 rad < 0.5 and stays; the next pass is over {0, 2}.
+    actions = agent.simulate(table, np.zeros((3, 3)), np.zeros(3), record_actions=True).actions
+    np.testing.assert_array_equal(actions[3 * pass_ :], [0, 2, 0, 2])
+
+
+def test_aae_side_observations_count_every_revealed_arm():
+    for side, counts in [(False, [1, 1, 1]), (True, [2, 3, 2])]:
+        agent = AAE(3, 100, side_observations=side)
+        # One pass 0, 1, 2 on the path: with side observations N(0) = {0,1}, N(1) = {0,1,2},
+        # N(2) = {1,2} give counts 2, 3, 2.
+        actions = step_table(agent, constant_table([0.5, 0.5, 0.5], 3), PATH3)
+        np.testing.assert_array_equal(actions, [0, 1, 2])
+        np.testing.assert_array_equal(agent._state[1], [counts])
+
+
+# AlphaSample ----------------------------------------------------------------------------
+
+
+def test_alphasample_sweep_counts():
+    # δ = 1/(2KT) = 1/8000, ε_1 = 1/2, coeff = 0.1:
+    #   m_1 = ⌈0.1 × 2 ln 8000/(1/4)⌉ = ⌈0.8 × 8.98720⌉ = ⌈7.19⌉ = 8,
+    #   m_2 = ⌈0.2 × 8.98720 × 16⌉ = ⌈28.76⌉ = 29,  m_3 = ⌈0.2 × 8.98720 × 64⌉ = ⌈115.04⌉ = 116.
+    agent = AlphaSample(4, 1000, coeff=0.1, seed=0)
+    assert agent.delta == 1 / 8000
+    assert agent._state[4][0, 1] == 8
+    assert AlphaSample(4, 1000, coeff=1e-9)._state[4][0, 1] == 1  # max(1, ⌈·⌉)
+    # Complete graph: every pull reveals every arm, so every sweep is one pull and epochs end
+    # after rounds 8, 8 + 29 = 37 and 37 + 116 = 153. Thresholds max − 2ε_r with max 0.9:
+    # epoch 1: 0.9 − 1 (nobody), epoch 2: 0.4 (arm 3 at 0.2), epoch 3: 0.65 (arm 1 at 0.5).
+    table = constant_table([0.9, 0.5, 0.85, 0.2], 160)
+    expected = {
+        7: [1, 1, 1, 1],
+        8: [1, 1, 1, 1],
+        36: [1, 1, 1, 1],
+        37: [1, 1, 1, 0],
+        152: [1, 1, 1, 0],
+        153: [1, 0, 1, 0],
+        160: [1, 0, 1, 0],
+    }
+    epochs = {8: 1, 36: 1, 37: 2, 152: 2, 153: 3}
+    for t in range(1, 161):
+        agent.simulate(table[:t], COMPLETE4, np.zeros(4))
+        np.testing.assert_array_equal(agent._state[1], agent._state[0])  # sweep closed
+        if t in expected:
+            np.testing.assert_array_equal(agent.active[0], np.array(expected[t], dtype=bool))
+        if t in epochs:
+            assert agent._state[4][0, 2] == epochs[t]
+    assert agent._state[4][0, 1] == math.ceil(0.1 * 2 * math.log(8000) / 0.0625**2)
+
+
+def test_alphasample_every_sweep_observes_every_active_arm():
+    rng = np.random.default_rng(1)
+    upper = np.triu(rng.random((12, 12)) < 0.3, k=1)
+    graph = upper | upper.T
+    nbhd = closed(graph)
+    complement = nx.complement(nx.from_numpy_array(graph.astype(int)))
+    alpha = max(len(c) for c in nx.find_cliques(complement))  # independence number
+    env = gym.make("GraphBandit-v0", graph=graph, gap=0.1, horizon=3000)
+    env.reset(seed=0)
+    agent = AlphaSample(12, 3000, coeff=0.002, seed=3)
+    sweep, seen, pulls, sweeps = agent.active[0], np.zeros(12, bool), [], 0
+    for _ in range(3000):
+        a = agent.act()
+        # AlphaSample picks an active arm not yet observed in this sweep ...
+        assert sweep[a] and not seen[a]
+        _, reward, _, _, info = env.step(a)
+        agent.update(a, reward, info)
+        seen |= nbhd[a]
+        pulls.append(a)
+        if (seen | ~sweep).all():  # ... until every active arm was observed
+            # On a fixed undirected graph the pulls are independent, so at most α of them.
+            assert len(pulls) <= alpha and not graph[np.ix_(pulls, pulls)].any()
+            sweep, seen, pulls, sweeps = agent.active[0], np.zeros(12, bool), [], sweeps + 1
+            np.testing.assert_array_equal(agent._state[1][0], sweep)  # the agent agrees
+    assert sweeps > 1000 and agent._state[4][0, 2] >= 3 and not agent.active.all()
+
+
+def test_alphasample_first_pick_is_uniform():
+    agent = AlphaSample(5, 100, n_envs=5000, seed=0)
+    counts = np.bincount(agent.act(), minlength=5)
+    assert stats.chisquare(counts).pvalue > 1e-3
+    # Copies draw from the shared generator in copy order: copy 0 is the single agent.
+    assert AlphaSample(5, 100, n_envs=3, seed=0).act()[0] == AlphaSample(5, 100, seed=0).act()
+
+
+# Step path = compiled simulator ---------------------------------------------------------
+
+HORIZON = 20_000
+ENV_KW: dict[str, Any] = {"n_arms": 6, "edge_probability": 0.3, "gap": 0.2, "instance_seed": 1}
+
+AGENTS: dict[str, Callable[[np.ndarray], EliminationAgent]] = {
+    # δ = 0.5 and ε = 0.2 so that several GAP epochs complete and the noise decides ties
+    # between the two optimal arms 0 and 1.
+    "GAP": lambda g: GAP(6, HORIZON, 0.2, g, delta=0.5, seed=5),
+    "GAPU": lambda g: GAPU(6, HORIZON, 0.2, g, delta=0.5, seed=5),
+    "DPSE": lambda g: DPSE(6, HORIZON, 0.2, schedule_scale=0.05, seed=5),
+    "AAE": lambda g: AAE(6, HORIZON, seed=5),
+    "AAE-side": lambda g: AAE(6, HORIZON, side_observations=True, seed=5),
+    "AlphaSample": lambda g: AlphaSample(6, HORIZON, coeff=0.01, seed=5),
+}
+
+
+def releases(agent: EliminationAgent) -> int:
+    """Completed epochs (DP releases, or AlphaSample epochs) of copy 0."""
+    if isinstance(agent, GAP):
+        return int(agent._state[5][0, 6])
+    if isinstance(agent, DPSE):
+        return int(agent._state[3][0, 6])
+    if isinstance(agent, AlphaSample):
+        return int(agent._state[4][0, 2])
+    return 0
+
+
+@pytest.mark.parametrize("name", list(AGENTS))
+def test_step_path_equals_simulate(name):
+    env = gym.make("GraphBandit-v0", horizon=HORIZON, **ENV_KW)
+    unwrapped = env.unwrapped
+    env.reset(seed=11)
+    # The env draws its rewards from np_random in blocks; one draw of the whole table from a
+    # copy of the generator gives the same rows.
+    table = unwrapped.reward_model.sample(copy.deepcopy(unwrapped.np_random), HORIZON)
+    stepped = AGENTS[name](unwrapped.adjacency)
+    actions, regret = play(env, stepped, HORIZON)
+    compiled = AGENTS[name](unwrapped.adjacency)
+    result = compiled.simulate(table, unwrapped.adjacency, unwrapped.gaps, record_actions=True)
+    np.testing.assert_array_equal(actions, result.actions)
+    assert regret == result.total_regret
+    np.testing.assert_array_equal(stepped.active, compiled.active)
+    assert not stepped.active.all()  # some arm was eliminated
+    assert releases(stepped) == releases(compiled)
+    if not isinstance(stepped, AAE):
+        assert releases(stepped) >= 2
+    # The same with the table replayed through reset(options={"reward_table": ...}).
+    env.reset(seed=999, options={"reward_table": table})
+    replayed = AGENTS[name](unwrapped.adjacency)
+    np.testing.assert_array_equal(play(env, replayed, HORIZON)[0], result.actions)
+
+
+@pytest.mark.parametrize("name", list(AGENTS))
+def test_uniforms_with_law_equal_explicit_rewards(name):
+    env = gym.make("GraphBandit-v0", horizon=HORIZON, **ENV_KW)
+    unwrapped = env.unwrapped
+    u = np.random.default_rng(7).random((HORIZON, 6))
+    law = unwrapped.reward_model
+    lazy = AGENTS[name](unwrapped.adjacency).simulate(
+        u, unwrapped.adjacency, unwrapped.gaps, law=law, record_actions=True
+    )
+    explicit = AGENTS[name](unwrapped.adjacency).simulate(
+        law.from_uniforms(u), unwrapped.adjacency, unwrapped.gaps, record_actions=True
+    )
+    np.testing.assert_array_equal(lazy.actions, explicit.actions)
+    assert lazy.total_regret == explicit.total_regret
+
+
+def test_simulate_continues_from_the_step_path_state():
+    graph = PATH5
+    table = np.random.default_rng(0).random((6000, 5))
+    gaps = np.array([0.3, 0.2, 0.0, 0.1, 0.4])
+    whole = GAP(5, 6000, 0.5, graph, delta=0.5, seed=2)
+    full = whole.simulate(table, graph, gaps, record_actions=True, checkpoints=np.array([2500]))
+    split = GAP(5, 6000, 0.5, graph, delta=0.5, seed=2)
+    first = step_table(split, table[:2500], graph)
+    rest = split.simulate(table, graph, gaps, record_actions=True)
+    np.testing.assert_array_equal(first, full.actions[:2500])
+    np.testing.assert_array_equal(rest.actions[2500:], full.actions[2500:])
+    assert rest.total_regret == pytest.approx(full.total_regret - full.checkpoint_regret[0])
+
+
+def test_reset_replays_the_same_run():
+    table = np.random.default_rng(0).random((5000, 5))
+    agent = GAPU(5, 5000, 0.5, PATH5, delta=0.5, seed=4)
+    first = agent.simulate(table, PATH5, np.zeros(5), record_actions=True).actions
+    agent.reset()
+    again = agent.simulate(table, PATH5, np.zeros(5), record_actions=True).actions
+    np.testing.assert_array_equal(again, first)
+    agent.reset(seed=5)
+    assert agent.seed == 5 and agent.privacy_spent == (0.0, 0.0) and agent.active.all()
+
+
+# Batched step path ----------------------------------------------------------------------
+
+
+def run_vector(agent: EliminationAgent, n: int, horizon: int, seed: int, **env_kw: Any) -> np.ndarray:
+    env = GraphBanditVectorEnv(num_envs=n, horizon=horizon, **env_kw)
+    env.reset(seed=seed)
+    actions = np.empty((horizon, n), dtype=np.int64)
+    for t in range(horizon):
+        a = agent.act()
+        assert a.shape == (n,)
+        _, reward, _, _, info = env.step(a)
+        agent.update(a, reward, info)
+        actions[t] = a
+    return actions
+
+
+def run_singles(
+    make: Callable[[], EliminationAgent], n: int, horizon: int, seed: int, **env_kw: Any
+) -> tuple[np.ndarray, list[EliminationAgent]]:
+    actions = np.empty((horizon, n), dtype=np.int64)
+    agents = []
+    for i in range(n):
+        env = GraphBanditEnv(horizon=horizon, **env_kw)
+        env.reset(seed=seed + i)  # vector copy i is seeded seed + i
+        agent = make()
+        actions[:, i] = play(env, agent, horizon)[0]
+        agents.append(agent)
+    return actions, agents
+
+
+@pytest.mark.parametrize("side", [False, True])
+def test_batched_aae_equals_single_agents(side):
+    # AAE uses no randomness, so N copies in lock-step on the vector env must match N single
+    # agents on the single envs with the copies' seeds, action for action.
+    n, horizon = 4, 3000
+    kw: dict[str, Any] = {"radius": "hoeffding", "side_observations": side}
+    batched = AAE(6, horizon, **kw, n_envs=n)
+    got = run_vector(batched, n, horizon, 20, **ENV_KW)
+    want, singles = run_singles(lambda: AAE(6, horizon, **kw), n, horizon, 20, **ENV_KW)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(batched.active, np.vstack([s.active for s in singles]))
+    assert not batched.active.all()
+
+
+def test_batched_gap_copies_draw_noise_in_copy_order():
+    # All copies of a batched agent share ONE generator. Epoch 1 is the same for every copy
+    # (μ̄_0 = 0 gives Ω_1 = {0, 2}, L_1 = 997), so all copies release in the same round and
+    # update_batch draws copy 0's three Laplace values, then copy 1's, ... What is compared:
+    # the epoch-1 actions (identical, deterministic), the empirical means c/o (identical:
+    # vector copy i sees the rewards of single env seed 30 + i) and the noise: a single agent
+    # with seed 8 adds the draws 0..2 of default_rng(8), batched copy i the draws 3i..3i+2.
+    # So only copy 0 reproduces the single agent with the same seed; later copies do not.
+    n, horizon, epsilon = 3, 2 * 997, 0.5
+    kw: dict[str, Any] = {"graph": PATH3, "means": [0.6, 0.5, 0.4]}
+    batched = GAP(3, horizon, epsilon, PATH3, delta=0.01, n_envs=n, seed=8)
+    got = run_vector(batched, n, horizon, 30, **kw)
+    want, singles = run_singles(lambda: GAP(3, horizon, epsilon, PATH3, delta=0.01, seed=8), n, horizon, 30, **kw)
+    np.testing.assert_array_equal(got, want)
+    draws = np.random.default_rng(8).laplace(0.0, 1 / (epsilon * 997), (n, 3))
+    single_mu = np.vstack([s._state[1][0] for s in singles])
+    np.testing.assert_allclose(batched._state[1] - single_mu, draws - draws[0], rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(batched.active[0], singles[0].active[0])
+    assert batched.independent_set[0] == singles[0].independent_set[0]
+    assert batched.privacy_spent == (epsilon, 0.0)
+
+
+def test_batched_dpse_draws_independent_noise_per_copy_and_arm():
+    # DPSE is deterministic within an epoch; the first release draws |S| = 3 values per copy
+    # from the shared generator (N × K draws in all), after which copies may diverge.
+    n, horizon = 3, 3 * 20
+    kw: dict[str, Any] = {"graph": PATH3, "means": [0.6, 0.5, 0.4]}
+    batched = DPSE(3, horizon, 1.0, beta=0.01, schedule_scale=0.02, n_envs=n, seed=9)
+    assert batched.epoch_repetitions[0] == 20  # ⌈0.02 × 996.25⌉
+    got = run_vector(batched, n, horizon, 40, **kw)
+    want, _ = run_singles(lambda: DPSE(3, horizon, 1.0, beta=0.01, schedule_scale=0.02, seed=9), n, horizon, 40, **kw)
+    np.testing.assert_array_equal(got, want)
+    assert batched.rng.bit_generator.state == generator_after(9, lambda r: r.laplace(size=3 * n))
+
+
+# Privacy bookkeeping --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: GAP(3, 20_000, 0.5, PATH3, delta=0.01, seed=0),
+        lambda: GAPU(3, 20_000, 0.5, PATH3, delta=0.01, seed=0),
+        lambda: DPSE(3, 20_000, 0.5, beta=0.01, schedule_scale=0.2, seed=0),
+    ],
+    ids=["GAP", "GAPU", "DPSE"],
+)
+def test_privacy_spent_is_epsilon_after_the_first_release(make):
+    agent = make()
+    assert agent.privacy_spent == (0.0, 0.0)
+    assert "r_{t,k}" in agent.privacy_unit
+    table = np.random.default_rng(0).random((20_000, 3))
+    t = 0
+    while agent.privacy_spent == (0.0, 0.0):
+        t += 1
+        agent.simulate(table[:t], PATH3, np.zeros(3))
+    # Parallel composition: each reward enters one release, so later releases cost nothing.
+    assert agent.privacy_spent == (0.5, 0.0)
+    agent.simulate(table, PATH3, np.zeros(3))
+    assert releases(agent) >= 2 and agent.privacy_spent == (0.5, 0.0)
+
+
+def test_privacy_unit_names_the_reward_table_entry():
+    assert GAP.privacy_unit and "r_{t,k}" in GAP.privacy_unit
+    assert GAPU.privacy_unit == GAP.privacy_unit
+    assert "r_{t,k}" in DPSE.privacy_unit
+
+
+# Invalid arguments ----------------------------------------------------------------------
+
+G = PATH3
+INVALID: list[tuple[str, Callable[[], Any]]] = [
+    ("epsilon", lambda: GAP(3, 100, 0.0, G)),
+    ("epsilon", lambda: GAP(3, 100, -1.0, G)),
+    ("epsilon", lambda: GAP(3, 100, math.nan, G)),
+    ("epsilon", lambda: GAPU(3, 100, 0.0, G)),
+    ("epsilon", lambda: DPSE(3, 100, 0.0)),
+    ("epsilon", lambda: DPSE(3, 100, -1.0)),
+    ("epsilon", lambda: DPSE(3, 100, math.nan)),
+    ("delta", lambda: GAP(3, 100, 0.5, G, delta=0.0)),
+    ("delta", lambda: GAP(3, 100, 0.5, G, delta=1.0)),
+    ("delta", lambda: AAE(3, 100, delta=0.0)),
+    ("delta", lambda: AAE(3, 100, delta=1.0)),
+    ("delta", lambda: AlphaSample(3, 100, delta=0.0)),
+    ("delta", lambda: AlphaSample(3, 100, delta=1.0)),
+    ("beta", lambda: DPSE(3, 100, 1.0, beta=0.0)),
+    ("beta", lambda: DPSE(3, 100, 1.0, beta=1.0)),
+    ("horizon", lambda: GAP(3, 0, 0.5, G)),
+    ("horizon", lambda: DPSE(3, 0, 0.5)),
+    ("horizon", lambda: AAE(3, 0)),
+    ("horizon", lambda: AlphaSample(3, 0)),
+    ("n_arms", lambda: GAP(1, 100, 0.5, np.zeros((1, 1), bool))),
+    ("n_arms", lambda: GAPU(1, 100, 0.5, np.zeros((1, 1), bool))),
+    ("n_arms", lambda: DPSE(1, 100, 0.5)),
+    ("n_arms", lambda: AAE(1, 100)),
+    ("n_arms", lambda: AlphaSample(1, 100)),
+    ("feedback_graph", lambda: GAP(3, 100, 0.5, None)),
+    ("feedback_graph", lambda: GAPU(3, 100, 0.5, None)),
+    # The graph validator (bandit_envs.feedback_graphs.as_adjacency) says "graph".
+    ("graph must have n_arms=3 nodes", lambda: GAP(3, 100, 0.5, CYCLE4)),
+    ("graph must have no self loops", lambda: GAP(3, 100, 0.5, np.eye(3, dtype=bool))),
+    ("graph must be undirected", lambda: GAP(3, 100, 0.5, np.triu(~np.eye(3, dtype=bool)))),
+    ("radius", lambda: AAE(3, 100, radius="foo")),
+    ("round_robin", lambda: GAP(3, 100, 0.5, G, round_robin="foo")),
+    ("c", lambda: AAE(3, 100, c=0.0)),
+    ("schedule_scale", lambda: DPSE(3, 100, 1.0, schedule_scale=0.0)),
+    ("width_scale", lambda: DPSE(3, 100, 1.0, width_scale=0.0)),
+    ("coeff", lambda: AlphaSample(3, 100, coeff=0.0)),
+    ("epsilon1", lambda: AlphaSample(3, 100, epsilon1=0.0)),
+    ("seed", lambda: GAP(3, 100, 0.5, G, seed=-1)),
+    ("seed", lambda: DPSE(3, 100, 0.5, seed=-1)),
+    ("seed", lambda: AAE(3, 100, seed=-1)),
+    ("seed", lambda: AlphaSample(3, 100, seed=-1)),
+    ("seed", lambda: AAE(3, 100).reset(seed=-1)),
+    ("n_envs", lambda: AAE(3, 100, n_envs=0)),
+]
+
+
+@pytest.mark.parametrize(("name", "make"), INVALID, ids=[f"{i}-{n}" for i, (n, _) in enumerate(INVALID)])
+def test_invalid_argument_raises_naming_it(name, make):
+    with pytest.raises(ValueError, match=f"^{re.escape(name)}"):
+        make()
+
+
+@pytest.mark.parametrize(
+    ("name", "make"),
+    [
+        ("horizon", lambda: AAE(3, 10.5)),
+        ("n_arms", lambda: DPSE(3.0, 100, 1.0)),
+        ("side_observations", lambda: AAE(3, 100, side_observations="yes")),
+        ("epsilon", lambda: GAP(3, 100, "0.5", G)),
+    ],
+)
+def test_wrong_type_raises_naming_it(name, make):
+    with pytest.raises(TypeError, match=name):
+        make()
+
+
+def full_info(row: list[float]) -> dict[str, Any]:
+    return {"observed_mask": np.ones(3, dtype=bool), "observed_rewards": np.asarray(row)}
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: GAP(3, 100, 0.5, G), lambda: DPSE(3, 100, 0.5), lambda: AAE(3, 100), lambda: AlphaSample(3, 100)],
+    ids=["GAP", "DPSE", "AAE", "AlphaSample"],
+)
+@pytest.mark.parametrize(
+    ("action", "reward", "match"),
+    [
+        (0, 1.5, "rewards must lie in"),
+        (0, -0.1, "rewards must lie in"),
+        (0, math.nan, "rewards must lie in"),
+        (3, 0.5, "action must lie in"),
+        (-1, 0.5, "action must lie in"),
+    ],
+)
+def test_bad_update_raises(make, action, reward, match):
+    agent = make()
+    info = full_info([reward if k == action else 0.5 for k in range(3)])
+    with pytest.raises(ValueError, match=match):
+        agent.update(action, reward, info)
+
+
+def test_side_observed_reward_outside_unit_interval_raises():
+    with pytest.raises(ValueError, match="rewards must lie in"):
+        GAP(3, 100, 0.5, G).update(1, 0.5, full_info([0.5, 0.5, 2.0]))
+    with pytest.raises(ValueError, match="rewards must lie in"):
+        AlphaSample(3, 100).update(1, 0.5, full_info([0.5, 0.5, math.nan]))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: GAP(3, 100, 0.5, G),
+        lambda: GAPU(3, 100, 0.5, G),
+        lambda: AlphaSample(3, 100),
+        lambda: AAE(3, 100, side_observations=True),
+    ],
+    ids=["GAP", "GAPU", "AlphaSample", "AAE-side"],
+)
+def test_update_without_side_observations_raises(make):
+    with pytest.raises(ValueError, match="info must contain 'observed_mask'"):
+        make().update(0, 0.5)
+    with pytest.raises(ValueError, match="info must contain 'observed_rewards'"):
+        make().update(0, 0.5, {"observed_mask": np.ones(3, dtype=bool)})
