@@ -9,6 +9,7 @@ nested), the same table of uniforms (mapped to each setting's rewards by the inv
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -74,8 +75,18 @@ def _instance(task: Task) -> tuple[GraphBanditEnv, dict[str, float], np.ndarray]
         horizon=exp.horizon,
         instance_seed=task.run,
     )
-    uniforms = np.random.default_rng(table_seed(task.base_seed, task.run)).random((exp.horizon, exp.n_arms))
-    return env, setting, uniforms
+    return env, setting, _uniforms(task.base_seed, task.run, exp.horizon, exp.n_arms)
+
+
+@functools.lru_cache(maxsize=4)
+def _uniforms(base_seed: int, run: int, horizon: int, n_arms: int) -> np.ndarray:
+    """Run ``run``'s table of uniforms, shared by every setting of the run (read-only).
+
+    Tasks are ordered run by run, so a worker draws each table once for all its settings.
+    """
+    table = np.random.default_rng(table_seed(base_seed, run)).random((horizon, n_arms))
+    table.setflags(write=False)
+    return table
 
 
 def run_regret_task(task: Task) -> list[dict[str, Any]]:
