@@ -5,6 +5,7 @@ env or, with ``n_envs=N``, N copies of a vector env in lock-step (DESIGN.md, "Ag
 """
 
 from agents.base import Agent, PrivateAgent
+from agents.budget_agents import SMUCB, FixedArm
 from agents.elimination import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
 from agents.index import UCB, UCBN, Random, ThompsonSampling
 
@@ -16,8 +17,10 @@ __all__ = [
     "Agent",
     "AlphaSample",
     "EliminationAgent",
+    "FixedArm",
     "PrivateAgent",
     "Random",
+    "SMUCB",
     "ThompsonSampling",
     "UCB",
     "UCBN",
