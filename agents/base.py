@@ -5,6 +5,11 @@ takes a scalar reward and the env's step ``info``. Built with ``n_envs=N`` it pl
 independent copies in lock-step on a vector env: ``act`` returns an int array of shape (N,)
 and ``update`` takes arrays with a leading batch axis (the vector env's info). All randomness,
 including privacy noise, comes from a ``numpy.random.Generator`` built from ``seed``.
+
+Episodes: an agent learns within one episode of its env. When a vector env autoresets a copy
+(Gymnasium's NEXT_STEP mode: the step after ``truncated`` returns reward 0 and observes
+nothing), call ``agent.reset()`` rather than ``update`` for that step. The copies of a batched
+agent share the agent's generator and draw from it in copy order.
 """
 
 from __future__ import annotations
