@@ -160,7 +160,7 @@ class SMUCB(UCB):
     def __init__(
         self,
         n_arms: int,
-        alpha: float = 0.3,
+        alpha: float | npt.ArrayLike = 0.3,
         beta: float = 0.01,
         *,
         n_envs: int | None = None,

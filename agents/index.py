@@ -24,11 +24,11 @@ IntArray = npt.NDArray[np.int64]
 
 
 @numba.njit(cache=True)
-def _ucb_choose(means: FloatArray, counts: IntArray, width: float) -> IntArray:  # pragma: no cover
-    """Per row, the first arm with count 0, else argmax of mean + sqrt(width / count).
+def _ucb_choose(means: FloatArray, counts: IntArray, width: FloatArray) -> IntArray:  # pragma: no cover
+    """Per row b, the first arm with count 0, else argmax of mean + sqrt(width[b] / count).
 
-    ``width`` is the exploration numerator (alpha^2 ln t for UCB, 2 ln t for UCB-N). Strict ``>``
-    breaks ties towards the lowest index.
+    ``width`` is the per-copy exploration numerator (alpha^2 ln t for UCB, 2 ln t for UCB-N).
+    Strict ``>`` breaks ties towards the lowest index.
     """
     n_rows, n_arms = means.shape
     out = np.empty(n_rows, dtype=np.int64)
@@ -40,7 +40,7 @@ def _ucb_choose(means: FloatArray, counts: IntArray, width: float) -> IntArray: 
             if n == 0:
                 best = k
                 break
-            value = means[b, k] + np.sqrt(width / n)
+            value = means[b, k] + np.sqrt(width[b] / n)
             if value > best_value:
                 best_value = value
                 best = k
@@ -143,8 +143,8 @@ class Random(Agent):
 class _UCBIndex(Agent):
     """Shared state and index choice of UCB and UCB-N: argmax mean + sqrt(width_coef ln t / n)."""
 
-    #: Squared exploration coefficient (alpha^2 for UCB, 2 for UCB-N).
-    _width_coef: float
+    #: Squared exploration coefficient per copy, shape (B,) (alpha^2 for UCB, 2 for UCB-N).
+    _width_coef: FloatArray
 
     def _reset_state(self) -> None:
         self.sums: FloatArray = np.zeros((self.batch, self.n_arms))
@@ -176,7 +176,8 @@ class UCB(_UCBIndex):
     n_arms
         Number of arms K (>= 2).
     alpha
-        Exploration coefficient (> 0); ``sqrt(2)`` gives UCB1.
+        Exploration coefficient (> 0); ``sqrt(2)`` gives UCB1. In batch mode also an array of
+        ``n_envs`` coefficients, one per copy (an α sweep run as one batch).
     n_envs
         ``None`` for one env, or the number N of copies run in lock-step.
     seed
@@ -202,14 +203,14 @@ class UCB(_UCBIndex):
     def __init__(
         self,
         n_arms: int,
-        alpha: float = math.sqrt(2.0),
+        alpha: float | npt.ArrayLike = math.sqrt(2.0),
         *,
         n_envs: int | None = None,
         seed: int | None = None,
     ) -> None:
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
-        self.alpha = check_float("alpha", alpha, low=0.0, low_open=True)
-        self._width_coef = self.alpha**2
+        self.alpha = per_copy_float("alpha", alpha, self.n_envs, low=0.0, low_open=True)
+        self._width_coef = np.broadcast_to(np.square(self.alpha), (self.batch,)).astype(np.float64)
         self._reset_state()
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
@@ -263,10 +264,10 @@ class UCBN(_UCBIndex):
     """
 
     name = "UCB-N"
-    _width_coef = 2.0
 
     def __init__(self, n_arms: int, *, n_envs: int | None = None, seed: int | None = None) -> None:
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
+        self._width_coef = np.full(self.batch, 2.0)
         self._reset_state()
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
@@ -384,3 +385,21 @@ class ThompsonSampling(Agent):
             f"side_observations={self.side_observations}, n_envs={self.n_envs}, "
             f"seed={self.seed})"
         )
+
+
+def per_copy_float(
+    name: str, value: Any, n_envs: int | None, *, low: float, low_open: bool = False
+) -> float | FloatArray:
+    """A float, or in batch mode optionally an (n_envs,) array of floats, each checked."""
+    if np.ndim(value) == 0:
+        return check_float(name, value, low=low, low_open=low_open)
+    if n_envs is None:
+        raise ValueError(
+            f"{name} must be a single number when n_envs is None, got an array of shape {np.shape(value)}."
+        )
+    arr = np.asarray(value)
+    if arr.shape != (n_envs,):
+        raise ValueError(f"{name} must be a number or an array of n_envs={n_envs} numbers, got shape {arr.shape}.")
+    for i, v in enumerate(arr.tolist()):
+        check_float(f"{name}[{i}]", v, low=low, low_open=low_open)
+    return arr.astype(np.float64)
