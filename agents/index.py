@@ -20,6 +20,7 @@ from agents.base import Agent
 from bandit_envs._validation import check_float
 
 FloatArray = npt.NDArray[np.float64]
+SQRT2 = math.sqrt(2.0)
 IntArray = npt.NDArray[np.int64]
 
 
@@ -203,7 +204,7 @@ class UCB(_UCBIndex):
     def __init__(
         self,
         n_arms: int,
-        alpha: float | npt.ArrayLike = math.sqrt(2.0),
+        alpha: float | npt.ArrayLike = SQRT2,
         *,
         n_envs: int | None = None,
         seed: int | None = None,
