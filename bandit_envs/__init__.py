@@ -12,12 +12,28 @@ from bandit_envs.graph import GraphBanditEnv, GraphBanditVectorEnv
 __all__ = ["GraphBanditEnv", "GraphBanditVectorEnv", "ENV_IDS"]
 __version__ = "0.1.0"
 
-ENV_IDS: tuple[str, ...] = ("GraphBandit-v0",)
+ENV_IDS: tuple[str, ...] = ("GraphBandit-v0", "PrivacyBudgetMovieLens-v0", "PrivacyBudgetGowalla-v0")
 
 if "GraphBandit-v0" not in registry:
     register(
         id="GraphBandit-v0",
         entry_point="bandit_envs.graph:GraphBanditEnv",
         vector_entry_point="bandit_envs.graph:GraphBanditVectorEnv",
+        disable_env_checker=False,
+    )
+
+if "PrivacyBudgetMovieLens-v0" not in registry:
+    register(
+        id="PrivacyBudgetMovieLens-v0",
+        entry_point="bandit_envs.budget.movielens:PrivacyBudgetMovieLensEnv",
+        vector_entry_point="bandit_envs.budget.movielens:PrivacyBudgetMovieLensVectorEnv",
+        disable_env_checker=False,
+    )
+
+if "PrivacyBudgetGowalla-v0" not in registry:
+    register(
+        id="PrivacyBudgetGowalla-v0",
+        entry_point="bandit_envs.budget.gowalla:PrivacyBudgetGowallaEnv",
+        vector_entry_point="bandit_envs.budget.gowalla:PrivacyBudgetGowallaVectorEnv",
         disable_env_checker=False,
     )

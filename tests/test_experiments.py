@@ -23,8 +23,8 @@ from agents.experiments.runner import (
 )
 
 
-@pytest.mark.parametrize("experiment_id", sorted(EXPERIMENTS))
-def test_every_experiment_runs_and_writes_outputs(experiment_id, tmp_path):
+@pytest.mark.parametrize("experiment_id", sorted(e for e in EXPERIMENTS if e.startswith("gap/")))
+def test_every_gap_experiment_runs_and_writes_outputs(experiment_id, tmp_path):
     folder, text = run_experiment(experiment_id, runs=2, horizon=3000, jobs=1, out=tmp_path, progress=False)
     for name in ("results.csv", "figure.png", "summary.md"):
         assert (folder / name).stat().st_size > 0

@@ -19,9 +19,17 @@ from typing import Any, NoReturn
 
 from tqdm import tqdm
 
-from agents.experiments.analysis import SUMMARIES
+from agents.experiments import budget
+from agents.experiments.analysis import SUMMARIES as GAP_SUMMARIES
+from agents.experiments.budget_analysis import budget_figure, budget_summary
 from agents.experiments.registry import EXPERIMENTS, Experiment, get_experiment
 from agents.experiments.runner import default_jobs, run_tasks, tasks_for
+
+SUMMARIES = {**GAP_SUMMARIES, "budget": (budget_summary, budget_figure)}
+
+
+class UsageError(ValueError):
+    """A bad option value or data set, reported as one sentence without a traceback."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -56,6 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=_positive("--seed", 0), default=0, help="base seed")
     run.add_argument("--out", type=Path, help="output folder (default results/<id>)")
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    run.add_argument(
+        "--data",
+        action="append",
+        help="budget experiments: synthetic-movielens, synthetic-gowalla, movielens-latest-small, ml-100k, ml-1m, "
+        "ml-10m, gowalla, or a path (repeat for several; default: both synthetic scenarios)",
+    )
     report = sub.add_parser("report", help="rebuild summary.md and figure.png from a results.csv")
     report.add_argument("experiment", help="experiment id the results belong to")
     report.add_argument("folder", type=Path, help="folder holding results.csv (written by `run`)")
@@ -98,9 +112,19 @@ def run_experiment(
     seed: int = 0,
     out: Path | None = None,
     progress: bool = True,
+    data: list[str] | None = None,
 ) -> tuple[Path, str]:
     """Run an experiment and write its CSV, figure and summary; return (folder, summary)."""
     exp = get_experiment(experiment_id).scaled(quick=quick, runs=runs, horizon=horizon)
+    data_names: dict[str, str] = {}
+    if exp.kind == "budget":
+        try:
+            exp = budget.resolve(exp, data, seed)
+        except ValueError as exc:  # unknown --data, a missing or corrupt data file, too few users
+            raise UsageError(str(exc)) from exc
+        data_names = {s["scenario"]: s["data_name"] for s in exp.settings}
+    elif data:
+        raise UsageError(f"--data applies only to the budget experiments, not to {experiment_id!r}.")
     folder = out if out is not None else Path("results") / exp.id.replace("/", "-")
     folder.mkdir(parents=True, exist_ok=True)
     tasks = tasks_for(exp, seed)
@@ -116,10 +140,16 @@ def run_experiment(
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    (folder / "meta.json").write_text(
-        json.dumps({"seed": seed, "seconds": seconds, "jobs": jobs, "runs": exp.runs, "horizon": exp.horizon})
-    )
-    return folder, write_report(rows, exp, folder, {"seed": seed, "seconds": seconds, "jobs": jobs})
+    meta = {
+        "seed": seed,
+        "seconds": seconds,
+        "jobs": jobs,
+        "runs": exp.runs,
+        "horizon": exp.horizon,
+        "data": data_names,
+    }
+    (folder / "meta.json").write_text(json.dumps(meta))
+    return folder, write_report(rows, exp, folder, meta)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -145,7 +175,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         exp = get_experiment(args.experiment).scaled(runs=meta.get("runs"), horizon=meta.get("horizon"))
         print(write_report(read_results(csv_path), exp, args.folder, meta))
         return 0
-    folder, text = run_experiment(
+    try:
+        folder, text = _run_from_args(args)
+    except UsageError as exc:
+        print(f"banditlab: error: {exc}", file=sys.stderr)
+        return 2
+    print(text)
+    print(f"Wrote {folder / 'results.csv'}, {folder / 'figure.png'} and {folder / 'summary.md'}.")
+    return 0
+
+
+def _run_from_args(args: argparse.Namespace) -> tuple[Path, str]:
+    return run_experiment(
         args.experiment,
         quick=args.quick,
         runs=args.runs,
@@ -154,10 +195,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed,
         out=args.out,
         progress=not args.no_progress,
+        data=args.data,
     )
-    print(text)
-    print(f"Wrote {folder / 'results.csv'}, {folder / 'figure.png'} and {folder / 'summary.md'}.")
-    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -82,7 +82,7 @@ class Experiment:
     title: str
     source: str
     kind: str
-    settings: tuple[dict[str, float], ...]
+    settings: tuple[dict[str, Any], ...]
     agents: tuple[str, ...]
     horizon: int = 100_000
     runs: int = 100
@@ -171,6 +171,40 @@ EXPERIMENTS: dict[str, Experiment] = {
         ),
     )
 }
+
+
+BUDGET_CLAIMS: dict[str, tuple[str, ...]] = {
+    "alpha": (
+        "UCB: best α = 0.3 on MovieLens, 0.05 on Gowalla; SM-UCB: 0.3 on MovieLens, 0.1 on Gowalla.",
+        "U(T) first rises then falls with α (one peak).",
+    ),
+    "baselines": ("UCB and SM-UCB are clearly above FixHalf (ε = 0.5 always) and Random on both datasets.",),
+    "smucb-vs-ucb": ("SM-UCB ≥ UCB on both datasets, with a small gap on MovieLens.",),
+}
+
+
+def _budget(eid: str, title: str, fig: str, figure: str, agents: tuple[str, ...], grid: bool) -> Experiment:
+    settings = tuple({"agent": a, "alphas": "grid" if grid else "best"} for a in agents)
+    return Experiment(
+        id=eid, title=title, source=f"budget paper §7.2, {fig}", kind="budget", settings=settings, agents=agents,
+        horizon=20_000, runs=1, quick_horizon=2_000, quick_runs=1, claims=BUDGET_CLAIMS[figure],
+        options={"figure": figure},
+    )  # fmt: skip
+
+
+EXPERIMENTS.update(
+    {
+        e.id: e
+        for e in (
+            _budget("budget/alpha", "Mean cumulative payoff U(T) over users against α", "Figures 2 and 4", "alpha",
+                    ("UCB", "SM-UCB"), grid=True),
+            _budget("budget/baselines", "UCB and SM-UCB against FixHalf and Random", "Figures 5 and 6", "baselines",
+                    ("UCB", "SM-UCB", "FixHalf", "Random"), grid=False),
+            _budget("budget/smucb-vs-ucb", "SM-UCB against UCB", "Figure 7", "smucb-vs-ucb", ("UCB", "SM-UCB"),
+                    grid=False),
+        )
+    }
+)  # fmt: skip
 
 
 def get_experiment(experiment_id: str) -> Experiment:

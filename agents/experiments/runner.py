@@ -156,9 +156,17 @@ def run_privacy_task(task: Task) -> list[dict[str, Any]]:
     ]
 
 
+def run_budget_task(task: Task) -> list[dict[str, Any]]:
+    """One batch of a privacy-budget experiment (see :mod:`agents.experiments.budget`)."""
+    from agents.experiments.budget import run_budget_batch
+
+    return run_budget_batch(task.experiment.settings[task.setting_index], task.experiment.horizon, task.base_seed)
+
+
 RUNNERS: dict[str, Callable[[Task], list[dict[str, Any]]]] = {
     "regret": run_regret_task,
     "privacy": run_privacy_task,
+    "budget": run_budget_task,
 }
 
 

@@ -1,0 +1,131 @@
+"""Turn an env's ``data`` argument into a table: None, a dataset name, a path, or a table.
+
+Loaded tables are kept (a few, least recently used first out), so every env over the same named
+dataset or path shares one table object, and through it one cached scenario.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import weakref
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from bandit_envs.datasets import (
+    MOVIELENS,
+    NYC_BBOX,
+    CheckIns,
+    Ratings,
+    load_gowalla,
+    load_movielens,
+    synthetic_gowalla,
+    synthetic_movielens,
+)
+
+T = TypeVar("T")
+
+#: Other names of MovieLens datasets.
+MOVIELENS_ALIASES = {"movielens-latest-small": "ml-latest-small"}
+#: Dataset names accepted by the MovieLens env (any MovieLens loader name, and the aliases).
+MOVIELENS_NAMES: tuple[str, ...] = (*MOVIELENS, *MOVIELENS_ALIASES)
+#: Dataset names accepted by the Gowalla env: the whole SNAP file, or its New York City rows.
+GOWALLA_NAMES: tuple[str, ...] = ("gowalla", "gowalla-nyc")
+#: Seed of the synthetic dataset used when ``data`` is None (the env's instance_seed picks the user).
+SYNTHETIC_SEED = 0
+
+# Which loader spec reads a user-supplied ratings file, by file name.
+_RATINGS_FILES = {"ratings.csv": "ml-latest-small", "u.data": "ml-100k", "ratings.dat": "ml-10m"}
+
+
+def ratings_from(data: Any) -> Ratings:
+    """Resolve the MovieLens env's ``data`` argument (see the env docstring)."""
+    if isinstance(data, Ratings):
+        return data
+    if data is None:
+        return _synthetic_ratings()
+    if isinstance(data, str | os.PathLike):
+        if isinstance(data, str) and data in MOVIELENS_NAMES:
+            return _named_ratings(MOVIELENS_ALIASES.get(data, data))
+        path = Path(data).expanduser()
+        if path.exists():
+            return _ratings_file(str(path.resolve()))
+        raise ValueError(
+            f"data must be None, a Ratings table, one of {list(MOVIELENS_NAMES)} or the path of a "
+            f"MovieLens ratings file or folder, got {data!r} (no such dataset name or path)."
+        )
+    raise TypeError(f"data must be None, a Ratings table, a dataset name or a path, got {type(data).__name__}.")
+
+
+def checkins_from(data: Any) -> CheckIns:
+    """Resolve the Gowalla env's ``data`` argument (see the env docstring)."""
+    if isinstance(data, CheckIns):
+        return data
+    if data is None:
+        return _synthetic_checkins()
+    if isinstance(data, str | os.PathLike):
+        if isinstance(data, str) and data in GOWALLA_NAMES:
+            return _named_checkins(data)
+        path = Path(data).expanduser()
+        if path.exists():
+            return _checkins_file(str(path.resolve()))
+        raise ValueError(
+            f"data must be None, a CheckIns table, one of {list(GOWALLA_NAMES)} or the path of a "
+            f"SNAP check-in file or folder, got {data!r} (no such dataset name or path)."
+        )
+    raise TypeError(f"data must be None, a CheckIns table, a dataset name or a path, got {type(data).__name__}.")
+
+
+@functools.lru_cache(maxsize=1)
+def _synthetic_ratings() -> Ratings:
+    return synthetic_movielens(seed=SYNTHETIC_SEED)
+
+
+@functools.lru_cache(maxsize=1)
+def _synthetic_checkins() -> CheckIns:
+    return synthetic_gowalla(seed=SYNTHETIC_SEED)
+
+
+@functools.lru_cache(maxsize=4)
+def _named_ratings(name: str) -> Ratings:
+    return load_movielens(name)
+
+
+@functools.lru_cache(maxsize=4)
+def _ratings_file(path: str) -> Ratings:
+    p = Path(path)
+    names = [p.name] if p.is_file() else [f for f in _RATINGS_FILES if (p / f).is_file()]
+    if not names or names[0] not in _RATINGS_FILES:
+        raise ValueError(
+            f"data={path!r} must be a MovieLens ratings file named one of {list(_RATINGS_FILES)} "
+            "or a folder holding one."
+        )
+    spec = _RATINGS_FILES[names[0]]
+    if spec == "ml-10m" and "ml-1m" in str(p).lower():
+        spec = "ml-1m"
+    return load_movielens(spec, path=p)
+
+
+@functools.lru_cache(maxsize=2)
+def _named_checkins(name: str) -> CheckIns:
+    return load_gowalla(bbox=NYC_BBOX if name == "gowalla-nyc" else None)
+
+
+@functools.lru_cache(maxsize=2)
+def _checkins_file(path: str) -> CheckIns:
+    return load_gowalla(path=path)
+
+
+_SCENARIOS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], Any]] = weakref.WeakKeyDictionary()
+
+
+def shared_scenario(table: Ratings | CheckIns, key: tuple[Any, ...], build: Callable[[], T]) -> T:
+    """The scenario built by ``build`` for ``table`` and ``key``, built once while the table lives.
+
+    The cache holds the table weakly, so a scenario must not keep a reference to ``table`` itself.
+    """
+    per_table = _SCENARIOS.setdefault(table, {})
+    if key not in per_table:
+        per_table[key] = build()
+    return per_table[key]

@@ -1,0 +1,285 @@
+"""The location scenario of the budget paper (§6.2): POIs, local metric frames, the pure transition.
+
+Distances are planar in a local equirectangular frame (km). City-sized data (every POI within
+``CITY_KM`` of the POIs' median, e.g. the NYC subset or the synthetic city) has one frame centred
+on that median and one POI index shared by all users. Otherwise each user gets a frame centred on
+their most visited location, and a POI index holding only the POIs within
+``2 * recommend + valid`` km of their locations (R = 0 once the reported point is more than
+``recommend + valid`` km from the truth, so no other POI can matter). A user's check-ins farther
+than ``home_radius_km`` from their most visited location are left out (the env models one city).
+Geometry is built once per scenario and user, and shared by every env.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from bandit_envs._validation import check_float, check_int
+from bandit_envs.budget._core import FloatArray, IntArray, Oracle, SensitivityModel, budget_grid, monte_carlo_oracle
+from bandit_envs.budget._data import checkins_from, shared_scenario
+from bandit_envs.budget._envs import Instance
+from bandit_envs.budget._geo import Grid, GridStack, build_grid
+from bandit_envs.datasets import CheckIns
+from bandit_envs.privacy import EARTH_RADIUS_M, haversine_m
+
+KM_PER_DEGREE = math.pi * EARTH_RADIUS_M / 1000.0 / 180.0
+#: Slack (km) added to the POI box so that rounding never drops a POI at the boundary.
+_SLACK_KM = 0.01
+#: Data whose POIs all lie within this distance (km) of their median share one frame.
+CITY_KM = 150.0
+
+
+@dataclass(frozen=True)
+class UserGeometry:
+    """One user's check-in locations and nearby POIs in the user's local frame (km).
+
+    ``locations`` (J, 2) are the distinct locations checked in at, ``checkins`` (n,) the location
+    index of each kept check-in, ``valid_counts`` (J,) the POIs within ``valid`` km of each location.
+    """
+
+    locations: FloatArray
+    checkins: IntArray
+    valid_counts: IntArray
+    grid: Grid
+    #: (lat, lon) of the frame's origin, in degrees.
+    center: tuple[float, float]
+    #: Check-ins left out for lying farther than ``home_radius_km`` from the most visited location.
+    dropped: int
+
+
+class GowallaScenario:
+    """POIs (every distinct location of the table) and each user's check-ins, with per-user geometry."""
+
+    def __init__(self, checkins: CheckIns) -> None:
+        if len(checkins) == 0:
+            raise ValueError("data must hold at least one check-in, got an empty CheckIns table.")
+        poi_ids, first = np.unique(checkins.location_id, return_index=True)
+        self.poi_lat = checkins.lat[first].copy()
+        self.poi_lon = checkins.lon[first].copy()
+        order = np.argsort(checkins.user_id, kind="stable")
+        users = checkins.user_id[order]
+        self.user_ids, starts, self.counts = np.unique(users, return_index=True, return_counts=True)
+        self._starts = starts
+        self._poi_of_row = np.searchsorted(poi_ids, checkins.location_id[order])
+        self.n_pois = int(poi_ids.size)
+        lat_c, lon_c = float(np.median(self.poi_lat)), float(np.median(self.poi_lon))
+        spread = float(haversine_m(lat_c, lon_c, self.poi_lat, self.poi_lon).max()) / 1000.0
+        #: Centre of the shared frame of city-sized data, or None (one frame per user).
+        self.city_center = (lat_c, lon_c) if spread <= CITY_KM else None
+        self._city_grids: dict[tuple[float, float], Grid] = {}
+        self._geometry: dict[tuple[Any, ...], UserGeometry] = {}
+        #: Oracles computed for this scenario, by (user, settings).
+        self.oracles: dict[tuple[Any, ...], Oracle] = {}
+
+    def user_pois(self, user: int) -> IntArray:
+        """POI index of each check-in of ``user``."""
+        i = int(np.searchsorted(self.user_ids, user))
+        if i >= self.user_ids.size or self.user_ids[i] != user:
+            raise ValueError(f"user={user!r} has no check-in in the data ({self.user_ids.size} users have).")
+        return self._poi_of_row[self._starts[i] : self._starts[i] + self.counts[i]]
+
+    def geometry(self, user: int, recommend_km: float, valid_km: float, home_km: float) -> UserGeometry:
+        """The user's :class:`UserGeometry` (cached)."""
+        key = (user, recommend_km, valid_km, home_km)
+        if key not in self._geometry:
+            self._geometry[key] = self._build_geometry(user, recommend_km, valid_km, home_km)
+        return self._geometry[key]
+
+    def _build_geometry(self, user: int, recommend_km: float, valid_km: float, home_km: float) -> UserGeometry:
+        pois = self.user_pois(user)
+        visited, visits = np.unique(pois, return_counts=True)
+        home = int(visited[np.argmax(visits)])
+        distance = haversine_m(self.poi_lat[home], self.poi_lon[home], self.poi_lat[pois], self.poi_lon[pois])
+        kept = pois[distance / 1000.0 <= home_km]
+        places, checkins = np.unique(kept, return_inverse=True)
+        # Thin cells (width/height 1/4) measured fastest on the NYC data; results do not depend on them.
+        size = max(recommend_km, valid_km)
+        cell = (size / 60.0, size / 15.0)
+        if self.city_center is not None:
+            lat0, lon0 = self.city_center
+            locations = self._project(places, lat0, lon0)
+            if cell not in self._city_grids:
+                xy = self._project(np.arange(self.n_pois), lat0, lon0)
+                self._city_grids[cell] = build_grid(xy, xy.min(axis=0), xy.max(axis=0), cell)
+            grid = self._city_grids[cell]
+        else:
+            lat0, lon0 = float(self.poi_lat[home]), float(self.poi_lon[home])
+            locations = self._project(places, lat0, lon0)
+            margin = 2.0 * recommend_km + valid_km + _SLACK_KM
+            lower, upper = locations.min(axis=0) - margin, locations.max(axis=0) + margin
+            # Preselect POIs by latitude (cheap on the whole SNAP file), then project only those.
+            lat_pad = max(abs(lower[1]), abs(upper[1])) / KM_PER_DEGREE + 0.01
+            candidates = np.flatnonzero(np.abs(self.poi_lat - lat0) <= lat_pad)
+            grid = build_grid(self._project(candidates, lat0, lon0), lower, upper, cell)
+        valid_counts = GridStack.of([grid]).count(np.zeros(places.size, dtype=np.int64), locations, valid_km)
+        dropped = int(pois.size - kept.size)
+        return UserGeometry(locations, checkins.astype(np.int64), valid_counts, grid, (lat0, lon0), dropped)
+
+    def _project(self, index: IntArray, lat0: float, lon0: float) -> FloatArray:
+        """Local equirectangular coordinates (km) of POIs ``index`` around (lat0, lon0)."""
+        dlon = (self.poi_lon[index] - lon0 + 180.0) % 360.0 - 180.0
+        x = dlon * KM_PER_DEGREE * math.cos(math.radians(lat0))
+        y = (self.poi_lat[index] - lat0) * KM_PER_DEGREE
+        return np.stack([x, y], axis=1)
+
+    def eligible(self, min_checkins: int) -> IntArray:
+        """Users with at least ``min_checkins`` check-ins."""
+        return self.user_ids[self.counts >= min_checkins]
+
+
+def gowalla_scenario(data: Any = None) -> GowallaScenario:
+    """The shared :class:`GowallaScenario` of ``data`` (None, a dataset name, a path, or a CheckIns table)."""
+    table = checkins_from(data)
+    return shared_scenario(table, ("gowalla",), lambda: GowallaScenario(table))
+
+
+@dataclass(frozen=True)
+class GowallaWorld:
+    """The users of a batch and the pure transition of §6.2 (one step of every copy).
+
+    Per-user arrays are concatenated: the state is a row of ``locations``; ``first_checkin[u]`` and
+    ``n_checkins[u]`` slice user u's ``checkins``; user u's POIs are grid ``grid_of_user[u]``. Noise
+    columns: 0 and 1 the radius (Gamma(2) as a sum of two exponentials), 2 the angle, 3 the next
+    check-in.
+    """
+
+    locations: FloatArray
+    valid_counts: IntArray
+    checkins: IntArray
+    first_checkin: IntArray
+    n_checkins: IntArray
+    grids: GridStack
+    grid_of_user: IntArray
+    epsilon_unit_km: float
+    recommend_km: float
+    valid_km: float
+    loss_scale_km: float
+    n_noise: ClassVar[int] = 4
+
+    @classmethod
+    def of(cls, geometries: list[UserGeometry], **settings: float) -> GowallaWorld:
+        """Concatenate the users' geometries."""
+        loc_offsets = np.cumsum([0] + [g.locations.shape[0] for g in geometries])
+        sizes = np.array([g.checkins.size for g in geometries], dtype=np.int64)
+        grids: list[Grid] = []
+        for g in geometries:
+            if not any(g.grid is known for known in grids):
+                grids.append(g.grid)
+        return cls(
+            np.concatenate([g.locations for g in geometries]),
+            np.concatenate([g.valid_counts for g in geometries]),
+            np.concatenate([g.checkins + off for g, off in zip(geometries, loc_offsets[:-1], strict=True)]),
+            np.cumsum(sizes) - sizes,
+            sizes,
+            GridStack.of(grids),
+            np.array([next(i for i, known in enumerate(grids) if g.grid is known) for g in geometries]),
+            **settings,
+        )
+
+    def _checkin(self, who: IntArray, uniform: FloatArray) -> IntArray:
+        n = self.n_checkins[who]
+        return self.checkins[self.first_checkin[who] + np.minimum((uniform * n).astype(np.int64), n - 1)]
+
+    def start(self, who: IntArray, noise: FloatArray) -> IntArray:
+        """The first datum: a uniformly random check-in of the user."""
+        return self._checkin(who, noise[:, 3])
+
+    def step(
+        self, who: IntArray, state: IntArray, epsilon: FloatArray, noise: FloatArray
+    ) -> tuple[IntArray, FloatArray, FloatArray, dict[str, Any]]:
+        """Perturb the location ``state`` by planar Laplace, recommend by radius, score (see the env docstring)."""
+        # Planar Laplace (Andrés et al. 2013): radius ~ Gamma(2, unit/eps) km, angle uniform.
+        radius = -(np.log1p(-noise[:, 0]) + np.log1p(-noise[:, 1])) * (self.epsilon_unit_km / epsilon)
+        angle = 2.0 * math.pi * noise[:, 2]
+        truth = self.locations[state]
+        reported = truth + radius[:, None] * np.stack([np.cos(angle), np.sin(angle)], axis=1)
+        reward = np.zeros(state.shape[0])
+        grid = self.grid_of_user[who]
+        near = np.flatnonzero(radius <= self.recommend_km + self.valid_km)
+        if near.size:
+            # |S ∩ C|: all of C when the valid disk lies inside the recommended one, else counted.
+            hits = self.valid_counts[state[near]]
+            crossing = radius[near] > self.recommend_km - self.valid_km
+            if crossing.any():
+                c = near[crossing]
+                hits[crossing] = self.grids.count(grid[c], truth[c], self.valid_km, reported[c], self.recommend_km)
+            some = hits > 0
+            s = near[some]
+            recommended = self.grids.count(grid[s], reported[s], self.recommend_km)
+            reward[s] = np.minimum(hits[some] / recommended, 1.0)
+        loss_factor = np.exp(-radius / self.loss_scale_km)
+        return self._checkin(who, noise[:, 3]), reward, loss_factor, {"displacement_km": radius}
+
+    def burn_in(self, budgets: FloatArray) -> int:
+        """Rounds are i.i.d. (a fresh random check-in each round): no burn-in."""
+        return 0
+
+
+def gowalla_instance(
+    data: Any,
+    users: list[Any],
+    n_budgets: Any,
+    budgets: Any,
+    epsilon_unit_km: Any,
+    recommend_radius_km: Any,
+    valid_radius_km: Any,
+    loss_scale_km: Any,
+    home_radius_km: Any,
+    min_user_checkins: Any,
+    sensitivity_range: Any,
+    sensitivity_std: Any,
+    sensitivity_level: Any,
+    instance_seed: Any,
+    oracle_samples: Any,
+    oracle_seed: Any,
+) -> tuple[Instance, IntArray]:
+    """Validate the arguments and build the instance for ``users`` (one entry per copy; None = drawn)."""
+    grid = budget_grid(n_budgets, budgets)
+    settings = {
+        "epsilon_unit_km": check_float("epsilon_unit_km", epsilon_unit_km, low=0.0, low_open=True),
+        "recommend_km": check_float("recommend_radius_km", recommend_radius_km, low=0.0, low_open=True),
+        "valid_km": check_float("valid_radius_km", valid_radius_km, low=0.0, low_open=True),
+        "loss_scale_km": check_float("loss_scale_km", loss_scale_km, low=0.0, low_open=True),
+    }
+    home_km = check_float("home_radius_km", home_radius_km, low=0.0)
+    min_checkins = check_int("min_user_checkins", min_user_checkins, minimum=1)
+    sensitivity = SensitivityModel.checked(sensitivity_range, sensitivity_std, sensitivity_level)
+    seed = check_int("instance_seed", instance_seed, minimum=0)
+    samples = check_int("oracle_samples", oracle_samples, minimum=1000)
+    o_seed = check_int("oracle_seed", oracle_seed, minimum=0)
+    scenario = gowalla_scenario(data)
+    eligible = scenario.eligible(min_checkins)
+    if eligible.size == 0:
+        raise ValueError(
+            f"no user of the data has >= min_user_checkins={min_checkins} check-ins "
+            f"(the most active has {scenario.counts.max()}); lower min_user_checkins."
+        )
+    chosen = [_check_user(scenario, u, eligible, seed, min_checkins) for u in users]
+    distinct, who = np.unique(np.array(chosen, dtype=np.int64), return_inverse=True)
+    geo = [scenario.geometry(int(u), settings["recommend_km"], settings["valid_km"], home_km) for u in distinct]
+    oracles = []
+    for u, g in zip(distinct, geo, strict=True):
+        key = (int(u), tuple(grid.tolist()), home_km, *settings.values(), samples, o_seed)
+        if key not in scenario.oracles:
+            scenario.oracles[key] = monte_carlo_oracle(GowallaWorld.of([g], **settings), grid, samples, o_seed)
+        oracles.append(scenario.oracles[key])
+    levels = np.array([sensitivity.user_level(seed, int(u)) for u in distinct])
+    world = GowallaWorld.of(geo, **settings)
+    return Instance(world, distinct, tuple(oracles), levels, grid, sensitivity), who.astype(np.int64)
+
+
+def _check_user(scenario: GowallaScenario, user: Any, eligible: IntArray, seed: int, min_checkins: int) -> int:
+    if user is None:
+        return int(eligible[np.random.default_rng(seed).integers(eligible.size)])
+    u = check_int("user", user)
+    n = scenario.user_pois(u).size
+    if n < min_checkins:
+        raise ValueError(
+            f"user={user!r} has {n} check-ins, fewer than min_user_checkins={min_checkins} "
+            f"({eligible.size} users qualify)."
+        )
+    return u

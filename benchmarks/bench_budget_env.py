@@ -1,0 +1,132 @@
+"""Speed of ``PrivacyBudgetMovieLens-v0`` and ``PrivacyBudgetGowalla-v0``: construction and steps.
+
+Printed, on the real data of ``../shared/data`` when present (else on the synthetic defaults):
+
+* construction: loading the data, building its scenario (Gram matrix; POI table), then a vector
+  env over 20 MovieLens users / 10 Gowalla users (each user's neighbour table or geometry and its
+  Monte Carlo oracle), then the same again (everything cached);
+* steps/s of the single env made with ``gym.make`` (with its wrappers), random actions;
+* the native vector env with "users x settings" copies (20 x 10 and 20 x 20 for MovieLens,
+  10 x 20 and 10 x 40 for Gowalla): time per step and per copy-step, and the projected time of
+  one paper-scale run (T = 20000 steps of every copy).
+
+The budget experiments must run T = 20000 for ~20 users x ~20 alpha values x 3-4 agents in at
+most 60 s per experiment on 2 cores, so the ~400-copy vector step should stay well under 1 ms.
+
+Usage: ``python benchmarks/bench_budget_env.py [--steps 2000] [--single-steps 20000] [--synthetic]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import bandit_envs  # noqa: F401  (registers the ids)
+from bandit_envs.budget import (
+    PrivacyBudgetGowallaVectorEnv,
+    PrivacyBudgetMovieLensVectorEnv,
+    gowalla_scenario,
+    movielens_scenario,
+)
+from bandit_envs.budget._data import checkins_from, ratings_from
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+ML_DIR = DATA / "ml-latest-small"
+GOWALLA_NYC = DATA / "gowalla-snap-nyc" / "loc-gowalla_totalCheckins.nyc.txt.gz"
+PAPER_T = 20_000
+
+
+def timed(fn: Any) -> tuple[Any, float]:
+    start = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - start
+
+
+def construction(name: str, vector: Any, data: Any, users: list[int]) -> None:
+    _, cold = timed(lambda: vector(num_envs=len(users), users=users, data=data))
+    _, warm = timed(lambda: vector(num_envs=len(users), users=users, data=data))
+    print(
+        f"{name:9s} construction of {len(users)} users (scenario built): {cold:5.2f} s "
+        f"({cold / len(users) * 1000:4.0f} ms/user: neighbour table or geometry, and the oracle); "
+        f"again, cached: {warm * 1000:5.1f} ms"
+    )
+
+
+def single_steps(env_id: str, data: Any, steps: int) -> None:
+    env = gym.make(env_id, data=data, horizon=steps)
+    actions = np.random.default_rng(0).integers(0, 10, steps).tolist()
+    env.reset(seed=0)
+    step = env.step
+    start = time.perf_counter()
+    for a in actions:
+        step(a)
+    elapsed = time.perf_counter() - start
+    print(f"{env_id:26s} single env (gym.make): {steps / elapsed:9,.0f} steps/s ({elapsed / steps * 1e6:6.1f} us/step)")
+
+
+def vector_steps(env_id: str, vector: Any, data: Any, users: list[int], settings: int, steps: int) -> None:
+    n = len(users) * settings
+    venv = vector(num_envs=n, users=list(np.repeat(users, settings)), data=data, horizon=PAPER_T)
+    venv.reset(seed=0)
+    rng = np.random.default_rng(1)
+    # Half the copies pull random arms (exploration), half their best arm (exploitation).
+    best = venv.expected_rewards_by_user.argmax(axis=1)[venv._who]
+    explore = rng.integers(0, venv.n_budgets, (steps, n))
+    actions = np.where(np.arange(n) % 2 == 0, explore, best)
+    for a in actions[:20]:
+        venv.step(a)
+    start = time.perf_counter()
+    for a in actions:
+        venv.step(a)
+    per_step = (time.perf_counter() - start) / steps
+    print(
+        f"{env_id:26s} vector {len(users):2d} users x {settings:2d} settings = {n:3d} copies: "
+        f"{per_step * 1e6:7.1f} us/step, {per_step / n * 1e9:6.0f} ns/copy-step, "
+        f"T={PAPER_T} run {per_step * PAPER_T:5.1f} s"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=2000, help="vector steps timed per configuration")
+    parser.add_argument("--single-steps", type=int, default=20_000, help="single-env steps timed")
+    parser.add_argument("--synthetic", action="store_true", help="use the synthetic defaults even if real data exist")
+    args = parser.parse_args()
+    real = not args.synthetic and ML_DIR.exists() and GOWALLA_NYC.exists()
+    ml_data: Any = str(ML_DIR) if real else None
+    gw_data: Any = str(GOWALLA_NYC) if real else None
+    print(f"{platform.python_implementation()} {platform.python_version()}, numpy {np.__version__}")
+    print(f"data: {'real (ml-latest-small, Gowalla NYC)' if real else 'synthetic defaults'}")
+
+    # Users: the eligible users of the defaults (21 MovieLens, 11 NYC Gowalla users on real data).
+    _, ml_load = timed(lambda: ratings_from(ml_data))
+    _, gw_load = timed(lambda: checkins_from(gw_data))
+    ml_scenario, ml_build = timed(lambda: movielens_scenario(ml_data))
+    gw_scenario, gw_build = timed(lambda: gowalla_scenario(gw_data))
+    print(
+        f"load: MovieLens {ml_load:.2f} s, Gowalla {gw_load:.2f} s; scenario: MovieLens {ml_build:.2f} s "
+        f"(Gram matrix of {ml_scenario.n_items} movies), Gowalla {gw_build:.2f} s ({gw_scenario.n_pois} POIs)"
+    )
+    ml_pool = [int(u) for u in ml_scenario.eligible(0.25, 0.6)]
+    gw_pool = [int(u) for u in gw_scenario.eligible(800)]
+    ml_users = (ml_pool * 20)[:20]
+    gw_users = (gw_pool * 10)[:10]
+    construction("MovieLens", PrivacyBudgetMovieLensVectorEnv, ml_data, ml_users)
+    construction("Gowalla", PrivacyBudgetGowallaVectorEnv, gw_data, gw_users)
+
+    single_steps("PrivacyBudgetMovieLens-v0", ml_data, args.single_steps)
+    single_steps("PrivacyBudgetGowalla-v0", gw_data, args.single_steps)
+    ml = ("PrivacyBudgetMovieLens-v0", PrivacyBudgetMovieLensVectorEnv, ml_data, ml_users)
+    gw = ("PrivacyBudgetGowalla-v0", PrivacyBudgetGowallaVectorEnv, gw_data, gw_users)
+    for config, settings in ((ml, 10), (ml, 20), (gw, 20), (gw, 40)):
+        vector_steps(*config, settings, args.steps)
+
+
+if __name__ == "__main__":
+    main()

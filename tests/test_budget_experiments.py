@@ -1,0 +1,66 @@
+"""Budget experiments: quick runs on the synthetic default and on real data, --data validation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agents.experiments.budget import ALPHA_GRIDS, scenario_of
+from agents.experiments.cli import main, run_experiment
+
+SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+ML_SMALL = SHARED / "ml-latest-small"
+GOWALLA_NYC = SHARED / "gowalla-snap-nyc" / "loc-gowalla_totalCheckins.nyc.txt.gz"
+
+
+@pytest.mark.parametrize("experiment_id", ["budget/alpha", "budget/baselines", "budget/smucb-vs-ucb"])
+def test_budget_experiments_run_on_the_synthetic_default(experiment_id, tmp_path):
+    folder, text = run_experiment(experiment_id, horizon=300, jobs=1, out=tmp_path, progress=False)
+    for name in ("results.csv", "figure.png", "summary.md"):
+        assert (folder / name).stat().st_size > 0
+    assert "movielens" in text and "gowalla" in text
+    if experiment_id == "budget/alpha":
+        assert "paper's best α = 0.3" in text and "Our best α" in text
+    else:
+        assert "SM-UCB − " in text
+
+
+@pytest.mark.skipif(not ML_SMALL.is_dir() or not GOWALLA_NYC.is_file(), reason="real data not in ../shared/data")
+def test_budget_experiment_runs_on_real_data(tmp_path):
+    folder, text = run_experiment(
+        "budget/smucb-vs-ucb", horizon=200, jobs=1, out=tmp_path, progress=False,
+        data=[str(ML_SMALL), str(GOWALLA_NYC)],
+    )  # fmt: skip
+    assert str(ML_SMALL) in text and str(GOWALLA_NYC) in text
+    assert "20 users" in text and "10 users" in text
+
+
+def test_scenario_of_known_names_and_paths(tmp_path):
+    assert scenario_of("synthetic-movielens") == ("movielens", None)
+    assert scenario_of("movielens-latest-small") == ("movielens", "ml-latest-small")
+    assert scenario_of("gowalla")[0] == "gowalla"
+    gz = tmp_path / "checkins.txt.gz"
+    gz.write_bytes(b"")
+    assert scenario_of(str(gz)) == ("gowalla", str(gz))
+    with pytest.raises(ValueError, match="--data must be"):
+        scenario_of("netflix")
+
+
+def test_alpha_grids_are_the_papers():
+    assert len(ALPHA_GRIDS[("movielens", "UCB")]) == 26 and ALPHA_GRIDS[("movielens", "UCB")][-1] == 2.0
+    assert ALPHA_GRIDS[("gowalla", "SM-UCB")][-5:] == (0.3, 0.35, 0.4, 0.45, 0.5)
+    assert 0.3 in ALPHA_GRIDS[("movielens", "SM-UCB")]
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["run", "budget/alpha", "--data", "netflix"], "--data must be"),
+        (["run", "gap/privacy", "--data", "gowalla"], "--data applies only to the budget experiments"),
+    ],
+)
+def test_cli_data_errors_are_one_sentence(argv, needle, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err
