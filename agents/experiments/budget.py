@@ -113,7 +113,7 @@ def run_budget_batch(setting: dict[str, Any], horizon: int, seed: int) -> list[d
     scenario, agent_name = setting["scenario"], setting["agent"]
     users: list[int] = setting["users"]
     alphas: list[float] = list(setting["alphas"])
-    gamma = PAPER_GAMMA.get((scenario, agent_name), 1.0)
+    gamma = float(setting["gamma"])
     copies = [(u_i, a) for a in alphas for u_i in range(len(users))]
     env = _vector_env(scenario, setting["data"], [users[u_i] for u_i, _ in copies], gamma, horizon)
     n = len(copies)
@@ -161,6 +161,9 @@ def resolve(experiment: Any, data: list[str] | None, seed: int) -> Any:
                 alphas = (PAPER_BEST_ALPHA[(scenario, agent)],)
             else:
                 alphas = (0.0,)
+            # The α sweep gives each agent the paper's best γ for it (§7.1.3 (4)); comparisons between
+            # agents use one γ per scenario (UCB's), since payoffs under different γ are not comparable.
+            gamma = PAPER_GAMMA[(scenario, agent if template.get("alphas") == "grid" else "UCB")]
             settings.append({"scenario": scenario, "data": env_data, "data_name": spec, "agent": agent,
-                             "alphas": alphas, "users": users})  # fmt: skip
+                             "alphas": alphas, "users": users, "gamma": gamma})  # fmt: skip
     return replace(experiment, settings=tuple(settings), runs=1)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from agents.experiments.analysis import mean_ci
-from agents.experiments.budget import ALPHA_GRIDS, PAPER_BEST_ALPHA, PAPER_GAMMA
+from agents.experiments.budget import ALPHA_GRIDS, PAPER_BEST_ALPHA
 from agents.experiments.registry import Experiment
 
 
@@ -32,8 +32,10 @@ def _paired(a: dict[int, float], b: dict[int, float]) -> tuple[float, float]:
 
 def _header(exp: Experiment, rows: Sequence[dict[str, Any]], meta: dict[str, Any]) -> list[str]:
     by_scenario: dict[str, set[int]] = defaultdict(set)
+    gammas: dict[str, dict[str, float]] = defaultdict(dict)
     for r in rows:
         by_scenario[str(r["scenario"])].add(int(r["user"]))
+        gammas[str(r["scenario"])][str(r["agent"])] = float(r["gamma"])
     data = meta.get("data") or {}
     lines = [
         f"# `{exp.id}`: {exp.title}",
@@ -44,8 +46,9 @@ def _header(exp: Experiment, rows: Sequence[dict[str, Any]], meta: dict[str, Any
     ]
     for scenario, users in sorted(by_scenario.items()):
         lines.append(
-            f"- {scenario}: data `{data.get(scenario, 'synthetic default')}`, {len(users)} users, "
-            f"γ = {PAPER_GAMMA[(scenario, 'UCB')]:g} (UCB), {PAPER_GAMMA[(scenario, 'SM-UCB')]:g} (SM-UCB)."
+            f"- {scenario}: data `{data.get(scenario, 'synthetic default')}`, {len(users)} users, γ: "
+            + ", ".join(f"{a} {g:g}" for a, g in gammas[scenario].items())
+            + "."
         )
     lines += [
         "",
