@@ -165,6 +165,18 @@ class EliminationAgent(Agent):
     def _rounds_played(self, copy: int) -> int:
         """Rounds copy ``copy`` has played since its reset."""
 
+    @property
+    def active(self) -> npt.NDArray[np.bool_]:
+        """Active (not yet eliminated) arms of every copy, shape (B, K)."""
+        return self._state[0].copy()
+
+
+def _confidence(name: str, value: float | None, default: float) -> float:
+    """A failure probability in (0, 1), or ``default`` when ``value`` is None."""
+    if value is None:
+        return default
+    return check_float(name, value, low=0.0, high=1.0, low_open=True, high_open=True)
+
 
 def _check_graph(feedback_graph: Any, n_arms: int) -> npt.NDArray[np.bool_]:
     if feedback_graph is None:
@@ -232,11 +244,7 @@ class GAP(EliminationAgent, PrivateAgent):
         super().__init__(n_arms, horizon, n_envs=n_envs, seed=seed)
         self.round_robin = check_choice("round_robin", round_robin, ("greedy", "index"))
         self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
-        self.delta = (
-            1.0 / self.horizon
-            if delta is None
-            else check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
-        )
+        self.delta = _confidence("delta", delta, 1.0 / self.horizon)
         self.neighbourhoods = _check_graph(feedback_graph, self.n_arms)
         self._reset_state()
 
@@ -257,11 +265,6 @@ class GAP(EliminationAgent, PrivateAgent):
 
     def _rounds_played(self, copy: int) -> int:
         return int(self._state[5][copy, 5])
-
-    @property
-    def active(self) -> npt.NDArray[np.bool_]:
-        """Active arms A_τ of every copy, shape (B, K)."""
-        return self._state[0].copy()
 
     @property
     def independent_set(self) -> list[list[int]]:
@@ -343,11 +346,7 @@ class DPSE(EliminationAgent, PrivateAgent):
     ) -> None:
         super().__init__(n_arms, horizon, n_envs=n_envs, seed=seed)
         self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
-        self.beta = (
-            1.0 / self.horizon
-            if beta is None
-            else check_float("beta", beta, low=0.0, high=1.0, low_open=True, high_open=True)
-        )
+        self.beta = _confidence("beta", beta, 1.0 / self.horizon)
         self.schedule_scale = check_float("schedule_scale", schedule_scale, low=0.0, low_open=True)
         self.width_scale = check_float("width_scale", width_scale, low=0.0, low_open=True)
         self._reset_state()
@@ -372,11 +371,6 @@ class DPSE(EliminationAgent, PrivateAgent):
     def epoch_repetitions(self) -> npt.NDArray[np.int64]:
         """R_e of the current epoch, per copy."""
         return self._state[3][:, 4].copy()
-
-    @property
-    def active(self) -> npt.NDArray[np.bool_]:
-        """Active arms per copy."""
-        return self._state[0].copy()
 
     @property
     def privacy_spent(self) -> tuple[float, float]:
@@ -411,11 +405,7 @@ class AAE(EliminationAgent):
         seed: int | None = None,
     ) -> None:
         super().__init__(n_arms, horizon, n_envs=n_envs, seed=seed)
-        self.delta = (
-            1.0 / self.horizon
-            if delta is None
-            else check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
-        )
+        self.delta = _confidence("delta", delta, 1.0 / self.horizon)
         self.c = check_float("c", c, low=0.0, low_open=True)
         self.radius = check_choice("radius", radius, ("evendar", "hoeffding"))
         if not isinstance(side_observations, bool):
@@ -438,11 +428,6 @@ class AAE(EliminationAgent):
 
     def _rounds_played(self, copy: int) -> int:
         return int(self._state[4][copy, 2])
-
-    @property
-    def active(self) -> npt.NDArray[np.bool_]:
-        """Active arms per copy."""
-        return self._state[0].copy()
 
 
 class AlphaSample(EliminationAgent):
@@ -473,11 +458,7 @@ class AlphaSample(EliminationAgent):
         seed: int | None = None,
     ) -> None:
         super().__init__(n_arms, horizon, n_envs=n_envs, seed=seed)
-        self.delta = (
-            1.0 / (2 * self.n_arms * self.horizon)
-            if delta is None
-            else check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
-        )
+        self.delta = _confidence("delta", delta, 1.0 / (2 * self.n_arms * self.horizon))
         self.epsilon1 = check_float("epsilon1", epsilon1, low=0.0, low_open=True)
         self.coeff = check_float("coeff", coeff, low=0.0, low_open=True)
         self._reset_state()
@@ -498,8 +479,3 @@ class AlphaSample(EliminationAgent):
 
     def _rounds_played(self, copy: int) -> int:
         return int(self._state[4][copy, 3])
-
-    @property
-    def active(self) -> npt.NDArray[np.bool_]:
-        """Active arms per copy."""
-        return self._state[0].copy()
