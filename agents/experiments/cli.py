@@ -157,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "list":
         for eid, exp in EXPERIMENTS.items():
-            print(f"{eid:18s} {exp.title} ({exp.source})")
+            print(f"{eid:20s} {exp.title} ({exp.source})")
         return 0
     if args.experiment not in EXPERIMENTS:
         print(
