@@ -1,0 +1,92 @@
+"""A finite-context linear bandit instance and the pure functions every env and fast path share.
+
+A *context* is what a round shows the learner: a user (MovieLens) or a user at a check-in (Gowalla).
+An instance is a finite set of contexts, each with ``n_arms`` feature vectors in R^d and the
+noiseless reward of every arm; a round draws a context, the learner picks an arm, and the reward is
+that arm's noiseless reward plus Gaussian noise. Contexts come from uniforms by a fixed map and the
+noise from standard normals, each drawn in sequence from its own stream, so a stream gives the same
+rounds however it is cut into blocks: the single env, the vector env and ``round_contexts`` agree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+#: Largest seed drawn for an episode's generators (numpy accepts any non-negative int).
+_SEED_BOUND = 2**62
+
+
+class Problem:
+    """Noiseless rewards per (context, arm) and the maps from uniforms to contexts, contexts to features.
+
+    Subclasses set ``dim``, ``n_uniforms`` and ``user_ids`` (the data's user id of each context)
+    and implement :meth:`features_of` and :meth:`contexts`.
+    """
+
+    dim: int
+    n_uniforms: int
+    user_ids: IntArray
+
+    def __init__(self, rewards: FloatArray) -> None:
+        self.rewards = np.ascontiguousarray(rewards, dtype=np.float64)
+        self.rewards.setflags(write=False)
+        self.n_contexts, self.n_arms = self.rewards.shape
+        #: Best noiseless reward of each context and its arm (the lowest index among ties).
+        self.optimal = self.rewards.argmax(axis=1)
+        self.best = self.rewards[np.arange(self.n_contexts), self.optimal]
+        for arr in (self.optimal, self.best):
+            arr.setflags(write=False)
+
+    def features_of(self, contexts: Any) -> FloatArray:
+        """Feature vectors of every arm: shape (n_arms, d) for one context, (n, n_arms, d) for n."""
+        raise NotImplementedError
+
+    def contexts(self, uniforms: FloatArray) -> IntArray:
+        """Contexts from a (n, n_uniforms) array of uniforms in [0, 1)."""
+        raise NotImplementedError
+
+    def round_info(self, contexts: Any) -> dict[str, Any]:
+        """Step-info entries describing the round's context (at least ``user_id``)."""
+        return {"user_id": self.user_ids[contexts]}
+
+    def static_info(self) -> dict[str, Any]:
+        """Reset-info entries that describe the instance."""
+        return {}
+
+
+def uniform_index(uniform: FloatArray, size: Any) -> IntArray:
+    """floor(u * size): a uniform index in [0, size) (the bias is below 2^-53 per draw)."""
+    return np.minimum((uniform * size).astype(np.int64), np.asarray(size) - 1)
+
+
+def episode_generators(parent: np.random.Generator) -> tuple[np.random.Generator, np.random.Generator]:
+    """The generators of one episode's contexts and reward noise, seeded from the env's generator.
+
+    Two streams keep the contexts independent of the noise level (and of whether noise is drawn).
+    """
+    context_seed, noise_seed = (int(s) for s in parent.integers(0, _SEED_BOUND, size=2))
+    return np.random.default_rng(context_seed), np.random.default_rng(noise_seed)
+
+
+def draw_contexts(problem: Problem, rng: np.random.Generator, size: int) -> IntArray:
+    """The next ``size`` contexts of a stream (rows of ``n_uniforms`` uniforms each)."""
+    return problem.contexts(rng.random((size, problem.n_uniforms)))
+
+
+def draw_noise(rng: np.random.Generator, std: float, size: int) -> FloatArray:
+    """The next ``size`` reward-noise values of a stream (nothing is drawn when ``std`` is 0)."""
+    if std == 0.0:
+        return np.zeros(size)
+    return std * rng.standard_normal(size)
+
+
+def outcome(problem: Problem, contexts: Any, actions: Any, noise: Any) -> tuple[Any, Any, Any, Any]:
+    """One round, for one context (ints) or a batch (arrays): (reward, expected, regret, optimal action)."""
+    expected = problem.rewards[contexts, actions]
+    return expected + noise, expected, problem.best[contexts] - expected, problem.optimal[contexts]

@@ -1,0 +1,160 @@
+"""Speed of ``MovieLensRecommendation-v0`` and ``GowallaRecommendation-v0``: construction, steps, fast path.
+
+Printed, on the real data of ``../shared/data`` when present (else on the synthetic defaults):
+
+* construction: loading the data, then building each instance (the authors' SVD construction; the
+  ALS low-rank completion on the 200 most rated movies at rank 10; Gowalla's visit-matrix SVD and
+  nearest-POI tables), then the same again (cached);
+* steps/s of the single env made with ``gym.make`` (with its wrappers), random actions, next to a
+  plain reference loop in the style of the authors' ``train_eval.py`` (draw a user with
+  ``random.randint``, look up its feature and reward rows: no info, no checks);
+* the native vector env (``gym.make_vec``, N = 32 copies): steps/s and copy-steps/s;
+* the fast path: ``round_contexts`` and ``round_noise`` for T = 10^6 rounds, and one reward gather.
+
+The LDP experiment runs T = 10^6 rounds per run for 4 values of ε: with the fast path the env's share
+of a run is the time of ``round_contexts`` plus one gather, whatever the agent loop costs.
+
+Usage: ``python benchmarks/bench_recommendation_env.py [--steps 200000] [--vector-steps 20000] [--synthetic]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import bandit_envs  # noqa: F401  (registers the ids)
+from bandit_envs.budget._data import checkins_from, ratings_from
+from bandit_envs.recommendation import GowallaRecommendationEnv, MovieLensRecommendationEnv
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+ML_DIR = DATA / "ml-latest-small"
+GOWALLA_NYC = DATA / "gowalla-snap-nyc" / "loc-gowalla_totalCheckins.nyc.txt.gz"
+PAPER_T = 1_000_000
+N_ENVS = 32
+
+
+def timed(fn: Any) -> tuple[Any, float]:
+    start = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - start
+
+
+def construction(label: str, make: Any) -> Any:
+    env, cold = timed(make)
+    _, warm = timed(make)
+    p = env.problem
+    print(
+        f"  {label:44s} {cold * 1000:7.1f} ms (cached: {warm * 1000:5.1f} ms): {p.n_contexts:6d} contexts x "
+        f"{p.n_arms} arms x d={p.dim}"
+    )
+    return env
+
+
+def single_steps(env_id: str, data: Any, steps: int) -> None:
+    env = gym.make(env_id, data=data, horizon=steps, reward_noise=0.1)
+    actions = np.random.default_rng(0).integers(0, 20, steps).tolist()
+    env.reset(seed=0)
+    step = env.step
+    start = time.perf_counter()
+    for a in actions:
+        step(a)
+    rate = steps / (time.perf_counter() - start)
+    print(f"  {env_id:28s} single env (gym.make): {rate:10,.0f} steps/s; T=10^6 in {PAPER_T / rate:5.1f} s")
+    raw = env.unwrapped
+    raw.reset(seed=0)
+    start = time.perf_counter()
+    for a in actions:
+        raw.step(a)
+    rate = steps / (time.perf_counter() - start)
+    print(f"  {env_id:28s} single env (unwrapped): {rate:9,.0f} steps/s; T=10^6 in {PAPER_T / rate:5.1f} s")
+
+
+def reference_loop(env: MovieLensRecommendationEnv, steps: int) -> None:
+    features, rewards = env.features, env.rewards
+    last = features.shape[0] - 1
+    rng = random.Random(0)
+    actions = np.random.default_rng(0).integers(0, 20, steps).tolist()
+    start = time.perf_counter()
+    for a in actions:
+        user = rng.randint(0, last)
+        _x = features[user]
+        _r = rewards[user][a]
+    rate = steps / (time.perf_counter() - start)
+    print(f"  {'reference: authors-style loop':28s} (no info/checks): {rate:10,.0f} steps/s")
+
+
+def vector_steps(env_id: str, data: Any, steps: int) -> None:
+    venv = gym.make_vec(env_id, num_envs=N_ENVS, vectorization_mode="vector_entry_point", data=data,
+                        horizon=PAPER_T, reward_noise=0.1)  # fmt: skip
+    venv.reset(seed=0)
+    actions = np.random.default_rng(1).integers(0, 20, (steps, N_ENVS))
+    for a in actions[:50]:
+        venv.step(a)
+    start = time.perf_counter()
+    for a in actions:
+        venv.step(a)
+    per_step = (time.perf_counter() - start) / steps
+    print(
+        f"  {env_id:28s} vector env N={N_ENVS}: {1 / per_step:9,.0f} steps/s = {N_ENVS / per_step:11,.0f} "
+        f"copy-steps/s; {N_ENVS} runs of T=10^6 in {per_step * PAPER_T:5.1f} s"
+    )
+
+
+def fast_path(label: str, env: Any) -> None:
+    contexts, t_contexts = timed(lambda: env.round_contexts(PAPER_T, 0))
+    _, t_noise = timed(lambda: env.round_noise(PAPER_T, 0))
+    actions = np.random.default_rng(2).integers(0, env.n_arms, PAPER_T)
+    _, t_gather = timed(lambda: env.rewards[contexts, actions])
+    _, t_features = timed(lambda: env.features_of(contexts[:1000]))
+    print(
+        f"  {label:28s} fast path T=10^6: round_contexts {t_contexts * 1000:6.1f} ms, round_noise "
+        f"{t_noise * 1000:5.1f} ms, reward gather {t_gather * 1000:5.1f} ms; features_of "
+        f"{t_features * 1000:5.2f} us/round"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=200_000, help="single-env steps timed")
+    parser.add_argument("--vector-steps", type=int, default=20_000, help="vector-env steps timed")
+    parser.add_argument("--synthetic", action="store_true", help="use the synthetic defaults even if real data exist")
+    args = parser.parse_args()
+    real = not args.synthetic and ML_DIR.exists() and GOWALLA_NYC.exists()
+    ml_data: Any = str(ML_DIR) if real else None
+    gw_data: Any = str(GOWALLA_NYC) if real else None
+    print(f"{platform.python_implementation()} {platform.python_version()}, numpy {np.__version__}")
+    print(f"data: {'real (ml-latest-small, Gowalla NYC)' if real else 'synthetic defaults'}")
+
+    _, ml_load = timed(lambda: ratings_from(ml_data))
+    _, gw_load = timed(lambda: checkins_from(gw_data))
+    print(f"construction (load: MovieLens {ml_load:.2f} s, Gowalla {gw_load:.2f} s)")
+    ml = construction(
+        "MovieLens authors (20 first movies, rank 20)", lambda: MovieLensRecommendationEnv(ml_data, reward_noise=0.1)
+    )
+    construction(
+        "MovieLens lowrank (200 most rated, rank 10)",
+        lambda: MovieLensRecommendationEnv(ml_data, n_movies=200, movie_selection="popular", rank=10,
+                                           completion="lowrank"),
+    )  # fmt: skip
+    gw = construction("Gowalla (20 nearest POIs, rank 20)", lambda: GowallaRecommendationEnv(gw_data, reward_noise=0.1))
+
+    print("steps")
+    single_steps("MovieLensRecommendation-v0", ml_data, args.steps)
+    reference_loop(ml, args.steps)
+    single_steps("GowallaRecommendation-v0", gw_data, args.steps)
+    vector_steps("MovieLensRecommendation-v0", ml_data, args.vector_steps)
+    vector_steps("GowallaRecommendation-v0", gw_data, args.vector_steps)
+    print("fast path")
+    fast_path("MovieLensRecommendation-v0", ml)
+    fast_path("GowallaRecommendation-v0", gw)
+
+
+if __name__ == "__main__":
+    main()
