@@ -8,16 +8,21 @@ from agents.base import Agent, PrivateAgent
 from agents.budget_agents import SMUCB, FixedArm
 from agents.elimination import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
 from agents.index import UCB, UCBN, Random, ThompsonSampling
+from agents.ldp import LDPWrapper
+from agents.linear import LDPLinUCB, LinUCB
 
 __all__ = [
     "AAE",
     "DPSE",
     "GAP",
     "GAPU",
+    "LDPLinUCB",
+    "LDPWrapper",
     "Agent",
     "AlphaSample",
     "EliminationAgent",
     "FixedArm",
+    "LinUCB",
     "PrivateAgent",
     "Random",
     "SMUCB",

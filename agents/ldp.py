@@ -1,0 +1,292 @@
+r"""Generic local-DP conversion of a context-free bandit agent (Zheng et al. 2020, "Algorithm 1").
+
+:class:`LDPWrapper` sits between the env and any context-free agent: ``act`` is the wrapped
+agent's (or, for UCB, a noise-aware index), and ``update`` clips the user's reward to
+``reward_range``, privatizes it on the user side and hands the wrapped agent *only* the
+privatized value. ALGORITHMS.md 6.1 (the protocol), 7.1-7.3 (the mechanisms).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.base import Agent, PrivateAgent
+from agents.elimination import EliminationAgent
+from agents.index import UCB, ThompsonSampling, _ucb_choose
+from agents.linear import _LinearAgent
+from bandit_envs._validation import check_choice, check_float
+from bandit_envs.privacy import bernoulli_mechanism, gaussian_sigma_analytic, gaussian_sigma_classic, rr_debias
+
+__all__ = ["LDPWrapper"]
+
+FloatArray = npt.NDArray[np.float64]
+
+MECHANISMS = ("laplace", "gaussian", "randomized_response")
+SIGMA_METHODS = ("classic", "analytic")
+RR_OUTPUTS = ("bits", "debias")
+
+#: Agents that refuse rewards outside [0, 1] (r-coins, elimination bounds): they need bits.
+_UNIT_REWARD_AGENTS = (ThompsonSampling, EliminationAgent)
+#: info keys that carry side observations; rewritten to "only the pulled arm was observed".
+_SIDE_KEYS = ("observed_mask", "observed_rewards")
+
+
+class LDPWrapper(PrivateAgent):
+    r"""Make a context-free agent locally differentially private in its rewards.
+
+    Protocol of each round (Zheng et al. [1]_ "Algorithm 1"; ALGORITHMS.md 6.1, [R] for the
+    constant): the server-side agent picks the arm; the user clips its reward r to
+    ``reward_range`` = [lo, hi] (range R = hi - lo), privatizes it and sends only the result; the
+    agent learns from that value as if it were the reward. Mechanisms (ALGORITHMS.md 7):
+
+    * ``"laplace"``: r + Lap(R/ε), ε-LDP (7.2). Unbiased, variance 2(R/ε)².
+    * ``"gaussian"``: r + N(0, σ²), (ε, δ)-LDP (7.3); ``sigma_method="classic"``:
+      σ = R·sqrt(2 ln(1.25/δ))/ε, proven for ε < 1 only (larger ε is refused);
+      ``"analytic"``: the Balle-Wang σ for L2 sensitivity R, any ε.
+    * ``"randomized_response"``: the Bernoulli mechanism on (r - lo)/R ∈ [0, 1]: draw
+      b ~ Bernoulli((r - lo)/R), report b flipped with probability 1/(1 + e^ε) (7.1; for rewards
+      in {lo, hi} this is exactly randomized response on the reward bit), ε-LDP.
+      ``rr_output="bits"`` (default) feeds the bit itself, in {0, 1}: its mean
+      q + (p - q)(μ - lo)/R is increasing in μ, so arm order is kept with gaps shrunk by
+      tanh(ε/2) (the §9 route for Thompson sampling, and the only mechanism whose outputs stay in
+      [0, 1] for agents that require that). ``"debias"`` feeds lo + R·rr_debias(b), an unbiased
+      estimate of r outside [lo, hi].
+
+    The wrapped agent never sees the raw reward: ``update`` passes it the privatized value and an
+    ``info`` stripped of everything else (the env's info may carry the reward's ingredients, e.g.
+    ``recommendation_reward``, or ``regret``). Side observations of a feedback graph are
+    **stripped** [P]: each side observation is another user's value and would need its own
+    report (a budget split of ε over |N(a)| values); instead, when the env's info has
+    ``observed_mask``/``observed_rewards``, the agent gets them rewritten as "only the pulled arm
+    was observed, with the privatized reward", so side-observation agents (UCB-N, TS-N, GAP,
+    DPSE, ...) run, learning from their own pulls only.
+
+    Noise-aware index (``noise_aware``, only for a plain :class:`agents.UCB`, whose state the
+    wrapper reads; ``agents/index.py`` is not changed). After each arm's first pull, round t plays
+
+    .. math:: \arg\max_i \bar X_i + w \sqrt{\ln t / N_i},
+
+    with ``alpha`` the UCB's coefficient and
+
+    * Laplace: w = αR + sqrt(32)·R/ε, and arms with N_i <= 4 ln(t + 1) are forced first (lowest
+      index): LDP-UCB-L of Ren et al. [2]_ (repository ``WenboRen/Multi-armed-Bandits-with-
+      Local-Differential-Privacy``, ``DPclass.py`` ``pull_CTL`` [V-code]: α = √2, R = 1); that
+      code starts counts at a pseudo-count 1 with mean 0, here counts start at 0 [P];
+    * Gaussian: w = αR + sqrt(8)·σ [P]: the sub-Gaussian deviation of the noise mean at
+      confidence t⁻⁴, the level of UCB1's sqrt(2 ln t / N);
+    * randomized response: w = αR/tanh(ε/2) with ``"debias"`` (Hoeffding on the debiased range
+      R/tanh(ε/2)) [P]; w = α with ``"bits"``, i.e. UCB on the bits (Ren's LDP-UCB-B) — the same
+      arms as the wrapped UCB itself.
+
+    The counts, means and round counter are the wrapped UCB's, so its ``update`` does the learning.
+
+    Parameters
+    ----------
+    agent
+        A context-free agent (UCB, SMUCB, FixedArm, ThompsonSampling, UCBN, DPSE, GAP, AAE, ...).
+        Its batch size (``n_envs``) is the wrapper's. Agents that require rewards in [0, 1]
+        (Thompson sampling, elimination agents) need ``"randomized_response"`` with ``"bits"``.
+    mechanism
+        ``"laplace"`` (default), ``"gaussian"`` or ``"randomized_response"``.
+    epsilon
+        Privacy parameter ε (> 0) of each report. Default 1.0.
+    delta
+        δ in (0, 1) for ``"gaussian"`` (required there); must be None otherwise.
+    reward_range
+        (lo, hi), lo < hi: the reward bounds enforced by clipping. Default (0, 1).
+    sigma_method
+        ``"classic"`` (default) or ``"analytic"``; Gaussian only.
+    rr_output
+        ``"bits"`` (default) or ``"debias"``; randomized response only.
+    noise_aware
+        Use the noise-aware index above. ``None`` (default): yes iff ``agent`` is a plain UCB.
+    seed
+        Seed of the wrapper's generator, the source of the privacy noise (the wrapped agent keeps
+        its own generator for its policy).
+
+    Attributes
+    ----------
+    agent
+        The wrapped agent.
+    n_clipped
+        Reports whose reward was clipped to ``reward_range`` (int, or (N,) per copy).
+
+    References
+    ----------
+    .. [1] K. Zheng, T. Cai, W. Huang, Z. Li, L. Wang, "Locally Differentially Private
+       (Contextual) Bandits Learning", NeurIPS 2020 (arXiv:2006.00701).
+    .. [2] W. Ren, X. Zhou, J. Liu, N. B. Shroff, "Multi-Armed Bandits with Local Differential
+       Privacy", arXiv:2007.03121, 2020.
+    """
+
+    privacy_unit = "one user's reward report: the reward r_t of round t, any two values in reward_range"
+
+    def __init__(
+        self,
+        agent: Agent,
+        mechanism: str = "laplace",
+        epsilon: float = 1.0,
+        delta: float | None = None,
+        reward_range: tuple[float, float] = (0.0, 1.0),
+        *,
+        sigma_method: str = "classic",
+        rr_output: str = "bits",
+        noise_aware: bool | None = None,
+        seed: int | None = None,
+    ) -> None:
+        if not isinstance(agent, Agent):
+            raise TypeError(f"agent must be an agents.Agent, got {type(agent).__name__}.")
+        if isinstance(agent, _LinearAgent):
+            raise TypeError(
+                f"agent must be a context-free agent, got {type(agent).__name__}: its contexts would stay "
+                "unprotected; use agents.LDPLinUCB for linear contextual bandits."
+            )
+        super().__init__(agent.n_arms, n_envs=agent.n_envs, seed=seed)
+        self.agent = agent
+        self.mechanism = check_choice("mechanism", mechanism, MECHANISMS)
+        self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
+        self.lo, self.hi = _check_range(reward_range)
+        self.sigma_method = check_choice("sigma_method", sigma_method, SIGMA_METHODS)
+        self.rr_output = check_choice("rr_output", rr_output, RR_OUTPUTS)
+        width = self.hi - self.lo
+        self.delta = 0.0
+        self.scale = 0.0  # Laplace b or Gaussian σ
+        if mechanism == "gaussian":
+            if delta is None:
+                raise ValueError("delta must be given (a number in (0, 1)) for the Gaussian mechanism, got None.")
+            self.delta = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+            if sigma_method == "classic" and self.epsilon >= 1.0:
+                raise ValueError(
+                    f"epsilon must be < 1 for the classic Gaussian mechanism (Dwork & Roth Thm. 3.22), got "
+                    f"{epsilon!r}; use sigma_method='analytic' for epsilon >= 1."
+                )
+            sigma_fn = gaussian_sigma_classic if sigma_method == "classic" else gaussian_sigma_analytic
+            self.scale = sigma_fn(self.epsilon, self.delta, width)
+        else:
+            if delta is not None:
+                raise ValueError(f"delta must be None for the {mechanism} mechanism (it is pure ε-LDP), got {delta!r}.")
+            if mechanism == "laplace":
+                self.scale = width / self.epsilon
+        bits = mechanism == "randomized_response" and rr_output == "bits"
+        if isinstance(agent, _UNIT_REWARD_AGENTS) and not bits:
+            raise ValueError(
+                f"mechanism must be 'randomized_response' with rr_output='bits' for {type(agent).__name__}, which "
+                f"needs rewards in [0, 1]; got mechanism={mechanism!r}, rr_output={rr_output!r}."
+            )
+        plain_ucb = type(agent) is UCB
+        if noise_aware is None:
+            noise_aware = plain_ucb
+        if not isinstance(noise_aware, bool | np.bool_):
+            raise TypeError(f"noise_aware must be True, False or None, got {noise_aware!r}.")
+        if noise_aware and not plain_ucb:
+            raise ValueError(f"noise_aware=True needs the wrapped agent to be agents.UCB, got {type(agent).__name__}.")
+        self.noise_aware = bool(noise_aware)
+        self.name = f"LDP-{agent.name}"
+        self._reset_state()
+
+    def _reset_state(self) -> None:
+        self.agent.reset()
+        self._clipped = np.zeros(self.batch, dtype=np.int64)
+
+    @property
+    def privacy_spent(self) -> tuple[float, float]:
+        """(ε, δ) of each report (δ = 0 for Laplace and randomized response); no composition across users."""
+        return self.epsilon, self.delta
+
+    @property
+    def n_clipped(self) -> int | npt.NDArray[np.int64]:
+        """Reports whose reward was clipped to ``reward_range`` (per copy)."""
+        return int(self._clipped[0]) if self.n_envs is None else self._clipped.copy()
+
+    def width(self) -> FloatArray:
+        """Per copy, the coefficient w of the noise-aware index mean + w sqrt(ln t / N) (UCB only)."""
+        if not isinstance(self.agent, UCB):
+            raise TypeError(f"width() needs the wrapped agent to be agents.UCB, got {type(self.agent).__name__}.")
+        alpha = np.broadcast_to(np.asarray(self.agent.alpha, dtype=np.float64), (self.batch,))
+        span = self.hi - self.lo
+        if self.mechanism == "laplace":
+            return alpha * span + math.sqrt(32.0) * self.scale
+        if self.mechanism == "gaussian":
+            return alpha * span + math.sqrt(8.0) * self.scale
+        if self.rr_output == "debias":
+            return alpha * span / math.tanh(self.epsilon / 2.0)
+        return np.array(alpha, dtype=np.float64)
+
+    def act(self, obs: Any = None) -> Any:
+        """The wrapped agent's arm, or the noise-aware UCB index (see the class docstring)."""
+        if not self.noise_aware:
+            return self.agent.act(obs)
+        ucb = self.agent
+        assert isinstance(ucb, UCB)
+        t = ucb.t + 1
+        actions = _ucb_choose(ucb.means, ucb.counts, np.square(self.width()) * math.log(t))
+        if self.mechanism == "laplace":
+            forced = ucb.counts <= 4.0 * math.log(t + 1)
+            rows = forced.any(axis=1)
+            actions[rows] = np.argmax(forced[rows], axis=1)
+        return self._out(actions)
+
+    def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
+        """Clip, privatize (user side) and pass only the privatized reward to the wrapped agent."""
+        a, r, _ = self._batched(action, reward, None)
+        if not np.isfinite(r).all():
+            raise ValueError(f"reward must be a finite number, got {reward!r}.")
+        if a.min() < 0 or a.max() >= self.n_arms:
+            raise ValueError(f"action must be an arm index in [0, {self.n_arms - 1}], got {action!r}.")
+        clipped = np.clip(r, self.lo, self.hi)
+        self._clipped += clipped != r
+        noisy = self._privatize(clipped)
+        out = float(noisy[0]) if self.n_envs is None else noisy
+        self.agent.update(action, out, self._strip(info, a, noisy))
+
+    def _privatize(self, r: FloatArray) -> FloatArray:
+        """User side: the report of each clipped reward."""
+        if self.mechanism == "laplace":
+            return r + self.rng.laplace(0.0, self.scale, size=r.shape)
+        if self.mechanism == "gaussian":
+            return r + self.rng.normal(0.0, self.scale, size=r.shape)
+        span = self.hi - self.lo
+        unit = np.clip((r - self.lo) / span, 0.0, 1.0)
+        report = bernoulli_mechanism(unit, self.epsilon, self.rng).astype(np.float64)
+        if self.rr_output == "bits":
+            return report
+        return self.lo + span * rr_debias(report, self.epsilon)
+
+    def _strip(self, info: dict[str, Any] | None, a: npt.NDArray[np.int64], noisy: FloatArray) -> dict[str, Any] | None:
+        """The info the wrapped agent may see: at most a pulled-arm-only observation of ``noisy``."""
+        if info is None:
+            return None
+        if not all(key in info for key in _SIDE_KEYS):
+            return {}
+        mask = np.zeros((self.batch, self.n_arms), dtype=bool)
+        values = np.zeros((self.batch, self.n_arms))
+        rows = np.arange(self.batch)
+        mask[rows, a] = True
+        values[rows, a] = noisy
+        if self.n_envs is None:
+            return {"observed_mask": mask[0], "observed_rewards": values[0]}
+        return {"observed_mask": mask, "observed_rewards": values}
+
+    def __repr__(self) -> str:
+        delta = f", delta={self.delta}" if self.mechanism == "gaussian" else ""
+        return (
+            f"LDPWrapper({self.agent!r}, mechanism={self.mechanism!r}, epsilon={self.epsilon}{delta}, "
+            f"reward_range=({self.lo}, {self.hi}), seed={self.seed})"
+        )
+
+
+def _check_range(value: Any) -> tuple[float, float]:
+    """``reward_range`` as (lo, hi) finite floats with lo < hi."""
+    try:
+        lo, hi = value
+    except (TypeError, ValueError):
+        raise ValueError(f"reward_range must be a pair (lo, hi) with lo < hi, got {value!r}.") from None
+    lo_f = check_float("reward_range[0]", lo)
+    hi_f = check_float("reward_range[1]", hi)
+    if not lo_f < hi_f:
+        raise ValueError(f"reward_range must be a pair (lo, hi) with lo < hi, got {value!r}.")
+    return lo_f, hi_f

@@ -1,0 +1,365 @@
+"""Tests of agents.linear: LinUCB and LDP-LinUCB on a synthetic linear bandit (no env needed)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from agents import LDPLinUCB, LinUCB
+from agents.linear import (
+    LinUCBServer,
+    _cholesky_upper,
+    _server_receive,
+    _solve_theta,
+    client_choose,
+    client_report,
+    ldp_linucb_sigma,
+)
+
+
+def linear_problem(
+    n_rounds: int, n_arms: int, d: int, seed: int, noise: float = 0.05
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Random unit features each round, ‖θ*‖ = 0.9, rewards x·θ* + noise clipped to [-1, 1].
+
+    Returns (features (T, K, d), rewards (T, K), expected rewards (T, K)).
+    """
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(size=d)
+    theta *= 0.9 / np.linalg.norm(theta)
+    x = rng.normal(size=(n_rounds, n_arms, d))
+    x /= np.linalg.norm(x, axis=2, keepdims=True)
+    mean = x @ theta
+    rewards = np.clip(mean + noise * rng.normal(size=mean.shape), -1.0, 1.0)
+    return x, rewards, mean
+
+
+def play_steps(agent, features, rewards, expected) -> tuple[np.ndarray, float]:
+    """Step API over a block; returns (actions (T,) or (T, B), total regret per copy)."""
+    actions = []
+    regret = 0.0
+    batched = features.ndim == 4
+    for t in range(features.shape[0]):
+        a = agent.act(features[t])
+        if batched:
+            rows = np.arange(features.shape[1])
+            agent.update(a, rewards[t, rows, a], {"regret": 0.0})
+            regret = regret + expected[t].max(axis=1) - expected[t, rows, a]
+        else:
+            agent.update(a, rewards[t, a], {"regret": 0.0})
+            regret += expected[t].max() - expected[t, a]
+        actions.append(a)
+    return np.array(actions), regret
+
+
+def random_regret(expected: np.ndarray) -> float:
+    return float((expected.max(axis=-1) - expected.mean(axis=-1)).sum())
+
+
+# LinUCB ------------------------------------------------------------------------------------
+
+
+def test_linucb_learns_a_linear_bandit():
+    x, r, e = linear_problem(2000, 10, 5, seed=1)
+    agent = LinUCB(5, alpha=0.5)
+    _, regret = play_steps(agent, x, r, e)
+    assert regret < 0.1 * random_regret(e)
+    assert agent.t == 2000
+
+
+def test_linucb_solution_equals_dense_solve():
+    x, r, e = linear_problem(200, 6, 4, seed=2)
+    agent = LinUCB(4, alpha=1.0, reg=0.7)
+    gram, moment = 0.7 * np.eye(4), np.zeros(4)
+    for t in range(200):
+        a = agent.act(x[t])
+        agent.update(a, r[t, a])
+        gram += np.outer(x[t, a], x[t, a])
+        moment += r[t, a] * x[t, a]
+    np.testing.assert_allclose(agent.theta, np.linalg.solve(gram, moment), rtol=1e-10, atol=1e-12)
+    u = agent.server.chol[0]
+    np.testing.assert_allclose(u.T @ u, gram, rtol=1e-12, atol=1e-12)
+    # The index the client computes is x·θ + α sqrt(xᵀV⁻¹x), evaluated densely here.
+    index = x[0] @ agent.theta + np.sqrt(np.einsum("ki,ij,kj->k", x[0], np.linalg.inv(gram), x[0]))
+    assert agent.act(x[0]) == int(np.argmax(index))
+
+
+def test_cholesky_and_solve_kernels_match_numpy():
+    rng = np.random.default_rng(3)
+    m = rng.normal(size=(7, 7))
+    a = m @ m.T
+    u = np.empty((7, 7))
+    assert _cholesky_upper(a, 0.5, u, 1e-10)
+    np.testing.assert_allclose(u, np.linalg.cholesky(a + 0.5 * np.eye(7)).T, rtol=1e-12, atol=1e-12)
+    rhs = rng.normal(size=7)
+    theta = np.empty(7)
+    _solve_theta(u, rhs, theta)
+    np.testing.assert_allclose(theta, np.linalg.solve(a + 0.5 * np.eye(7), rhs), rtol=1e-10)
+    assert not _cholesky_upper(-a, 0.0, u, 1e-10)
+
+
+def test_batched_linucb_equals_single_copies():
+    x, r, e = linear_problem(300, 8, 3, seed=4)
+    xs = np.stack([x, x[::-1], np.roll(x, 7, axis=0)], axis=1)  # (T, 3, K, d): a different problem per copy
+    rs = np.stack([r, r[::-1], np.roll(r, 7, axis=0)], axis=1)
+    es = np.stack([e, e[::-1], np.roll(e, 7, axis=0)], axis=1)
+    batched = LinUCB(3, alpha=0.8, n_envs=3)
+    actions, _ = play_steps(batched, xs, rs, es)
+    for b in range(3):
+        single = LinUCB(3, alpha=0.8)
+        single_actions, _ = play_steps(single, xs[:, b], rs[:, b], es[:, b])
+        np.testing.assert_array_equal(actions[:, b], single_actions)
+        np.testing.assert_array_equal(batched.theta[b], single.theta)
+
+
+def test_linucb_fast_path_equals_step_path():
+    x, r, e = linear_problem(400, 10, 5, seed=5)
+    step = LinUCB(5)
+    actions, regret = play_steps(step, x, r, e)
+    fast = LinUCB(5)
+    res = fast.run(x, r, e, checkpoints=[100, 400], record_actions=True)
+    np.testing.assert_array_equal(res.actions, actions)
+    np.testing.assert_array_equal(fast.theta, step.theta)
+    assert res.total_regret == pytest.approx(regret, rel=1e-12)
+    assert res.checkpoint_regret[-1] == res.total_regret
+
+
+# LDP-LinUCB constants -----------------------------------------------------------------------
+
+
+def test_sigma_reproduces_the_authors_code():
+    # Code: 4 sqrt(ln(1.25/δ)) / ε; at ε = 1, δ = 0.1: 4 sqrt(ln 12.5) = 6.35702.
+    assert ldp_linucb_sigma(1.0, 0.1) == pytest.approx(4 * math.sqrt(math.log(12.5)), rel=1e-14)
+    assert ldp_linucb_sigma(1.0, 0.1) == pytest.approx(6.357016, rel=1e-6)
+    # Δ₂ = 4 (l_x = 1, l_y = √3) gives the README's √2-larger value.
+    assert ldp_linucb_sigma(1.0, 0.1, 1.0, math.sqrt(3.0)) == pytest.approx(
+        4 * math.sqrt(2 * math.log(12.5)), rel=1e-12
+    )
+
+
+def test_schedule_against_hand_computed_values():
+    # d = 4, T = 1000, α = δ = 0.1, ε = 0.5: σ = 8 sqrt(ln 12.5) = 12.714033,
+    # k = 4·2 + 2 ln(2000/0.1) = 27.806975; γ_t = σ sqrt(t) k; c_t = 2γ_t;
+    # β_t = 2σ sqrt(4 ln 1000) + (sqrt(3γ_t) + σ sqrt(4t/γ_t)) · 4 ln 1000.
+    agent = LDPLinUCB(4, 0.5, 0.1, 0.1, 1000)
+    assert agent.sigma == pytest.approx(12.714033, rel=1e-7)
+    for t, gamma, shift, beta in [(1, 353.53880, 707.07759, 1070.8929), (4, 707.07759, 1414.1552, 1459.1061)]:
+        g, c, b = agent.schedule(t)
+        assert (g, c, b) == pytest.approx((gamma, shift, beta), rel=1e-7)
+    scaled = LDPLinUCB(4, 0.5, 0.1, 0.1, 1000, width_scale=0.5, shift_scale=0.25)
+    assert scaled.schedule(4) == pytest.approx((707.07759, 0.25 * 1414.1552, 0.5 * 1459.1061), rel=1e-7)
+
+
+@pytest.mark.parametrize(
+    ("epsilon", "sigma", "shift", "beta"),
+    [(1.0, 6.36, 1.9e5, 1.3e5), (8e5, 8e-6, 0.24, 145.0)],
+)
+def test_magnitude_table_of_algorithms_md(epsilon, sigma, shift, beta):
+    agent = LDPLinUCB(20, epsilon, delta=0.1, alpha=0.1, horizon=100_000)
+    _, c_t, b_t = agent.schedule(100_000)
+    assert agent.sigma == pytest.approx(sigma, rel=0.01)
+    assert c_t == pytest.approx(shift, rel=0.02)
+    assert b_t == pytest.approx(beta, rel=0.01)
+
+
+def test_privacy_spent_says_what_holds():
+    assert LDPLinUCB(5, 0.5).privacy_spent == (0.5, 0.1)
+    assert LDPLinUCB(5, 3.0, 0.01, sigma_method="analytic").privacy_spent == (3.0, 0.01)
+    eps, delta = LDPLinUCB(5, 8e5).privacy_spent  # the authors' setting: classic σ ≈ 8e-6 ≪ Δ₂
+    assert eps == 8e5 and delta > 0.99
+    assert LDPLinUCB(5, 8e5, sigma_method="analytic").privacy_spent == (8e5, 0.1)
+    assert "one user's" in LDPLinUCB.privacy_unit
+
+
+# LDP-LinUCB mechanism and protocol ---------------------------------------------------------
+
+
+def test_report_noise_is_symmetric_gaussian_with_variance_sigma_squared():
+    rng = np.random.default_rng(6)
+    d, n, sigma = 4, 4000, 2.0
+    grams, vecs = np.empty((n, d, d)), np.empty((n, d))
+    for k in range(n):
+        grams[k], vecs[k], _ = client_report(np.zeros(d), 0.0, sigma, rng)
+    np.testing.assert_array_equal(grams, grams.transpose(0, 2, 1))
+    iu, ju = np.triu_indices(d)
+    upper = grams[:, iu, ju]  # 10 independent entries, diagonal included
+    assert np.abs(upper.mean(axis=0)).max() < 5 * sigma / math.sqrt(n)
+    np.testing.assert_allclose(upper.var(axis=0), sigma**2, rtol=0.1)
+    assert abs(upper.var() / sigma**2 - 1) < 0.03  # pooled over 40 000 draws
+    np.testing.assert_allclose(vecs.var(axis=0), sigma**2, rtol=0.1)
+    corr = np.corrcoef(np.column_stack([upper, vecs]).T)
+    assert np.abs(corr - np.eye(corr.shape[0])).max() < 0.08
+
+
+def test_report_without_noise_is_the_clipped_pair():
+    gram, vec, flags = client_report([3.0, 4.0], 2.5, 0.0, np.random.default_rng(0), l_x=1.0, l_y=1.0)
+    np.testing.assert_allclose(gram, np.outer([0.6, 0.8], [0.6, 0.8]), rtol=1e-15)
+    np.testing.assert_allclose(vec, [0.6, 0.8], rtol=1e-15)
+    assert flags == 3
+
+
+def test_client_choose_quadratic_vs_sqrt_bonus():
+    # Ṽ = UᵀU = diag(1, 0.04); xᵀṼ⁻¹x = 1 for arm 0, 0.09/0.04 = 2.25 for arm 1; means 0.6 and 0.
+    chol = np.diag([1.0, 0.2])
+    x = np.array([[1.0, 0.0], [0.0, 0.3]])
+    theta = np.array([0.6, 0.0])
+    assert client_choose(x, theta, chol, 1.0) == 0  # 0.6 + 1 = 1.6 > sqrt(2.25) = 1.5
+    assert client_choose(x, theta, chol, 1.0, bonus="quadratic") == 1  # 1.6 < 2.25
+    # Clipping happens before scoring: (2, 0)·θ = 1.0 > (0, 1.5)·θ = 0.9, but clipped 0.5 < 0.6.
+    big, theta2 = np.array([[2.0, 0.0], [0.0, 1.5]]), np.array([0.5, 0.6])
+    assert client_choose(big, theta2, np.eye(2), 0.0) == 0
+    assert client_choose(big, theta2, np.eye(2), 0.0, l_x=1.0) == 1
+
+
+def test_huge_epsilon_behaves_like_linucb():
+    x, r, e = linear_problem(3000, 10, 5, seed=7)
+    ldp = LDPLinUCB(5, 8e5, horizon=3000, seed=0, bonus="quadratic")
+    res = ldp.run(x, r, e)
+    lin = LinUCB(5, alpha=0.5)
+    lin_res = lin.run(x, r, e)
+    assert res.total_regret < 0.1 * random_regret(e)
+    assert res.total_regret < 3 * lin_res.total_regret + 20
+    assert ldp.n_eig_floor == 0
+
+
+def test_small_epsilon_explores_but_does_not_crash():
+    x, r, e = linear_problem(500, 10, 5, seed=8)
+    res = LDPLinUCB(5, 1.0, horizon=500, seed=1).run(x, r, e)
+    assert 0.4 * random_regret(e) < res.total_regret < 1.6 * random_regret(e)
+
+
+def test_indefinite_shifted_matrix_uses_the_eigenvalue_floor():
+    x, r, e = linear_problem(300, 6, 5, seed=9)
+    agent = LDPLinUCB(5, 1.0, horizon=300, shift_scale=0.0, seed=2)
+    play_steps(agent, x, r, e)
+    assert agent.n_eig_floor > 0
+    assert np.isfinite(agent.theta).all()
+    # Direct: V = diag(-1, 2) shifted by c = 0.5 has eigenvalues -0.5, 2.5 -> floor c/2 = 0.25.
+    server = LinUCBServer(2, 1, 0.1)
+    gram = np.diag([-1.0, 2.0])
+    floored = _server_receive(server.gram[0], server.moment[0], gram, np.ones(2), 0.5, server.chol[0], server.theta[0])
+    assert floored
+    u = server.chol[0]
+    np.testing.assert_allclose(u.T @ u, np.diag([0.25, 2.5]), atol=1e-12)
+    np.testing.assert_allclose(server.theta[0], [4.0, 0.4], rtol=1e-12)
+    np.testing.assert_array_equal(server.gram[0], gram)  # V itself is unchanged
+
+
+def test_clipping_is_counted_and_applied():
+    rng = np.random.default_rng(10)
+    x = rng.normal(size=(50, 4, 3))
+    x /= np.linalg.norm(x, axis=2, keepdims=True)
+    x[:, 0] *= 2.0  # arm 0 always has norm 2
+    r = np.full((50, 4), 0.5)
+    r[:, 0] = 3.0
+    agent = LDPLinUCB(3, 1e12, horizon=50, l_x=1.0, l_y=1.0, seed=0)  # σ ~ 1e-11: the report is ~exact
+    gram, moment, n0 = np.zeros((3, 3)), np.zeros(3), 0
+    for t in range(50):
+        a = agent.act(x[t])
+        agent.update(a, r[t, a])
+        xc = x[t, a] / max(1.0, np.linalg.norm(x[t, a]))
+        gram += np.outer(xc, xc)
+        moment += min(r[t, a], 1.0) * xc
+        n0 += a == 0
+    assert n0 > 0
+    assert agent.n_clipped_features == n0
+    assert agent.n_clipped_rewards == n0
+    np.testing.assert_allclose(agent.server.gram[0], gram, atol=1e-8)
+    np.testing.assert_allclose(agent.server.moment[0], moment, atol=1e-8)
+
+
+@pytest.mark.parametrize("epsilon", [8e5, 1.0])
+def test_ldp_step_path_equals_fast_path(epsilon):
+    x, r, e = linear_problem(400, 20, 6, seed=11)
+    step = LDPLinUCB(6, epsilon, horizon=400, seed=3)
+    actions, regret = play_steps(step, x, r, e)
+    fast = LDPLinUCB(6, epsilon, horizon=400, seed=3)
+    first = fast.run(x[:150], r[:150], e[:150], record_actions=True)
+    second = fast.run(x[150:], r[150:], e[150:], checkpoints=[250], record_actions=True)
+    np.testing.assert_array_equal(np.concatenate([first.actions, second.actions]), actions)
+    np.testing.assert_array_equal(fast.theta, step.theta)
+    np.testing.assert_array_equal(fast.server.chol, step.server.chol)
+    assert first.total_regret + second.total_regret == pytest.approx(regret, rel=1e-12)
+    assert fast.t == step.t == 400
+
+
+def test_batched_ldp_step_path_equals_fast_path():
+    x, r, e = linear_problem(200, 8, 4, seed=12)
+    xs = np.stack([x, x[::-1]], axis=1)
+    rs = np.stack([r, r[::-1]], axis=1)
+    es = np.stack([e, e[::-1]], axis=1)
+    step = LDPLinUCB(4, 8e5, horizon=200, n_envs=2, seed=4)
+    actions, regret = play_steps(step, xs, rs, es)
+    fast = LDPLinUCB(4, 8e5, horizon=200, n_envs=2, seed=4)
+    res = fast.run(xs, rs, es, checkpoints=np.array([50, 200]), record_actions=True)
+    np.testing.assert_array_equal(res.actions, actions)
+    np.testing.assert_allclose(res.total_regret, regret, rtol=1e-12)
+    np.testing.assert_array_equal(res.checkpoint_regret[1], res.total_regret)
+    serial = LDPLinUCB(4, 8e5, horizon=200, n_envs=2, seed=4).run(xs, rs, es, record_actions=True, parallel=False)
+    np.testing.assert_array_equal(serial.actions, actions)
+    shared = LDPLinUCB(4, 8e5, horizon=200, n_envs=2, seed=4).run(x, r, e)  # one table shared by both copies
+    assert shared.total_regret.shape == (2,)
+
+
+def test_reset_replays_the_same_run():
+    x, r, e = linear_problem(100, 5, 3, seed=13)
+    agent = LDPLinUCB(3, 2.0, horizon=100, seed=5)
+    first = agent.run(x, r, record_actions=True).actions
+    agent.reset()
+    np.testing.assert_array_equal(agent.run(x, r, record_actions=True).actions, first)
+    agent.reset(seed=6)
+    assert agent.t == 0 and agent.n_clipped_features == 0
+
+
+# Errors ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"epsilon": -1.0}, "epsilon"),
+        ({"epsilon": math.nan}, "epsilon"),
+        ({"delta": 1.0}, "delta"),
+        ({"delta": 0.0}, "delta"),
+        ({"alpha": 0.0}, "alpha"),
+        ({"horizon": 1}, "horizon"),
+        ({"n_features": 0}, "n_features"),
+        ({"sigma_method": "exact"}, "sigma_method"),
+        ({"bonus": "linear"}, "bonus"),
+        ({"l_x": 0.0}, "l_x"),
+        ({"width_scale": -1.0}, "width_scale"),
+        ({"n_envs": 0}, "n_envs"),
+    ],
+)
+def test_ldp_linucb_rejects_bad_arguments(kwargs, name):
+    args = {"n_features": 3, "epsilon": 1.0} | kwargs
+    with pytest.raises(ValueError, match=name):
+        LDPLinUCB(**args)
+
+
+def test_linucb_rejects_bad_arguments_and_inputs():
+    with pytest.raises(ValueError, match="reg"):
+        LinUCB(3, reg=0.0)
+    with pytest.raises(TypeError, match="n_features"):
+        LinUCB(2.5)
+    agent = LinUCB(3)
+    with pytest.raises(RuntimeError, match="act"):
+        agent.update(0, 1.0)
+    with pytest.raises(ValueError, match="obs"):
+        agent.act(np.ones((4, 2)))
+    with pytest.raises(ValueError, match="obs"):
+        agent.act(np.full((4, 3), np.nan))
+    agent.act(np.ones((4, 3)))
+    with pytest.raises(ValueError, match="action"):
+        agent.update(4, 1.0)
+    with pytest.raises(ValueError, match="reward"):
+        agent.update(0, math.inf)
+    with pytest.raises(ValueError, match="features"):
+        agent.run(np.ones((5, 4, 2)), np.ones((5, 4)))
+    with pytest.raises(ValueError, match="rewards"):
+        agent.run(np.ones((5, 4, 3)), np.ones((5, 3)))
+    with pytest.raises(ValueError, match="checkpoints"):
+        agent.run(np.ones((5, 4, 3)), np.ones((5, 4)), checkpoints=[3, 2])
