@@ -57,7 +57,7 @@ def test_alpha_grids_are_the_papers():
     ("argv", "needle"),
     [
         (["run", "budget/alpha", "--data", "netflix"], "--data must be"),
-        (["run", "gap/privacy", "--data", "gowalla"], "--data applies only to the budget experiments"),
+        (["run", "gap/privacy", "--data", "gowalla"], "--data applies only to the budget"),
     ],
 )
 def test_cli_data_errors_are_one_sentence(argv, needle, capsys):

@@ -19,13 +19,14 @@ from typing import Any, NoReturn
 
 from tqdm import tqdm
 
-from agents.experiments import budget
+from agents.experiments import budget, ldp
 from agents.experiments.analysis import SUMMARIES as GAP_SUMMARIES
 from agents.experiments.budget_analysis import budget_figure, budget_summary
+from agents.experiments.ldp_analysis import ldp_figure, ldp_summary
 from agents.experiments.registry import EXPERIMENTS, Experiment, get_experiment
 from agents.experiments.runner import default_jobs, run_tasks, tasks_for
 
-SUMMARIES = {**GAP_SUMMARIES, "budget": (budget_summary, budget_figure)}
+SUMMARIES = {**GAP_SUMMARIES, "budget": (budget_summary, budget_figure), "ldp": (ldp_summary, ldp_figure)}
 
 
 class UsageError(ValueError):
@@ -123,8 +124,14 @@ def run_experiment(
         except ValueError as exc:  # unknown --data, a missing or corrupt data file, too few users
             raise UsageError(str(exc)) from exc
         data_names = {s["scenario"]: s["data_name"] for s in exp.settings}
+    elif exp.kind == "ldp":
+        try:
+            exp = ldp.resolve(exp, data)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from exc
+        data_names = {"movielens": exp.settings[0]["data_name"]}
     elif data:
-        raise UsageError(f"--data applies only to the budget experiments, not to {experiment_id!r}.")
+        raise UsageError(f"--data applies only to the budget and ldp-linucb experiments, not to {experiment_id!r}.")
     folder = out if out is not None else Path("results") / exp.id.replace("/", "-")
     folder.mkdir(parents=True, exist_ok=True)
     tasks = tasks_for(exp, seed)

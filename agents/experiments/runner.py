@@ -163,10 +163,20 @@ def run_budget_task(task: Task) -> list[dict[str, Any]]:
     return run_budget_batch(task.experiment.settings[task.setting_index], task.experiment.horizon, task.base_seed)
 
 
+def run_ldp_task(task: Task) -> list[dict[str, Any]]:
+    """One run of one agent of an LDP contextual-bandit experiment (:mod:`agents.experiments.ldp`)."""
+    from agents.experiments.ldp import run_ldp_run
+
+    setting = task.experiment.settings[task.setting_index]
+    rows = run_ldp_run(setting, task.experiment.horizon, task.run, task.base_seed)
+    return [{**r, "setting": task.setting_index} for r in rows]
+
+
 RUNNERS: dict[str, Callable[[Task], list[dict[str, Any]]]] = {
     "regret": run_regret_task,
     "privacy": run_privacy_task,
     "budget": run_budget_task,
+    "ldp": run_ldp_task,
 }
 
 

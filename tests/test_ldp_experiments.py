@@ -1,0 +1,65 @@
+"""LDP contextual-bandit experiments: quick runs, the fast path equals the env loop, --data checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import bandit_envs  # noqa: F401
+from agents import LDPLinUCB
+from agents.experiments.cli import main, run_experiment
+from agents.experiments.ldp import EPSILON_SETTINGS, run_ldp_run
+
+ML_SMALL = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ml-latest-small"
+
+
+@pytest.mark.parametrize("experiment_id", ["ldp-linucb/epsilon", "ldp-linucb/sqrt-t"])
+def test_ldp_experiments_run_quick(experiment_id, tmp_path):
+    folder, text = run_experiment(experiment_id, horizon=2000, runs=1, jobs=1, out=tmp_path, progress=False)
+    for name in ("results.csv", "figure.png", "summary.md"):
+        assert (folder / name).stat().st_size > 0
+    assert "LinUCB" in text and "uniform random" in text
+    if experiment_id == "ldp-linucb/epsilon":
+        assert "| 6,250 |" in text  # the published number beside ours
+
+
+def test_fast_path_run_equals_the_gym_step_loop():
+    """The experiment's regret equals LDP-LinUCB played step by step on MovieLensRecommendation-v0."""
+    horizon = 600
+    setting = {**EPSILON_SETTINGS[3], "data": None}
+    rows = run_ldp_run(setting, horizon, run=0, base_seed=4)
+    seed = int(np.random.SeedSequence([4, 0]).generate_state(1, np.uint64)[0] >> 1)
+    env = gym.make("MovieLensRecommendation-v0", horizon=horizon)
+    agent = LDPLinUCB(20, setting["epsilon"], delta=0.1, alpha=0.1, horizon=horizon, sigma_method="classic",
+                      bonus="quadratic", seed=seed)  # fmt: skip
+    obs, _ = env.reset(seed=seed)
+    regret = 0.0
+    for _ in range(horizon):
+        a = agent.act(obs)
+        obs, r, _, _, info = env.step(a)
+        agent.update(a, r, info)
+        regret += info["regret"]
+    assert rows[-1]["t"] == horizon
+    assert rows[-1]["regret"] == pytest.approx(regret, rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.skipif(not ML_SMALL.is_dir(), reason="ml-latest-small not in ../shared/data")
+def test_ldp_experiment_on_real_movielens(tmp_path):
+    _, text = run_experiment("ldp-linucb/sqrt-t", horizon=1000, runs=1, jobs=1, out=tmp_path, progress=False,
+                             data=[str(ML_SMALL)])  # fmt: skip
+    assert str(ML_SMALL) in text
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["run", "ldp-linucb/epsilon", "--data", "synthetic-gowalla"], "--data must be a MovieLens data set"),
+        (["run", "ldp-linucb/epsilon", "--data", "a", "--data", "b"], "--data takes one MovieLens data set"),
+    ],
+)
+def test_ldp_cli_data_errors(argv, needle, capsys):
+    assert main(argv) == 2
+    assert needle in capsys.readouterr().err
