@@ -284,3 +284,19 @@ def test_wrapper_rejects_incompatible_agents():
         wrapper.update(0, math.nan)
     with pytest.raises(ValueError, match="action"):
         wrapper.update(5, 0.5)
+
+
+def test_wraps_budget_agents_on_the_budget_env():
+    """The wrapper privatizes the payoff (range [0.5, 1.5] at γ = 1) of the budget agents."""
+    env = gym.make("PrivacyBudgetMovieLens-v0", horizon=300)
+    for agent in (
+        LDPWrapper(UCB(10, alpha=0.3), "laplace", 1.0, reward_range=(0.5, 1.5), seed=0),
+        LDPWrapper(SMUCB(10), "gaussian", 0.5, delta=1e-5, reward_range=(0.5, 1.5), seed=0),
+        LDPWrapper(FixedArm.fix_half(10), "laplace", 1.0, reward_range=(0.5, 1.5), seed=0),
+    ):
+        obs, _ = env.reset(seed=1)
+        for _ in range(300):
+            a = agent.act(obs)
+            obs, r, _, _, info = env.step(a)
+            agent.update(a, r, info)
+        assert agent.privacy_spent[0] > 0
