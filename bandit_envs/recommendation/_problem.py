@@ -10,6 +10,7 @@ rounds however it is cut into blocks: the single env, the vector env and ``round
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ IntArray = npt.NDArray[np.int64]
 _SEED_BOUND = 2**62
 
 
-class Problem:
+class Problem(ABC):
     """Noiseless rewards per (context, arm) and the maps from uniforms to contexts, contexts to features.
 
     Subclasses set ``dim``, ``n_uniforms`` and ``user_ids`` (the data's user id of each context)
@@ -43,13 +44,13 @@ class Problem:
         for arr in (self.optimal, self.best):
             arr.setflags(write=False)
 
+    @abstractmethod
     def features_of(self, contexts: Any) -> FloatArray:
         """Feature vectors of every arm: shape (n_arms, d) for one context, (n, n_arms, d) for n."""
-        raise NotImplementedError
 
+    @abstractmethod
     def contexts(self, uniforms: FloatArray) -> IntArray:
         """Contexts from a (n, n_uniforms) array of uniforms in [0, 1)."""
-        raise NotImplementedError
 
     def round_info(self, contexts: Any) -> dict[str, Any]:
         """Step-info entries describing the round's context (at least ``user_id``)."""
