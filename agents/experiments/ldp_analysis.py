@@ -94,7 +94,7 @@ def ldp_figure(rows: Sequence[dict[str, Any]], exp: Experiment, path: Path) -> N
     curves = _curves(rows)
     sqrt_t = exp.options.get("figure") == "sqrt-t"
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    ax.set_prop_cycle(color=plt.get_cmap("tab20").colors)
+    ax.set_prop_cycle(color=[plt.get_cmap("tab20")(i) for i in range(20)])
     for label, c in curves.items():
         ts = np.array(sorted(c))
         m = np.array([np.mean(c[t]) for t in ts])
