@@ -147,3 +147,14 @@ def test_wilson_interval_known_values():
     assert lo == pytest.approx(0.8256, abs=1e-4) and hi == pytest.approx(0.9448, abs=1e-4)
     assert wilson(0, 0) == (0.0, 1.0)
     assert np.isclose(sum(wilson(50, 100)), 1.0)
+
+
+def test_privacy_figure_with_all_pairs_identical(tmp_path):
+    """A 100% ratio puts the Wilson bound a rounding error past it; the figure must still draw."""
+    exp = get_experiment("gap/privacy").scaled(runs=3, horizon=100)
+    rows = [{**s, "setting": i, "run": r, "identical": True, "entry_observed": False}
+            for i, s in enumerate(exp.settings) for r in range(3)]  # fmt: skip
+    from agents.experiments.analysis import privacy_figure
+
+    privacy_figure(rows, exp, tmp_path / "f.png")
+    assert (tmp_path / "f.png").stat().st_size > 0

@@ -165,7 +165,12 @@ def privacy_figure(rows: Sequence[dict[str, Any]], exp: Experiment, path: Path) 
     table = privacy_table(rows, exp)
     x = np.arange(len(table))
     ours = np.array([100 * r["ratio"] for r in table])
-    err = np.array([[100 * (r["ratio"] - r["lo"]) for r in table], [100 * (r["hi"] - r["ratio"]) for r in table]])
+    # Wilson bounds can sit a rounding error beyond the ratio (e.g. 100% identical): clip at 0.
+    err = np.clip(
+        np.array([[100 * (r["ratio"] - r["lo"]) for r in table], [100 * (r["hi"] - r["ratio"]) for r in table]]),
+        0,
+        None,
+    )
     fig, ax = plt.subplots(figsize=(11, 4))
     ax.errorbar(x, ours, yerr=err, fmt="o", label="ours (95% Wilson CI)")
     ax.plot(x, [r["paper"] if r["paper"] is not None else np.nan for r in table], "rx", ms=8, label="paper, Table 1")

@@ -1,9 +1,16 @@
 """``banditlab``: list and run the source papers' experiments.
 
 ``banditlab list`` prints the ids; ``banditlab run ID [--quick] [--runs N] [--jobs J]
-[--horizon T] [--seed S] [--out DIR]`` runs one and writes ``results.csv`` (tidy),
-``figure.png`` and ``summary.md`` (the paper's numbers beside ours) into ``DIR``;
-``banditlab report ID DIR`` rebuilds the summary and figure from ``DIR/results.csv``.
+[--horizon T] [--seed S] [--out DIR] [--backend local|dask --scheduler ADDRESS [--timeout S]]
+[--fresh]`` runs one and writes ``results.csv`` (tidy), ``figure.png`` and ``summary.md`` (the
+paper's numbers beside ours) into ``DIR``; ``banditlab report ID DIR`` rebuilds the summary and
+figure from ``DIR/results.csv``.
+
+Each finished task is saved at once under ``DIR/parts`` (:mod:`agents.experiments.partial`), so
+a run stopped by Ctrl-C, a crash or a lost cluster resumes when the same command is run again
+(same ``--out``, experiment, scale, seed and data): only the missing tasks run. ``--fresh``
+discards them instead; other options over a saved sweep are refused. ``results.csv`` is written
+in task order from the saved rows, so local, Dask and resumed runs give the same file.
 """
 
 from __future__ import annotations
@@ -21,10 +28,12 @@ from tqdm import tqdm
 
 from agents.experiments import budget, ldp
 from agents.experiments.analysis import SUMMARIES as GAP_SUMMARIES
+from agents.experiments.backends import BackendError, SweepInterrupted, make_backend
 from agents.experiments.budget_analysis import budget_figure, budget_summary
 from agents.experiments.ldp_analysis import ldp_figure, ldp_summary
+from agents.experiments.partial import ManifestMismatch, PartialStore, manifest_for
 from agents.experiments.registry import EXPERIMENTS, Experiment, get_experiment
-from agents.experiments.runner import default_jobs, run_tasks, tasks_for
+from agents.experiments.runner import default_jobs, tasks_for
 
 SUMMARIES = {**GAP_SUMMARIES, "budget": (budget_summary, budget_figure), "ldp": (ldp_summary, ldp_figure)}
 
@@ -51,6 +60,16 @@ def _positive(name: str, minimum: int = 1) -> Any:
     return parse
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"--timeout must be a positive number of seconds, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     p = _Parser(prog="banditlab", description="Reproduce the source papers' tables and figures.")
@@ -71,6 +90,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="budget experiments: synthetic-movielens, synthetic-gowalla, movielens-latest-small, ml-100k, ml-1m, "
         "ml-10m, gowalla, or a path (repeat for several; default: both synthetic scenarios)",
     )
+    run.add_argument(
+        "--backend", choices=("local", "dask"), default="local",
+        help="where the tasks run: local processes (--jobs) or a Dask distributed cluster (--scheduler)",
+    )  # fmt: skip
+    run.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://127.0.0.1:8786")
+    run.add_argument(
+        "--timeout", type=_seconds, default=10.0,
+        help="seconds to wait for the Dask scheduler, and for workers when it has none (default 10)",
+    )  # fmt: skip
+    run.add_argument(
+        "--fresh", action="store_true",
+        help="discard the saved tasks of an interrupted run in the output folder instead of resuming it",
+    )  # fmt: skip
     report = sub.add_parser("report", help="rebuild summary.md and figure.png from a results.csv")
     report.add_argument("experiment", help="experiment id the results belong to")
     report.add_argument("folder", type=Path, help="folder holding results.csv (written by `run`)")
@@ -114,8 +146,24 @@ def run_experiment(
     out: Path | None = None,
     progress: bool = True,
     data: list[str] | None = None,
+    backend: str = "local",
+    scheduler: str | None = None,
+    timeout: float = 10.0,
+    fresh: bool = False,
 ) -> tuple[Path, str]:
-    """Run an experiment and write its CSV, figure and summary; return (folder, summary)."""
+    """Run an experiment and write its CSV, figure and summary; return (folder, summary).
+
+    ``backend="local"`` runs the tasks on ``jobs`` processes, ``backend="dask"`` on the Dask
+    scheduler at ``scheduler`` (connecting within ``timeout`` seconds). Finished tasks are saved
+    under ``out/parts`` as they arrive; a later call with the same arguments resumes from them
+    (``fresh=True`` discards them). Raises :class:`UsageError` for bad options,
+    :class:`~agents.experiments.backends.BackendError` (with an exit code) when the cluster fails
+    and :class:`~agents.experiments.backends.SweepInterrupted` on Ctrl-C; each says how to resume.
+    """
+    try:
+        executor = make_backend(backend, jobs=jobs, scheduler=scheduler, timeout=timeout)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
     exp = get_experiment(experiment_id).scaled(quick=quick, runs=runs, horizon=horizon)
     data_names: dict[str, str] = {}
     if exp.kind == "budget":
@@ -135,28 +183,63 @@ def run_experiment(
     folder = out if out is not None else Path("results") / exp.id.replace("/", "-")
     folder.mkdir(parents=True, exist_ok=True)
     tasks = tasks_for(exp, seed)
-    rows: list[dict[str, Any]] = []
+    manifest = manifest_for(exp, seed, len(tasks), data_names)
+    store = PartialStore(folder, manifest)
+    try:
+        done = store.finished(fresh)
+    except ManifestMismatch as exc:
+        raise UsageError(str(exc)) from exc
+    pending = [(i, task) for i, task in enumerate(tasks) if i not in done]
     start = time.perf_counter()
-    bar = tqdm(total=len(tasks), desc=exp.id, unit="run", disable=not progress, file=sys.stderr)
-    for chunk in run_tasks(tasks, jobs):
-        rows.extend(chunk)
-        bar.update(1)
-    bar.close()
+    if pending:
+        if done:
+            print(f"Resuming from {store.path}: {len(done)} of {len(tasks)} tasks are already done.", file=sys.stderr)
+        bar = tqdm(total=len(tasks), initial=len(done), desc=exp.id, unit="run", disable=not progress, file=sys.stderr)
+        try:
+            with executor:
+                store.prepare(done)
+                for index, rows in executor.run(pending, label=f"{exp.id}-{manifest['fingerprint'][:8]}"):
+                    store.save(index, tasks[index].setting_index, tasks[index].run, rows)
+                    bar.update(1)
+        except BackendError as exc:
+            raise BackendError(_resume_note(str(exc), store, len(tasks)), exc.code) from None
+        except KeyboardInterrupt:
+            raise SweepInterrupted(_resume_note("interrupted", store, len(tasks))) from None
+        finally:
+            bar.close()
     seconds = time.perf_counter() - start
-    with open(folder / "results.csv", "w", newline="") as fh:
+    rows = store.rows()  # canonical task order, whatever order the tasks finished in
+    tmp = folder / "results.csv.tmp"
+    with open(tmp, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    meta = {
+    tmp.replace(folder / "results.csv")
+    store.remove()
+    meta: dict[str, Any] = {
         "seed": seed,
         "seconds": seconds,
-        "jobs": jobs,
+        "jobs": executor.workers if pending else jobs,
         "runs": exp.runs,
         "horizon": exp.horizon,
         "data": data_names,
+        "backend": backend,
+        "resumed_tasks": len(done),
     }
+    if scheduler is not None:
+        meta["scheduler"] = scheduler
     (folder / "meta.json").write_text(json.dumps(meta))
     return folder, write_report(rows, exp, folder, meta)
+
+
+def _resume_note(message: str, store: PartialStore, n_tasks: int) -> str:
+    saved = store.count()
+    if not saved:
+        return f"{message}."
+    return (
+        f"{message}; {saved} of {n_tasks} tasks are saved in {store.path}, and running the same command again "
+        "resumes from them."
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -187,6 +270,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"banditlab: error: {exc}", file=sys.stderr)
         return 2
+    except BackendError as exc:
+        print(f"banditlab: error: {exc}", file=sys.stderr)
+        return exc.code
+    except SweepInterrupted as exc:
+        print(f"banditlab: {exc}", file=sys.stderr)
+        return 130
     print(text)
     print(f"Wrote {folder / 'results.csv'}, {folder / 'figure.png'} and {folder / 'summary.md'}.")
     return 0
@@ -203,6 +292,10 @@ def _run_from_args(args: argparse.Namespace) -> tuple[Path, str]:
         out=args.out,
         progress=not args.no_progress,
         data=args.data,
+        backend=args.backend,
+        scheduler=args.scheduler,
+        timeout=args.timeout,
+        fresh=args.fresh,
     )
 
 

@@ -1,4 +1,4 @@
-"""Run an experiment's settings × runs, locally in processes, with common random numbers.
+"""Run an experiment's settings × runs, with common random numbers (local processes or Dask: ``backends``).
 
 Common random numbers (STYLE.md rule 8): run ``r`` of every setting and every agent uses the
 same feedback-graph seed (``instance_seed = r``; Erdős–Rényi graphs for different p are then
@@ -180,8 +180,12 @@ RUNNERS: dict[str, Callable[[Task], list[dict[str, Any]]]] = {
 }
 
 
-def _run(task: Task) -> list[dict[str, Any]]:
+def run_task(task: Task) -> list[dict[str, Any]]:
+    """One task's rows, a pure function of the task (seeds included): the same on any process or machine."""
     return RUNNERS[task.experiment.kind](task)
+
+
+_run = run_task
 
 
 def tasks_for(experiment: Experiment, base_seed: int = 0) -> list[Task]:

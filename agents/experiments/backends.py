@@ -1,0 +1,273 @@
+"""Where an experiment's tasks run: local processes, or a Dask distributed cluster.
+
+A backend takes ``(index, task)`` pairs and yields ``(index, rows)`` as each task finishes, in
+completion order; the caller saves each result at once (:mod:`agents.experiments.partial`) and
+writes ``results.csv`` in task order at the end. Tasks are frozen dataclasses and
+:func:`~agents.experiments.runner.run_task` is a pure function of its task (seeds included), so
+every backend returns the same rows.
+
+Failures are :class:`BackendError` with one sentence (no trailing period) and an exit code:
+2 for a bad option (a malformed scheduler address, dask not installed), 3 for a cluster that
+cannot be reached, has no workers, loses its workers or its scheduler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import signal
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import CancelledError, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from types import TracebackType
+from typing import Any
+
+from agents.experiments.runner import Task, run_task
+
+Rows = list[dict[str, Any]]
+
+#: Address schemes a Dask scheduler listens on.
+SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+#: Loggers of dask.distributed silenced while a backend is connected: it reports failures itself,
+#: in one sentence, where distributed would log comm errors with tracebacks (e.g. on Ctrl-C).
+_QUIET = ("distributed", "distributed.client")
+_ADDRESS = re.compile(r"(?:(?P<scheme>[a-z]+)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[0-9]{1,5})")
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a sweep, with one sentence saying what was saved and how to resume."""
+
+
+class BackendError(RuntimeError):
+    """A backend failure reported as one sentence without a traceback; ``code`` is the exit status."""
+
+    def __init__(self, message: str, code: int = 3) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def parse_scheduler(address: str) -> str:
+    """Normalize a Dask scheduler address (``tcp://host:port``, or ``host:port``); ValueError if malformed."""
+    match = _ADDRESS.fullmatch(address.strip())
+    if match is None or (match["scheme"] or "tcp") not in SCHEMES or not 1 <= int(match["port"]) <= 65535:
+        raise ValueError(
+            f"--scheduler must be a Dask scheduler address such as tcp://127.0.0.1:8786 (scheme one of "
+            f"{', '.join(SCHEMES)}, then host:port), got {address!r}."
+        )
+    return f"{match['scheme'] or 'tcp'}://{match['host']}:{int(match['port'])}"
+
+
+_IGNORE_SIGINT = (signal.SIGINT, signal.SIG_IGN)
+#: What a failed connection raises (asyncio's TimeoutError is not the builtin one before Python 3.11).
+_TIMEOUTS = (OSError, TimeoutError, asyncio.TimeoutError)
+
+
+def _run_chunk(chunk: Sequence[tuple[int, Task]]) -> list[tuple[int, Rows]]:
+    return [(index, run_task(task)) for index, task in chunk]
+
+
+class LocalBackend:
+    """Run tasks in this process (``jobs=1``) or on ``jobs`` worker processes."""
+
+    name = "local"
+
+    def __init__(self, jobs: int = 1) -> None:
+        self.jobs = max(1, jobs)
+        self.workers = self.jobs
+
+    def __enter__(self) -> LocalBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def run(self, pending: Sequence[tuple[int, Task]], label: str = "banditlab") -> Iterator[tuple[int, Rows]]:
+        """Yield ``(index, rows)`` of every pending task as it finishes (``label`` is unused here)."""
+        if self.jobs == 1 or len(pending) <= 1:
+            for index, task in pending:
+                yield index, run_task(task)
+            return
+        # Small contiguous chunks: few round trips, a worker reuses a run's reward table across
+        # settings, and an interruption loses at most `jobs` chunks of work.
+        size = max(1, min(len(pending) // (self.jobs * 8), 8))
+        chunks = [pending[i : i + size] for i in range(0, len(pending), size)]
+        # Workers ignore Ctrl-C: this process handles it, saves what finished and stops them.
+        pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=signal.signal, initargs=_IGNORE_SIGINT)
+        finished = False
+        try:
+            for future in as_completed([pool.submit(_run_chunk, c) for c in chunks]):
+                yield from future.result()
+            finished = True
+        except BrokenProcessPool:
+            raise BackendError(
+                "a worker process died (killed, or out of memory?) before its tasks finished; try fewer --jobs"
+            ) from None
+        finally:
+            if finished:
+                pool.shutdown()
+            else:  # Ctrl-C, a failed task or an abandoned generator: drop the work in flight
+                _stop(pool)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    terminate = getattr(pool, "terminate_workers", None)  # Python >= 3.14
+    if terminate is not None:
+        terminate()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+class DaskBackend:
+    """Send tasks to the Dask distributed scheduler at ``scheduler`` (``with DaskBackend(...) as b:``)."""
+
+    name = "dask"
+
+    def __init__(self, scheduler: str, timeout: float = 10.0) -> None:
+        self.address = parse_scheduler(scheduler)
+        self.timeout = timeout
+        self.workers = 0
+        self.client: Any = None
+        self._levels: dict[str, int] = {}
+
+    def __enter__(self) -> DaskBackend:
+        try:
+            from distributed import Client
+        except ImportError:
+            raise BackendError(
+                "--backend dask needs dask.distributed; install it with pip install 'bandit-envs[dask]'", code=2
+            ) from None
+        self._levels = {name: logging.getLogger(name).level for name in _QUIET}
+        for name in _QUIET:
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+        try:
+            self.client = Client(self.address, timeout=self.timeout, set_as_default=False)
+        except _TIMEOUTS:
+            self.close()
+            raise BackendError(
+                f"cannot reach a Dask scheduler at {self.address} within {self.timeout:g} s; check the address, that "
+                f"`dask scheduler` runs there and its port is open, or raise --timeout"
+            ) from None
+        try:
+            self.client.wait_for_workers(1, timeout=self.timeout)
+        except _TIMEOUTS:
+            self.close()
+            raise BackendError(
+                f"the Dask scheduler at {self.address} has no workers (waited {self.timeout:g} s); start some with "
+                f"`dask worker {self.address}`"
+            ) from None
+        self.workers = sum(self.client.nthreads().values())
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Disconnect; the scheduler then forgets this client's unfinished tasks."""
+        if self.client is not None:
+            try:
+                self.client.close(timeout=self.timeout)
+            except Exception:  # closing a broken connection must not hide the error being reported
+                pass
+            self.client = None
+        for name, level in self._levels.items():
+            logging.getLogger(name).setLevel(level)
+        self._levels = {}
+
+    def _workers_alive(self) -> bool:
+        try:
+            return bool(self.client.nthreads())
+        except Exception:  # any failure here means the scheduler is gone
+            raise BackendError(f"lost the connection to the Dask scheduler at {self.address}") from None
+
+    def run(self, pending: Sequence[tuple[int, Task]], label: str = "banditlab") -> Iterator[tuple[int, Rows]]:
+        """Yield ``(index, rows)`` of every pending task as it finishes on the cluster.
+
+        Task ``i`` gets the Dask key ``{label}-{i:06d}`` (``label`` names the sweep on the dashboard).
+
+        A task whose worker died (Dask retries it on another worker up to the scheduler's
+        ``allowed-failures`` and then gives up) does not stop the others: the sweep goes on, and
+        a :class:`BackendError` names the lost tasks at the end. A cluster left without workers
+        for ``timeout`` seconds, or a lost scheduler, stops at once.
+        """
+        from distributed import as_completed as dask_as_completed
+        from distributed.scheduler import KilledWorker
+
+        if self.client is None:
+            raise RuntimeError("use `with DaskBackend(...) as backend:` before backend.run(...)")
+        if not pending:
+            return
+        prefix = re.sub(r"[^A-Za-z0-9_.-]", "-", label)
+        keys = [f"{prefix}-{index:06d}" for index, _ in pending]
+        tasks = [task for _, task in pending]
+        futures = self.client.map(run_task, tasks, key=keys, pure=False)
+        index_of = {f.key: index for f, (index, _) in zip(futures, pending, strict=True)}
+        task_of = dict(pending)
+        ac = dask_as_completed(futures, loop=self.client.loop)
+        del futures  # as_completed holds them; each is released once its result is in
+        lost: list[tuple[int, str]] = []
+        idle_since = time.monotonic()
+        no_workers_since: float | None = None
+        while not ac.is_empty():
+            batch = ac.next_batch(block=False)
+            if not batch:
+                time.sleep(0.05)
+                if time.monotonic() - idle_since > 1.0:
+                    idle_since = time.monotonic()
+                    if self._workers_alive():
+                        no_workers_since = None
+                    elif no_workers_since is None:
+                        no_workers_since = idle_since
+                    elif idle_since - no_workers_since > self.timeout:
+                        raise BackendError(
+                            f"the Dask cluster at {self.address} has had no workers for {self.timeout:g} s"
+                        )
+                continue
+            idle_since = time.monotonic()
+            for future in batch:
+                index = index_of.pop(future.key)
+                try:
+                    # Gathered here, not in as_completed's background: a Ctrl-C or a lost scheduler
+                    # then interrupts this call instead of leaving gathers to fail in the event loop.
+                    rows = future.result()
+                except KilledWorker:
+                    task = task_of[index]
+                    lost.append((index, f"setting {task.setting_index}, run {task.run}"))
+                    continue
+                except (CancelledError, OSError):
+                    raise BackendError(f"lost the connection to the Dask scheduler at {self.address}") from None
+                except ImportError as exc:
+                    raise BackendError(
+                        f"the Dask workers cannot import the project ({exc}); install bandit-envs, the same "
+                        "version, in every worker's environment"
+                    ) from None
+                finally:
+                    future.release()
+                yield index, rows
+        if lost:
+            raise BackendError(
+                f"{len(lost)} task(s) were lost because the Dask workers running them died (first: task {lost[0][0]}, "
+                f"{lost[0][1]}; killed, or out of memory? see the worker logs)"
+            )
+
+
+def make_backend(
+    backend: str, *, jobs: int = 1, scheduler: str | None = None, timeout: float = 10.0
+) -> LocalBackend | DaskBackend:
+    """Build a backend from the CLI's options; ValueError (one sentence) for a bad combination."""
+    if backend == "local":
+        if scheduler is not None:
+            raise ValueError("--scheduler applies only to --backend dask.")
+        return LocalBackend(jobs)
+    if backend == "dask":
+        if scheduler is None:
+            raise ValueError("--backend dask needs --scheduler ADDRESS, e.g. --scheduler tcp://127.0.0.1:8786.")
+        if not timeout > 0:
+            raise ValueError(f"--timeout must be a positive number of seconds, got {timeout!r}.")
+        return DaskBackend(scheduler, timeout=timeout)
+    raise ValueError(f"--backend must be local or dask, got {backend!r}.")
