@@ -10,6 +10,7 @@ from agents.elimination import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAge
 from agents.index import UCB, UCBN, Random, ThompsonSampling
 from agents.ldp import LDPWrapper
 from agents.linear import LDPLinUCB, LinUCB
+from agents.sb3 import SB3Agent
 
 __all__ = [
     "AAE",
@@ -25,6 +26,7 @@ __all__ = [
     "LinUCB",
     "PrivateAgent",
     "Random",
+    "SB3Agent",
     "SMUCB",
     "ThompsonSampling",
     "UCB",

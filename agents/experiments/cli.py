@@ -33,9 +33,11 @@ from agents.experiments.budget_analysis import budget_figure, budget_summary
 from agents.experiments.ldp_analysis import ldp_figure, ldp_summary
 from agents.experiments.partial import ManifestMismatch, PartialStore, manifest_for
 from agents.experiments.registry import EXPERIMENTS, Experiment, get_experiment
+from agents.experiments.rl import SUMMARY as RL_SUMMARY
 from agents.experiments.runner import default_jobs, tasks_for
 
 SUMMARIES = {**GAP_SUMMARIES, "budget": (budget_summary, budget_figure), "ldp": (ldp_summary, ldp_figure)}
+SUMMARIES["rl"] = RL_SUMMARY
 
 
 class UsageError(ValueError):

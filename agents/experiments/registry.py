@@ -238,3 +238,12 @@ def get_experiment(experiment_id: str) -> Experiment:
         return EXPERIMENTS[experiment_id]
     except KeyError:
         raise ValueError(f"experiment id must be one of {sorted(EXPERIMENTS)}, got {experiment_id!r}.") from None
+
+
+def _rl_experiments() -> tuple[Experiment, ...]:
+    from agents.experiments.rl import rl_graph_experiment
+
+    return (rl_graph_experiment(),)
+
+
+EXPERIMENTS.update({e.id: e for e in _rl_experiments()})

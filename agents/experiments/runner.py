@@ -172,11 +172,19 @@ def run_ldp_task(task: Task) -> list[dict[str, Any]]:
     return [{**r, "setting": task.setting_index} for r in rows]
 
 
+def run_rl_task(task: Task) -> list[dict[str, Any]]:
+    """One run of the RL comparison (:mod:`agents.experiments.rl`)."""
+    from agents.experiments.rl import run_rl_task as run
+
+    return run(task)
+
+
 RUNNERS: dict[str, Callable[[Task], list[dict[str, Any]]]] = {
     "regret": run_regret_task,
     "privacy": run_privacy_task,
     "budget": run_budget_task,
     "ldp": run_ldp_task,
+    "rl": run_rl_task,
 }
 
 

@@ -1,0 +1,216 @@
+"""A stable-baselines3 model as an agent: ``SB3Agent`` acts through ``act``/``update``/``reset``.
+
+The adapter lets a trained (or still training) SB3 model run in the same loop, runner and
+experiments as the bandit agents (``banditlab run rl/graph`` puts PPO and DQN beside UCB-N and
+GAP). It imports torch and stable-baselines3 only inside the calls that need them (the model it is
+given already did), so importing :mod:`agents` stays light.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+from gymnasium import spaces
+
+from agents.base import Agent
+from bandit_envs._validation import check_int
+
+if TYPE_CHECKING:
+    from stable_baselines3.common.base_class import BaseAlgorithm
+
+IntArray = npt.NDArray[np.int64]
+
+
+class SB3Agent(Agent):
+    """Act with a stable-baselines3 model (PPO, A2C, DQN, …) through the agent interface.
+
+    ``act(obs)`` feeds ``obs`` to the model, so ``obs`` must be what the model was trained on:
+    run the agent on the same (wrapped) env, e.g. ``ArmStatistics(env)`` for a model trained
+    through :class:`bandit_envs.wrappers.ArmStatistics`. Bandit agents ignore observations and
+    the wrappers pass ``info`` through unchanged, so bandit and RL agents can share that env.
+
+    Acting. ``deterministic=True`` (default) plays ``model.predict(obs, deterministic=True)``:
+    the greedy action. ``deterministic=False`` plays the policy as it acts in training, with
+    draws from the agent's own generator (``seed``), not SB3's global ones: actor-critic models
+    (PPO, A2C) sample their action distribution; DQN is ε-greedy with ``model.exploration_rate``.
+    A policy that learned to explore by randomizing (PPO on :class:`ArmStatistics`, see
+    ``docs/rl.md``) explores only when stochastic.
+
+    Learning. ``update`` does nothing by default: the model is trained elsewhere, with
+    ``model.learn(env)``, and the agent uses its weights as they are (so a model can be evaluated
+    between calls to ``learn``). ``learn_online=True`` keeps training an off-policy model (DQN)
+    from the agent's own interaction, as ``model.learn`` would: each transition (obs, action,
+    reward, next obs) goes to ``model.replay_buffer`` when the next ``act`` shows the next
+    observation; ``model._on_step()`` runs after each (target network, ε schedule) and
+    ``model.train`` every ``model.train_freq`` steps past ``model.learning_starts``. With
+    ``total_timesteps`` the model's schedules (learning rate, ε) run over that many agent steps
+    as in ``learn(total_timesteps)``; without it they stay where they are. On-policy models
+    (PPO, A2C) collect their own rollouts: train them with ``model.learn`` (for a native vector
+    env through :class:`bandit_envs.wrappers.SB3VecEnv`).
+
+    ``reset()`` starts a new episode: it reseeds the generator and drops the transition waiting
+    for its next observation (the last one of an episode is not stored, as its next observation
+    is never shown). It keeps the model's weights, which is what an RL agent learns.
+
+    Parameters
+    ----------
+    model
+        A stable-baselines3 model with a ``Discrete(K)`` action space (K ≥ 2).
+    deterministic
+        Greedy actions (True) or the training-time policy (False); see above.
+    learn_online
+        Keep training an off-policy model from the agent's updates; see above.
+    total_timesteps
+        With ``learn_online``: agent steps over which the model's schedules run (≥ 1).
+    name
+        Name in tables and figures (default: the model's class name, e.g. ``"PPO"``).
+    n_envs
+        ``None`` for one env, or the number N of copies run in lock-step (``act`` takes a batch
+        of N observations). With ``learn_online`` it must equal the model's number of envs.
+    seed
+        Seed of the agent's generator (stochastic acting).
+    """
+
+    name = "SB3"
+
+    def __init__(
+        self,
+        model: BaseAlgorithm,
+        deterministic: bool = True,
+        *,
+        learn_online: bool = False,
+        total_timesteps: int | None = None,
+        name: str | None = None,
+        n_envs: int | None = None,
+        seed: int | None = None,
+    ) -> None:
+        action_space = getattr(model, "action_space", None)
+        if not callable(getattr(model, "predict", None)) or not isinstance(action_space, spaces.Discrete):
+            raise TypeError(
+                "model must be a stable-baselines3 model with a Discrete action space (e.g. PPO, A2C, DQN), "
+                f"got {type(model).__name__} with action space {action_space!r}."
+            )
+        if int(action_space.start) != 0:
+            raise ValueError(f"model's action space must be Discrete(K) starting at 0, got {action_space!r}.")
+        super().__init__(int(action_space.n), n_envs=n_envs, seed=seed)
+        for flag, value in (("deterministic", deterministic), ("learn_online", learn_online)):
+            if not isinstance(value, bool):
+                raise TypeError(f"{flag} must be True or False, got {value!r}.")
+        self.model = model
+        self.deterministic = deterministic
+        self.learn_online = learn_online
+        if total_timesteps is not None:
+            total_timesteps = check_int("total_timesteps", total_timesteps, minimum=1)
+        self.total_timesteps = total_timesteps
+        if name is not None:
+            if not isinstance(name, str) or not name:
+                raise TypeError(f"name must be a non-empty string, got {name!r}.")
+            self.name = name
+        else:
+            self.name = type(model).__name__
+        self._obs_shape: tuple[int, ...] = tuple(model.observation_space.shape or ())
+        if learn_online:
+            self._check_online()
+        self._reset_state()
+
+    def _check_online(self) -> None:
+        model: Any = self.model
+        buffer = getattr(model, "replay_buffer", None)
+        if buffer is None or not callable(getattr(model, "train", None)):
+            raise ValueError(
+                f"learn_online needs an off-policy model with a replay buffer (e.g. DQN), got {type(model).__name__}; "
+                "train on-policy models (PPO, A2C) with model.learn(env)."
+            )
+        if buffer.n_envs != self.batch:
+            raise ValueError(
+                f"learn_online needs n_envs to match the model's number of envs ({buffer.n_envs}), "
+                f"got n_envs={self.n_envs}."
+            )
+        if model.train_freq.unit.value != "step":
+            raise ValueError(f"learn_online needs a train_freq counted in steps, got {model.train_freq!r}.")
+        if getattr(model, "_logger", None) is None:
+            from stable_baselines3.common.logger import Logger
+
+            model.set_logger(Logger(folder=None, output_formats=[]))
+
+    def _reset_state(self) -> None:
+        self._last_obs: npt.NDArray[Any] | None = None
+        self._pending: tuple[npt.NDArray[Any], IntArray, npt.NDArray[np.float64]] | None = None
+        self._online_steps = 0
+
+    def _as_batch(self, obs: Any) -> npt.NDArray[Any]:
+        x = np.asarray(obs)
+        if self.n_envs is None and x.shape == self._obs_shape:
+            return x[None]
+        if x.shape != (self.batch, *self._obs_shape):
+            expected = self._obs_shape if self.n_envs is None else (self.batch, *self._obs_shape)
+            raise ValueError(
+                f"obs must have shape {expected} (the model's observation space {self.model.observation_space}"
+                f"{'' if self.n_envs is None else ' with a batch axis'}), got shape {x.shape}."
+            )
+        return x
+
+    def _choose(self, x: npt.NDArray[Any]) -> IntArray:
+        model: Any = self.model
+        if self.deterministic:
+            actions, _ = model.predict(x, deterministic=True)
+            return np.asarray(actions, dtype=np.int64).reshape(self.batch)
+        policy = model.policy
+        u = self.rng.random(self.batch)
+        if callable(getattr(policy, "get_distribution", None)):
+            import torch
+
+            policy.set_training_mode(False)
+            with torch.no_grad():
+                dist = policy.get_distribution(policy.obs_to_tensor(x)[0])
+                probs = dist.distribution.probs.cpu().numpy().astype(np.float64)
+            # Inverse CDF with the agent's uniform: one draw per copy, whatever the policy.
+            actions = (np.cumsum(probs, axis=1) < u[:, None] * probs.sum(axis=1, keepdims=True)).sum(axis=1)
+            return np.minimum(actions, self.n_arms - 1).astype(np.int64)
+        if hasattr(model, "exploration_rate"):
+            greedy, _ = model.predict(x, deterministic=True)
+            arms = self.rng.integers(self.n_arms, size=self.batch)
+            greedy = np.asarray(greedy, dtype=np.int64).reshape(self.batch)
+            return np.where(u < model.exploration_rate, arms, greedy)
+        raise ValueError(
+            f"deterministic=False needs an actor-critic policy (PPO, A2C) or DQN, got {type(model).__name__}."
+        )
+
+    def act(self, obs: Any = None) -> Any:
+        """The model's action for ``obs`` (an int), or one per copy for a batch of N observations."""
+        if obs is None:
+            raise ValueError("obs must be the env's observation (the model's input), got None.")
+        x = self._as_batch(obs)
+        if self._pending is not None:
+            self._store(x)
+        self._last_obs = x
+        return self._out(self._choose(x))
+
+    def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
+        """Nothing, unless ``learn_online``: then remember the step until its next observation."""
+        if not self.learn_online:
+            return
+        if self._last_obs is None:
+            raise RuntimeError("update() must follow act(): the transition starts at the observation act() saw.")
+        a, r, _ = self._batched(action, reward, None)
+        self._pending = (self._last_obs, a, r)
+
+    def _store(self, next_obs: npt.NDArray[Any]) -> None:
+        """Add the pending transition to the replay buffer and train as ``model.learn`` would."""
+        assert self._pending is not None
+        obs, actions, rewards = self._pending
+        self._pending = None
+        model: Any = self.model
+        b = self.batch
+        model.replay_buffer.add(obs, next_obs, actions, rewards, np.zeros(b), [{} for _ in range(b)])
+        model.num_timesteps += b
+        self._online_steps += 1
+        if self.total_timesteps is not None:
+            model._update_current_progress_remaining(model.num_timesteps, self.total_timesteps)
+        model._on_step()
+        if model.num_timesteps > model.learning_starts and self._online_steps % model.train_freq.frequency == 0:
+            steps = model.gradient_steps if model.gradient_steps >= 0 else model.train_freq.frequency * b
+            if steps > 0:
+                model.train(gradient_steps=steps, batch_size=model.batch_size)
