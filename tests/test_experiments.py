@@ -158,3 +158,15 @@ def test_privacy_figure_with_all_pairs_identical(tmp_path):
 
     privacy_figure(rows, exp, tmp_path / "f.png")
     assert (tmp_path / "f.png").stat().st_size > 0
+
+
+def test_rl_experiment_without_stable_baselines3_is_one_sentence(monkeypatch, capsys):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "stable_baselines3" else real(name, *a)
+    )
+    assert main(["run", "rl/graph", "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert "needs stable-baselines3 and torch" in err and "Traceback" not in err

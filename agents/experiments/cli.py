@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import importlib.util
 import json
 import sys
 import time
@@ -180,6 +181,13 @@ def run_experiment(
         except ValueError as exc:
             raise UsageError(str(exc)) from exc
         data_names = {"movielens": exp.settings[0]["data_name"]}
+    elif exp.kind == "rl" and (
+        importlib.util.find_spec("stable_baselines3") is None or importlib.util.find_spec("torch") is None
+    ):
+        raise UsageError(
+            f"{experiment_id} needs stable-baselines3 and torch, which are not installed: "
+            'pip install "torch==2.13.0" "bandit-envs[rl]".'
+        )
     elif data:
         raise UsageError(f"--data applies only to the budget and ldp-linucb experiments, not to {experiment_id!r}.")
     folder = out if out is not None else Path("results") / exp.id.replace("/", "-")
