@@ -12,50 +12,22 @@ from bandit_envs.graph import GraphBanditEnv, GraphBanditVectorEnv
 __all__ = ["GraphBanditEnv", "GraphBanditVectorEnv", "ENV_IDS"]
 __version__ = "0.1.0"
 
-ENV_IDS: tuple[str, ...] = (
-    "GraphBandit-v0",
-    "PrivacyBudgetMovieLens-v0",
-    "PrivacyBudgetGowalla-v0",
-    "MovieLensRecommendation-v0",
-    "GowallaRecommendation-v0",
-)
+#: Each id with the module and class names of its single and native vector env.
+_ENTRY_POINTS: dict[str, tuple[str, str]] = {
+    "GraphBandit-v0": ("bandit_envs.graph", "GraphBandit"),
+    "PrivacyBudgetMovieLens-v0": ("bandit_envs.budget.movielens", "PrivacyBudgetMovieLens"),
+    "PrivacyBudgetGowalla-v0": ("bandit_envs.budget.gowalla", "PrivacyBudgetGowalla"),
+    "MovieLensRecommendation-v0": ("bandit_envs.recommendation.movielens", "MovieLensRecommendation"),
+    "GowallaRecommendation-v0": ("bandit_envs.recommendation.gowalla", "GowallaRecommendation"),
+}
 
-if "GraphBandit-v0" not in registry:
-    register(
-        id="GraphBandit-v0",
-        entry_point="bandit_envs.graph:GraphBanditEnv",
-        vector_entry_point="bandit_envs.graph:GraphBanditVectorEnv",
-        disable_env_checker=False,
-    )
+ENV_IDS: tuple[str, ...] = tuple(_ENTRY_POINTS)
 
-if "PrivacyBudgetMovieLens-v0" not in registry:
-    register(
-        id="PrivacyBudgetMovieLens-v0",
-        entry_point="bandit_envs.budget.movielens:PrivacyBudgetMovieLensEnv",
-        vector_entry_point="bandit_envs.budget.movielens:PrivacyBudgetMovieLensVectorEnv",
-        disable_env_checker=False,
-    )
-
-if "PrivacyBudgetGowalla-v0" not in registry:
-    register(
-        id="PrivacyBudgetGowalla-v0",
-        entry_point="bandit_envs.budget.gowalla:PrivacyBudgetGowallaEnv",
-        vector_entry_point="bandit_envs.budget.gowalla:PrivacyBudgetGowallaVectorEnv",
-        disable_env_checker=False,
-    )
-
-if "MovieLensRecommendation-v0" not in registry:
-    register(
-        id="MovieLensRecommendation-v0",
-        entry_point="bandit_envs.recommendation.movielens:MovieLensRecommendationEnv",
-        vector_entry_point="bandit_envs.recommendation.movielens:MovieLensRecommendationVectorEnv",
-        disable_env_checker=False,
-    )
-
-if "GowallaRecommendation-v0" not in registry:
-    register(
-        id="GowallaRecommendation-v0",
-        entry_point="bandit_envs.recommendation.gowalla:GowallaRecommendationEnv",
-        vector_entry_point="bandit_envs.recommendation.gowalla:GowallaRecommendationVectorEnv",
-        disable_env_checker=False,
-    )
+for _id, (_module, _name) in _ENTRY_POINTS.items():
+    if _id not in registry:
+        register(
+            id=_id,
+            entry_point=f"{_module}:{_name}Env",
+            vector_entry_point=f"{_module}:{_name}VectorEnv",
+            disable_env_checker=False,
+        )
