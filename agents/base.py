@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from bandit_envs._validation import check_int
+from bandit_envs.validation import check_int
 
 
 class Agent(ABC):

@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from agents.base import Agent
 from agents.index import UCB, _row_error, _ucb_choose
-from bandit_envs._validation import check_float, check_int
+from bandit_envs.validation import check_float, check_int
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -17,9 +17,9 @@ import numpy.typing as npt
 from agents import _elim_kernels as K
 from agents._kernels import act_batch, simulate, update_batch
 from agents.base import Agent, PrivateAgent
-from bandit_envs._validation import check_choice, check_float, check_int
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
 from bandit_envs.rewards import RewardModel
+from bandit_envs.validation import check_choice, check_float, check_int
 
 
 @dataclass

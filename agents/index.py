@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import Agent
-from bandit_envs._validation import check_float
+from bandit_envs.validation import check_float
 
 FloatArray = npt.NDArray[np.float64]
 SQRT2 = math.sqrt(2.0)

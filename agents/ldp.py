@@ -18,8 +18,8 @@ from agents.base import Agent, PrivateAgent
 from agents.elimination import EliminationAgent
 from agents.index import UCB, ThompsonSampling, _ucb_choose
 from agents.linear import _LinearAgent
-from bandit_envs._validation import check_choice, check_float
 from bandit_envs.privacy import bernoulli_mechanism, gaussian_sigma_analytic, gaussian_sigma_classic, rr_debias
+from bandit_envs.validation import check_choice, check_float
 
 __all__ = ["LDPWrapper"]
 

@@ -38,8 +38,8 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import Agent, PrivateAgent
-from bandit_envs._validation import check_choice, check_float, check_int
 from bandit_envs.privacy import gaussian_delta, gaussian_sigma_analytic
+from bandit_envs.validation import check_choice, check_float, check_int
 
 __all__ = [
     "LDPLinUCB",

@@ -15,7 +15,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from agents.base import Agent
-from bandit_envs._validation import check_int
+from bandit_envs.validation import check_int
 
 if TYPE_CHECKING:
     from stable_baselines3.common.base_class import BaseAlgorithm

@@ -13,7 +13,7 @@ import networkx as nx
 import numpy as np
 import numpy.typing as npt
 
-from bandit_envs._validation import check_float, check_int
+from bandit_envs.validation import check_float, check_int
 
 
 def erdos_renyi(n_arms: int, edge_probability: float, seed: int) -> npt.NDArray[np.bool_]:

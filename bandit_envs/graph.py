@@ -11,9 +11,9 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from bandit_envs._validation import check_choice, check_float, check_int, check_unit_array
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods, erdos_renyi
 from bandit_envs.rewards import RewardModel
+from bandit_envs.validation import check_choice, check_float, check_int, check_unit_array
 
 #: Rows of uniforms drawn per refill; rewards are a function of the uniforms, so the block size
 #: changes speed, never results.

@@ -43,7 +43,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import brentq
 from scipy.special import expit, gammainc, lambertw, log_ndtr
 
-from bandit_envs._validation import check_choice, check_float, check_unit_array
+from bandit_envs.validation import check_choice, check_float, check_unit_array
 
 __all__ = [
     "EARTH_RADIUS_M",

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special, stats
 
-from bandit_envs._validation import check_choice, check_float, check_unit_array
+from bandit_envs.validation import check_choice, check_float, check_unit_array
 
 RewardKind = Literal["truncnorm", "bernoulli"]
 KIND_CODES: dict[str, int] = {"truncnorm": 0, "bernoulli": 1}

@@ -25,7 +25,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-from bandit_envs._validation import check_float
+from bandit_envs.validation import check_float
 
 __all__ = ["ArmStatistics", "ShuffleArms", "SB3VecEnv", "split_vector_info", "update_statistics", "statistics_features"]
 

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import ndtr, ndtri
 
-from bandit_envs._validation import check_float, check_int
+from bandit_envs.validation import check_float, check_int
 
 #: Largest allowed budget. The paper's grid is {0.1, ..., 1}; beyond 5 randomized response
 #: reports the truth with probability > 0.993 and the movie chain mixes too slowly for the oracle.

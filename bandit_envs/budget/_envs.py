@@ -17,8 +17,8 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from bandit_envs._validation import check_float, check_int
 from bandit_envs.budget._core import BLOCK_ROWS, FloatArray, IntArray, Oracle, SensitivityModel, World, payoff
+from bandit_envs.validation import check_float, check_int
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from bandit_envs._validation import check_float, check_int
 from bandit_envs.budget._core import FloatArray, IntArray, Oracle, SensitivityModel, budget_grid, monte_carlo_oracle
 from bandit_envs.budget._data import checkins_from, shared_scenario
 from bandit_envs.budget._envs import Instance
 from bandit_envs.budget._geo import Grid, GridStack, build_grid
 from bandit_envs.datasets import CheckIns
 from bandit_envs.privacy import EARTH_RADIUS_M, haversine_m
+from bandit_envs.validation import check_float, check_int
 
 KM_PER_DEGREE = math.pi * EARTH_RADIUS_M / 1000.0 / 180.0
 #: Slack (km) added to the POI box so that rounding never drops a POI at the boundary.

@@ -15,7 +15,6 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import expit
 
-from bandit_envs._validation import check_choice, check_float, check_int
 from bandit_envs.budget._core import (
     FloatArray,
     IntArray,
@@ -27,6 +26,7 @@ from bandit_envs.budget._core import (
 from bandit_envs.budget._data import ratings_from, shared_scenario
 from bandit_envs.budget._envs import Instance
 from bandit_envs.datasets import Ratings, filter_min_counts
+from bandit_envs.validation import check_choice, check_float, check_int
 
 LOSS_MODELS = ("revealed", "expected", "revealed_watched", "watched")
 NEXT_ITEM = ("recommended", "random")

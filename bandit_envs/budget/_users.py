@@ -5,12 +5,12 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from bandit_envs._validation import check_choice, check_float, check_int
 from bandit_envs.budget._core import IntArray
 from bandit_envs.budget._gowalla_world import gowalla_scenario
 from bandit_envs.budget._movielens_world import movielens_scenario
 from bandit_envs.budget.gowalla import PrivacyBudgetGowallaEnv
 from bandit_envs.budget.movielens import PrivacyBudgetMovieLensEnv
+from bandit_envs.validation import check_choice, check_float, check_int
 
 _ENVS = {"movielens": PrivacyBudgetMovieLensEnv, "gowalla": PrivacyBudgetGowallaEnv}
 _THRESHOLDS = {

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bandit_envs._validation import check_int
 from bandit_envs.budget._envs import BudgetEnv, BudgetVectorEnv, copy_users
 from bandit_envs.budget._movielens_world import movielens_instance
+from bandit_envs.validation import check_int
 
 
 class PrivacyBudgetMovieLensEnv(BudgetEnv):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bandit_envs._validation import check_int
 from bandit_envs.datasets._tables import CheckIns, Ratings
+from bandit_envs.validation import check_int
 
 
 def top_users(table: Ratings | CheckIns, n: int | None = None, min_count: int = 1) -> np.ndarray:

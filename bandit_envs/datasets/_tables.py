@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import sparse
 
-from bandit_envs._validation import check_float
+from bandit_envs.validation import check_float
 
 T = TypeVar("T", bound="_Table")
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from bandit_envs._validation import check_choice
 from bandit_envs.datasets._fetch import DataFile, DatasetError, fetch, get_data_home
 from bandit_envs.datasets._parse import Layout, read_table, require
 from bandit_envs.datasets._tables import BBox, CheckIns
+from bandit_envs.validation import check_choice
 
 GOWALLA_URL = "https://snap.stanford.edu/data/loc-gowalla_totalCheckins.txt.gz"
 GOWALLA_FILE = "loc-gowalla_totalCheckins.txt.gz"

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from bandit_envs._validation import check_choice
 from bandit_envs.datasets._fetch import DataFile, DatasetError, fetch, get_data_home
 from bandit_envs.datasets._parse import Kind, Layout, read_table, require
 from bandit_envs.datasets._tables import Ratings
+from bandit_envs.validation import check_choice
 
 _BASE_URL = "https://files.grouplens.org/datasets/movielens/"
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bandit_envs._validation import check_float, check_int
 from bandit_envs.datasets._tables import CheckIns, Ratings
+from bandit_envs.validation import check_float, check_int
 
 _MOVIELENS_START = 1_420_070_400  # 2015-01-01T00:00:00Z
 _GOWALLA_START = 1_233_446_400  # 2009-02-01T00:00:00Z, the start of SNAP's Gowalla crawl

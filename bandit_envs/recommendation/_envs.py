@@ -19,7 +19,6 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from bandit_envs._validation import check_float, check_int
 from bandit_envs.recommendation._problem import (
     FloatArray,
     IntArray,
@@ -29,6 +28,7 @@ from bandit_envs.recommendation._problem import (
     episode_generators,
     outcome,
 )
+from bandit_envs.validation import check_float, check_int
 
 #: Contexts and noise values drawn per refill (speed only: the streams do not depend on it).
 BLOCK = 4096

@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 
-from bandit_envs._validation import check_choice, check_float, check_int
 from bandit_envs.budget._data import ratings_from, shared_scenario
 from bandit_envs.datasets import Ratings
 from bandit_envs.recommendation._completion import (
@@ -17,6 +16,7 @@ from bandit_envs.recommendation._completion import (
     product_features,
 )
 from bandit_envs.recommendation._problem import FloatArray, IntArray, Problem, uniform_index
+from bandit_envs.validation import check_choice, check_float, check_int
 
 COMPLETIONS = ("authors", "lowrank")
 MOVIE_SELECTIONS = ("first", "popular")

@@ -1,7 +1,7 @@
 """Argument checks shared by environments, agents and the CLI.
 
 Every check raises ``ValueError`` or ``TypeError`` with one sentence that names the argument,
-the value given and what is allowed (DESIGN.md, "Errors").
+the value given and what is allowed.
 """
 
 from __future__ import annotations
