@@ -80,8 +80,7 @@ def _check_delta(value: Any) -> float:
 def _check_rng(rng: Any) -> np.random.Generator:
     if not isinstance(rng, np.random.Generator):
         raise TypeError(
-            f"rng must be a numpy.random.Generator (e.g. numpy.random.default_rng(seed)), "
-            f"got {type(rng).__name__}."
+            f"rng must be a numpy.random.Generator (e.g. numpy.random.default_rng(seed)), got {type(rng).__name__}."
         )
     return rng
 
@@ -90,9 +89,7 @@ def _finite_array(name: str, value: Any) -> NDArray[np.float64]:
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError(
-            f"{name} must be an array of real numbers, got {type(value).__name__}."
-        ) from None
+        raise TypeError(f"{name} must be an array of real numbers, got {type(value).__name__}.") from None
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must contain only finite numbers, but it has NaN or inf.")
     return arr
@@ -114,10 +111,7 @@ def _latitude_array(name: str, value: Any, *, poles: bool) -> NDArray[np.float64
         return arr
     lo, hi = float(arr.min()), float(arr.max())
     if poles and (lo < -90.0 or hi > 90.0):
-        raise ValueError(
-            f"{name} must contain latitudes in degrees within [-90, 90], "
-            f"got values in [{lo:g}, {hi:g}]."
-        )
+        raise ValueError(f"{name} must contain latitudes in degrees within [-90, 90], got values in [{lo:g}, {hi:g}].")
     if not poles and (lo <= -90.0 or hi >= 90.0):
         raise ValueError(
             f"{name} must contain latitudes in degrees strictly between -90 and 90 (the local "
@@ -141,9 +135,7 @@ def _longitude_array(name: str, value: Any) -> NDArray[np.float64]:
 # --------------------------------------------------------------------------------------------
 
 
-def randomized_response(
-    bits: ArrayLike, epsilon: float, rng: np.random.Generator
-) -> NDArray[np.int64]:
+def randomized_response(bits: ArrayLike, epsilon: float, rng: np.random.Generator) -> NDArray[np.int64]:
     """Report each bit truthfully with probability ``e^eps / (1 + e^eps)``, else flip it.
 
     Warner's randomized response [W65]_, in the form of [DR14]_ section 3.2 (ALGORITHMS.md 7.1).
@@ -222,9 +214,7 @@ def rr_debias(reports: ArrayLike, epsilon: float) -> NDArray[np.float64]:
     return np.asarray((y - expit(-eps)) / math.tanh(eps / 2.0), dtype=np.float64)
 
 
-def bernoulli_mechanism(
-    r: ArrayLike, epsilon: float, rng: np.random.Generator
-) -> NDArray[np.int64]:
+def bernoulli_mechanism(r: ArrayLike, epsilon: float, rng: np.random.Generator) -> NDArray[np.int64]:
     """Privatize values in [0, 1] as bits: 1 with probability ``(r e^eps + 1 - r) / (1 + e^eps)``.
 
     Equivalent to drawing ``b ~ Bernoulli(r)`` and applying :func:`randomized_response` to
@@ -327,16 +317,13 @@ def laplace_mechanism(
     delta_1 = check_float("sensitivity", sensitivity, low=0.0, low_open=True)
     if (lower is None) != (upper is None):
         raise ValueError(
-            f"lower and upper must be given together or both be None, got lower={lower!r}, "
-            f"upper={upper!r}."
+            f"lower and upper must be given together or both be None, got lower={lower!r}, upper={upper!r}."
         )
     if lower is not None and upper is not None:
         lo = check_float("lower", lower)
         hi = check_float("upper", upper)
         if lo >= hi:
-            raise ValueError(
-                f"upper must be greater than lower, got lower={lower!r}, upper={upper!r}."
-            )
+            raise ValueError(f"upper must be greater than lower, got lower={lower!r}, upper={upper!r}.")
         values = np.clip(values, lo, hi)
     return values + gen.laplace(0.0, delta_1 / eps, size=values.shape)
 
@@ -753,9 +740,7 @@ def planar_laplace_latlon(
     return np.clip(new_lat, -90.0, 90.0), (new_lon + 180.0) % 360.0 - 180.0
 
 
-def haversine_m(
-    lat1: ArrayLike, lon1: ArrayLike, lat2: ArrayLike, lon2: ArrayLike
-) -> NDArray[np.float64]:
+def haversine_m(lat1: ArrayLike, lon1: ArrayLike, lat2: ArrayLike, lon2: ArrayLike) -> NDArray[np.float64]:
     """Great-circle distance in metres between points given in degrees (haversine formula).
 
     Uses a sphere of radius ``EARTH_RADIUS_M``; arguments broadcast against each other.
@@ -781,10 +766,5 @@ def haversine_m(
     phi2 = np.radians(_latitude_array("lat2", lat2, poles=True))
     lam1 = np.radians(_finite_array("lon1", lon1))
     lam2 = np.radians(_finite_array("lon2", lon2))
-    h = (
-        np.sin((phi2 - phi1) / 2.0) ** 2
-        + np.cos(phi1) * np.cos(phi2) * np.sin((lam2 - lam1) / 2.0) ** 2
-    )
-    return np.asarray(
-        2.0 * EARTH_RADIUS_M * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0))), dtype=np.float64
-    )
+    h = np.sin((phi2 - phi1) / 2.0) ** 2 + np.cos(phi1) * np.cos(phi2) * np.sin((lam2 - lam1) / 2.0) ** 2
+    return np.asarray(2.0 * EARTH_RADIUS_M * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0))), dtype=np.float64)

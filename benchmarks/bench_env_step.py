@@ -116,18 +116,12 @@ def main() -> None:
     ratio = g / b
     vec = time_vector(args.copies, args.vector_steps, max(3, args.repeats // 2))
 
-    print(
-        f"python {platform.python_version()}, numpy {np.__version__}, gymnasium {gym.__version__}"
-    )
+    print(f"python {platform.python_version()}, numpy {np.__version__}, gymnasium {gym.__version__}")
     print(f"{args.steps} steps x {args.repeats} repeats, median (min..max) per step:")
     print(
-        f"  GraphBandit-v0 (gym.make)    {g * 1e6:7.2f} us/step  "
-        f"({min(graph_t) * 1e6:.2f}..{max(graph_t) * 1e6:.2f})"
+        f"  GraphBandit-v0 (gym.make)    {g * 1e6:7.2f} us/step  ({min(graph_t) * 1e6:.2f}..{max(graph_t) * 1e6:.2f})"
     )
-    print(
-        f"  bare Bernoulli (gym.make)    {b * 1e6:7.2f} us/step  "
-        f"({min(bare_t) * 1e6:.2f}..{max(bare_t) * 1e6:.2f})"
-    )
+    print(f"  bare Bernoulli (gym.make)    {b * 1e6:7.2f} us/step  ({min(bare_t) * 1e6:.2f}..{max(bare_t) * 1e6:.2f})")
     verdict = "OK" if ratio <= TARGET_RATIO else "MISSED"
     print(f"  ratio                        {ratio:7.2f}  (target <= {TARGET_RATIO:g}: {verdict})")
     print(

@@ -80,9 +80,7 @@ def run_batched(
     return agent_time, time.perf_counter() - start, actions
 
 
-def run_reference(
-    copies: int, arms: int, steps: int, alpha: float, table: np.ndarray
-) -> tuple[float, np.ndarray]:
+def run_reference(copies: int, arms: int, steps: int, alpha: float, table: np.ndarray) -> tuple[float, np.ndarray]:
     actions = np.empty((steps, copies), dtype=np.int64)
     start = time.perf_counter()
     for i in range(copies):

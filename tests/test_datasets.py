@@ -124,9 +124,7 @@ CORRUPTIONS = {
 
 @pytest.mark.parametrize("kind", sorted(CORRUPTIONS))
 @pytest.mark.parametrize("verify", ["auto", "schema"])
-def test_movielens_corrupt_copy_is_refused(
-    ml_ratings: Path, tmp_path: Path, kind: str, verify: str
-) -> None:
+def test_movielens_corrupt_copy_is_refused(ml_ratings: Path, tmp_path: Path, kind: str, verify: str) -> None:
     copy = tmp_path / "ratings.csv"
     copy.write_bytes(CORRUPTIONS[kind](_ml_lines(ml_ratings)))
     if verify == "schema" and kind == "rows dropped":
@@ -205,9 +203,7 @@ def test_gowalla_corrupt_copy_is_refused(gowalla_nyc: Path, tmp_path: Path) -> N
         "cut.txt": b"".join(lines)[:-5],
         "field.txt": b"".join(lines[:7] + [b"0\t2010-10-11T20:21:20Z\t40.74\t16907\n"] + lines[8:]),
         "lat.txt": b"".join(lines[:7] + [b"0\t2010-10-11T20:21:20Z\t95.0\t-73.9\t1\n"] + lines[8:]),
-        "time.txt": b"".join(
-            lines[:7] + [b"0\t2010-13-11T20:21:20Z\t40.7\t-73.9\t1\n"] + lines[8:]
-        ),
+        "time.txt": b"".join(lines[:7] + [b"0\t2010-13-11T20:21:20Z\t40.7\t-73.9\t1\n"] + lines[8:]),
         "iso.txt": b"".join(lines[:7] + [b"0\t2010-10-11 20:21:20\t40.7\t-73.9\t1\n"] + lines[8:]),
     }
     for name, content in bad_files.items():
@@ -321,9 +317,7 @@ def test_movielens_cached_file_with_bad_checksum_is_refused(
     assert f"delete {cached}" in message and no_network == []
 
 
-def test_movielens_corrupt_cached_zip_is_refused(
-    ml_ratings: Path, tmp_path: Path, no_network: list[str]
-) -> None:
+def test_movielens_corrupt_cached_zip_is_refused(ml_ratings: Path, tmp_path: Path, no_network: list[str]) -> None:
     archive = tmp_path / "movielens" / "ml-latest-small.zip"
     _zip_latest_small(ml_ratings, archive)
     data = archive.read_bytes()
@@ -408,8 +402,7 @@ def test_synthetic_generators_are_deterministic() -> None:
         a, b, c = generate(seed=3), generate(seed=3), generate(seed=4)
         assert all(np.array_equal(x, y) for x, y in zip(_columns(a), _columns(b), strict=True))
         assert not all(
-            x.shape == y.shape and np.array_equal(x, y)
-            for x, y in zip(_columns(a), _columns(c), strict=True)
+            x.shape == y.shape and np.array_equal(x, y) for x, y in zip(_columns(a), _columns(c), strict=True)
         )
 
 
@@ -447,9 +440,7 @@ def test_synthetic_gowalla_shape() -> None:
     assert np.linalg.norm(xy, axis=1).max() < 40.0
     # One location, one coordinate pair, as in SNAP.
     ids, first = np.unique(checkins.location_id, return_index=True)
-    assert np.array_equal(
-        checkins.lat[first][np.searchsorted(ids, checkins.location_id)], checkins.lat
-    )
+    assert np.array_equal(checkins.lat[first][np.searchsorted(ids, checkins.location_id)], checkins.lat)
     # POIs are clustered: nearest-neighbour distances far below uniform points in the same box.
     poi_xy = xy[first]
     rng = np.random.default_rng(0)

@@ -278,9 +278,7 @@ def test_same_seed_same_rewards_different_seed_different() -> None:
     env = gym.make(ENV_ID, horizon=1000, graph=nx.complete_graph(K))
     first = rewards_of(env, 7)
     np.testing.assert_array_equal(first, rewards_of(env, 7))
-    np.testing.assert_array_equal(
-        first, rewards_of(gym.make(ENV_ID, horizon=1000, graph=nx.complete_graph(K)), 7)
-    )
+    np.testing.assert_array_equal(first, rewards_of(gym.make(ENV_ID, horizon=1000, graph=nx.complete_graph(K)), 7))
     assert not np.any(first == rewards_of(env, 8))
 
 
@@ -321,9 +319,7 @@ def test_rewards_independent_of_reward_block_cuts() -> None:
     env = gym.make(ENV_ID, horizon=horizon, graph=nx.complete_graph(K))
     rows = rewards_of(env, 2, horizon)
     env.reset(options={"reward_table": rows})
-    np.testing.assert_array_equal(
-        np.array([i["observed_rewards"] for _, _, i in run(env, [0] * horizon)]), rows
-    )
+    np.testing.assert_array_equal(np.array([i["observed_rewards"] for _, _, i in run(env, [0] * horizon)]), rows)
     # The env draws blocks of uniforms from np_random; one block of the same stream is equal.
     u = np.random.default_rng(2).random((horizon, K))
     np.testing.assert_array_equal(env.unwrapped.reward_model.from_uniforms(u), rows)
@@ -347,9 +343,7 @@ def assert_copy_matches(
             np.testing.assert_array_equal(vinfo[key][i], info[key], err_msg=key)
 
 
-def vec_run(
-    venv: gym.vector.VectorEnv, actions: np.ndarray
-) -> list[tuple[np.ndarray, np.ndarray, dict[str, Any]]]:
+def vec_run(venv: gym.vector.VectorEnv, actions: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, dict[str, Any]]]:
     out = []
     for a in actions:
         _, r, term, trunc, info = venv.step(a)
@@ -416,9 +410,7 @@ def test_vector_copies_independent_and_list_seeds() -> None:
     n, horizon = 4, 20
     venv = gym.make_vec(ENV_ID, num_envs=n, horizon=horizon, graph=nx.complete_graph(K))
     venv.reset(seed=0)
-    seen = np.array(
-        [info["observed_rewards"] for _, _, info in vec_run(venv, np.zeros((20, n), int))]
-    )
+    seen = np.array([info["observed_rewards"] for _, _, info in vec_run(venv, np.zeros((20, n), int))])
     for i in range(n):
         for j in range(i):
             assert not np.any(seen[:, i] == seen[:, j])
@@ -461,9 +453,7 @@ def test_vector_replays_one_table_for_all_copies() -> None:
             a = actions[t + episode_offset]
             np.testing.assert_array_equal(r, table[t, a])
             mask = info["observed_mask"]
-            np.testing.assert_array_equal(
-                info["observed_rewards"][mask], np.broadcast_to(table[t], (n, K))[mask]
-            )
+            np.testing.assert_array_equal(info["observed_rewards"][mask], np.broadcast_to(table[t], (n, K))[mask])
             assert np.all(info["observed_rewards"][~mask] == 0.0)
     np.testing.assert_array_equal(out[horizon][0], 0.0)
 
@@ -549,9 +539,7 @@ BAD_ARGS = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("name", "kwargs"), BAD_ARGS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(BAD_ARGS)]
-)
+@pytest.mark.parametrize(("name", "kwargs"), BAD_ARGS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(BAD_ARGS)])
 def test_invalid_constructor_argument(name: str, kwargs: dict[str, Any]) -> None:
     with pytest.raises((ValueError, TypeError), match=name):
         GraphBanditEnv(**kwargs)

@@ -212,9 +212,7 @@ BALLE_WANG_REFERENCE = [
 
 
 @pytest.mark.parametrize(("epsilon", "delta", "sigma"), BALLE_WANG_REFERENCE)
-def test_gaussian_sigma_analytic_matches_reference(
-    epsilon: float, delta: float, sigma: float
-) -> None:
+def test_gaussian_sigma_analytic_matches_reference(epsilon: float, delta: float, sigma: float) -> None:
     assert P.gaussian_sigma_analytic(epsilon, delta, 1.0) == pytest.approx(sigma, rel=1e-8)
     assert P.gaussian_sigma_analytic(epsilon, delta, 2.5) == pytest.approx(2.5 * sigma, rel=1e-8)
 
@@ -232,9 +230,7 @@ def hockey_stick_delta(sigma: float, epsilon: float, sens: float = 1.0) -> float
     t = sens / 2 - epsilon * sigma**2 / sens
 
     def integrand(y: float) -> float:
-        return float(
-            stats.norm.pdf(y, 0, sigma) - math.exp(epsilon) * stats.norm.pdf(y, sens, sigma)
-        )
+        return float(stats.norm.pdf(y, 0, sigma) - math.exp(epsilon) * stats.norm.pdf(y, sens, sigma))
 
     value, _ = integrate.quad(integrand, -np.inf, t, epsabs=1e-14, epsrel=1e-10)
     return value
@@ -244,9 +240,7 @@ def hockey_stick_delta(sigma: float, epsilon: float, sens: float = 1.0) -> float
     ("epsilon", "delta"),
     [(0.1, 1e-3), (0.5, 1e-5), (1.0, 1e-5), (2.0, 1e-6), (5.0, 1e-8), (1.0, 0.3)],
 )
-def test_gaussian_sigma_analytic_satisfies_condition_with_equality(
-    epsilon: float, delta: float
-) -> None:
+def test_gaussian_sigma_analytic_satisfies_condition_with_equality(epsilon: float, delta: float) -> None:
     sigma = P.gaussian_sigma_analytic(epsilon, delta, 1.0)
     assert P.gaussian_delta(sigma, epsilon) <= delta
     assert P.gaussian_delta(sigma, epsilon) == pytest.approx(delta, rel=1e-9)
@@ -352,9 +346,7 @@ def test_planar_laplace_uses_each_points_own_coordinates() -> None:
     assert out.shape == (n, 2, 2)
     se = math.sqrt(3 / eps**2 / n)
     np.testing.assert_allclose(out.mean(axis=0), xy, atol=5 * se)
-    np.testing.assert_array_equal(
-        out, P.planar_laplace(np.broadcast_to(xy, (n, 2, 2)), eps, rng(33))
-    )
+    np.testing.assert_array_equal(out, P.planar_laplace(np.broadcast_to(xy, (n, 2, 2)), eps, rng(33)))
 
 
 def test_planar_laplace_empirical_geo_indistinguishability() -> None:
@@ -376,9 +368,7 @@ def test_planar_laplace_empirical_geo_indistinguishability() -> None:
 
     loss = max_privacy_loss_lower_bound(events(run(x0, eps, 34)), events(run(x1, eps, 35)))
     assert loss <= eps * dist
-    broken = max_privacy_loss_lower_bound(
-        events(run(x0, 2 * eps, 34)), events(run(x1, 2 * eps, 35))
-    )
+    broken = max_privacy_loss_lower_bound(events(run(x0, 2 * eps, 34)), events(run(x1, 2 * eps, 35)))
     assert broken > eps * dist
 
 
@@ -439,9 +429,7 @@ def test_haversine_known_values() -> None:
     assert P.haversine_m(0.0, 0.0, 0.0, 90.0) == pytest.approx(quarter, rel=1e-12)
     assert P.haversine_m(0.0, 0.0, 90.0, 0.0) == pytest.approx(quarter, rel=1e-12)
     assert P.haversine_m(10.0, 20.0, 11.0, 20.0) == pytest.approx(P.EARTH_RADIUS_M * math.pi / 180)
-    assert P.haversine_m(45.0, 179.5, 45.0, -179.5) == pytest.approx(
-        P.haversine_m(45.0, -0.5, 45.0, 0.5), rel=1e-12
-    )
+    assert P.haversine_m(45.0, 179.5, 45.0, -179.5) == pytest.approx(P.haversine_m(45.0, -0.5, 45.0, 0.5), rel=1e-12)
     assert P.haversine_m(51.5, -0.1, 51.5, -0.1) == 0.0
     d = P.haversine_m([0.0, 60.0], [0.0, 0.0], [0.0, 60.0], [1.0, 1.0])
     assert d.shape == (2,) and d[1] == pytest.approx(d[0] / 2, rel=1e-4)
@@ -567,9 +555,7 @@ INVALID: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("call", "error", "name"), [c[1:] for c in INVALID], ids=[c[0] for c in INVALID]
-)
+@pytest.mark.parametrize(("call", "error", "name"), [c[1:] for c in INVALID], ids=[c[0] for c in INVALID])
 def test_invalid_arguments_raise_naming_the_argument(
     call: Callable[[], Any], error: type[Exception], name: str
 ) -> None:

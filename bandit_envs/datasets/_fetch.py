@@ -86,9 +86,7 @@ class DataFile:
 
     def fail(self, problem: str, *, pinned: bool = False) -> NoReturn:
         """Raise :class:`DatasetError`: this file ``problem``, and what to do about it."""
-        raise DatasetError(
-            f"The {self.label} file {self.path} {problem}; {self.remedy(pinned=pinned)}."
-        )
+        raise DatasetError(f"The {self.label} file {self.path} {problem}; {self.remedy(pinned=pinned)}.")
 
     def check_sha256(self, data: bytes) -> None:
         """Raise :class:`DatasetError` if ``data`` does not have the pinned sha256."""
@@ -135,13 +133,10 @@ def fetch(url: str, target: Path, *, download: bool, alternative: str) -> None:
 
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        pooch.retrieve(
-            url, known_hash=None, fname=target.name, path=target.parent, progressbar=False
-        )
+        pooch.retrieve(url, known_hash=None, fname=target.name, path=target.parent, progressbar=False)
     except (OSError, ValueError) as err:  # requests' network errors are OSErrors
         raise DatasetError(
-            f"Could not download {url} ({type(err).__name__}: {err}); without network access, "
-            f"{by_hand}."
+            f"Could not download {url} ({type(err).__name__}: {err}); without network access, {by_hand}."
         ) from err
     if not target.is_file():
         raise DatasetError(f"Downloading {url} did not produce {target}; {by_hand}.")

@@ -117,17 +117,14 @@ def _parse(file: DataFile, layout: Layout, data: bytes) -> dict[str, np.ndarray]
     dtype = np.dtype([(name, _DTYPES[kind]) for name, kind in layout.columns])
     stream = io.TextIOWrapper(io.BytesIO(text), encoding="ascii", newline=None)
     try:
-        table = np.loadtxt(
-            stream, dtype=dtype, delimiter=delimiter, comments=None, skiprows=n_header, ndmin=1
-        )
+        table = np.loadtxt(stream, dtype=dtype, delimiter=delimiter, comments=None, skiprows=n_header, ndmin=1)
     except (ValueError, UnicodeDecodeError) as err:
         file.fail(_first_bad_line(data, layout) or f"cannot be parsed ({err})")
     if table.shape[0] != n_rows:  # np.loadtxt skips empty lines
         file.fail(_first_bad_line(data, layout) or f"has {n_rows} lines but {len(table)} rows")
     if file.n_rows is not None and table.shape[0] != file.n_rows:
         file.fail(
-            f"has {table.shape[0]} data rows but the official file has {file.n_rows}, so it is "
-            "incomplete or altered",
+            f"has {table.shape[0]} data rows but the official file has {file.n_rows}, so it is incomplete or altered",
             pinned=True,
         )
     columns = {name: np.ascontiguousarray(table[name]) for name, _ in layout.columns}

@@ -58,9 +58,7 @@ class _Table:
         """Return the table restricted to ``rows`` (a boolean mask or integer indices)."""
         index = np.asarray(rows)
         if index.dtype == bool and index.shape != (len(self),):
-            raise ValueError(
-                f"rows must be a boolean mask of length {len(self)}, got shape {index.shape}."
-            )
+            raise ValueError(f"rows must be a boolean mask of length {len(self)}, got shape {index.shape}.")
         return type(self)(**{name: getattr(self, name)[index] for name in self._kinds})
 
 
@@ -97,16 +95,12 @@ class Ratings(_Table):
         return int(np.unique(self.item_id).size)
 
     @overload
-    def matrix(
-        self, *, dense: Literal[False] = False
-    ) -> tuple[sparse.csr_array, np.ndarray, np.ndarray]: ...
+    def matrix(self, *, dense: Literal[False] = False) -> tuple[sparse.csr_array, np.ndarray, np.ndarray]: ...
 
     @overload
     def matrix(self, *, dense: Literal[True]) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
 
-    def matrix(
-        self, *, dense: bool = False
-    ) -> tuple[sparse.csr_array | np.ndarray, np.ndarray, np.ndarray]:
+    def matrix(self, *, dense: bool = False) -> tuple[sparse.csr_array | np.ndarray, np.ndarray, np.ndarray]:
         """Return the user x item rating matrix with contiguous indices and the id maps.
 
         Parameters
@@ -177,12 +171,7 @@ class BBox:
     def contains(self, lat: npt.ArrayLike, lon: npt.ArrayLike) -> np.ndarray:
         """Return a boolean array, True where (lat, lon) lies inside the box."""
         lat, lon = np.asarray(lat), np.asarray(lon)
-        return (
-            (lat >= self.lat_min)
-            & (lat <= self.lat_max)
-            & (lon >= self.lon_min)
-            & (lon <= self.lon_max)
-        )
+        return (lat >= self.lat_min) & (lat <= self.lat_max) & (lon >= self.lon_min) & (lon <= self.lon_max)
 
 
 NYC_BBOX = BBox(lat_min=40.4774, lat_max=40.9176, lon_min=-74.2591, lon_max=-73.7004)

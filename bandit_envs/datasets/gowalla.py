@@ -101,9 +101,7 @@ def _as_bbox(bbox: BBox | tuple[float, float, float, float] | None) -> BBox | No
     if bbox is None or isinstance(bbox, BBox):
         return bbox
     if not isinstance(bbox, tuple | list) or len(bbox) != 4:
-        raise ValueError(
-            f"bbox must be a BBox or a tuple (lat_min, lat_max, lon_min, lon_max), got {bbox!r}."
-        )
+        raise ValueError(f"bbox must be a BBox or a tuple (lat_min, lat_max, lon_min, lon_max), got {bbox!r}.")
     return BBox(*bbox)
 
 

@@ -195,16 +195,12 @@ def _user_file(spec: MovieLensSpec, path: Path, label: str, verify: str) -> Data
     )
 
 
-def _cached_file(
-    name: str, spec: MovieLensSpec, home: Path, label: str, download: bool
-) -> DataFile:
+def _cached_file(name: str, spec: MovieLensSpec, home: Path, label: str, download: bool) -> DataFile:
     archive = home / "movielens" / f"{name}.zip"
     target = home / "movielens" / spec.folder / spec.file
     if not target.is_file():
         extracted = f"the extracted {spec.folder} folder or its {spec.file}"
-        fetch(
-            spec.url, archive, download=download, alternative=f"pass path= pointing at {extracted}"
-        )
+        fetch(spec.url, archive, download=download, alternative=f"pass path= pointing at {extracted}")
         zipped = DataFile(archive, f"MovieLens {name} archive", spec.url, cached=(archive,))
         _extract(zipped, f"{spec.folder}/{spec.file}", target)
     return DataFile(target, label, spec.url, spec.sha256, spec.n_rows, cached=(target, archive))

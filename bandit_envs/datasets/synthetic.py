@@ -79,9 +79,7 @@ def synthetic_movielens(
     seed = check_int("seed", seed, minimum=0)
     min_user_ratings = check_int("min_user_ratings", min_user_ratings, minimum=1)
     if min_user_ratings > n_items:
-        raise ValueError(
-            f"min_user_ratings must be at most n_items = {n_items}, got {min_user_ratings}."
-        )
+        raise ValueError(f"min_user_ratings must be at most n_items = {n_items}, got {min_user_ratings}.")
     density = check_float("density", density, low=min_user_ratings / n_items, high=1.0)
     popularity_exponent = check_float("popularity_exponent", popularity_exponent, low=0.0)
     activity_sigma = check_float("activity_sigma", activity_sigma, low=0.0)
@@ -95,9 +93,7 @@ def synthetic_movielens(
     popularity = np.arange(1, n_items + 1, dtype=np.float64) ** -popularity_exponent
     popularity = rng.permutation(popularity / popularity.sum())
     users = np.repeat(np.arange(n_users), counts)
-    items = np.concatenate(
-        [rng.choice(n_items, size=count, replace=False, p=popularity) for count in counts]
-    )
+    items = np.concatenate([rng.choice(n_items, size=count, replace=False, p=popularity) for count in counts])
 
     user_factors = rng.normal(0.0, 1.0, (n_users, rank))
     item_factors = rng.normal(0.0, 1.0, (n_items, rank))
@@ -211,9 +207,7 @@ def synthetic_gowalla(
     preference = popularity * np.exp(-(distance - nearest) / distance_km)
     preference /= preference.sum(axis=1, keepdims=True)
     users = np.repeat(np.arange(n_users), counts)
-    pois = np.concatenate(
-        [rng.choice(n_pois, size=count, p=preference[u]) for u, count in enumerate(counts)]
-    )
+    pois = np.concatenate([rng.choice(n_pois, size=count, p=preference[u]) for u, count in enumerate(counts)])
     times = rng.integers(_GOWALLA_START, _GOWALLA_END, size=users.size)
     order = np.lexsort((users, times))
 
