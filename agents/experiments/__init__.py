@@ -1,5 +1,15 @@
-"""Paper experiments as data, their runner, analysis and the ``banditlab`` CLI."""
+"""Paper experiments as data, one package per paper family, a Python API and the ``banditlab`` CLI.
 
-from agents.experiments.registry import EXPERIMENTS, Experiment, get_experiment
+``run(experiment_id, agents=[...])`` returns the tidy results as a pandas DataFrame; user
+agents (any callable building an agent from the experiment's env, setting and seed) run next to
+the built-in ones on the same instances and reward draws. Families: ``gap`` (graph feedback and
+DP, the GAP paper), ``budget`` (privacy-budget selection), ``ldp`` (LDP contextual bandits),
+``rl`` (stable-baselines3 agents); ``core`` is the engine they share.
+"""
 
-__all__ = ["EXPERIMENTS", "Experiment", "get_experiment"]
+from agents.experiments.api import UsageError, run, run_experiment
+from agents.experiments.core.spec import Experiment
+from agents.experiments.core.user_agents import UserAgent
+from agents.experiments.registry import EXPERIMENTS, get_experiment
+
+__all__ = ["EXPERIMENTS", "Experiment", "UsageError", "UserAgent", "get_experiment", "run", "run_experiment"]

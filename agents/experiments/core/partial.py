@@ -28,13 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from agents.experiments.registry import Experiment
+from agents.experiments.core.spec import Experiment
 
 PARTS = "parts"
 FORMAT = 1
 
 #: Manifest fields compared one by one (for a readable mismatch message) before the fingerprint.
-_FIELDS = ("experiment", "runs", "horizon", "seed", "data", "tasks")
+_FIELDS = ("experiment", "runs", "horizon", "seed", "data", "agents", "overrides", "tasks")
 
 
 class ManifestMismatch(ValueError):
@@ -48,6 +48,8 @@ def manifest_for(exp: Experiment, seed: int, n_tasks: int, data: dict[str, str] 
         "kind": exp.kind,
         "settings": exp.settings,
         "agents": exp.agents,
+        "user_agents": [u.key or u.name for u in exp.user_agents],
+        "overrides": exp.overrides,
         "horizon": exp.horizon,
         "runs": exp.runs,
         "n_arms": exp.n_arms,
@@ -63,6 +65,8 @@ def manifest_for(exp: Experiment, seed: int, n_tasks: int, data: dict[str, str] 
         "horizon": exp.horizon,
         "seed": seed,
         "data": dict(data or {}),
+        "agents": list(exp.all_agents),
+        "overrides": dict(exp.overrides),
         "tasks": n_tasks,
         "fingerprint": hashlib.sha256(text.encode()).hexdigest()[:16],
     }

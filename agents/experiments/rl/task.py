@@ -1,6 +1,6 @@
 """``rl/graph``: PPO and DQN, trained through ``ArmStatistics``, beside UCB-N and GAP on ``GraphBandit-v0``.
 
-Protocol (issue 5, "RL agents"). Per run r, with its own training seed:
+Protocol (ours; see ``docs/rl.md``). Per run r, with its own training seed:
 
 1. Training. PPO and DQN each get ``options["train_timesteps"]`` interactions (100,000;
    ``--quick``: 5,000) with 8 copies of ``ArmStatistics(ShuffleArms(GraphBandit-v0))`` (episodes
@@ -27,16 +27,19 @@ import contextlib
 import functools
 import math
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+import pandas as pd
 
 from agents.base import Agent
 from agents.elimination import GAP
-from agents.experiments.analysis import mean_ci, regret_figure
-from agents.experiments.registry import Experiment
+from agents.experiments.core.figures import regret_figure
+from agents.experiments.core.seeds import agent_seed, table_seed
+from agents.experiments.core.spec import Experiment, Family, Param
+from agents.experiments.core.stats import mean_ci
 from agents.index import UCBN
 from agents.sb3 import SB3Agent
 from bandit_envs.graph import GraphBanditEnv
@@ -45,14 +48,12 @@ from bandit_envs.wrappers import ArmStatistics, ShuffleArms
 if TYPE_CHECKING:
     from stable_baselines3.common.base_class import BaseAlgorithm
 
-    from agents.experiments.runner import Task
-
 RL_AGENTS: tuple[str, ...] = ("PPO", "DQN")
 N_CHECKPOINTS = 100
 #: Parallel training envs and the instance seed of the first one (training graphs).
 TRAIN_ENVS = 8
 TRAIN_GRAPH_SEED = 10_000
-#: Seed stream of the training seeds (``runner.agent_seed(base, run, TRAIN_STREAM)``).
+#: Seed stream of the training seeds (``agent_seed(base, run, TRAIN_STREAM)``).
 TRAIN_STREAM = 4
 
 #: Hyperparameters [P], from a small manual search (a few configurations per algorithm, judged by
@@ -64,52 +65,27 @@ TRAIN_STREAM = 4
 #: values exploring for a few rounds. Everything else is stable-baselines3's default.
 HYPERPARAMETERS: dict[str, dict[str, Any]] = {
     "PPO": {
-        "n_steps": 50, "batch_size": 200, "n_epochs": 10, "learning_rate": 1e-3, "ent_coef": 0.0, "gamma": 0.9,
+        "n_steps": 50,
+        "batch_size": 200,
+        "n_epochs": 10,
+        "learning_rate": 1e-3,
+        "ent_coef": 0.0,
+        "gamma": 0.9,
         "gae_lambda": 0.8,
     },
     "DQN": {
-        "learning_starts": 1_000, "buffer_size": 50_000, "train_freq": 4, "gradient_steps": 1,
-        "target_update_interval": 250, "exploration_fraction": 0.3, "exploration_final_eps": 0.02,
-        "learning_rate": 1e-3, "batch_size": 64, "gamma": 0.5,
+        "learning_starts": 1_000,
+        "buffer_size": 50_000,
+        "train_freq": 4,
+        "gradient_steps": 1,
+        "target_update_interval": 250,
+        "exploration_fraction": 0.3,
+        "exploration_final_eps": 0.02,
+        "learning_rate": 1e-3,
+        "batch_size": 64,
+        "gamma": 0.5,
     },
-}  # fmt: skip
-
-
-@dataclass(frozen=True)
-class RLExperiment(Experiment):
-    """An experiment whose RL agents are trained first.
-
-    ``options["train_timesteps"]`` is each RL agent's training budget per run (part of the
-    experiment's fingerprint, so a resumed sweep never mixes budgets) and ``options["train_horizon"]``
-    the length of the training episodes; ``--quick`` also lowers the budget to
-    ``quick_train_timesteps``.
-    """
-
-    quick_train_timesteps: int = 5_000
-
-    def scaled(self, *, quick: bool = False, runs: int | None = None, horizon: int | None = None) -> Experiment:
-        """A copy at quick scale (horizon, runs and training budget) and/or another number of runs or horizon."""
-        out = super().scaled(quick=quick, runs=runs, horizon=horizon)
-        if not quick:
-            return out
-        return replace(out, options={**out.options, "train_timesteps": self.quick_train_timesteps})
-
-
-def rl_graph_experiment() -> RLExperiment:
-    """The ``rl/graph`` record (kind ``"rl"``): run by :func:`run_rl_task`, summarized by :func:`rl_summary`."""
-    return RLExperiment(
-        id="rl/graph",
-        title="PPO and DQN trained through ArmStatistics, beside UCB-N and GAP",
-        source="issue 5, RL agents",
-        kind="rl",
-        settings=({"gap": 0.2, "edge_probability": 0.2, "epsilon": 0.5},),
-        agents=("UCB-N", "GAP", *RL_AGENTS),
-        horizon=2_000,
-        runs=4,
-        quick_horizon=500,
-        quick_runs=2,
-        options={"train_timesteps": 100_000, "train_horizon": 50},
-    )
+}
 
 
 def _training_env(setting: dict[str, Any], n_arms: int, horizon: int, instance_seed: int) -> ArmStatistics:
@@ -154,8 +130,9 @@ def train(algorithm: str, setting: dict[str, Any], exp: Experiment, seed: int) -
     return cast("BaseAlgorithm", model.learn(exp.options["train_timesteps"]))
 
 
-def _make_agent(name: str, reset_info: dict[str, Any], setting: dict[str, Any], horizon: int, models: dict[str, Any],
-                seed: int) -> Agent:  # fmt: skip
+def _make_agent(
+    name: str, reset_info: dict[str, Any], setting: dict[str, Any], horizon: int, models: dict[str, Any], seed: int
+) -> Agent:
     graph = reset_info["feedback_graph"]
     if name == "UCB-N":
         return UCBN(graph.shape[0], seed=seed)
@@ -164,29 +141,34 @@ def _make_agent(name: str, reset_info: dict[str, Any], setting: dict[str, Any], 
     return SB3Agent(models[name], deterministic=False, name=name, seed=seed)
 
 
-def run_rl_task(task: Task) -> list[dict[str, Any]]:
+def rl_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -> list[dict[str, Any]]:
     """One run: train the RL agents, then every agent's cumulative regret at ``N_CHECKPOINTS`` rounds."""
-    from agents.experiments.runner import agent_seed, table_seed
-
-    exp = task.experiment
-    setting = exp.settings[task.setting_index]
+    setting = exp.settings[setting_index]
     horizon = exp.horizon
     checkpoints = set(np.unique(np.linspace(horizon / N_CHECKPOINTS, horizon, N_CHECKPOINTS).astype(np.int64)).tolist())
     rows: list[dict[str, Any]] = []
+    users = {u.name: u for u in exp.user_agents}
     with _one_torch_thread():
-        train_seed = agent_seed(task.base_seed, task.run, TRAIN_STREAM) % 2**32  # SB3 seeds numpy's legacy generator
+        train_seed = agent_seed(base_seed, run, TRAIN_STREAM) % 2**32  # SB3 seeds numpy's legacy generator
         models = {name: train(name, setting, exp, train_seed) for name in exp.agents if name in RL_AGENTS}
         env = ArmStatistics(
             ShuffleArms(
                 GraphBanditEnv(
-                    n_arms=exp.n_arms, edge_probability=setting["edge_probability"], gap=setting["gap"],
-                    horizon=horizon, instance_seed=task.run,
+                    n_arms=exp.n_arms,
+                    edge_probability=setting["edge_probability"],
+                    gap=setting["gap"],
+                    horizon=horizon,
+                    instance_seed=run,
                 )
             )
-        )  # fmt: skip
-        for name in exp.agents:
-            obs, info = env.reset(seed=table_seed(task.base_seed, task.run))
-            agent = _make_agent(name, info, setting, horizon, models, agent_seed(task.base_seed, task.run))
+        )
+        for name in exp.all_agents:
+            obs, info = env.reset(seed=table_seed(base_seed, run))
+            seed = agent_seed(base_seed, run)
+            if name in users:
+                agent = users[name].build(env, setting, seed)
+            else:
+                agent = _make_agent(name, info, setting, horizon, models, seed)
             regret = 0.0
             for t in range(1, horizon + 1):
                 action = agent.act(obs)
@@ -195,20 +177,27 @@ def run_rl_task(task: Task) -> list[dict[str, Any]]:
                 regret += info["regret"]
                 if t in checkpoints:
                     rows.append(
-                        {**setting, "setting": task.setting_index, "run": task.run, "agent": name, "t": t,
-                         "regret": regret, "train_timesteps": exp.options["train_timesteps"] if name in models else 0}
-                    )  # fmt: skip
+                        {
+                            **setting,
+                            "setting": setting_index,
+                            "run": run,
+                            "agent": name,
+                            "t": t,
+                            "regret": regret,
+                            "train_timesteps": exp.options["train_timesteps"] if name in models else 0,
+                        }
+                    )
     return rows
 
 
 # -------------------------------------------------------------------------------- analysis
 
 
-def _final(rows: Sequence[dict[str, Any]], horizon: int) -> dict[str, dict[int, float]]:
+def _final(results: pd.DataFrame, horizon: int) -> dict[str, dict[int, float]]:
     out: dict[str, dict[int, float]] = defaultdict(dict)
-    for r in rows:
-        if int(r["t"]) == horizon:
-            out[str(r["agent"])][int(r["run"])] = float(r["regret"])
+    last = results[results["t"] == horizon]
+    for a, run, reg in zip(last["agent"], last["run"], last["regret"], strict=True):
+        out[str(a)][int(run)] = float(reg)
     return out
 
 
@@ -228,10 +217,10 @@ def _versus(rl: dict[int, float], other: dict[int, float], label: str) -> str:
     return f"{m:+,.1f} ± {h:,.1f} → {verdict}; lower in {lower} of {len(runs)} runs"
 
 
-def rl_summary(rows: Sequence[dict[str, Any]], exp: Experiment, meta: dict[str, Any]) -> str:
+def rl_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any]) -> str:
     """Markdown: the protocol, final regret (mean ± s.e.) per agent, RL − UCB-N and RL − GAP by run."""
-    final = _final(rows, exp.horizon)
-    budget = max((int(r["train_timesteps"]) for r in rows), default=0)
+    final = _final(results, exp.horizon)
+    budget = int(results["train_timesteps"].max()) if len(results) else 0
     s = exp.settings[0]
     train_horizon = exp.options["train_horizon"]
     lines = [
@@ -250,20 +239,20 @@ def rl_summary(rows: Sequence[dict[str, Any]], exp: Experiment, meta: dict[str, 
         f"graph for T = {exp.horizon:,} rounds with the same relabelling and reward draws. PPO and DQN act as at the "
         "end of training (PPO samples its policy, DQN is ε-greedy at ε = "
         f"{HYPERPARAMETERS['DQN']['exploration_final_eps']:g}) and do not learn while evaluated. "
-        "Hyperparameters: `agents.experiments.rl.HYPERPARAMETERS`.",
+        "Hyperparameters: `agents.experiments.rl.task.HYPERPARAMETERS`.",
         "",
         f"## Cumulative regret at T = {exp.horizon:,} (mean ± standard error over runs)",
         "",
         "| agent | regret | per run |",
         "|---|---|---|",
     ]
-    for a in exp.agents:
+    for a in exp.all_agents:
         values = final.get(a, {})
         m, se, _ = mean_ci(list(values.values()))
         per_run = ", ".join(f"{values[r]:,.0f}" for r in sorted(values))
         lines.append(f"| {a} | {m:,.1f} ± {se:,.1f} | {per_run} |")
     lines += ["", "## Outcome (paired by run, 95% CI of the mean difference)", ""]
-    for a in (x for x in exp.agents if x in RL_AGENTS):
+    for a in (x for x in exp.all_agents if x in RL_AGENTS or x in {u.name for u in exp.user_agents}):
         for b in ("UCB-N", "GAP"):
             if b in exp.agents:
                 lines.append(f"- {a} − {b}: {_versus(final.get(a, {}), final.get(b, {}), b)}.")
@@ -293,4 +282,42 @@ def rl_summary(rows: Sequence[dict[str, Any]], exp: Experiment, meta: dict[str, 
     return "\n".join(lines)
 
 
-SUMMARY = (rl_summary, regret_figure)
+def rl_figure(results: pd.DataFrame, exp: Experiment, path: Path) -> None:
+    """Cumulative regret curves of every agent (mean ± s.e. over runs)."""
+    regret_figure(results, exp, path)
+
+
+SCHEMA: dict[str, Param] = {
+    "gap": Param("gap", float, "Δmin of the instance", 0.0, 0.9, low_open=True),
+    "edge_probability": Param("edge_probability", float, "p of the Erdős–Rényi feedback graph", 0.0, 1.0),
+    "epsilon": Param("epsilon", float, "ε of GAP", 0.0, None, low_open=True),
+}
+
+FAMILY = Family(
+    name="rl",
+    task=rl_task,
+    summary=rl_summary,
+    figure=rl_figure,
+    schema=SCHEMA,
+    builtin_agents=("UCB-N", "GAP", *RL_AGENTS),
+    requires=("stable_baselines3", "torch"),
+    install='pip install "torch==2.13.0" "bandit-envs[rl]"',
+    columns=("setting", "run", "agent", "t", "regret", "train_timesteps"),
+)
+
+EXPERIMENTS: tuple[Experiment, ...] = (
+    Experiment(
+        id="rl/graph",
+        title="PPO and DQN trained through ArmStatistics, beside UCB-N and GAP",
+        source="our RL protocol (docs/rl.md)",
+        family=FAMILY,
+        settings=({"gap": 0.2, "edge_probability": 0.2, "epsilon": 0.5},),
+        agents=("UCB-N", "GAP", *RL_AGENTS),
+        horizon=2_000,
+        runs=4,
+        quick_horizon=500,
+        quick_runs=2,
+        options={"train_timesteps": 100_000, "train_horizon": 50},
+        quick_options={"train_timesteps": 5_000},
+    ),
+)

@@ -1,9 +1,9 @@
 """Where an experiment's tasks run: local processes, or a Dask distributed cluster.
 
 A backend takes ``(index, task)`` pairs and yields ``(index, rows)`` as each task finishes, in
-completion order; the caller saves each result at once (:mod:`agents.experiments.partial`) and
+completion order; the caller saves each result at once (:mod:`agents.experiments.core.partial`) and
 writes ``results.csv`` in task order at the end. Tasks are frozen dataclasses and
-:func:`~agents.experiments.runner.run_task` is a pure function of its task (seeds included), so
+:func:`~agents.experiments.core.runner.run_task` is a pure function of its task (seeds included), so
 every backend returns the same rows.
 
 Failures are :class:`BackendError` with one sentence (no trailing period) and an exit code:
@@ -24,7 +24,7 @@ from concurrent.futures.process import BrokenProcessPool
 from types import TracebackType
 from typing import Any
 
-from agents.experiments.runner import Task, run_task
+from agents.experiments.core.runner import Task, run_task
 
 Rows = list[dict[str, Any]]
 

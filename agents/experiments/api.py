@@ -1,0 +1,297 @@
+"""The Python API: ``run(experiment_id, agents=..., ...)`` returns the tidy results as a DataFrame.
+
+>>> from agents.experiments import run
+>>> df = run("gap/regret-eps", agents=["GAP", my_factory], quick=True)  # doctest: +SKIP
+
+``agents`` mixes built-in names (the family's, with their compiled fast paths) and user entries:
+any callable that builds an agent from ``(env, setting, seed)`` (and ``n_envs`` if it supports
+batches), an :class:`agents.base.Agent` subclass, ``"module.path:Factory"`` or
+``"path/to/file.py:Factory"`` text, or a ``(name, factory)`` pair. ``None`` keeps the
+experiment's own agents. :func:`run_experiment` does the same and also writes ``results.csv``,
+``meta.json``, ``summary.md`` and ``figure.png`` to a folder, resumable (the CLI uses it).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm import tqdm
+
+from agents.experiments.core.backends import BackendError, SweepInterrupted, make_backend
+from agents.experiments.core.partial import ManifestMismatch, PartialStore, manifest_for
+from agents.experiments.core.results import META, RESULTS, provenance, to_frame, write_results
+from agents.experiments.core.runner import Task, tasks_for
+from agents.experiments.core.spec import Experiment
+from agents.experiments.core.user_agents import UserAgent, UserAgentError, user_agent
+from agents.experiments.registry import get_experiment
+
+AgentEntry = str | Callable[..., Any] | UserAgent | tuple[str, Any]
+
+
+class UsageError(ValueError):
+    """A bad option value, agent or data set, reported as one sentence without a traceback."""
+
+
+def configure(
+    experiment_id: str,
+    *,
+    agents: Sequence[AgentEntry] | None = None,
+    extra_agents: Sequence[AgentEntry] = (),
+    quick: bool = False,
+    runs: int | None = None,
+    horizon: int | None = None,
+    seed: int = 0,
+    data: Sequence[str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Experiment:
+    """The concrete experiment: scale, agents (built-in and user), data, overridden parameters.
+
+    ``agents`` replaces the experiment's agents (``None`` keeps them); ``extra_agents`` are
+    added after them (the CLI's ``--agent``). Raises :class:`UsageError` with one sentence.
+    """
+    try:
+        exp = get_experiment(experiment_id).scaled(quick=quick, runs=runs, horizon=horizon)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    family = exp.family
+    missing = [m for m in family.requires if importlib.util.find_spec(m) is None]
+    if missing:
+        raise UsageError(f"{exp.id} needs {' and '.join(family.requires)}, which are not installed: {family.install}.")
+    if data and not family.takes_data:
+        raise UsageError(f"--data applies only to the budget and ldp-linucb experiments, not to {exp.id!r}.")
+    try:
+        exp = _with_agents(exp, agents, extra_agents)
+        if family.prepare is not None:
+            exp = family.prepare(exp, data, seed)
+        exp = exp.with_overrides(dict(overrides or {}))
+    except (ValueError, OSError) as exc:  # a bad agent, --set, or --data (missing or corrupt file, too few users)
+        raise UsageError(str(exc)) from None
+    return exp
+
+
+def _with_agents(exp: Experiment, agents: Sequence[AgentEntry] | None, extra: Sequence[AgentEntry]) -> Experiment:
+    if isinstance(agents, (str, bytes)):
+        raise UserAgentError(f"agents must be a list of agents, got the string {agents!r}.")
+    known = exp.family.builtin_agents
+    builtin: list[str] = list(exp.agents) if agents is None else []
+    users: list[UserAgent] = []
+    for entry in [*(agents or ()), *extra]:
+        if isinstance(entry, str) and ":" not in entry:
+            if entry not in known:
+                raise UserAgentError(
+                    f"agent {entry!r} is not a built-in agent of {exp.id} (built-in: {', '.join(known)}); give your "
+                    "own agent as a callable, module.path:Factory or path/to/file.py:Factory."
+                )
+            if entry in builtin:
+                raise UserAgentError(f"agent names must be unique, but {entry!r} is given twice.")
+            builtin.append(entry)
+        else:
+            users.append(user_agent(entry, taken=[*builtin, *(u.name for u in users), *known]))
+    if not builtin and not users:
+        raise UserAgentError(f"agents must name at least one agent for {exp.id}.")
+    settings = exp.settings
+    if agents is not None and settings and "agent" in settings[0]:
+        # Families with one setting per agent configuration keep the chosen agents' settings.
+        settings = tuple(s for s in settings if s["agent"] in builtin)
+    # Names the family does not build itself (e.g. the LDP family's "uniform random" line) stay listed.
+    listed = (*builtin, *(a for a in exp.agents if a not in known and a not in builtin))
+    return replace(exp, agents=tuple(listed), user_agents=tuple(users), settings=settings)
+
+
+def _data_names(exp: Experiment) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for s in exp.settings:
+        if "data_name" in s:
+            names[s.get("scenario", "movielens")] = s["data_name"]
+    return names
+
+
+def _execute(
+    tasks: Sequence[Task],
+    pending: Sequence[tuple[int, Task]],
+    executor: Any,
+    label: str,
+    progress: bool,
+    done: int,
+    save: Callable[[int, list[dict[str, Any]]], None],
+) -> None:
+    bar = tqdm(total=len(tasks), initial=done, desc=label, unit="run", disable=not progress, file=sys.stderr)
+    try:
+        with executor:
+            for index, rows in executor.run(pending, label=label):
+                save(index, rows)
+                bar.update(1)
+    finally:
+        bar.close()
+
+
+def run(
+    experiment_id: str,
+    *,
+    agents: Sequence[AgentEntry] | None = None,
+    quick: bool = False,
+    runs: int | None = None,
+    horizon: int | None = None,
+    seed: int = 0,
+    jobs: int = 1,
+    data: Sequence[str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Run an experiment in memory and return its tidy results (one row per setting × agent × run × checkpoint).
+
+    Parameters
+    ----------
+    experiment_id
+        An id of :data:`agents.experiments.EXPERIMENTS` (``banditlab list``).
+    agents
+        Built-in names and user agents (see the module docstring); ``None`` keeps the experiment's.
+    quick, runs, horizon, seed
+        Scale and base seed (``quick`` is the small scale of ``banditlab run --quick``).
+    jobs
+        Worker processes (user agents defined in ``__main__`` or a test module need ``jobs=1``
+        unless the workers can import them).
+    data
+        ``--data`` values of the budget and LDP families.
+    overrides
+        Setting parameters to override, validated against the experiment's schema (``--set``).
+    progress
+        Show a progress bar on standard error.
+    """
+    exp = configure(
+        experiment_id, agents=agents, quick=quick, runs=runs, horizon=horizon, seed=seed, data=data, overrides=overrides
+    )
+    tasks = tasks_for(exp, seed)
+    results: dict[int, list[dict[str, Any]]] = {}
+    try:
+        executor = make_backend("local", jobs=jobs)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    _execute(tasks, list(enumerate(tasks)), executor, exp.id, progress, 0, results.__setitem__)
+    return to_frame([row for i in range(len(tasks)) for row in results[i]])
+
+
+def run_experiment(
+    experiment_id: str,
+    *,
+    agents: Sequence[AgentEntry] | None = None,
+    extra_agents: Sequence[AgentEntry] = (),
+    quick: bool = False,
+    runs: int | None = None,
+    horizon: int | None = None,
+    jobs: int = 1,
+    seed: int = 0,
+    out: Path | None = None,
+    progress: bool = True,
+    data: list[str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    backend: str = "local",
+    scheduler: str | None = None,
+    timeout: float = 10.0,
+    fresh: bool = False,
+    command: Sequence[str] | None = None,
+) -> tuple[Path, str, pd.DataFrame]:
+    """Run an experiment and write its CSV, meta, figure and summary; return (folder, summary, results).
+
+    ``backend="local"`` runs the tasks on ``jobs`` processes, ``backend="dask"`` on the Dask
+    scheduler at ``scheduler`` (connecting within ``timeout`` seconds). Finished tasks are saved
+    under ``out/parts`` as they arrive; a later call with the same arguments resumes from them
+    (``fresh=True`` discards them). Raises :class:`UsageError` for bad options,
+    :class:`~agents.experiments.core.backends.BackendError` (with an exit code) when the cluster
+    fails and :class:`~agents.experiments.core.backends.SweepInterrupted` on Ctrl-C; each says how
+    to resume.
+    """
+    try:
+        executor = make_backend(backend, jobs=jobs, scheduler=scheduler, timeout=timeout)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    exp = configure(
+        experiment_id,
+        agents=agents,
+        extra_agents=extra_agents,
+        quick=quick,
+        runs=runs,
+        horizon=horizon,
+        seed=seed,
+        data=data,
+        overrides=overrides,
+    )
+    data_names = _data_names(exp)
+    folder = out if out is not None else Path("results") / exp.id.replace("/", "-")
+    folder.mkdir(parents=True, exist_ok=True)
+    tasks = tasks_for(exp, seed)
+    manifest = manifest_for(exp, seed, len(tasks), data_names)
+    store = PartialStore(folder, manifest)
+    try:
+        done = store.finished(fresh)
+    except ManifestMismatch as exc:
+        raise UsageError(str(exc)) from exc
+    pending = [(i, task) for i, task in enumerate(tasks) if i not in done]
+    start = time.perf_counter()
+    if pending:
+        if done:
+            print(f"Resuming from {store.path}: {len(done)} of {len(tasks)} tasks are already done.", file=sys.stderr)
+        store.prepare(done)
+
+        def save(index: int, rows: list[dict[str, Any]]) -> None:
+            store.save(index, tasks[index].setting_index, tasks[index].run, rows)
+
+        try:
+            _execute(tasks, pending, executor, f"{exp.id}-{manifest['fingerprint'][:8]}", progress, len(done), save)
+        except BackendError as exc:
+            raise BackendError(_resume_note(str(exc), store, len(tasks)), exc.code) from None
+        except KeyboardInterrupt:
+            raise SweepInterrupted(_resume_note("interrupted", store, len(tasks))) from None
+    seconds = time.perf_counter() - start
+    results = to_frame(store.rows())  # canonical task order, whatever order the tasks finished in
+    write_results(results, folder / RESULTS)
+    store.remove()
+    meta: dict[str, Any] = {
+        "experiment": exp.id,
+        "seed": seed,
+        "seconds": seconds,
+        "jobs": executor.workers if pending else jobs,
+        "runs": exp.runs,
+        "horizon": exp.horizon,
+        "data": data_names,
+        "agents": list(exp.all_agents),
+        "user_agents": {u.name: u.key for u in exp.user_agents},
+        "overrides": dict(exp.overrides),
+        "backend": backend,
+        "resumed_tasks": len(done),
+        **provenance(command),
+    }
+    if scheduler is not None:
+        meta["scheduler"] = scheduler
+    _write_json(folder / META, meta)
+    return folder, write_report(results, exp, folder, meta), results
+
+
+def _write_json(path: Path, value: Mapping[str, Any]) -> None:
+    path.write_text(json.dumps(value, indent=1, default=str) + "\n")
+
+
+def write_report(results: pd.DataFrame, exp: Experiment, folder: Path, meta: Mapping[str, Any]) -> str:
+    """Write ``figure.png`` and ``summary.md`` for an experiment's results; return the summary."""
+    exp.family.figure(results, exp, folder / "figure.png")
+    text = exp.family.summary(results, exp, meta) + "\n![figure](figure.png)\n"
+    (folder / "summary.md").write_text(text)
+    return text
+
+
+def _resume_note(message: str, store: PartialStore, n_tasks: int) -> str:
+    saved = store.count()
+    if not saved:
+        return f"{message}."
+    return (
+        f"{message}; {saved} of {n_tasks} tasks are saved in {store.path}, and running the same command again "
+        "resumes from them."
+    )

@@ -1,0 +1,131 @@
+"""Paper claims as data: each claim is declared once, and its prose and its ✓/✗ check come from it.
+
+A :class:`Claim` holds what the paper says (``text``, in the paper's sense) and a *check*: a small
+frozen record naming who is compared with whom and in which direction (:class:`Compare`,
+:class:`Trend`, :class:`Gap`, :class:`AtLeast`, ...). A family's analysis evaluates each check
+on its results and returns a :class:`Verdict`; :func:`claims_section` writes the Markdown. The
+prose of a summary is therefore generated from the same record the check reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: Marks written next to a verdict.
+MARKS = {True: "✓", False: "✗", None: "–"}
+
+
+@dataclass(frozen=True)
+class Compare:
+    """``a``'s final metric is below (``"<"``) or above (``">"``) ``b``'s; per setting, paired 95% CI."""
+
+    a: str
+    b: str
+    direction: str  # "<" or ">"
+
+    def describe(self) -> str:
+        """Plain words for the check."""
+        return f"{self.a} {'below' if self.direction == '<' else 'above'} {self.b}"
+
+
+@dataclass(frozen=True)
+class Trend:
+    """``agent``'s final metric moves in ``direction`` (``"decreasing"``/``"increasing"``) along ``over``."""
+
+    agent: str
+    direction: str
+    over: str = "varied"  # a setting parameter, or "varied": the parameter the experiment varies
+
+
+@dataclass(frozen=True)
+class Gap:
+    """The difference ``a − b`` shrinks along the varied parameter (and stays positive)."""
+
+    a: str
+    b: str
+
+
+@dataclass(frozen=True)
+class AtLeast:
+    """Every setting's statistic ``what`` is at least ``value`` (e.g. identical-sequence ratio ≥ 0.85)."""
+
+    what: str
+    value: float
+
+
+@dataclass(frozen=True)
+class Trends:
+    """``what`` is higher with larger or smaller values of several parameters: ``{param: "larger"|"smaller"}``."""
+
+    what: str
+    directions: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Best:
+    """The best value of parameter ``param`` for ``agent`` in ``scenario`` is ``value`` (the paper's)."""
+
+    scenario: str
+    agent: str
+    param: str
+    value: float
+
+
+@dataclass(frozen=True)
+class Peak:
+    """The final metric first rises then falls along ``param`` (one interior peak), for every curve."""
+
+    param: str
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A statement about the shape of curves over time, named by ``kind`` (family-specific)."""
+
+    kind: str
+    detail: tuple[tuple[str, Any], ...] = ()
+
+
+Check = Compare | Trend | Gap | AtLeast | Trends | Best | Peak | Shape
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of a paper: what it says, where, and how we test it."""
+
+    text: str
+    check: Check
+    where: str = ""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of a check: ``holds`` (True, False, or None when it cannot be decided) and the evidence."""
+
+    holds: bool | None
+    evidence: str
+
+
+def agents_named(check: Check) -> set[str]:
+    """The agent names a check compares (a claim is checked only when all of them ran)."""
+    return {str(getattr(check, k)) for k in ("a", "b", "agent") if getattr(check, k, None) is not None}
+
+
+def claims_section(claims: Sequence[Claim], evaluate: Callable[[Claim], Verdict], *, note: str = "") -> list[str]:
+    """Markdown lines: one bullet per claim, the paper's words, our evidence and a ✓/✗/– mark."""
+    lines = ["## The paper's claims", ""]
+    if note:
+        lines += [note, ""]
+    for claim in claims:
+        verdict = evaluate(claim)
+        where = f" ({claim.where})" if claim.where else ""
+        lines.append(f"- {MARKS[verdict.holds]} *{claim.text}*{where} {verdict.evidence}")
+    lines += ["", "✓ the claim holds here, ✗ it does not, – it cannot be decided from these results.", ""]
+    return lines
+
+
+def claims_prose(claims: Sequence[Claim]) -> str:
+    """The claims as one line of prose (for listings)."""
+    return " ".join(f"{c.text}." if not c.text.endswith(".") else c.text for c in claims)

@@ -1,0 +1,50 @@
+"""Figures shared by families: cumulative-regret curves, one panel per setting."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from agents.experiments.core.spec import Experiment  # noqa: E402
+
+
+def regret_figure(
+    results: pd.DataFrame, exp: Experiment, path: Path, title: Callable[[Mapping[str, Any]], str] | None = None
+) -> None:
+    """Cumulative regret curves (mean ± s.e. band over runs), one panel per setting, one line per agent."""
+    curves: dict[tuple[int, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for s, a, t, reg in zip(results["setting"], results["agent"], results["t"], results["regret"], strict=True):
+        curves[(int(s), str(a))][int(t)].append(float(reg))
+    n = len(exp.settings)
+    fig, axes = plt.subplots(1, n, figsize=(4.6 * n, 3.8), sharey=False, squeeze=False)
+    for i, s in enumerate(exp.settings):
+        ax = axes[0, i]
+        for a in exp.all_agents:
+            pts = curves[(i, a)]
+            ts = np.array(sorted(pts))
+            m = np.array([np.mean(pts[t]) for t in ts])
+            se = np.array([np.std(pts[t], ddof=1) / math.sqrt(len(pts[t])) if len(pts[t]) > 1 else 0.0 for t in ts])
+            ax.plot(ts, m, label=a)
+            ax.fill_between(ts, m - se, m + se, alpha=0.25)
+        ax.set_title(
+            title(s) if title else ", ".join(f"{k}={v:g}" for k, v in s.items() if isinstance(v, float)), fontsize=9
+        )
+        ax.set_xlabel("round t")
+        ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 0))
+        if i == 0:
+            ax.set_ylabel("cumulative regret")
+            ax.legend(fontsize=8)
+    fig.suptitle(f"{exp.id} ({exp.source}); {exp.runs} runs, mean ± s.e.", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,25 @@
+"""Seeds of an experiment's runs: every random stream is a pure function of (base seed, run, stream).
+
+Common random numbers: run ``r`` of every agent and every setting uses the same reward noise
+(``table_seed``), the same instance (``instance_seed = r`` where a family draws instances) and
+the same agent seed (``agent_seed``), so paired comparisons between agents and settings see the
+same luck.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def table_seed(base_seed: int, run: int) -> int:
+    """Integer seed of run ``run``'s reward noise (also valid for ``env.reset(seed=...)``)."""
+    return int(np.random.SeedSequence([base_seed, run]).generate_state(1, np.uint64)[0] >> 1)
+
+
+def agent_seed(base_seed: int, run: int, stream: int = 1) -> int:
+    """Seed of every agent's generator in run ``run`` (policy randomness and privacy noise).
+
+    ``stream`` selects an independent seed for the same run (2 picks the changed table entry of
+    a privacy pair, 3 is the fresh noise of its second run, 4 the RL training seed).
+    """
+    return int(np.random.SeedSequence([base_seed, run, stream]).generate_state(1, np.uint64)[0] >> 1)

@@ -1,0 +1,42 @@
+"""Interval estimates used by every analysis: Wilson intervals, t intervals, paired differences.
+
+Runs of different agents (or configurations) in one experiment are paired by common random
+numbers, so comparisons use the t interval of the per-run (or per-user) differences.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from scipy import stats
+
+Z95 = 1.959963984540054
+
+
+def wilson(successes: int, n: int) -> tuple[float, float]:
+    """Wilson 95% interval of a binomial proportion (``(0, 1)`` when ``n = 0``)."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    den = 1 + Z95**2 / n
+    centre = (p + Z95**2 / (2 * n)) / den
+    half = Z95 * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / den
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def mean_ci(x: Sequence[float]) -> tuple[float, float, float]:
+    """Mean, standard error and half-width of the t-based 95% interval (NaN below two values)."""
+    a = np.asarray(x, dtype=float)
+    if a.size < 2:
+        return (float(a.mean()) if a.size else math.nan, math.nan, math.nan)
+    se = float(a.std(ddof=1) / math.sqrt(a.size))
+    return float(a.mean()), se, float(stats.t.ppf(0.975, a.size - 1) * se)
+
+
+def paired(a: Mapping[int, float], b: Mapping[int, float]) -> tuple[float, float]:
+    """Mean and 95% half-width of ``a[i] - b[i]`` over the keys (runs, users) both have."""
+    keys = sorted(set(a) & set(b))
+    m, _, h = mean_ci([a[k] - b[k] for k in keys])
+    return m, h

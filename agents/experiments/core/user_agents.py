@@ -1,0 +1,219 @@
+"""Agents brought by the user: loading ``module:Factory`` / ``file.py:Factory``, building, stepping.
+
+A user agent is any callable that builds an object with the Agent interface (``act`` /
+``update`` / ``reset``, optionally ``n_envs``) from the experiment's env, setting and seed::
+
+    def factory(env, setting, seed):            # one copy, one env
+        return MyAgent(env.action_space.n, seed=seed)
+
+    def factory(env, setting, seed, n_envs):    # accepts n_envs: N copies on the native vector env
+        return MyAgent(env.single_action_space.n, n_envs=n_envs, seed=seed)
+
+A subclass of :class:`agents.base.Agent` may be given directly: it is built as
+``cls(n_arms, seed=seed)`` (with ``n_envs=N`` for a batch). The family passes the env the agent
+will act on (the single env, or the vector env when the factory accepts ``n_envs``), the setting
+dict (the setting's parameters, e.g. ``epsilon``) and the run's agent seed. User agents run
+through the Gymnasium step API, on the same instances and reward draws as the built-in agents
+(common random numbers); built-in agents keep their compiled fast paths.
+
+A reference is pickled as its text (or, for a callable, by reference), so it can run on other
+processes or Dask workers: the module or file must be importable there too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent
+
+Factory = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class UserAgent:
+    """A named user agent: ``ref`` is ``"module.path:Factory"``, ``"path/to/file.py:Factory"`` or a callable."""
+
+    name: str
+    ref: str | Factory = field(compare=False)
+    key: str = ""
+
+    def factory(self) -> Factory:
+        """The callable (imported on first use in this process)."""
+        return load_factory(self.ref) if isinstance(self.ref, str) else self.ref
+
+    def build(self, env: Any, setting: Mapping[str, Any], seed: int, n_envs: int | None = None) -> Any:
+        """Build the agent for ``env`` (a vector env if ``n_envs`` is given); check its interface."""
+        factory: Any = self.factory()
+        n_arms = _n_arms(env)
+        kwargs: dict[str, Any] = {} if n_envs is None else {"n_envs": n_envs}
+        agent: Any
+        try:
+            if isinstance(factory, type) and issubclass(factory, Agent):
+                agent = factory(n_arms, seed=seed, **kwargs)
+            else:
+                agent = factory(env, dict(setting), seed, **kwargs)
+        except Exception as exc:
+            raise UserAgentError(f"agent {self.name!r} could not be built ({type(exc).__name__}: {exc}).") from exc
+        missing = [m for m in ("act", "update", "reset") if not callable(getattr(agent, m, None))]
+        if missing:
+            raise UserAgentError(
+                f"agent {self.name!r} must build an object with act, update and reset methods, got a "
+                f"{type(agent).__name__} without {', '.join(missing)}."
+            )
+        return agent
+
+    def batched(self) -> bool:
+        """Whether the factory accepts ``n_envs`` (then one agent plays all copies on the vector env)."""
+        return accepts_n_envs(self.factory())
+
+
+class UserAgentError(ValueError):
+    """A user agent that cannot be loaded, built or run; one sentence saying which and why."""
+
+
+def _n_arms(env: Any) -> int:
+    space = getattr(env, "single_action_space", None) or env.action_space
+    return int(space.n)
+
+
+def accepts_n_envs(factory: Factory) -> bool:
+    """True if ``factory`` takes an ``n_envs`` argument (an Agent subclass always does)."""
+    if isinstance(factory, type) and issubclass(factory, Agent):
+        return "n_envs" in inspect.signature(factory).parameters
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False
+    return "n_envs" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+_LOADED: dict[str, Factory] = {}
+
+
+def load_factory(ref: str) -> Factory:
+    """Import ``module.path:Name`` or ``path/to/file.py:Name``; UserAgentError (one sentence) if impossible."""
+    if ref in _LOADED:
+        return _LOADED[ref]
+    target, sep, attr = ref.rpartition(":")
+    if not sep or not target or not attr.isidentifier():
+        raise UserAgentError(f"--agent must be module.path:Factory or path/to/file.py:Factory, got {ref!r}.")
+    if target.endswith(".py"):
+        path = Path(target)
+        if not path.is_file():
+            raise UserAgentError(f"--agent {ref!r}: the file {path} does not exist.")
+        name = "banditlab_user_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+        module = sys.modules.get(name)
+        if module is None:
+            spec = importlib.util.spec_from_file_location(name, path)
+            if spec is None or spec.loader is None:
+                raise UserAgentError(f"--agent {ref!r}: {path} cannot be imported as a Python file.")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            try:
+                spec.loader.exec_module(module)
+            except Exception as exc:
+                del sys.modules[name]
+                raise UserAgentError(
+                    f"--agent {ref!r}: importing {path} failed ({type(exc).__name__}: {exc})."
+                ) from exc
+    else:
+        try:
+            module = importlib.import_module(target)
+        except Exception as exc:
+            raise UserAgentError(
+                f"--agent {ref!r}: module {target!r} cannot be imported ({type(exc).__name__}: {exc})."
+            ) from exc
+    factory = getattr(module, attr, None)
+    if not callable(factory):
+        raise UserAgentError(f"--agent {ref!r}: {target} has no callable named {attr!r}.")
+    _LOADED[ref] = factory
+    return factory
+
+
+def _ref_key(ref: str | Factory) -> str:
+    if isinstance(ref, str):
+        target, _, attr = ref.rpartition(":")
+        if target.endswith(".py"):
+            return f"{Path(target).resolve()}:{attr}"
+        return ref
+    return f"{getattr(ref, '__module__', '?')}:{getattr(ref, '__qualname__', repr(ref))}"
+
+
+def user_agent(entry: str | Factory | UserAgent | tuple[str, str | Factory], taken: Sequence[str]) -> UserAgent:
+    """A :class:`UserAgent` from an ``--agent`` text, a callable, a ``(name, ref)`` pair or a UserAgent.
+
+    ``taken`` are the names already in the comparison; a default name that clashes with one of
+    them is qualified by its module. A string reference is resolved at once (so a typo is
+    reported before any work starts) and kept as text; a ``.py`` path is made absolute.
+    """
+    if isinstance(entry, UserAgent):
+        return entry
+    name: str | None = None
+    if isinstance(entry, tuple):
+        if len(entry) != 2 or not isinstance(entry[0], str):
+            raise UserAgentError(f"an agent given as a tuple must be (name, factory), got {entry!r}.")
+        name, ref = entry
+    else:
+        ref = entry
+    if isinstance(ref, str):
+        target, _, attr = ref.rpartition(":")
+        if target.endswith(".py"):
+            ref = f"{Path(target).resolve()}:{attr}"
+        factory = load_factory(ref)
+    elif callable(ref):
+        factory = ref
+    else:
+        raise UserAgentError(f"an agent must be a built-in name, a callable or module:Factory text, got {ref!r}.")
+    if name is None:
+        name = str(getattr(factory, "__name__", "agent"))
+        if name in taken:
+            name = f"{getattr(factory, '__module__', 'user')}.{name}"
+    if name in taken:
+        raise UserAgentError(f"agent names must be unique, but {name!r} is given twice.")
+    return UserAgent(name=name, ref=ref, key=_ref_key(ref))
+
+
+# ------------------------------------------------------------------------------- stepping
+
+
+def checkpoint_mask(horizon: int, checkpoints: Sequence[int] | np.ndarray) -> np.ndarray:
+    """Boolean mask over rounds 1..T marking the checkpoint rounds."""
+    mask = np.zeros(horizon + 1, dtype=bool)
+    mask[np.asarray(checkpoints, dtype=np.int64)] = True
+    return mask
+
+
+def play(
+    env: Any, agent: Any, horizon: int, checkpoints: Sequence[int] | np.ndarray, seed: int | Sequence[int] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Step ``agent`` on ``env`` (single or vector) for ``horizon`` rounds after ``reset(seed=seed)``.
+
+    Returns the cumulative regret (sum of ``info["regret"]``) and cumulative reward at the
+    checkpoints: arrays of shape (checkpoints,) for a single env, (checkpoints, N) for a vector env.
+    """
+    mask = checkpoint_mask(horizon, checkpoints)
+    obs, _ = env.reset(seed=seed)
+    n = getattr(env, "num_envs", None)
+    regret = np.zeros(()) if n is None else np.zeros(n)
+    payoff = np.zeros(()) if n is None else np.zeros(n)
+    out_regret, out_payoff = [], []
+    for t in range(1, horizon + 1):
+        action = agent.act(obs)
+        obs, reward, _, _, info = env.step(action)
+        agent.update(action, reward, info)
+        regret = regret + info["regret"]
+        payoff = payoff + reward
+        if mask[t]:
+            out_regret.append(np.copy(regret))
+            out_payoff.append(np.copy(payoff))
+    return np.array(out_regret), np.array(out_payoff)

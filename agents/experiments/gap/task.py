@@ -1,0 +1,179 @@
+"""The gap paper's tasks: regret curves and privacy pairs on ``GraphBandit-v0`` with common random numbers.
+
+Run ``r`` of every setting and every agent uses the same feedback-graph seed
+(``instance_seed = r``; Erdős–Rényi graphs for different p are then nested), the same table of
+uniforms (mapped to each setting's rewards by the inverse CDF of :mod:`bandit_envs.rewards`)
+and the same agent seed. The table of run ``r`` equals the rewards ``GraphBandit-v0`` draws
+after ``reset(seed=table_seed(base, r))``, so a user agent stepping the env sees exactly the
+rewards the built-in agents' compiled ``simulate`` reads.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from agents.elimination import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
+from agents.experiments.core.seeds import agent_seed, table_seed
+from agents.experiments.core.spec import Experiment
+from agents.experiments.core.user_agents import play
+from bandit_envs.graph import GraphBanditEnv
+
+N_CHECKPOINTS = 100
+
+#: The gap paper's agents (§5), built with its parameters (δ = 1/T), run by their compiled ``simulate``.
+BUILTIN_AGENTS: tuple[str, ...] = ("GAP", "GAPU", "DPSE", "AAE", "AlphaSample")
+
+
+def make_agent(name: str, env: GraphBanditEnv, setting: dict[str, Any], seed: int) -> EliminationAgent:
+    """Build one of the gap paper's agents for ``env`` with the paper's parameters (δ = 1/T)."""
+    k, horizon, eps = env.n_arms, env.horizon, setting.get("epsilon", 0.1)
+    if name == "GAP":
+        return GAP(k, horizon, eps, env.adjacency, seed=seed)
+    if name == "GAPU":
+        return GAPU(k, horizon, eps, env.adjacency, seed=seed)
+    if name == "DPSE":
+        return DPSE(k, horizon, eps, seed=seed)
+    if name == "AAE":
+        return AAE(k, horizon, seed=seed)
+    if name == "AlphaSample":
+        return AlphaSample(k, horizon, seed=seed)
+    raise ValueError(f"agent must be one of {', '.join(BUILTIN_AGENTS)}, got {name!r}.")
+
+
+def instance(exp: Experiment, setting_index: int, run: int) -> GraphBanditEnv:
+    """Run ``run``'s instance of a setting: the env with its graph (``instance_seed = run``)."""
+    setting = exp.settings[setting_index]
+    return GraphBanditEnv(
+        n_arms=exp.n_arms,
+        edge_probability=setting["edge_probability"],
+        gap=setting["gap"],
+        horizon=exp.horizon,
+        instance_seed=run,
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def uniforms(base_seed: int, run: int, horizon: int, n_arms: int) -> np.ndarray:
+    """Run ``run``'s table of uniforms, shared by every setting of the run (read-only).
+
+    Tasks are ordered run by run, so a worker draws each table once for all its settings.
+    """
+    table = np.random.default_rng(table_seed(base_seed, run)).random((horizon, n_arms))
+    table.setflags(write=False)
+    return table
+
+
+def checkpoints_of(horizon: int) -> np.ndarray:
+    """The ``N_CHECKPOINTS`` rounds at which cumulative regret is recorded."""
+    return np.unique(np.linspace(horizon / N_CHECKPOINTS, horizon, N_CHECKPOINTS).astype(np.int64))
+
+
+def regret_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -> list[dict[str, Any]]:
+    """Cumulative regret of every agent at ``N_CHECKPOINTS`` rounds (built-in agents first, then the user's)."""
+    env = instance(exp, setting_index, run)
+    setting = exp.settings[setting_index]
+    table = uniforms(base_seed, run, exp.horizon, exp.n_arms)
+    checkpoints = checkpoints_of(exp.horizon)
+    seed = agent_seed(base_seed, run)
+    rows: list[dict[str, Any]] = []
+
+    def add(name: str, regret: Any) -> None:
+        for t, reg in zip(checkpoints.tolist(), regret.tolist(), strict=True):
+            rows.append({**setting, "setting": setting_index, "run": run, "agent": name, "t": t, "regret": reg})
+
+    for name in exp.agents:
+        agent = make_agent(name, env, setting, seed)
+        add(
+            name,
+            agent.simulate(
+                table, env.adjacency, env.gaps, law=env.reward_model, checkpoints=checkpoints
+            ).checkpoint_regret,
+        )
+    for user in exp.user_agents:
+        env = instance(exp, setting_index, run)
+        agent = user.build(env, setting, seed)
+        regret, _ = play(env, agent, exp.horizon, checkpoints, table_seed(base_seed, run))
+        add(user.name, regret)
+    return rows
+
+
+def _step_actions(env: GraphBanditEnv, agent: Any, table: np.ndarray) -> np.ndarray:
+    """The arm sequence of ``agent`` replaying the reward ``table`` on ``env`` through the step API."""
+    obs, _ = env.reset(options={"reward_table": table})
+    actions = np.empty(table.shape[0], dtype=np.int64)
+    for t in range(table.shape[0]):
+        action = agent.act(obs)
+        obs, reward, _, _, info = env.step(action)
+        agent.update(action, reward, info)
+        actions[t] = int(action)
+    return actions
+
+
+def privacy_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -> list[dict[str, Any]]:
+    """Gap paper §5.1: run an agent on a table and on the table with one random entry set to 0.
+
+    ``experiment.options["noise"]``: ``"common"`` runs both with the same agent seed; if the
+    changed entry r_{t,k} is then outside the closed neighbourhood of the arm the first run
+    pulled at round t, the second run never reads it and is identical by construction, so a
+    built-in agent is not re-run (an exact shortcut; user agents always are). ``"fresh"`` gives
+    the second run its own seed (the paper only says "run GAP again").
+    """
+    env = instance(exp, setting_index, run)
+    setting = exp.settings[setting_index]
+    table = uniforms(base_seed, run, exp.horizon, exp.n_arms)
+    pick = np.random.default_rng(agent_seed(base_seed, run, 2))
+    t_changed = int(pick.integers(exp.horizon))
+    k_changed = int(pick.integers(exp.n_arms))
+    seed = agent_seed(base_seed, run)
+    fresh = exp.options.get("noise", "common") == "fresh"
+    seed2 = agent_seed(base_seed, run, 3) if fresh else seed
+    rows: list[dict[str, Any]] = []
+
+    def add(name: str, observed: bool, divergence: int) -> None:
+        rows.append(
+            {
+                **setting,
+                "setting": setting_index,
+                "run": run,
+                "agent": name,
+                "t_changed": t_changed,
+                "k_changed": k_changed,
+                "entry_observed": observed,
+                "identical": divergence < 0,
+                "first_difference": divergence,
+            }
+        )
+
+    for name in exp.agents:
+        first = make_agent(name, env, setting, seed).simulate(
+            table, env.adjacency, env.gaps, law=env.reward_model, record_actions=True
+        )
+        assert first.actions is not None
+        observed = bool(env.neighbourhoods[first.actions[t_changed], k_changed])
+        divergence = -1
+        if observed or fresh:
+            second = make_agent(name, env, setting, seed2).simulate(
+                table,
+                env.adjacency,
+                env.gaps,
+                law=env.reward_model,
+                record_actions=True,
+                override=(t_changed, k_changed, 0.0),
+            )
+            assert second.actions is not None
+            diff = np.flatnonzero(first.actions != second.actions)
+            divergence = int(diff[0]) if diff.size else -1
+        add(name, observed, divergence)
+    if exp.user_agents:
+        rewards = env.reward_model.from_uniforms(np.asarray(table))
+        changed = rewards.copy()
+        changed[t_changed, k_changed] = 0.0
+        for user in exp.user_agents:
+            a1 = _step_actions(env, user.build(env, setting, seed), rewards)
+            a2 = _step_actions(env, user.build(env, setting, seed2), changed)
+            diff = np.flatnonzero(a1 != a2)
+            add(user.name, bool(env.neighbourhoods[a1[t_changed], k_changed]), int(diff[0]) if diff.size else -1)
+    return rows

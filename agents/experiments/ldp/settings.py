@@ -1,0 +1,129 @@
+"""The LDP contextual-bandit experiments as data (Zheng et al., NeurIPS 2020, and its blog write-up).
+
+Settings are agent configurations (LDP-LinUCB at an ε grid, LinUCB); :func:`prepare` attaches
+the MovieLens data set (``--data``, one value) and adds one setting per (ε, grid) of the
+experiment for each user agent, so a user's LDP agent runs at every ε the paper's agent does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from agents.experiments.core.claims import Claim, Shape, Trend
+from agents.experiments.core.data import scenario_of
+from agents.experiments.core.spec import Experiment, Family, Param
+from agents.experiments.ldp import analysis
+from agents.experiments.ldp.task import BUILTIN_AGENTS, ldp_task
+from bandit_envs.recommendation.movielens import MovieLensRecommendationEnv
+
+
+def _authors(eps: float) -> dict[str, Any]:
+    return {"agent": "LDP-LinUCB", "epsilon": eps, "sigma_method": "classic", "bonus": "quadratic", "grid": "authors"}
+
+
+def _realistic(eps: float, bonus: str = "sqrt") -> dict[str, Any]:
+    return {"agent": "LDP-LinUCB", "epsilon": eps, "sigma_method": "analytic", "bonus": bonus, "grid": "realistic"}
+
+
+LINUCB: dict[str, Any] = {"agent": "LinUCB", "epsilon": 0.0, "sigma_method": "none", "bonus": "sqrt", "grid": "none"}
+
+EPSILON_SETTINGS: tuple[dict[str, Any], ...] = (
+    *(_authors(e) for e in (1e5, 2e5, 4e5, 8e5)),
+    *(_realistic(e) for e in (0.5, 1.0, 2.0, 5.0, 10.0)),
+    LINUCB,
+)
+SQRT_T_SETTINGS: tuple[dict[str, Any], ...] = (
+    LINUCB,
+    _authors(8e5),
+    {**_authors(8e5), "bonus": "sqrt"},
+    _realistic(1.0),
+)
+
+EPSILON_CLAIMS: tuple[Claim, ...] = (
+    Claim("Regret grows more slowly over time", Shape("slowing"), "blog, LDP-LinUCB figure"),
+    Claim(
+        "Smaller ε, more regret (≈ 6250 / 3800 / 1960 / 950 at ε = 1e5 / 2e5 / 4e5 / 8e5, T = 10^6)",
+        Trend("LDP-LinUCB", "decreasing", over="epsilon"),
+        "blog, LDP-LinUCB figure",
+    ),
+)
+SQRT_T_CLAIMS: tuple[Claim, ...] = (
+    Claim(
+        "LDP-LinUCB's regret grows like √T (a flat regret/√t curve), though the bound is T^{3/4}/ε",
+        Shape("flat-sqrt-t"),
+        "blog",
+    ),
+)
+
+SCHEMA: dict[str, Param] = {
+    "epsilon": Param("epsilon", float, "ε of LDP-LinUCB per report", 0.0, None, low_open=True, agent="LDP-LinUCB"),
+    "sigma_method": Param(
+        "sigma_method",
+        str,
+        "Gaussian σ: classic or analytic (Balle–Wang)",
+        choices=("classic", "analytic"),
+        agent="LDP-LinUCB",
+    ),
+    "bonus": Param("bonus", str, "LDP-LinUCB's exploration bonus", choices=("sqrt", "quadratic"), agent="LDP-LinUCB"),
+}
+
+
+def prepare(experiment: Experiment, data: Sequence[str] | None, seed: int) -> Experiment:
+    """Attach the MovieLens data set (``--data``: one value; default synthetic); add user agents' settings."""
+    if data and len(data) > 1:
+        raise ValueError(f"--data takes one MovieLens data set for {experiment.id}, got {len(data)}.")
+    name = data[0] if data else "synthetic-movielens"
+    scenario, env_data = scenario_of(name)
+    if scenario != "movielens":
+        raise ValueError(f"--data must be a MovieLens data set for {experiment.id}, got {name!r}.")
+    MovieLensRecommendationEnv(data=env_data, horizon=10)  # load and validate once, in this process
+    grid = list(dict.fromkeys((s["epsilon"], s["grid"]) for s in experiment.settings if s["agent"] == "LDP-LinUCB"))
+    user_settings = [
+        {"agent": u.name, "epsilon": e, "sigma_method": "none", "bonus": "none", "grid": g}
+        for u in experiment.user_agents
+        for e, g in (grid or [(0.0, "none")])
+    ]
+    settings = tuple({**s, "data": env_data, "data_name": name} for s in (*experiment.settings, *user_settings))
+    return replace(experiment, settings=settings)
+
+
+FAMILY = Family(
+    name="ldp",
+    task=ldp_task,
+    summary=analysis.ldp_summary,
+    figure=analysis.ldp_figure,
+    schema=SCHEMA,
+    builtin_agents=BUILTIN_AGENTS,
+    prepare=prepare,
+    takes_data=True,
+    columns=("agent", "epsilon", "sigma_method", "bonus", "grid", "run", "t", "regret"),
+)
+
+_COMMON: dict[str, Any] = {"horizon": 1_000_000, "runs": 3, "quick_horizon": 20_000, "quick_runs": 1}
+
+EXPERIMENTS: tuple[Experiment, ...] = (
+    Experiment(
+        id="ldp-linucb/epsilon",
+        title="LDP-LinUCB cumulative regret for several ε",
+        source="LDP bandit blog (Zheng et al., NeurIPS 2020 code), MovieLens figure",
+        family=FAMILY,
+        settings=EPSILON_SETTINGS,
+        agents=("LDP-LinUCB", "LinUCB", "uniform random"),
+        options={"figure": "epsilon"},
+        claims=EPSILON_CLAIMS,
+        **_COMMON,
+    ),
+    Experiment(
+        id="ldp-linucb/sqrt-t",
+        title="Regret / √t of LDP-LinUCB against LinUCB",
+        source="LDP bandit blog (Zheng et al., NeurIPS 2020 code)",
+        family=FAMILY,
+        settings=SQRT_T_SETTINGS,
+        agents=("LinUCB", "LDP-LinUCB", "uniform random"),
+        options={"figure": "sqrt-t"},
+        claims=SQRT_T_CLAIMS,
+        **_COMMON,
+    ),
+)

@@ -1,0 +1,97 @@
+"""The LDP contextual-bandit task: one run of one agent on ``MovieLensRecommendation-v0``.
+
+The env's fast path gives the users of the run (exactly those ``reset(seed)`` then ``step``
+would draw), and a built-in agent's compiled ``run`` consumes feature blocks of those users, so
+10^6 rounds need no Python step loop. A user agent steps the env itself from ``reset(seed)``:
+the same users and reward noise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agents.experiments.core.seeds import table_seed
+from agents.experiments.core.spec import Experiment
+from agents.experiments.core.user_agents import play
+from agents.linear import LDPLinUCB, LinUCB
+from bandit_envs.recommendation.movielens import MovieLensRecommendationEnv
+
+N_CHECKPOINTS = 100
+BUILTIN_AGENTS: tuple[str, ...] = ("LDP-LinUCB", "LinUCB")
+#: The env's feature dimension d (rank-20 SVD of the authors' construction).
+DIMENSION = 20
+
+
+def make_agent(setting: dict[str, Any], horizon: int, seed: int) -> LinUCB | LDPLinUCB:
+    """LinUCB, or LDP-LinUCB with δ = 0.1, α = 0.1 and the setting's ε, σ method and bonus."""
+    if setting["agent"] == "LinUCB":
+        return LinUCB(DIMENSION, seed=seed)
+    if setting["agent"] != "LDP-LinUCB":
+        raise ValueError(f"agent must be one of {', '.join(BUILTIN_AGENTS)}, got {setting['agent']!r}.")
+    return LDPLinUCB(
+        DIMENSION,
+        setting["epsilon"],
+        delta=0.1,
+        alpha=0.1,
+        horizon=horizon,
+        sigma_method=setting["sigma_method"],
+        bonus=setting["bonus"],
+        seed=seed,
+    )
+
+
+def checkpoints_of(horizon: int) -> list[int]:
+    """The rounds at which regret is recorded: the ends of ``N_CHECKPOINTS`` equal blocks."""
+    block = max(1, horizon // N_CHECKPOINTS)
+    return [min(start + block, horizon) for start in range(0, horizon, block)]
+
+
+def ldp_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -> list[dict[str, Any]]:
+    """Cumulative regret of one agent over the horizon at the checkpoints (LinUCB's run adds uniform random)."""
+    setting = exp.settings[setting_index]
+    horizon = exp.horizon
+    env = MovieLensRecommendationEnv(data=setting.get("data"), horizon=horizon)
+    seed = table_seed(base_seed, run)
+    label = {k: v for k, v in setting.items() if k not in ("data", "data_name")}
+    rows: list[dict[str, Any]] = []
+
+    def add(extra: dict[str, Any], t: int, reg: float) -> None:
+        rows.append(
+            {
+                **label,
+                **extra,
+                "run": run,
+                "t": t,
+                "regret": reg,
+                "regret_over_sqrt_t": reg / np.sqrt(t),
+                "setting": setting_index,
+            }
+        )
+
+    user = next((u for u in exp.user_agents if u.name == setting["agent"]), None)
+    if user is not None:
+        checkpoints = checkpoints_of(horizon)
+        regret, _ = play(env, user.build(env, label, seed), horizon, checkpoints, seed)
+        for t, reg in zip(checkpoints, regret.tolist(), strict=True):
+            add({}, t, float(reg))
+        return rows
+    contexts = env.round_contexts(horizon, seed)
+    noise = env.round_noise(horizon, seed)
+    agent = make_agent(setting, horizon, seed)
+    block = max(1, horizon // N_CHECKPOINTS)
+    total = 0.0
+    if setting["agent"] == "LinUCB":
+        # Reference line: the expected regret of the uniformly random policy on the same users.
+        gaps = env.rewards.max(axis=1) - env.rewards.mean(axis=1)
+        random_regret = np.cumsum(gaps[contexts])
+        for t in range(block, horizon + 1, block):
+            add({"agent": "uniform random"}, t, float(random_regret[t - 1]))
+    for start in range(0, horizon, block):
+        c = contexts[start : start + block]
+        expected = env.rewards[c]
+        result = agent.run(env.features_of(c), expected + noise[start : start + block, None], expected)
+        total += float(result.total_regret)
+        add({}, min(start + block, horizon), total)
+    return rows
