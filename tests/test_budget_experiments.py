@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.experiments.budget import ALPHA_GRIDS, scenario_of
+from agents.experiments.budget.paper import ALPHA_GRIDS
+from agents.experiments.core.data import scenario_of
 from agents.experiments.cli import main, run_experiment
 
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
@@ -21,7 +22,7 @@ def test_budget_experiments_run_on_the_synthetic_default(experiment_id, tmp_path
         assert (folder / name).stat().st_size > 0
     assert "movielens" in text and "gowalla" in text
     if experiment_id == "budget/alpha":
-        assert "paper's best α = 0.3" in text and "Our best α" in text
+        assert "best α on MovieLens is 0.3" in text and "Our best α" in text
     else:
         assert "SM-UCB − " in text
 

@@ -15,9 +15,9 @@ import pytest
 distributed = pytest.importorskip("distributed")
 cloudpickle = pytest.importorskip("cloudpickle")
 
-from agents.experiments import backends  # noqa: E402
+from agents.experiments.core import backends  # noqa: E402
 from agents.experiments.cli import main, run_experiment  # noqa: E402
-from agents.experiments.runner import run_task  # noqa: E402
+from agents.experiments.core.runner import run_task  # noqa: E402
 
 # Functions of this module are sent to the Dask workers by value (the workers cannot import it).
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -220,7 +220,7 @@ def test_a_killed_worker_is_replaced_and_the_sweep_completes(cluster, tmp_path):
 def test_partial_store_keeps_what_the_csv_shows_and_redoes_a_cut_file(tmp_path):
     import numpy as np
 
-    from agents.experiments.partial import PartialStore, manifest_for
+    from agents.experiments.core.partial import PartialStore, manifest_for
     from agents.experiments.registry import get_experiment
 
     exp = get_experiment("gap/privacy").scaled(runs=1, horizon=100)

@@ -9,18 +9,14 @@ import pytest
 import bandit_envs  # noqa: F401
 from agents import GAP
 from agents.experiments import EXPERIMENTS, get_experiment
-from agents.experiments.analysis import privacy_table, wilson
 from agents.experiments.cli import main, run_experiment
-from agents.experiments.runner import (
-    Task,
-    agent_seed,
-    make_agent,
-    run_privacy_task,
-    run_regret_task,
-    run_tasks,
-    table_seed,
-    tasks_for,
-)
+from agents.experiments.core.backends import LocalBackend
+from agents.experiments.core.results import to_frame
+from agents.experiments.core.runner import tasks_for
+from agents.experiments.core.seeds import agent_seed, table_seed
+from agents.experiments.core.stats import wilson
+from agents.experiments.gap.analysis import privacy_figure, privacy_table
+from agents.experiments.gap.task import make_agent, privacy_task, regret_task
 
 
 @pytest.mark.parametrize("experiment_id", sorted(e for e in EXPERIMENTS if e.startswith("gap/")))
@@ -81,8 +77,7 @@ def test_unknown_experiment_id_is_one_clear_sentence():
 def test_runner_regret_equals_the_step_loop_on_the_gym_env():
     """Run r of the runner is GraphBandit-v0 reset with seed table_seed(base, r), played step by step."""
     exp = get_experiment("gap/regret-eps").scaled(runs=1, horizon=4000)
-    task = Task(exp, setting_index=2, run=0, base_seed=5)
-    rows = run_regret_task(task)
+    rows = regret_task(exp, 2, 0, 5)
     setting = exp.settings[2]
     env = gym.make(
         "GraphBandit-v0",
@@ -125,21 +120,22 @@ def test_privacy_pair_mechanism_detects_a_decisive_change():
 @pytest.mark.parametrize("experiment_id", ["gap/privacy", "gap/privacy-fresh"])
 def test_privacy_pairs_rows(experiment_id):
     exp = get_experiment(experiment_id).scaled(runs=1, horizon=3000)
-    rows = [run_privacy_task(Task(exp, 4, r, 0))[0] for r in range(8)]
+    rows = [privacy_task(exp, 4, r, 0)[0] for r in range(8)]
     for r in rows:
         if experiment_id == "gap/privacy" and not r["entry_observed"]:
             assert r["identical"] and r["first_difference"] == -1  # never read: identical
         if not r["identical"] and experiment_id == "gap/privacy":
             assert r["first_difference"] > r["t_changed"]
-    assert privacy_table(rows, exp)[4]["n"] == 8
+    assert privacy_table(to_frame(rows), exp)[4]["n"] == 8
 
 
 def test_parallel_jobs_give_the_same_rows_as_one_process():
     exp = get_experiment("gap/regret-gap").scaled(runs=2, horizon=2000)
     tasks = tasks_for(exp, 3)
-    one = [r for rows in run_tasks(tasks, jobs=1) for r in rows]
-    two = [r for rows in run_tasks(tasks, jobs=2) for r in rows]
-    assert one == two
+    pending = list(enumerate(tasks))
+    one = dict(LocalBackend(1).run(pending))
+    two = dict(LocalBackend(2).run(pending))
+    assert [one[i] for i in range(len(tasks))] == [two[i] for i in range(len(tasks))]
 
 
 def test_wilson_interval_known_values():
@@ -152,11 +148,9 @@ def test_wilson_interval_known_values():
 def test_privacy_figure_with_all_pairs_identical(tmp_path):
     """A 100% ratio puts the Wilson bound a rounding error past it; the figure must still draw."""
     exp = get_experiment("gap/privacy").scaled(runs=3, horizon=100)
-    rows = [{**s, "setting": i, "run": r, "identical": True, "entry_observed": False}
+    rows = [{**s, "setting": i, "run": r, "agent": "GAP", "identical": True, "entry_observed": False}
             for i, s in enumerate(exp.settings) for r in range(3)]  # fmt: skip
-    from agents.experiments.analysis import privacy_figure
-
-    privacy_figure(rows, exp, tmp_path / "f.png")
+    privacy_figure(to_frame(rows), exp, tmp_path / "f.png")
     assert (tmp_path / "f.png").stat().st_size > 0
 
 

@@ -11,7 +11,8 @@ import pytest
 import bandit_envs  # noqa: F401
 from agents import LDPLinUCB
 from agents.experiments.cli import main, run_experiment
-from agents.experiments.ldp import EPSILON_SETTINGS, run_ldp_run
+from agents.experiments.api import configure
+from agents.experiments.ldp.task import ldp_task
 
 ML_SMALL = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ml-latest-small"
 
@@ -29,8 +30,9 @@ def test_ldp_experiments_run_quick(experiment_id, tmp_path):
 def test_fast_path_run_equals_the_gym_step_loop():
     """The experiment's regret equals LDP-LinUCB played step by step on MovieLensRecommendation-v0."""
     horizon = 600
-    setting = {**EPSILON_SETTINGS[3], "data": None}
-    rows = run_ldp_run(setting, horizon, run=0, base_seed=4)
+    exp = configure("ldp-linucb/epsilon", runs=1, horizon=horizon, seed=4)
+    setting = exp.settings[3]
+    rows = ldp_task(exp, 3, 0, 4)
     seed = int(np.random.SeedSequence([4, 0]).generate_state(1, np.uint64)[0] >> 1)
     env = gym.make("MovieLensRecommendation-v0", horizon=horizon)
     agent = LDPLinUCB(20, setting["epsilon"], delta=0.1, alpha=0.1, horizon=horizon, sigma_method="classic",

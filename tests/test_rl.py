@@ -21,9 +21,8 @@ import bandit_envs
 from agents import UCBN, Random, SB3Agent
 from agents.experiments import get_experiment
 from agents.experiments.cli import run_experiment
-from agents.experiments.partial import manifest_for
-from agents.experiments.rl import run_rl_task
-from agents.experiments.runner import Task
+from agents.experiments.core.partial import manifest_for
+from agents.experiments.rl.task import rl_task
 from bandit_envs.datasets import synthetic_gowalla
 from bandit_envs.wrappers import ArmStatistics, SB3VecEnv, ShuffleArms, split_vector_info
 
@@ -500,7 +499,7 @@ def test_rl_graph_quick_scale_lowers_the_training_budget_and_the_fingerprint_see
 def test_rl_task_is_reproducible_from_its_seeds() -> None:
     exp = get_experiment("rl/graph").scaled(quick=True, horizon=100)
     exp = replace(exp, options={**exp.options, "train_timesteps": 1200})
-    first, second = run_rl_task(Task(exp, 0, 1, 3)), run_rl_task(Task(exp, 0, 1, 3))
+    first, second = rl_task(exp, 0, 1, 3), rl_task(exp, 0, 1, 3)
     assert first == second
     assert {r["agent"] for r in first} == {"UCB-N", "GAP", "PPO", "DQN"}
 

@@ -64,7 +64,8 @@ def configure(
     family = exp.family
     missing = [m for m in family.requires if importlib.util.find_spec(m) is None]
     if missing:
-        raise UsageError(f"{exp.id} needs {' and '.join(family.requires)}, which are not installed: {family.install}.")
+        names = ' and '.join(m.replace('_', '-') for m in family.requires)
+        raise UsageError(f"{exp.id} needs {names}, which are not installed: {family.install}.")
     if data and not family.takes_data:
         raise UsageError(f"--data applies only to the budget and ldp-linucb experiments, not to {exp.id!r}.")
     try:
@@ -198,8 +199,8 @@ def run_experiment(
     timeout: float = 10.0,
     fresh: bool = False,
     command: Sequence[str] | None = None,
-) -> tuple[Path, str, pd.DataFrame]:
-    """Run an experiment and write its CSV, meta, figure and summary; return (folder, summary, results).
+) -> tuple[Path, str]:
+    """Run an experiment and write its CSV, meta, figure and summary; return (folder, summary).
 
     ``backend="local"`` runs the tasks on ``jobs`` processes, ``backend="dask"`` on the Dask
     scheduler at ``scheduler`` (connecting within ``timeout`` seconds). Finished tasks are saved
@@ -272,7 +273,7 @@ def run_experiment(
     if scheduler is not None:
         meta["scheduler"] = scheduler
     _write_json(folder / META, meta)
-    return folder, write_report(results, exp, folder, meta), results
+    return folder, write_report(results, exp, folder, meta)
 
 
 def _write_json(path: Path, value: Mapping[str, Any]) -> None:

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from agents.experiments.api import UsageError, run_experiment, write_report
+
+__all__ = ["build_parser", "main", "run_experiment"]
 from agents.experiments.core.backends import BackendError, SweepInterrupted
 from agents.experiments.core.results import META, RESULTS, ResultsError, read_meta, read_results
 from agents.experiments.core.runner import default_jobs
@@ -159,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return 0
     try:
-        folder, text, _ = _run_from_args(args, argv)
+        folder, text = _run_from_args(args, argv)
     except UsageError as exc:
         print(f"banditlab: error: {exc}", file=sys.stderr)
         return 2
@@ -174,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _run_from_args(args: argparse.Namespace, argv: Sequence[str] | None) -> tuple[Path, str, Any]:
+def _run_from_args(args: argparse.Namespace, argv: Sequence[str] | None) -> tuple[Path, str]:
     overrides: dict[str, str] = {}
     for key, value in args.overrides:
         if key in overrides:
