@@ -2,7 +2,8 @@
 
 :class:`LinUCB` is the protocol of :mod:`agents.linear.protocol` without noise, clipping or a
 growing shift; the step API and the fast path come from :class:`agents.linear.base.LinearAgent`.
-It makes no privacy claim: each report is the exact pair (x xᵀ, y x).
+It makes no privacy claim: each report is the exact pair (x xᵀ, y x). Status tag: [P] marks an
+engineering choice of this project, not a constant of the papers.
 """
 
 from __future__ import annotations
