@@ -17,7 +17,7 @@ import numpy.typing as npt
 from agents.base import Agent, PrivateAgent
 from agents.elimination import EliminationAgent
 from agents.index import UCB, ThompsonSampling, _ucb_choose
-from agents.linear import _LinearAgent
+from agents.linear import LinearAgent
 from bandit_envs.privacy import bernoulli_mechanism, gaussian_sigma_analytic, gaussian_sigma_classic, rr_debias
 from bandit_envs.validation import check_choice, check_float
 
@@ -140,7 +140,7 @@ class LDPWrapper(PrivateAgent):
     ) -> None:
         if not isinstance(agent, Agent):
             raise TypeError(f"agent must be an agents.Agent, got {type(agent).__name__}.")
-        if isinstance(agent, _LinearAgent):
+        if isinstance(agent, LinearAgent):
             raise TypeError(
                 f"agent must be a context-free agent, got {type(agent).__name__}: its contexts would stay "
                 "unprotected; use agents.LDPLinUCB for linear contextual bandits."

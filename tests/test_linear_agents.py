@@ -8,15 +8,8 @@ import numpy as np
 import pytest
 
 from agents import LDPLinUCB, LinUCB
-from agents.linear import (
-    LinUCBServer,
-    _cholesky_upper,
-    _server_receive,
-    _solve_theta,
-    client_choose,
-    client_report,
-    ldp_linucb_sigma,
-)
+from agents.linear import LinUCBServer, client_choose, client_report, ldp_linucb_sigma
+from agents.linear._kernels import cholesky_upper, server_receive, solve_theta
 
 
 def linear_problem(
@@ -91,13 +84,13 @@ def test_cholesky_and_solve_kernels_match_numpy():
     m = rng.normal(size=(7, 7))
     a = m @ m.T
     u = np.empty((7, 7))
-    assert _cholesky_upper(a, 0.5, u, 1e-10)
+    assert cholesky_upper(a, 0.5, u, 1e-10)
     np.testing.assert_allclose(u, np.linalg.cholesky(a + 0.5 * np.eye(7)).T, rtol=1e-12, atol=1e-12)
     rhs = rng.normal(size=7)
     theta = np.empty(7)
-    _solve_theta(u, rhs, theta)
+    solve_theta(u, rhs, theta)
     np.testing.assert_allclose(theta, np.linalg.solve(a + 0.5 * np.eye(7), rhs), rtol=1e-10)
-    assert not _cholesky_upper(-a, 0.0, u, 1e-10)
+    assert not cholesky_upper(-a, 0.0, u, 1e-10)
 
 
 def test_batched_linucb_equals_single_copies():
@@ -239,7 +232,7 @@ def test_indefinite_shifted_matrix_uses_the_eigenvalue_floor():
     # Direct: V = diag(-1, 2) shifted by c = 0.5 has eigenvalues -0.5, 2.5 -> floor c/2 = 0.25.
     server = LinUCBServer(2, 1, 0.1)
     gram = np.diag([-1.0, 2.0])
-    floored = _server_receive(server.gram[0], server.moment[0], gram, np.ones(2), 0.5, server.chol[0], server.theta[0])
+    floored = server_receive(server.gram[0], server.moment[0], gram, np.ones(2), 0.5, server.chol[0], server.theta[0])
     assert floored
     u = server.chol[0]
     np.testing.assert_allclose(u.T @ u, np.diag([0.25, 2.5]), atol=1e-12)

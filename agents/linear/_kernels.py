@@ -1,0 +1,471 @@
+r"""Compiled numba kernels of the linear agents (:mod:`agents.linear`); private to that package.
+
+Every per-round computation of LinUCB and LDP-LinUCB is one of the kernels below, on float64
+arrays with the batch axis first. The step API (``act``/``update`` of
+:class:`agents.linear.base.LinearAgent`) and the compiled fast path (``LinearAgent.run``, a loop
+over a block of feature and reward tensors) call the very same per-copy kernels, so both choose
+identical actions for the same seed (``tests/test_linear_agents.py`` checks it;
+``benchmarks/bench_ldp_linucb.py`` measures the speed).
+
+Each kernel's docstring states what it computes and gives its numpy equivalent; the linear
+algebra kernels are tested against those equivalents (``np.linalg.cholesky``,
+``np.linalg.solve``) in ``tests/test_linear_agents.py``.
+
+Linear algebra: the shifted Gram matrix is factorized :math:`\tilde V = U^\top U` (upper
+Cholesky, hand-written for d ~ 20 where a LAPACK call costs more than the arithmetic). The
+bonus uses :math:`x^\top \tilde V^{-1} x = \lVert U^{-\top} x\rVert^2` and
+:math:`\theta = U^{-1} U^{-\top} u`; no inverse is formed. The loops are written in axpy form
+(independent lanes innermost, no reductions reassociated), so results are bit-identical whether
+or not LLVM vectorizes them, in whichever kernel they are inlined.
+
+Names here carry no leading underscore: the module is private (``_kernels``), and its kernels
+are imported by the other modules of :mod:`agents.linear` and by the tests. Status tag: [P]
+marks an engineering choice of this project, not a constant of the papers.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numba
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "EIG_ATOL",
+    "EIG_RTOL",
+    "PIVOT_RTOL",
+    "SCHEDULE_CONSTANT",
+    "SCHEDULE_LDP",
+    "choose_arm",
+    "choose_batch",
+    "cholesky_upper",
+    "clip_factor",
+    "eig_floor_factor",
+    "fill_normals",
+    "receive_batch",
+    "report_batch",
+    "round_schedule",
+    "run_copy",
+    "run_parallel",
+    "run_serial",
+    "server_receive",
+    "solve_theta",
+    "write_report",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+#: A Cholesky pivot at or below this fraction of the largest diagonal entry counts as a failure
+#: (the shifted Gram matrix is indefinite or numerically singular) [P].
+PIVOT_RTOL = 1e-10
+#: Relative part of the eigenvalue floor of the fallback: max(c_t / 2, EIG_RTOL * max|λ|) [P].
+EIG_RTOL = 1e-10
+#: Absolute lower bound of the eigenvalue floor (only matters when V + cI is ~0) [P].
+EIG_ATOL = 1e-12
+
+#: Schedule kinds (entry 0 of the schedule parameters read by :func:`round_schedule`).
+SCHEDULE_CONSTANT, SCHEDULE_LDP = 0.0, 1.0
+
+
+# --------------------------------------------------------------------------------------------
+# Kernels: one copy
+# --------------------------------------------------------------------------------------------
+
+
+@numba.njit(cache=True, error_model="numpy")
+def clip_factor(sq_norm: float, l_x: float) -> float:  # pragma: no cover
+    """Factor (<= 1) that brings a vector of squared norm ``sq_norm`` to norm at most ``l_x``.
+
+    Computes ``min(1, l_x / sqrt(sq_norm))`` (1 when ``sq_norm <= l_x**2``), so that
+    ``x * clip_factor(x @ x, l_x)`` is ``x`` projected onto the ball of radius ``l_x``.
+    """
+    if sq_norm > l_x * l_x:
+        return l_x / math.sqrt(sq_norm)
+    return 1.0
+
+
+@numba.njit(cache=True, error_model="numpy")
+def cholesky_upper(a: FloatArray, shift: float, u: FloatArray, rtol: float) -> bool:  # pragma: no cover
+    """Write into ``u`` the upper factor U (UᵀU = a + shift·I; only a's upper triangle is used).
+
+    numpy equivalent (when it succeeds): ``u[:] = np.linalg.cholesky(a + shift * np.eye(d)).T``
+    with ``a`` symmetrized from its upper triangle (compared in ``tests/test_linear_agents.py``).
+    Returns False, leaving ``u`` unusable, when a pivot is <= ``rtol`` times the largest diagonal
+    entry of ``a + shift·I`` (or NaN): the matrix is indefinite or numerically singular. Rows are
+    updated over their full length (the part left of the diagonal is discarded): fixed-length
+    loops are faster than triangular ones at d ~ 20.
+    """
+    d = a.shape[0]
+    scale = 0.0
+    for i in range(d):
+        scale = max(scale, abs(a[i, i] + shift))
+    tol = rtol * scale
+    for j in range(d):
+        for k in range(d):
+            u[j, k] = a[j, k]
+        u[j, j] += shift
+        for i in range(j):
+            f = u[i, j]
+            for k in range(d):
+                u[j, k] -= f * u[i, k]
+        p = u[j, j]
+        if not p > tol:
+            return False
+        r = math.sqrt(p)
+        inv = 1.0 / r
+        for k in range(d):
+            u[j, k] *= inv
+        for k in range(j):
+            u[j, k] = 0.0
+        u[j, j] = r
+    return True
+
+
+@numba.njit(cache=True, error_model="numpy")
+def eig_floor_factor(a: FloatArray, shift: float, u: FloatArray) -> None:  # pragma: no cover
+    """Factor a + shift·I after raising its eigenvalues to max(shift / 2, EIG_RTOL max|λ|, EIG_ATOL).
+
+    The fallback of :func:`server_receive` when :func:`cholesky_upper` fails. numpy equivalent:
+    ``m = a_sym + shift * I`` (``a_sym`` mirrored from a's upper triangle), ``lam, q =
+    np.linalg.eigh(m)``, ``lam = np.maximum(lam, max(shift / 2, EIG_RTOL * abs(lam).max(),
+    EIG_ATOL))``, ``u[:] = np.linalg.cholesky((q * lam) @ q.T).T``. ``a`` itself is not changed.
+    """
+    d = a.shape[0]
+    m = np.empty((d, d))
+    for i in range(d):
+        for j in range(i, d):
+            m[i, j] = a[i, j]
+            m[j, i] = a[i, j]
+        m[i, i] += shift
+    lam, q = np.linalg.eigh(m)
+    top = 0.0
+    for i in range(d):
+        top = max(top, abs(lam[i]))
+    floor = max(0.5 * shift, EIG_RTOL * top, EIG_ATOL)
+    for i in range(d):
+        lam[i] = max(lam[i], floor)
+    rebuilt = np.zeros((d, d))
+    for k in range(d):
+        for i in range(d):
+            f = q[i, k] * lam[k]
+            for j in range(d):
+                rebuilt[i, j] += f * q[j, k]
+    if not cholesky_upper(rebuilt, 0.0, u, 0.0):  # all eigenvalues >= floor > 0: cannot fail
+        raise FloatingPointError("eigenvalue floor failed to give a positive definite matrix")
+
+
+@numba.njit(cache=True, error_model="numpy")
+def solve_theta(u_fac: FloatArray, rhs: FloatArray, theta: FloatArray) -> None:  # pragma: no cover
+    """Solve (UᵀU) theta = rhs by forward then backward substitution.
+
+    numpy equivalent: ``theta[:] = np.linalg.solve(u_fac.T @ u_fac, rhs)``, i.e.
+    ``w = solve_triangular(U.T, rhs, lower=True)`` then ``theta = solve_triangular(U, w)``
+    (compared in ``tests/test_linear_agents.py``).
+    """
+    d = rhs.shape[0]
+    for i in range(d):
+        theta[i] = rhs[i]
+    for k in range(d):  # Uᵀ w = rhs, column-oriented
+        theta[k] /= u_fac[k, k]
+        w = theta[k]
+        for i in range(k + 1, d):
+            theta[i] -= u_fac[k, i] * w
+    for k in range(d - 1, -1, -1):  # U theta = w, column-oriented (independent lanes, no serial sum)
+        theta[k] /= u_fac[k, k]
+        w = theta[k]
+        for i in range(k):
+            theta[i] -= u_fac[i, k] * w
+
+
+@numba.njit(cache=True, error_model="numpy")
+def choose_arm(
+    x: FloatArray,
+    theta: FloatArray,
+    u_fac: FloatArray,
+    beta: float,
+    l_x: float,
+    quadratic: bool,
+    xt: FloatArray,
+    z: FloatArray,
+    scores: FloatArray,
+) -> int:  # pragma: no cover
+    """Argmax over the rows of ``x`` (each clipped to norm ``l_x``) of x·θ + β·bonus; lowest index on ties.
+
+    bonus = sqrt(xᵀṼ⁻¹x) or, with ``quadratic``, xᵀṼ⁻¹x, where Ṽ = UᵀU. ``xt``, ``z`` are (d, n_arms)
+    and ``scores`` (n_arms,) work arrays. numpy equivalent: ``xc = x * c[:, None]`` with ``c`` the
+    per-row :func:`clip_factor`, ``z = solve_triangular(u_fac.T, xc.T, lower=True)``,
+    ``q = (z**2).sum(0)``, ``np.argmax(xc @ theta + beta * (q if quadratic else np.sqrt(q)))``.
+    """
+    n_arms, d = x.shape
+    # Squared norms summed over i in order, as in write_report, so clipping is bit-identical;
+    # arms innermost keeps the 20 sums independent (a serial sum per arm is latency-bound).
+    for a in range(n_arms):
+        scores[a] = 0.0
+    for i in range(d):
+        for a in range(n_arms):
+            scores[a] += x[a, i] * x[a, i]
+    for a in range(n_arms):
+        c = clip_factor(scores[a], l_x)
+        for i in range(d):
+            xt[i, a] = x[a, i] * c
+            z[i, a] = xt[i, a]
+        scores[a] = 0.0
+    for i in range(d):
+        th = theta[i]
+        for a in range(n_arms):
+            scores[a] += xt[i, a] * th
+    for k in range(d):  # z = U⁻ᵀ xt, all arms at once
+        inv = 1.0 / u_fac[k, k]
+        for a in range(n_arms):
+            z[k, a] *= inv
+        for i in range(k + 1, d):
+            f = u_fac[k, i]
+            for a in range(n_arms):
+                z[i, a] -= f * z[k, a]
+    for a in range(n_arms):  # xᵀṼ⁻¹x = ‖z‖², accumulated in row 0 of xt (no longer needed)
+        xt[0, a] = 0.0
+    for i in range(d):
+        for a in range(n_arms):
+            xt[0, a] += z[i, a] * z[i, a]
+    best = 0
+    best_value = -np.inf
+    for a in range(n_arms):
+        q = xt[0, a]
+        value = scores[a] + beta * (q if quadratic else math.sqrt(q))
+        if value > best_value:
+            best_value = value
+            best = a
+    return best
+
+
+@numba.njit(cache=True, error_model="numpy")
+def write_report(
+    x: FloatArray,
+    a: int,
+    y: float,
+    l_x: float,
+    l_y: float,
+    sigma: float,
+    noise: FloatArray,
+    gram: FloatArray,
+    vec: FloatArray,
+) -> int:  # pragma: no cover
+    """Write the report (x xᵀ + B, y x + ξ) of arm ``a``; return clip flags (1: x clipped, 2: y clipped).
+
+    x = ``x[a]`` clipped to norm ``l_x``, y clipped to [-l_y, l_y]. B is symmetric with its upper
+    triangle (diagonal included, row by row) ``sigma * noise[:d(d+1)/2]`` and ξ = ``sigma *
+    noise[d(d+1)/2:]``; with ``sigma == 0`` no noise is read (``noise`` may be empty). numpy
+    equivalent: ``xc = x[a] * clip_factor(x[a] @ x[a], l_x)``, ``yc = np.clip(y, -l_y, l_y)``,
+    ``B[np.triu_indices(d)] = sigma * noise[:m]`` (row-major, ``m = d(d+1)/2``) mirrored below the
+    diagonal, ``gram[:] = np.outer(xc, xc) + B``, ``vec[:] = yc * xc + sigma * noise[m:m + d]``.
+    """
+    d = x.shape[1]
+    sq = 0.0
+    for i in range(d):
+        sq += x[a, i] * x[a, i]
+    c = clip_factor(sq, l_x)
+    yc = min(max(y, -l_y), l_y)
+    flags = (1 if c < 1.0 else 0) + (2 if yc != y else 0)
+    for i in range(d):
+        vec[i] = x[a, i] * c
+    idx = 0
+    for i in range(d):
+        for j in range(i, d):
+            v = vec[i] * vec[j]
+            if sigma > 0.0:
+                v += sigma * noise[idx]
+                idx += 1
+            gram[i, j] = v
+            gram[j, i] = v
+    for i in range(d):
+        vec[i] *= yc
+        if sigma > 0.0:
+            vec[i] += sigma * noise[idx + i]
+    return flags
+
+
+@numba.njit(cache=True, error_model="numpy")
+def server_receive(
+    v_sum: FloatArray,
+    u_sum: FloatArray,
+    gram: FloatArray,
+    vec: FloatArray,
+    shift: float,
+    u_fac: FloatArray,
+    theta: FloatArray,
+) -> bool:  # pragma: no cover
+    """Add a report, refactor V + shift·I into ``u_fac`` and solve θ; True if the eigenvalue floor was used.
+
+    ``v_sum += gram``, ``u_sum += vec``, then ``u_fac`` is :func:`cholesky_upper` of
+    ``v_sum + shift * I`` (or :func:`eig_floor_factor` when a pivot fails, see ``PIVOT_RTOL``)
+    and ``theta`` is :func:`solve_theta` of ``u_fac`` and ``u_sum``, i.e.
+    ``theta = np.linalg.solve(v_sum + shift * I, u_sum)`` when no floor is needed.
+    """
+    d = vec.shape[0]
+    for i in range(d):
+        u_sum[i] += vec[i]
+        for j in range(d):
+            v_sum[i, j] += gram[i, j]
+    floored = False
+    if not cholesky_upper(v_sum, shift, u_fac, PIVOT_RTOL):
+        eig_floor_factor(v_sum, shift, u_fac)
+        floored = True
+    solve_theta(u_fac, u_sum, theta)
+    return floored
+
+
+@numba.njit(cache=True, error_model="numpy")
+def round_schedule(t: int, p: FloatArray) -> tuple[float, float, float]:  # pragma: no cover
+    r"""(γ_t, c_t, β_t) of round t (1-based) for the schedule parameters ``p``.
+
+    ``p[0] == SCHEDULE_CONSTANT`` (LinUCB): ``p = (kind, beta, shift, ...)`` and the result is
+    ``(0, shift, beta)`` for every t. ``p[0] == SCHEDULE_LDP`` (LDP-LinUCB): ``p = (kind, σ, d,
+    ln T, k1, width_scale, shift_scale)`` with ``k1 = 4 sqrt(d) + 2 ln(2T/α)``, and
+
+    * :math:`\gamma_t = \sigma\sqrt t\,k_1`,
+    * :math:`c_t = 2\gamma_t` × ``shift_scale``,
+    * :math:`eta_t = 2\sigma\sqrt{d\ln T} + (\sqrt{3\gamma_t} + \sigma\sqrt{dt/\gamma_t})\,d\ln T`
+      × ``width_scale``,
+
+    the constants of the authors' code for Zheng et al. (NeurIPS 2020), ``MIFA-Lab/LDPbandit2020``
+    ``src/linucb.py``.
+    """
+    if p[0] == SCHEDULE_CONSTANT:
+        return 0.0, p[2], p[1]
+    sigma, d, log_t_max, k1, width_scale, shift_scale = p[1], p[2], p[3], p[4], p[5], p[6]
+    gamma = sigma * math.sqrt(t) * k1
+    shift = shift_scale * 2.0 * gamma
+    # σ·sqrt(d t / γ_t) = sqrt(σ d sqrt(t) / k1): same value, no 0/0 when σ underflows.
+    beta = (
+        2.0 * sigma * math.sqrt(d * log_t_max)
+        + (math.sqrt(3.0 * gamma) + math.sqrt(sigma * d * math.sqrt(t) / k1)) * d * log_t_max
+    )
+    return gamma, shift, width_scale * beta
+
+
+@numba.njit(cache=True, error_model="numpy")
+def fill_normals(rng: np.random.Generator, out: FloatArray) -> None:  # pragma: no cover
+    """Fill ``out`` (C-contiguous) with standard normals from ``rng``, in memory order.
+
+    Same values as ``out.reshape(-1)[:] = rng.standard_normal(out.size)``, drawn one at a time
+    inside compiled code.
+    """
+    flat = out.reshape(out.size)
+    for i in range(flat.shape[0]):
+        flat[i] = rng.standard_normal()
+
+
+# --------------------------------------------------------------------------------------------
+# Kernels: batch (step API) and the compiled block loop (fast path)
+# --------------------------------------------------------------------------------------------
+
+
+@numba.njit(cache=True, error_model="numpy")
+def choose_batch(
+    obs: FloatArray, theta: FloatArray, u_fac: FloatArray, beta: float, l_x: float, quadratic: bool, out: IntArray
+) -> None:  # pragma: no cover
+    """``out[b] = choose_arm(obs[b], theta[b], u_fac[b], ...)`` for every copy b (one work buffer)."""
+    n_rows, n_arms, d = obs.shape
+    xt = np.empty((d, n_arms))
+    z = np.empty((d, n_arms))
+    scores = np.empty(n_arms)
+    for b in range(n_rows):
+        out[b] = choose_arm(obs[b], theta[b], u_fac[b], beta, l_x, quadratic, xt, z, scores)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def report_batch(
+    obs: FloatArray,
+    actions: IntArray,
+    rewards: FloatArray,
+    l_x: float,
+    l_y: float,
+    sigma: float,
+    noise: FloatArray,
+    gram: FloatArray,
+    vec: FloatArray,
+    flags: IntArray,
+) -> None:  # pragma: no cover
+    """``flags[b] = write_report(obs[b], actions[b], rewards[b], ..., noise[b], gram[b], vec[b])`` for every copy b."""
+    for b in range(obs.shape[0]):
+        flags[b] = write_report(obs[b], actions[b], rewards[b], l_x, l_y, sigma, noise[b], gram[b], vec[b])
+
+
+@numba.njit(cache=True, error_model="numpy")
+def receive_batch(
+    v_sum: FloatArray,
+    u_sum: FloatArray,
+    gram: FloatArray,
+    vec: FloatArray,
+    shift: float,
+    u_fac: FloatArray,
+    theta: FloatArray,
+    floored: IntArray,
+) -> None:  # pragma: no cover
+    """:func:`server_receive` for every copy b; ``floored[b]`` counts the rounds that used the eigenvalue floor."""
+    for b in range(v_sum.shape[0]):
+        floored[b] += server_receive(v_sum[b], u_sum[b], gram[b], vec[b], shift, u_fac[b], theta[b])
+
+
+@numba.njit(cache=True, error_model="numpy")
+def run_copy(
+    b: int | np.int64, tables: tuple[Any, ...], params: tuple[Any, ...], state: tuple[Any, ...]
+) -> None:  # pragma: no cover
+    """Play rounds t0+1 .. t0+S of copy ``b``: the fast path's loop around the step kernels.
+
+    ``tables`` = (features (S, 1 or B, n_arms, d), rewards (S, 1 or B, n_arms), expected (same),
+    noise (S, B, m), ck_slot (S,), regret_out (n_ck, B), actions_out (S or 0, B)); axis 1 of
+    length 1 is shared by all copies; ``noise`` holds the normals the step path would draw, in
+    its order. ``params`` = (t0, schedule, l_x, l_y, sigma, quadratic). ``state`` = (V, u, U, θ,
+    cum_regret (B,), counters (B, 3)). Regret max(expected) - expected[a] adds to
+    ``cum_regret[b]``; ``counters[b]`` counts clipped x, clipped y and floors; round s is stored
+    at ``regret_out[ck_slot[s], b]`` when ``ck_slot[s] >= 0``; actions go to ``actions_out[s, b]``
+    if it has S rows.
+    """
+    features, rewards, expected, noise, ck_slot, regret_out, actions_out = tables
+    t0, sched, l_x, l_y, sigma, quadratic = params
+    v_sum, u_sum, u_fac, theta, cum_regret, counters = state
+    n_steps, _, n_arms, d = features.shape
+    fx = b if features.shape[1] > 1 else 0
+    fr = b if rewards.shape[1] > 1 else 0
+    fe = b if expected.shape[1] > 1 else 0
+    record = actions_out.shape[0] == n_steps
+    xt = np.empty((d, n_arms))
+    z = np.empty((d, n_arms))
+    scores = np.empty(n_arms)
+    gram = np.empty((d, d))
+    vec = np.empty(d)
+    for s in range(n_steps):
+        _, shift, beta = round_schedule(t0 + s + 1, sched)
+        x = features[s, fx]
+        a = choose_arm(x, theta[b], u_fac[b], beta, l_x, quadratic, xt, z, scores)
+        e = expected[s, fe]
+        top = e[0]
+        for k in range(1, n_arms):
+            top = max(top, e[k])
+        cum_regret[b] += top - e[a]
+        flags = write_report(x, a, rewards[s, fr, a], l_x, l_y, sigma, noise[s, b], gram, vec)
+        counters[b, 0] += flags & 1
+        counters[b, 1] += flags >> 1
+        counters[b, 2] += server_receive(v_sum[b], u_sum[b], gram, vec, shift, u_fac[b], theta[b])
+        if record:
+            actions_out[s, b] = a
+        if ck_slot[s] >= 0:
+            regret_out[ck_slot[s], b] = cum_regret[b]
+
+
+@numba.njit(cache=True, error_model="numpy")
+def run_serial(tables: tuple[Any, ...], params: tuple[Any, ...], state: tuple[Any, ...]) -> None:  # pragma: no cover
+    """:func:`run_copy` for every copy, in the calling thread."""
+    for b in range(state[0].shape[0]):
+        run_copy(b, tables, params, state)
+
+
+@numba.njit(cache=True, parallel=True, error_model="numpy")
+def run_parallel(tables: tuple[Any, ...], params: tuple[Any, ...], state: tuple[Any, ...]) -> None:  # pragma: no cover
+    """:func:`run_copy` for every copy, copies spread over numba's threads (they share nothing)."""
+    for b in numba.prange(state[0].shape[0]):
+        run_copy(np.int64(b), tables, params, state)  # prange indices may be unsigned

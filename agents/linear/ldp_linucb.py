@@ -1,0 +1,232 @@
+"""LDP-LinUCB: LinUCB under local differential privacy (Zheng et al., NeurIPS 2020).
+
+:class:`LDPLinUCB` runs the protocol of :mod:`agents.linear.protocol` with clipped and
+Gaussian-perturbed reports and the growing shift and width of the paper (constants of the
+authors' code). :func:`ldp_linucb_sensitivity` and :func:`ldp_linucb_sigma` give the L2
+sensitivity of one report and the noise scale.
+
+Privacy guarantee: the unit is one user's datum, the pair (x_t, y_t) it reports (any two pairs
+with ``‖x‖ <= l_x``, ``|y| <= l_y`` after clipping are neighbours). Each report is one Gaussian
+mechanism with L2 sensitivity Δ₂ = ``ldp_linucb_sensitivity(l_x, l_y)`` and noise scale
+σ = ``ldp_linucb_sigma(...)``, so it is (ε, δ)-LDP per report; each user reports once, and all
+the server computes is post-processing. With ``sigma_method="classic"`` (Dwork & Roth 2014,
+Thm. 3.22) the guarantee is proven only for ε < 1; for larger ε,
+:attr:`LDPLinUCB.privacy_spent` reports the exact δ' at which σ is (ε, δ')-DP (Balle & Wang,
+ICML 2018, Thm. 8). ``sigma_method="analytic"`` is (ε, δ)-DP for every ε. Noise: the agent's
+``numpy.random.Generator`` (``seed``), ``d(d+1)/2 + d`` standard normals per report.
+
+Status tags: [P] marks an engineering choice of this project, [V-code] a constant checked
+against the authors' code ``MIFA-Lab/LDPbandit2020`` ``src/linucb.py``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.base import PrivateAgent
+from agents.linear._kernels import SCHEDULE_LDP
+from agents.linear.base import LinearAgent
+from agents.linear.protocol import BONUSES
+from bandit_envs.privacy import gaussian_delta, gaussian_sigma_analytic
+from bandit_envs.validation import check_choice, check_float, check_int
+
+__all__ = ["SIGMA_METHODS", "LDPLinUCB", "ldp_linucb_sensitivity", "ldp_linucb_sigma"]
+
+IntArray = npt.NDArray[np.int64]
+
+#: Calibrations of σ: Dwork & Roth's classic formula (the authors' code) or Balle & Wang's analytic one.
+SIGMA_METHODS = ("classic", "analytic")
+
+
+def ldp_linucb_sensitivity(l_x: float = 1.0, l_y: float = 1.0) -> float:
+    """L2 sensitivity Δ₂ = 2·sqrt(l_x⁴ + l_x² l_y²) of one user's report (upper triangle of x xᵀ, y x).
+
+    The upper triangle (diagonal included) of x xᵀ has Frobenius norm <= ‖x‖² <= l_x² and
+    ‖y x‖ <= l_x l_y, so two users' reports differ by at most 2 l_x² and 2 l_x l_y in these two
+    blocks, and by at most 2·sqrt(l_x⁴ + l_x² l_y²) jointly in L2 norm. At l_x = l_y = 1 this is
+    2·sqrt(2), the sensitivity for which the σ of the authors' code (``MIFA-Lab/LDPbandit2020``
+    ``src/linucb.py``) is the classic Gaussian mechanism.
+    """
+    lx = check_float("l_x", l_x, low=0.0, low_open=True)
+    ly = check_float("l_y", l_y, low=0.0, low_open=True)
+    return 2.0 * math.sqrt(lx**4 + lx**2 * ly**2)
+
+
+def ldp_linucb_sigma(
+    epsilon: float, delta: float, l_x: float = 1.0, l_y: float = 1.0, method: str = "classic"
+) -> float:
+    """Noise scale σ of LDP-LinUCB's Gaussian mechanism on the report (Δ₂ from :func:`ldp_linucb_sensitivity`).
+
+    ``"classic"``: σ = sqrt(2 ln(1.25/δ))·Δ₂/ε (Dwork & Roth 2014, Thm. 3.22), computed for every
+    ε (= 4·sqrt(ln(1.25/δ))/ε at l_x = l_y = 1, the authors' code [V-code]); the (ε, δ) guarantee
+    is proven only for ε < 1. ``"analytic"``: the smallest σ that is (ε, δ)-DP for Δ₂ (Balle & Wang,
+    ICML 2018, Thm. 8; :func:`bandit_envs.privacy.gaussian_sigma_analytic`), any ε.
+    """
+    eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
+    dlt = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    check_choice("sigma_method", method, SIGMA_METHODS)
+    sens = ldp_linucb_sensitivity(l_x, l_y)
+    if method == "analytic":
+        return gaussian_sigma_analytic(eps, dlt, sens)
+    return math.sqrt(2.0 * math.log(1.25 / dlt)) * sens / eps
+
+
+class LDPLinUCB(LinearAgent, PrivateAgent):
+    r"""LDP-LinUCB: LinUCB under local differential privacy (Zheng et al. [1]_, authors' code [V-code]).
+
+    Protocol of round t (1-based), as in the authors' code (:mod:`agents.linear.protocol`). The
+    server broadcasts θ and the factor of :math:`\tilde V = V + c_{t-1} I` (c = ``initial_shift``
+    = 0.1 before the first report, as in the code). The **client** (the user;
+    :func:`client_choose`) clips its candidates to :math:`\lVert x\rVert \le l_x`, plays
+    :math:`a_t = \arg\max_a x_a^\top\theta + \beta_t \sqrt{x_a^\top\tilde V^{-1}x_a}` (``bonus="sqrt"``,
+    the OFUL / Shariff-Sheffet form the paper follows [P]; ``bonus="quadratic"`` drops the square
+    root as the authors' code does), observes y, clips it to [-l_y, l_y] and sends
+    :math:`(x x^\top + B_t,\ y x + \xi_t)` (:func:`client_report`): :math:`B_t` symmetric with its
+    upper triangle, diagonal included, i.i.d. :math:`N(0, \sigma^2)` and mirrored,
+    :math:`\xi_t \sim N(0, \sigma^2 I_d)`. The **server** (:class:`LinUCBServer`) adds the report
+    to (V, u), computes :math:`c_t` and :math:`\theta = (V + c_t I)^{-1} u`. The server never sees
+    x, y or the action: the action is computed and kept on the client side (the authors' code
+    returns it to the server, unused; under LDP that would leak x). This class simulates both
+    sides; ``update(action, ...)`` hands the action to the client part only.
+
+    Constants (all logs natural, d = ``n_features``, T = ``horizon``, α = ``alpha``) [V-code]:
+
+    * :math:`\sigma = \sqrt{2\ln(1.25/\delta)}\,\Delta_2/\varepsilon`,
+      :math:`\Delta_2 = 2\sqrt{l_x^4 + l_x^2 l_y^2}` (``sigma_method="classic"``; equals the
+      code's :math:`4\sqrt{\ln(1.25/\delta)}/\varepsilon` at :math:`l_x = l_y = 1`; the value
+      stated in the README and a comment of that repository is √2 larger), or the analytic
+      Gaussian σ for Δ₂;
+    * :math:`\gamma_t = \sigma\sqrt t\,(4\sqrt d + 2\ln(2T/\alpha))`;
+    * :math:`c_t = 2\gamma_t` × ``shift_scale``;
+    * :math:`\beta_t = 2\sigma\sqrt{d\ln T} + (\sqrt{3\gamma_t} + \sigma\sqrt{dt/\gamma_t})\,d\ln T`
+      × ``width_scale``.
+
+    With these constants at practical ε the algorithm explores almost uniformly (d = 20,
+    T = 1e5, α = δ = 0.1, ε = 1: σ = 6.36, c_T ≈ 1.9e5, β_T ≈ 1.3e5), which is why the authors
+    ran ε = 8e5 (σ ≈ 8e-6, c_T ≈ 0.24, β_T ≈ 145). ``width_scale`` and ``shift_scale`` [P] trade
+    the theory constants for practice; privacy depends only on σ.
+
+    Indefinite Ṽ: the shifted matrix is indefinite with probability <= α (more often with a
+    small ``shift_scale``). When its Cholesky factorization fails (a pivot <= 1e-10 × the largest
+    diagonal entry), its eigenvalues are raised to max(c_t/2, 1e-10·max|λ|, 1e-12) — c_t/2 = γ_t
+    is the smallest eigenvalue the analysis guarantees on its high-probability event — and the
+    floored matrix is factorized instead [P]; ``n_eig_floor`` counts these rounds. V itself is
+    not changed.
+
+    Privacy. Unit: one user's datum — its features and reward, i.e. the pair (x_t, y_t) it
+    reports (any two pairs with ‖x‖ <= l_x, |y| <= l_y are neighbours). Each report is one
+    Gaussian mechanism with L2 sensitivity Δ₂ on the clipped pair, so it is (ε, δ)-LDP; each user
+    reports once, so no composition over rounds is needed, and everything the server computes is
+    post-processing. Clipping is what makes Δ₂ a bound: ``n_clipped_features`` and
+    ``n_clipped_rewards`` count the reports whose x or y was clipped. With ``"classic"`` the
+    guarantee is proven only for ε < 1; for larger ε, :attr:`privacy_spent` returns the exact δ'
+    at which this σ is (ε, δ')-DP (Balle & Wang, Thm. 8) when it exceeds δ. At the authors'
+    ε = 8e5 that δ' is ≈ 1: no meaningful guarantee (σ ≈ 8e-6 ≪ Δ₂). Use ``"analytic"`` for a
+    valid (ε, δ) at any ε. Noise comes from the agent's generator (floating-point Gaussian
+    sampling is not side-channel safe; fine for research).
+
+    Parameters
+    ----------
+    n_features
+        Dimension d (>= 1).
+    epsilon
+        Privacy parameter ε (> 0). The code's class default is 100, its script uses 8e5.
+    delta
+        Privacy parameter δ in (0, 1). Default 0.1 [V-code].
+    alpha
+        Failure probability α of the confidence bounds in (0, 1). Default 0.1 [V-code].
+    horizon
+        T in the constants (>= 2). Default 1e5 [V-code].
+    sigma_method
+        ``"classic"`` (default, the code) or ``"analytic"``.
+    l_x, l_y
+        Bounds ‖x‖ <= l_x and |y| <= l_y enforced by clipping (default 1, the code's assumptions).
+    bonus
+        ``"sqrt"`` (default) or ``"quadratic"`` (the authors' code).
+    width_scale, shift_scale
+        Multipliers (>= 0) of β_t and c_t. Default 1.
+    initial_shift
+        c used before the first report (> 0). Default 0.1 [V-code].
+    n_envs
+        ``None`` for one env, or the number N of copies run in lock-step.
+    seed
+        Seed of the agent's generator (the privacy noise).
+
+    References
+    ----------
+    .. [1] K. Zheng, T. Cai, W. Huang, Z. Li, L. Wang, "Locally Differentially Private
+       (Contextual) Bandits Learning", NeurIPS 2020 (arXiv:2006.00701); code
+       ``MIFA-Lab/LDPbandit2020`` ``src/linucb.py``.
+    """
+
+    name = "LDP-LinUCB"
+    privacy_unit = "one user's datum (x_t, y_t): the features of the arm it plays and its reward (local DP)"
+
+    def __init__(
+        self,
+        n_features: int,
+        epsilon: float,
+        delta: float = 0.1,
+        alpha: float = 0.1,
+        horizon: int = 100_000,
+        *,
+        sigma_method: str = "classic",
+        l_x: float = 1.0,
+        l_y: float = 1.0,
+        bonus: str = "sqrt",
+        width_scale: float = 1.0,
+        shift_scale: float = 1.0,
+        initial_shift: float = 0.1,
+        n_envs: int | None = None,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(n_features, n_envs=n_envs, seed=seed)
+        self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
+        self.delta = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+        self.alpha = check_float("alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True)
+        self.horizon = check_int("horizon", horizon, minimum=2)
+        self.sigma_method = check_choice("sigma_method", sigma_method, SIGMA_METHODS)
+        self.bonus = check_choice("bonus", bonus, BONUSES)
+        self.l_x = check_float("l_x", l_x, low=0.0, low_open=True)
+        self.l_y = check_float("l_y", l_y, low=0.0, low_open=True)
+        self.width_scale = check_float("width_scale", width_scale, low=0.0)
+        self.shift_scale = check_float("shift_scale", shift_scale, low=0.0)
+        self.initial_shift = check_float("initial_shift", initial_shift, low=0.0, low_open=True)
+        self.sensitivity = ldp_linucb_sensitivity(self.l_x, self.l_y)
+        self.sigma = ldp_linucb_sigma(self.epsilon, self.delta, self.l_x, self.l_y, self.sigma_method)
+        exact = gaussian_delta(self.sigma, self.epsilon, self.sensitivity)
+        self._delta_spent = self.delta if exact <= self.delta else exact
+        d, t_max = float(self.n_features), float(self.horizon)
+        k1 = 4.0 * math.sqrt(d) + 2.0 * math.log(2.0 * t_max / self.alpha)
+        self._sched = np.array(
+            [SCHEDULE_LDP, self.sigma, d, math.log(t_max), k1, self.width_scale, self.shift_scale], dtype=np.float64
+        )
+        self._sigma, self._l_x, self._l_y = self.sigma, self.l_x, self.l_y
+        self._quadratic = self.bonus == "quadratic"
+        self._initial_shift = self.initial_shift
+        self._reset_state()
+
+    @property
+    def privacy_spent(self) -> tuple[float, float]:
+        """(ε, δ) of each user's report: (ε, δ) when the mechanism guarantees it, else (ε, exact δ' > δ)."""
+        return self.epsilon, self._delta_spent
+
+    @property
+    def n_clipped_features(self) -> int | IntArray:
+        """Reports whose feature vector was clipped to norm l_x (per copy)."""
+        return self._per_copy(self._clips[:, 0])
+
+    @property
+    def n_clipped_rewards(self) -> int | IntArray:
+        """Reports whose reward was clipped to [-l_y, l_y] (per copy)."""
+        return self._per_copy(self._clips[:, 1])
+
+    def __repr__(self) -> str:
+        return (
+            f"LDPLinUCB(n_features={self.n_features}, epsilon={self.epsilon}, delta={self.delta}, "
+            f"alpha={self.alpha}, horizon={self.horizon}, sigma_method={self.sigma_method!r}, "
+            f"bonus={self.bonus!r}, n_envs={self.n_envs}, seed={self.seed})"
+        )

@@ -1,0 +1,84 @@
+"""LinUCB / OFUL-style optimistic linear bandit with a constant exploration width.
+
+:class:`LinUCB` is the protocol of :mod:`agents.linear.protocol` without noise, clipping or a
+growing shift; the step API and the fast path come from :class:`agents.linear.base.LinearAgent`.
+It makes no privacy claim: each report is the exact pair (x xᵀ, y x). Status tag: [P] marks an
+engineering choice of this project, not a constant of the papers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from agents.linear._kernels import SCHEDULE_CONSTANT
+from agents.linear.base import LinearAgent
+from bandit_envs.validation import check_float
+
+__all__ = ["LinUCB"]
+
+
+class LinUCB(LinearAgent):
+    r"""LinUCB / OFUL-style optimistic linear bandit with a constant width.
+
+    Round t plays :math:`\arg\max_a x_a^\top\hat\theta + \alpha\sqrt{x_a^\top V^{-1} x_a}` (ties to
+    the lowest index) with :math:`V = \lambda I + \sum_s x_s x_s^\top` and
+    :math:`\hat\theta = V^{-1}\sum_s y_s x_s` (ridge regression), solved through the Cholesky
+    factor of V. The width β = ``alpha`` is a constant [P]: OFUL's
+    :math:`\beta_t = R\sqrt{d \ln((1 + t/\lambda)/\delta)} + \sqrt\lambda S` [2]_ grows like
+    :math:`\sqrt{\ln t}`, and in practice a tuned constant (Li et al.'s α [1]_) is standard.
+    It is LDP-LinUCB without noise, clipping or growing shift (one protocol: :class:`LinUCBServer`).
+
+    Parameters
+    ----------
+    n_features
+        Dimension d of the feature vectors (>= 1).
+    alpha
+        Exploration width β (>= 0; 0 is greedy ridge regression). Default 1.0 [P].
+    reg
+        Ridge parameter λ (> 0).
+    n_envs
+        ``None`` for one env, or the number N of copies run in lock-step.
+    seed
+        Seed of the agent's generator (LinUCB itself is deterministic).
+
+    Attributes
+    ----------
+    server
+        The :class:`LinUCBServer`: Σ x xᵀ (λI enters as its constant shift), Σ y x, θ, Cholesky factor.
+
+    References
+    ----------
+    .. [1] L. Li, W. Chu, J. Langford, R. E. Schapire, "A contextual-bandit approach to personalized
+       news article recommendation", WWW 2010.
+    .. [2] Y. Abbasi-Yadkori, D. Pál, Cs. Szepesvári, "Improved algorithms for linear stochastic
+       bandits", NeurIPS 2011.
+    """
+
+    name = "LinUCB"
+
+    def __init__(
+        self,
+        n_features: int,
+        alpha: float = 1.0,
+        reg: float = 1.0,
+        *,
+        n_envs: int | None = None,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(n_features, n_envs=n_envs, seed=seed)
+        self.alpha = check_float("alpha", alpha, low=0.0)
+        self.reg = check_float("reg", reg, low=0.0, low_open=True)
+        self._sched = np.array([SCHEDULE_CONSTANT, self.alpha, self.reg, 0.0, 0.0, 0.0, 0.0])
+        self._sigma = 0.0
+        self._l_x = self._l_y = math.inf
+        self._quadratic = False
+        self._initial_shift = self.reg
+        self._reset_state()
+
+    def __repr__(self) -> str:
+        return (
+            f"LinUCB(n_features={self.n_features}, alpha={self.alpha}, reg={self.reg}, "
+            f"n_envs={self.n_envs}, seed={self.seed})"
+        )

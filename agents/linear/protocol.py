@@ -1,0 +1,157 @@
+r"""The client/server protocol of (LDP-)LinUCB: what the server holds, what a user computes and sends.
+
+Both agents of :mod:`agents.linear` are the same protocol between a *server*
+(:class:`LinUCBServer`: the sums :math:`V = \sum x x^\top`, :math:`u = \sum y x`, the estimate
+:math:`\theta` and the Cholesky factor of the shifted Gram matrix) and a *client*, the user of
+round t (:func:`client_choose`, :func:`client_report`):
+
+1. the server broadcasts :math:`\theta` and the factor of :math:`\tilde V = V + cI`;
+2. the client scores its own candidates and plays the best one (the action never leaves it);
+3. the client observes the reward and sends :math:`(x x^\top, y x)`: exactly for LinUCB,
+   clipped and perturbed by Gaussian noise for LDP-LinUCB;
+4. the server adds the report and refactorizes.
+
+This is the protocol of LDP-LinUCB in Zheng et al., "Locally Differentially Private
+(Contextual) Bandits Learning", NeurIPS 2020 (arXiv:2006.00701), with the constants of the
+authors' code ``MIFA-Lab/LDPbandit2020`` ``src/linucb.py``; LinUCB is the case without noise.
+
+Privacy of a report (LDP-LinUCB, :func:`client_report` with ``sigma > 0``): the unit is one
+user's datum, the pair (x, y) it reports, and any two pairs with ``‖x‖ <= l_x`` and
+``|y| <= l_y`` (after clipping) are neighbours. The report is one Gaussian mechanism on the
+upper triangle of :math:`x x^\top` (diagonal included) and :math:`y x`, whose L2 sensitivity is
+:func:`~agents.linear.ldp_linucb.ldp_linucb_sensitivity`; with ``sigma`` from
+:func:`~agents.linear.ldp_linucb.ldp_linucb_sigma` each report is (ε, δ)-LDP (the classic
+calibration is proven for ε < 1 only, see :class:`~agents.linear.ldp_linucb.LDPLinUCB`).
+Noise: ``d(d+1)/2 + d`` standard normals per report from the ``numpy.random.Generator`` passed
+in, scaled by ``sigma``. Everything the server computes is post-processing of the reports.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.linear._kernels import choose_batch, fill_normals, receive_batch, write_report
+from bandit_envs.validation import check_choice, check_float
+
+__all__ = ["BONUSES", "LinUCBServer", "as_features", "client_choose", "client_report"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+#: Exploration bonuses of the client's index: sqrt(xᵀṼ⁻¹x) or xᵀṼ⁻¹x.
+BONUSES = ("sqrt", "quadratic")
+
+
+def as_features(name: str, value: Any, lead: tuple[int, ...], d: int) -> FloatArray:
+    """``value`` as a C-contiguous float64 array of shape lead + (n_arms, d), finite, n_arms >= 1."""
+    shape_text = "(" + ", ".join([str(n) for n in lead] + ["n_arms", str(d)]) + ")"
+    try:
+        arr = np.ascontiguousarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a float array of shape {shape_text}, got {type(value).__name__}.") from None
+    if arr.ndim != len(lead) + 2 or arr.shape[: len(lead)] != lead or arr.shape[-1] != d or arr.shape[-2] < 1:
+        raise ValueError(f"{name} must have shape {shape_text}, got {arr.shape}.")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must contain only finite numbers, but it has NaN or inf.")
+    return arr
+
+
+class LinUCBServer:
+    """Server side of (LDP-)LinUCB: the aggregated reports and the model, for B copies.
+
+    It holds only what users sent and what it computed from that: V = Σ reports of x xᵀ,
+    u = Σ reports of y x, θ = (V + cI)⁻¹u and the upper Cholesky factor U of V + cI
+    (``chol``, UᵀU = V + cI). It never receives a feature, a reward or an action. Arrays carry the
+    batch axis first: ``gram`` (B, d, d), ``moment`` (B, d), ``theta`` (B, d), ``chol`` (B, d, d).
+
+    Parameters
+    ----------
+    n_features
+        Dimension d.
+    batch
+        Number B of independent copies.
+    initial_shift
+        c before the first report (V = 0, U = sqrt(c)·I, θ = 0).
+    """
+
+    def __init__(self, n_features: int, batch: int, initial_shift: float) -> None:
+        d = n_features
+        self.gram: FloatArray = np.zeros((batch, d, d))
+        self.moment: FloatArray = np.zeros((batch, d))
+        self.theta: FloatArray = np.zeros((batch, d))
+        self.chol: FloatArray = np.zeros((batch, d, d))
+        self.chol[:, np.arange(d), np.arange(d)] = math.sqrt(initial_shift)
+        #: Reports received (the round number t of the last one).
+        self.t = 0
+        #: Per copy, how often V + cI was indefinite and the eigenvalue floor was used.
+        self.n_eig_floor: IntArray = np.zeros(batch, dtype=np.int64)
+
+    def receive(self, gram_reports: FloatArray, vector_reports: FloatArray, shift: float) -> None:
+        """Add one report per copy ((B, d, d) and (B, d)) and refactor V + shift·I."""
+        receive_batch(
+            self.gram,
+            self.moment,
+            np.ascontiguousarray(gram_reports, dtype=np.float64),
+            np.ascontiguousarray(vector_reports, dtype=np.float64),
+            float(shift),
+            self.chol,
+            self.theta,
+            self.n_eig_floor,
+        )
+        self.t += 1
+
+
+def client_choose(
+    features: npt.ArrayLike,
+    theta: npt.ArrayLike,
+    chol: npt.ArrayLike,
+    beta: float,
+    *,
+    l_x: float = math.inf,
+    bonus: str = "sqrt",
+) -> int:
+    """Client side: the arm a user plays given the server's broadcast (θ, U, β).
+
+    Candidates (rows of ``features``, shape (n_arms, d)) are clipped to norm ``l_x`` and scored
+    x·θ + β·sqrt(xᵀ(UᵀU)⁻¹x) (``bonus="sqrt"``) or β·xᵀ(UᵀU)⁻¹x (``"quadratic"``); the largest
+    score wins, ties to the lowest index.
+    """
+    check_choice("bonus", bonus, BONUSES)
+    d = np.shape(theta)[0] if np.ndim(theta) == 1 else 0
+    if d == 0 or np.shape(chol) != (d, d):
+        raise ValueError(f"theta and chol must have shapes (d,) and (d, d), got {np.shape(theta)}, {np.shape(chol)}.")
+    x = as_features("features", features, (), d)
+    out = np.empty(1, dtype=np.int64)
+    choose_batch(
+        x[None],
+        np.ascontiguousarray(theta, dtype=np.float64)[None],
+        np.ascontiguousarray(chol, dtype=np.float64)[None],
+        float(beta),
+        float(l_x),
+        bonus == "quadratic",
+        out,
+    )
+    return int(out[0])
+
+
+def client_report(
+    x: npt.ArrayLike, y: float, sigma: float, rng: np.random.Generator, *, l_x: float = math.inf, l_y: float = math.inf
+) -> tuple[FloatArray, FloatArray, int]:
+    """Client side: the privatized report (x xᵀ + B, y x + ξ) and the clip flags of one user.
+
+    ``x`` (d,) is clipped to norm ``l_x`` and ``y`` to [-l_y, l_y]; B is a symmetric Gaussian
+    matrix (upper triangle with the diagonal i.i.d. N(0, σ²), drawn row by row, mirrored) and
+    ξ ~ N(0, σ²I), drawn after B. Flags: 1 if x was clipped, 2 if y was clipped (summed).
+    """
+    sigma = check_float("sigma", sigma, low=0.0)
+    row = np.ascontiguousarray(x, dtype=np.float64).reshape(1, -1)
+    d = row.shape[1]
+    noise = np.empty(d * (d + 1) // 2 + d if sigma > 0 else 0)
+    fill_normals(rng, noise)
+    gram, vec = np.empty((d, d)), np.empty(d)
+    flags = write_report(row, 0, float(y), float(l_x), float(l_y), float(sigma), noise, gram, vec)
+    return gram, vec, int(flags)

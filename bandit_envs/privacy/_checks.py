@@ -1,0 +1,162 @@
+"""Argument checks shared by the mechanisms of :mod:`bandit_envs.privacy`.
+
+Each check returns the validated value (as a float or a float64/int64 array) or raises one
+``ValueError`` / ``TypeError`` naming the argument, what was given and what is allowed. They
+draw no randomness and have no privacy meaning of their own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from bandit_envs.validation import check_float
+
+__all__ = [
+    "bit_array",
+    "check_delta",
+    "check_epsilon",
+    "check_rng",
+    "finite_array",
+    "latitude_array",
+    "longitude_array",
+]
+
+
+def check_epsilon(name: str, value: Any) -> float:
+    """Return ``value`` as a float if it is a finite number > 0 (a privacy parameter epsilon).
+
+    Parameters
+    ----------
+    name : str
+        Argument name used in the error message.
+    value : Any
+        The value to check.
+
+    Returns
+    -------
+    float
+        The validated value.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not finite or not > 0.
+    TypeError
+        If ``value`` is not a real number.
+    """
+    return check_float(name, value, low=0.0, low_open=True)
+
+
+def check_delta(value: Any) -> float:
+    """Return ``value`` as a float if it lies in the open interval (0, 1) (a privacy parameter delta).
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not in (0, 1).
+    TypeError
+        If ``value`` is not a real number.
+    """
+    return check_float("delta", value, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
+def check_rng(rng: Any) -> np.random.Generator:
+    """Return ``rng`` if it is a ``numpy.random.Generator``.
+
+    Raises
+    ------
+    TypeError
+        If ``rng`` is anything else (e.g. a seed, ``None`` or the legacy ``RandomState``).
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            f"rng must be a numpy.random.Generator (e.g. numpy.random.default_rng(seed)), got {type(rng).__name__}."
+        )
+    return rng
+
+
+def finite_array(name: str, value: Any) -> NDArray[np.float64]:
+    """Return ``value`` as a float64 array whose entries are all finite.
+
+    Raises
+    ------
+    ValueError
+        If an entry is NaN or infinite.
+    TypeError
+        If ``value`` cannot be converted to a float array.
+    """
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be an array of real numbers, got {type(value).__name__}.") from None
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite numbers, but it has NaN or inf.")
+    return arr
+
+
+def bit_array(name: str, value: Any) -> NDArray[np.int64]:
+    """Return ``value`` as an int64 array if it holds only the bits 0 and 1.
+
+    Raises
+    ------
+    ValueError
+        If an entry is not 0 or 1.
+    TypeError
+        If ``value`` is not a bool, integer or float array.
+    """
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be an array of bits (0 or 1), got dtype {arr.dtype}.")
+    if not np.all((arr == 0) | (arr == 1)):
+        bad = arr[(arr != 0) & (arr != 1)].flat[0].item()
+        raise ValueError(f"{name} must contain only the bits 0 and 1, got the value {bad!r}.")
+    return arr.astype(np.int64)
+
+
+def latitude_array(name: str, value: Any, *, poles: bool) -> NDArray[np.float64]:
+    """Return ``value`` as a finite float64 array of latitudes in degrees.
+
+    With ``poles=True`` latitudes must lie in [-90, 90]; with ``poles=False`` strictly between
+    -90 and 90 (the local east-north frame is undefined at the poles).
+
+    Raises
+    ------
+    ValueError
+        If a latitude is out of range or not finite.
+    TypeError
+        If ``value`` cannot be converted to a float array.
+    """
+    arr = finite_array(name, value)
+    if arr.size == 0:
+        return arr
+    lo, hi = float(arr.min()), float(arr.max())
+    if poles and (lo < -90.0 or hi > 90.0):
+        raise ValueError(f"{name} must contain latitudes in degrees within [-90, 90], got values in [{lo:g}, {hi:g}].")
+    if not poles and (lo <= -90.0 or hi >= 90.0):
+        raise ValueError(
+            f"{name} must contain latitudes in degrees strictly between -90 and 90 (the local "
+            f"east-north frame is undefined at the poles), got values in [{lo:g}, {hi:g}]."
+        )
+    return arr
+
+
+def longitude_array(name: str, value: Any) -> NDArray[np.float64]:
+    """Return ``value`` as a finite float64 array of longitudes in degrees within [-180, 180].
+
+    Raises
+    ------
+    ValueError
+        If a longitude is out of range or not finite.
+    TypeError
+        If ``value`` cannot be converted to a float array.
+    """
+    arr = finite_array(name, value)
+    if arr.size and (arr.min() < -180.0 or arr.max() > 180.0):
+        raise ValueError(
+            f"{name} must contain longitudes in degrees within [-180, 180], "
+            f"got values in [{arr.min():g}, {arr.max():g}]."
+        )
+    return arr
