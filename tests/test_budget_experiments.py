@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from agents.experiments.budget.paper import ALPHA_GRIDS
-from agents.experiments.core.data import scenario_of
 from agents.experiments.cli import main, run_experiment
+from agents.experiments.core.data import scenario_of
 
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 ML_SMALL = SHARED / "ml-latest-small"

@@ -15,8 +15,8 @@ import pytest
 distributed = pytest.importorskip("distributed")
 cloudpickle = pytest.importorskip("cloudpickle")
 
-from agents.experiments.core import backends  # noqa: E402
 from agents.experiments.cli import main, run_experiment  # noqa: E402
+from agents.experiments.core import backends  # noqa: E402
 from agents.experiments.core.runner import run_task  # noqa: E402
 
 # Functions of this module are sent to the Dask workers by value (the workers cannot import it).

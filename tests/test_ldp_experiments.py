@@ -10,8 +10,8 @@ import pytest
 
 import bandit_envs  # noqa: F401
 from agents import LDPLinUCB
-from agents.experiments.cli import main, run_experiment
 from agents.experiments.api import configure
+from agents.experiments.cli import main, run_experiment
 from agents.experiments.ldp.task import ldp_task
 
 ML_SMALL = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ml-latest-small"

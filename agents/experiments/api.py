@@ -64,7 +64,7 @@ def configure(
     family = exp.family
     missing = [m for m in family.requires if importlib.util.find_spec(m) is None]
     if missing:
-        names = ' and '.join(m.replace('_', '-') for m in family.requires)
+        names = " and ".join(m.replace("_", "-") for m in family.requires)
         raise UsageError(f"{exp.id} needs {names}, which are not installed: {family.install}.")
     if data and not family.takes_data:
         raise UsageError(f"--data applies only to the budget and ldp-linucb experiments, not to {exp.id!r}.")
@@ -73,6 +73,8 @@ def configure(
         if family.prepare is not None:
             exp = family.prepare(exp, data, seed)
         exp = exp.with_overrides(dict(overrides or {}))
+        if family.validate is not None:
+            family.validate(exp)
     except (ValueError, OSError) as exc:  # a bad agent, --set, or --data (missing or corrupt file, too few users)
         raise UsageError(str(exc)) from None
     return exp

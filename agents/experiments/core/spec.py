@@ -21,14 +21,12 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import pandas as pd
 
 from agents.experiments.core.claims import Claim
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from agents.experiments.core.user_agents import UserAgent
+from agents.experiments.core.user_agents import UserAgent
 
 Rows = list[dict[str, Any]]
 
@@ -94,10 +92,10 @@ class Family:
 
     ``builtin_agents`` are the names its task can build (with their compiled fast paths).
     ``prepare(experiment, data, seed)`` resolves ``--data`` (and anything else that must be
-    looked up once, in the calling process) into concrete settings; ``add_agents(experiment,
-    user_agents)`` returns the experiment with user agents added to its settings where the
-    family needs a setting per agent. ``requires`` names modules the family needs at run time,
-    with the install hint ``install``.
+    looked up once, in the calling process) into concrete settings, adding a setting per user
+    agent where the family runs one setting per agent; ``validate(experiment)`` checks the final
+    settings (after ``--set``) in the calling process, raising ValueError with one sentence.
+    ``requires`` names modules the family needs at run time, with the install hint ``install``.
     """
 
     name: str
@@ -107,7 +105,7 @@ class Family:
     schema: Mapping[str, Param] = field(default_factory=dict)
     builtin_agents: tuple[str, ...] = ()
     prepare: Callable[[Experiment, Sequence[str] | None, int], Experiment] | None = None
-    add_agents: Callable[[Experiment], Experiment] | None = None
+    validate: Callable[[Experiment], None] | None = None
     takes_data: bool = False
     #: Columns every results table of this family has (``banditlab report`` checks them).
     columns: tuple[str, ...] = ()

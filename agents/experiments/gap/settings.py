@@ -13,6 +13,7 @@ from agents.experiments.core.claims import AtLeast, Claim, Compare, Gap, Trend, 
 from agents.experiments.core.spec import Experiment, Family, Param
 from agents.experiments.gap import analysis
 from agents.experiments.gap.task import BUILTIN_AGENTS, privacy_task, regret_task
+from bandit_envs.graph import GraphBanditEnv
 
 #: Gap paper, Table 1: percentage of identical arm sequences, keyed by (Δmin, p, ε).
 TABLE1: dict[tuple[float, float, float], int] = {
@@ -80,6 +81,21 @@ SCHEMA: dict[str, Param] = {
     "n_arms": Param("n_arms", int, "number of arms K", 2, None, target="experiment"),
 }
 
+
+def check_instances(experiment: Experiment) -> None:
+    """Build each setting's instance once in this process, so a bad ``--set`` is one sentence before any work."""
+    for setting in experiment.settings:
+        try:
+            GraphBanditEnv(
+                n_arms=experiment.n_arms, edge_probability=setting["edge_probability"], gap=setting["gap"], horizon=10
+            )
+        except ValueError as exc:
+            raise ValueError(
+                f"the instance with n_arms = {experiment.n_arms}, gap = {setting['gap']:g} and edge_probability = "
+                f"{setting['edge_probability']:g} is invalid: {exc}"
+            ) from None
+
+
 PRIVACY = Family(
     name="gap.privacy",
     task=privacy_task,
@@ -87,6 +103,7 @@ PRIVACY = Family(
     figure=analysis.privacy_figure,
     schema=SCHEMA,
     builtin_agents=BUILTIN_AGENTS,
+    validate=check_instances,
     columns=("setting", "run", "agent", "entry_observed", "identical", "first_difference"),
 )
 REGRET = Family(
@@ -96,6 +113,7 @@ REGRET = Family(
     figure=analysis.regret_figure,
     schema=SCHEMA,
     builtin_agents=BUILTIN_AGENTS,
+    validate=check_instances,
     columns=("setting", "run", "agent", "t", "regret"),
 )
 

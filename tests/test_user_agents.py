@@ -1,0 +1,163 @@
+"""Bring your own agent: the Python API, --agent, --set, and exact agreement with the built-in agents."""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import agents
+from agents.experiments import run
+from agents.experiments.budget.paper import PAPER_BEST_ALPHA
+from agents.experiments.cli import main
+
+
+class PlainUCB:
+    """UCB (budget paper eq. 8: mean + α√(ln t / n)) in plain Python, lowest index on ties."""
+
+    def __init__(self, n_arms: int, alpha: float) -> None:
+        self.n_arms, self.alpha = n_arms, alpha
+        self.reset()
+
+    def reset(self, seed: int | None = None) -> None:
+        self.counts = [0] * self.n_arms
+        self.sums = [0.0] * self.n_arms
+        self.t = 0
+
+    def act(self, obs: Any = None) -> int:
+        for k in range(self.n_arms):
+            if self.counts[k] == 0:
+                return k
+        width = self.alpha**2 * math.log(self.t + 1)  # ln of the current round t (1-based)
+        values = [self.sums[k] / self.counts[k] + math.sqrt(width / self.counts[k]) for k in range(self.n_arms)]
+        return max(range(self.n_arms), key=lambda k: (values[k], -k))
+
+    def update(self, action: int, reward: float, info: dict[str, Any] | None = None) -> None:
+        self.t += 1
+        self.counts[action] += 1
+        self.sums[action] += float(reward)
+
+
+def plain_ucb(env: Any, setting: dict[str, Any], seed: int) -> PlainUCB:
+    return PlainUCB(env.action_space.n, PAPER_BEST_ALPHA[(setting["scenario"], "UCB")])
+
+
+def batched_ucb(env: Any, setting: dict[str, Any], seed: int, n_envs: int) -> agents.UCB:
+    return agents.UCB(env.single_action_space.n, alpha=PAPER_BEST_ALPHA[(setting["scenario"], "UCB")],
+                      n_envs=n_envs, seed=seed)  # fmt: skip
+
+
+def _final(df: pd.DataFrame, agent: str) -> pd.DataFrame:
+    return df[df["agent"] == agent].drop(columns=["agent", "alpha"]).reset_index(drop=True)
+
+
+def test_plain_python_ucb_gives_exactly_the_numbers_of_agents_ucb():
+    """The built-in UCB runs batched through its compiled kernels; the test's UCB steps one env per user."""
+    df = run("budget/baselines", agents=["UCB", plain_ucb, ("batched", batched_ucb)], quick=True, horizon=400)
+    assert set(df["agent"]) == {"UCB", "plain_ucb", "batched"}
+    builtin = _final(df, "UCB")
+    assert len(builtin) > 0
+    pd.testing.assert_frame_equal(_final(df, "plain_ucb"), builtin, check_exact=True)
+    pd.testing.assert_frame_equal(_final(df, "batched"), builtin, check_exact=True)
+
+
+def test_a_user_agent_on_the_gap_family_equals_the_same_agent_built_in(tmp_path):
+    df = run("gap/regret-eps", agents=["GAP", agents.UCBN, ("again", agents.UCBN)], runs=2, horizon=1500)
+    assert list(df.columns) == ["gap", "edge_probability", "epsilon", "setting", "run", "agent", "t", "regret"]
+    a, b = df[df["agent"] == "UCBN"], df[df["agent"] == "again"]
+    np.testing.assert_array_equal(a["regret"].to_numpy(), b["regret"].to_numpy())
+    gap_final = df[(df["agent"] == "GAP") & (df["t"] == 1500)]["regret"].mean()
+    assert a[a["t"] == 1500]["regret"].mean() < gap_final  # UCB-N is not private: far less regret
+
+
+def test_run_returns_a_tidy_frame_and_keeps_builtin_numbers():
+    only = run("gap/regret-p", agents=["GAP"], runs=2, horizon=1000)
+    both = run("gap/regret-p", agents=["GAP", agents.UCBN], runs=2, horizon=1000)
+    pd.testing.assert_frame_equal(only, both[both["agent"] == "GAP"].reset_index(drop=True))
+    assert len(only) == 3 * 2 * 100  # settings × runs × checkpoints
+
+
+AGENT_FILE = textwrap.dedent(
+    """
+    import agents
+
+    def make(env, setting, seed):
+        return agents.UCBN(env.action_space.n, seed=seed)
+
+    class NotAnAgent:
+        def __init__(self, env, setting, seed):
+            pass
+    """
+)
+
+
+def test_cli_agent_from_a_file_and_a_module(tmp_path, capsys):
+    path = tmp_path / "mine.py"
+    path.write_text(AGENT_FILE)
+    out = tmp_path / "out"
+    argv = ["run", "gap/regret-eps", "--runs", "2", "--horizon", "1000", "--jobs", "1", "--no-progress",
+            "--agent", f"{path}:make", "--agent", "agents:Random", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    results = pd.read_csv(out / "results.csv")
+    assert {"make", "Random", "GAP", "DPSE"} <= set(results["agent"])
+    assert "make − GAP" in text and "Random − GAP" in text and "| AAE | make | Random |" in text
+    assert (out / "figure.png").stat().st_size > 0
+
+
+def test_cli_user_agent_in_privacy_pairs_and_ldp(tmp_path, capsys):
+    assert main(["run", "gap/privacy", "--runs", "2", "--horizon", "600", "--jobs", "1", "--no-progress",
+                 "--agent", "agents:UCBN", "--out", str(tmp_path / "p")]) == 0  # fmt: skip
+    assert "User agents: identical arm sequences" in capsys.readouterr().out
+    df = run("ldp-linucb/sqrt-t", agents=["LinUCB", agents.Random], runs=1, horizon=500)
+    assert set(df["agent"]) == {"LinUCB", "uniform random", "Random"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--agent", "nowhere_module:Thing"], "module 'nowhere_module' cannot be imported"),
+        (["--agent", "agents:NoSuchAgent"], "has no callable named 'NoSuchAgent'"),
+        (["--agent", "no-colon"], "is not a built-in agent of gap/regret-eps"),
+        (["--agent", "mod:1bad"], "--agent must be module.path:Factory"),
+        (["--set", "n_arms=20", "--set", "gap=0.2"], "n_arms = 20"),
+        (["--agent", "missing.py:make"], "does not exist"),
+        (["--set", "nonsense=1"], "--set key must be a setting parameter of gap/regret-eps"),
+        (["--set", "gap=2"], "--set gap must be a number in (0, 0.9], got '2'"),
+        (["--set", "gap=x"], "--set gap must be a number"),
+        (["--set", "epsilon=0.3"], "--set epsilon is the parameter gap/regret-eps varies"),
+        (["--set", "n_arms=1.5"], "--set n_arms must be an integer"),
+        (["--set", "gap"], "--set must be key=value"),
+        (["--set", "gap=0.1", "--set", "gap=0.2"], "--set gap is given twice"),
+    ],
+)
+def test_cli_rejects_bad_agents_and_overrides_with_one_sentence(argv, needle, capsys, tmp_path):
+    try:
+        code = main(["run", "gap/regret-eps", "--runs", "1", "--horizon", "100", "--no-progress",
+                     "--out", str(tmp_path), *argv])  # fmt: skip
+    except SystemExit as exc:
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_agent_that_does_not_build_an_agent_is_one_sentence(tmp_path, capsys):
+    path = tmp_path / "mine.py"
+    path.write_text(AGENT_FILE)
+    with pytest.raises(ValueError, match="must build an object with act, update and reset"):
+        run("gap/regret-eps", agents=[f"{path}:NotAnAgent"], runs=1, horizon=100)
+    with pytest.raises(ValueError, match="is not a built-in agent of gap/regret-eps"):
+        run("gap/regret-eps", agents=["UCB"], runs=1, horizon=100)
+
+
+def test_set_overrides_a_setting_parameter():
+    df = run("gap/regret-eps", agents=["GAP"], runs=1, horizon=500, overrides={"gap": 0.3, "n_arms": 6})
+    assert set(df["gap"]) == {0.3}
+    df = run("budget/smucb-vs-ucb", agents=["UCB"], quick=True, horizon=60, overrides={"gamma": "0.5"})
+    assert set(df["gamma"]) == {0.5}
