@@ -6,7 +6,7 @@ reports in ``info["observed_mask"]`` / ``info["observed_rewards"]`` (the closed 
 the pulled arm on ``GraphBandit-v0``'s feedback graph). ``make_agent(env, setting, seed)`` is
 the factory the experiments call for every (setting, run); ``setting`` is the setting's
 parameter dict (here ``gap``, ``edge_probability`` and ``epsilon``). UCB-N is not private, so
-it ignores ``epsilon``: it shows what the privacy of GAP and DPSE costs.
+it ignores ``epsilon``: a non-private reference line beside the private GAP and DPSE.
 
 ``run("gap/regret-eps", agents=[...])`` runs the gap paper's Figure 3 at a small scale: the
 built-in GAP and DPSE (compiled fast paths) and our agent (through the Gymnasium step API) see
@@ -14,7 +14,7 @@ the same graphs and reward draws (common random numbers). It returns the tidy re
 pandas DataFrame: one row per setting, agent, run and checkpoint round ``t``.
 
 The same agent from the command line (the module only defines things at import, so the file
-is a valid ``--agent`` target; the table, the claims and the figure then include it)::
+is a valid ``--agent`` target; the summary's tables and the figure then include it)::
 
     banditlab run gap/regret-eps --quick --agent examples/bring_your_own_agent.py:make_agent
 
@@ -93,7 +93,7 @@ def main() -> None:
     fixed = f"Δmin = {final['gap'].iloc[0]:g}, p = {final['edge_probability'].iloc[0]:g}"
     print(f"gap/regret-eps: mean regret at T = {args.horizon:,} over {args.runs} runs ({fixed}), by ε and agent")
     print(table[["GAP", "DPSE", "MyUCB-N"]].round(1).to_string())
-    print("-> MyUCB-N is not private, so its regret does not depend on ε: the price of privacy is the rest.")
+    print("-> MyUCB-N ignores ε (same graphs and draws in every setting); GAP's regret falls as ε grows.")
 
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "bring_your_own_agent.csv"
