@@ -1,7 +1,7 @@
 """Bandit agents that act on ``bandit_envs`` environments through the Gymnasium interface.
 
 Every agent has ``act(obs)``, ``update(action, reward, info)`` and ``reset(seed)``, and runs one
-env or, with ``n_envs=N``, N copies of a vector env in lock-step (DESIGN.md, "Agents").
+env or, with ``n_envs=N``, N copies of a vector env in lock-step (docs/design.md, "Agents").
 """
 
 from agents.base import Agent, PrivateAgent

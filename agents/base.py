@@ -1,4 +1,4 @@
-"""The agent interface (DESIGN.md, "Agents"): ``act`` / ``update`` / ``reset``, batch-capable.
+"""The agent interface (docs/design.md, "Agents"): ``act`` / ``update`` / ``reset``, batch-capable.
 
 An agent built with ``n_envs=None`` plays one env: ``act`` returns an ``int`` and ``update``
 takes a scalar reward and the env's step ``info``. Built with ``n_envs=N`` it plays N

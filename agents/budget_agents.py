@@ -8,7 +8,7 @@ Here arm ``k`` (0-based) is :math:`e_{k+1} = (k + 1)/K`. Plain UCB (§5.1, eq. (
 References
 ----------
 .. [1] 隐私预算选择 (privacy-budget selection for local-DP recommender systems),
-   ``shared/seeds/privacy-budget-selection-ldp-recsys.txt``: §5.1 UCB (eq. (8), Algorithm 1),
+   Bao, Xu, Zhu, Wang, Sci Sin Inform 52 (2022): §5.1 UCB (eq. (8), Algorithm 1),
    §5.2 SM-UCB (eqs. (9)-(11), Algorithm 2), §7.1.3 parameters, §7.2 experiments.
 """
 
@@ -152,7 +152,7 @@ class SMUCB(UCB):
 
     References
     ----------
-    .. [1] Budget paper, ``shared/seeds/privacy-budget-selection-ldp-recsys.txt``, §5.2.
+    .. [1] Budget paper, Bao, Xu, Zhu, Wang, Sci Sin Inform 52 (2022), §5.2.
     """
 
     name = "SM-UCB"
@@ -212,7 +212,7 @@ class FixedArm(Agent):
 
     References
     ----------
-    .. [1] Budget paper, ``shared/seeds/privacy-budget-selection-ldp-recsys.txt``, §7.2.2.
+    .. [1] Budget paper, Bao, Xu, Zhu, Wang, Sci Sin Inform 52 (2022), §7.2.2.
     """
 
     name = "FixedArm"

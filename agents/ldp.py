@@ -3,7 +3,7 @@ r"""Generic local-DP conversion of a context-free bandit agent (Zheng et al. 202
 :class:`LDPWrapper` sits between the env and any context-free agent: ``act`` is the wrapped
 agent's (or, for UCB, a noise-aware index), and ``update`` clips the user's reward to
 ``reward_range``, privatizes it on the user side and hands the wrapped agent *only* the
-privatized value. ALGORITHMS.md 6.1 (the protocol), 7.1-7.3 (the mechanisms).
+privatized value. docs/algorithms.md describes the protocol and the mechanisms.
 """
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ _SIDE_KEYS = ("observed_mask", "observed_rewards")
 class LDPWrapper(PrivateAgent):
     r"""Make a context-free agent locally differentially private in its rewards.
 
-    Protocol of each round (Zheng et al. [1]_ "Algorithm 1"; ALGORITHMS.md 6.1, [R] for the
+    Protocol of each round (Zheng et al. [1]_ "Algorithm 1"; docs/algorithms.md, [R] for the
     constant): the server-side agent picks the arm; the user clips its reward r to
     ``reward_range`` = [lo, hi] (range R = hi - lo), privatizes it and sends only the result; the
-    agent learns from that value as if it were the reward. Mechanisms (ALGORITHMS.md 7):
+    agent learns from that value as if it were the reward. Mechanisms (docs/algorithms.md, privacy mechanisms):
 
     * ``"laplace"``: r + Lap(R/ε), ε-LDP (7.2). Unbiased, variance 2(R/ε)².
     * ``"gaussian"``: r + N(0, σ²), (ε, δ)-LDP (7.3); ``sigma_method="classic"``:

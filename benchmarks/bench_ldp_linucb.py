@@ -1,6 +1,6 @@
 """Steps per second of LDP-LinUCB (agents.LDPLinUCB) vs a plain numpy loop of the authors' code.
 
-Target (issue): d = 20, 20 arms (the authors' MovieLens setting), one run >= 178,000 steps/s,
+Target: d = 20, 20 arms (the authors' MovieLens setting), one run >= 178,000 steps/s,
 i.e. 100x the 1,780 steps/s the authors published for their code; batched runs (>= 32 copies)
 faster per agent-step still. Measured here in one run, on a MovieLens-like synthetic problem
 (943 users, each with a fixed 20 x 20 feature matrix of unit rows; a random user per round;

@@ -1,6 +1,6 @@
 """Agent-steps per second of batched UCB (agents.index.UCB, numba kernels) vs a plain loop.
 
-Target (issue): one core, 1000 copies, K = 10, act + update of all copies in <= 100 us, i.e.
+Target: one core, 1000 copies, K = 10, act + update of all copies in <= 100 us, i.e.
 >= 1e7 agent-steps/s. Measured here in one run:
 
 * batched UCB fed from a pre-drawn Bernoulli reward table (agent time and whole loop);

@@ -1,4 +1,4 @@
-"""Every script in examples/ runs (STYLE.md rule 9)."""
+"""Every script in examples/ runs."""
 
 from __future__ import annotations
 

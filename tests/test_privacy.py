@@ -99,7 +99,7 @@ def test_rr_debias_is_unbiased() -> None:
     p1 = mu * math.exp(eps) / (1 + math.exp(eps)) + (1 - mu) / (1 + math.exp(eps))
     se = math.sqrt(p1 * (1 - p1)) / math.tanh(eps / 2) / math.sqrt(n)
     assert abs(estimates.mean() - bits.mean()) < 4 * se
-    # Added variance e^eps / (e^eps - 1)^2 per report (ALGORITHMS.md 7.1).
+    # Added variance e^eps / (e^eps - 1)^2 per report (Warner 1965; docs/algorithms.md, randomized response).
     noise_var = np.var(estimates - bits)
     assert noise_var == pytest.approx(math.exp(eps) / (math.exp(eps) - 1) ** 2, rel=0.02)
 

@@ -1,4 +1,4 @@
-"""RL agents (issue 5): every env trains with SB3's PPO, A2C and DQN; SB3Agent; the ArmStatistics and
+"""RL agents (docs/rl.md): every env trains with SB3's PPO, A2C and DQN; SB3Agent; the ArmStatistics and
 ShuffleArms wrappers; the SB3VecEnv adapter for native vector envs; the ``rl/graph`` experiment."""
 
 from __future__ import annotations

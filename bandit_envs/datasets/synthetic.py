@@ -1,6 +1,6 @@
 """Seeded synthetic datasets with the MovieLens and Gowalla schemas.
 
-They are the offline defaults of the data-backed environments (DESIGN.md, "Data"): same table
+They are the offline defaults of the data-backed environments (docs/design.md): same table
 types as the loaders, similar shape (sparsity, popularity skew, heavy-tailed activity, spatial
 clustering), generated from a single ``seed`` with ``numpy.random.default_rng``. They are not
 fitted to the real data; they only make every code path runnable without a download.
