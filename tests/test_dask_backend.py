@@ -70,6 +70,21 @@ def test_dask_backend_gives_byte_identical_results(eid, cluster, local_csv, tmp_
     assert "Wrote" in capsys.readouterr().out
 
 
+def test_user_agents_run_on_the_cluster_as_locally(cluster, tmp_path, capsys):
+    """--agent module:Factory and --agent file.py:Factory (a path the workers can read) on Dask == local."""
+    agent_file = tmp_path / "mine.py"
+    agent_file.write_text(
+        "import agents\n\n\ndef make(env, setting, seed):\n    return agents.UCBN(env.action_space.n, seed=seed)\n"
+    )
+    extra = ("--agent", "agents:Random", "--agent", f"{agent_file}:make")
+    local, remote = tmp_path / "local", tmp_path / "dask"
+    assert _run("gap/regret-p", local, "--jobs", "1", *extra) == 0
+    assert _run("gap/regret-p", remote, "--backend", "dask", "--scheduler", cluster.scheduler_address, *extra) == 0
+    capsys.readouterr()
+    assert (remote / "results.csv").read_bytes() == (local / "results.csv").read_bytes()
+    assert b",make," in (local / "results.csv").read_bytes()
+
+
 def test_interrupted_run_resumes_only_the_missing_tasks(local_csv, tmp_path, monkeypatch, capsys):
     eid = "gap/privacy"  # 27 tasks
     calls = []

@@ -161,3 +161,42 @@ def test_set_overrides_a_setting_parameter():
     assert set(df["gap"]) == {0.3}
     df = run("budget/smucb-vs-ucb", agents=["UCB"], quick=True, horizon=60, overrides={"gamma": "0.5"})
     assert set(df["gamma"]) == {0.5}
+
+
+def test_meta_records_provenance(tmp_path):
+    import json
+
+    from agents.experiments.cli import run_experiment
+
+    folder, _ = run_experiment("gap/regret-eps", agents=None, extra_agents=["agents:UCBN"], runs=1, horizon=300,
+                               jobs=1, out=tmp_path, progress=False, overrides={"gap": "0.25"})  # fmt: skip
+    meta = json.loads((folder / "meta.json").read_text())
+    for key in ("version", "git_commit", "command", "python", "numpy", "numba", "jobs", "seconds"):
+        assert key in meta
+    assert meta["agents"][-1] == "UCBN" and meta["user_agents"] == {"UCBN": "agents:UCBN"}
+    assert meta["overrides"] == {"gap": 0.25}
+
+
+@pytest.mark.parametrize(
+    ("setup", "needle"),
+    [
+        (lambda d: None, "must contain results.csv"),
+        (lambda d: (d / "results.csv").write_text(""), "is empty"),
+        (lambda d: (d / "results.csv").write_text("a,b\n"), "has a header but no rows"),
+        (lambda d: (d / "results.csv").write_text("a,b\n1,2\n"), "must have the columns"),
+        (lambda d: (d / "results.csv").write_bytes(b"\xff\xfe\x00garbage\n\x00"), "results.csv"),
+        (lambda d: ((d / "results.csv").write_text("setting,run,agent,t,regret\n0,0,GAP,10,1.0\n"),
+                    (d / "meta.json").write_text("{not json")), "is not valid JSON"),
+        (lambda d: ((d / "results.csv").write_text("setting,run,agent,t,regret\n0,0,GAP,10,1.0\n"),
+                    (d / "meta.json").write_text('{"runs": -1}')), "runs must be a non-negative integer"),
+        (lambda d: ((d / "results.csv").write_text("setting,run,agent,t,regret\n0,0,GAP,10,1.0\n"),
+                    (d / "meta.json").write_text('[1, 2]')), "must hold a JSON object"),
+        (lambda d: ((d / "results.csv").write_text("setting,run,agent,t,regret\n0,0,GAP,10,1.0\n"),
+                    (d / "meta.json").write_text('{"experiment": "gap/privacy"}')), "holds results of 'gap/privacy'"),
+    ],
+)  # fmt: skip
+def test_report_refuses_bad_input_with_one_sentence(setup, needle, tmp_path, capsys):
+    setup(tmp_path)
+    assert main(["report", "gap/regret-eps", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
