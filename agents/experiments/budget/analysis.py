@@ -16,7 +16,16 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from agents.experiments.budget.paper import ALPHA_GRIDS, PAPER_BEST_ALPHA  # noqa: E402
-from agents.experiments.core.claims import Best, Claim, Compare, Peak, Verdict, agents_named, claims_section  # noqa: E402
+from agents.experiments.core.claims import (  # noqa: E402
+    Best,
+    Claim,
+    Compare,
+    Peak,
+    Verdict,
+    agents_named,
+    claims_section,
+    run_notes,
+)
 from agents.experiments.core.spec import Experiment  # noqa: E402
 from agents.experiments.core.stats import mean_ci, paired  # noqa: E402
 
@@ -68,19 +77,8 @@ def _header(exp: Experiment, rows: Sequence[Mapping[str, Any]], meta: Mapping[st
         "the env documents its open choices (privacy-loss model, unit of ε, thresholds).",
         "",
     ]
-    if exp.overrides:
-        lines += [
-            "Overridden setting parameters (`--set`): "
-            + ", ".join(f"{k} = {v}" for k, v in exp.overrides.items())
-            + ".",
-            "",
-        ]
-    if exp.user_agents:
-        lines += [
-            f"User agents (through the step API, same users and reward draws, UCB's γ): "
-            f"{', '.join(u.name for u in exp.user_agents)}.",
-            "",
-        ]
+    how = "through the step API, same users and reward draws, UCB's γ"
+    lines += run_notes(exp.overrides, [u.name for u in exp.user_agents], how)
     return lines
 
 

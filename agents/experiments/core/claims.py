@@ -129,3 +129,14 @@ def claims_section(claims: Sequence[Claim], evaluate: Callable[[Claim], Verdict]
 def claims_prose(claims: Sequence[Claim]) -> str:
     """The claims as one line of prose (for listings)."""
     return " ".join(f"{c.text}." if not c.text.endswith(".") else c.text for c in claims)
+
+
+def run_notes(overrides: dict[str, Any], user_agents: Sequence[str], how: str) -> list[str]:
+    """Markdown lines naming the ``--set`` overrides and the user agents (``how`` they ran), if any."""
+    lines: list[str] = []
+    if overrides:
+        shown = ", ".join(f"{k} = {v}" for k, v in overrides.items())
+        lines += [f"Overridden setting parameters (`--set`): {shown}.", ""]
+    if user_agents:
+        lines += [f"User agents ({how}): {', '.join(user_agents)}.", ""]
+    return lines

@@ -31,6 +31,7 @@ from agents.experiments.core.claims import (  # noqa: E402
     Verdict,
     agents_named,
     claims_section,
+    run_notes,
 )
 from agents.experiments.core.figures import regret_figure as _regret_figure  # noqa: E402
 from agents.experiments.core.spec import Experiment  # noqa: E402
@@ -58,19 +59,8 @@ def _header(exp: Experiment, meta: Mapping[str, Any]) -> list[str]:
         "means of the truncated normals (0.9 → 0.8712), not the location parameters.",
         "",
     ]
-    if exp.overrides:
-        lines += [
-            "Overridden setting parameters (`--set`): "
-            + ", ".join(f"{k} = {v}" for k, v in exp.overrides.items())
-            + ".",
-            "",
-        ]
-    if exp.user_agents:
-        lines += [
-            f"User agents (through the step API, same instances and reward draws): "
-            f"{', '.join(u.name for u in exp.user_agents)}.",
-            "",
-        ]
+    how = "through the step API, same instances and reward draws"
+    lines += run_notes(exp.overrides, [u.name for u in exp.user_agents], how)
     return lines
 
 

@@ -15,7 +15,14 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from agents.experiments.core.claims import Claim, Shape, Trend, Verdict, claims_section  # noqa: E402
+from agents.experiments.core.claims import (  # noqa: E402
+    Claim,
+    Shape,
+    Trend,
+    Verdict,
+    claims_section,
+    run_notes,
+)
 from agents.experiments.core.spec import Experiment  # noqa: E402
 from agents.experiments.core.stats import mean_ci  # noqa: E402
 
@@ -112,19 +119,11 @@ def ldp_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any])
         "the noiseless best movie of each round's user.",
         "",
     ]
-    if exp.overrides:
-        lines += [
-            "Overridden setting parameters (`--set`): "
-            + ", ".join(f"{k} = {v}" for k, v in exp.overrides.items())
-            + ".",
-            "",
-        ]
-    if exp.user_agents:
-        lines += [
-            f"User agents (through the step API, same users and reward noise, at each ε of the grid): "
-            f"{', '.join(u.name for u in exp.user_agents)}.",
-            "",
-        ]
+    lines += run_notes(
+        exp.overrides,
+        [u.name for u in exp.user_agents],
+        "through the step API, same users and reward noise, at each ε of the grid",
+    )
     lines += ["| setting | R(T) mean ± s.e. | R(T/2) | R(T)/√T | published R(10^6) |", "|---|---|---|---|---|"]
     finals: dict[str, float] = {}
     for label, c in curves.items():
