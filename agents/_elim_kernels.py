@@ -27,7 +27,7 @@ from agents._kernels import argmax_masked
 #: Position of the (B, K) bool active set (arms not yet eliminated) in every agent's state.
 ACTIVE = 0
 
-# GAP and GAPU (Lu, Wang, Qiu, Zhang 2022, Algorithm 1) ----------------------------------
+# GAP and GAPU (Lu, Wang, Qiu, Zhang, Journal of Software 2022, Algorithm 1) -------------
 GAP_MEAN = 1  # (B, K) float: μ̄_{τ-1,a}, the last released noisy means (0 before any; line 1)
 GAP_OBSERVATIONS = 2  # (B, K) float: o_{τ,a}, observations of a in epoch τ (lines 4, 17)
 GAP_SUMS = 3  # (B, K) float: c_{τ,a}, sum of those observed rewards (lines 4, 17)
@@ -131,7 +131,7 @@ def new_alpha_state(batch: int, n_arms: int, epsilon1: float, sweeps: int) -> tu
 
 @numba.njit(cache=True)
 def greedy_independent_set(active, means, closed, out, by_index):  # pragma: no cover
-    """GetIndSet (gap paper, Algorithm 1 lines 26-32): greedy by largest (noisy) mean.
+    """GetIndSet (GAP paper, Algorithm 1 lines 26-32): greedy by largest (noisy) mean.
 
     Returns |Ω|; ``out[:|Ω|]`` holds Ω in the order GetIndSet added the arms, or sorted by arm
     index if ``by_index``.

@@ -192,7 +192,10 @@ def _check_graph(feedback_graph: Any, n_arms: int) -> npt.NDArray[np.bool_]:
 
 
 class GAP(EliminationAgent, PrivateAgent):
-    r"""GAP: graph-based arm elimination with differential privacy (gap paper, Algorithm 1).
+    r"""GAP: graph-based arm elimination with differential privacy (the gap paper, Algorithm 1).
+
+    The gap paper: Lu, Wang, Qiu, Zhang, "Differentially private algorithm for graphical
+    bandits", Journal of Software 33(9), 2022.
 
     Epoch τ (line numbers of Algorithm 1): fresh sums o, c (3-5); Ω_τ = GetIndSet(A_τ, μ̄_{τ-1})
     greedily by the last noisy means (6, 26-32); L_τ = ⌈max(2^{5+2τ} ln(8|A_τ|τ²/δ),
@@ -205,9 +208,10 @@ class GAP(EliminationAgent, PrivateAgent):
     ties in line 14's argmin go to the lowest arm index (``round_robin="index"``, the usual argmin
     convention) or to the arm GetIndSet added first (``"greedy"``, what iterating over Ω as the
     list GetIndSet builds would do), so an epoch is a round-robin over Ω_τ in that order. The
-    choice never changes regret, but it changes how often the arm sequence changes between runs:
-    only ``"index"`` reproduces the paper's Table 1 (see ``docs/reproductions``). Rounds are
-    counted from 0.
+    choice leaves the distribution of the regret unchanged (rewards are i.i.d. over rounds) but
+    not the arm sequence of a given run, hence not how often the runs on two neighbouring tables
+    differ: only ``"index"`` reproduces the paper's Table 1 (see ``docs/reproductions``). Rounds
+    are counted from 0.
 
     Privacy (Theorem 1): ε-DP for the arm sequence a_1..a_T, where neighbouring reward
     sequences differ in one entry r_{t,k} (Definition 3). That entry enters only arm k's mean
@@ -216,6 +220,11 @@ class GAP(EliminationAgent, PrivateAgent):
     Laplace(1/(εL_τ)) noise from the agent's generator makes each release ε-DP; releases use
     disjoint data (parallel composition) and everything else is post-processing. Under the
     coarser unit "one round's whole revealed vector" the same code is only (d_max+1)ε-DP.
+
+    Noise: one ``rng.laplace(0, 1/(εL_τ))`` draw per active arm, in increasing arm order, at the
+    last round of every completed epoch, from the agent's generator (copies of a batched agent
+    share it and draw in copy order). :func:`agents.reference.run_gap` is a plain-Python version
+    of Algorithm 1 that makes the same decisions with the same draws.
 
     Parameters
     ----------
@@ -323,7 +332,9 @@ class DPSE(EliminationAgent, PrivateAgent):
     Privacy: ε-DP (event level: neighbouring sequences differ in one reward, here one entry
     r_{t,k}); each reward enters one release, a mean of R_e values of sensitivity 1/R_e with
     Laplace(1/(εR_e)) noise from the agent's generator; epochs use disjoint data. The
-    ``schedule_scale`` s and ``width_scale`` w [P] change regret, not privacy.
+    ``schedule_scale`` s and ``width_scale`` w [P] change regret, not privacy. Epochs go on
+    (and release) when one arm is left; an epoch cut short by the horizon releases nothing.
+    Plain-Python version: :func:`agents.reference.run_dpse`.
     """
 
     name = "DPSE"
@@ -379,6 +390,7 @@ class AAE(EliminationAgent):
     (``"hoeffding"``), arms with μ̂_j + rad_j < max_i(μ̂_i − rad_i) are eliminated. Not private.
     ``side_observations=False`` (default) is the multi-armed version the gap paper compares
     against ("designed for multi-armed bandits, cannot use the extra feedback", §5.2).
+    Plain-Python version: :func:`agents.reference.run_aae`.
     """
 
     name = "AAE"
