@@ -3,23 +3,135 @@
 Conventions: ``state`` is a tuple of arrays with a batch axis first, ``params`` a tuple of
 constants, ``b`` the copy, ``rewards`` a length-K row holding the observed rewards of this
 round and NaN elsewhere. Rounds are counted from 0 (the paper's s_1 = 1 is our 0).
+
+State layout
+------------
+The layout of every agent's state is written down once, below: each name is a position in the
+state tuple or a column of the tuple's int64 counter array. They are module-level ints, which
+numba compiles as constants, so a named access costs the same as a bare number. The
+``new_*_state`` functions allocate the layout; the kernels, :mod:`agents.elimination` and the
+tests read it through these names only.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numba
 import numpy as np
+import numpy.typing as npt
 
 from agents._kernels import argmax_masked
+
+#: Position of the (B, K) bool active set (arms not yet eliminated) in every agent's state.
+ACTIVE = 0
+
+# GAP and GAPU (Lu, Wang, Qiu, Zhang, Journal of Software 2022, Algorithm 1) -------------
+GAP_MEAN = 1  # (B, K) float: μ̄_{τ-1,a}, the last released noisy means (0 before any; line 1)
+GAP_OBSERVATIONS = 2  # (B, K) float: o_{τ,a}, observations of a in epoch τ (lines 4, 17)
+GAP_SUMS = 3  # (B, K) float: c_{τ,a}, sum of those observed rewards (lines 4, 17)
+GAP_OMEGA = 4  # (B, K) int: Ω_τ in round-robin order; the first GAP_OMEGA_SIZE entries count
+GAP_COUNTERS = 5  # (B, GAP_N_COUNTERS) int64, columns:
+GAP_OMEGA_SIZE = 0  # |Ω_τ|
+GAP_EPOCH = 1  # τ, from 1
+GAP_EPOCH_START = 2  # s_τ, first round of epoch τ
+GAP_EPOCH_END = 3  # s_{τ+1} = s_τ + L_τ|Ω_τ| (line 12)
+GAP_EPOCH_LENGTH = 4  # L_τ (line 12)
+GAP_ROUND = 5  # rounds played
+GAP_RELEASES = 6  # completed epochs, i.e. releases of noisy means (line 21)
+GAP_N_COUNTERS = 7
+
+# DPSE (Sajed & Sheffet 2019) --------------------------------------------------------------
+DPSE_SUMS = 1  # (B, K) float: this epoch's reward sum of every arm
+DPSE_SCHEDULE = 2  # (B, K) int: the active set S in index order; the first DPSE_N_SCHEDULED count
+DPSE_COUNTERS = 3  # (B, DPSE_N_COUNTERS) int64, columns:
+DPSE_N_SCHEDULED = 0  # |S| at the start of the epoch
+DPSE_EPOCH = 1  # e, from 1
+DPSE_EPOCH_START = 2  # first round of epoch e
+DPSE_EPOCH_END = 3  # first round after epoch e (start + R_e|S|)
+DPSE_REPETITIONS = 4  # R_e
+DPSE_ROUND = 5  # rounds played
+DPSE_RELEASES = 6  # completed epochs, i.e. releases of noisy means
+DPSE_N_COUNTERS = 7
+
+# AAE (Even-Dar, Mannor, Mansour 2006) ------------------------------------------------------
+AAE_COUNTS = 1  # (B, K) float: n_a, observations of arm a so far
+AAE_MEANS = 2  # (B, K) float: μ̂_a, running mean of those observations
+AAE_ORDER = 3  # (B, K) int: the arms of the current pass (index order)
+AAE_COUNTERS = 4  # (B, AAE_N_COUNTERS) int64, columns:
+AAE_PASS_LENGTH = 0  # arms in the current pass
+AAE_POSITION = 1  # position of the next arm in the pass
+AAE_ROUND = 2  # rounds played
+AAE_N_COUNTERS = 3
+
+# AlphaSample (Cohen, Hazan, Koren 2016) ----------------------------------------------------
+ALPHA_UNSEEN = 1  # (B, K) bool: active arms not yet observed in the current sweep
+ALPHA_COUNTS = 2  # (B, K) float: observations of arm a while it was active
+ALPHA_MEANS = 3  # (B, K) float: cumulative running mean of those observations
+ALPHA_COUNTERS = 4  # (B, ALPHA_N_COUNTERS) int64, columns:
+ALPHA_SWEEPS = 0  # completed sweeps of the current epoch
+ALPHA_SWEEPS_PER_EPOCH = 1  # m_r
+ALPHA_EPOCH = 2  # completed epochs
+ALPHA_ROUND = 3  # rounds played
+ALPHA_N_COUNTERS = 4
+ALPHA_ACCURACY = 5  # (B,) float: ε_r, the current epoch's accuracy
+
+
+def new_gap_state(batch: int, n_arms: int) -> tuple[npt.NDArray[Any], ...]:
+    """GAP state before planning epoch 1: all arms active, μ̄_0 = 0, τ = 1 (line 1)."""
+    state: list[npt.NDArray[Any]] = [np.empty(0)] * 6
+    state[ACTIVE] = np.ones((batch, n_arms), dtype=np.bool_)
+    state[GAP_MEAN] = np.zeros((batch, n_arms))
+    state[GAP_OBSERVATIONS] = np.zeros((batch, n_arms))
+    state[GAP_SUMS] = np.zeros((batch, n_arms))
+    state[GAP_OMEGA] = np.zeros((batch, n_arms), dtype=np.int64)
+    state[GAP_COUNTERS] = np.zeros((batch, GAP_N_COUNTERS), dtype=np.int64)
+    state[GAP_COUNTERS][:, GAP_EPOCH] = 1
+    return tuple(state)
+
+
+def new_dpse_state(batch: int, n_arms: int) -> tuple[npt.NDArray[Any], ...]:
+    """DPSE state before planning epoch 1: all arms active, e = 1."""
+    state: list[npt.NDArray[Any]] = [np.empty(0)] * 4
+    state[ACTIVE] = np.ones((batch, n_arms), dtype=np.bool_)
+    state[DPSE_SUMS] = np.zeros((batch, n_arms))
+    state[DPSE_SCHEDULE] = np.zeros((batch, n_arms), dtype=np.int64)
+    state[DPSE_COUNTERS] = np.zeros((batch, DPSE_N_COUNTERS), dtype=np.int64)
+    state[DPSE_COUNTERS][:, DPSE_EPOCH] = 1
+    return tuple(state)
+
+
+def new_aae_state(batch: int, n_arms: int) -> tuple[npt.NDArray[Any], ...]:
+    """AAE state before the first pass: all arms active, no observations."""
+    state: list[npt.NDArray[Any]] = [np.empty(0)] * 5
+    state[ACTIVE] = np.ones((batch, n_arms), dtype=np.bool_)
+    state[AAE_COUNTS] = np.zeros((batch, n_arms))
+    state[AAE_MEANS] = np.zeros((batch, n_arms))
+    state[AAE_ORDER] = np.zeros((batch, n_arms), dtype=np.int64)
+    state[AAE_COUNTERS] = np.zeros((batch, AAE_N_COUNTERS), dtype=np.int64)
+    return tuple(state)
+
+
+def new_alpha_state(batch: int, n_arms: int, epsilon1: float, sweeps: int) -> tuple[npt.NDArray[Any], ...]:
+    """AlphaSample state at the start of epoch 1: accuracy ε_1 and m_1 = ``sweeps`` sweeps."""
+    state: list[npt.NDArray[Any]] = [np.empty(0)] * 6
+    state[ACTIVE] = np.ones((batch, n_arms), dtype=np.bool_)
+    state[ALPHA_UNSEEN] = np.ones((batch, n_arms), dtype=np.bool_)
+    state[ALPHA_COUNTS] = np.zeros((batch, n_arms))
+    state[ALPHA_MEANS] = np.zeros((batch, n_arms))
+    state[ALPHA_COUNTERS] = np.zeros((batch, ALPHA_N_COUNTERS), dtype=np.int64)
+    state[ALPHA_COUNTERS][:, ALPHA_SWEEPS_PER_EPOCH] = sweeps
+    state[ALPHA_ACCURACY] = np.full(batch, epsilon1)
+    return tuple(state)
+
 
 # ----------------------------------------------------------------------------------- GAP
 
 
 @numba.njit(cache=True)
 def greedy_independent_set(active, means, closed, out, by_index):  # pragma: no cover
-    """GetIndSet (gap paper, Algorithm 1 lines 26-32): greedy by largest (noisy) mean.
+    """GetIndSet (GAP paper, Algorithm 1 lines 26-32): greedy by largest (noisy) mean.
 
     Returns |Ω|; ``out[:|Ω|]`` holds Ω in the order GetIndSet added the arms, or sorted by arm
     index if ``by_index``.
@@ -44,7 +156,10 @@ def greedy_independent_set(active, means, closed, out, by_index):  # pragma: no 
 def uniform_maximal_independent_set(active, closed, out, rng):  # pragma: no cover
     """Draw Ω uniformly from the maximal independent sets of the subgraph induced by ``active``.
 
-    Enumerates the subsets of the active arms as bit masks (so K ≤ 20). Returns |Ω|.
+    Enumerates the subsets of the active arms as bit masks (so K ≤ 20), in decreasing order of
+    the mask, counts the maximal independent ones, then returns the one whose position in that
+    order is ``rng.integers(0, count)`` (one draw per call). Returns |Ω|; ``out[:|Ω|]`` holds
+    Ω sorted by arm index.
     """
     k_arms = active.shape[0]
     nbr = np.zeros(k_arms, dtype=np.int64)
@@ -92,9 +207,10 @@ def uniform_maximal_independent_set(active, closed, out, rng):  # pragma: no cov
 @numba.njit(cache=True)
 def gap_plan(state, params, b, rng):  # pragma: no cover
     """Lines 3-12 of Algorithm 1: fresh sums, Ω_τ, L_τ and the next epoch's start."""
-    active, mu, o, c, omega, ints = state
+    active, mu = state[ACTIVE], state[GAP_MEAN]
+    o, c, omega, ctr = state[GAP_OBSERVATIONS], state[GAP_SUMS], state[GAP_OMEGA], state[GAP_COUNTERS]
     eps, delta, closed, uniform, by_index = params
-    tau = ints[b, 1]
+    tau = ctr[b, GAP_EPOCH]
     n_active = 0
     for k in range(active.shape[1]):
         n_active += active[b, k]
@@ -107,40 +223,46 @@ def gap_plan(state, params, b, rng):  # pragma: no cover
         m = greedy_independent_set(active[b], mu[b], closed, omega[b], by_index)
     o[b, :] = 0.0
     c[b, :] = 0.0
-    ints[b, 0] = m
-    ints[b, 4] = length
-    ints[b, 3] = ints[b, 2] + length * m
+    ctr[b, GAP_OMEGA_SIZE] = m
+    ctr[b, GAP_EPOCH_LENGTH] = length
+    ctr[b, GAP_EPOCH_END] = ctr[b, GAP_EPOCH_START] + length * m
 
 
 @numba.njit(cache=True, inline="always")
 def gap_act(state, params, b, rng):  # pragma: no cover
-    """Line 14: the least-pulled arm of Ω_τ, ties to the earliest in Ω's order (round-robin)."""
-    omega, ints = state[4], state[5]
-    return omega[b, (ints[b, 5] - ints[b, 2]) % ints[b, 0]]
+    """Line 14: the least-pulled arm of Ω_τ, ties to the earliest in Ω's order.
+
+    Every arm of Ω_τ starts the epoch with n_{τ,a} = 0, so this argmin is a round-robin over
+    Ω_τ in its stored order: round s_τ + i pulls Ω_τ[i mod |Ω_τ|].
+    """
+    omega, ctr = state[GAP_OMEGA], state[GAP_COUNTERS]
+    position = (ctr[b, GAP_ROUND] - ctr[b, GAP_EPOCH_START]) % ctr[b, GAP_OMEGA_SIZE]
+    return omega[b, position]
 
 
 @numba.njit(cache=True, inline="always")
 def gap_update(state, params, b, a, rewards, rng):  # pragma: no cover
     """Lines 15-24: accumulate this epoch's observations; at the epoch's end release and eliminate."""
-    active, mu, o, c, omega, ints = state
+    active, mu = state[ACTIVE], state[GAP_MEAN]
+    o, c, ctr = state[GAP_OBSERVATIONS], state[GAP_SUMS], state[GAP_COUNTERS]
     eps, delta, closed, uniform, by_index = params
     k_arms = active.shape[1]
     for k in range(k_arms):
         if active[b, k] and rewards[k] == rewards[k]:
             o[b, k] += 1.0
             c[b, k] += rewards[k]
-    ints[b, 5] += 1
-    if ints[b, 5] != ints[b, 3]:
+    ctr[b, GAP_ROUND] += 1
+    if ctr[b, GAP_ROUND] != ctr[b, GAP_EPOCH_END]:
         return
     # Lines 20-23. The epoch completed, so o[k] >= L for every active arm (Ω dominates A).
-    length = ints[b, 4]
-    tau = ints[b, 1]
+    length = ctr[b, GAP_EPOCH_LENGTH]
+    tau = ctr[b, GAP_EPOCH]
     n_active = 0
     for k in range(k_arms):
         n_active += active[b, k]
     scale = 1.0 / (eps * length)
     best = -np.inf
-    for k in range(k_arms):
+    for k in range(k_arms):  # one Laplace draw per active arm, in arm order
         if active[b, k]:
             mu[b, k] = c[b, k] / o[b, k] + rng.laplace(0.0, scale)
             best = max(best, mu[b, k])
@@ -150,9 +272,9 @@ def gap_update(state, params, b, a, rewards, rng):  # pragma: no cover
     for k in range(k_arms):
         if active[b, k] and mu[b, k] < best - width:
             active[b, k] = False
-    ints[b, 6] += 1
-    ints[b, 1] += 1
-    ints[b, 2] = ints[b, 3]
+    ctr[b, GAP_RELEASES] += 1
+    ctr[b, GAP_EPOCH] += 1
+    ctr[b, GAP_EPOCH_START] = ctr[b, GAP_EPOCH_END]
     gap_plan(state, params, b, rng)
 
 
@@ -162,9 +284,9 @@ def gap_update(state, params, b, a, rewards, rng):  # pragma: no cover
 @numba.njit(cache=True)
 def dpse_plan(state, params, b):  # pragma: no cover
     """Start epoch e: R_e = ⌈s·max(32 ln(8|S|e²/β)/Δ_e², 8 ln(4|S|e²/β)/(εΔ_e))⌉, Δ_e = 2^-e."""
-    active, sums, sched, ints = state
+    active, sums, sched, ctr = state[ACTIVE], state[DPSE_SUMS], state[DPSE_SCHEDULE], state[DPSE_COUNTERS]
     eps, beta, schedule_scale, width_scale = params
-    e = ints[b, 1]
+    e = ctr[b, DPSE_EPOCH]
     n = 0
     for k in range(active.shape[1]):
         if active[b, k]:
@@ -175,34 +297,35 @@ def dpse_plan(state, params, b):  # pragma: no cover
     r2 = 8.0 * math.log(4.0 * n * e * e / beta) / (eps * d)
     reps = max(1, math.ceil(schedule_scale * max(r1, r2)))
     sums[b, :] = 0.0
-    ints[b, 0] = n
-    ints[b, 4] = reps
-    ints[b, 3] = ints[b, 2] + reps * n
+    ctr[b, DPSE_N_SCHEDULED] = n
+    ctr[b, DPSE_REPETITIONS] = reps
+    ctr[b, DPSE_EPOCH_END] = ctr[b, DPSE_EPOCH_START] + reps * n
 
 
 @numba.njit(cache=True, inline="always")
 def dpse_act(state, params, b, rng):  # pragma: no cover
-    """Round-robin over the active set S (each arm exactly R_e times per epoch)."""
-    sched, ints = state[2], state[3]
-    return sched[b, (ints[b, 5] - ints[b, 2]) % ints[b, 0]]
+    """Round-robin over the active set S in index order (each arm exactly R_e times per epoch)."""
+    sched, ctr = state[DPSE_SCHEDULE], state[DPSE_COUNTERS]
+    position = (ctr[b, DPSE_ROUND] - ctr[b, DPSE_EPOCH_START]) % ctr[b, DPSE_N_SCHEDULED]
+    return sched[b, position]
 
 
 @numba.njit(cache=True, inline="always")
 def dpse_update(state, params, b, a, rewards, rng):  # pragma: no cover
     """Add the pulled arm's reward; at the epoch's end release noisy means and eliminate."""
-    active, sums, sched, ints = state
+    active, sums, ctr = state[ACTIVE], state[DPSE_SUMS], state[DPSE_COUNTERS]
     eps, beta, schedule_scale, width_scale = params
     sums[b, a] += rewards[a]
-    ints[b, 5] += 1
-    if ints[b, 5] != ints[b, 3]:
+    ctr[b, DPSE_ROUND] += 1
+    if ctr[b, DPSE_ROUND] != ctr[b, DPSE_EPOCH_END]:
         return
-    reps = ints[b, 4]
-    n = ints[b, 0]
-    e = ints[b, 1]
+    reps = ctr[b, DPSE_REPETITIONS]
+    n = ctr[b, DPSE_N_SCHEDULED]
+    e = ctr[b, DPSE_EPOCH]
     k_arms = active.shape[1]
     noisy = np.full(k_arms, -np.inf)
     best = -np.inf
-    for k in range(k_arms):
+    for k in range(k_arms):  # one Laplace draw per active arm, in arm order
         if active[b, k]:
             noisy[k] = sums[b, k] / reps + rng.laplace(0.0, 1.0 / (eps * reps))
             best = max(best, noisy[k])
@@ -211,9 +334,9 @@ def dpse_update(state, params, b, a, rewards, rng):  # pragma: no cover
     for k in range(k_arms):
         if active[b, k] and best - noisy[k] > 2.0 * width_scale * (h + cw):
             active[b, k] = False
-    ints[b, 6] += 1
-    ints[b, 1] += 1
-    ints[b, 2] = ints[b, 3]
+    ctr[b, DPSE_RELEASES] += 1
+    ctr[b, DPSE_EPOCH] += 1
+    ctr[b, DPSE_EPOCH_START] = ctr[b, DPSE_EPOCH_END]
     dpse_plan(state, params, b)
 
 
@@ -223,38 +346,38 @@ def dpse_update(state, params, b, a, rewards, rng):  # pragma: no cover
 @numba.njit(cache=True)
 def aae_order(state, b):  # pragma: no cover
     """Start a pass over the active arms in index order."""
-    active, n, mean, order, ints = state
+    active, order, ctr = state[ACTIVE], state[AAE_ORDER], state[AAE_COUNTERS]
     m = 0
     for k in range(active.shape[1]):
         if active[b, k]:
             order[b, m] = k
             m += 1
-    ints[b, 0] = m
-    ints[b, 1] = 0
+    ctr[b, AAE_PASS_LENGTH] = m
+    ctr[b, AAE_POSITION] = 0
 
 
 @numba.njit(cache=True, inline="always")
 def aae_act(state, params, b, rng):  # pragma: no cover
     """The next arm of the current pass."""
-    order, ints = state[3], state[4]
-    return order[b, ints[b, 1]]
+    order, ctr = state[AAE_ORDER], state[AAE_COUNTERS]
+    return order[b, ctr[b, AAE_POSITION]]
 
 
 @numba.njit(cache=True, inline="always")
 def aae_update(state, params, b, a, rewards, rng):  # pragma: no cover
     """Update running means; after a complete pass eliminate by per-arm confidence radii."""
-    active, n, mean, order, ints = state
+    active, n, mean, ctr = state[ACTIVE], state[AAE_COUNTS], state[AAE_MEANS], state[AAE_COUNTERS]
     delta, cconst, hoeffding = params
     k_arms = active.shape[1]
     for k in range(k_arms):
         if active[b, k] and rewards[k] == rewards[k]:
             n[b, k] += 1.0
             mean[b, k] += (rewards[k] - mean[b, k]) / n[b, k]
-    ints[b, 1] += 1
-    ints[b, 2] += 1
-    if ints[b, 1] < ints[b, 0]:
+    ctr[b, AAE_POSITION] += 1
+    ctr[b, AAE_ROUND] += 1
+    if ctr[b, AAE_POSITION] < ctr[b, AAE_PASS_LENGTH]:
         return
-    if ints[b, 0] > 1:
+    if ctr[b, AAE_PASS_LENGTH] > 1:
         rad = np.full(k_arms, np.inf)
         lower = -np.inf
         for k in range(k_arms):
@@ -277,7 +400,7 @@ def aae_update(state, params, b, a, rewards, rng):  # pragma: no cover
 @numba.njit(cache=True, inline="always")
 def alpha_act(state, params, b, rng):  # pragma: no cover
     """AlphaSample: a uniformly random arm among the active arms not yet observed this sweep."""
-    unseen = state[1]
+    unseen = state[ALPHA_UNSEEN]
     count = 0
     for k in range(unseen.shape[1]):
         count += unseen[b, k]
@@ -292,8 +415,9 @@ def alpha_act(state, params, b, rng):  # pragma: no cover
 
 @numba.njit(cache=True, inline="always")
 def alpha_update(state, params, b, a, rewards, rng):  # pragma: no cover
-    """Update cumulative means of observed active arms; close sweeps and epochs (§2.2)."""
-    active, unseen, n, mean, ints, eps_r = state
+    """Update cumulative means of observed active arms; close sweeps and epochs."""
+    active, unseen, n, mean = state[ACTIVE], state[ALPHA_UNSEEN], state[ALPHA_COUNTS], state[ALPHA_MEANS]
+    ctr, eps_r = state[ALPHA_COUNTERS], state[ALPHA_ACCURACY]
     delta, coeff = params
     k_arms = active.shape[1]
     left = 0
@@ -304,11 +428,11 @@ def alpha_update(state, params, b, a, rewards, rng):  # pragma: no cover
                 n[b, k] += 1.0
                 mean[b, k] += (rewards[k] - mean[b, k]) / n[b, k]
         left += unseen[b, k]
-    ints[b, 3] += 1
+    ctr[b, ALPHA_ROUND] += 1
     if left:
         return
-    ints[b, 0] += 1
-    if ints[b, 0] >= ints[b, 1]:
+    ctr[b, ALPHA_SWEEPS] += 1
+    if ctr[b, ALPHA_SWEEPS] >= ctr[b, ALPHA_SWEEPS_PER_EPOCH]:
         best = -np.inf
         for k in range(k_arms):
             if active[b, k]:
@@ -317,8 +441,8 @@ def alpha_update(state, params, b, a, rewards, rng):  # pragma: no cover
             if active[b, k] and mean[b, k] < best - 2.0 * eps_r[b]:
                 active[b, k] = False
         eps_r[b] = eps_r[b] / 2.0
-        ints[b, 1] = max(1, math.ceil(coeff * 2.0 * math.log(1.0 / delta) / eps_r[b] ** 2))
-        ints[b, 0] = 0
-        ints[b, 2] += 1
+        ctr[b, ALPHA_SWEEPS_PER_EPOCH] = max(1, math.ceil(coeff * 2.0 * math.log(1.0 / delta) / eps_r[b] ** 2))
+        ctr[b, ALPHA_SWEEPS] = 0
+        ctr[b, ALPHA_EPOCH] += 1
     for k in range(k_arms):
         unseen[b, k] = active[b, k]

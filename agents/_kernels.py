@@ -18,6 +18,11 @@ import numpy as np
 
 from bandit_envs.rewards import reward_from_uniform
 
+#: ``mode`` of :func:`simulate`: the table holds uniforms, mapped to rewards by the arms' laws.
+TABLE_UNIFORMS = 0
+#: ``mode`` of :func:`simulate`: the table holds the rewards themselves.
+TABLE_REWARDS = 1
+
 
 @numba.njit
 def act_batch(act, state, params, rng, out):  # pragma: no cover
@@ -61,8 +66,8 @@ def simulate(  # pragma: no cover
 ):
     """Run copy ``b`` over rounds ``start..stop-1`` of a reward table.
 
-    ``table`` holds rewards (``mode == 1``) or uniforms mapped to rewards by the arms' laws
-    (``mode == 0``, see :mod:`bandit_envs.rewards`); only the entries the agent observes
+    ``table`` holds rewards (``mode == TABLE_REWARDS``) or uniforms mapped to rewards by the
+    arms' laws (``mode == TABLE_UNIFORMS``, see :mod:`bandit_envs.rewards`); only the entries the agent observes
     (``observes[a]``) are computed, the rest of the row the agent sees is NaN. Entry
     (``override_t``, ``override_k``) is replaced by
     ``override_v`` (neighbouring tables). Cumulative regret is written at the rounds listed in
@@ -84,7 +89,7 @@ def simulate(  # pragma: no cover
             if obs[k]:
                 if t == override_t and k == override_k:
                     row[k] = override_v
-                elif mode == 1:
+                elif mode == TABLE_REWARDS:
                     row[k] = table[t, k]
                 else:
                     row[k] = reward_from_uniform(table[t, k], kind, loc[k], scale, cdf_lo[k], cdf_width[k])

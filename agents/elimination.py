@@ -1,7 +1,14 @@
 """Elimination agents for graph feedback and privacy: GAP, GAPU, DPSE, AAE, AlphaSample.
 
-Each agent is a compiled per-round state machine (``agents._elim_kernels``). The step API and
-the batched simulator :meth:`EliminationAgent.simulate` run the same compiled functions.
+Each agent is a compiled per-round state machine (``agents._elim_kernels``, which also documents
+the layout of the state arrays). The step API and the batched simulator
+:meth:`EliminationAgent.simulate` run the same compiled functions. Plain-Python versions of GAP,
+DPSE and AAE that make the same decisions, written after the papers' algorithms, are in
+:mod:`agents.reference`.
+
+Status tags in the docstrings: [P] marks our engineering choices (not claimed to be the paper's),
+[R] constants reconstructed from secondary descriptions of a paper, [V-code] constants checked
+against public implementations.
 """
 
 from __future__ import annotations
@@ -14,8 +21,8 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from agents import _elim_kernels as K
-from agents._kernels import act_batch, simulate, update_batch
+from agents import _elim_kernels as kernels
+from agents._kernels import TABLE_REWARDS, TABLE_UNIFORMS, act_batch, simulate, update_batch
 from agents.base import Agent, PrivateAgent
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
 from bandit_envs.rewards import RewardModel
@@ -119,7 +126,7 @@ class EliminationAgent(Agent):
         observes = closed if self.side_observations else np.eye(self.n_arms, dtype=bool)
         if law is None:
             mode, kind, loc, scale, lo, width = (
-                1,
+                TABLE_REWARDS,
                 0,
                 np.zeros(self.n_arms),
                 1.0,
@@ -127,7 +134,7 @@ class EliminationAgent(Agent):
                 np.ones(self.n_arms),
             )
         else:
-            mode = 0
+            mode = TABLE_UNIFORMS
             kind, loc, scale, lo, width = law.params()
         ot, ok, ov = (-1, -1, 0.0) if override is None else (int(override[0]), int(override[1]), float(override[2]))
         ck = np.zeros(0, dtype=np.int64) if checkpoints is None else np.asarray(checkpoints, dtype=np.int64)
@@ -168,7 +175,7 @@ class EliminationAgent(Agent):
     @property
     def active(self) -> npt.NDArray[np.bool_]:
         """Active (not yet eliminated) arms of every copy, shape (B, K)."""
-        return self._state[0].copy()
+        return self._state[kernels.ACTIVE].copy()
 
 
 def _confidence(name: str, value: float | None, default: float) -> float:
@@ -185,7 +192,10 @@ def _check_graph(feedback_graph: Any, n_arms: int) -> npt.NDArray[np.bool_]:
 
 
 class GAP(EliminationAgent, PrivateAgent):
-    r"""GAP: graph-based arm elimination with differential privacy (gap paper, Algorithm 1).
+    r"""GAP: graph-based arm elimination with differential privacy (the gap paper, Algorithm 1).
+
+    The gap paper: Lu, Wang, Qiu, Zhang, "Differentially private algorithm for graphical
+    bandits", Journal of Software 33(9), 2022.
 
     Epoch τ (line numbers of Algorithm 1): fresh sums o, c (3-5); Ω_τ = GetIndSet(A_τ, μ̄_{τ-1})
     greedily by the last noisy means (6, 26-32); L_τ = ⌈max(2^{5+2τ} ln(8|A_τ|τ²/δ),
@@ -198,9 +208,10 @@ class GAP(EliminationAgent, PrivateAgent):
     ties in line 14's argmin go to the lowest arm index (``round_robin="index"``, the usual argmin
     convention) or to the arm GetIndSet added first (``"greedy"``, what iterating over Ω as the
     list GetIndSet builds would do), so an epoch is a round-robin over Ω_τ in that order. The
-    choice never changes regret, but it changes how often the arm sequence changes between runs:
-    only ``"index"`` reproduces the paper's Table 1 (see ``docs/reproductions``). Rounds are
-    counted from 0.
+    choice leaves the distribution of the regret unchanged (rewards are i.i.d. over rounds) but
+    not the arm sequence of a given run, hence not how often the runs on two neighbouring tables
+    differ: only ``"index"`` reproduces the paper's Table 1 (see ``docs/reproductions``). Rounds
+    are counted from 0.
 
     Privacy (Theorem 1): ε-DP for the arm sequence a_1..a_T, where neighbouring reward
     sequences differ in one entry r_{t,k} (Definition 3). That entry enters only arm k's mean
@@ -209,6 +220,11 @@ class GAP(EliminationAgent, PrivateAgent):
     Laplace(1/(εL_τ)) noise from the agent's generator makes each release ε-DP; releases use
     disjoint data (parallel composition) and everything else is post-processing. Under the
     coarser unit "one round's whole revealed vector" the same code is only (d_max+1)ε-DP.
+
+    Noise: one ``rng.laplace(0, 1/(εL_τ))`` draw per active arm, in increasing arm order, at the
+    last round of every completed epoch, from the agent's generator (copies of a batched agent
+    share it and draw in copy order). :func:`agents.reference.run_gap` is a plain-Python version
+    of Algorithm 1 that makes the same decisions with the same draws.
 
     Parameters
     ----------
@@ -225,8 +241,8 @@ class GAP(EliminationAgent, PrivateAgent):
     name = "GAP"
     side_observations = True
     privacy_unit = "one entry r_{t,k} of the T×K reward table (gap paper, Definition 3)"
-    _act_fn = K.gap_act
-    _update_fn = K.gap_update
+    _act_fn = kernels.gap_act
+    _update_fn = kernels.gap_update
     _uniform = 0
 
     def __init__(
@@ -249,38 +265,30 @@ class GAP(EliminationAgent, PrivateAgent):
         self._reset_state()
 
     def _reset_state(self) -> None:
-        b, k = self.batch, self.n_arms
-        self._state = (
-            np.ones((b, k), dtype=np.bool_),
-            np.zeros((b, k)),
-            np.zeros((b, k)),
-            np.zeros((b, k)),
-            np.zeros((b, k), dtype=np.int64),
-            np.zeros((b, 7), dtype=np.int64),
-        )
-        self._state[5][:, 1] = 1  # τ = 1
+        self._state = kernels.new_gap_state(self.batch, self.n_arms)
         self._params = (self.epsilon, self.delta, self.neighbourhoods, self._uniform, self.round_robin == "index")
-        for i in range(b):
-            K.gap_plan(self._state, self._params, i, self.rng)
+        for i in range(self.batch):
+            kernels.gap_plan(self._state, self._params, i, self.rng)
 
     def _rounds_played(self, copy: int) -> int:
-        return int(self._state[5][copy, 5])
+        return int(self._state[kernels.GAP_COUNTERS][copy, kernels.GAP_ROUND])
 
     @property
     def independent_set(self) -> list[list[int]]:
         """Ω_τ of every copy, in round-robin order."""
-        omega, ints = self._state[4], self._state[5]
-        return [omega[i, : ints[i, 0]].tolist() for i in range(self.batch)]
+        omega, counters = self._state[kernels.GAP_OMEGA], self._state[kernels.GAP_COUNTERS]
+        return [omega[i, : counters[i, kernels.GAP_OMEGA_SIZE]].tolist() for i in range(self.batch)]
 
     @property
     def epoch_length(self) -> npt.NDArray[np.int64]:
         """L_τ of every copy."""
-        return self._state[5][:, 4].copy()
+        return self._state[kernels.GAP_COUNTERS][:, kernels.GAP_EPOCH_LENGTH].copy()
 
     @property
     def privacy_spent(self) -> tuple[float, float]:
         """ε once any epoch has been released (each entry enters at most one release), δ = 0."""
-        return (self.epsilon if int(self._state[5][:, 6].max()) > 0 else 0.0, 0.0)
+        released = int(self._state[kernels.GAP_COUNTERS][:, kernels.GAP_RELEASES].max()) > 0
+        return (self.epsilon if released else 0.0, 0.0)
 
 
 class GAPU(GAP):
@@ -318,19 +326,21 @@ class DPSE(EliminationAgent, PrivateAgent):
     Epoch e: Δ_e = 2^{-e}; every active arm is pulled R_e = ⌈s·max(32 ln(8|S|e²/β)/Δ_e²,
     8 ln(4|S|e²/β)/(εΔ_e))⌉ times (round-robin); μ̃_a = (this epoch's sum)/R_e + Lap(1/(εR_e)),
     independently per arm; arm a is eliminated if max μ̃ − μ̃_a > 2w(h_e + c_e) with
-    h_e = √(ln(8|S|e²/β)/(2R_e)), c_e = ln(4|S|e²/β)/(εR_e) (ALGORITHMS.md §3). Not graph
+    h_e = √(ln(8|S|e²/β)/(2R_e)), c_e = ln(4|S|e²/β)/(εR_e). Not graph
     aware: learns only from the pulled arm's reward.
 
     Privacy: ε-DP (event level: neighbouring sequences differ in one reward, here one entry
     r_{t,k}); each reward enters one release, a mean of R_e values of sensitivity 1/R_e with
     Laplace(1/(εR_e)) noise from the agent's generator; epochs use disjoint data. The
-    ``schedule_scale`` s and ``width_scale`` w [P] change regret, not privacy.
+    ``schedule_scale`` s and ``width_scale`` w [P] change regret, not privacy. Epochs go on
+    (and release) when one arm is left; an epoch cut short by the horizon releases nothing.
+    Plain-Python version: :func:`agents.reference.run_dpse`.
     """
 
     name = "DPSE"
     privacy_unit = "one reward entry r_{t,k} (event level)"
-    _act_fn = K.dpse_act
-    _update_fn = K.dpse_update
+    _act_fn = kernels.dpse_act
+    _update_fn = kernels.dpse_update
 
     def __init__(
         self,
@@ -352,45 +362,40 @@ class DPSE(EliminationAgent, PrivateAgent):
         self._reset_state()
 
     def _reset_state(self) -> None:
-        b, k = self.batch, self.n_arms
-        self._state = (
-            np.ones((b, k), dtype=np.bool_),
-            np.zeros((b, k)),
-            np.zeros((b, k), dtype=np.int64),
-            np.zeros((b, 7), dtype=np.int64),
-        )
-        self._state[3][:, 1] = 1
+        self._state = kernels.new_dpse_state(self.batch, self.n_arms)
         self._params = (self.epsilon, self.beta, self.schedule_scale, self.width_scale)
-        for i in range(b):
-            K.dpse_plan(self._state, self._params, i)
+        for i in range(self.batch):
+            kernels.dpse_plan(self._state, self._params, i)
 
     def _rounds_played(self, copy: int) -> int:
-        return int(self._state[3][copy, 5])
+        return int(self._state[kernels.DPSE_COUNTERS][copy, kernels.DPSE_ROUND])
 
     @property
     def epoch_repetitions(self) -> npt.NDArray[np.int64]:
         """R_e of the current epoch, per copy."""
-        return self._state[3][:, 4].copy()
+        return self._state[kernels.DPSE_COUNTERS][:, kernels.DPSE_REPETITIONS].copy()
 
     @property
     def privacy_spent(self) -> tuple[float, float]:
         """ε once any epoch has been released, δ = 0."""
-        return (self.epsilon if int(self._state[3][:, 6].max()) > 0 else 0.0, 0.0)
+        released = int(self._state[kernels.DPSE_COUNTERS][:, kernels.DPSE_RELEASES].max()) > 0
+        return (self.epsilon if released else 0.0, 0.0)
 
 
 class AAE(EliminationAgent):
-    r"""Active arm elimination (Even-Dar, Mannor, Mansour, JMLR 2006) [R/P, ALGORITHMS.md §1.2].
+    r"""Active arm elimination (Even-Dar, Mannor, Mansour, JMLR 2006, successive elimination with unknown biases) [R/P].
 
     Passes over the active arms in index order; after each complete pass, with per-arm radii
     rad_j = √(ln(c K n_j²/δ)/n_j) (``radius="evendar"``) or √(ln(4K n_j²/δ)/(2n_j))
     (``"hoeffding"``), arms with μ̂_j + rad_j < max_i(μ̂_i − rad_i) are eliminated. Not private.
     ``side_observations=False`` (default) is the multi-armed version the gap paper compares
     against ("designed for multi-armed bandits, cannot use the extra feedback", §5.2).
+    Plain-Python version: :func:`agents.reference.run_aae`.
     """
 
     name = "AAE"
-    _act_fn = K.aae_act
-    _update_fn = K.aae_update
+    _act_fn = kernels.aae_act
+    _update_fn = kernels.aae_update
 
     def __init__(
         self,
@@ -414,37 +419,30 @@ class AAE(EliminationAgent):
         self._reset_state()
 
     def _reset_state(self) -> None:
-        b, k = self.batch, self.n_arms
-        self._state = (
-            np.ones((b, k), dtype=np.bool_),
-            np.zeros((b, k)),
-            np.zeros((b, k)),
-            np.zeros((b, k), dtype=np.int64),
-            np.zeros((b, 3), dtype=np.int64),
-        )
+        self._state = kernels.new_aae_state(self.batch, self.n_arms)
         self._params = (self.delta, self.c, self.radius == "hoeffding")
-        for i in range(b):
-            K.aae_order(self._state, i)
+        for i in range(self.batch):
+            kernels.aae_order(self._state, i)
 
     def _rounds_played(self, copy: int) -> int:
-        return int(self._state[4][copy, 2])
+        return int(self._state[kernels.AAE_COUNTERS][copy, kernels.AAE_ROUND])
 
 
 class AlphaSample(EliminationAgent):
-    r"""Elimination with AlphaSample sweeps (Cohen, Hazan, Koren, ICML 2016) [R/V-code, §2.2].
+    r"""Elimination with AlphaSample sweeps (Cohen, Hazan, Koren, ICML 2016) [R/V-code].
 
     A sweep pulls uniformly random active arms not yet observed in the sweep until every
     active arm was observed (≤ α pulls on a fixed undirected graph; the graph itself is never
     used, only the revealed set). Epoch r runs m_r = max(1, ⌈coeff·2 ln(1/δ)/ε_r²⌉) sweeps, then
     keeps arms with cumulative mean ≥ max − 2ε_r and halves ε_r. Not private.
 
-    Defaults: δ = 1/(2KT), ε_1 = 1/2, coeff = 1 (ALGORITHMS.md §10).
+    Defaults: δ = 1/(2KT), ε_1 = 1/2, coeff = 1.
     """
 
     name = "AlphaSample"
     side_observations = True
-    _act_fn = K.alpha_act
-    _update_fn = K.alpha_update
+    _act_fn = kernels.alpha_act
+    _update_fn = kernels.alpha_update
 
     def __init__(
         self,
@@ -464,18 +462,9 @@ class AlphaSample(EliminationAgent):
         self._reset_state()
 
     def _reset_state(self) -> None:
-        b, k = self.batch, self.n_arms
-        ints = np.zeros((b, 4), dtype=np.int64)
-        ints[:, 1] = max(1, math.ceil(self.coeff * 2.0 * math.log(1.0 / self.delta) / self.epsilon1**2))
-        self._state = (
-            np.ones((b, k), dtype=np.bool_),
-            np.ones((b, k), dtype=np.bool_),
-            np.zeros((b, k)),
-            np.zeros((b, k)),
-            ints,
-            np.full(b, self.epsilon1),
-        )
+        sweeps = max(1, math.ceil(self.coeff * 2.0 * math.log(1.0 / self.delta) / self.epsilon1**2))
+        self._state = kernels.new_alpha_state(self.batch, self.n_arms, self.epsilon1, sweeps)
         self._params = (self.delta, self.coeff)
 
     def _rounds_played(self, copy: int) -> int:
-        return int(self._state[4][copy, 3])
+        return int(self._state[kernels.ALPHA_COUNTERS][copy, kernels.ALPHA_ROUND])

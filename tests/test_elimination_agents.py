@@ -1,14 +1,11 @@
 """Tests of agents.elimination: GAP, GAPU, DPSE, AAE and AlphaSample.
 
-Known answers are computed by hand from the gap paper's Algorithm 1 (line numbers below refer
-to it; ../shared/seeds/gap-graph-bandits-dp.txt) and ALGORITHMS.md §1 (AAE), §2 (AlphaSample),
-§3 (DP-SE). Where no public property exposes a quantity (noisy means, observation counts), the
-tests read the agent's state tuple; the layouts are those of ``_reset_state``:
-
-* GAP/GAPU: (active, μ̄, o, c, Ω, ints) with ints = [|Ω|, τ, s_τ, s_τ+1, L_τ, t, releases];
-* DPSE: (active, sums, schedule, ints) with ints = [|S|, e, start, end, R_e, t, releases];
-* AAE: (active, n, mean, order, ints) with ints = [pass length, position, t];
-* AlphaSample: (active, unseen, n, mean, ints, ε_r) with ints = [sweeps, m_r, epoch, t].
+Known answers are computed by hand from the GAP paper's Algorithm 1 (Lu, Wang, Qiu, Zhang,
+Journal of Software 2022; line numbers below refer to it), active arm elimination (Even-Dar,
+Mannor, Mansour, JMLR 2006), AlphaSample (Cohen, Hazan, Koren, ICML 2016) and DP-SE (Sajed &
+Sheffet, ICML 2019). Where no public property exposes a quantity (noisy means, observation
+counts), the tests read the agent's state tuple through the names of the state layout in
+:mod:`agents._elim_kernels` (e.g. ``agent._state[GAP_COUNTERS][0, GAP_EPOCH]``).
 
 Rounds are counted from 0 (the paper's s_1 = 1 is our round 0).
 """
@@ -29,6 +26,24 @@ from scipy import stats
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents import _elim_kernels as kernels
+from agents._elim_kernels import (
+    AAE_COUNTS,
+    ACTIVE,
+    ALPHA_COUNTERS,
+    ALPHA_EPOCH,
+    ALPHA_SWEEPS_PER_EPOCH,
+    ALPHA_UNSEEN,
+    DPSE_COUNTERS,
+    DPSE_RELEASES,
+    DPSE_SUMS,
+    GAP_COUNTERS,
+    GAP_EPOCH,
+    GAP_MEAN,
+    GAP_OBSERVATIONS,
+    GAP_RELEASES,
+    GAP_ROUND,
+    GAP_SUMS,
+)
 from agents.elimination import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
 from bandit_envs.graph import GraphBanditEnv, GraphBanditVectorEnv
 
@@ -136,12 +151,12 @@ def test_gap_observes_the_middle_arm_every_round_of_epoch_1():
     agent = GAP(3, 10_000, 0.5, PATH3, delta=0.01, seed=0)
     table = constant_table([0.5, 0.75, 0.25], 101)
     step_table(agent, table, PATH3)
-    _, _, o, c, _, ints = agent._state
+    o, c = agent._state[GAP_OBSERVATIONS], agent._state[GAP_SUMS]
     # 101 rounds of 0, 2, 0, ...: arm 0 pulled 51 times, arm 2 50 times; arm 1 ∈ N(0) ∩ N(2)
     # is observed every round (lines 16-18).
     np.testing.assert_array_equal(o, [[51, 101, 50]])
     np.testing.assert_allclose(c, [[51 * 0.5, 101 * 0.75, 50 * 0.25]])
-    assert ints[0, 5] == 101 and agent.privacy_spent == (0.0, 0.0)
+    assert agent._state[GAP_COUNTERS][0, GAP_ROUND] == 101 and agent.privacy_spent == (0.0, 0.0)
 
 
 def test_gap_noisy_means_drive_the_next_independent_set():
@@ -163,7 +178,7 @@ def test_gap_noisy_means_drive_the_next_independent_set():
     actions = step_table(agent, table[2 * 997 :], PATH3)
     np.testing.assert_array_equal(actions, np.ones(50))
     # Fresh per-epoch sums (lines 3-5): epoch 2 counts start at 0; arm 1 reveals 0 and 2.
-    np.testing.assert_array_equal(agent._state[2], [[50, 50, 50]])
+    np.testing.assert_array_equal(agent._state[GAP_OBSERVATIONS], [[50, 50, 50]])
 
 
 def test_gap_epoch_2_length_uses_the_surviving_arms():
@@ -179,7 +194,7 @@ def test_gap_epoch_2_length_uses_the_surviving_arms():
     np.testing.assert_array_equal(agent.epoch_length, [4133])
     # Eliminated arms are still revealed by arm 1 but no longer recorded (line 16: ∩ A_τ).
     agent.simulate(constant_table([0.5, 0.75, 0.25], 2 * 997 + 10), PATH3, np.zeros(3))
-    np.testing.assert_array_equal(agent._state[2], [[0, 10, 0]])
+    np.testing.assert_array_equal(agent._state[GAP_OBSERVATIONS], [[0, 10, 0]])
 
 
 def test_gap_line_23_eliminates_exactly_the_arms_below_the_threshold():
@@ -250,7 +265,7 @@ def test_gap_release_adds_laplace_draws_from_the_agent_generator(cls):
     # Line 21: μ̄ = c/o + η_a with one independent η_a ~ Laplace(0, 1/(εL_1)) per active arm,
     # drawn in arm order. Dyadic rewards make c/o exact.
     noise = reference.laplace(0.0, 1.0 / (epsilon * length), 3)
-    np.testing.assert_allclose(agent._state[1][0] - table[0], noise, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(agent._state[GAP_MEAN][0] - table[0], noise, rtol=0, atol=1e-15)
 
 
 def test_gap_laplace_noise_scale_ks():
@@ -260,7 +275,7 @@ def test_gap_laplace_noise_scale_ks():
     table = constant_table([0.5, 0.75, 0.25], 2 * 997)
     for i in range(n):
         agent.simulate(table, PATH3, np.zeros(3), copy=i)
-    noise = (agent._state[1] - table[0]).ravel()
+    noise = (agent._state[GAP_MEAN] - table[0]).ravel()
     assert stats.kstest(noise, stats.laplace(scale=scale).cdf).pvalue > 0.01
     assert stats.kstest(noise, stats.laplace(scale=2 * scale).cdf).pvalue < 1e-6
     assert stats.kstest(noise, stats.laplace(scale=scale / 2).cdf).pvalue < 1e-6
@@ -277,8 +292,8 @@ def test_gap_truncated_last_epoch_releases_nothing():
     # 1993 of the 1994 rounds of epoch 1: nothing is released, nothing eliminated, no noise.
     assert agent.privacy_spent == (0.0, 0.0)
     assert agent.active.all() and agent.independent_set == [[0, 2]]
-    assert agent.epoch_length[0] == 997 and agent._state[5][0, 1] == 1  # still τ = 1
-    np.testing.assert_array_equal(agent._state[1], 0.0)
+    assert agent.epoch_length[0] == 997 and agent._state[GAP_COUNTERS][0, GAP_EPOCH] == 1  # still τ = 1
+    np.testing.assert_array_equal(agent._state[GAP_MEAN], 0.0)
     assert agent.rng.bit_generator.state == before
     # Through the env (horizon ends inside the epoch): the same.
     env = gym.make("GraphBandit-v0", graph=PATH3, means=[0.5, 0.75, 0.25], horizon=2 * 997 - 1)
@@ -288,7 +303,7 @@ def test_gap_truncated_last_epoch_releases_nothing():
     assert stepped.privacy_spent == (0.0, 0.0) and stepped.active.all()
     # The epoch's last round releases.
     agent.simulate(table, PATH3, np.zeros(3))
-    assert agent.privacy_spent == (0.5, 0.0) and agent._state[5][0, 1] == 2
+    assert agent.privacy_spent == (0.5, 0.0) and agent._state[GAP_COUNTERS][0, GAP_EPOCH] == 2
 
 
 # GAPU: uniform maximal independent sets -------------------------------------------------
@@ -354,7 +369,7 @@ def test_gapu_refuses_more_than_20_arms():
 def test_dpse_epoch_repetitions():
     # R_1 = ⌈max(32 ln(8K/β)/Δ_1², 8 ln(4K/β)/(εΔ_1))⌉ with K=10, β=1e-5, ε=1, Δ_1 = 1/2:
     #   32 ln(8e6)/(1/4) = 128 × 15.89495 = 2034.55;  8 ln(4e6)/(1/2) = 16 × 15.20181 = 243.23.
-    # ⌈2034.55⌉ = 2035 = ALGORITHMS.md §3's table (T = 1e5, β = 1/T). The public codes'
+    # ⌈2034.55⌉ = 2035 (T = 1e5, β = 1/T). The public re-implementations'
     # ⌊·⌋ + 1 differs from ⌈·⌉ only when the max is an exact integer, so both give 2035.
     r1 = 32 * math.log(8 * 10 / 1e-5) / 0.25
     assert r1 == pytest.approx(2034.55, abs=0.01)
@@ -392,7 +407,7 @@ def test_dpse_release_noise_scale():
     # K=2 equal constant rewards; each arm's noisy mean is 0.5 + Lap(b), b = 1/(εR), one
     # independent draw per arm. One arm is eliminated iff |η_0 − η_1| > slack; for the
     # difference D of two Laplace(b), P(|D| > x) = (1 + x/(2b)) e^{-x/b} = 1.5/e = 0.5518 at
-    # x = b. A common draw for all arms (ALGORITHMS.md §3 pitfall 1) would never eliminate;
+    # x = b. A common draw for all arms (a known pitfall of public DP-SE code) would never eliminate;
     # scale 2b would give 1.25 e^{-1/2} = 0.758.
     n, epsilon, beta, s = 4000, 1.0, 0.01, 0.01
     probe = DPSE(2, 1000, epsilon, beta=beta, schedule_scale=s)
@@ -413,7 +428,7 @@ def test_dpse_release_noise_scale():
 def test_dpse_learns_only_from_the_pulled_arm():
     agent = DPSE(3, 1000, 1.0, seed=0)
     agent.update(0, 0.25, {"observed_mask": np.ones(3, bool), "observed_rewards": [0.25, 1, 1]})
-    np.testing.assert_array_equal(agent._state[1], [[0.25, 0.0, 0.0]])
+    np.testing.assert_array_equal(agent._state[DPSE_SUMS], [[0.25, 0.0, 0.0]])
     # A whole run with and without the env's side observations is the same run.
     env = gym.make("GraphBandit-v0", graph=PATH3, means=[0.9, 0.5, 0.4], horizon=3000)
     env.reset(seed=3)
@@ -425,7 +440,7 @@ def test_dpse_learns_only_from_the_pulled_arm():
         _, reward, _, _, info = env.step(a)
         with_info.update(a, reward, info)
         without.update(a, reward)
-    assert with_info._state[3][0, 6] >= 2  # several releases happened
+    assert with_info._state[DPSE_COUNTERS][0, DPSE_RELEASES] >= 2  # several releases happened
     np.testing.assert_array_equal(with_info.active, without.active)
 
 
@@ -466,7 +481,7 @@ def test_aae_side_observations_count_every_revealed_arm():
         # N(2) = {1,2} give counts 2, 3, 2.
         actions = step_table(agent, constant_table([0.5, 0.5, 0.5], 3), PATH3)
         np.testing.assert_array_equal(actions, [0, 1, 2])
-        np.testing.assert_array_equal(agent._state[1], [counts])
+        np.testing.assert_array_equal(agent._state[AAE_COUNTS], [counts])
 
 
 # AlphaSample ----------------------------------------------------------------------------
@@ -478,8 +493,8 @@ def test_alphasample_sweep_counts():
     #   m_2 = ⌈0.2 × 8.98720 × 16⌉ = ⌈28.76⌉ = 29,  m_3 = ⌈0.2 × 8.98720 × 64⌉ = ⌈115.04⌉ = 116.
     agent = AlphaSample(4, 1000, coeff=0.1, seed=0)
     assert agent.delta == 1 / 8000
-    assert agent._state[4][0, 1] == 8
-    assert AlphaSample(4, 1000, coeff=1e-9)._state[4][0, 1] == 1  # max(1, ⌈·⌉)
+    assert agent._state[ALPHA_COUNTERS][0, ALPHA_SWEEPS_PER_EPOCH] == 8
+    assert AlphaSample(4, 1000, coeff=1e-9)._state[ALPHA_COUNTERS][0, ALPHA_SWEEPS_PER_EPOCH] == 1  # max(1, ⌈·⌉)
     # Complete graph: every pull reveals every arm, so every sweep is one pull and epochs end
     # after rounds 8, 8 + 29 = 37 and 37 + 116 = 153. Thresholds max − 2ε_r with max 0.9:
     # epoch 1: 0.9 − 1 (nobody), epoch 2: 0.4 (arm 3 at 0.2), epoch 3: 0.65 (arm 1 at 0.5).
@@ -496,12 +511,12 @@ def test_alphasample_sweep_counts():
     epochs = {8: 1, 36: 1, 37: 2, 152: 2, 153: 3}
     for t in range(1, 161):
         agent.simulate(table[:t], COMPLETE4, np.zeros(4))
-        np.testing.assert_array_equal(agent._state[1], agent._state[0])  # sweep closed
+        np.testing.assert_array_equal(agent._state[ALPHA_UNSEEN], agent._state[ACTIVE])  # sweep closed
         if t in expected:
             np.testing.assert_array_equal(agent.active[0], np.array(expected[t], dtype=bool))
         if t in epochs:
-            assert agent._state[4][0, 2] == epochs[t]
-    assert agent._state[4][0, 1] == math.ceil(0.1 * 2 * math.log(8000) / 0.0625**2)
+            assert agent._state[ALPHA_COUNTERS][0, ALPHA_EPOCH] == epochs[t]
+    assert agent._state[ALPHA_COUNTERS][0, ALPHA_SWEEPS_PER_EPOCH] == math.ceil(0.1 * 2 * math.log(8000) / 0.0625**2)
 
 
 def test_alphasample_every_sweep_observes_every_active_arm():
@@ -527,8 +542,8 @@ def test_alphasample_every_sweep_observes_every_active_arm():
             # On a fixed undirected graph the pulls are independent, so at most α of them.
             assert len(pulls) <= alpha and not graph[np.ix_(pulls, pulls)].any()
             sweep, seen, pulls, sweeps = agent.active[0], np.zeros(12, bool), [], sweeps + 1
-            np.testing.assert_array_equal(agent._state[1][0], sweep)  # the agent agrees
-    assert sweeps > 1000 and agent._state[4][0, 2] >= 3 and not agent.active.all()
+            np.testing.assert_array_equal(agent._state[ALPHA_UNSEEN][0], sweep)  # the agent agrees
+    assert sweeps > 1000 and agent._state[ALPHA_COUNTERS][0, ALPHA_EPOCH] >= 3 and not agent.active.all()
 
 
 def test_alphasample_first_pick_is_uniform():
@@ -559,11 +574,11 @@ AGENTS: dict[str, Callable[[np.ndarray], EliminationAgent]] = {
 def releases(agent: EliminationAgent) -> int:
     """Completed epochs (DP releases, or AlphaSample epochs) of copy 0."""
     if isinstance(agent, GAP):
-        return int(agent._state[5][0, 6])
+        return int(agent._state[GAP_COUNTERS][0, GAP_RELEASES])
     if isinstance(agent, DPSE):
-        return int(agent._state[3][0, 6])
+        return int(agent._state[DPSE_COUNTERS][0, DPSE_RELEASES])
     if isinstance(agent, AlphaSample):
-        return int(agent._state[4][0, 2])
+        return int(agent._state[ALPHA_COUNTERS][0, ALPHA_EPOCH])
     return 0
 
 
@@ -692,8 +707,8 @@ def test_batched_gap_copies_draw_noise_in_copy_order():
     want, singles = run_singles(lambda: GAP(3, horizon, epsilon, PATH3, delta=0.01, seed=8), n, horizon, 30, **kw)
     np.testing.assert_array_equal(got, want)
     draws = np.random.default_rng(8).laplace(0.0, 1 / (epsilon * 997), (n, 3))
-    single_mu = np.vstack([s._state[1][0] for s in singles])
-    np.testing.assert_allclose(batched._state[1] - single_mu, draws - draws[0], rtol=0, atol=1e-12)
+    single_mu = np.vstack([s._state[GAP_MEAN][0] for s in singles])
+    np.testing.assert_allclose(batched._state[GAP_MEAN] - single_mu, draws - draws[0], rtol=0, atol=1e-12)
     np.testing.assert_array_equal(batched.active[0], singles[0].active[0])
     assert batched.independent_set[0] == singles[0].independent_set[0]
     assert batched.privacy_spent == (epsilon, 0.0)
