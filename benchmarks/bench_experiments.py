@@ -22,8 +22,8 @@ import gymnasium as gym
 
 import bandit_envs  # noqa: F401
 from agents.experiments.cli import run_experiment
-from agents.experiments.registry import get_experiment
 from agents.experiments.gap.task import make_agent
+from agents.experiments.registry import get_experiment
 
 
 def reference_seconds_per_run(horizon: int, name: str = "GAP") -> float:
