@@ -254,7 +254,7 @@ def test_recommendation_reward_matches_brute_force() -> None:
         _, _, _, _, info = env.step(t % 10)
         d = info["displacement_km"]
         # The reported point, from the angle column of the env's own noise row.
-        row = env._block[env._pos - 1]
+        row = env._noise.block[env._noise.pos - 1]
         theta = 2 * np.pi * row[2]
         reported = truth + d * np.array([np.cos(theta), np.sin(theta)])
         in_s = np.hypot(*(pois - reported).T) <= 3.0
@@ -292,7 +292,7 @@ def test_per_user_frames_on_data_spanning_cities() -> None:
     for t in range(200):
         state = venv._state.copy()
         _, _, _, _, info = venv.step(np.array([t % 10, (t + 5) % 10]))
-        rows = venv._block[np.arange(2), venv._pos - 1]
+        rows = venv._noise.block[np.arange(2), venv._noise.pos - 1]
         for i, g in enumerate(geometry):
             # Brute force over every POI of the data, projected into the user's own frame.
             pois = scenario._project(np.arange(scenario.n_pois), *g.center)
