@@ -125,7 +125,8 @@ def copy_generators(seed: Any, num_envs: int) -> list[np.random.Generator] | Non
 class NoiseBlock:
     """One env's buffer of noise rows, drawn ``block_rows`` (or fewer) at a time from its generator.
 
-    ``draw(k)`` returns the next ``k`` rows of the env's stream. :meth:`restart` says how many rows
+    ``draw(k)`` returns the next ``k`` rows of the env's stream (an array, or a list when the
+    step wants Python scalars). :meth:`restart` says how many rows
     the episode will consume, so a refill never draws past the episode's end and a reset never
     discards drawn rows.
     """
@@ -147,7 +148,7 @@ class NoiseBlock:
 
     def next(self) -> Any:
         """The next row (a refill draws the next ``min(block_rows, rows left)`` rows first if needed)."""
-        if self.pos >= self.block.shape[0]:
+        if self.pos >= len(self.block):
             k = min(self.block_rows, self.left)
             self.block = self.draw(k)
             self.left -= k

@@ -1,6 +1,6 @@
 """Per-step cost of ``GraphBandit-v0`` against a bare one-Bernoulli Gymnasium env.
 
-Target (issue): ``env.step`` of ``gym.make("GraphBandit-v0")`` (default instance, K = 10,
+Target: ``env.step`` of ``gym.make("GraphBandit-v0")`` (default instance, K = 10,
 truncated-normal rewards, full info dict) costs at most 3x the step of the smallest sensible
 Gymnasium env: Discrete actions, ``step`` draws one Bernoulli reward from ``self.np_random``.
 Both envs are created with ``gym.make`` so they carry the same wrappers (``OrderEnforcing``,

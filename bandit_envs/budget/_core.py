@@ -4,7 +4,7 @@ Every transition here is a pure function of its inputs and of a row of uniforms 
 ``numpy.random.Generator``: each step of each copy consumes exactly one row of ``n_noise + 1``
 uniforms (the last one draws the sensitivity of the next datum), so results depend only on the
 generator's stream, never on how many rows are drawn at once, and the single env, the vector env
-and the Monte Carlo oracle all call the same functions (STYLE.md rule 3).
+and the Monte Carlo oracle all call the same functions.
 """
 
 from __future__ import annotations
