@@ -131,8 +131,6 @@ class _GraphBanditCore:
         return check_unit_array("reward_table", arr, shape=shape)
 
 
-
-
 class GraphBanditEnv(_GraphBanditCore, BanditEnv[np.int64]):
     r"""K-armed stochastic bandit with an undirected feedback graph.
 

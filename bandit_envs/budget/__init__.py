@@ -15,8 +15,7 @@ loss (Bao, Xu, Zhu, Wang, Sci Sin Inform 52 (2022), §4–7). Modules:
   argument; ``_users``: :func:`eligible_user_ids`.
 """
 
-from bandit_envs.budget._core import Oracle, payoff
-from bandit_envs.budget._core import BudgetConfig
+from bandit_envs.budget._core import BudgetConfig, Oracle, payoff
 from bandit_envs.budget._gowalla_world import GowallaBudgetConfig, GowallaScenario, gowalla_scenario
 from bandit_envs.budget._movielens_world import MovieLensBudgetConfig, MovieLensScenario, movielens_scenario
 from bandit_envs.budget._users import eligible_user_ids

@@ -8,7 +8,6 @@ The single and the vector env call the same pure transition, :meth:`_BudgetCore.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -58,7 +57,11 @@ class _BudgetCore:
 
     env_id: ClassVar[str] = ""
     config_type: ClassVar[type[BudgetConfig]] = BudgetConfig
-    build_instance: ClassVar[Callable[[Any, list[Any]], tuple[Instance, IntArray]]]
+
+    @staticmethod
+    def build_instance(config: Any, users: list[Any]) -> tuple[Instance, IntArray]:
+        """The scenario's instance for ``users`` (one per copy) and each copy's index into it."""
+        raise NotImplementedError
 
     def _setup(self, config: BudgetConfig, instance: Instance, who: IntArray) -> None:
         self.config = config
@@ -81,7 +84,7 @@ class _BudgetCore:
         self._level = instance.levels[who]
         self._width = instance.world.n_noise + 1
 
-    def _spaces(self) -> tuple[spaces.Discrete, spaces.Box]:
+    def _spaces(self) -> tuple[spaces.Discrete, Any]:
         return spaces.Discrete(self.n_budgets), spaces.Box(0.0, 1.0, shape=(1,), dtype=np.float64)
 
     def _transition(

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from bandit_envs.budget._core import IntArray
+from bandit_envs.budget._core import BudgetConfig, IntArray
 from bandit_envs.budget._gowalla_world import GowallaBudgetConfig, gowalla_scenario
 from bandit_envs.budget._movielens_world import MovieLensBudgetConfig, movielens_scenario
 from bandit_envs.validation import check_choice, check_float, check_int
 
-_CONFIGS = {"movielens": MovieLensBudgetConfig, "gowalla": GowallaBudgetConfig}
+_CONFIGS: dict[str, type[BudgetConfig]] = {"movielens": MovieLensBudgetConfig, "gowalla": GowallaBudgetConfig}
 _THRESHOLDS = {
     "movielens": ("min_movie_raters", "min_user_ratings", "similarity", "min_watched_fraction", "max_watched_fraction"),
     "gowalla": ("min_user_checkins",),

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from bandit_envs.core import BanditEnv, BanditVectorEnv, BoolArray, NoiseBlock, NoiseBlocks, check_options
 from bandit_envs.recommendation._problem import (
     FloatArray,
     IntArray,
@@ -29,7 +30,6 @@ from bandit_envs.recommendation._problem import (
     episode_generators,
     outcome,
 )
-from bandit_envs.core import BanditEnv, BanditVectorEnv, BoolArray, NoiseBlock, NoiseBlocks, check_options
 from bandit_envs.validation import check_float, check_int
 
 #: Contexts and noise values drawn per refill (speed only: the streams do not depend on it).
@@ -48,7 +48,7 @@ def _masked(keep: BoolArray, value: Any, fill: float) -> Any:
 class _RecommendationCore:
     """Arguments, spaces and the fast path shared by the single and the vector env."""
 
-    env_id: str = ""
+    env_id: ClassVar[str] = ""
     problem: Problem
 
     def _setup(self, build: Callable[[], Problem], reward_noise: Any, horizon: Any) -> None:
@@ -61,7 +61,7 @@ class _RecommendationCore:
         #: Noiseless reward of every (context, arm): the fast path's reward table.
         self.rewards = problem.rewards
 
-    def _spaces(self) -> tuple[spaces.Discrete, spaces.Box]:
+    def _spaces(self) -> tuple[spaces.Discrete, Any]:
         box = spaces.Box(-1.0, 1.0, shape=(self.n_arms, self.dim), dtype=np.float64)
         return spaces.Discrete(self.n_arms), box
 
@@ -114,10 +114,10 @@ class RecommendationEnv(_RecommendationCore, BanditEnv[FloatArray]):
         return self._round_noise(n_rounds, seed)
 
     def _draw_contexts(self, size: int) -> list[int]:
-        return draw_contexts(self.problem, self._generators[0], size).tolist()  # type: ignore[no-any-return]
+        return draw_contexts(self.problem, self._generators[0], size).tolist()
 
     def _draw_noise(self, size: int) -> list[float]:
-        return draw_noise(self._generators[1], self.reward_noise, size).tolist()  # type: ignore[no-any-return]
+        return draw_noise(self._generators[1], self.reward_noise, size).tolist()
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
