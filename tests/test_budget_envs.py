@@ -5,6 +5,7 @@ side (similarity without the user's row, exact POI counts) and argument validati
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +32,9 @@ from bandit_envs.budget._movielens_world import MovieLensWorld
 from bandit_envs.datasets import CheckIns, Ratings, synthetic_gowalla
 from bandit_envs.privacy import randomized_response
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
-ML_DIR = DATA / "ml-latest-small"
-GOWALLA_NYC = DATA / "gowalla-snap-nyc" / "loc-gowalla_totalCheckins.nyc.txt.gz"
+#: Real data files, by their names under ../shared/data (the ``shared_data`` fixture finds them).
+ML_RATINGS = "ml-latest-small/ratings.csv"
+GOWALLA_NYC = "gowalla-snap-nyc/loc-gowalla_totalCheckins.nyc.txt.gz"
 
 ML_ID = "PrivacyBudgetMovieLens-v0"
 GW_ID = "PrivacyBudgetGowalla-v0"
@@ -59,12 +60,6 @@ RESET_KEYS = (
     "expected_recommendation_rewards",
     "expected_loss_factors",
 )
-
-
-def _require(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"real test data not found at {path.resolve()} (see shared/data/README.md)")
-    return path
 
 
 def rollout(env: gym.Env[Any, Any], actions: list[int], seed: int) -> list[tuple[Any, ...]]:
@@ -123,8 +118,8 @@ def test_make_without_arguments_works_offline(env_id: str, monkeypatch: pytest.M
 # ---------------------------------------------------------------------------------------------
 
 
-def test_movielens_real_data_smoke() -> None:
-    path = _require(ML_DIR / "ratings.csv").parent
+def test_movielens_real_data_smoke(shared_data: Callable[[str], Path]) -> None:
+    path = shared_data(ML_RATINGS).parent
     scenario = movielens_scenario(str(path))
     assert scenario.n_items == 2264  # movies with >= 10 raters in the (20, 10)-core
     eligible = scenario.eligible(0.25, 0.6)
@@ -138,8 +133,8 @@ def test_movielens_real_data_smoke() -> None:
     assert movielens_scenario(str(path)) is scenario
 
 
-def test_gowalla_real_data_smoke() -> None:
-    path = _require(GOWALLA_NYC)
+def test_gowalla_real_data_smoke(shared_data: Callable[[str], Path]) -> None:
+    path = shared_data(GOWALLA_NYC)
     scenario = gowalla_scenario(str(path))
     assert scenario.city_center is not None  # one shared frame for the NYC subset
     eligible = scenario.eligible(800)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Protocol, Self
+from typing import Any, ClassVar, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,7 @@ BLOCK_ROWS = 512
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+ConfigT = TypeVar("ConfigT", bound="BudgetConfig")
 
 
 class World(Protocol):
@@ -249,7 +250,7 @@ class BudgetConfig:
         return {f.name: f.default for f in fields(cls) if f.init}
 
     @classmethod
-    def from_keywords(cls, owner: str, keywords: dict[str, Any]) -> Self:
+    def from_keywords(cls: type[ConfigT], owner: str, keywords: dict[str, Any]) -> ConfigT:
         """The config of ``owner``'s keyword arguments; an unknown keyword raises ``TypeError`` naming it.
 
         The message is Python's own for a missing parameter of ``owner.__init__``, as when every
