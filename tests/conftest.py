@@ -5,7 +5,7 @@
   its name there and is skipped, with the reason, when it is absent.
 * :data:`ENV_TEST_KWARGS`: cheap constructor keywords per registered id (a short horizon, a small
   oracle); ids missing from the table get :data:`DEFAULT_ENV_TEST_KWARGS`, so a newly registered id
-  is tested by ``tests/test_env_contract.py`` without editing any test.
+  is tested by ``tests/test_env_contract.py`` without editing any test (fixture :func:`env_kwargs`).
 """
 
 from __future__ import annotations
@@ -35,6 +35,12 @@ ENV_TEST_KWARGS: dict[str, dict[str, Any]] = {
 def env_test_kwargs(env_id: str) -> dict[str, Any]:
     """A fresh copy of the contract suite's keywords for ``env_id``."""
     return dict(ENV_TEST_KWARGS.get(env_id, DEFAULT_ENV_TEST_KWARGS))
+
+
+@pytest.fixture(scope="session")
+def env_kwargs() -> Callable[[str], dict[str, Any]]:
+    """:func:`env_test_kwargs`, for tests: ``env_kwargs(env_id)`` is a fresh dict of keywords."""
+    return env_test_kwargs
 
 
 @pytest.fixture(scope="session")
