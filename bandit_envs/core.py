@@ -20,7 +20,7 @@ same transition. What lives here:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 import gymnasium as gym
@@ -123,39 +123,29 @@ def copy_generators(seed: Any, num_envs: int) -> list[np.random.Generator] | Non
 
 
 class NoiseBlock:
-    """One env's buffer of noise rows, drawn ``block_rows`` (or fewer) at a time from its generator.
+    """One env's stream of noise rows, drawn ``block_rows`` (or fewer) at a time from its generator.
 
-    ``draw(k)`` returns the next ``k`` rows of the env's stream (an array, or a list when the
-    step wants Python scalars). :meth:`restart` says how many rows
-    the episode will consume, so a refill never draws past the episode's end and a reset never
-    discards drawn rows.
+    ``draw(k)`` returns the next ``k`` rows of the env's stream (an array, or a list when the step
+    wants Python scalars). :meth:`restart` says how many rows the episode will consume, so a refill
+    never draws past the episode's end and a reset never discards drawn rows; it returns the
+    iterator of the episode's rows (``next(rows)`` is one step's row, drawn lazily by blocks).
     """
 
-    __slots__ = ("block", "block_rows", "draw", "left", "pos")
+    __slots__ = ("block_rows", "draw")
 
     def __init__(self, draw: Callable[[int], Any], block_rows: int) -> None:
         self.draw = draw
         self.block_rows = block_rows
-        self.block: Any = _EMPTY
-        self.pos = 0
-        self.left = 0
 
-    def restart(self, rows: int, table: Any = None) -> None:
-        """Start an episode of ``rows`` rows; with ``table``, replay its rows instead of drawing."""
-        self.block = _EMPTY if table is None else table
-        self.pos = 0
-        self.left = rows
+    def restart(self, rows: int, table: Any = None) -> Iterator[Any]:
+        """The rows of an episode of ``rows`` rows; with ``table``, its rows replayed instead."""
+        return iter(table) if table is not None else self._stream(rows)
 
-    def next(self) -> Any:
-        """The next row (a refill draws the next ``min(block_rows, rows left)`` rows first if needed)."""
-        if self.pos >= len(self.block):
-            k = min(self.block_rows, self.left)
-            self.block = self.draw(k)
-            self.left -= k
-            self.pos = 0
-        row = self.block[self.pos]
-        self.pos += 1
-        return row
+    def _stream(self, rows: int) -> Iterator[Any]:
+        while rows > 0:
+            k = min(self.block_rows, rows)
+            rows -= k
+            yield from self.draw(k)
 
 
 class NoiseBlocks:

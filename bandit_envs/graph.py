@@ -197,6 +197,7 @@ class GraphBanditEnv(_GraphBanditCore, BanditEnv[np.int64]):
         self._gaps = [float(g) for g in self.gaps]
         self._expected = [float(m) for m in self.expected_rewards]
         self._noise = NoiseBlock(self._draw, BLOCK_ROWS)
+        self._rows = iter(())
         self._t = self.horizon  # no episode before the first reset
         self._obs = np.int64(0)
 
@@ -205,10 +206,8 @@ class GraphBanditEnv(_GraphBanditCore, BanditEnv[np.int64]):
     ) -> tuple[np.int64, dict[str, Any]]:
         """Start an episode; ``options["reward_table"]`` replays a (horizon × K) table."""
         self._start_episode(seed)
-        self._noise.restart(self.horizon)
         table = check_options(self.env_id, options, ("reward_table",)).get("reward_table")
-        if table is not None:
-            self._noise.restart(self.horizon, self._check_table(table))
+        self._rows = self._noise.restart(self.horizon, None if table is None else self._check_table(table))
         return self._obs, {"feedback_graph": self.adjacency.copy(), "expected_rewards": self.expected_rewards.copy()}
 
     def _draw(self, rows: int) -> FloatArray:
@@ -217,7 +216,7 @@ class GraphBanditEnv(_GraphBanditCore, BanditEnv[np.int64]):
     def step(self, action: Any) -> tuple[np.int64, float, bool, bool, dict[str, Any]]:
         """Pull ``action``; observe its closed neighbourhood's rewards."""
         a = self._check_step(action)
-        reward, mask, observed, regret = observe(self._noise.next(), a, self._closed_rows, self._gaps, self._weights)
+        reward, mask, observed, regret = observe(next(self._rows), a, self._closed_rows, self._gaps, self._weights)
         info = {
             "observed_mask": mask.copy(),
             "observed_rewards": observed,

@@ -243,13 +243,15 @@ def test_recommendation_reward_matches_brute_force() -> None:
     grid = world.grids
     pois = np.stack([grid.x, grid.y], axis=1)  # the shared city grid holds every POI
     env.reset(seed=9)
+    # The env's noise rows: the reset's, then one per step (one block: horizon + 1 <= 512 rows).
+    noise = gym.utils.seeding.np_random(9)[0].random((301, env.instance.world.n_noise + 1))
     state = env._state.copy()
     for t in range(300):
         truth = world.locations[state[0]]
         _, _, _, _, info = env.step(t % 10)
         d = info["displacement_km"]
         # The reported point, from the angle column of the env's own noise row.
-        row = env._noise.block[env._noise.pos - 1]
+        row = noise[t + 1]
         theta = 2 * np.pi * row[2]
         reported = truth + d * np.array([np.cos(theta), np.sin(theta)])
         in_s = np.hypot(*(pois - reported).T) <= 3.0

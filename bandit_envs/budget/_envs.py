@@ -9,6 +9,7 @@ The single and the vector env call the same pure transition, :meth:`_BudgetCore.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -148,6 +149,7 @@ class BudgetEnv(_BudgetCore, BanditEnv[FloatArray]):
         self._setup(config, instance, who)
         self.action_space, self.observation_space = self._spaces()
         self._noise = NoiseBlock(self._draw, BLOCK_ROWS)
+        self._rows: Iterator[FloatArray] = iter(())
         self._t = self.horizon  # no episode before the first reset
         self._state = np.zeros(1, dtype=np.int64)
         self._phi = np.zeros(1)
@@ -161,15 +163,15 @@ class BudgetEnv(_BudgetCore, BanditEnv[FloatArray]):
         """Start an episode: draw the first datum and its sensitivity (the observation)."""
         self._start_episode(seed)
         check_options(self.env_id, options)
-        self._noise.restart(self.horizon + 1)
-        self._state, self._phi = self._start(self._noise.next()[None])
+        self._rows = self._noise.restart(self.horizon + 1)
+        self._state, self._phi = self._start(next(self._rows)[None])
         return self._phi.copy(), self._reset_info(0)
 
     def step(self, action: Any) -> tuple[FloatArray, float, bool, bool, dict[str, Any]]:
         """Send the current datum with budget ``budgets[action]``; observe the next datum's sensitivity."""
         a = self._check_step(action)
         self._state, reward, next_phi, info = self._transition(
-            self._state, np.array([a]), self._phi, self._noise.next()[None]
+            self._state, np.array([a]), self._phi, next(self._rows)[None]
         )
         self._phi = next_phi
         scalar_info = {key: value[0].item() for key, value in info.items()}

@@ -13,7 +13,7 @@ without stepping, so a compiled agent loop can read ``rewards[contexts[t], a] + 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -97,6 +97,8 @@ class RecommendationEnv(_RecommendationCore, BanditEnv[FloatArray]):
         # Blocks as lists: the step reads Python ints and floats (faster than numpy scalars).
         self._contexts = NoiseBlock(self._draw_contexts, BLOCK)
         self._noise = NoiseBlock(self._draw_noise, BLOCK)
+        self._context_stream: Iterator[int] = iter(())
+        self._noise_stream: Iterator[float] = iter(())
         self._t = self.horizon  # no episode before the first reset
         self._context = 0
         self._generators = episode_generators(np.random.default_rng(0))
@@ -126,16 +128,16 @@ class RecommendationEnv(_RecommendationCore, BanditEnv[FloatArray]):
         self._start_episode(seed)
         check_options(self.env_id, options)
         self._generators = episode_generators(self.np_random)
-        self._contexts.restart(_ENDLESS)
-        self._noise.restart(_ENDLESS)
-        self._context = self._contexts.next()
+        self._context_stream = self._contexts.restart(_ENDLESS)
+        self._noise_stream = self._noise.restart(_ENDLESS)
+        self._context = next(self._context_stream)
         return self.problem.features_of(self._context), self.problem.static_info()
 
     def step(self, action: Any) -> tuple[FloatArray, float, bool, bool, dict[str, Any]]:
         """Recommend arm ``action`` to the current context; observe the next round's features."""
         a = self._check_step(action)
         c = self._context
-        reward, expected, regret, optimal = outcome(self.problem, c, a, self._noise.next())
+        reward, expected, regret, optimal = outcome(self.problem, c, a, next(self._noise_stream))
         info = {
             "regret": float(regret),
             "expected_reward": float(expected),
@@ -144,7 +146,7 @@ class RecommendationEnv(_RecommendationCore, BanditEnv[FloatArray]):
         }
         info.update((key, v.item() if np.ndim(v) == 0 else v) for key, v in self.problem.round_info(c).items())
         truncated = self._end_step()
-        self._context = self._contexts.next()
+        self._context = next(self._context_stream)
         return self.problem.features_of(self._context), float(reward), False, truncated, info
 
 
