@@ -8,8 +8,8 @@ The single and the vector env call the same pure transition, :meth:`_BudgetCore.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
