@@ -181,12 +181,13 @@ class NoiseBlocks:
         empty = self.pos >= self.len
         if active is not None:
             empty &= active
-        for i in np.flatnonzero(empty):
-            k = int(min(self.block_rows, self.left[i]))
-            self.block[i, :k] = draw(int(i), k)
-            self.left[i] -= k
-            self.len[i] = k
-            self.pos[i] = 0
+        if empty.any():
+            for i in np.flatnonzero(empty):
+                k = int(min(self.block_rows, self.left[i]))
+                self.block[i, :k] = draw(int(i), k)
+                self.left[i] -= k
+                self.len[i] = k
+                self.pos[i] = 0
         if active is None:
             rows = self.block[self._arange, self.pos]
             self.pos += 1
