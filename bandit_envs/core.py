@@ -37,8 +37,6 @@ IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 ObsType = TypeVar("ObsType")
 
-_EMPTY = np.empty((0, 0))
-
 
 # ---------------------------------------------------------------------------------------------
 # Argument checks
@@ -68,8 +66,24 @@ def check_options(env_id: str, options: dict[str, Any] | None, allowed: Sequence
 def check_action(action: Any, n_actions: int) -> int:
     """Return ``action`` as an ``int`` if it is an integer (int, numpy integer) in [0, n_actions).
 
-    Floats (even integral ones such as ``1.0``), booleans, strings and arrays of more than one
-    element are refused, as :meth:`gymnasium.spaces.Discrete.contains` refuses them.
+    Parameters
+    ----------
+    action : Any
+        The action given to ``step``: an int, a numpy integer or a 0-d integer array.
+    n_actions : int
+        Size of the ``Discrete`` action space.
+
+    Returns
+    -------
+    int
+        The action.
+
+    Raises
+    ------
+    ValueError
+        One sentence naming ``action``, the value and its type, and the allowed range. Floats
+        (even integral ones such as ``1.0``), booleans, strings, None and arrays of more than one
+        element are refused.
     """
     if type(action) is int:  # the common case first: one type check, one comparison
         if 0 <= action < n_actions:
@@ -87,7 +101,28 @@ def check_action(action: Any, n_actions: int) -> int:
 
 
 def check_actions(actions: Any, num_envs: int, n_actions: int) -> IntArray:
-    """Return ``actions`` as an integer array of shape (num_envs,) with values in [0, n_actions)."""
+    """Return ``actions`` as an integer array of shape (num_envs,) with values in [0, n_actions).
+
+    Parameters
+    ----------
+    actions : Any
+        One action per copy of a vector env (array-like).
+    num_envs : int
+        Number of copies.
+    n_actions : int
+        Size of each copy's ``Discrete`` action space.
+
+    Returns
+    -------
+    ndarray of int
+        ``actions`` as an array (not copied when already one).
+
+    Raises
+    ------
+    ValueError
+        One sentence naming ``actions``, what was given (dtype and shape, or the range of the
+        values) and what is allowed.
+    """
     a = np.asarray(actions)
     allowed = f"an integer array of shape ({num_envs},) with values in [0, {n_actions - 1}]"
     if a.shape != (num_envs,) or not np.issubdtype(a.dtype, np.integer):
@@ -98,7 +133,22 @@ def check_actions(actions: Any, num_envs: int, n_actions: int) -> IntArray:
 
 
 def copy_seeds(seed: Any, num_envs: int) -> list[int | None] | None:
-    """The seed of each copy: ``seed + i`` for an int, ``seed[i]`` for a list, None to keep the generators."""
+    """The seed of each copy for ``reset(seed=seed)`` of a vector env.
+
+    Parameters
+    ----------
+    seed : None, int or sequence
+        None keeps every copy's generator running (as ``gym.Env.reset``); an int ``s`` seeds copy
+        i with ``s + i``, so copy i reproduces the single env reset with that seed; a sequence
+        gives one seed (or None) per copy.
+    num_envs : int
+        Number of copies.
+
+    Returns
+    -------
+    list or None
+        One seed per copy, or None.
+    """
     if seed is None:
         return None  # as in gym.Env.reset: no seed keeps each copy's generator running
     if isinstance(seed, int | np.integer):
