@@ -1,6 +1,7 @@
 """Gymnasium bandit environments for privacy-aware sequential decision making.
 
-Importing this package registers every environment id (DESIGN.md, "Environments").
+Importing this package registers every environment id of ``_ENTRY_POINTS`` (listed in ``ENV_IDS``);
+:mod:`bandit_envs.core` holds the plumbing the env families share.
 """
 
 from __future__ import annotations

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
-from gymnasium.vector import AutoresetMode, VectorEnv
-from gymnasium.vector.utils import batch_space
 
+from bandit_envs.core import (
+    BanditEnv,
+    BanditVectorEnv,
+    BoolArray,
+    FloatArray,
+    IntArray,
+    NoiseBlock,
+    NoiseBlocks,
+    check_options,
+    check_render_mode,
+)
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods, erdos_renyi
 from bandit_envs.rewards import RewardModel
 from bandit_envs.validation import check_choice, check_float, check_int, check_unit_array
@@ -31,16 +39,35 @@ def paper_means(n_arms: int, gap: float) -> npt.NDArray[np.float64]:
 def observe(
     rewards: npt.NDArray[np.float64],
     actions: Any,
-    closed: npt.NDArray[np.bool_],
-    gaps: npt.NDArray[np.float64],
+    closed: Any,
+    gaps: Any,
+    weights: Any = None,
 ) -> tuple[Any, npt.NDArray[np.bool_], npt.NDArray[np.float64], Any]:
-    """One transition of the graph bandit, for one env (``rewards`` (K,)) or a batch ((N, K)).
+    """One transition of the graph bandit (gap paper §2.1), for one env or a batch of copies.
 
-    Returns the reward of the pulled arm, the observed mask (the closed neighbourhood of the
-    action), the observed rewards (0 where not observed) and the step's regret.
+    Parameters
+    ----------
+    rewards : ndarray of float64
+        The round's rewards of every arm: shape (K,) for one env, (N, K) for N copies.
+    actions : int or ndarray of int
+        The pulled arm (an int), or one per copy (shape (N,)).
+    closed : ndarray of bool
+        The closed neighbourhoods N(a) as rows (K, K); one env may pass the list of the rows
+        (indexing a list by an int is faster).
+    gaps : ndarray of float64
+        Best expected reward minus each arm's (K,); one env may pass them as a list of floats.
+    weights : ndarray of float64, optional
+        ``closed`` as 0.0/1.0 (or the list of its rows): the product with the rewards is then a
+        float product (faster; the values are the same).
+
+    Returns
+    -------
+    tuple
+        The reward of the pulled arm, the observed mask (the closed neighbourhood of the action),
+        the observed rewards (0 where not observed) and the step's regret.
     """
     mask = closed[actions]
-    observed = rewards * mask
+    observed = rewards * (mask if weights is None else weights[actions])
     if rewards.ndim == 1:
         reward = rewards[actions]
     else:
@@ -50,6 +77,8 @@ def observe(
 
 class _GraphBanditCore:
     """Instance construction and validation shared by the single and the vector env."""
+
+    env_id = "GraphBandit-v0"
 
     def _build(
         self,
@@ -83,7 +112,7 @@ class _GraphBanditCore:
                 )
         else:
             loc = check_unit_array("means", means, shape=(n_arms,))
-        self.n_arms = n_arms
+        self.n_arms = self.n_actions = n_arms
         self.adjacency = adjacency
         #: Closed neighbourhoods N(a) as rows (the adjacency plus self loops).
         self.adjacency.setflags(write=False)
@@ -102,7 +131,7 @@ class _GraphBanditCore:
         return check_unit_array("reward_table", arr, shape=shape)
 
 
-class GraphBanditEnv(_GraphBanditCore, gym.Env[np.int64, np.int64]):
+class GraphBanditEnv(_GraphBanditCore, BanditEnv[np.int64]):
     r"""K-armed stochastic bandit with an undirected feedback graph.
 
     ## Description
@@ -158,68 +187,48 @@ class GraphBanditEnv(_GraphBanditCore, gym.Env[np.int64, np.int64]):
         instance_seed: int = 0,
         render_mode: str | None = None,
     ) -> None:
-        if render_mode is not None:
-            raise ValueError(f"render_mode must be None (GraphBandit-v0 has no rendering), got {render_mode!r}.")
+        check_render_mode(self.env_id, render_mode)
         self._build(n_arms, edge_probability, gap, graph, means, reward, reward_std, horizon, instance_seed)
         self.action_space = spaces.Discrete(self.n_arms)
         self.observation_space = spaces.Discrete(1)
-        self._closed_f = [row for row in self.neighbourhoods.astype(np.float64)]
-        self._closed_rows = [row for row in self.neighbourhoods]
+        # Per-arm rows as lists: indexing a list by an int is faster than indexing an array.
+        self._closed_rows = list(self.neighbourhoods)
+        self._weights = list(self.neighbourhoods.astype(np.float64))
         self._gaps = [float(g) for g in self.gaps]
         self._expected = [float(m) for m in self.expected_rewards]
-        self._block: npt.NDArray[np.float64] = np.empty((0, self.n_arms))
-        self._pos = 0
-        self._t = 0
-        self._replay = False
+        self._noise = NoiseBlock(self._draw, BLOCK_ROWS)
+        self._rows = iter(())
+        self._t = self.horizon  # no episode before the first reset
         self._obs = np.int64(0)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.int64, dict[str, Any]]:
         """Start an episode; ``options["reward_table"]`` replays a (horizon × K) table."""
-        super().reset(seed=seed)
-        self._t = 0
-        self._pos = 0
-        self._replay = False
-        self._block = np.empty((0, self.n_arms))
-        if options:
-            unknown = set(options) - {"reward_table"}
-            if unknown:
-                raise ValueError(f"options may only contain 'reward_table', got {sorted(unknown)!r}.")
-            if options.get("reward_table") is not None:
-                self._block = self._check_table(options["reward_table"])
-                self._replay = True
+        self._start_episode(seed)
+        table = check_options(self.env_id, options, ("reward_table",)).get("reward_table")
+        self._rows = self._noise.restart(self.horizon, None if table is None else self._check_table(table))
         return self._obs, {"feedback_graph": self.adjacency.copy(), "expected_rewards": self.expected_rewards.copy()}
+
+    def _draw(self, rows: int) -> FloatArray:
+        return self.reward_model.sample(self.np_random, rows)
 
     def step(self, action: Any) -> tuple[np.int64, float, bool, bool, dict[str, Any]]:
         """Pull ``action``; observe its closed neighbourhood's rewards."""
-        if self._t >= self.horizon:
-            raise RuntimeError(f"the episode ended after horizon={self.horizon} steps; call reset().")
-        try:
-            a = int(action)
-        except (TypeError, ValueError):
-            a = -1
-        # ``a != action`` refuses values int() would silently truncate or parse (1.5, "3").
-        if not 0 <= a < self.n_arms or a != action:
-            raise ValueError(f"action must be an integer in [0, {self.n_arms - 1}], got {action!r}.")
-        if self._pos >= self._block.shape[0]:
-            n = min(BLOCK_ROWS, self.horizon - self._t)
-            self._block = self.reward_model.sample(self.np_random, n)
-            self._pos = 0
-        row = self._block[self._pos]
-        self._pos += 1
-        self._t += 1
+        a = self._check_step(action)
+        reward, mask, observed, regret = observe(next(self._rows), a, self._closed_rows, self._gaps, self._weights)
         info = {
-            "observed_mask": self._closed_rows[a].copy(),
-            "observed_rewards": row * self._closed_f[a],
-            "regret": self._gaps[a],
+            "observed_mask": mask.copy(),
+            "observed_rewards": observed,
+            "regret": regret,
             "expected_reward": self._expected[a],
             "optimal_action": self.optimal_action,
         }
-        return self._obs, float(row[a]), False, self._t >= self.horizon, info
+        self._t += 1
+        return self._obs, float(reward), False, self._t >= self.horizon, info
 
 
-class GraphBanditVectorEnv(_GraphBanditCore, VectorEnv):
+class GraphBanditVectorEnv(_GraphBanditCore, BanditVectorEnv):
     """``num_envs`` independent copies of :class:`GraphBanditEnv` stepped by one numpy call.
 
     All copies share the instance (graph and means, fixed by ``instance_seed``); each has its
@@ -229,8 +238,6 @@ class GraphBanditVectorEnv(_GraphBanditCore, VectorEnv):
     (horizon × K) table for all copies or a (num_envs × horizon × K) stack; replayed tables are
     kept across autoresets. Step info holds the same keys as the single env with a batch axis.
     """
-
-    metadata: dict[str, Any] = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(
         self,
@@ -246,107 +253,54 @@ class GraphBanditVectorEnv(_GraphBanditCore, VectorEnv):
         instance_seed: int = 0,
         render_mode: str | None = None,
     ) -> None:
-        if render_mode is not None:
-            raise ValueError(f"render_mode must be None (GraphBandit-v0 has no rendering), got {render_mode!r}.")
-        self.num_envs = check_int("num_envs", num_envs, minimum=1)
+        check_render_mode(self.env_id, render_mode)
         self._build(n_arms, edge_probability, gap, graph, means, reward, reward_std, horizon, instance_seed)
-        self.single_action_space = spaces.Discrete(self.n_arms)
-        self.single_observation_space = spaces.Discrete(1)
-        self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        n = self.num_envs
-        self._rngs = [np.random.default_rng() for _ in range(n)]
-        self._t = np.zeros(n, dtype=np.int64)
-        self._pos = np.zeros(n, dtype=np.int64)
-        self._len = np.zeros(n, dtype=np.int64)
-        self._block = np.empty((n, BLOCK_ROWS, self.n_arms))
-        self._tables: npt.NDArray[np.float64] | None = None
-        self._done = np.zeros(n, dtype=bool)
-        self._obs = np.zeros(n, dtype=np.int64)
-        self._arange = np.arange(n)
+        self._init_copies(num_envs, spaces.Discrete(self.n_arms), spaces.Discrete(1))
+        self._noise = NoiseBlocks(self.num_envs, BLOCK_ROWS, (self.n_arms,))
+        self._tables: FloatArray | None = None
+        self._obs = np.zeros(self.num_envs, dtype=np.int64)
 
     def reset(
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[npt.NDArray[np.int64], dict[str, Any]]:
         """Reset every copy; see the class docstring for seeding and reward tables."""
         n = self.num_envs
-        seeds: list[int | None] | None
-        if seed is None:
-            seeds = None  # as in gym.Env.reset: no seed keeps each copy's generator running
-        elif isinstance(seed, int | np.integer):
-            seeds = [int(seed) + i for i in range(n)]
-        else:
-            seeds = list(seed)
-            if len(seeds) != n:
-                raise ValueError(f"seed must be an int or a list of num_envs={n} seeds, got {len(seeds)} seeds.")
-        if seeds is not None:
-            self._rngs = [gym.utils.seeding.np_random(s)[0] for s in seeds]
-        self._t[:] = 0
-        self._pos[:] = 0
-        self._len[:] = 0
-        self._done[:] = False
+        self._seed(seed)
+        self._restart_all()
         self._tables = None
-        if options:
-            unknown = set(options) - {"reward_table"}
-            if unknown:
-                raise ValueError(f"options may only contain 'reward_table', got {sorted(unknown)!r}.")
-            if options.get("reward_table") is not None:
-                self._tables = self._check_table(options["reward_table"], leading=(n,))
+        table = check_options(self.env_id, options, ("reward_table",)).get("reward_table")
+        if table is not None:
+            self._tables = self._check_table(table, leading=(n,))
         info = {
             "feedback_graph": np.broadcast_to(self.adjacency, (n, self.n_arms, self.n_arms)),
             "expected_rewards": np.broadcast_to(self.expected_rewards, (n, self.n_arms)),
         }
         return self._obs.copy(), info
 
-    def _rows(self) -> npt.NDArray[np.float64]:
-        if self._tables is not None:
-            return self._tables[self._arange, self._t]
-        empty = np.flatnonzero(self._pos >= self._len)
-        for i in empty:
-            rows = int(min(BLOCK_ROWS, self.horizon - self._t[i]))
-            self._block[i, :rows] = self.reward_model.sample(self._rngs[i], rows)
-            self._len[i] = rows
-            self._pos[i] = 0
-        rows_now = self._block[self._arange, self._pos]
-        self._pos += 1
-        return rows_now
+    def _restart(self, which: BoolArray) -> None:
+        self._noise.restart(which, self.horizon)
 
-    def step(
-        self, actions: Any
-    ) -> tuple[
-        npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]
-    ]:
-        """Step every copy (copies truncated at the previous step are reset instead)."""
-        a = np.asarray(actions)
-        if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
-            raise ValueError(
-                f"actions must be an integer array of shape ({self.num_envs},), got {a.dtype} array of shape {a.shape}."
-            )
-        if a.size and (a.min() < 0 or a.max() >= self.n_arms):
-            raise ValueError(f"actions must lie in [0, {self.n_arms - 1}], got values in [{a.min()}, {a.max()}].")
-        if self._done.any():
-            # NEXT_STEP autoreset: the finished copies restart; their rewards this step are 0.
-            self._t[self._done] = 0
-            self._len[self._done] = 0
-            self._pos[self._done] = 0
-        rows = self._rows()
-        reward, mask, observed, regret = observe(rows, a, self.neighbourhoods, self.gaps)
-        was_done = self._done.copy()
-        reward = np.where(was_done, 0.0, reward)
-        regret = np.where(was_done, 0.0, regret)
-        if was_done.any():
+    def _draw(self, copy: int, rows: int) -> FloatArray:
+        return self.reward_model.sample(self._rngs[copy], rows)
+
+    def _play(self, actions: IntArray, restarting: BoolArray) -> tuple[Any, FloatArray, dict[str, Any]]:
+        if self._tables is not None:
+            rows = self._tables[self._arange, self._t]
+        else:
+            rows = self._noise.next(self._draw)
+        reward, mask, observed, regret = observe(rows, actions, self.neighbourhoods, self.gaps)
+        if restarting.any():
             # A reset step consumes no reward row and observes nothing (the row is the next step's).
-            self._pos[was_done] -= 1
-            mask = mask & ~was_done[:, None]
+            reward = np.where(restarting, 0.0, reward)
+            regret = np.where(restarting, 0.0, regret)
+            self._noise.unread(restarting)
+            mask = mask & ~restarting[:, None]
             observed = observed * mask
-        self._t += ~was_done
-        truncated = self._t >= self.horizon
-        self._done = truncated.copy()
         info = {
             "observed_mask": mask,
             "observed_rewards": observed,
             "regret": regret,
-            "expected_reward": self.expected_rewards[a],
+            "expected_reward": self.expected_rewards[actions],
             "optimal_action": np.full(self.num_envs, self.optimal_action),
         }
-        return self._obs.copy(), reward, np.zeros(self.num_envs, dtype=bool), truncated, info
+        return self._obs.copy(), reward, info

@@ -5,6 +5,7 @@ side (similarity without the user's row, exact POI counts) and argument validati
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +32,9 @@ from bandit_envs.budget._movielens_world import MovieLensWorld
 from bandit_envs.datasets import CheckIns, Ratings, synthetic_gowalla
 from bandit_envs.privacy import randomized_response
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
-ML_DIR = DATA / "ml-latest-small"
-GOWALLA_NYC = DATA / "gowalla-snap-nyc" / "loc-gowalla_totalCheckins.nyc.txt.gz"
+#: Real data files, by their names under ../shared/data (the ``shared_data`` fixture finds them).
+ML_RATINGS = "ml-latest-small/ratings.csv"
+GOWALLA_NYC = "gowalla-snap-nyc/loc-gowalla_totalCheckins.nyc.txt.gz"
 
 ML_ID = "PrivacyBudgetMovieLens-v0"
 GW_ID = "PrivacyBudgetGowalla-v0"
@@ -59,12 +60,6 @@ RESET_KEYS = (
     "expected_recommendation_rewards",
     "expected_loss_factors",
 )
-
-
-def _require(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"real test data not found at {path.resolve()} (see shared/data/README.md)")
-    return path
 
 
 def rollout(env: gym.Env[Any, Any], actions: list[int], seed: int) -> list[tuple[Any, ...]]:
@@ -123,8 +118,8 @@ def test_make_without_arguments_works_offline(env_id: str, monkeypatch: pytest.M
 # ---------------------------------------------------------------------------------------------
 
 
-def test_movielens_real_data_smoke() -> None:
-    path = _require(ML_DIR / "ratings.csv").parent
+def test_movielens_real_data_smoke(shared_data: Callable[[str], Path]) -> None:
+    path = shared_data(ML_RATINGS).parent
     scenario = movielens_scenario(str(path))
     assert scenario.n_items == 2264  # movies with >= 10 raters in the (20, 10)-core
     eligible = scenario.eligible(0.25, 0.6)
@@ -138,8 +133,8 @@ def test_movielens_real_data_smoke() -> None:
     assert movielens_scenario(str(path)) is scenario
 
 
-def test_gowalla_real_data_smoke() -> None:
-    path = _require(GOWALLA_NYC)
+def test_gowalla_real_data_smoke(shared_data: Callable[[str], Path]) -> None:
+    path = shared_data(GOWALLA_NYC)
     scenario = gowalla_scenario(str(path))
     assert scenario.city_center is not None  # one shared frame for the NYC subset
     eligible = scenario.eligible(800)
@@ -248,13 +243,15 @@ def test_recommendation_reward_matches_brute_force() -> None:
     grid = world.grids
     pois = np.stack([grid.x, grid.y], axis=1)  # the shared city grid holds every POI
     env.reset(seed=9)
+    # The env's noise rows: the reset's, then one per step (one block: horizon + 1 <= 512 rows).
+    noise = gym.utils.seeding.np_random(9)[0].random((301, env.instance.world.n_noise + 1))
     state = env._state.copy()
     for t in range(300):
         truth = world.locations[state[0]]
         _, _, _, _, info = env.step(t % 10)
         d = info["displacement_km"]
         # The reported point, from the angle column of the env's own noise row.
-        row = env._block[env._pos - 1]
+        row = noise[t + 1]
         theta = 2 * np.pi * row[2]
         reported = truth + d * np.array([np.cos(theta), np.sin(theta)])
         in_s = np.hypot(*(pois - reported).T) <= 3.0
@@ -292,7 +289,7 @@ def test_per_user_frames_on_data_spanning_cities() -> None:
     for t in range(200):
         state = venv._state.copy()
         _, _, _, _, info = venv.step(np.array([t % 10, (t + 5) % 10]))
-        rows = venv._block[np.arange(2), venv._pos - 1]
+        rows = venv._noise.block[np.arange(2), venv._noise.pos - 1]
         for i, g in enumerate(geometry):
             # Brute force over every POI of the data, projected into the user's own frame.
             pois = scenario._project(np.arange(scenario.n_pois), *g.center)

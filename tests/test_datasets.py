@@ -11,6 +11,7 @@ import gzip
 import hashlib
 import shutil
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -34,25 +35,19 @@ from bandit_envs.datasets import (
     top_users,
 )
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
-ML_DIR = DATA / "ml-latest-small"
-GOWALLA_NYC = DATA / "gowalla-snap-nyc" / "loc-gowalla_totalCheckins.nyc.txt.gz"
-
-
-def _require(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"real test data not found at {path.resolve()} (see shared/data/README.md)")
-    return path
+#: Real data files, by their names under ../shared/data (the ``shared_data`` fixture finds them).
+ML_RATINGS = "ml-latest-small/ratings.csv"
+GOWALLA_NYC = "gowalla-snap-nyc/loc-gowalla_totalCheckins.nyc.txt.gz"
 
 
 @pytest.fixture
-def ml_ratings() -> Path:
-    return _require(ML_DIR / "ratings.csv")
+def ml_ratings(shared_data: Callable[[str], Path]) -> Path:
+    return shared_data(ML_RATINGS)
 
 
 @pytest.fixture
-def gowalla_nyc() -> Path:
-    return _require(GOWALLA_NYC)
+def gowalla_nyc(shared_data: Callable[[str], Path]) -> Path:
+    return shared_data(GOWALLA_NYC)
 
 
 @pytest.fixture
@@ -72,7 +67,7 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_movielens_latest_small_counts(ml_ratings: Path) -> None:
-    ratings = load_movielens("ml-latest-small", path=ML_DIR)
+    ratings = load_movielens("ml-latest-small", path=ml_ratings.parent)
     assert (len(ratings), ratings.n_users, ratings.n_items) == (100_836, 610, 9_724)
     assert ratings.user_id.dtype == np.int64 and ratings.timestamp.dtype == np.int64
     assert ratings.rating.dtype == np.float64

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +28,9 @@ from bandit_envs.recommendation import (
 )
 from bandit_envs.recommendation._envs import BLOCK
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
-ML_DIR = DATA / "ml-latest-small"
-GOWALLA_NYC = DATA / "gowalla-snap-nyc" / "loc-gowalla_totalCheckins.nyc.txt.gz"
+#: Real data files, by their names under ../shared/data (the ``shared_data`` fixture finds them).
+ML_RATINGS = "ml-latest-small/ratings.csv"
+GOWALLA_NYC = "gowalla-snap-nyc/loc-gowalla_totalCheckins.nyc.txt.gz"
 
 ML_ID = "MovieLensRecommendation-v0"
 GW_ID = "GowallaRecommendation-v0"
@@ -44,12 +45,6 @@ VARIANTS = {
     GW_ID: [{}, {"distance_km": 1.0, "reward": "visited", "reward_noise": 0.1}],
 }
 CASES = [(env_id, kwargs) for env_id in IDS for kwargs in VARIANTS[env_id]]
-
-
-def _require(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"real test data not found at {path.resolve()} (see shared/data/README.md)")
-    return path
 
 
 def _ratings(rows: list[tuple[int, int, float]]) -> Ratings:
@@ -115,8 +110,8 @@ def test_make_without_arguments_works_offline(env_id: str, monkeypatch: pytest.M
 # ---------------------------------------------------------------------------------------------
 
 
-def test_movielens_real_data_smoke() -> None:
-    path = _require(ML_DIR / "ratings.csv").parent
+def test_movielens_real_data_smoke(shared_data: Callable[[str], Path]) -> None:
+    path = shared_data(ML_RATINGS).parent
     env = MovieLensRecommendationEnv(data=str(path), horizon=300)
     ratings = load_movielens("ml-latest-small", path=path)
     first = np.unique(ratings.item_id)[:20]
@@ -135,8 +130,8 @@ def test_movielens_real_data_smoke() -> None:
     assert np.all(np.abs(popular.rewards) <= 1.0)
 
 
-def test_gowalla_real_data_smoke() -> None:
-    path = _require(GOWALLA_NYC)
+def test_gowalla_real_data_smoke(shared_data: Callable[[str], Path]) -> None:
+    path = shared_data(GOWALLA_NYC)
     env = GowallaRecommendationEnv(data=str(path), horizon=300)
     problem = env.problem
     assert problem.n_contexts == 76_538  # distinct (user, POI) pairs of the 1,452 users with >= 20 check-ins

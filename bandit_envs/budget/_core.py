@@ -1,17 +1,17 @@
-"""Pieces shared by both budget scenarios: payoff, budgets, sensitivities, noise rows, the oracle.
+"""Pieces shared by both budget scenarios: payoff, budgets, sensitivities, noise rows, the oracle, the config.
 
 Every transition here is a pure function of its inputs and of a row of uniforms drawn from a
 ``numpy.random.Generator``: each step of each copy consumes exactly one row of ``n_noise + 1``
 uniforms (the last one draws the sensitivity of the next datum), so results depend only on the
 generator's stream, never on how many rows are drawn at once, and the single env, the vector env
-and the Monte Carlo oracle all call the same functions (STYLE.md rule 3).
+and the Monte Carlo oracle all call the same functions.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,7 @@ BLOCK_ROWS = 512
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+ConfigT = TypeVar("ConfigT", bound="BudgetConfig")
 
 
 class World(Protocol):
@@ -193,3 +194,70 @@ def monte_carlo_oracle(world: World, budgets: FloatArray, samples: int, seed: in
         copies * steps,
         burn,
     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class BudgetConfig:
+    """The arguments both budget scenarios share, validated once (budget paper §7.1.3).
+
+    Each field is the env keyword of the same name, with the same default; the scenario configs
+    (:class:`~bandit_envs.budget.MovieLensBudgetConfig`, :class:`~bandit_envs.budget.GowallaBudgetConfig`)
+    add theirs. ``__post_init__`` checks every field (an invalid one raises ``ValueError`` or
+    ``TypeError`` naming it) and stores the checked values; ``data`` and ``user`` are checked
+    when the instance is built (they need the data).
+
+    Attributes
+    ----------
+    budget_grid : ndarray of float64
+        The arms: ``budgets``, or the paper's {1/K, ..., 1} with K = ``n_budgets``.
+    sensitivity : SensitivityModel
+        The law of phi_n and phi_t.
+    """
+
+    data: Any = None
+    user: int | None = None
+    n_budgets: int = 10
+    budgets: Any = None
+    gamma: float = 1.0
+    sensitivity_range: tuple[float, float] = (0.3, 0.8)
+    sensitivity_std: float = 0.05
+    sensitivity_level: float | None = None
+    horizon: int = 20_000
+    instance_seed: int = 0
+    oracle_samples: int = 20_000
+    oracle_seed: int = 0
+    budget_grid: FloatArray = field(init=False, repr=False, compare=False)
+    sensitivity: SensitivityModel = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._set("budget_grid", budget_grid(self.n_budgets, self.budgets))
+        self._set("gamma", check_float("gamma", self.gamma, low=0.0))
+        self._set(
+            "sensitivity",
+            SensitivityModel.checked(self.sensitivity_range, self.sensitivity_std, self.sensitivity_level),
+        )
+        self._set("horizon", check_int("horizon", self.horizon, minimum=1))
+        self._set("instance_seed", check_int("instance_seed", self.instance_seed, minimum=0))
+        self._set("oracle_samples", check_int("oracle_samples", self.oracle_samples, minimum=1000))
+        self._set("oracle_seed", check_int("oracle_seed", self.oracle_seed, minimum=0))
+
+    def _set(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+
+    @classmethod
+    def keywords(cls) -> dict[str, Any]:
+        """The env keywords of this config and their defaults."""
+        return {f.name: f.default for f in fields(cls) if f.init}
+
+    @classmethod
+    def from_keywords(cls: type[ConfigT], owner: str, keywords: dict[str, Any]) -> ConfigT:
+        """The config of ``owner``'s keyword arguments; an unknown keyword raises ``TypeError`` naming it.
+
+        The message is Python's own for a missing parameter of ``owner.__init__``, as when every
+        keyword was spelled out in the env's signature.
+        """
+        known = cls.keywords()
+        for name in keywords:
+            if name not in known:
+                raise TypeError(f"{owner}.__init__() got an unexpected keyword argument {name!r}")
+        return cls(**keywords)

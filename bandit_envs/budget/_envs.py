@@ -1,24 +1,40 @@
 """The Gymnasium layer shared by both budget scenarios: one user-env and its native vector env.
 
-A scenario module supplies an :class:`Instance` (its world for a list of users, their oracles and
-sensitivity levels); these classes add seeding, noise blocks, the horizon, the payoff, the info
-contract and (for the vector env) autoreset. Both call the world's pure transition.
+A scenario module supplies its config type (the validated keywords) and its instance builder (its
+world for a list of users, their oracles and sensitivity levels); these classes add the payoff and
+the info contract on top of :mod:`bandit_envs.core` (checks, seeding, noise blocks, autoreset).
+The single and the vector env call the same pure transition, :meth:`_BudgetCore._transition`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-import gymnasium as gym
 import numpy as np
-import numpy.typing as npt
 from gymnasium import spaces
-from gymnasium.vector import AutoresetMode, VectorEnv
-from gymnasium.vector.utils import batch_space
 
-from bandit_envs.budget._core import BLOCK_ROWS, FloatArray, IntArray, Oracle, SensitivityModel, World, payoff
-from bandit_envs.validation import check_float, check_int
+from bandit_envs.budget._core import (
+    BLOCK_ROWS,
+    BudgetConfig,
+    FloatArray,
+    IntArray,
+    Oracle,
+    SensitivityModel,
+    World,
+    payoff,
+)
+from bandit_envs.core import (
+    BanditEnv,
+    BanditVectorEnv,
+    BoolArray,
+    NoiseBlock,
+    NoiseBlocks,
+    check_options,
+    check_render_mode,
+)
+from bandit_envs.validation import check_int
 
 
 @dataclass(frozen=True)
@@ -34,16 +50,27 @@ class Instance:
 
 
 class _BudgetCore:
-    """Payoff tables and argument checks shared by the single and the vector env."""
+    """Payoff tables and the pure transition shared by the single and the vector env.
 
-    env_id: str = ""
+    A scenario sets ``env_id``, ``config_type`` and ``build_instance`` (config, one user per copy
+    -> the instance and, per copy, the index of its user in it).
+    """
 
-    def _setup(self, instance: Instance, who: IntArray, gamma: Any, horizon: Any) -> None:
-        self.gamma = check_float("gamma", gamma, low=0.0)
-        self.horizon = check_int("horizon", horizon, minimum=1)
+    env_id: ClassVar[str] = ""
+    config_type: ClassVar[type[BudgetConfig]] = BudgetConfig
+
+    @staticmethod
+    def build_instance(config: Any, users: list[Any]) -> tuple[Instance, IntArray]:
+        """The scenario's instance for ``users`` (one per copy) and each copy's index into it."""
+        raise NotImplementedError
+
+    def _setup(self, config: BudgetConfig, instance: Instance, who: IntArray) -> None:
+        self.config = config
+        self.gamma = config.gamma
+        self.horizon = config.horizon
         self.instance = instance
         self.budgets = instance.budgets
-        self.n_budgets = int(instance.budgets.size)
+        self.n_budgets = self.n_actions = int(instance.budgets.size)
         rec = np.stack([o.recommendation for o in instance.oracles])
         loss = np.stack([o.loss_factor for o in instance.oracles])
         mean_phi = np.array([instance.sensitivity.mean(float(v)) for v in instance.levels])
@@ -58,9 +85,8 @@ class _BudgetCore:
         self._level = instance.levels[who]
         self._width = instance.world.n_noise + 1
 
-    def _check_render_mode(self, render_mode: str | None) -> None:
-        if render_mode is not None:
-            raise ValueError(f"render_mode must be None ({self.env_id} has no rendering), got {render_mode!r}.")
+    def _spaces(self) -> tuple[spaces.Discrete, Any]:
+        return spaces.Discrete(self.n_budgets), spaces.Box(0.0, 1.0, shape=(1,), dtype=np.float64)
 
     def _transition(
         self, state: IntArray, actions: IntArray, phi: FloatArray, rows: FloatArray
@@ -107,152 +133,107 @@ class _BudgetCore:
         }
 
 
-class BudgetEnv(_BudgetCore, gym.Env[FloatArray, np.int64]):
-    """One user choosing a privacy budget each round (the scenario subclasses document the rest)."""
+class BudgetEnv(_BudgetCore, BanditEnv[FloatArray]):
+    """One user choosing a privacy budget each round (the scenario subclasses document the rest).
 
-    metadata: dict[str, Any] = {"render_modes": []}
+    ``data`` and ``user`` may be given by position; every other keyword is a field of the
+    scenario's ``config_type``. An episode consumes ``horizon + 1`` noise rows (the reset's and one
+    per step).
+    """
 
-    def _init_env(self, instance: Instance, gamma: Any, horizon: Any) -> None:
-        self._setup(instance, np.zeros(1, dtype=np.int64), gamma, horizon)
-        self.action_space = spaces.Discrete(self.n_budgets)
-        self.observation_space = spaces.Box(0.0, 1.0, shape=(1,), dtype=np.float64)
-        self._block: FloatArray = np.empty((0, self._width))
-        self._pos = 0
-        self._consumed = 0
-        self._t = 0
+    def __init__(self, data: Any = None, user: Any = None, *, render_mode: str | None = None, **keywords: Any) -> None:
+        check_render_mode(self.env_id, render_mode)
+        config = self.config_type.from_keywords(type(self).__name__, {"data": data, "user": user, **keywords})
+        instance, who = type(self).build_instance(config, [config.user])
+        self.user = int(instance.users[0])
+        self._setup(config, instance, who)
+        self.action_space, self.observation_space = self._spaces()
+        self._noise = NoiseBlock(self._draw, BLOCK_ROWS)
+        self._rows: Iterator[FloatArray] = iter(())
+        self._t = self.horizon  # no episode before the first reset
         self._state = np.zeros(1, dtype=np.int64)
         self._phi = np.zeros(1)
 
-    def _next_row(self) -> FloatArray:
-        if self._pos >= self._block.shape[0]:
-            # An episode consumes exactly horizon + 1 rows, so a reset never discards drawn rows.
-            n = min(BLOCK_ROWS, self.horizon + 1 - self._consumed)
-            self._block = self.np_random.random((n, self._width))
-            self._pos = 0
-        row = self._block[self._pos : self._pos + 1]
-        self._pos += 1
-        self._consumed += 1
-        return row
+    def _draw(self, rows: int) -> FloatArray:
+        return self.np_random.random((rows, self._width))
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[FloatArray, dict[str, Any]]:
         """Start an episode: draw the first datum and its sensitivity (the observation)."""
-        super().reset(seed=seed)
-        if options:
-            raise ValueError(f"options must be None or empty ({self.env_id} takes no reset options), got {options!r}.")
-        self._block = np.empty((0, self._width))
-        self._pos = self._consumed = self._t = 0
-        self._state, self._phi = self._start(self._next_row())
+        self._start_episode(seed)
+        check_options(self.env_id, options)
+        self._rows = self._noise.restart(self.horizon + 1)
+        self._state, self._phi = self._start(next(self._rows)[None])
         return self._phi.copy(), self._reset_info(0)
 
     def step(self, action: Any) -> tuple[FloatArray, float, bool, bool, dict[str, Any]]:
         """Send the current datum with budget ``budgets[action]``; observe the next datum's sensitivity."""
-        if self._t >= self.horizon:
-            raise RuntimeError(f"the episode ended after horizon={self.horizon} steps; call reset().")
-        try:
-            a = int(action)
-        except (TypeError, ValueError):
-            a = -1
-        # ``a != action`` refuses values int() would silently truncate or parse (1.5, "3").
-        if not 0 <= a < self.n_budgets or a != action:
-            raise ValueError(f"action must be an integer in [0, {self.n_budgets - 1}], got {action!r}.")
-        self._state, reward, next_phi, info = self._transition(self._state, np.array([a]), self._phi, self._next_row())
+        a = self._check_step(action)
+        self._state, reward, next_phi, info = self._transition(
+            self._state, np.array([a]), self._phi, next(self._rows)[None]
+        )
         self._phi = next_phi
-        self._t += 1
         scalar_info = {key: value[0].item() for key, value in info.items()}
-        return next_phi.copy(), float(reward[0]), False, self._t >= self.horizon, scalar_info
+        return next_phi.copy(), float(reward[0]), False, self._end_step(), scalar_info
 
 
-class BudgetVectorEnv(_BudgetCore, VectorEnv):
+class BudgetVectorEnv(_BudgetCore, BanditVectorEnv):
     """``num_envs`` copies stepped by one numpy call; copy i may be a different user."""
 
-    metadata: dict[str, Any] = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
-
-    def _init_env(self, num_envs: int, instance: Instance, who: IntArray, gamma: Any, horizon: Any) -> None:
-        self.num_envs = num_envs
-        self._setup(instance, who, gamma, horizon)
-        self.single_action_space = spaces.Discrete(self.n_budgets)
-        self.single_observation_space = spaces.Box(0.0, 1.0, shape=(1,), dtype=np.float64)
-        self.action_space = batch_space(self.single_action_space, num_envs)
-        self.observation_space = batch_space(self.single_observation_space, num_envs)
-        n = num_envs
-        self._rngs = [np.random.default_rng() for _ in range(n)]
-        self._block = np.empty((n, BLOCK_ROWS, self._width))
-        self._pos = np.zeros(n, dtype=np.int64)
-        self._len = np.zeros(n, dtype=np.int64)
-        self._consumed = np.zeros(n, dtype=np.int64)
-        self._t = np.zeros(n, dtype=np.int64)
-        self._done = np.zeros(n, dtype=bool)
+    def __init__(
+        self,
+        num_envs: int = 1,
+        users: Any = None,
+        data: Any = None,
+        user: Any = None,
+        *,
+        render_mode: str | None = None,
+        **keywords: Any,
+    ) -> None:
+        check_render_mode(self.env_id, render_mode)
+        n = check_int("num_envs", num_envs, minimum=1)
+        per_copy = copy_users(users, user, n)
+        config = self.config_type.from_keywords(type(self).__name__, {"data": data, "user": user, **keywords})
+        instance, who = type(self).build_instance(config, per_copy)
+        self.users = instance.users[who]
+        self._setup(config, instance, who)
+        self._init_copies(n, *self._spaces())
+        self._noise = NoiseBlocks(n, BLOCK_ROWS, (self._width,))
         self._state = np.zeros(n, dtype=np.int64)
         self._phi = np.zeros(n)
-        self._arange = np.arange(n)
 
-    def _rows(self) -> FloatArray:
-        for i in np.flatnonzero(self._pos >= self._len):
-            rows = int(min(BLOCK_ROWS, self.horizon + 1 - self._consumed[i]))
-            self._block[i, :rows] = self._rngs[i].random((rows, self._width))
-            self._len[i] = rows
-            self._pos[i] = 0
-        rows_now = self._block[self._arange, self._pos]
-        self._pos += 1
-        self._consumed += 1
-        return rows_now
+    def _draw(self, copy: int, rows: int) -> FloatArray:
+        return self._rngs[copy].random((rows, self._width))
+
+    def _restart(self, which: BoolArray) -> None:
+        self._noise.restart(which, self.horizon + 1)
 
     def reset(
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[FloatArray, dict[str, Any]]:
         """Reset every copy; ``seed=s`` seeds copy i with ``s + i`` (or ``seed[i]`` for a list)."""
-        n = self.num_envs
-        if options:
-            raise ValueError(f"options must be None or empty ({self.env_id} takes no reset options), got {options!r}.")
-        if seed is not None:
-            if isinstance(seed, int | np.integer):
-                seeds: list[int | None] = [int(seed) + i for i in range(n)]
-            else:
-                seeds = list(seed)
-                if len(seeds) != n:
-                    raise ValueError(f"seed must be an int or a list of num_envs={n} seeds, got {len(seeds)} seeds.")
-            self._rngs = [gym.utils.seeding.np_random(s)[0] for s in seeds]
-        self._pos[:] = 0
-        self._len[:] = 0
-        self._consumed[:] = 0
-        self._t[:] = 0
-        self._done[:] = False
-        self._state, self._phi = self._start(self._rows())
-        infos = [self._reset_info(i) for i in range(n)]
+        check_options(self.env_id, options)
+        self._seed(seed)
+        self._restart_all()
+        self._state, self._phi = self._start(self._noise.next(self._draw))
+        infos = [self._reset_info(i) for i in range(self.num_envs)]
         info = {key: np.array([d[key] for d in infos]) for key in infos[0]}
         return self._phi[:, None].copy(), info
 
-    def step(
-        self, actions: Any
-    ) -> tuple[FloatArray, FloatArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
-        """Step every copy (copies truncated at the previous step are reset instead: NEXT_STEP autoreset)."""
-        a = np.asarray(actions)
-        if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
-            raise ValueError(
-                f"actions must be an integer array of shape ({self.num_envs},), got {a.dtype} array of shape {a.shape}."
-            )
-        if a.size and (a.min() < 0 or a.max() >= self.n_budgets):
-            raise ValueError(f"actions must lie in [0, {self.n_budgets - 1}], got values in [{a.min()}, {a.max()}].")
-        was_done = self._done
-        if was_done.any():
-            self._consumed[was_done] = 0
-            self._t[was_done] = 0
-        rows = self._rows()
-        state, reward, phi, info = self._transition(self._state, a, self._phi, rows)
-        if was_done.any():
+    def _play(self, actions: IntArray, restarting: BoolArray) -> tuple[Any, FloatArray, dict[str, Any]]:
+        rows = self._noise.next(self._draw)
+        state, reward, phi, info = self._transition(self._state, actions, self._phi, rows)
+        if restarting.any():
+            # NEXT_STEP autoreset: the row is the restarting copies' reset row; they play nothing.
             start_state, start_phi = self._start(rows)
-            state = np.where(was_done, start_state, state)
-            phi = np.where(was_done, start_phi, phi)
-            reward = np.where(was_done, 0.0, reward)
+            state = np.where(restarting, start_state, state)
+            phi = np.where(restarting, start_phi, phi)
+            reward = np.where(restarting, 0.0, reward)
             for key in ("privacy_loss", "recommendation_reward", "regret", "expected_reward", "fixed_arm_regret"):
-                info[key] = np.where(was_done, 0.0, info[key])
+                info[key] = np.where(restarting, 0.0, info[key])
         self._state, self._phi = state, phi
-        self._t += ~was_done
-        truncated = self._t >= self.horizon
-        self._done = truncated.copy()
-        return phi[:, None].copy(), reward, np.zeros(self.num_envs, dtype=bool), truncated, info
+        return phi[:, None].copy(), reward, info
 
 
 def copy_users(users: Any, user: Any, num_envs: int) -> list[Any]:

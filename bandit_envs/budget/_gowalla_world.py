@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from bandit_envs.budget._core import FloatArray, IntArray, Oracle, SensitivityModel, budget_grid, monte_carlo_oracle
+from bandit_envs.budget._core import BudgetConfig, FloatArray, IntArray, Oracle, monte_carlo_oracle
 from bandit_envs.budget._data import checkins_from, shared_scenario
 from bandit_envs.budget._envs import Instance
 from bandit_envs.budget._geo import Grid, GridStack, build_grid
@@ -219,39 +219,41 @@ class GowallaWorld:
         return 0
 
 
-def gowalla_instance(
-    data: Any,
-    users: list[Any],
-    n_budgets: Any,
-    budgets: Any,
-    epsilon_unit_km: Any,
-    recommend_radius_km: Any,
-    valid_radius_km: Any,
-    loss_scale_km: Any,
-    home_radius_km: Any,
-    min_user_checkins: Any,
-    sensitivity_range: Any,
-    sensitivity_std: Any,
-    sensitivity_level: Any,
-    instance_seed: Any,
-    oracle_samples: Any,
-    oracle_seed: Any,
-) -> tuple[Instance, IntArray]:
-    """Validate the arguments and build the instance for ``users`` (one entry per copy; None = drawn)."""
-    grid = budget_grid(n_budgets, budgets)
-    settings = {
-        "epsilon_unit_km": check_float("epsilon_unit_km", epsilon_unit_km, low=0.0, low_open=True),
-        "recommend_km": check_float("recommend_radius_km", recommend_radius_km, low=0.0, low_open=True),
-        "valid_km": check_float("valid_radius_km", valid_radius_km, low=0.0, low_open=True),
-        "loss_scale_km": check_float("loss_scale_km", loss_scale_km, low=0.0, low_open=True),
-    }
-    home_km = check_float("home_radius_km", home_radius_km, low=0.0)
-    min_checkins = check_int("min_user_checkins", min_user_checkins, minimum=1)
-    sensitivity = SensitivityModel.checked(sensitivity_range, sensitivity_std, sensitivity_level)
-    seed = check_int("instance_seed", instance_seed, minimum=0)
-    samples = check_int("oracle_samples", oracle_samples, minimum=1000)
-    o_seed = check_int("oracle_seed", oracle_seed, minimum=0)
-    scenario = gowalla_scenario(data)
+@dataclass(frozen=True, kw_only=True)
+class GowallaBudgetConfig(BudgetConfig):
+    """Every keyword of ``PrivacyBudgetGowalla-v0``, validated (see the env's docstring for their meaning)."""
+
+    epsilon_unit_km: float = 1.0
+    recommend_radius_km: float = 3.0
+    valid_radius_km: float = 1.0
+    loss_scale_km: float = 1.0
+    home_radius_km: float = 50.0
+    min_user_checkins: int = 800
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("epsilon_unit_km", "recommend_radius_km", "valid_radius_km", "loss_scale_km"):
+            self._set(name, check_float(name, getattr(self, name), low=0.0, low_open=True))
+        self._set("home_radius_km", check_float("home_radius_km", self.home_radius_km, low=0.0))
+        self._set("min_user_checkins", check_int("min_user_checkins", self.min_user_checkins, minimum=1))
+
+    def world_settings(self) -> dict[str, float]:
+        """The keyword arguments of :meth:`GowallaWorld.of` besides the geometries."""
+        return {
+            "epsilon_unit_km": self.epsilon_unit_km,
+            "recommend_km": self.recommend_radius_km,
+            "valid_km": self.valid_radius_km,
+            "loss_scale_km": self.loss_scale_km,
+        }
+
+
+def gowalla_instance(config: GowallaBudgetConfig, users: list[Any]) -> tuple[Instance, IntArray]:
+    """Build the instance of ``config`` for ``users`` (one entry per copy; None = drawn from ``instance_seed``)."""
+    grid = config.budget_grid
+    settings = config.world_settings()
+    home_km, min_checkins = config.home_radius_km, config.min_user_checkins
+    seed, samples, o_seed = config.instance_seed, config.oracle_samples, config.oracle_seed
+    scenario = gowalla_scenario(config.data)
     eligible = scenario.eligible(min_checkins)
     if eligible.size == 0:
         raise ValueError(
@@ -267,9 +269,9 @@ def gowalla_instance(
         if key not in scenario.oracles:
             scenario.oracles[key] = monte_carlo_oracle(GowallaWorld.of([g], **settings), grid, samples, o_seed)
         oracles.append(scenario.oracles[key])
-    levels = np.array([sensitivity.user_level(seed, int(u)) for u in distinct])
+    levels = np.array([config.sensitivity.user_level(seed, int(u)) for u in distinct])
     world = GowallaWorld.of(geo, **settings)
-    return Instance(world, distinct, tuple(oracles), levels, grid, sensitivity), who.astype(np.int64)
+    return Instance(world, distinct, tuple(oracles), levels, grid, config.sensitivity), who.astype(np.int64)
 
 
 def _check_user(scenario: GowallaScenario, user: Any, eligible: IntArray, seed: int, min_checkins: int) -> int:

@@ -16,11 +16,10 @@ import numpy.typing as npt
 from scipy.special import expit
 
 from bandit_envs.budget._core import (
+    BudgetConfig,
     FloatArray,
     IntArray,
     Oracle,
-    SensitivityModel,
-    budget_grid,
     monte_carlo_oracle,
 )
 from bandit_envs.budget._data import ratings_from, shared_scenario
@@ -209,41 +208,43 @@ class MovieLensWorld:
         return math.ceil(math.log(1e-6) / math.log1p(-q))
 
 
-def movielens_instance(
-    data: Any,
-    users: list[Any],
-    n_budgets: Any,
-    budgets: Any,
-    loss: Any,
-    next_item: Any,
-    similarity: Any,
-    min_movie_raters: Any,
-    min_user_ratings: Any,
-    min_watched_fraction: Any,
-    max_watched_fraction: Any,
-    sensitivity_range: Any,
-    sensitivity_std: Any,
-    sensitivity_level: Any,
-    instance_seed: Any,
-    oracle_samples: Any,
-    oracle_seed: Any,
-) -> tuple[Instance, IntArray]:
-    """Validate the arguments and build the instance for ``users`` (one entry per copy; None = drawn)."""
-    grid = budget_grid(n_budgets, budgets)
-    check_choice("loss", loss, LOSS_MODELS)
-    check_choice("next_item", next_item, NEXT_ITEM)
-    lo = check_float("min_watched_fraction", min_watched_fraction, low=0.0, high=1.0)
-    hi = check_float("max_watched_fraction", max_watched_fraction, low=0.0, high=1.0)
-    if lo > hi:
-        raise ValueError(
-            f"min_watched_fraction must not exceed max_watched_fraction, got {min_watched_fraction!r} > "
-            f"{max_watched_fraction!r}."
-        )
-    sensitivity = SensitivityModel.checked(sensitivity_range, sensitivity_std, sensitivity_level)
-    seed = check_int("instance_seed", instance_seed, minimum=0)
-    samples = check_int("oracle_samples", oracle_samples, minimum=1000)
-    o_seed = check_int("oracle_seed", oracle_seed, minimum=0)
-    scenario = movielens_scenario(data, min_movie_raters, min_user_ratings, similarity)
+@dataclass(frozen=True, kw_only=True)
+class MovieLensBudgetConfig(BudgetConfig):
+    """Every keyword of ``PrivacyBudgetMovieLens-v0``, validated (see the env's docstring for their meaning)."""
+
+    loss: str = "revealed"
+    next_item: str = "recommended"
+    similarity: str = "ratings"
+    min_movie_raters: int = 10
+    min_user_ratings: int = 20
+    min_watched_fraction: float = 0.25
+    max_watched_fraction: float = 0.6
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_choice("loss", self.loss, LOSS_MODELS)
+        check_choice("next_item", self.next_item, NEXT_ITEM)
+        check_choice("similarity", self.similarity, SIMILARITIES)
+        self._set("min_movie_raters", check_int("min_movie_raters", self.min_movie_raters, minimum=1))
+        self._set("min_user_ratings", check_int("min_user_ratings", self.min_user_ratings, minimum=1))
+        lo = check_float("min_watched_fraction", self.min_watched_fraction, low=0.0, high=1.0)
+        hi = check_float("max_watched_fraction", self.max_watched_fraction, low=0.0, high=1.0)
+        if lo > hi:
+            raise ValueError(
+                f"min_watched_fraction must not exceed max_watched_fraction, got {self.min_watched_fraction!r} > "
+                f"{self.max_watched_fraction!r}."
+            )
+        self._set("min_watched_fraction", lo)
+        self._set("max_watched_fraction", hi)
+
+
+def movielens_instance(config: MovieLensBudgetConfig, users: list[Any]) -> tuple[Instance, IntArray]:
+    """Build the instance of ``config`` for ``users`` (one entry per copy; None = drawn from ``instance_seed``)."""
+    grid = config.budget_grid
+    loss, next_item = config.loss, config.next_item
+    lo, hi = config.min_watched_fraction, config.max_watched_fraction
+    seed, samples, o_seed = config.instance_seed, config.oracle_samples, config.oracle_seed
+    scenario = movielens_scenario(config.data, config.min_movie_raters, config.min_user_ratings, config.similarity)
     eligible = scenario.eligible(lo, hi)
     if eligible.size == 0:
         raise ValueError(
@@ -267,8 +268,8 @@ def movielens_instance(
             solo = MovieLensWorld(*tables, scenario.item_ids, loss, next_item)
             scenario.oracles[key] = monte_carlo_oracle(solo, grid, samples, o_seed)
         oracles.append(scenario.oracles[key])
-    levels = np.array([sensitivity.user_level(seed, int(u)) for u in distinct])
-    return Instance(world, distinct, tuple(oracles), levels, grid, sensitivity), who.astype(np.int64)
+    levels = np.array([config.sensitivity.user_level(seed, int(u)) for u in distinct])
+    return Instance(world, distinct, tuple(oracles), levels, grid, config.sensitivity), who.astype(np.int64)
 
 
 def _check_user(scenario: MovieLensScenario, user: Any, eligible: IntArray, seed: int, lo: float, hi: float) -> int:

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
-from bandit_envs.budget._core import IntArray
-from bandit_envs.budget._gowalla_world import gowalla_scenario
-from bandit_envs.budget._movielens_world import movielens_scenario
-from bandit_envs.budget.gowalla import PrivacyBudgetGowallaEnv
-from bandit_envs.budget.movielens import PrivacyBudgetMovieLensEnv
+from bandit_envs.budget._core import BudgetConfig, IntArray
+from bandit_envs.budget._gowalla_world import GowallaBudgetConfig, gowalla_scenario
+from bandit_envs.budget._movielens_world import MovieLensBudgetConfig, movielens_scenario
 from bandit_envs.validation import check_choice, check_float, check_int
 
-_ENVS = {"movielens": PrivacyBudgetMovieLensEnv, "gowalla": PrivacyBudgetGowallaEnv}
+_CONFIGS: dict[str, type[BudgetConfig]] = {"movielens": MovieLensBudgetConfig, "gowalla": GowallaBudgetConfig}
 _THRESHOLDS = {
     "movielens": ("min_movie_raters", "min_user_ratings", "similarity", "min_watched_fraction", "max_watched_fraction"),
     "gowalla": ("min_user_checkins",),
@@ -38,12 +35,12 @@ def eligible_user_ids(scenario: str, data: Any = None, **thresholds: Any) -> Int
     ndarray of int64
         The user ids, ascending (the scenario is built, or taken from the cache).
     """
-    check_choice("scenario", scenario, tuple(_ENVS))
+    check_choice("scenario", scenario, tuple(_CONFIGS))
     unknown = sorted(set(thresholds) - set(_THRESHOLDS[scenario]))
     if unknown:
         raise ValueError(f"thresholds of scenario={scenario!r} may be {list(_THRESHOLDS[scenario])}, got {unknown}.")
-    signature = inspect.signature(_ENVS[scenario]).parameters
-    args = {name: thresholds.get(name, signature[name].default) for name in _THRESHOLDS[scenario]}
+    defaults = _CONFIGS[scenario].keywords()
+    args = {name: thresholds.get(name, defaults[name]) for name in _THRESHOLDS[scenario]}
     if scenario == "gowalla":
         return gowalla_scenario(data).eligible(check_int("min_user_checkins", args["min_user_checkins"], minimum=1))
     lo = check_float("min_watched_fraction", args["min_watched_fraction"], low=0.0, high=1.0)

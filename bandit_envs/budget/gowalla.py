@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from bandit_envs.budget._envs import BudgetEnv, BudgetVectorEnv, copy_users
-from bandit_envs.budget._gowalla_world import gowalla_instance
-from bandit_envs.validation import check_int
+from bandit_envs.budget._envs import BudgetEnv, BudgetVectorEnv
+from bandit_envs.budget._gowalla_world import GowallaBudgetConfig, gowalla_instance
 
 
 class PrivacyBudgetGowallaEnv(BudgetEnv):
@@ -97,36 +94,8 @@ class PrivacyBudgetGowallaEnv(BudgetEnv):
 
     env_id = "PrivacyBudgetGowalla-v0"
 
-    def __init__(
-        self,
-        data: Any = None,
-        user: int | None = None,
-        n_budgets: int = 10,
-        budgets: Any = None,
-        gamma: float = 1.0,
-        epsilon_unit_km: float = 1.0,
-        recommend_radius_km: float = 3.0,
-        valid_radius_km: float = 1.0,
-        loss_scale_km: float = 1.0,
-        home_radius_km: float = 50.0,
-        min_user_checkins: int = 800,
-        sensitivity_range: tuple[float, float] = (0.3, 0.8),
-        sensitivity_std: float = 0.05,
-        sensitivity_level: float | None = None,
-        horizon: int = 20_000,
-        instance_seed: int = 0,
-        oracle_samples: int = 20_000,
-        oracle_seed: int = 0,
-        render_mode: str | None = None,
-    ) -> None:
-        self._check_render_mode(render_mode)
-        instance, _ = gowalla_instance(
-            data, [user], n_budgets, budgets, epsilon_unit_km, recommend_radius_km, valid_radius_km, loss_scale_km,
-            home_radius_km, min_user_checkins, sensitivity_range, sensitivity_std, sensitivity_level, instance_seed,
-            oracle_samples, oracle_seed,
-        )  # fmt: skip
-        self.user = int(instance.users[0])
-        self._init_env(instance, gamma, horizon)
+    config_type = GowallaBudgetConfig
+    build_instance = staticmethod(gowalla_instance)
 
 
 class PrivacyBudgetGowallaVectorEnv(BudgetVectorEnv):
@@ -141,36 +110,5 @@ class PrivacyBudgetGowallaVectorEnv(BudgetVectorEnv):
 
     env_id = "PrivacyBudgetGowalla-v0"
 
-    def __init__(
-        self,
-        num_envs: int = 1,
-        users: Any = None,
-        data: Any = None,
-        user: int | None = None,
-        n_budgets: int = 10,
-        budgets: Any = None,
-        gamma: float = 1.0,
-        epsilon_unit_km: float = 1.0,
-        recommend_radius_km: float = 3.0,
-        valid_radius_km: float = 1.0,
-        loss_scale_km: float = 1.0,
-        home_radius_km: float = 50.0,
-        min_user_checkins: int = 800,
-        sensitivity_range: tuple[float, float] = (0.3, 0.8),
-        sensitivity_std: float = 0.05,
-        sensitivity_level: float | None = None,
-        horizon: int = 20_000,
-        instance_seed: int = 0,
-        oracle_samples: int = 20_000,
-        oracle_seed: int = 0,
-        render_mode: str | None = None,
-    ) -> None:
-        self._check_render_mode(render_mode)
-        n = check_int("num_envs", num_envs, minimum=1)
-        instance, who = gowalla_instance(
-            data, copy_users(users, user, n), n_budgets, budgets, epsilon_unit_km, recommend_radius_km,
-            valid_radius_km, loss_scale_km, home_radius_km, min_user_checkins, sensitivity_range, sensitivity_std,
-            sensitivity_level, instance_seed, oracle_samples, oracle_seed,
-        )  # fmt: skip
-        self.users = instance.users[who]
-        self._init_env(n, instance, who, gamma, horizon)
+    config_type = GowallaBudgetConfig
+    build_instance = staticmethod(gowalla_instance)

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from bandit_envs.budget._envs import BudgetEnv, BudgetVectorEnv, copy_users
-from bandit_envs.budget._movielens_world import movielens_instance
-from bandit_envs.validation import check_int
+from bandit_envs.budget._envs import BudgetEnv, BudgetVectorEnv
+from bandit_envs.budget._movielens_world import MovieLensBudgetConfig, movielens_instance
 
 
 class PrivacyBudgetMovieLensEnv(BudgetEnv):
@@ -105,37 +102,8 @@ class PrivacyBudgetMovieLensEnv(BudgetEnv):
 
     env_id = "PrivacyBudgetMovieLens-v0"
 
-    def __init__(
-        self,
-        data: Any = None,
-        user: int | None = None,
-        n_budgets: int = 10,
-        budgets: Any = None,
-        gamma: float = 1.0,
-        loss: str = "revealed",
-        next_item: str = "recommended",
-        similarity: str = "ratings",
-        min_movie_raters: int = 10,
-        min_user_ratings: int = 20,
-        min_watched_fraction: float = 0.25,
-        max_watched_fraction: float = 0.6,
-        sensitivity_range: tuple[float, float] = (0.3, 0.8),
-        sensitivity_std: float = 0.05,
-        sensitivity_level: float | None = None,
-        horizon: int = 20_000,
-        instance_seed: int = 0,
-        oracle_samples: int = 20_000,
-        oracle_seed: int = 0,
-        render_mode: str | None = None,
-    ) -> None:
-        self._check_render_mode(render_mode)
-        instance, _ = movielens_instance(
-            data, [user], n_budgets, budgets, loss, next_item, similarity, min_movie_raters, min_user_ratings,
-            min_watched_fraction, max_watched_fraction, sensitivity_range, sensitivity_std, sensitivity_level,
-            instance_seed, oracle_samples, oracle_seed,
-        )  # fmt: skip
-        self.user = int(instance.users[0])
-        self._init_env(instance, gamma, horizon)
+    config_type = MovieLensBudgetConfig
+    build_instance = staticmethod(movielens_instance)
 
 
 class PrivacyBudgetMovieLensVectorEnv(BudgetVectorEnv):
@@ -151,37 +119,5 @@ class PrivacyBudgetMovieLensVectorEnv(BudgetVectorEnv):
 
     env_id = "PrivacyBudgetMovieLens-v0"
 
-    def __init__(
-        self,
-        num_envs: int = 1,
-        users: Any = None,
-        data: Any = None,
-        user: int | None = None,
-        n_budgets: int = 10,
-        budgets: Any = None,
-        gamma: float = 1.0,
-        loss: str = "revealed",
-        next_item: str = "recommended",
-        similarity: str = "ratings",
-        min_movie_raters: int = 10,
-        min_user_ratings: int = 20,
-        min_watched_fraction: float = 0.25,
-        max_watched_fraction: float = 0.6,
-        sensitivity_range: tuple[float, float] = (0.3, 0.8),
-        sensitivity_std: float = 0.05,
-        sensitivity_level: float | None = None,
-        horizon: int = 20_000,
-        instance_seed: int = 0,
-        oracle_samples: int = 20_000,
-        oracle_seed: int = 0,
-        render_mode: str | None = None,
-    ) -> None:
-        self._check_render_mode(render_mode)
-        n = check_int("num_envs", num_envs, minimum=1)
-        instance, who = movielens_instance(
-            data, copy_users(users, user, n), n_budgets, budgets, loss, next_item, similarity, min_movie_raters,
-            min_user_ratings, min_watched_fraction, max_watched_fraction, sensitivity_range, sensitivity_std,
-            sensitivity_level, instance_seed, oracle_samples, oracle_seed,
-        )  # fmt: skip
-        self.users = instance.users[who]
-        self._init_env(n, instance, who, gamma, horizon)
+    config_type = MovieLensBudgetConfig
+    build_instance = staticmethod(movielens_instance)

@@ -2,7 +2,7 @@
 
 Each round shows a random context (a user; a user at a check-in), each arm a feature vector
 x ∈ R^d with ‖x‖ ≤ 1, and pays the arm's noiseless reward (from the data) plus optional Gaussian
-noise: the setting of LDP-LinUCB (Zheng, Cai, Huang, Li, Wang, NeurIPS 2020; ALGORITHMS.md §6.2).
+noise: the setting of LDP-LinUCB (Zheng, Cai, Huang, Li, Wang, NeurIPS 2020).
 Modules:
 
 - :mod:`~bandit_envs.recommendation.movielens`, :mod:`~bandit_envs.recommendation.gowalla`: the envs
@@ -10,7 +10,7 @@ Modules:
 - ``_movielens``, ``_gowalla``: each instance (built once per data and settings, cached);
 - ``_completion``: the authors' SVD completion, the ALS low-rank completion, the product features;
 - ``_problem``: the instance type and the pure functions (context and noise streams, one round);
-- ``_envs``: the Gymnasium layer shared by both, and the fast path (``round_contexts``,
+- ``_envs``: the Gymnasium layer shared by both (on :mod:`bandit_envs.core`), and the fast path (``round_contexts``,
   ``round_noise``, ``rewards``, ``features_of``) that lets a compiled agent loop skip ``step``.
 """
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bandit_envs.core import check_render_mode
 from bandit_envs.recommendation._envs import RecommendationEnv, RecommendationVectorEnv
 from bandit_envs.recommendation._gowalla import GowallaProblem, gowalla_problem
 
@@ -99,7 +100,7 @@ class GowallaRecommendationEnv(RecommendationEnv):
         instance_seed: int = 0,
         render_mode: str | None = None,
     ) -> None:
-        self._check_render_mode(render_mode)
+        check_render_mode(self.env_id, render_mode)
         self._init_env(
             lambda: gowalla_problem(data, n_arms, rank, min_user_checkins, reward, distance_km, instance_seed),
             reward_noise,
@@ -135,7 +136,7 @@ class GowallaRecommendationVectorEnv(RecommendationVectorEnv):
         instance_seed: int = 0,
         render_mode: str | None = None,
     ) -> None:
-        self._check_render_mode(render_mode)
+        check_render_mode(self.env_id, render_mode)
         self._init_env(
             num_envs,
             lambda: gowalla_problem(data, n_arms, rank, min_user_checkins, reward, distance_km, instance_seed),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bandit_envs.core import check_render_mode
 from bandit_envs.recommendation._envs import RecommendationEnv, RecommendationVectorEnv
 from bandit_envs.recommendation._movielens import MovieLensProblem, movielens_problem
 
@@ -36,7 +37,7 @@ class MovieLensRecommendationEnv(RecommendationEnv):
        x_ijᵀ θ* is the completed rating (``singular_values="theta"``). ``"features"`` splits s
        into both factors instead, x_ij = (U_i √s) ⊙ (V_j √s), θ* = 1: the features of an arm sum to
        its completed rating. Features are then divided by c = max(1, max ‖x_ij‖) and θ* multiplied
-       by c, so ‖x‖₂ ≤ 1 as LDP-LinUCB assumes (ALGORITHMS.md §6.2) and xᵀθ* is unchanged; with
+       by c, so ‖x‖₂ ≤ 1 as LDP-LinUCB assumes (Zheng et al., NeurIPS 2020) and xᵀθ* is unchanged; with
        "theta" ‖U_i ⊙ V_j‖ ≤ ‖U_i‖ max_k |V_jk| ≤ 1 already (c = 1). Nothing is clipped.
     6. Reward of arm j for user i: the completed rating, clipped to [−1, 1] (the number of clipped
        entries is ``n_clipped``: 0 for the default construction, where the reward is the data),
@@ -114,7 +115,7 @@ class MovieLensRecommendationEnv(RecommendationEnv):
         instance_seed: int = 0,
         render_mode: str | None = None,
     ) -> None:
-        self._check_render_mode(render_mode)
+        check_render_mode(self.env_id, render_mode)
         self._init_env(
             lambda: movielens_problem(
                 data, n_movies, movie_selection, rank, completion, singular_values, regularization, instance_seed
@@ -158,7 +159,7 @@ class MovieLensRecommendationVectorEnv(RecommendationVectorEnv):
         instance_seed: int = 0,
         render_mode: str | None = None,
     ) -> None:
-        self._check_render_mode(render_mode)
+        check_render_mode(self.env_id, render_mode)
         self._init_env(
             num_envs,
             lambda: movielens_problem(

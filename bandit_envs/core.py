@@ -1,0 +1,357 @@
+"""Plumbing shared by every environment family, written once: argument checks, seeding, noise blocks, autoreset.
+
+A family (:mod:`bandit_envs.graph`, :mod:`bandit_envs.budget`, :mod:`bandit_envs.recommendation`)
+writes its instance construction and its pure transition; its single env derives from
+:class:`BanditEnv` and its native vector env from :class:`BanditVectorEnv`, and both call the
+same transition. What lives here:
+
+* checks of actions, reset options and ``render_mode``, each failing with one sentence naming the
+  argument, the value given and what is allowed (:func:`check_action`, :func:`check_actions`,
+  :func:`check_options`, :func:`check_render_mode`);
+* per-copy seeding: ``reset(seed=s)`` seeds copy i of a vector env with ``s + i`` (or ``seed[i]``
+  for a list), through the same :func:`gymnasium.utils.seeding.np_random` as ``gym.Env.reset``,
+  so copy i reproduces the single env reset with that seed (:func:`copy_generators`);
+* noise blocks: the rows of uniforms (or other draws) a step consumes are drawn a block at a time
+  from each copy's generator; results are a function of the stream only, never of the block size
+  (:class:`NoiseBlock` for a single env, :class:`NoiseBlocks` for a batch of copies);
+* Gymnasium's NEXT_STEP autoreset: the step after a copy's truncation restarts that copy instead of
+  playing (:meth:`BanditVectorEnv.step`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, ClassVar, Generic, TypeVar
+
+import gymnasium as gym
+import numpy as np
+import numpy.typing as npt
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from bandit_envs.validation import check_int
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+ObsType = TypeVar("ObsType")
+
+
+# ---------------------------------------------------------------------------------------------
+# Argument checks
+# ---------------------------------------------------------------------------------------------
+
+
+def check_render_mode(env_id: str, render_mode: Any) -> None:
+    """Refuse any ``render_mode`` but None: no environment of the suite renders."""
+    if render_mode is not None:
+        raise ValueError(f"render_mode must be None ({env_id} has no rendering), got {render_mode!r}.")
+
+
+def check_options(env_id: str, options: dict[str, Any] | None, allowed: Sequence[str] = ()) -> dict[str, Any]:
+    """Return the ``reset`` options (``{}`` for None), refusing keys outside ``allowed``."""
+    if not options:
+        return {}
+    unknown = sorted(set(options) - set(allowed), key=str)
+    if unknown:
+        if not allowed:
+            raise ValueError(f"options must be None or empty ({env_id} takes no reset options), got {options!r}.")
+        raise ValueError(
+            f"options of {env_id} may only contain {', '.join(repr(k) for k in allowed)}, got unknown keys {unknown!r}."
+        )
+    return options
+
+
+def check_action(action: Any, n_actions: int) -> int:
+    """Return ``action`` as an ``int`` if it is an integer (int, numpy integer) in [0, n_actions).
+
+    Parameters
+    ----------
+    action : Any
+        The action given to ``step``: an int, a numpy integer or a 0-d integer array.
+    n_actions : int
+        Size of the ``Discrete`` action space.
+
+    Returns
+    -------
+    int
+        The action.
+
+    Raises
+    ------
+    ValueError
+        One sentence naming ``action``, the value and its type, and the allowed range. Floats
+        (even integral ones such as ``1.0``), booleans, strings, None and arrays of more than one
+        element are refused.
+    """
+    if type(action) is int:  # the common case first: one type check, one comparison
+        if 0 <= action < n_actions:
+            return action
+    elif (isinstance(action, int) and not isinstance(action, bool)) or isinstance(action, np.integer):
+        if 0 <= action < n_actions:
+            return int(action)
+    elif isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+        if 0 <= action < n_actions:
+            return int(action)
+    raise ValueError(
+        f"action must be an integer (int or numpy integer) in [0, {n_actions - 1}], "
+        f"got {action!r} ({type(action).__name__})."
+    )
+
+
+def check_actions(actions: Any, num_envs: int, n_actions: int) -> IntArray:
+    """Return ``actions`` as an integer array of shape (num_envs,) with values in [0, n_actions).
+
+    Parameters
+    ----------
+    actions : Any
+        One action per copy of a vector env (array-like).
+    num_envs : int
+        Number of copies.
+    n_actions : int
+        Size of each copy's ``Discrete`` action space.
+
+    Returns
+    -------
+    ndarray of int
+        ``actions`` as an array (not copied when already one).
+
+    Raises
+    ------
+    ValueError
+        One sentence naming ``actions``, what was given (dtype and shape, or the range of the
+        values) and what is allowed.
+    """
+    a = np.asarray(actions)
+    allowed = f"an integer array of shape ({num_envs},) with values in [0, {n_actions - 1}]"
+    if a.shape != (num_envs,) or not np.issubdtype(a.dtype, np.integer):
+        raise ValueError(f"actions must be {allowed}, got a {a.dtype} array of shape {a.shape}.")
+    if a.size and (a.min() < 0 or a.max() >= n_actions):
+        raise ValueError(f"actions must be {allowed}, got values in [{a.min()}, {a.max()}].")
+    return a
+
+
+def copy_seeds(seed: Any, num_envs: int) -> list[int | None] | None:
+    """The seed of each copy for ``reset(seed=seed)`` of a vector env.
+
+    Parameters
+    ----------
+    seed : None, int or sequence
+        None keeps every copy's generator running (as ``gym.Env.reset``); an int ``s`` seeds copy
+        i with ``s + i``, so copy i reproduces the single env reset with that seed; a sequence
+        gives one seed (or None) per copy.
+    num_envs : int
+        Number of copies.
+
+    Returns
+    -------
+    list or None
+        One seed per copy, or None.
+    """
+    if seed is None:
+        return None  # as in gym.Env.reset: no seed keeps each copy's generator running
+    if isinstance(seed, int | np.integer):
+        return [int(seed) + i for i in range(num_envs)]
+    seeds = list(seed)
+    if len(seeds) != num_envs:
+        raise ValueError(f"seed must be an int or a list of num_envs={num_envs} seeds, got {len(seeds)} seeds.")
+    return seeds
+
+
+def copy_generators(seed: Any, num_envs: int) -> list[np.random.Generator] | None:
+    """Generators of the copies for ``reset(seed=seed)`` (see :func:`copy_seeds`), or None to keep them."""
+    seeds = copy_seeds(seed, num_envs)
+    if seeds is None:
+        return None
+    return [gym.utils.seeding.np_random(s)[0] for s in seeds]
+
+
+# ---------------------------------------------------------------------------------------------
+# Noise blocks
+# ---------------------------------------------------------------------------------------------
+
+
+class NoiseBlock:
+    """One env's stream of noise rows, drawn ``block_rows`` (or fewer) at a time from its generator.
+
+    ``draw(k)`` returns the next ``k`` rows of the env's stream (an array, or a list when the step
+    wants Python scalars). :meth:`restart` says how many rows the episode will consume, so a refill
+    never draws past the episode's end and a reset never discards drawn rows; it returns the
+    iterator of the episode's rows (``next(rows)`` is one step's row, drawn lazily by blocks).
+    """
+
+    __slots__ = ("block_rows", "draw")
+
+    def __init__(self, draw: Callable[[int], Any], block_rows: int) -> None:
+        self.draw = draw
+        self.block_rows = block_rows
+
+    def restart(self, rows: int, table: Any = None) -> Iterator[Any]:
+        """The rows of an episode of ``rows`` rows; with ``table``, its rows replayed instead."""
+        return iter(table) if table is not None else self._stream(rows)
+
+    def _stream(self, rows: int) -> Iterator[Any]:
+        while rows > 0:
+            k = min(self.block_rows, rows)
+            rows -= k
+            yield from self.draw(k)
+
+
+class NoiseBlocks:
+    """The buffers of ``num_envs`` copies in one array, each refilled from its own generator.
+
+    ``draw(i, k)`` returns the next ``k`` rows of copy i's stream; the rows of one step of every
+    copy are read with one fancy index. As :class:`NoiseBlock`, a copy never draws past the rows
+    its episode will consume.
+    """
+
+    def __init__(
+        self, num_envs: int, block_rows: int, row_shape: tuple[int, ...] = (), dtype: Any = np.float64
+    ) -> None:
+        self.block_rows = block_rows
+        self.block = np.zeros((num_envs, block_rows, *row_shape), dtype=dtype)
+        self.pos = np.zeros(num_envs, dtype=np.int64)
+        self.len = np.zeros(num_envs, dtype=np.int64)
+        self.left = np.zeros(num_envs, dtype=np.int64)
+        self._arange = np.arange(num_envs)
+
+    def restart(self, which: Any, rows: int) -> None:
+        """Start an episode of ``rows`` rows in the copies ``which`` (a mask or a slice)."""
+        self.pos[which] = 0
+        self.len[which] = 0
+        self.left[which] = rows
+
+    def next(self, draw: Callable[[int, int], Any], active: BoolArray | None = None) -> Any:
+        """The next row of every copy, refilling empty buffers first.
+
+        With ``active``, only those copies consume (and refill); the others' rows are placeholders
+        for the caller to mask.
+        """
+        empty = self.pos >= self.len
+        if active is not None:
+            empty &= active
+        if empty.any():
+            for i in np.flatnonzero(empty):
+                k = int(min(self.block_rows, self.left[i]))
+                self.block[i, :k] = draw(int(i), k)
+                self.left[i] -= k
+                self.len[i] = k
+                self.pos[i] = 0
+        if active is None:
+            rows = self.block[self._arange, self.pos]
+            self.pos += 1
+        else:
+            rows = self.block[self._arange, np.minimum(self.pos, self.block_rows - 1)]
+            self.pos += active
+        return rows
+
+    def unread(self, which: BoolArray) -> None:
+        """Give back the row just read by the copies ``which`` (it is their next step's)."""
+        self.pos[which] -= 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Base classes
+# ---------------------------------------------------------------------------------------------
+
+
+class BanditEnv(gym.Env[ObsType, np.int64], Generic[ObsType]):
+    """A single env of the suite: episodes of ``horizon`` steps, never terminated, only truncated.
+
+    Subclasses set ``env_id``, the spaces, ``horizon`` and ``n_actions``; their ``reset`` calls
+    :meth:`_start_episode` and their ``step`` calls :meth:`_check_step`, plays the family's
+    transition, then :meth:`_end_step`.
+    """
+
+    env_id: ClassVar[str] = ""
+    metadata: dict[str, Any] = {"render_modes": []}
+    horizon: int
+    n_actions: int
+    #: Steps played in the episode; ``horizon`` (no episode running) until the first reset.
+    _t: int
+
+    def _start_episode(self, seed: int | None) -> None:
+        """Seed ``np_random`` (if ``seed`` is given) and start counting steps."""
+        gym.Env.reset(self, seed=seed)
+        self._t = 0
+
+    def _check_step(self, action: Any) -> int:
+        """Refuse a step outside an episode, or an action outside the action space; return the action."""
+        if type(action) is int and 0 <= action < self.n_actions and self._t < self.horizon:
+            return action  # the common case, without a further call
+        if self._t >= self.horizon:
+            raise RuntimeError(
+                f"no episode is running (none started, or it ended after horizon={self.horizon} steps); call reset()."
+            )
+        return check_action(action, self.n_actions)
+
+    def _end_step(self) -> bool:
+        """Count the step; True when it truncates the episode."""
+        self._t += 1
+        return self._t >= self.horizon
+
+
+class BanditVectorEnv(VectorEnv[Any, Any, Any]):
+    """``num_envs`` copies of a single env stepped together, with Gymnasium's NEXT_STEP autoreset.
+
+    Copy i draws from its own generator ``_rngs[i]``; :meth:`_seed` reseeds them as
+    :func:`copy_generators`. :meth:`step` checks the actions, restarts the copies truncated at the
+    previous step (family hook :meth:`_restart`), plays every copy (family hook :meth:`_play`,
+    told which copies restart: those play nothing), then counts the steps of the playing copies.
+    """
+
+    env_id: ClassVar[str] = ""
+    metadata: dict[str, Any] = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    horizon: int
+    n_actions: int
+
+    def _init_copies(self, num_envs: Any, single_action_space: spaces.Discrete, single_observation_space: Any) -> None:
+        """Set the spaces and the per-copy bookkeeping (``num_envs`` already checked or not)."""
+        self.num_envs = check_int("num_envs", num_envs, minimum=1)
+        n = self.num_envs
+        self.single_action_space = single_action_space
+        self.single_observation_space = single_observation_space
+        self.action_space = batch_space(single_action_space, n)
+        self.observation_space = batch_space(single_observation_space, n)
+        self._rngs = [np.random.default_rng() for _ in range(n)]
+        self._t = np.zeros(n, dtype=np.int64)
+        self._done = np.zeros(n, dtype=bool)
+        self._arange = np.arange(n)
+        self._all = np.ones(n, dtype=bool)
+
+    def _seed(self, seed: Any) -> None:
+        """Reseed the copies for ``reset(seed=seed)``; None keeps every copy's generator running."""
+        generators = copy_generators(seed, self.num_envs)
+        if generators is not None:
+            self._rngs = generators
+
+    def _restart_all(self) -> None:
+        """Start an episode in every copy (the bookkeeping part of ``reset``)."""
+        self._t[:] = 0
+        self._done[:] = False
+        self._restart(self._all)
+
+    def _restart(self, which: BoolArray) -> None:
+        """Family hook: forget the buffered noise and the episode state of the copies ``which``."""
+
+    def _play(self, actions: IntArray, restarting: BoolArray) -> tuple[Any, FloatArray, dict[str, Any]]:
+        """Family hook: one step of every copy, ``(observation, reward, info)``.
+
+        The copies in ``restarting`` start a new episode at this step (NEXT_STEP autoreset): they
+        consume their reset's noise, and their reward is 0.
+        """
+        raise NotImplementedError
+
+    def step(self, actions: Any) -> tuple[Any, FloatArray, BoolArray, BoolArray, dict[str, Any]]:
+        """Step every copy (copies truncated at the previous step are reset instead: NEXT_STEP autoreset)."""
+        a = check_actions(actions, self.num_envs, self.n_actions)
+        restarting = self._done
+        if restarting.any():
+            self._t[restarting] = 0
+            self._restart(restarting)
+        obs, reward, info = self._play(a, restarting)
+        self._t += ~restarting
+        truncated = self._t >= self.horizon
+        self._done = truncated.copy()
+        return obs, reward, np.zeros(self.num_envs, dtype=bool), truncated, info
