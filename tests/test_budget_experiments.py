@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from agents.experiments.budget.paper import ALPHA_GRIDS
 from agents.experiments.cli import main, run_experiment
 from agents.experiments.core.data import scenario_of
 
-SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
-ML_SMALL = SHARED / "ml-latest-small"
-GOWALLA_NYC = SHARED / "gowalla-snap-nyc" / "loc-gowalla_totalCheckins.nyc.txt.gz"
+GOWALLA_NYC = "gowalla-snap-nyc/loc-gowalla_totalCheckins.nyc.txt.gz"
 
 
 @pytest.mark.parametrize("experiment_id", ["budget/alpha", "budget/baselines", "budget/smucb-vs-ucb"])
@@ -27,13 +23,13 @@ def test_budget_experiments_run_on_the_synthetic_default(experiment_id, tmp_path
         assert "SM-UCB − " in text
 
 
-@pytest.mark.skipif(not ML_SMALL.is_dir() or not GOWALLA_NYC.is_file(), reason="real data not in ../shared/data")
-def test_budget_experiment_runs_on_real_data(tmp_path):
+def test_budget_experiment_runs_on_real_data(tmp_path, shared_data):
+    ml_small, gowalla_nyc = shared_data("ml-latest-small"), shared_data(GOWALLA_NYC)
     folder, text = run_experiment(
         "budget/smucb-vs-ucb", horizon=200, jobs=1, out=tmp_path, progress=False,
-        data=[str(ML_SMALL), str(GOWALLA_NYC)],
+        data=[str(ml_small), str(gowalla_nyc)],
     )  # fmt: skip
-    assert str(ML_SMALL) in text and str(GOWALLA_NYC) in text
+    assert str(ml_small) in text and str(gowalla_nyc) in text
     assert "20 users" in text and "10 users" in text
 
 

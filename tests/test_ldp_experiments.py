@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -13,8 +11,6 @@ from agents import LDPLinUCB
 from agents.experiments.api import configure
 from agents.experiments.cli import main, run_experiment
 from agents.experiments.ldp.task import ldp_task
-
-ML_SMALL = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ml-latest-small"
 
 
 @pytest.mark.parametrize("experiment_id", ["ldp-linucb/epsilon", "ldp-linucb/sqrt-t"])
@@ -48,11 +44,11 @@ def test_fast_path_run_equals_the_gym_step_loop():
     assert rows[-1]["regret"] == pytest.approx(regret, rel=1e-9, abs=1e-9)
 
 
-@pytest.mark.skipif(not ML_SMALL.is_dir(), reason="ml-latest-small not in ../shared/data")
-def test_ldp_experiment_on_real_movielens(tmp_path):
+def test_ldp_experiment_on_real_movielens(tmp_path, shared_data):
+    ml_small = shared_data("ml-latest-small")
     _, text = run_experiment("ldp-linucb/sqrt-t", horizon=1000, runs=1, jobs=1, out=tmp_path, progress=False,
-                             data=[str(ML_SMALL)])  # fmt: skip
-    assert str(ML_SMALL) in text
+                             data=[str(ml_small)])  # fmt: skip
+    assert str(ml_small) in text
 
 
 @pytest.mark.parametrize(

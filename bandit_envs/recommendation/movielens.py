@@ -14,8 +14,8 @@ class MovieLensRecommendationEnv(RecommendationEnv):
 
     ## Description
     The MovieLens experiment of K. Zheng, T. Cai, W. Huang, Z. Li, L. Wang, "Locally Differentially
-    Private (Contextual) Bandits Learning", NeurIPS 2020 (the MindSpore blog post in
-    ``shared/seeds``; the authors' ``src/dataset.py``, MIFA-Lab/LDPbandit2020 @2f0f231). Defaults
+    Private (Contextual) Bandits Learning", NeurIPS 2020 (and its MindSpore blog
+    write-up; the authors' ``src/dataset.py``, MIFA-Lab/LDPbandit2020 @2f0f231). Defaults
     reproduce the authors' construction on the data at hand:
 
     1. Movies: the ``n_movies`` = 20 first movies (smallest ids of the data; ML-100K ids 1..20) or,
