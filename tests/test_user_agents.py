@@ -107,6 +107,17 @@ def test_cli_agent_from_a_file_and_a_module(tmp_path, capsys):
     assert {"make", "Random", "GAP", "DPSE"} <= set(results["agent"])
     assert "make − GAP" in text and "Random − GAP" in text and "| AAE | make | Random |" in text
     assert (out / "figure.png").stat().st_size > 0
+    assert "## Your agents against the paper's" in text and "*make is below GAP* (your agent)" in text
+
+
+def test_budget_summary_shows_user_agents_in_the_table_and_claims(tmp_path):
+    from agents.experiments.cli import run_experiment
+
+    _, text = run_experiment("budget/smucb-vs-ucb", extra_agents=["agents:Random"], quick=True, horizon=80, jobs=1,
+                             out=tmp_path, progress=False)  # fmt: skip
+    # The name "Random" is a built-in agent of the family, so the user entry is qualified by its module.
+    assert "| agents.Random | – |" in text and "agents.Random − UCB" in text
+    assert "*agents.Random is above SM-UCB* (your agent)" in text
 
 
 def test_cli_user_agent_in_privacy_pairs_and_ldp(tmp_path, capsys):

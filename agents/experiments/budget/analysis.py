@@ -25,6 +25,7 @@ from agents.experiments.core.claims import (  # noqa: E402
     agents_named,
     claims_section,
     run_notes,
+    user_claims,
 )
 from agents.experiments.core.spec import Experiment  # noqa: E402
 from agents.experiments.core.stats import mean_ci, paired  # noqa: E402
@@ -209,6 +210,9 @@ def budget_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, An
         _versus(rows, final, exp, lines)
     claims = [c for c in exp.claims if agents_named(c.check) <= set(exp.all_agents)]
     lines += claims_section(claims, lambda c: verdict(c, final))
+    if exp.options.get("figure") != "alpha":  # in the α sweep the built-in agents have many α: see the tables
+        mine = user_claims([u.name for u in exp.user_agents], exp.agents, ">")
+        lines += claims_section(mine, lambda c: verdict(c, final), title="Your agents against the paper's")
     return "\n".join(lines)
 
 

@@ -113,9 +113,13 @@ def agents_named(check: Check) -> set[str]:
     return {str(getattr(check, k)) for k in ("a", "b", "agent") if getattr(check, k, None) is not None}
 
 
-def claims_section(claims: Sequence[Claim], evaluate: Callable[[Claim], Verdict], *, note: str = "") -> list[str]:
-    """Markdown lines: one bullet per claim, the paper's words, our evidence and a ✓/✗/– mark."""
-    lines = ["## The paper's claims", ""]
+def claims_section(
+    claims: Sequence[Claim], evaluate: Callable[[Claim], Verdict], *, note: str = "", title: str = "The paper's claims"
+) -> list[str]:
+    """Markdown lines: one bullet per claim, its words, our evidence and a ✓/✗/– mark."""
+    if not claims:
+        return []
+    lines = [f"## {title}", ""]
     if note:
         lines += [note, ""]
     for claim in claims:
@@ -126,9 +130,15 @@ def claims_section(claims: Sequence[Claim], evaluate: Callable[[Claim], Verdict]
     return lines
 
 
-def claims_prose(claims: Sequence[Claim]) -> str:
-    """The claims as one line of prose (for listings)."""
-    return " ".join(f"{c.text}." if not c.text.endswith(".") else c.text for c in claims)
+def user_claims(user_agents: Sequence[str], builtin: Sequence[str], direction: str) -> tuple[Claim, ...]:
+    """Each user agent against each built-in agent, as checks of the same form (no claim of the paper).
+
+    ``direction`` is ``"<"`` where lower is better (regret), ``">"`` where higher is (payoff).
+    """
+    word = "below" if direction == "<" else "above"
+    return tuple(
+        Claim(f"{u} is {word} {b}", Compare(u, b, direction), "your agent") for u in user_agents for b in builtin
+    )
 
 
 def run_notes(overrides: dict[str, Any], user_agents: Sequence[str], how: str) -> list[str]:

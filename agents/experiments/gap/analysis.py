@@ -32,6 +32,7 @@ from agents.experiments.core.claims import (  # noqa: E402
     agents_named,
     claims_section,
     run_notes,
+    user_claims,
 )
 from agents.experiments.core.figures import regret_figure as _regret_figure  # noqa: E402
 from agents.experiments.core.spec import Experiment  # noqa: E402
@@ -339,6 +340,8 @@ def regret_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, An
         ]
     claims = [c for c in exp.claims if agents_named(c.check) <= set(agents)]
     lines += claims_section(claims, lambda c: regret_verdict(c, exp, final), note=scale_note(exp, 100_000, 100))
+    mine = user_claims([u.name for u in exp.user_agents], exp.agents, "<")
+    lines += claims_section(mine, lambda c: regret_verdict(c, exp, final), title="Your agents against the paper's")
     return "\n".join(lines)
 
 
