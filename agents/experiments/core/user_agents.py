@@ -176,8 +176,13 @@ def user_agent(entry: str | Factory | UserAgent | tuple[str, str | Factory], tak
         raise UserAgentError(f"an agent must be a built-in name, a callable or module:Factory text, got {ref!r}.")
     if name is None:
         name = str(getattr(factory, "__name__", "agent"))
-        if name in taken:
-            name = f"{getattr(factory, '__module__', 'user')}.{name}"
+        if name in taken:  # qualify by the module as the user wrote it (a file by its stem)
+            if isinstance(ref, str):
+                target = ref.rpartition(":")[0]
+                module = Path(target).stem if target.endswith(".py") else target
+            else:
+                module = str(getattr(factory, "__module__", "user"))
+            name = f"{module}.{name}"
     if name in taken:
         raise UserAgentError(f"agent names must be unique, but {name!r} is given twice.")
     return UserAgent(name=name, ref=ref, key=_ref_key(ref))
