@@ -12,7 +12,7 @@ import pytest
 from agents.experiments import EXPERIMENTS
 from agents.experiments.cli import run_experiment
 
-FIXTURES = Path(__file__).parent / "fixtures" / "results"
+FIXTURES = Path(__file__).parent / "fixtures" / "results-before-restructuring"
 
 #: The scale at which the fixtures were written (the options of ``banditlab run``).
 SMALL: dict[str, dict[str, object]] = {
