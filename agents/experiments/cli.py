@@ -172,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"banditlab: {exc}", file=sys.stderr)
         return 130
     print(text)
-    print(f"Wrote {folder / RESULTS}, {folder / 'figure.png'} and {folder / 'summary.md'}.")
+    print(f"Wrote {folder / RESULTS}, {folder / META}, {folder / 'figure.png'} and {folder / 'summary.md'}.")
     return 0
 
 

@@ -40,6 +40,7 @@ from agents.experiments.core.figures import regret_figure
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment, Family, Param
 from agents.experiments.core.stats import mean_ci
+from agents.experiments.gap.settings import check_instances
 from agents.index import UCBN
 from agents.sb3 import SB3Agent
 from bandit_envs.graph import GraphBanditEnv
@@ -300,6 +301,7 @@ FAMILY = Family(
     figure=rl_figure,
     schema=SCHEMA,
     builtin_agents=("UCB-N", "GAP", *RL_AGENTS),
+    validate=check_instances,
     requires=("stable_baselines3", "torch"),
     install='pip install "torch==2.13.0" "bandit-envs[rl]"',
     columns=("setting", "run", "agent", "t", "regret", "train_timesteps"),
