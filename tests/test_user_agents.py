@@ -211,3 +211,13 @@ def test_report_refuses_bad_input_with_one_sentence(setup, needle, tmp_path, cap
     assert main(["report", "gap/regret-eps", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert needle in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_overrides_reach_the_settings_prepared_for_user_agents():
+    from agents.experiments.api import configure
+
+    exp = configure("ldp-linucb/sqrt-t", agents=["LDP-LinUCB", agents.Random], overrides={"epsilon": "2"})
+    assert {s["epsilon"] for s in exp.settings} == {2.0}
+    assert [s["agent"] for s in exp.settings].count("Random") == 2  # one per grid (authors', realistic)
+    exp = configure("budget/baselines", agents=["UCB", agents.Random], overrides={"gamma": "0.25"})
+    assert {s["gamma"] for s in exp.settings} == {0.25}

@@ -70,9 +70,11 @@ def configure(
         raise UsageError(f"--data applies only to the budget and ldp-linucb experiments, not to {exp.id!r}.")
     try:
         exp = _with_agents(exp, agents, extra_agents)
-        if family.prepare is not None:
-            exp = family.prepare(exp, data, seed)
+        # Overrides apply to the declared settings (so what ``prepare`` derives from them, e.g. the
+        # ε grid of user agents, sees them) and again to the prepared ones (e.g. a scenario's γ).
         exp = exp.with_overrides(dict(overrides or {}))
+        if family.prepare is not None:
+            exp = family.prepare(exp, data, seed).with_overrides(dict(overrides or {}))
         if family.validate is not None:
             family.validate(exp)
     except (ValueError, OSError) as exc:  # a bad agent, --set, or --data (missing or corrupt file, too few users)
