@@ -8,15 +8,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from agents.experiments.budget.paper import ALPHA_GRIDS, PAPER_BEST_ALPHA  # noqa: E402
-from agents.experiments.core.claims import (  # noqa: E402
+from agents.experiments.budget.paper import ALPHA_GRIDS, PAPER_BEST_ALPHA
+from agents.experiments.core.claims import (
     Best,
     Claim,
     Compare,
@@ -27,8 +23,9 @@ from agents.experiments.core.claims import (  # noqa: E402
     run_notes,
     user_claims,
 )
-from agents.experiments.core.spec import Experiment  # noqa: E402
-from agents.experiments.core.stats import mean_ci, paired  # noqa: E402
+from agents.experiments.core.figures import pyplot
+from agents.experiments.core.spec import Experiment
+from agents.experiments.core.stats import mean_ci, paired
 
 Final = dict[tuple[str, str, float], dict[int, float]]
 
@@ -218,6 +215,7 @@ def budget_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, An
 
 def budget_figure(results: pd.DataFrame, exp: Experiment, path: Path) -> None:
     """α sweep: U(T) against α (user agents as horizontal lines); otherwise mean cumulative payoff curves."""
+    plt = pyplot()
     rows = results.to_dict("records")
     final = _final(rows, exp.horizon)
     scenarios = sorted({str(r["scenario"]) for r in rows})

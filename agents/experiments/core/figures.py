@@ -8,20 +8,31 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from agents.experiments.core.spec import Experiment
 
-from agents.experiments.core.spec import Experiment  # noqa: E402
+
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the non-interactive Agg backend.
+
+    Imported on first use rather than with the package: pyplot costs about a second to import,
+    which every worker process and ``banditlab list`` would otherwise pay.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def regret_figure(
     results: pd.DataFrame, exp: Experiment, path: Path, title: Callable[[Mapping[str, Any]], str] | None = None
 ) -> None:
     """Cumulative regret curves (mean ± s.e. band over runs), one panel per setting, one line per agent."""
+    plt = pyplot()
     curves: dict[tuple[int, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for s, a, t, reg in zip(results["setting"], results["agent"], results["t"], results["regret"], strict=True):
         curves[(int(s), str(a))][int(t)].append(float(reg))

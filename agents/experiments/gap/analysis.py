@@ -14,14 +14,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from agents.experiments.core.claims import (  # noqa: E402
+from agents.experiments.core.claims import (
     AtLeast,
     Claim,
     Compare,
@@ -34,9 +30,10 @@ from agents.experiments.core.claims import (  # noqa: E402
     run_notes,
     user_claims,
 )
-from agents.experiments.core.figures import regret_figure as _regret_figure  # noqa: E402
-from agents.experiments.core.spec import Experiment  # noqa: E402
-from agents.experiments.core.stats import mean_ci, paired, wilson  # noqa: E402
+from agents.experiments.core.figures import pyplot
+from agents.experiments.core.figures import regret_figure as _regret_figure
+from agents.experiments.core.spec import Experiment
+from agents.experiments.core.stats import mean_ci, paired, wilson
 
 PARAM_LABELS = {"gap": "Δmin", "edge_probability": "p", "epsilon": "ε"}
 
@@ -217,6 +214,7 @@ def privacy_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, A
 
 def privacy_figure(results: pd.DataFrame, exp: Experiment, path: Path) -> None:
     """Ours (with Wilson intervals) against the paper's Table 1, one point per setting and agent."""
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(11, 4))
     table: list[dict[str, Any]] = []
     for j, agent in enumerate(exp.all_agents):

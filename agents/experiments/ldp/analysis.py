@@ -8,14 +8,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from agents.experiments.core.claims import (  # noqa: E402
+from agents.experiments.core.claims import (
     Claim,
     Shape,
     Trend,
@@ -23,8 +19,9 @@ from agents.experiments.core.claims import (  # noqa: E402
     claims_section,
     run_notes,
 )
-from agents.experiments.core.spec import Experiment  # noqa: E402
-from agents.experiments.core.stats import mean_ci  # noqa: E402
+from agents.experiments.core.figures import pyplot
+from agents.experiments.core.spec import Experiment
+from agents.experiments.core.stats import mean_ci
 
 #: The authors' published cumulative regret at T = 10^6 (blog, "LDP LinUCB" figure), by ε.
 PUBLISHED_REGRET: dict[float, float] = {1e5: 6250.0, 2e5: 3800.0, 4e5: 1960.0, 8e5: 950.0}
@@ -143,6 +140,7 @@ def ldp_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any])
 
 def ldp_figure(results: pd.DataFrame, exp: Experiment, path: Path) -> None:
     """Cumulative regret (ε experiment) or regret/√t (√T experiment) against t, mean over runs."""
+    plt = pyplot()
     curves = _curves(results.to_dict("records"))
     sqrt_t = exp.options.get("figure") == "sqrt-t"
     fig, ax = plt.subplots(figsize=(8, 4.5))
