@@ -161,6 +161,12 @@ def test_cli_rejects_bad_agents_and_overrides_with_one_sentence(argv, needle, ca
 def test_agent_that_does_not_build_an_agent_is_one_sentence(tmp_path, capsys):
     path = tmp_path / "mine.py"
     path.write_text(AGENT_FILE)
+    for jobs in ("1", "2"):
+        argv = ["run", "gap/regret-eps", "--runs", "2", "--horizon", "100", "--jobs", jobs, "--no-progress",
+                "--agent", f"{path}:NotAnAgent", "--out", str(tmp_path / f"out{jobs}")]  # fmt: skip
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "must build an object with act, update and reset" in err and "Traceback" not in err
     with pytest.raises(ValueError, match="must build an object with act, update and reset"):
         run("gap/regret-eps", agents=[f"{path}:NotAnAgent"], runs=1, horizon=100)
     with pytest.raises(ValueError, match="is not a built-in agent of gap/regret-eps"):

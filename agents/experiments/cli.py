@@ -27,6 +27,7 @@ __all__ = ["build_parser", "main", "run_experiment"]
 from agents.experiments.core.backends import BackendError, SweepInterrupted
 from agents.experiments.core.results import META, RESULTS, ResultsError, read_meta, read_results
 from agents.experiments.core.runner import default_jobs
+from agents.experiments.core.user_agents import UserAgentError
 from agents.experiments.registry import EXPERIMENTS, get_experiment
 
 
@@ -162,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         folder, text = _run_from_args(args, argv)
-    except UsageError as exc:
+    except (UsageError, UserAgentError) as exc:  # a user agent that cannot be built shows up in the tasks
         print(f"banditlab: error: {exc}", file=sys.stderr)
         return 2
     except BackendError as exc:
