@@ -18,11 +18,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
 from agents._kernels import argmax_masked
+from bandit_envs._jit import njit
 
 #: Position of the (B, K) bool active set (arms not yet eliminated) in every agent's state.
 ACTIVE = 0
@@ -129,7 +129,7 @@ def new_alpha_state(batch: int, n_arms: int, epsilon1: float, sweeps: int) -> tu
 # ----------------------------------------------------------------------------------- GAP
 
 
-@numba.njit(cache=True)
+@njit
 def greedy_independent_set(active, means, closed, out, by_index):  # pragma: no cover
     """GetIndSet (GAP paper, Algorithm 1 lines 26-32): greedy by largest (noisy) mean.
 
@@ -152,7 +152,7 @@ def greedy_independent_set(active, means, closed, out, by_index):  # pragma: no 
     return m
 
 
-@numba.njit(cache=True)
+@njit
 def uniform_maximal_independent_set(active, closed, out, rng):  # pragma: no cover
     """Draw Ω uniformly from the maximal independent sets of the subgraph induced by ``active``.
 
@@ -204,7 +204,7 @@ def uniform_maximal_independent_set(active, closed, out, rng):  # pragma: no cov
     return 0
 
 
-@numba.njit(cache=True)
+@njit
 def gap_plan(state, params, b, rng):  # pragma: no cover
     """Lines 3-12 of Algorithm 1: fresh sums, Ω_τ, L_τ and the next epoch's start."""
     active, mu = state[ACTIVE], state[GAP_MEAN]
@@ -228,7 +228,7 @@ def gap_plan(state, params, b, rng):  # pragma: no cover
     ctr[b, GAP_EPOCH_END] = ctr[b, GAP_EPOCH_START] + length * m
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def gap_act(state, params, b, rng):  # pragma: no cover
     """Line 14: the least-pulled arm of Ω_τ, ties to the earliest in Ω's order.
 
@@ -240,7 +240,7 @@ def gap_act(state, params, b, rng):  # pragma: no cover
     return omega[b, position]
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def gap_update(state, params, b, a, rewards, rng):  # pragma: no cover
     """Lines 15-24: accumulate this epoch's observations; at the epoch's end release and eliminate."""
     active, mu = state[ACTIVE], state[GAP_MEAN]
@@ -281,7 +281,7 @@ def gap_update(state, params, b, a, rewards, rng):  # pragma: no cover
 # ---------------------------------------------------------------------------------- DP-SE
 
 
-@numba.njit(cache=True)
+@njit
 def dpse_plan(state, params, b):  # pragma: no cover
     """Start epoch e: R_e = ⌈s·max(32 ln(8|S|e²/β)/Δ_e², 8 ln(4|S|e²/β)/(εΔ_e))⌉, Δ_e = 2^-e."""
     active, sums, sched, ctr = state[ACTIVE], state[DPSE_SUMS], state[DPSE_SCHEDULE], state[DPSE_COUNTERS]
@@ -302,7 +302,7 @@ def dpse_plan(state, params, b):  # pragma: no cover
     ctr[b, DPSE_EPOCH_END] = ctr[b, DPSE_EPOCH_START] + reps * n
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def dpse_act(state, params, b, rng):  # pragma: no cover
     """Round-robin over the active set S in index order (each arm exactly R_e times per epoch)."""
     sched, ctr = state[DPSE_SCHEDULE], state[DPSE_COUNTERS]
@@ -310,7 +310,7 @@ def dpse_act(state, params, b, rng):  # pragma: no cover
     return sched[b, position]
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def dpse_update(state, params, b, a, rewards, rng):  # pragma: no cover
     """Add the pulled arm's reward; at the epoch's end release noisy means and eliminate."""
     active, sums, ctr = state[ACTIVE], state[DPSE_SUMS], state[DPSE_COUNTERS]
@@ -343,7 +343,7 @@ def dpse_update(state, params, b, a, rewards, rng):  # pragma: no cover
 # ------------------------------------------------------------------------------------ AAE
 
 
-@numba.njit(cache=True)
+@njit
 def aae_order(state, b):  # pragma: no cover
     """Start a pass over the active arms in index order."""
     active, order, ctr = state[ACTIVE], state[AAE_ORDER], state[AAE_COUNTERS]
@@ -356,14 +356,14 @@ def aae_order(state, b):  # pragma: no cover
     ctr[b, AAE_POSITION] = 0
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def aae_act(state, params, b, rng):  # pragma: no cover
     """The next arm of the current pass."""
     order, ctr = state[AAE_ORDER], state[AAE_COUNTERS]
     return order[b, ctr[b, AAE_POSITION]]
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def aae_update(state, params, b, a, rewards, rng):  # pragma: no cover
     """Update running means; after a complete pass eliminate by per-arm confidence radii."""
     active, n, mean, ctr = state[ACTIVE], state[AAE_COUNTS], state[AAE_MEANS], state[AAE_COUNTERS]
@@ -397,7 +397,7 @@ def aae_update(state, params, b, a, rewards, rng):  # pragma: no cover
 # ---------------------------------------------------------------------------- AlphaSample
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def alpha_act(state, params, b, rng):  # pragma: no cover
     """AlphaSample: a uniformly random arm among the active arms not yet observed this sweep."""
     unseen = state[ALPHA_UNSEEN]
@@ -413,7 +413,7 @@ def alpha_act(state, params, b, rng):  # pragma: no cover
     return -1
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def alpha_update(state, params, b, a, rewards, rng):  # pragma: no cover
     """Update cumulative means of observed active arms; close sweeps and epochs."""
     active, unseen, n, mean = state[ACTIVE], state[ALPHA_UNSEEN], state[ALPHA_COUNTS], state[ALPHA_MEANS]

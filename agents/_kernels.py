@@ -16,6 +16,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from bandit_envs._jit import njit
 from bandit_envs.rewards import reward_from_uniform
 
 #: ``mode`` of :func:`simulate`: the table holds uniforms, mapped to rewards by the arms' laws.
@@ -105,7 +106,7 @@ def simulate(  # pragma: no cover
     return total
 
 
-@numba.njit(cache=True)
+@njit
 def argmax_masked(values, mask):  # pragma: no cover
     """Index of the largest ``values[k]`` with ``mask[k]``, lowest index on ties (-1 if none)."""
     best = -1

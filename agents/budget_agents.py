@@ -17,12 +17,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
 from agents.base import Agent
 from agents.index import UCB, _row_error, _ucb_choose
+from bandit_envs._jit import njit
 from bandit_envs.validation import check_float, check_int
 
 FloatArray = npt.NDArray[np.float64]
@@ -32,7 +32,7 @@ FloatArray = npt.NDArray[np.float64]
 _CEIL_SLACK = 1e-9
 
 
-@numba.njit(cache=True)
+@njit
 def _sensitivity_shift(means: FloatArray, phi: FloatArray, beta: float, out: FloatArray) -> int:  # pragma: no cover
     """Write ``means + beta * w(phi)`` per row into ``out``; return the first bad row (-1 if none).
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
 from agents.base import Agent
+from bandit_envs._jit import njit
 from bandit_envs.validation import check_float
 
 FloatArray = npt.NDArray[np.float64]
@@ -24,7 +24,7 @@ SQRT2 = math.sqrt(2.0)
 IntArray = npt.NDArray[np.int64]
 
 
-@numba.njit(cache=True)
+@njit
 def _ucb_choose(means: FloatArray, counts: IntArray, width: FloatArray) -> IntArray:  # pragma: no cover
     """Per row b, the first arm with count 0, else argmax of mean + sqrt(width[b] / count).
 
@@ -49,7 +49,7 @@ def _ucb_choose(means: FloatArray, counts: IntArray, width: FloatArray) -> IntAr
     return out
 
 
-@numba.njit(cache=True)
+@njit
 def _pulled_update(
     actions: IntArray, rewards: FloatArray, sums: FloatArray, counts: IntArray, means: FloatArray
 ) -> int:  # pragma: no cover
@@ -71,7 +71,7 @@ def _pulled_update(
     return -1
 
 
-@numba.njit(cache=True)
+@njit
 def _observed_update(
     mask: npt.NDArray[np.bool_],
     observed: FloatArray,

@@ -16,18 +16,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-import numba
 import numpy as np
 import numpy.typing as npt
 from scipy import special, stats
 
+from bandit_envs._jit import njit
 from bandit_envs.validation import check_choice, check_float, check_unit_array
 
 RewardKind = Literal["truncnorm", "bernoulli"]
 KIND_CODES: dict[str, int] = {"truncnorm": 0, "bernoulli": 1}
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def ndtri(p: float) -> float:  # pragma: no cover - compiled
     """Standard normal quantile, Wichura's AS241 (PPND16), relative accuracy about 1e-16.
 
@@ -153,7 +153,7 @@ def ndtri(p: float) -> float:  # pragma: no cover - compiled
     return -x if q < 0.0 else x
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def reward_from_uniform(
     u: float, kind: int, loc: float, scale: float, cdf_lo: float, cdf_width: float
 ) -> float:  # pragma: no cover - compiled
@@ -164,7 +164,7 @@ def reward_from_uniform(
     return min(1.0, max(0.0, x))
 
 
-@numba.njit(cache=True)
+@njit
 def rewards_from_uniforms(
     u: np.ndarray,
     kind: int,

@@ -32,6 +32,8 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
+from bandit_envs._jit import njit
+
 __all__ = [
     "EIG_ATOL",
     "EIG_RTOL",
@@ -75,7 +77,7 @@ SCHEDULE_CONSTANT, SCHEDULE_LDP = 0.0, 1.0
 # --------------------------------------------------------------------------------------------
 
 
-@numba.njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def clip_factor(sq_norm: float, l_x: float) -> float:  # pragma: no cover
     """Factor (<= 1) that brings a vector of squared norm ``sq_norm`` to norm at most ``l_x``.
 
@@ -87,7 +89,7 @@ def clip_factor(sq_norm: float, l_x: float) -> float:  # pragma: no cover
     return 1.0
 
 
-@numba.njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def cholesky_upper(a: FloatArray, shift: float, u: FloatArray, rtol: float) -> bool:  # pragma: no cover
     """Write into ``u`` the upper factor U (UᵀU = a + shift·I; only a's upper triangle is used).
 
@@ -124,7 +126,7 @@ def cholesky_upper(a: FloatArray, shift: float, u: FloatArray, rtol: float) -> b
     return True
 
 
-@numba.njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def eig_floor_factor(a: FloatArray, shift: float, u: FloatArray) -> None:  # pragma: no cover
     """Factor a + shift·I after raising its eigenvalues to max(shift / 2, EIG_RTOL max|λ|, EIG_ATOL).
 
@@ -157,7 +159,7 @@ def eig_floor_factor(a: FloatArray, shift: float, u: FloatArray) -> None:  # pra
         raise FloatingPointError("eigenvalue floor failed to give a positive definite matrix")
 
 
-@numba.njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def solve_theta(u_fac: FloatArray, rhs: FloatArray, theta: FloatArray) -> None:  # pragma: no cover
     """Solve (UᵀU) theta = rhs by forward then backward substitution.
 
@@ -180,7 +182,7 @@ def solve_theta(u_fac: FloatArray, rhs: FloatArray, theta: FloatArray) -> None: 
             theta[i] -= u_fac[i, k] * w
 
 
-@numba.njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def choose_arm(
     x: FloatArray,
     theta: FloatArray,
@@ -241,7 +243,7 @@ def choose_arm(
     return best
 
 
-@numba.njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def write_report(
     x: FloatArray,
     a: int,
@@ -287,7 +289,7 @@ def write_report(
     return flags
 
 
-@numba.njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def server_receive(
     v_sum: FloatArray,
     u_sum: FloatArray,
@@ -317,7 +319,7 @@ def server_receive(
     return floored
 
 
-@numba.njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def round_schedule(t: int, p: FloatArray) -> tuple[float, float, float]:  # pragma: no cover
     r"""(γ_t, c_t, β_t) of round t (1-based) for the schedule parameters ``p``.
 
@@ -346,7 +348,7 @@ def round_schedule(t: int, p: FloatArray) -> tuple[float, float, float]:  # prag
     return gamma, shift, width_scale * beta
 
 
-@numba.njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def fill_normals(rng: np.random.Generator, out: FloatArray) -> None:  # pragma: no cover
     """Fill ``out`` (C-contiguous) with standard normals from ``rng``, in memory order.
 
@@ -363,7 +365,7 @@ def fill_normals(rng: np.random.Generator, out: FloatArray) -> None:  # pragma: 
 # --------------------------------------------------------------------------------------------
 
 
-@numba.njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def choose_batch(
     obs: FloatArray, theta: FloatArray, u_fac: FloatArray, beta: float, l_x: float, quadratic: bool, out: IntArray
 ) -> None:  # pragma: no cover
@@ -376,7 +378,7 @@ def choose_batch(
         out[b] = choose_arm(obs[b], theta[b], u_fac[b], beta, l_x, quadratic, xt, z, scores)
 
 
-@numba.njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def report_batch(
     obs: FloatArray,
     actions: IntArray,
@@ -394,7 +396,7 @@ def report_batch(
         flags[b] = write_report(obs[b], actions[b], rewards[b], l_x, l_y, sigma, noise[b], gram[b], vec[b])
 
 
-@numba.njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def receive_batch(
     v_sum: FloatArray,
     u_sum: FloatArray,
@@ -410,7 +412,7 @@ def receive_batch(
         floored[b] += server_receive(v_sum[b], u_sum[b], gram[b], vec[b], shift, u_fac[b], theta[b])
 
 
-@numba.njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def run_copy(
     b: int | np.int64, tables: tuple[Any, ...], params: tuple[Any, ...], state: tuple[Any, ...]
 ) -> None:  # pragma: no cover
@@ -457,14 +459,14 @@ def run_copy(
             regret_out[ck_slot[s], b] = cum_regret[b]
 
 
-@numba.njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def run_serial(tables: tuple[Any, ...], params: tuple[Any, ...], state: tuple[Any, ...]) -> None:  # pragma: no cover
     """:func:`run_copy` for every copy, in the calling thread."""
     for b in range(state[0].shape[0]):
         run_copy(b, tables, params, state)
 
 
-@numba.njit(cache=True, parallel=True, error_model="numpy")
+@njit(parallel=True, error_model="numpy")
 def run_parallel(tables: tuple[Any, ...], params: tuple[Any, ...], state: tuple[Any, ...]) -> None:  # pragma: no cover
     """:func:`run_copy` for every copy, copies spread over numba's threads (they share nothing)."""
     for b in numba.prange(state[0].shape[0]):

@@ -23,6 +23,8 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
+from bandit_envs._jit import njit
+
 #: Upper bound on the cells of one grid; the cell size grows beyond it (speed only).
 MAX_CELLS = 2_000_000
 
@@ -118,7 +120,7 @@ class GridStack:
         return out
 
 
-@numba.njit(cache=True)
+@njit
 def _half_widths(y_lo: float, y_hi: float, cy: float, r: float) -> tuple[float, float]:
     """Half-widths of a disk's x-extent over the row band [y_lo, y_hi]: (any point, whole band); -1 if none."""
     near = 0.0 if y_lo <= cy <= y_hi else min(abs(y_lo - cy), abs(y_hi - cy))
@@ -129,7 +131,7 @@ def _half_widths(y_lo: float, y_hi: float, cy: float, r: float) -> tuple[float, 
     return math.sqrt(r * r - near * near), inner
 
 
-@numba.njit(cache=True)
+@njit
 def _in_one(px, py, start, stop, ax, ay, ra2):
     # Branch-free so that LLVM vectorizes the loop.
     n = 0
@@ -140,7 +142,7 @@ def _in_one(px, py, start, stop, ax, ay, ra2):
     return n
 
 
-@numba.njit(cache=True)
+@njit
 def _in_two(px, py, start, stop, ax, ay, ra2, bx, by, rb2):
     n = 0
     for k in range(start, stop):
@@ -152,7 +154,7 @@ def _in_two(px, py, start, stop, ax, ay, ra2, bx, by, rb2):
     return n
 
 
-@numba.njit(cache=True, parallel=True)
+@njit(parallel=True)
 def _count(px, py, cell_start, geometry, layout, who, ax, ay, ra, bx, by, rb, out):
     # rb < 0 means "one disk": the second disk's tests are skipped.
     two = rb >= 0.0
