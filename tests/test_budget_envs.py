@@ -5,6 +5,7 @@ side (similarity without the user's row, exact POI counts) and argument validati
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -561,7 +562,9 @@ def test_dataset_names_resolve_through_the_loaders(monkeypatch: pytest.MonkeyPat
 
     asked: list[tuple[str, Any]] = []
     marker = Ratings(np.array([1]), np.array([1]), np.array([4.0]), np.array([0]))
-    monkeypatch.setattr(_data, "load_movielens", lambda name, path=None: asked.append((name, path)) or marker)
+    monkeypatch.setattr(
+        _data, "load_movielens", lambda name, path=None, data_home=None: asked.append((name, path)) or marker
+    )
     _data._named_ratings.cache_clear()
     try:
         assert _data.ratings_from("movielens-latest-small") is marker
@@ -569,3 +572,34 @@ def test_dataset_names_resolve_through_the_loaders(monkeypatch: pytest.MonkeyPat
     finally:
         _data._named_ratings.cache_clear()
     assert asked == [("ml-latest-small", None), ("ml-100k", None)]
+
+
+def test_kept_tables_are_read_again_when_their_file_changes(tmp_path: Path, shared_data: Callable[[str], Path]) -> None:
+    from bandit_envs.budget import _data
+    from bandit_envs.datasets import DatasetError
+
+    def rewrite(path: Path, data: bytes, stamp: int) -> None:
+        path.write_bytes(data)
+        os.utime(path, ns=(stamp * 10**9, stamp * 10**9))
+
+    checkins = tmp_path / "checkins.txt"  # not the official name: schema check only
+    row = b"0\t2010-10-12T00:21:28Z\t40.7\t-74.0\t5\n"
+    rewrite(checkins, row, 1_000_000_000)
+    assert len(_data.checkins_from(checkins)) == 1
+    assert _data.checkins_from(checkins) is _data.checkins_from(checkins)  # kept while unchanged
+    rewrite(checkins, row * 3, 1_000_000_001)
+    assert len(_data.checkins_from(checkins)) == 3  # the edited file, not the kept table
+    rewrite(checkins, row.replace(b"40.7", b"97.5"), 1_000_000_002)
+    with pytest.raises(DatasetError, match="lat outside"):
+        _data.checkins_from(checkins)  # broken after it was loaded: verified again, not served from memory
+
+    ratings = tmp_path / "ratings.csv"
+    original = shared_data("ml-latest-small/ratings.csv").read_bytes()
+    rewrite(ratings, original, 1_000_000_000)
+    assert len(_data.ratings_from(tmp_path)) == len(_data.ratings_from(ratings)) == 100_836
+    altered = original.replace(b"1,1,4.0,964982703", b"1,1,5.0,964982703", 1)
+    assert altered != original
+    rewrite(ratings, altered, 1_000_000_001)
+    for data in (ratings, tmp_path):  # the file, or the folder holding it
+        with pytest.raises(DatasetError, match="has sha256"):
+            _data.ratings_from(data)

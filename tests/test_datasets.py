@@ -9,7 +9,13 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import hashlib
+import http.server
 import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -322,6 +328,228 @@ def test_movielens_corrupt_cached_zip_is_refused(ml_ratings: Path, tmp_path: Pat
         with pytest.raises(DatasetError, match=f"archive file {archive}.*delete {archive}"):
             load_movielens(data_home=tmp_path)
         assert list((tmp_path / "movielens" / "ml-latest-small").iterdir()) == []
+
+
+def _tree(folder: Path) -> set[str]:
+    """Every file and folder under ``folder``, as relative POSIX paths."""
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*")}
+
+
+LATEST_SMALL_CACHE = {
+    "movielens",
+    "movielens/ml-latest-small.zip",
+    "movielens/ml-latest-small",
+    "movielens/ml-latest-small/ratings.csv",
+}
+
+
+def test_extracted_file_failing_its_checks_is_not_kept(ml_ratings: Path, tmp_path: Path, no_network: list[str]) -> None:
+    archive = tmp_path / "movielens" / "ml-latest-small.zip"
+    target = tmp_path / "movielens" / "ml-latest-small" / "ratings.csv"
+    altered = ml_ratings.read_bytes().replace(b"1,1,4.0,964982703", b"1,1,5.0,964982703", 1)
+    archive.parent.mkdir(parents=True)
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("ml-latest-small/ratings.csv", altered)  # valid schema, wrong sha256
+    with pytest.raises(DatasetError) as info:
+        load_movielens(data_home=tmp_path)
+    message = str(info.value)
+    assert f"{target} (extracted from {archive}; not kept) has sha256" in message
+    assert f"delete {archive} so that" in message
+    assert not target.exists() and _tree(tmp_path) == {
+        "movielens",
+        "movielens/ml-latest-small.zip",
+        "movielens/ml-latest-small",
+    }
+
+    spec = MOVIELENS["ml-1m"]  # no pinned sha256: the schema check must run before the file is kept
+    archive = tmp_path / "movielens" / "ml-1m.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr(f"{spec.folder}/{spec.file}", b"1::1193::5::978300760\n1::661::x::978302109\n")
+    with pytest.raises(DatasetError, match=r"ratings.dat \(extracted from .*ml-1m.zip; not kept\) has a rating"):
+        load_movielens("ml-1m", data_home=tmp_path)
+    assert not (tmp_path / "movielens" / spec.folder / spec.file).exists()
+    assert list((tmp_path / "movielens" / spec.folder).iterdir()) == [] and no_network == []
+
+
+def test_downloaded_file_failing_its_checks_is_not_kept(
+    ml_ratings: Path, gowalla_nyc: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served: dict[str, bytes] = {}
+
+    def fake_retrieve(url: str, known_hash: object, fname: str, path: Path, **kw: object) -> str:
+        (Path(path) / fname).write_bytes(served[url])
+        return str(Path(path) / fname)
+
+    monkeypatch.setattr(pooch, "retrieve", fake_retrieve)
+    checkins = gzip.compress(b"".join(_gowalla_head(gowalla_nyc, 50)))
+    served[GOWALLA_URL] = checkins[:-100]  # cut: not a complete gzip file
+    with pytest.raises(DatasetError) as info:
+        load_gowalla(data_home=tmp_path)
+    target = tmp_path / "gowalla" / "loc-gowalla_totalCheckins.txt.gz"
+    assert f"{target} (downloaded from {GOWALLA_URL}; not kept) is not a complete gzip file" in str(info.value)
+    assert "nothing was saved; try again later" in str(info.value)
+    served[GOWALLA_URL] = checkins  # complete, but 50 rows instead of the official count
+    with pytest.raises(DatasetError, match="has 50 data rows but the official file has 6442890"):
+        load_gowalla(data_home=tmp_path)
+    assert _tree(tmp_path) == {"gowalla"}
+
+    url = MOVIELENS["ml-latest-small"].url
+    good = tmp_path / "good.zip"
+    _zip_latest_small(ml_ratings, good)
+    served[url] = good.read_bytes()[:-200]
+    with pytest.raises(
+        DatasetError, match=r"ml-latest-small.zip \(downloaded from .*; not kept\) is not a complete zip"
+    ):
+        load_movielens(data_home=tmp_path / "home")
+    assert _tree(tmp_path / "home") == {"movielens", "movielens/ml-latest-small"}  # nothing but folders
+    served[url] = good.read_bytes()
+    assert len(load_movielens(data_home=tmp_path / "home")) == 100_836
+    assert _tree(tmp_path / "home") == LATEST_SMALL_CACHE
+
+
+def test_staging_folders_of_killed_runs_are_removed_and_live_ones_kept(ml_ratings: Path, tmp_path: Path) -> None:
+    import fcntl
+
+    folder = tmp_path / "movielens" / "ml-latest-small"
+    dead, live = folder / ".incomplete-dead", folder / ".incomplete-live"
+    for stage in (dead, live):
+        stage.mkdir(parents=True)
+        (stage / ".lock").touch()
+        (stage / "ratings.csv").write_bytes(b"userId,movieId,rating,timestamp\n1,1,4.0,9")
+    _zip_latest_small(ml_ratings, tmp_path / "movielens" / "ml-latest-small.zip")
+    with (live / ".lock").open("rb") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # a run still working there
+        assert len(load_movielens(data_home=tmp_path, download=False)) == 100_836
+        assert _tree(folder) == {
+            "ratings.csv",
+            ".incomplete-live",
+            ".incomplete-live/.lock",
+            ".incomplete-live/ratings.csv",
+        }
+
+
+#: Run in a child process: load ml-latest-small from its cached archive, and die (SIGKILL) while
+#: the extracted file is being written ("write") or checked ("verify").
+_KILLED_EXTRACTION = r"""
+import os, shutil, signal, sys
+from pathlib import Path
+import bandit_envs.datasets._fetch as fetch
+from bandit_envs.datasets import load_movielens
+
+def die(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+def write_then_die(src, dst, *args):
+    dst.write(src.read(100_000))
+    dst.flush()
+    die()
+
+if sys.argv[2] == "write":
+    shutil.copyfileobj = write_then_die
+else:
+    fetch.sha256 = die
+load_movielens(data_home=Path(sys.argv[1]), download=False)
+"""
+
+
+@pytest.mark.parametrize("moment", ["write", "verify"])
+def test_extraction_killed_midway_leaves_nothing_under_the_official_name(
+    ml_ratings: Path, tmp_path: Path, moment: str, no_network: list[str]
+) -> None:
+    _zip_latest_small(ml_ratings, tmp_path / "movielens" / "ml-latest-small.zip")
+    child = subprocess.run(
+        [sys.executable, "-c", _KILLED_EXTRACTION, str(tmp_path), moment], capture_output=True, timeout=300
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr.decode()[-2000:]
+    target = tmp_path / "movielens" / "ml-latest-small" / "ratings.csv"
+    assert not target.exists()
+    assert len(load_movielens(data_home=tmp_path, download=False)) == 100_836  # extracted again
+    assert _tree(tmp_path) == LATEST_SMALL_CACHE  # and the killed run's leftovers are gone
+
+
+class _SlowServer:
+    """A loopback HTTP server that sends half of ``payload``, then the rest once released."""
+
+    def __init__(self, payload: bytes) -> None:
+        self.release = threading.Event()
+        release = self.release
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                half = len(payload) // 2
+                self.wfile.write(payload[:half])
+                self.wfile.flush()
+                if release.wait(120):
+                    self.wfile.write(payload[half:])
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        class Server(http.server.ThreadingHTTPServer):
+            def handle_error(self, request: object, client_address: object) -> None:
+                pass  # the killed client's connection breaks: expected
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/ml-latest-small.zip"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+_KILLED_DOWNLOAD = r"""
+import dataclasses, sys
+from pathlib import Path
+from bandit_envs.datasets import MOVIELENS, load_movielens
+MOVIELENS["ml-latest-small"] = dataclasses.replace(MOVIELENS["ml-latest-small"], url=sys.argv[2])
+load_movielens(data_home=Path(sys.argv[1]))
+"""
+
+
+def test_download_killed_midway_leaves_nothing_under_the_official_name(
+    ml_ratings: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "served.zip"
+    _zip_latest_small(ml_ratings, source)
+    payload = source.read_bytes()
+    home = tmp_path / "home"
+    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    server = _SlowServer(payload)
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-c", _KILLED_DOWNLOAD, str(home), server.url], stderr=subprocess.PIPE
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while not any(p.is_file() and p.stat().st_size >= len(payload) // 4 for p in home.rglob("*")):
+                assert child.poll() is None, child.stderr.read().decode()[-2000:] if child.stderr else ""
+                assert time.monotonic() < deadline, "the download never reached a quarter of the file"
+                time.sleep(0.05)
+            child.send_signal(signal.SIGKILL)
+        finally:
+            child.kill()
+            child.wait()
+            if child.stderr:
+                child.stderr.close()
+        assert child.returncode == -signal.SIGKILL
+        assert not (home / "movielens" / "ml-latest-small.zip").exists()
+        with pytest.raises(DatasetError, match="is not in the cache and download=False"):
+            load_movielens(data_home=home, download=False)  # the partial download does not count
+        server.release.set()
+        spec = dataclasses.replace(MOVIELENS["ml-latest-small"], url=server.url)
+        monkeypatch.setitem(MOVIELENS, "ml-latest-small", spec)
+        assert len(load_movielens(data_home=home)) == 100_836
+    finally:
+        server.close()
+    assert _tree(home) == LATEST_SMALL_CACHE  # the killed download's leftovers are gone
 
 
 def test_invalid_arguments() -> None:

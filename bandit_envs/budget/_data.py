@@ -1,7 +1,10 @@
 """Turn an env's ``data`` argument into a table: None, a dataset name, a path, or a table.
 
 Loaded tables are kept (a few, least recently used first out), so every env over the same named
-dataset or path shares one table object, and through it one cached scenario.
+dataset or path shares one table object, and through it one cached scenario. A kept table is
+keyed on the file it was read from as it is on disk (path, size, modification time in
+nanoseconds, inode), so a file replaced or edited since is read, and verified, again; a named
+dataset is also keyed on the cache folder (``$BANDIT_ENVS_DATA``) in force at the call.
 """
 
 from __future__ import annotations
@@ -18,11 +21,14 @@ from bandit_envs.datasets import (
     NYC_BBOX,
     CheckIns,
     Ratings,
+    get_data_home,
     load_gowalla,
     load_movielens,
     synthetic_gowalla,
     synthetic_movielens,
 )
+from bandit_envs.datasets import gowalla as _gowalla
+from bandit_envs.datasets import movielens as _movielens
 
 T = TypeVar("T")
 
@@ -47,10 +53,14 @@ def ratings_from(data: Any) -> Ratings:
         return _synthetic_ratings()
     if isinstance(data, str | os.PathLike):
         if isinstance(data, str) and data in MOVIELENS_NAMES:
-            return _named_ratings(MOVIELENS_ALIASES.get(data, data))
+            name = MOVIELENS_ALIASES.get(data, data)
+            home = get_data_home()
+            return _named_ratings(name, str(home), _signature(_movielens.cache_path(name, home)))
         path = Path(data).expanduser()
         if path.exists():
-            return _ratings_file(str(path.resolve()))
+            resolved = path.resolve()
+            inside = [resolved / f for f in _RATINGS_FILES] if resolved.is_dir() else [resolved]
+            return _ratings_file(str(resolved), tuple(_signature(p) for p in inside))
         raise ValueError(
             f"data must be None, a Ratings table, one of {list(MOVIELENS_NAMES)} or the path of a "
             f"MovieLens ratings file or folder, got {data!r} (no such dataset name or path)."
@@ -66,10 +76,13 @@ def checkins_from(data: Any) -> CheckIns:
         return _synthetic_checkins()
     if isinstance(data, str | os.PathLike):
         if isinstance(data, str) and data in GOWALLA_NAMES:
-            return _named_checkins(data)
+            home = get_data_home()
+            return _named_checkins(data, str(home), _signature(_gowalla.cache_path(home)))
         path = Path(data).expanduser()
         if path.exists():
-            return _checkins_file(str(path.resolve()))
+            resolved = path.resolve()
+            read = resolved / _gowalla.GOWALLA_FILE if resolved.is_dir() else resolved
+            return _checkins_file(str(resolved), _signature(read))
         raise ValueError(
             f"data must be None, a CheckIns table, one of {list(GOWALLA_NAMES)} or the path of a "
             f"SNAP check-in file or folder, got {data!r} (no such dataset name or path)."
@@ -87,13 +100,26 @@ def _synthetic_checkins() -> CheckIns:
     return synthetic_gowalla(seed=SYNTHETIC_SEED)
 
 
-@functools.lru_cache(maxsize=4)
-def _named_ratings(name: str) -> Ratings:
-    return load_movielens(name)
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    """(size, mtime_ns, inode) of ``path``, or None if it is not a file: a kept table's key."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return (stat.st_size, stat.st_mtime_ns, stat.st_ino) if path.is_file() else None
+
+
+# The signature arguments below only key the caches: a changed file is a new key, so it is read
+# (and verified) again.
 
 
 @functools.lru_cache(maxsize=4)
-def _ratings_file(path: str) -> Ratings:
+def _named_ratings(name: str, home: str, signature: tuple[int, int, int] | None) -> Ratings:
+    return load_movielens(name, data_home=home)
+
+
+@functools.lru_cache(maxsize=4)
+def _ratings_file(path: str, signature: tuple[tuple[int, int, int] | None, ...]) -> Ratings:
     p = Path(path)
     names = [p.name] if p.is_file() else [f for f in _RATINGS_FILES if (p / f).is_file()]
     if not names or names[0] not in _RATINGS_FILES:
@@ -108,12 +134,12 @@ def _ratings_file(path: str) -> Ratings:
 
 
 @functools.lru_cache(maxsize=2)
-def _named_checkins(name: str) -> CheckIns:
-    return load_gowalla(bbox=NYC_BBOX if name == "gowalla-nyc" else None)
+def _named_checkins(name: str, home: str, signature: tuple[int, int, int] | None) -> CheckIns:
+    return load_gowalla(data_home=home, bbox=NYC_BBOX if name == "gowalla-nyc" else None)
 
 
 @functools.lru_cache(maxsize=2)
-def _checkins_file(path: str) -> CheckIns:
+def _checkins_file(path: str, signature: tuple[int, int, int] | None) -> CheckIns:
     return load_gowalla(path=path)
 
 

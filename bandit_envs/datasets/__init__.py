@@ -23,6 +23,16 @@ Integrity policy
 * Any failed check raises :class:`DatasetError` (a ``ValueError``) whose one sentence names
   the file, the problem (for a checksum: the actual and the expected sha256) and the remedy
   (for a cached file: delete it so that it is downloaded again). Nothing is half-loaded.
+* The cache holds only verified files under their official names. A download, or a file
+  extracted from an archive, is written to a staging folder ``.incomplete-*`` beside its
+  official name, checked there (every check above), and only then renamed to its official
+  name (:func:`os.replace`, atomic); a downloaded archive is kept only once the file extracted
+  from it passed. So a process killed midway, or a file that fails a check, leaves nothing
+  under an official name, and staging folders never count as data; the staging folders of
+  killed runs are removed by the next download or extraction into the same folder (a lock
+  held while a run works tells them apart from a run still going).
+* Tables loaded by the environments are kept in memory keyed on the file's size, modification
+  time and inode, so a file changed on disk is read, and checked, again.
 """
 
 from bandit_envs.datasets._fetch import DatasetError, get_data_home

@@ -1,15 +1,37 @@
 """Where data files live, how they are downloaded, and how their checksums are verified.
 
 The integrity policy is described in the docstring of :mod:`bandit_envs.datasets`.
+
+A file enters the cache in three steps: it is written (downloaded, or extracted from an
+archive) inside a private staging folder ``.incomplete-*`` next to its official name, it is
+verified there, and only then is it renamed to its official name with :func:`os.replace`, which
+is atomic on one file system. So a process killed midway, or a file that fails its checks,
+never leaves anything under an official name; the loaders look only at official names, so a
+staging folder never counts as data. A process holds a lock on its staging folder while it
+works, which the operating system releases when the process dies, so the next download or
+extraction in that folder removes the staging folders of earlier killed runs (on systems
+without ``fcntl`` they are left in place, and still ignored).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import IO, NoReturn, TypeVar
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on POSIX
+    fcntl = None  # type: ignore[assignment]
+
+T = TypeVar("T")
 
 DATA_ENV_VAR = "BANDIT_ENVS_DATA"
 
@@ -61,6 +83,11 @@ class DataFile:
     cached : tuple of pathlib.Path
         For a file from the cache, the cached copies to delete so that the next call downloads
         them again; empty for a file supplied by the user.
+    staged_for : pathlib.Path or None
+        For a file still in a staging folder, the official path it gets once verified; messages
+        name that path and say where the file came from (``origin``) and that it was not kept.
+    origin : str
+        Where a staged file came from, e.g. ``"extracted from /cache/ml-100k.zip"``.
     """
 
     path: Path
@@ -69,6 +96,15 @@ class DataFile:
     sha256: str | None = None
     n_rows: int | None = None
     cached: tuple[Path, ...] = ()
+    staged_for: Path | None = None
+    origin: str = ""
+
+    @property
+    def shown(self) -> str:
+        """The file as messages name it."""
+        if self.staged_for is None:
+            return str(self.path)
+        return f"{self.staged_for} ({self.origin}; not kept)"
 
     def remedy(self, *, pinned: bool = False) -> str:
         """Return what the user should do about a bad file.
@@ -76,6 +112,8 @@ class DataFile:
         ``pinned`` says that the failed check is one that ``verify="schema"`` skips (checksum,
         official row count), so that option is offered for a user-supplied file.
         """
+        if self.staged_for is not None and not self.cached:
+            return f"nothing was saved; try again later, or download {self.url} by hand and load it with path="
         if self.cached:
             paths = " and ".join(str(p) for p in self.cached)
             return f"delete {paths} so that the next call downloads it again from {self.url}"
@@ -86,7 +124,7 @@ class DataFile:
 
     def fail(self, problem: str, *, pinned: bool = False) -> NoReturn:
         """Raise :class:`DatasetError`: this file ``problem``, and what to do about it."""
-        raise DatasetError(f"The {self.label} file {self.path} {problem}; {self.remedy(pinned=pinned)}.")
+        raise DatasetError(f"The {self.label} file {self.shown} {problem}; {self.remedy(pinned=pinned)}.")
 
     def check_sha256(self, data: bytes) -> None:
         """Raise :class:`DatasetError` if ``data`` does not have the pinned sha256."""
@@ -95,17 +133,121 @@ class DataFile:
         actual = sha256(data)
         if actual != self.sha256:
             raise DatasetError(
-                f"The {self.label} file {self.path} has sha256 {actual} but the official file "
+                f"The {self.label} file {self.shown} has sha256 {actual} but the official file "
                 f"has {self.sha256}, so it is corrupt, incomplete or modified; "
                 f"{self.remedy(pinned=True)}."
             )
 
 
-def fetch(url: str, target: Path, *, download: bool, alternative: str) -> None:
+#: Name prefix of the staging folders where files are written before they are verified.
+STAGING_PREFIX = ".incomplete-"
+#: A staging folder without a lock file (its owner died right after creating it) is removed
+#: once it is this old (seconds).
+_UNLOCKED_STALE_AFTER = 3600.0
+_LOCK_NAME = ".lock"
+
+
+def _try_lock(handle: IO[bytes], *, wait: bool) -> bool:
+    """Take an exclusive lock on ``handle`` (released when it is closed or the process dies)."""
+    if fcntl is None:  # pragma: no cover - not on POSIX
+        return wait
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+    except OSError:
+        return False
+    return True
+
+
+def remove_stale_staging(folder: Path) -> list[Path]:
+    """Remove the staging folders in ``folder`` left by killed downloads or extractions.
+
+    A staging folder is removed only if no live process holds its lock; without ``fcntl``
+    nothing is removed.
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        The cache folder to clean.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The staging folders removed.
+    """
+    removed: list[Path] = []
+    if fcntl is None or not folder.is_dir():  # pragma: no cover - not on POSIX
+        return removed
+    for stage in folder.glob(STAGING_PREFIX + "*"):
+        if not stage.is_dir():
+            continue
+        try:
+            handle = (stage / _LOCK_NAME).open("rb")
+        except FileNotFoundError:
+            try:
+                stale = time.time() - stage.stat().st_mtime > _UNLOCKED_STALE_AFTER
+            except OSError:
+                continue
+            if stale:
+                shutil.rmtree(stage, ignore_errors=True)
+                removed.append(stage)
+            continue
+        except OSError:
+            continue
+        with handle:
+            if _try_lock(handle, wait=False):
+                shutil.rmtree(stage, ignore_errors=True)
+                removed.append(stage)
+    return removed
+
+
+@contextmanager
+def staging(folder: Path) -> Iterator[Path]:
+    """A private, locked staging folder inside ``folder``, removed on exit.
+
+    Files written there are renamed into ``folder`` with :func:`publish` once verified; the
+    staging folders of earlier killed runs are removed first (:func:`remove_stale_staging`).
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        The cache folder the files are for (created if missing).
+
+    Yields
+    ------
+    pathlib.Path
+        The staging folder.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    remove_stale_staging(folder)
+    stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=folder))
+    try:
+        with (stage / _LOCK_NAME).open("wb") as lock:
+            _try_lock(lock, wait=True)
+            yield stage
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def publish(staged: Path, target: Path) -> None:
+    """Flush ``staged`` to disk and rename it to ``target`` atomically (same file system)."""
+    with staged.open("rb") as handle:
+        os.fsync(handle.fileno())
+    os.replace(staged, target)
+
+
+def fetch(
+    url: str,
+    target: Path,
+    *,
+    download: bool,
+    alternative: str,
+    accept: Callable[[Path], T],
+) -> T | None:
     """Make sure ``target`` exists, downloading ``url`` there with pooch if allowed.
 
-    pooch writes to a temporary file and renames it when complete, so an interrupted download
-    never leaves a partial ``target``.
+    The file is downloaded into a staging folder next to ``target``, passed to ``accept``
+    there, and renamed to ``target`` only if ``accept`` returns; so an interrupted download or a
+    file that fails its checks never leaves anything under ``target``.
 
     Parameters
     ----------
@@ -117,26 +259,41 @@ def fetch(url: str, target: Path, *, download: bool, alternative: str) -> None:
         Whether a missing file may be downloaded.
     alternative : str
         The other way to supply the data, completing "..., or <alternative>." in messages.
+    accept : callable
+        Called with the path of the downloaded file before it is kept; raises
+        :class:`DatasetError` to refuse it. Its result is returned.
+
+    Returns
+    -------
+    object or None
+        What ``accept`` returned, or None if ``target`` was already in the cache.
 
     Raises
     ------
     DatasetError
-        If the file is missing and cannot (or may not) be downloaded; the message names the URL
-        and the path to save the file at.
+        If the file is missing and cannot (or may not) be downloaded, the message naming the URL
+        and the path to save the file at; or whatever ``accept`` raises.
     """
     if target.is_file():
-        return
+        return None
     by_hand = f"download {url} by hand and save it as {target}, or {alternative}"
     if not download:
         raise DatasetError(f"{target} is not in the cache and download=False; {by_hand}.")
     import pooch  # deferred: only downloads need it
 
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        pooch.retrieve(url, known_hash=None, fname=target.name, path=target.parent, progressbar=False)
-    except (OSError, ValueError) as err:  # requests' network errors are OSErrors
-        raise DatasetError(
-            f"Could not download {url} ({type(err).__name__}: {err}); without network access, {by_hand}."
-        ) from err
-    if not target.is_file():
-        raise DatasetError(f"Downloading {url} did not produce {target}; {by_hand}.")
+        with staging(target.parent) as stage:
+            try:
+                pooch.retrieve(url, known_hash=None, fname=target.name, path=stage, progressbar=False)
+            except (OSError, ValueError) as err:  # requests' network errors are OSErrors
+                raise DatasetError(
+                    f"Could not download {url} ({type(err).__name__}: {err}); without network access, {by_hand}."
+                ) from err
+            staged = stage / target.name
+            if not staged.is_file():
+                raise DatasetError(f"Downloading {url} did not produce {target}; {by_hand}.")
+            result = accept(staged)
+            publish(staged, target)
+    except OSError as err:
+        raise DatasetError(f"Could not save {url} as {target} ({type(err).__name__}: {err}); {by_hand}.") from err
+    return result

@@ -11,6 +11,7 @@ Social Networks", KDD 2011. https://snap.stanford.edu/data/loc-gowalla.html
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -80,12 +81,31 @@ def load_gowalla(
     check_choice("verify", verify, ("auto", "schema"))
     box = _as_bbox(bbox)
     if path is None:
-        target = get_data_home(data_home) / "gowalla" / GOWALLA_FILE
+        target = cache_path(data_home)
+        official = DataFile(target, _LABEL, GOWALLA_URL, n_rows=GOWALLA_ROWS, cached=(target,))
+        staged = dataclasses.replace(official, cached=(), staged_for=target, origin=f"downloaded from {GOWALLA_URL}")
         alternative = "pass path= pointing at a copy of it (gzipped or not)"
-        fetch(GOWALLA_URL, target, download=download, alternative=alternative)
-        file = DataFile(target, _LABEL, GOWALLA_URL, n_rows=GOWALLA_ROWS, cached=(target,))
+        checkins = fetch(
+            GOWALLA_URL,
+            target,
+            download=download,
+            alternative=alternative,
+            accept=lambda downloaded: _read_checkins(dataclasses.replace(staged, path=downloaded)),
+        )
+        if checkins is None:
+            checkins = _read_checkins(official)
     else:
-        file = _user_file(Path(path).expanduser().absolute(), verify)
+        checkins = _read_checkins(_user_file(Path(path).expanduser().absolute(), verify))
+    return checkins if box is None else checkins.within(box)
+
+
+def cache_path(data_home: str | os.PathLike[str] | None = None) -> Path:
+    """Where the check-in file is cached (whether or not it is there yet)."""
+    return get_data_home(data_home) / "gowalla" / GOWALLA_FILE
+
+
+def _read_checkins(file: DataFile) -> CheckIns:
+    """Read ``file`` with every check of its :class:`DataFile` and the coordinate ranges."""
     columns = read_table(file, _LAYOUT)
     for name, low, high in (("lat", -90, 90), ("lon", -180, 180)):
         values = columns[name]
@@ -93,8 +113,7 @@ def load_gowalla(
         require(file, inside, values, f"a {name} outside [{low}, {high}]", 1)
     for name in ("user_id", "location_id"):
         require(file, columns[name] >= 0, columns[name], f"a negative {name}", 1)
-    checkins = CheckIns(**columns)
-    return checkins if box is None else checkins.within(box)
+    return CheckIns(**columns)
 
 
 def _as_bbox(bbox: BBox | tuple[float, float, float, float] | None) -> BBox | None:

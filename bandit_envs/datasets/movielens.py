@@ -12,6 +12,7 @@ ACM TiiS 5(4):19, 2015.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import zipfile
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bandit_envs.datasets._fetch import DataFile, DatasetError, fetch, get_data_home
+from bandit_envs.datasets._fetch import DataFile, DatasetError, fetch, get_data_home, publish, staging
 from bandit_envs.datasets._parse import Kind, Layout, read_table, require
 from bandit_envs.datasets._tables import Ratings
 from bandit_envs.validation import check_choice
@@ -159,9 +160,18 @@ def load_movielens(
     check_choice("verify", verify, ("auto", "schema"))
     label = f"MovieLens {name} ratings"
     if path is None:
-        file = _cached_file(name, spec, get_data_home(data_home), label, download)
-    else:
-        file = _user_file(spec, Path(path).expanduser().absolute(), label, verify)
+        return _cached_ratings(name, spec, get_data_home(data_home), label, download)
+    return _read_ratings(_user_file(spec, Path(path).expanduser().absolute(), label, verify), spec)
+
+
+def cache_path(name: str, data_home: str | os.PathLike[str] | None = None) -> Path:
+    """Where the ratings file of dataset ``name`` is cached (whether or not it is there yet)."""
+    spec = MOVIELENS[check_choice("name", name, MOVIELENS)]
+    return get_data_home(data_home) / "movielens" / spec.folder / spec.file
+
+
+def _read_ratings(file: DataFile, spec: MovieLensSpec) -> Ratings:
+    """Read ``file`` with every check of its :class:`DataFile` and the rating scale of ``spec``."""
     columns = read_table(file, spec.layout)
     first_line = 1 + (spec.layout.header is not None)
     for column in ("user_id", "item_id"):
@@ -195,26 +205,52 @@ def _user_file(spec: MovieLensSpec, path: Path, label: str, verify: str) -> Data
     )
 
 
-def _cached_file(name: str, spec: MovieLensSpec, home: Path, label: str, download: bool) -> DataFile:
+def _cached_ratings(name: str, spec: MovieLensSpec, home: Path, label: str, download: bool) -> Ratings:
+    """The ratings from the cache, extracting them from the (downloaded) archive first if needed.
+
+    The ratings file is extracted into a staging folder and verified there before it gets its
+    official name, and a downloaded archive is kept only once its ratings file passed.
+    """
     archive = home / "movielens" / f"{name}.zip"
-    target = home / "movielens" / spec.folder / spec.file
-    if not target.is_file():
-        extracted = f"the extracted {spec.folder} folder or its {spec.file}"
-        fetch(spec.url, archive, download=download, alternative=f"pass path= pointing at {extracted}")
-        zipped = DataFile(archive, f"MovieLens {name} archive", spec.url, cached=(archive,))
-        _extract(zipped, f"{spec.folder}/{spec.file}", target)
-    return DataFile(target, label, spec.url, spec.sha256, spec.n_rows, cached=(target, archive))
+    target = cache_path(name, home)
+    member = f"{spec.folder}/{spec.file}"
+    if target.is_file():
+        cached = DataFile(target, label, spec.url, spec.sha256, spec.n_rows, cached=(target, archive))
+        return _read_ratings(cached, spec)
+
+    def extract(zip_path: Path, cached: tuple[Path, ...]) -> Ratings:
+        zipped = DataFile(zip_path, f"MovieLens {name} archive", spec.url, cached=cached)
+        if not cached:  # a download still in its staging folder
+            zipped = dataclasses.replace(zipped, staged_for=archive, origin=f"downloaded from {spec.url}")
+        return _extract(zipped, member, target, label, spec)
+
+    extracted = f"the extracted {spec.folder} folder or its {spec.file}"
+    fresh = fetch(
+        spec.url,
+        archive,
+        download=download,
+        alternative=f"pass path= pointing at {extracted}",
+        accept=lambda staged: extract(staged, ()),
+    )
+    return fresh if fresh is not None else extract(archive, (archive,))
 
 
-def _extract(archive: DataFile, member: str, target: Path) -> None:
-    """Extract ``member`` to ``target`` atomically (zipfile checks its CRC while reading)."""
-    partial = target.with_name(target.name + ".part")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with zipfile.ZipFile(archive.path) as zipped, zipped.open(member) as src:
-            with partial.open("wb") as dst:
+def _extract(archive: DataFile, member: str, target: Path, label: str, spec: MovieLensSpec) -> Ratings:
+    """Extract ``member`` of ``archive``, read it with every check, and only then name it ``target``.
+
+    zipfile checks the member's CRC while reading; :func:`_read_ratings` the checksum and schema.
+    Whatever fails, nothing is left under ``target``.
+    """
+    with staging(target.parent) as stage:
+        staged = stage / target.name
+        try:
+            with zipfile.ZipFile(archive.path) as zipped, zipped.open(member) as src, staged.open("wb") as dst:
                 shutil.copyfileobj(src, dst)
-    except (zipfile.BadZipFile, KeyError, OSError, EOFError, zlib.error) as err:
-        partial.unlink(missing_ok=True)
-        archive.fail(f"is not a complete zip file holding {member} ({err})")
-    partial.replace(target)
+        except (zipfile.BadZipFile, KeyError, OSError, EOFError, zlib.error) as err:
+            archive.fail(f"is not a complete zip file holding {member} ({err})")
+        origin = f"extracted from {archive.staged_for or archive.path}"
+        cached = archive.cached if archive.staged_for is None else ()
+        file = DataFile(staged, label, spec.url, spec.sha256, spec.n_rows, cached, staged_for=target, origin=origin)
+        ratings = _read_ratings(file, spec)
+        publish(staged, target)
+    return ratings
