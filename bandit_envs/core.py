@@ -13,7 +13,11 @@ same transition. What lives here:
   so copy i reproduces the single env reset with that seed (:func:`copy_generators`);
 * noise blocks: the rows of uniforms (or other draws) a step consumes are drawn a block at a time
   from each copy's generator; results are a function of the stream only, never of the block size
-  (:class:`NoiseBlock` for a single env, :class:`NoiseBlocks` for a batch of copies);
+  (:class:`NoiseBlock` for a single env, :class:`NoiseBlocks` for a batch of copies, whose blocks
+  shrink as copies are added so that all of them together stay within
+  :data:`NOISE_BUFFER_BYTES`);
+* the memory of a vector env's copies: :func:`check_num_envs` refuses a ``num_envs`` whose copies
+  would not fit in :func:`~bandit_envs.validation.memory_limit`, before anything is allocated;
 * Gymnasium's NEXT_STEP autoreset: the step after a copy's truncation restarts that copy instead of
   playing (:meth:`BanditVectorEnv.step`).
 """
@@ -30,7 +34,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from bandit_envs.validation import check_int
+from bandit_envs.validation import check_int, check_memory, format_bytes, summarize
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -46,7 +50,7 @@ ObsType = TypeVar("ObsType")
 def check_render_mode(env_id: str, render_mode: Any) -> None:
     """Refuse any ``render_mode`` but None: no environment of the suite renders."""
     if render_mode is not None:
-        raise ValueError(f"render_mode must be None ({env_id} has no rendering), got {render_mode!r}.")
+        raise ValueError(f"render_mode must be None ({env_id} has no rendering), got {summarize(render_mode)}.")
 
 
 def check_options(env_id: str, options: dict[str, Any] | None, allowed: Sequence[str] = ()) -> dict[str, Any]:
@@ -56,9 +60,12 @@ def check_options(env_id: str, options: dict[str, Any] | None, allowed: Sequence
     unknown = sorted(set(options) - set(allowed), key=str)
     if unknown:
         if not allowed:
-            raise ValueError(f"options must be None or empty ({env_id} takes no reset options), got {options!r}.")
+            raise ValueError(
+                f"options must be None or empty ({env_id} takes no reset options), got keys {summarize(unknown)}."
+            )
         raise ValueError(
-            f"options of {env_id} may only contain {', '.join(repr(k) for k in allowed)}, got unknown keys {unknown!r}."
+            f"options of {env_id} may only contain {', '.join(repr(k) for k in allowed)}, "
+            f"got unknown keys {summarize(unknown)}."
         )
     return options
 
@@ -96,7 +103,7 @@ def check_action(action: Any, n_actions: int) -> int:
             return int(action)
     raise ValueError(
         f"action must be an integer (int or numpy integer) in [0, {n_actions - 1}], "
-        f"got {action!r} ({type(action).__name__})."
+        f"got {summarize(action)} ({type(action).__name__})."
     )
 
 
@@ -120,15 +127,25 @@ def check_actions(actions: Any, num_envs: int, n_actions: int) -> IntArray:
     Raises
     ------
     ValueError
-        One sentence naming ``actions``, what was given (dtype and shape, or the range of the
-        values) and what is allowed.
+        One sentence naming ``actions``, what was given (dtype and shape, or the first value out
+        of range and its index) and what is allowed. Floats (even integral ones), booleans and
+        strings are refused, as by :func:`check_action`.
     """
-    a = np.asarray(actions)
+    if type(actions) is np.ndarray:
+        a = actions
+    else:
+        try:
+            a = np.asarray(actions)
+        except (TypeError, ValueError):  # e.g. ragged nested lists
+            a = np.asarray(None)
     allowed = f"an integer array of shape ({num_envs},) with values in [0, {n_actions - 1}]"
     if a.shape != (num_envs,) or not np.issubdtype(a.dtype, np.integer):
-        raise ValueError(f"actions must be {allowed}, got a {a.dtype} array of shape {a.shape}.")
-    if a.size and (a.min() < 0 or a.max() >= n_actions):
-        raise ValueError(f"actions must be {allowed}, got values in [{a.min()}, {a.max()}].")
+        given = f"a {a.dtype} array of shape {a.shape}" if isinstance(actions, np.ndarray) else summarize(actions)
+        raise ValueError(f"actions must be {allowed}, got {given}.")
+    bad = (a < 0) | (a >= n_actions)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"actions must be {allowed}, got actions[{i}] = {a[i]}.")
     return a
 
 
@@ -198,17 +215,99 @@ class NoiseBlock:
             yield from self.draw(k)
 
 
+#: Bytes of the rows that a vector env's copies keep drawn ahead, all copies together (per
+#: :class:`NoiseBlocks`; an env with two streams gives each half): a copy's block holds at most
+#: the family's block length, fewer as copies are added, never less than one row.
+NOISE_BUFFER_BYTES = 64 * 2**20
+#: Bytes of one copy's random generator (a numpy ``Generator`` and its ``PCG64``), rounded up.
+GENERATOR_BYTES = 1536
+
+
+def block_rows_for(num_envs: int, block_rows: int, row_bytes: int, budget: int | None = None) -> int:
+    """Rows per copy of a :class:`NoiseBlocks`: ``block_rows``, fewer if the copies would exceed ``budget``.
+
+    Parameters
+    ----------
+    num_envs : int
+        Number of copies.
+    block_rows : int
+        The family's block length (rows drawn per refill when memory allows).
+    row_bytes : int
+        Bytes of one row.
+    budget : int, optional
+        Bytes all copies' blocks may take together (default :data:`NOISE_BUFFER_BYTES`); at
+        least one row per copy is kept.
+
+    Returns
+    -------
+    int
+        Between 1 and ``block_rows``.
+    """
+    budget = NOISE_BUFFER_BYTES if budget is None else budget
+    return max(1, min(block_rows, budget // max(1, num_envs * row_bytes)))
+
+
+def check_num_envs(
+    env_id: str,
+    num_envs: Any,
+    copy_bytes: float,
+    noise: Sequence[tuple[int, int]] = (),
+    budget: int | None = None,
+) -> int:
+    """Return ``num_envs`` if it is an integer >= 1 whose copies fit in the memory limit.
+
+    Parameters
+    ----------
+    env_id : str
+        The env, for the message.
+    num_envs : Any
+        The number of copies asked for.
+    copy_bytes : float
+        The family's estimate of a copy's memory besides its noise rows (generator, per-copy
+        tables, the arrays of one step).
+    noise : sequence of (block_rows, row_bytes)
+        The copies' :class:`NoiseBlocks`, one pair each.
+    budget : int, optional
+        The budget of each of those blocks (default :data:`NOISE_BUFFER_BYTES`).
+
+    Returns
+    -------
+    int
+        ``num_envs``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``num_envs`` is not an integer >= 1, or if the copies would need more than
+        :func:`~bandit_envs.validation.memory_limit` (the message states the estimate).
+    """
+    n = check_int("num_envs", num_envs, minimum=1)
+    total = n * copy_bytes + sum(n * block_rows_for(n, rows, row, budget) * row for rows, row in noise)
+    what = f"num_envs={n} copies of {env_id} (about {format_bytes(total / n)} each)"
+    check_memory(what, total, "use fewer copies, or run them in several vector envs one after another")
+    return n
+
+
 class NoiseBlocks:
     """The buffers of ``num_envs`` copies in one array, each refilled from its own generator.
 
     ``draw(i, k)`` returns the next ``k`` rows of copy i's stream; the rows of one step of every
     copy are read with one fancy index. As :class:`NoiseBlock`, a copy never draws past the rows
-    its episode will consume.
+    its episode will consume. Each copy buffers ``block_rows`` rows, or fewer when all copies
+    together would exceed ``budget`` bytes (:func:`block_rows_for`); the rows are the copy's
+    stream either way, so results do not depend on it.
     """
 
     def __init__(
-        self, num_envs: int, block_rows: int, row_shape: tuple[int, ...] = (), dtype: Any = np.float64
+        self,
+        num_envs: int,
+        block_rows: int,
+        row_shape: tuple[int, ...] = (),
+        dtype: Any = np.float64,
+        budget: int | None = None,
     ) -> None:
+        row_bytes = int(np.prod(row_shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        block_rows = block_rows_for(num_envs, block_rows, row_bytes, budget)
         self.block_rows = block_rows
         self.block = np.zeros((num_envs, block_rows, *row_shape), dtype=dtype)
         self.pos = np.zeros(num_envs, dtype=np.int64)

@@ -13,7 +13,34 @@ import networkx as nx
 import numpy as np
 import numpy.typing as npt
 
-from bandit_envs.validation import check_float, check_int
+from bandit_envs.validation import check_float, check_int, check_memory, summarize
+
+#: Bytes per pair of arms of a graph instance: the K×K uniforms drawn for an Erdős–Rényi graph (or
+#: the float matrix networkx builds), the boolean adjacency and neighbourhoods, and an env's copy
+#: of the neighbourhoods as floats.
+BYTES_PER_ARM_PAIR = 20
+
+
+def check_graph_size(n_arms: int, what: str | None = None) -> None:
+    """Refuse a graph of ``n_arms`` nodes whose K×K tables would exceed the memory limit.
+
+    Parameters
+    ----------
+    n_arms : int
+        Number of arms K.
+    what : str, optional
+        The argument, for the message; default ``"n_arms=K"``.
+
+    Raises
+    ------
+    ValueError
+        If ``BYTES_PER_ARM_PAIR * K**2`` exceeds :func:`bandit_envs.validation.memory_limit`.
+    """
+    check_memory(
+        f"{what or f'n_arms={n_arms}'} ({n_arms}×{n_arms} pairs of arms, {BYTES_PER_ARM_PAIR} bytes each)",
+        BYTES_PER_ARM_PAIR * float(n_arms) ** 2,
+        "use fewer arms",
+    )
 
 
 def erdos_renyi(n_arms: int, edge_probability: float, seed: int) -> npt.NDArray[np.bool_]:
@@ -23,6 +50,7 @@ def erdos_renyi(n_arms: int, edge_probability: float, seed: int) -> npt.NDArray[
     fixes it independently of the networkx version.
     """
     n_arms = check_int("n_arms", n_arms, minimum=1)
+    check_graph_size(n_arms)
     p = check_float("edge_probability", edge_probability, low=0.0, high=1.0)
     rng = np.random.default_rng(seed)
     upper = np.triu(rng.random((n_arms, n_arms)) < p, k=1)
@@ -39,8 +67,11 @@ def as_adjacency(graph: Any, n_arms: int | None = None) -> npt.NDArray[np.bool_]
         if graph.is_directed():
             raise ValueError("graph must be undirected, got a directed networkx graph.")
         k = graph.number_of_nodes()
-        if set(graph.nodes) != set(range(k)):
-            raise ValueError(f"graph nodes must be the integers 0..{k - 1}, got {sorted(graph.nodes)!r}.")
+        allowed = set(range(k))
+        if set(graph.nodes) != allowed:
+            odd = next(node for node in graph.nodes if node not in allowed)
+            raise ValueError(f"graph nodes must be the integers 0..{k - 1}, got node {summarize(odd)}.")
+        check_graph_size(k, f"a graph of {k} nodes")
         if nx.number_of_selfloops(graph):
             raise ValueError(
                 "graph must have no self loops (an arm always observes itself), got "
@@ -56,6 +87,7 @@ def as_adjacency(graph: Any, n_arms: int | None = None) -> npt.NDArray[np.bool_]
             ) from None
         if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
             raise ValueError(f"graph must be a square K×K adjacency matrix, got shape {arr.shape}.")
+        check_graph_size(arr.shape[0], f"a graph of {arr.shape[0]} nodes")
         if arr.dtype != np.bool_:
             if not np.issubdtype(arr.dtype, np.number) or not np.all(np.isin(arr, (0, 1))):
                 raise ValueError("graph must be a boolean or 0/1 adjacency matrix, got other values.")

@@ -9,6 +9,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from bandit_envs.core import (
+    GENERATOR_BYTES,
     BanditEnv,
     BanditVectorEnv,
     BoolArray,
@@ -16,6 +17,7 @@ from bandit_envs.core import (
     IntArray,
     NoiseBlock,
     NoiseBlocks,
+    check_num_envs,
     check_options,
     check_render_mode,
 )
@@ -24,8 +26,18 @@ from bandit_envs.rewards import RewardModel
 from bandit_envs.validation import check_choice, check_float, check_int, check_unit_array
 
 #: Rows of uniforms drawn per refill; rewards are a function of the uniforms, so the block size
-#: changes speed, never results.
+#: changes speed, never results. A vector env's copies draw fewer rows at a time once all their
+#: blocks together would exceed :data:`bandit_envs.core.NOISE_BUFFER_BYTES`.
 BLOCK_ROWS = 512
+
+
+def copy_bytes(n_arms: int) -> int:
+    """Memory of one copy of the vector env besides its buffered reward rows (8·K bytes a row).
+
+    Its generator, its step counters, and its share of a step's arrays (rewards, observed mask
+    and rewards, reward, regret, info): about 1.7 KiB + 32·K bytes.
+    """
+    return GENERATOR_BYTES + 192 + 32 * n_arms
 
 
 def paper_means(n_arms: int, gap: float) -> npt.NDArray[np.float64]:
@@ -96,7 +108,7 @@ class _GraphBanditCore:
         self.instance_seed = check_int("instance_seed", instance_seed, minimum=0)
         check_choice("reward", reward, ("truncnorm", "bernoulli"))
         if graph is not None:
-            adjacency = as_adjacency(graph)
+            adjacency = as_adjacency(graph)  # as erdos_renyi, refuses a graph too large for memory
             n_arms = adjacency.shape[0]
         else:
             n_arms = check_int("n_arms", n_arms, minimum=2)
@@ -124,11 +136,17 @@ class _GraphBanditCore:
         self.gaps = self.expected_rewards.max() - self.expected_rewards
 
     def _check_table(self, table: Any, leading: tuple[int, ...] = ()) -> npt.NDArray[np.float64]:
+        """The checked table as a read-only copy: later edits of ``table`` by the caller change nothing.
+
+        A (horizon × K) table given to a vector env is copied once and broadcast to every copy.
+        """
         shape = (*leading, self.horizon, self.n_arms)
         arr = table if isinstance(table, np.ndarray) else check_unit_array("reward_table", table)
-        if arr.shape != shape and leading and arr.shape == shape[1:]:
-            arr = np.broadcast_to(arr, shape)
-        return check_unit_array("reward_table", arr, shape=shape)
+        shared = bool(leading) and arr.shape != shape and arr.shape == shape[1:]
+        arr = check_unit_array("reward_table", arr, shape=shape[1:] if shared else shape)
+        arr = np.array(arr, dtype=np.float64, order="C", copy=True)
+        arr.setflags(write=False)
+        return np.broadcast_to(arr, shape) if shared else arr
 
 
 class GraphBanditEnv(_GraphBanditCore, BanditEnv[np.int64]):
@@ -166,7 +184,10 @@ class GraphBanditEnv(_GraphBanditCore, BanditEnv[np.int64]):
     locations in [0,1]; overrides ``gap``), ``reward`` (``"truncnorm"`` or ``"bernoulli"``),
     ``reward_std`` (0.1), ``horizon`` (100000), ``instance_seed`` (0: fixes the graph).
     ``reset(seed=...)`` seeds the reward noise; ``reset(options={"reward_table": R})`` replays a
-    (horizon × K) table instead of sampling (neighbouring-data experiments).
+    (horizon × K) table instead of sampling (neighbouring-data experiments); the table is checked
+    and copied, so later edits of ``R`` change nothing. ``n_arms`` (or a graph) whose K×K tables
+    (20 bytes per pair of arms) would exceed :func:`bandit_envs.validation.memory_limit` is
+    refused.
 
     ## Version History
     * v0: initial version.
@@ -235,8 +256,15 @@ class GraphBanditVectorEnv(_GraphBanditCore, BanditVectorEnv):
     own noise generator. ``reset(seed=s)`` seeds copy i with ``s + i`` (or ``seed[i]`` for a
     list), so copy i reproduces ``GraphBanditEnv`` reset with that seed, action for action.
     Autoreset follows Gymnasium's NEXT_STEP mode. ``options={"reward_table": R}`` accepts a
-    (horizon × K) table for all copies or a (num_envs × horizon × K) stack; replayed tables are
-    kept across autoresets. Step info holds the same keys as the single env with a batch axis.
+    (horizon × K) table for all copies or a (num_envs × horizon × K) stack; it is checked and
+    copied (later edits of ``R`` change nothing), and replayed tables are kept across autoresets.
+    Step info holds the same keys as the single env with a batch axis.
+
+    Memory: a copy takes about 1.7 KiB + 32·K bytes (:func:`copy_bytes`), plus its buffered reward
+    rows: 512 rows of 8·K bytes while all copies' rows fit in 64 MiB, fewer (at least one) beyond.
+    At K = 10 that is about 42 KiB per copy up to 1,638 copies, and 2.7 KiB per copy at 100,000
+    copies (64 MiB of rows in all). ``num_envs`` whose copies would exceed
+    :func:`bandit_envs.validation.memory_limit` is refused before anything is allocated.
     """
 
     def __init__(
@@ -255,6 +283,7 @@ class GraphBanditVectorEnv(_GraphBanditCore, BanditVectorEnv):
     ) -> None:
         check_render_mode(self.env_id, render_mode)
         self._build(n_arms, edge_probability, gap, graph, means, reward, reward_std, horizon, instance_seed)
+        num_envs = check_num_envs(self.env_id, num_envs, copy_bytes(self.n_arms), [(BLOCK_ROWS, 8 * self.n_arms)])
         self._init_copies(num_envs, spaces.Discrete(self.n_arms), spaces.Discrete(1))
         self._noise = NoiseBlocks(self.num_envs, BLOCK_ROWS, (self.n_arms,))
         self._tables: FloatArray | None = None

@@ -1,25 +1,130 @@
 """Argument checks shared by environments, agents and the CLI.
 
 Every check raises ``ValueError`` or ``TypeError`` with one sentence that names the argument,
-the value given and what is allowed.
+the value given and what is allowed. A value is quoted in a message through :func:`summarize`,
+so a message never holds a whole array or a long string.
+
+Sizes. Arguments that set how much memory is allocated (numbers of arms, copies, samples, rounds)
+are checked with :func:`check_memory` before anything is allocated: an estimate of the bytes
+needed above :func:`memory_limit` (half of the physical memory, or ``$BANDIT_ENVS_MEMORY_LIMIT``)
+is refused with one sentence that states the estimate and the limit, instead of a
+``MemoryError`` (or swapping) later.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import os
+import reprlib
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
+#: Environment variable that sets :func:`memory_limit` (a number of bytes, e.g. ``8e9``).
+MEMORY_LIMIT_ENV_VAR = "BANDIT_ENVS_MEMORY_LIMIT"
+#: :func:`memory_limit` where the physical memory cannot be read.
+DEFAULT_MEMORY_LIMIT = 4 * 2**30
+
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = 60
+_SHORT.maxother = 60
+_SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxset = _SHORT.maxdict = 6
+
+
+def summarize(value: Any) -> str:
+    """A short description of ``value`` for an error message: never a whole array or a long string.
+
+    Parameters
+    ----------
+    value : Any
+        What the user gave.
+
+    Returns
+    -------
+    str
+        ``repr(value)`` for a short value; for a numpy array of more than one element its dtype
+        and shape (``"a float64 array of shape (3, 4)"``); otherwise a repr cut to about 60
+        characters with ``...``.
+    """
+    if isinstance(value, np.ndarray) and value.size > 1:
+        return f"a {value.dtype} array of shape {value.shape}"
+    return _SHORT.repr(value)
+
+
+def format_bytes(n: float) -> str:
+    """``n`` bytes in binary units, e.g. ``"41.9 GiB"``."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def memory_limit() -> int:
+    """The largest allocation (bytes) that the size arguments of an env may ask for.
+
+    Returns
+    -------
+    int
+        ``$BANDIT_ENVS_MEMORY_LIMIT`` if set (a number of bytes); else half of the physical
+        memory (``os.sysconf``); else :data:`DEFAULT_MEMORY_LIMIT` (4 GiB).
+
+    Raises
+    ------
+    ValueError
+        If ``$BANDIT_ENVS_MEMORY_LIMIT`` is not a positive number.
+    """
+    text = os.environ.get(MEMORY_LIMIT_ENV_VAR)
+    if text:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"${MEMORY_LIMIT_ENV_VAR} must be a positive number of bytes, got {summarize(text)}.")
+        return int(value)
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not on POSIX
+        return DEFAULT_MEMORY_LIMIT
+    return physical // 2 if physical > 0 else DEFAULT_MEMORY_LIMIT
+
+
+def check_memory(what: str, nbytes: float, remedy: str) -> None:
+    """Refuse arguments whose allocation would exceed :func:`memory_limit`.
+
+    Parameters
+    ----------
+    what : str
+        The arguments and what they allocate, completing "<what> would need about 42.0 GiB", e.g.
+        ``"num_envs=1000000000 copies (about 1.9 KiB each)"``.
+    nbytes : float
+        The estimated allocation in bytes.
+    remedy : str
+        What to change, e.g. ``"use fewer copies"``.
+
+    Raises
+    ------
+    ValueError
+        One sentence with the estimate, the limit and where the limit comes from.
+    """
+    limit = memory_limit()
+    if nbytes > limit:
+        source = f"${MEMORY_LIMIT_ENV_VAR}" if os.environ.get(MEMORY_LIMIT_ENV_VAR) else "half of the physical memory"
+        raise ValueError(
+            f"{what} would need about {format_bytes(nbytes)}, more than the limit of {format_bytes(limit)} "
+            f"({source}; set ${MEMORY_LIMIT_ENV_VAR} to a number of bytes to change it); {remedy}."
+        )
+
 
 def check_int(name: str, value: Any, *, minimum: int | None = None) -> int:
     """Return ``value`` as an ``int`` if it is an integer not below ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__}).")
+        raise TypeError(f"{name} must be an integer, got {summarize(value)} ({type(value).__name__}).")
     if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {summarize(value)}.")
     return int(value)
 
 
@@ -34,7 +139,7 @@ def check_float(
 ) -> float:
     """Return ``value`` as a finite ``float`` inside the given interval."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__}).")
+        raise TypeError(f"{name} must be a real number, got {summarize(value)} ({type(value).__name__}).")
     v = float(value)
     lo = "-inf" if low is None else f"{low:g}"
     hi = "inf" if high is None else f"{high:g}"
@@ -45,15 +150,19 @@ def check_float(
     if high is not None:
         bad |= v >= high if high_open else v > high
     if bad:
-        raise ValueError(f"{name} must be a finite number in {interval}, got {value!r}.")
+        raise ValueError(f"{name} must be a finite number in {interval}, got {summarize(value)}.")
     return v
 
 
 def check_choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
     """Return ``value`` if it is one of ``allowed``."""
     options = list(allowed)
-    if value not in options:
-        raise ValueError(f"{name} must be one of {options}, got {value!r}.")
+    try:
+        known = not (isinstance(value, np.ndarray) and value.ndim) and bool(value in options)
+    except (TypeError, ValueError):  # e.g. an object whose == does not give a truth value
+        known = False
+    if not known:
+        raise ValueError(f"{name} must be one of {options}, got {summarize(value)}.")
     return value
 
 

@@ -25,7 +25,8 @@ import numpy.typing as npt
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-from bandit_envs.validation import check_float
+from bandit_envs.core import check_action
+from bandit_envs.validation import check_float, summarize
 
 __all__ = ["ArmStatistics", "ShuffleArms", "SB3VecEnv", "split_vector_info", "update_statistics", "statistics_features"]
 
@@ -75,10 +76,10 @@ def _check_reward_range(reward_range: Any) -> tuple[float, float]:
     try:
         low, high = reward_range
     except (TypeError, ValueError):
-        raise TypeError(f"reward_range must be a pair (low, high), got {reward_range!r}.") from None
+        raise TypeError(f"reward_range must be a pair (low, high), got {summarize(reward_range)}.") from None
     low, high = check_float("reward_range[0]", low), check_float("reward_range[1]", high)
     if not low < high:
-        raise ValueError(f"reward_range must satisfy low < high, got {reward_range!r}.")
+        raise ValueError(f"reward_range must satisfy low < high, got {summarize(reward_range)}.")
     return low, high
 
 
@@ -124,7 +125,7 @@ class ArmStatistics(gym.Wrapper[npt.NDArray[np.float32], Any, Any, Any], gym.uti
         self.n_arms = _discrete_arms(env, "ArmStatistics")
         self.reward_range = _check_reward_range(reward_range)
         if not isinstance(keep_observation, bool):
-            raise TypeError(f"keep_observation must be True or False, got {keep_observation!r}.")
+            raise TypeError(f"keep_observation must be True or False, got {summarize(keep_observation)}.")
         self.keep_observation = keep_observation
         low, high = np.zeros(2 * self.n_arms), np.ones(2 * self.n_arms)
         if keep_observation:
@@ -218,13 +219,14 @@ class ShuffleArms(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorAr
         return obs, self._relabel(info)
 
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
-        """Pull the env's arm ``permutation[action]``."""
+        """Pull the env's arm ``permutation[action]``; ``action`` is checked as the env checks it."""
         try:
-            a = int(action)
-        except (TypeError, ValueError):
-            a = -1
-        if not 0 <= a < self.n_arms or a != action:
-            raise ValueError(f"action must be an integer in [0, {self.n_arms - 1}], got {action!r}.")
+            a = check_action(action, self.n_arms)
+        except ValueError:
+            raise ValueError(
+                f"action must be an integer in [0, {self.n_arms - 1}] (an int or numpy integer), "
+                f"got {summarize(action)} ({type(action).__name__})."
+            ) from None
         obs, reward, terminated, truncated, info = self.env.step(np.int64(self.permutation[a]))
         return obs, reward, terminated, truncated, self._relabel(info)
 
@@ -298,7 +300,7 @@ class _SB3VecEnvMethods:
         if any(o != self._options[0] for o in self._options):
             raise ValueError(
                 "options must be the same for every copy: a native vector env takes one options dict, "
-                f"got {self._options!r}."
+                f"got options with keys {summarize([sorted(o, key=str) for o in self._options])}."
             )
         obs, info = self.vector_env.reset(seed=seeds, options=self._options[0] or None)
         self.reset_infos = split_vector_info(info, self.num_envs)

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import ndtr, ndtri
 
-from bandit_envs.validation import check_float, check_int
+from bandit_envs.validation import check_float, check_int, check_memory, summarize
 
 #: Largest allowed budget. The paper's grid is {0.1, ..., 1}; beyond 5 randomized response
 #: reports the truth with probability > 0.993 and the movie chain mixes too slowly for the oracle.
@@ -64,6 +64,11 @@ def budget_grid(n_budgets: Any, budgets: Any) -> FloatArray:
     """The arms: ``budgets`` if given, else the paper's {1/K, 2/K, ..., 1} with K = ``n_budgets``."""
     if budgets is None:
         k = check_int("n_budgets", n_budgets, minimum=2)
+        check_memory(
+            f"n_budgets={k} (the grid and the per-budget tables, about 128 bytes a budget)",
+            128.0 * k,
+            "use fewer budgets",
+        )
         return np.arange(1, k + 1, dtype=np.float64) / k
     try:
         arr = np.array(budgets, dtype=np.float64)
@@ -71,10 +76,16 @@ def budget_grid(n_budgets: Any, budgets: Any) -> FloatArray:
         raise TypeError(f"budgets must be a 1-D array of numbers, got {type(budgets).__name__}.") from None
     if arr.ndim != 1 or arr.size < 2:
         raise ValueError(f"budgets must be a 1-D array of at least 2 budgets, got shape {arr.shape}.")
-    if not np.all(np.isfinite(arr)) or arr.min() <= 0.0 or arr.max() > MAX_BUDGET:
-        raise ValueError(f"budgets must be finite numbers in (0, {MAX_BUDGET:g}], got {arr.tolist()!r}.")
-    if np.unique(arr).size != arr.size:
-        raise ValueError(f"budgets must be distinct, got {arr.tolist()!r}.")
+    bad = ~(np.isfinite(arr) & (arr > 0.0) & (arr <= MAX_BUDGET))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(
+            f"budgets must be finite numbers in (0, {MAX_BUDGET:g}], got budgets[{i}] = {float(arr[i])!r}."
+        )
+    values, first, counts = np.unique(arr, return_index=True, return_counts=True)
+    if values.size != arr.size:
+        i = int(first[np.argmax(counts > 1)])
+        raise ValueError(f"budgets must be distinct, got budgets[{i}] = {float(arr[i])!r} more than once.")
     arr.setflags(write=False)
     return arr
 
@@ -100,11 +111,13 @@ class SensitivityModel:
     def checked(cls, sensitivity_range: Any, sensitivity_std: Any, sensitivity_level: Any) -> SensitivityModel:
         """Validate the constructor arguments of the envs."""
         if not isinstance(sensitivity_range, tuple | list) or len(sensitivity_range) != 2:
-            raise ValueError(f"sensitivity_range must be a pair (low, high), got {sensitivity_range!r}.")
+            raise ValueError(f"sensitivity_range must be a pair (low, high), got {summarize(sensitivity_range)}.")
         low = check_float("sensitivity_range[0]", sensitivity_range[0], low=0.0, high=1.0)
         high = check_float("sensitivity_range[1]", sensitivity_range[1], low=0.0, high=1.0)
         if low > high:
-            raise ValueError(f"sensitivity_range must have low <= high within [0, 1], got {sensitivity_range!r}.")
+            raise ValueError(
+                f"sensitivity_range must have low <= high within [0, 1], got {summarize(sensitivity_range)}."
+            )
         std = check_float("sensitivity_std", sensitivity_std, low=0.0)
         level = None
         if sensitivity_level is not None:
@@ -154,6 +167,25 @@ class Oracle:
 
 #: Steps each oracle chain records after its burn-in (a stateful chain only).
 ORACLE_CHAIN_STEPS = 100
+#: Bytes the Monte Carlo oracle holds per budget and chain: the chain's state, budget and sums,
+#: its noise row, and its share of a step's arrays (either scenario's transition).
+ORACLE_BYTES_PER_CHAIN = 400
+
+
+def oracle_chains(samples: int, burn_in: int) -> int:
+    """Chains per budget of :func:`monte_carlo_oracle` for ``samples`` steps (after ``burn_in``, if any)."""
+    steps = ORACLE_CHAIN_STEPS if burn_in else 1
+    return -(-samples // steps)
+
+
+def check_oracle_size(n_budgets: int, samples: int, chains: int) -> None:
+    """Refuse ``oracle_samples`` (with ``n_budgets`` arms) whose oracle chains would exceed the memory limit."""
+    check_memory(
+        f"oracle_samples={samples} with {n_budgets} budgets ({n_budgets}×{chains} Monte Carlo chains, "
+        f"about {ORACLE_BYTES_PER_CHAIN} bytes each)",
+        float(n_budgets) * chains * ORACLE_BYTES_PER_CHAIN,
+        "lower oracle_samples or use fewer budgets",
+    )
 
 
 def monte_carlo_oracle(world: World, budgets: FloatArray, samples: int, seed: int) -> Oracle:
@@ -168,7 +200,8 @@ def monte_carlo_oracle(world: World, budgets: FloatArray, samples: int, seed: in
     k = budgets.size
     burn = world.burn_in(budgets)
     steps = ORACLE_CHAIN_STEPS if burn else 1
-    copies = -(-samples // steps)
+    copies = oracle_chains(samples, burn)
+    check_oracle_size(k, samples, copies)
     rng = np.random.default_rng(seed)
     who = np.zeros(k * copies, dtype=np.int64)
     eps = np.repeat(budgets, copies)
@@ -239,6 +272,9 @@ class BudgetConfig:
         self._set("horizon", check_int("horizon", self.horizon, minimum=1))
         self._set("instance_seed", check_int("instance_seed", self.instance_seed, minimum=0))
         self._set("oracle_samples", check_int("oracle_samples", self.oracle_samples, minimum=1000))
+        # The fewest chains any scenario runs (a stateful one); the oracle checks its own count.
+        k, samples = int(self.budget_grid.size), self.oracle_samples
+        check_oracle_size(k, samples, oracle_chains(samples, burn_in=1))
         self._set("oracle_seed", check_int("oracle_seed", self.oracle_seed, minimum=0))
 
     def _set(self, name: str, value: Any) -> None:

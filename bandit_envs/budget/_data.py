@@ -29,6 +29,7 @@ from bandit_envs.datasets import (
 )
 from bandit_envs.datasets import gowalla as _gowalla
 from bandit_envs.datasets import movielens as _movielens
+from bandit_envs.validation import summarize
 
 T = TypeVar("T")
 
@@ -63,7 +64,7 @@ def ratings_from(data: Any) -> Ratings:
             return _ratings_file(str(resolved), tuple(_signature(p) for p in inside))
         raise ValueError(
             f"data must be None, a Ratings table, one of {list(MOVIELENS_NAMES)} or the path of a "
-            f"MovieLens ratings file or folder, got {data!r} (no such dataset name or path)."
+            f"MovieLens ratings file or folder, got {summarize(data)} (no such dataset name or path)."
         )
     raise TypeError(f"data must be None, a Ratings table, a dataset name or a path, got {type(data).__name__}.")
 
@@ -85,7 +86,7 @@ def checkins_from(data: Any) -> CheckIns:
             return _checkins_file(str(resolved), _signature(read))
         raise ValueError(
             f"data must be None, a CheckIns table, one of {list(GOWALLA_NAMES)} or the path of a "
-            f"SNAP check-in file or folder, got {data!r} (no such dataset name or path)."
+            f"SNAP check-in file or folder, got {summarize(data)} (no such dataset name or path)."
         )
     raise TypeError(f"data must be None, a CheckIns table, a dataset name or a path, got {type(data).__name__}.")
 
@@ -124,7 +125,7 @@ def _ratings_file(path: str, signature: tuple[tuple[int, int, int] | None, ...])
     names = [p.name] if p.is_file() else [f for f in _RATINGS_FILES if (p / f).is_file()]
     if not names or names[0] not in _RATINGS_FILES:
         raise ValueError(
-            f"data={path!r} must be a MovieLens ratings file named one of {list(_RATINGS_FILES)} "
+            f"data={summarize(path)} must be a MovieLens ratings file named one of {list(_RATINGS_FILES)} "
             "or a folder holding one."
         )
     spec = _RATINGS_FILES[names[0]]

@@ -18,7 +18,7 @@ from pathlib import Path
 from bandit_envs.datasets._fetch import DataFile, DatasetError, fetch, get_data_home
 from bandit_envs.datasets._parse import Layout, read_table, require
 from bandit_envs.datasets._tables import BBox, CheckIns
-from bandit_envs.validation import check_choice
+from bandit_envs.validation import check_choice, summarize
 
 GOWALLA_URL = "https://snap.stanford.edu/data/loc-gowalla_totalCheckins.txt.gz"
 GOWALLA_FILE = "loc-gowalla_totalCheckins.txt.gz"
@@ -120,7 +120,7 @@ def _as_bbox(bbox: BBox | tuple[float, float, float, float] | None) -> BBox | No
     if bbox is None or isinstance(bbox, BBox):
         return bbox
     if not isinstance(bbox, tuple | list) or len(bbox) != 4:
-        raise ValueError(f"bbox must be a BBox or a tuple (lat_min, lat_max, lon_min, lon_max), got {bbox!r}.")
+        raise ValueError(f"bbox must be a BBox or a tuple (lat_min, lat_max, lon_min, lon_max), got {summarize(bbox)}.")
     return BBox(*bbox)
 
 

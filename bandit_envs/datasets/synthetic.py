@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from bandit_envs.datasets._tables import CheckIns, Ratings
-from bandit_envs.validation import check_float, check_int
+from bandit_envs.validation import check_float, check_int, check_memory, summarize
 
 _MOVIELENS_START = 1_420_070_400  # 2015-01-01T00:00:00Z
 _GOWALLA_START = 1_233_446_400  # 2009-02-01T00:00:00Z, the start of SNAP's Gowalla crawl
@@ -84,6 +84,12 @@ def synthetic_movielens(
     popularity_exponent = check_float("popularity_exponent", popularity_exponent, low=0.0)
     activity_sigma = check_float("activity_sigma", activity_sigma, low=0.0)
     noise = check_float("noise", noise, low=0.0)
+    n_rows = max(density * n_users * n_items, float(n_users) * min_user_ratings)
+    check_memory(
+        f"n_users={n_users} and n_items={n_items} at density={density:g} (about {n_rows:.3g} ratings)",
+        112.0 * n_rows + 8.0 * (rank + 2) * (n_users + n_items),  # the columns and their temporaries
+        "use fewer users or items or a lower density",
+    )
     rng = np.random.default_rng(seed)
 
     extra = max(0, round(density * n_users * n_items) - n_users * min_user_ratings)
@@ -175,7 +181,7 @@ def synthetic_gowalla(
     n_pois = check_int("n_pois", n_pois, minimum=1)
     seed = check_int("seed", seed, minimum=0)
     if not isinstance(center, tuple | list) or len(center) != 2:
-        raise ValueError(f"center must be a (latitude, longitude) pair, got {center!r}.")
+        raise ValueError(f"center must be a (latitude, longitude) pair, got {summarize(center)}.")
     lat0 = check_float("center latitude", center[0], low=-80.0, high=80.0)
     lon0 = check_float("center longitude", center[1], low=-180.0, high=180.0)
     n_clusters = check_int("n_clusters", n_clusters, minimum=1)
@@ -186,6 +192,11 @@ def synthetic_gowalla(
     if n_heavy_users > n_users:
         raise ValueError(f"n_heavy_users must be at most n_users = {n_users}, got {n_heavy_users}.")
     median_checkins = check_int("median_checkins", median_checkins, minimum=1)
+    check_memory(
+        f"n_users={n_users} and n_pois={n_pois} (a user × POI preference table, 40 bytes a pair)",
+        40.0 * n_users * n_pois + 80.0 * 2600 * n_heavy_users + 80.0 * min(1800, 20 * median_checkins) * n_users,
+        "use fewer users or POIs",
+    )
     rng = np.random.default_rng(seed)
 
     cluster_xy = rng.normal(0.0, city_km, (n_clusters, 2))

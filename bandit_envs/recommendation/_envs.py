@@ -20,7 +20,17 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from bandit_envs.core import BanditEnv, BanditVectorEnv, BoolArray, NoiseBlock, NoiseBlocks, check_options
+from bandit_envs import core
+from bandit_envs.core import (
+    GENERATOR_BYTES,
+    BanditEnv,
+    BanditVectorEnv,
+    BoolArray,
+    NoiseBlock,
+    NoiseBlocks,
+    check_num_envs,
+    check_options,
+)
 from bandit_envs.recommendation._problem import (
     FloatArray,
     IntArray,
@@ -30,7 +40,7 @@ from bandit_envs.recommendation._problem import (
     episode_generators,
     outcome,
 )
-from bandit_envs.validation import check_float, check_int
+from bandit_envs.validation import check_float, check_int, check_memory, summarize
 
 #: Contexts and noise values drawn per refill (speed only: the streams do not depend on it).
 BLOCK = 4096
@@ -38,6 +48,17 @@ BLOCK = 4096
 _ENDLESS = sys.maxsize
 #: Step-info entries that are 0 (not -1) for a vector copy restarting at this step.
 _ZERO_WHEN_RESTARTING = ("regret", "expected_reward")
+
+
+def copy_bytes(n_arms: int, dim: int) -> int:
+    """Memory of one copy of a recommendation vector env besides its buffered contexts and noise.
+
+    Its three generators (its own and its episode's two); its share of the batched observation
+    space (Gymnasium stores the bounds of the (num_envs, n_arms, d) box in full: 18 bytes per
+    entry); and its share of a step's arrays (the observation: one feature row per arm, the per-arm
+    info entries) and of the reset info: about 5 KiB + 34·n_arms·d + 32·n_arms bytes.
+    """
+    return 3 * GENERATOR_BYTES + 512 + 34 * n_arms * dim + 32 * n_arms
 
 
 def _masked(keep: BoolArray, value: Any, fill: float) -> Any:
@@ -68,14 +89,26 @@ class _RecommendationCore:
     def features_of(self, contexts: Any) -> FloatArray:
         """Features of contexts from :meth:`round_contexts`: (n_arms, d) for one, (n, n_arms, d) for n."""
         index = np.asarray(contexts)
-        if not np.issubdtype(index.dtype, np.integer) or (
-            index.size and (index.min() < 0 or index.max() >= self.problem.n_contexts)
-        ):
-            raise ValueError(f"contexts must be integers in [0, {self.problem.n_contexts - 1}], got {contexts!r}.")
+        allowed = f"contexts must be integers in [0, {self.problem.n_contexts - 1}]"
+        if not np.issubdtype(index.dtype, np.integer):
+            raise ValueError(f"{allowed}, got {summarize(contexts)} ({index.dtype}).")
+        bad = (index < 0) | (index >= self.problem.n_contexts)
+        if bad.any():
+            at = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), index.shape))
+            raise ValueError(f"{allowed}, got {index[at]} at index {at if len(at) != 1 else at[0]}.")
         return self.problem.features_of(index)
 
-    def _streams(self, n_rounds: Any, seed: Any) -> tuple[int, tuple[np.random.Generator, np.random.Generator]]:
+    def _check_rounds(self, n_rounds: Any, copies: int = 1) -> int:
+        """``n_rounds`` checked: an integer >= 0 whose streams (for ``copies`` copies) fit in memory."""
         n = check_int("n_rounds", n_rounds, minimum=0)
+        # The uniforms, the contexts and their temporaries; a vector env also stacks the copies' rows.
+        per_round = (8 * self.problem.n_uniforms + 64) * (2 if copies > 1 else 1)
+        what = f"n_rounds={n}" + (f" for {copies} copies" if copies > 1 else "")
+        check_memory(f"{what} (about {per_round} bytes a round)", float(n) * copies * per_round, "ask for fewer rounds")
+        return n
+
+    def _streams(self, n_rounds: Any, seed: Any) -> tuple[int, tuple[np.random.Generator, np.random.Generator]]:
+        n = self._check_rounds(n_rounds)
         seed = check_int("seed", seed, minimum=0)
         return n, episode_generators(gym.utils.seeding.np_random(seed)[0])
 
@@ -151,24 +184,35 @@ class RecommendationEnv(_RecommendationCore, BanditEnv[FloatArray]):
 
 
 class RecommendationVectorEnv(_RecommendationCore, BanditVectorEnv):
-    """``num_envs`` independent copies stepped by one numpy call (the scenario subclasses document the rest)."""
+    """``num_envs`` independent copies stepped by one numpy call (the scenario subclasses document the rest).
+
+    Memory: a copy takes about 5 KiB + 34·n_arms·d + 32·n_arms bytes (:func:`copy_bytes`; 19 KiB
+    at the default 20 arms and d = 20), plus its buffered contexts and noise (4096 of each, 8 bytes
+    apiece, while all copies' buffers fit in 64 MiB, fewer beyond). ``num_envs`` whose copies would
+    exceed :func:`bandit_envs.validation.memory_limit` is refused.
+    """
 
     def _init_env(self, num_envs: Any, build: Callable[[], Problem], reward_noise: Any, horizon: Any) -> None:
-        n = check_int("num_envs", num_envs, minimum=1)
+        check_int("num_envs", num_envs, minimum=1)
         self._setup(build, reward_noise, horizon)
+        half = core.NOISE_BUFFER_BYTES // 2  # the contexts and the noise share the buffer budget
+        per_copy = copy_bytes(self.n_arms, self.dim)
+        n = check_num_envs(self.env_id, num_envs, per_copy, [(BLOCK, 8), (BLOCK, 8)], budget=half)
         self._init_copies(n, *self._spaces())
         self._generators = [episode_generators(rng) for rng in self._rngs]
-        self._contexts = NoiseBlocks(n, BLOCK, dtype=np.int64)
-        self._noise = NoiseBlocks(n, BLOCK)
+        self._contexts = NoiseBlocks(n, BLOCK, dtype=np.int64, budget=half)
+        self._noise = NoiseBlocks(n, BLOCK, budget=half)
         self._context = np.zeros(n, dtype=np.int64)
 
     def round_contexts(self, n_rounds: int, seed: int) -> IntArray:
         """(num_envs, n_rounds): row i is the single env's ``round_contexts(n_rounds, seed + i)``."""
+        self._check_rounds(n_rounds, self.num_envs)
         seed = check_int("seed", seed, minimum=0)
         return np.stack([self._round_contexts(n_rounds, seed + i) for i in range(self.num_envs)])
 
     def round_noise(self, n_rounds: int, seed: int) -> FloatArray:
         """(num_envs, n_rounds): row i is the single env's ``round_noise(n_rounds, seed + i)``."""
+        self._check_rounds(n_rounds, self.num_envs)
         seed = check_int("seed", seed, minimum=0)
         return np.stack([self._round_noise(n_rounds, seed + i) for i in range(self.num_envs)])
 

@@ -13,7 +13,7 @@ from scipy.spatial import cKDTree
 from bandit_envs.budget._data import checkins_from, shared_scenario
 from bandit_envs.datasets import CheckIns
 from bandit_envs.recommendation._problem import FloatArray, IntArray, Problem, uniform_index
-from bandit_envs.validation import check_choice, check_float, check_int
+from bandit_envs.validation import check_choice, check_float, check_int, check_memory
 
 REWARDS = ("log_visits", "visited")
 EARTH_RADIUS_KM = 6371.0088
@@ -50,6 +50,7 @@ class GowallaProblem(Problem):
             )
         # Distinct (user, POI) pairs in user-major order are the contexts; their check-in counts weight them.
         keys, visits = np.unique(users * np.int64(n_pois) + pois, return_counts=True)
+        _check_size(keys.size, n_users, n_pois, n_arms, rank)
         self.context_user, self.context_poi = keys // n_pois, keys % n_pois
         self._keys = keys
         self._cumulative = np.cumsum(visits)
@@ -99,6 +100,21 @@ class GowallaProblem(Problem):
     def static_info(self) -> dict[str, Any]:
         """Rewards lie in [0, 1] by construction: nothing is clipped."""
         return {"n_clipped": 0}
+
+
+def _check_size(n_contexts: int, n_users: int, n_pois: int, n_arms: int, rank: int) -> None:
+    """Refuse ``n_arms`` and ``rank`` whose tables would exceed the memory limit (before they are built).
+
+    Per (context, arm): the candidates, their distances and rewards and the lookups building them
+    (64 bytes); per (POI, arm): the nearest-neighbour query (48 bytes); the truncated SVD of the
+    (user, POI) matrix: 32 bytes per (row or column, 2·rank + 1).
+    """
+    nbytes = 64.0 * n_contexts * n_arms + 48.0 * n_pois * (n_arms + 1) + 32.0 * (n_users + n_pois) * (2 * rank + 1)
+    check_memory(
+        f"n_arms={n_arms} with rank={rank} ({n_contexts} contexts, {n_users} users and {n_pois} POIs)",
+        nbytes,
+        "use fewer arms, a lower rank or fewer users (min_user_checkins)",
+    )
 
 
 def _visit_value(visits: IntArray, user: IntArray, n_users: int, reward: str) -> FloatArray:

@@ -16,7 +16,7 @@ from bandit_envs.recommendation._completion import (
     product_features,
 )
 from bandit_envs.recommendation._problem import FloatArray, IntArray, Problem, uniform_index
-from bandit_envs.validation import check_choice, check_float, check_int
+from bandit_envs.validation import check_choice, check_float, check_int, check_memory
 
 COMPLETIONS = ("authors", "lowrank")
 MOVIE_SELECTIONS = ("first", "popular")
@@ -98,6 +98,14 @@ def movielens_problem(data: Any, n_movies: Any, movie_selection: Any, rank: Any,
         raise ValueError(f"rank={rank} exceeds the {n_users} users who rated the selected movies; lower rank.")
     fit = regularization if completion == "lowrank" else None
     key = ("recommendation", n_movies, movie_selection, rank, completion, singular_values, fit)
-    return shared_scenario(
-        table, key, lambda: MovieLensProblem(table, items, rank, completion, singular_values, regularization)
-    )
+
+    def build() -> MovieLensProblem:
+        # Dense (user, movie) tables: ratings, completion, SVD, rewards, and the features (rank per entry).
+        check_memory(
+            f"n_movies={n_movies} with rank={rank} ({n_users} users × {n_movies} movies, {8 * (rank + 10)} bytes each)",
+            8.0 * (rank + 10) * n_users * n_movies,
+            "use fewer movies or a lower rank",
+        )
+        return MovieLensProblem(table, items, rank, completion, singular_values, regularization)
+
+    return shared_scenario(table, key, build)

@@ -1,0 +1,308 @@
+"""Hostile inputs to every registered env: replayed tables edited afterwards, actions of the wrong
+type, huge arguments in messages, sizes that do not fit in memory, and the memory a copy takes.
+
+Sizes are refused from an estimate before anything is allocated; tests that need a refusal of an
+otherwise sensible setting lower the limit with ``$BANDIT_ENVS_MEMORY_LIMIT``.
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import networkx as nx
+import numpy as np
+import pytest
+
+import bandit_envs
+from bandit_envs import core
+from bandit_envs.wrappers import ShuffleArms
+
+IDS = list(bandit_envs.ENV_IDS)
+NUM_ENVS = 3
+Kwargs = Callable[[str], dict[str, Any]]
+#: The longest message an invalid input may produce (a sentence, never an array dump).
+MAX_MESSAGE = 400
+
+
+def make(env_id: str, env_kwargs: Kwargs, **extra: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return gym.make(env_id, **{**env_kwargs(env_id), **extra})
+
+
+def make_vec(env_id: str, env_kwargs: Kwargs, num_envs: int = NUM_ENVS, **extra: Any) -> Any:
+    return gym.make_vec(
+        env_id, num_envs=num_envs, vectorization_mode="vector_entry_point", **{**env_kwargs(env_id), **extra}
+    )
+
+
+def one_sentence(error: pytest.ExceptionInfo[BaseException]) -> str:
+    message = str(error.value)
+    assert len(message) <= MAX_MESSAGE, f"{len(message)} characters: {message[:200]}..."
+    assert message.count(". ") == 0 and "\n" not in message, message
+    return message
+
+
+# --------------------------------------------------------------------------- replayed tables
+
+
+def test_replayed_reward_table_is_a_copy_of_what_was_checked() -> None:
+    horizon, k = 6, 10
+    table = np.random.default_rng(0).random((horizon, k))
+    expected = table.copy()
+    env = gym.make("GraphBandit-v0", horizon=horizon).unwrapped
+    env.reset(seed=0, options={"reward_table": table})
+    table[:] = np.nan  # edits after the reset must not reach the episode
+    table[0] = 7.0
+    rewards = [env.step(t % k)[1] for t in range(horizon)]
+    np.testing.assert_array_equal(rewards, expected[np.arange(horizon), np.arange(horizon) % k])
+
+    for given in (expected.copy(), np.stack([expected] * NUM_ENVS)):  # one table for all, or a stack
+        venv = gym.make_vec("GraphBandit-v0", num_envs=NUM_ENVS, horizon=horizon)
+        venv.reset(seed=0, options={"reward_table": given})
+        given[...] = 7.0
+        for t in range(horizon):
+            _, reward, _, _, info = venv.step(np.full(NUM_ENVS, t % k))
+            np.testing.assert_array_equal(reward, np.full(NUM_ENVS, expected[t, t % k]))
+            np.testing.assert_array_equal(info["observed_rewards"].max(axis=1) <= 1.0, True)
+
+
+# ----------------------------------------------------------------------------------- actions
+
+BAD_ACTIONS = [
+    pytest.param(True, id="True"),
+    pytest.param(False, id="False"),
+    pytest.param(np.bool_(True), id="numpy-bool"),
+    pytest.param(2.0, id="integral-float"),
+    pytest.param(np.float64(1.0), id="numpy-float"),
+    pytest.param(np.array(1.0), id="0d-float-array"),
+    pytest.param("1", id="str"),
+    pytest.param(1 + 0j, id="complex"),
+    pytest.param(np.array([1]), id="1-element-array"),
+    pytest.param(np.arange(999), id="long-array"),
+    pytest.param("1" * 5000, id="long-str"),
+]
+
+
+@pytest.mark.parametrize("action", BAD_ACTIONS)
+@pytest.mark.parametrize("env_id", IDS)
+def test_single_env_refuses_actions_that_are_not_integers(env_id: str, action: Any, env_kwargs: Kwargs) -> None:
+    for env in (make(env_id, env_kwargs), ShuffleArms(make(env_id, env_kwargs))):
+        env.reset(seed=0)
+        with pytest.raises(ValueError, match=r"^action must be an integer") as error:
+            env.step(action)
+        one_sentence(error)
+
+
+BAD_VECTOR_ACTIONS = [
+    pytest.param([True, False, True], id="bools"),
+    pytest.param(np.ones(NUM_ENVS, dtype=bool), id="bool-array"),
+    pytest.param([0, 1.0, 1], id="list-with-float"),
+    pytest.param(np.array([1.0, 0.0, 1.0]), id="integral-floats"),
+    pytest.param(["1", "0", "1"], id="strs"),
+    pytest.param(np.array([[1, 0, 1]]), id="row"),
+    pytest.param([0, 1], id="too-few"),
+    pytest.param([[0], [1, 2], [0]], id="ragged"),
+    pytest.param(np.array([0, 1, 1], dtype=object), id="object-array"),
+    pytest.param(np.arange(999), id="long-array"),
+    pytest.param(list(range(999)), id="long-list"),
+    pytest.param(None, id="None"),
+]
+
+
+@pytest.mark.parametrize("actions", BAD_VECTOR_ACTIONS)
+@pytest.mark.parametrize("env_id", IDS)
+def test_vector_env_refuses_actions_that_are_not_integer_arrays(env_id: str, actions: Any, env_kwargs: Kwargs) -> None:
+    venv = make_vec(env_id, env_kwargs)
+    venv.reset(seed=0)
+    with pytest.raises(ValueError, match=rf"^actions must be an integer array of shape \({NUM_ENVS},\)") as error:
+        venv.step(actions)
+    one_sentence(error)
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_vector_action_out_of_range_is_named_with_its_index(env_id: str, env_kwargs: Kwargs) -> None:
+    venv = make_vec(env_id, env_kwargs, num_envs=5)
+    venv.reset(seed=0)
+    n = int(venv.single_action_space.n)
+    with pytest.raises(ValueError) as error:
+        venv.step(np.array([0, 1, n + 6, -1, n]))
+    assert one_sentence(error).endswith(f"got actions[2] = {n + 6}.")
+
+
+# ------------------------------------------------------------------------------ messages
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_messages_quote_huge_arguments_briefly(env_id: str, env_kwargs: Kwargs) -> None:
+    big = np.zeros(999)
+    # The env class itself: gym.make appends every keyword's repr to a TypeError of the constructor.
+    env_class = gym.envs.registration.load_env_creator(gym.spec(env_id).entry_point)
+    with pytest.raises(TypeError, match="horizon") as error:
+        env_class(**{**env_kwargs(env_id), "horizon": big})
+    assert "float64 array of shape (999,)" in one_sentence(error)
+    env = make(env_id, env_kwargs)
+    with pytest.raises(ValueError, match="options") as error:
+        env.reset(seed=0, options={"no_such_option": big})
+    assert "no_such_option" in one_sentence(error)
+    venv = make_vec(env_id, env_kwargs)
+    with pytest.raises(ValueError, match="options") as error:
+        venv.reset(seed=0, options={"no_such_option": big})
+    one_sentence(error)
+
+
+def test_graph_arguments_are_quoted_briefly() -> None:
+    with pytest.raises(ValueError, match="graph nodes must be the integers") as error:
+        gym.make("GraphBandit-v0", graph=nx.relabel_nodes(nx.path_graph(2000), {0: "x" * 5000}))
+    one_sentence(error)
+    with pytest.raises(ValueError, match=r"budgets\[1\] = 9\.0") as error:
+        gym.make("PrivacyBudgetMovieLens-v0", budgets=[0.5, 9.0, *np.linspace(0.01, 1.0, 2000)], horizon=5)
+    one_sentence(error)
+    with pytest.raises(ValueError, match=r"budgets\[1\] = 0\.5 more than once") as error:
+        gym.make("PrivacyBudgetGowalla-v0", budgets=[0.1, 0.5, 0.5, *np.linspace(1.0, 2.0, 2000)], horizon=5)
+    one_sentence(error)
+
+
+# --------------------------------------------------------------------------------- sizes
+
+ABSURD = 10**9
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_absurd_num_envs_is_refused_before_allocating(env_id: str, env_kwargs: Kwargs) -> None:
+    with pytest.raises(ValueError, match=rf"^num_envs={ABSURD} copies of {env_id} \(about .* each\) would need") as e:
+        make_vec(env_id, env_kwargs, num_envs=ABSURD)
+    assert "more than the limit of" in one_sentence(e) and "BANDIT_ENVS_MEMORY_LIMIT" in str(e.value)
+
+
+ABSURD_SIZES = [
+    pytest.param("GraphBandit-v0", lambda: {"n_arms": 10**6}, "n_arms=1000000", id="graph-n_arms"),
+    pytest.param("GraphBandit-v0", lambda: {"graph": nx.empty_graph(10**5)}, "a graph of 100000 nodes", id="graph"),
+    pytest.param("PrivacyBudgetMovieLens-v0", lambda: {"n_budgets": ABSURD}, f"n_budgets={ABSURD}", id="n_budgets"),
+    pytest.param("PrivacyBudgetGowalla-v0", lambda: {"n_budgets": 10**6}, "oracle_samples=1000 with 1000000", id="k"),
+    pytest.param("PrivacyBudgetMovieLens-v0", lambda: {"oracle_samples": 10**12}, "oracle_samples=", id="oracle-ml"),
+    pytest.param("PrivacyBudgetGowalla-v0", lambda: {"oracle_samples": 10**12}, "oracle_samples=", id="oracle-gw"),
+]
+
+
+@pytest.mark.parametrize(("env_id", "kwargs", "named"), ABSURD_SIZES)
+def test_absurd_sizes_are_refused_before_allocating(
+    env_id: str, kwargs: Callable[[], dict[str, Any]], named: str, env_kwargs: Kwargs
+) -> None:
+    with pytest.raises(ValueError, match="would need about") as error:
+        make(env_id, env_kwargs, **kwargs())
+    assert named in one_sentence(error)
+    with pytest.raises(ValueError, match="would need about"):
+        make_vec(env_id, env_kwargs, **kwargs())
+
+
+@pytest.mark.parametrize("env_id", [i for i in IDS if "Recommendation" in i])
+def test_absurd_round_counts_are_refused(env_id: str, env_kwargs: Kwargs) -> None:
+    env = make(env_id, env_kwargs).unwrapped
+    venv = make_vec(env_id, env_kwargs)
+    for method in (env.round_contexts, env.round_noise, venv.round_contexts, venv.round_noise):
+        with pytest.raises(ValueError, match="^n_rounds=1000000000000 .*would need about") as error:
+            method(10**12, 0)
+        one_sentence(error)
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_memory_limit_can_be_set_and_is_stated(
+    env_id: str, env_kwargs: Kwargs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_vec(env_id, env_kwargs, num_envs=200)  # fits the default limit
+    monkeypatch.setenv("BANDIT_ENVS_MEMORY_LIMIT", "1e5")
+    with pytest.raises(ValueError, match=r"more than the limit of 97\.7 KiB \(\$BANDIT_ENVS_MEMORY_LIMIT;") as error:
+        make_vec(env_id, env_kwargs, num_envs=200)
+    one_sentence(error)
+    monkeypatch.setenv("BANDIT_ENVS_MEMORY_LIMIT", "lots")
+    with pytest.raises(ValueError, match=r"^\$BANDIT_ENVS_MEMORY_LIMIT must be a positive number of bytes, got 'lots'"):
+        make_vec(env_id, env_kwargs, num_envs=200)
+
+
+@pytest.mark.parametrize("env_id", [i for i in IDS if "Recommendation" in i])
+def test_instance_tables_too_large_are_refused(
+    env_id: str, env_kwargs: Kwargs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make(env_id, env_kwargs)  # the data is loaded (and kept) under the default limit
+    monkeypatch.setenv("BANDIT_ENVS_MEMORY_LIMIT", "1e6")
+    with pytest.raises(ValueError, match=r"with rank=19 .* would need about .* more than the limit") as error:
+        make(env_id, env_kwargs, rank=19)  # an instance not built yet
+    one_sentence(error)
+
+
+# ------------------------------------------------------------------------- memory per copy
+
+
+def _vector_estimate(env: Any) -> tuple[float, float]:
+    """(bytes per copy besides the noise rows, bytes of all noise rows) of a native vector env."""
+    from bandit_envs.budget import _envs as budget_envs
+    from bandit_envs.graph import copy_bytes as graph_bytes
+    from bandit_envs.recommendation import _envs as recommendation_envs
+
+    if isinstance(env, bandit_envs.GraphBanditVectorEnv):
+        per_copy = graph_bytes(env.n_arms)
+    elif isinstance(env, budget_envs.BudgetVectorEnv):
+        per_copy = budget_envs.copy_bytes(env.n_budgets)
+    else:
+        per_copy = recommendation_envs.copy_bytes(env.n_arms, env.dim)
+    blocks = [b.block for b in vars(env).values() if isinstance(b, core.NoiseBlocks)]
+    return per_copy, sum(block.nbytes for block in blocks)
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_memory_per_copy_is_bounded_as_documented(
+    env_id: str, env_kwargs: Kwargs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    budget = 2**20
+    monkeypatch.setattr(core, "NOISE_BUFFER_BYTES", budget)
+    make_vec(env_id, env_kwargs, num_envs=2).reset(seed=0)  # data, scenario and kernels cached
+    n = 2000
+    tracemalloc.start()
+    try:
+        venv = make_vec(env_id, env_kwargs, num_envs=n)
+        venv.reset(seed=0)
+        for _ in range(3):
+            venv.step(np.zeros(n, dtype=np.int64))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    per_copy, noise = _vector_estimate(venv.unwrapped)
+    rows = len([b for b in vars(venv.unwrapped).values() if isinstance(b, core.NoiseBlocks)])
+    assert noise <= rows * budget  # all copies' buffered rows together stay within the budget
+    assert peak <= n * per_copy + noise, f"{peak / n:.0f} bytes per copy measured, {per_copy + noise / n:.0f} stated"
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_results_do_not_depend_on_the_buffer_size(
+    env_id: str, env_kwargs: Kwargs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kwargs = env_kwargs(env_id)
+    steps = 2 * kwargs["horizon"] + 3  # across two autoresets
+
+    def trace() -> list[Any]:
+        venv = make_vec(env_id, env_kwargs)
+        out: list[Any] = [venv.reset(seed=11)]
+        n = int(venv.single_action_space.n)
+        for t in range(steps):
+            out.append(venv.step((np.arange(NUM_ENVS) + t) % n))
+        return out
+
+    reference = trace()
+    monkeypatch.setattr(core, "NOISE_BUFFER_BYTES", 1)  # one buffered row per copy: a refill every step
+    small = trace()
+    for a, b in zip(reference, small, strict=True):
+        for x, y in zip(_leaves(a), _leaves(b), strict=True):
+            np.testing.assert_array_equal(x, y)
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [leaf for key in sorted(value) for leaf in _leaves(value[key])]
+    if isinstance(value, tuple | list):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
