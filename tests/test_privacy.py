@@ -183,6 +183,41 @@ def test_laplace_empirical_privacy() -> None:
     assert broken > eps
 
 
+def test_laplace_clipping_bounds_set_the_sensitivity_at_the_claimed_epsilon() -> None:
+    # A range of width 2: the two ends are neighbours, 2 apart after clipping.
+    eps, n, lo, hi = 1.0, 200_000, -1.0, 1.0
+    edges = np.array([-np.inf, -3, -2, -1, -0.5, 0, 0.5, 1, 2, 3, np.inf])
+
+    def events(y: np.ndarray) -> np.ndarray:
+        idx = np.digitize(y, edges[1:-1])
+        return np.stack([idx == b for b in range(len(edges) - 1)])
+
+    def run(x: float, seed: int) -> np.ndarray:
+        return P.laplace_mechanism(np.full(n, x), eps, rng(seed), lower=lo, upper=hi)
+
+    loss = max_privacy_loss_lower_bound(events(run(lo - 5.0, 15)), events(run(hi + 5.0, 16)))
+    assert loss <= eps
+
+    # The same check flags noise scaled for sensitivity 1 on this range (2 epsilon spent).
+    def broken(x: float, seed: int) -> np.ndarray:
+        return P.laplace_mechanism(np.clip(np.full(n, x), lo, hi), eps, rng(seed), sensitivity=1.0)
+
+    assert max_privacy_loss_lower_bound(events(broken(lo, 15)), events(broken(hi, 16))) > eps
+
+
+def test_laplace_sensitivity_below_the_clipping_width_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"^sensitivity must be at least upper - lower = 2\b"):
+        P.laplace_mechanism(0.0, 1.0, rng(), sensitivity=1.0, lower=-1.0, upper=1.0)
+    # A larger sensitivity (a user with several entries) is accepted and used.
+    x = np.zeros(50_000)
+    noise = P.laplace_mechanism(x, 1.0, rng(17), sensitivity=6.0, lower=-1.0, upper=1.0)
+    assert stats.kstest(noise, stats.laplace(scale=6.0).cdf).pvalue > ALPHA
+    assert stats.kstest(noise, stats.laplace(scale=2.0).cdf).pvalue < ALPHA
+    # The width itself is the default.
+    derived = P.laplace_mechanism(x, 1.0, rng(17), lower=-1.0, upper=1.0)
+    np.testing.assert_array_equal(derived, P.laplace_mechanism(x, 1.0, rng(17), sensitivity=2.0))
+
+
 # --------------------------------------------------------------------------------------------
 # Gaussian mechanism
 # --------------------------------------------------------------------------------------------
@@ -298,6 +333,29 @@ def test_gaussian_empirical_privacy() -> None:
     assert loss <= eps
     broken = max_privacy_loss_lower_bound(events(run(0.0, 3, 21)), events(run(1.0, 3, 22)), delta)
     assert broken > eps
+
+
+def test_gaussian_clipping_bounds_set_the_sensitivity_at_the_claimed_epsilon() -> None:
+    eps, delta, n, lo, hi = 1.0, 1e-3, 200_000, 0.0, 3.0
+    sigma = P.gaussian_sigma_analytic(eps, delta, hi - lo)
+    thresholds = sigma * np.array([-3, -2, -1, 0, 1, 2, 3]) + (lo + hi) / 2
+
+    def events(y: np.ndarray) -> np.ndarray:
+        return np.stack([y < t for t in thresholds] + [y > t for t in thresholds])
+
+    def run(x: float, seed: int) -> np.ndarray:
+        return P.gaussian_mechanism(np.full(n, x), eps, delta, rng(seed), lower=lo, upper=hi)
+
+    loss = max_privacy_loss_lower_bound(events(run(-10.0, 23)), events(run(10.0, 24)), delta)
+    assert loss <= eps
+
+    # The same check flags noise scaled for sensitivity 1 on this range of width 3.
+    def broken(x: float, seed: int) -> np.ndarray:
+        return P.gaussian_mechanism(np.clip(np.full(n, x), lo, hi), eps, delta, rng(seed), 1.0)
+
+    assert max_privacy_loss_lower_bound(events(broken(lo, 23)), events(broken(hi, 24)), delta) > eps
+    with pytest.raises(ValueError, match=r"^l2_sensitivity must be at least upper - lower = 3\b"):
+        P.gaussian_mechanism(0.0, eps, delta, rng(), 1.0, lower=lo, upper=hi)
 
 
 # --------------------------------------------------------------------------------------------
