@@ -20,6 +20,10 @@ guarantee (the privacy unit, epsilon and delta, per report) and where its noise 
   :func:`spherical_laplace_radius_cdf`, :func:`spherical_laplace_radius_quantile`.
 - :mod:`bandit_envs.privacy.geodesy`: :data:`EARTH_RADIUS_M` and :func:`haversine_m`
   (no randomness).
+- :mod:`bandit_envs.privacy.accounting`: what a user who sends several reports loses:
+  :class:`~bandit_envs.privacy.accounting.ReportMechanism`, basic and tight (``dp_accounting``
+  privacy loss distribution) composition, per-user budgets and the
+  :class:`~bandit_envs.privacy.accounting.ReportLedger` of reports per user (no randomness).
 
 Argument checks shared by these modules live in the private ``bandit_envs.privacy._checks``.
 Floating-point Laplace and Gaussian sampling leaks through the low-order bits of the output
