@@ -19,10 +19,16 @@ from agents.elimination import EliminationAgent
 from agents.index import UCB, ThompsonSampling, _ucb_choose
 from agents.linear import LinearAgent
 from bandit_envs.privacy import bernoulli_mechanism, gaussian_sigma_analytic, gaussian_sigma_classic, rr_debias
-from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, UserPrivacy, user_ids, user_privacy
-from bandit_envs.privacy.accounting import max_reports as budget_reports
+from bandit_envs.privacy.accounting import (
+    ReportLedger,
+    ReportMechanism,
+    UserPrivacy,
+    report_cap,
+    user_ids,
+    user_privacy,
+)
 from bandit_envs.privacy.streams import noise_generator
-from bandit_envs.validation import check_choice, check_float, check_int
+from bandit_envs.validation import check_choice, check_float
 
 __all__ = ["LDPWrapper"]
 
@@ -246,7 +252,7 @@ class LDPWrapper(PrivateAgent):
             self.report_mechanism = ReportMechanism.gaussian(self.scale, width, self.epsilon, self.delta)
         else:
             self.report_mechanism = ReportMechanism.randomized_response(self.epsilon)
-        self.max_reports_per_user = _report_cap(self.report_mechanism, max_reports_per_user, user_budget)
+        self.max_reports_per_user = report_cap(self.report_mechanism, max_reports_per_user, user_budget)
         self.user_budget = user_budget
         self._ledger = ReportLedger(self.batch, self.max_reports_per_user)
         self._reset_state()
@@ -405,36 +411,6 @@ def _check_range(value: Any) -> tuple[float, float]:
     if not lo_f < hi_f:
         raise ValueError(f"reward_range must be a pair (lo, hi) with lo < hi, got {value!r}.")
     return lo_f, hi_f
-
-
-def _report_cap(
-    mechanism: ReportMechanism, max_reports_per_user: int | None, user_budget: tuple[float, float] | None
-) -> int | None:
-    """The per-user cap in reports, from ``max_reports_per_user`` or ``user_budget`` (at most one)."""
-    if max_reports_per_user is not None and user_budget is not None:
-        raise ValueError(
-            f"max_reports_per_user and user_budget are two ways to set one cap; give one, got "
-            f"{max_reports_per_user!r} and {user_budget!r}."
-        )
-    if max_reports_per_user is not None:
-        return check_int("max_reports_per_user", max_reports_per_user, minimum=1)
-    if user_budget is None:
-        return None
-    try:
-        eps_u, delta_u = user_budget
-    except (TypeError, ValueError):
-        raise ValueError(f"user_budget must be a pair (epsilon, delta), got {user_budget!r}.") from None
-    eps_u = check_float("user_budget[0]", eps_u, low=0.0, low_open=True)
-    delta_u = check_float("user_budget[1]", delta_u, low=0.0, high=1.0, high_open=True)
-    if mechanism.kind == "gaussian" and delta_u == 0.0:
-        raise ValueError(f"user_budget must have delta > 0 for the Gaussian mechanism, got {user_budget!r}.")
-    cap = budget_reports(mechanism, eps_u, delta_u)
-    if cap == 0:
-        raise ValueError(
-            f"user_budget must allow at least one report, which costs (epsilon, delta) = "
-            f"({mechanism.epsilon:g}, {mechanism.delta:g}); got {user_budget!r}."
-        )
-    return cap
 
 
 _StatePath = tuple[str, int | None]

@@ -11,7 +11,8 @@ mechanism loses more, and this module says how much:
 - :func:`tight_composition`: the smallest epsilon at a given delta for ``k`` reports, from the
   privacy loss distribution (PLD) of Google's ``dp_accounting`` library ([DGKKM22]_): an upper
   bound, tight up to its pessimistic discretization (within about 1%).
-- :func:`max_reports`: how many reports fit in a per-user budget (epsilon, delta).
+- :func:`max_reports`: how many reports fit in a per-user budget (epsilon, delta);
+  :func:`report_cap` reads a cap given as a count or as such a budget.
 - :func:`user_privacy` and :class:`UserPrivacy`: the three side by side for the user with the
   most reports.
 - :class:`ReportLedger`: the reports each user has sent (per copy of a batched agent), and a cap
@@ -77,6 +78,7 @@ __all__ = [
     "UserPrivacy",
     "basic_composition",
     "max_reports",
+    "report_cap",
     "tight_composition",
     "user_ids",
     "user_privacy",
@@ -358,6 +360,59 @@ def max_reports(mechanism: ReportMechanism, epsilon: float, delta: float) -> int
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if fits(mid) else (lo, mid)
     return lo
+
+
+def report_cap(
+    mechanism: ReportMechanism, max_reports_per_user: int | None, user_budget: tuple[float, float] | None
+) -> int | None:
+    """A per-user cap in reports, given as a count or as a budget (epsilon_u, delta_u); at most one of them.
+
+    Parameters
+    ----------
+    mechanism : ReportMechanism
+        The mechanism of each report.
+    max_reports_per_user : int or None
+        Reports allowed per user, >= 1.
+    user_budget : tuple of float or None
+        ``(epsilon_u, delta_u)``, ``delta_u`` in [0, 1) (> 0 for the Gaussian): the cap is
+        :func:`max_reports` of it.
+
+    Returns
+    -------
+    int or None
+        The cap, or None when neither is given.
+
+    Raises
+    ------
+    ValueError
+        If both are given, the count is < 1, the budget is malformed, or it allows no report.
+    TypeError
+        If a value has the wrong type.
+    """
+    if max_reports_per_user is not None and user_budget is not None:
+        raise ValueError(
+            f"max_reports_per_user and user_budget are two ways to set one cap; give one, got "
+            f"{max_reports_per_user!r} and {user_budget!r}."
+        )
+    if max_reports_per_user is not None:
+        return check_int("max_reports_per_user", max_reports_per_user, minimum=1)
+    if user_budget is None:
+        return None
+    try:
+        eps_u, delta_u = user_budget
+    except (TypeError, ValueError):
+        raise ValueError(f"user_budget must be a pair (epsilon, delta), got {user_budget!r}.") from None
+    eps_u = check_float("user_budget[0]", eps_u, low=0.0, low_open=True)
+    delta_u = check_float("user_budget[1]", delta_u, low=0.0, high=1.0, high_open=True)
+    if mechanism.kind == "gaussian" and delta_u == 0.0:
+        raise ValueError(f"user_budget must have delta > 0 for the Gaussian mechanism, got {user_budget!r}.")
+    cap = max_reports(mechanism, eps_u, delta_u)
+    if cap == 0:
+        raise ValueError(
+            f"user_budget must allow at least one report, which costs (epsilon, delta) = "
+            f"({mechanism.epsilon:g}, {mechanism.delta:g}); got {user_budget!r}."
+        )
+    return cap
 
 
 def user_privacy(mechanism: ReportMechanism, reports: int, delta: float | None = None) -> UserPrivacy:
