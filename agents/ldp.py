@@ -19,6 +19,15 @@ from agents.elimination import EliminationAgent
 from agents.index import UCB, ThompsonSampling, _ucb_choose
 from agents.linear import LinearAgent
 from bandit_envs.privacy import bernoulli_mechanism, gaussian_sigma_analytic, gaussian_sigma_classic, rr_debias
+from bandit_envs.privacy.accounting import (
+    ReportLedger,
+    ReportMechanism,
+    UserPrivacy,
+    report_cap,
+    user_ids,
+    user_privacy,
+)
+from bandit_envs.privacy.streams import noise_generator
 from bandit_envs.validation import check_choice, check_float
 
 __all__ = ["LDPWrapper"]
@@ -104,16 +113,62 @@ class LDPWrapper(PrivateAgent):
         ``"bits"`` (default) or ``"debias"``; randomized response only.
     noise_aware
         Use the noise-aware index above. ``None`` (default): yes iff ``agent`` is a plain UCB.
+    max_reports_per_user
+        Cap: a user sends at most this many reports (>= 1); later rounds of that user send
+        nothing. None (default): no cap. Exclusive with ``user_budget``.
+    user_budget
+        Cap as a per-user budget (ε_u, δ_u), δ_u in [0, 1) (> 0 for ``"gaussian"``): the most
+        reports whose tight composition (:func:`bandit_envs.privacy.accounting.max_reports`)
+        stays within it. None (default): no cap.
     seed
-        Seed of the wrapper's generator, the source of the privacy noise (the wrapped agent keeps
-        its own generator for its policy).
+        Seed of the privacy noise: the wrapper's generator is
+        :func:`bandit_envs.privacy.streams.noise_generator` of it, a stream independent of
+        ``numpy.random.default_rng(seed)``, so the same integer given to the env or to the
+        wrapped agent does not reproduce the noise (the wrapped agent keeps its own generator
+        for its policy).
 
     Attributes
     ----------
     agent
         The wrapped agent.
+    report_mechanism
+        One report's mechanism for the accountant (:class:`~bandit_envs.privacy.accounting.ReportMechanism`).
+    max_reports_per_user
+        The cap in reports (from ``max_reports_per_user`` or ``user_budget``), or None.
     n_clipped
         Reports whose reward was clipped to ``reward_range`` (int, or (N,) per copy).
+    n_withheld
+        Rounds whose report the cap withheld (int, or (N,) per copy).
+
+    Privacy
+    -------
+    Unit: one user, i.e. every reward report that carries the user's id (``info["user_id"]``,
+    e.g. from ``MovieLensRecommendation-v0``, where a user is drawn every round and so reports
+    many times); any two reward sequences of that user in ``reward_range`` are neighbours. An
+    env without user ids is one user: the whole stream (a report without an id is charged to
+    every user). Each report is ε-LDP (Laplace, randomized response) or (ε, δ)-LDP (Gaussian):
+    :attr:`privacy_per_report`. A user with k reports loses what k reports compose to:
+    :meth:`privacy_per_user` gives, for the user with the most reports so far, k, the basic
+    bound (kε, kδ) and the tight bound of ``dp_accounting``'s privacy loss distribution, and
+    :attr:`privacy_spent` is that tight bound. The cap bounds k. In batch mode each copy is its
+    own population, and the guarantee is the worst over copies.
+
+    Cap in batch mode: when only some copies' users are capped, the wrapped agent is updated for
+    all copies, the capped ones with a report of ``lo`` (independent of their user's data, so
+    the guarantee does not depend on what follows), and then the capped copies' rows of the
+    agent's per-copy arrays (those with the batch axis first, the convention of
+    :mod:`agents.base`) are put back. Counters shared by all copies (UCB's round t) still
+    advance. When no copy may report, the wrapped agent's ``update`` is not called.
+
+    Private state
+    -------------
+    The wrapper simulates both sides; these attributes are the users' side or un-noised
+    diagnostics, outside the guarantee, and must not be published with the model:
+    ``rng`` and ``seed`` (whoever holds them can subtract the noise from every report);
+    ``n_clipped`` (how many users' rewards were clipped, counted before privatization); the
+    ledger behind ``max_user_reports`` and ``n_withheld`` (who reported how often: the guarantee
+    covers report values, not participation). Raw rewards are never stored; the wrapped agent
+    holds only privatized values and what it computes from them.
 
     References
     ----------
@@ -123,7 +178,10 @@ class LDPWrapper(PrivateAgent):
        Privacy", arXiv:2007.03121, 2020.
     """
 
-    privacy_unit = "one user's reward report: the reward r_t of round t, any two values in reward_range"
+    privacy_unit = (
+        "one user: all reward reports carrying its info['user_id'] (without ids, the whole stream), "
+        "any values in reward_range"
+    )
 
     def __init__(
         self,
@@ -136,6 +194,8 @@ class LDPWrapper(PrivateAgent):
         sigma_method: str = "classic",
         rr_output: str = "bits",
         noise_aware: bool | None = None,
+        max_reports_per_user: int | None = None,
+        user_budget: tuple[float, float] | None = None,
         seed: int | None = None,
     ) -> None:
         if not isinstance(agent, Agent):
@@ -186,16 +246,61 @@ class LDPWrapper(PrivateAgent):
             raise ValueError(f"noise_aware=True needs the wrapped agent to be agents.UCB, got {type(agent).__name__}.")
         self.noise_aware = bool(noise_aware)
         self.name = f"LDP-{agent.name}"
+        if mechanism == "laplace":
+            self.report_mechanism = ReportMechanism.laplace(self.epsilon)
+        elif mechanism == "gaussian":
+            self.report_mechanism = ReportMechanism.gaussian(self.scale, width, self.epsilon, self.delta)
+        else:
+            self.report_mechanism = ReportMechanism.randomized_response(self.epsilon)
+        self.max_reports_per_user = report_cap(self.report_mechanism, max_reports_per_user, user_budget)
+        self.user_budget = user_budget
+        self._ledger = ReportLedger(self.batch, self.max_reports_per_user)
         self._reset_state()
 
     def _reset_state(self) -> None:
         self.agent.reset()
         self._clipped = np.zeros(self.batch, dtype=np.int64)
+        self._ledger.reset()
+        self.rng = noise_generator(self.seed)
+
+    @property
+    def privacy_per_report(self) -> tuple[float, float]:
+        """(ε, δ) of one report (δ = 0 for Laplace and randomized response)."""
+        return self.epsilon, self.delta
+
+    def privacy_per_user(self, delta: float | None = None) -> UserPrivacy:
+        """What holds for every user so far: the composition over the reports of the user with the most.
+
+        Parameters
+        ----------
+        delta
+            δ of the tight bound; None: the per-report δ (0 for Laplace and randomized response,
+            where the tight bound is then kε).
+
+        Returns
+        -------
+        UserPrivacy
+            ``reports`` (that user's count, worst over copies), ``per_report``, ``basic``
+            (kε, kδ) and ``tight`` (ε', δ) from ``dp_accounting``'s privacy loss distribution.
+        """
+        return user_privacy(self.report_mechanism, int(self._ledger.worst.max()), delta)
 
     @property
     def privacy_spent(self) -> tuple[float, float]:
-        """(ε, δ) of each report (δ = 0 for Laplace and randomized response); no composition across users."""
-        return self.epsilon, self.delta
+        """(ε, δ) spent so far per user: the tight bound of :meth:`privacy_per_user` at the per-report δ."""
+        return self.privacy_per_user().tight
+
+    @property
+    def max_user_reports(self) -> int | npt.NDArray[np.int64]:
+        """Reports sent by the user with the most (per copy; reports without a user id count for all)."""
+        worst = self._ledger.worst
+        return int(worst[0]) if self.n_envs is None else worst
+
+    @property
+    def n_withheld(self) -> int | npt.NDArray[np.int64]:
+        """Rounds whose report the per-user cap withheld (per copy)."""
+        withheld = self._ledger.withheld
+        return int(withheld[0]) if self.n_envs is None else withheld
 
     @property
     def n_clipped(self) -> int | npt.NDArray[np.int64]:
@@ -231,17 +336,33 @@ class LDPWrapper(PrivateAgent):
         return self._out(actions)
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
-        """Clip, privatize (user side) and pass only the privatized reward to the wrapped agent."""
+        """Clip, privatize (user side) and pass only the privatized reward to the wrapped agent.
+
+        The round's user is ``info["user_id"]`` (none: the whole stream is one user); a user
+        over the cap sends nothing (see the class docstring).
+        """
         a, r, _ = self._batched(action, reward, None)
         if not np.isfinite(r).all():
             raise ValueError(f"reward must be a finite number, got {reward!r}.")
         if a.min() < 0 or a.max() >= self.n_arms:
             raise ValueError(f"action must be an arm index in [0, {self.n_arms - 1}], got {action!r}.")
+        users = user_ids(info, self.batch)
+        send = self._ledger.allowed(users)
+        if not send.any():
+            self._ledger.record(users, send)
+            return
         clipped = np.clip(r, self.lo, self.hi)
-        self._clipped += clipped != r
-        noisy = self._privatize(clipped)
+        self._clipped += (clipped != r) & send
+        # A withheld report is replaced by lo, which says nothing about its user.
+        noisy = self._privatize(np.where(send, clipped, self.lo))
         out = float(noisy[0]) if self.n_envs is None else noisy
-        self.agent.update(action, out, self._strip(info, a, noisy))
+        if send.all():
+            self.agent.update(action, out, self._strip(info, a, noisy))
+        else:
+            saved = _per_copy_state(self.agent, self.batch)
+            self.agent.update(action, out, self._strip(info, a, noisy))
+            _restore_rows(self.agent, saved, ~send)
+        self._ledger.record(users, send)
 
     def _privatize(self, r: FloatArray) -> FloatArray:
         """User side: the report of each clipped reward."""
@@ -290,3 +411,27 @@ def _check_range(value: Any) -> tuple[float, float]:
     if not lo_f < hi_f:
         raise ValueError(f"reward_range must be a pair (lo, hi) with lo < hi, got {value!r}.")
     return lo_f, hi_f
+
+
+_StatePath = tuple[str, int | None]
+
+
+def _per_copy_state(agent: Agent, batch: int) -> list[tuple[_StatePath, npt.NDArray[Any]]]:
+    """Copies of the agent's per-copy arrays (attributes or items of tuple/list attributes, batch axis first)."""
+    out: list[tuple[_StatePath, npt.NDArray[Any]]] = []
+    for name, value in vars(agent).items():
+        items = list(enumerate(value)) if isinstance(value, tuple | list) else [(None, value)]
+        for index, item in items:
+            if isinstance(item, np.ndarray) and item.ndim >= 1 and item.shape[0] == batch and item.flags.writeable:
+                out.append(((name, index), item.copy()))
+    return out
+
+
+def _restore_rows(agent: Agent, saved: list[tuple[_StatePath, npt.NDArray[Any]]], rows: npt.NDArray[np.bool_]) -> None:
+    """Put back the ``rows`` (copies) of the arrays saved by :func:`_per_copy_state`."""
+    for (name, index), before in saved:
+        current = getattr(agent, name, None)
+        if index is not None:
+            current = current[index] if isinstance(current, tuple | list) and index < len(current) else None
+        if isinstance(current, np.ndarray) and current.shape == before.shape and current.flags.writeable:
+            current[rows] = before[rows]

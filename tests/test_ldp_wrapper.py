@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import dp_accounting
 import gymnasium as gym
 import numpy as np
 import pytest
+from scipy import stats
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents import DPSE, SMUCB, UCB, UCBN, FixedArm, LDPLinUCB, LDPWrapper, LinUCB, ThompsonSampling
@@ -63,7 +65,7 @@ def test_gaussian_rewards_have_the_classic_sigma():
 
 def test_analytic_gaussian_allows_large_epsilon():
     wrapper = LDPWrapper(Spy(), "gaussian", 4.0, 1e-5, sigma_method="analytic", seed=2)
-    assert wrapper.privacy_spent == (4.0, 1e-5)
+    assert wrapper.privacy_per_report == (4.0, 1e-5)
     assert 0 < wrapper.scale < math.sqrt(2 * math.log(1.25 / 1e-5)) / 4.0
 
 
@@ -233,11 +235,158 @@ def test_reset_restarts_the_wrapped_agent_and_the_noise():
 
 
 def test_privacy_accounting():
-    assert LDPWrapper(Spy(), "laplace", 0.7).privacy_spent == (0.7, 0.0)
-    assert LDPWrapper(Spy(), "randomized_response", 0.7).privacy_spent == (0.7, 0.0)
-    assert LDPWrapper(Spy(), "gaussian", 0.7, 0.01).privacy_spent == (0.7, 0.01)
-    assert "reward" in LDPWrapper.privacy_unit
+    assert LDPWrapper(Spy(), "laplace", 0.7).privacy_per_report == (0.7, 0.0)
+    assert LDPWrapper(Spy(), "randomized_response", 0.7).privacy_per_report == (0.7, 0.0)
+    assert LDPWrapper(Spy(), "gaussian", 0.7, 0.01).privacy_per_report == (0.7, 0.01)
+    assert "one user" in LDPWrapper.privacy_unit and "user_id" in LDPWrapper.privacy_unit
     assert LDPWrapper(UCB(2), "laplace", 1.0).name == "LDP-UCB"
+
+
+def test_privacy_spent_composes_over_the_reports_of_one_user():
+    wrapper = LDPWrapper(Spy(), "laplace", 0.7, seed=0)
+    assert wrapper.privacy_spent == (0.0, 0.0)  # nothing sent yet
+    feed_constant(wrapper, 0.5, 5)  # no user id: the whole stream is one user
+    assert wrapper.max_user_reports == 5
+    assert wrapper.privacy_spent == pytest.approx((3.5, 0.0))
+    per_user = wrapper.privacy_per_user(1e-6)
+    assert per_user.reports == 5 and per_user.per_report == (0.7, 0.0)
+    assert per_user.basic == pytest.approx((3.5, 0.0)) and per_user.tight[1] == 1e-6
+    gaussian = LDPWrapper(Spy(), "gaussian", 0.7, 0.01, seed=0)
+    feed_constant(gaussian, 0.5, 9)
+    eps, delta = gaussian.privacy_spent
+    assert delta == 0.01 and 0.7 < eps < 9 * 0.7
+    assert gaussian.privacy_per_user().basic == pytest.approx((6.3, 0.09))
+    wrapper.reset()
+    assert wrapper.privacy_spent == (0.0, 0.0) and wrapper.max_user_reports == 0
+
+
+def test_per_user_accounting_on_movielens_matches_dp_accounting():
+    """MovieLens draws a user every round: count the reports per info["user_id"] and compose them."""
+    env = gym.make("MovieLensRecommendation-v0", horizon=3000)
+    wrapper = LDPWrapper(UCB(20), "laplace", 0.5, reward_range=(-1.0, 1.0), seed=0)
+    obs, _ = env.reset(seed=3)
+    seen = []
+    for _ in range(3000):
+        a = wrapper.act(obs)
+        obs, r, _, _, info = env.step(a)
+        wrapper.update(a, r, info)
+        seen.append(info["user_id"])
+    k = int(np.unique(seen, return_counts=True)[1].max())
+    assert 1 < k < 3000 and wrapper.max_user_reports == k
+    accountant = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
+    accountant.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(1 / 0.5), k))
+    per_user = wrapper.privacy_per_user(1e-6)
+    assert per_user.tight[0] == pytest.approx(accountant.get_epsilon(1e-6), rel=1e-2)
+    assert per_user.basic == pytest.approx((0.5 * k, 0.0))
+    assert wrapper.privacy_spent == pytest.approx((0.5 * k, 0.0))  # delta = 0: pure composition
+
+
+def test_a_users_reports_through_the_wrapper_lose_what_privacy_spent_says():
+    """Empirical check (Clopper-Pearson): k reports of one user whose rewards are all 0 or all 1.
+
+    The bits the server receives reject the per-report epsilon as the user's loss, and stay
+    within the composed guarantee the wrapper reports.
+    """
+    eps, k, n = 0.5, 6, 200_000
+    sums = []
+    for reward, seed in ((0.0, 60), (1.0, 61)):
+        spy = Spy(2, n_envs=n)
+        wrapper = LDPWrapper(spy, "randomized_response", eps, seed=seed)
+        for _ in range(k):
+            wrapper.update(wrapper.act(), np.full(n, reward))
+        sums.append(np.sum(spy.rewards, axis=0))
+    spent, _ = wrapper.privacy_spent
+    assert spent == pytest.approx(k * eps) and wrapper.privacy_per_report == (eps, 0.0)
+    levels = np.arange(1, k + 1)
+    events = [np.stack([x >= s for s in levels] + [x < s for s in levels]) for x in sums]
+    level = 1e-3 / (2 * 2 * events[0].shape[0])
+    counts = [e.sum(axis=1) for e in events]
+    lower = [np.where(c > 0, stats.beta.ppf(level, np.maximum(c, 1), n - c + 1), 0.0) for c in counts]
+    upper = [np.where(c < n, stats.beta.ppf(1 - level, c + 1, np.maximum(n - c, 1)), 1.0) for c in counts]
+    with np.errstate(divide="ignore"):
+        loss = float(np.max(np.log(np.concatenate([lower[0] / upper[1], lower[1] / upper[0]]))))
+    assert loss > eps  # one report's epsilon understates what this user loses
+    assert loss <= spent
+
+
+def test_cap_stops_each_users_reports_at_the_limit():
+    spy = Spy()
+    wrapper = LDPWrapper(spy, "laplace", 1e9, max_reports_per_user=2, seed=0)  # tiny noise: values show
+    users = [5, 5, 7, 5, 7, 7, 5, 8]
+    for i, u in enumerate(users):
+        wrapper.update(0, 0.1 * i, {"user_id": u})
+    np.testing.assert_allclose(spy.rewards, [0.0, 0.1, 0.2, 0.4, 0.7], atol=1e-6)  # the first two of each user
+    assert wrapper.n_withheld == 3 and wrapper.max_user_reports == 2
+    assert wrapper.privacy_spent == pytest.approx((2e9, 0.0))
+    anonymous = LDPWrapper(Spy(), "laplace", 1.0, max_reports_per_user=4, seed=0)
+    assert len(feed_constant(anonymous, 0.5, 10)) == 4  # without user ids the stream is one user
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "args", "budget"),
+    [
+        ("laplace", (0.5,), (3.0, 1e-6)),
+        ("randomized_response", (1.0,), (4.0, 0.0)),
+        ("gaussian", (0.5, 1e-6), (3.0, 1e-5)),
+    ],
+)
+def test_user_budget_sets_the_cap_to_the_last_report_within_it(mechanism, args, budget):
+    wrapper = LDPWrapper(Spy(), mechanism, *args, user_budget=budget, seed=0)
+    cap = wrapper.max_reports_per_user
+    assert cap >= 2
+    received = feed_constant(wrapper, 0.5, cap + 5, {"user_id": 1})
+    assert len(received) == cap and wrapper.n_withheld == 5
+    eps, delta = wrapper.privacy_per_user(budget[1]).tight
+    assert eps <= budget[0] and delta == budget[1]
+    wrapper.reset()
+    feed_constant(wrapper, 0.5, cap + 1, {"user_id": 2})
+    over = wrapper.privacy_per_user(budget[1])  # (cap + 1 reports if the cap were ignored)
+    assert over.reports == cap
+
+
+def test_cap_in_batch_mode_withholds_per_copy_and_keeps_the_others_learning():
+    ucb = UCB(3, n_envs=2)
+    wrapper = LDPWrapper(ucb, "laplace", 1e9, max_reports_per_user=2, seed=0)
+    for step in range(2):
+        wrapper.update(np.array([step, step]), np.array([0.5, 0.5]), {"user_id": np.array([1, step])})
+    # Copy 0's user 1 has sent 2 reports; copy 1's users 0 and 1 one each.
+    counts, sums = ucb.counts.copy(), ucb.sums.copy()
+    wrapper.update(np.array([2, 2]), np.array([0.9, 0.9]), {"user_id": np.array([1, 1])})
+    np.testing.assert_array_equal(ucb.counts[0], counts[0])  # withheld: copy 0 learned nothing
+    np.testing.assert_array_equal(ucb.sums[0], sums[0])
+    assert ucb.counts[1, 2] == 1 and ucb.sums[1, 2] == pytest.approx(0.9, abs=1e-6)
+    np.testing.assert_array_equal(wrapper.n_withheld, [1, 0])
+    np.testing.assert_array_equal(wrapper.max_user_reports, [2, 2])
+    assert ucb.t == 3  # the shared round counter advances
+    spy = Spy(3, n_envs=2)
+    capped = LDPWrapper(spy, "laplace", 1.0, max_reports_per_user=1, seed=0)
+    for _ in range(3):
+        capped.update(np.zeros(2, dtype=int), np.full(2, 0.5), {"user_id": np.array([4, 4])})
+    assert len(spy.rewards) == 1  # no copy may report: the wrapped agent is not updated
+
+
+# Noise streams -----------------------------------------------------------------------------
+
+
+def test_noise_stream_is_independent_of_other_generators_with_the_same_seed():
+    seed, n = 21, 20_000
+    spy = Spy()
+    wrapper = LDPWrapper(spy, "laplace", 1.0, seed=seed)
+    noise = feed_constant(wrapper, 0.5, n) - 0.5
+    same_seed = np.random.default_rng(seed).laplace(0.0, 1.0, n)
+    assert not np.allclose(noise, same_seed)
+    assert abs(np.corrcoef(noise, same_seed)[0, 1]) < 4 / math.sqrt(n)
+    assert stats.kstest(noise, stats.laplace(scale=1.0).cdf).pvalue > 1e-3
+    # An env and the wrapper seeded alike draw different uniforms.
+    env = gym.make("MovieLensRecommendation-v0", horizon=10)
+    env.reset(seed=seed)
+    fresh = LDPWrapper(UCB(2, seed=seed), "laplace", 1.0, seed=seed)
+    env_draws = env.unwrapped.np_random.random(8)
+    assert not np.array_equal(fresh.rng.random(8), env_draws)
+    assert not np.array_equal(LDPWrapper(UCB(2), "laplace", 1.0, seed=seed).rng.random(8), fresh.agent.rng.random(8))
+    # Reproducible: the same seed gives the same noise.
+    again = feed_constant(LDPWrapper(Spy(), "laplace", 1.0, seed=seed), 0.5, n) - 0.5
+    np.testing.assert_array_equal(noise, again)
 
 
 # Errors ------------------------------------------------------------------------------------
@@ -259,6 +408,12 @@ def test_privacy_accounting():
         (("laplace", 1.0), {"reward_range": 1.0}, "reward_range"),
         (("gaussian", 0.5, 0.1), {"sigma_method": "tight"}, "sigma_method"),
         (("randomized_response", 1.0), {"rr_output": "raw"}, "rr_output"),
+        (("laplace", 1.0), {"max_reports_per_user": 0}, "max_reports_per_user"),
+        (("laplace", 1.0), {"max_reports_per_user": 2, "user_budget": (1.0, 0.0)}, "max_reports_per_user"),
+        (("laplace", 1.0), {"user_budget": (0.5, 0.0)}, "user_budget"),
+        (("laplace", 1.0), {"user_budget": (2.0, 1.0)}, r"user_budget\[1\]"),
+        (("laplace", 1.0), {"user_budget": 2.0}, "user_budget"),
+        (("gaussian", 0.5, 0.1), {"user_budget": (5.0, 0.0)}, "user_budget"),
     ],
 )
 def test_wrapper_rejects_bad_arguments(args, kwargs, name):

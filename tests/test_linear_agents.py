@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import math
 
+import dp_accounting
+import gymnasium as gym
 import numpy as np
 import pytest
 
+import bandit_envs  # noqa: F401  (registers the envs)
 from agents import LDPLinUCB, LinUCB
 from agents.linear import LinUCBServer, client_choose, client_report, ldp_linucb_sigma
 from agents.linear._kernels import cholesky_upper, server_receive, solve_theta
@@ -157,13 +160,130 @@ def test_magnitude_table_of_algorithms_md(epsilon, sigma, shift, beta):
     assert b_t == pytest.approx(beta, rel=0.01)
 
 
-def test_privacy_spent_says_what_holds():
-    assert LDPLinUCB(5, 0.5).privacy_spent == (0.5, 0.1)
-    assert LDPLinUCB(5, 3.0, 0.01, sigma_method="analytic").privacy_spent == (3.0, 0.01)
-    eps, delta = LDPLinUCB(5, 8e5).privacy_spent  # the authors' setting: classic σ ≈ 8e-6 ≪ Δ₂
+def test_privacy_per_report_says_what_holds():
+    assert LDPLinUCB(5, 0.5).privacy_per_report == (0.5, 0.1)
+    assert LDPLinUCB(5, 3.0, 0.01, sigma_method="analytic").privacy_per_report == (3.0, 0.01)
+    eps, delta = LDPLinUCB(5, 8e5).privacy_per_report  # the authors' setting: classic σ ≈ 8e-6 ≪ Δ₂
     assert eps == 8e5 and delta > 0.99
-    assert LDPLinUCB(5, 8e5, sigma_method="analytic").privacy_spent == (8e5, 0.1)
-    assert "one user's" in LDPLinUCB.privacy_unit
+    assert LDPLinUCB(5, 8e5, sigma_method="analytic").privacy_per_report == (8e5, 0.1)
+    assert "one user" in LDPLinUCB.privacy_unit and "user_id" in LDPLinUCB.privacy_unit
+
+
+# Per-user accounting and the cap -----------------------------------------------------------
+
+
+def movielens_rounds(horizon: int, seed: int):
+    """(env, contexts, features per round, rewards per round) of MovieLensRecommendation-v0."""
+    env = gym.make("MovieLensRecommendation-v0", horizon=horizon).unwrapped
+    contexts = env.round_contexts(horizon, seed)
+    return env, contexts, env.features_of(contexts), env.rewards[contexts]
+
+
+def test_privacy_spent_composes_over_each_users_reports_on_movielens():
+    horizon, seed = 1500, 3
+    env = gym.make("MovieLensRecommendation-v0", horizon=horizon)
+    agent = LDPLinUCB(20, 1.0, delta=1e-5, horizon=horizon, sigma_method="analytic", seed=0)
+    assert agent.privacy_spent == (0.0, 0.0)
+    obs, _ = env.reset(seed=seed)
+    users = []
+    for _ in range(horizon):
+        a = agent.act(obs)
+        obs, r, _, _, info = env.step(a)
+        agent.update(a, r, info)
+        users.append(info["user_id"])
+    k = int(np.unique(users, return_counts=True)[1].max())
+    assert 1 < k < horizon and agent.max_user_reports == k
+    accountant = dp_accounting.pld.PLDAccountant()
+    accountant.compose(
+        dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(agent.sigma / agent.sensitivity), k)
+    )
+    per_user = agent.privacy_per_user()
+    assert per_user.tight[0] == pytest.approx(accountant.get_epsilon(1e-5), rel=1e-2) and per_user.tight[1] == 1e-5
+    assert per_user.tight[0] > 1.0  # more than one report's epsilon
+    assert per_user.basic == pytest.approx((k * 1.0, k * 1e-5))
+    assert agent.privacy_spent == per_user.tight
+    # The fast path counts the same users when given them.
+    _, contexts, feats, rewards = movielens_rounds(horizon, seed)
+    fast = LDPLinUCB(20, 1.0, delta=1e-5, horizon=horizon, sigma_method="analytic", seed=0)
+    fast.run(feats, rewards, users=contexts)
+    assert fast.max_user_reports == k and fast.privacy_spent == agent.privacy_spent
+    anonymous = LDPLinUCB(20, 1.0, delta=1e-5, horizon=horizon, sigma_method="analytic", seed=0)
+    anonymous.run(feats[:50], rewards[:50])
+    assert anonymous.max_user_reports == 50  # no user ids: the whole stream is one user
+
+
+def test_cap_withholds_reports_from_the_server_after_the_limit():
+    x, r, e = linear_problem(60, 4, 3, seed=20)
+    users = np.random.default_rng(21).integers(0, 5, size=60)
+    agent = LDPLinUCB(3, 1e12, horizon=60, max_reports_per_user=4, seed=0)  # σ ~ 1e-11: reports ~exact
+    gram, sent = np.zeros((3, 3)), {}
+    for t in range(60):
+        a = agent.act(x[t])
+        before = agent.t
+        agent.update(a, r[t, a], {"user_id": int(users[t])})
+        u = int(users[t])
+        if sent.get(u, 0) < 4:
+            sent[u] = sent.get(u, 0) + 1
+            gram += np.outer(x[t, a], x[t, a])
+            assert agent.t == before + 1
+        else:
+            assert agent.t == before  # nothing reached the server
+    np.testing.assert_allclose(agent.server.gram[0], gram, atol=1e-8)
+    assert agent.n_withheld == 60 - sum(sent.values()) > 0
+    assert agent.max_user_reports == 4
+    assert agent.privacy_per_user().reports == 4
+
+
+def test_cap_in_batch_mode_adds_nothing_for_the_capped_copy():
+    x, r, e = linear_problem(3, 4, 3, seed=22)
+    agent = LDPLinUCB(3, 1e12, horizon=10, max_reports_per_user=1, n_envs=2, seed=0)
+    xs = np.stack([x, x], axis=1)
+    a = agent.act(xs[0])
+    agent.update(a, r[0, a], {"user_id": np.array([7, 7])})
+    gram = agent.server.gram.copy()
+    a = agent.act(xs[1])
+    agent.update(a, r[1, a], {"user_id": np.array([7, 8])})  # copy 0's user 7 is capped
+    np.testing.assert_array_equal(agent.server.gram[0], gram[0])
+    assert not np.allclose(agent.server.gram[1], gram[1])
+    assert agent.t == 2
+    np.testing.assert_array_equal(agent.n_withheld, [1, 0])
+    a = agent.act(xs[2])
+    agent.update(a, r[2, a], {"user_id": np.array([7, 8])})  # both capped: the round is skipped
+    assert agent.t == 2
+    np.testing.assert_array_equal(agent.n_withheld, [2, 1])
+    np.testing.assert_array_equal(agent.max_user_reports, [1, 1])
+
+
+def test_fast_path_refuses_a_block_that_would_exceed_the_cap():
+    x, r, e = linear_problem(40, 4, 3, seed=23)
+    agent = LDPLinUCB(3, 1.0, horizon=40, max_reports_per_user=10, seed=0)
+    users = np.repeat(np.arange(4), 10)
+    agent.run(x, r, users=users)  # exactly 10 each: allowed
+    assert agent.max_user_reports == 10
+    with pytest.raises(ValueError, match="^users"):
+        agent.run(x[:1], r[:1], users=users[:1])
+    with pytest.raises(ValueError, match="^users"):
+        LDPLinUCB(3, 1.0, horizon=40, max_reports_per_user=10, seed=0).run(x[:11], r[:11])
+
+
+def test_user_budget_sets_the_cap():
+    agent = LDPLinUCB(3, 0.5, delta=1e-6, sigma_method="analytic", user_budget=(3.0, 1e-5))
+    cap = agent.max_reports_per_user
+    assert cap > 6  # tight composition fits more than the basic 3 / 0.5
+    assert agent.report_mechanism.noise_multiplier == pytest.approx(agent.sigma / agent.sensitivity)
+    from bandit_envs.privacy.accounting import tight_composition
+
+    assert tight_composition(agent.report_mechanism, cap, 1e-5)[0] <= 3.0
+    assert tight_composition(agent.report_mechanism, cap + 1, 1e-5)[0] > 3.0
+
+
+def test_noise_stream_is_not_the_envs_stream_for_the_same_seed():
+    env = gym.make("MovieLensRecommendation-v0", horizon=10)
+    env.reset(seed=5)
+    agent = LDPLinUCB(20, 1.0, seed=5)
+    assert not np.array_equal(agent.rng.random(8), env.unwrapped.np_random.random(8))
+    a, b = LDPLinUCB(20, 1.0, seed=5).rng.standard_normal(20_000), np.random.default_rng(5).standard_normal(20_000)
+    assert abs(np.corrcoef(a, b)[0, 1]) < 4 / math.sqrt(20_000)
 
 
 # LDP-LinUCB mechanism and protocol ---------------------------------------------------------
@@ -325,6 +445,10 @@ def test_reset_replays_the_same_run():
         ({"l_x": 0.0}, "l_x"),
         ({"width_scale": -1.0}, "width_scale"),
         ({"n_envs": 0}, "n_envs"),
+        ({"max_reports_per_user": 0}, "max_reports_per_user"),
+        ({"max_reports_per_user": 3, "user_budget": (1.0, 0.1)}, "max_reports_per_user"),
+        ({"user_budget": (0.01, 0.1)}, "user_budget"),
+        ({"user_budget": (5.0, 0.0)}, "user_budget"),
     ],
 )
 def test_ldp_linucb_rejects_bad_arguments(kwargs, name):

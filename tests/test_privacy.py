@@ -183,6 +183,41 @@ def test_laplace_empirical_privacy() -> None:
     assert broken > eps
 
 
+def test_laplace_clipping_bounds_set_the_sensitivity_at_the_claimed_epsilon() -> None:
+    # A range of width 2: the two ends are neighbours, 2 apart after clipping.
+    eps, n, lo, hi = 1.0, 200_000, -1.0, 1.0
+    edges = np.array([-np.inf, -3, -2, -1, -0.5, 0, 0.5, 1, 2, 3, np.inf])
+
+    def events(y: np.ndarray) -> np.ndarray:
+        idx = np.digitize(y, edges[1:-1])
+        return np.stack([idx == b for b in range(len(edges) - 1)])
+
+    def run(x: float, seed: int) -> np.ndarray:
+        return P.laplace_mechanism(np.full(n, x), eps, rng(seed), lower=lo, upper=hi)
+
+    loss = max_privacy_loss_lower_bound(events(run(lo - 5.0, 15)), events(run(hi + 5.0, 16)))
+    assert loss <= eps
+
+    # The same check flags noise scaled for sensitivity 1 on this range (2 epsilon spent).
+    def broken(x: float, seed: int) -> np.ndarray:
+        return P.laplace_mechanism(np.clip(np.full(n, x), lo, hi), eps, rng(seed), sensitivity=1.0)
+
+    assert max_privacy_loss_lower_bound(events(broken(lo, 15)), events(broken(hi, 16))) > eps
+
+
+def test_laplace_sensitivity_below_the_clipping_width_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"^sensitivity must be at least upper - lower = 2\b"):
+        P.laplace_mechanism(0.0, 1.0, rng(), sensitivity=1.0, lower=-1.0, upper=1.0)
+    # A larger sensitivity (a user with several entries) is accepted and used.
+    x = np.zeros(50_000)
+    noise = P.laplace_mechanism(x, 1.0, rng(17), sensitivity=6.0, lower=-1.0, upper=1.0)
+    assert stats.kstest(noise, stats.laplace(scale=6.0).cdf).pvalue > ALPHA
+    assert stats.kstest(noise, stats.laplace(scale=2.0).cdf).pvalue < ALPHA
+    # The width itself is the default.
+    derived = P.laplace_mechanism(x, 1.0, rng(17), lower=-1.0, upper=1.0)
+    np.testing.assert_array_equal(derived, P.laplace_mechanism(x, 1.0, rng(17), sensitivity=2.0))
+
+
 # --------------------------------------------------------------------------------------------
 # Gaussian mechanism
 # --------------------------------------------------------------------------------------------
@@ -300,6 +335,29 @@ def test_gaussian_empirical_privacy() -> None:
     assert broken > eps
 
 
+def test_gaussian_clipping_bounds_set_the_sensitivity_at_the_claimed_epsilon() -> None:
+    eps, delta, n, lo, hi = 1.0, 1e-3, 200_000, 0.0, 3.0
+    sigma = P.gaussian_sigma_analytic(eps, delta, hi - lo)
+    thresholds = sigma * np.array([-3, -2, -1, 0, 1, 2, 3]) + (lo + hi) / 2
+
+    def events(y: np.ndarray) -> np.ndarray:
+        return np.stack([y < t for t in thresholds] + [y > t for t in thresholds])
+
+    def run(x: float, seed: int) -> np.ndarray:
+        return P.gaussian_mechanism(np.full(n, x), eps, delta, rng(seed), lower=lo, upper=hi)
+
+    loss = max_privacy_loss_lower_bound(events(run(-10.0, 23)), events(run(10.0, 24)), delta)
+    assert loss <= eps
+
+    # The same check flags noise scaled for sensitivity 1 on this range of width 3.
+    def broken(x: float, seed: int) -> np.ndarray:
+        return P.gaussian_mechanism(np.clip(np.full(n, x), lo, hi), eps, delta, rng(seed), 1.0)
+
+    assert max_privacy_loss_lower_bound(events(broken(lo, 23)), events(broken(hi, 24)), delta) > eps
+    with pytest.raises(ValueError, match=r"^l2_sensitivity must be at least upper - lower = 3\b"):
+        P.gaussian_mechanism(0.0, eps, delta, rng(), 1.0, lower=lo, upper=hi)
+
+
 # --------------------------------------------------------------------------------------------
 # Planar Laplace
 # --------------------------------------------------------------------------------------------
@@ -398,24 +456,112 @@ def test_planar_laplace_lambertw_sampler_handles_p_zero() -> None:
     np.testing.assert_array_equal(out, [[3.0, 4.0]])
 
 
-def test_planar_laplace_latlon_round_trip_distance() -> None:
+def bearing_rad(lat0: float, lon0: float, lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
+    """Initial great-circle bearing from (lat0, lon0) to each point, clockwise from north, in [0, 2 pi)."""
+    p1, p2, dl = math.radians(lat0), np.radians(lat), np.radians(lon - lon0)
+    y = np.sin(dl) * np.cos(p2)
+    x = math.cos(p1) * np.sin(p2) - math.sin(p1) * np.cos(p2) * np.cos(dl)
+    return np.mod(np.arctan2(y, x), 2 * np.pi)
+
+
+@pytest.mark.parametrize("method", ["gamma", "lambertw"])
+def test_planar_laplace_latlon_distance_and_direction_laws(method: str) -> None:
     eps_km, n = math.log(4) / 0.2, 20_000  # ln 4 privacy within 200 m
     eps_m = eps_km / 1000
-    assert 2 / eps_m == pytest.approx(288.5, abs=0.1)
-    # Same seed, same draws: the planar displacement the lat/lon version applies.
-    radii = np.hypot(*P.planar_laplace(np.zeros((n, 2)), eps_m, rng(40)).T)
-    for lat0, lon0 in [(48.8566, 2.3522), (-33.9, 151.2), (60.0, -179.999)]:
-        lat, lon = P.planar_laplace_latlon(np.full(n, lat0), lon0, eps_km, rng(40))
+    for lat0, lon0 in [(48.8566, 2.3522), (-33.9, 151.2), (60.0, -179.999), (89.9999, 10.0), (-90.0, 0.0)]:
+        lat, lon = P.planar_laplace_latlon(np.full(n, lat0), lon0, eps_km, rng(40), method=method)
         assert lat.shape == lon.shape == (n,)
-        assert np.all((lon >= -180) & (lon < 180))
+        assert np.all((lon >= -180) & (lon < 180)) and np.all(np.abs(lat) <= 90)
         dist = P.haversine_m(lat0, lon0, lat, lon)
-        # The local frame (with its 1 / cos(lat) east scale) preserves ground distances.
-        np.testing.assert_allclose(dist, radii, rtol=1e-3, atol=1e-6)
         se = math.sqrt(2) / eps_m / math.sqrt(n)
         assert abs(dist.mean() - 2 / eps_m) < 4 * se
-        assert stats.kstest(dist, lambda r: P.planar_laplace_radius_cdf(r, eps_m)).pvalue > ALPHA
-        wrong = stats.kstest(dist, lambda r: P.planar_laplace_radius_cdf(r, 1.1 * eps_m))
+        assert stats.kstest(dist, lambda r: P.spherical_laplace_radius_cdf(r, eps_m)).pvalue > ALPHA
+        wrong = stats.kstest(dist, lambda r: P.spherical_laplace_radius_cdf(r, 1.1 * eps_m))
         assert wrong.pvalue < ALPHA
+        if abs(lat0) < 89.0:  # the bearing from a pole is not defined by lat/lon
+            bearings = bearing_rad(lat0, lon0, lat, lon)
+            assert stats.kstest(bearings, stats.uniform(0, 2 * np.pi).cdf).pvalue > ALPHA
+
+
+@pytest.mark.parametrize("eps_km", [3e-4, 1e-4])
+def test_planar_laplace_latlon_radius_follows_the_spherical_law_at_global_scale(eps_km: float) -> None:
+    # Mean displacements of thousands of km: the planar Gamma(2) law would overshoot the antipode.
+    n = 20_000
+    lat, lon = P.planar_laplace_latlon(np.full(n, 10.0), 20.0, eps_km, rng(42))
+    dist = P.haversine_m(10.0, 20.0, lat, lon)
+    eps_m = eps_km / 1000
+    assert stats.kstest(dist, lambda r: P.spherical_laplace_radius_cdf(r, eps_m)).pvalue > ALPHA
+    assert stats.kstest(dist, lambda r: P.planar_laplace_radius_cdf(r, eps_m)).pvalue < ALPHA
+    p = np.array([0.0, 1e-6, 0.3, 0.9, 1.0])
+    radii = P.spherical_laplace_radius_quantile(p, eps_m)
+    np.testing.assert_allclose(P.spherical_laplace_radius_cdf(radii, eps_m), p, atol=1e-12)
+    assert radii[-1] == pytest.approx(math.pi * P.EARTH_RADIUS_M)
+
+
+def test_spherical_radius_law_is_the_planar_one_at_small_scale() -> None:
+    eps_m = 1e-3
+    r = np.array([10.0, 500.0, 2000.0, 10_000.0])
+    np.testing.assert_allclose(
+        P.spherical_laplace_radius_cdf(r, eps_m), P.planar_laplace_radius_cdf(r, eps_m), rtol=1e-6
+    )
+
+
+def test_planar_laplace_latlon_steps_along_great_circles() -> None:
+    from bandit_envs.privacy.planar_laplace import _destination
+
+    quarter = math.pi / 2 * P.EARTH_RADIUS_M
+    one = np.ones(1)
+    lat, lon = _destination(0 * one, 0 * one, quarter * one, (math.pi / 2) * one)  # north
+    assert lat[0] == pytest.approx(90.0)
+    lat, lon = _destination(0 * one, 0 * one, quarter * one, 0 * one)  # east
+    assert (lat[0], lon[0]) == pytest.approx((0.0, 90.0))
+    lat, lon = _destination(50 * one, 170 * one, 2 * quarter * one, 1.0 * one)  # to the antipode
+    assert (lat[0], lon[0]) == pytest.approx((-50.0, -10.0))
+    start = np.array([89.99, -30.0, 0.0, 90.0])
+    lon0 = np.array([10.0, 179.9, -179.9, 0.0])
+    radii = np.array([5_000.0, 123.0, 1e6, 2e6])
+    lat, lon = _destination(start, lon0, radii, np.array([0.3, 2.0, 4.0, 5.5]))
+    np.testing.assert_allclose(P.haversine_m(start, lon0, lat, lon), radii, rtol=1e-9)
+
+
+def aeqd_km(lat0: float, lon0: float, lat: np.ndarray, lon: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Azimuthal equidistant coordinates (km) about (lat0, lon0): east and north components."""
+    rho = P.haversine_m(lat0, lon0, lat, lon) / 1000
+    b = bearing_rad(lat0, lon0, lat, lon)
+    return rho * np.sin(b), rho * np.cos(b)
+
+
+@pytest.mark.parametrize(
+    ("x", "x_prime"),
+    [((89.99, 0.0), (89.98, 0.0)), ((0.0, 0.0), (0.01, 0.0))],
+    ids=["near the pole", "at the equator"],
+)
+def test_planar_laplace_latlon_empirical_geo_indistinguishability(
+    x: tuple[float, float], x_prime: tuple[float, float]
+) -> None:
+    # 1.11 km apart: the privacy level eps * d is 1.11 at eps = 1 per km, anywhere on the sphere.
+    eps, n = 1.0, 400_000
+    dist = float(P.haversine_m(*x, *x_prime)) / 1000
+    edges = np.arange(-8.0, 8.25, 0.5) / eps
+
+    def events(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
+        east, north = aeqd_km(*x, lat, lon)
+        cell_e, cell_n = np.digitize(east, edges), np.digitize(north, edges)
+        cells = cell_e * (len(edges) + 1) + cell_n
+        counts = np.bincount(cells, minlength=(len(edges) + 1) ** 2)
+        return np.stack([cells == c for c in np.flatnonzero(counts > 50)])
+
+    def run(point: tuple[float, float], epsilon: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        return P.planar_laplace_latlon(np.full(n, point[0]), point[1], epsilon, rng(seed))
+
+    def loss(epsilon: float) -> float:
+        a, b = run(x, epsilon, 43), run(x_prime, epsilon, 44)
+        both = events(np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]]))
+        return max_privacy_loss_lower_bound(both[:, :n], both[:, n:])
+
+    assert loss(eps) <= eps * dist
+    # The same check flags a mechanism that spends twice the claimed epsilon.
+    assert loss(2 * eps) > eps * dist
 
 
 def test_planar_laplace_latlon_broadcasts_and_methods() -> None:
@@ -531,7 +677,9 @@ INVALID: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ),
     ("latlon lat", lambda: P.planar_laplace_latlon(91.0, 0.0, 1.0, G), ValueError, "lat"),
     ("latlon lat neg", lambda: P.planar_laplace_latlon(-90.5, 0.0, 1.0, G), ValueError, "lat"),
-    ("latlon pole", lambda: P.planar_laplace_latlon(90.0, 0.0, 1.0, G), ValueError, "lat"),
+    ("sphere cdf r", lambda: P.spherical_laplace_radius_cdf(-1.0, 1.0), ValueError, "r"),
+    ("sphere quantile p", lambda: P.spherical_laplace_radius_quantile(1.5, 1.0), ValueError, "p"),
+    ("sphere quantile eps", lambda: P.spherical_laplace_radius_quantile(0.5, 0.0), ValueError, "epsilon_per_m"),
     ("latlon lon", lambda: P.planar_laplace_latlon(0.0, 181.0, 1.0, G), ValueError, "lon"),
     (
         "latlon shapes",

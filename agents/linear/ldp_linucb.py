@@ -5,15 +5,20 @@ Gaussian-perturbed reports and the growing shift and width of the paper (constan
 authors' code). :func:`ldp_linucb_sensitivity` and :func:`ldp_linucb_sigma` give the L2
 sensitivity of one report and the noise scale.
 
-Privacy guarantee: the unit is one user's datum, the pair (x_t, y_t) it reports (any two pairs
-with ``‖x‖ <= l_x``, ``|y| <= l_y`` after clipping are neighbours). Each report is one Gaussian
-mechanism with L2 sensitivity Δ₂ = ``ldp_linucb_sensitivity(l_x, l_y)`` and noise scale
-σ = ``ldp_linucb_sigma(...)``, so it is (ε, δ)-LDP per report; each user reports once, and all
-the server computes is post-processing. With ``sigma_method="classic"`` (Dwork & Roth 2014,
-Thm. 3.22) the guarantee is proven only for ε < 1; for larger ε,
-:attr:`LDPLinUCB.privacy_spent` reports the exact δ' at which σ is (ε, δ')-DP (Balle & Wang,
-ICML 2018, Thm. 8). ``sigma_method="analytic"`` is (ε, δ)-DP for every ε. Noise: the agent's
-``numpy.random.Generator`` (``seed``), ``d(d+1)/2 + d`` standard normals per report.
+Privacy guarantee. Each report is one Gaussian mechanism with L2 sensitivity
+Δ₂ = ``ldp_linucb_sensitivity(l_x, l_y)`` and noise scale σ = ``ldp_linucb_sigma(...)`` on the
+clipped pair (x_t, y_t), so it is (ε, δ)-LDP per report (any two pairs with ``‖x‖ <= l_x``,
+``|y| <= l_y`` are neighbours), and all the server computes is post-processing. The unit of
+:class:`LDPLinUCB`'s guarantee is one user: all the reports carrying its ``info["user_id"]``
+(in ``MovieLensRecommendation-v0`` a user is drawn every round and reports many times; without
+ids the whole stream is one user). A user with k reports is what k Gaussian reports compose to
+(:meth:`LDPLinUCB.privacy_per_user`, through ``dp_accounting``); a per-user cap bounds k. With
+``sigma_method="classic"`` (Dwork & Roth 2014, Thm. 3.22) the per-report guarantee is proven
+only for ε < 1; for larger ε, :attr:`LDPLinUCB.privacy_per_report` gives the exact δ' at which
+σ is (ε, δ')-DP (Balle & Wang, ICML 2018, Thm. 8). ``sigma_method="analytic"`` is (ε, δ)-DP
+for every ε. Noise: ``d(d+1)/2 + d`` standard normals per report from the agent's generator,
+:func:`bandit_envs.privacy.streams.noise_generator` of ``seed`` (a stream independent of
+``numpy.random.default_rng(seed)`` and of an env reset with the same seed).
 
 Status tags: [P] marks an engineering choice of this project, [V-code] a constant checked
 against the authors' code ``MIFA-Lab/LDPbandit2020`` ``src/linucb.py``.
@@ -22,20 +27,31 @@ against the authors' code ``MIFA-Lab/LDPbandit2020`` ``src/linucb.py``.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from agents.base import PrivateAgent
 from agents.linear._kernels import SCHEDULE_LDP
-from agents.linear.base import LinearAgent
-from agents.linear.protocol import BONUSES
+from agents.linear.base import LinearAgent, LinearRunResult
+from agents.linear.protocol import BONUSES, LinUCBServer
 from bandit_envs.privacy import gaussian_delta, gaussian_sigma_analytic
+from bandit_envs.privacy.accounting import (
+    ReportLedger,
+    ReportMechanism,
+    UserPrivacy,
+    report_cap,
+    user_ids,
+    user_privacy,
+)
+from bandit_envs.privacy.streams import noise_generator
 from bandit_envs.validation import check_choice, check_float, check_int
 
 __all__ = ["SIGMA_METHODS", "LDPLinUCB", "ldp_linucb_sensitivity", "ldp_linucb_sigma"]
 
 IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
 
 #: Calibrations of σ: Dwork & Roth's classic formula (the authors' code) or Balle & Wang's analytic one.
 SIGMA_METHODS = ("classic", "analytic")
@@ -116,17 +132,30 @@ class LDPLinUCB(LinearAgent, PrivateAgent):
     floored matrix is factorized instead [P]; ``n_eig_floor`` counts these rounds. V itself is
     not changed.
 
-    Privacy. Unit: one user's datum — its features and reward, i.e. the pair (x_t, y_t) it
-    reports (any two pairs with ‖x‖ <= l_x, |y| <= l_y are neighbours). Each report is one
-    Gaussian mechanism with L2 sensitivity Δ₂ on the clipped pair, so it is (ε, δ)-LDP; each user
-    reports once, so no composition over rounds is needed, and everything the server computes is
-    post-processing. Clipping is what makes Δ₂ a bound: ``n_clipped_features`` and
-    ``n_clipped_rewards`` count the reports whose x or y was clipped. With ``"classic"`` the
-    guarantee is proven only for ε < 1; for larger ε, :attr:`privacy_spent` returns the exact δ'
-    at which this σ is (ε, δ')-DP (Balle & Wang, Thm. 8) when it exceeds δ. At the authors'
-    ε = 8e5 that δ' is ≈ 1: no meaningful guarantee (σ ≈ 8e-6 ≪ Δ₂). Use ``"analytic"`` for a
-    valid (ε, δ) at any ε. Noise comes from the agent's generator (floating-point Gaussian
-    sampling is not side-channel safe; fine for research).
+    Privacy. Each report is one Gaussian mechanism with L2 sensitivity Δ₂ on the clipped pair
+    (x_t, y_t) (any two pairs with ‖x‖ <= l_x, |y| <= l_y are neighbours), so it is (ε, δ)-LDP:
+    :attr:`privacy_per_report`; everything the server computes is post-processing. Clipping is
+    what makes Δ₂ a bound: ``n_clipped_features`` and ``n_clipped_rewards`` count the reports
+    whose x or y was clipped. With ``"classic"`` the guarantee is proven only for ε < 1; for
+    larger ε, :attr:`privacy_per_report` returns the exact δ' at which this σ is (ε, δ')-DP
+    (Balle & Wang, Thm. 8) when it exceeds δ. At the authors' ε = 8e5 that δ' is ≈ 1: no
+    meaningful guarantee (σ ≈ 8e-6 ≪ Δ₂). Use ``"analytic"`` for a valid (ε, δ) at any ε.
+
+    Unit of the agent's guarantee (``privacy_unit``): one user, i.e. every report that carries
+    its ``info["user_id"]``. ``MovieLensRecommendation-v0`` draws a user every round, so over
+    10⁵ rounds each of its users sends hundreds of reports and the per-report (ε, δ) is not what
+    a user loses. :meth:`privacy_per_user` composes the reports of the user with the most so far:
+    the basic bound (kε, kδ) and the tight one of ``dp_accounting``'s privacy loss distribution
+    (the k reports are one Gaussian mechanism with σ/√k), and :attr:`privacy_spent` is that
+    tight bound at the requested δ. An env without user ids is one user (the whole stream; a
+    report without an id is charged to every user); :meth:`run` takes the users as ``users``.
+    ``max_reports_per_user`` or ``user_budget`` caps the reports of each user: a capped user is
+    still served (the client still chooses its arm) but sends no report, and the server adds
+    nothing for it. If no copy's user may report the round is skipped on the server (its round
+    counter does not advance); if only some may, the capped copies add a zero report while the
+    round counter, shared by the copies, advances. Batch copies are separate populations; the
+    guarantee is the worst over copies. Noise comes from :func:`~bandit_envs.privacy.streams.noise_generator`
+    of ``seed`` (floating-point Gaussian sampling is not side-channel safe; fine for research).
 
     Parameters
     ----------
@@ -150,10 +179,27 @@ class LDPLinUCB(LinearAgent, PrivateAgent):
         Multipliers (>= 0) of β_t and c_t. Default 1.
     initial_shift
         c used before the first report (> 0). Default 0.1 [V-code].
+    max_reports_per_user
+        Cap: a user sends at most this many reports (>= 1). None (default): no cap. Exclusive
+        with ``user_budget``.
+    user_budget
+        Cap as a per-user budget (ε_u, δ_u), δ_u in (0, 1): the most reports whose tight
+        composition stays within it. None (default): no cap.
     n_envs
         ``None`` for one env, or the number N of copies run in lock-step.
     seed
-        Seed of the agent's generator (the privacy noise).
+        Seed of the privacy noise (through :func:`~bandit_envs.privacy.streams.noise_generator`).
+
+    Private state
+    -------------
+    The class simulates the server and the users; these attributes are the users' side or
+    un-noised diagnostics, outside the guarantee, and must not be published with the model:
+    ``rng`` and ``seed`` (whoever holds them can subtract the noise from every report);
+    ``_last_obs``, the candidate features of the current user between :meth:`act` and
+    :meth:`update` (cleared by ``update``); ``n_clipped_features`` / ``n_clipped_rewards`` (counted
+    before privatization); the ledger behind ``max_user_reports`` and ``n_withheld`` (who reported
+    how often). What the server holds (``server``: V, u, θ and the factor, ``theta``) is
+    post-processing of the noisy reports and may be released.
 
     References
     ----------
@@ -163,7 +209,10 @@ class LDPLinUCB(LinearAgent, PrivateAgent):
     """
 
     name = "LDP-LinUCB"
-    privacy_unit = "one user's datum (x_t, y_t): the features of the arm it plays and its reward (local DP)"
+    privacy_unit = (
+        "one user: all the (x_t, y_t) reports carrying its info['user_id'] (without ids, the whole stream), "
+        "features of the arm it plays and its reward (local DP)"
+    )
 
     def __init__(
         self,
@@ -180,6 +229,8 @@ class LDPLinUCB(LinearAgent, PrivateAgent):
         width_scale: float = 1.0,
         shift_scale: float = 1.0,
         initial_shift: float = 0.1,
+        max_reports_per_user: int | None = None,
+        user_budget: tuple[float, float] | None = None,
         n_envs: int | None = None,
         seed: int | None = None,
     ) -> None:
@@ -207,12 +258,123 @@ class LDPLinUCB(LinearAgent, PrivateAgent):
         self._sigma, self._l_x, self._l_y = self.sigma, self.l_x, self.l_y
         self._quadratic = self.bonus == "quadratic"
         self._initial_shift = self.initial_shift
+        self.report_mechanism = ReportMechanism.gaussian(self.sigma, self.sensitivity, self.epsilon, self._delta_spent)
+        self.max_reports_per_user = report_cap(self.report_mechanism, max_reports_per_user, user_budget)
+        self.user_budget = user_budget
+        self._ledger = ReportLedger(self.batch, self.max_reports_per_user)
         self._reset_state()
+
+    def _reset_state(self) -> None:
+        super()._reset_state()
+        self.server = _GatedServer(self.n_features, self.batch, self._initial_shift)
+        self._ledger.reset()
+        self.rng = noise_generator(self.seed)
+
+    @property
+    def privacy_per_report(self) -> tuple[float, float]:
+        """(ε, δ) of one report: (ε, δ) when the mechanism guarantees it, else (ε, exact δ' > δ)."""
+        return self.epsilon, self._delta_spent
+
+    def privacy_per_user(self, delta: float | None = None) -> UserPrivacy:
+        """What holds for every user so far: the composition over the reports of the user with the most.
+
+        Parameters
+        ----------
+        delta
+            δ of the tight bound in (0, 1); None: the agent's ``delta``.
+
+        Returns
+        -------
+        UserPrivacy
+            ``reports`` (that user's count, worst over copies), ``per_report``, ``basic``
+            (kε, min(1, kδ)) and ``tight`` (ε', δ) from ``dp_accounting``'s privacy loss
+            distribution.
+        """
+        return user_privacy(
+            self.report_mechanism, int(self._ledger.worst.max()), self.delta if delta is None else delta
+        )
 
     @property
     def privacy_spent(self) -> tuple[float, float]:
-        """(ε, δ) of each user's report: (ε, δ) when the mechanism guarantees it, else (ε, exact δ' > δ)."""
-        return self.epsilon, self._delta_spent
+        """(ε, δ) spent so far per user: the tight bound of :meth:`privacy_per_user` at the agent's δ."""
+        return self.privacy_per_user().tight
+
+    @property
+    def max_user_reports(self) -> int | IntArray:
+        """Reports sent by the user with the most (per copy; reports without a user id count for all)."""
+        return self._per_copy(self._ledger.worst)
+
+    @property
+    def n_withheld(self) -> int | IntArray:
+        """Rounds whose report the per-user cap withheld (per copy)."""
+        return self._per_copy(self._ledger.withheld)
+
+    def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
+        """Client report of the arm played in the last ``act``, then server update; capped users send nothing.
+
+        The round's user is ``info["user_id"]`` (none: the whole stream is one user).
+        """
+        users = user_ids(info, self.batch)
+        send = self._ledger.allowed(users)
+        if not send.any():
+            if self._last_obs is None:
+                raise RuntimeError("update() needs the features of the last act(obs); call act(obs) first.")
+            self._last_obs = None
+            self._ledger.record(users, send)
+            return
+        clips = self._clips.copy()
+        server = self.server
+        assert isinstance(server, _GatedServer)
+        server.gate = None if send.all() else send
+        try:
+            super().update(action, reward, info)
+        finally:
+            server.gate = None
+        self._clips[~send] = clips[~send]
+        self._ledger.record(users, send)
+
+    def run(
+        self,
+        features: npt.ArrayLike,
+        rewards: npt.ArrayLike,
+        expected_rewards: npt.ArrayLike | None = None,
+        *,
+        users: npt.ArrayLike | None = None,
+        checkpoints: npt.ArrayLike | None = None,
+        record_actions: bool = False,
+        parallel: bool | None = None,
+    ) -> LinearRunResult:
+        """The compiled fast path of :meth:`LinearAgent.run`, with the round's users for the accounting.
+
+        ``users`` holds the user of each round, (T,) for every copy or (T, N) per copy (any labels
+        that are one-to-one with the users, e.g. the env's contexts); None: the block's rounds
+        have no user id and count against every user. The compiled loop sends every report, so a
+        block in which some user would exceed ``max_reports_per_user`` is refused; play it with
+        ``act``/``update``. Other arguments and the result are those of :meth:`LinearAgent.run`.
+        """
+        shape = np.shape(features)
+        if len(shape) not in (3, 4):  # the base method refuses it
+            return super().run(
+                features, rewards, expected_rewards, checkpoints=checkpoints, record_actions=record_actions
+            )
+        n_steps = int(shape[0])
+        block = self._ledger.block_counts(users, n_steps)
+        cap = self.max_reports_per_user
+        if cap is not None and (self._ledger.worst_after(block, n_steps) > cap).any():
+            raise ValueError(
+                f"users must not send more than max_reports_per_user = {cap} reports within a run() block: the "
+                "compiled loop sends every report; play such rounds with act/update, which withhold them."
+            )
+        result = super().run(
+            features,
+            rewards,
+            expected_rewards,
+            checkpoints=checkpoints,
+            record_actions=record_actions,
+            parallel=parallel,
+        )
+        self._ledger.record_block(block, n_steps)
+        return result
 
     @property
     def n_clipped_features(self) -> int | IntArray:
@@ -230,3 +392,19 @@ class LDPLinUCB(LinearAgent, PrivateAgent):
             f"alpha={self.alpha}, horizon={self.horizon}, sigma_method={self.sigma_method!r}, "
             f"bonus={self.bonus!r}, n_envs={self.n_envs}, seed={self.seed})"
         )
+
+
+class _GatedServer(LinUCBServer):
+    """The server, with the reports of the copies whose user is capped replaced by zero (nothing added)."""
+
+    def __init__(self, n_features: int, batch: int, initial_shift: float) -> None:
+        super().__init__(n_features, batch, initial_shift)
+        #: Per copy, whether its user's report reaches the server this round (None: every copy).
+        self.gate: npt.NDArray[np.bool_] | None = None
+
+    def receive(self, gram_reports: FloatArray, vector_reports: FloatArray, shift: float) -> None:
+        """Add the reports of the open copies (zero for the others) and refactor V + shift·I."""
+        if self.gate is not None:
+            gram_reports = np.where(self.gate[:, None, None], gram_reports, 0.0)
+            vector_reports = np.where(self.gate[:, None], vector_reports, 0.0)
+        super().receive(gram_reports, vector_reports, shift)

@@ -14,10 +14,16 @@ guarantee (the privacy unit, epsilon and delta, per report) and where its noise 
   ((epsilon, delta)-DP, L2 sensitivity), with the noise scales :func:`gaussian_sigma_classic`,
   :func:`gaussian_sigma_analytic` and the exact privacy curve :func:`gaussian_delta`.
 - :mod:`bandit_envs.privacy.planar_laplace`: locations, :func:`planar_laplace` and
-  :func:`planar_laplace_latlon` (epsilon-geo-indistinguishability per point), with
-  :func:`planar_laplace_radius_cdf` and :func:`planar_laplace_radius_quantile`.
+  :func:`planar_laplace_latlon` (epsilon-geo-indistinguishability per point, in Euclidean and
+  in great-circle distance), with :func:`planar_laplace_radius_cdf`,
+  :func:`planar_laplace_radius_quantile` and their spherical counterparts
+  :func:`spherical_laplace_radius_cdf`, :func:`spherical_laplace_radius_quantile`.
 - :mod:`bandit_envs.privacy.geodesy`: :data:`EARTH_RADIUS_M` and :func:`haversine_m`
   (no randomness).
+- :mod:`bandit_envs.privacy.accounting`: what a user who sends several reports loses:
+  :class:`~bandit_envs.privacy.accounting.ReportMechanism`, basic and tight (``dp_accounting``
+  privacy loss distribution) composition, per-user budgets and the
+  :class:`~bandit_envs.privacy.accounting.ReportLedger` of reports per user (no randomness).
 
 Argument checks shared by these modules live in the private ``bandit_envs.privacy._checks``.
 Floating-point Laplace and Gaussian sampling leaks through the low-order bits of the output
@@ -41,6 +47,8 @@ from bandit_envs.privacy.planar_laplace import (
     planar_laplace_latlon,
     planar_laplace_radius_cdf,
     planar_laplace_radius_quantile,
+    spherical_laplace_radius_cdf,
+    spherical_laplace_radius_quantile,
 )
 from bandit_envs.privacy.randomized_response import bernoulli_mechanism, randomized_response, rr_debias
 
@@ -59,4 +67,6 @@ __all__ = [
     "planar_laplace_radius_quantile",
     "randomized_response",
     "rr_debias",
+    "spherical_laplace_radius_cdf",
+    "spherical_laplace_radius_quantile",
 ]

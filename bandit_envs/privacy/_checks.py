@@ -19,6 +19,7 @@ __all__ = [
     "check_delta",
     "check_epsilon",
     "check_rng",
+    "clipped_sensitivity",
     "finite_array",
     "latitude_array",
     "longitude_array",
@@ -160,3 +161,58 @@ def longitude_array(name: str, value: Any) -> NDArray[np.float64]:
             f"got values in [{arr.min():g}, {arr.max():g}]."
         )
     return arr
+
+
+def clipped_sensitivity(
+    name: str, sensitivity: Any, lower: Any, upper: Any
+) -> tuple[float, tuple[float, float] | None]:
+    """The sensitivity of a mechanism that clips each entry to ``[lower, upper]``, and the bounds.
+
+    Without bounds (both None) the sensitivity is ``sensitivity``, or 1.0 when it is None: the
+    caller vouches for it. With bounds, one clipped entry can move by at most
+    ``width = upper - lower``, so the sensitivity is ``width`` when ``sensitivity`` is None, and
+    an explicit ``sensitivity`` must be at least ``width`` (a larger value covers users who
+    contribute several entries); a smaller one would understate the privacy loss.
+
+    Parameters
+    ----------
+    name : str
+        Name of the sensitivity argument, used in error messages.
+    sensitivity : Any
+        The sensitivity given by the caller, or None.
+    lower, upper : Any
+        Clipping bounds, both given (``lower < upper``) or both None.
+
+    Returns
+    -------
+    tuple
+        ``(sensitivity, (lower, upper))``, or ``(sensitivity, None)`` without clipping.
+
+    Raises
+    ------
+    ValueError
+        If a value is not finite, the sensitivity is not > 0, only one bound is given,
+        ``lower >= upper``, or the sensitivity is smaller than ``upper - lower``.
+    TypeError
+        If a value is not a real number.
+    """
+    given = None if sensitivity is None else check_float(name, sensitivity, low=0.0, low_open=True)
+    if (lower is None) != (upper is None):
+        raise ValueError(
+            f"lower and upper must be given together or both be None, got lower={lower!r}, upper={upper!r}."
+        )
+    if lower is None or upper is None:
+        return (1.0 if given is None else given), None
+    lo = check_float("lower", lower)
+    hi = check_float("upper", upper)
+    if lo >= hi:
+        raise ValueError(f"upper must be greater than lower, got lower={lower!r}, upper={upper!r}.")
+    width = hi - lo
+    if given is None:
+        return width, (lo, hi)
+    if given < width:
+        raise ValueError(
+            f"{name} must be at least upper - lower = {width:g} when clipping to [lower, upper] (one clipped "
+            f"value can move that far), got {sensitivity!r}; omit it to use the width."
+        )
+    return given, (lo, hi)

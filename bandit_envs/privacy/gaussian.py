@@ -14,6 +14,9 @@ Guarantee: (epsilon, delta)-DP per release of the whole array ``x``, for the nei
 relation "``x`` and ``x'`` differ by at most ``l2_sensitivity`` in L2 norm over the whole
 array". In the local model, where ``x`` is one user's clipped report and ``l2_sensitivity``
 bounds the L2 distance between any two users' reports, each report is (epsilon, delta)-LDP.
+With clipping bounds ``[lower, upper]`` on each entry the sensitivity follows from them: one
+clipped entry moves by at most ``upper - lower``, the default ``l2_sensitivity`` then, and a
+smaller explicit one is refused (a user with ``d`` entries needs ``sqrt(d) * (upper - lower)``).
 
 Noise: ``rng.normal(0, sigma)``, one independent draw per entry from the
 ``numpy.random.Generator`` passed as ``rng``. Floating-point Gaussian sampling leaks through
@@ -38,7 +41,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
-from bandit_envs.privacy._checks import check_delta, check_epsilon, check_rng, finite_array
+from bandit_envs.privacy._checks import check_delta, check_epsilon, check_rng, clipped_sensitivity, finite_array
 from bandit_envs.validation import check_choice, check_float
 
 __all__ = [
@@ -203,8 +206,11 @@ def gaussian_mechanism(
     epsilon: float,
     delta: float,
     rng: np.random.Generator,
-    l2_sensitivity: float = 1.0,
+    l2_sensitivity: float | None = None,
     method: str = "analytic",
+    *,
+    lower: float | None = None,
+    upper: float | None = None,
 ) -> NDArray[np.float64]:
     """Add i.i.d. N(0, sigma^2) noise to every entry of ``x``, sigma calibrated to (epsilon, delta).
 
@@ -213,6 +219,13 @@ def gaussian_mechanism(
     :func:`gaussian_sigma_analytic` (Balle & Wang [BW18]_, any epsilon > 0; the default) or
     :func:`gaussian_sigma_classic` ([DR14]_ Thm. 3.22, epsilon in (0, 1) only). The noise is
     ``rng.normal(0, sigma)``, one draw per entry.
+
+    Clipping: when ``lower`` and ``upper`` are given, ``x`` is first clipped to
+    ``[lower, upper]``. One clipped entry can then move by at most ``upper - lower``, so that
+    width is the L2 sensitivity unless a larger one is passed (a user with ``d`` entries:
+    ``sqrt(d) * (upper - lower)``); a smaller one is refused. With per-entry users (the local
+    model) each report is then (epsilon, delta)-LDP, the unit being one entry. Without clipping
+    the sensitivity defaults to 1 and the guarantee holds only if the caller ensures that bound.
 
     Parameters
     ----------
@@ -224,10 +237,13 @@ def gaussian_mechanism(
         Privacy parameter, in (0, 1).
     rng : numpy.random.Generator
         Source of the noise.
-    l2_sensitivity : float, default 1.0
-        L2 sensitivity of ``x``, > 0.
+    l2_sensitivity : float or None, default None
+        L2 sensitivity of ``x``, > 0. None: ``upper - lower`` with clipping bounds, else 1.0.
+        With bounds, an explicit value must be at least ``upper - lower``.
     method : {"analytic", "classic"}, default "analytic"
         Calibration of ``sigma``.
+    lower, upper : float or None, default None
+        Clipping bounds, both given (``lower < upper``) or both None.
 
     Returns
     -------
@@ -237,14 +253,18 @@ def gaussian_mechanism(
     Raises
     ------
     ValueError
-        If a privacy parameter or the sensitivity is out of range, ``x`` is not finite, or
-        ``method`` is unknown.
+        If a privacy parameter or the sensitivity is out of range, ``x`` is not finite,
+        ``method`` is unknown, only one bound is given, ``lower >= upper``, or
+        ``l2_sensitivity < upper - lower``.
     TypeError
         If an argument has the wrong type.
     """
     values = finite_array("x", x)
     gen = check_rng(rng)
     check_choice("method", method, GAUSSIAN_METHODS)
+    d2, bounds = clipped_sensitivity("l2_sensitivity", l2_sensitivity, lower, upper)
+    if bounds is not None:
+        values = np.clip(values, *bounds)
     calibrate = gaussian_sigma_analytic if method == "analytic" else gaussian_sigma_classic
-    sigma = calibrate(epsilon, delta, l2_sensitivity)
+    sigma = calibrate(epsilon, delta, d2)
     return values + gen.normal(0.0, sigma, size=values.shape)

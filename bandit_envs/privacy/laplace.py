@@ -4,10 +4,12 @@
 
 Guarantee: epsilon-DP (``delta = 0``) per release of the whole array ``x``, for the
 neighbouring relation "``x`` and ``x'`` differ by at most ``sensitivity`` in L1 norm over the
-whole array" (``sensitivity`` is the L1 sensitivity of the query that produced ``x``). In the
-local model, where ``x`` is one user's datum clipped to ``[lower, upper]``, passing
-``sensitivity = upper - lower`` (``d * (upper - lower)`` for ``d`` values of one user) makes
-each report epsilon-LDP for that user. Clipping alone does not set the sensitivity.
+whole array" (``sensitivity`` is the L1 sensitivity of the query that produced ``x``). With
+clipping bounds ``[lower, upper]`` the sensitivity follows from them: one clipped entry moves by
+at most ``upper - lower``, which is the default sensitivity then, and a smaller explicit one is
+refused. So in the local model, where each entry of ``x`` is one user's value, each report is
+epsilon-LDP for that user (unit: one entry, any two values in the range); a user who
+contributes ``d`` entries needs ``sensitivity = d * (upper - lower)``.
 
 Noise: ``rng.laplace(0, sensitivity / epsilon)``, one independent draw per entry from the
 ``numpy.random.Generator`` passed as ``rng``. Floating-point Laplace sampling leaks through the
@@ -27,8 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from bandit_envs.privacy._checks import check_epsilon, check_rng, finite_array
-from bandit_envs.validation import check_float
+from bandit_envs.privacy._checks import check_epsilon, check_rng, clipped_sensitivity, finite_array
 
 __all__ = ["laplace_mechanism"]
 
@@ -37,7 +38,7 @@ def laplace_mechanism(
     x: ArrayLike,
     epsilon: float,
     rng: np.random.Generator,
-    sensitivity: float = 1.0,
+    sensitivity: float | None = None,
     *,
     lower: float | None = None,
     upper: float | None = None,
@@ -52,11 +53,12 @@ def laplace_mechanism(
     sensitivity / epsilon)``, one draw per entry.
 
     Clipping: when ``lower`` and ``upper`` are given, ``x`` is first clipped to
-    ``[lower, upper]`` and the noise is added to the clipped value. Clipping does not set the
-    sensitivity: in the local model, where ``x`` is one user's scalar datum, pass
-    ``sensitivity=upper - lower`` (for ``d`` such values of one user, ``d * (upper - lower)``)
-    to obtain epsilon-LDP. Without clipping, the guarantee only holds if the caller ensures
-    the sensitivity bound.
+    ``[lower, upper]`` and the noise is added to the clipped value. One clipped entry can then
+    move by at most ``upper - lower``, so that width is the sensitivity unless a larger one is
+    passed (a user with ``d`` entries: ``d * (upper - lower)``); a smaller one is refused, since
+    it would spend more than epsilon. With per-entry users (the local model) each report is then
+    epsilon-LDP, the unit being one entry. Without clipping the sensitivity defaults to 1 and
+    the guarantee holds only if the caller ensures that bound.
 
     Parameters
     ----------
@@ -66,8 +68,9 @@ def laplace_mechanism(
         Privacy parameter, > 0.
     rng : numpy.random.Generator
         Source of the noise.
-    sensitivity : float, default 1.0
-        L1 sensitivity of ``x``, > 0.
+    sensitivity : float or None, default None
+        L1 sensitivity of ``x``, > 0. None: ``upper - lower`` with clipping bounds, else 1.0.
+        With bounds, an explicit value must be at least ``upper - lower``.
     lower, upper : float or None, default None
         Clipping bounds, both given (``lower < upper``) or both None.
 
@@ -80,22 +83,14 @@ def laplace_mechanism(
     ------
     ValueError
         If ``epsilon`` or ``sensitivity`` is not finite and positive, ``x`` is not finite, only
-        one bound is given, or ``lower >= upper``.
+        one bound is given, ``lower >= upper``, or ``sensitivity < upper - lower``.
     TypeError
         If an argument has the wrong type.
     """
     values = finite_array("x", x)
     eps = check_epsilon("epsilon", epsilon)
     gen = check_rng(rng)
-    delta_1 = check_float("sensitivity", sensitivity, low=0.0, low_open=True)
-    if (lower is None) != (upper is None):
-        raise ValueError(
-            f"lower and upper must be given together or both be None, got lower={lower!r}, upper={upper!r}."
-        )
-    if lower is not None and upper is not None:
-        lo = check_float("lower", lower)
-        hi = check_float("upper", upper)
-        if lo >= hi:
-            raise ValueError(f"upper must be greater than lower, got lower={lower!r}, upper={upper!r}.")
-        values = np.clip(values, lo, hi)
+    delta_1, bounds = clipped_sensitivity("sensitivity", sensitivity, lower, upper)
+    if bounds is not None:
+        values = np.clip(values, *bounds)
     return values + gen.laplace(0.0, delta_1 / eps, size=values.shape)

@@ -3,29 +3,36 @@
 Andrés et al. [ABCP13]_ (Def. 3.1, section 4.1): each point ``x0`` is reported as
 ``x0 + (r cos theta, r sin theta)`` with ``theta ~ U[0, 2 pi)`` and ``r ~ Gamma(2, 1 / eps)``,
 i.e. with density ``(eps^2 / (2 pi)) e^{-eps d(x0, z)}``. :func:`planar_laplace` works on planar
-coordinates in metres, :func:`planar_laplace_latlon` on latitude/longitude through a local
-east-north frame; :func:`planar_laplace_radius_cdf` and :func:`planar_laplace_radius_quantile`
+coordinates in metres; :func:`planar_laplace_radius_cdf` and :func:`planar_laplace_radius_quantile`
 are the radius law and its inverse (lower Lambert W branch, [ABCP13]_ section 4.1).
+:func:`planar_laplace_latlon` is the same mechanism on the sphere, for latitude/longitude: density
+proportional to ``e^{-eps d(x0, z)}`` over the sphere, ``d`` the great-circle distance, drawn as a
+great-circle step of length ``r`` in a uniform direction (the azimuthal equidistant projection
+about ``x0``), with the radius law :func:`spherical_laplace_radius_cdf`.
 
 Guarantee: epsilon-geo-indistinguishability per reported point. Unit: one user's location
 (one row of ``xy``, one ``(lat, lon)`` pair); any two locations ``x, x'`` are neighbours at
 distance ``d(x, x')``, and for every output set ``S``, ``P(S | x) <= e^{eps d(x, x')} P(S | x')``.
 So ``eps`` is per unit of distance (per metre, or per kilometre in the lat/lon function): within
-a radius ``d`` the user enjoys ``(eps d)``-privacy; there is no delta and no sensitivity. For
-lat/lon the guarantee holds up to the error of the flat-earth frame (displacements much smaller
-than ~100 km, away from the poles). Snapping the output to a grid is post-processing and safe;
+a radius ``d`` the user enjoys ``(eps d)``-privacy; there is no delta and no sensitivity. ``d`` is
+the Euclidean distance in the plane and the great-circle distance on the sphere of radius
+:data:`~bandit_envs.privacy.geodesy.EARTH_RADIUS_M` for lat/lon, where the bound holds at every
+latitude, the poles included. Snapping the output to a grid is post-processing and safe;
 resampling until the output falls inside a region is not.
 
 Noise: one radius (``rng.gamma(2, 1 / eps)``, or the inverse CDF of a ``rng.random`` draw with
 ``method="lambertw"``) and one angle (``rng.uniform(0, 2 pi)``) per point, from the
-``numpy.random.Generator`` passed as ``rng``. Floating-point sampling leaks through the low-order
-bits of the output [M12]_: acceptable for a research library, not for production.
+``numpy.random.Generator`` passed as ``rng``; on the sphere the radius is drawn from its own law
+(see :func:`planar_laplace_latlon`). Floating-point sampling leaks through the low-order bits of
+the output [M12]_: acceptable for a research library, not for production.
 
 References
 ----------
 .. [ABCP13] M. E. Andrés, N. E. Bordenabe, K. Chatzikokolakis and C. Palamidessi,
    "Geo-indistinguishability: differential privacy for location-based systems", CCS 2013
    (arXiv:1212.1984).
+.. [CABP13] K. Chatzikokolakis, M. E. Andrés, N. E. Bordenabe and C. Palamidessi, "Broadening
+   the scope of differential privacy using metrics", PETS 2013.
 .. [M12] I. Mironov, "On significance of the least significant bits for differential privacy",
    CCS 2012.
 """
@@ -48,10 +55,26 @@ __all__ = [
     "planar_laplace_latlon",
     "planar_laplace_radius_cdf",
     "planar_laplace_radius_quantile",
+    "spherical_laplace_radius_cdf",
+    "spherical_laplace_radius_quantile",
 ]
 
 PLANAR_LAPLACE_METHODS = ("gamma", "lambertw")
 """Radius samplers accepted by :func:`planar_laplace` and :func:`planar_laplace_latlon`."""
+
+#: Bisection steps of :func:`spherical_laplace_radius_quantile` (halves [0, pi] below float spacing).
+_BISECTION_STEPS = 64
+
+
+def _radius_args(r: ArrayLike, epsilon_per_m: float) -> tuple[NDArray[np.float64], float]:
+    eps = check_epsilon("epsilon_per_m", epsilon_per_m)
+    try:
+        radii = np.asarray(r, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"r must be an array of radii, got {type(r).__name__}.") from None
+    if not np.all(radii >= 0.0):
+        raise ValueError("r must contain only radii >= 0 (no NaN), got a negative or NaN entry.")
+    return radii, eps
 
 
 def planar_laplace_radius_cdf(r: ArrayLike, epsilon_per_m: float) -> NDArray[np.float64]:
@@ -82,13 +105,7 @@ def planar_laplace_radius_cdf(r: ArrayLike, epsilon_per_m: float) -> NDArray[np.
     TypeError
         If an argument has the wrong type.
     """
-    eps = check_epsilon("epsilon_per_m", epsilon_per_m)
-    try:
-        radii = np.asarray(r, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"r must be an array of radii, got {type(r).__name__}.") from None
-    if not np.all(radii >= 0.0):
-        raise ValueError("r must contain only radii >= 0 (no NaN), got a negative or NaN entry.")
+    radii, eps = _radius_args(r, epsilon_per_m)
     return np.asarray(gammainc(2.0, eps * radii), dtype=np.float64)
 
 
@@ -197,6 +214,142 @@ def planar_laplace(
     return points + np.stack([radii * np.cos(angles), radii * np.sin(angles)], axis=-1)
 
 
+def _sphere_cdf(u: NDArray[np.float64], a: float) -> NDArray[np.float64]:
+    """CDF of the angle ``u`` in [0, pi] with density proportional to ``sin(u) e^{-a u}``."""
+    u = np.minimum(u, math.pi)
+    tail = np.exp(-a * u) * (np.cos(u) + a * np.sin(u))
+    return np.asarray(np.clip((1.0 - tail) / (1.0 + math.exp(-a * math.pi)), 0.0, 1.0), dtype=np.float64)
+
+
+def spherical_laplace_radius_cdf(r: ArrayLike, epsilon_per_m: float) -> NDArray[np.float64]:
+    """CDF of the great-circle displacement of :func:`planar_laplace_latlon`, in metres.
+
+    On a sphere of radius ``R`` (:data:`~bandit_envs.privacy.geodesy.EARTH_RADIUS_M`), the
+    output density ``C e^{-eps d(x0, z)}`` over the surface puts density proportional to
+    ``sin(r / R) e^{-eps r}`` on the distance ``r`` in ``[0, pi R]`` (the circle at distance
+    ``r`` has length ``2 pi R sin(r / R)``). With ``u = r / R`` and ``a = eps R`` the CDF is
+    ``(1 - e^{-a u} (cos u + a sin u)) / (1 + e^{-a pi})``, and 1 beyond the antipode. For
+    ``r`` much smaller than ``R`` it is :func:`planar_laplace_radius_cdf` (``sin(r/R) ~ r/R``).
+
+    Parameters
+    ----------
+    r : array_like of float
+        Great-circle distances in metres, >= 0 (``inf`` allowed).
+    epsilon_per_m : float
+        Geo-indistinguishability parameter in 1/metre, > 0.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        Probabilities ``P(D <= r)``, same shape as ``r``.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon_per_m`` is not finite and positive or ``r`` has negative or NaN entries.
+    TypeError
+        If an argument has the wrong type.
+    """
+    radii, eps = _radius_args(r, epsilon_per_m)
+    return _sphere_cdf(radii / EARTH_RADIUS_M, eps * EARTH_RADIUS_M)
+
+
+def spherical_laplace_radius_quantile(p: ArrayLike, epsilon_per_m: float) -> NDArray[np.float64]:
+    """Inverse of :func:`spherical_laplace_radius_cdf`, by bisection on ``[0, pi R]``.
+
+    The CDF has no closed-form inverse; 64 halvings of ``[0, pi]`` in ``u = r / R`` bring the
+    bracket below float spacing, so the result is exact to rounding. Vectorized over ``p``.
+
+    Parameters
+    ----------
+    p : array_like of float in [0, 1]
+        Probabilities.
+    epsilon_per_m : float
+        Geo-indistinguishability parameter in 1/metre, > 0.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        Great-circle distances in metres, in ``[0, pi R]``, same shape as ``p``.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon_per_m`` is not finite and positive or ``p`` is outside [0, 1].
+    TypeError
+        If an argument has the wrong type.
+    """
+    eps = check_epsilon("epsilon_per_m", epsilon_per_m)
+    probs = check_unit_array("p", p)
+    a = eps * EARTH_RADIUS_M
+    lo = np.zeros(probs.shape)
+    hi = np.full(probs.shape, math.pi)
+    for _ in range(_BISECTION_STEPS):
+        mid = 0.5 * (lo + hi)
+        below = _sphere_cdf(mid, a) < probs
+        lo = np.where(below, mid, lo)
+        hi = np.where(below, hi, mid)
+    return np.asarray(0.5 * (lo + hi) * EARTH_RADIUS_M, dtype=np.float64)
+
+
+def _sphere_radii(
+    shape: tuple[int, ...], epsilon_per_m: float, rng: np.random.Generator, method: str
+) -> NDArray[np.float64]:
+    """Great-circle radii (metres) with density proportional to ``sin(r / R) e^{-eps r}`` on [0, pi R].
+
+    ``eps R >= 1``: the planar radius of ``method`` (density ``eps^2 r e^{-eps r}``) accepted with
+    probability ``sin(r / R) / (r / R)`` if ``r <= pi R``, else drawn again (acceptance rate
+    ``a^2 (1 + e^{-a pi}) / (1 + a^2) >= 1/2``, ``a = eps R``). The acceptance depends on the
+    radius only, never on the location, so this is a sampler of the radius law, not the
+    location-dependent resampling that breaks geo-indistinguishability. ``eps R < 1`` (a mean
+    displacement beyond the Earth's diameter): the inverse CDF of one uniform, for both methods.
+    """
+    a = epsilon_per_m * EARTH_RADIUS_M
+    if a < 1.0:
+        return spherical_laplace_radius_quantile(rng.random(shape), epsilon_per_m)
+    radii = np.empty(shape)
+    todo = np.ones(shape, dtype=bool)
+    while todo.any():
+        n = int(todo.sum())
+        if method == "gamma":
+            proposal = rng.gamma(2.0, 1.0 / epsilon_per_m, size=n)
+        else:
+            proposal = planar_laplace_radius_quantile(rng.random(n), epsilon_per_m)
+        u = proposal / EARTH_RADIUS_M
+        with np.errstate(invalid="ignore", divide="ignore"):
+            keep = (u <= math.pi) & (rng.random(n) * u <= np.sin(u))
+        keep |= u == 0.0
+        slots = np.flatnonzero(todo)[keep]
+        radii.flat[slots] = proposal[keep]
+        todo.flat[slots] = False
+    return radii
+
+
+def _destination(
+    lat_deg: NDArray[np.float64], lon_deg: NDArray[np.float64], radii: NDArray[np.float64], angles: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The point at great-circle distance ``radii`` (m) from each point, direction ``angles``.
+
+    ``angles`` is measured from east towards north (east = 0, north = pi/2) in the tangent plane
+    of each point, spanned by the unit vectors east = (-sin lon, cos lon, 0) and
+    north = (-sin lat cos lon, -sin lat sin lon, cos lat); these are orthonormal at every point,
+    the poles included (there they are two fixed directions, and a uniform angle stays uniform).
+    The step is along the great circle: ``z = cos(u) x + sin(u) (cos(angle) east + sin(angle)
+    north)`` with ``u = r / R``, the spherical destination-point formula in vector form.
+    """
+    phi, lam = np.radians(lat_deg), np.radians(lon_deg)
+    u = radii / EARTH_RADIUS_M
+    cp, sp, cl, sl = np.cos(phi), np.sin(phi), np.cos(lam), np.sin(lam)
+    ce, sn = np.cos(angles) * np.sin(u), np.sin(angles) * np.sin(u)
+    cu = np.cos(u)
+    zx = cu * cp * cl - ce * sl - sn * sp * cl
+    zy = cu * cp * sl + ce * cl - sn * sp * sl
+    zz = cu * sp + sn * cp
+    new_lat = np.degrees(np.arctan2(zz, np.hypot(zx, zy)))
+    new_lon = np.degrees(np.arctan2(zy, zx))
+    return np.asarray(new_lat, dtype=np.float64), np.asarray((new_lon + 180.0) % 360.0 - 180.0, dtype=np.float64)
+
+
 def planar_laplace_latlon(
     lat: ArrayLike,
     lon: ArrayLike,
@@ -204,33 +357,44 @@ def planar_laplace_latlon(
     rng: np.random.Generator,
     method: str = "gamma",
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Perturb latitude/longitude points with planar Laplace noise in a local metric frame.
+    """Perturb latitude/longitude points with Laplace noise in great-circle distance.
 
-    Draws the planar Laplace displacement of :func:`planar_laplace` with
-    ``epsilon_per_m = epsilon_per_km / 1000`` and applies it in the local east-north frame of
-    each point: ``dnorth = r sin theta``, ``deast = r cos theta``,
-    ``lat' = lat + dnorth / R * 180 / pi``, ``lon' = lon + deast / (R cos lat) * 180 / pi`` with
-    ``R = EARTH_RADIUS_M``. ``lat'`` is then clipped to [-90, 90] and ``lon'`` wrapped to
-    [-180, 180); both are post-processing.
+    The geo-indistinguishable Laplace mechanism of [ABCP13]_ carried to the sphere of radius
+    ``R = EARTH_RADIUS_M``: the report ``z`` of a true point ``x0`` has density
+    ``C(eps) e^{-eps d(x0, z)}`` with respect to area, ``d`` the great-circle distance,
+    ``eps = epsilon_per_km / 1000`` per metre. It is drawn in the azimuthal equidistant
+    projection about ``x0``: a direction ``theta ~ U[0, 2 pi)`` and a great-circle step of
+    length ``r`` with density proportional to ``sin(r / R) e^{-eps r}`` on ``[0, pi R]``
+    (:func:`spherical_laplace_radius_cdf`; for ``r`` much smaller than ``R`` it is the planar
+    ``Gamma(2, 1/eps)`` law), then mapped back by the destination-point formula, so
+    ``d(x0, z) = r`` exactly. ``lon'`` is wrapped to [-180, 180).
 
-    Privacy guarantee: epsilon-geo-indistinguishability ([ABCP13]_) per point, with ``eps`` per
-    kilometre of ground distance, up to the error of the local flat-earth approximation: the
-    frame is an isometry only for displacements much smaller than ~100 km and away from the
-    poles (use a geodesic solver otherwise). The privacy unit is one user's location; the noise
-    is one radius and one angle per point from ``rng``.
+    Privacy guarantee: epsilon-geo-indistinguishability ([ABCP13]_ Def. 3.1) per point in
+    great-circle distance, at every latitude (poles included) and every distance. The unit is
+    one user's location; for any two locations ``x, x'`` and any set ``S`` of outputs,
+    ``P(S | x) <= e^{eps d(x, x')} P(S | x')`` with ``eps`` per kilometre and ``d`` in
+    kilometres on the sphere. Proof: the sphere is homogeneous, so ``C(eps)`` does not depend on
+    ``x0``; the density ratio at any ``z`` is ``e^{eps (d(x', z) - d(x, z))} <= e^{eps d(x, x')}``
+    by the triangle inequality (the metric form of the mechanism, [CABP13]_). On the Earth
+    (an ellipsoid) ``d`` is the spherical distance, within 0.5% of the geodesic one. The noise
+    is one direction and one radius per point from ``rng`` (see ``method``).
 
     Parameters
     ----------
     lat, lon : array_like of float
-        Latitudes strictly between -90 and 90 and longitudes in [-180, 180], in degrees;
-        broadcast against each other.
+        Latitudes in [-90, 90] and longitudes in [-180, 180], in degrees; broadcast against each
+        other.
     epsilon_per_km : float
         Privacy parameter in 1/kilometre, > 0 (e.g. ``ln(4) / 0.2`` gives ``ln 4``-privacy
-        within 200 m; mean displacement ``2 / eps`` km).
+        within 200 m; mean displacement about ``2 / eps`` km).
     rng : numpy.random.Generator
         Source of the noise.
     method : {"gamma", "lambertw"}, default "gamma"
-        Radius sampler, as in :func:`planar_laplace`.
+        Proposal of the radius sampler: the planar radius of :func:`planar_laplace` with that
+        method, accepted with probability ``sin(r / R) / (r / R)`` (and ``r <= pi R``), else
+        drawn again; the acceptance depends on the radius only. Both give the same law. When
+        ``eps R < 1`` (mean displacement beyond the Earth's diameter) both draw the radius as
+        :func:`spherical_laplace_radius_quantile` of one uniform instead.
 
     Returns
     -------
@@ -240,12 +404,12 @@ def planar_laplace_latlon(
     Raises
     ------
     ValueError
-        If ``epsilon_per_km`` is not finite and positive, a latitude is outside (-90, 90), a
+        If ``epsilon_per_km`` is not finite and positive, a latitude is outside [-90, 90], a
         longitude outside [-180, 180], the shapes do not broadcast, or ``method`` is unknown.
     TypeError
         If an argument has the wrong type.
     """
-    lat_deg = latitude_array("lat", lat, poles=False)
+    lat_deg = latitude_array("lat", lat, poles=True)
     lon_deg = longitude_array("lon", lon)
     try:
         lat_deg, lon_deg = np.broadcast_arrays(lat_deg, lon_deg)
@@ -256,9 +420,6 @@ def planar_laplace_latlon(
     eps_km = check_epsilon("epsilon_per_km", epsilon_per_km)
     gen = check_rng(rng)
     check_choice("method", method, PLANAR_LAPLACE_METHODS)
-    radii, angles = _polar_noise(lat_deg.shape, eps_km / 1000.0, gen, method)
-    d_north = radii * np.sin(angles)
-    d_east = radii * np.cos(angles)
-    new_lat = lat_deg + np.degrees(d_north / EARTH_RADIUS_M)
-    new_lon = lon_deg + np.degrees(d_east / (EARTH_RADIUS_M * np.cos(np.radians(lat_deg))))
-    return np.clip(new_lat, -90.0, 90.0), (new_lon + 180.0) % 360.0 - 180.0
+    radii = _sphere_radii(lat_deg.shape, eps_km / 1000.0, gen, method)
+    angles = gen.uniform(0.0, 2.0 * math.pi, size=lat_deg.shape)
+    return _destination(lat_deg, lon_deg, radii, np.asarray(angles, dtype=np.float64))

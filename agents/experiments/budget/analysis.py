@@ -71,7 +71,8 @@ def _header(exp: Experiment, rows: Sequence[Mapping[str, Any]], meta: Mapping[st
     lines += [
         "",
         "Each user × configuration is one copy of the scenario's vector env; copies of a user share its noise "
-        "seed (common random numbers). U(T) is a user's cumulative payoff μ = (γR − L)/(γ+1) + 1 over T rounds; "
+        "seed (common random numbers), and agents are seeded from an independent stream, never with an env's "
+        "seed. U(T) is a user's cumulative payoff μ = (γR − L)/(γ+1) + 1 over T rounds; "
         "the env documents its open choices (privacy-loss model, unit of ε, thresholds).",
         "",
     ]

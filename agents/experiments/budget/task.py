@@ -6,6 +6,11 @@ as one copy of the scenario's native vector env, and the batched agent gets one 
 noise seed (common random numbers across α values and agents). A user agent plays the same
 copies: on the vector env with one batched agent if its factory accepts ``n_envs``, otherwise
 one agent per copy on the single env with the same seed (the same reward draws).
+
+Seeds: the env copies (their data choice, coins and privacy noise) are seeded with
+:func:`copy_seed` and the agents with ``agent_seed(base, run)``, an independent ``SeedSequence``
+stream, so no agent draws from the bit stream of a copy's env (with the base seed 0, copy 0's
+env seed is 0, which an agent seeded with the base seed would share).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import numpy as np
 
 from agents.base import Agent
 from agents.budget_agents import SMUCB, FixedArm
+from agents.experiments.core.seeds import agent_seed
 from agents.experiments.core.spec import Experiment
 from agents.experiments.core.user_agents import play
 from agents.index import UCB, Random
@@ -73,20 +79,22 @@ def budget_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -
     copies = [(u_i, a) for a in alphas for u_i in range(len(users))]
     checkpoints = np.unique(np.linspace(horizon / N_CHECKPOINTS, horizon, N_CHECKPOINTS).astype(int))
     seeds = [copy_seed(seed, u_i) for u_i, _ in copies]
+    policy_seed = agent_seed(base_seed, run)
     user = next((u for u in exp.user_agents if u.name == agent_name), None)
     if user is None:
         env = vector_env(scenario, setting["data"], [users[u_i] for u_i, _ in copies], gamma, horizon)
-        agent = make_budget_agent(agent_name, len(copies), np.array([a for _, a in copies]), seed)
+        agent = make_budget_agent(agent_name, len(copies), np.array([a for _, a in copies]), policy_seed)
         regret, payoff = _lockstep(env, agent, horizon, checkpoints, seeds)
     elif user.batched():
         env = vector_env(scenario, setting["data"], [users[u_i] for u_i, _ in copies], gamma, horizon)
-        regret, payoff = play(env, user.build(env, setting, seed, n_envs=len(copies)), horizon, checkpoints, seeds)
+        agent = user.build(env, setting, policy_seed, n_envs=len(copies))
+        regret, payoff = play(env, agent, horizon, checkpoints, seeds)
         env.close()
     else:
         columns = []
         for (u_i, _), s in zip(copies, seeds, strict=True):
             env = single_env(scenario, setting["data"], users[u_i], gamma, horizon)
-            columns.append(play(env, user.build(env, setting, seed), horizon, checkpoints, s))
+            columns.append(play(env, user.build(env, setting, policy_seed), horizon, checkpoints, s))
         regret = np.stack([c[0] for c in columns], axis=1)
         payoff = np.stack([c[1] for c in columns], axis=1)
     rows: list[dict[str, Any]] = []

@@ -4,6 +4,13 @@ Common random numbers: run ``r`` of every agent and every setting uses the same 
 (``table_seed``), the same instance (``instance_seed = r`` where a family draws instances) and
 the same agent seed (``agent_seed``), so paired comparisons between agents and settings see the
 same luck.
+
+Independence: the env and the agent of a run must never get the same integer, because
+``numpy.random.default_rng(s)`` and Gymnasium's ``reset(seed=s)`` then produce the same bit
+stream and the agent's draws (its privacy noise) would be a function of the env's. The two
+functions hash different ``SeedSequence`` entropy ((base, run) and (base, run, stream)) to 63-bit
+integers, so the env gets ``table_seed`` and every agent ``agent_seed``; a family never passes
+one seed to both.
 """
 
 from __future__ import annotations

@@ -4,6 +4,11 @@ The env's fast path gives the users of the run (exactly those ``reset(seed)`` th
 would draw), and a built-in agent's compiled ``run`` consumes feature blocks of those users, so
 10^6 rounds need no Python step loop. A user agent steps the env itself from ``reset(seed)``:
 the same users and reward noise.
+
+Seeds: the env (users and reward noise) is seeded with ``table_seed(base, run)`` and every agent
+with ``agent_seed(base, run)``, two independent ``SeedSequence`` streams, so the privacy noise is
+not the env's bit stream. Every row carries ``max_user_reports``, the reports of the busiest user
+by round t (a user is drawn every round), from which the summary composes the per-user guarantee.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.experiments.core.seeds import table_seed
+from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment
 from agents.experiments.core.user_agents import play
 from agents.linear import LDPLinUCB, LinUCB
@@ -48,14 +53,27 @@ def checkpoints_of(horizon: int) -> list[int]:
     return [min(start + block, horizon) for start in range(0, horizon, block)]
 
 
+def busiest_user_reports(contexts: np.ndarray, checkpoints: list[int]) -> dict[int, int]:
+    """At each checkpoint t, the most rounds any one user has had among the first t (its reports)."""
+    counts = np.zeros(int(contexts.max()) + 1 if contexts.size else 1, dtype=np.int64)
+    out, start = {}, 0
+    for t in checkpoints:
+        np.add.at(counts, contexts[start:t], 1)
+        out[t], start = int(counts.max()), t
+    return out
+
+
 def ldp_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -> list[dict[str, Any]]:
     """Cumulative regret of one agent over the horizon at the checkpoints (LinUCB's run adds uniform random)."""
     setting = exp.settings[setting_index]
     horizon = exp.horizon
     env = MovieLensRecommendationEnv(data=setting.get("data"), horizon=horizon)
     seed = table_seed(base_seed, run)
+    policy_seed = agent_seed(base_seed, run)
     label = {k: v for k, v in setting.items() if k not in ("data", "data_name")}
     rows: list[dict[str, Any]] = []
+    contexts = env.round_contexts(horizon, seed)
+    busiest = busiest_user_reports(contexts, checkpoints_of(horizon))
 
     def add(extra: dict[str, Any], t: int, reg: float) -> None:
         rows.append(
@@ -66,6 +84,7 @@ def ldp_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -> l
                 "t": t,
                 "regret": reg,
                 "regret_over_sqrt_t": reg / np.sqrt(t),
+                "max_user_reports": busiest[t],
                 "setting": setting_index,
             }
         )
@@ -73,13 +92,12 @@ def ldp_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -> l
     user = next((u for u in exp.user_agents if u.name == setting["agent"]), None)
     if user is not None:
         checkpoints = checkpoints_of(horizon)
-        regret, _ = play(env, user.build(env, label, seed), horizon, checkpoints, seed)
+        regret, _ = play(env, user.build(env, label, policy_seed), horizon, checkpoints, seed)
         for t, reg in zip(checkpoints, regret.tolist(), strict=True):
             add({}, t, float(reg))
         return rows
-    contexts = env.round_contexts(horizon, seed)
     noise = env.round_noise(horizon, seed)
-    agent = make_agent(setting, horizon, seed)
+    agent = make_agent(setting, horizon, policy_seed)
     block = max(1, horizon // N_CHECKPOINTS)
     total = 0.0
     if setting["agent"] == "LinUCB":
@@ -91,7 +109,10 @@ def ldp_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -> l
     for start in range(0, horizon, block):
         c = contexts[start : start + block]
         expected = env.rewards[c]
-        result = agent.run(env.features_of(c), expected + noise[start : start + block, None], expected)
+        if isinstance(agent, LDPLinUCB):
+            result = agent.run(env.features_of(c), expected + noise[start : start + block, None], expected, users=c)
+        else:
+            result = agent.run(env.features_of(c), expected + noise[start : start + block, None], expected)
         total += float(result.total_regret)
         add({}, min(start + block, horizon), total)
     return rows
