@@ -143,9 +143,18 @@ def test_a_local_interruption_resumes_on_the_cluster(cluster, local_csv, tmp_pat
 
 def test_fresh_discards_the_saved_tasks(local_csv, tmp_path, monkeypatch, capsys):
     eid = "gap/privacy"
-    (tmp_path / "parts").mkdir()
-    (tmp_path / "parts" / "manifest.json").write_text('{"experiment": "gap/privacy", "runs": 7}')
-    (tmp_path / "parts" / "000003.json").write_text('{"task": 3, "rows": []}')
+
+    def interrupt_after_1(task, calls=[]):  # noqa: B006 - counts the calls
+        if calls:
+            raise KeyboardInterrupt
+        calls.append(task)
+        return run_task(task)
+
+    monkeypatch.setattr(backends, "run_task", interrupt_after_1)
+    assert main(["run", eid, "--runs", "7", "--horizon", "3000", "--jobs", "1", "--out", str(tmp_path),
+                 "--no-progress"]) == 130  # fmt: skip
+    assert "1 of 189 tasks are saved" in _error_line(capsys)
+    monkeypatch.undo()
     assert _run(eid, tmp_path, "--jobs", "1") == 2
     assert "runs 7 there, 1 now" in _error_line(capsys)
     assert _run(eid, tmp_path, "--jobs", "1", "--fresh") == 0

@@ -8,13 +8,17 @@ any callable that builds an agent from ``(env, setting, seed)`` (and ``n_envs`` 
 batches), an :class:`agents.base.Agent` subclass, ``"module.path:Factory"`` or
 ``"path/to/file.py:Factory"`` text, or a ``(name, factory)`` pair. ``None`` keeps the
 experiment's own agents. :func:`run_experiment` does the same and also writes ``results.csv``,
-``meta.json``, ``summary.md`` and ``figure.png`` to a folder, resumable (the CLI uses it).
+``meta.json``, ``summary.md`` and ``figure.png`` to a folder, resumable (the CLI uses it). It
+never replaces or deletes a file it did not write there itself
+(:mod:`agents.experiments.core.outputs`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -25,10 +29,12 @@ from typing import Any
 import pandas as pd
 from tqdm import tqdm
 
-from agents.experiments.core.backends import BackendError, SweepInterrupted, make_backend
-from agents.experiments.core.partial import ManifestMismatch, PartialStore, manifest_for
-from agents.experiments.core.results import META, RESULTS, provenance, to_frame, write_results
-from agents.experiments.core.runner import Task, tasks_for
+from agents.experiments.core.backends import BackendError, SweepInterrupted, Terminated, make_backend
+from agents.experiments.core.data import MOVIELENS_NAMES
+from agents.experiments.core.outputs import OutputError, OutputFolder, check_folder_path
+from agents.experiments.core.partial import PARTS, ManifestMismatch, PartialStore, manifest_for
+from agents.experiments.core.results import META, RESULTS, provenance, to_frame, write_csv
+from agents.experiments.core.runner import Task, default_jobs, tasks_for
 from agents.experiments.core.spec import Experiment
 from agents.experiments.core.user_agents import UserAgent, UserAgentError, user_agent
 from agents.experiments.registry import get_experiment
@@ -38,6 +44,36 @@ AgentEntry = str | Callable[..., Any] | UserAgent | tuple[str, Any]
 
 class UsageError(ValueError):
     """A bad option value, agent or data set, reported as one sentence without a traceback."""
+
+
+#: The files a run writes into its output folder, besides the partial store ``parts/``.
+FIGURE = "figure.png"
+SUMMARY = "summary.md"
+OUTPUTS = (RESULTS, META, FIGURE, SUMMARY)
+
+
+def _check_data_cache(data: Sequence[str] | None) -> None:
+    """UsageError if a ``--data`` value to download names a cache folder that cannot be one or be made."""
+    var = "BANDIT_ENVS_DATA"  # where bandit_envs.datasets keeps its downloads
+    downloads = [d for d in data or () if d in MOVIELENS_NAMES or d == "gowalla"]
+    if not downloads:
+        return
+    from bandit_envs.datasets import get_data_home
+
+    home = get_data_home()
+    where = f"${var}" if os.environ.get(var) else "the default data cache folder"
+    option = f"--data {downloads[0]} is downloaded into {where}, but"
+    try:
+        check_folder_path(home, option, f"set {var} to a folder")
+    except OutputError as exc:
+        raise UsageError(str(exc)) from None
+    if not home.exists():
+        existing = next(p for p in home.parents if p.exists())
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise UsageError(
+                f"{option} {home} cannot be created ({existing} is not writable); set {var} to a folder you can "
+                "write to."
+            )
 
 
 def configure(
@@ -68,6 +104,7 @@ def configure(
         raise UsageError(f"{exp.id} needs {names}, which are not installed: {family.install}.")
     if data and not family.takes_data:
         raise UsageError(f"--data applies only to the budget and ldp-linucb experiments, not to {exp.id!r}.")
+    _check_data_cache(data)
     try:
         exp = _with_agents(exp, agents, extra_agents)
         # Overrides apply to the declared settings (so what ``prepare`` derives from them, e.g. the
@@ -130,8 +167,8 @@ def _execute(
 ) -> None:
     bar = tqdm(total=len(tasks), initial=done, desc=label, unit="run", disable=not progress, file=sys.stderr)
     try:
-        with executor:
-            for index, rows in executor.run(pending, label=label):
+        with executor, contextlib.closing(executor.run(pending, label=label)) as finished:
+            for index, rows in finished:  # closing: an interruption stops the workers at once
                 save(index, rows)
                 bar.update(1)
     finally:
@@ -192,7 +229,7 @@ def run_experiment(
     quick: bool = False,
     runs: int | None = None,
     horizon: int | None = None,
-    jobs: int = 1,
+    jobs: int | None = 1,
     seed: int = 0,
     out: Path | None = None,
     progress: bool = True,
@@ -202,18 +239,31 @@ def run_experiment(
     scheduler: str | None = None,
     timeout: float = 10.0,
     fresh: bool = False,
+    force: bool = False,
     command: Sequence[str] | None = None,
 ) -> tuple[Path, str]:
     """Run an experiment and write its CSV, meta, figure and summary; return (folder, summary).
 
-    ``backend="local"`` runs the tasks on ``jobs`` processes, ``backend="dask"`` on the Dask
-    scheduler at ``scheduler`` (connecting within ``timeout`` seconds). Finished tasks are saved
-    under ``out/parts`` as they arrive; a later call with the same arguments resumes from them
-    (``fresh=True`` discards them). Raises :class:`UsageError` for bad options,
+    ``backend="local"`` runs the tasks on ``jobs`` processes (``None``: one per core, at most one
+    per task; a ``jobs`` above the number of tasks is capped, with a line on standard error),
+    ``backend="dask"`` on the Dask scheduler at ``scheduler`` (connecting within ``timeout``
+    seconds). Finished tasks are saved under ``out/parts`` as they arrive; a later call with the
+    same arguments resumes from them (``fresh=True`` discards them).
+
+    The output folder ``out`` is written by the rules of :mod:`agents.experiments.core.outputs`:
+    only files this function wrote and recorded there are replaced or deleted. A folder that
+    holds other files, or the results of another command, is refused unless ``force=True``; even
+    then a file it did not write (or one edited since) is never replaced.
+
+    Raises :class:`UsageError` for bad options or an output folder it may not write to,
     :class:`~agents.experiments.core.backends.BackendError` (with an exit code) when the cluster
-    fails and :class:`~agents.experiments.core.backends.SweepInterrupted` on Ctrl-C; each says how
-    to resume.
+    fails and :class:`~agents.experiments.core.backends.SweepInterrupted` on Ctrl-C (or SIGTERM,
+    when the caller turns it into :class:`~agents.experiments.core.backends.Terminated`); each
+    says how to resume.
     """
+    explicit_jobs = jobs is not None
+    if jobs is None:
+        jobs = default_jobs()
     try:
         executor = make_backend(backend, jobs=jobs, scheduler=scheduler, timeout=timeout)
     except ValueError as exc:
@@ -231,64 +281,86 @@ def run_experiment(
     )
     data_names = _data_names(exp)
     folder = out if out is not None else Path("results") / exp.id.replace("/", "-")
-    folder.mkdir(parents=True, exist_ok=True)
     tasks = tasks_for(exp, seed)
     manifest = manifest_for(exp, seed, len(tasks), data_names)
+    try:
+        output = OutputFolder.open(folder)
+        output.check_may_write(manifest, force, (*OUTPUTS, PARTS))
+    except OutputError as exc:
+        raise UsageError(str(exc)) from None
     store = PartialStore(folder, manifest)
     try:
         done = store.finished(fresh)
     except ManifestMismatch as exc:
         raise UsageError(str(exc)) from exc
     pending = [(i, task) for i, task in enumerate(tasks) if i not in done]
+    if backend == "local" and explicit_jobs and pending and jobs > len(pending):
+        n = len(pending)
+        then = "it runs in this process" if n == 1 else f"{n} worker processes start"
+        print(f"banditlab: --jobs {jobs} is more than the {n} task{'s' if n > 1 else ''} to run, so {then}.",
+              file=sys.stderr)  # fmt: skip
     start = time.perf_counter()
-    if pending:
-        if done:
-            print(f"Resuming from {store.path}: {len(done)} of {len(tasks)} tasks are already done.", file=sys.stderr)
-        store.prepare(done)
+    try:
+        output.set_command(manifest)
+        if pending:
+            if done:
+                print(
+                    f"Resuming from {store.path}: {len(done)} of {len(tasks)} tasks are already done.", file=sys.stderr
+                )
+            output.claim_folder(PARTS)
+            store.prepare(done)
 
-        def save(index: int, rows: list[dict[str, Any]]) -> None:
-            store.save(index, tasks[index].setting_index, tasks[index].run, rows)
+            def save(index: int, rows: list[dict[str, Any]]) -> None:
+                store.save(index, tasks[index].setting_index, tasks[index].run, rows)
 
-        try:
-            _execute(tasks, pending, executor, f"{exp.id}-{manifest['fingerprint'][:8]}", progress, len(done), save)
-        except BackendError as exc:
-            raise BackendError(_resume_note(str(exc), store, len(tasks)), exc.code) from None
-        except KeyboardInterrupt:
-            raise SweepInterrupted(_resume_note("interrupted", store, len(tasks))) from None
-    seconds = time.perf_counter() - start
-    results = to_frame(store.rows())  # canonical task order, whatever order the tasks finished in
-    write_results(results, folder / RESULTS)
-    store.remove()
-    meta: dict[str, Any] = {
-        "experiment": exp.id,
-        "seed": seed,
-        "seconds": seconds,
-        "jobs": executor.workers if pending else jobs,
-        "runs": exp.runs,
-        "horizon": exp.horizon,
-        "data": data_names,
-        "agents": list(exp.all_agents),
-        "user_agents": {u.name: u.key for u in exp.user_agents},
-        "overrides": dict(exp.overrides),
-        "backend": backend,
-        "resumed_tasks": len(done),
-        **provenance(command),
-    }
-    if scheduler is not None:
-        meta["scheduler"] = scheduler
-    _write_json(folder / META, meta)
-    return folder, write_report(results, exp, folder, meta)
+            try:
+                _execute(tasks, pending, executor, f"{exp.id}-{manifest['fingerprint'][:8]}", progress, len(done), save)
+            except BackendError as exc:
+                raise BackendError(_resume_note(str(exc), store, len(tasks)), exc.code) from None
+        seconds = time.perf_counter() - start
+        results = to_frame(store.rows())  # canonical task order, whatever order the tasks finished in
+        meta: dict[str, Any] = {
+            "experiment": exp.id,
+            "seed": seed,
+            "seconds": seconds,
+            "jobs": executor.workers if pending else jobs,
+            "runs": exp.runs,
+            "horizon": exp.horizon,
+            "data": data_names,
+            "agents": list(exp.all_agents),
+            "user_agents": {u.name: u.key for u in exp.user_agents},
+            "overrides": dict(exp.overrides),
+            "backend": backend,
+            "resumed_tasks": len(done),
+            **provenance(command),
+        }
+        if scheduler is not None:
+            meta["scheduler"] = scheduler
+        output.write(RESULTS, lambda path: write_csv(results, path))
+        output.write_text(META, json.dumps(meta, indent=1, default=str) + "\n")
+        text = write_report(results, exp, output, meta)
+    except KeyboardInterrupt as exc:
+        reason = "interrupted by SIGTERM" if isinstance(exc, Terminated) else "interrupted"
+        raise SweepInterrupted(_resume_note(reason, store, len(tasks))) from None
+    except OutputError as exc:  # a file edited or created by someone else while the sweep ran
+        raise UsageError(_resume_note(str(exc).rstrip("."), store, len(tasks))) from None
+    store.remove()  # only once every output is written: until then the saved tasks can be reused
+    output.release_folder(PARTS)
+    return folder, text
 
 
-def _write_json(path: Path, value: Mapping[str, Any]) -> None:
-    path.write_text(json.dumps(value, indent=1, default=str) + "\n")
+def write_report(results: pd.DataFrame, exp: Experiment, folder: Path | OutputFolder, meta: Mapping[str, Any]) -> str:
+    """Write ``figure.png`` and ``summary.md`` for an experiment's results; return the summary.
 
-
-def write_report(results: pd.DataFrame, exp: Experiment, folder: Path, meta: Mapping[str, Any]) -> str:
-    """Write ``figure.png`` and ``summary.md`` for an experiment's results; return the summary."""
-    exp.family.figure(results, exp, folder / "figure.png")
+    ``folder`` is a path or an :class:`~agents.experiments.core.outputs.OutputFolder`; an
+    existing figure or summary is replaced only if banditlab wrote it there and it is unedited
+    (:class:`~agents.experiments.core.outputs.OutputError` otherwise, before anything is written).
+    """
+    output = folder if isinstance(folder, OutputFolder) else OutputFolder.open(Path(folder), "the folder")
+    output.check_replaceable([FIGURE, SUMMARY])
     text = exp.family.summary(results, exp, meta) + "\n![figure](figure.png)\n"
-    (folder / "summary.md").write_text(text)
+    output.write(FIGURE, lambda path: exp.family.figure(results, exp, path))
+    output.write_text(SUMMARY, text)
     return text
 
 

@@ -3,32 +3,50 @@
 ``banditlab list`` prints the ids; ``banditlab run ID [--quick] [--runs N] [--jobs J]
 [--horizon T] [--seed S] [--out DIR] [--agent module.path:Factory | path/to/file.py:Factory]...
 [--set key=value]... [--data D]... [--backend local|dask --scheduler ADDRESS [--timeout S]]
-[--fresh]`` runs one and writes ``results.csv`` (tidy), ``meta.json``, ``figure.png`` and
-``summary.md`` (the paper's numbers and claims beside ours) into ``DIR``; ``banditlab report ID
-DIR`` rebuilds the summary and figure from ``DIR/results.csv``.
+[--fresh] [--force]`` runs one and writes ``results.csv`` (tidy), ``meta.json``, ``figure.png``
+and ``summary.md`` (the paper's numbers and claims beside ours) into ``DIR``; ``banditlab report
+ID DIR`` rebuilds the summary and figure from ``DIR/results.csv``.
 
 Each finished task is saved at once under ``DIR/parts`` (:mod:`agents.experiments.core.partial`),
-so a run stopped by Ctrl-C, a crash or a lost cluster resumes when the same command is run again
-(same ``--out``, experiment, scale, seed, agents and data): only the missing tasks run.
-``--fresh`` discards them instead; other options over a saved sweep are refused.
+so a run stopped by Ctrl-C, SIGTERM, SIGKILL, a crash or a lost cluster resumes when the same
+command is run again (same ``--out``, experiment, scale, seed, agents and data): only the missing
+tasks run. ``--fresh`` discards them instead; other options over a saved sweep are refused.
+Ctrl-C and SIGTERM stop the workers, say how many tasks are saved and exit with status 130.
+
+banditlab replaces or deletes only files it wrote into ``DIR`` and recorded in
+``DIR/.banditlab.json`` (:mod:`agents.experiments.core.outputs`). A folder with other files, or
+with the results of another command, is refused unless ``--force``; even then a file banditlab did
+not write, or one edited since, is never replaced.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from agents.experiments.api import UsageError, run_experiment, write_report
+from agents.experiments.api import FIGURE, SUMMARY, UsageError, run_experiment, write_report
 
-__all__ = ["build_parser", "main", "run_experiment"]
-from agents.experiments.core.backends import BackendError, SweepInterrupted
-from agents.experiments.core.results import META, RESULTS, ResultsError, read_meta, read_results
-from agents.experiments.core.runner import default_jobs
+__all__ = ["INTERRUPTED", "build_parser", "main", "run_experiment"]
+from agents.experiments.core.backends import BackendError, SweepInterrupted, terminate_as_interrupt
+from agents.experiments.core.outputs import OutputError, OutputFolder
+from agents.experiments.core.results import (
+    META,
+    RESULTS,
+    ResultsError,
+    check_meta_complete,
+    check_results,
+    read_meta,
+    read_results,
+)
 from agents.experiments.core.user_agents import UserAgentError
 from agents.experiments.registry import EXPERIMENTS, get_experiment
+
+#: Exit status after Ctrl-C or SIGTERM (128 + SIGINT, as shells report an interrupted command).
+INTERRUPTED = 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -76,9 +94,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quick", action="store_true", help="small horizon and few runs (seconds)")
     run.add_argument("--runs", type=_positive("--runs"), help="runs (or pairs) per setting")
     run.add_argument("--horizon", type=_positive("--horizon", 10), help="rounds per run")
-    run.add_argument("--jobs", type=_positive("--jobs"), default=default_jobs(), help="worker processes")
+    run.add_argument(
+        "--jobs",
+        type=_positive("--jobs"),
+        help="worker processes (default: one per core; at most one per task and 4 per core)",
+    )
     run.add_argument("--seed", type=_positive("--seed", 0), default=0, help="base seed")
-    run.add_argument("--out", type=Path, help="output folder (default results/<id>)")
+    run.add_argument(
+        "--out",
+        type=Path,
+        help="output folder (default results/<id>); banditlab replaces or deletes only files it wrote there",
+    )
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     run.add_argument(
         "--agent",
@@ -121,6 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="discard the saved tasks of an interrupted run in the output folder instead of resuming it",
     )
+    run.add_argument(
+        "--force",
+        action="store_true",
+        help="write into a folder that holds other files, or replace the results of another command there; files "
+        "banditlab did not write (or that were edited since) are still never replaced or deleted",
+    )
     report = sub.add_parser("report", help="rebuild summary.md and figure.png from a results.csv")
     report.add_argument("experiment", help="experiment id the results belong to")
     report.add_argument("folder", type=Path, help="folder holding results.csv (written by `run`)")
@@ -134,12 +166,25 @@ def _list() -> None:
 
 
 def _report(experiment_id: str, folder: Path) -> str:
-    meta = read_meta(folder / META)
-    exp = get_experiment(experiment_id).scaled(runs=meta.get("runs"), horizon=meta.get("horizon"))
+    columns = get_experiment(experiment_id).family.columns
+    results = read_results(folder / RESULTS, columns)
+    meta = read_meta(folder / META, required=True)
     if meta.get("experiment") not in (None, experiment_id):
         raise ResultsError(f"{folder} holds results of {meta['experiment']!r}, not of {experiment_id!r}.")
-    results = read_results(folder / RESULTS, exp.family.columns)
-    return write_report(results, exp, folder, meta)
+    check_meta_complete(meta, folder / META)
+    exp = get_experiment(experiment_id).scaled(runs=meta["runs"], horizon=meta["horizon"])
+    check_results(results, folder / RESULTS, columns, len(exp.settings), exp.runs)
+    output = OutputFolder.open(folder, "the folder", create=False)
+    output.check_replaceable([FIGURE, SUMMARY])
+    try:
+        return write_report(results, exp, output, meta)
+    except OutputError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, ZeroDivisionError) as exc:
+        raise ResultsError(
+            f"{folder / RESULTS} does not hold results the {experiment_id} analysis can read ({type(exc).__name__}: "
+            f"{exc}); rerun `banditlab run` to write it."
+        ) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -157,10 +202,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "report":
         try:
             print(_report(args.experiment, args.folder))
-        except ResultsError as exc:
+        except (ResultsError, OutputError) as exc:
             print(f"banditlab: error: {exc}", file=sys.stderr)
             return 2
         return 0
+    previous = terminate_as_interrupt()  # SIGTERM stops the sweep like Ctrl-C: workers stopped, tasks kept
     try:
         folder, text = _run_from_args(args, argv)
     except (UsageError, UserAgentError) as exc:  # a user agent that cannot be built shows up in the tasks
@@ -171,9 +217,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code
     except SweepInterrupted as exc:
         print(f"banditlab: {exc}", file=sys.stderr)
-        return 130
+        return INTERRUPTED
+    except KeyboardInterrupt:  # outside the sweep (e.g. while the options are checked)
+        print("banditlab: interrupted.", file=sys.stderr)
+        return INTERRUPTED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     print(text)
-    print(f"Wrote {folder / RESULTS}, {folder / META}, {folder / 'figure.png'} and {folder / 'summary.md'}.")
+    print(f"Wrote {folder / RESULTS}, {folder / META}, {folder / FIGURE} and {folder / SUMMARY}.")
     return 0
 
 
@@ -199,6 +251,7 @@ def _run_from_args(args: argparse.Namespace, argv: Sequence[str] | None) -> tupl
         scheduler=args.scheduler,
         timeout=args.timeout,
         fresh=args.fresh,
+        force=args.force,
         command=["banditlab", *(sys.argv[1:] if argv is None else argv)],
     )
 

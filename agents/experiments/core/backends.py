@@ -9,14 +9,25 @@ every backend returns the same rows.
 Failures are :class:`BackendError` with one sentence (no trailing period) and an exit code:
 2 for a bad option (a malformed scheduler address, dask not installed), 3 for a cluster that
 cannot be reached, has no workers, loses its workers or its scheduler.
+
+Local worker processes die with the process that started them, however it ends (Ctrl-C,
+SIGTERM, SIGKILL, a crash): on Linux the kernel kills them (``PR_SET_PDEATHSIG``), and on every
+platform a watchdog thread in each worker exits once its parent is gone. They never outlive it
+holding its standard output and error open.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import logging
+import multiprocessing
+import multiprocessing.connection
+import os
 import re
 import signal
+import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import CancelledError, ProcessPoolExecutor, as_completed
@@ -37,7 +48,43 @@ _ADDRESS = re.compile(r"(?:(?P<scheme>[a-z]+)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A
 
 
 class SweepInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a sweep, with one sentence saying what was saved and how to resume."""
+    """Ctrl-C (or SIGTERM) during a sweep, with one sentence saying what was saved and how to resume."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C (raised by the handler :func:`terminate_as_interrupt` installs)."""
+
+
+def terminate_as_interrupt() -> Any:
+    """Make SIGTERM raise :class:`Terminated` in the main thread, as Ctrl-C raises KeyboardInterrupt.
+
+    Returns the previous handler (for :func:`signal.signal`), or None when not called from the
+    main thread (where Python cannot install handlers), in which case nothing changes.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum: int, frame: object) -> None:
+        raise Terminated
+
+    return signal.signal(signal.SIGTERM, handler)
+
+
+#: At most this many worker processes per core (``os.cpu_count()``); more only compete for the cores.
+JOBS_PER_CORE = 4
+
+
+def check_jobs(jobs: object) -> int:
+    """``jobs`` if it is a number of worker processes this machine can use; ValueError (one sentence) if not."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"--jobs must be an integer >= 1, got {jobs!r}.")
+    cores = os.cpu_count() or 1
+    if jobs > JOBS_PER_CORE * cores:
+        raise ValueError(
+            f"--jobs must be at most {JOBS_PER_CORE * cores} ({JOBS_PER_CORE} per core, {cores} cores here), got "
+            f"{jobs}; more processes than that only compete for the cores and memory."
+        )
+    return jobs
 
 
 class BackendError(RuntimeError):
@@ -59,7 +106,6 @@ def parse_scheduler(address: str) -> str:
     return f"{match['scheme'] or 'tcp'}://{match['host']}:{int(match['port'])}"
 
 
-_IGNORE_SIGINT = (signal.SIGINT, signal.SIG_IGN)
 #: What a failed connection raises (asyncio's TimeoutError is not the builtin one before Python 3.11).
 _TIMEOUTS = (OSError, TimeoutError, asyncio.TimeoutError)
 
@@ -68,13 +114,70 @@ def _run_chunk(chunk: Sequence[tuple[int, Task]]) -> list[tuple[int, Rows]]:
     return [(index, run_task(task)) for index, task in chunk]
 
 
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _kernel_kills_me_with_my_parent() -> bool:
+    """Ask Linux to SIGKILL this process when its parent dies; False where that is not available."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        result = libc.prctl(
+            ctypes.c_int(_PR_SET_PDEATHSIG), ctypes.c_ulong(signal.SIGKILL), ctypes.c_ulong(0), ctypes.c_ulong(0),
+            ctypes.c_ulong(0),
+        )  # fmt: skip
+    except (OSError, AttributeError):
+        return False
+    return bool(result == 0)
+
+
+def _watch_parent(sentinel: int | None, parent: int) -> None:
+    """Exit this process once its parent is gone (the sentinel pipe closes, or it is re-parented)."""
+    while True:
+        if sentinel is not None:
+            if multiprocessing.connection.wait([sentinel], timeout=1.0):
+                os._exit(1)
+        else:
+            time.sleep(1.0)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def die_with_parent(parent: int | None) -> None:
+    """Make this worker process exit when its parent does, even by SIGKILL (see the module docstring).
+
+    ``parent`` is the pid the parent had when it started the worker (None if the worker's
+    operating-system parent is another process, e.g. a fork server). A parent that died before
+    this runs is noticed too: the worker then exits at once.
+    """
+    _kernel_kills_me_with_my_parent()
+    me = multiprocessing.parent_process()
+    sentinel = me.sentinel if me is not None else None
+    gone = parent is not None and os.getppid() != parent
+    if gone or (sentinel is not None and multiprocessing.connection.wait([sentinel], timeout=0)):
+        os._exit(1)
+    ppid = os.getppid()
+    threading.Thread(target=_watch_parent, args=(sentinel, ppid), name="banditlab-watch-parent", daemon=True).start()
+
+
+def _init_worker(parent: int | None) -> None:
+    """Pool worker set-up: the parent handles Ctrl-C and SIGTERM (it stops the workers); die with it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler, inherited by a fork
+    die_with_parent(parent)
+
+
 class LocalBackend:
-    """Run tasks in this process (``jobs=1``) or on ``jobs`` worker processes."""
+    """Run tasks in this process (``jobs=1``) or on ``jobs`` worker processes.
+
+    At most one worker per task starts (:attr:`workers` is the number that did).
+    """
 
     name = "local"
 
     def __init__(self, jobs: int = 1) -> None:
-        self.jobs = max(1, jobs)
+        self.jobs = check_jobs(jobs)
         self.workers = self.jobs
 
     def __enter__(self) -> LocalBackend:
@@ -85,16 +188,21 @@ class LocalBackend:
 
     def run(self, pending: Sequence[tuple[int, Task]], label: str = "banditlab") -> Iterator[tuple[int, Rows]]:
         """Yield ``(index, rows)`` of every pending task as it finishes (``label`` is unused here)."""
-        if self.jobs == 1 or len(pending) <= 1:
+        self.workers = max(1, min(self.jobs, len(pending)))
+        if self.workers == 1:
             for index, task in pending:
                 yield index, run_task(task)
             return
         # Small contiguous chunks: few round trips, a worker reuses a run's reward table across
         # settings, and an interruption loses at most `jobs` chunks of work.
-        size = max(1, min(len(pending) // (self.jobs * 8), 8))
+        size = max(1, min(len(pending) // (self.workers * 8), 8))
         chunks = [pending[i : i + size] for i in range(0, len(pending), size)]
         # Workers ignore Ctrl-C: this process handles it, saves what finished and stops them.
-        pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=signal.signal, initargs=_IGNORE_SIGINT)
+        context = multiprocessing.get_context()
+        parent = os.getpid() if context.get_start_method() in ("fork", "spawn") else None
+        pool = ProcessPoolExecutor(
+            max_workers=self.workers, mp_context=context, initializer=_init_worker, initargs=(parent,)
+        )
         finished = False
         try:
             for future in as_completed([pool.submit(_run_chunk, c) for c in chunks]):
@@ -263,7 +371,7 @@ def make_backend(
     if backend == "local":
         if scheduler is not None:
             raise ValueError("--scheduler applies only to --backend dask.")
-        return LocalBackend(jobs)
+        return LocalBackend(check_jobs(jobs))
     if backend == "dask":
         if scheduler is None:
             raise ValueError("--backend dask needs --scheduler ADDRESS, e.g. --scheduler tcp://127.0.0.1:8786.")

@@ -14,6 +14,10 @@ same byte for byte whether a sweep ran at once, locally, on Dask, or was resumed
 
 A store saved under another manifest (other runs, horizon, seed, data or settings) is never
 mixed with new results: :meth:`PartialStore.finished` raises :class:`ManifestMismatch`.
+
+The store deletes only files it names itself (``manifest.json``, ``NNNNNN.json`` and their
+``.tmp`` files), and the folder only once it is empty; the output folder
+(:mod:`agents.experiments.core.outputs`) makes sure ``parts/`` is banditlab's before it is used.
 """
 
 from __future__ import annotations
@@ -21,20 +25,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from agents.experiments.core.outputs import command_difference
 from agents.experiments.core.spec import Experiment
 
 PARTS = "parts"
 FORMAT = 1
-
-#: Manifest fields compared one by one (for a readable mismatch message) before the fingerprint.
-_FIELDS = ("experiment", "runs", "horizon", "seed", "data", "agents", "overrides", "tasks")
+#: The names of the files the store writes (a task's file, the manifest, and their temporary files).
+_OWN = re.compile(r"(?:[0-9]{6}|manifest)\.json(?:\.tmp)?")
 
 
 class ManifestMismatch(ValueError):
@@ -112,7 +116,7 @@ class PartialStore:
         return self.path / f"{index:06d}.json"
 
     def _saved(self) -> list[int]:
-        return sorted(int(p.stem) for p in self.path.glob("*.json") if p.stem.isdigit())
+        return sorted(int(p.stem) for p in self._own_files() if p.suffix == ".json" and p.stem.isdigit())
 
     def _readable(self, index: int) -> bool:
         try:
@@ -140,22 +144,18 @@ class PartialStore:
                 "this run; pass --fresh to discard them or choose another --out."
             )
         if old != self.manifest:
-            new = self.manifest
-            diffs = [f"{k} {old.get(k)!r} there, {new[k]!r} now" for k in _FIELDS if old.get(k) != new[k]]
-            if not diffs:
-                diffs = ["the experiment's settings, agents or options differ"]
             raise ManifestMismatch(
-                f"{self.path} holds partial results of a different run ({'; '.join(diffs)}); rerun with the same "
-                "options to resume it, pass --fresh to discard it, or choose another --out."
+                f"{self.path} holds partial results of a different run ({command_difference(old, self.manifest)}); "
+                "rerun with the same options to resume it, pass --fresh to discard it, or choose another --out."
             )
         # A file cut short by a power loss (the rename is atomic, the data not synced) is redone.
         return {i for i in saved if i < self.manifest["tasks"] and self._readable(i)}
 
     def prepare(self, keep: set[int]) -> None:
-        """Create the store, keep the tasks ``keep`` (from :meth:`finished`), drop any other file."""
+        """Create the store, keep the tasks ``keep`` (from :meth:`finished`), drop its other files."""
         self.path.mkdir(parents=True, exist_ok=True)
-        for p in self.path.glob("*.json*"):
-            if p.name != "manifest.json" and not (p.suffix == ".json" and p.stem.isdigit() and int(p.stem) in keep):
+        for p in self._own_files():
+            if p.name != "manifest.json" and not (p.suffix == ".json" and int(p.stem) in keep):
                 p.unlink()
         _write_atomic(self.path / "manifest.json", json.dumps(self.manifest, indent=1) + "\n")
 
@@ -179,6 +179,16 @@ class PartialStore:
             out.extend(record["rows"])
         return out
 
+    def _own_files(self) -> list[Path]:
+        if not self.path.is_dir():
+            return []
+        return [p for p in self.path.iterdir() if _OWN.fullmatch(p.name) and p.is_file() and not p.is_symlink()]
+
     def remove(self) -> None:
-        """Delete the store (once ``results.csv`` holds everything)."""
-        shutil.rmtree(self.path, ignore_errors=True)
+        """Delete the store's files (once ``results.csv`` holds everything), and its folder if that is then empty."""
+        for p in self._own_files():
+            p.unlink(missing_ok=True)
+        try:
+            self.path.rmdir()
+        except OSError:  # absent, or holds files the store did not write: they stay
+            pass

@@ -4,13 +4,15 @@
 pair), setting parameters as columns; it is written and read with pandas. ``meta.json`` records
 how the results were made: the experiment, scale and seed, the package version, the git commit
 when run from a checkout, the command line, the Python / numpy / numba versions, the number of
-jobs and the wall time. :func:`read_results` and :func:`read_meta` refuse a missing, empty or
-malformed file with one sentence (:class:`ResultsError`).
+jobs and the wall time. :func:`read_results`, :func:`check_results`, :func:`read_meta` and
+:func:`check_meta_complete` refuse a missing, empty, cut-short or malformed file with one
+sentence (:class:`ResultsError`).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import subprocess
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import numba
-import numpy
+import numpy as np
 import pandas as pd
 
 from agents.experiments.core import package_version
@@ -38,10 +40,15 @@ def to_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame.from_records(list(rows), columns=list(rows[0]) if rows else None)
 
 
+def write_csv(frame: pd.DataFrame, path: Path) -> None:
+    """Write ``frame`` to ``path`` as ``results.csv`` is written (no index, CRLF line ends)."""
+    frame.to_csv(path, index=False, lineterminator="\r\n")
+
+
 def write_results(frame: pd.DataFrame, path: Path) -> None:
     """Write ``frame`` to ``path`` atomically (a temporary file renamed into place)."""
     tmp = path.with_name(path.name + ".tmp")
-    frame.to_csv(tmp, index=False, lineterminator="\r\n")
+    write_csv(frame, tmp)
     os.replace(tmp, path)
 
 
@@ -66,26 +73,117 @@ def read_results(path: Path, required: Sequence[str] = ()) -> pd.DataFrame:
     return frame
 
 
-def read_meta(path: Path) -> dict[str, Any]:
-    """Read ``meta.json`` (an empty dict if absent); ResultsError if it is not a JSON object of valid fields."""
+def _shown(value: Any) -> str:
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def check_results(
+    frame: pd.DataFrame, path: Path, required: Sequence[str], n_settings: int | None = None, runs: int | None = None
+) -> None:
+    """ResultsError if a results table cannot be what ``banditlab run`` wrote (one sentence, naming the line).
+
+    Every ``required`` column must be filled and hold numbers in every row or in none; ``setting``
+    and ``run`` (when required) must be whole numbers below ``n_settings`` and ``runs``.
+    """
+    for column in required:
+        values = frame[column]
+        empty = values.isna().to_numpy()
+        if empty.any():
+            line = int(empty.argmax()) + 2  # the header is line 1
+            raise ResultsError(
+                f"{path}: column {column} has an empty value on line {line}, so the file is cut short or edited; "
+                "rerun `banditlab run` to write it."
+            )
+        if not pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+            numbers = pd.to_numeric(values, errors="coerce").isna().to_numpy()
+            if not numbers.all():  # some rows hold numbers: the others must too
+                line = int(numbers.argmax())
+                raise ResultsError(
+                    f"{path}: column {column} holds {_shown(values.iloc[line])} on line {line + 2}, where the other "
+                    "rows hold numbers; rerun `banditlab run` to write the file."
+                )
+    limits = {
+        "setting": (n_settings, "this experiment has {n} settings, numbered 0 to {last}"),
+        "run": (runs, "meta.json says runs = {n}, numbered 0 to {last}"),
+    }
+    for column, (limit, what) in limits.items():
+        if column not in required:
+            continue
+        values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
+        whole = np.isfinite(values) & (values >= 0) & (values == np.floor(values))
+        reason = "it must be a whole number >= 0"
+        bad = ~whole
+        if whole.all() and limit is not None:
+            bad = values >= limit
+            reason = what.format(n=limit, last=limit - 1)
+        if bad.any():
+            line = int(bad.argmax())
+            raise ResultsError(
+                f"{path}: column {column} holds {_shown(frame[column].iloc[line])} on line {line + 2}, but {reason}; "
+                "rerun `banditlab run` to write the file."
+            )
+
+
+#: The fields ``banditlab report`` needs from ``meta.json`` (every ``banditlab run`` writes them).
+META_REQUIRED = ("experiment", "runs", "horizon", "seed", "seconds", "jobs")
+#: Least values of meta.json's integer fields.
+_LEAST = {"runs": 1, "horizon": 10, "seed": 0, "jobs": 1}
+
+
+def read_meta(path: Path, required: bool = False) -> dict[str, Any]:
+    """Read ``meta.json``; ResultsError if it is not a JSON object of valid fields.
+
+    An absent file is an empty dict, or a ResultsError if ``required``. Missing fields are
+    checked by :func:`check_meta_complete`.
+    """
     if not path.is_file():
+        if required:
+            raise ResultsError(
+                f"the folder must contain {path.name} (written by `banditlab run` beside results.csv), but {path} does "
+                "not exist."
+            )
         return {}
     try:
-        meta = json.loads(path.read_text())
+        meta = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         raise ResultsError(f"{path} is not valid JSON; delete it or rerun `banditlab run`.") from None
     if not isinstance(meta, dict):
         raise ResultsError(f"{path} must hold a JSON object, got {type(meta).__name__}.")
-    for key in ("runs", "horizon", "seed", "jobs"):
+    for key, least in _LEAST.items():
         value = meta.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
             raise ResultsError(f"{path}: {key} must be a non-negative integer, got {value!r}.")
+        if value is not None and value < least:
+            raise ResultsError(f"{path}: {key} must be an integer >= {least}, got {value!r}.")
     seconds = meta.get("seconds")
-    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))):
-        raise ResultsError(f"{path}: seconds must be a number, got {seconds!r}.")
-    if meta.get("data") is not None and not isinstance(meta["data"], dict):
-        raise ResultsError(f"{path}: data must be an object, got {meta['data']!r}.")
+    if seconds is not None and (
+        isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds < 0
+    ):
+        raise ResultsError(f"{path}: seconds must be a finite number >= 0, got {seconds!r}.")
+    experiment = meta.get("experiment")
+    if experiment is not None and not isinstance(experiment, str):
+        raise ResultsError(f"{path}: experiment must be an experiment id (text), got {experiment!r}.")
+    for key in ("data", "overrides", "user_agents"):
+        if meta.get(key) is not None and not isinstance(meta[key], dict):
+            raise ResultsError(f"{path}: {key} must be an object, got {meta[key]!r}.")
+    agents = meta.get("agents")
+    if agents is not None and not (isinstance(agents, list) and all(isinstance(a, str) for a in agents)):
+        raise ResultsError(f"{path}: agents must be a list of agent names, got {agents!r}.")
     return meta
+
+
+def check_meta_complete(meta: Mapping[str, Any], path: Path) -> None:
+    """ResultsError if ``meta`` lacks a field of :data:`META_REQUIRED`."""
+    missing = [key for key in META_REQUIRED if meta.get(key) is None]
+    if missing:
+        raise ResultsError(
+            f"{path} lacks {', '.join(missing)}, which every `banditlab run` writes; rerun `banditlab run` to write "
+            "the folder again."
+        )
 
 
 def git_commit() -> str | None:
@@ -117,7 +215,7 @@ def provenance(command: Sequence[str] | None = None) -> dict[str, Any]:
         "git_commit": git_commit(),
         "command": list(sys.argv if command is None else command),
         "python": platform.python_version(),
-        "numpy": numpy.__version__,
+        "numpy": np.__version__,
         "numba": numba.__version__,
         "pandas": pd.__version__,
     }

@@ -1,0 +1,342 @@
+"""The output folder of a run: banditlab writes, replaces and deletes only files it wrote and recorded.
+
+Every file banditlab writes into an output folder ``DIR`` (``--out`` of ``banditlab run``, the
+folder of ``banditlab report``) is recorded, with its sha256, in ``DIR/.banditlab.json``::
+
+    {"written_by": "banditlab", "format": 1,
+     "command": {"experiment": ..., "runs": ..., "seed": ..., "fingerprint": ...},
+     "files": {"results.csv": "<sha256>", "meta.json": "<sha256>", ...},
+     "writing": {},
+     "folders": ["parts"]}
+
+``command`` identifies the run that last wrote there (the manifest of
+:func:`~agents.experiments.core.partial.manifest_for`); ``folders`` are folders banditlab made
+(the partial store ``parts/``), inside which it deletes only files it names itself. The rules:
+
+* A file banditlab did not record, or recorded but that has been edited since (its hash differs),
+  is never replaced or deleted: the run is refused, with one sentence naming it.
+* A folder that is not empty and that no ``banditlab run`` wrote to is refused unless ``force``
+  (``--force``): then banditlab writes its files beside the others, under the rule above (and the
+  folder counts as banditlab's from then on).
+* A folder holding the results of another command (other experiment, scale, seed, agents, data
+  or settings) is refused unless ``force``: then banditlab replaces its own earlier files.
+
+Files are written to a scratch file ``.banditlab-tmp-*`` (created exclusively, so never someone
+else's) and renamed into place. The new hash is recorded under ``writing`` before the rename and
+moved to ``files`` after it, so a run killed at any point leaves a folder the next run still
+recognizes as banditlab's. A scratch file left by a killed run is ignored, not deleted (it is not
+recorded); delete it at will.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import secrets
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+RECORD = ".banditlab.json"
+#: Prefix of scratch files (a file being written, renamed into place once complete).
+SCRATCH = ".banditlab-tmp-"
+FORMAT = 1
+#: Command fields compared one by one for a readable sentence (see :func:`command_difference`).
+FIELDS = ("experiment", "runs", "horizon", "seed", "data", "agents", "overrides", "tasks")
+
+
+class OutputError(ValueError):
+    """An output folder banditlab may not write to; one sentence saying which file and what to do."""
+
+
+def command_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    """How two command identities differ, e.g. ``runs 1 there, 2 now; tasks 27 there, 54 now``."""
+    diffs = [f"{k} {old.get(k)!r} there, {new.get(k)!r} now" for k in FIELDS if old.get(k) != new.get(k)]
+    return "; ".join(diffs) or "the experiment's settings, agents or options differ"
+
+
+def sha256_of(path: Path) -> str:
+    """The hex sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _problem(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def _first_file_above(path: Path) -> Path | None:
+    """The nearest existing ancestor of ``path`` if it is not a folder (``path`` then cannot be one)."""
+    for parent in path.parents:
+        if parent.exists() or parent.is_symlink():
+            return None if parent.is_dir() else parent
+    return None
+
+
+def check_folder_path(path: Path, option: str, instead: str = "choose a folder") -> None:
+    """OutputError if ``path`` is a file or lies under a file (so it can never be a folder).
+
+    The sentence reads ``{option} {path} is a file, not a folder; {instead}.``
+    """
+    if path.exists() and not path.is_dir():
+        raise OutputError(f"{option} {path} is a file, not a folder; {instead}.")
+    above = _first_file_above(path)
+    if above is not None and not path.exists():
+        raise OutputError(f"{option} {path} lies under {above}, which is a file, not a folder; {instead}.")
+
+
+def _create_exclusive(path: Path) -> int:
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+
+
+def _scratch(folder: Path, suffix: str) -> Path:
+    """A new, empty scratch file in ``folder`` that did not exist before (its name ends in ``suffix``)."""
+    while True:
+        path = folder / f"{SCRATCH}{secrets.token_hex(6)}-{suffix}"
+        try:
+            os.close(_create_exclusive(path))
+        except FileExistsError:  # pragma: no cover - 48 random bits
+            continue
+        return path
+
+
+def _is_scratch(name: str) -> bool:
+    return name.startswith(SCRATCH)
+
+
+class OutputFolder:
+    """An output folder and banditlab's record of what it wrote there (see the module docstring).
+
+    Open one with :meth:`open`; it creates the folder if needed and checks it can be written.
+    """
+
+    def __init__(self, path: Path, record: dict[str, Any] | None, option: str) -> None:
+        self.path = path
+        self.option = option
+        #: What to do instead, ending the sentences that refuse a file.
+        self.instead = "or " + _elsewhere(option)
+        #: Whether the folder holds a record, i.e. banditlab wrote here before.
+        self.recorded = record is not None
+        self.record: dict[str, Any] = record or {
+            "written_by": "banditlab",
+            "format": FORMAT,
+            "command": None,
+            "files": {},
+            "writing": {},
+            "folders": [],
+        }
+
+    @classmethod
+    def open(cls, path: Path, option: str = "--out", create: bool = True) -> OutputFolder:
+        """The output folder at ``path`` (created if ``create``); OutputError if it cannot be one.
+
+        ``option`` names the folder in messages (``--out``, or ``the folder`` of ``report``).
+        """
+        path = Path(path)
+        check_folder_path(path, option)
+        if create:
+            try:
+                path.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise OutputError(
+                    f"{option} {path} cannot be created ({_problem(exc)}); choose another folder."
+                ) from None
+        probe = _scratch_name(path)
+        try:
+            os.close(_create_exclusive(probe))
+            os.unlink(probe)
+        except OSError as exc:
+            raise OutputError(
+                f"{option} {path} is not writable ({_problem(exc)}); choose a folder you can write to."
+            ) from None
+        return cls(path, _read_record(path / RECORD, _elsewhere(option)), option)
+
+    # --- what is whose ------------------------------------------------------------------------
+
+    def _hashes(self, name: str) -> set[str]:
+        return {h for h in (self.record["files"].get(name), self.record["writing"].get(name)) if h}
+
+    def is_ours(self, name: str) -> bool:
+        """Whether ``name`` (a file, or a folder banditlab made) may be replaced or deleted by banditlab."""
+        target = self.path / name
+        if name in self.record["folders"]:
+            return target.is_dir() and not target.is_symlink()
+        if not target.is_file() or target.is_symlink():
+            return False
+        hashes = self._hashes(name)
+        return bool(hashes) and sha256_of(target) in hashes
+
+    def check_replaceable(self, names: Iterable[str]) -> None:
+        """OutputError naming the first of ``names`` that exists and is not banditlab's to replace."""
+        for name in names:
+            target = self.path / name
+            if not (target.exists() or target.is_symlink()) or self.is_ours(name):
+                continue
+            if self._hashes(name):
+                raise OutputError(
+                    f"{target} was written by banditlab but has been edited since, so it is yours now and is kept; "
+                    f"move it away {self.instead}."
+                )
+            what = "is a folder banditlab did not make" if target.is_dir() else "was not written by banditlab"
+            raise OutputError(
+                f"{target} {what} (it has no record of it in {self.path / RECORD}), and banditlab never replaces or "
+                f"deletes such files; move it away {self.instead}."
+            )
+
+    def foreign_entries(self) -> list[str]:
+        """Names in the folder that banditlab did not write (its record and scratch files aside)."""
+        names = []
+        for entry in sorted(os.listdir(self.path)):
+            if entry == RECORD or _is_scratch(entry):
+                continue
+            if entry in self.record["folders"] or entry in self.record["files"] or entry in self.record["writing"]:
+                continue
+            names.append(entry + ("/" if (self.path / entry).is_dir() else ""))
+        return names
+
+    def check_may_write(self, command: Mapping[str, Any], force: bool, outputs: Iterable[str]) -> None:
+        """Refuse (OutputError) a run of ``command`` writing ``outputs`` here, unless allowed (module docstring).
+
+        Someone else's files are refused unless ``force``, and never replaced; so are the results
+        of another command; outputs that exist must be banditlab's own, unedited.
+        """
+        outputs = list(outputs)
+        self.check_replaceable(outputs)  # first: --force would not help there
+        foreign = self.foreign_entries()
+        made_by_a_run = self.recorded and self.record["command"] is not None  # not only `report` wrote here
+        if not made_by_a_run and foreign and not force:
+            shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+            raise OutputError(
+                f"{self.option} {self.path} already holds files banditlab did not write ({shown}); choose a new or "
+                "empty folder, or pass --force to write banditlab's files beside them (it never replaces or deletes "
+                "files it did not write)."
+            )
+        old = self.record["command"]
+        if old is not None and old != _plain(command) and not force:
+            present = [n for n in outputs if (self.path / n).is_file()]  # saved tasks: see PartialStore
+            if present:
+                raise OutputError(
+                    f"{self.option} {self.path} holds the results of another banditlab command "
+                    f"({command_difference(old, command)}); choose another {self.option}, or pass --force to replace "
+                    "them."
+                )
+
+    # --- writing ------------------------------------------------------------------------------
+
+    def set_command(self, command: Mapping[str, Any]) -> None:
+        """Record that ``command`` writes here from now on."""
+        self.record["command"] = _plain(command)
+        self._save()
+
+    def claim_folder(self, name: str) -> Path:
+        """Record ``name`` as a folder banditlab makes, then make it; its path."""
+        if name not in self.record["folders"]:
+            self.record["folders"].append(name)
+            self._save()
+        target = self.path / name
+        target.mkdir(exist_ok=True)
+        return target
+
+    def release_folder(self, name: str) -> None:
+        """Forget the folder ``name`` once banditlab has removed it (kept in the record while it exists)."""
+        if name in self.record["folders"] and not (self.path / name).exists():
+            self.record["folders"].remove(name)
+            self._save()
+
+    def write(self, name: str, produce: Callable[[Path], object]) -> None:
+        """Write the file ``name``: ``produce(path)`` writes a scratch file, which then replaces it.
+
+        OutputError if ``name`` exists and is not banditlab's to replace (checked again here, as
+        the user may have edited it while the run went on).
+        """
+        self.check_replaceable([name])
+        target = self.path / name
+        tmp = _scratch(target.parent, target.name)
+        try:
+            produce(tmp)
+            digest = sha256_of(tmp)
+            self.record["writing"][name] = digest
+            self._save()
+            if target.exists():
+                self.check_replaceable([name])
+                os.replace(tmp, target)
+            else:
+                try:  # a link fails if someone created the name meanwhile: never replace their file
+                    os.link(tmp, target)
+                except FileExistsError:
+                    raise OutputError(
+                        f"{target} appeared while banditlab was writing it, so it is kept; move it away {self.instead}."
+                    ) from None
+                except OSError as exc:
+                    if exc.errno not in (errno.EPERM, errno.EXDEV, errno.EMLINK, errno.ENOTSUP):
+                        raise
+                    os.replace(tmp, target)  # a file system without hard links
+                os.unlink(tmp)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+        self.record["files"][name] = digest
+        self.record["writing"].pop(name, None)
+        self._save()
+
+    def write_text(self, name: str, text: str) -> None:
+        """Write ``text`` (UTF-8) to the file ``name``; see :meth:`write`."""
+        self.write(name, lambda p: p.write_text(text, encoding="utf-8"))
+
+    def _save(self) -> None:
+        tmp = _scratch(self.path, RECORD)
+        try:
+            tmp.write_text(json.dumps(self.record, indent=1) + "\n", encoding="utf-8")
+            os.replace(tmp, self.path / RECORD)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+        self.recorded = True
+
+
+def _scratch_name(folder: Path) -> Path:
+    return folder / f"{SCRATCH}{secrets.token_hex(6)}-probe"
+
+
+def _plain(value: Mapping[str, Any]) -> Any:
+    """``value`` as it reads back from JSON (tuples become lists), so stored and new commands compare."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def _elsewhere(option: str) -> str:
+    return f"choose another {option}" if option.startswith("--") else "report on a copy of the folder"
+
+
+def _read_record(path: Path, elsewhere: str) -> dict[str, Any] | None:
+    """The record in ``path`` (None if absent); OutputError if it is not one (then it is never overwritten)."""
+    if not path.exists() and not path.is_symlink():
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        record = None
+    valid = (
+        isinstance(record, dict)
+        and record.get("written_by") == "banditlab"
+        and record.get("format") == FORMAT
+        and (record.get("command") is None or isinstance(record.get("command"), dict))
+        and all(isinstance(record.get(k), dict) for k in ("files", "writing"))
+        and all(isinstance(v, str) for key in ("files", "writing") for v in record[key].values())
+        and isinstance(record.get("folders"), list)
+        and all(isinstance(f, str) for f in record["folders"])
+    )
+    if not valid:
+        raise OutputError(
+            f"{path} is not a record banditlab can read (banditlab keeps the list of files it wrote there), so "
+            f"banditlab does not know which files in {path.parent} are its own; {elsewhere}."
+        )
+    assert isinstance(record, dict)
+    return record

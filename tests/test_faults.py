@@ -1,0 +1,240 @@
+"""Faults with real processes and real signals: a ``--jobs 2`` sweep stopped by SIGINT, SIGTERM or
+SIGKILL leaves no worker behind, says what it saved, and resumes to the uninterrupted results.csv
+byte for byte; an ``--out`` folder holding someone else's files keeps them byte for byte.
+
+Processes are found through ``/proc`` (Linux only): the children of the banditlab process, recorded
+before the signal, and any process whose command line names the test's output folder.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agents.experiments.cli import main, run_experiment
+
+if not Path("/proc/self/stat").exists():  # pragma: no cover - not Linux
+    pytest.skip("these tests find processes through /proc (Linux)", allow_module_level=True)
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPERIMENT = "gap/privacy"
+#: 108 tasks of a few hundredths of a second each: seconds on two workers after their start-up, long enough to
+#: stop mid-sweep once the first task is saved.
+SCALE = ("--runs", "4", "--horizon", "10000")
+#: Bound on every wait for a process (generous: the machine may be shared).
+WAIT = 90.0
+
+
+def _state(pid: int) -> tuple[str, int] | None:
+    """(state, parent pid) of a live process, None if it is gone or a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return None if fields[0] in ("Z", "X") else (fields[0], int(fields[1]))
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            state = _state(int(entry.name))
+            if state is not None and state[1] == pid:
+                found.add(int(entry.name))
+    return found
+
+
+def _naming(text: str) -> set[int]:
+    """Live processes whose command line contains ``text``."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if text in cmdline and _state(int(entry.name)) is not None:
+                found.add(int(entry.name))
+    return found
+
+
+def _poll(condition, what: str) -> None:
+    deadline = time.monotonic() + WAIT
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"gave up waiting for {what}")
+        time.sleep(0.05)
+
+
+class Banditlab:
+    """``python -m agents.experiments.cli ARGS`` in its own session, output captured through pipes."""
+
+    def __init__(self, *args: str, cwd: Path) -> None:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "agents.experiments.cli", *args],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        self.seen: set[int] = {self.proc.pid}
+
+    def finish(self) -> tuple[int, str, str]:
+        """Wait for the process and for everything holding its pipes; (exit code, stdout, stderr)."""
+        try:
+            out, err = self.proc.communicate(timeout=WAIT)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"banditlab (pid {self.proc.pid}) or a process holding its output did not finish")
+        return self.proc.returncode, out, err
+
+    def kill_leftovers(self) -> None:
+        """SIGKILL what this test started and is still alive (by pid, so a failing test leaves nothing)."""
+        for pid in self.seen:
+            if _state(pid) is not None:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        if self.proc.poll() is None:
+            self.proc.wait(timeout=WAIT)
+
+
+@pytest.fixture
+def banditlab(tmp_path: Path) -> Iterator[type[Banditlab]]:
+    started: list[Banditlab] = []
+
+    class Started(Banditlab):
+        def __init__(self, *args: str) -> None:
+            super().__init__(*args, cwd=tmp_path)
+            started.append(self)
+
+    yield Started
+    for b in started:
+        b.kill_leftovers()
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """results.csv of the uninterrupted sweep (in this process, one job: the rows do not depend on jobs)."""
+    folder = tmp_path_factory.mktemp("reference")
+    runs, horizon = int(SCALE[1]), int(SCALE[3])
+    run_experiment(EXPERIMENT, runs=runs, horizon=horizon, jobs=1, out=folder, progress=False)
+    return (folder / "results.csv").read_bytes()
+
+
+def _command(out: Path) -> list[str]:
+    return ["run", EXPERIMENT, *SCALE, "--jobs", "2", "--no-progress", "--out", str(out)]
+
+
+def _resume(out: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """Run the same command again (in this process, whose compiled kernels the workers inherit); its stderr."""
+    capsys.readouterr()
+    assert main(_command(out)) == 0
+    return capsys.readouterr().err
+
+
+def _stop_mid_sweep(banditlab: type[Banditlab], out: Path, sig: signal.Signals) -> tuple[Banditlab, set[int]]:
+    """Start the sweep, send ``sig`` once a task is saved and both workers run; the workers' pids."""
+    b = banditlab(*_command(out))
+    _poll(lambda: any((out / "parts").glob("0*.json")) or b.proc.poll() is not None, "the first saved task")
+    assert b.proc.poll() is None, "the sweep finished before it could be interrupted"
+    workers = _children(b.proc.pid)
+    b.seen |= workers | _naming(str(out))
+    assert len(workers) >= 2, f"expected the two pool workers of --jobs 2, found {sorted(workers)}"
+    os.kill(b.proc.pid, sig)
+    return b, workers
+
+
+def _assert_gone(pids: set[int], out: Path) -> None:
+    _poll(lambda: not any(_state(p) is not None for p in pids) and not _naming(str(out)), "the workers to exit")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupted_sweep_stops_its_workers_and_resumes_byte_identical(sig, banditlab, reference, tmp_path, capsys):
+    out = tmp_path / "out"
+    b, workers = _stop_mid_sweep(banditlab, out, sig)
+    code, _, err = b.finish()
+    _assert_gone(workers, out)
+    assert code == 130, err
+    assert "Traceback" not in err
+    lines = [x for x in err.splitlines() if x.startswith("banditlab:")]
+    assert len(lines) == 1, err
+    assert "interrupted" in lines[0] and "tasks are saved in" in lines[0], lines[0]
+    assert "running the same command again resumes from them" in lines[0]
+    assert not (out / "results.csv").exists()
+
+    assert "Resuming from" in _resume(out, capsys)
+    assert (out / "results.csv").read_bytes() == reference
+    assert not (out / "parts").exists()
+
+
+def test_a_killed_sweep_leaves_no_worker_and_resumes_byte_identical(banditlab, reference, tmp_path, capsys):
+    """SIGKILL cannot be handled: the workers notice their parent is gone and exit by themselves."""
+    out = tmp_path / "out"
+    b, workers = _stop_mid_sweep(banditlab, out, signal.SIGKILL)
+    code, _, _ = b.finish()  # returns only once no worker holds the pipes any more
+    assert code == -signal.SIGKILL
+    _assert_gone(workers, out)
+    saved = len(list((out / "parts").glob("0*.json")))
+    assert 0 < saved < 108
+
+    err = _resume(out, capsys)
+    assert f"Resuming from {out / 'parts'}: {saved} of 108 tasks are already done." in err
+    assert (out / "results.csv").read_bytes() == reference
+
+
+def test_out_with_someone_elses_files_keeps_them_byte_identical(banditlab, tmp_path):
+    out = tmp_path / "mine"
+    files = {
+        "notes.txt": b"my notes\n",
+        "results.csv": b"my,own\r\n1,2\r\n",
+        "summary.md": b"# my summary\n",
+        "figure.png": b"\x89PNG not really",
+        "meta.json": b'{"mine": true}\n',
+        "parts/keep.json": b'{"task": 0}',
+    }
+    for name, data in files.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_bytes(data)
+    for extra in ([], ["--force"]):
+        code, stdout, err = banditlab("run", "gap/regret-eps", "--runs", "1", "--horizon", "100", "--jobs", "2",
+                                      "--no-progress", "--out", str(out), *extra).finish()  # fmt: skip
+        assert code == 2, (extra, stdout, err)
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+        assert str(out) in err
+        for name, data in files.items():
+            assert (out / name).read_bytes() == data, name
+        assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == sorted([*files, "parts"])
+
+
+@pytest.mark.slow  # a local cluster and fresh workers: about half a minute
+def test_sigterm_on_the_dask_backend_stops_the_client_and_leaves_no_process(banditlab, tmp_path):
+    """The Dask backend starts no process of its own: SIGTERM closes the client like Ctrl-C does."""
+    distributed = pytest.importorskip("distributed")
+    out = tmp_path / "out"
+    cluster_options = {"threads_per_worker": 1, "processes": True, "host": "127.0.0.1", "dashboard_address": None}
+    with distributed.LocalCluster(n_workers=2, **cluster_options) as cluster:
+        b = banditlab(*_command(out), "--backend", "dask", "--scheduler", cluster.scheduler_address)
+        _poll(lambda: any((out / "parts").glob("0*.json")) or b.proc.poll() is not None, "the first saved task")
+        assert b.proc.poll() is None, "the sweep finished before it could be interrupted"
+        started = _children(b.proc.pid) | _naming(str(out))
+        b.seen |= started
+        os.kill(b.proc.pid, signal.SIGTERM)
+        code, _, err = b.finish()
+        _assert_gone(started, out)
+        assert code == 130, err
+        assert "Traceback" not in err
+        assert "interrupted" in err and "running the same command again resumes from them" in err
+        with distributed.Client(cluster.scheduler_address, set_as_default=False) as client:
+            assert len(client.nthreads()) == 2  # the cluster's own workers are untouched
