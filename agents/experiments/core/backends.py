@@ -35,6 +35,8 @@ from concurrent.futures.process import BrokenProcessPool
 from types import TracebackType
 from typing import Any
 
+import numba
+
 from agents.experiments.core.runner import Task, run_task
 
 Rows = list[dict[str, Any]]
@@ -161,11 +163,17 @@ def die_with_parent(parent: int | None) -> None:
     threading.Thread(target=_watch_parent, args=(sentinel, ppid), name="banditlab-watch-parent", daemon=True).start()
 
 
-def _init_worker(parent: int | None) -> None:
-    """Pool worker set-up: the parent handles Ctrl-C and SIGTERM (it stops the workers); die with it."""
+def _init_worker(parent: int | None, threads: int) -> None:
+    """Pool worker set-up: the parent handles Ctrl-C and SIGTERM (it stops the workers); die with it.
+
+    ``threads`` is the worker's share of numba's threads (the cores divided among the workers), so
+    that ``jobs`` workers running parallel kernels do not oversubscribe the cores: with more
+    threads than cores, numba's parallel loops spin-wait for each other and run many times slower.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler, inherited by a fork
     die_with_parent(parent)
+    numba.set_num_threads(threads)
 
 
 class LocalBackend:
@@ -200,8 +208,14 @@ class LocalBackend:
         # Workers ignore Ctrl-C: this process handles it, saves what finished and stops them.
         context = multiprocessing.get_context()
         parent = os.getpid() if context.get_start_method() in ("fork", "spawn") else None
+        # numba's configured count, not numba.get_num_threads(): that starts the threads before fork.
+        cores: int = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
+        threads = max(1, cores // self.workers)
         pool = ProcessPoolExecutor(
-            max_workers=self.workers, mp_context=context, initializer=_init_worker, initargs=(parent,)
+            max_workers=self.workers,
+            mp_context=context,
+            initializer=_init_worker,
+            initargs=(parent, threads),
         )
         finished = False
         try:
