@@ -167,3 +167,15 @@ def test_rl_experiment_without_stable_baselines3_is_one_sentence(monkeypatch, ca
     assert main(["run", "rl/graph", "--quick"]) == 2
     err = capsys.readouterr().err
     assert "needs stable-baselines3 and torch" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("experiment_id", ["gap/regret-eps", "gap/privacy", "budget/baselines", "ldp-linucb/epsilon"])
+def test_the_shortest_horizon_the_cli_accepts_runs(experiment_id: str) -> None:
+    """A horizon shorter than the number of checkpoints records each round once, never a round 0."""
+    from agents.experiments import run
+    from agents.experiments.core.checkpoints import evenly_spaced
+
+    assert evenly_spaced(10, 50).tolist() == list(range(1, 11))
+    assert evenly_spaced(10**5, 100).tolist() == np.linspace(1000, 10**5, 100).astype(int).tolist()
+    frame = run(experiment_id, quick=True, runs=1, horizon=10)
+    assert len(frame) > 0

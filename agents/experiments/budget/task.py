@@ -21,6 +21,7 @@ import numpy as np
 
 from agents.base import Agent
 from agents.budget_agents import SMUCB, FixedArm
+from agents.experiments.core.checkpoints import evenly_spaced
 from agents.experiments.core.seeds import agent_seed
 from agents.experiments.core.spec import Experiment
 from agents.experiments.core.user_agents import play
@@ -77,7 +78,7 @@ def budget_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -
     alphas: list[float] = list(setting["alphas"])
     gamma = float(setting["gamma"])
     copies = [(u_i, a) for a in alphas for u_i in range(len(users))]
-    checkpoints = np.unique(np.linspace(horizon / N_CHECKPOINTS, horizon, N_CHECKPOINTS).astype(int))
+    checkpoints = evenly_spaced(horizon, N_CHECKPOINTS)
     seeds = [copy_seed(seed, u_i) for u_i, _ in copies]
     policy_seed = agent_seed(base_seed, run)
     user = next((u for u in exp.user_agents if u.name == agent_name), None)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from agents.elimination import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
+from agents.experiments.core.checkpoints import evenly_spaced
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment
 from agents.experiments.core.user_agents import play
@@ -68,7 +69,7 @@ def uniforms(base_seed: int, run: int, horizon: int, n_arms: int) -> np.ndarray:
 
 def checkpoints_of(horizon: int) -> np.ndarray:
     """The ``N_CHECKPOINTS`` rounds at which cumulative regret is recorded."""
-    return np.unique(np.linspace(horizon / N_CHECKPOINTS, horizon, N_CHECKPOINTS).astype(np.int64))
+    return evenly_spaced(horizon, N_CHECKPOINTS)
 
 
 def regret_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -> list[dict[str, Any]]:

@@ -36,6 +36,7 @@ import pandas as pd
 
 from agents.base import Agent
 from agents.elimination import GAP
+from agents.experiments.core.checkpoints import evenly_spaced
 from agents.experiments.core.figures import regret_figure
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment, Family, Param
@@ -146,7 +147,7 @@ def rl_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -> li
     """One run: train the RL agents, then every agent's cumulative regret at ``N_CHECKPOINTS`` rounds."""
     setting = exp.settings[setting_index]
     horizon = exp.horizon
-    checkpoints = set(np.unique(np.linspace(horizon / N_CHECKPOINTS, horizon, N_CHECKPOINTS).astype(np.int64)).tolist())
+    checkpoints = set(evenly_spaced(horizon, N_CHECKPOINTS).tolist())
     rows: list[dict[str, Any]] = []
     users = {u.name: u for u in exp.user_agents}
     with _one_torch_thread():
