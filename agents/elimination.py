@@ -23,10 +23,9 @@ import numpy.typing as npt
 
 from agents import _elim_kernels as kernels
 from agents._kernels import TABLE_REWARDS, TABLE_UNIFORMS, act_batch, simulate, update_batch
-from agents.base import Agent, PrivateAgent
+from agents.base import Agent, PrivateAgent, check_choice, check_float, check_int
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
 from bandit_envs.rewards import RewardModel
-from bandit_envs.validation import check_choice, check_float, check_int
 
 
 @dataclass
@@ -46,6 +45,9 @@ class EliminationAgent(Agent):
     """
 
     side_observations: ClassVar[bool] = False
+    reward_bounds = (0.0, 1.0)
+    reward_bounds_reason = "the confidence bounds of {name} assume it"
+    _state_bytes_per_arm = 48
     _act_fn: ClassVar[Any]
     _update_fn: ClassVar[Any]
 
@@ -57,31 +59,25 @@ class EliminationAgent(Agent):
 
     def act(self, obs: Any = None) -> Any:
         """Next arm of every copy."""
+        self._check_obs(obs)
         out = np.empty(self.batch, dtype=np.int64)
         act_batch(type(self)._act_fn, self._state, self._params, self.rng, out)
         return self._out(out)
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
-        """Feed the step's reward (and the revealed neighbours' rewards if the agent uses them)."""
-        a, r, _ = self._batched(action, reward, None)
-        if a.min() < 0 or a.max() >= self.n_arms:
-            raise ValueError(f"action must lie in [0, {self.n_arms - 1}], got {action!r}.")
-        rows = np.full((self.batch, self.n_arms), np.nan)
-        observed_mask = np.zeros((self.batch, self.n_arms), dtype=bool)
+        """Feed the step's reward (and the revealed neighbours' rewards if the agent uses them).
+
+        Every reward the agent reads (the pulled arm's, and with side observations every reward
+        where ``info["observed_mask"]`` is True) must be finite and in [0, 1]; nothing is read as
+        "not observed" because it is NaN.
+        """
+        a, r = self._feedback(action, reward, info)
         if self.side_observations:
-            _, _, mask = self._batched(action, reward, info, "observed_mask")
-            _, _, seen = self._batched(action, reward, info, "observed_rewards")
-            observed_mask = mask.astype(bool)
-            rows = np.where(observed_mask, seen, np.nan)
+            mask, seen = self._side_observations(info)
+            rows = np.where(mask, seen, np.nan)
+        else:
+            rows = np.full((self.batch, self.n_arms), np.nan)
         rows[np.arange(self.batch), a] = r
-        observed_mask[np.arange(self.batch), a] = True
-        # Select by the mask, not by ~isnan: a NaN reward must be refused, not read as "unobserved".
-        observed = rows[observed_mask]
-        if not ((observed >= 0.0) & (observed <= 1.0)).all():
-            raise ValueError(
-                "rewards must lie in [0, 1] (the privacy and confidence bounds assume it), "
-                f"got {observed.min():g}..{observed.max():g}."
-            )
         update_batch(type(self)._update_fn, self._state, self._params, a, rows, self.rng)
 
     def simulate(
@@ -240,6 +236,7 @@ class GAP(EliminationAgent, PrivateAgent):
 
     name = "GAP"
     side_observations = True
+    reward_bounds_reason = "the privacy and confidence bounds of {name} assume it"
     privacy_unit = "one entry r_{t,k} of the T×K reward table (gap paper, Definition 3)"
     _act_fn = kernels.gap_act
     _update_fn = kernels.gap_update
@@ -263,6 +260,9 @@ class GAP(EliminationAgent, PrivateAgent):
         self.delta = _confidence("delta", delta, 1.0 / self.horizon)
         self.neighbourhoods = _check_graph(feedback_graph, self.n_arms)
         self._reset_state()
+
+    def _state_nbytes(self) -> float:
+        return super()._state_nbytes() + float(self.n_arms) ** 2  # the K×K closed neighbourhoods
 
     def _reset_state(self) -> None:
         self._state = kernels.new_gap_state(self.batch, self.n_arms)
@@ -338,6 +338,7 @@ class DPSE(EliminationAgent, PrivateAgent):
     """
 
     name = "DPSE"
+    reward_bounds_reason = "the privacy and confidence bounds of {name} assume it"
     privacy_unit = "one reward entry r_{t,k} (event level)"
     _act_fn = kernels.dpse_act
     _update_fn = kernels.dpse_update

@@ -14,12 +14,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import Agent, PrivateAgent
+from agents.base import Agent, PrivateAgent, check_choice, check_float
 from agents.elimination import EliminationAgent
 from agents.index import UCB, ThompsonSampling, _ucb_choose
 from agents.linear import LinearAgent
 from bandit_envs.privacy import bernoulli_mechanism, gaussian_sigma_analytic, gaussian_sigma_classic, rr_debias
-from bandit_envs.validation import check_choice, check_float
 
 __all__ = ["LDPWrapper"]
 
@@ -218,6 +217,7 @@ class LDPWrapper(PrivateAgent):
 
     def act(self, obs: Any = None) -> Any:
         """The wrapped agent's arm, or the noise-aware UCB index (see the class docstring)."""
+        self._check_obs(obs)
         if not self.noise_aware:
             return self.agent.act(obs)
         ucb = self.agent
@@ -232,11 +232,7 @@ class LDPWrapper(PrivateAgent):
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Clip, privatize (user side) and pass only the privatized reward to the wrapped agent."""
-        a, r, _ = self._batched(action, reward, None)
-        if not np.isfinite(r).all():
-            raise ValueError(f"reward must be a finite number, got {reward!r}.")
-        if a.min() < 0 or a.max() >= self.n_arms:
-            raise ValueError(f"action must be an arm index in [0, {self.n_arms - 1}], got {action!r}.")
+        a, r = self._feedback(action, reward, info)
         clipped = np.clip(r, self.lo, self.hi)
         self._clipped += clipped != r
         noisy = self._privatize(clipped)

@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agents.base import check_choice, check_float
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
-from bandit_envs.validation import check_choice, check_float
 
 __all__ = [
     "ReferenceRun",

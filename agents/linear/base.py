@@ -17,10 +17,9 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import Agent
+from agents.base import Agent, _space, check_int, check_state_size, env_arms
 from agents.linear._kernels import choose_batch, fill_normals, report_batch, round_schedule, run_parallel, run_serial
 from agents.linear.protocol import LinUCBServer, as_features
-from bandit_envs.validation import check_int
 
 __all__ = ["LinearAgent", "LinearRunResult"]
 
@@ -62,9 +61,37 @@ class LinearAgent(Agent):
 
     def __init__(self, n_features: int, *, n_envs: int | None, seed: int | None) -> None:
         # The arm count is read from each observation; Agent's fixed-K check does not apply.
+        self.n_features = check_int("n_features", n_features, minimum=1)
         super().__init__(2, n_envs=n_envs, seed=seed)
         self.n_arms = 0
-        self.n_features = check_int("n_features", n_features, minimum=1)
+
+    def _check_state_size(self) -> None:
+        # Server (V, U, θ, u) and the per-step report and noise buffers: about 4d² + 4d floats per copy.
+        d = float(self.n_features)
+        copies = "" if self.n_envs is None else f"n_envs={self.n_envs} with "
+        check_state_size(8.0 * self.batch * (4.0 * d * d + 4.0 * d + 8.0), f"{copies}n_features={self.n_features}")
+
+    def check_env(self, env: Any) -> None:
+        """Check that ``env`` fits the agent: feature matrices (n_arms, d) with d = ``n_features``.
+
+        The env's observation space (``single_observation_space`` of a vector env) must be a Box of
+        shape (K, d) with K its number of arms, and the env single (``n_envs=None``) or a vector
+        env with ``num_envs == n_envs``.
+
+        Raises
+        ------
+        ValueError
+            One sentence naming what differs.
+        """
+        n_arms = env_arms(env)
+        space = _space(env, "observation_space")
+        shape = getattr(space, "shape", None)
+        if shape is None or len(shape) != 2 or shape[0] != n_arms or shape[1] != self.n_features:
+            raise ValueError(
+                f"env must observe feature matrices of shape ({n_arms}, {self.n_features}), one row of "
+                f"n_features={self.n_features} per arm, got observations of shape {shape}."
+            )
+        self._check_env_copies(env)
 
     @property
     def _noise_size(self) -> int:
@@ -117,17 +144,12 @@ class LinearAgent(Agent):
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Client report of the arm played in the last ``act`` (features kept from it), then server update.
 
-        ``info`` is not used (its ``regret`` is the env's business, not the learner's).
+        ``info`` is not used (its ``regret`` is the env's business, not the learner's), but its
+        per-arm arrays and ``optimal_action`` must fit the arm count of the last observation.
         """
         if self._last_obs is None:
             raise RuntimeError("update() needs the features of the last act(obs); call act(obs) first.")
-        a, r, _ = self._batched(action, reward, None)
-        n_arms = self._last_obs.shape[1]
-        bad = np.flatnonzero((a < 0) | (a >= n_arms))
-        if bad.size:
-            raise ValueError(f"action must be an arm index in [0, {n_arms - 1}], got {action!r}.")
-        if not np.isfinite(r).all():
-            raise ValueError(f"reward must be a finite number, got {reward!r}.")
+        a, r = self._feedback(action, reward, info, n_arms=self._last_obs.shape[1])
         d = self.n_features
         noise = np.empty((self.batch, self._noise_size))
         fill_normals(self.rng, noise)

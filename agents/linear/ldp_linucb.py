@@ -26,12 +26,11 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import PrivateAgent
+from agents.base import PrivateAgent, check_choice, check_float, check_int
 from agents.linear._kernels import SCHEDULE_LDP
 from agents.linear.base import LinearAgent
 from agents.linear.protocol import BONUSES
 from bandit_envs.privacy import gaussian_delta, gaussian_sigma_analytic
-from bandit_envs.validation import check_choice, check_float, check_int
 
 __all__ = ["SIGMA_METHODS", "LDPLinUCB", "ldp_linucb_sensitivity", "ldp_linucb_sigma"]
 
