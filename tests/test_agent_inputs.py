@@ -3,7 +3,7 @@
 Each test runs one kind of bad input through every agent (one env and, where it says so, N copies)
 and lists the agents that accepted it, answered with something other than one short sentence
 naming the argument, or changed their state while refusing it. Also: envs with another number
-of arms (``Agent.check_env``) and absurd state sizes.
+of arms (``Agent.check_env`` and the experiments' ``play``) and absurd state sizes.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from agents import (
     ThompsonSampling,
 )
 from agents.base import Agent
+from agents.experiments.core.user_agents import UserAgentError, play
 
 K = 3  # arms
 D = 2  # features of the linear agents
@@ -368,6 +369,34 @@ def test_check_env_of_linear_agents_compares_the_feature_matrices():
 def test_check_env_of_sb3_agents_compares_the_observations():
     with pytest.raises(ValueError, match="observation shape"):
         SB3Agent(StubModel()).check_env(gym.make("GraphBandit-v0", n_arms=K, horizon=7))  # type: ignore[arg-type]
+
+
+class PlainAgent:
+    """A user agent that is not an agents.Agent, with an ``n_arms`` attribute."""
+
+    def __init__(self, n_arms: int) -> None:
+        self.n_arms = n_arms
+
+    def act(self, obs: Any = None) -> int:
+        return 0
+
+    def update(self, action: Any, reward: Any, info: Any = None) -> None:
+        pass
+
+    def reset(self, seed: int | None = None) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    "agent",
+    [UCB(K - 1), Random(K - 1), FixedArm(K - 1, 0), PlainAgent(K - 1)],
+    ids=["UCB", "Random", "FixedArm", "plain"],
+)
+def test_play_refuses_an_agent_with_fewer_arms_than_the_env(agent):
+    env = gym.make("GraphBandit-v0", n_arms=K, horizon=10)
+    with pytest.raises(UserAgentError, match="arms") as exc:
+        play(env, agent, 10, [10], 0)
+    assert "\n" not in str(exc.value)
 
 
 # State size --------------------------------------------------------------------------------
