@@ -14,6 +14,7 @@ against public implementations.
 from __future__ import annotations
 
 import math
+import numbers
 from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -23,7 +24,17 @@ import numpy.typing as npt
 
 from agents import _elim_kernels as kernels
 from agents._kernels import TABLE_REWARDS, TABLE_UNIFORMS, act_batch, simulate, update_batch
-from agents.base import Agent, PrivateAgent, check_choice, check_float, check_int
+from agents.base import (
+    Agent,
+    PrivateAgent,
+    _as_array,
+    as_float,
+    check_choice,
+    check_float,
+    check_int,
+    check_values,
+    describe,
+)
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
 from bandit_envs.rewards import RewardModel
 
@@ -34,7 +45,7 @@ class SimulationResult:
 
     total_regret: float
     checkpoint_regret: npt.NDArray[np.float64]
-    actions: npt.NDArray[np.int16] | None
+    actions: npt.NDArray[np.int16] | npt.NDArray[np.int64] | None
 
 
 class EliminationAgent(Agent):
@@ -99,7 +110,9 @@ class EliminationAgent(Agent):
         table
             (T, K) rewards, or uniforms when ``law`` is given (rewards are then computed lazily,
             only where observed; :mod:`bandit_envs.rewards` maps uniforms to rewards exactly as
-            the env does).
+            the env does). Every entry must be finite and in [0, 1], as the step API requires of
+            every reward (the privacy and confidence bounds assume it; a NaN is not read as "not
+            observed").
         feedback_graph
             K×K adjacency of the env (no self loops).
         gaps
@@ -114,13 +127,31 @@ class EliminationAgent(Agent):
             Keep the arm sequence (``SimulationResult.actions``).
         copy
             Which copy of a batched agent to play.
+
+        Raises
+        ------
+        ValueError, TypeError
+            One sentence for a table entry that is not finite or outside [0, 1] (with its round
+            and arm), an ``override`` outside the table or with such a value, checkpoints that are
+            not increasing round counts in [1, T], ``gaps`` of another shape, or a bad ``copy``.
+            The table is checked in two passes (its minimum and maximum) before any round is played.
         """
-        tab = np.ascontiguousarray(table, dtype=np.float64)
-        if tab.ndim != 2 or tab.shape[1] != self.n_arms:
-            raise ValueError(f"table must have shape (T, {self.n_arms}), got {tab.shape}.")
+        copy = check_int("copy", copy, minimum=0)
+        if copy >= self.batch:
+            raise ValueError(f"copy must be a copy index in [0, {self.batch - 1}], got {copy}.")
+        if not isinstance(record_actions, bool | np.bool_):
+            raise TypeError(f"record_actions must be True or False, got {describe(record_actions)}.")
+        arr = _as_array(table)
+        if arr is None or arr.dtype.kind not in "iuf":
+            raise TypeError(f"table must be a real array of shape (T, {self.n_arms}), got {describe(table)}.")
+        if arr.ndim != 2 or arr.shape[1] != self.n_arms:
+            raise ValueError(f"table must have shape (T, {self.n_arms}), got {arr.shape}.")
+        tab = np.ascontiguousarray(arr, dtype=np.float64)
         closed = closed_neighbourhoods(as_adjacency(feedback_graph, self.n_arms))
         observes = closed if self.side_observations else np.eye(self.n_arms, dtype=bool)
         if law is None:
+            # The rewards the agent reads: the same rule (and message) as the step API's.
+            check_values("table", tab, self.reward_bounds, self._bounds_reason(), ("round", "arm"))
             mode, kind, loc, scale, lo, width = (
                 TABLE_REWARDS,
                 0,
@@ -130,12 +161,30 @@ class EliminationAgent(Agent):
                 np.ones(self.n_arms),
             )
         else:
+            if not isinstance(law, RewardModel):
+                raise TypeError(f"law must be a bandit_envs.rewards.RewardModel or None, got {describe(law)}.")
+            if law.n_arms != self.n_arms:
+                raise ValueError(f"law must have one reward law per arm ({self.n_arms}), got {law.n_arms}.")
+            # Uniforms in [0, 1] map to rewards in [0, 1] (the laws are on [0, 1]).
+            check_values("table", tab, (0.0, 1.0), "uniforms that law maps to rewards", ("round", "arm"))
             mode = TABLE_UNIFORMS
             kind, loc, scale, lo, width = law.params()
-        ot, ok, ov = (-1, -1, 0.0) if override is None else (int(override[0]), int(override[1]), float(override[2]))
-        ck = np.zeros(0, dtype=np.int64) if checkpoints is None else np.asarray(checkpoints, dtype=np.int64)
+        ot, ok, ov = self._override(override, tab.shape[0])
+        ck = _simulate_checkpoints(checkpoints, tab.shape[0])
+        gap_arr = _as_array(gaps)
+        if gap_arr is None or gap_arr.dtype.kind not in "iuf" or gap_arr.shape != (self.n_arms,):
+            raise ValueError(
+                f"gaps must be a real array of shape ({self.n_arms},), one regret per arm, got {describe(gaps)}."
+            )
+        gap_values = np.ascontiguousarray(gap_arr, dtype=np.float64)
+        check_values("gaps", gap_values, None, "", ("arm",))
         ck_out = np.zeros(ck.shape[0])
-        actions = np.zeros(tab.shape[0] if record_actions else 0, dtype=np.int16)
+        n_recorded = tab.shape[0] if record_actions else 0
+        actions: npt.NDArray[np.int16] | npt.NDArray[np.int64]
+        if self.n_arms <= np.iinfo(np.int16).max:
+            actions = np.zeros(n_recorded, dtype=np.int16)
+        else:  # arm indices that do not fit in int16
+            actions = np.zeros(n_recorded, dtype=np.int64)
         start = int(self._rounds_played(copy))
         total = simulate(
             type(self)._act_fn,
@@ -156,13 +205,33 @@ class EliminationAgent(Agent):
             ot,
             ok,
             ov,
-            np.asarray(gaps, dtype=np.float64),
+            gap_values,
             ck,
             ck_out,
             actions,
             self.rng,
         )
         return SimulationResult(float(total), ck_out, actions if record_actions else None)
+
+    def _override(self, override: Any, n_rounds: int) -> tuple[int, int, float]:
+        """``override`` as (round, arm, reward), checked; (-1, -1, 0) for None."""
+        if override is None:
+            return -1, -1, 0.0
+        if not isinstance(override, tuple | list) or len(override) != 3:
+            raise TypeError(f"override must be None or a triple (t, k, v), got {describe(override)}.")
+        t = check_int("override[0] (the round t)", override[0], minimum=0)
+        k = check_int("override[1] (the arm k)", override[1], minimum=0)
+        if t >= n_rounds or k >= self.n_arms:
+            raise ValueError(
+                f"override must name an entry (t, k) of the table, t < {n_rounds} and k < {self.n_arms}, "
+                f"got ({t}, {k})."
+            )
+        v = override[2]
+        if isinstance(v, bool | np.bool_) or not isinstance(v, numbers.Real):
+            raise TypeError(f"override[2] (the reward v) must be a real number, got {describe(v)}.")
+        value = as_float(v)
+        check_values("override[2] (the reward v)", np.array(value), self.reward_bounds, self._bounds_reason(), ())
+        return t, k, value
 
     @abstractmethod
     def _rounds_played(self, copy: int) -> int:
@@ -172,6 +241,22 @@ class EliminationAgent(Agent):
     def active(self) -> npt.NDArray[np.bool_]:
         """Active (not yet eliminated) arms of every copy, shape (B, K)."""
         return self._state[kernels.ACTIVE].copy()
+
+
+def _simulate_checkpoints(checkpoints: Any, n_rounds: int) -> npt.NDArray[np.int64]:
+    """``checkpoints`` as strictly increasing int64 round counts in [1, n_rounds]."""
+    if checkpoints is None:
+        return np.zeros(0, dtype=np.int64)
+    arr = _as_array(checkpoints)
+    if arr is None or arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise TypeError(f"checkpoints must be a 1-d array of integers, got {describe(checkpoints)}.")
+    ck = np.ascontiguousarray(arr, dtype=np.int64)
+    if ck.size and (arr.min() < 1 or arr.max() > n_rounds or np.any(np.diff(ck) <= 0)):
+        raise ValueError(
+            f"checkpoints must be strictly increasing round counts in [1, {n_rounds}], got {ck.size} values "
+            f"from {int(arr.min())} to {int(arr.max())}."
+        )
+    return ck
 
 
 def _confidence(name: str, value: float | None, default: float) -> float:

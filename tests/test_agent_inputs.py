@@ -3,7 +3,8 @@
 Each test runs one kind of bad input through every agent (one env and, where it says so, N copies)
 and lists the agents that accepted it, answered with something other than one short sentence
 naming the argument, or changed their state while refusing it. Also: envs with another number
-of arms (``Agent.check_env`` and the experiments' ``play``) and absurd state sizes.
+of arms (``Agent.check_env`` and the experiments' ``play``), absurd state sizes, and the compiled
+fast paths (``simulate``, ``run``), which must refuse rewards as the step API does.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from agents import (
 )
 from agents.base import Agent
 from agents.experiments.core.user_agents import UserAgentError, play
+from bandit_envs.rewards import RewardModel
 
 K = 3  # arms
 D = 2  # features of the linear agents
@@ -421,3 +423,94 @@ def test_absurd_state_sizes_are_refused_before_allocating(make):
     with pytest.raises(ValueError, match=r"would need about [\d.]+ [TGM]iB of agent state, above the limit") as exc:
         make()
     assert "MAX_STATE_BYTES" in str(exc.value) and "\n" not in str(exc.value)
+
+
+# Fast paths --------------------------------------------------------------------------------
+
+ELIMINATION = ["GAP", "GAPU", "DPSE", "AAE", "AAE-side", "AlphaSample"]
+
+
+def rule_of(message: str) -> str:
+    """The rule of a value error: what follows "must be a finite number" / "must be finite numbers"."""
+    return message.split(" in [", 1)[1].split(", got", 1)[0]
+
+
+@pytest.mark.parametrize("value", [math.nan, 1.5, -0.25, math.inf])
+@pytest.mark.parametrize("name", ELIMINATION)
+def test_simulate_refuses_rewards_as_the_step_api_does(name, value):
+    table = np.full((50, K), 0.5)
+    table[7, 1] = value
+    with pytest.raises(ValueError, match=r"^table must be finite numbers in \[0, 1\]") as exc:
+        AGENTS[name](None).simulate(table, PATH3, np.zeros(K))
+    assert exc.match(r"at round 7, arm 1\.$")
+    with pytest.raises(ValueError) as step:
+        AGENTS[name](None).update(1, value, good_info(None))
+    assert rule_of(str(exc.value)) == rule_of(str(step.value))
+
+
+@pytest.mark.parametrize("value", [math.nan, 1.5, -0.25])
+def test_simulate_refuses_uniforms_outside_the_unit_interval(value):
+    table = np.full((50, K), 0.5)
+    table[3, 2] = value
+    law = RewardModel("truncnorm", np.array([0.9, 0.5, 0.2]))
+    with pytest.raises(ValueError, match=r"^table must be finite numbers in \[0, 1\] \(uniforms"):
+        GAP(K, 50, 1.0, PATH3).simulate(table, PATH3, np.zeros(K), law=law)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"override": (3, 1, 2.0)}, ValueError, r"override\[2\] \(the reward v\) must be a finite number in \[0, 1\]"),
+        ({"override": (3, 1, math.nan)}, ValueError, r"override\[2\]"),
+        ({"override": (50, 1, 0.0)}, ValueError, "override must name an entry"),
+        ({"override": (3, K, 0.0)}, ValueError, "override must name an entry"),
+        ({"override": (3.0, 1, 0.0)}, TypeError, r"override\[0\]"),
+        ({"copy": 1}, ValueError, r"copy must be a copy index in \[0, 0\]"),
+        ({"copy": -1}, ValueError, "copy"),
+        ({"checkpoints": np.array([20, 10])}, ValueError, "checkpoints must be strictly increasing"),
+        ({"checkpoints": np.array([10, 60])}, ValueError, r"checkpoints must be .* in \[1, 50\]"),
+        ({"checkpoints": np.array([10.0])}, TypeError, "checkpoints"),
+        ({"law": "truncnorm"}, TypeError, "law"),
+        ({"law": RewardModel("bernoulli", np.array([0.5, 0.5]))}, ValueError, "law"),
+    ],
+)
+def test_simulate_refuses_its_other_arguments_in_one_sentence(kwargs, error, match):
+    with pytest.raises(error, match=match) as exc:
+        GAP(K, 50, 1.0, PATH3).simulate(np.full((50, K), 0.5), PATH3, np.zeros(K), **kwargs)
+    assert "\n" not in str(exc.value) and len(str(exc.value)) < 300
+
+
+@pytest.mark.parametrize("gaps", [np.zeros(K + 1), np.array([0.0, np.nan, 0.1]), "0"], ids=["long", "nan", "str"])
+def test_simulate_refuses_bad_gaps(gaps):
+    with pytest.raises((TypeError, ValueError), match="gaps"):
+        GAP(K, 50, 1.0, PATH3).simulate(np.full((50, K), 0.5), PATH3, gaps)
+
+
+@pytest.mark.parametrize("name", ["LinUCB", "LDPLinUCB"])
+@pytest.mark.parametrize("value", [math.nan, math.inf])
+def test_linear_run_refuses_rewards_as_the_step_api_does(name, value):
+    features = np.full((6, K, D), 0.3)
+    rewards = np.full((6, K), 0.5)
+    rewards[2, 1] = value
+    with pytest.raises(ValueError, match=r"^rewards must be finite numbers, got .* at round 2, arm 1\.$"):
+        AGENTS[name](None).run(features, rewards)
+    agent = AGENTS[name](None)
+    agent.act(features[0])
+    with pytest.raises(ValueError, match=r"^reward must be a finite number, got"):
+        agent.update(1, value)
+
+
+@pytest.mark.parametrize("value", [math.nan, 1.5, -0.25])
+@pytest.mark.parametrize("run", ["gap", "dpse", "aae"])
+def test_reference_runs_refuse_rewards_as_the_compiled_agents_do(run, value):
+    from agents import reference
+
+    table = np.full((40, K), 0.5)
+    table[5, 2] = value
+    calls = {
+        "gap": lambda: reference.run_gap(table, PATH3, 1.0, seed=0),
+        "dpse": lambda: reference.run_dpse(table, 1.0, seed=0),
+        "aae": lambda: reference.run_aae(table),
+    }
+    with pytest.raises(ValueError, match=r"^table must be finite numbers in \[0, 1\] .* at round 5, arm 2\.$"):
+        calls[run]()

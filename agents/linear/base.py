@@ -17,7 +17,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import Agent, _space, check_int, check_state_size, env_arms
+from agents.base import Agent, _as_array, _space, check_int, check_state_size, check_values, describe, env_arms
 from agents.linear._kernels import choose_batch, fill_normals, report_batch, round_schedule, run_parallel, run_serial
 from agents.linear.protocol import LinUCBServer, as_features
 
@@ -201,10 +201,14 @@ class LinearAgent(Agent):
         """
         n_copies = self.batch
         d = self.n_features
-        try:
-            feat = np.ascontiguousarray(features, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"features must be a float array, got {type(features).__name__}.") from None
+        if not isinstance(record_actions, bool | np.bool_):
+            raise TypeError(f"record_actions must be True or False, got {describe(record_actions)}.")
+        if parallel is not None and not isinstance(parallel, bool | np.bool_):
+            raise TypeError(f"parallel must be True, False or None, got {describe(parallel)}.")
+        raw = _as_array(features)
+        if raw is None or raw.dtype.kind not in "iuf":
+            raise TypeError(f"features must be a real array, got {describe(features)}.")
+        feat = np.ascontiguousarray(raw, dtype=np.float64)
         per_copy = feat.ndim == 4
         if feat.ndim not in (3, 4) or (per_copy and (self.n_envs is None or feat.shape[1] != n_copies)):
             allowed = "(T, n_arms, d)" + ("" if self.n_envs is None else f" or (T, {n_copies}, n_arms, d)")
@@ -248,26 +252,34 @@ class LinearAgent(Agent):
 
     def _table(self, name: str, value: Any, n_steps: int, n_arms: int) -> FloatArray:
         """Reward-like table as (T, 1 or B, n_arms) float64, finite."""
-        try:
-            arr = np.ascontiguousarray(value, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"{name} must be a float array, got {type(value).__name__}.") from None
+        raw = _as_array(value)
+        if raw is None or raw.dtype.kind not in "iuf":
+            raise TypeError(f"{name} must be a real array, got {describe(value)}.")
+        arr = np.ascontiguousarray(raw, dtype=np.float64)
         shapes = [(n_steps, n_arms)] + ([] if self.n_envs is None else [(n_steps, self.batch, n_arms)])
         if arr.shape not in shapes:
             allowed = " or ".join(str(s) for s in shapes)
             raise ValueError(f"{name} must have shape {allowed} to match features, got {arr.shape}.")
-        if not np.isfinite(arr).all():
-            raise ValueError(f"{name} must contain only finite numbers, but it has NaN or inf.")
+        # The same rule and message as ``update``'s reward check.
+        axes = ("round", "copy", "arm") if arr.ndim == 3 else ("round", "arm")
+        check_values(name, arr, self.reward_bounds, self._bounds_reason(), axes)
         return arr.reshape(n_steps, -1, n_arms)
 
     @staticmethod
     def _checkpoints(checkpoints: Any, n_steps: int) -> IntArray:
         if checkpoints is None:
             return np.zeros(0, dtype=np.int64)
-        ck = np.asarray(checkpoints)
-        if ck.ndim != 1 or ck.dtype.kind not in "iu":
-            raise ValueError(f"checkpoints must be a 1-d array of integers, got {checkpoints!r}.")
-        ck = ck.astype(np.int64)
-        if ck.size and (ck[0] < 1 or ck[-1] > n_steps or np.any(np.diff(ck) <= 0)):
-            raise ValueError(f"checkpoints must be strictly increasing round counts in [1, {n_steps}], got {ck}.")
+        raw = _as_array(checkpoints)
+        if raw is None or raw.ndim != 1 or raw.dtype.kind not in "iu":
+            raise ValueError(f"checkpoints must be a 1-d array of integers, got {describe(checkpoints)}.")
+        if raw.size and (raw.min() < 1 or raw.max() > n_steps):
+            raise ValueError(
+                f"checkpoints must be round counts in [1, {n_steps}], got values from {raw.min()} to {raw.max()}."
+            )
+        ck = raw.astype(np.int64)
+        if np.any(np.diff(ck) <= 0):
+            raise ValueError(
+                f"checkpoints must be strictly increasing round counts in [1, {n_steps}], got {ck.size} values "
+                "not in increasing order."
+            )
         return ck
