@@ -259,6 +259,23 @@ def _simulate_checkpoints(checkpoints: Any, n_rounds: int) -> npt.NDArray[np.int
     return ck
 
 
+#: Longest first epoch (in rounds, or sweeps for AlphaSample) an agent accepts: the round
+#: counters are int64, and no run comes near 2**53 rounds.
+MAX_EPOCH_LENGTH = 2**53
+
+
+def _check_first_epoch(agent: str, what: str, compute: Any, params: str) -> None:
+    """Refuse parameters whose first epoch is infinite or longer than :data:`MAX_EPOCH_LENGTH`."""
+    try:
+        value = float(compute())
+    except (OverflowError, ZeroDivisionError):
+        value = math.inf
+    if not value <= MAX_EPOCH_LENGTH:  # also NaN
+        raise ValueError(
+            f"{params} make the first epoch of {agent} {what} = {value:g}, above 2**53; use larger parameters."
+        )
+
+
 def _confidence(name: str, value: float | None, default: float) -> float:
     """A failure probability in (0, 1), or ``default`` when ``value`` is None."""
     if value is None:
@@ -344,6 +361,13 @@ class GAP(EliminationAgent, PrivateAgent):
         self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
         self.delta = _confidence("delta", delta, 1.0 / self.horizon)
         self.neighbourhoods = _check_graph(feedback_graph, self.n_arms)
+        k, eps, dlt = self.n_arms, self.epsilon, self.delta
+        _check_first_epoch(
+            self.name,
+            "L_1 rounds per arm",
+            lambda: max(2.0**7 * math.log(8.0 * k / dlt), 2.0**4 / eps * math.log(4.0 * k / dlt)),
+            f"epsilon={eps:g} and delta={dlt:g}",
+        )
         self._reset_state()
 
     def _state_nbytes(self) -> float:
@@ -445,6 +469,13 @@ class DPSE(EliminationAgent, PrivateAgent):
         self.beta = _confidence("beta", beta, 1.0 / self.horizon)
         self.schedule_scale = check_float("schedule_scale", schedule_scale, low=0.0, low_open=True)
         self.width_scale = check_float("width_scale", width_scale, low=0.0, low_open=True)
+        k, eps, beta, s = self.n_arms, self.epsilon, self.beta, self.schedule_scale
+        _check_first_epoch(
+            self.name,
+            "R_1 pulls per arm",
+            lambda: s * max(32.0 * math.log(8.0 * k / beta) / 0.25, 8.0 * math.log(4.0 * k / beta) / (eps * 0.5)),
+            f"epsilon={eps:g}, beta={beta:g} and schedule_scale={s:g}",
+        )
         self._reset_state()
 
     def _reset_state(self) -> None:
@@ -545,6 +576,13 @@ class AlphaSample(EliminationAgent):
         self.delta = _confidence("delta", delta, 1.0 / (2 * self.n_arms * self.horizon))
         self.epsilon1 = check_float("epsilon1", epsilon1, low=0.0, low_open=True)
         self.coeff = check_float("coeff", coeff, low=0.0, low_open=True)
+        c, dlt, e1 = self.coeff, self.delta, self.epsilon1
+        _check_first_epoch(
+            self.name,
+            "m_1 sweeps",
+            lambda: c * 2.0 * math.log(1.0 / dlt) / e1**2,
+            f"delta={dlt:g}, epsilon1={e1:g} and coeff={c:g}",
+        )
         self._reset_state()
 
     def _reset_state(self) -> None:

@@ -164,12 +164,16 @@ class LDPWrapper(PrivateAgent):
                     f"{epsilon!r}; use sigma_method='analytic' for epsilon >= 1."
                 )
             sigma_fn = gaussian_sigma_classic if sigma_method == "classic" else gaussian_sigma_analytic
-            self.scale = sigma_fn(self.epsilon, self.delta, width)
+            try:
+                self.scale = sigma_fn(self.epsilon, self.delta, width)
+            except (OverflowError, ZeroDivisionError):
+                self.scale = math.inf
         else:
             if delta is not None:
                 raise ValueError(f"delta must be None for the {mechanism} mechanism (it is pure ε-LDP), got {delta!r}.")
             if mechanism == "laplace":
                 self.scale = width / self.epsilon
+        _check_report_scale(mechanism, rr_output, self.scale, self.epsilon, width)
         bits = mechanism == "randomized_response" and rr_output == "bits"
         if isinstance(agent, _UNIT_REWARD_AGENTS) and not bits:
             raise ValueError(
@@ -272,6 +276,19 @@ class LDPWrapper(PrivateAgent):
         return (
             f"LDPWrapper({self.agent!r}, mechanism={self.mechanism!r}, epsilon={self.epsilon}{delta}, "
             f"reward_range=({self.lo}, {self.hi}), seed={self.seed})"
+        )
+
+
+def _check_report_scale(mechanism: str, rr_output: str, scale: float, epsilon: float, width: float) -> None:
+    """Refuse parameters whose privatized reports would not be finite numbers."""
+    if mechanism == "randomized_response":
+        if rr_output == "bits":
+            return
+        scale = width / math.tanh(epsilon / 2.0) if math.tanh(epsilon / 2.0) > 0.0 else math.inf
+    if not math.isfinite(scale):
+        raise ValueError(
+            f"epsilon and reward_range must give finite reports, got epsilon={epsilon:g} and a range of width "
+            f"{width:g}, whose {mechanism} reports have an infinite scale."
         )
 
 

@@ -500,6 +500,36 @@ def test_linear_run_refuses_rewards_as_the_step_api_does(name, value):
         agent.update(1, value)
 
 
+# Extreme parameters ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: GAP(K, 60, 1e-300, PATH3), "first epoch of GAP"),
+        (lambda: GAP(K, 60, 1.0, PATH3, delta=5e-324), "first epoch of GAP"),
+        (lambda: GAPU(K, 60, 1e-300, PATH3), "first epoch of GAPU"),
+        (lambda: DPSE(K, 60, 5e-324), "first epoch of DPSE"),
+        (lambda: DPSE(K, 60, 1.0, schedule_scale=1e300), "first epoch of DPSE"),
+        (lambda: AlphaSample(K, 60, epsilon1=1e-300), "first epoch of AlphaSample"),
+        (lambda: AlphaSample(K, 60, coeff=1e300), "first epoch of AlphaSample"),
+        (lambda: AlphaSample(K, 60, delta=5e-324), "first epoch of AlphaSample"),
+        (lambda: LDPLinUCB(D, 1.0, l_x=1e300), "l_x and l_y"),
+        (lambda: LDPLinUCB(D, 1.0, l_x=5e-324), "l_x and l_y"),
+        (lambda: LDPLinUCB(D, 5e-324), "epsilon and delta"),
+        (lambda: LDPLinUCB(D, 1.0, delta=5e-324), "epsilon and delta"),
+        (lambda: LDPWrapper(UCB(K), "laplace", 5e-324), "epsilon and reward_range"),
+        (lambda: LDPWrapper(UCB(K), "laplace", 1.0, reward_range=(-1e308, 1e308)), "epsilon and reward_range"),
+        (lambda: LDPWrapper(UCB(K), "gaussian", 5e-324, 0.1, sigma_method="analytic"), "epsilon and reward_range"),
+        (lambda: LDPWrapper(UCB(K), "randomized_response", 5e-324, rr_output="debias"), "epsilon and reward_range"),
+    ],
+)
+def test_parameters_whose_schedule_or_noise_is_not_finite_are_refused(make, match):
+    with pytest.raises(ValueError, match=match) as exc:
+        make()
+    assert "\n" not in str(exc.value) and len(str(exc.value)) < 300
+
+
 @pytest.mark.parametrize("value", [math.nan, 1.5, -0.25])
 @pytest.mark.parametrize("run", ["gap", "dpse", "aae"])
 def test_reference_runs_refuse_rewards_as_the_compiled_agents_do(run, value):
