@@ -70,6 +70,8 @@ MAX_STATE_BYTES = 4 * 2**30
 PER_ARM_INFO_KEYS = ("observed_mask", "observed_rewards")
 
 _MAX_REPR = 60
+_INT64 = np.dtype(np.int64)
+_FLOAT64 = np.dtype(np.float64)
 
 
 def describe(value: Any, typed: bool = True) -> str:
@@ -374,6 +376,11 @@ class Agent(ABC):
     def _out(self, actions: IntArray) -> Any:
         return int(actions[0]) if self.n_envs is None else actions
 
+    @property
+    def _batch_shape(self) -> tuple[int, ...]:
+        """Shape of a batch of actions or rewards: (N,) for N copies; for one env a shape no array has."""
+        return (-1,) if self.n_envs is None else (self.n_envs,)
+
     def _where(self, b: int) -> str:
         return "" if self.n_envs is None else f" for copy {b}"
 
@@ -384,6 +391,11 @@ class Agent(ABC):
         the first bad copy (then raise :meth:`_action_range_error`).
         """
         k = self.n_arms if n_arms is None else n_arms
+        if type(action) is np.ndarray and action.dtype is _INT64 and action.shape == self._batch_shape:
+            if check_range and (action.min() < 0 or action.max() >= k):  # the usual batch: one branch
+                b = int(np.flatnonzero((action < 0) | (action >= k))[0])
+                raise self._action_range_error(int(action[b]), b, k)
+            return action
         if self.n_envs is None:
             if isinstance(action, numbers.Integral) and not isinstance(action, bool | np.bool_):
                 if not 0 <= int(action) < k:  # one comparison: always checked here
@@ -423,7 +435,9 @@ class Agent(ABC):
         Values must be finite and inside :attr:`reward_bounds`. ``check=False`` leaves the values
         to a compiled kernel (then raise :meth:`_reward_error`).
         """
-        if self.n_envs is None:
+        if type(reward) is np.ndarray and reward.dtype is _FLOAT64 and reward.shape == self._batch_shape:
+            r = reward  # the usual batch: no conversion
+        elif self.n_envs is None:
             if isinstance(reward, numbers.Real) and not isinstance(reward, bool | np.bool_):
                 r = np.array([as_float(reward)])
             else:
