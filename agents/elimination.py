@@ -34,6 +34,7 @@ from agents.base import (
     check_int,
     check_values,
     describe,
+    value_error,
 )
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
 from bandit_envs.rewards import RewardModel
@@ -110,9 +111,9 @@ class EliminationAgent(Agent):
         table
             (T, K) rewards, or uniforms when ``law`` is given (rewards are then computed lazily,
             only where observed; :mod:`bandit_envs.rewards` maps uniforms to rewards exactly as
-            the env does). Every entry must be finite and in [0, 1], as the step API requires of
-            every reward (the privacy and confidence bounds assume it; a NaN is not read as "not
-            observed").
+            the env does). Every entry the agent reads must be finite and in [0, 1], as the step
+            API requires of every reward it reads (the privacy and confidence bounds assume it; a
+            NaN is not read as "not observed").
         feedback_graph
             K×K adjacency of the env (no self loops).
         gaps
@@ -131,10 +132,11 @@ class EliminationAgent(Agent):
         Raises
         ------
         ValueError, TypeError
-            One sentence for a table entry that is not finite or outside [0, 1] (with its round
-            and arm), an ``override`` outside the table or with such a value, checkpoints that are
-            not increasing round counts in [1, T], ``gaps`` of another shape, or a bad ``copy``.
-            The table is checked in two passes (its minimum and maximum) before any round is played.
+            One sentence for a table entry read by the agent that is not finite or outside
+            [0, 1] (with its round and arm; checked by the compiled loop as it reads the entry,
+            and the agent's state and generator are then restored), an ``override`` outside the
+            table or with such a value, checkpoints that are not increasing round counts in
+            [1, T], ``gaps`` of another shape, or a bad ``copy``.
         """
         copy = check_int("copy", copy, minimum=0)
         if copy >= self.batch:
@@ -150,8 +152,6 @@ class EliminationAgent(Agent):
         closed = closed_neighbourhoods(as_adjacency(feedback_graph, self.n_arms))
         observes = closed if self.side_observations else np.eye(self.n_arms, dtype=bool)
         if law is None:
-            # The rewards the agent reads: the same rule (and message) as the step API's.
-            check_values("table", tab, self.reward_bounds, self._bounds_reason(), ("round", "arm"))
             mode, kind, loc, scale, lo, width = (
                 TABLE_REWARDS,
                 0,
@@ -165,8 +165,6 @@ class EliminationAgent(Agent):
                 raise TypeError(f"law must be a bandit_envs.rewards.RewardModel or None, got {describe(law)}.")
             if law.n_arms != self.n_arms:
                 raise ValueError(f"law must have one reward law per arm ({self.n_arms}), got {law.n_arms}.")
-            # Uniforms in [0, 1] map to rewards in [0, 1] (the laws are on [0, 1]).
-            check_values("table", tab, (0.0, 1.0), "uniforms that law maps to rewards", ("round", "arm"))
             mode = TABLE_UNIFORMS
             kind, loc, scale, lo, width = law.params()
         ot, ok, ov = self._override(override, tab.shape[0])
@@ -186,6 +184,10 @@ class EliminationAgent(Agent):
         else:  # arm indices that do not fit in int16
             actions = np.zeros(n_recorded, dtype=np.int64)
         start = int(self._rounds_played(copy))
+        # The kernel checks every entry it reads (no extra pass over the table); on a bad one it
+        # stops, and the state and generator are put back as they were.
+        saved = tuple(array.copy() for array in self._state), self.rng.bit_generator.state
+        bad = np.full(2, -1, dtype=np.int64)
         total = simulate(
             type(self)._act_fn,
             type(self)._update_fn,
@@ -210,7 +212,17 @@ class EliminationAgent(Agent):
             ck_out,
             actions,
             self.rng,
+            bad,
         )
+        if bad[0] >= 0:
+            for array, copied in zip(self._state, saved[0], strict=True):
+                array[...] = copied
+            self.rng.bit_generator.state = saved[1]
+            where = f" at round {bad[0]}, arm {bad[1]}"
+            value = float(tab[bad[0], bad[1]])
+            if law is None:  # the rewards the agent reads: the step API's rule and message
+                raise value_error("table", value, self.reward_bounds, self._bounds_reason(), where, plural=True)
+            raise value_error("table", value, (0.0, 1.0), "uniforms that law maps to rewards", where, plural=True)
         return SimulationResult(float(total), ck_out, actions if record_actions else None)
 
     def _override(self, override: Any, n_rounds: int) -> tuple[int, int, float]:

@@ -448,6 +448,24 @@ def test_simulate_refuses_rewards_as_the_step_api_does(name, value):
     assert rule_of(str(exc.value)) == rule_of(str(step.value))
 
 
+@pytest.mark.parametrize("name", ELIMINATION)
+def test_simulate_checks_the_entries_it_reads_and_a_refusal_leaves_the_agent_as_it_was(name):
+    rng = np.random.default_rng(1)
+    table = rng.random((400, K))
+    bad = table.copy()
+    bad[150, :] = math.nan  # read by every agent
+    agent, twin = AGENTS[name](None), AGENTS[name](None)
+    agent.rng, twin.rng = np.random.default_rng(5), np.random.default_rng(5)
+    agent.simulate(table[:100], PATH3, np.zeros(K))
+    twin.simulate(table[:100], PATH3, np.zeros(K))
+    with pytest.raises(ValueError, match=r"at round 150, arm \d\.$"):
+        agent.simulate(bad, PATH3, np.zeros(K))
+    first = agent.simulate(table, PATH3, np.zeros(K), record_actions=True).actions
+    second = twin.simulate(table, PATH3, np.zeros(K), record_actions=True).actions
+    np.testing.assert_array_equal(first, second)
+    assert agent.rng.random() == twin.rng.random()
+
+
 @pytest.mark.parametrize("value", [math.nan, 1.5, -0.25])
 def test_simulate_refuses_uniforms_outside_the_unit_interval(value):
     table = np.full((50, K), 0.5)
