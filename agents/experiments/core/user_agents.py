@@ -226,6 +226,8 @@ def play(
 
     Returns the cumulative regret (sum of ``info["regret"]``) and cumulative reward at the
     checkpoints: arrays of shape (checkpoints,) for a single env, (checkpoints, N) for a vector env.
+    Before the first step, :func:`check_fits` refuses an agent whose number of arms differs from
+    the env's (:class:`UserAgentError`).
     """
     check_fits(env, agent)
     mask = checkpoint_mask(horizon, checkpoints)
