@@ -64,6 +64,7 @@ def simulate(  # pragma: no cover
     regret_out,
     actions_out,
     rng,
+    bad_out,
 ):
     """Run copy ``b`` over rounds ``start..stop-1`` of a reward table.
 
@@ -74,6 +75,11 @@ def simulate(  # pragma: no cover
     ``override_v`` (neighbouring tables). Cumulative regret is written at the rounds listed in
     ``checkpoints`` (ascending, 1-based counts); actions go to ``actions_out`` if it is long
     enough. Returns the total regret.
+
+    Every table entry the agent reads (a reward, or a uniform in ``TABLE_UNIFORMS`` mode) must be
+    in [0, 1] (NaN is not): the agents' bounds assume it, and a NaN would read as "not observed".
+    At the first entry that is not, the loop stops before feeding it, writes its round and arm to
+    ``bad_out`` and returns; the caller restores the agent's state and reports it.
     """
     k_arms = table.shape[1]
     row = np.full(k_arms, np.nan)
@@ -90,10 +96,16 @@ def simulate(  # pragma: no cover
             if obs[k]:
                 if t == override_t and k == override_k:
                     row[k] = override_v
-                elif mode == TABLE_REWARDS:
-                    row[k] = table[t, k]
+                    continue
+                value = table[t, k]
+                if not (0.0 <= value <= 1.0):
+                    bad_out[0] = t
+                    bad_out[1] = k
+                    return total
+                if mode == TABLE_REWARDS:
+                    row[k] = value
                 else:
-                    row[k] = reward_from_uniform(table[t, k], kind, loc[k], scale, cdf_lo[k], cdf_width[k])
+                    row[k] = reward_from_uniform(value, kind, loc[k], scale, cdf_lo[k], cdf_width[k])
         update(state, params, b, a, row, rng)
         for k in range(k_arms):
             row[k] = np.nan

@@ -10,17 +10,252 @@ Episodes: an agent learns within one episode of its env. When a vector env autor
 (Gymnasium's NEXT_STEP mode: the step after ``truncated`` returns reward 0 and observes
 nothing), call ``agent.reset()`` rather than ``update`` for that step. The copies of a batched
 agent share the agent's generator and draw from it in copy order.
+
+Input checks. Every agent refuses feedback that does not fit it, with one sentence naming the
+argument, what was given and what is allowed (a ``TypeError`` for the wrong kind of value, a
+``ValueError`` for a wrong shape or value), and leaves its state unchanged:
+
+* ``action``: one env, an ``int`` or numpy integer scalar (not a float such as 1.0, not a bool,
+  not a string); N copies, an integer-dtype array of shape (N,). Every arm in [0, K).
+* ``reward``: a real number (array of shape (N,)), finite, and inside the agent's reward range
+  where its guarantees need one (Thompson sampling and the elimination agents: [0, 1]).
+* ``info``: a dict or None. Its per-arm arrays (``observed_mask``, ``observed_rewards``) must
+  have shape (K,) ((N, K) for N copies), the mask boolean, and observed rewards finite (and in
+  the reward range) where the mask is True; ``optimal_action`` must be an arm below K.
+* ``obs``: an observation with an arm axis (feature matrices of shape (K, d), (N, K, d) for N
+  copies) must have K rows.
+
+A per-arm array, an optimal action or an observation that shows another number of arms than the
+agent's K means the env does not fit the agent; :meth:`Agent.check_env` tests that up front.
+The checks are numpy reductions over the batch (or run inside the agents' compiled kernels),
+so they cost little next to the step itself.
+
+State size: an agent refuses, before allocating anything, an ``n_envs`` or ``n_arms`` whose
+learning state would exceed :data:`MAX_STATE_BYTES`.
 """
 
 from __future__ import annotations
 
+import math
+import numbers
 from abc import ABC, abstractmethod
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
+from gymnasium import spaces
 
-from bandit_envs.validation import check_int
+__all__ = [
+    "MAX_STATE_BYTES",
+    "Agent",
+    "PrivateAgent",
+    "check_choice",
+    "check_float",
+    "check_int",
+    "check_state_size",
+    "describe",
+    "env_arms",
+]
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+#: Largest learning state (bytes) an agent accepts to allocate: 4 GiB. An ``n_envs`` or
+#: ``n_arms`` (``n_features`` for the linear agents) that would need more is refused, with the
+#: size it would take, before anything is allocated.
+MAX_STATE_BYTES = 4 * 2**30
+
+#: info keys holding one entry per arm (with a leading batch axis for N copies).
+PER_ARM_INFO_KEYS = ("observed_mask", "observed_rewards")
+
+_MAX_REPR = 60
+_INT64 = np.dtype(np.int64)
+_FLOAT64 = np.dtype(np.float64)
+
+
+def describe(value: Any, typed: bool = True) -> str:
+    """A short description of ``value`` for an error message (never a whole array).
+
+    Arrays are described by shape and dtype, lists and tuples by length, other values by their
+    ``repr`` (cut to 60 characters) followed, if ``typed``, by their type.
+    """
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} and dtype {value.dtype}"
+    if isinstance(value, list | tuple):
+        return f"a {type(value).__name__} of length {len(value)}"
+    text = repr(value)
+    if len(text) > _MAX_REPR:
+        text = text[: _MAX_REPR - 3] + "..."
+    text = " ".join(text.split())  # one line
+    return f"{text} ({type(value).__name__})" if typed else text
+
+
+def check_int(name: str, value: Any, *, minimum: int | None = None) -> int:
+    """Return ``value`` as an ``int`` if it is an integer (not a bool) not below ``minimum``.
+
+    The checks of :mod:`bandit_envs.validation`, with the value quoted through :func:`describe`
+    (arguments of agents may be arrays or long strings).
+    """
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {describe(value)}.")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {describe(value, typed=False)}.")
+    return int(value)
+
+
+def check_float(
+    name: str,
+    value: Any,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """Return ``value`` as a finite ``float`` inside the given interval (bools are refused)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {describe(value)}.")
+    v = as_float(value)
+    lo = "-inf" if low is None else f"{low:g}"
+    hi = "inf" if high is None else f"{high:g}"
+    interval = f"{'(' if low_open or low is None else '['}{lo}, {hi}{')' if high_open or high is None else ']'}"
+    bad = not math.isfinite(v)
+    if low is not None:
+        bad |= v <= low if low_open else v < low
+    if high is not None:
+        bad |= v >= high if high_open else v > high
+    if bad:
+        raise ValueError(f"{name} must be a finite number in {interval}, got {describe(value, typed=False)}.")
+    return v
+
+
+def check_choice(name: str, value: Any, allowed: Any) -> Any:
+    """Return ``value`` if it is one of ``allowed`` (strings, numbers, bools or None)."""
+    options = list(allowed)
+    plain = value is None or isinstance(value, str | bool | int | float)
+    if not plain or value not in options:
+        raise ValueError(f"{name} must be one of {options}, got {describe(value)}.")
+    return value
+
+
+def as_float(value: Any) -> float:
+    """``float(value)`` for a real number, infinite (with its sign) where that overflows (huge ints)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def _size_text(nbytes: float) -> str:
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if nbytes >= size:
+            return f"{nbytes / size:.3g} {unit}"
+    return f"{nbytes:.0f} bytes"
+
+
+def check_state_size(nbytes: float, what: str) -> None:
+    """Refuse a learning state of ``nbytes`` bytes above :data:`MAX_STATE_BYTES`.
+
+    Parameters
+    ----------
+    nbytes
+        Size the state would take.
+    what
+        The arguments that set it, e.g. ``"n_envs=1000000 with n_arms=10"``.
+
+    Raises
+    ------
+    ValueError
+        One sentence with the size it would take and the limit.
+    """
+    if nbytes > MAX_STATE_BYTES:
+        raise ValueError(
+            f"{what} would need about {_size_text(nbytes)} of agent state, above the limit of "
+            f"{_size_text(MAX_STATE_BYTES)} (agents.base.MAX_STATE_BYTES); use fewer copies or arms."
+        )
+
+
+def _as_array(value: Any) -> npt.NDArray[Any] | None:
+    """``value`` as a numpy array, or None when numpy cannot make a regular array of it."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, str | bytes) or value is None:
+        return None
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return None if arr.dtype.kind in "OSUV" else arr
+
+
+def _first_bad(ok: npt.NDArray[np.bool_]) -> tuple[int, ...]:
+    """Index (as a tuple) of the first False of ``ok``."""
+    flat = int(np.flatnonzero(~ok.reshape(-1))[0])
+    return tuple(int(i) for i in np.unravel_index(flat, ok.shape))
+
+
+def value_error(
+    what: str,
+    value: float,
+    bounds: tuple[float, float] | None,
+    reason: str,
+    where: str = "",
+    plural: bool = False,
+    condition: str = "",
+) -> ValueError:
+    """The one-sentence error for a non-finite or out-of-range reward (step API and fast paths alike).
+
+    Parameters
+    ----------
+    what
+        What holds the value, e.g. ``"reward"``, ``"info['observed_rewards']"``, ``"table"``.
+    value
+        The first bad value.
+    bounds
+        The allowed (low, high), inclusive, or None for any finite number.
+    reason
+        Why the bounds are needed (said in parentheses), or "".
+    where
+        Where the value sits, e.g. ``" for copy 3"`` or ``" at round 5, arm 2"``.
+    plural
+        ``what`` holds several numbers ("finite numbers" instead of "a finite number").
+    condition
+        Which of the numbers the rule is for, e.g. ``" where info['observed_mask'] is True"``.
+    """
+    allowed = "finite numbers" if plural else "a finite number"
+    if bounds is not None:
+        allowed += f" in [{bounds[0]:g}, {bounds[1]:g}]"
+    allowed += condition
+    if reason:
+        allowed += f" ({reason})"
+    return ValueError(f"{what} must be {allowed}, got {value!r}{where}.")
+
+
+def check_values(
+    what: str,
+    values: FloatArray,
+    bounds: tuple[float, float] | None,
+    reason: str,
+    axes: tuple[str, ...],
+    condition: str = "",
+) -> None:
+    """Raise :func:`value_error` for the first non-finite or out-of-bounds entry of ``values``.
+
+    One pass for the minimum and one for the maximum (NaN propagates through both), so the check
+    is cheap on the fast paths' tables. ``axes`` names the axes for the error's position, e.g.
+    ``("round", "arm")``.
+    """
+    if values.size == 0:
+        return
+    low, high = (-math.inf, math.inf) if bounds is None else bounds
+    lo, hi = values.min(), values.max()
+    if low <= lo and hi <= high and (bounds is not None or (math.isfinite(lo) and math.isfinite(hi))):
+        return
+    ok = np.isfinite(values) & (values >= low) & (values <= high)
+    index = _first_bad(ok)
+    where = " at " + ", ".join(f"{name} {i}" for name, i in zip(axes, index, strict=True)) if index else ""
+    raise value_error(what, float(values[index]), bounds, reason, where, values.ndim > 0, condition)
 
 
 class Agent(ABC):
@@ -34,10 +269,23 @@ class Agent(ABC):
         ``None`` for one env, or the number N of copies run in lock-step.
     seed
         Seed of the agent's generator (policy randomness and privacy noise).
+
+    Raises
+    ------
+    ValueError
+        If ``n_envs`` × ``n_arms`` would need a learning state above :data:`MAX_STATE_BYTES`.
     """
 
     #: Short name used in tables and figures.
     name: str = "Agent"
+    #: Rewards the agent accepts, (low, high) inclusive; None: any finite number.
+    reward_bounds: ClassVar[tuple[float, float] | None] = None
+    #: Why ``reward_bounds`` is needed, said in the error for a reward outside them.
+    reward_bounds_reason: ClassVar[str] = ""
+    #: Bytes of learning state (and per-step work arrays) per copy and arm, and per copy, for the
+    #: size check of the constructor.
+    _state_bytes_per_arm: ClassVar[int] = 32
+    _state_bytes_per_copy: ClassVar[int] = 64
 
     def __init__(self, n_arms: int, *, n_envs: int | None = None, seed: int | None = None) -> None:
         self.n_arms = check_int("n_arms", n_arms, minimum=2)
@@ -45,12 +293,21 @@ class Agent(ABC):
         if seed is not None:
             check_int("seed", seed, minimum=0)
         self.seed = seed
+        self._check_state_size()
         self.rng = np.random.default_rng(seed)
 
     @property
     def batch(self) -> int:
         """Number of copies the agent holds state for (1 when ``n_envs`` is None)."""
         return 1 if self.n_envs is None else self.n_envs
+
+    def _state_nbytes(self) -> float:
+        """Bytes of learning state the agent allocates (for :data:`MAX_STATE_BYTES`)."""
+        return float(self.batch) * (float(self.n_arms) * self._state_bytes_per_arm + self._state_bytes_per_copy)
+
+    def _check_state_size(self) -> None:
+        copies = "" if self.n_envs is None else f"n_envs={self.n_envs} with "
+        check_state_size(self._state_nbytes(), f"{copies}n_arms={self.n_arms}")
 
     def reset(self, seed: int | None = None) -> None:
         """Forget everything learned; reseed the generator if ``seed`` is given."""
@@ -72,29 +329,298 @@ class Agent(ABC):
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Learn from the last step: its action(s), reward(s) and the env's info."""
 
-    # Helpers for subclasses -------------------------------------------------------------
+    # Pairing with an env -----------------------------------------------------------------
 
-    def _out(self, actions: npt.NDArray[np.int64]) -> Any:
+    def check_env(self, env: Any) -> None:
+        """Check that ``env`` fits the agent: its number of arms and of copies.
+
+        A single env must have ``action_space == Discrete(n_arms)`` (starting at 0) and the agent
+        ``n_envs=None``; a vector env must have ``single_action_space == Discrete(n_arms)`` and
+        ``num_envs == n_envs``. Call it before a run: a mismatch would otherwise show up only as a
+        wrong-shaped ``info`` or an arm out of range, or not at all.
+
+        Parameters
+        ----------
+        env
+            A Gymnasium env or vector env.
+
+        Raises
+        ------
+        ValueError
+            One sentence naming what differs.
+        """
+        n_arms = env_arms(env)
+        if n_arms != self.n_arms:
+            raise ValueError(
+                f"env must have the agent's number of arms (n_arms={self.n_arms}), got an env with "
+                f"{n_arms} arms ({_action_space(env)})."
+            )
+        self._check_env_copies(env)
+
+    def _check_env_copies(self, env: Any) -> None:
+        num_envs = getattr(env, "num_envs", None)
+        if num_envs is None and self.n_envs is not None:
+            raise ValueError(
+                f"env must be a vector env with num_envs={self.n_envs} for an agent with n_envs={self.n_envs}, "
+                f"got a single env ({type(env).__name__})."
+            )
+        if num_envs is not None and num_envs != self.n_envs:
+            wanted = "a single env" if self.n_envs is None else f"a vector env with num_envs={self.n_envs}"
+            raise ValueError(
+                f"env must be {wanted} for an agent with n_envs={self.n_envs}, got a vector env with "
+                f"num_envs={num_envs}."
+            )
+
+    # Input checks for subclasses ---------------------------------------------------------
+
+    def _out(self, actions: IntArray) -> Any:
         return int(actions[0]) if self.n_envs is None else actions
+
+    @property
+    def _batch_shape(self) -> tuple[int, ...]:
+        """Shape of a batch of actions or rewards: (N,) for N copies; for one env a shape no array has."""
+        return (-1,) if self.n_envs is None else (self.n_envs,)
+
+    def _where(self, b: int) -> str:
+        return "" if self.n_envs is None else f" for copy {b}"
+
+    def _actions(self, action: Any, n_arms: int | None = None, *, check_range: bool = True) -> IntArray:
+        """``action`` as an int64 array of shape (B,), checked (type, shape and, by default, range).
+
+        ``check_range=False`` leaves the range of an int64 batch to a compiled kernel that reports
+        the first bad copy (then raise :meth:`_action_range_error`).
+        """
+        k = self.n_arms if n_arms is None else n_arms
+        if type(action) is np.ndarray and action.dtype is _INT64 and action.shape == self._batch_shape:
+            if check_range and (action.min() < 0 or action.max() >= k):  # the usual batch: one branch
+                b = int(np.flatnonzero((action < 0) | (action >= k))[0])
+                raise self._action_range_error(int(action[b]), b, k)
+            return action
+        if self.n_envs is None:
+            if isinstance(action, numbers.Integral) and not isinstance(action, bool | np.bool_):
+                if not 0 <= int(action) < k:  # one comparison: always checked here
+                    raise self._action_range_error(int(action), 0, k)
+                return np.array([action], dtype=np.int64)
+            arr = action if isinstance(action, np.ndarray) else None
+            if arr is None or arr.shape != () or arr.dtype.kind not in "iu":
+                raise TypeError(
+                    f"action must be an integer arm index in [0, {k - 1}] (an int or numpy integer), "
+                    f"got {describe(action)}."
+                )
+            return self._actions(arr.item(), n_arms, check_range=check_range)
+        arr = action if isinstance(action, np.ndarray) else _as_array(action)
+        shape = (self.n_envs,)
+        if arr is None or arr.dtype.kind not in "iu" or arr.shape != shape:
+            error = TypeError if arr is None or arr.dtype.kind not in "iu" else ValueError
+            raise error(
+                f"action must be an integer array of shape {shape}, one arm in [0, {k - 1}] per copy, "
+                f"got {describe(action)}."
+            )
+        if (check_range or arr.dtype != np.int64) and (arr.min() < 0 or arr.max() >= k):
+            b = int(np.flatnonzero((arr < 0) | (arr >= k))[0])
+            raise self._action_range_error(int(arr[b]), b, k)
+        return arr if arr.dtype == np.int64 else arr.astype(np.int64)
+
+    def _action_range_error(self, value: int, b: int, n_arms: int | None = None) -> ValueError:
+        """The error for copy ``b``'s action ``value`` outside [0, K)."""
+        k = self.n_arms if n_arms is None else n_arms
+        got = describe(value, typed=False)
+        return ValueError(
+            f"action must be an arm index in [0, {k - 1}] (the agent has {k} arms){self._where(b)}, got {got}."
+        )
+
+    def _rewards(self, reward: Any, *, check: bool = True) -> FloatArray:
+        """``reward`` as a float64 array of shape (B,), checked (type, shape and, by default, values).
+
+        Values must be finite and inside :attr:`reward_bounds`. ``check=False`` leaves the values
+        to a compiled kernel (then raise :meth:`_reward_error`).
+        """
+        if type(reward) is np.ndarray and reward.dtype is _FLOAT64 and reward.shape == self._batch_shape:
+            r = reward  # the usual batch: no conversion
+        elif self.n_envs is None:
+            if isinstance(reward, numbers.Real) and not isinstance(reward, bool | np.bool_):
+                r = np.array([as_float(reward)])
+            else:
+                arr = reward if isinstance(reward, np.ndarray) else None
+                if arr is None or arr.shape != () or arr.dtype.kind not in "iuf":
+                    raise TypeError(f"reward must be a real number, got {describe(reward)}.")
+                r = arr.reshape(1).astype(np.float64)
+        else:
+            arr = reward if isinstance(reward, np.ndarray) else _as_array(reward)
+            shape = (self.n_envs,)
+            if arr is None or arr.dtype.kind not in "iuf" or arr.shape != shape:
+                error = TypeError if arr is None or arr.dtype.kind not in "iuf" else ValueError
+                raise error(
+                    f"reward must be a real array of shape {shape}, one reward per copy, got {describe(reward)}."
+                )
+            r = arr if arr.dtype == np.float64 else arr.astype(np.float64)
+        if check:
+            low, high = (-math.inf, math.inf) if self.reward_bounds is None else self.reward_bounds
+            lo, hi = r.min(), r.max()
+            if not (low <= lo and hi <= high and math.isfinite(lo) and math.isfinite(hi)):
+                ok = np.isfinite(r) & (r >= low) & (r <= high)
+                raise self._reward_error(float(r[_first_bad(ok)]), _first_bad(ok)[0])
+        return r
+
+    def _reward_error(self, value: float, b: int) -> ValueError:
+        """The error for copy ``b``'s reward ``value`` (not finite or outside :attr:`reward_bounds`)."""
+        return value_error("reward", value, self.reward_bounds, self._bounds_reason(), self._where(b))
+
+    def _bounds_reason(self) -> str:
+        return self.reward_bounds_reason.format(name=self.name)
+
+    def _feedback(
+        self,
+        action: Any,
+        reward: Any,
+        info: Any,
+        *,
+        n_arms: int | None = None,
+        check_values: bool = True,
+    ) -> tuple[IntArray, FloatArray]:
+        """Checked (actions (B,), rewards (B,)) of one ``update``; ``info`` is checked too.
+
+        ``check_values=False`` checks types and shapes only and leaves the action range and the
+        reward values to a compiled kernel. ``n_arms`` overrides the agent's K (linear agents
+        read it from the last observation).
+        """
+        a = self._actions(action, n_arms, check_range=check_values)
+        r = self._rewards(reward, check=check_values)
+        if info is not None:
+            self._check_info(info, n_arms)
+        return a, r
+
+    def _check_info(self, info: Any, n_arms: int | None = None) -> None:
+        """Check the env's step ``info`` against the agent's arm count (cheap: shapes and one max)."""
+        if not isinstance(info, Mapping):
+            raise TypeError(f"info must be the env's step info (a dict) or None, got {describe(info)}.")
+        k = self.n_arms if n_arms is None else n_arms
+        expected = (k,) if self.n_envs is None else (self.n_envs, k)
+        for key in PER_ARM_INFO_KEYS:
+            value = info.get(key)
+            if value is None:
+                continue
+            shape = value.shape if isinstance(value, np.ndarray) else _shape(value)
+            if shape != expected:
+                raise ValueError(
+                    f"info[{key!r}] must have shape {expected}, one entry per arm"
+                    f"{'' if self.n_envs is None else ' for each copy'} (the agent has {k} arms), got "
+                    f"{'a value without a regular shape' if shape is None else f'shape {shape}'}."
+                )
+        best = info.get("optimal_action")
+        if best is not None:
+            arr = best if isinstance(best, np.ndarray) else _as_array(best)
+            if arr is not None and arr.dtype.kind in "iu" and arr.size and arr.max() >= k:
+                raise ValueError(
+                    f"info['optimal_action'] must be an arm index below the agent's {k} arms, got "
+                    f"{int(arr.max())}, so the env has more arms than the agent."
+                )
+
+    def _side_observations(
+        self, info: Any, n_arms: int | None = None, *, check_values: bool = True
+    ) -> tuple[npt.NDArray[np.bool_], FloatArray]:
+        """The (B, K) boolean ``observed_mask`` and float64 ``observed_rewards`` of ``info``, checked.
+
+        Observed rewards (where the mask is True) must be finite and inside
+        :attr:`reward_bounds`; ``check_values=False`` leaves that to a compiled kernel.
+        """
+        for key in PER_ARM_INFO_KEYS:
+            if not isinstance(info, Mapping) or key not in info:
+                keys = sorted(map(str, info))[:8] if isinstance(info, Mapping) else None
+                got = describe(info) if keys is None else f"keys {keys}"
+                raise ValueError(f"info must contain {key!r} (side observations from the env), got {got}.")
+        self._check_info(info, n_arms)
+        k = self.n_arms if n_arms is None else n_arms
+        mask = np.asarray(info["observed_mask"])
+        if mask.dtype.kind != "b":
+            if mask.dtype.kind not in "iu":
+                raise TypeError(
+                    f"info['observed_mask'] must be a boolean array of shape {mask.shape}, got dtype {mask.dtype}."
+                )
+            if mask.size and (mask.min() < 0 or mask.max() > 1):
+                bad = mask.max() if mask.max() > 1 else mask.min()
+                raise ValueError(f"info['observed_mask'] must be booleans (or integers 0 and 1), got {bad}.")
+            mask = mask.astype(np.bool_)
+        values = np.asarray(info["observed_rewards"])
+        if values.dtype.kind not in "iuf":
+            raise TypeError(
+                f"info['observed_rewards'] must be a real array of shape {values.shape}, got dtype {values.dtype}."
+            )
+        mask = mask.reshape(self.batch, k)
+        values = values.reshape(self.batch, k).astype(np.float64, copy=False)
+        if check_values:
+            seen = np.where(mask, values, 0.5 if self.reward_bounds is None else self.reward_bounds[0])
+            self._check_observed(seen)
+        return mask, values
+
+    def _check_observed(self, seen: FloatArray) -> None:
+        """Raise for the first bad observed reward; ``seen`` holds a valid value where nothing was observed."""
+        axes = ("arm",) if self.n_envs is None else ("copy", "arm")
+        check_values(
+            "info['observed_rewards']",
+            seen if self.n_envs is not None else seen[0],
+            self.reward_bounds,
+            self._bounds_reason(),
+            axes,
+            " where info['observed_mask'] is True",
+        )
+
+    def _check_obs(self, obs: Any) -> None:
+        """Refuse an observation whose arm axis (feature matrices (K, d) or (N, K, d)) has another K."""
+        if isinstance(obs, np.ndarray):
+            lead = 0 if self.n_envs is None else 1
+            if obs.ndim == lead + 2 and obs.shape[lead] != self.n_arms:
+                raise ValueError(
+                    f"obs must have one row per arm of the agent ({self.n_arms} arms) on its arm axis, got "
+                    f"shape {obs.shape}, so the env has {obs.shape[lead]} arms."
+                )
 
     def _batched(
         self, action: Any, reward: Any, info: dict[str, Any] | None, key: str | None = None
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], Any]:
-        """Return (actions (B,), rewards (B,), info[key] with a batch axis or None)."""
-        a = np.asarray(action, dtype=np.int64).reshape(self.batch)
-        r = np.asarray(reward, dtype=np.float64).reshape(self.batch)
+    ) -> tuple[IntArray, FloatArray, Any]:
+        """Return (actions (B,), rewards (B,), info[key] with a batch axis or None), all checked."""
+        a, r = self._feedback(action, reward, info)
         extra = None
         if key is not None:
-            if info is None or key not in info:
-                raise ValueError(
-                    f"info must contain {key!r} (side observations from the env), "
-                    f"got {None if info is None else sorted(info)!r}."
-                )
-            extra = np.asarray(info[key]).reshape(self.batch, self.n_arms)
+            mask, values = self._side_observations(info)
+            extra = mask if key == "observed_mask" else values
         return a, r, extra
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(n_arms={self.n_arms}, n_envs={self.n_envs}, seed={self.seed})"
+
+
+def _shape(value: Any) -> tuple[int, ...] | None:
+    """Shape of an array-like, or None when it has no regular shape."""
+    arr = _as_array(value)
+    return None if arr is None else arr.shape
+
+
+def env_arms(env: Any) -> int:
+    """Number of arms of a Gymnasium env or vector env (its ``Discrete`` action space's ``n``).
+
+    Raises
+    ------
+    ValueError
+        If the action space is not ``Discrete(K)`` starting at 0.
+    """
+    space = _space(env, "action_space")
+    if not isinstance(space, spaces.Discrete) or int(space.start) != 0:
+        raise ValueError(f"env must have a Discrete(K) action space starting at 0, got {_action_space(env)}.")
+    return int(space.n)
+
+
+def _space(env: Any, name: str) -> Any:
+    single = getattr(env, f"single_{name}", None) if getattr(env, "num_envs", None) is not None else None
+    return single if single is not None else getattr(env, name, None)
+
+
+def _action_space(env: Any) -> str:
+    vector = getattr(env, "num_envs", None) is not None
+    text = repr(_space(env, "action_space"))
+    if len(text) > _MAX_REPR:
+        text = text[: _MAX_REPR - 3] + "..."
+    return f"{'single_' if vector else ''}action_space {text}"
 
 
 class PrivateAgent(Agent):

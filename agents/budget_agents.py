@@ -15,15 +15,15 @@ References
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import Agent
+from agents.base import Agent, _as_array, as_float, check_float, check_int, check_state_size, describe
 from agents.index import UCB, _row_error, _ucb_choose
 from bandit_envs._jit import njit
-from bandit_envs.validation import check_float, check_int
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -55,12 +55,13 @@ def _sensitivities(obs: Any, n_envs: int | None) -> FloatArray:
     n_rows = 1 if n_envs is None else n_envs
     shapes = "a float or shape (1,)" if n_envs is None else f"shape ({n_envs},) or ({n_envs}, 1)"
     expected = f"obs must be the sensitivity φ_t in [0, 1] of the datum about to be sent ({shapes}), got"
-    if obs is None:  # np.asarray(None, dtype=float) would be a NaN
-        raise TypeError(f"{expected} None.")
-    try:
-        phi = np.asarray(obs, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{expected} {obs!r}.") from None
+    if isinstance(obs, numbers.Real) and not isinstance(obs, bool | np.bool_):
+        phi = np.array([as_float(obs)])
+    else:
+        arr = _as_array(obs)
+        if arr is None or arr.dtype.kind not in "iuf":
+            raise TypeError(f"{expected} {describe(obs)}.")
+        phi = arr.astype(np.float64)
     if phi.size != n_rows or phi.ndim > 2 or (phi.ndim == 2 and phi.shape[1] != 1):
         raise ValueError(f"{expected} shape {phi.shape}.")
     return phi.reshape(n_rows)
@@ -87,13 +88,14 @@ def sensitivity_weights(phi: Any, n_arms: int) -> FloatArray:
     array([0.5, 0.6, 0.7, 0.8, 0.9, 1. , 0.9, 0.8, 0.7, 0.6])
     """
     k = check_int("n_arms", n_arms, minimum=2)
-    try:
-        values = np.asarray(phi, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"phi must be a number in [0, 1] or a 1-d array of them, got {phi!r}.") from None
+    arr = _as_array(phi)
+    if arr is None or arr.dtype.kind not in "iuf":
+        raise TypeError(f"phi must be a number in [0, 1] or a 1-d array of them, got {describe(phi)}.")
+    values = arr.astype(np.float64)
     if values.ndim > 1:
         raise ValueError(f"phi must be a number in [0, 1] or a 1-d array of them, got shape {values.shape}.")
     rows = values.reshape(-1)
+    check_state_size(16.0 * rows.size * k, f"{rows.size} sensitivities with n_arms={k}")
     out = np.empty((rows.size, k))
     bad = _sensitivity_shift(np.zeros((rows.size, k)), rows, 1.0, out)
     if bad >= 0:
@@ -239,10 +241,12 @@ class FixedArm(Agent):
 
     def act(self, obs: Any = None) -> Any:
         """Return ``arm`` (one per copy)."""
+        self._check_obs(obs)
         return self._out(np.full(self.batch, self.arm, dtype=np.int64))
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
-        """Ignore the feedback."""
+        """Check the feedback (it must fit the agent), then ignore it."""
+        self._feedback(action, reward, info)
 
     def __repr__(self) -> str:
         return f"FixedArm(n_arms={self.n_arms}, arm={self.arm}, n_envs={self.n_envs}, seed={self.seed})"

@@ -14,6 +14,7 @@ against public implementations.
 from __future__ import annotations
 
 import math
+import numbers
 from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -23,10 +24,20 @@ import numpy.typing as npt
 
 from agents import _elim_kernels as kernels
 from agents._kernels import TABLE_REWARDS, TABLE_UNIFORMS, act_batch, simulate, update_batch
-from agents.base import Agent, PrivateAgent
+from agents.base import (
+    Agent,
+    PrivateAgent,
+    _as_array,
+    as_float,
+    check_choice,
+    check_float,
+    check_int,
+    check_values,
+    describe,
+    value_error,
+)
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
 from bandit_envs.rewards import RewardModel
-from bandit_envs.validation import check_choice, check_float, check_int
 
 
 @dataclass
@@ -35,7 +46,7 @@ class SimulationResult:
 
     total_regret: float
     checkpoint_regret: npt.NDArray[np.float64]
-    actions: npt.NDArray[np.int16] | None
+    actions: npt.NDArray[np.int16] | npt.NDArray[np.int64] | None
 
 
 class EliminationAgent(Agent):
@@ -46,6 +57,9 @@ class EliminationAgent(Agent):
     """
 
     side_observations: ClassVar[bool] = False
+    reward_bounds = (0.0, 1.0)
+    reward_bounds_reason = "the confidence bounds of {name} assume it"
+    _state_bytes_per_arm = 48
     _act_fn: ClassVar[Any]
     _update_fn: ClassVar[Any]
 
@@ -57,31 +71,25 @@ class EliminationAgent(Agent):
 
     def act(self, obs: Any = None) -> Any:
         """Next arm of every copy."""
+        self._check_obs(obs)
         out = np.empty(self.batch, dtype=np.int64)
         act_batch(type(self)._act_fn, self._state, self._params, self.rng, out)
         return self._out(out)
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
-        """Feed the step's reward (and the revealed neighbours' rewards if the agent uses them)."""
-        a, r, _ = self._batched(action, reward, None)
-        if a.min() < 0 or a.max() >= self.n_arms:
-            raise ValueError(f"action must lie in [0, {self.n_arms - 1}], got {action!r}.")
-        rows = np.full((self.batch, self.n_arms), np.nan)
-        observed_mask = np.zeros((self.batch, self.n_arms), dtype=bool)
+        """Feed the step's reward (and the revealed neighbours' rewards if the agent uses them).
+
+        Every reward the agent reads (the pulled arm's, and with side observations every reward
+        where ``info["observed_mask"]`` is True) must be finite and in [0, 1]; nothing is read as
+        "not observed" because it is NaN.
+        """
+        a, r = self._feedback(action, reward, info)
         if self.side_observations:
-            _, _, mask = self._batched(action, reward, info, "observed_mask")
-            _, _, seen = self._batched(action, reward, info, "observed_rewards")
-            observed_mask = mask.astype(bool)
-            rows = np.where(observed_mask, seen, np.nan)
+            mask, seen = self._side_observations(info)
+            rows = np.where(mask, seen, np.nan)
+        else:
+            rows = np.full((self.batch, self.n_arms), np.nan)
         rows[np.arange(self.batch), a] = r
-        observed_mask[np.arange(self.batch), a] = True
-        # Select by the mask, not by ~isnan: a NaN reward must be refused, not read as "unobserved".
-        observed = rows[observed_mask]
-        if not ((observed >= 0.0) & (observed <= 1.0)).all():
-            raise ValueError(
-                "rewards must lie in [0, 1] (the privacy and confidence bounds assume it), "
-                f"got {observed.min():g}..{observed.max():g}."
-            )
         update_batch(type(self)._update_fn, self._state, self._params, a, rows, self.rng)
 
     def simulate(
@@ -103,7 +111,9 @@ class EliminationAgent(Agent):
         table
             (T, K) rewards, or uniforms when ``law`` is given (rewards are then computed lazily,
             only where observed; :mod:`bandit_envs.rewards` maps uniforms to rewards exactly as
-            the env does).
+            the env does). Every entry the agent reads must be finite and in [0, 1], as the step
+            API requires of every reward it reads (the privacy and confidence bounds assume it; a
+            NaN is not read as "not observed").
         feedback_graph
             K×K adjacency of the env (no self loops).
         gaps
@@ -118,10 +128,27 @@ class EliminationAgent(Agent):
             Keep the arm sequence (``SimulationResult.actions``).
         copy
             Which copy of a batched agent to play.
+
+        Raises
+        ------
+        ValueError, TypeError
+            One sentence for a table entry read by the agent that is not finite or outside
+            [0, 1] (with its round and arm; checked by the compiled loop as it reads the entry,
+            and the agent's state and generator are then restored), an ``override`` outside the
+            table or with such a value, checkpoints that are not increasing round counts in
+            [1, T], ``gaps`` of another shape, or a bad ``copy``.
         """
-        tab = np.ascontiguousarray(table, dtype=np.float64)
-        if tab.ndim != 2 or tab.shape[1] != self.n_arms:
-            raise ValueError(f"table must have shape (T, {self.n_arms}), got {tab.shape}.")
+        copy = check_int("copy", copy, minimum=0)
+        if copy >= self.batch:
+            raise ValueError(f"copy must be a copy index in [0, {self.batch - 1}], got {copy}.")
+        if not isinstance(record_actions, bool | np.bool_):
+            raise TypeError(f"record_actions must be True or False, got {describe(record_actions)}.")
+        arr = _as_array(table)
+        if arr is None or arr.dtype.kind not in "iuf":
+            raise TypeError(f"table must be a real array of shape (T, {self.n_arms}), got {describe(table)}.")
+        if arr.ndim != 2 or arr.shape[1] != self.n_arms:
+            raise ValueError(f"table must have shape (T, {self.n_arms}), got {arr.shape}.")
+        tab = np.ascontiguousarray(arr, dtype=np.float64)
         closed = closed_neighbourhoods(as_adjacency(feedback_graph, self.n_arms))
         observes = closed if self.side_observations else np.eye(self.n_arms, dtype=bool)
         if law is None:
@@ -134,13 +161,33 @@ class EliminationAgent(Agent):
                 np.ones(self.n_arms),
             )
         else:
+            if not isinstance(law, RewardModel):
+                raise TypeError(f"law must be a bandit_envs.rewards.RewardModel or None, got {describe(law)}.")
+            if law.n_arms != self.n_arms:
+                raise ValueError(f"law must have one reward law per arm ({self.n_arms}), got {law.n_arms}.")
             mode = TABLE_UNIFORMS
             kind, loc, scale, lo, width = law.params()
-        ot, ok, ov = (-1, -1, 0.0) if override is None else (int(override[0]), int(override[1]), float(override[2]))
-        ck = np.zeros(0, dtype=np.int64) if checkpoints is None else np.asarray(checkpoints, dtype=np.int64)
+        ot, ok, ov = self._override(override, tab.shape[0])
+        ck = _simulate_checkpoints(checkpoints, tab.shape[0])
+        gap_arr = _as_array(gaps)
+        if gap_arr is None or gap_arr.dtype.kind not in "iuf" or gap_arr.shape != (self.n_arms,):
+            raise ValueError(
+                f"gaps must be a real array of shape ({self.n_arms},), one regret per arm, got {describe(gaps)}."
+            )
+        gap_values = np.ascontiguousarray(gap_arr, dtype=np.float64)
+        check_values("gaps", gap_values, None, "", ("arm",))
         ck_out = np.zeros(ck.shape[0])
-        actions = np.zeros(tab.shape[0] if record_actions else 0, dtype=np.int16)
+        n_recorded = tab.shape[0] if record_actions else 0
+        actions: npt.NDArray[np.int16] | npt.NDArray[np.int64]
+        if self.n_arms <= np.iinfo(np.int16).max:
+            actions = np.zeros(n_recorded, dtype=np.int16)
+        else:  # arm indices that do not fit in int16
+            actions = np.zeros(n_recorded, dtype=np.int64)
         start = int(self._rounds_played(copy))
+        # The kernel checks every entry it reads (no extra pass over the table); on a bad one it
+        # stops, and the state and generator are put back as they were.
+        saved = tuple(array.copy() for array in self._state), self.rng.bit_generator.state
+        bad = np.full(2, -1, dtype=np.int64)
         total = simulate(
             type(self)._act_fn,
             type(self)._update_fn,
@@ -160,13 +207,43 @@ class EliminationAgent(Agent):
             ot,
             ok,
             ov,
-            np.asarray(gaps, dtype=np.float64),
+            gap_values,
             ck,
             ck_out,
             actions,
             self.rng,
+            bad,
         )
+        if bad[0] >= 0:
+            for array, copied in zip(self._state, saved[0], strict=True):
+                array[...] = copied
+            self.rng.bit_generator.state = saved[1]
+            where = f" at round {bad[0]}, arm {bad[1]}"
+            value = float(tab[bad[0], bad[1]])
+            if law is None:  # the rewards the agent reads: the step API's rule and message
+                raise value_error("table", value, self.reward_bounds, self._bounds_reason(), where, plural=True)
+            raise value_error("table", value, (0.0, 1.0), "uniforms that law maps to rewards", where, plural=True)
         return SimulationResult(float(total), ck_out, actions if record_actions else None)
+
+    def _override(self, override: Any, n_rounds: int) -> tuple[int, int, float]:
+        """``override`` as (round, arm, reward), checked; (-1, -1, 0) for None."""
+        if override is None:
+            return -1, -1, 0.0
+        if not isinstance(override, tuple | list) or len(override) != 3:
+            raise TypeError(f"override must be None or a triple (t, k, v), got {describe(override)}.")
+        t = check_int("override[0] (the round t)", override[0], minimum=0)
+        k = check_int("override[1] (the arm k)", override[1], minimum=0)
+        if t >= n_rounds or k >= self.n_arms:
+            raise ValueError(
+                f"override must name an entry (t, k) of the table, t < {n_rounds} and k < {self.n_arms}, "
+                f"got ({t}, {k})."
+            )
+        v = override[2]
+        if isinstance(v, bool | np.bool_) or not isinstance(v, numbers.Real):
+            raise TypeError(f"override[2] (the reward v) must be a real number, got {describe(v)}.")
+        value = as_float(v)
+        check_values("override[2] (the reward v)", np.array(value), self.reward_bounds, self._bounds_reason(), ())
+        return t, k, value
 
     @abstractmethod
     def _rounds_played(self, copy: int) -> int:
@@ -176,6 +253,39 @@ class EliminationAgent(Agent):
     def active(self) -> npt.NDArray[np.bool_]:
         """Active (not yet eliminated) arms of every copy, shape (B, K)."""
         return self._state[kernels.ACTIVE].copy()
+
+
+def _simulate_checkpoints(checkpoints: Any, n_rounds: int) -> npt.NDArray[np.int64]:
+    """``checkpoints`` as strictly increasing int64 round counts in [1, n_rounds]."""
+    if checkpoints is None:
+        return np.zeros(0, dtype=np.int64)
+    arr = _as_array(checkpoints)
+    if arr is None or arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise TypeError(f"checkpoints must be a 1-d array of integers, got {describe(checkpoints)}.")
+    ck = np.ascontiguousarray(arr, dtype=np.int64)
+    if ck.size and (arr.min() < 1 or arr.max() > n_rounds or np.any(np.diff(ck) <= 0)):
+        raise ValueError(
+            f"checkpoints must be strictly increasing round counts in [1, {n_rounds}], got {ck.size} values "
+            f"from {int(arr.min())} to {int(arr.max())}."
+        )
+    return ck
+
+
+#: Longest first epoch (in rounds, or sweeps for AlphaSample) an agent accepts: the round
+#: counters are int64, and no run comes near 2**53 rounds.
+MAX_EPOCH_LENGTH = 2**53
+
+
+def _check_first_epoch(agent: str, what: str, compute: Any, params: str) -> None:
+    """Refuse parameters whose first epoch is infinite or longer than :data:`MAX_EPOCH_LENGTH`."""
+    try:
+        value = float(compute())
+    except (OverflowError, ZeroDivisionError):
+        value = math.inf
+    if not value <= MAX_EPOCH_LENGTH:  # also NaN
+        raise ValueError(
+            f"{params} make the first epoch of {agent} {what} = {value:g}, above 2**53; use larger parameters."
+        )
 
 
 def _confidence(name: str, value: float | None, default: float) -> float:
@@ -240,6 +350,7 @@ class GAP(EliminationAgent, PrivateAgent):
 
     name = "GAP"
     side_observations = True
+    reward_bounds_reason = "the privacy and confidence bounds of {name} assume it"
     privacy_unit = "one entry r_{t,k} of the T×K reward table (gap paper, Definition 3)"
     _act_fn = kernels.gap_act
     _update_fn = kernels.gap_update
@@ -262,7 +373,17 @@ class GAP(EliminationAgent, PrivateAgent):
         self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
         self.delta = _confidence("delta", delta, 1.0 / self.horizon)
         self.neighbourhoods = _check_graph(feedback_graph, self.n_arms)
+        k, eps, dlt = self.n_arms, self.epsilon, self.delta
+        _check_first_epoch(
+            self.name,
+            "L_1 rounds per arm",
+            lambda: max(2.0**7 * math.log(8.0 * k / dlt), 2.0**4 / eps * math.log(4.0 * k / dlt)),
+            f"epsilon={eps:g} and delta={dlt:g}",
+        )
         self._reset_state()
+
+    def _state_nbytes(self) -> float:
+        return super()._state_nbytes() + float(self.n_arms) ** 2  # the K×K closed neighbourhoods
 
     def _reset_state(self) -> None:
         self._state = kernels.new_gap_state(self.batch, self.n_arms)
@@ -338,6 +459,7 @@ class DPSE(EliminationAgent, PrivateAgent):
     """
 
     name = "DPSE"
+    reward_bounds_reason = "the privacy and confidence bounds of {name} assume it"
     privacy_unit = "one reward entry r_{t,k} (event level)"
     _act_fn = kernels.dpse_act
     _update_fn = kernels.dpse_update
@@ -359,6 +481,13 @@ class DPSE(EliminationAgent, PrivateAgent):
         self.beta = _confidence("beta", beta, 1.0 / self.horizon)
         self.schedule_scale = check_float("schedule_scale", schedule_scale, low=0.0, low_open=True)
         self.width_scale = check_float("width_scale", width_scale, low=0.0, low_open=True)
+        k, eps, beta, s = self.n_arms, self.epsilon, self.beta, self.schedule_scale
+        _check_first_epoch(
+            self.name,
+            "R_1 pulls per arm",
+            lambda: s * max(32.0 * math.log(8.0 * k / beta) / 0.25, 8.0 * math.log(4.0 * k / beta) / (eps * 0.5)),
+            f"epsilon={eps:g}, beta={beta:g} and schedule_scale={s:g}",
+        )
         self._reset_state()
 
     def _reset_state(self) -> None:
@@ -459,6 +588,13 @@ class AlphaSample(EliminationAgent):
         self.delta = _confidence("delta", delta, 1.0 / (2 * self.n_arms * self.horizon))
         self.epsilon1 = check_float("epsilon1", epsilon1, low=0.0, low_open=True)
         self.coeff = check_float("coeff", coeff, low=0.0, low_open=True)
+        c, dlt, e1 = self.coeff, self.delta, self.epsilon1
+        _check_first_epoch(
+            self.name,
+            "m_1 sweeps",
+            lambda: c * 2.0 * math.log(1.0 / dlt) / e1**2,
+            f"delta={dlt:g}, epsilon1={e1:g} and coeff={c:g}",
+        )
         self._reset_state()
 
     def _reset_state(self) -> None:

@@ -15,9 +15,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import Agent
+from agents.base import Agent, check_float
 from bandit_envs._jit import njit
-from bandit_envs.validation import check_float
 
 FloatArray = npt.NDArray[np.float64]
 SQRT2 = math.sqrt(2.0)
@@ -73,6 +72,8 @@ def _pulled_update(
 
 @njit
 def _observed_update(
+    actions: IntArray,
+    rewards: FloatArray,
     mask: npt.NDArray[np.bool_],
     observed: FloatArray,
     sums: FloatArray,
@@ -81,10 +82,13 @@ def _observed_update(
 ) -> int:  # pragma: no cover
     """Add every observed reward (``mask``) to its arm; return the first bad row (-1 if none).
 
-    Nothing is updated when an observed reward is not finite. Means as in ``_pulled_update``.
+    Nothing is updated when a row has an action outside [0, K), a non-finite reward or a
+    non-finite observed reward. Means as in ``_pulled_update``.
     """
     n_rows, n_arms = sums.shape
     for b in range(n_rows):
+        if actions[b] < 0 or actions[b] >= n_arms or not np.isfinite(rewards[b]):
+            return b
         for k in range(n_arms):
             if mask[b, k] and not np.isfinite(observed[b, k]):
                 return b
@@ -103,10 +107,11 @@ def _row_error(b: int, n_envs: int | None, what: str, value: Any, allowed: str) 
     return ValueError(f"{what} must be {allowed}{where}, got {value!r}.")
 
 
-def _action_error(agent: Agent, actions: IntArray, b: int) -> ValueError:
-    """Error for copy ``b``'s action outside [0, K)."""
-    allowed = f"an arm in [0, {agent.n_arms - 1}]"
-    return _row_error(b, agent.n_envs, "action", int(actions[b]), allowed)
+def _kernel_error(agent: Agent, actions: IntArray, rewards: FloatArray, b: int) -> ValueError:
+    """Error for copy ``b``, refused by a kernel for its action (outside [0, K)) or its reward."""
+    if not 0 <= actions[b] < agent.n_arms:
+        return agent._action_range_error(int(actions[b]), b)
+    return agent._reward_error(float(rewards[b]), b)
 
 
 class Random(Agent):
@@ -135,10 +140,12 @@ class Random(Agent):
 
     def act(self, obs: Any = None) -> Any:
         """Draw one uniform arm per copy."""
+        self._check_obs(obs)
         return self._out(self.rng.integers(self.n_arms, size=self.batch, dtype=np.int64))
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
-        """Ignore the feedback."""
+        """Check the feedback (it must fit the agent), then ignore it."""
+        self._feedback(action, reward, info)
 
 
 class _UCBIndex(Agent):
@@ -155,6 +162,8 @@ class _UCBIndex(Agent):
 
     def act(self, obs: Any = None) -> Any:
         """Choose the arm with the largest index in round ``t + 1`` (unplayed arms first)."""
+        if obs is not None:
+            self._check_obs(obs)
         width = self._width_coef * math.log(self.t + 1)
         return self._out(_ucb_choose(self.means, self.counts, width))
 
@@ -216,12 +225,10 @@ class UCB(_UCBIndex):
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Add ``reward`` to the pulled arm's mean; side observations in ``info`` are ignored."""
-        a, r, _ = self._batched(action, reward, info)
+        a, r = self._feedback(action, reward, info, check_values=False)
         bad = _pulled_update(a, r, self.sums, self.counts, self.means)
         if bad >= 0:
-            if not 0 <= a[bad] < self.n_arms:
-                raise _action_error(self, a, bad)
-            raise _row_error(bad, self.n_envs, "reward", float(r[bad]), "a finite number")
+            raise _kernel_error(self, a, r, bad)
         self.t += 1
 
     def __repr__(self) -> str:
@@ -273,19 +280,13 @@ class UCBN(_UCBIndex):
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Add every observed reward (``observed_mask``, ``observed_rewards`` in ``info``)."""
-        mask = self._batched(action, reward, info, "observed_mask")[2]
-        observed = self._batched(action, reward, info, "observed_rewards")[2]
-        mask = mask.astype(np.bool_, copy=False)
-        observed = observed.astype(np.float64, copy=False)
-        bad = _observed_update(mask, observed, self.sums, self.counts, self.means)
+        a, r = self._feedback(action, reward, info, check_values=False)
+        mask, observed = self._side_observations(info, check_values=False)
+        bad = _observed_update(a, r, mask, observed, self.sums, self.counts, self.means)
         if bad >= 0:
-            raise _row_error(
-                bad,
-                self.n_envs,
-                "info['observed_rewards']",
-                observed[bad][mask[bad]].tolist(),
-                "finite where observed",
-            )
+            if 0 <= a[bad] < self.n_arms and np.isfinite(r[bad]):
+                self._check_observed(np.where(mask, observed, 0.0))
+            raise _kernel_error(self, a, r, bad)
         self.t += 1
 
 
@@ -325,6 +326,8 @@ class ThompsonSampling(Agent):
     """
 
     name = "TS"
+    reward_bounds = (0.0, 1.0)
+    reward_bounds_reason = "the r-coin of Thompson sampling needs it"
 
     def __init__(
         self,
@@ -351,6 +354,7 @@ class ThompsonSampling(Agent):
 
     def act(self, obs: Any = None) -> Any:
         """Sample the posteriors and play the argmax per copy."""
+        self._check_obs(obs)
         theta = self.rng.beta(self.successes + 1.0, self.failures + 1.0)
         top = theta == theta.max(axis=1, keepdims=True)
         actions = np.argmax(top, axis=1)
@@ -361,21 +365,13 @@ class ThompsonSampling(Agent):
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Toss one r-coin per observation and add it to S or F."""
+        a, values = self._feedback(action, reward, info)
         if self.side_observations:
-            mask = self._batched(action, reward, info, "observed_mask")[2].astype(np.bool_)
-            values = self._batched(action, reward, info, "observed_rewards")[2][mask]
-            what = "info['observed_rewards']"
+            mask, observed = self._side_observations(info)
+            values = observed[mask]
         else:
-            a, values, _ = self._batched(action, reward, info)
-            if a.min() < 0 or a.max() >= self.n_arms:
-                raise _action_error(self, a, int(np.flatnonzero((a < 0) | (a >= self.n_arms))[0]))
             mask = np.zeros((self.batch, self.n_arms), dtype=np.bool_)
             mask[np.arange(self.batch), a] = True
-            what = "reward"
-        valid = (values >= 0.0) & (values <= 1.0)
-        if not valid.all():
-            bad = float(values[~valid][0])
-            raise ValueError(f"{what} must lie in [0, 1] for Thompson sampling (r-coin), got {bad!r}.")
         coins = self.rng.random(values.shape[0]) < values
         self.successes[mask] += coins
         self.failures[mask] += ~coins

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import Agent, PrivateAgent
+from agents.base import Agent, PrivateAgent, check_choice, check_float
 from agents.elimination import EliminationAgent
 from agents.index import UCB, ThompsonSampling, _ucb_choose
 from agents.linear import LinearAgent
@@ -28,7 +28,6 @@ from bandit_envs.privacy.accounting import (
     user_privacy,
 )
 from bandit_envs.privacy.streams import noise_generator
-from bandit_envs.validation import check_choice, check_float
 
 __all__ = ["LDPWrapper"]
 
@@ -225,12 +224,16 @@ class LDPWrapper(PrivateAgent):
                     f"{epsilon!r}; use sigma_method='analytic' for epsilon >= 1."
                 )
             sigma_fn = gaussian_sigma_classic if sigma_method == "classic" else gaussian_sigma_analytic
-            self.scale = sigma_fn(self.epsilon, self.delta, width)
+            try:
+                self.scale = sigma_fn(self.epsilon, self.delta, width)
+            except (OverflowError, ZeroDivisionError):
+                self.scale = math.inf
         else:
             if delta is not None:
                 raise ValueError(f"delta must be None for the {mechanism} mechanism (it is pure ε-LDP), got {delta!r}.")
             if mechanism == "laplace":
                 self.scale = width / self.epsilon
+        _check_report_scale(mechanism, rr_output, self.scale, self.epsilon, width)
         bits = mechanism == "randomized_response" and rr_output == "bits"
         if isinstance(agent, _UNIT_REWARD_AGENTS) and not bits:
             raise ValueError(
@@ -323,6 +326,7 @@ class LDPWrapper(PrivateAgent):
 
     def act(self, obs: Any = None) -> Any:
         """The wrapped agent's arm, or the noise-aware UCB index (see the class docstring)."""
+        self._check_obs(obs)
         if not self.noise_aware:
             return self.agent.act(obs)
         ucb = self.agent
@@ -341,11 +345,7 @@ class LDPWrapper(PrivateAgent):
         The round's user is ``info["user_id"]`` (none: the whole stream is one user); a user
         over the cap sends nothing (see the class docstring).
         """
-        a, r, _ = self._batched(action, reward, None)
-        if not np.isfinite(r).all():
-            raise ValueError(f"reward must be a finite number, got {reward!r}.")
-        if a.min() < 0 or a.max() >= self.n_arms:
-            raise ValueError(f"action must be an arm index in [0, {self.n_arms - 1}], got {action!r}.")
+        a, r = self._feedback(action, reward, info)
         users = user_ids(info, self.batch)
         send = self._ledger.allowed(users)
         if not send.any():
@@ -397,6 +397,19 @@ class LDPWrapper(PrivateAgent):
         return (
             f"LDPWrapper({self.agent!r}, mechanism={self.mechanism!r}, epsilon={self.epsilon}{delta}, "
             f"reward_range=({self.lo}, {self.hi}), seed={self.seed})"
+        )
+
+
+def _check_report_scale(mechanism: str, rr_output: str, scale: float, epsilon: float, width: float) -> None:
+    """Refuse parameters whose privatized reports would not be finite numbers."""
+    if mechanism == "randomized_response":
+        if rr_output == "bits":
+            return
+        scale = width / math.tanh(epsilon / 2.0) if math.tanh(epsilon / 2.0) > 0.0 else math.inf
+    if not math.isfinite(scale):
+        raise ValueError(
+            f"epsilon and reward_range must give finite reports, got epsilon={epsilon:g} and a range of width "
+            f"{width:g}, whose {mechanism} reports have an infinite scale."
         )
 
 

@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agents.base import _as_array, check_choice, check_float, check_values, describe
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
-from bandit_envs.validation import check_choice, check_float
 
 __all__ = [
     "ReferenceRun",
@@ -70,9 +70,14 @@ class ReferenceRun:
 
 
 def _rewards(table: Any) -> npt.NDArray[np.float64]:
-    rewards = np.asarray(table, dtype=np.float64)
-    if rewards.ndim != 2:
-        raise ValueError(f"table must be a (T, K) array of rewards, got shape {rewards.shape}.")
+    """``table`` as a (T, K) float array of rewards in [0, 1] (the rule of the compiled agents)."""
+    arr = _as_array(table)
+    if arr is None or arr.dtype.kind not in "iuf":
+        raise TypeError(f"table must be a (T, K) array of rewards in [0, 1], got {describe(table)}.")
+    if arr.ndim != 2:
+        raise ValueError(f"table must be a (T, K) array of rewards, got shape {arr.shape}.")
+    rewards = arr.astype(np.float64)
+    check_values("table", rewards, (0.0, 1.0), "the algorithms' bounds assume it", ("round", "arm"))
     return rewards
 
 

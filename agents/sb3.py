@@ -14,8 +14,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
-from agents.base import Agent
-from bandit_envs.validation import check_int
+from agents.base import Agent, _space, check_int
 
 if TYPE_CHECKING:
     from stable_baselines3.common.base_class import BaseAlgorithm
@@ -115,6 +114,22 @@ class SB3Agent(Agent):
             self._check_online()
         self._reset_state()
 
+    def check_env(self, env: Any) -> None:
+        """Check that ``env`` fits the agent: the model's number of arms and observation shape, and the copies.
+
+        Raises
+        ------
+        ValueError
+            One sentence naming what differs.
+        """
+        super().check_env(env)
+        space = _space(env, "observation_space")
+        shape = tuple(getattr(space, "shape", None) or ())
+        if shape != self._obs_shape:
+            raise ValueError(
+                f"env must have the model's observation shape {self._obs_shape}, got observations of shape {shape}."
+            )
+
     def _check_online(self) -> None:
         model: Any = self.model
         buffer = getattr(model, "replay_buffer", None)
@@ -189,12 +204,12 @@ class SB3Agent(Agent):
         return self._out(self._choose(x))
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
-        """Nothing, unless ``learn_online``: then remember the step until its next observation."""
+        """Check the feedback; with ``learn_online``, also remember the step until its next observation."""
+        a, r = self._feedback(action, reward, info)
         if not self.learn_online:
             return
         if self._last_obs is None:
             raise RuntimeError("update() must follow act(): the transition starts at the observation act() saw.")
-        a, r, _ = self._batched(action, reward, None)
         self._pending = (self._last_obs, a, r)
 
     def _store(self, next_obs: npt.NDArray[Any]) -> None:

@@ -842,11 +842,11 @@ def full_info(row: list[float]) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("action", "reward", "match"),
     [
-        (0, 1.5, "rewards must lie in"),
-        (0, -0.1, "rewards must lie in"),
-        (0, math.nan, "rewards must lie in"),
-        (3, 0.5, "action must lie in"),
-        (-1, 0.5, "action must lie in"),
+        (0, 1.5, r"reward must be a finite number in \[0, 1\]"),
+        (0, -0.1, r"reward must be a finite number in \[0, 1\]"),
+        (0, math.nan, r"reward must be a finite number in \[0, 1\]"),
+        (3, 0.5, r"action must be an arm index in \[0, 2\]"),
+        (-1, 0.5, r"action must be an arm index in \[0, 2\]"),
     ],
 )
 def test_bad_update_raises(make, action, reward, match):
@@ -857,9 +857,10 @@ def test_bad_update_raises(make, action, reward, match):
 
 
 def test_side_observed_reward_outside_unit_interval_raises():
-    with pytest.raises(ValueError, match="rewards must lie in"):
+    match = r"info\['observed_rewards'\] must be finite numbers in \[0, 1\] where"
+    with pytest.raises(ValueError, match=match):
         GAP(3, 100, 0.5, G).update(1, 0.5, full_info([0.5, 0.5, 2.0]))
-    with pytest.raises(ValueError, match="rewards must lie in"):
+    with pytest.raises(ValueError, match=match):
         AlphaSample(3, 100).update(1, 0.5, full_info([0.5, 0.5, math.nan]))
 
 

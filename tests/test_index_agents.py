@@ -321,7 +321,7 @@ def test_invalid_arguments_raise(make, error, match):
 @pytest.mark.parametrize(
     ("agent", "args", "match"),
     [
-        (UCB(3), (3, 0.5, None), "action must be an arm in \\[0, 2\\], got 3"),
+        (UCB(3), (3, 0.5, None), "action must be an arm index in \\[0, 2\\].*got 3"),
         (UCB(3), (-1, 0.5, None), "action"),
         (UCB(3), (0, float("nan"), None), "reward must be a finite number"),
         (UCB(3, n_envs=2), ([0, 5], [0.5, 0.5], None), "action .* for copy 1"),
@@ -332,7 +332,7 @@ def test_invalid_arguments_raise(make, error, match):
             (0, 0.5, {"observed_mask": np.ones(3, bool), "observed_rewards": [0.5, np.inf, 0.5]}),
             "observed_rewards",
         ),
-        (ThompsonSampling(3), (0, 1.5, None), "reward must lie in \\[0, 1\\]"),
+        (ThompsonSampling(3), (0, 1.5, None), "reward must be a finite number in \\[0, 1\\]"),
         (ThompsonSampling(3), (0, -0.1, None), "reward"),
         (ThompsonSampling(3), (0, float("nan"), None), "reward"),
         (ThompsonSampling(3), (4, 0.5, None), "action"),

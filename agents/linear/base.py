@@ -17,10 +17,9 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import Agent
+from agents.base import Agent, _as_array, _space, check_int, check_state_size, check_values, describe, env_arms
 from agents.linear._kernels import choose_batch, fill_normals, report_batch, round_schedule, run_parallel, run_serial
 from agents.linear.protocol import LinUCBServer, as_features
-from bandit_envs.validation import check_int
 
 __all__ = ["LinearAgent", "LinearRunResult"]
 
@@ -62,9 +61,37 @@ class LinearAgent(Agent):
 
     def __init__(self, n_features: int, *, n_envs: int | None, seed: int | None) -> None:
         # The arm count is read from each observation; Agent's fixed-K check does not apply.
+        self.n_features = check_int("n_features", n_features, minimum=1)
         super().__init__(2, n_envs=n_envs, seed=seed)
         self.n_arms = 0
-        self.n_features = check_int("n_features", n_features, minimum=1)
+
+    def _check_state_size(self) -> None:
+        # Server (V, U, θ, u) and the per-step report and noise buffers: about 4d² + 4d floats per copy.
+        d = float(self.n_features)
+        copies = "" if self.n_envs is None else f"n_envs={self.n_envs} with "
+        check_state_size(8.0 * self.batch * (4.0 * d * d + 4.0 * d + 8.0), f"{copies}n_features={self.n_features}")
+
+    def check_env(self, env: Any) -> None:
+        """Check that ``env`` fits the agent: feature matrices (n_arms, d) with d = ``n_features``.
+
+        The env's observation space (``single_observation_space`` of a vector env) must be a Box of
+        shape (K, d) with K its number of arms, and the env single (``n_envs=None``) or a vector
+        env with ``num_envs == n_envs``.
+
+        Raises
+        ------
+        ValueError
+            One sentence naming what differs.
+        """
+        n_arms = env_arms(env)
+        space = _space(env, "observation_space")
+        shape = getattr(space, "shape", None)
+        if shape is None or len(shape) != 2 or shape[0] != n_arms or shape[1] != self.n_features:
+            raise ValueError(
+                f"env must observe feature matrices of shape ({n_arms}, {self.n_features}), one row of "
+                f"n_features={self.n_features} per arm, got observations of shape {shape}."
+            )
+        self._check_env_copies(env)
 
     @property
     def _noise_size(self) -> int:
@@ -117,17 +144,12 @@ class LinearAgent(Agent):
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Client report of the arm played in the last ``act`` (features kept from it), then server update.
 
-        ``info`` is not used (its ``regret`` is the env's business, not the learner's).
+        ``info`` is not used (its ``regret`` is the env's business, not the learner's), but its
+        per-arm arrays and ``optimal_action`` must fit the arm count of the last observation.
         """
         if self._last_obs is None:
             raise RuntimeError("update() needs the features of the last act(obs); call act(obs) first.")
-        a, r, _ = self._batched(action, reward, None)
-        n_arms = self._last_obs.shape[1]
-        bad = np.flatnonzero((a < 0) | (a >= n_arms))
-        if bad.size:
-            raise ValueError(f"action must be an arm index in [0, {n_arms - 1}], got {action!r}.")
-        if not np.isfinite(r).all():
-            raise ValueError(f"reward must be a finite number, got {reward!r}.")
+        a, r = self._feedback(action, reward, info, n_arms=self._last_obs.shape[1])
         d = self.n_features
         noise = np.empty((self.batch, self._noise_size))
         fill_normals(self.rng, noise)
@@ -179,10 +201,14 @@ class LinearAgent(Agent):
         """
         n_copies = self.batch
         d = self.n_features
-        try:
-            feat = np.ascontiguousarray(features, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"features must be a float array, got {type(features).__name__}.") from None
+        if not isinstance(record_actions, bool | np.bool_):
+            raise TypeError(f"record_actions must be True or False, got {describe(record_actions)}.")
+        if parallel is not None and not isinstance(parallel, bool | np.bool_):
+            raise TypeError(f"parallel must be True, False or None, got {describe(parallel)}.")
+        raw = _as_array(features)
+        if raw is None or raw.dtype.kind not in "iuf":
+            raise TypeError(f"features must be a real array, got {describe(features)}.")
+        feat = np.ascontiguousarray(raw, dtype=np.float64)
         per_copy = feat.ndim == 4
         if feat.ndim not in (3, 4) or (per_copy and (self.n_envs is None or feat.shape[1] != n_copies)):
             allowed = "(T, n_arms, d)" + ("" if self.n_envs is None else f" or (T, {n_copies}, n_arms, d)")
@@ -226,26 +252,34 @@ class LinearAgent(Agent):
 
     def _table(self, name: str, value: Any, n_steps: int, n_arms: int) -> FloatArray:
         """Reward-like table as (T, 1 or B, n_arms) float64, finite."""
-        try:
-            arr = np.ascontiguousarray(value, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"{name} must be a float array, got {type(value).__name__}.") from None
+        raw = _as_array(value)
+        if raw is None or raw.dtype.kind not in "iuf":
+            raise TypeError(f"{name} must be a real array, got {describe(value)}.")
+        arr = np.ascontiguousarray(raw, dtype=np.float64)
         shapes = [(n_steps, n_arms)] + ([] if self.n_envs is None else [(n_steps, self.batch, n_arms)])
         if arr.shape not in shapes:
             allowed = " or ".join(str(s) for s in shapes)
             raise ValueError(f"{name} must have shape {allowed} to match features, got {arr.shape}.")
-        if not np.isfinite(arr).all():
-            raise ValueError(f"{name} must contain only finite numbers, but it has NaN or inf.")
+        # The same rule and message as ``update``'s reward check.
+        axes = ("round", "copy", "arm") if arr.ndim == 3 else ("round", "arm")
+        check_values(name, arr, self.reward_bounds, self._bounds_reason(), axes)
         return arr.reshape(n_steps, -1, n_arms)
 
     @staticmethod
     def _checkpoints(checkpoints: Any, n_steps: int) -> IntArray:
         if checkpoints is None:
             return np.zeros(0, dtype=np.int64)
-        ck = np.asarray(checkpoints)
-        if ck.ndim != 1 or ck.dtype.kind not in "iu":
-            raise ValueError(f"checkpoints must be a 1-d array of integers, got {checkpoints!r}.")
-        ck = ck.astype(np.int64)
-        if ck.size and (ck[0] < 1 or ck[-1] > n_steps or np.any(np.diff(ck) <= 0)):
-            raise ValueError(f"checkpoints must be strictly increasing round counts in [1, {n_steps}], got {ck}.")
+        raw = _as_array(checkpoints)
+        if raw is None or raw.ndim != 1 or raw.dtype.kind not in "iu":
+            raise ValueError(f"checkpoints must be a 1-d array of integers, got {describe(checkpoints)}.")
+        if raw.size and (raw.min() < 1 or raw.max() > n_steps):
+            raise ValueError(
+                f"checkpoints must be round counts in [1, {n_steps}], got values from {raw.min()} to {raw.max()}."
+            )
+        ck = raw.astype(np.int64)
+        if np.any(np.diff(ck) <= 0):
+            raise ValueError(
+                f"checkpoints must be strictly increasing round counts in [1, {n_steps}], got {ck.size} values "
+                "not in increasing order."
+            )
         return ck

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import PrivateAgent
+from agents.base import PrivateAgent, check_choice, check_float, check_int
 from agents.linear._kernels import SCHEDULE_LDP
 from agents.linear.base import LinearAgent, LinearRunResult
 from agents.linear.protocol import BONUSES, LinUCBServer
@@ -46,7 +46,6 @@ from bandit_envs.privacy.accounting import (
     user_privacy,
 )
 from bandit_envs.privacy.streams import noise_generator
-from bandit_envs.validation import check_choice, check_float, check_int
 
 __all__ = ["SIGMA_METHODS", "LDPLinUCB", "ldp_linucb_sensitivity", "ldp_linucb_sigma"]
 
@@ -68,7 +67,16 @@ def ldp_linucb_sensitivity(l_x: float = 1.0, l_y: float = 1.0) -> float:
     """
     lx = check_float("l_x", l_x, low=0.0, low_open=True)
     ly = check_float("l_y", l_y, low=0.0, low_open=True)
-    return 2.0 * math.sqrt(lx**4 + lx**2 * ly**2)
+    try:
+        value = 2.0 * math.sqrt(lx**4 + lx**2 * ly**2)
+    except OverflowError:
+        value = math.inf
+    if not 0.0 < value < math.inf:
+        raise ValueError(
+            f"l_x and l_y must give a finite, positive sensitivity 2·sqrt(l_x⁴ + l_x² l_y²), got l_x={lx:g} and "
+            f"l_y={ly:g} (sensitivity {value:g})."
+        )
+    return value
 
 
 def ldp_linucb_sigma(
@@ -85,9 +93,19 @@ def ldp_linucb_sigma(
     dlt = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     check_choice("sigma_method", method, SIGMA_METHODS)
     sens = ldp_linucb_sensitivity(l_x, l_y)
-    if method == "analytic":
-        return gaussian_sigma_analytic(eps, dlt, sens)
-    return math.sqrt(2.0 * math.log(1.25 / dlt)) * sens / eps
+    try:
+        if method == "analytic":
+            sigma = gaussian_sigma_analytic(eps, dlt, sens)
+        else:
+            sigma = math.sqrt(2.0 * math.log(1.25 / dlt)) * sens / eps
+    except (OverflowError, ZeroDivisionError):
+        sigma = math.inf
+    if not 0.0 < sigma < math.inf:
+        raise ValueError(
+            f"epsilon and delta must give a finite, positive noise scale σ, got epsilon={eps:g}, delta={dlt:g} "
+            f"(σ = {sigma:g} with sensitivity {sens:g})."
+        )
+    return sigma
 
 
 class LDPLinUCB(LinearAgent, PrivateAgent):
@@ -314,11 +332,12 @@ class LDPLinUCB(LinearAgent, PrivateAgent):
 
         The round's user is ``info["user_id"]`` (none: the whole stream is one user).
         """
+        if self._last_obs is None:
+            raise RuntimeError("update() needs the features of the last act(obs); call act(obs) first.")
+        self._feedback(action, reward, info, n_arms=self._last_obs.shape[1])  # refused alike when capped
         users = user_ids(info, self.batch)
         send = self._ledger.allowed(users)
         if not send.any():
-            if self._last_obs is None:
-                raise RuntimeError("update() needs the features of the last act(obs); call act(obs) first.")
             self._last_obs = None
             self._ledger.record(users, send)
             return

@@ -12,9 +12,9 @@ import math
 
 import numpy as np
 
+from agents.base import check_float
 from agents.linear._kernels import SCHEDULE_CONSTANT
 from agents.linear.base import LinearAgent
-from bandit_envs.validation import check_float
 
 __all__ = ["LinUCB"]
 

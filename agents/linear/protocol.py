@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agents.base import check_choice, check_float
 from agents.linear._kernels import choose_batch, fill_normals, receive_batch, write_report
-from bandit_envs.validation import check_choice, check_float
 
 __all__ = ["BONUSES", "LinUCBServer", "as_features", "client_choose", "client_report"]
 

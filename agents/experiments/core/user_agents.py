@@ -26,6 +26,7 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import numbers
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -198,6 +199,26 @@ def checkpoint_mask(horizon: int, checkpoints: Sequence[int] | np.ndarray) -> np
     return mask
 
 
+def check_fits(env: Any, agent: Any) -> None:
+    """Refuse an agent whose number of arms differs from the env's, before a run starts.
+
+    An :class:`agents.base.Agent` runs its own :meth:`~agents.base.Agent.check_env`; any other
+    object is checked through its ``n_arms`` attribute if it has one (``env.action_space.n``, or
+    ``single_action_space.n`` for a vector env). Raises :class:`UserAgentError` (one sentence).
+    """
+    if isinstance(agent, Agent):
+        try:
+            agent.check_env(env)
+        except ValueError as exc:
+            raise UserAgentError(f"agent {type(agent).__name__} does not fit the env: {exc}") from None
+        return
+    n_arms = getattr(agent, "n_arms", None)
+    if isinstance(n_arms, numbers.Integral) and not isinstance(n_arms, bool) and n_arms != _n_arms(env):
+        raise UserAgentError(
+            f"agent {type(agent).__name__} must have the env's number of arms ({_n_arms(env)}), got n_arms={n_arms}."
+        )
+
+
 def play(
     env: Any, agent: Any, horizon: int, checkpoints: Sequence[int] | np.ndarray, seed: int | Sequence[int] | None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -205,7 +226,10 @@ def play(
 
     Returns the cumulative regret (sum of ``info["regret"]``) and cumulative reward at the
     checkpoints: arrays of shape (checkpoints,) for a single env, (checkpoints, N) for a vector env.
+    Before the first step, :func:`check_fits` refuses an agent whose number of arms differs from
+    the env's (:class:`UserAgentError`).
     """
+    check_fits(env, agent)
     mask = checkpoint_mask(horizon, checkpoints)
     obs, _ = env.reset(seed=seed)
     n = getattr(env, "num_envs", None)

@@ -1,0 +1,564 @@
+"""Every agent refuses feedback that does not fit it, with one sentence, and keeps its state.
+
+Each test runs one kind of bad input through every agent (one env and, where it says so, N copies)
+and lists the agents that accepted it, answered with something other than one short sentence
+naming the argument, or changed their state while refusing it. Also: envs with another number
+of arms (``Agent.check_env`` and the experiments' ``play``), absurd state sizes, and the compiled
+fast paths (``simulate``, ``run``), which must refuse rewards as the step API does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium import spaces
+
+import bandit_envs  # noqa: F401  (registers the env ids)
+from agents import (
+    AAE,
+    DPSE,
+    GAP,
+    GAPU,
+    SMUCB,
+    UCB,
+    UCBN,
+    AlphaSample,
+    FixedArm,
+    LDPLinUCB,
+    LDPWrapper,
+    LinUCB,
+    Random,
+    SB3Agent,
+    ThompsonSampling,
+)
+from agents.base import Agent
+from agents.experiments.core.user_agents import UserAgentError, play
+from bandit_envs.rewards import RewardModel
+
+K = 3  # arms
+D = 2  # features of the linear agents
+N = 4  # copies in batch mode
+PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)
+
+
+class StubModel:
+    """The part of a stable-baselines3 model that SB3Agent uses with ``deterministic=True``."""
+
+    action_space = spaces.Discrete(K)
+    observation_space = spaces.Box(0.0, 1.0, shape=(D,))
+
+    def predict(self, obs: Any, deterministic: bool = True) -> tuple[np.ndarray, None]:
+        return np.zeros(np.shape(obs)[0], dtype=np.int64), None
+
+
+Make = Callable[[int | None], Agent]
+
+BASE: dict[str, Make] = {
+    "Random": lambda n: Random(K, n_envs=n, seed=0),
+    "UCB": lambda n: UCB(K, n_envs=n),
+    "UCBN": lambda n: UCBN(K, n_envs=n),
+    "TS": lambda n: ThompsonSampling(K, n_envs=n, seed=0),
+    "TS-N": lambda n: ThompsonSampling(K, side_observations=True, n_envs=n, seed=0),
+    "SMUCB": lambda n: SMUCB(K, n_envs=n),
+    "FixedArm": lambda n: FixedArm(K, 1, n_envs=n),
+    "GAP": lambda n: GAP(K, 1000, 1.0, PATH3, n_envs=n, seed=0),
+    "GAPU": lambda n: GAPU(K, 1000, 1.0, PATH3, n_envs=n, seed=0),
+    "DPSE": lambda n: DPSE(K, 1000, 1.0, n_envs=n, seed=0),
+    "AAE": lambda n: AAE(K, 1000, n_envs=n),
+    "AAE-side": lambda n: AAE(K, 1000, side_observations=True, n_envs=n),
+    "AlphaSample": lambda n: AlphaSample(K, 1000, n_envs=n, seed=0),
+}
+#: Agents whose guarantees need rewards in [0, 1] (their docstrings say so).
+UNIT = {"TS", "TS-N", "GAP", "GAPU", "DPSE", "AAE", "AAE-side", "AlphaSample"}
+#: Agents that read info["observed_rewards"].
+SIDE = {"UCBN", "TS-N", "GAP", "GAPU", "AAE-side", "AlphaSample"}
+
+
+def _wrapped(name: str, make: Make) -> Make:
+    bits = name in UNIT
+    mechanism = "randomized_response" if bits else "laplace"
+    return lambda n: LDPWrapper(make(n), mechanism, 1.0, seed=0)
+
+
+AGENTS: dict[str, Make] = {
+    **BASE,
+    "LinUCB": lambda n: LinUCB(D, n_envs=n),
+    "LDPLinUCB": lambda n: LDPLinUCB(D, 1.0, n_envs=n, seed=0),
+    **{f"LDP-{name}": _wrapped(name, make) for name, make in BASE.items()},
+    "SB3": lambda n: SB3Agent(StubModel(), n_envs=n),  # type: ignore[arg-type]
+}
+LINEAR = {"LinUCB", "LDPLinUCB"}
+#: Agents whose observation is not a per-arm array (they check it themselves).
+OWN_OBS = {"SMUCB", "LDP-SMUCB", "SB3"} | LINEAR
+
+
+def obs_for(name: str, n: int | None) -> Any:
+    """A valid observation for ``act``."""
+    lead = () if n is None else (n,)
+    if name in LINEAR:
+        return np.linspace(0.1, 0.9, K * D).reshape(K, D) * np.ones((*lead, 1, 1))
+    if name in ("SMUCB", "LDP-SMUCB"):
+        return 0.5 if n is None else np.full(n, 0.5)
+    if name == "SB3":
+        return np.full((*lead, D), 0.5)
+    return None
+
+
+def good_info(n: int | None, k: int = K) -> dict[str, Any]:
+    lead = () if n is None else (n,)
+    return {
+        "observed_mask": np.ones((*lead, k), dtype=bool),
+        "observed_rewards": np.full((*lead, k), 0.5),
+        "regret": 0.0 if n is None else np.zeros(n),
+        "optimal_action": 0 if n is None else np.zeros(n, dtype=np.int64),
+    }
+
+
+def good_update(agent: Agent, action: Any, n: int | None) -> None:
+    agent.update(action, 0.5 if n is None else np.full(n, 0.5), good_info(n))
+
+
+def play_steps(agent: Agent, name: str, n: int | None, steps: int = 4) -> list[Any]:
+    actions = []
+    for _ in range(steps):
+        a = agent.act(obs_for(name, n))
+        good_update(agent, a, n)
+        actions.append(np.asarray(a).tolist())
+    return actions
+
+
+def problems_with(
+    name: str, n: int | None, call: Callable[[Agent, Any], None], words: tuple[str, ...], before_act: bool = False
+) -> str | None:
+    """Why ``call(agent, action)`` was not refused properly by agent ``name`` (None if it was).
+
+    A proper refusal is a TypeError or ValueError whose message is one line, shorter than 300
+    characters and names one of ``words``; afterwards the agent plays exactly as a twin that never
+    saw the bad call.
+    """
+    agent, twin = AGENTS[name](n), AGENTS[name](n)
+    a = agent.act(obs_for(name, n))
+    twin.act(obs_for(name, n))
+    try:
+        call(agent, a)
+    except (TypeError, ValueError) as exc:
+        msg = str(exc)
+        if "\n" in msg or len(msg) >= 300 or not any(w in msg for w in words):
+            return f"{name}: {type(exc).__name__}: {msg[:300]!r}"
+    except Exception as exc:  # noqa: BLE001 - any other error is a finding
+        return f"{name}: {type(exc).__name__}: {str(exc)[:200]!r}"
+    else:
+        return f"{name}: accepted it"
+    good_update(agent, a, n)
+    good_update(twin, a, n)
+    if play_steps(agent, name, n) != play_steps(twin, name, n):
+        return f"{name}: state changed by the refused call"
+    return None
+
+
+def assert_all_refuse(names: Any, n: int | None, call: Callable[[Agent, Any], None], *words: str) -> None:
+    found = [p for name in names if (p := problems_with(name, n, call, words)) is not None]
+    assert not found, "\n".join(found)
+
+
+# One env -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "action",
+    [1.7, 1.0, np.float64(1.0), np.float32(2.0), True, np.True_, "1", None, 1 + 0j, np.array([1]), [1]],
+    ids=["1.7", "1.0", "np.float64", "np.float32", "True", "np.True_", "str", "None", "complex", "array1", "list1"],
+)
+def test_every_agent_refuses_an_action_that_is_not_an_integer(action):
+    assert_all_refuse(AGENTS, None, lambda agent, a: agent.update(action, 0.5, good_info(None)), "action")
+
+
+@pytest.mark.parametrize("action", [K, K + 10, -1, 2**70])
+def test_every_agent_refuses_an_action_outside_its_arms(action):
+    assert_all_refuse(AGENTS, None, lambda agent, a: agent.update(action, 0.5, good_info(None)), "action")
+
+
+def test_integer_actions_of_any_integer_type_are_accepted_but_integral_floats_are_not():
+    for name, make in AGENTS.items():
+        agent = make(None)
+        for action in (1, np.int8(1), np.uint64(1), np.array(1, dtype=np.int32)):
+            agent.act(obs_for(name, None))
+            agent.update(action, 0.5, good_info(None))
+    assert_all_refuse(AGENTS, None, lambda agent, a: agent.update(float(a), 0.5, good_info(None)), "action")
+
+
+@pytest.mark.parametrize(
+    "reward",
+    [math.nan, math.inf, -math.inf, "0.5", None, True, 1 + 0j, np.array([0.5]), [0.5]],
+    ids=["nan", "inf", "-inf", "str", "None", "True", "complex", "array1", "list1"],
+)
+def test_every_agent_refuses_a_reward_that_is_not_a_finite_number(reward):
+    assert_all_refuse(AGENTS, None, lambda agent, a: agent.update(a, reward, good_info(None)), "reward")
+
+
+@pytest.mark.parametrize("reward", [1.5, -0.1, 1.0 + 1e-9])
+def test_agents_that_need_unit_rewards_refuse_others(reward):
+    names = [n for n in AGENTS if n in UNIT]
+    assert_all_refuse(names, None, lambda agent, a: agent.update(a, reward, good_info(None)), "reward", "[0, 1]")
+
+
+@pytest.mark.parametrize("key", ["observed_mask", "observed_rewards"])
+@pytest.mark.parametrize("length", [K - 1, K + 1])
+def test_every_agent_refuses_per_arm_info_of_another_length(key, length):
+    def call(agent: Agent, a: Any) -> None:
+        info = good_info(None)
+        info[key] = good_info(None, length)[key]
+        agent.update(a, 0.5, info)
+
+    assert_all_refuse(AGENTS, None, call, key)
+
+
+@pytest.mark.parametrize("best", [K, K + 4])
+def test_every_agent_refuses_an_optimal_action_beyond_its_arms(best):
+    assert_all_refuse(
+        AGENTS,
+        None,
+        lambda agent, a: agent.update(a, 0.5, {**good_info(None), "optimal_action": best}),
+        "optimal_action",
+    )
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf])
+def test_agents_that_read_side_observations_refuse_non_finite_observed_rewards(value):
+    def call(agent: Agent, a: Any) -> None:
+        info = good_info(None)
+        info["observed_rewards"] = np.array([0.5, 0.5, value])
+        agent.update(a, 0.5, info)
+
+    assert_all_refuse([n for n in AGENTS if n in SIDE], None, call, "observed_rewards")
+
+
+def test_agents_that_read_side_observations_refuse_a_mask_that_is_not_boolean():
+    def call(agent: Agent, a: Any) -> None:
+        agent.update(a, 0.5, {**good_info(None), "observed_mask": np.full(K, 0.5)})
+
+    assert_all_refuse([n for n in AGENTS if n in SIDE], None, call, "observed_mask")
+
+
+@pytest.mark.parametrize("info", [[1, 2], "info", 3.0], ids=["list", "str", "float"])
+def test_every_agent_refuses_an_info_that_is_not_a_dict(info):
+    assert_all_refuse(AGENTS, None, lambda agent, a: agent.update(a, 0.5, info), "info")
+
+
+def test_every_agent_refuses_an_observation_with_another_number_of_arms():
+    def call(agent: Agent, a: Any) -> None:
+        agent.act(np.zeros((K + 2, D)))
+
+    assert_all_refuse([n for n in AGENTS if n not in OWN_OBS], None, call, "obs")
+
+
+# N copies ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        np.array([0.0, 1.0, 2.0, 0.0]),
+        np.array([True, False, True, False]),
+        np.array(["0", "1", "2", "0"]),
+        [0.0, 1.0, 2.0, 0.0],
+        np.array([0, 1, 2]),
+        np.zeros((N, 1), dtype=np.int64),
+        1,
+    ],
+    ids=["float-array", "bool-array", "str-array", "float-list", "short", "2d", "scalar"],
+)
+def test_batched_agents_refuse_actions_that_are_not_an_integer_array_of_shape_n(action):
+    assert_all_refuse(AGENTS, N, lambda agent, a: agent.update(action, np.full(N, 0.5), good_info(N)), "action")
+
+
+def test_batched_agents_accept_integer_arrays_of_any_integer_dtype_but_not_integral_floats():
+    for name, make in AGENTS.items():
+        for dtype in (np.int64, np.int32, np.uint8):
+            agent = make(N)
+            a = np.asarray(agent.act(obs_for(name, N)))
+            agent.update(a.astype(dtype), np.full(N, 0.5), good_info(N))
+            a = np.asarray(agent.act(obs_for(name, N)))
+            agent.update(a.tolist(), np.full(N, 0.5).tolist(), good_info(N))
+    call = lambda agent, a: agent.update(np.asarray(a, dtype=np.float64), np.full(N, 0.5), good_info(N))  # noqa: E731
+    assert_all_refuse(AGENTS, N, call, "action")
+
+
+def test_batched_agents_name_the_copy_with_an_arm_out_of_range():
+    def call(agent: Agent, a: Any) -> None:
+        bad = np.array(a, dtype=np.int64)
+        bad[2] = K
+        agent.update(bad, np.full(N, 0.5), good_info(N))
+
+    assert_all_refuse(AGENTS, N, call, "copy 2")
+
+
+@pytest.mark.parametrize(
+    "reward",
+    [np.array([0.5, np.nan, 0.5, 0.5]), np.full(N - 1, 0.5), np.full((N, 1), 0.5), 0.5, np.array(["0.5"] * N)],
+    ids=["nan", "short", "2d", "scalar", "str"],
+)
+def test_batched_agents_refuse_rewards_that_are_not_a_finite_array_of_shape_n(reward):
+    assert_all_refuse(AGENTS, N, lambda agent, a: agent.update(a, reward, good_info(N)), "reward")
+
+
+@pytest.mark.parametrize("shape", [(N, K + 1), (N, K - 1), (K,), (N + 1, K)])
+@pytest.mark.parametrize("key", ["observed_mask", "observed_rewards"])
+def test_batched_agents_refuse_per_arm_info_of_another_shape(shape, key):
+    def call(agent: Agent, a: Any) -> None:
+        info = good_info(N)
+        info[key] = np.ones(shape, dtype=bool) if key == "observed_mask" else np.full(shape, 0.5)
+        agent.update(a, np.full(N, 0.5), info)
+
+    assert_all_refuse(AGENTS, N, call, key)
+
+
+def test_batched_agents_refuse_an_optimal_action_beyond_their_arms():
+    def call(agent: Agent, a: Any) -> None:
+        agent.update(a, np.full(N, 0.5), {**good_info(N), "optimal_action": np.array([0, 1, K, 0])})
+
+    assert_all_refuse(AGENTS, N, call, "optimal_action")
+
+
+def test_batched_agents_refuse_an_observation_with_another_number_of_arms():
+    assert_all_refuse(
+        [n for n in AGENTS if n not in OWN_OBS], N, lambda agent, a: agent.act(np.zeros((N, K + 2, D))), "obs"
+    )
+
+
+# Pairing with an env -----------------------------------------------------------------------
+
+
+def test_check_env_refuses_an_env_with_another_number_of_arms():
+    env = gym.make("GraphBandit-v0", n_arms=K + 1, horizon=10)
+    for name, make in AGENTS.items():
+        if name in LINEAR or name == "SB3":
+            continue
+        with pytest.raises(
+            ValueError, match=r"^env must have the agent's number of arms \(n_arms=3\), got an env with 4"
+        ):
+            make(None).check_env(env)
+        make(None).check_env(gym.make("GraphBandit-v0", n_arms=K, horizon=10))
+
+
+def test_check_env_refuses_another_number_of_copies():
+    vec = gym.make_vec("GraphBandit-v0", num_envs=N + 1, n_arms=K, horizon=10)
+    with pytest.raises(ValueError, match="num_envs=4 .* got a vector env with num_envs=5"):
+        UCB(K, n_envs=N).check_env(vec)
+    with pytest.raises(ValueError, match="must be a single env"):
+        UCB(K).check_env(vec)
+    with pytest.raises(ValueError, match="must be a vector env"):
+        UCB(K, n_envs=N).check_env(gym.make("GraphBandit-v0", n_arms=K, horizon=10))
+    UCB(K, n_envs=N + 1).check_env(vec)
+
+
+def test_check_env_of_linear_agents_compares_the_feature_matrices():
+    env = gym.make("MovieLensRecommendation-v0", horizon=7)
+    n_arms, d = env.observation_space.shape
+    LinUCB(d).check_env(env)
+    with pytest.raises(ValueError, match=f"n_features={d + 1}"):
+        LinUCB(d + 1).check_env(env)
+    with pytest.raises(ValueError, match=f"of shape \\({K}, {d}\\).*got observations of shape \\(\\)"):
+        LDPLinUCB(d, 1.0).check_env(gym.make("GraphBandit-v0", n_arms=K, horizon=7))
+    assert n_arms == env.action_space.n
+
+
+def test_check_env_of_sb3_agents_compares_the_observations():
+    with pytest.raises(ValueError, match="observation shape"):
+        SB3Agent(StubModel()).check_env(gym.make("GraphBandit-v0", n_arms=K, horizon=7))  # type: ignore[arg-type]
+
+
+class PlainAgent:
+    """A user agent that is not an agents.Agent, with an ``n_arms`` attribute."""
+
+    def __init__(self, n_arms: int) -> None:
+        self.n_arms = n_arms
+
+    def act(self, obs: Any = None) -> int:
+        return 0
+
+    def update(self, action: Any, reward: Any, info: Any = None) -> None:
+        pass
+
+    def reset(self, seed: int | None = None) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    "agent",
+    [UCB(K - 1), Random(K - 1), FixedArm(K - 1, 0), PlainAgent(K - 1)],
+    ids=["UCB", "Random", "FixedArm", "plain"],
+)
+def test_play_refuses_an_agent_with_fewer_arms_than_the_env(agent):
+    env = gym.make("GraphBandit-v0", n_arms=K, horizon=10)
+    with pytest.raises(UserAgentError, match="arms") as exc:
+        play(env, agent, 10, [10], 0)
+    assert "\n" not in str(exc.value)
+
+
+# State size --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: UCB(10, n_envs=10**10),
+        lambda: UCB(10**12),
+        lambda: ThompsonSampling(10, n_envs=10**10),
+        lambda: Random(10, n_envs=10**12),
+        lambda: FixedArm(10, 0, n_envs=10**12),
+        lambda: GAP(10**6, 100, 1.0, None),
+        lambda: DPSE(10, 100, 1.0, n_envs=10**10),
+        lambda: LinUCB(10**6),
+        lambda: LDPLinUCB(20, 1.0, n_envs=10**8),
+    ],
+    ids=["UCB-copies", "UCB-arms", "TS", "Random", "FixedArm", "GAP-arms", "DPSE", "LinUCB", "LDPLinUCB"],
+)
+def test_absurd_state_sizes_are_refused_before_allocating(make):
+    with pytest.raises(ValueError, match=r"would need about [\d.]+ [TGM]iB of agent state, above the limit") as exc:
+        make()
+    assert "MAX_STATE_BYTES" in str(exc.value) and "\n" not in str(exc.value)
+
+
+# Fast paths --------------------------------------------------------------------------------
+
+ELIMINATION = ["GAP", "GAPU", "DPSE", "AAE", "AAE-side", "AlphaSample"]
+
+
+def rule_of(message: str) -> str:
+    """The rule of a value error: what follows "must be a finite number" / "must be finite numbers"."""
+    return message.split(" in [", 1)[1].split(", got", 1)[0]
+
+
+@pytest.mark.parametrize("value", [math.nan, 1.5, -0.25, math.inf])
+@pytest.mark.parametrize("name", ELIMINATION)
+def test_simulate_refuses_rewards_as_the_step_api_does(name, value):
+    table = np.full((50, K), 0.5)
+    table[7, 1] = value
+    with pytest.raises(ValueError, match=r"^table must be finite numbers in \[0, 1\]") as exc:
+        AGENTS[name](None).simulate(table, PATH3, np.zeros(K))
+    assert exc.match(r"at round 7, arm 1\.$")
+    with pytest.raises(ValueError) as step:
+        AGENTS[name](None).update(1, value, good_info(None))
+    assert rule_of(str(exc.value)) == rule_of(str(step.value))
+
+
+@pytest.mark.parametrize("name", ELIMINATION)
+def test_simulate_checks_the_entries_it_reads_and_a_refusal_leaves_the_agent_as_it_was(name):
+    rng = np.random.default_rng(1)
+    table = rng.random((400, K))
+    bad = table.copy()
+    bad[150, :] = math.nan  # read by every agent
+    agent, twin = AGENTS[name](None), AGENTS[name](None)
+    agent.rng, twin.rng = np.random.default_rng(5), np.random.default_rng(5)
+    agent.simulate(table[:100], PATH3, np.zeros(K))
+    twin.simulate(table[:100], PATH3, np.zeros(K))
+    with pytest.raises(ValueError, match=r"at round 150, arm \d\.$"):
+        agent.simulate(bad, PATH3, np.zeros(K))
+    first = agent.simulate(table, PATH3, np.zeros(K), record_actions=True).actions
+    second = twin.simulate(table, PATH3, np.zeros(K), record_actions=True).actions
+    np.testing.assert_array_equal(first, second)
+    assert agent.rng.random() == twin.rng.random()
+
+
+@pytest.mark.parametrize("value", [math.nan, 1.5, -0.25])
+def test_simulate_refuses_uniforms_outside_the_unit_interval(value):
+    table = np.full((50, K), 0.5)
+    table[3, 2] = value
+    law = RewardModel("truncnorm", np.array([0.9, 0.5, 0.2]))
+    with pytest.raises(ValueError, match=r"^table must be finite numbers in \[0, 1\] \(uniforms"):
+        GAP(K, 50, 1.0, PATH3).simulate(table, PATH3, np.zeros(K), law=law)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"override": (3, 1, 2.0)}, ValueError, r"override\[2\] \(the reward v\) must be a finite number in \[0, 1\]"),
+        ({"override": (3, 1, math.nan)}, ValueError, r"override\[2\]"),
+        ({"override": (50, 1, 0.0)}, ValueError, "override must name an entry"),
+        ({"override": (3, K, 0.0)}, ValueError, "override must name an entry"),
+        ({"override": (3.0, 1, 0.0)}, TypeError, r"override\[0\]"),
+        ({"copy": 1}, ValueError, r"copy must be a copy index in \[0, 0\]"),
+        ({"copy": -1}, ValueError, "copy"),
+        ({"checkpoints": np.array([20, 10])}, ValueError, "checkpoints must be strictly increasing"),
+        ({"checkpoints": np.array([10, 60])}, ValueError, r"checkpoints must be .* in \[1, 50\]"),
+        ({"checkpoints": np.array([10.0])}, TypeError, "checkpoints"),
+        ({"law": "truncnorm"}, TypeError, "law"),
+        ({"law": RewardModel("bernoulli", np.array([0.5, 0.5]))}, ValueError, "law"),
+    ],
+)
+def test_simulate_refuses_its_other_arguments_in_one_sentence(kwargs, error, match):
+    with pytest.raises(error, match=match) as exc:
+        GAP(K, 50, 1.0, PATH3).simulate(np.full((50, K), 0.5), PATH3, np.zeros(K), **kwargs)
+    assert "\n" not in str(exc.value) and len(str(exc.value)) < 300
+
+
+@pytest.mark.parametrize("gaps", [np.zeros(K + 1), np.array([0.0, np.nan, 0.1]), "0"], ids=["long", "nan", "str"])
+def test_simulate_refuses_bad_gaps(gaps):
+    with pytest.raises((TypeError, ValueError), match="gaps"):
+        GAP(K, 50, 1.0, PATH3).simulate(np.full((50, K), 0.5), PATH3, gaps)
+
+
+@pytest.mark.parametrize("name", ["LinUCB", "LDPLinUCB"])
+@pytest.mark.parametrize("value", [math.nan, math.inf])
+def test_linear_run_refuses_rewards_as_the_step_api_does(name, value):
+    features = np.full((6, K, D), 0.3)
+    rewards = np.full((6, K), 0.5)
+    rewards[2, 1] = value
+    with pytest.raises(ValueError, match=r"^rewards must be finite numbers, got .* at round 2, arm 1\.$"):
+        AGENTS[name](None).run(features, rewards)
+    agent = AGENTS[name](None)
+    agent.act(features[0])
+    with pytest.raises(ValueError, match=r"^reward must be a finite number, got"):
+        agent.update(1, value)
+
+
+# Extreme parameters ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: GAP(K, 60, 1e-300, PATH3), "first epoch of GAP"),
+        (lambda: GAP(K, 60, 1.0, PATH3, delta=5e-324), "first epoch of GAP"),
+        (lambda: GAPU(K, 60, 1e-300, PATH3), "first epoch of GAPU"),
+        (lambda: DPSE(K, 60, 5e-324), "first epoch of DPSE"),
+        (lambda: DPSE(K, 60, 1.0, schedule_scale=1e300), "first epoch of DPSE"),
+        (lambda: AlphaSample(K, 60, epsilon1=1e-300), "first epoch of AlphaSample"),
+        (lambda: AlphaSample(K, 60, coeff=1e300), "first epoch of AlphaSample"),
+        (lambda: AlphaSample(K, 60, delta=5e-324), "first epoch of AlphaSample"),
+        (lambda: LDPLinUCB(D, 1.0, l_x=1e300), "l_x and l_y"),
+        (lambda: LDPLinUCB(D, 1.0, l_x=5e-324), "l_x and l_y"),
+        (lambda: LDPLinUCB(D, 5e-324), "epsilon and delta"),
+        (lambda: LDPLinUCB(D, 1.0, delta=5e-324), "epsilon and delta"),
+        (lambda: LDPWrapper(UCB(K), "laplace", 5e-324), "epsilon and reward_range"),
+        (lambda: LDPWrapper(UCB(K), "laplace", 1.0, reward_range=(-1e308, 1e308)), "epsilon and reward_range"),
+        (lambda: LDPWrapper(UCB(K), "gaussian", 5e-324, 0.1, sigma_method="analytic"), "epsilon and reward_range"),
+        (lambda: LDPWrapper(UCB(K), "randomized_response", 5e-324, rr_output="debias"), "epsilon and reward_range"),
+    ],
+)
+def test_parameters_whose_schedule_or_noise_is_not_finite_are_refused(make, match):
+    with pytest.raises(ValueError, match=match) as exc:
+        make()
+    assert "\n" not in str(exc.value) and len(str(exc.value)) < 300
+
+
+@pytest.mark.parametrize("value", [math.nan, 1.5, -0.25])
+@pytest.mark.parametrize("run", ["gap", "dpse", "aae"])
+def test_reference_runs_refuse_rewards_as_the_compiled_agents_do(run, value):
+    from agents import reference
+
+    table = np.full((40, K), 0.5)
+    table[5, 2] = value
+    calls = {
+        "gap": lambda: reference.run_gap(table, PATH3, 1.0, seed=0),
+        "dpse": lambda: reference.run_dpse(table, 1.0, seed=0),
+        "aae": lambda: reference.run_aae(table),
+    }
+    with pytest.raises(ValueError, match=r"^table must be finite numbers in \[0, 1\] .* at round 5, arm 2\.$"):
+        calls[run]()

@@ -1,0 +1,523 @@
+"""Property tests: whatever goes into a constructor, ``act``, ``update``, ``reset`` or ``step``, only
+a one-sentence ``ValueError`` or ``TypeError`` (or one of Gymnasium's own errors) comes out.
+
+Covered: every public agent constructor (each argument either a valid value or a wild one: NaN,
+infinities, huge and negative integers, bools, strings, arrays, None, arbitrary objects), the
+feedback of every agent (one env and N copies; a refused call must leave the agent as it was),
+the constructor keywords of every registered ``bandit_envs`` id through ``gym.make`` (one
+keyword at a time, the others cheap), and ``reset``/``step`` inputs of every id (single and
+vector env). A message is "one sentence" when it is one line shorter than 300 characters.
+
+Hypothesis runs derandomized with a small number of examples, so the file is deterministic and fast.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import math
+import numbers
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from conftest import env_test_kwargs
+from gymnasium import spaces
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+import bandit_envs
+from agents import (
+    AAE,
+    DPSE,
+    GAP,
+    GAPU,
+    SMUCB,
+    UCB,
+    UCBN,
+    AlphaSample,
+    FixedArm,
+    LDPLinUCB,
+    LDPWrapper,
+    LinUCB,
+    Random,
+    SB3Agent,
+    ThompsonSampling,
+)
+from agents.base import Agent
+
+K, D, N = 3, 2, 3
+PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)
+ERRORS = (ValueError, TypeError)
+GYM_ERRORS = (ValueError, TypeError, gym.error.Error)
+
+
+def fast(max_examples: int) -> settings:
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        phases=[Phase.explicit, Phase.generate],  # no shrinking: a failure is reported as found, fast
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.filter_too_much,
+            HealthCheck.data_too_large,
+            HealthCheck.function_scoped_fixture,
+        ],
+    )
+
+
+#: What ``gym.make`` appends to a TypeError of an env's constructor (the keywords, in full).
+GYM_SUFFIX = " was raised from the environment creator for "
+
+
+def assert_one_sentence(exc: BaseException) -> None:
+    msg = str(exc).split(GYM_SUFFIX, 1)[0]
+    assert msg, f"{type(exc).__name__} without a message"
+    assert "\n" not in msg, f"{type(exc).__name__} message spans several lines: {msg[:500]!r}"
+    assert len(msg) < 300, f"{type(exc).__name__} message of {len(msg)} characters: {msg[:500]!r}"
+
+
+def attempt(call: Callable[[], Any], errors: tuple[type[BaseException], ...] = ERRORS) -> tuple[bool, Any]:
+    """(True, result) or (False, the refusal); any other exception fails the test."""
+    try:
+        return True, call()
+    except errors as exc:
+        assert_one_sentence(exc)
+        return False, exc
+
+
+@pytest.fixture(autouse=True)
+def address_space_cap() -> Any:
+    """Cap the address space at 3 GiB above its current size while a test runs (Linux).
+
+    Wild sizes must be refused before anything is allocated; should a constructor allocate
+    anyway, it fails with MemoryError (a finding) instead of taking the machine's memory.
+    """
+    try:
+        import resource
+
+        with open("/proc/self/statm") as f:
+            current = int(f.read().split()[0]) * resource.getpagesize()
+    except (ImportError, OSError):
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = current + 3 * 2**30
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+# Wild values ---------------------------------------------------------------------------------
+
+HUGE_INTS = [2**31, 10**12, 2**70, -(2**70)]
+ints = st.one_of(st.integers(-3, 40), st.sampled_from(HUGE_INTS))
+floats = st.one_of(
+    st.sampled_from([0.0, -0.0, 0.5, 1.0, -1.0, 2.0, 1e-300, 5e-324, 1e300, math.nan, math.inf, -math.inf]),
+    st.floats(allow_nan=True, allow_infinity=True, width=64),
+)
+numpy_scalars = st.one_of(
+    st.integers(-3, 40).map(np.int64),
+    st.integers(0, 255).map(np.uint8),
+    floats.map(np.float64),
+    floats.map(lambda x: np.float32(x) if math.isnan(x) or abs(x) < 3e38 else np.float32(np.inf)),
+    st.booleans().map(np.bool_),
+)
+small_arrays = st.one_of(
+    st.lists(floats, max_size=5).map(lambda v: np.array(v, dtype=np.float64)),
+    st.lists(st.integers(-3, 5), min_size=1, max_size=5).map(np.array),
+    st.lists(st.booleans(), min_size=1, max_size=5).map(np.array),
+    st.tuples(st.integers(0, 4), st.integers(0, 4)).map(lambda s: np.full(s, 0.5)),
+    st.just(np.array(["a", "b"])),
+    st.just(np.empty(0)),
+)
+wild = st.one_of(
+    ints,
+    floats,
+    numpy_scalars,
+    st.booleans(),
+    st.none(),
+    st.text(max_size=4),
+    st.just(1 + 2j),
+    small_arrays,
+    st.lists(st.one_of(ints, floats), max_size=4),
+    st.tuples(floats, floats),
+    st.just(object()),
+    st.dictionaries(st.text(max_size=3), ints, max_size=2),
+)
+
+
+#: Numbers at the edges, where schedules and noise scales overflow or underflow.
+extremes = st.sampled_from([5e-324, 1e-300, 1e300, 1.7e308, -1.0, 0.0, math.nan, math.inf, 2**70, 0, -1])
+
+
+def valid_or_wild(valid: Any) -> st.SearchStrategy[Any]:
+    return st.one_of(st.just(valid), extremes, wild)
+
+
+# Agent constructors ---------------------------------------------------------------------------
+
+
+class StubModel:
+    """The part of a stable-baselines3 model that SB3Agent uses with ``deterministic=True``."""
+
+    action_space = spaces.Discrete(K)
+    observation_space = spaces.Box(0.0, 1.0, shape=(D,))
+
+    def predict(self, obs: Any, deterministic: bool = True) -> tuple[np.ndarray, None]:
+        return np.zeros(np.shape(obs)[0], dtype=np.int64), None
+
+
+#: Valid values of the required arguments (and of a few optional ones, so runs get deep).
+VALID: dict[str, Callable[[], Any]] = {
+    "n_arms": lambda: K,
+    "horizon": lambda: 60,
+    "epsilon": lambda: 1.0,
+    "feedback_graph": lambda: PATH3,
+    "arm": lambda: 1,
+    "n_features": lambda: D,
+    "agent": lambda: UCB(K),
+    "model": StubModel,
+}
+
+CONSTRUCTORS: dict[str, Callable[..., Agent]] = {
+    "Random": Random,
+    "UCB": UCB,
+    "UCBN": UCBN,
+    "ThompsonSampling": ThompsonSampling,
+    "SMUCB": SMUCB,
+    "FixedArm": FixedArm,
+    "FixedArm.fix_half": FixedArm.fix_half,
+    "GAP": GAP,
+    "GAPU": GAPU,
+    "DPSE": DPSE,
+    "AAE": AAE,
+    "AlphaSample": AlphaSample,
+    "LinUCB": LinUCB,
+    "LDPLinUCB": LDPLinUCB,
+    "LDPWrapper": LDPWrapper,
+    "SB3Agent": SB3Agent,
+}
+
+
+def arguments(factory: Callable[..., Any]) -> st.SearchStrategy[dict[str, Any]]:
+    """Keyword arguments for ``factory``: each a valid value (default or :data:`VALID`) or a wild one."""
+    fields = {}
+    for name, param in inspect.signature(factory).parameters.items():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        valid = VALID[name]() if name in VALID else param.default
+        assert valid is not inspect.Parameter.empty, f"no valid value for {name}"
+        fields[name] = valid_or_wild(valid)
+    return st.fixed_dictionaries(fields)
+
+
+def obs_for(agent: Agent) -> Any:
+    if isinstance(agent, LDPWrapper):
+        return obs_for(agent.agent)
+    lead = () if agent.n_envs is None else (agent.n_envs,)
+    if isinstance(agent, LinUCB | LDPLinUCB):
+        return np.full((*lead, K, agent.n_features), 0.25)
+    if isinstance(agent, SMUCB):
+        return 0.5 if agent.n_envs is None else np.full(agent.n_envs, 0.5)
+    if isinstance(agent, SB3Agent):
+        return np.full((*lead, D), 0.5)
+    return None
+
+
+def info_for(agent: Agent, k: int = K) -> dict[str, Any]:
+    lead = () if agent.n_envs is None else (agent.n_envs,)
+    return {"observed_mask": np.ones((*lead, k), dtype=bool), "observed_rewards": np.full((*lead, k), 0.5)}
+
+
+def step_validly(agent: Agent, steps: int = 3) -> list[Any]:
+    actions = []
+    for _ in range(steps):
+        a = agent.act(obs_for(agent))
+        agent.update(a, 0.5 if agent.n_envs is None else np.full(agent.n_envs, 0.5), info_for(agent))
+        actions.append(np.asarray(a).tolist())
+    return actions
+
+
+@pytest.mark.parametrize("name", CONSTRUCTORS)
+@fast(30)
+@given(data=st.data())
+def test_agent_constructors_build_or_refuse_in_one_sentence(name, data):
+    factory = CONSTRUCTORS[name]
+    kwargs = data.draw(arguments(factory), label="kwargs")
+    built, agent = attempt(lambda: factory(**kwargs))
+    if built:  # an agent that was built must then work with valid feedback
+        n_arms = agent.agent.n_arms if isinstance(agent, LDPWrapper) else agent.n_arms
+        if n_arms in (0, K):
+            step_validly(agent)
+
+
+# Agent feedback -------------------------------------------------------------------------------
+
+AGENTS: dict[str, Callable[[int | None], Agent]] = {
+    "Random": lambda n: Random(K, n_envs=n, seed=0),
+    "UCB": lambda n: UCB(K, n_envs=n),
+    "UCBN": lambda n: UCBN(K, n_envs=n),
+    "TS": lambda n: ThompsonSampling(K, n_envs=n, seed=0),
+    "TS-N": lambda n: ThompsonSampling(K, side_observations=True, n_envs=n, seed=0),
+    "SMUCB": lambda n: SMUCB(K, n_envs=n),
+    "FixedArm": lambda n: FixedArm(K, 1, n_envs=n),
+    "GAP": lambda n: GAP(K, 60, 1.0, PATH3, n_envs=n, seed=0),
+    "GAPU": lambda n: GAPU(K, 60, 1.0, PATH3, n_envs=n, seed=0),
+    "DPSE": lambda n: DPSE(K, 60, 1.0, n_envs=n, seed=0),
+    "AAE": lambda n: AAE(K, 60, side_observations=True, n_envs=n),
+    "AlphaSample": lambda n: AlphaSample(K, 60, n_envs=n, seed=0),
+    "LinUCB": lambda n: LinUCB(D, n_envs=n),
+    "LDPLinUCB": lambda n: LDPLinUCB(D, 1.0, n_envs=n, seed=0),
+    "LDP-UCB": lambda n: LDPWrapper(UCB(K, n_envs=n), "laplace", 1.0, seed=0),
+    "LDP-UCBN": lambda n: LDPWrapper(UCBN(K, n_envs=n), "gaussian", 0.5, 0.1, seed=0),
+    "LDP-GAP": lambda n: LDPWrapper(GAP(K, 60, 1.0, PATH3, n_envs=n), "randomized_response", 1.0, seed=0),
+    "LDP-SMUCB": lambda n: LDPWrapper(SMUCB(K, n_envs=n), "laplace", 1.0, seed=0),
+    "SB3": lambda n: SB3Agent(StubModel(), n_envs=n),  # type: ignore[arg-type]
+}
+
+
+def feedback(agent: Agent, action: Any) -> st.SearchStrategy[tuple[Any, Any, Any]]:
+    """(action, reward, info): each the valid one, a perturbed one or a wild value."""
+    n = agent.n_envs
+    lead = () if n is None else (n,)
+    valid_reward = 0.5 if n is None else np.full(n, 0.5)
+    actions = st.one_of(
+        st.just(action),
+        wild,
+        st.lists(st.integers(-2, K + 2), min_size=N, max_size=N).map(np.array),
+        st.integers(-2, K + 2),
+    )
+    rewards = st.one_of(st.just(valid_reward), wild, st.lists(floats, min_size=N, max_size=N).map(np.array), floats)
+    info = info_for(agent)
+    infos = st.one_of(
+        st.just(info),
+        st.none(),
+        wild,
+        st.sampled_from(["observed_mask", "observed_rewards", "optimal_action"]).flatmap(
+            lambda key: wild.map(lambda v: {**info, key: v})
+        ),
+        st.sampled_from([K - 1, K + 1]).map(lambda k: info_for(agent, k)),
+        st.just({**info, "observed_rewards": np.full((*lead, K), math.nan)}),
+    )
+    return st.tuples(actions, rewards, infos)
+
+
+#: Agents whose guarantees need rewards in [0, 1], and agents that read info["observed_rewards"].
+UNIT = {"TS", "TS-N", "GAP", "GAPU", "DPSE", "AAE", "AlphaSample"}
+SIDE = {"UCBN", "TS-N", "GAP", "GAPU", "AAE", "AlphaSample"}
+
+
+def as_regular_array(value: Any) -> np.ndarray | None:
+    """``value`` as a numeric or boolean numpy array, or None (strings, objects, ragged lists)."""
+    if isinstance(value, str | bytes) or value is None:
+        return None
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return None if arr.dtype.kind in "OSUVc" else arr
+
+
+def fits(value: Any, n: int | None, kinds: str, inside: Callable[[np.ndarray], bool]) -> bool:
+    """Is ``value`` one scalar (``n`` None) or an (n,) array of the dtype ``kinds``, every entry ``inside``?"""
+    if n is None:
+        if isinstance(value, bool | np.bool_):
+            return False
+        if not isinstance(value, np.ndarray):
+            if "f" not in kinds and not isinstance(value, numbers.Integral):
+                return False
+            if not isinstance(value, numbers.Real):
+                return False
+            return bool(inside(np.array([value], dtype=np.float64 if "f" in kinds else object)))
+        return value.shape == () and value.dtype.kind in kinds and bool(inside(value.reshape(1)))
+    arr = as_regular_array(value)
+    return arr is not None and arr.shape == (n,) and arr.dtype.kind in kinds and bool(inside(arr))
+
+
+def feedback_fits(name: str, agent: Agent, a: Any, r: Any, info: Any) -> bool:
+    """The specification of ``update``: does this (action, reward, info) fit the agent?"""
+    n, k = agent.n_envs, agent.n_arms
+    low, high = (0.0, 1.0) if name in UNIT else (-math.inf, math.inf)
+    if not fits(a, n, "iu", lambda v: bool(np.all((v >= 0) & (v < k)))):
+        return False
+    if not fits(r, n, "iuf", lambda v: bool(np.all(np.isfinite(v.astype(float)) & (v >= low) & (v <= high)))):
+        return False
+    if info is None:
+        return name not in SIDE
+    if not isinstance(info, Mapping):
+        return False
+    shape = (k,) if n is None else (n, k)
+    for key in ("observed_mask", "observed_rewards"):
+        if info.get(key) is not None:
+            arr = as_regular_array(info[key])
+            if arr is None or arr.shape != shape:
+                return False
+    best = as_regular_array(info.get("optimal_action"))
+    if best is not None and best.dtype.kind in "iu" and best.size and best.max() >= k:
+        return False
+    if name not in SIDE:
+        return True
+    if info.get("observed_mask") is None or info.get("observed_rewards") is None:
+        return False
+    mask, seen = np.asarray(info["observed_mask"]), np.asarray(info["observed_rewards"])
+    if mask.dtype.kind in "iu" and mask.size and (mask.min() < 0 or mask.max() > 1):
+        return False
+    if mask.dtype.kind not in "biu" or seen.dtype.kind not in "iuf":
+        return False
+    values = seen[mask.astype(bool)].astype(float)
+    return bool(np.all(np.isfinite(values) & (values >= low) & (values <= high)))
+
+
+@pytest.mark.parametrize("n", [None, N], ids=["one-env", "copies"])
+@pytest.mark.parametrize("name", AGENTS)
+@fast(20)
+@given(data=st.data())
+def test_agent_feedback_is_taken_iff_it_fits_else_refused_in_one_sentence_without_changing_state(name, n, data):
+    agent, twin = AGENTS[name](n), AGENTS[name](n)
+    for _ in range(3):
+        obs = data.draw(st.one_of(st.just(obs_for(agent)), wild), label="obs")
+        acted, action = attempt(lambda: agent.act(obs))  # noqa: B023
+        if not acted:
+            action = agent.act(obs_for(agent))
+            obs = obs_for(agent)
+        twin.act(obs)
+        a, r, info = data.draw(feedback(agent, action), label="feedback")
+        expected = feedback_fits(name.removeprefix("LDP-") if name.startswith("LDP-") else name, agent, a, r, info)
+        if name.startswith("LDP-"):  # the wrapper clips any finite reward and reads no side observation
+            expected = feedback_fits("LDP", agent, a, r, info)
+        taken, _ = attempt(lambda: agent.update(a, r, info))  # noqa: B023
+        assert taken == expected, f"update({a!r}, {r!r}, {info!r}) was {'taken' if taken else 'refused'}"
+        if taken:
+            twin.update(a, r, info)
+    assert step_validly(agent) == step_validly(twin)
+
+
+# Environments ----------------------------------------------------------------------------------
+
+ENV_IDS = [i for i in gym.registry if str(gym.registry[i].entry_point).startswith("bandit_envs.")]
+assert set(ENV_IDS) == set(bandit_envs.ENV_IDS)
+
+
+def env_class(env_id: str) -> type:
+    module, name = str(gym.registry[env_id].entry_point).split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def env_keywords(env_id: str) -> list[str]:
+    """The keywords of an env's constructor (a budget env's: the fields of its config type)."""
+    cls = env_class(env_id)
+    config = getattr(cls, "config_type", None)
+    if config is not None:
+        return [f.name for f in dataclasses.fields(config)]
+    return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+
+
+ARRAY_IN_MESSAGE = "env-side defect: the argument check quotes an array value in full, a message of several lines"
+ALLOCATES_FIRST = "env-side defect: a huge value is allocated before any size check (MemoryError)"
+
+#: Env-side defects these tests find in the envs as they are (the envs are hardened separately).
+ENV_XFAIL: dict[tuple[str, str], str] = {
+    ("GraphBandit-v0", "edge_probability"): ARRAY_IN_MESSAGE,
+    ("PrivacyBudgetMovieLens-v0", "user"): ARRAY_IN_MESSAGE,
+    ("PrivacyBudgetMovieLens-v0", "gamma"): ARRAY_IN_MESSAGE,
+    ("PrivacyBudgetMovieLens-v0", "sensitivity_std"): ARRAY_IN_MESSAGE,
+    ("PrivacyBudgetMovieLens-v0", "min_user_ratings"): ARRAY_IN_MESSAGE,
+    ("PrivacyBudgetGowalla-v0", "n_budgets"): ALLOCATES_FIRST,
+    ("PrivacyBudgetGowalla-v0", "gamma"): ARRAY_IN_MESSAGE,
+    ("PrivacyBudgetGowalla-v0", "sensitivity_level"): ARRAY_IN_MESSAGE,
+    ("PrivacyBudgetGowalla-v0", "horizon"): ARRAY_IN_MESSAGE,
+    ("PrivacyBudgetGowalla-v0", "oracle_samples"): ALLOCATES_FIRST,
+    ("PrivacyBudgetGowalla-v0", "recommend_radius_km"): ARRAY_IN_MESSAGE,
+    ("MovieLensRecommendation-v0", "horizon"): ARRAY_IN_MESSAGE,
+    ("MovieLensRecommendation-v0", "instance_seed"): ARRAY_IN_MESSAGE,
+}
+
+ENV_CASES = [
+    pytest.param(
+        env_id,
+        key,
+        marks=[pytest.mark.xfail(strict=False, reason=ENV_XFAIL[env_id, key])] if (env_id, key) in ENV_XFAIL else [],
+        id=f"{env_id}-{key}",
+    )
+    for env_id in ENV_IDS
+    for key in env_keywords(env_id)
+]
+
+
+@pytest.mark.parametrize(("env_id", "key"), ENV_CASES)
+@fast(10)
+@given(data=st.data())
+def test_env_constructor_keywords_build_or_refuse_in_one_sentence(env_id, key, data):
+    # gym.make itself reads render_mode as a string (a non-string fails inside Gymnasium).
+    values = st.one_of(st.none(), st.text(max_size=5)) if key == "render_mode" else st.one_of(extremes, wild)
+    value = data.draw(values, label=key)
+    kwargs = {**env_test_kwargs(env_id), key: value}
+    built, env = attempt(lambda: gym.make(env_id, **kwargs), GYM_ERRORS)
+    if built:  # an env that was built must then work
+        env.reset(seed=0)
+        env.step(env.action_space.sample())
+
+
+#: Env-side defects of reset and step, keyed (id, "single" or "vector", "reset" or "step").
+STEP_XFAIL: dict[tuple[str, str, str], str] = {
+    (env_id, "single", "step"): "env-side defect: step quotes a non-integer action array in full, several lines"
+    for env_id in ("PrivacyBudgetGowalla-v0", "MovieLensRecommendation-v0", "GowallaRecommendation-v0")
+}
+
+STEP_CASES = [
+    pytest.param(
+        env_id,
+        kind,
+        call,
+        marks=[pytest.mark.xfail(strict=False, reason=STEP_XFAIL[env_id, kind, call])]
+        if (env_id, kind, call) in STEP_XFAIL
+        else [],
+        id=f"{env_id}-{kind}-{call}",
+    )
+    for env_id in ENV_IDS
+    for kind in ("single", "vector")
+    for call in ("reset", "step")
+]
+
+_ENVS: dict[tuple[str, str], Any] = {}
+
+
+def cached_env(env_id: str, kind: str) -> Any:
+    if (env_id, kind) not in _ENVS:
+        kwargs = env_test_kwargs(env_id)
+        _ENVS[env_id, kind] = gym.make(env_id, **kwargs) if kind == "single" else gym.make_vec(env_id, N, **kwargs)
+    return _ENVS[env_id, kind]
+
+
+@pytest.mark.parametrize(("env_id", "kind", "call"), STEP_CASES)
+@fast(25)
+@given(data=st.data())
+def test_env_reset_and_step_take_or_refuse_their_inputs_in_one_sentence(env_id, kind, call, data):
+    env = cached_env(env_id, kind)
+    env.reset(seed=0)
+    if call == "reset":
+        seed = data.draw(valid_or_wild(1), label="seed")
+        options = data.draw(st.one_of(st.none(), wild, st.dictionaries(st.text(max_size=3), wild, max_size=2)))
+        attempt(lambda: env.reset(seed=seed, options=options), GYM_ERRORS)
+    else:
+        valid = env.action_space.sample()
+        actions = st.one_of(
+            st.just(valid),
+            wild,
+            st.lists(st.integers(-2, 30), min_size=N, max_size=N).map(np.array),
+            st.integers(-2, 30),
+        )
+        action = data.draw(actions, label="action")
+        attempt(lambda: env.step(action), GYM_ERRORS)
+    env.reset(seed=0)
+    env.step(env.action_space.sample())  # still works
