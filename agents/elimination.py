@@ -336,6 +336,14 @@ class GAP(EliminationAgent, PrivateAgent):
     share it and draw in copy order). :func:`agents.reference.run_gap` is a plain-Python version
     of Algorithm 1 that makes the same decisions with the same draws.
 
+    Private state: what the guarantee covers is the arm sequence, and with it the released
+    noisy means ``_state[GAP_MEAN]``, the active set, Ω_τ and L_τ (all post-processing of the
+    releases). The curator's private state is everything else: the current epoch's un-noised
+    sums and observation counts (``_state[GAP_SUMS]``, ``_state[GAP_OBSERVATIONS]``, which an
+    epoch cut short by the horizon leaves filled), and the generator ``rng`` and ``seed`` (with
+    them the Laplace draws can be recomputed and subtracted from the released means). Do not
+    publish an agent object; publish its actions or its released means.
+
     Parameters
     ----------
     n_arms, horizon, epsilon
@@ -456,6 +464,10 @@ class DPSE(EliminationAgent, PrivateAgent):
     ``schedule_scale`` s and ``width_scale`` w [P] change regret, not privacy. Epochs go on
     (and release) when one arm is left; an epoch cut short by the horizon releases nothing.
     Plain-Python version: :func:`agents.reference.run_dpse`.
+
+    Private state: the released noisy means, the active set and the epoch lengths are covered by
+    the guarantee; the current epoch's un-noised sums (``_state[DPSE_SUMS]``) and the generator
+    ``rng`` / ``seed`` are the curator's private state and must not be published.
     """
 
     name = "DPSE"
