@@ -31,7 +31,7 @@ The checks are numpy reductions over the batch (or run inside the agents' compil
 so they cost little next to the step itself.
 
 State size: an agent refuses, before allocating anything, an ``n_envs`` or ``n_arms`` whose
-learning state would exceed :data:`MAX_STATE_BYTES`.
+learning state would exceed the memory limit (:func:`bandit_envs.validation.memory_limit`).
 """
 
 from __future__ import annotations
@@ -46,8 +46,9 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
+from bandit_envs.validation import check_memory
+
 __all__ = [
-    "MAX_STATE_BYTES",
     "Agent",
     "PrivateAgent",
     "check_choice",
@@ -60,11 +61,6 @@ __all__ = [
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
-
-#: Largest learning state (bytes) an agent accepts to allocate: 4 GiB. An ``n_envs`` or
-#: ``n_arms`` (``n_features`` for the linear agents) that would need more is refused, with the
-#: size it would take, before anything is allocated.
-MAX_STATE_BYTES = 4 * 2**30
 
 #: info keys holding one entry per arm (with a leading batch axis for N copies).
 PER_ARM_INFO_KEYS = ("observed_mask", "observed_rewards")
@@ -147,15 +143,11 @@ def as_float(value: Any) -> float:
         return math.inf if value > 0 else -math.inf
 
 
-def _size_text(nbytes: float) -> str:
-    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
-        if nbytes >= size:
-            return f"{nbytes / size:.3g} {unit}"
-    return f"{nbytes:.0f} bytes"
-
-
 def check_state_size(nbytes: float, what: str) -> None:
-    """Refuse a learning state of ``nbytes`` bytes above :data:`MAX_STATE_BYTES`.
+    """Refuse a learning state of ``nbytes`` bytes above the memory limit, before allocating it.
+
+    The limit is the envs' (:func:`bandit_envs.validation.memory_limit`: half of the physical
+    memory, or ``$BANDIT_ENVS_MEMORY_LIMIT``), so an agent and its vector env accept the same sizes.
 
     Parameters
     ----------
@@ -169,11 +161,7 @@ def check_state_size(nbytes: float, what: str) -> None:
     ValueError
         One sentence with the size it would take and the limit.
     """
-    if nbytes > MAX_STATE_BYTES:
-        raise ValueError(
-            f"{what} would need about {_size_text(nbytes)} of agent state, above the limit of "
-            f"{_size_text(MAX_STATE_BYTES)} (agents.base.MAX_STATE_BYTES); use fewer copies or arms."
-        )
+    check_memory(f"{what} (agent state)", nbytes, "use fewer copies or arms")
 
 
 def _as_array(value: Any) -> npt.NDArray[Any] | None:
@@ -273,7 +261,8 @@ class Agent(ABC):
     Raises
     ------
     ValueError
-        If ``n_envs`` × ``n_arms`` would need a learning state above :data:`MAX_STATE_BYTES`.
+        If ``n_envs`` × ``n_arms`` would need a learning state above the memory limit
+        (:func:`bandit_envs.validation.memory_limit`).
     """
 
     #: Short name used in tables and figures.
@@ -302,7 +291,7 @@ class Agent(ABC):
         return 1 if self.n_envs is None else self.n_envs
 
     def _state_nbytes(self) -> float:
-        """Bytes of learning state the agent allocates (for :data:`MAX_STATE_BYTES`)."""
+        """Bytes of learning state the agent allocates (checked against the memory limit)."""
         return float(self.batch) * (float(self.n_arms) * self._state_bytes_per_arm + self._state_bytes_per_copy)
 
     def _check_state_size(self) -> None:

@@ -57,7 +57,9 @@ def format_bytes(n: float) -> str:
     """``n`` bytes in binary units, e.g. ``"41.9 GiB"``."""
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+            if unit == "B":
+                return f"{n:.0f} {unit}"
+            return f"{n:.1f} {unit}" if abs(n) < 1e5 else f"{n:.2g} {unit}"
         n /= 1024
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -115,7 +117,7 @@ def check_memory(what: str, nbytes: float, remedy: str) -> None:
         source = f"${MEMORY_LIMIT_ENV_VAR}" if os.environ.get(MEMORY_LIMIT_ENV_VAR) else "half of the physical memory"
         raise ValueError(
             f"{what} would need about {format_bytes(nbytes)}, more than the limit of {format_bytes(limit)} "
-            f"({source}; set ${MEMORY_LIMIT_ENV_VAR} to a number of bytes to change it); {remedy}."
+            f"({source}; ${MEMORY_LIMIT_ENV_VAR} in bytes changes it); {remedy}."
         )
 
 

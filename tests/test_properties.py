@@ -426,21 +426,7 @@ ARRAY_IN_MESSAGE = "env-side defect: the argument check quotes an array value in
 ALLOCATES_FIRST = "env-side defect: a huge value is allocated before any size check (MemoryError)"
 
 #: Env-side defects these tests find in the envs as they are (the envs are hardened separately).
-ENV_XFAIL: dict[tuple[str, str], str] = {
-    ("GraphBandit-v0", "edge_probability"): ARRAY_IN_MESSAGE,
-    ("PrivacyBudgetMovieLens-v0", "user"): ARRAY_IN_MESSAGE,
-    ("PrivacyBudgetMovieLens-v0", "gamma"): ARRAY_IN_MESSAGE,
-    ("PrivacyBudgetMovieLens-v0", "sensitivity_std"): ARRAY_IN_MESSAGE,
-    ("PrivacyBudgetMovieLens-v0", "min_user_ratings"): ARRAY_IN_MESSAGE,
-    ("PrivacyBudgetGowalla-v0", "n_budgets"): ALLOCATES_FIRST,
-    ("PrivacyBudgetGowalla-v0", "gamma"): ARRAY_IN_MESSAGE,
-    ("PrivacyBudgetGowalla-v0", "sensitivity_level"): ARRAY_IN_MESSAGE,
-    ("PrivacyBudgetGowalla-v0", "horizon"): ARRAY_IN_MESSAGE,
-    ("PrivacyBudgetGowalla-v0", "oracle_samples"): ALLOCATES_FIRST,
-    ("PrivacyBudgetGowalla-v0", "recommend_radius_km"): ARRAY_IN_MESSAGE,
-    ("MovieLensRecommendation-v0", "horizon"): ARRAY_IN_MESSAGE,
-    ("MovieLensRecommendation-v0", "instance_seed"): ARRAY_IN_MESSAGE,
-}
+ENV_XFAIL: dict[tuple[str, str], str] = {}
 
 ENV_CASES = [
     pytest.param(
@@ -469,10 +455,7 @@ def test_env_constructor_keywords_build_or_refuse_in_one_sentence(env_id, key, d
 
 
 #: Env-side defects of reset and step, keyed (id, "single" or "vector", "reset" or "step").
-STEP_XFAIL: dict[tuple[str, str, str], str] = {
-    (env_id, "single", "step"): "env-side defect: step quotes a non-integer action array in full, several lines"
-    for env_id in ("PrivacyBudgetGowalla-v0", "MovieLensRecommendation-v0", "GowallaRecommendation-v0")
-}
+STEP_XFAIL: dict[tuple[str, str, str], str] = {}
 
 STEP_CASES = [
     pytest.param(

@@ -181,8 +181,8 @@ def oracle_chains(samples: int, burn_in: int) -> int:
 def check_oracle_size(n_budgets: int, samples: int, chains: int) -> None:
     """Refuse ``oracle_samples`` (with ``n_budgets`` arms) whose oracle chains would exceed the memory limit."""
     check_memory(
-        f"oracle_samples={samples} with {n_budgets} budgets ({n_budgets}×{chains} Monte Carlo chains, "
-        f"about {ORACLE_BYTES_PER_CHAIN} bytes each)",
+        f"oracle_samples={samples} with {n_budgets} budgets ({n_budgets * chains:.3g} Monte Carlo chains "
+        f"of about {ORACLE_BYTES_PER_CHAIN} bytes)",
         float(n_budgets) * chains * ORACLE_BYTES_PER_CHAIN,
         "lower oracle_samples or use fewer budgets",
     )
