@@ -46,7 +46,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
-from bandit_envs.validation import check_memory
+from bandit_envs.validation import check_choice, check_float, check_int, check_memory
 
 __all__ = [
     "Agent",
@@ -85,54 +85,6 @@ def describe(value: Any, typed: bool = True) -> str:
         text = text[: _MAX_REPR - 3] + "..."
     text = " ".join(text.split())  # one line
     return f"{text} ({type(value).__name__})" if typed else text
-
-
-def check_int(name: str, value: Any, *, minimum: int | None = None) -> int:
-    """Return ``value`` as an ``int`` if it is an integer (not a bool) not below ``minimum``.
-
-    The checks of :mod:`bandit_envs.validation`, with the value quoted through :func:`describe`
-    (arguments of agents may be arrays or long strings).
-    """
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {describe(value)}.")
-    if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {describe(value, typed=False)}.")
-    return int(value)
-
-
-def check_float(
-    name: str,
-    value: Any,
-    *,
-    low: float | None = None,
-    high: float | None = None,
-    low_open: bool = False,
-    high_open: bool = False,
-) -> float:
-    """Return ``value`` as a finite ``float`` inside the given interval (bools are refused)."""
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {describe(value)}.")
-    v = as_float(value)
-    lo = "-inf" if low is None else f"{low:g}"
-    hi = "inf" if high is None else f"{high:g}"
-    interval = f"{'(' if low_open or low is None else '['}{lo}, {hi}{')' if high_open or high is None else ']'}"
-    bad = not math.isfinite(v)
-    if low is not None:
-        bad |= v <= low if low_open else v < low
-    if high is not None:
-        bad |= v >= high if high_open else v > high
-    if bad:
-        raise ValueError(f"{name} must be a finite number in {interval}, got {describe(value, typed=False)}.")
-    return v
-
-
-def check_choice(name: str, value: Any, allowed: Any) -> Any:
-    """Return ``value`` if it is one of ``allowed`` (strings, numbers, bools or None)."""
-    options = list(allowed)
-    plain = value is None or isinstance(value, str | bool | int | float)
-    if not plain or value not in options:
-        raise ValueError(f"{name} must be one of {options}, got {describe(value)}.")
-    return value
 
 
 def as_float(value: Any) -> float:

@@ -122,8 +122,8 @@ def check_memory(what: str, nbytes: float, remedy: str) -> None:
 
 
 def check_int(name: str, value: Any, *, minimum: int | None = None) -> int:
-    """Return ``value`` as an ``int`` if it is an integer not below ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    """Return ``value`` as an ``int`` if it is an integer (not a bool) not below ``minimum``."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {summarize(value)} ({type(value).__name__}).")
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {summarize(value)}.")
@@ -139,10 +139,13 @@ def check_float(
     low_open: bool = False,
     high_open: bool = False,
 ) -> float:
-    """Return ``value`` as a finite ``float`` inside the given interval."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    """Return ``value`` as a finite ``float`` inside the given interval (bools are refused)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {summarize(value)} ({type(value).__name__}).")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an int too large for a float: out of any finite interval
+        v = math.inf
     lo = "-inf" if low is None else f"{low:g}"
     hi = "inf" if high is None else f"{high:g}"
     interval = f"{'(' if low_open or low is None else '['}{lo}, {hi}{')' if high_open or high is None else ']'}"
