@@ -24,6 +24,7 @@ same transition. What lives here:
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -391,7 +392,7 @@ class BanditEnv(gym.Env[ObsType, np.int64], Generic[ObsType]):
         return self._t >= self.horizon
 
 
-class BanditVectorEnv(VectorEnv[Any, Any, Any]):
+class BanditVectorEnv(VectorEnv[Any, Any, Any], ABC):
     """``num_envs`` copies of a single env stepped together, with Gymnasium's NEXT_STEP autoreset.
 
     Copy i draws from its own generator ``_rngs[i]``; :meth:`_seed` reseeds them as
@@ -434,13 +435,13 @@ class BanditVectorEnv(VectorEnv[Any, Any, Any]):
     def _restart(self, which: BoolArray) -> None:
         """Family hook: forget the buffered noise and the episode state of the copies ``which``."""
 
+    @abstractmethod
     def _play(self, actions: IntArray, restarting: BoolArray) -> tuple[Any, FloatArray, dict[str, Any]]:
         """Family hook: one step of every copy, ``(observation, reward, info)``.
 
         The copies in ``restarting`` start a new episode at this step (NEXT_STEP autoreset): they
         consume their reset's noise, and their reward is 0.
         """
-        raise NotImplementedError
 
     def step(self, actions: Any) -> tuple[Any, FloatArray, BoolArray, BoolArray, dict[str, Any]]:
         """Step every copy (copies truncated at the previous step are reset instead: NEXT_STEP autoreset)."""

@@ -8,6 +8,7 @@ The single and the vector env call the same pure transition, :meth:`_BudgetCore.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -63,7 +64,7 @@ class Instance:
     sensitivity: SensitivityModel
 
 
-class _BudgetCore:
+class _BudgetCore(ABC):
     """Payoff tables and the pure transition shared by the single and the vector env.
 
     A scenario sets ``env_id``, ``config_type`` and ``build_instance`` (config, one user per copy
@@ -74,9 +75,9 @@ class _BudgetCore:
     config_type: ClassVar[type[BudgetConfig]] = BudgetConfig
 
     @staticmethod
+    @abstractmethod
     def build_instance(config: Any, users: list[Any]) -> tuple[Instance, IntArray]:
         """The scenario's instance for ``users`` (one per copy) and each copy's index into it."""
-        raise NotImplementedError
 
     def _setup(self, config: BudgetConfig, instance: Instance, who: IntArray) -> None:
         self.config = config
