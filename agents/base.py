@@ -332,6 +332,10 @@ class Agent(ABC):
         the first bad copy (then raise :meth:`_action_range_error`).
         """
         k = self.n_arms if n_arms is None else n_arms
+        if type(action) is int and self.n_envs is None:  # the usual single step: no ABC checks
+            if not 0 <= action < k:
+                raise self._action_range_error(action, 0, k)
+            return np.array([action], dtype=np.int64)
         if type(action) is np.ndarray and action.dtype is _INT64 and action.shape == self._batch_shape:
             if check_range and (action.min() < 0 or action.max() >= k):  # the usual batch: one branch
                 b = int(np.flatnonzero((action < 0) | (action >= k))[0])
@@ -379,8 +383,15 @@ class Agent(ABC):
         if type(reward) is np.ndarray and reward.dtype is _FLOAT64 and reward.shape == self._batch_shape:
             r = reward  # the usual batch: no conversion
         elif self.n_envs is None:
-            if isinstance(reward, numbers.Real) and not isinstance(reward, bool | np.bool_):
-                r = np.array([as_float(reward)])
+            if isinstance(reward, float) or (
+                isinstance(reward, numbers.Real) and not isinstance(reward, bool | np.bool_)
+            ):
+                v = float(reward) if isinstance(reward, float) else as_float(reward)  # float: also np.float64
+                if check:  # one scalar: plain comparisons, no numpy reductions (the single-step hot path)
+                    low, high = (-math.inf, math.inf) if self.reward_bounds is None else self.reward_bounds
+                    if not (low <= v <= high and math.isfinite(v)):
+                        raise self._reward_error(v, 0)
+                return np.array([v])
             else:
                 arr = reward if isinstance(reward, np.ndarray) else None
                 if arr is None or arr.shape != () or arr.dtype.kind not in "iuf":
