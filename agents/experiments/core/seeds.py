@@ -27,6 +27,7 @@ def agent_seed(base_seed: int, run: int, stream: int = 1) -> int:
     """Seed of every agent's generator in run ``run`` (policy randomness and privacy noise).
 
     ``stream`` selects an independent seed for the same run (2 picks the changed table entry of
-    a privacy pair, 3 is the fresh noise of its second run, 4 the RL training seed).
+    a privacy pair, 3 is the fresh noise of its second run, 4 the RL model's training seed, 5 the
+    seed of the RL training envs).
     """
     return int(np.random.SeedSequence([base_seed, run, stream]).generate_state(1, np.uint64)[0] >> 1)

@@ -1,6 +1,7 @@
 """``rl/graph``: PPO and DQN, trained through ``ArmStatistics``, beside UCB-N and GAP on ``GraphBandit-v0``.
 
-Protocol (ours; see ``docs/rl.md``). Per run r, with its own training seed:
+Protocol (ours; see ``docs/rl.md``). Per run r, with its own training seeds (one for the model,
+an independent one for the training envs' rewards):
 
 1. Training. PPO and DQN each get ``options["train_timesteps"]`` interactions (100,000;
    ``--quick``: 5,000) with 8 copies of ``ArmStatistics(ShuffleArms(GraphBandit-v0))`` (episodes
@@ -55,8 +56,10 @@ N_CHECKPOINTS = 100
 #: Parallel training envs and the instance seed of the first one (training graphs).
 TRAIN_ENVS = 8
 TRAIN_GRAPH_SEED = 10_000
-#: Seed stream of the training seeds (``agent_seed(base, run, TRAIN_STREAM)``).
+#: Seed streams of a run's training: the model (``agent_seed(base, run, TRAIN_STREAM)``: torch,
+#: numpy's legacy generator, the action space) and, independent of it, the training envs' rewards.
 TRAIN_STREAM = 4
+TRAIN_ENV_STREAM = 5
 
 #: Hyperparameters [P], from a small manual search (a few configurations per algorithm, judged by
 #: the regret at T = 2,000 over four runs): PPO's rollouts are one episode per env (8 × 50 steps);
@@ -113,8 +116,13 @@ def _one_torch_thread() -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def train(algorithm: str, setting: dict[str, Any], exp: Experiment, seed: int) -> BaseAlgorithm:
-    """Train ``algorithm`` (``"PPO"`` or ``"DQN"``) for ``options["train_timesteps"]`` steps on the training envs."""
+def train(algorithm: str, setting: dict[str, Any], exp: Experiment, seed: int, env_seed: int) -> BaseAlgorithm:
+    """Train ``algorithm`` (``"PPO"`` or ``"DQN"``) for ``options["train_timesteps"]`` steps on the training envs.
+
+    ``seed`` seeds the model (stable-baselines3 seeds torch, numpy's legacy generator and the
+    action space with it, and would seed the envs with it too); ``env_seed``, an independent
+    seed, then replaces the envs' seeds before the first reset, so no generator shares a seed.
+    """
     from stable_baselines3 import DQN, PPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 
@@ -127,8 +135,8 @@ def train(algorithm: str, setting: dict[str, Any], exp: Experiment, seed: int) -
             for i in range(TRAIN_ENVS)
         ]
     )
-    envs.seed(seed)
     model = classes[algorithm]("MlpPolicy", envs, seed=seed, device="cpu", **HYPERPARAMETERS[algorithm])
+    envs.seed(env_seed)  # after the model's set_random_seed, which seeds the envs with `seed`
     return cast("BaseAlgorithm", model.learn(exp.options["train_timesteps"]))
 
 
@@ -152,7 +160,8 @@ def rl_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -> li
     users = {u.name: u for u in exp.user_agents}
     with _one_torch_thread():
         train_seed = agent_seed(base_seed, run, TRAIN_STREAM) % 2**32  # SB3 seeds numpy's legacy generator
-        models = {name: train(name, setting, exp, train_seed) for name in exp.agents if name in RL_AGENTS}
+        env_seed = agent_seed(base_seed, run, TRAIN_ENV_STREAM)
+        models = {name: train(name, setting, exp, train_seed, env_seed) for name in exp.agents if name in RL_AGENTS}
         env = ArmStatistics(
             ShuffleArms(
                 GraphBanditEnv(
