@@ -504,3 +504,56 @@ def test_env_reset_and_step_take_or_refuse_their_inputs_in_one_sentence(env_id, 
         attempt(lambda: env.step(action), GYM_ERRORS)
     env.reset(seed=0)
     env.step(env.action_space.sample())  # still works
+
+
+# Privacy mechanisms ---------------------------------------------------------------------------
+
+#: A valid call of every public function of ``bandit_envs.privacy`` (keyword arguments).
+MECHANISM_CALLS: dict[str, dict[str, Any]] = {
+    "bernoulli_mechanism": {"r": np.array([0.2, 0.9]), "epsilon": 1.0},
+    "gaussian_delta": {"sigma": 2.0, "epsilon": 1.0, "l2_sensitivity": 1.0},
+    "gaussian_mechanism": {"x": np.array([0.2, 0.9]), "epsilon": 1.0, "delta": 1e-5, "lower": 0.0, "upper": 1.0},
+    "gaussian_sigma_analytic": {"epsilon": 1.0, "delta": 1e-5, "l2_sensitivity": 1.0},
+    "gaussian_sigma_classic": {"epsilon": 0.5, "delta": 1e-5, "l2_sensitivity": 1.0},
+    "haversine_m": {"lat1": 40.7, "lon1": -74.0, "lat2": 40.8, "lon2": -73.9},
+    "laplace_mechanism": {"x": np.array([0.2, 0.9]), "epsilon": 1.0, "lower": 0.0, "upper": 1.0},
+    "planar_laplace": {"xy": np.array([[0.0, 0.0]]), "epsilon_per_m": 0.01},
+    "planar_laplace_latlon": {"lat": np.array([40.7]), "lon": np.array([-74.0]), "epsilon_per_km": 1.0},
+    "planar_laplace_radius_cdf": {"r": np.array([1.0, 10.0]), "epsilon_per_m": 0.1},
+    "planar_laplace_radius_quantile": {"p": np.array([0.1, 0.9]), "epsilon_per_m": 0.1},
+    "randomized_response": {"bits": np.array([0, 1, 1]), "epsilon": 1.0},
+    "rr_debias": {"reports": np.array([0, 1, 1]), "epsilon": 1.0},
+    "spherical_laplace_radius_cdf": {"r": np.array([1.0, 10.0]), "epsilon_per_m": 0.1},
+    "spherical_laplace_radius_quantile": {"p": np.array([0.1, 0.9]), "epsilon_per_m": 0.1},
+}
+RNG_TAKERS = {"bernoulli_mechanism", "gaussian_mechanism", "laplace_mechanism", "planar_laplace"}
+RNG_TAKERS |= {"planar_laplace_latlon", "randomized_response"}
+
+
+def test_every_public_privacy_function_is_covered() -> None:
+    import bandit_envs.privacy as privacy
+
+    public = {name for name in privacy.__all__ if callable(getattr(privacy, name))}
+    assert public == set(MECHANISM_CALLS), "add the new public function to MECHANISM_CALLS"
+
+
+@pytest.mark.parametrize(
+    ("function", "argument"),
+    [(f, a) for f, kwargs in MECHANISM_CALLS.items() for a in [*kwargs, *(["rng"] if f in RNG_TAKERS else [])]],
+)
+@fast(25)
+@given(data=st.data())
+def test_privacy_functions_release_or_refuse_in_one_sentence(function, argument, data):
+    import bandit_envs.privacy as privacy
+
+    kwargs = dict(MECHANISM_CALLS[function])
+    if function in RNG_TAKERS:
+        kwargs["rng"] = np.random.default_rng(0)
+    kwargs[argument] = data.draw(st.one_of(extremes, wild), label=argument)
+    done, out = attempt(lambda: getattr(privacy, function)(**kwargs))
+    if done:  # a release must be finite numbers: never NaN noise from an argument that was let through
+        for part in out if isinstance(out, tuple) else (out,):
+            values = np.asarray(part, dtype=np.float64)
+            assert np.isfinite(values).all() or function.endswith(("_cdf", "_quantile", "gaussian_delta")), (
+                f"{function}({argument}={kwargs[argument]!r}) released non-finite values"
+            )

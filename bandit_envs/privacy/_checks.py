@@ -26,6 +26,32 @@ __all__ = [
 ]
 
 
+#: Range of the positive parameters (epsilon, sensitivities, sigma): beyond it the noise scale
+#: (sensitivity / epsilon, 1 / sigma, ...) over- or underflows in double precision.
+POSITIVE_RANGE = (1e-100, 1e100)
+#: Smallest delta: below it ln(1.25 / delta) overflows.
+MIN_DELTA = 1e-300
+
+
+def check_positive(name: str, value: Any) -> float:
+    """Return ``value`` as a float if it is a number in :data:`POSITIVE_RANGE` (a scale parameter).
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not finite or outside ``POSITIVE_RANGE`` (one sentence saying why).
+    TypeError
+        If ``value`` is not a real number.
+    """
+    v = check_float(name, value, low=0.0, low_open=True)
+    low, high = POSITIVE_RANGE
+    if not low <= v <= high:
+        raise ValueError(
+            f"{name} must be in [{low:g}, {high:g}] (beyond, the noise scale over- or underflows), got {v!r}."
+        )
+    return v
+
+
 def check_epsilon(name: str, value: Any) -> float:
     """Return ``value`` as a float if it is a finite number > 0 (a privacy parameter epsilon).
 
@@ -48,7 +74,7 @@ def check_epsilon(name: str, value: Any) -> float:
     TypeError
         If ``value`` is not a real number.
     """
-    return check_float(name, value, low=0.0, low_open=True)
+    return check_positive(name, value)
 
 
 def check_delta(value: Any) -> float:
@@ -61,7 +87,10 @@ def check_delta(value: Any) -> float:
     TypeError
         If ``value`` is not a real number.
     """
-    return check_float("delta", value, low=0.0, high=1.0, low_open=True, high_open=True)
+    v = check_float("delta", value, low=0.0, high=1.0, low_open=True, high_open=True)
+    if v < MIN_DELTA:
+        raise ValueError(f"delta must be in [{MIN_DELTA:g}, 1) (below, ln(1/delta) overflows), got {v!r}.")
+    return v
 
 
 def check_rng(rng: Any) -> np.random.Generator:
@@ -196,7 +225,7 @@ def clipped_sensitivity(
     TypeError
         If a value is not a real number.
     """
-    given = None if sensitivity is None else check_float(name, sensitivity, low=0.0, low_open=True)
+    given = None if sensitivity is None else check_positive(name, sensitivity)
     if (lower is None) != (upper is None):
         raise ValueError(
             f"lower and upper must be given together or both be None, got lower={lower!r}, upper={upper!r}."

@@ -63,7 +63,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import brentq
 
-from bandit_envs.privacy._checks import check_epsilon
+from bandit_envs.privacy._checks import check_epsilon, check_positive
 from bandit_envs.privacy.gaussian import _log_gaussian_delta
 from bandit_envs.validation import check_float, check_int
 
@@ -133,8 +133,8 @@ class ReportMechanism:
         ``(epsilon, delta)`` is the per-report guarantee that is stated (the delta that holds
         at this epsilon); composition uses ``sigma / l2_sensitivity`` only.
         """
-        s = check_float("sigma", sigma, low=0.0, low_open=True)
-        d2 = check_float("l2_sensitivity", l2_sensitivity, low=0.0, low_open=True)
+        s = check_positive("sigma", sigma)
+        d2 = check_positive("l2_sensitivity", l2_sensitivity)
         eps = check_epsilon("epsilon", epsilon)
         dlt = check_float("delta", delta, low=0.0, high=1.0)
         return cls("gaussian", eps, dlt, s / d2)

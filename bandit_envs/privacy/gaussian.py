@@ -41,8 +41,15 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
-from bandit_envs.privacy._checks import check_delta, check_epsilon, check_rng, clipped_sensitivity, finite_array
-from bandit_envs.validation import check_choice, check_float
+from bandit_envs.privacy._checks import (
+    check_delta,
+    check_epsilon,
+    check_positive,
+    check_rng,
+    clipped_sensitivity,
+    finite_array,
+)
+from bandit_envs.validation import check_choice
 
 __all__ = [
     "GAUSSIAN_METHODS",
@@ -98,9 +105,9 @@ def gaussian_delta(sigma: float, epsilon: float, l2_sensitivity: float = 1.0) ->
     TypeError
         If an argument is not a real number.
     """
-    s = check_float("sigma", sigma, low=0.0, low_open=True)
+    s = check_positive("sigma", sigma)
     eps = check_epsilon("epsilon", epsilon)
-    d2 = check_float("l2_sensitivity", l2_sensitivity, low=0.0, low_open=True)
+    d2 = check_positive("l2_sensitivity", l2_sensitivity)
     return math.exp(_log_gaussian_delta(s, eps, d2))
 
 
@@ -140,7 +147,7 @@ def gaussian_sigma_classic(epsilon: float, delta: float, l2_sensitivity: float =
             f"Thm. 3.22), got {epsilon!r}; use gaussian_sigma_analytic for epsilon >= 1."
         )
     dlt = check_delta(delta)
-    d2 = check_float("l2_sensitivity", l2_sensitivity, low=0.0, low_open=True)
+    d2 = check_positive("l2_sensitivity", l2_sensitivity)
     return d2 * math.sqrt(2.0 * math.log(1.25 / dlt)) / eps
 
 
@@ -179,7 +186,7 @@ def gaussian_sigma_analytic(epsilon: float, delta: float, l2_sensitivity: float 
     """
     eps = check_epsilon("epsilon", epsilon)
     dlt = check_delta(delta)
-    d2 = check_float("l2_sensitivity", l2_sensitivity, low=0.0, low_open=True)
+    d2 = check_positive("l2_sensitivity", l2_sensitivity)
     target = math.log(dlt)
 
     def excess(log_sigma: float) -> float:
