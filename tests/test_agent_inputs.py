@@ -540,7 +540,10 @@ def test_linear_run_refuses_rewards_as_the_step_api_does(name, value):
         (lambda: LDPLinUCB(D, 1.0, delta=5e-324), "epsilon and delta"),
         (lambda: LDPWrapper(UCB(K), "laplace", 5e-324), "epsilon and reward_range"),
         (lambda: LDPWrapper(UCB(K), "laplace", 1.0, reward_range=(-1e308, 1e308)), "epsilon and reward_range"),
-        (lambda: LDPWrapper(UCB(K), "gaussian", 5e-324, 0.1, sigma_method="analytic"), "epsilon and reward_range"),
+        (
+            lambda: LDPWrapper(UCB(K), "gaussian", 5e-324, 0.1, sigma_method="analytic"),
+            r"epsilon (and reward_range|must be in \[1e-100)",
+        ),
         (lambda: LDPWrapper(UCB(K), "randomized_response", 5e-324, rr_output="debias"), "epsilon and reward_range"),
     ],
 )
