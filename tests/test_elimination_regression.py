@@ -1,0 +1,132 @@
+"""The elimination agents' compiled ``simulate`` against stored action sequences.
+
+``tests/fixtures/elimination-sequences.npz`` holds, for every case of :func:`cases`, the arm
+sequence, the checkpoint regret, the total regret, the agent's state arrays after the run and
+the next draws of its generator, all recorded with the per-round driver that ran the agents'
+``act``/``update`` state machines round by round (the code before the epoch-level kernels). The
+epoch-level kernels must reproduce every one of them exactly: same arms, same released noise,
+same state. Cases cover every agent and option, uniforms mapped by Bernoulli and truncated-normal
+laws and reward tables, neighbouring tables (``override``), a batched agent's copy, and a run
+resumed mid-epoch after steps of the step API.
+
+Regenerate (only when a change of behaviour is intended, and say so in the commit):
+``python tests/test_elimination_regression.py``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from agents.elimination import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
+from bandit_envs.graph import GraphBanditEnv
+
+FIXTURE = Path(__file__).parent / "fixtures" / "elimination-sequences.npz"
+HORIZON = 30_000
+
+
+NAMES = (
+    "GAP",
+    "GAP-greedy",
+    "GAP-paper",
+    "GAPU",
+    "DPSE",
+    "DPSE-scaled",
+    "AAE",
+    "AAE-side-hoeffding",
+    "AlphaSample",
+    "AlphaSample-coarse",
+)
+
+
+def make(name: str, adjacency: np.ndarray, seed: int, n_envs: int | None = None) -> EliminationAgent:
+    """Case ``name``'s agent (K = 10, T = HORIZON); parameters give several epochs within T."""
+    k, t, kw = 10, HORIZON, {"seed": seed, "n_envs": n_envs}
+    agents: dict[str, Any] = {
+        "GAP": lambda: GAP(k, t, 2.0, adjacency, delta=0.1, **kw),
+        "GAP-greedy": lambda: GAP(k, t, 2.0, adjacency, delta=0.1, round_robin="greedy", **kw),
+        "GAP-paper": lambda: GAP(k, t, 0.1, adjacency, **kw),
+        "GAPU": lambda: GAPU(k, t, 2.0, adjacency, delta=0.1, **kw),
+        "DPSE": lambda: DPSE(k, t, 2.0, beta=0.1, **kw),
+        "DPSE-scaled": lambda: DPSE(k, t, 0.5, beta=0.1, schedule_scale=0.05, width_scale=0.5, **kw),
+        "AAE": lambda: AAE(k, t, delta=0.1, **kw),
+        "AAE-side-hoeffding": lambda: AAE(k, t, delta=0.1, radius="hoeffding", side_observations=True, **kw),
+        "AlphaSample": lambda: AlphaSample(k, t, delta=0.01, **kw),
+        "AlphaSample-coarse": lambda: AlphaSample(k, t, delta=0.1, epsilon1=0.25, coeff=0.05, **kw),
+    }
+    return agents[name]()
+
+
+def cases() -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every recorded case: (key, outputs of one ``simulate`` run)."""
+    checkpoints = np.unique(np.linspace(1, HORIZON, 37).astype(np.int64))
+    for instance, (reward, p, gap) in enumerate((("truncnorm", 0.2, 0.2), ("bernoulli", 0.5, 0.1))):
+        env = GraphBanditEnv(n_arms=10, edge_probability=p, gap=gap, reward=reward, horizon=HORIZON, instance_seed=7)
+        uniforms = np.random.default_rng(100 + instance).random((HORIZON, 10))
+        rewards = env.reward_model.from_uniforms(uniforms)
+        seed = 11 + instance
+        for name in NAMES:
+            for variant in ("uniforms", "rewards", "override", "batched", "resumed"):
+                agent = make(name, env.adjacency, seed, n_envs=3 if variant == "batched" else None)
+                kwargs: dict[str, Any] = {"checkpoints": checkpoints, "record_actions": True}
+                table = rewards if variant == "rewards" else uniforms
+                if variant != "rewards":
+                    kwargs["law"] = env.reward_model
+                if variant == "override":
+                    kwargs["override"] = (HORIZON // 3, int(np.argmax(env.expected_rewards)), 0.0)
+                if variant == "batched":
+                    kwargs["copy"] = 2
+                if variant == "resumed":  # 1,234 rounds through the step API, then simulate the rest
+                    for t in range(1_234):
+                        a = int(agent.act())
+                        seen = env.neighbourhoods[a]
+                        info = {"observed_mask": seen, "observed_rewards": rewards[t] * seen}
+                        agent.update(a, float(rewards[t, a]), info)
+                    kwargs["checkpoints"] = checkpoints[checkpoints > 1_234]
+                result = agent.simulate(table, env.adjacency, env.gaps, **kwargs)
+                out: dict[str, Any] = {
+                    "actions": result.actions,
+                    "checkpoint_regret": result.checkpoint_regret,
+                    "total_regret": np.array(result.total_regret),
+                    "next_draws": agent.rng.random(3),
+                }
+                for i, array in enumerate(agent._state):
+                    out[f"state{i}"] = array
+                yield f"{instance}/{name}/{variant}", out
+
+
+@pytest.fixture(scope="module")
+def recorded() -> dict[str, np.ndarray]:
+    with np.load(FIXTURE) as data:
+        return {key: data[key] for key in data.files}
+
+
+def test_fixture_covers_every_case(recorded: dict[str, np.ndarray]) -> None:
+    keys = {key.rsplit("|", 1)[0] for key in recorded}
+    assert keys == {key for key, _ in cases()}
+
+
+def test_simulate_reproduces_recorded_runs(recorded: dict[str, np.ndarray]) -> None:
+    for key, out in cases():
+        for field, value in out.items():
+            stored = recorded[f"{key}|{field}"]
+            assert stored.dtype == np.asarray(value).dtype, f"{key} {field}"
+            np.testing.assert_array_equal(np.asarray(value), stored, err_msg=f"{key} {field}")
+
+
+def record() -> None:
+    """Write the fixture from the current code."""
+    arrays = {f"{key}|{field}": np.asarray(value) for key, out in cases() for field, value in out.items()}
+    FIXTURE.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(FIXTURE, **arrays)  # type: ignore[arg-type]
+    print(f"wrote {len(arrays)} arrays to {FIXTURE} ({FIXTURE.stat().st_size / 1e3:.0f} kB)")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    record()
