@@ -242,19 +242,29 @@ def gap_act(state, params, b, rng):  # pragma: no cover
 
 @njit(inline="always")
 def gap_update(state, params, b, a, rewards, rng):  # pragma: no cover
-    """Lines 15-24: accumulate this epoch's observations; at the epoch's end release and eliminate."""
-    active, mu = state[ACTIVE], state[GAP_MEAN]
+    """Lines 15-19: accumulate this epoch's observations; at the epoch's end, :func:`gap_release`."""
+    active = state[ACTIVE]
     o, c, ctr = state[GAP_OBSERVATIONS], state[GAP_SUMS], state[GAP_COUNTERS]
-    eps, delta, closed, uniform, by_index = params
     k_arms = active.shape[1]
     for k in range(k_arms):
         if active[b, k] and rewards[k] == rewards[k]:
             o[b, k] += 1.0
             c[b, k] += rewards[k]
     ctr[b, GAP_ROUND] += 1
-    if ctr[b, GAP_ROUND] != ctr[b, GAP_EPOCH_END]:
-        return
-    # Lines 20-23. The epoch completed, so o[k] >= L for every active arm (Ω dominates A).
+    if ctr[b, GAP_ROUND] == ctr[b, GAP_EPOCH_END]:
+        gap_release(state, params, b, rng)
+
+
+@njit
+def gap_release(state, params, b, rng):  # pragma: no cover
+    """Lines 20-24 at the end of epoch τ: noisy means, elimination, then plan epoch τ + 1.
+
+    The epoch completed, so o[k] >= L_τ for every active arm (Ω_τ dominates A_τ).
+    """
+    active, mu = state[ACTIVE], state[GAP_MEAN]
+    o, c, ctr = state[GAP_OBSERVATIONS], state[GAP_SUMS], state[GAP_COUNTERS]
+    eps, delta, closed, uniform, by_index = params
+    k_arms = active.shape[1]
     length = ctr[b, GAP_EPOCH_LENGTH]
     tau = ctr[b, GAP_EPOCH]
     n_active = 0
@@ -312,13 +322,19 @@ def dpse_act(state, params, b, rng):  # pragma: no cover
 
 @njit(inline="always")
 def dpse_update(state, params, b, a, rewards, rng):  # pragma: no cover
-    """Add the pulled arm's reward; at the epoch's end release noisy means and eliminate."""
-    active, sums, ctr = state[ACTIVE], state[DPSE_SUMS], state[DPSE_COUNTERS]
-    eps, beta, schedule_scale, width_scale = params
+    """Add the pulled arm's reward; at the epoch's end, :func:`dpse_release`."""
+    sums, ctr = state[DPSE_SUMS], state[DPSE_COUNTERS]
     sums[b, a] += rewards[a]
     ctr[b, DPSE_ROUND] += 1
-    if ctr[b, DPSE_ROUND] != ctr[b, DPSE_EPOCH_END]:
-        return
+    if ctr[b, DPSE_ROUND] == ctr[b, DPSE_EPOCH_END]:
+        dpse_release(state, params, b, rng)
+
+
+@njit
+def dpse_release(state, params, b, rng):  # pragma: no cover
+    """End of epoch e: one noisy mean per active arm, elimination, then plan epoch e + 1."""
+    active, sums, ctr = state[ACTIVE], state[DPSE_SUMS], state[DPSE_COUNTERS]
+    eps, beta, schedule_scale, width_scale = params
     reps = ctr[b, DPSE_REPETITIONS]
     n = ctr[b, DPSE_N_SCHEDULED]
     e = ctr[b, DPSE_EPOCH]
@@ -365,9 +381,8 @@ def aae_act(state, params, b, rng):  # pragma: no cover
 
 @njit(inline="always")
 def aae_update(state, params, b, a, rewards, rng):  # pragma: no cover
-    """Update running means; after a complete pass eliminate by per-arm confidence radii."""
+    """Update running means; after a complete pass, :func:`aae_end_pass`."""
     active, n, mean, ctr = state[ACTIVE], state[AAE_COUNTS], state[AAE_MEANS], state[AAE_COUNTERS]
-    delta, cconst, hoeffding = params
     k_arms = active.shape[1]
     for k in range(k_arms):
         if active[b, k] and rewards[k] == rewards[k]:
@@ -375,8 +390,16 @@ def aae_update(state, params, b, a, rewards, rng):  # pragma: no cover
             mean[b, k] += (rewards[k] - mean[b, k]) / n[b, k]
     ctr[b, AAE_POSITION] += 1
     ctr[b, AAE_ROUND] += 1
-    if ctr[b, AAE_POSITION] < ctr[b, AAE_PASS_LENGTH]:
-        return
+    if ctr[b, AAE_POSITION] == ctr[b, AAE_PASS_LENGTH]:
+        aae_end_pass(state, params, b)
+
+
+@njit
+def aae_end_pass(state, params, b):  # pragma: no cover
+    """After a complete pass: eliminate by per-arm confidence radii, then start the next pass."""
+    active, n, mean, ctr = state[ACTIVE], state[AAE_COUNTS], state[AAE_MEANS], state[AAE_COUNTERS]
+    delta, cconst, hoeffding = params
+    k_arms = active.shape[1]
     if ctr[b, AAE_PASS_LENGTH] > 1:
         rad = np.full(k_arms, np.inf)
         lower = -np.inf
@@ -415,10 +438,9 @@ def alpha_act(state, params, b, rng):  # pragma: no cover
 
 @njit(inline="always")
 def alpha_update(state, params, b, a, rewards, rng):  # pragma: no cover
-    """Update cumulative means of observed active arms; close sweeps and epochs."""
+    """Update cumulative means of observed active arms; at a sweep's end, :func:`alpha_end_sweep`."""
     active, unseen, n, mean = state[ACTIVE], state[ALPHA_UNSEEN], state[ALPHA_COUNTS], state[ALPHA_MEANS]
-    ctr, eps_r = state[ALPHA_COUNTERS], state[ALPHA_ACCURACY]
-    delta, coeff = params
+    ctr = state[ALPHA_COUNTERS]
     k_arms = active.shape[1]
     left = 0
     for k in range(k_arms):
@@ -429,8 +451,17 @@ def alpha_update(state, params, b, a, rewards, rng):  # pragma: no cover
                 mean[b, k] += (rewards[k] - mean[b, k]) / n[b, k]
         left += unseen[b, k]
     ctr[b, ALPHA_ROUND] += 1
-    if left:
-        return
+    if not left:
+        alpha_end_sweep(state, params, b)
+
+
+@njit
+def alpha_end_sweep(state, params, b):  # pragma: no cover
+    """Every active arm was observed: close the sweep, and the epoch after m_r sweeps."""
+    active, unseen, mean = state[ACTIVE], state[ALPHA_UNSEEN], state[ALPHA_MEANS]
+    ctr, eps_r = state[ALPHA_COUNTERS], state[ALPHA_ACCURACY]
+    delta, coeff = params
+    k_arms = active.shape[1]
     ctr[b, ALPHA_SWEEPS] += 1
     if ctr[b, ALPHA_SWEEPS] >= ctr[b, ALPHA_SWEEPS_PER_EPOCH]:
         best = -np.inf

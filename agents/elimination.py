@@ -1,9 +1,10 @@
 """Elimination agents for graph feedback and privacy: GAP, GAPU, DPSE, AAE, AlphaSample.
 
 Each agent is a compiled per-round state machine (``agents._elim_kernels``, which also documents
-the layout of the state arrays). The step API and the batched simulator
-:meth:`EliminationAgent.simulate` run the same compiled functions. Plain-Python versions of GAP,
-DPSE and AAE that make the same decisions, written after the papers' algorithms, are in
+the layout of the state arrays). The step API drives it one round at a time; the table simulator
+:meth:`EliminationAgent.simulate` drives the same state machine an epoch at a time
+(``agents._elim_drivers``), with the same decisions and the same noise. Plain-Python versions of
+GAP, DPSE and AAE that make the same decisions, written after the papers' algorithms, are in
 :mod:`agents.reference`.
 
 Status tags in the docstrings: [P] marks our engineering choices (not claimed to be the paper's),
@@ -16,14 +17,16 @@ from __future__ import annotations
 import math
 import numbers
 from abc import abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
+from agents import _elim_drivers as drivers
 from agents import _elim_kernels as kernels
-from agents._kernels import TABLE_REWARDS, TABLE_UNIFORMS, act_batch, simulate, update_batch
+from agents._kernels import TABLE_REWARDS, TABLE_UNIFORMS
 from agents.base import (
     Agent,
     PrivateAgent,
@@ -36,6 +39,7 @@ from agents.base import (
     describe,
     value_error,
 )
+from agents.tables import BlockTable
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
 from bandit_envs.rewards import RewardModel
 
@@ -60,8 +64,10 @@ class EliminationAgent(Agent):
     reward_bounds = (0.0, 1.0)
     reward_bounds_reason = "the confidence bounds of {name} assume it"
     _state_bytes_per_arm = 48
-    _act_fn: ClassVar[Any]
-    _update_fn: ClassVar[Any]
+    #: Compiled drivers of the agent's state machine (:mod:`agents._elim_drivers`).
+    _act_batch: ClassVar[Any]
+    _update_batch: ClassVar[Any]
+    _run: ClassVar[Any]
 
     def __init__(self, n_arms: int, horizon: int, *, n_envs: int | None = None, seed: int | None = None) -> None:
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
@@ -73,7 +79,7 @@ class EliminationAgent(Agent):
         """Next arm of every copy."""
         self._check_obs(obs)
         out = np.empty(self.batch, dtype=np.int64)
-        act_batch(type(self)._act_fn, self._state, self._params, self.rng, out)
+        type(self)._act_batch(self._state, self._params, self.rng, out)
         return self._out(out)
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
@@ -90,11 +96,11 @@ class EliminationAgent(Agent):
         else:
             rows = np.full((self.batch, self.n_arms), np.nan)
         rows[np.arange(self.batch), a] = r
-        update_batch(type(self)._update_fn, self._state, self._params, a, rows, self.rng)
+        type(self)._update_batch(self._state, self._params, a, rows, self.rng)
 
     def simulate(
         self,
-        table: npt.NDArray[np.float64],
+        table: npt.NDArray[np.float64] | BlockTable,
         feedback_graph: npt.NDArray[np.bool_],
         gaps: npt.NDArray[np.float64],
         *,
@@ -104,22 +110,28 @@ class EliminationAgent(Agent):
         record_actions: bool = False,
         copy: int = 0,
     ) -> SimulationResult:
-        """Play copy ``copy`` from its current state to the end of ``table`` (compiled loop).
+        """Play copy ``copy`` from its current state to the end of ``table`` (compiled, an epoch at a time).
+
+        The result, the arm sequence and the agent's state and generator afterwards are exactly
+        those of calling :meth:`act` and :meth:`update` round after round on the same rewards
+        (with every revealed reward when the agent uses side observations).
 
         Parameters
         ----------
         table
             (T, K) rewards, or uniforms when ``law`` is given (rewards are then computed lazily,
-            only where observed; :mod:`bandit_envs.rewards` maps uniforms to rewards exactly as
-            the env does). Every entry the agent reads must be finite and in [0, 1], as the step
-            API requires of every reward it reads (the privacy and confidence bounds assume it; a
-            NaN is not read as "not observed").
+            only where read; :mod:`bandit_envs.rewards` maps uniforms to rewards exactly as the env
+            does): an array, or a :class:`agents.tables.BlockTable` such as
+            :class:`agents.tables.UniformTable` that produces its rows in blocks, so memory stays
+            flat in T. Every entry the agent reads must be finite and in [0, 1], as the step API
+            requires of every reward it reads (the privacy and confidence bounds assume it; a NaN
+            is not read as "not observed").
         feedback_graph
             K×K adjacency of the env (no self loops).
         gaps
             Per-arm regret μ* − μ_k of the env (true expected rewards).
         override
-            ``(t, k, v)`` replaces entry r_{t,k} by ``v`` (a neighbouring reward sequence).
+            ``(t, k, v)`` replaces entry r_{t,k} by the reward ``v`` (a neighbouring reward sequence).
         law
             The arms' reward laws when ``table`` holds uniforms (``None``: it holds rewards).
         checkpoints
@@ -134,41 +146,21 @@ class EliminationAgent(Agent):
         ValueError, TypeError
             One sentence for a table entry read by the agent that is not finite or outside
             [0, 1] (with its round and arm; checked by the compiled loop as it reads the entry,
-            and the agent's state and generator are then restored), an ``override`` outside the
-            table or with such a value, checkpoints that are not increasing round counts in
-            [1, T], ``gaps`` of another shape, or a bad ``copy``.
+            and the agent's state and generator are then restored), a block of another width,
+            an ``override`` outside the table or with such a value, checkpoints that are not
+            increasing round counts in [1, T], ``gaps`` of another shape, or a bad ``copy``.
         """
         copy = check_int("copy", copy, minimum=0)
         if copy >= self.batch:
             raise ValueError(f"copy must be a copy index in [0, {self.batch - 1}], got {copy}.")
         if not isinstance(record_actions, bool | np.bool_):
             raise TypeError(f"record_actions must be True or False, got {describe(record_actions)}.")
-        arr = _as_array(table)
-        if arr is None or arr.dtype.kind not in "iuf":
-            raise TypeError(f"table must be a real array of shape (T, {self.n_arms}), got {describe(table)}.")
-        if arr.ndim != 2 or arr.shape[1] != self.n_arms:
-            raise ValueError(f"table must have shape (T, {self.n_arms}), got {arr.shape}.")
-        tab = np.ascontiguousarray(arr, dtype=np.float64)
+        n_rounds, blocks = self._table_blocks(table)
         closed = closed_neighbourhoods(as_adjacency(feedback_graph, self.n_arms))
         observes = closed if self.side_observations else np.eye(self.n_arms, dtype=bool)
-        if law is None:
-            mode, kind, loc, scale, lo, width = (
-                TABLE_REWARDS,
-                0,
-                np.zeros(self.n_arms),
-                1.0,
-                np.zeros(self.n_arms),
-                np.ones(self.n_arms),
-            )
-        else:
-            if not isinstance(law, RewardModel):
-                raise TypeError(f"law must be a bandit_envs.rewards.RewardModel or None, got {describe(law)}.")
-            if law.n_arms != self.n_arms:
-                raise ValueError(f"law must have one reward law per arm ({self.n_arms}), got {law.n_arms}.")
-            mode = TABLE_UNIFORMS
-            kind, loc, scale, lo, width = law.params()
-        ot, ok, ov = self._override(override, tab.shape[0])
-        ck = _simulate_checkpoints(checkpoints, tab.shape[0])
+        law_tuple = self._law(law)
+        override_tuple = self._override(override, n_rounds)
+        ck = _simulate_checkpoints(checkpoints, n_rounds)
         gap_arr = _as_array(gaps)
         if gap_arr is None or gap_arr.dtype.kind not in "iuf" or gap_arr.shape != (self.n_arms,):
             raise ValueError(
@@ -177,7 +169,7 @@ class EliminationAgent(Agent):
         gap_values = np.ascontiguousarray(gap_arr, dtype=np.float64)
         check_values("gaps", gap_values, None, "", ("arm",))
         ck_out = np.zeros(ck.shape[0])
-        n_recorded = tab.shape[0] if record_actions else 0
+        n_recorded = n_rounds if record_actions else 0
         actions: npt.NDArray[np.int16] | npt.NDArray[np.int64]
         if self.n_arms <= np.iinfo(np.int16).max:
             actions = np.zeros(n_recorded, dtype=np.int16)
@@ -188,42 +180,75 @@ class EliminationAgent(Agent):
         # stops, and the state and generator are put back as they were.
         saved = tuple(array.copy() for array in self._state), self.rng.bit_generator.state
         bad = np.full(2, -1, dtype=np.int64)
-        total = simulate(
-            type(self)._act_fn,
-            type(self)._update_fn,
-            self._state,
-            self._params,
-            copy,
-            observes,
-            tab,
-            mode,
-            kind,
-            loc,
-            scale,
-            lo,
-            width,
-            start,
-            tab.shape[0],
-            ot,
-            ok,
-            ov,
-            gap_values,
-            ck,
-            ck_out,
-            actions,
-            self.rng,
-            bad,
-        )
+        total = 0.0
+        t0 = 0
+        block = np.empty((0, self.n_arms))
+        for block in blocks:
+            rows = block.shape[0]
+            if t0 + rows > start:
+                total = type(self)._run(
+                    self._state,
+                    self._params,
+                    copy,
+                    observes,
+                    block,
+                    t0,
+                    n_rounds,
+                    law_tuple,
+                    override_tuple,
+                    gap_values,
+                    ck,
+                    ck_out,
+                    actions,
+                    total,
+                    self.rng,
+                    bad,
+                )
+                if bad[0] >= 0:
+                    break
+            t0 += rows
+        if bad[0] < 0 and t0 != n_rounds:
+            raise ValueError(f"table's blocks must make {n_rounds} rows (its shape), got {t0}.")
         if bad[0] >= 0:
             for array, copied in zip(self._state, saved[0], strict=True):
                 array[...] = copied
             self.rng.bit_generator.state = saved[1]
             where = f" at round {bad[0]}, arm {bad[1]}"
-            value = float(tab[bad[0], bad[1]])
+            value = float(block[bad[0] - t0, bad[1]])
             if law is None:  # the rewards the agent reads: the step API's rule and message
                 raise value_error("table", value, self.reward_bounds, self._bounds_reason(), where, plural=True)
             raise value_error("table", value, (0.0, 1.0), "uniforms that law maps to rewards", where, plural=True)
         return SimulationResult(float(total), ck_out, actions if record_actions else None)
+
+    def _table_blocks(self, table: Any) -> tuple[int, Iterator[npt.NDArray[np.float64]]]:
+        """T and the table's rows as checked float64 C-contiguous blocks (one block for an array)."""
+        if isinstance(table, BlockTable) and not isinstance(table, np.ndarray):
+            shape = tuple(table.shape)
+            if len(shape) != 2 or shape[1] != self.n_arms or not shape[0] >= 1:
+                raise ValueError(f"table must have shape (T, {self.n_arms}) with T >= 1, got {shape}.")
+            return int(shape[0]), (self._block(block) for block in table.blocks())
+        block = self._block(table)
+        return block.shape[0], iter([block])
+
+    def _block(self, table: Any) -> npt.NDArray[np.float64]:
+        """A table or a block of one as a float64 C-contiguous (rows, K) array."""
+        arr = _as_array(table)
+        if arr is None or arr.dtype.kind not in "iuf":
+            raise TypeError(f"table must be a real array of shape (T, {self.n_arms}), got {describe(table)}.")
+        if arr.ndim != 2 or arr.shape[1] != self.n_arms:
+            raise ValueError(f"table must have shape (T, {self.n_arms}), got {arr.shape}.")
+        return np.ascontiguousarray(arr, dtype=np.float64)
+
+    def _law(self, law: Any) -> tuple[Any, ...]:
+        """``law`` as the compiled reader's tuple (mode, kind, loc, scale, cdf_lo, cdf_width)."""
+        if law is None:
+            return TABLE_REWARDS, 0, np.zeros(self.n_arms), 1.0, np.zeros(self.n_arms), np.ones(self.n_arms)
+        if not isinstance(law, RewardModel):
+            raise TypeError(f"law must be a bandit_envs.rewards.RewardModel or None, got {describe(law)}.")
+        if law.n_arms != self.n_arms:
+            raise ValueError(f"law must have one reward law per arm ({self.n_arms}), got {law.n_arms}.")
+        kind, loc, scale, lo, width = law.params()
+        return TABLE_UNIFORMS, kind, loc, scale, lo, width
 
     def _override(self, override: Any, n_rounds: int) -> tuple[int, int, float]:
         """``override`` as (round, arm, reward), checked; (-1, -1, 0) for None."""
@@ -360,8 +385,9 @@ class GAP(EliminationAgent, PrivateAgent):
     side_observations = True
     reward_bounds_reason = "the privacy and confidence bounds of {name} assume it"
     privacy_unit = "one entry r_{t,k} of the T×K reward table (gap paper, Definition 3)"
-    _act_fn = kernels.gap_act
-    _update_fn = kernels.gap_update
+    _act_batch = drivers.gap_act_batch
+    _update_batch = drivers.gap_update_batch
+    _run = drivers.gap_run
     _uniform = 0
 
     def __init__(
@@ -473,8 +499,9 @@ class DPSE(EliminationAgent, PrivateAgent):
     name = "DPSE"
     reward_bounds_reason = "the privacy and confidence bounds of {name} assume it"
     privacy_unit = "one reward entry r_{t,k} (event level)"
-    _act_fn = kernels.dpse_act
-    _update_fn = kernels.dpse_update
+    _act_batch = drivers.dpse_act_batch
+    _update_batch = drivers.dpse_update_batch
+    _run = drivers.dpse_run
 
     def __init__(
         self,
@@ -535,8 +562,9 @@ class AAE(EliminationAgent):
     """
 
     name = "AAE"
-    _act_fn = kernels.aae_act
-    _update_fn = kernels.aae_update
+    _act_batch = drivers.aae_act_batch
+    _update_batch = drivers.aae_update_batch
+    _run = drivers.aae_run
 
     def __init__(
         self,
@@ -582,8 +610,9 @@ class AlphaSample(EliminationAgent):
 
     name = "AlphaSample"
     side_observations = True
-    _act_fn = kernels.alpha_act
-    _update_fn = kernels.alpha_update
+    _act_batch = drivers.alpha_act_batch
+    _update_batch = drivers.alpha_update_batch
+    _run = drivers.alpha_run
 
     def __init__(
         self,
