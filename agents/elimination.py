@@ -18,8 +18,9 @@ import math
 import numbers
 from abc import abstractmethod
 from collections.abc import Iterator
+from copy import copy as shallow_copy
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -156,8 +157,7 @@ class EliminationAgent(Agent):
         if not isinstance(record_actions, bool | np.bool_):
             raise TypeError(f"record_actions must be True or False, got {describe(record_actions)}.")
         n_rounds, blocks = self._table_blocks(table)
-        closed = closed_neighbourhoods(as_adjacency(feedback_graph, self.n_arms))
-        observes = closed if self.side_observations else np.eye(self.n_arms, dtype=bool)
+        observes = self._observes(feedback_graph)
         law_tuple = self._law(law)
         override_tuple = self._override(override, n_rounds)
         ck = _simulate_checkpoints(checkpoints, n_rounds)
@@ -182,43 +182,68 @@ class EliminationAgent(Agent):
         bad = np.full(2, -1, dtype=np.int64)
         total = 0.0
         t0 = 0
-        block = np.empty((0, self.n_arms))
-        for block in blocks:
-            rows = block.shape[0]
-            if t0 + rows > start:
-                total = type(self)._run(
-                    self._state,
-                    self._params,
-                    copy,
-                    observes,
-                    block,
-                    t0,
-                    n_rounds,
-                    law_tuple,
-                    override_tuple,
-                    gap_values,
-                    ck,
-                    ck_out,
-                    actions,
-                    total,
-                    self.rng,
-                    bad,
-                )
-                if bad[0] >= 0:
-                    break
-            t0 += rows
-        if bad[0] < 0 and t0 != n_rounds:
-            raise ValueError(f"table's blocks must make {n_rounds} rows (its shape), got {t0}.")
-        if bad[0] >= 0:
+        try:
+            for block in blocks:
+                rows = block.shape[0]
+                if t0 + rows > start:
+                    total = type(self)._run(
+                        self._state,
+                        self._params,
+                        copy,
+                        observes,
+                        block,
+                        t0,
+                        n_rounds,
+                        law_tuple,
+                        override_tuple,
+                        gap_values,
+                        ck,
+                        ck_out,
+                        actions,
+                        total,
+                        self.rng,
+                        bad,
+                    )
+                    if bad[0] >= 0:
+                        value = float(block[bad[0] - t0, bad[1]])
+                        where = f" at round {bad[0]}, arm {bad[1]}"
+                        if law is None:  # the rewards the agent reads: the step API's rule and message
+                            raise value_error(
+                                "table", value, self.reward_bounds, self._bounds_reason(), where, plural=True
+                            )
+                        raise value_error(
+                            "table", value, (0.0, 1.0), "uniforms that law maps to rewards", where, plural=True
+                        )
+                t0 += rows
+            if t0 != n_rounds:
+                raise ValueError(f"table's blocks must make {n_rounds} rows (its shape), got {t0}.")
+        except BaseException:  # a bad entry or block, or an interruption: the agent is as it was
             for array, copied in zip(self._state, saved[0], strict=True):
                 array[...] = copied
             self.rng.bit_generator.state = saved[1]
-            where = f" at round {bad[0]}, arm {bad[1]}"
-            value = float(block[bad[0] - t0, bad[1]])
-            if law is None:  # the rewards the agent reads: the step API's rule and message
-                raise value_error("table", value, self.reward_bounds, self._bounds_reason(), where, plural=True)
-            raise value_error("table", value, (0.0, 1.0), "uniforms that law maps to rewards", where, plural=True)
+            raise
         return SimulationResult(float(total), ck_out, actions if record_actions else None)
+
+    def _observes(self, feedback_graph: Any) -> npt.NDArray[np.bool_]:
+        """Row a: the arms pulling a reveals to the agent (N(a) with side observations, else a).
+
+        The checked graph is kept for the next call with an equal boolean array (experiments
+        simulate thousands of runs on one graph; checking it is most of a short run's overhead).
+        """
+        cached = getattr(self, "_observes_cache", None)
+        if (
+            cached is not None
+            and isinstance(feedback_graph, np.ndarray)
+            and feedback_graph.dtype == np.bool_
+            and np.array_equal(feedback_graph, cached[0])
+        ):
+            observes: npt.NDArray[np.bool_] = cached[1]
+            return observes
+        closed = closed_neighbourhoods(as_adjacency(feedback_graph, self.n_arms))
+        observes = closed if self.side_observations else np.eye(self.n_arms, dtype=bool)
+        if isinstance(feedback_graph, np.ndarray) and feedback_graph.dtype == np.bool_:
+            self._observes_cache = (feedback_graph.copy(), observes)
+        return observes
 
     def _table_blocks(self, table: Any) -> tuple[int, Iterator[npt.NDArray[np.float64]]]:
         """T and the table's rows as checked float64 C-contiguous blocks (one block for an array)."""
@@ -269,6 +294,20 @@ class EliminationAgent(Agent):
         value = as_float(v)
         check_values("override[2] (the reward v)", np.array(value), self.reward_bounds, self._bounds_reason(), ())
         return t, k, value
+
+    def fork(self) -> Self:
+        """An independent copy of the agent as it is now: same parameters, copied state and generator.
+
+        Both then go on exactly as the original would (the copy's generator continues from the
+        same state). Cheaper than :func:`copy.deepcopy`, which the privacy pairs of the
+        experiments would otherwise pay thousands of times: the parameters are shared, as they
+        are never written after construction.
+        """
+        other = shallow_copy(self)
+        other._state = tuple(array.copy() for array in self._state)
+        other.rng = np.random.Generator(type(self.rng.bit_generator)())
+        other.rng.bit_generator.state = self.rng.bit_generator.state
+        return other
 
     @abstractmethod
     def _rounds_played(self, copy: int) -> int:
@@ -407,6 +446,8 @@ class GAP(EliminationAgent, PrivateAgent):
         self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
         self.delta = _confidence("delta", delta, 1.0 / self.horizon)
         self.neighbourhoods = _check_graph(feedback_graph, self.n_arms)
+        if isinstance(feedback_graph, np.ndarray) and feedback_graph.dtype == np.bool_:
+            self._observes_cache = (feedback_graph.copy(), self.neighbourhoods)  # checked: see _observes
         k, eps, dlt = self.n_arms, self.epsilon, self.delta
         _check_first_epoch(
             self.name,
