@@ -20,6 +20,7 @@ from agents.experiments.core.checkpoints import evenly_spaced
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment
 from agents.experiments.core.user_agents import play
+from agents.tables import UniformTable
 from bandit_envs.graph import GraphBanditEnv
 
 N_CHECKPOINTS = 100
@@ -56,15 +57,25 @@ def instance(exp: Experiment, setting_index: int, run: int) -> GraphBanditEnv:
     )
 
 
+#: Largest table of uniforms a task keeps in memory (and shares between its settings and agents);
+#: a longer horizon streams its table in blocks (:class:`agents.tables.UniformTable`).
+IN_MEMORY_TABLE_BYTES = 64 * 2**20
+
+
 @functools.lru_cache(maxsize=4)
-def uniforms(base_seed: int, run: int, horizon: int, n_arms: int) -> np.ndarray:
+def uniforms(base_seed: int, run: int, horizon: int, n_arms: int) -> np.ndarray | UniformTable:
     """Run ``run``'s table of uniforms, shared by every setting of the run (read-only).
 
-    Tasks are ordered run by run, so a worker draws each table once for all its settings.
+    Tasks are ordered run by run, so a worker draws each table once for all its settings. A table
+    above :data:`IN_MEMORY_TABLE_BYTES` is a :class:`~agents.tables.UniformTable` instead: the
+    same uniforms, drawn in blocks as each run reaches them, so memory stays flat in T.
     """
-    table = np.random.default_rng(table_seed(base_seed, run)).random((horizon, n_arms))
-    table.setflags(write=False)
-    return table
+    table = UniformTable(table_seed(base_seed, run), horizon, n_arms)
+    if 8 * horizon * n_arms > IN_MEMORY_TABLE_BYTES:
+        return table
+    array = table.array()
+    array.setflags(write=False)
+    return array
 
 
 def checkpoints_of(horizon: int) -> np.ndarray:
@@ -117,7 +128,7 @@ def _builtin_pair(
     name: str,
     env: GraphBanditEnv,
     setting: dict[str, Any],
-    table: np.ndarray,
+    table: np.ndarray | UniformTable,
     changed: tuple[int, int],
     seed: int,
     seed2: int,
@@ -132,8 +143,8 @@ def _builtin_pair(
     t, k = changed
     first = make_agent(name, env, setting, seed)
     kwargs: dict[str, Any] = {"law": env.reward_model, "record_actions": True}
-    resume_from = t if seed2 == seed else 0
-    if resume_from:
+    resume_from = t if seed2 == seed and isinstance(table, np.ndarray) else 0
+    if resume_from and isinstance(table, np.ndarray):
         first.simulate(table[:resume_from], env.adjacency, env.gaps, **kwargs)
     second = first.fork() if seed2 == seed else make_agent(name, env, setting, seed2)
     actions = first.simulate(table, env.adjacency, env.gaps, **kwargs).actions
@@ -187,7 +198,7 @@ def privacy_task(exp: Experiment, setting_index: int, run: int, base_seed: int) 
         observed, divergence = _builtin_pair(name, env, setting, table, (t_changed, k_changed), seed, seed2)
         add(name, observed, divergence)
     if exp.user_agents:
-        rewards = env.reward_model.from_uniforms(np.asarray(table))
+        rewards = env.reward_model.from_uniforms(table.array() if isinstance(table, UniformTable) else table)
         changed = rewards.copy()
         changed[t_changed, k_changed] = 0.0
         for user in exp.user_agents:
