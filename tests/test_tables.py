@@ -127,3 +127,19 @@ def test_a_streamed_gap_run_of_1e8_rounds_stays_under_400_mb() -> None:
     )
     out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, cwd=ROOT, check=True)
     assert float(out.stdout) <= 400.0
+
+
+def test_gap_tasks_give_the_same_rows_with_a_streamed_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above IN_MEMORY_TABLE_BYTES the gap tasks stream their table; the rows do not change."""
+    from agents.experiments.gap import task
+    from agents.experiments.registry import get_experiment
+
+    for experiment_id, run_task in (("gap/privacy", task.privacy_task), ("gap/regret-p", task.regret_task)):
+        exp = get_experiment(experiment_id).scaled(runs=2, horizon=20_000)
+        in_memory = [run_task(exp, s, 1, 0) for s in range(2)]
+        task.uniforms.cache_clear()
+        monkeypatch.setattr(task, "IN_MEMORY_TABLE_BYTES", 0)
+        assert isinstance(task.uniforms(0, 1, 20_000, exp.n_arms), UniformTable)
+        assert [run_task(exp, s, 1, 0) for s in range(2)] == in_memory
+        monkeypatch.undo()
+        task.uniforms.cache_clear()
