@@ -143,11 +143,12 @@ def speed_table(outcomes: list[Outcome], machine_line: str, command: str) -> str
     """The generated part of the Speed section: machine, date, table, and what was not measured."""
     today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
     lines = [
-        f"Measured on {today} by `{command}`, on {markdown_cell(machine_line)}. Each ratio compares",
-        "the subject with its reference measured in the same run, alternating where they are timed",
-        "side by side (above 1: the subject is faster). Goals set as absolute times or rates are",
-        "stated as the ratio they need against the reference measured here; peers are measured",
-        "only when installed (`benchmarks/README.md`).",
+        f"Measured on {today} by `{command}`, on: {markdown_cell(machine_line)}.",
+        "",
+        "Each ratio compares the subject with its reference measured in the same run, alternating",
+        "where they are timed side by side (above 1: the subject is faster). A goal set as a time or",
+        "a rate is stated as the ratio it needs against the reference measured here. Peer libraries",
+        "are measured only when installed ([benchmarks/README.md](../../benchmarks/README.md)).",
         "",
         "| script | measured | ratio | goal | subject vs reference | figures |",
         "|---|---|---|---|---|---|",
