@@ -1,10 +1,12 @@
 """Run every benchmark script and print every ratio, grouped by script, with a count of goals met.
 
-Every ``benchmarks/bench_*.py`` with a ``results(quick)`` function is imported and run in turn
-(scripts without one, or whose import fails for a missing optional dependency, are skipped with a
-note). The machine is stated first: CPU, cores, Python, numpy and numba versions, and the load
-average before the run (other load slows absolute times; the ratios compare runs made side by
-side, so they hold better). Exits 1 when a goal is not met or a script fails, unless
+Every ``benchmarks/bench_*.py`` with a ``results(quick)`` function is imported and run in turn,
+each in a fresh Python process of its own (so one script's threads, compiled kernels or OpenMP
+state cannot change the next one's figures, and a crash stops only that script); scripts without
+``results``, or whose import fails for a missing optional dependency, are skipped with a note.
+The machine is stated first: CPU, cores, Python, numpy and numba versions, and the load average
+before the run (other load slows absolute times; the ratios compare runs made side by side, so
+they hold better). Exits 1 when a goal is not met or a script fails, unless
 ``--no-fail``.
 
 ``--write-docs`` rewrites the table between ``<!-- speed:begin -->`` and ``<!-- speed:end -->`` in
@@ -18,11 +20,15 @@ NAME is a script's name with or without ``bench_`` and ``.py`` (``--only env_ste
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import importlib
+import json
 import os
 import platform
+import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Sequence
@@ -42,13 +48,15 @@ for path in (str(ROOT), str(HERE)):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+from _common import Ratio  # noqa: E402
+
 
 @dataclass
 class Outcome:
     """What running one script gave: its ratios, or why it was skipped or failed."""
 
     script: str
-    ratios: list[Any] = field(default_factory=list)
+    ratios: list[Ratio] = field(default_factory=list)
     skipped: str | None = None
     error: str | None = None
     seconds: float = 0.0
@@ -107,24 +115,47 @@ def scripts(only: Sequence[str] = ()) -> list[str]:
 
 
 def run_script(name: str, quick: bool) -> Outcome:
-    """Import ``name`` and run its ``results(quick)``, catching what would stop the other scripts."""
+    """Import ``name`` and run its ``results(quick)`` in this process, catching what would stop the others."""
     outcome = Outcome(name)
     start = time.perf_counter()
     try:
         module = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        outcome.skipped = f"it needs {exc.name or exc}, which is not installed"
+        return outcome
     except ImportError as exc:
-        outcome.skipped = f"import failed ({exc}): a dependency it needs is missing"
+        outcome.skipped = f"its import failed: {exc}"
         return outcome
     results = getattr(module, "results", None)
     if not callable(results):
         outcome.skipped = "it has no results() function yet (run it alone with its main())"
         return outcome
     try:
-        outcome.ratios = list(results(quick=quick))
+        # Any object with Ratio's fields will do (a script may import _common under another name).
+        names = [f.name for f in dataclasses.fields(Ratio)]
+        outcome.ratios = [Ratio(**{n: getattr(r, n) for n in names}) for r in results(quick=quick)]
     except Exception:  # noqa: BLE001 - one failing script must not hide the others' figures
         outcome.error = traceback.format_exc()
     outcome.seconds = time.perf_counter() - start
     return outcome
+
+
+def run_isolated(name: str, quick: bool) -> Outcome:
+    """Run ``name`` by :func:`run_script` in a child Python process; its output goes straight to ours."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "outcome.json"
+        command = [sys.executable, str(Path(__file__).resolve()), "--child", name, "--child-out", str(report)]
+        start = time.perf_counter()
+        code = subprocess.run([*command, *(["--quick"] if quick else [])], check=False).returncode
+        if not report.exists():
+            return Outcome(
+                name,
+                error=f"its process exited with code {code} before reporting",
+                seconds=time.perf_counter() - start,
+            )
+        saved = json.loads(report.read_text())
+    saved["ratios"] = [Ratio(**r) for r in saved["ratios"]]
+    return Outcome(**saved)
 
 
 def markdown_cell(text: str) -> str:
@@ -185,7 +216,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", default=(), metavar="NAME", help="run only these scripts")
     parser.add_argument("--write-docs", action="store_true", help="rewrite the speed table of the reproductions page")
     parser.add_argument("--no-fail", action="store_true", help="exit 0 even when a goal is not met")
+    parser.add_argument("--child", help=argparse.SUPPRESS)  # run one script here, for the parent process
+    parser.add_argument("--child-out", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.child:
+        outcome = run_script(args.child, args.quick)
+        Path(args.child_out).write_text(json.dumps(dataclasses.asdict(outcome)))
+        return 0
     if args.write_docs and (args.quick or args.only):
         parser.error("--write-docs writes the whole table from full runs: leave out --quick and --only")
 
@@ -196,7 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     outcomes = []
     for name in names:
         print(f"== {name}", flush=True)
-        outcome = run_script(name, args.quick)
+        outcome = run_isolated(name, args.quick)
         outcomes.append(outcome)
         if outcome.skipped:
             print(f"   skipped: {outcome.skipped}\n")
