@@ -36,6 +36,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -112,14 +113,19 @@ class PeerProcess:
             env.pop("PYTHONHOME", None)
         env.setdefault("JAX_PLATFORMS", "cpu")
         self.peer = peer
-        self.proc = subprocess.Popen(
-            [python, str(PEER_DIR / peer.script), json.dumps(params)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
+        self.stderr = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: a full pipe would block the peer
+        try:
+            self.proc = subprocess.Popen(
+                [python, str(PEER_DIR / peer.script), json.dumps(params)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.stderr,
+                text=True,
+                env=env,
+            )
+        except OSError as exc:
+            self.stderr.close()
+            raise PeerError(f"cannot run {python}: {exc.strerror}") from exc
         self.version = str(self._answer()["version"])
 
     def _answer(self) -> dict[str, Any]:
@@ -129,9 +135,10 @@ class PeerProcess:
             if line.startswith(MARK):
                 return dict(json.loads(line[len(MARK) :]))
         self.proc.wait()
-        stderr = self.proc.stderr.read() if self.proc.stderr else ""
+        self.stderr.seek(0)
+        stderr = self.stderr.read()
         last = stderr.strip().splitlines()[-1] if stderr.strip() else f"exit code {self.proc.returncode}"
-        raise PeerError(f"{self.peer.name} ({self.proc.args[0]}) stopped: {last}")
+        raise PeerError(f"{self.proc.args[0]} stopped: {last}")
 
     def run(self, mode: str) -> float:
         """Seconds per step (or per copy-step) of one run in ``mode``."""
@@ -151,6 +158,7 @@ class PeerProcess:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        self.stderr.close()
 
 
 @contextmanager

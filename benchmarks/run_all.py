@@ -34,7 +34,6 @@ import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -163,7 +162,7 @@ def markdown_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def goal_cell(ratio: Any) -> str:
+def goal_cell(ratio: Ratio) -> str:
     """The goal column: "≥ 3× met", "≥ 3× **NOT MET**" or "–"."""
     if ratio.goal is None:
         return "–"
