@@ -13,6 +13,10 @@ Printed, on the real data of ``../shared/data`` when present (else on the synthe
 The budget experiments must run T = 20000 for ~20 users x ~20 alpha values x 3-4 agents in at
 most 60 s per experiment on 2 cores, so the ~400-copy vector step should stay well under 1 ms.
 
+``results(quick)`` returns, per env, the native vector env (20 x 20 MovieLens copies, 10 x 40
+Gowalla copies) per copy-step against the single env's step, timed alternately, medians; and the
+cached construction against the first one.
+
 Usage: ``python benchmarks/bench_budget_env.py [--steps 2000] [--single-steps 20000] [--synthetic]``.
 """
 
@@ -26,6 +30,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from _common import Ratio, interleaved
 
 import bandit_envs  # noqa: F401  (registers the ids)
 from bandit_envs.budget import (
@@ -92,17 +97,104 @@ def vector_steps(env_id: str, vector: Any, data: Any, users: list[int], settings
     )
 
 
+def data_paths(synthetic: bool = False) -> tuple[Any, Any, str]:
+    """(MovieLens data, Gowalla data, words) : the real data of ``../shared/data`` if both are there, else None."""
+    if not synthetic and ML_DIR.exists() and GOWALLA_NYC.exists():
+        return str(ML_DIR), str(GOWALLA_NYC), "real data (ml-latest-small, Gowalla NYC)"
+    if synthetic:
+        return None, None, "synthetic defaults"
+    return None, None, f"synthetic defaults ({ML_DIR} or {GOWALLA_NYC} not found)"
+
+
+def vector_against_single(
+    env_id: str, vector: Any, data: Any, users: list[int], settings: int, steps: int, single_steps: int, repeats: int
+) -> tuple[float, float]:
+    """Median seconds (per copy-step of the vector env, per step of the single env), alternating."""
+    n = len(users) * settings
+    venv = vector(num_envs=n, users=list(np.repeat(users, settings)), data=data, horizon=PAPER_T)
+    venv.reset(seed=0)
+    rng = np.random.default_rng(1)
+    best = venv.expected_rewards_by_user.argmax(axis=1)[venv._who]
+    explore = rng.integers(0, venv.n_budgets, (steps, n))
+    actions = np.where(np.arange(n) % 2 == 0, explore, best)  # half explore, half exploit
+    env = gym.make(env_id, data=data, horizon=single_steps)
+    single_actions = rng.integers(0, 10, single_steps).tolist()
+
+    def vector_run() -> None:
+        step = venv.step
+        for a in actions:
+            step(a)
+
+    def single_run() -> None:
+        env.reset(seed=0)
+        step = env.step
+        for a in single_actions:
+            step(a)
+
+    vector_run()  # warm-up: kernels, first noise blocks
+    single_run()
+    v, s = interleaved(vector_run, single_run, repeats)
+    return v / (steps * n), s / single_steps
+
+
+def construction_times(vector: Any, data: Any, users: list[int]) -> tuple[float, float]:
+    """Seconds of the first vector env over ``users`` (scenario already built), then of a second one."""
+    times = []
+    for _ in range(2):
+        start = time.perf_counter()
+        vector(num_envs=len(users), users=users, data=data)
+        times.append(time.perf_counter() - start)
+    return times[0], times[1]
+
+
+def results(quick: bool = False) -> list[Ratio]:
+    """Vector env per copy-step against the single env's step, and cached against first construction."""
+    ml_data, gw_data, words = data_paths()
+    print(f"bench_budget_env: {words}")
+    steps, single_steps, repeats = (200, 500, 3) if quick else (1000, 2000, 5)
+    ml_pool = [int(u) for u in movielens_scenario(ml_data).eligible(0.25, 0.6)]
+    gw_pool = [int(u) for u in gowalla_scenario(gw_data).eligible(800)]
+    out = []
+    for env_id, vector, data, users, settings in (
+        ("PrivacyBudgetMovieLens-v0", PrivacyBudgetMovieLensVectorEnv, ml_data, (ml_pool * 20)[:20], 20),
+        ("PrivacyBudgetGowalla-v0", PrivacyBudgetGowallaVectorEnv, gw_data, (gw_pool * 10)[:10], 40),
+    ):
+        cold, warm = construction_times(vector, data, users)
+        out.append(
+            Ratio(
+                f"{env_id} construction of {len(users)} users, cached",
+                "vector env construction again (cached)",
+                "first construction (neighbour tables or geometry, oracle)",
+                cold / warm,
+                None,
+                f"{warm * 1000:.1f} ms vs {cold * 1000:.0f} ms, {words}, one of each",
+            )
+        )
+        v, s = vector_against_single(env_id, vector, data, users, settings, steps, single_steps, repeats)
+        n = len(users) * settings
+        out.append(
+            Ratio(
+                f"{env_id} native vector env, {n} copies",
+                f"vector env step, {len(users)} users x {settings} settings, per copy",
+                "single env step (gym.make)",
+                s / v,
+                None,
+                f"{v * 1e9:.0f} vs {s * 1e9:.0f} ns per copy-step, {v * n * 1e6:.0f} us per {n}-copy step "
+                f"(a T={PAPER_T} run: {v * n * PAPER_T:.1f} s), {words}, median of {repeats} alternating runs",
+            )
+        )
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2000, help="vector steps timed per configuration")
     parser.add_argument("--single-steps", type=int, default=20_000, help="single-env steps timed")
     parser.add_argument("--synthetic", action="store_true", help="use the synthetic defaults even if real data exist")
     args = parser.parse_args()
-    real = not args.synthetic and ML_DIR.exists() and GOWALLA_NYC.exists()
-    ml_data: Any = str(ML_DIR) if real else None
-    gw_data: Any = str(GOWALLA_NYC) if real else None
+    ml_data, gw_data, words = data_paths(args.synthetic)
     print(f"{platform.python_implementation()} {platform.python_version()}, numpy {np.__version__}")
-    print(f"data: {'real (ml-latest-small, Gowalla NYC)' if real else 'synthetic defaults'}")
+    print(f"data: {words}")
 
     # Users: the eligible users of the defaults (21 MovieLens, 11 NYC Gowalla users on real data).
     _, ml_load = timed(lambda: ratings_from(ml_data))

@@ -8,6 +8,11 @@ gap regret figures (3 × 3 settings × 100 runs × 5 agents × 10^5 rounds) in �
 synthetic default) in ≤ 60 s, on a 2-core machine. The reference is the plain
 Gymnasium loop (``agent.act``/``env.step``/``agent.update``) timed on one run in the same
 process and scaled to the experiment's number of agent-runs (agent-users for budget).
+
+``results(quick)`` returns each experiment's speed-up over that reference; a time target is
+stated as the speed-up it needs against the reference measured in the same run (met exactly when
+the wall time is within the target). ``--quick`` runs ``gap/privacy`` and ``gap/regret-gap`` with
+10 runs per setting and ``budget/alpha`` at its quick scale, without goals.
 """
 
 from __future__ import annotations
@@ -17,13 +22,23 @@ import csv
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
+from _common import Ratio, print_results
 
 import bandit_envs  # noqa: F401
 from agents.experiments.cli import run_experiment
 from agents.experiments.gap.task import make_agent
 from agents.experiments.registry import get_experiment
+
+SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+ML_DIR = SHARED / "ml-latest-small"
+GOWALLA_NYC = SHARED / "gowalla-snap-nyc" / "loc-gowalla_totalCheckins.nyc.txt.gz"
+GAP_EXPERIMENTS = ("gap/privacy", "gap/privacy-fresh", "gap/regret-gap", "gap/regret-p", "gap/regret-eps")
+BUDGET_EXPERIMENTS = ("budget/alpha", "budget/baselines", "budget/smucb-vs-ucb")
+WARM_UP = 200  # untimed rounds before a reference loop is timed
+PRIVACY_TARGET, REGRET_TARGET, BUDGET_TARGET = 60.0, 120.0, 60.0  # seconds at full scale, 2 cores
 
 
 def reference_seconds_per_run(horizon: int, name: str = "GAP") -> float:
@@ -32,8 +47,12 @@ def reference_seconds_per_run(horizon: int, name: str = "GAP") -> float:
     env = gym.make("GraphBandit-v0", horizon=horizon, gap=setting["gap"], edge_probability=setting["edge_probability"])
     agent = make_agent(name, env.unwrapped, setting, seed=0)
     env.reset(seed=0)
-    agent.act()  # compile outside the timing
+    for _ in range(WARM_UP):  # compile act's and update's kernels outside the timing
+        a = agent.act()
+        _, r, _, _, info = env.step(a)
+        agent.update(a, r, info)
     agent = make_agent(name, env.unwrapped, setting, seed=0)
+    env.reset(seed=0)
     start = time.perf_counter()
     for _ in range(horizon):
         a = agent.act()
@@ -42,15 +61,17 @@ def reference_seconds_per_run(horizon: int, name: str = "GAP") -> float:
     return time.perf_counter() - start
 
 
-SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
-
-
 def budget_reference_seconds_per_user(horizon: int) -> float:
     """One user of the plain step loop: UCB on PrivacyBudgetMovieLens-v0 through gym.make."""
     from agents import UCB
 
-    ml = SHARED / "ml-latest-small"
-    env = gym.make("PrivacyBudgetMovieLens-v0", data=str(ml) if ml.is_dir() else None, horizon=horizon)
+    env = gym.make("PrivacyBudgetMovieLens-v0", data=str(ML_DIR) if ML_DIR.is_dir() else None, horizon=horizon)
+    agent = UCB(10, alpha=0.3)
+    obs, _ = env.reset(seed=0)
+    for _ in range(WARM_UP):  # compile the kernels outside the timing
+        a = agent.act(obs)
+        obs, r, _, _, info = env.step(a)
+        agent.update(a, r, info)
     agent = UCB(10, alpha=0.3)
     obs, _ = env.reset(seed=0)
     start = time.perf_counter()
@@ -61,56 +82,116 @@ def budget_reference_seconds_per_user(horizon: int) -> float:
     return time.perf_counter() - start
 
 
-def budget(args: argparse.Namespace) -> None:
-    ml, gw = SHARED / "ml-latest-small", SHARED / "gowalla-snap-nyc" / "loc-gowalla_totalCheckins.nyc.txt.gz"
-    data = [str(ml), str(gw)] if ml.is_dir() and gw.is_file() else None
-    ref = budget_reference_seconds_per_user(20_000)
-    print(f"reference step loop (UCB on PrivacyBudgetMovieLens-v0, T=2e4, gym.make): {ref:.2f} s per user")
+def timed_run(eid: str, tmp: str, **options: Any) -> tuple[float, Path]:
+    """Wall time of one experiment run into a fresh folder under ``tmp``, and that folder."""
+    start = time.perf_counter()
+    folder, _ = run_experiment(eid, out=Path(tmp) / eid.replace("/", "-"), progress=False, **options)
+    return time.perf_counter() - start, folder
+
+
+def gap_ratios(jobs: int, quick: bool = False) -> list[Ratio]:
+    """Speed-ups of the gap experiments over the plain GAP loop (full scale, or 10 runs per setting)."""
+    horizon = 100_000
+    runs = 10 if quick else None
+    experiments = ("gap/privacy", "gap/regret-gap") if quick else GAP_EXPERIMENTS
+    ref_steps = 20_000 if quick else horizon
+    ref = reference_seconds_per_run(ref_steps) * horizon / ref_steps
+    timing = f"reference: one GAP run of the plain loop, {ref:.2f} s at T=1e5" + (
+        f" (timed over {ref_steps:,} rounds)" if ref_steps != horizon else ""
+    )
+    print(f"bench_experiments: {timing}")
+    out = []
+    regret_wall, regret_runs, regret_parts = 0.0, 0, []
     with tempfile.TemporaryDirectory() as tmp:
-        for eid in ("budget/alpha", "budget/baselines", "budget/smucb-vs-ucb"):
-            start = time.perf_counter()
-            folder, _ = run_experiment(eid, jobs=args.jobs, out=Path(tmp) / eid.replace("/", "-"), progress=False,
-                                       data=data)  # fmt: skip
-            wall = time.perf_counter() - start
-            with open(folder / "results.csv") as fh:
-                copies = len(
-                    {tuple(row[k] for k in ("scenario", "agent", "alpha", "user")) for row in csv.DictReader(fh)}
+        for eid in experiments:
+            exp = get_experiment(eid).scaled(runs=runs)
+            wall, _ = timed_run(eid, tmp, runs=runs, jobs=jobs)
+            agent_runs = len(exp.settings) * exp.runs * (2 if eid.startswith("gap/privacy") else len(exp.agents))
+            scale = f"{len(exp.settings)} settings x {exp.runs} runs, {agent_runs} agent-runs of T=1e5"
+            if eid.startswith("gap/regret"):
+                regret_wall += wall
+                regret_runs += agent_runs
+                regret_parts.append(f"{eid} {wall:.1f} s")
+                continue
+            goal = None if quick or eid != "gap/privacy" else ref * agent_runs / PRIVACY_TARGET
+            target = "" if goal is None else f", target <= {PRIVACY_TARGET:g} s"
+            out.append(
+                Ratio(
+                    f"{eid} experiment",
+                    f"banditlab run {eid} ({jobs} jobs)",
+                    "plain act/env.step/update loop, scaled",
+                    ref * agent_runs / wall,
+                    goal,
+                    f"{wall:.1f} s wall vs {ref * agent_runs:,.0f} s{target}; {scale}; {timing}",
                 )
-            print(
-                f"{eid:22s} {wall:6.1f} s wall ({args.jobs} jobs, data: {'real' if data else 'synthetic'};"
-                f" target <= 60 s); {copies} user-runs, reference loop would take {ref * copies:6.0f} s:"
-                f" speed-up {ref * copies / wall:4.0f}x"
             )
+    if regret_parts:
+        goal = None if quick else ref * regret_runs / REGRET_TARGET
+        target = "" if goal is None else f", target <= {REGRET_TARGET:g} s together"
+        out.append(
+            Ratio(
+                "gap regret figures" if not quick else "gap/regret-gap experiment",
+                f"banditlab run ({jobs} jobs): " + ", ".join(regret_parts),
+                "plain act/env.step/update loop, scaled",
+                ref * regret_runs / regret_wall,
+                goal,
+                f"{regret_wall:.1f} s wall vs {ref * regret_runs:,.0f} s{target}; {regret_runs} agent-runs of T=1e5; "
+                f"{timing}",
+            )
+        )
+    return out
+
+
+def budget_ratios(jobs: int, quick: bool = False) -> list[Ratio]:
+    """Speed-ups of the budget experiments over the plain UCB loop per user (full scale, or quick scale)."""
+    real = ML_DIR.is_dir() and GOWALLA_NYC.is_file()
+    data = [str(ML_DIR), str(GOWALLA_NYC)] if real else None
+    words = "real data" if real else f"synthetic defaults ({ML_DIR} or {GOWALLA_NYC} not found)"
+    experiments = ("budget/alpha",) if quick else BUDGET_EXPERIMENTS
+    horizon = get_experiment("budget/alpha").scaled(quick=quick).horizon
+    ref = budget_reference_seconds_per_user(horizon)
+    timing = f"reference: UCB on PrivacyBudgetMovieLens-v0 (gym.make), {ref:.2f} s per user at T={horizon}"
+    print(f"bench_experiments: budget on {words}; {timing}")
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for eid in experiments:
+            wall, folder = timed_run(eid, tmp, jobs=jobs, data=data, quick=quick)
+            with open(folder / "results.csv") as fh:
+                rows = csv.DictReader(fh)
+                copies = len({tuple(row[k] for k in ("scenario", "agent", "alpha", "user")) for row in rows})
+            goal = None if quick else ref * copies / BUDGET_TARGET
+            target = "" if goal is None else f", target <= {BUDGET_TARGET:g} s"
+            out.append(
+                Ratio(
+                    f"{eid} experiment",
+                    f"banditlab run {eid} ({jobs} jobs)",
+                    "plain act/env.step/update loop per user, scaled",
+                    ref * copies / wall,
+                    goal,
+                    f"{wall:.1f} s wall vs {ref * copies:,.0f} s{target}; {copies} user-runs of T={horizon}, {words}; "
+                    f"{timing}",
+                )
+            )
+    return out
+
+
+def results(quick: bool = False, jobs: int = 2, only: str | None = None) -> list[Ratio]:
+    """Every experiment's speed-up over the plain loop; ``only`` is "gap" or "budget"."""
+    out = []
+    if only != "gap":
+        out += budget_ratios(jobs, quick)
+    if only != "budget":
+        out += gap_ratios(jobs, quick)
+    return out
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--quick", action="store_true", help="gap: 10 runs per setting instead of 100")
+    parser.add_argument("--quick", action="store_true", help="gap: 10 runs per setting; budget: quick scale")
     parser.add_argument("--only", choices=("gap", "budget"))
     args = parser.parse_args()
-    if args.only != "gap":
-        budget(args)
-    if args.only == "budget":
-        return
-    runs = 10 if args.quick else None
-    ref = reference_seconds_per_run(100_000)
-    print(f"reference step loop (GAP, T=1e5, gym.make): {ref:.2f} s per run")
-    total_regret = 0.0
-    with tempfile.TemporaryDirectory() as tmp:
-        for eid in ("gap/privacy", "gap/privacy-fresh", "gap/regret-gap", "gap/regret-p", "gap/regret-eps"):
-            exp = get_experiment(eid).scaled(runs=runs)
-            start = time.perf_counter()
-            run_experiment(eid, runs=runs, jobs=args.jobs, out=Path(tmp) / eid.replace("/", "-"), progress=False)
-            wall = time.perf_counter() - start
-            agent_runs = len(exp.settings) * exp.runs * (2 if eid.startswith("gap/privacy") else len(exp.agents))
-            print(
-                f"{eid:18s} {wall:7.1f} s wall ({args.jobs} jobs); reference loop would take "
-                f"{ref * agent_runs:9.0f} s for {agent_runs} agent-runs: speed-up {ref * agent_runs / wall:6.0f}x"
-            )
-            if eid.startswith("gap/regret"):
-                total_regret += wall
-    print(f"three regret figures together: {total_regret:.1f} s (target <= 120 s at full scale)")
+    print_results(results(args.quick, args.jobs, args.only))
 
 
 if __name__ == "__main__":

@@ -14,6 +14,11 @@ Printed, on the real data of ``../shared/data`` when present (else on the synthe
 The LDP experiment runs T = 10^6 rounds per run for 4 values of ε: with the fast path the env's share
 of a run is the time of ``round_contexts`` plus one gather, whatever the agent loop costs.
 
+``results(quick)`` returns, per env, the fast path per round (``round_contexts``, ``round_noise``
+and one reward gather: context indices, features left to the consumer) and the native vector env
+per copy-step, each against the single env's step through ``gym.make``; and, for MovieLens, that
+step against the authors-style loop. Timed alternately in the same run, medians.
+
 Usage: ``python benchmarks/bench_recommendation_env.py [--steps 200000] [--vector-steps 20000] [--synthetic]``.
 """
 
@@ -28,6 +33,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from _common import Ratio, interleaved
 
 import bandit_envs  # noqa: F401  (registers the ids)
 from bandit_envs.budget._data import checkins_from, ratings_from
@@ -77,17 +83,8 @@ def single_steps(env_id: str, data: Any, steps: int) -> None:
 
 
 def reference_loop(env: MovieLensRecommendationEnv, steps: int) -> None:
-    features, rewards = env.features, env.rewards
-    last = features.shape[0] - 1
-    rng = random.Random(0)
-    actions = np.random.default_rng(0).integers(0, 20, steps).tolist()
-    start = time.perf_counter()
-    for a in actions:
-        user = rng.randint(0, last)
-        _x = features[user]
-        _r = rewards[user][a]
-    rate = steps / (time.perf_counter() - start)
-    print(f"  {'reference: authors-style loop':28s} (no info/checks): {rate:10,.0f} steps/s")
+    _, elapsed = timed(authors_loop(env, steps))
+    print(f"  {'reference: authors-style loop':28s} (no info/checks): {steps / elapsed:10,.0f} steps/s")
 
 
 def vector_steps(env_id: str, data: Any, steps: int) -> None:
@@ -120,17 +117,130 @@ def fast_path(label: str, env: Any) -> None:
     )
 
 
+def data_paths(synthetic: bool = False) -> tuple[Any, Any, str]:
+    """(MovieLens data, Gowalla data, words): the real data of ``../shared/data`` if both are there, else None."""
+    if not synthetic and ML_DIR.exists() and GOWALLA_NYC.exists():
+        return str(ML_DIR), str(GOWALLA_NYC), "real data (ml-latest-small, Gowalla NYC)"
+    if synthetic:
+        return None, None, "synthetic defaults"
+    return None, None, f"synthetic defaults ({ML_DIR} or {GOWALLA_NYC} not found)"
+
+
+def single_loop(env_id: str, data: Any, steps: int) -> Any:
+    """A function running ``steps`` steps of the single env (``gym.make``), random actions."""
+    env = gym.make(env_id, data=data, horizon=PAPER_T, reward_noise=0.1)
+    actions = np.random.default_rng(0).integers(0, env.unwrapped.n_arms, steps).tolist()
+
+    def run() -> None:
+        env.reset(seed=0)
+        step = env.step
+        for a in actions:
+            step(a)
+
+    return run
+
+
+def results(quick: bool = False) -> list[Ratio]:
+    """Fast path and vector env against the single env's step; that step against the authors-style loop."""
+    ml_data, gw_data, words = data_paths()
+    print(f"bench_recommendation_env: {words}")
+    steps, rounds, vector_steps, repeats = (5_000, 100_000, 500, 3) if quick else (50_000, PAPER_T, 5_000, 5)
+    where = f"{words}, median of {repeats} alternating runs"
+    out = []
+    for env_id, env in (
+        ("MovieLensRecommendation-v0", MovieLensRecommendationEnv(ml_data, reward_noise=0.1)),
+        ("GowallaRecommendation-v0", GowallaRecommendationEnv(gw_data, reward_noise=0.1)),
+    ):
+        data = ml_data if env_id.startswith("MovieLens") else gw_data
+        single = single_loop(env_id, data, steps)
+        actions = np.random.default_rng(2).integers(0, env.n_arms, rounds)
+
+        def fast(env: Any = env, actions: np.ndarray = actions) -> None:
+            contexts = env.round_contexts(len(actions), 0)
+            env.rewards[contexts, actions] + env.round_noise(len(actions), 0)
+
+        single()  # warm-up
+        fast()
+        f, s = interleaved(fast, single, repeats)
+        f, s = f / rounds, s / steps
+        out.append(
+            Ratio(
+                f"{env_id} fast path per round",
+                "round_contexts + round_noise + one reward gather",
+                "single env step (gym.make)",
+                s / f,
+                None,
+                f"{f * 1e9:.0f} vs {s * 1e9:.0f} ns per round (fast path over T={rounds:,}: "
+                f"{f * rounds * 1000:.0f} ms), {where}",
+            )
+        )
+        venv = gym.make_vec(env_id, num_envs=N_ENVS, vectorization_mode="vector_entry_point", data=data,
+                            horizon=PAPER_T, reward_noise=0.1)  # fmt: skip
+        venv.reset(seed=0)
+        vector_actions = np.random.default_rng(1).integers(0, env.n_arms, (vector_steps, N_ENVS))
+
+        def vector(venv: Any = venv, vector_actions: np.ndarray = vector_actions) -> None:
+            step = venv.step
+            for a in vector_actions:
+                step(a)
+
+        vector()  # warm-up
+        v, s = interleaved(vector, single, repeats)
+        v, s = v / (vector_steps * N_ENVS), s / steps
+        out.append(
+            Ratio(
+                f"{env_id} native vector env, {N_ENVS} copies",
+                f"vector env step (gym.make_vec, N={N_ENVS}), per copy",
+                "single env step (gym.make)",
+                s / v,
+                None,
+                f"{v * 1e9:.0f} vs {s * 1e9:.0f} ns per copy-step, {where}",
+            )
+        )
+        if env_id.startswith("MovieLens"):
+            reference = authors_loop(env, steps)
+            r, s = interleaved(reference, single, repeats)
+            out.append(
+                Ratio(
+                    f"{env_id} single env against the authors-style loop",
+                    "single env step (gym.make): checks, info, features",
+                    "authors-style loop: random user, feature and reward row lookups",
+                    r / s,
+                    None,
+                    f"{s / steps * 1e9:.0f} vs {r / steps * 1e9:.0f} ns per step, {where}",
+                )
+            )
+    return out
+
+
+def authors_loop(env: MovieLensRecommendationEnv, steps: int) -> Any:
+    """A function running ``steps`` rounds of a loop in the style of the authors' ``train_eval.py``.
+
+    Draw a user with ``random.randint``, look up its feature and reward rows: no info, no checks.
+    """
+    features, rewards = env.features, env.rewards
+    last = features.shape[0] - 1
+    actions = np.random.default_rng(0).integers(0, 20, steps).tolist()
+
+    def run() -> None:
+        rng = random.Random(0)
+        for a in actions:
+            user = rng.randint(0, last)
+            _x = features[user]
+            _r = rewards[user][a]
+
+    return run
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200_000, help="single-env steps timed")
     parser.add_argument("--vector-steps", type=int, default=20_000, help="vector-env steps timed")
     parser.add_argument("--synthetic", action="store_true", help="use the synthetic defaults even if real data exist")
     args = parser.parse_args()
-    real = not args.synthetic and ML_DIR.exists() and GOWALLA_NYC.exists()
-    ml_data: Any = str(ML_DIR) if real else None
-    gw_data: Any = str(GOWALLA_NYC) if real else None
+    ml_data, gw_data, words = data_paths(args.synthetic)
     print(f"{platform.python_implementation()} {platform.python_version()}, numpy {np.__version__}")
-    print(f"data: {'real (ml-latest-small, Gowalla NYC)' if real else 'synthetic defaults'}")
+    print(f"data: {words}")
 
     _, ml_load = timed(lambda: ratings_from(ml_data))
     _, gw_load = timed(lambda: checkins_from(gw_data))
