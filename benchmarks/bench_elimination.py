@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -214,13 +215,18 @@ def _extract(rev: str, folder: Path) -> bool:
     return True
 
 
-def _experiment_seconds(code: Path, out: Path, quick: bool) -> float:
+def _experiment_seconds(code: Path, out: Path, quick: bool) -> tuple[float, float]:
+    """Wall and CPU seconds (all processes) of ``banditlab run gap/privacy --jobs 2`` with the code in ``code``."""
     env_vars = {**os.environ, "PYTHONPATH": str(code)}
-    command = [sys.executable, "-c", "from agents.experiments.cli import main; main()", "run", "gap/privacy"]
+    command = [sys.executable, "-m", "agents.experiments.cli", "run", "gap/privacy"]
     command += ["--jobs", "2", "--out", str(out)] + (["--quick"] if quick else [])
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(command, env=env_vars, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    # cwd=code: python -m puts the working directory first on sys.path, so it must be that code's.
+    subprocess.run(command, env=env_vars, cwd=code, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def experiment_ratios(baseline: str, quick: bool) -> list[Ratio]:
@@ -232,8 +238,8 @@ def experiment_ratios(baseline: str, quick: bool) -> list[Ratio]:
         old = folder / "tree"
         for code, name in ((old, "old-warm"), (ROOT, "new-warm")):
             _experiment_seconds(code, folder / name, quick=True)
-        new_s = _experiment_seconds(ROOT, folder / "new", quick)
-        old_s = _experiment_seconds(old, folder / "old", quick)
+        new_s, new_cpu = _experiment_seconds(ROOT, folder / "new", quick)
+        old_s, old_cpu = _experiment_seconds(old, folder / "old", quick)
     scale = "--quick" if quick else "full scale"
     return [
         Ratio(
@@ -242,7 +248,7 @@ def experiment_ratios(baseline: str, quick: bool) -> list[Ratio]:
             f"commit {baseline} (per-round driver)",
             old_s / new_s,
             None if quick else 3.0,
-            f"{new_s:.1f} s vs {old_s:.1f} s",
+            f"wall {new_s:.1f} s vs {old_s:.1f} s; CPU {new_cpu:.1f} s vs {old_cpu:.1f} s",
         )
     ]
 
