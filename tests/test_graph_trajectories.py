@@ -3,8 +3,9 @@
 Each scenario plays a fixed action sequence and hashes everything a step returns (rewards,
 truncation flags and the info arrays). The digests were recorded with the implementation in
 which every env and every copy of a vector env drew its reward rows 512 at a time; any change
-in what is drawn, in which order, or how a uniform becomes a reward changes them. Scenarios cover both reward laws, autoresets, resets without a seed (the
-generator runs on) and a reset in the middle of an episode longer than one block.
+in what is drawn, in which order, or how a uniform becomes a reward changes them. Scenarios
+cover both reward laws, autoresets, resets without a seed (the generator runs on) and a reset
+in the middle of an episode longer than one block.
 """
 
 from __future__ import annotations
