@@ -11,6 +11,10 @@ same transition. What lives here:
 * per-copy seeding: ``reset(seed=s)`` seeds copy i of a vector env with ``s + i`` (or ``seed[i]``
   for a list), through the same :func:`gymnasium.utils.seeding.np_random` as ``gym.Env.reset``,
   so copy i reproduces the single env reset with that seed (:func:`copy_generators`);
+* compiled draws: :func:`next_double` draws, inside numba code, the next double of a numpy
+  generator given the address of its C interface (:func:`generator_addresses`), the very
+  function ``Generator.random`` calls; a vector env keeps these addresses with its copies'
+  generators, so one compiled pass draws for all copies, each from its own stream;
 * noise blocks: the rows of uniforms (or other draws) a step consumes are drawn a block at a time
   from each copy's generator; results are a function of the stream only, never of the block size
   (:class:`NoiseBlock` for a single env, :class:`NoiseBlocks` for a batch of copies, whose blocks
@@ -24,9 +28,10 @@ same transition. What lives here:
 
 from __future__ import annotations
 
+import ctypes
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 import gymnasium as gym
 import numpy as np
@@ -34,7 +39,11 @@ import numpy.typing as npt
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
+from bandit_envs._jit import njit
 from bandit_envs.validation import check_int, check_memory, format_bytes, summarize
 
 FloatArray = npt.NDArray[np.float64]
@@ -183,6 +192,89 @@ def copy_generators(seed: Any, num_envs: int) -> list[np.random.Generator] | Non
     if seeds is None:
         return None
     return [gym.utils.seeding.np_random(s)[0] for s in seeds]
+
+
+# ---------------------------------------------------------------------------------------------
+# The copies' generators in compiled code
+# ---------------------------------------------------------------------------------------------
+
+#: ``PyCapsule_GetPointer`` of the C API, with its own prototype (``ctypes.pythonapi``'s is shared).
+_capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi)
+)
+
+
+def generator_addresses(rngs: Sequence[np.random.Generator]) -> npt.NDArray[np.uint64]:
+    """The address of each generator's C interface, for :func:`next_double` in compiled code.
+
+    Every numpy bit generator publishes a ``bitgen_t`` struct (its state and its ``next_uint64``,
+    ``next_uint32``, ``next_double`` and ``next_raw`` functions) in a capsule, its ``capsule``
+    attribute (NumPy reference, "Random sampling: BitGenerator", and ``numpy/random/bitgen.h``).
+    An address is valid as long as its generator lives: keep the generators with the addresses,
+    as :class:`BanditVectorEnv` does.
+
+    Parameters
+    ----------
+    rngs : sequence of numpy.random.Generator
+        The generators, e.g. one per copy of a vector env.
+
+    Returns
+    -------
+    ndarray of uint64
+        ``addresses[i]`` is the ``bitgen_t`` of ``rngs[i].bit_generator``.
+    """
+    return np.array(
+        [_capsule_pointer(rng.bit_generator.capsule, b"BitGenerator") for rng in rngs], dtype=np.uint64
+    ).reshape(len(rngs))
+
+
+def _next_double(typingctx: Any, bitgen: Any) -> Any:  # pragma: no cover - compiled
+    """``next_double(bitgen)``: the next double in [0, 1) of the generator whose ``bitgen_t`` is at ``bitgen``.
+
+    Compiled code only (reference: ``rng.random()``). It calls ``bitgen->next_double(bitgen->state)``,
+    the very function through which ``Generator.random`` draws each of its doubles
+    (``random_standard_uniform_fill`` in ``numpy/random/src/distributions/distributions.c``), so
+    a copy's draws here and through its ``Generator`` are one stream, in one order. The
+    generator's lock is not taken: a generator must not be drawn from by two threads at once.
+    """
+    if not isinstance(bitgen, types.Integer):
+        return None
+    sig = types.float64(bitgen)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        void_p = ir.IntType(8).as_pointer()
+        draw_t = ir.FunctionType(ir.DoubleType(), [void_p])
+        # struct bitgen { void *state; next_uint64; next_uint32; next_double; next_raw; }
+        bitgen_t = ir.LiteralStructType([void_p, void_p, void_p, draw_t.as_pointer(), void_p])
+        struct = builder.inttoptr(args[0], bitgen_t.as_pointer())
+        zero, field = ir.Constant(ir.IntType(32), 0), ir.IntType(32)
+        state = builder.load(builder.gep(struct, [zero, field(0)]))
+        draw = builder.load(builder.gep(struct, [zero, field(3)]))
+        return builder.call(draw, [state])
+
+    return sig, codegen
+
+
+#: ``next_double(address)``, compiled code only: see :func:`_next_double` (typed here as what it is
+#: to its callers, a function of the address).
+next_double = cast(Callable[[Any], float], intrinsic(_next_double))
+
+
+@njit
+def skip_doubles(bitgens: Any, counts: Any) -> None:  # pragma: no cover - compiled
+    """Draw and discard ``counts[i]`` doubles from the generator at ``bitgens[i]``, for every i.
+
+    Reference: ``rngs[i].random(counts[i])`` for every i (:func:`skip_doubles_reference`).
+    """
+    for i in range(bitgens.shape[0]):
+        for _ in range(counts[i]):
+            next_double(bitgens[i])
+
+
+def skip_doubles_reference(rngs: Sequence[np.random.Generator], counts: Sequence[int]) -> None:
+    """Readable reference of :func:`skip_doubles`, on the generators themselves."""
+    for rng, count in zip(rngs, counts, strict=True):
+        rng.random(int(count))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -395,16 +487,38 @@ class BanditEnv(gym.Env[ObsType, np.int64], Generic[ObsType]):
 class BanditVectorEnv(VectorEnv[Any, Any, Any], ABC):
     """``num_envs`` copies of a single env stepped together, with Gymnasium's NEXT_STEP autoreset.
 
-    Copy i draws from its own generator ``_rngs[i]``; :meth:`_seed` reseeds them as
-    :func:`copy_generators`. :meth:`step` checks the actions, restarts the copies truncated at the
-    previous step (family hook :meth:`_restart`), plays every copy (family hook :meth:`_play`,
-    told which copies restart: those play nothing), then counts the steps of the playing copies.
+    Copy i draws from its own generator ``_rngs[i]`` (a tuple, replaced as a whole), whose C
+    interface is at ``_bitgens[i]`` for compiled code (:func:`generator_addresses`,
+    :func:`next_double`); :meth:`_seed` reseeds them as :func:`copy_generators`. :meth:`step`
+    checks the actions, restarts the copies truncated at the previous step (family hook
+    :meth:`_restart`), plays every copy (family hook :meth:`_play`, told which copies restart:
+    those play nothing), then counts the steps of the playing copies.
     """
 
     env_id: ClassVar[str] = ""
     metadata: dict[str, Any] = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
     horizon: int
     n_actions: int
+    _copy_rngs: tuple[np.random.Generator, ...]
+    #: ``_bitgens[i]``: the address of ``_rngs[i]``'s C interface (set with ``_rngs``).
+    _bitgens: npt.NDArray[np.uint64]
+
+    @property
+    def _rngs(self) -> tuple[np.random.Generator, ...]:
+        """The copies' generators; setting them also sets ``_bitgens``, so the two always agree."""
+        return self._copy_rngs
+
+    @_rngs.setter
+    def _rngs(self, rngs: Sequence[np.random.Generator]) -> None:
+        generators = tuple(rngs)
+        self._bitgens = generator_addresses(generators)
+        self._copy_rngs = generators
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore a copy made by ``copy.deepcopy`` or ``pickle``: its generators are new objects, at new addresses."""
+        self.__dict__.update(state)
+        if "_copy_rngs" in state:
+            self._rngs = state["_copy_rngs"]
 
     def _init_copies(self, num_envs: Any, single_action_space: spaces.Discrete, single_observation_space: Any) -> None:
         """Set the spaces and the per-copy bookkeeping (``num_envs`` already checked or not)."""

@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
+from bandit_envs._jit import njit
 from bandit_envs.core import (
     GENERATOR_BYTES,
     BanditEnv,
@@ -16,28 +17,48 @@ from bandit_envs.core import (
     FloatArray,
     IntArray,
     NoiseBlock,
-    NoiseBlocks,
     check_num_envs,
     check_options,
     check_render_mode,
+    next_double,
+    skip_doubles,
 )
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods, erdos_renyi
-from bandit_envs.rewards import RewardModel
+from bandit_envs.rewards import (
+    RewardModel,
+    bernoulli_from_uniform,
+    ndtri_many,
+    truncnorm_from_normal,
+    truncnorm_quantile_argument,
+)
 from bandit_envs.validation import check_choice, check_float, check_int, check_unit_array
 
-#: Rows of uniforms drawn per refill; rewards are a function of the uniforms, so the block size
-#: changes speed, never results. A vector env's copies draw fewer rows at a time once all their
-#: blocks together would exceed :data:`bandit_envs.core.NOISE_BUFFER_BYTES`.
+#: Rows of uniforms the single env draws per refill (fewer when the episode has fewer rows left).
+#: Rewards are a function of the uniforms, so within an episode the block size changes speed,
+#: never results; a reset in the middle of an episode discards the rest of the block, so the
+#: stream that the next episode continues depends on it, and the vector env follows the same cuts
+#: (:meth:`GraphBanditVectorEnv.reset`).
 BLOCK_ROWS = 512
 
 
-def copy_bytes(n_arms: int) -> int:
-    """Memory of one copy of the vector env besides its buffered reward rows (8·K bytes a row).
+def step_scratch_bytes(n_arms: int) -> int:
+    """Most bytes per copy that :func:`play_drawn_rows` allocates while it runs: 56·K.
 
-    Its generator, its step counters, and its share of a step's arrays (rewards, observed mask
-    and rewards, reward, regret, info): about 1.7 KiB + 32·K bytes.
+    For each arm of each copy at most: its quantile argument, arm and place (three 8-byte
+    entries), its normal quantile, and :func:`~bandit_envs.rewards.ndtri_many`'s three entries
+    for a tail argument. Freed when the step returns.
     """
-    return GENERATOR_BYTES + 192 + 32 * n_arms
+    return 7 * 8 * n_arms
+
+
+def copy_bytes(n_arms: int) -> int:
+    """Memory of one copy of the vector env: about 1.7 KiB + 65·K bytes (2.3 KiB at K = 10).
+
+    Its generator and that generator's address, its step counters, its share of a step's
+    returned arrays (observed mask and rewards, reward, regret, info: 9·K + 48 bytes) and of the
+    step's scratch (:func:`step_scratch_bytes`). No rows are drawn ahead.
+    """
+    return GENERATOR_BYTES + 192 + 9 * n_arms + step_scratch_bytes(n_arms)
 
 
 def paper_means(n_arms: int, gap: float) -> npt.NDArray[np.float64]:
@@ -85,6 +106,90 @@ def observe(
     else:
         reward = rewards[np.arange(rewards.shape[0]), actions]
     return reward, mask, observed, gaps[actions]
+
+
+@njit
+def play_drawn_rows(
+    bitgens: Any,
+    playing: Any,
+    actions: Any,
+    closed: Any,
+    gaps: Any,
+    kind: int,
+    loc: Any,
+    scale: float,
+    cdf_lo: Any,
+    cdf_width: Any,
+    reward: Any,
+    mask: Any,
+    observed: Any,
+    regret: Any,
+) -> None:  # pragma: no cover - compiled
+    """One step of the vector env's copies that draw their rewards (reference: :func:`play_drawn_rows_reference`).
+
+    Each playing copy i draws its row of K uniforms from its generator (at address
+    ``bitgens[i]``, :func:`bandit_envs.core.next_double`), in arm order: the doubles its single
+    env gets from ``np_random.random((rows, K))``. The uniforms of the closed neighbourhood of its
+    action become rewards by :func:`~bandit_envs.rewards.reward_from_uniform`'s steps; for a
+    truncated normal the normal quantiles of all copies' entries are computed in one batch
+    (:func:`~bandit_envs.rewards.ndtri_many`). The other uniforms are drawn and not used
+    (:func:`observe` multiplies them by 0). Then, as :func:`observe` of the row: ``reward[i]`` the
+    pulled arm's reward, ``mask[i]`` its closed neighbourhood, ``observed[i]`` the rewards there
+    and 0.0 elsewhere, ``regret[i]`` its gap. A copy that does not play (it restarts at this step)
+    draws nothing and gets 0 everywhere, ``mask[i]`` False.
+    """
+    n, k_arms = observed.shape
+    p = np.empty(n * k_arms)  # truncated normal: the quantile argument of each observed entry
+    arms = np.empty(n * k_arms, dtype=np.int64)  # its arm
+    at = np.empty(n * k_arms, dtype=np.int64)  # its index in observed
+    m = 0
+    for i in range(n):
+        a = actions[i]
+        for k in range(k_arms):
+            observed[i, k] = 0.0
+            mask[i, k] = False
+        if not playing[i]:
+            reward[i] = 0.0
+            regret[i] = 0.0
+            continue
+        regret[i] = gaps[a]
+        bitgen = bitgens[i]
+        for k in range(k_arms):
+            u = next_double(bitgen)
+            if closed[a, k]:
+                mask[i, k] = True
+                if kind == 1:
+                    observed[i, k] = bernoulli_from_uniform(u, loc[k])
+                else:
+                    p[m] = truncnorm_quantile_argument(u, cdf_lo[k], cdf_width[k])
+                    arms[m] = k
+                    at[m] = i * k_arms + k
+                    m += 1
+    if m:
+        z = np.empty(m)
+        ndtri_many(p[:m], z)
+        flat = observed.reshape(n * k_arms)
+        for j in range(m):
+            flat[at[j]] = truncnorm_from_normal(z[j], loc[arms[j]], scale)
+    for i in range(n):
+        if playing[i]:
+            reward[i] = observed[i, actions[i]]
+
+
+def play_drawn_rows_reference(
+    rngs: Any, playing: BoolArray, actions: IntArray, closed: BoolArray, gaps: FloatArray, model: RewardModel
+) -> tuple[FloatArray, BoolArray, FloatArray, FloatArray]:
+    """Readable reference of :func:`play_drawn_rows`, drawing through the generators themselves.
+
+    Returns ``(reward, mask, observed, regret)``.
+    """
+    n, k_arms = actions.shape[0], closed.shape[0]
+    reward, regret = np.zeros(n), np.zeros(n)
+    mask, observed = np.zeros((n, k_arms), dtype=bool), np.zeros((n, k_arms))
+    for i in np.flatnonzero(playing):
+        row = model.from_uniforms(rngs[i].random((1, k_arms)))[0]
+        reward[i], mask[i], observed[i], regret[i] = observe(row, int(actions[i]), closed, gaps)
+    return reward, mask, observed, regret
 
 
 class _GraphBanditCore:
@@ -250,7 +355,7 @@ class GraphBanditEnv(_GraphBanditCore, BanditEnv[np.int64]):
 
 
 class GraphBanditVectorEnv(_GraphBanditCore, BanditVectorEnv):
-    """``num_envs`` independent copies of :class:`GraphBanditEnv` stepped by one numpy call.
+    """``num_envs`` independent copies of :class:`GraphBanditEnv` stepped together.
 
     All copies share the instance (graph and means, fixed by ``instance_seed``); each has its
     own noise generator. ``reset(seed=s)`` seeds copy i with ``s + i`` (or ``seed[i]`` for a
@@ -260,10 +365,14 @@ class GraphBanditVectorEnv(_GraphBanditCore, BanditVectorEnv):
     copied (later edits of ``R`` change nothing), and replayed tables are kept across autoresets.
     Step info holds the same keys as the single env with a batch axis.
 
-    Memory: a copy takes about 1.7 KiB + 32·K bytes (:func:`copy_bytes`), plus its buffered reward
-    rows: 512 rows of 8·K bytes while all copies' rows fit in 64 MiB, fewer (at least one) beyond.
-    At K = 10 that is about 42 KiB per copy up to 1,638 copies, and 2.7 KiB per copy at 100,000
-    copies (64 MiB of rows in all). ``num_envs`` whose copies would exceed
+    Each step draws every playing copy's row of uniforms from its generator and maps the observed
+    ones to rewards, all copies in one compiled pass (:func:`play_drawn_rows`); nothing is drawn
+    ahead. A reset without a seed in the middle of an episode first discards, in each copy, the
+    rest of the block of :data:`BLOCK_ROWS` rows that the single env would have drawn, so the next
+    episode continues the stream where the single env's does.
+
+    Memory: a copy takes about 1.7 KiB + 65·K bytes (:func:`copy_bytes`), 2.3 KiB at K = 10,
+    whatever the number of copies. ``num_envs`` whose copies would exceed
     :func:`bandit_envs.validation.memory_limit` is refused before anything is allocated.
     """
 
@@ -283,9 +392,8 @@ class GraphBanditVectorEnv(_GraphBanditCore, BanditVectorEnv):
     ) -> None:
         check_render_mode(self.env_id, render_mode)
         self._build(n_arms, edge_probability, gap, graph, means, reward, reward_std, horizon, instance_seed)
-        num_envs = check_num_envs(self.env_id, num_envs, copy_bytes(self.n_arms), [(BLOCK_ROWS, 8 * self.n_arms)])
+        num_envs = check_num_envs(self.env_id, num_envs, copy_bytes(self.n_arms))
         self._init_copies(num_envs, spaces.Discrete(self.n_arms), spaces.Discrete(1))
-        self._noise = NoiseBlocks(self.num_envs, BLOCK_ROWS, (self.n_arms,))
         self._tables: FloatArray | None = None
         self._obs = np.zeros(self.num_envs, dtype=np.int64)
 
@@ -294,6 +402,8 @@ class GraphBanditVectorEnv(_GraphBanditCore, BanditVectorEnv):
     ) -> tuple[npt.NDArray[np.int64], dict[str, Any]]:
         """Reset every copy; see the class docstring for seeding and reward tables."""
         n = self.num_envs
+        if seed is None and self._tables is None:
+            self._discard_block_rests()
         self._seed(seed)
         self._restart_all()
         self._tables = None
@@ -306,25 +416,45 @@ class GraphBanditVectorEnv(_GraphBanditCore, BanditVectorEnv):
         }
         return self._obs.copy(), info
 
-    def _restart(self, which: BoolArray) -> None:
-        self._noise.restart(which, self.horizon)
+    def _discard_block_rests(self) -> None:
+        """Draw and drop, in each copy, the rows its single env holds unread when reset in mid-episode.
 
-    def _draw(self, copy: int, rows: int) -> FloatArray:
-        return self.reward_model.sample(self._rngs[copy], rows)
+        The single env draws its rows :data:`BLOCK_ROWS` at a time (fewer at the episode's end);
+        after ``t`` steps it has drawn ``min(horizon, BLOCK_ROWS·ceil(t / BLOCK_ROWS))`` rows, and a
+        reset drops the unread ones. Copies that finished their episode, or have not started one,
+        hold none.
+        """
+        t = self._t
+        drawn = np.minimum(self.horizon, -(-t // BLOCK_ROWS) * BLOCK_ROWS)
+        if (drawn > t).any():
+            skip_doubles(self._bitgens, (drawn - t) * self.n_arms)
 
     def _play(self, actions: IntArray, restarting: BoolArray) -> tuple[Any, FloatArray, dict[str, Any]]:
+        n, k_arms = self.num_envs, self.n_arms
         if self._tables is not None:
             rows = self._tables[self._arange, self._t]
+            reward, mask, observed, regret = observe(rows, actions, self.neighbourhoods, self.gaps)
+            if restarting.any():
+                # A reset step consumes no reward row and observes nothing.
+                reward = np.where(restarting, 0.0, reward)
+                regret = np.where(restarting, 0.0, regret)
+                mask = mask & ~restarting[:, None]
+                observed = observed * mask
         else:
-            rows = self._noise.next(self._draw)
-        reward, mask, observed, regret = observe(rows, actions, self.neighbourhoods, self.gaps)
-        if restarting.any():
-            # A reset step consumes no reward row and observes nothing (the row is the next step's).
-            reward = np.where(restarting, 0.0, reward)
-            regret = np.where(restarting, 0.0, regret)
-            self._noise.unread(restarting)
-            mask = mask & ~restarting[:, None]
-            observed = observed * mask
+            reward, regret = np.empty(n), np.empty(n)
+            mask, observed = np.empty((n, k_arms), dtype=bool), np.empty((n, k_arms))
+            play_drawn_rows(
+                self._bitgens,
+                ~restarting,
+                actions,
+                self.neighbourhoods,
+                self.gaps,
+                *self.reward_model.params(),
+                reward,
+                mask,
+                observed,
+                regret,
+            )
         info = {
             "observed_mask": mask,
             "observed_rewards": observed,

@@ -29,6 +29,153 @@ KIND_CODES: dict[str, int] = {"truncnorm": 0, "bernoulli": 1}
 
 
 @njit(inline="always")
+def ndtri_central(q: float) -> float:  # pragma: no cover - compiled
+    """AS241's central region, ``|q| <= 0.425`` with ``q = p - 0.5``: polynomials in ``0.180625 - q²``.
+
+    No branch, so a loop of it over an array compiles to vector instructions; every operation is
+    the one :func:`ndtri` performs, in the same order, so the result is the same to the bit.
+    Wichura, M. J. (1988), Algorithm AS 241, Applied Statistics 37(3), 477-484 (PPND16).
+    """
+    r = 0.180625 - q * q
+    num = (
+        (
+            (
+                (
+                    (
+                        ((2.5090809287301226727e3 * r + 3.3430575583588128105e4) * r + 6.7265770927008700853e4) * r
+                        + 4.5921953931549871457e4
+                    )
+                    * r
+                    + 1.3731693765509461125e4
+                )
+                * r
+                + 1.9715909503065514427e3
+            )
+            * r
+            + 1.3314166789178437745e2
+        )
+        * r
+        + 3.3871328727963666080e0
+    ) * q
+    den = (
+        (
+            (
+                (
+                    ((5.2264952788528545610e3 * r + 2.8729085735721942674e4) * r + 3.9307895800092710610e4) * r
+                    + 2.1213794301586595867e4
+                )
+                * r
+                + 5.3941960214247511077e3
+            )
+            * r
+            + 6.8718700749205790830e2
+        )
+        * r
+        + 4.2313330701600911252e1
+    ) * r + 1.0
+    return num / den
+
+
+@njit(inline="always")
+def ndtri_tail_near(r: float) -> float:  # pragma: no cover - compiled
+    """AS241's tails for ``r = sqrt(-log(min(p, 1 - p))) <= 5``: ``|ndtri(p)|``, polynomials in ``r - 1.6``.
+
+    No branch (see :func:`ndtri_central`). Wichura, M. J. (1988), Algorithm AS 241, Applied
+    Statistics 37(3), 477-484 (PPND16).
+    """
+    r = r - 1.6
+    num = (
+        (
+            (
+                (
+                    ((7.74545014278341407640e-4 * r + 2.27238449892691845833e-2) * r + 2.41780725177450611770e-1) * r
+                    + 1.27045825245236838258e0
+                )
+                * r
+                + 3.64784832476320460504e0
+            )
+            * r
+            + 5.76949722146069140550e0
+        )
+        * r
+        + 4.63033784615654529590e0
+    ) * r + 1.42343711074968357734e0
+    den = (
+        (
+            (
+                (
+                    ((1.05075007164441684324e-9 * r + 5.47593808499534494600e-4) * r + 1.51986665636164571966e-2) * r
+                    + 1.48103976427480074590e-1
+                )
+                * r
+                + 6.89767334985100004550e-1
+            )
+            * r
+            + 1.67638483018380384940e0
+        )
+        * r
+        + 2.05319162663775882187e0
+    ) * r + 1.0
+    return num / den
+
+
+@njit(inline="always")
+def ndtri_tail_far(r: float) -> float:  # pragma: no cover - compiled
+    """AS241's tails for ``r > 5`` (``min(p, 1 - p) < exp(-25)``): polynomials in ``r - 5``.
+
+    Wichura, M. J. (1988), Algorithm AS 241, Applied Statistics 37(3), 477-484 (PPND16).
+    """
+    r = r - 5.0
+    num = (
+        (
+            (
+                (
+                    ((2.01033439929228813265e-7 * r + 2.71155556874348757815e-5) * r + 1.24266094738807843860e-3) * r
+                    + 2.65321895265761230930e-2
+                )
+                * r
+                + 2.96560571828504891230e-1
+            )
+            * r
+            + 1.78482653991729133580e0
+        )
+        * r
+        + 5.46378491116411436990e0
+    ) * r + 6.65790464350110377720e0
+    den = (
+        (
+            (
+                (
+                    ((2.04426310338993978564e-15 * r + 1.42151175831644588870e-7) * r + 1.84631831751005468180e-5) * r
+                    + 7.86869131145613259100e-4
+                )
+                * r
+                + 1.48753612908506148525e-2
+            )
+            * r
+            + 1.36929880922735805310e-1
+        )
+        * r
+        + 5.99832206555887937690e-1
+    ) * r + 1.0
+    return num / den
+
+
+@njit(inline="always")
+def ndtri_tail(p: float, q: float) -> float:  # pragma: no cover - compiled
+    """AS241's tails, ``|q| > 0.425`` with ``q = p - 0.5``: functions of ``r = sqrt(-log(min(p, 1 - p)))``.
+
+    Wichura, M. J. (1988), Algorithm AS 241, Applied Statistics 37(3), 477-484 (PPND16).
+    """
+    r = p if q <= 0.0 else 1.0 - p
+    if r <= 0.0:
+        return -np.inf if q < 0.0 else np.inf
+    r = np.sqrt(-np.log(r))
+    x = ndtri_tail_near(r) if r <= 5.0 else ndtri_tail_far(r)
+    return -x if q < 0.0 else x
+
+
+@njit(inline="always")
 def ndtri(p: float) -> float:  # pragma: no cover - compiled
     """Standard normal quantile, Wichura's AS241 (PPND16), relative accuracy about 1e-16.
 
@@ -36,133 +183,83 @@ def ndtri(p: float) -> float:  # pragma: no cover - compiled
     """
     q = p - 0.5
     if abs(q) <= 0.425:
-        r = 0.180625 - q * q
-        num = (
-            (
-                (
-                    (
-                        (
-                            ((2.5090809287301226727e3 * r + 3.3430575583588128105e4) * r + 6.7265770927008700853e4) * r
-                            + 4.5921953931549871457e4
-                        )
-                        * r
-                        + 1.3731693765509461125e4
-                    )
-                    * r
-                    + 1.9715909503065514427e3
-                )
-                * r
-                + 1.3314166789178437745e2
-            )
-            * r
-            + 3.3871328727963666080e0
-        ) * q
-        den = (
-            (
-                (
-                    (
-                        ((5.2264952788528545610e3 * r + 2.8729085735721942674e4) * r + 3.9307895800092710610e4) * r
-                        + 2.1213794301586595867e4
-                    )
-                    * r
-                    + 5.3941960214247511077e3
-                )
-                * r
-                + 6.8718700749205790830e2
-            )
-            * r
-            + 4.2313330701600911252e1
-        ) * r + 1.0
-        return num / den
-    r = p if q <= 0.0 else 1.0 - p
-    if r <= 0.0:
-        return -np.inf if q < 0.0 else np.inf
-    r = np.sqrt(-np.log(r))
-    if r <= 5.0:
-        r = r - 1.6
-        num = (
-            (
-                (
-                    (
-                        ((7.74545014278341407640e-4 * r + 2.27238449892691845833e-2) * r + 2.41780725177450611770e-1)
-                        * r
-                        + 1.27045825245236838258e0
-                    )
-                    * r
-                    + 3.64784832476320460504e0
-                )
-                * r
-                + 5.76949722146069140550e0
-            )
-            * r
-            + 4.63033784615654529590e0
-        ) * r + 1.42343711074968357734e0
-        den = (
-            (
-                (
-                    (
-                        ((1.05075007164441684324e-9 * r + 5.47593808499534494600e-4) * r + 1.51986665636164571966e-2)
-                        * r
-                        + 1.48103976427480074590e-1
-                    )
-                    * r
-                    + 6.89767334985100004550e-1
-                )
-                * r
-                + 1.67638483018380384940e0
-            )
-            * r
-            + 2.05319162663775882187e0
-        ) * r + 1.0
-    else:
-        r = r - 5.0
-        num = (
-            (
-                (
-                    (
-                        ((2.01033439929228813265e-7 * r + 2.71155556874348757815e-5) * r + 1.24266094738807843860e-3)
-                        * r
-                        + 2.65321895265761230930e-2
-                    )
-                    * r
-                    + 2.96560571828504891230e-1
-                )
-                * r
-                + 1.78482653991729133580e0
-            )
-            * r
-            + 5.46378491116411436990e0
-        ) * r + 6.65790464350110377720e0
-        den = (
-            (
-                (
-                    (
-                        ((2.04426310338993978564e-15 * r + 1.42151175831644588870e-7) * r + 1.84631831751005468180e-5)
-                        * r
-                        + 7.86869131145613259100e-4
-                    )
-                    * r
-                    + 1.48753612908506148525e-2
-                )
-                * r
-                + 1.36929880922735805310e-1
-            )
-            * r
-            + 5.99832206555887937690e-1
-        ) * r + 1.0
-    x = num / den
-    return -x if q < 0.0 else x
+        return ndtri_central(q)
+    return ndtri_tail(p, q)
+
+
+@njit(inline="always")
+def bernoulli_from_uniform(u: float, loc: float) -> float:  # pragma: no cover - compiled
+    """A Bernoulli(``loc``) reward from one uniform: 1 if ``u < loc`` (inverse CDF)."""
+    return 1.0 if u < loc else 0.0
+
+
+@njit(inline="always")
+def truncnorm_quantile_argument(u: float, cdf_lo: float, cdf_width: float) -> float:  # pragma: no cover - compiled
+    """Where ``u`` falls in the normal CDF's range over [0, 1]: ``Φ(a) + u·(Φ(b) − Φ(a))``."""
+    return cdf_lo + u * cdf_width
+
+
+@njit(inline="always")
+def truncnorm_from_normal(z: float, loc: float, scale: float) -> float:  # pragma: no cover - compiled
+    """The reward of normal quantile ``z``: ``loc + scale·z``, clipped to [0, 1] against rounding."""
+    x = loc + scale * z
+    return min(1.0, max(0.0, x))
 
 
 @njit(inline="always")
 def reward_from_uniform(
     u: float, kind: int, loc: float, scale: float, cdf_lo: float, cdf_width: float
 ) -> float:  # pragma: no cover - compiled
-    """Map one uniform draw to one reward (kind 0: truncated normal, kind 1: Bernoulli)."""
+    """Map one uniform draw to one reward (kind 0: truncated normal, kind 1: Bernoulli).
+
+    Both by inversion of the CDF (Devroye, L. (1986), Non-Uniform Random Variate Generation,
+    Springer, §II.2): the truncated normal is ``loc + scale·Φ⁻¹(Φ(a) + u·(Φ(b) − Φ(a)))`` with
+    ``a = −loc/scale``, ``b = (1 − loc)/scale``, Φ⁻¹ by :func:`ndtri`.
+    """
     if kind == 1:
-        return 1.0 if u < loc else 0.0
-    x = loc + scale * ndtri(cdf_lo + u * cdf_width)
-    return min(1.0, max(0.0, x))
+        return bernoulli_from_uniform(u, loc)
+    return truncnorm_from_normal(ndtri(truncnorm_quantile_argument(u, cdf_lo, cdf_width)), loc, scale)
+
+
+@njit(error_model="numpy")
+def ndtri_many(p: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """Write ``out[j] = ndtri(p[j])`` for every j, in passes that suit a batch (reference: :func:`ndtri`).
+
+    :func:`ndtri` branches on each argument; here the branches become passes over arrays, each
+    without branches where most of the work is, so that the compiler vectorises them:
+    :func:`ndtri_central` of every entry; then, for the tail entries only (``|p - 0.5| > 0.425``,
+    gathered first), ``r = sqrt(-log(min(p, 1 - p)))`` (scalar: ``log`` is the C library's) and
+    :func:`ndtri_tail_near` of every ``r``; last, per tail entry, the branches of
+    :func:`ndtri_tail` pick that value, :func:`ndtri_tail_far` or an infinity, and the sign.
+    Each entry goes through exactly the operations of :func:`ndtri`, in the same order, so the
+    results are the same to the bit (IEEE 754 arithmetic without fast-math; ``error_model="numpy"``
+    only drops numba's zero-division check, which the values that are kept never need).
+    """
+    n = p.shape[0]
+    for j in range(n):
+        out[j] = ndtri_central(p[j] - 0.5)
+    tails = np.empty(n, dtype=np.int64)
+    t = 0
+    for j in range(n):
+        tails[t] = j
+        t += not abs(p[j] - 0.5) <= 0.425
+    r = np.empty(t)
+    for s in range(t):
+        pj = p[tails[s]]
+        m = pj if pj - 0.5 <= 0.0 else 1.0 - pj
+        r[s] = 0.0 if m <= 0.0 else np.sqrt(-np.log(m))
+    near = np.empty(t)
+    for s in range(t):
+        near[s] = ndtri_tail_near(r[s])
+    for s in range(t):
+        j = tails[s]
+        q = p[j] - 0.5
+        m = p[j] if q <= 0.0 else 1.0 - p[j]
+        if m <= 0.0:
+            out[j] = -np.inf if q < 0.0 else np.inf
+        else:
+            x = near[s] if r[s] <= 5.0 else ndtri_tail_far(r[s])
+            out[j] = -x if q < 0.0 else x
 
 
 @njit
