@@ -9,8 +9,8 @@ Finished tasks are buffered and written together as one batch file, named after 
 task index, at most every :data:`FLUSH_SECONDS`: by :meth:`PartialStore.save` when that long has
 passed since the last write, by a timer otherwise (so a lull after a task does not keep it in
 memory), and by :meth:`PartialStore.flush`, which the sweep calls when it ends, is interrupted or
-fails. Creating a file costs milliseconds on some file systems, more than a small task takes, so
-one file per task would cost more than the sweep. A SIGKILL (or a power loss) therefore loses at
+fails. Creating a file costs milliseconds on some file systems, about as long as a small task
+takes, so one file per task could double a sweep's time. A SIGKILL (or a power loss) therefore loses at
 most the tasks finished in the last :data:`FLUSH_SECONDS`; they are run again on resume.
 
 Each batch file is written to a temporary name and renamed, so a crash never leaves half a file
@@ -57,7 +57,7 @@ FLUSH_SECONDS = 0.5
 #: The names of the files the store writes (a batch file, the manifest, and their temporary files).
 _OWN = re.compile(r"(?:[0-9]{6}|manifest)\.json(?:\.tmp)?")
 
-Record = dict[str, Any]
+_Record = dict[str, Any]
 
 
 class ManifestMismatch(ValueError):
@@ -128,7 +128,7 @@ def _is_record(record: Any) -> bool:
     return isinstance(record, dict) and type(record.get("task")) is int and isinstance(record.get("rows"), list)
 
 
-def _read_batch(path: Path) -> list[Record] | None:
+def _read_batch(path: Path) -> list[_Record] | None:
     """The task records of a batch file (or of a format-1 task file); None if it cannot be read.
 
     A file cut short, not JSON, of another shape, or not named after its smallest task cannot be read.
@@ -158,7 +158,7 @@ class PartialStore:
         self.path = Path(folder) / PARTS
         self.manifest = manifest
         self._lock = threading.Lock()
-        self._buffer: list[Record] = []
+        self._buffer: list[_Record] = []
         self._saved: set[int] = set()  # tasks written or buffered since prepare(), and the kept ones
         self._last_write = -math.inf  # the first finished task is written at once
         self._timer: threading.Timer | None = None
@@ -169,9 +169,9 @@ class PartialStore:
     def _batch_files(self) -> list[Path]:
         return sorted(p for p in self._own_files() if p.suffix == ".json" and p.stem.isdigit())
 
-    def _saved_tasks(self) -> dict[int, list[Record]]:
-        """The readable records of the sweep's tasks, by task index (files cut short are left out)."""
-        found: dict[int, list[Record]] = {}
+    def _saved_tasks(self) -> dict[int, list[dict[str, Any]]]:
+        """The rows of every task saved in a readable file, by task index (files cut short are left out)."""
+        found: dict[int, list[dict[str, Any]]] = {}
         for path in self._batch_files():
             for record in _read_batch(path) or ():
                 if 0 <= record["task"] < self.manifest["tasks"]:
