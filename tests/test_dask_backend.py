@@ -9,6 +9,7 @@ import signal
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -50,6 +51,17 @@ def _run(eid, folder, *extra):
         return main(["run", eid, *SMALL[eid], "--out", str(folder), "--no-progress", *extra])
     except SystemExit as exc:  # argparse rejects a bad option value itself
         return exc.code
+
+
+def _saved_tasks(parts: Path) -> list[int]:
+    """The task indices in the partial store's batch files ``parts/NNNNNN.json`` (as ``finished()`` reads them)."""
+    tasks: list[int] = []
+    for path in parts.glob("0*.json"):
+        try:
+            tasks += [record["task"] for record in json.loads(path.read_text())["tasks"]]
+        except (OSError, ValueError):  # absent (no store yet), or cut short: redone, as the store does
+            pass
+    return sorted(tasks)
 
 
 def _error_line(capsys):
@@ -99,7 +111,7 @@ def test_interrupted_run_resumes_only_the_missing_tasks(local_csv, tmp_path, mon
     assert _run(eid, tmp_path, "--jobs", "1") == 130
     line = _error_line(capsys)
     assert "interrupted; 10 of 27 tasks are saved in" in line and "running the same command again resumes" in line
-    assert len(list((tmp_path / "parts").glob("0*.json"))) == 10
+    assert len(_saved_tasks(tmp_path / "parts")) == 10
     assert not (tmp_path / "results.csv").exists()
 
     # Other options over the saved sweep are refused, and the saved tasks are left alone.
@@ -107,7 +119,7 @@ def test_interrupted_run_resumes_only_the_missing_tasks(local_csv, tmp_path, mon
     line = _error_line(capsys)
     assert "holds partial results of a different run (runs 1 there, 2 now; tasks 27 there, 54 now)" in line
     assert "--fresh" in line
-    assert len(list((tmp_path / "parts").glob("0*.json"))) == 10
+    assert len(_saved_tasks(tmp_path / "parts")) == 10
 
     # The same command resumes: only the 17 missing tasks run, and results.csv is the uninterrupted one.
     first = list(calls)
@@ -207,7 +219,7 @@ def test_a_worker_dying_mid_sweep_keeps_the_finished_tasks(cluster, local_csv, t
     line = _error_line(capsys)
     assert "were lost because the Dask workers running them died" in line
     assert "tasks are saved in" in line and "running the same command again resumes from them" in line
-    saved = sorted(int(p.stem) for p in (tmp_path / "parts").glob("0*.json"))
+    saved = _saved_tasks(tmp_path / "parts")
     assert 5 not in saved and len(saved) >= 20
     monkeypatch.undo()
     assert _run(eid, tmp_path, "--jobs", "1") == 0  # resume locally
@@ -226,9 +238,9 @@ def test_a_killed_worker_is_replaced_and_the_sweep_completes(cluster, tmp_path):
 
     def kill_one_worker():
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and len(list(parts.glob("0*.json"))) < 5:
+        while time.monotonic() < deadline and len(_saved_tasks(parts)) < 5:
             time.sleep(0.01)
-        seen.append(len(list(parts.glob("0*.json"))))
+        seen.append(len(_saved_tasks(parts)))
         os.kill(next(iter(pids.values())), signal.SIGKILL)
 
     killer = threading.Thread(target=kill_one_worker)
@@ -253,6 +265,7 @@ def test_partial_store_keeps_what_the_csv_shows_and_redoes_a_cut_file(tmp_path):
     row = {"a": np.float32(0.1), "b": np.int64(3), "c": np.bool_(True), "d": (1, 2), "e": 0.1 + 0.2, "f": None}
     for i in range(3):
         store.save(i, i, 0, [row])
+        store.flush()  # one batch file per task here: 000000.json, 000001.json, 000002.json
     assert [str(v) for v in store.rows()[0].values()] == [str(v) for v in row.values()]
-    (tmp_path / "parts" / "000001.json").write_text('{"task": 1, "ro')  # cut short by a power loss
+    (tmp_path / "parts" / "000001.json").write_text('{"tasks": [{"task": 1, "ro')  # cut short by a power loss
     assert store.finished() == {0, 2}

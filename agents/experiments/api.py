@@ -247,8 +247,9 @@ def run_experiment(
     ``backend="local"`` runs the tasks on ``jobs`` processes (``None``: one per core, at most one
     per task; a ``jobs`` above the number of tasks is capped, with a line on standard error),
     ``backend="dask"`` on the Dask scheduler at ``scheduler`` (connecting within ``timeout``
-    seconds). Finished tasks are saved under ``out/parts`` as they arrive; a later call with the
-    same arguments resumes from them (``fresh=True`` discards them).
+    seconds). Finished tasks are saved under ``out/parts`` as they arrive (in batches, at most
+    :data:`~agents.experiments.core.partial.FLUSH_SECONDS` apart); a later call with the same
+    arguments resumes from them (``fresh=True`` discards them).
 
     The output folder ``out`` is written by the rules of :mod:`agents.experiments.core.outputs`:
     only files this function wrote and recorded there are replaced or deleted. A folder that
@@ -313,8 +314,12 @@ def run_experiment(
             def save(index: int, rows: list[dict[str, Any]]) -> None:
                 store.save(index, tasks[index].setting_index, tasks[index].run, rows)
 
+            label = f"{exp.id}-{manifest['fingerprint'][:8]}"
             try:
-                _execute(tasks, pending, executor, f"{exp.id}-{manifest['fingerprint'][:8]}", progress, len(done), save)
+                try:
+                    _execute(tasks, pending, executor, label, progress, len(done), save)
+                finally:  # the store buffers finished tasks: write them before anything counts them
+                    store.flush()
             except BackendError as exc:
                 raise BackendError(_resume_note(str(exc), store, len(tasks)), exc.code) from None
         seconds = time.perf_counter() - start

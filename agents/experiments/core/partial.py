@@ -3,17 +3,27 @@
 Layout, under an experiment's output folder ``DIR``::
 
     DIR/parts/manifest.json   experiment id, runs, horizon, seed, data, number of tasks, fingerprint
-    DIR/parts/000017.json     {"task": 17, "setting": ..., "run": ..., "rows": [...]}, one per task
+    DIR/parts/000017.json     {"tasks": [{"task": 17, "setting": ..., "run": ..., "rows": [...]}, ...]}
 
-Each task file is written to a temporary name and renamed, so a crash never leaves half a file
-(one cut short by a power loss is detected and redone). JSON keeps Python floats exactly
-(shortest round-trip ``repr``), so rows read back from the store equal the rows the task
+Finished tasks are buffered and written together as one batch file, named after its smallest
+task index, at most every :data:`FLUSH_SECONDS`: by :meth:`PartialStore.save` when that long has
+passed since the last write, by a timer otherwise (so a lull after a task does not keep it in
+memory), and by :meth:`PartialStore.flush`, which the sweep calls when it ends, is interrupted or
+fails. Creating a file costs milliseconds on some file systems, about as long as a small task
+takes, so one file per task could double a sweep's time. A SIGKILL (or a power loss) therefore loses at
+most the tasks finished in the last :data:`FLUSH_SECONDS`; they are run again on resume.
+
+Each batch file is written to a temporary name and renamed, so a crash never leaves half a file
+(one cut short by a power loss is detected, and its tasks are redone). JSON keeps Python floats
+exactly (shortest round-trip ``repr``), so rows read back from the store equal the rows the task
 returned; other values are stored as the text ``results.csv`` shows for them (numpy scalars as
 Python numbers). ``results.csv``, always assembled from the store in task order, is therefore the
 same byte for byte whether a sweep ran at once, locally, on Dask, or was resumed.
 
 A store saved under another manifest (other runs, horizon, seed, data or settings) is never
-mixed with new results: :meth:`PartialStore.finished` raises :class:`ManifestMismatch`.
+mixed with new results: :meth:`PartialStore.finished` raises :class:`ManifestMismatch`. A store
+written by the earlier format 1 (one file ``{"task": 17, ...}`` per task) is still read and
+resumed; a store of a format this version does not know is refused.
 
 The store deletes only files it names itself (``manifest.json``, ``NNNNNN.json`` and their
 ``.tmp`` files), and the folder only once it is empty; the output folder
@@ -24,8 +34,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,9 +49,15 @@ from agents.experiments.core.outputs import command_difference
 from agents.experiments.core.spec import Experiment
 
 PARTS = "parts"
-FORMAT = 1
-#: The names of the files the store writes (a task's file, the manifest, and their temporary files).
+FORMAT = 2
+#: Store formats this version reads: 1 held one file per task, 2 holds batches of tasks.
+_READABLE_FORMATS = (1, FORMAT)
+#: Seconds between two writes of finished tasks at most (and at least, but for the final flush).
+FLUSH_SECONDS = 0.5
+#: The names of the files the store writes (a batch file, the manifest, and their temporary files).
 _OWN = re.compile(r"(?:[0-9]{6}|manifest)\.json(?:\.tmp)?")
+
+_Record = dict[str, Any]
 
 
 class ManifestMismatch(ValueError):
@@ -105,34 +124,66 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _is_record(record: Any) -> bool:
+    return isinstance(record, dict) and type(record.get("task")) is int and isinstance(record.get("rows"), list)
+
+
+def _read_batch(path: Path) -> list[_Record] | None:
+    """The task records of a batch file (or of a format-1 task file); None if it cannot be read.
+
+    A file cut short, not JSON, of another shape, or not named after its smallest task cannot be read.
+    """
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    records = data.get("tasks") if "tasks" in data else [data]  # format 1: one task per file
+    if not isinstance(records, list) or not records or not all(_is_record(r) for r in records):
+        return None
+    if min(r["task"] for r in records) != int(path.stem):
+        return None
+    return records
+
+
 class PartialStore:
-    """Finished tasks of one sweep under ``folder/parts`` (see the module docstring)."""
+    """Finished tasks of one sweep under ``folder/parts`` (see the module docstring).
+
+    :meth:`save` may be called from one thread at a time; the store's own timer writes the
+    buffered tasks from another thread, under a lock.
+    """
 
     def __init__(self, folder: Path, manifest: dict[str, Any]) -> None:
         self.path = Path(folder) / PARTS
         self.manifest = manifest
+        self._lock = threading.Lock()
+        self._buffer: list[_Record] = []
+        self._saved: set[int] = set()  # tasks written or buffered since prepare(), and the kept ones
+        self._last_write = -math.inf  # the first finished task is written at once
+        self._timer: threading.Timer | None = None
 
     def _file(self, index: int) -> Path:
         return self.path / f"{index:06d}.json"
 
-    def _saved(self) -> list[int]:
-        return sorted(int(p.stem) for p in self._own_files() if p.suffix == ".json" and p.stem.isdigit())
+    def _batch_files(self) -> list[Path]:
+        return sorted(p for p in self._own_files() if p.suffix == ".json" and p.stem.isdigit())
 
-    def _readable(self, index: int) -> bool:
-        try:
-            return json.loads(self._file(index).read_text()).get("task") == index
-        except (OSError, ValueError, AttributeError):
-            return False
+    def _saved_tasks(self) -> dict[int, list[dict[str, Any]]]:
+        """The rows of every task saved in a readable file, by task index (files cut short are left out)."""
+        found: dict[int, list[dict[str, Any]]] = {}
+        for path in self._batch_files():
+            for record in _read_batch(path) or ():
+                if 0 <= record["task"] < self.manifest["tasks"]:
+                    found.setdefault(record["task"], record["rows"])
+        return found
 
     def finished(self, fresh: bool = False) -> set[int]:
         """Indices of the tasks already saved (none if ``fresh``); reads, never writes.
 
         Raises :class:`ManifestMismatch` if tasks were saved under another manifest.
         """
-        if fresh or not self.path.is_dir():
-            return set()
-        saved = self._saved()
-        if not saved:
+        if fresh or not self.path.is_dir() or not self._batch_files():
             return set()
         try:
             old = json.loads((self.path / "manifest.json").read_text())
@@ -143,40 +194,96 @@ class PartialStore:
                 f"{self.path} holds partial results without a readable manifest.json, so they cannot be matched to "
                 "this run; pass --fresh to discard them or choose another --out."
             )
-        if old != self.manifest:
+        if old.get("format") not in _READABLE_FORMATS:
+            raise ManifestMismatch(
+                f"{self.path} holds partial results in store format {old.get('format')!r}, which this version of "
+                "banditlab cannot read; pass --fresh to discard them or choose another --out."
+            )
+        if {**old, "format": FORMAT} != self.manifest:
             raise ManifestMismatch(
                 f"{self.path} holds partial results of a different run ({command_difference(old, self.manifest)}); "
                 "rerun with the same options to resume it, pass --fresh to discard it, or choose another --out."
             )
         # A file cut short by a power loss (the rename is atomic, the data not synced) is redone.
-        return {i for i in saved if i < self.manifest["tasks"] and self._readable(i)}
+        return set(self._saved_tasks())
 
     def prepare(self, keep: set[int]) -> None:
-        """Create the store, keep the tasks ``keep`` (from :meth:`finished`), drop its other files."""
+        """Create the store, keep the tasks ``keep`` (from :meth:`finished`), drop its other files.
+
+        A batch file is kept if all its tasks are kept; ``.tmp`` files and unreadable files go.
+        """
         self.path.mkdir(parents=True, exist_ok=True)
         for p in self._own_files():
-            if p.name != "manifest.json" and not (p.suffix == ".json" and int(p.stem) in keep):
+            if p.name == "manifest.json":
+                continue
+            records = _read_batch(p) if p.suffix == ".json" else None
+            if records is None or not {r["task"] for r in records} <= keep:
                 p.unlink()
         _write_atomic(self.path / "manifest.json", json.dumps(self.manifest, indent=1) + "\n")
+        with self._lock:
+            self._buffer = []
+            self._saved = set(keep)
 
     def save(self, index: int, setting: int, run: int, rows: Sequence[dict[str, Any]]) -> None:
-        """Save one finished task's rows (atomically)."""
+        """Buffer one finished task's rows; write the buffer if :data:`FLUSH_SECONDS` have passed since the last write.
+
+        Otherwise a timer writes it once they have. A task already saved (a backend that ran it
+        twice) is not saved again: its rows are the same.
+        """
         cells = [{key: _cell(value) for key, value in row.items()} for row in rows]
         record = {"task": index, "setting": setting, "run": run, "rows": cells}
-        _write_atomic(self._file(index), json.dumps(record, allow_nan=True))
+        with self._lock:
+            if index in self._saved:
+                return
+            self._saved.add(index)
+            self._buffer.append(record)
+            wait = self._last_write + FLUSH_SECONDS - time.monotonic()
+            if wait <= 0:
+                self._write_buffer()
+            elif self._timer is None:
+                self._timer = threading.Timer(wait, self._flush_from_timer)
+                self._timer.daemon = True  # never holds the process up: the final flush writes what is left
+                self._timer.start()
+
+    def flush(self) -> None:
+        """Write the buffered tasks now (atomically, as one file) and stop the timer."""
+        with self._lock:
+            self._write_buffer()
+
+    def _flush_from_timer(self) -> None:
+        with self._lock:
+            if self._timer is not threading.current_thread():
+                return  # cancelled while it waited for the lock: the buffer was written meanwhile
+            self._timer = None
+            try:
+                self._write_buffer()
+            except OSError:  # the tasks stay buffered: the next save or flush writes them or says why it cannot
+                pass
+
+    def _write_buffer(self) -> None:
+        """Write the buffer as one batch file named after its smallest task; the caller holds the lock."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._buffer:
+            return
+        first = min(r["task"] for r in self._buffer)
+        _write_atomic(self._file(first), json.dumps({"tasks": self._buffer}, allow_nan=True))
+        self._buffer = []
+        self._last_write = time.monotonic()
 
     def count(self) -> int:
-        """Number of tasks saved so far."""
-        return len(self._saved()) if self.path.is_dir() else 0
+        """Number of tasks saved in readable files so far (buffered tasks not yet written are not counted)."""
+        return len(self._saved_tasks())
 
     def rows(self) -> list[dict[str, Any]]:
-        """All rows in canonical task order; every task must have been saved."""
+        """All rows in canonical task order; every task must have been saved and flushed."""
+        saved = self._saved_tasks()
         out: list[dict[str, Any]] = []
         for index in range(self.manifest["tasks"]):
-            record = json.loads(self._file(index).read_text())
-            if record.get("task") != index:
-                raise ValueError(f"{self._file(index)} holds task {record.get('task')!r}, not task {index}.")
-            out.extend(record["rows"])
+            if index not in saved:
+                raise ValueError(f"{self.path} holds no readable record of task {index}.")
+            out.extend(saved[index])
         return out
 
     def _own_files(self) -> list[Path]:

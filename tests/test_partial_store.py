@@ -1,0 +1,149 @@
+"""The partial store's batch files: finished tasks are buffered and written together, at most
+FLUSH_SECONDS apart, atomically; a file cut short is redone, a format-1 store is still read, and
+only the store's own files are ever deleted."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents.experiments.core import partial
+from agents.experiments.core.partial import ManifestMismatch, PartialStore, manifest_for
+from agents.experiments.registry import get_experiment
+
+
+@pytest.fixture(autouse=True)
+def _slow_flush(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the first save and flush() write, however slowly a loaded machine runs the test."""
+    monkeypatch.setattr(partial, "FLUSH_SECONDS", 60.0)
+
+
+def _manifest(n_tasks: int) -> dict[str, Any]:
+    return manifest_for(get_experiment("gap/privacy").scaled(runs=1, horizon=100), 0, n_tasks)
+
+
+def _rows(index: int) -> list[dict[str, Any]]:
+    return [{"task": index, "value": index / 7}, {"task": index, "value": -index / 3}]
+
+
+def _batches(store: PartialStore) -> dict[str, list[int]]:
+    """File name -> task indices of every batch file in the store."""
+    return {p.name: [r["task"] for r in json.loads(p.read_text())["tasks"]] for p in sorted(store.path.glob("0*.json"))}
+
+
+def _poll(condition: Any, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_tasks_finished_together_are_one_file_named_after_its_smallest_task(tmp_path: Path) -> None:
+    store = PartialStore(tmp_path, _manifest(6))
+    store.prepare(store.finished())
+    store.save(4, 4, 0, _rows(4))  # the first task is written at once
+    assert _batches(store) == {"000004.json": [4]}
+    for i in (5, 2, 0, 3, 1):  # out of order, as the workers finish them
+        store.save(i, i, 0, _rows(i))
+    assert _batches(store) == {"000004.json": [4]}  # buffered: less than FLUSH_SECONDS since the last write
+    assert store.count() == 1
+    store.flush()
+    assert _batches(store) == {"000004.json": [4], "000000.json": [5, 2, 0, 3, 1]}
+    assert not list(store.path.glob("*.tmp"))
+    assert store.count() == 6 and store.finished() == set(range(6))
+    assert store.rows() == [row for i in range(6) for row in _rows(i)]  # canonical task order
+
+
+def test_the_timer_writes_buffered_tasks_when_no_further_task_finishes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(partial, "FLUSH_SECONDS", 1.0)
+    store = PartialStore(tmp_path, _manifest(3))
+    store.prepare(set())
+    store.save(0, 0, 0, _rows(0))
+    store.save(1, 1, 0, _rows(1))
+    assert store.count() == 1
+    assert _poll(lambda: store.count() == 2)  # within FLUSH_SECONDS, with no save or flush
+    assert _batches(store) == {"000000.json": [0], "000001.json": [1]}
+    time.sleep(1.0)
+    store.save(2, 2, 0, _rows(2))  # FLUSH_SECONDS after the timer's write: written at once
+    assert store.count() == 3
+
+
+def test_a_task_saved_twice_is_kept_once_and_no_batch_is_overwritten(tmp_path: Path) -> None:
+    store = PartialStore(tmp_path, _manifest(4))
+    store.prepare(set())
+    for i in (1, 2):
+        store.save(i, i, 0, _rows(i))
+    store.flush()
+    for i in (1, 0, 3):  # task 1 again, as a backend that reran it would send it
+        store.save(i, i, 0, _rows(i))
+    store.flush()
+    assert _batches(store) == {"000001.json": [1], "000002.json": [2], "000000.json": [0, 3]}
+    assert store.rows() == [row for i in range(4) for row in _rows(i)]
+
+
+def test_a_batch_cut_short_is_redone_and_prepare_deletes_only_the_stores_files(tmp_path: Path) -> None:
+    store = PartialStore(tmp_path, _manifest(5))
+    store.prepare(set())
+    store.save(0, 0, 0, _rows(0))
+    for i in (3, 1, 4):
+        store.save(i, i, 0, _rows(i))
+    store.flush()
+    (store.path / "000001.json").write_text('{"tasks": [{"task": 3, "setting": 3, "ru')  # cut by a power loss
+    (store.path / "000002.json.tmp").write_text("{")  # a write a crash interrupted
+    (store.path / "mine.txt").write_text("the user's own file\n")
+
+    again = PartialStore(tmp_path, _manifest(5))
+    assert again.finished() == {0} and again.count() == 1
+    again.prepare(again.finished())
+    assert sorted(p.name for p in again.path.iterdir()) == ["000000.json", "manifest.json", "mine.txt"]
+    for i in (1, 2, 3, 4):
+        again.save(i, i, 0, _rows(i))
+    again.flush()
+    assert again.rows() == [row for i in range(5) for row in _rows(i)]
+    again.remove()
+    assert sorted(p.name for p in again.path.iterdir()) == ["mine.txt"]
+
+
+def test_rows_refuses_a_store_missing_a_task(tmp_path: Path) -> None:
+    store = PartialStore(tmp_path, _manifest(2))
+    store.prepare(set())
+    store.save(1, 1, 0, _rows(1))
+    with pytest.raises(ValueError, match="no readable record of task 0"):
+        store.rows()
+
+
+def test_a_format_1_store_is_resumed(tmp_path: Path) -> None:
+    manifest = _manifest(3)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    (parts / "manifest.json").write_text(json.dumps({**manifest, "format": 1}))
+    for i in (0, 2):  # one file per task, as format 1 wrote them
+        (parts / f"{i:06d}.json").write_text(json.dumps({"task": i, "setting": i, "run": 0, "rows": _rows(i)}))
+    store = PartialStore(tmp_path, manifest)
+    assert store.finished() == {0, 2}
+    store.prepare({0, 2})
+    assert json.loads((parts / "manifest.json").read_text())["format"] == partial.FORMAT == 2
+    store.save(1, 1, 0, _rows(1))
+    store.flush()
+    assert store.rows() == [row for i in range(3) for row in _rows(i)]
+
+
+def test_a_store_of_an_unknown_format_is_refused_in_one_sentence(tmp_path: Path) -> None:
+    manifest = _manifest(3)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    (parts / "manifest.json").write_text(json.dumps({**manifest, "format": 3}))
+    (parts / "000000.json").write_text(json.dumps({"tasks": [{"task": 0, "rows": []}]}))
+    with pytest.raises(ManifestMismatch, match=r"store format 3, which this version of banditlab cannot read"):
+        PartialStore(tmp_path, manifest).finished()
+    (parts / "manifest.json").write_text(json.dumps({**manifest, "format": 1, "runs": 2}))
+    with pytest.raises(ManifestMismatch, match=r"different run \(runs 2 there, 1 now\)"):
+        PartialStore(tmp_path, manifest).finished()
