@@ -7,7 +7,7 @@
 and ``summary.md`` (the paper's numbers and claims beside ours) into ``DIR``; ``banditlab report
 ID DIR`` rebuilds the summary and figure from ``DIR/results.csv``.
 
-Each finished task is saved at once under ``DIR/parts`` (:mod:`agents.experiments.core.partial`),
+Each finished task is saved within half a second under ``DIR/parts`` (:mod:`agents.experiments.core.partial`),
 so a run stopped by Ctrl-C, SIGTERM, SIGKILL, a crash or a lost cluster resumes when the same
 command is run again (same ``--out``, experiment, scale, seed, agents and data): only the missing
 tasks run. ``--fresh`` discards them instead; other options over a saved sweep are refused.
