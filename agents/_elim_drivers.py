@@ -156,7 +156,9 @@ def gap_run(  # pragma: no cover
 
     Epoch τ is a round-robin over Ω_τ (see :func:`agents._elim_kernels.gap_act`): round
     s_τ + j pulls Ω_τ[j mod |Ω_τ|] and adds every revealed active arm's reward to c_{τ,k}
-    (and 1 to o_{τ,k}), as :func:`~agents._elim_kernels.gap_update` does.
+    (and 1 to o_{τ,k}), as :func:`~agents._elim_kernels.gap_update` does. On a bad entry the
+    counts o are left short; :meth:`~agents.elimination.EliminationAgent.simulate` then restores
+    the whole state.
     """
     active, omega = state[k_.ACTIVE], state[k_.GAP_OMEGA]
     o, c, ctr = state[k_.GAP_OBSERVATIONS], state[k_.GAP_SUMS], state[k_.GAP_COUNTERS]
@@ -176,6 +178,7 @@ def gap_run(  # pragma: no cover
         epoch_end = ctr[b, k_.GAP_EPOCH_END]
         i = (t - ctr[b, k_.GAP_EPOCH_START]) % m
         segment_end = min(epoch_end, end)
+        segment_start, first_position = t, i
         while t < segment_end:
             for j in range(n_revealed[i]):
                 k = revealed[i, j]
@@ -188,7 +191,6 @@ def gap_run(  # pragma: no cover
                     return total
                 else:
                     r = to_reward(r, k, law)
-                o_b[k] += 1.0
                 c_b[k] += r
             a = omega_b[i]
             # Round t's regret, arm and a checkpoint due after it. Written out in every kernel:
@@ -204,6 +206,13 @@ def gap_run(  # pragma: no cover
             i += 1
             if i == m:
                 i = 0
+        # o_{τ,k} += the segment's rounds that revealed k, counted per position of Ω rather than
+        # added one by one in the loop (the same whole numbers, so the same floats).
+        n_rounds = t - segment_start
+        for position in range(m):
+            pulls = n_rounds // m + (1 if (position - first_position) % m < n_rounds % m else 0)
+            for j in range(n_revealed[position]):
+                o_b[revealed[position, j]] += pulls
         ctr[b, k_.GAP_ROUND] = t
         if t == epoch_end:
             k_.gap_release(state, params, b, rng)

@@ -171,7 +171,7 @@ class EliminationAgent(Agent):
         ck_out = np.zeros(ck.shape[0])
         n_recorded = n_rounds if record_actions else 0
         actions: npt.NDArray[np.int16] | npt.NDArray[np.int64]
-        if self.n_arms <= np.iinfo(np.int16).max:
+        if self.n_arms <= 32767:  # np.iinfo(np.int16).max
             actions = np.zeros(n_recorded, dtype=np.int16)
         else:  # arm indices that do not fit in int16
             actions = np.zeros(n_recorded, dtype=np.int64)
@@ -247,7 +247,7 @@ class EliminationAgent(Agent):
 
     def _table_blocks(self, table: Any) -> tuple[int, Iterator[npt.NDArray[np.float64]]]:
         """T and the table's rows as checked float64 C-contiguous blocks (one block for an array)."""
-        if isinstance(table, BlockTable) and not isinstance(table, np.ndarray):
+        if not isinstance(table, np.ndarray) and hasattr(table, "blocks"):  # a BlockTable (cheaper than isinstance)
             shape = tuple(table.shape)
             if len(shape) != 2 or shape[1] != self.n_arms or not shape[0] >= 1:
                 raise ValueError(f"table must have shape (T, {self.n_arms}) with T >= 1, got {shape}.")
