@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import types
 
-from agents.base import Agent, check_float
+from agents.base import Agent, check_float, entry_point
 from bandit_envs._jit import njit
 
 FloatArray = npt.NDArray[np.float64]
@@ -29,6 +29,7 @@ SQRT2 = math.sqrt(2.0)
 IntArray = npt.NDArray[np.int64]
 _BOOL = np.dtype(np.bool_)
 _FLOAT64 = np.dtype(np.float64)
+_NP_INT64, _NP_FLOAT64 = np.int64, np.float64
 
 
 @njit
@@ -208,23 +209,6 @@ def _observed_update(
     return -1
 
 
-def _entry_point(kernel: Any, signature: tuple[Any, ...]) -> Callable[..., int]:
-    """``kernel`` compiled for the argument types ``signature``, called without numba's type dispatch.
-
-    Calling a numba dispatcher looks up the compiled version for the types of its arguments at
-    every call (a few hundred ns with an array argument, more than the step itself);
-    ``Dispatcher.compile(signature)`` loads or compiles that version and returns it as a plain
-    callable. Its callers must pass exactly these types (the single-env steps pass the agent's
-    own state array and scalars checked in Python). Falls back to the dispatcher if numba
-    returns something else.
-    """
-    try:
-        entry = kernel.compile(signature)
-    except Exception:  # noqa: BLE001 - numba's internals changed: the dispatcher is always right
-        return kernel
-    return entry if callable(entry) else kernel
-
-
 _STATE = types.Array(types.float64, 2, "C")
 _ANY_FLAGS, _ANY_VALUES = types.Array(types.bool_, 1, "A"), types.Array(types.float64, 1, "A")  # any strides
 #: One env's step kernels as ``update`` calls them: the dispatchers until the first single-env
@@ -238,7 +222,7 @@ def _load_pulled_step() -> None:
     """Make UCB's single-env step call the compiled entry point of ``_pulled_step`` (once per process)."""
     global _pulled_step_call
     if _pulled_step_call is _pulled_step:
-        _pulled_step_call = _entry_point(_pulled_step, (_STATE, types.int64, types.float64, types.int64))
+        _pulled_step_call = entry_point(_pulled_step, (_STATE, types.int64, types.float64, types.int64))
 
 
 def _load_observed_step() -> None:
@@ -246,7 +230,7 @@ def _load_observed_step() -> None:
     global _observed_step_call
     if _observed_step_call is _observed_step:
         signature = (_STATE, types.int64, types.float64, _ANY_FLAGS, _ANY_VALUES, types.int64)
-        _observed_step_call = _entry_point(_observed_step, signature)
+        _observed_step_call = entry_point(_observed_step, signature)
 
 
 def _row_error(b: int, n_envs: int | None, what: str, value: Any, allowed: str) -> ValueError:
@@ -363,22 +347,6 @@ class _UCBIndex(Agent):
             return chosen
         return actions
 
-    def _step_reward(self, action: Any, reward: Any) -> float | None:
-        """One env's ``reward`` as a float when (action, reward) may take the one-call step, else None.
-
-        The step is for an ``int`` or ``np.int64`` action in [0, K) and a ``float``, ``np.float64``,
-        ``int`` or ``np.int64`` reward up to 1e308 in size; anything else (and every refusal) goes
-        through the checks of :meth:`Agent._feedback`, which give the errors.
-        """
-        ta, tr = type(action), type(reward)
-        if self.n_envs is not None or (ta is not int and ta is not np.int64) or not 0 <= action < self.n_arms:
-            return None
-        if tr is float or tr is np.float64:
-            return reward
-        if (tr is int or tr is np.int64) and -1e308 <= reward <= 1e308:
-            return float(reward)
-        return None
-
 
 class UCB(_UCBIndex):
     r"""UCB1-style index policy that learns only from the pulled arm.
@@ -439,7 +407,11 @@ class UCB(_UCBIndex):
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Add ``reward`` to the pulled arm's mean; side observations in ``info`` are ignored."""
-        r = self._step_reward(action, reward)
+        tr, ta = type(reward), type(action)
+        if (tr is float or tr is _NP_FLOAT64) and (ta is int or ta is _NP_INT64) and self.n_envs is None:
+            r = reward if 0 <= action < self.n_arms else None  # the usual step: Agent._scalar_feedback inlined
+        else:
+            r = self._scalar_feedback(action, reward)
         if r is not None:  # one env, plain scalars: one compiled call, which also chooses the next arm
             if info is not None:
                 self._check_info(info)
@@ -507,16 +479,16 @@ class UCBN(_UCBIndex):
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Add every observed reward (``observed_mask``, ``observed_rewards`` in ``info``)."""
-        r = self._step_reward(action, reward)
+        r = self._scalar_feedback(action, reward)
         if r is not None and type(info) is dict:  # one env, the env's own info: one compiled call
             mask, observed = info.get("observed_mask"), info.get("observed_rewards")
             best = info.get("optimal_action")
             if (
                 type(mask) is np.ndarray
-                and mask.dtype is _BOOL
+                and (mask.dtype is _BOOL or mask.dtype == _BOOL)  # numba-made arrays: an equal dtype
                 and mask.shape == self._arm_shape
                 and type(observed) is np.ndarray
-                and observed.dtype is _FLOAT64
+                and (observed.dtype is _FLOAT64 or observed.dtype == _FLOAT64)
                 and observed.shape == self._arm_shape
                 and (best is None or ((type(best) is int or type(best) is np.int64) and best < self.n_arms))
             ):

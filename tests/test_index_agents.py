@@ -11,8 +11,8 @@ import pytest
 from numba import types as nb_types
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
-from agents.base import Agent
-from agents.index import _STATE, UCB, UCBN, Random, ThompsonSampling, _entry_point, _pulled_step
+from agents.base import Agent, entry_point
+from agents.index import _STATE, UCB, UCBN, Random, ThompsonSampling, _pulled_step
 
 PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)  # 0 - 1 - 2
 
@@ -313,8 +313,8 @@ def test_entry_point_falls_back_to_the_dispatcher():
             raise RuntimeError("no")
 
     kernel = NoCompile()
-    assert _entry_point(kernel, ()) is kernel
-    assert _entry_point(_pulled_step, (_STATE, nb_types.int64, nb_types.float64, nb_types.int64)) is not _pulled_step
+    assert entry_point(kernel, ()) is kernel
+    assert entry_point(_pulled_step, (_STATE, nb_types.int64, nb_types.float64, nb_types.int64)) is not _pulled_step
 
 
 def test_ts_batched_matches_step_by_step_in_distribution():
