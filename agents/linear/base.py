@@ -10,15 +10,36 @@ noise scale and the clipping bounds; they add no per-round logic.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numba
 import numpy as np
 import numpy.typing as npt
+from numba import types
 
-from agents.base import Agent, _as_array, _space, check_int, check_state_size, check_values, describe, env_arms
-from agents.linear._kernels import choose_batch, fill_normals, report_batch, round_schedule, run_parallel, run_serial
+from agents.base import (
+    Agent,
+    _as_array,
+    _space,
+    check_int,
+    check_state_size,
+    check_values,
+    describe,
+    entry_point,
+    env_arms,
+)
+from agents.linear._kernels import (
+    fill_normals,
+    round_schedule,
+    run_parallel,
+    run_serial,
+    step_choose,
+    step_choose_one,
+    step_report,
+    step_update,
+)
 from agents.linear.protocol import LinUCBServer, as_features
 
 __all__ = ["LinearAgent", "LinearRunResult"]
@@ -28,6 +49,62 @@ IntArray = npt.NDArray[np.int64]
 
 #: Normal draws kept in memory at once by the fast path (per chunk of rounds), ~4 MB.
 _NOISE_CHUNK = 1 << 19
+_FLOAT64 = np.dtype(np.float64)
+
+
+class _StepKernels:
+    """Compiled entry points of the step kernels for observations of one rank (2: one env, 3: N copies).
+
+    The arrays the agent owns are C-contiguous; actions and rewards come from the caller and may
+    have any strides (layout ``"A"``). ``choose_one`` and ``report_one`` are one env's calls with
+    plain scalars (rank 2 only). Each call ends with the agent's ``_choose_args`` or
+    ``_report_args`` (the arrays and parameters that do not change between rounds).
+    """
+
+    def __init__(self, rank: int) -> None:
+        self.rank = rank
+        f8, i8, flag = types.float64, types.int64, types.boolean
+        obs = types.Array(f8, rank, "C")
+        vec, mat, cube = types.Array(f8, 1, "C"), types.Array(f8, 2, "C"), types.Array(f8, 3, "C")
+        ints, int_mat = types.Array(i8, 1, "C"), types.Array(i8, 2, "C")
+        any_ints, any_floats = types.Array(i8, 1, "A"), types.Array(f8, 1, "A")
+        any_flags = types.Array(types.bool_, 1, "A")
+        choose_args = (mat, cube, vec, f8, flag)  # θ, U, schedule, l_x, quadratic
+        report_args = (
+            vec,
+            f8,
+            f8,
+            f8,
+            cube,
+            mat,
+            cube,
+            mat,
+            int_mat,
+            ints,
+        )  # schedule, l_x, l_y, σ, V, u, U, θ, counts
+        self.choose: Callable[..., bool] = entry_point(step_choose, (obs, i8, *choose_args, ints))
+        self.update: Callable[..., None] = entry_point(
+            step_update, (obs, any_ints, any_floats, any_flags, mat, i8, *report_args)
+        )
+        if rank == 2:
+            self.choose_one: Callable[..., int] = entry_point(step_choose_one, (obs, i8, *choose_args))
+            self.report_one: Callable[..., None] = entry_point(step_report, (obs, i8, f8, vec, i8, *report_args))
+
+    def __reduce__(self) -> tuple[Any, tuple[int]]:
+        """Pickled by rank: a copy of an agent (pickle, deepcopy) uses this process's entry points."""
+        return _step_kernels, (self.rank,)
+
+
+#: The step kernels per rank of the observation, loaded by the first agent that needs them.
+_STEP_KERNELS: dict[int, _StepKernels] = {}
+
+
+def _step_kernels(rank: int) -> _StepKernels:
+    """The step kernels for observations of ``rank`` dimensions, loaded once per process."""
+    kernels = _STEP_KERNELS.get(rank)
+    if kernels is None:
+        kernels = _STEP_KERNELS[rank] = _StepKernels(rank)
+    return kernels
 
 
 @dataclass
@@ -102,6 +179,25 @@ class LinearAgent(Agent):
         self.server = LinUCBServer(self.n_features, self.batch, self._initial_shift)
         self._clips: IntArray = np.zeros((self.batch, 2), dtype=np.int64)
         self._last_obs: FloatArray | None = None
+        self._send_all = np.ones(self.batch, dtype=np.bool_)
+        self._no_noise = np.empty((self.batch, 0))
+        self._no_noise_row = np.empty(0)
+        self._m = self._noise_size
+        srv = self.server
+        self._choose_args = (srv.theta, srv.chol, self._sched, self._l_x, self._quadratic)
+        self._report_args = (
+            self._sched,
+            self._l_x,
+            self._l_y,
+            self._sigma,
+            srv.gram,
+            srv.moment,
+            srv.chol,
+            srv.theta,
+            self._clips,
+            srv.n_eig_floor,
+        )
+        self._kernels = _step_kernels(2 if self.n_envs is None else 3)
 
     def _per_copy(self, values: IntArray) -> int | IntArray:
         return int(values[0]) if self.n_envs is None else values.copy()
@@ -132,14 +228,24 @@ class LinearAgent(Agent):
         ``obs`` is the (n_arms, d) feature matrix (with ``n_envs=N``: (N, n_arms, d)); it is kept
         for ``update``, which reports the chosen row.
         """
-        lead = () if self.n_envs is None else (self.n_envs,)
-        x = as_features("obs", obs, lead, self.n_features).reshape((self.batch, -1, self.n_features))
-        self.n_arms = x.shape[1]
-        _, _, beta = round_schedule(self.server.t + 1, self._sched)
+        if (
+            self.n_envs is None
+            and type(obs) is np.ndarray
+            and obs.ndim == 2
+            and (obs.dtype is _FLOAT64 or obs.dtype == _FLOAT64)  # arrays made by numba: an equal dtype
+            and obs.flags.c_contiguous
+        ):  # the usual observation, used as it is: the kernel checks its shape and values
+            chosen = self._kernels.choose_one(obs, self.server.t + 1, *self._choose_args)
+            if chosen >= 0:
+                self.n_arms = obs.shape[0]
+                self._last_obs = obs
+                return chosen
+        x = as_features("obs", obs, () if self.n_envs is None else (self.n_envs,), self.n_features)
         out = np.empty(self.batch, dtype=np.int64)
-        choose_batch(x, self.server.theta, self.server.chol, beta, self._l_x, self._quadratic, out)
+        self._kernels.choose(x, self.server.t + 1, *self._choose_args, out)
+        self.n_arms = x.shape[-2]
         self._last_obs = x
-        return self._out(out)
+        return int(out[0]) if self.n_envs is None else out
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Client report of the arm played in the last ``act`` (features kept from it), then server update.
@@ -147,20 +253,40 @@ class LinearAgent(Agent):
         ``info`` is not used (its ``regret`` is the env's business, not the learner's), but its
         per-arm arrays and ``optimal_action`` must fit the arm count of the last observation.
         """
-        if self._last_obs is None:
+        x = self._last_obs
+        if x is None:
             raise RuntimeError("update() needs the features of the last act(obs); call act(obs) first.")
-        a, r = self._feedback(action, reward, info, n_arms=self._last_obs.shape[1])
-        d = self.n_features
-        noise = np.empty((self.batch, self._noise_size))
-        fill_normals(self.rng, noise)
-        gram, vec = np.empty((self.batch, d, d)), np.empty((self.batch, d))
-        flags = np.empty(self.batch, dtype=np.int64)
-        report_batch(self._last_obs, a, r, self._l_x, self._l_y, self._sigma, noise, gram, vec, flags)
-        self._clips[:, 0] += flags & 1
-        self._clips[:, 1] += flags >> 1
+        r = self._scalar_feedback(action, reward, x.shape[-2])
+        if r is not None:  # one env, plain scalars: one compiled call
+            if info is not None:
+                self._check_info(info, x.shape[-2])
+            self._report_one(x, action, r)
+            return
+        a, rewards = self._feedback(action, reward, info, n_arms=x.shape[-2])
+        self._report(x, a, rewards, self._send_all)
+
+    def _report_one(self, x: FloatArray, action: int, reward: float) -> None:
+        """One env's report of round t+1 and the server update, for an action and reward already checked."""
+        m = self._m
+        noise = self.rng.standard_normal(m) if m else self._no_noise_row
+        srv = self.server
+        self._kernels.report_one(x, action, reward, noise, srv.t + 1, *self._report_args)
+        srv.t += 1
         self._last_obs = None
-        _, shift, _ = round_schedule(self.server.t + 1, self._sched)
-        self.server.receive(gram, vec, shift)
+
+    def _report(self, x: FloatArray, actions: IntArray, rewards: FloatArray, send: npt.NDArray[np.bool_]) -> None:
+        """Round t+1's reports (from the copies with ``send``; the others send nothing) and server update.
+
+        Every copy draws its ``d(d+1)/2 + d`` normals (when σ > 0) from ``rng``, in copy order,
+        whether it reports or not; ``step_update`` (:mod:`agents.linear._kernels`) does the rest in
+        one compiled call.
+        """
+        m = self._m
+        noise = self.rng.standard_normal((self.batch, m)) if m else self._no_noise
+        srv = self.server
+        self._kernels.update(x, actions, rewards, send, noise, srv.t + 1, *self._report_args)
+        srv.t += 1
+        self._last_obs = None
 
     def run(
         self,
