@@ -75,45 +75,53 @@ def _ucb_choose(means: FloatArray, counts: IntArray, width: FloatArray) -> IntAr
 _EXTRA_COLUMNS = 1
 
 
-@njit
-def _choose_row(state: FloatArray, ints: IntArray, b: int, t: int) -> int:  # pragma: no cover
+@njit(error_model="numpy", inline="always")
+def _choose_row(state: FloatArray, ints: IntArray, b: int, log_t: float, index: FloatArray) -> int:  # pragma: no cover
     """Copy b's arm for round t + 1: the first arm never counted, else argmax of mean + sqrt(c ln(t + 1) / count).
 
-    Strict ``>`` breaks ties towards the lowest index. Pure-Python equivalent, with ``counts``,
-    ``means`` and ``c`` read from row b and ``t`` the rounds completed::
+    ``log_t`` is ln(t + 1), t the rounds completed (the same for every copy: computed once per
+    round by the caller); ``index`` is a work array of K floats. Strict ``>`` breaks ties towards
+    the lowest index. Pure-Python equivalent, with ``counts``, ``means`` and ``c`` read from row b::
 
         if 0 in counts:
             return counts.index(0)
         width = c * math.log(t + 1)
         index = [means[k] + math.sqrt(width / counts[k]) for k in range(K)]
         return index.index(max(index))
+
+    The indices are computed in a loop of their own, without branches (every count is > 0 there,
+    and ``error_model="numpy"`` drops numba's division check), which LLVM vectorizes; the values
+    are the same, sqrt and division being exactly rounded either way.
     """
-    n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
-    width = state[b, 3 * n_arms] * math.log(t + 1)
+    n_arms = index.shape[0]
+    for k in range(n_arms):
+        if ints[b, 2 * n_arms + k] == 0:
+            return k
+    width = state[b, 3 * n_arms] * log_t
+    for k in range(n_arms):
+        index[k] = state[b, n_arms + k] + np.sqrt(width / ints[b, 2 * n_arms + k])
     best = 0
     best_value = -np.inf
     for k in range(n_arms):
-        n = ints[b, 2 * n_arms + k]
-        if n == 0:
-            return k
-        value = state[b, n_arms + k] + np.sqrt(width / n)
-        if value > best_value:
-            best_value = value
+        if index[k] > best_value:
+            best_value = index[k]
             best = k
     return best
 
 
-@njit
+@njit(error_model="numpy")
 def _choose_rows(state: FloatArray, t: int) -> IntArray:  # pragma: no cover
-    """``out[b] = _choose_row(state, ints, b, t)`` for every copy b: the batched ``act``."""
+    """``out[b] = _choose_row(state, ints, b, ln(t + 1), ...)`` for every copy b: the batched ``act``."""
     ints = state.view(np.int64)
+    log_t = math.log(t + 1)
+    index = np.empty((state.shape[1] - _EXTRA_COLUMNS) // 3)
     out = np.empty(state.shape[0], dtype=np.int64)
     for b in range(state.shape[0]):
-        out[b] = _choose_row(state, ints, b, t)
+        out[b] = _choose_row(state, ints, b, log_t, index)
     return out
 
 
-@njit
+@njit(error_model="numpy", inline="always")
 def _add_observation(state: FloatArray, ints: IntArray, b: int, k: int, value: float) -> None:  # pragma: no cover
     """``counts[b, k] += 1; sums[b, k] += value; means[b, k] = sums[b, k] / counts[b, k]``.
 
@@ -140,7 +148,7 @@ def _pulled_step(state: FloatArray, action: int, reward: float, t: int) -> int: 
     if action < 0 or action >= n_arms or not np.isfinite(reward):
         return -1
     _add_observation(state, ints, 0, action, reward)
-    return _choose_row(state, ints, 0, t)
+    return _choose_row(state, ints, 0, math.log(t + 1), np.empty(n_arms))
 
 
 @njit
@@ -181,7 +189,7 @@ def _observed_step(
     for k in range(n_arms):
         if mask[k]:
             _add_observation(state, ints, 0, k, observed[k])
-    return _choose_row(state, ints, 0, t)
+    return _choose_row(state, ints, 0, math.log(t + 1), np.empty(n_arms))
 
 
 @njit
