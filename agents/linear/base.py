@@ -10,6 +10,7 @@ noise scale and the clipping bounds; they add no per-round logic.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +51,7 @@ IntArray = npt.NDArray[np.int64]
 #: Normal draws kept in memory at once by the fast path (per chunk of rounds), ~4 MB.
 _NOISE_CHUNK = 1 << 19
 _FLOAT64 = np.dtype(np.float64)
+_NP_INT64, _NP_FLOAT64 = np.int64, np.float64
 
 
 class _StepKernels:
@@ -256,7 +258,7 @@ class LinearAgent(Agent):
         x = self._last_obs
         if x is None:
             raise RuntimeError("update() needs the features of the last act(obs); call act(obs) first.")
-        r = self._scalar_feedback(action, reward, x.shape[-2])
+        r = self._plain_feedback(x, action, reward)
         if r is not None:  # one env, plain scalars: one compiled call
             if info is not None:
                 self._check_info(info, x.shape[-2])
@@ -264,6 +266,16 @@ class LinearAgent(Agent):
             return
         a, rewards = self._feedback(action, reward, info, n_arms=x.shape[-2])
         self._report(x, a, rewards, self._send_all)
+
+    def _plain_feedback(self, x: FloatArray, action: Any, reward: Any) -> float | None:
+        """:meth:`Agent._scalar_feedback` for the arms of ``x``, with the usual case (int, float) inlined.
+
+        The linear agents take any finite reward (``reward_bounds`` is None: LDP-LinUCB clips).
+        """
+        tr, ta = type(reward), type(action)
+        if (tr is float or tr is _NP_FLOAT64) and (ta is int or ta is _NP_INT64) and self.n_envs is None:
+            return reward if 0 <= action < x.shape[0] and -math.inf < reward < math.inf else None
+        return self._scalar_feedback(action, reward, x.shape[-2])
 
     def _report_one(self, x: FloatArray, action: int, reward: float) -> None:
         """One env's report of round t+1 and the server update, for an action and reward already checked."""

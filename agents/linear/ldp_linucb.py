@@ -353,7 +353,7 @@ class LDPLinUCB(LinearAgent, PrivateAgent):
         x = self._last_obs
         if x is None:
             raise RuntimeError("update() needs the features of the last act(obs); call act(obs) first.")
-        r = None if self.max_reports_per_user is not None else self._scalar_feedback(action, reward, x.shape[-2])
+        r = None if self.max_reports_per_user is not None else self._plain_feedback(x, action, reward)
         if r is None:
             a, rewards = self._feedback(action, reward, info, n_arms=x.shape[-2])  # refused alike when capped
         elif info is not None:
