@@ -21,7 +21,10 @@ Usage: ``python benchmarks/bench_step_api.py [--quick]``.
 from __future__ import annotations
 
 import argparse
+import gc
 import platform
+import statistics
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -83,6 +86,31 @@ def batched_loop(agent: UCB, rows: list[list[float]]) -> Callable[[], None]:
     return run
 
 
+def interleaved_cpu(
+    subject: Callable[[], object], reference: Callable[[], object], repeats: int
+) -> tuple[float, float]:
+    """:func:`interleaved` with the CPU time of this thread (``time.thread_time``) instead of wall time.
+
+    On a shared machine, wall time also counts the time other processes hold the core; the
+    thread's CPU time does not (cache and frequency effects remain).
+    """
+    s_times, r_times = [], []
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            start = time.thread_time()
+            subject()
+            s_times.append(time.thread_time() - start)
+            start = time.thread_time()
+            reference()
+            r_times.append(time.thread_time() - start)
+    finally:
+        if enabled:
+            gc.enable()
+    return statistics.median(s_times), statistics.median(r_times)
+
+
 def ucb_ratios(quick: bool) -> list[Ratio]:
     steps, repeats = (2_000, 5) if quick else (20_000, 15)
     rows = bernoulli_rows(steps)
@@ -91,15 +119,17 @@ def ucb_ratios(quick: bool) -> list[Ratio]:
     for fn in (one, ref, old):  # compile / load the kernels
         fn()
     us, bare_us = (x / steps * 1e6 for x in interleaved(one, ref, repeats))
+    cpu_us, bare_cpu_us = (x / steps * 1e6 for x in interleaved_cpu(one, ref, repeats))
+    # The checked path is ~10x slower: fewer rounds of it, and its own interleaving with the subject.
     us_again, old_us = (x / steps * 1e6 for x in interleaved(one, old, max(3, repeats // 3)))
-    # The two subject medians come from separate interleavings; report the first (paired with the bare calls).
     single.reset()
     batch1.reset()
     same = all(single_step(single, batch1, row) for row in rows[:500])
     detail = (
-        f"{us:.3f} us per act+update (K={K}, float rewards); two bare method calls {bare_us:.3f} us "
-        f"(UCB = {us / bare_us:.1f}x them); the checked n_envs=1 path {old_us:.2f} us "
-        f"({old_us / us_again:.1f}x slower); same actions as the n_envs=1 path: {same}"
+        f"{us:.3f} us per act+update (K={K}, float rewards; wall time, median of {repeats}); two bare "
+        f"method calls in the same loop {bare_us:.3f} us (UCB = {us / bare_us:.1f}x them); CPU time of the "
+        f"thread: UCB {cpu_us:.3f} us, bare calls {bare_cpu_us:.3f} us; the checked n_envs=1 path "
+        f"{old_us:.2f} us; same actions as the n_envs=1 path: {same}"
     )
     return [
         Ratio(
@@ -116,7 +146,7 @@ def ucb_ratios(quick: bool) -> list[Ratio]:
             "UCB(10, n_envs=1) act+update",
             old_us / us_again,
             None,
-            f"{us_again:.3f} us vs {old_us:.2f} us per step",
+            f"{us_again:.3f} us vs {old_us:.2f} us per step (wall time, interleaved)",
         ),
     ]
 
@@ -184,7 +214,7 @@ def linear_problem(rounds: int, seed: int = 0, n_users: int = 943) -> tuple[np.n
 
 
 def linear_ratio(name: str, make: Callable[[], LinUCB | LDPLinUCB], quick: bool) -> Ratio:
-    steps, repeats = (300, 5) if quick else (3_000, 9)
+    steps, repeats = (1_000, 5) if quick else (5_000, 9)
     x, r = linear_problem(steps)
     agent = make()
 
