@@ -6,7 +6,9 @@ the same UCB on the same reward table (:func:`compiled_ucb`, which also chooses 
 checked). Measured here in one run:
 
 * batched UCB fed from a pre-drawn Bernoulli reward table (agent time and whole loop);
-* the hand-written compiled loop on the same table, interleaved with the agent's runs (medians);
+* the hand-written compiled loop on the same table, interleaved with the agent's runs (medians),
+  and the same loop with the arms' indices in a branch-free (vectorized) loop as the agent's
+  kernel has them (for information: the stronger reference);
 * batched UCB on the native vector env ``GraphBandit-v0`` (agent time and whole loop);
 * a straightforward per-copy Python/numpy UCB (the reference loop) on a few copies of the same
   table, scaled per agent-step; its actions are checked against the batched agent's.
@@ -103,6 +105,48 @@ def compiled_ucb(
             actions[t, b] = best
 
 
+@njit(error_model="numpy")
+def compiled_ucb_split(
+    table: np.ndarray,
+    start: int,
+    stop: int,
+    coef: float,
+    sums: np.ndarray,
+    means: np.ndarray,
+    counts: np.ndarray,
+    actions: np.ndarray,
+) -> None:  # pragma: no cover
+    """:func:`compiled_ucb` with the arms' indices in a branch-free loop of their own (as the agent does).
+
+    Once no count is 0, ``index[k] = means[b, k] + sqrt(width / counts[b, k])`` for every arm, then
+    the first largest; LLVM vectorizes that loop (``error_model="numpy"``: no division check). The
+    same values and actions as :func:`compiled_ucb`; the stronger reference.
+    """
+    n_rows, n_copies, n_arms = table.shape
+    index = np.empty(n_arms)
+    for t in range(start, stop):
+        width = coef * math.log(t + 1)
+        for b in range(n_copies):
+            best = -1
+            for k in range(n_arms):
+                if counts[b, k] == 0:
+                    best = k
+                    break
+            if best < 0:
+                for k in range(n_arms):
+                    index[k] = means[b, k] + np.sqrt(width / counts[b, k])
+                best = 0
+                best_value = -np.inf
+                for k in range(n_arms):
+                    if index[k] > best_value:
+                        best_value = index[k]
+                        best = k
+            counts[b, best] += 1
+            sums[b, best] += table[t % n_rows, b, best]
+            means[b, best] = sums[b, best] / counts[b, best]
+            actions[t, b] = best
+
+
 @contextmanager
 def one_core() -> Iterator[str]:
     """Run the block pinned to one CPU (restoring the affinity afterwards)."""
@@ -157,9 +201,15 @@ def bernoulli_table(copies: int, arms: int, seed: int = 0) -> np.ndarray:
 
 
 def compiled_ratio(
-    copies: int, arms: int, steps: int, repeats: int, alpha: float = math.sqrt(2.0)
+    copies: int,
+    arms: int,
+    steps: int,
+    repeats: int,
+    alpha: float = math.sqrt(2.0),
+    loop: Callable[..., None] = compiled_ucb,
+    goal: float | None = COMPILED_GOAL,
 ) -> tuple[Ratio, np.ndarray, float]:
-    """Batched UCB (act + update only) against :func:`compiled_ucb`, interleaved.
+    """Batched UCB (act + update only) against the compiled ``loop``, interleaved.
 
     Returns the ratio, the agent's actions (steps, copies) and its median seconds per step.
     """
@@ -174,7 +224,7 @@ def compiled_ratio(
     compiled_actions = np.empty((steps, copies), dtype=np.int64)
     run_batched(agent, min(steps, 20), from_table)  # compile / load the kernels
     state = np.zeros((3, copies, arms))
-    compiled_ucb(table, 0, 2, alpha**2, state[0], state[1], state[2].astype(np.int64), compiled_actions)
+    loop(table, 0, 2, alpha**2, state[0], state[1], state[2].astype(np.int64), compiled_actions)
     agent_times, compiled_times = [], []
     for _ in range(repeats):  # blocks of BLOCK rounds, agent and loop alternating: a busy machine slows both alike
         agent.reset()
@@ -185,18 +235,19 @@ def compiled_ratio(
             spent, _, actions[start:stop] = run_batched(agent, stop - start, from_table, start)
             agent_s += spent
             begin = time.perf_counter()
-            compiled_ucb(table, start, stop, alpha**2, sums, means, counts, compiled_actions)
+            loop(table, start, stop, alpha**2, sums, means, counts, compiled_actions)
             compiled_s += time.perf_counter() - begin
         agent_times.append(agent_s)
         compiled_times.append(compiled_s)
     agent_s, compiled_s = statistics.median(agent_times), statistics.median(compiled_times)
     same = np.array_equal(actions, compiled_actions)
+    plain = loop is compiled_ucb
     ratio = Ratio(
-        "batched UCB vs compiled loop",
+        "batched UCB vs compiled loop" + ("" if plain else " with a vectorized index"),
         f"UCB(n_envs={copies}) act+update",
-        "hand-written numba loop (compiled_ucb)",
+        f"hand-written numba loop ({'compiled_ucb' if plain else 'compiled_ucb_split'})",
         compiled_s / agent_s,
-        COMPILED_GOAL,
+        goal,
         f"{agent_s / steps * 1e6:.1f} us vs {compiled_s / steps * 1e6:.1f} us per step of {copies} copies, "
         f"K={arms}, one core (medians of {repeats} runs, alternating every {BLOCK} rounds); same actions: {same}",
     )
@@ -209,6 +260,7 @@ def results(quick: bool = False) -> list[Ratio]:
     steps, repeats, ref_copies = (300, 5, 2) if quick else (2000, 7, 10)
     with one_core():
         compiled, actions, step_s = compiled_ratio(copies, arms, steps, repeats)
+        split, _, _ = compiled_ratio(copies, arms, steps, repeats, loop=compiled_ucb_split, goal=None)
         rate = copies / step_s
         table = bernoulli_table(copies, arms)
         ref_s, ref_actions = run_reference(ref_copies, arms, steps, math.sqrt(2.0), table)
@@ -216,6 +268,7 @@ def results(quick: bool = False) -> list[Ratio]:
     same = np.array_equal(ref_actions, actions[:, :ref_copies])
     return [
         compiled,
+        split,
         Ratio(
             "batched UCB agent-steps/s vs target",
             f"UCB(n_envs={copies}) act+update",
