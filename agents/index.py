@@ -6,9 +6,10 @@ the count/mean update) is done by numba kernels looping over those arrays: the b
 reach 10^7 agent-steps per second (1000 copies, K = 10, one core;
 ``benchmarks/bench_ucb_batch.py`` measures it).
 
-With one env, UCB and UCB-N keep their state packed in one array, and ``update`` with plain
-scalars is one compiled call that adds the reward and already chooses the next arm, which
-``act`` then returns (about 1 us per act + update; ``benchmarks/bench_step_api.py``).
+UCB and UCB-N keep their state packed in one (B, 3K + 1) array. With one env, ``update`` with
+plain scalars is one compiled call that adds the reward and already chooses the next arm, which
+``act`` then returns: well under a microsecond per act + update
+(``benchmarks/bench_step_api.py`` measures it).
 """
 
 from __future__ import annotations
@@ -292,10 +293,10 @@ class _UCBIndex(Agent):
     """Shared state and index choice of UCB and UCB-N: argmax mean + sqrt(c ln t / n).
 
     The state is one packed float64 row per copy (layout above ``_choose_row``), and ``sums``,
-    ``means`` and ``counts`` are views of it. With one env, each ``update``
-    is one compiled call that also chooses the next arm, and ``act`` returns that arm. Reading
-    one of the state attributes or setting ``t`` forgets the cached arm (the caller may write to
-    the view), so ``act`` then computes it afresh from the state.
+    ``means`` and ``counts`` are views of it. With one env, each ``update`` is one compiled call
+    that also chooses the next arm, and ``act`` returns that arm. Reading one of the state
+    attributes or setting ``t`` forgets the cached arm (the caller may write to the view), so
+    ``act`` then computes it afresh from the state.
     """
 
     #: Squared exploration coefficient per copy, shape (B,) (alpha^2 for UCB, 2 for UCB-N).

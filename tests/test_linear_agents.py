@@ -183,6 +183,22 @@ def test_linear_agents_copied_mid_run_play_on_alike():
     np.testing.assert_array_equal(copies[0].theta, copies[1].theta)
 
 
+def test_a_replaced_server_gets_the_next_reports():
+    x, r, _ = linear_problem(20, 5, 3, seed=23)
+    agent = LinUCB(3)
+    for t in range(10):
+        agent.update(agent.act(x[t]), r[t, 0])
+    old, fresh = agent.server, LinUCBServer(3, 1, 1.0)
+    before = old.gram.copy()
+    agent.server = fresh
+    a = agent.act(x[10])
+    assert a == LinUCB(3).act(x[10])  # chosen with the fresh server's θ = 0
+    agent.update(a, r[10, a])
+    assert fresh.t == 1 and old.t == 10
+    np.testing.assert_array_equal(old.gram, before)
+    assert fresh.gram.any()
+
+
 # LDP-LinUCB constants -----------------------------------------------------------------------
 
 

@@ -4,8 +4,12 @@ r"""Machinery shared by LinUCB and LDP-LinUCB: the step API and the compiled fas
 copies in lock-step: ``act`` is the client's choice, ``update`` the client's report followed by
 the server's update, and :meth:`LinearAgent.run` plays a block of rounds in one compiled loop
 (:func:`agents.linear._kernels.run_copy`) with the same kernels and the same random draws, so it
-chooses the same actions as the step API. Subclasses set the schedule of (γ_t, c_t, β_t), the
-noise scale and the clipping bounds; they add no per-round logic.
+chooses the same actions as the step API. Each ``act`` and each ``update`` is one compiled call
+(``step_choose_one`` / ``step_report`` for one env, ``step_choose`` / ``step_update`` for
+copies), called through its compiled entry point (:func:`agents.base.entry_point`); the noise
+comes from ``rng.standard_normal``, the same draws as the fast path's. The step API costs about
+1.5-2x ``run`` per round (``benchmarks/bench_step_api.py``). Subclasses set the schedule of
+(γ_t, c_t, β_t), the noise scale and the clipping bounds; they add no per-round logic.
 """
 
 from __future__ import annotations
@@ -72,18 +76,8 @@ class _StepKernels:
         any_ints, any_floats = types.Array(i8, 1, "A"), types.Array(f8, 1, "A")
         any_flags = types.Array(types.bool_, 1, "A")
         choose_args = (mat, cube, vec, f8, flag)  # θ, U, schedule, l_x, quadratic
-        report_args = (
-            vec,
-            f8,
-            f8,
-            f8,
-            cube,
-            mat,
-            cube,
-            mat,
-            int_mat,
-            ints,
-        )  # schedule, l_x, l_y, σ, V, u, U, θ, counts
+        # schedule, l_x, l_y, σ, V, u, U, θ, clip counts, floor counts
+        report_args = (vec, f8, f8, f8, cube, mat, cube, mat, int_mat, ints)
         self.choose: Callable[..., bool] = entry_point(step_choose, (obs, i8, *choose_args, ints))
         self.update: Callable[..., None] = entry_point(
             step_update, (obs, any_ints, any_floats, any_flags, mat, i8, *report_args)
@@ -185,7 +179,15 @@ class LinearAgent(Agent):
         self._no_noise = np.empty((self.batch, 0))
         self._no_noise_row = np.empty(0)
         self._m = self._noise_size
-        srv = self.server
+        self._bind_server()
+        self._kernels = _step_kernels(2 if self.n_envs is None else 3)
+
+    def _bind_server(self) -> None:
+        """Collect the arrays and parameters every step call passes after the round's own values.
+
+        The step calls check that ``server`` is still the one bound here and bind again if not.
+        """
+        srv = self._bound_server = self.server
         self._choose_args = (srv.theta, srv.chol, self._sched, self._l_x, self._quadratic)
         self._report_args = (
             self._sched,
@@ -199,7 +201,6 @@ class LinearAgent(Agent):
             self._clips,
             srv.n_eig_floor,
         )
-        self._kernels = _step_kernels(2 if self.n_envs is None else 3)
 
     def _per_copy(self, values: IntArray) -> int | IntArray:
         return int(values[0]) if self.n_envs is None else values.copy()
@@ -237,14 +238,20 @@ class LinearAgent(Agent):
             and (obs.dtype is _FLOAT64 or obs.dtype == _FLOAT64)  # arrays made by numba: an equal dtype
             and obs.flags.c_contiguous
         ):  # the usual observation, used as it is: the kernel checks its shape and values
-            chosen = self._kernels.choose_one(obs, self.server.t + 1, *self._choose_args)
+            srv = self.server
+            if srv is not self._bound_server:
+                self._bind_server()
+            chosen = self._kernels.choose_one(obs, srv.t + 1, *self._choose_args)
             if chosen >= 0:
                 self.n_arms = obs.shape[0]
                 self._last_obs = obs
                 return chosen
         x = as_features("obs", obs, () if self.n_envs is None else (self.n_envs,), self.n_features)
+        srv = self.server
+        if srv is not self._bound_server:
+            self._bind_server()
         out = np.empty(self.batch, dtype=np.int64)
-        self._kernels.choose(x, self.server.t + 1, *self._choose_args, out)
+        self._kernels.choose(x, srv.t + 1, *self._choose_args, out)
         self.n_arms = x.shape[-2]
         self._last_obs = x
         return int(out[0]) if self.n_envs is None else out
@@ -282,6 +289,8 @@ class LinearAgent(Agent):
         m = self._m
         noise = self.rng.standard_normal(m) if m else self._no_noise_row
         srv = self.server
+        if srv is not self._bound_server:
+            self._bind_server()
         self._kernels.report_one(x, action, reward, noise, srv.t + 1, *self._report_args)
         srv.t += 1
         self._last_obs = None
@@ -296,6 +305,8 @@ class LinearAgent(Agent):
         m = self._m
         noise = self.rng.standard_normal((self.batch, m)) if m else self._no_noise
         srv = self.server
+        if srv is not self._bound_server:
+            self._bind_server()
         self._kernels.update(x, actions, rewards, send, noise, srv.t + 1, *self._report_args)
         srv.t += 1
         self._last_obs = None

@@ -217,7 +217,8 @@ class LDPLinUCB(LinearAgent, PrivateAgent):
     ``_last_obs``, the candidate features of the current user between :meth:`act` and
     :meth:`update` (cleared by ``update``); ``n_clipped_features`` / ``n_clipped_rewards`` (counted
     before privatization); the ledger behind ``max_user_reports`` and ``n_withheld`` (who reported
-    how often). What the server holds (``server``: V, u, θ and the factor, ``theta``) is
+    how often, with the latest reports counted in ``_pending_anonymous`` / ``_pending_named`` until
+    the ledger is next read). What the server holds (``server``: V, u, θ and the factor, ``theta``) is
     post-processing of the noisy reports and may be released.
 
     References
