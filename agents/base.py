@@ -70,6 +70,7 @@ _MAX_REPR = 60
 _INT64 = np.dtype(np.int64)
 _FLOAT64 = np.dtype(np.float64)
 _NP_INT64, _NP_FLOAT64 = np.int64, np.float64
+_INT64_BOUND = 1 << 63  # Python ints that numpy makes int64 arrays of: [-2**63, 2**63)
 
 
 def describe(value: Any, typed: bool = True) -> str:
@@ -501,7 +502,7 @@ class Agent(ABC):
 
     def _check_info(self, info: Any, n_arms: int | None = None) -> None:
         """Check the env's step ``info`` against the agent's arm count (cheap: shapes and one max)."""
-        if not isinstance(info, Mapping):
+        if type(info) is not dict and not isinstance(info, Mapping):
             raise TypeError(f"info must be the env's step info (a dict) or None, got {describe(info)}.")
         k = self.n_arms if n_arms is None else n_arms
         expected = (k,) if self.n_envs is None else (self.n_envs, k)
@@ -518,12 +519,22 @@ class Agent(ABC):
                 )
         best = info.get("optimal_action")
         if best is not None:
+            tb = type(best)
+            if (tb is int and -_INT64_BOUND <= best < _INT64_BOUND) or tb is _NP_INT64:  # one env: no numpy
+                if best >= k:
+                    raise self._best_error(int(best), k)
+                return
             arr = best if isinstance(best, np.ndarray) else _as_array(best)
             if arr is not None and arr.dtype.kind in "iu" and arr.size and arr.max() >= k:
-                raise ValueError(
-                    f"info['optimal_action'] must be an arm index below the agent's {k} arms, got "
-                    f"{int(arr.max())}, so the env has more arms than the agent."
-                )
+                raise self._best_error(int(arr.max()), k)
+
+    @staticmethod
+    def _best_error(best: int, k: int) -> ValueError:
+        """The error for an ``info['optimal_action']`` of ``best``, not an arm of the agent's ``k``."""
+        return ValueError(
+            f"info['optimal_action'] must be an arm index below the agent's {k} arms, got "
+            f"{best}, so the env has more arms than the agent."
+        )
 
     def _side_observations(
         self, info: Any, n_arms: int | None = None, *, check_values: bool = True
