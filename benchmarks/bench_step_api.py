@@ -8,8 +8,9 @@ Ratios (every pair interleaved, several repetitions, medians):
   a trivial object in the same loop (the floor of any step API), and the same agent built with
   ``n_envs=1``, whose arrays of shape (1,) take the general checked path (the cost of the
   single-env step before it had its own one-call path).
-* ``agents.UCBN`` with one env fed the ``GraphBandit-v0`` step info (side observations):
-  the same comparison, for information.
+* ``agents.UCB`` and ``agents.UCBN`` with one env fed the ``GraphBandit-v0`` step output
+  (reward and info, side observations included) against the same agents with ``n_envs=1``, for
+  information.
 * ``LinUCB`` and ``LDPLinUCB`` (d = 20, 20 arms, MovieLens-like features as in
   ``bench_ldp_linucb.py``): the step API over T rounds against the same agent's compiled
   ``run`` over the same rounds. Goal: the step API at least 0.5x the speed of ``run``. Both must
@@ -159,7 +160,8 @@ def single_step(single: UCB, batch1: UCB, row: list[float]) -> bool:
     return a == int(b[0])
 
 
-def ucbn_ratio(quick: bool) -> Ratio:
+def with_info_ratio(make: Callable[..., UCB | UCBN], name: str, quick: bool) -> Ratio:
+    """One env fed the real ``GraphBandit-v0`` step output (reward and info) against the checked ``n_envs=1`` path."""
     steps, repeats = (1_000, 5) if quick else (10_000, 9)
     env = gym.make("GraphBandit-v0", n_arms=K, edge_probability=0.3, instance_seed=1, horizon=steps)
     env.reset(seed=0)
@@ -168,37 +170,30 @@ def ucbn_ratio(quick: bool) -> Ratio:
     for a in rng.integers(0, K, size=steps).tolist():  # the env's real step output, recorded
         _, reward, _, _, info = env.step(a)
         feedback.append((reward, info))
-
-    def loop(agent: Any) -> Callable[[], None]:
-        def run() -> None:
-            agent.reset()
-            act, update = agent.act, agent.update
-            for reward, info in feedback:
-                update(act(), reward, info)
-
-        return run
-
-    batched = UCBN(K, n_envs=1)
     batch_feedback = [
         (np.array([reward]), {key: np.asarray(value)[None] for key, value in info.items()}) for reward, info in feedback
     ]
 
-    def loop1() -> None:
-        batched.reset()
-        for reward, info in batch_feedback:
-            batched.update(batched.act(), reward, info)
+    def loop(agent: UCB | UCBN, rounds: list[tuple[Any, dict[str, Any]]]) -> Callable[[], None]:
+        def run() -> None:
+            agent.reset()
+            act, update = agent.act, agent.update
+            for reward, info in rounds:
+                update(act(), reward, info)
 
-    one = loop(UCBN(K))
+        return run
+
+    one, checked = loop(make(K), feedback), loop(make(K, n_envs=1), batch_feedback)
     one()
-    loop1()
-    us, old_us = (x / steps * 1e6 for x in interleaved(one, loop1, repeats))
+    checked()
+    us, old_us = (x / steps * 1e6 for x in interleaved(one, checked, repeats))
     return Ratio(
-        "UCB-N single-env step vs checked n_envs=1 path",
-        "UCBN(10) act+update(a, r, info)",
-        "UCBN(10, n_envs=1) act+update",
+        f"{name} single-env step with the env's info vs checked n_envs=1 path",
+        f"{name}(10) act+update(a, r, info)",
+        f"{name}(10, n_envs=1) act+update",
         old_us / us,
         None,
-        f"{us:.2f} us vs {old_us:.2f} us per step (GraphBandit-v0 info with side observations)",
+        f"{us:.2f} us vs {old_us:.2f} us per step (GraphBandit-v0 reward and info, side observations included)",
     )
 
 
@@ -255,7 +250,8 @@ def linear_ratio(name: str, make: Callable[[], LinUCB | LDPLinUCB], quick: bool)
 def results(quick: bool = False) -> list[Ratio]:
     """The step-API ratios (``quick``: a few seconds in all)."""
     out = ucb_ratios(quick)
-    out.append(ucbn_ratio(quick))
+    out.append(with_info_ratio(UCB, "UCB", quick))
+    out.append(with_info_ratio(UCBN, "UCBN", quick))
     out.append(linear_ratio("LinUCB", lambda: LinUCB(D, 1.0, seed=0), quick))
     out.append(
         linear_ratio(
