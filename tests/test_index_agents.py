@@ -11,6 +11,7 @@ import pytest
 from numba import types as nb_types
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
+from agents import index
 from agents.base import Agent, entry_point
 from agents.index import _STATE, UCB, UCBN, Random, ThompsonSampling, _pulled_step
 
@@ -278,6 +279,25 @@ def test_single_env_ucbn_step_with_the_envs_info_equals_the_checked_path():
     np.testing.assert_array_equal(fast.counts, checked.counts)
     np.testing.assert_array_equal(fast.means, checked.means)
     assert fast.t == checked.t == 2000
+
+
+def test_single_env_steps_with_the_envs_output_take_the_one_call_path(monkeypatch):
+    calls = []
+
+    def spy(name: str) -> Any:
+        inner = getattr(index, name)
+        monkeypatch.setattr(index, name, lambda *args: calls.append(name) or inner(*args))
+
+    env = gym.make("GraphBandit-v0", n_arms=5, edge_probability=0.5, instance_seed=1, horizon=20)
+    env.reset(seed=0)
+    ucb, ucbn = UCB(5), UCBN(5)  # built first: they load the entry points the spies wrap
+    spy("_pulled_step_call")
+    spy("_observed_step_call")
+    for _ in range(10):
+        _, reward, _, _, info = env.step(ucbn.act())  # numba-made arrays: equal, not identical, dtypes
+        ucbn.update(ucbn.act(), reward, info)
+        ucb.update(ucb.act(), reward, info)
+    assert calls.count("_pulled_step_call") == calls.count("_observed_step_call") == 10
 
 
 def test_writing_the_state_or_t_is_seen_by_the_next_act():

@@ -168,6 +168,19 @@ def test_single_env_step_with_plain_scalars_equals_the_checked_path(make):
         assert capped.privacy_per_user().tight == plain.privacy_per_user().tight
 
 
+def test_single_env_steps_with_plain_values_take_the_one_call_path(monkeypatch):
+    x, r, _ = linear_problem(10, 5, 3, seed=24)
+    agent = LDPLinUCB(3, 2.0, horizon=10, seed=1)
+    kernels, calls = agent._kernels, []
+    for name in ("choose_one", "report_one", "choose", "update"):
+        inner = getattr(kernels, name)
+        monkeypatch.setattr(kernels, name, lambda *args, n=name, f=inner: calls.append(n) or f(*args))
+    for t in range(10):
+        a = agent.act(x[t])
+        agent.update(a, r[t, a], {"user_id": 3})
+    assert calls == ["choose_one", "report_one"] * 10
+
+
 def test_linear_agents_copied_mid_run_play_on_alike():
     x, r, _ = linear_problem(60, 5, 3, seed=22)
     agent = LDPLinUCB(3, 2.0, horizon=60, seed=1)
