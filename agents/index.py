@@ -80,9 +80,11 @@ _EXTRA_COLUMNS = 1
 def _choose_row(state: FloatArray, ints: IntArray, b: int, log_t: float, index: FloatArray) -> int:  # pragma: no cover
     """Copy b's arm for round t + 1: the first arm never counted, else argmax of mean + sqrt(c ln(t + 1) / count).
 
-    ``log_t`` is ln(t + 1), t the rounds completed (the same for every copy: computed once per
-    round by the caller); ``index`` is a work array of K floats. Strict ``>`` breaks ties towards
-    the lowest index. Pure-Python equivalent, with ``counts``, ``means`` and ``c`` read from row b::
+    The index of UCB1 (Auer, Cesa-Bianchi & Fischer 2002) with c = alpha^2, and of UCB-N (Caron
+    et al. 2012) with c = 2 and counts of observations. ``log_t`` is ln(t + 1), t the rounds
+    completed (the same for every copy: computed once per round by the caller); ``index`` is a
+    work array of K floats. Strict ``>`` breaks ties towards the lowest index. Pure-Python
+    equivalent, with ``counts``, ``means`` and ``c`` read from row b::
 
         if 0 in counts:
             return counts.index(0)

@@ -442,6 +442,9 @@ def step_choose(
 ) -> bool:  # pragma: no cover
     """The clients' choices in round ``t`` (the step API's ``act``): ``out[b]`` for every copy b.
 
+    The client's step of the (LDP-)LinUCB protocol (Zheng et al., NeurIPS 2020; LinUCB: Li et al.,
+    WWW 2010), as in :func:`run_copy`.
+
     ``obs`` (C-contiguous) is one env's (n_arms, d) feature matrix or B copies' (B, n_arms, d).
     With β = ``round_schedule(t, sched)[2]``, ``out[b] = choose_arm(obs[b], theta[b], u_fac[b],
     β, l_x, quadratic, ...)``, as :func:`choose_batch`. Returns False, writing nothing, when
@@ -480,6 +483,9 @@ def step_update(
     floors: IntArray,
 ) -> None:  # pragma: no cover
     """Reports and server update of round t (the step API's ``update``) for every copy b.
+
+    The report and server steps of the (LDP-)LinUCB protocol (Zheng et al., NeurIPS 2020), as in
+    :func:`run_copy`.
 
     ``obs`` is the round's (n_arms, d) or (B, n_arms, d) features. A copy with ``send[b]``
     reports :func:`write_report` of its arm and reward with its row of ``noise`` (B, m) and
