@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import numbers
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -56,6 +56,7 @@ __all__ = [
     "check_int",
     "check_state_size",
     "describe",
+    "entry_point",
     "env_arms",
 ]
 
@@ -68,6 +69,8 @@ PER_ARM_INFO_KEYS = ("observed_mask", "observed_rewards")
 _MAX_REPR = 60
 _INT64 = np.dtype(np.int64)
 _FLOAT64 = np.dtype(np.float64)
+_NP_INT64, _NP_FLOAT64 = np.int64, np.float64
+_INT64_BOUND = 1 << 63  # Python ints that numpy makes int64 arrays of: [-2**63, 2**63)
 
 
 def describe(value: Any, typed: bool = True) -> str:
@@ -196,6 +199,31 @@ def check_values(
     index = _first_bad(ok)
     where = " at " + ", ".join(f"{name} {i}" for name, i in zip(axes, index, strict=True)) if index else ""
     raise value_error(what, float(values[index]), bounds, reason, where, values.ndim > 0, condition)
+
+
+def entry_point(kernel: Any, signature: tuple[Any, ...]) -> Callable[..., Any]:
+    """``kernel`` compiled for the argument types ``signature``, called without numba's type dispatch.
+
+    Calling a numba dispatcher looks up the compiled version for the numba types of its
+    arguments at every call: about 0.1-0.2 us per array argument, more than a single-env step
+    computes. ``Dispatcher.compile(signature)`` loads (from numba's disk cache) or compiles that
+    version and returns it as a plain callable, which the agents' single-env steps call directly.
+    Its callers must pass exactly these types, or arrays that unbox to them (the agents pass
+    their own state arrays and values checked in Python; declare arrays they do not own with
+    layout ``"A"``). Falls back to the dispatcher itself if numba returns something else.
+
+    Parameters
+    ----------
+    kernel
+        A numba dispatcher (a function decorated with :func:`bandit_envs._jit.njit`).
+    signature
+        The numba types of its arguments, e.g. ``(types.float64[:, ::1], types.int64)``.
+    """
+    try:
+        entry = kernel.compile(signature)
+    except Exception:  # noqa: BLE001 - numba's internals changed: the dispatcher is always right
+        return kernel
+    return entry if callable(entry) else kernel
 
 
 class Agent(ABC):
@@ -414,6 +442,36 @@ class Agent(ABC):
                 raise self._reward_error(float(r[_first_bad(ok)]), _first_bad(ok)[0])
         return r
 
+    def _scalar_feedback(self, action: Any, reward: Any, n_arms: int | None = None) -> float | None:
+        """One env's reward as a float when (``action``, ``reward``) are plain scalars that fit; else None.
+
+        Plain: an ``int`` or ``np.int64`` action in [0, K) and a ``float``, ``np.float64``, ``int``
+        or ``np.int64`` reward that is finite and inside :attr:`reward_bounds`. This is the check
+        of the agents' one-call steps; anything else returns None (also for N copies), and the
+        caller takes :meth:`_feedback`, whose checks give the errors. ``info`` is not looked at.
+        """
+        ta = type(action)
+        if (
+            self.n_envs is not None
+            or (ta is not int and ta is not _NP_INT64)
+            or not 0 <= action < (self.n_arms if n_arms is None else n_arms)
+        ):
+            return None
+        tr = type(reward)
+        value: float
+        if tr is float or tr is _NP_FLOAT64:
+            value = reward
+        elif (tr is int or tr is _NP_INT64) and -1e308 <= reward <= 1e308:
+            value = float(reward)
+        else:
+            return None
+        if not -math.inf < value < math.inf:
+            return None
+        bounds = self.reward_bounds
+        if bounds is not None and not bounds[0] <= value <= bounds[1]:
+            return None
+        return value
+
     def _reward_error(self, value: float, b: int) -> ValueError:
         """The error for copy ``b``'s reward ``value`` (not finite or outside :attr:`reward_bounds`)."""
         return value_error("reward", value, self.reward_bounds, self._bounds_reason(), self._where(b))
@@ -444,7 +502,7 @@ class Agent(ABC):
 
     def _check_info(self, info: Any, n_arms: int | None = None) -> None:
         """Check the env's step ``info`` against the agent's arm count (cheap: shapes and one max)."""
-        if not isinstance(info, Mapping):
+        if type(info) is not dict and not isinstance(info, Mapping):
             raise TypeError(f"info must be the env's step info (a dict) or None, got {describe(info)}.")
         k = self.n_arms if n_arms is None else n_arms
         expected = (k,) if self.n_envs is None else (self.n_envs, k)
@@ -461,12 +519,22 @@ class Agent(ABC):
                 )
         best = info.get("optimal_action")
         if best is not None:
+            tb = type(best)
+            if (tb is int and -_INT64_BOUND <= best < _INT64_BOUND) or tb is _NP_INT64:  # one env: no numpy
+                if best >= k:
+                    raise self._best_error(int(best), k)
+                return
             arr = best if isinstance(best, np.ndarray) else _as_array(best)
             if arr is not None and arr.dtype.kind in "iu" and arr.size and arr.max() >= k:
-                raise ValueError(
-                    f"info['optimal_action'] must be an arm index below the agent's {k} arms, got "
-                    f"{int(arr.max())}, so the env has more arms than the agent."
-                )
+                raise self._best_error(int(arr.max()), k)
+
+    @staticmethod
+    def _best_error(best: int, k: int) -> ValueError:
+        """The error for an ``info['optimal_action']`` of ``best``, not an arm of the agent's ``k``."""
+        return ValueError(
+            f"info['optimal_action'] must be an arm index below the agent's {k} arms, got "
+            f"{best}, so the env has more arms than the agent."
+        )
 
     def _side_observations(
         self, info: Any, n_arms: int | None = None, *, check_values: bool = True

@@ -5,30 +5,41 @@ copies in lock-step run the same code. The per-step work of UCB and UCB-N (the i
 the count/mean update) is done by numba kernels looping over those arrays: the batched path must
 reach 10^7 agent-steps per second (1000 copies, K = 10, one core;
 ``benchmarks/bench_ucb_batch.py`` measures it).
+
+UCB and UCB-N keep their state packed in one (B, 3K + 1) array. With one env, ``update`` with
+plain scalars is one compiled call that adds the reward and already chooses the next arm, which
+``act`` then returns: well under a microsecond per act + update
+(``benchmarks/bench_step_api.py`` measures it).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from numba import types
 
-from agents.base import Agent, check_float
+from agents.base import Agent, check_float, entry_point
 from bandit_envs._jit import njit
 
 FloatArray = npt.NDArray[np.float64]
 SQRT2 = math.sqrt(2.0)
 IntArray = npt.NDArray[np.int64]
+_BOOL = np.dtype(np.bool_)
+_FLOAT64 = np.dtype(np.float64)
+_NP_INT64, _NP_FLOAT64 = np.int64, np.float64
 
 
 @njit
 def _ucb_choose(means: FloatArray, counts: IntArray, width: FloatArray) -> IntArray:  # pragma: no cover
     """Per row b, the first arm with count 0, else argmax of mean + sqrt(width[b] / count).
 
-    ``width`` is the per-copy exploration numerator (alpha^2 ln t for UCB, 2 ln t for UCB-N).
-    Strict ``>`` breaks ties towards the lowest index.
+    ``width`` is the per-copy exploration numerator (alpha^2 ln t for UCB). Strict ``>`` breaks
+    ties towards the lowest index. Used by the agents that shift the means or widen the index
+    (SM-UCB, the noise-aware LDP wrapper); UCB and UCB-N choose with ``_choose_row``.
     """
     n_rows, n_arms = means.shape
     out = np.empty(n_rows, dtype=np.int64)
@@ -48,44 +59,154 @@ def _ucb_choose(means: FloatArray, counts: IntArray, width: FloatArray) -> IntAr
     return out
 
 
-@njit
-def _pulled_update(
-    actions: IntArray, rewards: FloatArray, sums: FloatArray, counts: IntArray, means: FloatArray
-) -> int:  # pragma: no cover
-    """Add each row's reward to its pulled arm; return the first bad row (-1 if none).
+# Packed state of UCB and UCB-N ------------------------------------------------------------
+#
+# One float64 row per copy b, so that one env's step is one compiled call with one array:
+#
+#   columns [0, K)     sums    reward (observation) sum per arm
+#   columns [K, 2K)    means   sums / counts
+#   columns [2K, 3K)   counts  pulls (observations) per arm: int64 values stored in the same 8 bytes
+#   column  3K         c       squared exploration coefficient (alpha^2 for UCB, 2 for UCB-N)
+#
+# The kernels read the counts through ``state.view(np.int64)``; the agents expose ``sums``,
+# ``means`` and ``counts`` as views of the same memory. The round counter t is shared by the
+# copies and passed to the kernels as a number.
 
-    Nothing is updated when a row has an action outside [0, K) or a non-finite reward. Means are
-    sum / count rather than a running update so that arms with equal reward histories (in any
-    order) have bit-equal means and exact ties go to the lowest index.
+#: Columns of a state row after the 3K per-arm columns (c).
+_EXTRA_COLUMNS = 1
+
+
+@njit(error_model="numpy", inline="always")
+def _choose_row(state: FloatArray, ints: IntArray, b: int, log_t: float, index: FloatArray) -> int:  # pragma: no cover
+    """Copy b's arm for round t + 1: the first arm never counted, else argmax of mean + sqrt(c ln(t + 1) / count).
+
+    The index of UCB1 (Auer, Cesa-Bianchi & Fischer 2002) with c = alpha^2, and of UCB-N (Caron
+    et al. 2012) with c = 2 and counts of observations. ``log_t`` is ln(t + 1), t the rounds
+    completed (the same for every copy: computed once per round by the caller); ``index`` is a
+    work array of K floats. Strict ``>`` breaks ties towards the lowest index. Pure-Python
+    equivalent, with ``counts``, ``means`` and ``c`` read from row b::
+
+        if 0 in counts:
+            return counts.index(0)
+        width = c * math.log(t + 1)
+        index = [means[k] + math.sqrt(width / counts[k]) for k in range(K)]
+        return index.index(max(index))
+
+    The indices are computed in a loop of their own, without branches (every count is > 0 there,
+    and ``error_model="numpy"`` drops numba's division check), which LLVM vectorizes; the values
+    are the same, sqrt and division being exactly rounded either way.
     """
-    n_rows, n_arms = sums.shape
+    n_arms = index.shape[0]
+    for k in range(n_arms):
+        if ints[b, 2 * n_arms + k] == 0:
+            return k
+    width = state[b, 3 * n_arms] * log_t
+    for k in range(n_arms):
+        index[k] = state[b, n_arms + k] + np.sqrt(width / ints[b, 2 * n_arms + k])
+    best = 0
+    best_value = -np.inf
+    for k in range(n_arms):
+        if index[k] > best_value:
+            best_value = index[k]
+            best = k
+    return best
+
+
+@njit(error_model="numpy")
+def _choose_rows(state: FloatArray, t: int) -> IntArray:  # pragma: no cover
+    """``out[b] = _choose_row(state, ints, b, ln(t + 1), ...)`` for every copy b: the batched ``act``."""
+    ints = state.view(np.int64)
+    log_t = math.log(t + 1)
+    index = np.empty((state.shape[1] - _EXTRA_COLUMNS) // 3)
+    out = np.empty(state.shape[0], dtype=np.int64)
+    for b in range(state.shape[0]):
+        out[b] = _choose_row(state, ints, b, log_t, index)
+    return out
+
+
+@njit(error_model="numpy", inline="always")
+def _add_observation(state: FloatArray, ints: IntArray, b: int, k: int, value: float) -> None:  # pragma: no cover
+    """``counts[b, k] += 1; sums[b, k] += value; means[b, k] = sums[b, k] / counts[b, k]``.
+
+    Means are sum / count rather than a running update so that arms with equal reward histories
+    (in any order) have bit-equal means and exact ties go to the lowest index.
+    """
+    n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
+    ints[b, 2 * n_arms + k] += 1
+    state[b, k] += value
+    state[b, n_arms + k] = state[b, k] / ints[b, 2 * n_arms + k]
+
+
+@njit
+def _pulled_step(state: FloatArray, action: int, reward: float, t: int) -> int:  # pragma: no cover
+    """One env's UCB step: add ``reward`` to the pulled arm and return the arm of round t + 1.
+
+    ``t`` counts the rounds completed with this one. Works on row 0. Returns -1, changing
+    nothing, for an ``action`` outside [0, K) or a reward that is not finite. Python equivalent:
+    ``counts[a] += 1; sums[a] += r; means[a] = sums[a] / counts[a]; return choose(t)`` (see
+    :func:`_choose_row`).
+    """
+    ints = state.view(np.int64)
+    n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
+    if action < 0 or action >= n_arms or not np.isfinite(reward):
+        return -1
+    _add_observation(state, ints, 0, action, reward)
+    return _choose_row(state, ints, 0, math.log(t + 1), np.empty(n_arms))
+
+
+@njit
+def _pulled_update(state: FloatArray, actions: IntArray, rewards: FloatArray) -> int:  # pragma: no cover
+    """Per copy b, add ``rewards[b]`` to arm ``actions[b]``; return the first bad copy (-1 if none).
+
+    Nothing is updated when a copy has an action outside [0, K) or a non-finite reward.
+    """
+    ints = state.view(np.int64)
+    n_rows = state.shape[0]
+    n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
     for b in range(n_rows):
         if actions[b] < 0 or actions[b] >= n_arms or not np.isfinite(rewards[b]):
             return b
     for b in range(n_rows):
-        a = actions[b]
-        counts[b, a] += 1
-        sums[b, a] += rewards[b]
-        means[b, a] = sums[b, a] / counts[b, a]
+        _add_observation(state, ints, b, actions[b], rewards[b])
     return -1
 
 
 @njit
-def _observed_update(
-    actions: IntArray,
-    rewards: FloatArray,
-    mask: npt.NDArray[np.bool_],
-    observed: FloatArray,
-    sums: FloatArray,
-    counts: IntArray,
-    means: FloatArray,
+def _observed_step(
+    state: FloatArray, action: int, reward: float, mask: npt.NDArray[np.bool_], observed: FloatArray, t: int
 ) -> int:  # pragma: no cover
-    """Add every observed reward (``mask``) to its arm; return the first bad row (-1 if none).
+    """One env's UCB-N step: add every observed reward (``mask``, shape (K,)) and return the arm of round t + 1.
 
-    Nothing is updated when a row has an action outside [0, K), a non-finite reward or a
-    non-finite observed reward. Means as in ``_pulled_update``.
+    ``t`` counts the rounds completed with this one. Works on row 0. Returns -1, changing
+    nothing, for an ``action`` outside [0, K), a reward that is not finite or a non-finite
+    observed reward. Python equivalent: ``for k in range(K): if mask[k]: counts[k] += 1;
+    sums[k] += observed[k]; means[k] = sums[k] / counts[k]``, then ``return choose(t)``.
     """
-    n_rows, n_arms = sums.shape
+    ints = state.view(np.int64)
+    n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
+    if action < 0 or action >= n_arms or not np.isfinite(reward):
+        return -1
+    for k in range(n_arms):
+        if mask[k] and not np.isfinite(observed[k]):
+            return -1
+    for k in range(n_arms):
+        if mask[k]:
+            _add_observation(state, ints, 0, k, observed[k])
+    return _choose_row(state, ints, 0, math.log(t + 1), np.empty(n_arms))
+
+
+@njit
+def _observed_update(
+    state: FloatArray, actions: IntArray, rewards: FloatArray, mask: npt.NDArray[np.bool_], observed: FloatArray
+) -> int:  # pragma: no cover
+    """Per copy b, add every observed reward (``mask[b]``); return the first bad copy (-1 if none).
+
+    Nothing is updated when a copy has an action outside [0, K), a non-finite reward or a
+    non-finite observed reward.
+    """
+    ints = state.view(np.int64)
+    n_rows = state.shape[0]
+    n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
     for b in range(n_rows):
         if actions[b] < 0 or actions[b] >= n_arms or not np.isfinite(rewards[b]):
             return b
@@ -95,10 +216,32 @@ def _observed_update(
     for b in range(n_rows):
         for k in range(n_arms):
             if mask[b, k]:
-                counts[b, k] += 1
-                sums[b, k] += observed[b, k]
-                means[b, k] = sums[b, k] / counts[b, k]
+                _add_observation(state, ints, b, k, observed[b, k])
     return -1
+
+
+_STATE = types.Array(types.float64, 2, "C")
+_ANY_FLAGS, _ANY_VALUES = types.Array(types.bool_, 1, "A"), types.Array(types.float64, 1, "A")  # any strides
+#: One env's step kernels as ``update`` calls them: the dispatchers until the first single-env
+#: agent is built, then their compiled entry points (:func:`_load_pulled_step`,
+#: :func:`_load_observed_step`).
+_pulled_step_call: Callable[..., int] = _pulled_step
+_observed_step_call: Callable[..., int] = _observed_step
+
+
+def _load_pulled_step() -> None:
+    """Make UCB's single-env step call the compiled entry point of ``_pulled_step`` (once per process)."""
+    global _pulled_step_call
+    if _pulled_step_call is _pulled_step:
+        _pulled_step_call = entry_point(_pulled_step, (_STATE, types.int64, types.float64, types.int64))
+
+
+def _load_observed_step() -> None:
+    """Make UCB-N's single-env step call the compiled entry point of ``_observed_step`` (once per process)."""
+    global _observed_step_call
+    if _observed_step_call is _observed_step:
+        signature = (_STATE, types.int64, types.float64, _ANY_FLAGS, _ANY_VALUES, types.int64)
+        _observed_step_call = entry_point(_observed_step, signature)
 
 
 def _row_error(b: int, n_envs: int | None, what: str, value: Any, allowed: str) -> ValueError:
@@ -149,23 +292,71 @@ class Random(Agent):
 
 
 class _UCBIndex(Agent):
-    """Shared state and index choice of UCB and UCB-N: argmax mean + sqrt(width_coef ln t / n)."""
+    """Shared state and index choice of UCB and UCB-N: argmax mean + sqrt(c ln t / n).
+
+    The state is one packed float64 row per copy (layout above ``_choose_row``), and ``sums``,
+    ``means`` and ``counts`` are views of it. With one env, each ``update`` is one compiled call
+    that also chooses the next arm, and ``act`` returns that arm. Reading one of the state
+    attributes or setting ``t`` forgets the cached arm (the caller may write to the view), so
+    ``act`` then computes it afresh from the state.
+    """
 
     #: Squared exploration coefficient per copy, shape (B,) (alpha^2 for UCB, 2 for UCB-N).
     _width_coef: FloatArray
+    #: The packed state, shape (B, 3K + 1).
+    _state: FloatArray
+    #: One env: the arm ``act`` returns, chosen from the current state; -1 when not known.
+    _next: int
 
     def _reset_state(self) -> None:
-        self.sums: FloatArray = np.zeros((self.batch, self.n_arms))
-        self.means: FloatArray = np.zeros((self.batch, self.n_arms))
-        self.counts: IntArray = np.zeros((self.batch, self.n_arms), dtype=np.int64)
-        self.t = 0
+        k = self.n_arms
+        self._state = np.zeros((self.batch, 3 * k + _EXTRA_COLUMNS))
+        self._state[:, 3 * k] = self._width_coef
+        self._ints = self._state.view(np.int64)
+        self._t = 0
+        self._arm_shape = (k,)
+        self._next = 0 if self.n_envs is None else -1  # nothing counted yet: arm 0 first
+
+    @property
+    def sums(self) -> FloatArray:
+        """(B, K) reward (observation) sum per arm, a view of the agent's state."""
+        self._next = -1
+        return self._state[:, : self.n_arms]
+
+    @property
+    def means(self) -> FloatArray:
+        """(B, K) mean reward (observation) per arm, a view of the agent's state."""
+        self._next = -1
+        return self._state[:, self.n_arms : 2 * self.n_arms]
+
+    @property
+    def counts(self) -> IntArray:
+        """(B, K) number of pulls (observations) per arm, an int64 view of the agent's state."""
+        self._next = -1
+        return self._ints[:, 2 * self.n_arms : 3 * self.n_arms]
+
+    @property
+    def t(self) -> int:
+        """Rounds completed (updates received)."""
+        return self._t
+
+    @t.setter
+    def t(self, value: int) -> None:
+        self._t = value
+        self._next = -1
 
     def act(self, obs: Any = None) -> Any:
         """Choose the arm with the largest index in round ``t + 1`` (unplayed arms first)."""
         if obs is not None:
             self._check_obs(obs)
-        width = self._width_coef * math.log(self.t + 1)
-        return self._out(_ucb_choose(self.means, self.counts, width))
+        chosen = self._next
+        if chosen >= 0:  # one env: chosen by the last update from the current state
+            return chosen
+        actions = _choose_rows(self._state, self._t)
+        if self.n_envs is None:
+            self._next = chosen = int(actions[0])
+            return chosen
+        return actions
 
 
 class UCB(_UCBIndex):
@@ -222,14 +413,31 @@ class UCB(_UCBIndex):
         self.alpha = per_copy_float("alpha", alpha, self.n_envs, low=0.0, low_open=True)
         self._width_coef = np.broadcast_to(np.square(self.alpha), (self.batch,)).astype(np.float64)
         self._reset_state()
+        if self.n_envs is None:
+            _load_pulled_step()
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Add ``reward`` to the pulled arm's mean; side observations in ``info`` are ignored."""
-        a, r = self._feedback(action, reward, info, check_values=False)
-        bad = _pulled_update(a, r, self.sums, self.counts, self.means)
+        tr, ta = type(reward), type(action)
+        if (tr is float or tr is _NP_FLOAT64) and (ta is int or ta is _NP_INT64) and self.n_envs is None:
+            r = reward if 0 <= action < self.n_arms else None  # the usual step: Agent._scalar_feedback inlined
+        else:
+            r = self._scalar_feedback(action, reward)
+        if r is not None:  # one env, plain scalars: one compiled call, which also chooses the next arm
+            if info is not None:
+                self._check_info(info)
+            t = self._t + 1
+            chosen = _pulled_step_call(self._state, action, r, t)
+            if chosen >= 0:
+                self._t = t
+                self._next = chosen
+                return
+        a, rewards = self._feedback(action, reward, info, check_values=False)
+        bad = _pulled_update(self._state, a, rewards)
         if bad >= 0:
-            raise _kernel_error(self, a, r, bad)
-        self.t += 1
+            raise _kernel_error(self, a, rewards, bad)
+        self._t += 1
+        self._next = -1
 
     def __repr__(self) -> str:
         return f"UCB(n_arms={self.n_arms}, alpha={self.alpha}, n_envs={self.n_envs}, seed={self.seed})"
@@ -277,17 +485,39 @@ class UCBN(_UCBIndex):
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
         self._width_coef = np.full(self.batch, 2.0)
         self._reset_state()
+        if self.n_envs is None:
+            _load_observed_step()
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Add every observed reward (``observed_mask``, ``observed_rewards`` in ``info``)."""
-        a, r = self._feedback(action, reward, info, check_values=False)
+        r = self._scalar_feedback(action, reward)
+        if r is not None and type(info) is dict:  # one env, the env's own info: one compiled call
+            mask, observed = info.get("observed_mask"), info.get("observed_rewards")
+            best = info.get("optimal_action")
+            if (
+                type(mask) is np.ndarray
+                and (mask.dtype is _BOOL or mask.dtype == _BOOL)  # numba-made arrays: an equal dtype
+                and mask.shape == self._arm_shape
+                and type(observed) is np.ndarray
+                and (observed.dtype is _FLOAT64 or observed.dtype == _FLOAT64)
+                and observed.shape == self._arm_shape
+                and (best is None or ((type(best) is int or type(best) is np.int64) and best < self.n_arms))
+            ):
+                t = self._t + 1
+                chosen = _observed_step_call(self._state, action, r, mask, observed, t)
+                if chosen >= 0:
+                    self._t = t
+                    self._next = chosen
+                    return
+        a, rewards = self._feedback(action, reward, info, check_values=False)
         mask, observed = self._side_observations(info, check_values=False)
-        bad = _observed_update(a, r, mask, observed, self.sums, self.counts, self.means)
+        bad = _observed_update(self._state, a, rewards, mask, observed)
         if bad >= 0:
-            if 0 <= a[bad] < self.n_arms and np.isfinite(r[bad]):
+            if 0 <= a[bad] < self.n_arms and np.isfinite(rewards[bad]):
                 self._check_observed(np.where(mask, observed, 0.0))
-            raise _kernel_error(self, a, r, bad)
-        self.t += 1
+            raise _kernel_error(self, a, rewards, bad)
+        self._t += 1
+        self._next = -1
 
 
 class ThompsonSampling(Agent):

@@ -218,7 +218,7 @@ def test_every_agent_refuses_per_arm_info_of_another_length(key, length):
     assert_all_refuse(AGENTS, None, call, key)
 
 
-@pytest.mark.parametrize("best", [K, K + 4])
+@pytest.mark.parametrize("best", [K, K + 4, np.int64(K), np.array(K + 1)], ids=["K", "K+4", "np.int64", "0-d array"])
 def test_every_agent_refuses_an_optimal_action_beyond_its_arms(best):
     assert_all_refuse(
         AGENTS,

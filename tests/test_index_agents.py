@@ -8,10 +8,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from numba import types as nb_types
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
-from agents.base import Agent
-from agents.index import UCB, UCBN, Random, ThompsonSampling
+from agents import index
+from agents.base import Agent, entry_point
+from agents.index import _STATE, UCB, UCBN, Random, ThompsonSampling, _pulled_step
 
 PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)  # 0 - 1 - 2
 
@@ -222,6 +224,117 @@ def test_batched_equals_step_by_step_on_reward_tables(name):
     single = run_single(make, 4, 200, seed=0, tables=tables)
     batched, _ = run_batched(make, 4, 200, seed=0, tables=tables)
     np.testing.assert_array_equal(batched, single)
+
+
+class PlainUCB:
+    """UCB in plain Python (math.log, math.sqrt, sum / count means), for comparing the compiled agents."""
+
+    def __init__(self, n_arms: int, alpha: float) -> None:
+        self.c = alpha * alpha
+        self.sums = [0.0] * n_arms
+        self.counts = [0] * n_arms
+        self.t = 0
+
+    def act(self) -> int:
+        if 0 in self.counts:
+            return self.counts.index(0)
+        width = self.c * math.log(self.t + 1)
+        index = [s / n + math.sqrt(width / n) for s, n in zip(self.sums, self.counts, strict=True)]
+        return index.index(max(index))
+
+    def update(self, action: int, reward: float) -> None:
+        self.counts[action] += 1
+        self.sums[action] += reward
+        self.t += 1
+
+
+@pytest.mark.parametrize("alpha", [0.2, math.sqrt(2), 3.0])
+def test_single_env_ucb_step_matches_plain_python_for_every_scalar_type(alpha):
+    agent, plain = UCB(6, alpha=alpha), PlainUCB(6, alpha)
+    rng = np.random.default_rng(1)
+    kinds = [float, np.float64, lambda r: int(3 * r), lambda r: np.int64(3 * r)]
+    for t in range(3000):
+        action = agent.act()
+        assert action == plain.act()
+        reward = kinds[t % 4](rng.normal(0.5, 1.0))
+        agent.update(action if t % 2 else np.int64(action), reward)
+        plain.update(action, float(reward))
+    assert agent.t == plain.t == 3000
+    np.testing.assert_array_equal(agent.counts[0], plain.counts)
+    means = [s / n for s, n in zip(plain.sums, plain.counts, strict=True)]
+    np.testing.assert_array_equal(agent.means[0], means)  # bit-equal
+
+
+def test_single_env_ucbn_step_with_the_envs_info_equals_the_checked_path():
+    env = gym.make("GraphBandit-v0", n_arms=8, edge_probability=0.3, instance_seed=2, horizon=2000)
+    env.reset(seed=4)
+    fast, checked = UCBN(8), UCBN(8)
+    for _ in range(2000):
+        action = fast.act()
+        assert action == checked.act()
+        _, reward, _, _, info = env.step(action)
+        fast.update(action, reward, info)  # exact types: the one-call step
+        as_lists = {key: np.asarray(value).tolist() for key, value in info.items()}
+        checked.update(action, reward, as_lists)  # lists: the checked path
+    np.testing.assert_array_equal(fast.counts, checked.counts)
+    np.testing.assert_array_equal(fast.means, checked.means)
+    assert fast.t == checked.t == 2000
+
+
+def test_single_env_steps_with_the_envs_output_take_the_one_call_path(monkeypatch):
+    calls = []
+
+    def spy(name: str) -> Any:
+        inner = getattr(index, name)
+        monkeypatch.setattr(index, name, lambda *args: calls.append(name) or inner(*args))
+
+    env = gym.make("GraphBandit-v0", n_arms=5, edge_probability=0.5, instance_seed=1, horizon=20)
+    env.reset(seed=0)
+    ucb, ucbn = UCB(5), UCBN(5)  # built first: they load the entry points the spies wrap
+    spy("_pulled_step_call")
+    spy("_observed_step_call")
+    for _ in range(10):
+        _, reward, _, _, info = env.step(ucbn.act())  # numba-made arrays: equal, not identical, dtypes
+        ucbn.update(ucbn.act(), reward, info)
+        ucb.update(ucb.act(), reward, info)
+    assert calls.count("_pulled_step_call") == calls.count("_observed_step_call") == 10
+
+
+def test_writing_the_state_or_t_is_seen_by_the_next_act():
+    agent = UCB(3, alpha=1.0)
+    for arm, reward in [(0, 1.0), (1, 0.0), (2, 0.64), (0, 1.0)]:
+        agent.update(arm, reward)
+    assert agent.act() == 2  # as in test_ucb_plays_each_arm_first_then_uses_round_number
+    agent.t = 3  # ln 4 instead of ln 5: arm 0 wins
+    assert agent.act() == 0
+    agent.t = 4
+    agent.means[0, 1] = 5.0
+    assert agent.act() == 1
+    agent.counts[0, 2] = 0
+    assert agent.act() == 2
+    agent.update(2, 0.5)
+    np.testing.assert_array_equal(agent.counts, [[2, 1, 1]])
+
+
+def test_a_refused_update_keeps_the_next_choice():
+    agent = UCB(4)
+    for arm in range(4):
+        agent.update(arm, float(arm))
+    before = agent.act()
+    for action, reward in [(0, math.nan), (4, 0.5), (True, 0.5), (0, "1")]:
+        with pytest.raises((TypeError, ValueError)):
+            agent.update(action, reward)
+    assert agent.act() == before and agent.t == 4
+
+
+def test_entry_point_falls_back_to_the_dispatcher():
+    class NoCompile:
+        def compile(self, signature: Any) -> Any:
+            raise RuntimeError("no")
+
+    kernel = NoCompile()
+    assert entry_point(kernel, ()) is kernel
+    assert entry_point(_pulled_step, (_STATE, nb_types.int64, nb_types.float64, nb_types.int64)) is not _pulled_step
 
 
 def test_ts_batched_matches_step_by_step_in_distribution():

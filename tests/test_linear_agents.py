@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import math
+import pickle
 
 import dp_accounting
 import gymnasium as gym
@@ -120,6 +122,94 @@ def test_linucb_fast_path_equals_step_path():
     np.testing.assert_array_equal(fast.theta, step.theta)
     assert res.total_regret == pytest.approx(regret, rel=1e-12)
     assert res.checkpoint_regret[-1] == res.total_regret
+
+
+def _play_checked_path(agent, features, rewards, users=None) -> list[int]:
+    """The step API fed values that take the checked path: a list obs, 0-d array action and reward."""
+    actions = []
+    for t in range(features.shape[0]):
+        a = agent.act(features[t].tolist())
+        info = None if users is None else {"user_id": users[t]}
+        agent.update(np.array(a), np.array(rewards[t, a]), info)
+        actions.append(int(a))
+    return actions
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: LinUCB(4, alpha=0.7),
+        lambda: LDPLinUCB(4, 3.0, horizon=300, seed=2),
+        lambda: LDPLinUCB(4, 3.0, horizon=300, l_x=0.5, l_y=0.2, bonus="quadratic", seed=2),
+    ],
+)
+def test_single_env_step_with_plain_scalars_equals_the_checked_path(make):
+    x, r, _ = linear_problem(300, 7, 4, seed=21)
+    users = np.random.default_rng(3).integers(0, 5, size=300)
+    plain, checked = make(), make()
+    actions = []
+    for t in range(300):
+        a = plain.act(x[t])  # C-contiguous float64 (K, d): used as it is
+        assert isinstance(a, int)
+        plain.update(a, r[t, a], {"user_id": users[t]})  # int action, np.float64 reward: one compiled call
+        actions.append(a)
+    assert _play_checked_path(checked, x, r, users) == actions
+    np.testing.assert_array_equal(plain.theta, checked.theta)
+    np.testing.assert_array_equal(plain.server.chol, checked.server.chol)
+    assert plain.t == checked.t == 300
+    if isinstance(plain, LDPLinUCB):
+        assert plain.n_clipped_features == checked.n_clipped_features
+        assert plain.n_clipped_rewards == checked.n_clipped_rewards
+        assert plain.max_user_reports == checked.max_user_reports == np.bincount(users).max()
+        capped = make()  # a cap nobody reaches: the per-round ledger path
+        capped.max_reports_per_user = capped._reports.max_reports = 10**9
+        assert _play_checked_path(capped, x, r, users) == actions
+        assert capped.max_user_reports == plain.max_user_reports and capped.n_withheld == plain.n_withheld == 0
+        assert capped.privacy_per_user().tight == plain.privacy_per_user().tight
+
+
+def test_single_env_steps_with_plain_values_take_the_one_call_path(monkeypatch):
+    x, r, _ = linear_problem(10, 5, 3, seed=24)
+    agent = LDPLinUCB(3, 2.0, horizon=10, seed=1)
+    kernels, calls = agent._kernels, []
+    for name in ("choose_one", "report_one", "choose", "update"):
+        inner = getattr(kernels, name)
+        monkeypatch.setattr(kernels, name, lambda *args, n=name, f=inner: calls.append(n) or f(*args))
+    for t in range(10):
+        a = agent.act(x[t])
+        agent.update(a, r[t, a], {"user_id": 3})
+    assert calls == ["choose_one", "report_one"] * 10
+
+
+def test_linear_agents_copied_mid_run_play_on_alike():
+    x, r, _ = linear_problem(60, 5, 3, seed=22)
+    agent = LDPLinUCB(3, 2.0, horizon=60, seed=1)
+    for t in range(30):
+        agent.update(agent.act(x[t]), r[t, 0])
+    copies = [agent, pickle.loads(pickle.dumps(agent)), copy.deepcopy(agent)]
+    played: list[list[int]] = [[], [], []]
+    for t in range(30, 60):
+        for ag, actions in zip(copies, played, strict=True):
+            actions.append(ag.act(x[t]))
+            ag.update(actions[-1], r[t, actions[-1]])
+    assert played[0] == played[1] == played[2]
+    np.testing.assert_array_equal(copies[0].theta, copies[1].theta)
+
+
+def test_a_replaced_server_gets_the_next_reports():
+    x, r, _ = linear_problem(20, 5, 3, seed=23)
+    agent = LinUCB(3)
+    for t in range(10):
+        agent.update(agent.act(x[t]), r[t, 0])
+    old, fresh = agent.server, LinUCBServer(3, 1, 1.0)
+    before = old.gram.copy()
+    agent.server = fresh
+    a = agent.act(x[10])
+    assert a == LinUCB(3).act(x[10])  # chosen with the fresh server's θ = 0
+    agent.update(a, r[10, a])
+    assert fresh.t == 1 and old.t == 10
+    np.testing.assert_array_equal(old.gram, before)
+    assert fresh.gram.any()
 
 
 # LDP-LinUCB constants -----------------------------------------------------------------------
@@ -469,6 +559,10 @@ def test_linucb_rejects_bad_arguments_and_inputs():
         agent.act(np.ones((4, 2)))
     with pytest.raises(ValueError, match="obs"):
         agent.act(np.full((4, 3), np.nan))
+    with pytest.raises(ValueError, match="obs must have shape"):
+        agent.act(np.ones((0, 3)))
+    with pytest.raises(ValueError, match="obs must contain only finite numbers"):
+        agent.act(np.array([[1.0, 2.0, np.inf]]))
     agent.act(np.ones((4, 3)))
     with pytest.raises(ValueError, match="action"):
         agent.update(4, 1.0)

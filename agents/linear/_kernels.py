@@ -40,6 +40,7 @@ __all__ = [
     "PIVOT_RTOL",
     "SCHEDULE_CONSTANT",
     "SCHEDULE_LDP",
+    "all_finite",
     "choose_arm",
     "choose_batch",
     "cholesky_upper",
@@ -47,13 +48,16 @@ __all__ = [
     "eig_floor_factor",
     "fill_normals",
     "receive_batch",
-    "report_batch",
     "round_schedule",
     "run_copy",
     "run_parallel",
     "run_serial",
     "server_receive",
     "solve_theta",
+    "step_choose",
+    "step_choose_one",
+    "step_report",
+    "step_update",
     "write_report",
 ]
 
@@ -379,24 +383,6 @@ def choose_batch(
 
 
 @njit(error_model="numpy")
-def report_batch(
-    obs: FloatArray,
-    actions: IntArray,
-    rewards: FloatArray,
-    l_x: float,
-    l_y: float,
-    sigma: float,
-    noise: FloatArray,
-    gram: FloatArray,
-    vec: FloatArray,
-    flags: IntArray,
-) -> None:  # pragma: no cover
-    """``flags[b] = write_report(obs[b], actions[b], rewards[b], ..., noise[b], gram[b], vec[b])`` for every copy b."""
-    for b in range(obs.shape[0]):
-        flags[b] = write_report(obs[b], actions[b], rewards[b], l_x, l_y, sigma, noise[b], gram[b], vec[b])
-
-
-@njit(error_model="numpy")
 def receive_batch(
     v_sum: FloatArray,
     u_sum: FloatArray,
@@ -410,6 +396,159 @@ def receive_batch(
     """:func:`server_receive` for every copy b; ``floored[b]`` counts the rounds that used the eigenvalue floor."""
     for b in range(v_sum.shape[0]):
         floored[b] += server_receive(v_sum[b], u_sum[b], gram[b], vec[b], shift, u_fac[b], theta[b])
+
+
+@njit(error_model="numpy")
+def all_finite(values: FloatArray) -> bool:  # pragma: no cover
+    """Whether every entry of ``values`` (C-contiguous) is finite: ``np.isfinite(values).all()``."""
+    flat = values.reshape(values.size)
+    for i in range(flat.shape[0]):
+        if not np.isfinite(flat[i]):
+            return False
+    return True
+
+
+@njit(error_model="numpy")
+def step_choose_one(
+    x: FloatArray, t: int, theta: FloatArray, u_fac: FloatArray, sched: FloatArray, l_x: float, quadratic: bool
+) -> int:  # pragma: no cover
+    """One env's choice in round ``t`` (the step API's ``act``), or -1 when ``x`` does not fit.
+
+    ``x`` (C-contiguous) should be the (n_arms, d) feature matrix, n_arms >= 1, d the server's,
+    all finite; otherwise -1 is returned and nothing computed. The server arrays have a batch
+    axis of length 1. With β = ``round_schedule(t, sched)[2]``: ``choose_arm(x, theta[0],
+    u_fac[0], β, l_x, quadratic, ...)``, as :func:`step_choose` for one copy.
+    """
+    n_arms, d = x.shape
+    if n_arms < 1 or d != theta.shape[1] or not all_finite(x):
+        return -1
+    _, _, beta = round_schedule(t, sched)
+    work = np.empty((2 * d + 1) * n_arms)  # xt, z and scores of choose_arm in one allocation
+    xt = work[: d * n_arms].reshape((d, n_arms))
+    z = work[d * n_arms : 2 * d * n_arms].reshape((d, n_arms))
+    return choose_arm(x, theta[0], u_fac[0], beta, l_x, quadratic, xt, z, work[2 * d * n_arms :])
+
+
+@njit(error_model="numpy")
+def step_choose(
+    obs: FloatArray,
+    t: int,
+    theta: FloatArray,
+    u_fac: FloatArray,
+    sched: FloatArray,
+    l_x: float,
+    quadratic: bool,
+    out: IntArray,
+) -> bool:  # pragma: no cover
+    """The clients' choices in round ``t`` (the step API's ``act``): ``out[b]`` for every copy b.
+
+    The client's step of the (LDP-)LinUCB protocol (Zheng et al., NeurIPS 2020; LinUCB: Li et al.,
+    WWW 2010), as in :func:`run_copy`.
+
+    ``obs`` (C-contiguous) is one env's (n_arms, d) feature matrix or B copies' (B, n_arms, d).
+    With β = ``round_schedule(t, sched)[2]``, ``out[b] = choose_arm(obs[b], theta[b], u_fac[b],
+    β, l_x, quadratic, ...)``, as :func:`choose_batch`. Returns False, writing nothing, when
+    ``obs`` holds a NaN or an infinity.
+    """
+    if not all_finite(obs):
+        return False
+    n_arms, d = obs.shape[-2], obs.shape[-1]
+    x = obs.reshape((-1, n_arms, d))
+    _, _, beta = round_schedule(t, sched)
+    xt = np.empty((d, n_arms))
+    z = np.empty((d, n_arms))
+    scores = np.empty(n_arms)
+    for b in range(x.shape[0]):
+        out[b] = choose_arm(x[b], theta[b], u_fac[b], beta, l_x, quadratic, xt, z, scores)
+    return True
+
+
+@njit(error_model="numpy")
+def step_update(
+    obs: FloatArray,
+    actions: IntArray,
+    rewards: FloatArray,
+    send: npt.NDArray[np.bool_],
+    noise: FloatArray,
+    t: int,
+    sched: FloatArray,
+    l_x: float,
+    l_y: float,
+    sigma: float,
+    v_sum: FloatArray,
+    u_sum: FloatArray,
+    u_fac: FloatArray,
+    theta: FloatArray,
+    clips: IntArray,
+    floors: IntArray,
+) -> None:  # pragma: no cover
+    """Reports and server update of round t (the step API's ``update``) for every copy b.
+
+    The report and server steps of the (LDP-)LinUCB protocol (Zheng et al., NeurIPS 2020), as in
+    :func:`run_copy`.
+
+    ``obs`` is the round's (n_arms, d) or (B, n_arms, d) features. A copy with ``send[b]``
+    reports :func:`write_report` of its arm and reward with its row of ``noise`` (B, m) and
+    counts the clip flags in ``clips[b]``; a copy whose user may not report sends a zero report
+    (the server adds nothing). The server then adds each report and refactors V + c_t I, c_t =
+    ``round_schedule(t, sched)[1]`` (:func:`server_receive`; eigenvalue floors count in
+    ``floors[b]``). The client and the server stay separate functions: the server's only input
+    is the report. Equivalent:
+    ``flags[b] = write_report(...)`` for every copy, ``clips[send, 0] += flags[send] & 1``,
+    ``clips[send, 1] += flags[send] >> 1``, the reports of the other copies set to zero, then
+    :func:`receive_batch`.
+    """
+    n_arms, d = obs.shape[-2], obs.shape[-1]
+    x = obs.reshape((-1, n_arms, d))
+    _, shift, _ = round_schedule(t, sched)
+    gram = np.empty((d, d))
+    vec = np.empty(d)
+    for b in range(v_sum.shape[0]):
+        if send[b]:
+            flags = write_report(x[b], actions[b], rewards[b], l_x, l_y, sigma, noise[b], gram, vec)
+            clips[b, 0] += flags & 1
+            clips[b, 1] += flags >> 1
+        else:
+            gram[:] = 0.0
+            vec[:] = 0.0
+        floors[b] += server_receive(v_sum[b], u_sum[b], gram, vec, shift, u_fac[b], theta[b])
+
+
+@njit(error_model="numpy")
+def step_report(
+    x: FloatArray,
+    action: int,
+    reward: float,
+    noise: FloatArray,
+    t: int,
+    sched: FloatArray,
+    l_x: float,
+    l_y: float,
+    sigma: float,
+    v_sum: FloatArray,
+    u_sum: FloatArray,
+    u_fac: FloatArray,
+    theta: FloatArray,
+    clips: IntArray,
+    floors: IntArray,
+) -> None:  # pragma: no cover
+    """One env's report and server update of round t (the step API's ``update`` with plain scalars).
+
+    ``x`` is the round's (n_arms, d) features and ``noise`` the report's m normals; the server
+    arrays have a batch axis of length 1. Same as :func:`step_update` with one copy that reports:
+    ``flags = write_report(x, action, reward, l_x, l_y, sigma, noise, gram, vec)``, the clip
+    flags counted in ``clips[0]``, then :func:`server_receive` with c_t =
+    ``round_schedule(t, sched)[1]`` (a floor counts in ``floors[0]``).
+    """
+    d = x.shape[1]
+    _, shift, _ = round_schedule(t, sched)
+    work = np.empty((d + 1) * d)  # the report (gram, vec) in one allocation
+    gram = work[: d * d].reshape((d, d))
+    vec = work[d * d :]
+    flags = write_report(x, action, reward, l_x, l_y, sigma, noise, gram, vec)
+    clips[0, 0] += flags & 1
+    clips[0, 1] += flags >> 1
+    floors[0] += server_receive(v_sum[0], u_sum[0], gram, vec, shift, u_fac[0], theta[0])
 
 
 @njit(error_model="numpy")

@@ -4,21 +4,47 @@ r"""Machinery shared by LinUCB and LDP-LinUCB: the step API and the compiled fas
 copies in lock-step: ``act`` is the client's choice, ``update`` the client's report followed by
 the server's update, and :meth:`LinearAgent.run` plays a block of rounds in one compiled loop
 (:func:`agents.linear._kernels.run_copy`) with the same kernels and the same random draws, so it
-chooses the same actions as the step API. Subclasses set the schedule of (γ_t, c_t, β_t), the
-noise scale and the clipping bounds; they add no per-round logic.
+chooses the same actions as the step API. Each ``act`` and each ``update`` is one compiled call
+(``step_choose_one`` / ``step_report`` for one env, ``step_choose`` / ``step_update`` for
+copies), called through its compiled entry point (:func:`agents.base.entry_point`); the noise
+comes from ``rng.standard_normal``, the same draws as the fast path's. The step API costs about
+1.5-2x ``run`` per round (``benchmarks/bench_step_api.py``). Subclasses set the schedule of
+(γ_t, c_t, β_t), the noise scale and the clipping bounds; they add no per-round logic.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numba
 import numpy as np
 import numpy.typing as npt
+from numba import types
 
-from agents.base import Agent, _as_array, _space, check_int, check_state_size, check_values, describe, env_arms
-from agents.linear._kernels import choose_batch, fill_normals, report_batch, round_schedule, run_parallel, run_serial
+from agents.base import (
+    Agent,
+    _as_array,
+    _space,
+    check_int,
+    check_state_size,
+    check_values,
+    describe,
+    entry_point,
+    env_arms,
+)
+from agents.linear._kernels import (
+    fill_normals,
+    round_schedule,
+    run_parallel,
+    run_serial,
+    step_choose,
+    step_choose_one,
+    step_report,
+    step_update,
+)
 from agents.linear.protocol import LinUCBServer, as_features
 
 __all__ = ["LinearAgent", "LinearRunResult"]
@@ -28,6 +54,53 @@ IntArray = npt.NDArray[np.int64]
 
 #: Normal draws kept in memory at once by the fast path (per chunk of rounds), ~4 MB.
 _NOISE_CHUNK = 1 << 19
+_FLOAT64 = np.dtype(np.float64)
+_NP_INT64, _NP_FLOAT64 = np.int64, np.float64
+
+
+class _StepKernels:
+    """Compiled entry points of the step kernels for observations of one rank (2: one env, 3: N copies).
+
+    The arrays the agent owns are C-contiguous; actions and rewards come from the caller and may
+    have any strides (layout ``"A"``). ``choose_one`` and ``report_one`` are one env's calls with
+    plain scalars (rank 2 only). Each call ends with the agent's ``_choose_args`` or
+    ``_report_args`` (the arrays and parameters that do not change between rounds).
+    """
+
+    def __init__(self, rank: int) -> None:
+        self.rank = rank
+        f8, i8, flag = types.float64, types.int64, types.boolean
+        obs = types.Array(f8, rank, "C")
+        vec, mat, cube = types.Array(f8, 1, "C"), types.Array(f8, 2, "C"), types.Array(f8, 3, "C")
+        ints, int_mat = types.Array(i8, 1, "C"), types.Array(i8, 2, "C")
+        any_ints, any_floats = types.Array(i8, 1, "A"), types.Array(f8, 1, "A")
+        any_flags = types.Array(types.bool_, 1, "A")
+        choose_args = (mat, cube, vec, f8, flag)  # θ, U, schedule, l_x, quadratic
+        # schedule, l_x, l_y, σ, V, u, U, θ, clip counts, floor counts
+        report_args = (vec, f8, f8, f8, cube, mat, cube, mat, int_mat, ints)
+        self.choose: Callable[..., bool] = entry_point(step_choose, (obs, i8, *choose_args, ints))
+        self.update: Callable[..., None] = entry_point(
+            step_update, (obs, any_ints, any_floats, any_flags, mat, i8, *report_args)
+        )
+        if rank == 2:
+            self.choose_one: Callable[..., int] = entry_point(step_choose_one, (obs, i8, *choose_args))
+            self.report_one: Callable[..., None] = entry_point(step_report, (obs, i8, f8, vec, i8, *report_args))
+
+    def __reduce__(self) -> tuple[Any, tuple[int]]:
+        """Pickled by rank: a copy of an agent (pickle, deepcopy) uses this process's entry points."""
+        return _step_kernels, (self.rank,)
+
+
+#: The step kernels per rank of the observation, loaded by the first agent that needs them.
+_STEP_KERNELS: dict[int, _StepKernels] = {}
+
+
+def _step_kernels(rank: int) -> _StepKernels:
+    """The step kernels for observations of ``rank`` dimensions, loaded once per process."""
+    kernels = _STEP_KERNELS.get(rank)
+    if kernels is None:
+        kernels = _STEP_KERNELS[rank] = _StepKernels(rank)
+    return kernels
 
 
 @dataclass
@@ -102,6 +175,32 @@ class LinearAgent(Agent):
         self.server = LinUCBServer(self.n_features, self.batch, self._initial_shift)
         self._clips: IntArray = np.zeros((self.batch, 2), dtype=np.int64)
         self._last_obs: FloatArray | None = None
+        self._send_all = np.ones(self.batch, dtype=np.bool_)
+        self._no_noise = np.empty((self.batch, 0))
+        self._no_noise_row = np.empty(0)
+        self._m = self._noise_size
+        self._bind_server()
+        self._kernels = _step_kernels(2 if self.n_envs is None else 3)
+
+    def _bind_server(self) -> None:
+        """Collect the arrays and parameters every step call passes after the round's own values.
+
+        The step calls check that ``server`` is still the one bound here and bind again if not.
+        """
+        srv = self._bound_server = self.server
+        self._choose_args = (srv.theta, srv.chol, self._sched, self._l_x, self._quadratic)
+        self._report_args = (
+            self._sched,
+            self._l_x,
+            self._l_y,
+            self._sigma,
+            srv.gram,
+            srv.moment,
+            srv.chol,
+            srv.theta,
+            self._clips,
+            srv.n_eig_floor,
+        )
 
     def _per_copy(self, values: IntArray) -> int | IntArray:
         return int(values[0]) if self.n_envs is None else values.copy()
@@ -132,14 +231,30 @@ class LinearAgent(Agent):
         ``obs`` is the (n_arms, d) feature matrix (with ``n_envs=N``: (N, n_arms, d)); it is kept
         for ``update``, which reports the chosen row.
         """
-        lead = () if self.n_envs is None else (self.n_envs,)
-        x = as_features("obs", obs, lead, self.n_features).reshape((self.batch, -1, self.n_features))
-        self.n_arms = x.shape[1]
-        _, _, beta = round_schedule(self.server.t + 1, self._sched)
+        if (
+            self.n_envs is None
+            and type(obs) is np.ndarray
+            and obs.ndim == 2
+            and (obs.dtype is _FLOAT64 or obs.dtype == _FLOAT64)  # arrays made by numba: an equal dtype
+            and obs.flags.c_contiguous
+        ):  # the usual observation, used as it is: the kernel checks its shape and values
+            srv = self.server
+            if srv is not self._bound_server:
+                self._bind_server()
+            chosen = self._kernels.choose_one(obs, srv.t + 1, *self._choose_args)
+            if chosen >= 0:
+                self.n_arms = obs.shape[0]
+                self._last_obs = obs
+                return chosen
+        x = as_features("obs", obs, () if self.n_envs is None else (self.n_envs,), self.n_features)
+        srv = self.server
+        if srv is not self._bound_server:
+            self._bind_server()
         out = np.empty(self.batch, dtype=np.int64)
-        choose_batch(x, self.server.theta, self.server.chol, beta, self._l_x, self._quadratic, out)
+        self._kernels.choose(x, srv.t + 1, *self._choose_args, out)
+        self.n_arms = x.shape[-2]
         self._last_obs = x
-        return self._out(out)
+        return int(out[0]) if self.n_envs is None else out
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Client report of the arm played in the last ``act`` (features kept from it), then server update.
@@ -147,20 +262,54 @@ class LinearAgent(Agent):
         ``info`` is not used (its ``regret`` is the env's business, not the learner's), but its
         per-arm arrays and ``optimal_action`` must fit the arm count of the last observation.
         """
-        if self._last_obs is None:
+        x = self._last_obs
+        if x is None:
             raise RuntimeError("update() needs the features of the last act(obs); call act(obs) first.")
-        a, r = self._feedback(action, reward, info, n_arms=self._last_obs.shape[1])
-        d = self.n_features
-        noise = np.empty((self.batch, self._noise_size))
-        fill_normals(self.rng, noise)
-        gram, vec = np.empty((self.batch, d, d)), np.empty((self.batch, d))
-        flags = np.empty(self.batch, dtype=np.int64)
-        report_batch(self._last_obs, a, r, self._l_x, self._l_y, self._sigma, noise, gram, vec, flags)
-        self._clips[:, 0] += flags & 1
-        self._clips[:, 1] += flags >> 1
+        r = self._plain_feedback(x, action, reward)
+        if r is not None:  # one env, plain scalars: one compiled call
+            if info is not None:
+                self._check_info(info, x.shape[-2])
+            self._report_one(x, action, r)
+            return
+        a, rewards = self._feedback(action, reward, info, n_arms=x.shape[-2])
+        self._report(x, a, rewards, self._send_all)
+
+    def _plain_feedback(self, x: FloatArray, action: Any, reward: Any) -> float | None:
+        """:meth:`Agent._scalar_feedback` for the arms of ``x``, with the usual case (int, float) inlined.
+
+        The linear agents take any finite reward (``reward_bounds`` is None: LDP-LinUCB clips).
+        """
+        tr, ta = type(reward), type(action)
+        if (tr is float or tr is _NP_FLOAT64) and (ta is int or ta is _NP_INT64) and self.n_envs is None:
+            return reward if 0 <= action < x.shape[0] and -math.inf < reward < math.inf else None
+        return self._scalar_feedback(action, reward, x.shape[-2])
+
+    def _report_one(self, x: FloatArray, action: int, reward: float) -> None:
+        """One env's report of round t+1 and the server update, for an action and reward already checked."""
+        m = self._m
+        noise = self.rng.standard_normal(m) if m else self._no_noise_row
+        srv = self.server
+        if srv is not self._bound_server:
+            self._bind_server()
+        self._kernels.report_one(x, action, reward, noise, srv.t + 1, *self._report_args)
+        srv.t += 1
         self._last_obs = None
-        _, shift, _ = round_schedule(self.server.t + 1, self._sched)
-        self.server.receive(gram, vec, shift)
+
+    def _report(self, x: FloatArray, actions: IntArray, rewards: FloatArray, send: npt.NDArray[np.bool_]) -> None:
+        """Round t+1's reports (from the copies with ``send``; the others send nothing) and server update.
+
+        Every copy draws its ``d(d+1)/2 + d`` normals (when σ > 0) from ``rng``, in copy order,
+        whether it reports or not; ``step_update`` (:mod:`agents.linear._kernels`) does the rest in
+        one compiled call.
+        """
+        m = self._m
+        noise = self.rng.standard_normal((self.batch, m)) if m else self._no_noise
+        srv = self.server
+        if srv is not self._bound_server:
+            self._bind_server()
+        self._kernels.update(x, actions, rewards, send, noise, srv.t + 1, *self._report_args)
+        srv.t += 1
+        self._last_obs = None
 
     def run(
         self,

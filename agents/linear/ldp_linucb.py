@@ -27,6 +27,7 @@ against the authors' code ``MIFA-Lab/LDPbandit2020`` ``src/linucb.py``.
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
@@ -35,7 +36,7 @@ import numpy.typing as npt
 from agents.base import PrivateAgent, check_choice, check_float, check_int
 from agents.linear._kernels import SCHEDULE_LDP
 from agents.linear.base import LinearAgent, LinearRunResult
-from agents.linear.protocol import BONUSES, LinUCBServer
+from agents.linear.protocol import BONUSES
 from bandit_envs.privacy import gaussian_delta, gaussian_sigma_analytic
 from bandit_envs.privacy.accounting import (
     ReportLedger,
@@ -216,7 +217,8 @@ class LDPLinUCB(LinearAgent, PrivateAgent):
     ``_last_obs``, the candidate features of the current user between :meth:`act` and
     :meth:`update` (cleared by ``update``); ``n_clipped_features`` / ``n_clipped_rewards`` (counted
     before privatization); the ledger behind ``max_user_reports`` and ``n_withheld`` (who reported
-    how often). What the server holds (``server``: V, u, θ and the factor, ``theta``) is
+    how often, with the latest reports counted in ``_pending_anonymous`` / ``_pending_named`` until
+    the ledger is next read). What the server holds (``server``: V, u, θ and the factor, ``theta``) is
     post-processing of the noisy reports and may be released.
 
     References
@@ -279,14 +281,31 @@ class LDPLinUCB(LinearAgent, PrivateAgent):
         self.report_mechanism = ReportMechanism.gaussian(self.sigma, self.sensitivity, self.epsilon, self._delta_spent)
         self.max_reports_per_user = report_cap(self.report_mechanism, max_reports_per_user, user_budget)
         self.user_budget = user_budget
-        self._ledger = ReportLedger(self.batch, self.max_reports_per_user)
+        self._reports = ReportLedger(self.batch, self.max_reports_per_user)
         self._reset_state()
 
     def _reset_state(self) -> None:
         super()._reset_state()
-        self.server = _GatedServer(self.n_features, self.batch, self._initial_shift)
-        self._ledger.reset()
+        self._reports.reset()
+        # Without a cap every report is sent, and update counts them here; _ledger adds them to
+        # the ledger before anything reads it (one ledger call per look instead of one per round).
+        self._pending_anonymous = 0
+        self._pending_named: list[dict[Hashable, int]] = [{} for _ in range(self.batch)]
+        self._pending_users = False
         self.rng = noise_generator(self.seed)
+
+    @property
+    def _ledger(self) -> ReportLedger:
+        """The ledger of reports per user, with the reports counted since the last look added."""
+        ledger = self._reports
+        if self._pending_anonymous:
+            ledger.record_block(None, self._pending_anonymous)
+            self._pending_anonymous = 0
+        if self._pending_users:
+            ledger.record_block(self._pending_named, 0)
+            self._pending_named = [{} for _ in range(self.batch)]
+            self._pending_users = False
+        return ledger
 
     @property
     def privacy_per_report(self) -> tuple[float, float]:
@@ -332,24 +351,32 @@ class LDPLinUCB(LinearAgent, PrivateAgent):
 
         The round's user is ``info["user_id"]`` (none: the whole stream is one user).
         """
-        if self._last_obs is None:
+        x = self._last_obs
+        if x is None:
             raise RuntimeError("update() needs the features of the last act(obs); call act(obs) first.")
-        self._feedback(action, reward, info, n_arms=self._last_obs.shape[1])  # refused alike when capped
+        r = None if self.max_reports_per_user is not None else self._plain_feedback(x, action, reward)
+        if r is None:
+            a, rewards = self._feedback(action, reward, info, n_arms=x.shape[-2])  # refused alike when capped
+        elif info is not None:
+            self._check_info(info, x.shape[-2])
         users = user_ids(info, self.batch)
-        send = self._ledger.allowed(users)
-        if not send.any():
-            self._last_obs = None
-            self._ledger.record(users, send)
+        if self.max_reports_per_user is None:  # every user may report: count the reports in bulk
+            if r is not None:  # one env, plain scalars: one compiled call
+                self._report_one(x, action, r)
+            else:
+                self._report(x, a, rewards, self._send_all)
+            if users is None:
+                self._pending_anonymous += 1
+            else:
+                for counts, user in zip(self._pending_named, users, strict=True):
+                    counts[user] = counts.get(user, 0) + 1
+                self._pending_users = True
             return
-        clips = self._clips.copy()
-        server = self.server
-        assert isinstance(server, _GatedServer)
-        server.gate = None if send.all() else send
-        try:
-            super().update(action, reward, info)
-        finally:
-            server.gate = None
-        self._clips[~send] = clips[~send]
+        send = self._ledger.allowed(users)
+        if send.any():
+            self._report(x, a, rewards, send)
+        else:  # no copy may report: the server skips the round
+            self._last_obs = None
         self._ledger.record(users, send)
 
     def run(
@@ -411,19 +438,3 @@ class LDPLinUCB(LinearAgent, PrivateAgent):
             f"alpha={self.alpha}, horizon={self.horizon}, sigma_method={self.sigma_method!r}, "
             f"bonus={self.bonus!r}, n_envs={self.n_envs}, seed={self.seed})"
         )
-
-
-class _GatedServer(LinUCBServer):
-    """The server, with the reports of the copies whose user is capped replaced by zero (nothing added)."""
-
-    def __init__(self, n_features: int, batch: int, initial_shift: float) -> None:
-        super().__init__(n_features, batch, initial_shift)
-        #: Per copy, whether its user's report reaches the server this round (None: every copy).
-        self.gate: npt.NDArray[np.bool_] | None = None
-
-    def receive(self, gram_reports: FloatArray, vector_reports: FloatArray, shift: float) -> None:
-        """Add the reports of the open copies (zero for the others) and refactor V + shift·I."""
-        if self.gate is not None:
-            gram_reports = np.where(self.gate[:, None, None], gram_reports, 0.0)
-            vector_reports = np.where(self.gate[:, None], vector_reports, 0.0)
-        super().receive(gram_reports, vector_reports, shift)

@@ -1,0 +1,275 @@
+"""Cost of the single-copy step API (``act`` + ``update``), each against a reference timed in the same run.
+
+Ratios (every pair interleaved, several repetitions, medians):
+
+* ``agents.UCB`` with one env (no ``n_envs``), K = 10: microseconds per ``act()`` +
+  ``update(action, reward)`` with a float reward. Goal: at most 1 us, reported as the ratio
+  1 us / measured (goal 1). Printed beside it, from the same run: two bare Python method calls on
+  a trivial object in the same loop (the floor of any step API), and the same agent built with
+  ``n_envs=1``, whose arrays of shape (1,) take the general checked path (the cost of the
+  single-env step before it had its own one-call path).
+* ``agents.UCB`` and ``agents.UCBN`` with one env fed the ``GraphBandit-v0`` step output
+  (reward and info, side observations included) against the same agents with ``n_envs=1``, for
+  information.
+* ``LinUCB`` and ``LDPLinUCB`` (d = 20, 20 arms, MovieLens-like features as in
+  ``bench_ldp_linucb.py``): the step API over T rounds against the same agent's compiled
+  ``run`` over the same rounds. Goal: the step API at least 0.5x the speed of ``run``. Both must
+  choose the same actions (checked).
+
+Usage: ``python benchmarks/bench_step_api.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numba
+import numpy as np
+from _common import Ratio, interleaved, print_results
+
+import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
+from agents import UCB, UCBN, LDPLinUCB, LinUCB
+
+K = 10  # arms of the UCB agents
+D = ARMS = 20  # features and arms of the linear agents
+UCB_GOAL_US = 1.0
+
+
+class Bare:
+    """The reference object: ``act`` and ``update`` that do nothing."""
+
+    def act(self) -> int:
+        return 1
+
+    def update(self, action: int, reward: float) -> None:
+        pass
+
+
+def bernoulli_rows(rounds: int, seed: int = 0) -> list[list[float]]:
+    """A table of Bernoulli rewards (rounds x K) as Python lists, arm means in [0.2, 0.8]."""
+    rng = np.random.default_rng(seed)
+    means = rng.uniform(0.2, 0.8, size=K)
+    return (rng.random((rounds, K)) < means).astype(np.float64).tolist()
+
+
+def step_loop(agent: Any, rows: list[list[float]]) -> Callable[[], None]:
+    """A loop of ``update(act(), reward of the chosen arm)`` over ``rows`` (after a reset)."""
+
+    def run() -> None:
+        if hasattr(agent, "reset"):
+            agent.reset()
+        act, update = agent.act, agent.update
+        for row in rows:
+            a = act()
+            update(a, row[a])
+
+    return run
+
+
+def batched_loop(agent: UCB, rows: list[list[float]]) -> Callable[[], None]:
+    """The same loop through the general checked path: ``n_envs=1``, arrays of shape (1,)."""
+    table = np.array(rows)
+
+    def run() -> None:
+        agent.reset()
+        act, update = agent.act, agent.update
+        for t in range(table.shape[0]):
+            a = act()
+            update(a, table[t, a])
+
+    return run
+
+
+def interleaved_cpu(
+    subject: Callable[[], object], reference: Callable[[], object], repeats: int
+) -> tuple[float, float]:
+    """:func:`interleaved` with the CPU time of this thread (``time.thread_time``) instead of wall time.
+
+    On a shared machine, wall time also counts the time other processes hold the core; the
+    thread's CPU time does not (cache and frequency effects remain).
+    """
+    s_times, r_times = [], []
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            start = time.thread_time()
+            subject()
+            s_times.append(time.thread_time() - start)
+            start = time.thread_time()
+            reference()
+            r_times.append(time.thread_time() - start)
+    finally:
+        if enabled:
+            gc.enable()
+    return statistics.median(s_times), statistics.median(r_times)
+
+
+def ucb_ratios(quick: bool) -> list[Ratio]:
+    steps, repeats = (2_000, 5) if quick else (20_000, 15)
+    rows = bernoulli_rows(steps)
+    single, bare, batch1 = UCB(K), Bare(), UCB(K, n_envs=1)
+    one, ref, old = step_loop(single, rows), step_loop(bare, rows), batched_loop(batch1, rows)
+    for fn in (one, ref, old):  # compile / load the kernels
+        fn()
+    us, bare_us = (x / steps * 1e6 for x in interleaved(one, ref, repeats))
+    cpu_us, bare_cpu_us = (x / steps * 1e6 for x in interleaved_cpu(one, ref, repeats))
+    # The checked path is ~10x slower: fewer rounds of it, and its own interleaving with the subject.
+    us_again, old_us = (x / steps * 1e6 for x in interleaved(one, old, max(3, repeats // 3)))
+    single.reset()
+    batch1.reset()
+    same = all(single_step(single, batch1, row) for row in rows[:500])
+    detail = (
+        f"{us:.3f} us per act+update (K={K}, float rewards; wall time, median of {repeats}); two bare "
+        f"method calls in the same loop {bare_us:.3f} us (UCB = {us / bare_us:.1f}x them); CPU time of the "
+        f"thread: UCB {cpu_us:.3f} us, bare calls {bare_cpu_us:.3f} us; the checked n_envs=1 path "
+        f"{old_us:.2f} us; same actions as the n_envs=1 path: {same}"
+    )
+    return [
+        Ratio(
+            "UCB single-env act+update <= 1 us",
+            "UCB(10) act+update",
+            f"{UCB_GOAL_US:g} us",
+            UCB_GOAL_US / us,
+            1.0,
+            detail,
+        ),
+        Ratio(
+            "UCB single-env step vs checked n_envs=1 path",
+            "UCB(10) act+update",
+            "UCB(10, n_envs=1) act+update",
+            old_us / us_again,
+            None,
+            f"{us_again:.3f} us vs {old_us:.2f} us per step (wall time, interleaved)",
+        ),
+    ]
+
+
+def single_step(single: UCB, batch1: UCB, row: list[float]) -> bool:
+    """One round of both agents on the same reward row; whether they chose the same arm."""
+    a, b = single.act(), batch1.act()
+    single.update(a, row[a])
+    batch1.update(b, np.array([row[int(b[0])]]))
+    return a == int(b[0])
+
+
+def with_info_ratio(make: Callable[..., UCB | UCBN], name: str, quick: bool) -> Ratio:
+    """One env fed the real ``GraphBandit-v0`` step output (reward and info) against the checked ``n_envs=1`` path."""
+    steps, repeats = (1_000, 5) if quick else (10_000, 9)
+    env = gym.make("GraphBandit-v0", n_arms=K, edge_probability=0.3, instance_seed=1, horizon=steps)
+    env.reset(seed=0)
+    feedback = []
+    rng = np.random.default_rng(2)
+    for a in rng.integers(0, K, size=steps).tolist():  # the env's real step output, recorded
+        _, reward, _, _, info = env.step(a)
+        feedback.append((reward, info))
+    batch_feedback = [
+        (np.array([reward]), {key: np.asarray(value)[None] for key, value in info.items()}) for reward, info in feedback
+    ]
+
+    def loop(agent: UCB | UCBN, rounds: list[tuple[Any, dict[str, Any]]]) -> Callable[[], None]:
+        def run() -> None:
+            agent.reset()
+            act, update = agent.act, agent.update
+            for reward, info in rounds:
+                update(act(), reward, info)
+
+        return run
+
+    one, checked = loop(make(K), feedback), loop(make(K, n_envs=1), batch_feedback)
+    one()
+    checked()
+    us, old_us = (x / steps * 1e6 for x in interleaved(one, checked, repeats))
+    return Ratio(
+        f"{name} single-env step with the env's info vs checked n_envs=1 path",
+        f"{name}(10) act+update(a, r, info)",
+        f"{name}(10, n_envs=1) act+update",
+        old_us / us,
+        None,
+        f"{us:.2f} us vs {old_us:.2f} us per step (GraphBandit-v0 reward and info, side observations included)",
+    )
+
+
+def linear_problem(rounds: int, seed: int = 0, n_users: int = 943) -> tuple[np.ndarray, np.ndarray]:
+    """MovieLens-like rounds: a random user's fixed 20 x 20 matrix of unit rows, rewards x.theta* in [-1, 1]."""
+    rng = np.random.default_rng(seed)
+    feats = rng.normal(size=(n_users, ARMS, D))
+    feats /= np.linalg.norm(feats, axis=2, keepdims=True)
+    theta = rng.normal(size=D)
+    rewards = np.clip(feats @ (theta / np.linalg.norm(theta)), -1.0, 1.0)
+    users = rng.integers(n_users, size=rounds)
+    return np.ascontiguousarray(feats[users]), np.ascontiguousarray(rewards[users])
+
+
+def linear_ratio(name: str, make: Callable[[], LinUCB | LDPLinUCB], quick: bool) -> Ratio:
+    steps, repeats = (1_000, 5) if quick else (5_000, 9)
+    x, r = linear_problem(steps)
+    agent = make()
+
+    def steps_api() -> None:
+        agent.reset()
+        act, update = agent.act, agent.update
+        for t in range(steps):
+            a = act(x[t])
+            update(a, r[t, a])
+
+    def compiled() -> None:
+        agent.reset()
+        agent.run(x, r)
+
+    steps_api()
+    compiled()
+    step_s, run_s = interleaved(steps_api, compiled, repeats)
+    agent.reset()
+    chosen = []
+    for t in range(steps):
+        a = agent.act(x[t])
+        agent.update(a, r[t, a])
+        chosen.append(a)
+    agent.reset()
+    result = agent.run(x, r, record_actions=True)
+    same = result.actions is not None and np.array_equal(result.actions, chosen)
+    return Ratio(
+        f"{name} step API vs its run",
+        f"{name} act+update",
+        f"{name}.run",
+        run_s / step_s,
+        0.5,
+        f"{step_s / steps * 1e6:.2f} us vs {run_s / steps * 1e6:.2f} us per round (d={D}, {ARMS} arms, "
+        f"{steps} rounds, numba {numba.get_num_threads()} threads); same actions: {same}",
+    )
+
+
+def results(quick: bool = False) -> list[Ratio]:
+    """The step-API ratios (``quick``: a few seconds in all)."""
+    out = ucb_ratios(quick)
+    out.append(with_info_ratio(UCB, "UCB", quick))
+    out.append(with_info_ratio(UCBN, "UCBN", quick))
+    out.append(linear_ratio("LinUCB", lambda: LinUCB(D, 1.0, seed=0), quick))
+    out.append(
+        linear_ratio(
+            "LDPLinUCB",
+            lambda: LDPLinUCB(D, 8e5, 0.1, 0.1, 100_000, bonus="quadratic", seed=0),
+            quick,
+        )
+    )
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and repetitions (a few seconds)")
+    args = parser.parse_args()
+    print(f"{platform.processor() or platform.machine()}, Python {platform.python_version()}, numpy {np.__version__}")
+    print_results(results(args.quick))
+
+
+if __name__ == "__main__":
+    main()
