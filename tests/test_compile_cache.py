@@ -248,6 +248,24 @@ def test_compile_watch_never_breaks_a_compilation(monkeypatch: pytest.MonkeyPatc
     assert missing.active is False and missing.names == [] and missing.seconds == 0.0
 
 
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="needs fork")
+def test_compile_watch_ignores_forked_children(tmp_path: Path) -> None:
+    said = tmp_path / "said"
+
+    def say(cached: bool) -> None:
+        with said.open("a") as out:
+            out.write(f"{os.getpid()}\n")
+
+    with CompileWatch(on_first=say) as watch:
+        child = multiprocessing.get_context("fork").Process(target=lambda: _fresh_pair()(1.0))
+        child.start()
+        child.join(timeout=120)
+        assert child.exitcode == 0
+        assert not said.exists() and watch.names == []
+        _fresh_pair()(1.0)
+    assert said.read_text() == f"{os.getpid()}\n" and len(watch.names) == 1
+
+
 def test_compile_watch_message_says_what_later_runs_skip() -> None:
     watch = CompileWatch()
     watch.seconds, watch.cached_seconds = 12.34, 12.34

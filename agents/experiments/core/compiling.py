@@ -12,6 +12,7 @@ the watch records nothing, and it never makes a compilation fail.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from types import TracebackType
@@ -37,6 +38,8 @@ def _cached(dispatcher: Any) -> bool:
 
 class CompileWatch:
     """Record this process's numba compilations while in a ``with`` block.
+
+    Processes forked inside the block inherit the listener; their compilations are not recorded.
 
     Parameters
     ----------
@@ -67,6 +70,7 @@ class CompileWatch:
         self._stack: list[list[Any]] = []  # per open compilation: [start, time in nested ones, cached]
         self._event: Any = None
         self._listener: Any = None
+        self._pid = 0  # the process that listens: forked children inherit the listener, and are ignored
 
     def __enter__(self) -> CompileWatch:
         try:
@@ -76,16 +80,19 @@ class CompileWatch:
 
             class _Listener(event.Listener):
                 def on_start(self, ev: Any) -> None:
-                    watch._start(ev)
+                    if os.getpid() == watch._pid:
+                        watch._start(ev)
 
                 def on_end(self, ev: Any) -> None:
-                    watch._end()
+                    if os.getpid() == watch._pid:
+                        watch._end()
 
             listener = _Listener()
             event.register("numba:compile", listener)
         except Exception:  # noqa: BLE001 - no event API in this numba: record nothing
             return self
         self._event, self._listener, self.active = event, listener, True
+        self._pid = os.getpid()
         return self
 
     def __exit__(
