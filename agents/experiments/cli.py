@@ -7,6 +7,12 @@
 and ``summary.md`` (the paper's numbers and claims beside ours) into ``DIR``; ``banditlab report
 ID DIR`` rebuilds the summary and figure from ``DIR/results.csv``.
 
+The compiled numba kernels are saved to numba's on-disk cache by the first run that needs them
+(:mod:`bandit_envs._jit`) and loaded by later runs. A run that compiles says so when it starts
+compiling and, if that took more than half a second, how long it took, in one line at the end
+(:mod:`agents.experiments.core.compiling`); with ``--jobs``, the first task runs in banditlab's own
+process, so the workers load the kernels it compiled instead of each compiling them.
+
 Each finished task is saved within half a second under ``DIR/parts`` (:mod:`agents.experiments.core.partial`),
 so a run stopped by Ctrl-C, SIGTERM, SIGKILL, a crash or a lost cluster resumes when the same
 command is run again (same ``--out``, experiment, scale, seed, agents and data): only the missing
@@ -31,7 +37,10 @@ from typing import Any, NoReturn
 from agents.experiments.api import FIGURE, SUMMARY, UsageError, run_experiment, write_report
 
 __all__ = ["INTERRUPTED", "build_parser", "main", "run_experiment"]
+from tqdm import tqdm
+
 from agents.experiments.core.backends import BackendError, SweepInterrupted, terminate_as_interrupt
+from agents.experiments.core.compiling import NOTE_SECONDS, CompileWatch
 from agents.experiments.core.outputs import OutputError, OutputFolder
 from agents.experiments.core.results import (
     META,
@@ -207,8 +216,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return 0
     previous = terminate_as_interrupt()  # SIGTERM stops the sweep like Ctrl-C: workers stopped, tasks kept
+    watch = CompileWatch(on_first=_compiling)
     try:
-        folder, text = _run_from_args(args, argv)
+        with watch:
+            folder, text = _run_from_args(args, argv)
     except (UsageError, UserAgentError) as exc:  # a user agent that cannot be built shows up in the tasks
         print(f"banditlab: error: {exc}", file=sys.stderr)
         return 2
@@ -226,7 +237,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, previous)
     print(text)
     print(f"Wrote {folder / RESULTS}, {folder / META}, {folder / FIGURE} and {folder / SUMMARY}.")
+    if watch.seconds >= NOTE_SECONDS:
+        sys.stdout.flush()
+        print(watch.message(), file=sys.stderr)
     return 0
+
+
+def _compiling(cached: bool) -> None:
+    """Say why the run pauses: numba starts compiling (above the progress bar, if one is shown)."""
+    tqdm.write("Compiling numba kernels" + (" (first run only)..." if cached else "..."), file=sys.stderr)
 
 
 def _run_from_args(args: argparse.Namespace, argv: Sequence[str] | None) -> tuple[Path, str]:

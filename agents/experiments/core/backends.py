@@ -112,6 +112,10 @@ def parse_scheduler(address: str) -> str:
 _TIMEOUTS = (OSError, TimeoutError, asyncio.TimeoutError)
 
 
+def _ready() -> None:
+    """Nothing: submitted to start a pool's workers."""
+
+
 def _run_chunk(chunk: Sequence[tuple[int, Task]]) -> list[tuple[int, Rows]]:
     return [(index, run_task(task)) for index, task in chunk]
 
@@ -179,7 +183,12 @@ def _init_worker(parent: int | None, threads: int) -> None:
 class LocalBackend:
     """Run tasks in this process (``jobs=1``) or on ``jobs`` worker processes.
 
-    At most one worker per task starts (:attr:`workers` is the number that did).
+    At most one worker per task starts (:attr:`workers` is the number that did). With workers,
+    the first task runs in this process while they wait, so that the numba kernels are compiled
+    once, here, and saved to numba's on-disk cache, from which the workers then load them; started
+    together, every worker would compile the same kernels at the same time. The workers are started
+    before that first task: a process forked after it ran a parallel kernel would abort (GNU
+    OpenMP, one of numba's threading layers, cannot be forked once its threads run).
     """
 
     name = "local"
@@ -201,10 +210,6 @@ class LocalBackend:
             for index, task in pending:
                 yield index, run_task(task)
             return
-        # Small contiguous chunks: few round trips, a worker reuses a run's reward table across
-        # settings, and an interruption loses at most `jobs` chunks of work.
-        size = max(1, min(len(pending) // (self.workers * 8), 8))
-        chunks = [pending[i : i + size] for i in range(0, len(pending), size)]
         # Workers ignore Ctrl-C: this process handles it, saves what finished and stops them.
         context = multiprocessing.get_context()
         parent = os.getpid() if context.get_start_method() in ("fork", "spawn") else None
@@ -219,6 +224,13 @@ class LocalBackend:
         )
         finished = False
         try:
+            pool.submit(_ready)  # with the fork start method, every worker is forked at the first submit
+            first, rest = pending[0], pending[1:]
+            yield first[0], run_task(first[1])
+            # Small contiguous chunks: few round trips, a worker reuses a run's reward table across
+            # settings, and an interruption loses at most `jobs` chunks of work.
+            size = max(1, min(len(rest) // (self.workers * 8), 8))
+            chunks = [rest[i : i + size] for i in range(0, len(rest), size)]
             for future in as_completed([pool.submit(_run_chunk, c) for c in chunks]):
                 yield from future.result()
             finished = True
