@@ -147,8 +147,14 @@ def greedy_independent_set(active, means, closed, out, by_index):  # pragma: no 
         for k in range(remaining.shape[0]):
             if closed[a, k]:
                 remaining[k] = False
-    if by_index:
-        out[:m] = np.sort(out[:m])
+    if by_index:  # insertion sort of out[:m] (m <= K is small; np.sort costs seconds of compilation)
+        for i in range(1, m):
+            arm = out[i]
+            j = i - 1
+            while j >= 0 and out[j] > arm:
+                out[j + 1] = out[j]
+                j -= 1
+            out[j + 1] = arm
     return m
 
 

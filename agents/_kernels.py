@@ -36,7 +36,17 @@ def to_reward(value, k, law):  # pragma: no cover
     mode, kind, loc, scale, cdf_lo, cdf_width = law
     if mode == TABLE_REWARDS:
         return value
-    return reward_from_uniform(value, kind, loc[k], scale, cdf_lo[k], cdf_width[k])
+    return law_reward(value, kind, loc[k], scale, cdf_lo[k], cdf_width[k])
+
+
+@njit
+def law_reward(u, kind, loc, scale, cdf_lo, cdf_width):  # pragma: no cover
+    """:func:`bandit_envs.rewards.reward_from_uniform`, compiled once here rather than inlined.
+
+    Every table run calls it, so inlining would type and compile the inverse CDF again in each
+    of them (seconds of a first run's compilation) for a call that costs about a nanosecond.
+    """
+    return reward_from_uniform(u, kind, loc, scale, cdf_lo, cdf_width)
 
 
 @njit
