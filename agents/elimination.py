@@ -319,10 +319,27 @@ class EliminationAgent(Agent):
         return self._state[kernels.ACTIVE].copy()
 
 
+#: The last checkpoints checked by :func:`_simulate_checkpoints`: (T, their bytes, the checked array).
+#: Experiments pass the same checkpoints to thousands of runs; comparing bytes is cheaper than checking.
+_LAST_CHECKPOINTS: list[tuple[int, bytes, npt.NDArray[np.int64]]] = []
+
+
 def _simulate_checkpoints(checkpoints: Any, n_rounds: int) -> npt.NDArray[np.int64]:
     """``checkpoints`` as strictly increasing int64 round counts in [1, n_rounds]."""
     if checkpoints is None:
         return np.zeros(0, dtype=np.int64)
+    if isinstance(checkpoints, np.ndarray) and checkpoints.dtype == np.int64 and checkpoints.ndim == 1:
+        raw = checkpoints.tobytes()
+        if _LAST_CHECKPOINTS and _LAST_CHECKPOINTS[0][0] == n_rounds and _LAST_CHECKPOINTS[0][1] == raw:
+            return _LAST_CHECKPOINTS[0][2]
+        checked = _check_checkpoints(checkpoints, n_rounds).copy()  # private: the kernels only read it
+        _LAST_CHECKPOINTS[:] = [(n_rounds, raw, checked)]
+        return checked
+    return _check_checkpoints(checkpoints, n_rounds)
+
+
+def _check_checkpoints(checkpoints: Any, n_rounds: int) -> npt.NDArray[np.int64]:
+    """The checks of :func:`_simulate_checkpoints`."""
     arr = _as_array(checkpoints)
     if arr is None or arr.ndim != 1 or arr.dtype.kind not in "iu":
         raise TypeError(f"checkpoints must be a 1-d array of integers, got {describe(checkpoints)}.")
