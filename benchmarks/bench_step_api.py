@@ -22,9 +22,7 @@ Usage: ``python benchmarks/bench_step_api.py [--quick]``.
 from __future__ import annotations
 
 import argparse
-import gc
 import platform
-import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -87,29 +85,11 @@ def batched_loop(agent: UCB, rows: list[list[float]]) -> Callable[[], None]:
     return run
 
 
-def interleaved_cpu(
+def interleaved_thread_time(
     subject: Callable[[], object], reference: Callable[[], object], repeats: int
 ) -> tuple[float, float]:
-    """:func:`interleaved` with the CPU time of this thread (``time.thread_time``) instead of wall time.
-
-    On a shared machine, wall time also counts the time other processes hold the core; the
-    thread's CPU time does not (cache and frequency effects remain).
-    """
-    s_times, r_times = [], []
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for _ in range(repeats):
-            start = time.thread_time()
-            subject()
-            s_times.append(time.thread_time() - start)
-            start = time.thread_time()
-            reference()
-            r_times.append(time.thread_time() - start)
-    finally:
-        if enabled:
-            gc.enable()
-    return statistics.median(s_times), statistics.median(r_times)
+    """:func:`interleaved` in this thread's CPU time."""
+    return interleaved(subject, reference, repeats, clock=time.thread_time)
 
 
 def ucb_ratios(quick: bool) -> list[Ratio]:
@@ -120,7 +100,7 @@ def ucb_ratios(quick: bool) -> list[Ratio]:
     for fn in (one, ref, old):  # compile / load the kernels
         fn()
     us, bare_us = (x / steps * 1e6 for x in interleaved(one, ref, repeats))
-    cpu_us, bare_cpu_us = (x / steps * 1e6 for x in interleaved_cpu(one, ref, repeats))
+    cpu_us, bare_cpu_us = (x / steps * 1e6 for x in interleaved_thread_time(one, ref, repeats))
     # The checked path is ~10x slower: fewer rounds of it, and its own interleaving with the subject.
     us_again, old_us = (x / steps * 1e6 for x in interleaved(one, old, max(3, repeats // 3)))
     single.reset()
