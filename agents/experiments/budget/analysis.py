@@ -21,6 +21,9 @@ from agents.experiments.core.claims import (
     agents_named,
     claims_section,
     run_notes,
+    settle,
+    sided,
+    tally,
     user_claims,
 )
 from agents.experiments.core.figures import pyplot
@@ -125,42 +128,58 @@ def _best_verdict(check: Best, final: Final) -> Verdict:
     return Verdict(False, evidence + ".")
 
 
-def _peak_verdict(check: Peak, final: Final) -> Verdict:
-    parts, inside = [], []
+def _edge_undecided(final: Final, scenario: str, agent: str, grid: Sequence[float], means: Sequence[float]) -> bool:
+    """Whether a peak found at an edge of the grid is within its 95% interval of the best interior value."""
+    if len(grid) < 3:
+        return False
+    edge = grid[int(np.argmax(means))]
+    inner = grid[1 + int(np.argmax(means[1:-1]))]
+    diff, half = paired(final[(scenario, agent, edge)], final[(scenario, agent, inner)])
+    return math.isnan(half) or diff - half <= 0
+
+
+def _peak_verdict(check: Peak, final: Final, small: bool) -> Verdict:
+    parts: list[str] = []
+    inside: list[bool | None] = []
     for scenario, agent in sorted({(k[0], k[1]) for k in final}):
         grid = _grid(final, scenario, agent)
         if not grid:
             continue
         means = [mean_ci(list(final[(scenario, agent, a)].values()))[0] for a in grid]
-        ok = int(np.argmax(means)) not in (0, len(grid) - 1)
+        ok: bool | None = int(np.argmax(means)) not in (0, len(grid) - 1)
+        if not ok and small and _edge_undecided(final, scenario, agent, grid, means):
+            ok = None
         inside.append(ok)
-        parts.append(f"{scenario}/{agent}: {'yes' if ok else 'no'}")
-    return Verdict(all(inside) if inside else None, "Peak inside the grid: " + ", ".join(parts) + ".")
+        parts.append(f"{scenario}/{agent}: {'yes' if ok else ('no' if ok is False else 'at an edge, within the CI')}")
+    return Verdict(settle(inside, small), "Peak inside the grid: " + ", ".join(parts) + ".")
 
 
-def _compare_verdict(check: Compare, final: Final) -> Verdict:
+def _compare_verdict(check: Compare, final: Final, small: bool) -> Verdict:
     by_agent = _by_agent(final)
     scenarios = sorted({k[0] for k in by_agent if (k[0], check.a) in by_agent and (k[0], check.b) in by_agent})
-    parts, oks = [], []
+    parts: list[str] = []
+    oks: list[bool | None] = []
     for scenario in scenarios:
         d, h = paired(by_agent[(scenario, check.a)], by_agent[(scenario, check.b)])
-        ok = (d - h > 0) if check.direction == ">" else (d + h < 0)
-        oks.append(ok)
+        oks.append(sided(d, h, check.direction))
         parts.append(f"{scenario}: {check.a} − {check.b} = {d:,.1f} ± {h:,.1f}")
     if not oks:
         return Verdict(None, "not run.")
-    return Verdict(all(oks), "; ".join(parts) + " (paired 95% CI over users).")
+    return Verdict(settle(oks, small), "; ".join(parts) + f" (paired 95% CI over users){tally(oks)}.")
 
 
-def verdict(claim: Claim, final: Final) -> Verdict:
-    """Evaluate a budget claim (:class:`Best`, :class:`Peak` or :class:`Compare`)."""
+def verdict(claim: Claim, final: Final, small: bool = False) -> Verdict:
+    """Evaluate a budget claim (:class:`Best`, :class:`Peak` or :class:`Compare`).
+
+    ``small``: the run is below full scale, so a comparison whose interval contains 0 is undecided.
+    """
     check = claim.check
     if isinstance(check, Best):
         return _best_verdict(check, final)
     if isinstance(check, Peak):
-        return _peak_verdict(check, final)
+        return _peak_verdict(check, final, small)
     if isinstance(check, Compare):
-        return _compare_verdict(check, final)
+        return _compare_verdict(check, final, small)
     raise TypeError(f"a budget claim must be Best, Peak or Compare, got {type(check).__name__}.")
 
 
@@ -207,10 +226,11 @@ def budget_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, An
     else:
         _versus(rows, final, exp, lines)
     claims = [c for c in exp.claims if agents_named(c.check) <= set(exp.all_agents)]
-    lines += claims_section(claims, lambda c: verdict(c, final))
+    small = exp.below_full_scale
+    lines += claims_section(claims, lambda c: verdict(c, final, small), note=exp.scale_note())
     if exp.options.get("figure") != "alpha":  # in the α sweep the built-in agents have many α: see the tables
         mine = user_claims([u.name for u in exp.user_agents], exp.agents, ">")
-        lines += claims_section(mine, lambda c: verdict(c, final), title="Your agents against the paper's")
+        lines += claims_section(mine, lambda c: verdict(c, final, small), title="Your agents against the paper's")
     return "\n".join(lines)
 
 

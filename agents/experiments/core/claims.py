@@ -9,6 +9,7 @@ prose of a summary is therefore generated from the same record the check reads.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -106,6 +107,64 @@ class Verdict:
 
     holds: bool | None
     evidence: str
+
+
+def sided(mean: float, half: float, direction: str) -> bool | None:
+    """Where the 95% interval ``mean ± half`` of a difference lies: on the claimed side of 0 (True).
+
+    ``direction`` is ``"<"`` (the claim says the difference is negative) or ``">"``. False when the
+    interval lies wholly on the other side (the results contradict the claim), None when it
+    contains 0 or cannot be computed (the interval is wider than the effect: undecided).
+    """
+    if math.isnan(mean) or math.isnan(half):
+        return None
+    below, above = mean + half < 0, mean - half > 0
+    if direction == "<":
+        return True if below else (False if above else None)
+    return True if above else (False if below else None)
+
+
+def settle(outcomes: Sequence[bool | None], below_full_scale: bool) -> bool | None:
+    """One verdict from per-setting outcomes (:func:`sided`): every setting must hold.
+
+    Any contradicted setting makes the claim fail. Settings whose interval contains 0 make it
+    fail at full scale (the claim says *clearly*), but below full scale they leave it undecided
+    (None): a shorter horizon or fewer runs cannot tell, and the full-scale run decides.
+    """
+    if not outcomes:
+        return None
+    if all(o is True for o in outcomes):
+        return True
+    if any(o is False for o in outcomes):
+        return False
+    return None if below_full_scale else False
+
+
+def tally(outcomes: Sequence[bool | None]) -> str:
+    """Words for per-setting outcomes beyond the ones that hold: how many contradict, how many cannot tell."""
+    against = sum(o is False for o in outcomes)
+    unsure = sum(o is None for o in outcomes)
+    parts = []
+    if against:
+        parts.append(f"the opposite in {against}")
+    if unsure:
+        parts.append(f"an interval containing 0 in {unsure}")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def scale_note(horizon: int, runs: int, full_horizon: int, full_runs: int, command: str) -> str:
+    """The note above the claims of a run smaller than full scale (empty at full scale).
+
+    It says which verdicts such a run leaves open and the command that decides them.
+    """
+    if horizon >= full_horizon and runs >= full_runs:
+        return ""
+    return (
+        f"This run is smaller than full scale (T = {horizon:,} against {full_horizon:,}, {runs} against "
+        f"{full_runs} runs). A claim is marked – (undecided) where this scale has too little power to tell: a 95% "
+        "interval wider than the effect, or a horizon too short for a claim about the curves' shape; ✗ means the "
+        f"results contradict it. The full-scale run decides the undecided ones: `{command}`."
+    )
 
 
 def agents_named(check: Check) -> set[str]:

@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from agents.experiments.core.claims import Claim
+from agents.experiments.core.claims import Claim, scale_note
 from agents.experiments.core.user_agents import UserAgent
 
 Rows = list[dict[str, Any]]
@@ -136,6 +136,9 @@ class Experiment:
         The parameter a figure varies across settings, if any.
     overrides
         Setting parameters set by the user (``--set``), already applied to ``settings``.
+    full_horizon, full_runs
+        The full scale (the declared ``horizon`` and ``runs``, kept by :meth:`scaled` copies), so a
+        summary can say when a run is too small to decide a claim.
     """
 
     id: str
@@ -156,6 +159,29 @@ class Experiment:
     quick_options: dict[str, Any] = field(default_factory=dict)
     user_agents: tuple[UserAgent, ...] = ()
     overrides: dict[str, Any] = field(default_factory=dict)
+    full_horizon: int = 0
+    full_runs: int = 0
+
+    def __post_init__(self) -> None:
+        # The declared scale is the full scale; copies made by ``scaled`` keep it.
+        if self.full_horizon == 0:
+            object.__setattr__(self, "full_horizon", self.horizon)
+        if self.full_runs == 0:
+            object.__setattr__(self, "full_runs", self.runs)
+
+    @property
+    def below_full_scale(self) -> bool:
+        """Whether this run is shorter or has fewer runs than the experiment's full scale."""
+        return self.horizon < self.full_horizon or self.runs < self.full_runs
+
+    @property
+    def full_command(self) -> str:
+        """The command that runs this experiment at full scale."""
+        return f"banditlab run {self.id}"
+
+    def scale_note(self) -> str:
+        """The note above the claims of a run below full scale (empty at full scale)."""
+        return scale_note(self.horizon, self.runs, self.full_horizon, self.full_runs, self.full_command)
 
     @property
     def kind(self) -> str:

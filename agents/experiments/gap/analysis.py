@@ -8,6 +8,7 @@ paired by common random numbers). Claims are declared once, as data, in
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -28,12 +29,15 @@ from agents.experiments.core.claims import (
     agents_named,
     claims_section,
     run_notes,
+    settle,
+    sided,
+    tally,
     user_claims,
 )
 from agents.experiments.core.figures import pyplot
 from agents.experiments.core.figures import regret_figure as _regret_figure
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.stats import mean_ci, paired, wilson
+from agents.experiments.core.stats import Z95, mean_ci, paired, wilson
 
 PARAM_LABELS = {"gap": "Δmin", "edge_probability": "p", "epsilon": "ε"}
 
@@ -60,16 +64,6 @@ def _header(exp: Experiment, meta: Mapping[str, Any]) -> list[str]:
     how = "through the step API, same instances and reward draws"
     lines += run_notes(exp.overrides, [u.name for u in exp.user_agents], how)
     return lines
-
-
-def scale_note(exp: Experiment, full_horizon: int, full_runs: int) -> str:
-    """A warning when the run is smaller than the paper's scale (claims may then be undecidable)."""
-    if exp.horizon >= full_horizon and exp.runs >= full_runs:
-        return ""
-    return (
-        f"This run is smaller than the paper's scale (T = {exp.horizon:,} < {full_horizon:,} or {exp.runs} < "
-        f"{full_runs} runs): a claim about the paper's scale may not be decidable here."
-    )
 
 
 # --------------------------------------------------------------------------------- privacy
@@ -110,8 +104,12 @@ def _pooled(table: Sequence[dict[str, Any]], key: str, value: float) -> tuple[in
     return sum(r["identical"] for r in sub), sum(r["n"] for r in sub)
 
 
-def privacy_verdict(claim: Claim, table: Sequence[dict[str, Any]]) -> Verdict:
-    """Evaluate a privacy claim (:class:`AtLeast` or :class:`Trends`) on a privacy table."""
+def privacy_verdict(claim: Claim, table: Sequence[dict[str, Any]], below_full_scale: bool = False) -> Verdict:
+    """Evaluate a privacy claim (:class:`AtLeast` or :class:`Trends`) on a privacy table.
+
+    Below full scale a ratio whose Wilson interval still reaches the claimed value leaves the
+    claim undecided rather than failed.
+    """
     check = claim.check
     if isinstance(check, AtLeast):
         lowest = min(table, key=lambda r: r["ratio"])
@@ -123,6 +121,9 @@ def privacy_verdict(claim: Claim, table: Sequence[dict[str, Any]]) -> Verdict:
             return Verdict(True, f"{where}: holds.")
         if lowest["ratio"] > check.value:
             return Verdict(None, f"{where}: holds in point estimate only.")
+        if below_full_scale and lowest["hi"] >= check.value:
+            reach = f"{100 * check.value:.0f}%"
+            return Verdict(None, f"{where}: below in point estimate, but the interval reaches {reach}.")
         return Verdict(False, f"{where}: does not hold.")
     if isinstance(check, Trends):
         parts: list[str] = []
@@ -193,7 +194,8 @@ def privacy_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, A
                 f"{np.mean(paper) if paper else math.nan:.1f} |"
             )
     lines.append("")
-    lines += claims_section(exp.claims, lambda c: privacy_verdict(c, table), note=scale_note(exp, 100_000, 100))
+    small = exp.below_full_scale
+    lines += claims_section(exp.claims, lambda c: privacy_verdict(c, table, small), note=exp.scale_note())
     if exp.user_agents:
         lines += [
             "## User agents: identical arm sequences (%)",
@@ -255,8 +257,26 @@ def final_regret(results: pd.DataFrame, horizon: int) -> dict[tuple[int, str], d
     return out
 
 
-def _holds(check: Compare, m: float, h: float) -> bool:
-    return (m + h < 0) if check.direction == "<" else (m - h > 0)
+def _mark(outcome: bool | None, below_full_scale: bool) -> str:
+    """Table mark of one paired difference: ✓ holds, ✗ fails (at full scale also when undecided), – undecided."""
+    if outcome is None and below_full_scale:
+        return "–"
+    return "✓" if outcome else "✗"
+
+
+def _trend_steps(exp: Experiment, final: Mapping[tuple[int, str], dict[int, float]], check: Trend) -> list[bool | None]:
+    """Per step between consecutive settings, whether the mean moved the claimed way.
+
+    True when it did, False when it moved the other way with a 95% interval excluding 0, None
+    when it moved the other way within the interval.
+    """
+    stats_ = [mean_ci(list(final[(i, check.agent)].values())) for i in range(len(exp.settings))]
+    out: list[bool | None] = []
+    for (m0, se0, _), (m1, se1, _) in itertools.pairwise(stats_):
+        step, half = m1 - m0, Z95 * math.hypot(se0, se1)
+        right = step < 0 if check.direction == "decreasing" else step > 0
+        out.append(True if right else (None if math.isnan(half) or abs(step) <= half else False))
+    return out
 
 
 def regret_verdict(claim: Claim, exp: Experiment, final: Mapping[tuple[int, str], dict[int, float]]) -> Verdict:
@@ -265,18 +285,26 @@ def regret_verdict(claim: Claim, exp: Experiment, final: Mapping[tuple[int, str]
     n = len(exp.settings)
     varied = exp.varied or "gap"
     if isinstance(check, Compare):
-        ok = [_holds(check, *paired(final[(i, check.a)], final[(i, check.b)])) for i in range(n)]
-        return Verdict(all(ok), f"{check.describe()} with a 95% interval excluding 0 in {sum(ok)}/{n} settings.")
+        ok = [sided(*paired(final[(i, check.a)], final[(i, check.b)]), check.direction) for i in range(n)]
+        return Verdict(
+            settle(ok, exp.below_full_scale),
+            f"{check.describe()} with a 95% interval excluding 0 in {sum(o is True for o in ok)}/{n} settings"
+            f"{tally(ok)}.",
+        )
     if isinstance(check, Trend):
         means = [mean_ci(list(final[(i, check.agent)].values()))[0] for i in range(n)]
-        steps = np.diff(means)
-        holds = bool(np.all(steps < 0)) if check.direction == "decreasing" else bool(np.all(steps > 0))
+        steps = _trend_steps(exp, final, check) if exp.below_full_scale else []
+        right = [m1 < m0 if check.direction == "decreasing" else m1 > m0 for m0, m1 in itertools.pairwise(means)]
+        holds: bool | None = all(right)
+        word = "holds" if holds else "does not hold monotonically"
+        if not holds and steps and False not in steps:
+            holds, word = None, "not monotone, but every reversed step lies within its 95% interval"
         vals = [s[varied] for s in exp.settings]
         return Verdict(
             holds,
             f"{check.agent} = "
             + ", ".join(f"{g:,.0f} ({varied}={v:g})" for g, v in zip(means, vals, strict=True))
-            + f": {'holds' if holds else 'does not hold monotonically'}.",
+            + f": {word}.",
         )
     if isinstance(check, Gap):
         dist = [paired(final[(i, check.a)], final[(i, check.b)])[0] for i in range(n)]
@@ -327,17 +355,18 @@ def regret_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, An
             cells = []
             for c in table_checks:
                 m, h = paired(final[(i, c.a)], final[(i, c.b)])
-                mark = ("✓" if _holds(c, m, h) else "✗") if c in compares else ""
+                mark = _mark(sided(m, h, c.direction), exp.below_full_scale) if c in compares else ""
                 cells.append(f"{m:,.0f} ± {h:,.0f} {mark}".rstrip())
             lines.append(f"| {fmt_setting(s)} | " + " | ".join(cells) + " |")
         lines += [
             "",
             "✓ = the difference has the sign the paper claims and its 95% interval excludes 0"
+            + ("; – = its interval contains 0 (undecided at this scale)" if exp.below_full_scale else "")
             + ("; user agents' columns are negative where they beat the built-in agent." if users else "."),
             "",
         ]
     claims = [c for c in exp.claims if agents_named(c.check) <= set(agents)]
-    lines += claims_section(claims, lambda c: regret_verdict(c, exp, final), note=scale_note(exp, 100_000, 100))
+    lines += claims_section(claims, lambda c: regret_verdict(c, exp, final), note=exp.scale_note())
     mine = user_claims([u.name for u in exp.user_agents], exp.agents, "<")
     lines += claims_section(mine, lambda c: regret_verdict(c, exp, final), title="Your agents against the paper's")
     return "\n".join(lines)

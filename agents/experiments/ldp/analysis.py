@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -21,7 +22,7 @@ from agents.experiments.core.claims import (
 )
 from agents.experiments.core.figures import pyplot
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.stats import mean_ci
+from agents.experiments.core.stats import Z95, mean_ci
 from agents.linear.ldp_linucb import ldp_linucb_sensitivity, ldp_linucb_sigma
 from bandit_envs.privacy import gaussian_delta
 from bandit_envs.privacy.accounting import ReportMechanism, basic_composition, tight_composition
@@ -75,6 +76,19 @@ def _busiest(rows: Sequence[Mapping[str, Any]], label: str, t: int) -> int | Non
     return max(counts) if counts else None
 
 
+#: Evidence ending of a shape claim below full scale: the claim is about curves up to the paper's horizon.
+_SHORT = ": at T = {:,} the curves have not reached the paper's horizon, so their shape cannot decide this."
+
+
+def _reversals_undecided(curves: Curves, labels: Sequence[str]) -> bool:
+    """Whether every step of the final regrets that goes the wrong way along ``labels`` is within its 95% CI."""
+    stats_ = [mean_ci(curves[lb][max(curves[lb])]) for lb in labels]
+    for (m0, se0, _), (m1, se1, _) in itertools.pairwise(stats_):
+        if m1 >= m0 and not (math.isnan(se0) or math.isnan(se1) or m1 - m0 <= Z95 * math.hypot(se0, se1)):
+            return False
+    return True
+
+
 def _near(c: Mapping[int, list[float]], t: float) -> float:
     return float(np.mean(c[min(c, key=lambda s: abs(s - t))]))
 
@@ -95,23 +109,24 @@ def verdict(
         order = [finals[label] for _, label in dict.fromkeys(authors)]
         if len(order) < 2:
             return Verdict(None, "the authors' ε grid was not run.")
-        holds = bool(all(np.diff(order) < 0))
-        return Verdict(
-            holds,
-            "Ours on the authors' grid: "
-            + ", ".join(f"{v:,.0f}" for v in order)
-            + (": smaller ε, more regret." if holds else ": not monotone."),
-        )
+        holds: bool | None = bool(all(np.diff(order) < 0))
+        word = ": smaller ε, more regret." if holds else ": not monotone."
+        labels = [lb for _, lb in dict.fromkeys(authors)]
+        if not holds and exp.below_full_scale and _reversals_undecided(curves, labels):
+            holds, word = None, ": not monotone, but no reversed step is outside its 95% interval."
+        return Verdict(holds, "Ours on the authors' grid: " + ", ".join(f"{v:,.0f}" for v in order) + word)
     if isinstance(check, Shape) and check.kind == "slowing":
         slowing = [
             k
             for k in ldp
             if (np.mean(curves[k][max(curves[k])]) - _near(curves[k], horizon / 2)) < _near(curves[k], horizon / 2)
         ]
-        return Verdict(
-            len(slowing) == len(ldp) if ldp else None,
-            f"The second half adds less regret than the first for {len(slowing)} of {len(ldp)} LDP-LinUCB settings.",
+        evidence = (
+            f"The second half adds less regret than the first for {len(slowing)} of {len(ldp)} LDP-LinUCB settings"
         )
+        if exp.below_full_scale and len(slowing) < len(ldp):
+            return Verdict(None, evidence + _SHORT.format(horizon))
+        return Verdict(len(slowing) == len(ldp) if ldp else None, evidence + ".")
     if isinstance(check, Shape) and check.kind == "flat-sqrt-t":
         parts, flat = [], []
         for label, c in curves.items():
@@ -125,6 +140,8 @@ def verdict(
                 f"{label}: regret/√t at T over regret/√t at t = {early:,}: {ratio:.2f} "
                 f"({'flat within ±25%' if ok else 'not flat'})"
             )
+        if exp.below_full_scale and not all(flat):
+            return Verdict(None, "; ".join(parts) + _SHORT.format(horizon))
         return Verdict(all(flat) if flat else None, "; ".join(parts) + ".")
     raise TypeError(f"an LDP claim must be Trend or Shape, got {type(check).__name__}.")
 
@@ -178,7 +195,7 @@ def ldp_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any])
             f"{'–' if published is None else f'{published:,.0f}'} | {'–' if k is None else f'{k:,}'} | {guarantee} |"
         )
     lines.append("")
-    lines += claims_section(exp.claims, lambda c: verdict(c, exp, rows, curves, finals, horizon))
+    lines += claims_section(exp.claims, lambda c: verdict(c, exp, rows, curves, finals, horizon), note=exp.scale_note())
     return "\n".join(lines)
 
 
