@@ -16,7 +16,11 @@ from agents.experiments.core.spec import Experiment
 
 @dataclass(frozen=True)
 class Task:
-    """One (setting, run) unit of work."""
+    """One (setting, run) unit of work: ``run`` is the first run of the task's block of runs.
+
+    A family with ``runs_per_task = B`` plays runs ``run .. run + B - 1`` (up to the
+    experiment's number of runs) in one task; every other family plays the one run ``run``.
+    """
 
     experiment: Experiment
     setting_index: int
@@ -30,8 +34,13 @@ def run_task(task: Task) -> list[dict[str, Any]]:
 
 
 def tasks_for(experiment: Experiment, base_seed: int = 0) -> list[Task]:
-    """Every (setting, run) task of an experiment, runs outermost so partial output is balanced."""
-    return [Task(experiment, s, r, base_seed) for r in range(experiment.runs) for s in range(len(experiment.settings))]
+    """Every (setting, block of runs) task of an experiment, runs outermost so partial output is balanced."""
+    step = experiment.family.runs_per_task
+    return [
+        Task(experiment, s, r, base_seed)
+        for r in range(0, experiment.runs, step)
+        for s in range(len(experiment.settings))
+    ]
 
 
 def default_jobs() -> int:

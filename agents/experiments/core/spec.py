@@ -111,6 +111,9 @@ class Family:
     columns: tuple[str, ...] = ()
     requires: tuple[str, ...] = ()
     install: str = ""
+    #: Runs one task plays (as copies of batched agents on a native vector env): a task is then a
+    #: setting and the block of runs ``run .. run + runs_per_task - 1`` (fewer at the end).
+    runs_per_task: int = 1
 
 
 @dataclass(frozen=True)
