@@ -110,7 +110,7 @@ class GraphPicture(Picture):
         self._labels = []
         if k <= MAX_LABELLED_ARMS:
             nx.draw_networkx_labels(graph, layout, ax=ax, font_size=8, font_color="white")
-            for x, y in self._pos * 1.2:
+            for x, y in self._pos * 1.25:
                 self._labels.append(ax.text(x, y, "", ha="center", va="center", fontsize=7, zorder=3))
             ax.text(-1.3, -1.33, "label: mean, pulls/obs", fontsize=7, color="0.3")
 
