@@ -8,6 +8,9 @@ same transition. What lives here:
 * checks of actions, reset options and ``render_mode``, each failing with one sentence naming the
   argument, the value given and what is allowed (:func:`check_action`, :func:`check_actions`,
   :func:`check_options`, :func:`check_render_mode`);
+* the render modes (``"ansi"``, ``"rgb_array"``, ``"human"``): an env built with one holds a
+  :class:`~bandit_envs.rendering.Renderer` fed from what its steps return (family hook
+  :meth:`BanditEnv._scene`); without one it holds nothing and its step pays one ``is None`` test;
 * per-copy seeding: ``reset(seed=s)`` seeds copy i of a vector env with ``s + i`` (or ``seed[i]``
   for a list), through the same :func:`gymnasium.utils.seeding.np_random` as ``gym.Env.reset``,
   so copy i reproduces the single env reset with that seed (:func:`copy_generators`);
@@ -44,6 +47,14 @@ from numba import types
 from numba.extending import intrinsic
 
 from bandit_envs._jit import njit
+from bandit_envs.rendering import (
+    RENDER_FPS,
+    RENDER_MODES,
+    Renderer,
+    Scene,
+    render_mode_error,
+    rendered_copies_error,
+)
 from bandit_envs.validation import check_int, check_memory, format_bytes, summarize
 
 FloatArray = npt.NDArray[np.float64]
@@ -57,10 +68,17 @@ ObsType = TypeVar("ObsType")
 # ---------------------------------------------------------------------------------------------
 
 
-def check_render_mode(env_id: str, render_mode: Any) -> None:
-    """Refuse any ``render_mode`` but None: no environment of the suite renders."""
-    if render_mode is not None:
-        raise ValueError(f"render_mode must be None ({env_id} has no rendering), got {summarize(render_mode)}.")
+def check_render_mode(env_id: str, render_mode: Any, num_envs: Any = None) -> None:
+    """Refuse a ``render_mode`` other than None and :data:`~bandit_envs.rendering.RENDER_MODES`, in one sentence.
+
+    A vector env passes its ``num_envs`` (checked here only if it is an int, before anything is
+    built): more than :data:`~bandit_envs.rendering.MAX_RENDERED_COPIES` copies may not render.
+    """
+    error = render_mode_error(env_id, render_mode)
+    if error is None and isinstance(num_envs, int | np.integer) and not isinstance(num_envs, bool):
+        error = rendered_copies_error(env_id, render_mode, int(num_envs))
+    if error is not None:
+        raise error
 
 
 def check_options(env_id: str, options: dict[str, Any] | None, allowed: Sequence[str] = ()) -> dict[str, Any]:
@@ -457,16 +475,50 @@ class BanditEnv(gym.Env[ObsType, np.int64], Generic[ObsType]):
     """
 
     env_id: ClassVar[str] = ""
-    metadata: dict[str, Any] = {"render_modes": []}
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS}
     horizon: int
     n_actions: int
     #: Steps played in the episode; ``horizon`` (no episode running) until the first reset.
     _t: int
+    #: The renderer; None (the class default, nothing tracked) unless a render mode was given.
+    _renderer: Renderer | None = None
+
+    def _scene(self) -> Scene:
+        """Family hook: what the env's frames show besides the common part (:mod:`bandit_envs.rendering.scenes`)."""
+        raise NotImplementedError(f"{type(self).__name__} does not render.")
+
+    def _init_rendering(self, render_mode: str | None) -> None:
+        """Set ``render_mode`` (already checked) and, unless it is None, create the renderer (the env is built)."""
+        self.render_mode = render_mode
+        # An instance attribute even when None: the step's test then reads the instance's dict.
+        self._renderer = None if render_mode is None else Renderer(render_mode, self._scene())
+
+    def render(self) -> Any:
+        """The frame of the episode so far: a str (``"ansi"``), an (H, W, 3) uint8 array (``"rgb_array"``).
+
+        In ``"human"`` mode the text frame is printed (at every reset and step too) and None is
+        returned; without a render mode Gymnasium's warning is logged and None returned.
+        """
+        if self._renderer is None:
+            gym.logger.warn(
+                f"render() of {self.env_id} was called without a render mode; "
+                f"build the env with render_mode one of {', '.join(map(repr, RENDER_MODES))}."
+            )
+            return None
+        return self._renderer.render()
+
+    def close(self) -> None:
+        """Close the renderer's figure, if any."""
+        if self._renderer is not None:
+            self._renderer.close()
+        super().close()
 
     def _start_episode(self, seed: int | None) -> None:
         """Seed ``np_random`` (if ``seed`` is given) and start counting steps."""
         gym.Env.reset(self, seed=seed)
         self._t = 0
+        if self._renderer is not None:
+            self._renderer.reset()
 
     def _check_step(self, action: Any) -> int:
         """Refuse a step outside an episode, or an action outside the action space; return the action."""
@@ -496,9 +548,15 @@ class BanditVectorEnv(VectorEnv[Any, Any, Any], ABC):
     """
 
     env_id: ClassVar[str] = ""
-    metadata: dict[str, Any] = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata: dict[str, Any] = {
+        "render_modes": list(RENDER_MODES),
+        "render_fps": RENDER_FPS,
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+    }
     horizon: int
     n_actions: int
+    #: The renderer of the copies; None (nothing tracked) unless a render mode was given.
+    _renderer: Renderer | None = None
     _copy_rngs: tuple[np.random.Generator, ...]
     #: ``_bitgens[i]``: the address of ``_rngs[i]``'s C interface (set with ``_rngs``).
     _bitgens: npt.NDArray[np.uint64]
@@ -534,6 +592,34 @@ class BanditVectorEnv(VectorEnv[Any, Any, Any], ABC):
         self._arange = np.arange(n)
         self._all = np.ones(n, dtype=bool)
 
+    def _scene(self) -> Scene:
+        """Family hook: what the copies' frames show besides the common part (as :meth:`BanditEnv._scene`)."""
+        raise NotImplementedError(f"{type(self).__name__} does not render.")
+
+    def _init_rendering(self, render_mode: str | None) -> None:
+        """Set ``render_mode`` (already checked) and, unless None, create the renderer of every copy.
+
+        At most :data:`~bandit_envs.rendering.MAX_RENDERED_COPIES` copies may render (one sentence
+        otherwise).
+        """
+        error = rendered_copies_error(self.env_id, render_mode, self.num_envs)
+        if error is not None:
+            raise error
+        self.render_mode = render_mode
+        self._renderer = None if render_mode is None else Renderer(render_mode, self._scene(), self.num_envs)
+
+    def render(self) -> tuple[Any, ...] | None:
+        """The tuple of the copies' frames (each as a single env's ``render()``); None in human mode or without one."""
+        if self._renderer is None:
+            gym.logger.warn(f"render() of the {self.env_id} vector env was called without a render mode.")
+            return None
+        return self._renderer.render_copies()
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Close the renderer's figure, if any."""
+        if self._renderer is not None:
+            self._renderer.close()
+
     def _seed(self, seed: Any) -> None:
         """Reseed the copies for ``reset(seed=seed)``; None keeps every copy's generator running."""
         generators = copy_generators(seed, self.num_envs)
@@ -545,6 +631,8 @@ class BanditVectorEnv(VectorEnv[Any, Any, Any], ABC):
         self._t[:] = 0
         self._done[:] = False
         self._restart(self._all)
+        if self._renderer is not None:
+            self._renderer.reset()
 
     def _restart(self, which: BoolArray) -> None:
         """Family hook: forget the buffered noise and the episode state of the copies ``which``."""
@@ -565,6 +653,8 @@ class BanditVectorEnv(VectorEnv[Any, Any, Any], ABC):
             self._t[restarting] = 0
             self._restart(restarting)
         obs, reward, info = self._play(a, restarting)
+        if self._renderer is not None:
+            self._renderer.record_batch(a, reward, info, restarting)
         self._t += ~restarting
         truncated = self._t >= self.horizon
         self._done = truncated.copy()

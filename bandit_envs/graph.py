@@ -24,6 +24,7 @@ from bandit_envs.core import (
     skip_doubles,
 )
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods, erdos_renyi
+from bandit_envs.rendering import Scene, graph_scene
 from bandit_envs.rewards import (
     RewardModel,
     bernoulli_from_uniform,
@@ -240,6 +241,10 @@ class _GraphBanditCore:
         self.optimal_action = int(np.argmax(self.expected_rewards))
         self.gaps = self.expected_rewards.max() - self.expected_rewards
 
+    def _scene(self) -> Scene:
+        """Frames show the feedback graph and the arms' true means (:func:`~bandit_envs.rendering.graph_scene`)."""
+        return graph_scene(self.env_id, self.horizon, self.adjacency, self.expected_rewards)
+
     def _check_table(self, table: Any, leading: tuple[int, ...] = ()) -> npt.NDArray[np.float64]:
         """The checked table as a read-only copy: later edits of ``table`` by the caller change nothing.
 
@@ -283,6 +288,15 @@ class GraphBanditEnv(_GraphBanditCore, BanditEnv[np.int64]):
     ## Episode End
     ``truncated=True`` after ``horizon`` steps; ``terminated`` is always False.
 
+    ## Rendering
+    ``render_mode`` None (default: nothing is tracked), ``"ansi"`` (``render()`` returns a text
+    frame: round, action, reward, regret so far, and per arm its pulls, observations, empirical
+    mean and true mean, the pulled arm marked ``*`` and the rest of its neighbourhood ``+``),
+    ``"rgb_array"`` (a 360 × 640 × 3 uint8 picture of the feedback graph, the pulled arm and its
+    observed neighbourhood highlighted, each node labelled with its empirical mean and
+    pulls/observations, beside the regret curve) or ``"human"`` (the text frame printed at every
+    reset and step). See :mod:`bandit_envs.rendering`.
+
     ## Arguments
     ``n_arms`` (10), ``edge_probability`` (0.2), ``gap`` (Δmin, 0.1), ``graph`` (networkx graph
     or K×K boolean adjacency; overrides ``n_arms``/``edge_probability``), ``means`` (per-arm
@@ -297,8 +311,6 @@ class GraphBanditEnv(_GraphBanditCore, BanditEnv[np.int64]):
     ## Version History
     * v0: initial version.
     """
-
-    metadata: dict[str, Any] = {"render_modes": []}
 
     def __init__(
         self,
@@ -326,6 +338,7 @@ class GraphBanditEnv(_GraphBanditCore, BanditEnv[np.int64]):
         self._rows = iter(())
         self._t = self.horizon  # no episode before the first reset
         self._obs = np.int64(0)
+        self._init_rendering(render_mode)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -351,6 +364,8 @@ class GraphBanditEnv(_GraphBanditCore, BanditEnv[np.int64]):
             "optimal_action": self.optimal_action,
         }
         self._t += 1
+        if self._renderer is not None:
+            self._renderer.record(a, float(reward), info)
         return self._obs, float(reward), False, self._t >= self.horizon, info
 
 
@@ -374,6 +389,10 @@ class GraphBanditVectorEnv(_GraphBanditCore, BanditVectorEnv):
     Memory: a copy takes about 1.7 KiB + 65·K bytes (:func:`copy_bytes`), 2.3 KiB at K = 10,
     whatever the number of copies. ``num_envs`` whose copies would exceed
     :func:`bandit_envs.validation.memory_limit` is refused before anything is allocated.
+
+    ``render_mode`` as the single env's, for at most
+    :data:`~bandit_envs.rendering.MAX_RENDERED_COPIES` copies: ``render()`` returns the tuple of
+    the copies' frames.
     """
 
     def __init__(
@@ -390,12 +409,13 @@ class GraphBanditVectorEnv(_GraphBanditCore, BanditVectorEnv):
         instance_seed: int = 0,
         render_mode: str | None = None,
     ) -> None:
-        check_render_mode(self.env_id, render_mode)
+        check_render_mode(self.env_id, render_mode, num_envs)
         self._build(n_arms, edge_probability, gap, graph, means, reward, reward_std, horizon, instance_seed)
         num_envs = check_num_envs(self.env_id, num_envs, copy_bytes(self.n_arms))
         self._init_copies(num_envs, spaces.Discrete(self.n_arms), spaces.Discrete(1))
         self._tables: FloatArray | None = None
         self._obs = np.zeros(self.num_envs, dtype=np.int64)
+        self._init_rendering(render_mode)
 
     def reset(
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None

@@ -13,6 +13,11 @@ Ratios returned by :func:`results` (every one measured against its reference in 
   rewards: same N, K, instance and action sequence, interleaved in short runs (128 steps; the
   episodes go on from run to run), median of many runs, so that a burst of load on a shared
   machine moves few of them. Goal: at least 0.8x the copy-steps/s of Bernoulli rewards.
+* ``env.step`` of ``gym.make("GraphBandit-v0")`` with ``render_mode=None`` against the same env
+  class with the renderer hook removed (:class:`HooklessGraphBanditEnv`: its ``step`` is the step
+  as it was before the render modes, without the ``if self._renderer is not None`` test), both made
+  with ``gym.make``, same instance and actions, interleaved, median of several repetitions of
+  thread CPU time. Goal: at least 0.95x (rendering costs nothing when it is off).
 * Memory per copy of the vector env at K = 10: what N = 2000 copies hold beyond N = 1000
   (tracemalloc, after a reset and a few steps, the last step's outputs kept), divided by 1000,
   plus the scratch arrays of its compiled step (allocated by numba, not traced; counted at their
@@ -41,15 +46,18 @@ from gymnasium import spaces
 from gymnasium.envs.registration import register, registry
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
-from bandit_envs.graph import step_scratch_bytes
+from bandit_envs.graph import GraphBanditEnv, observe, step_scratch_bytes
 
 BARE_ID = "BenchBareBernoulli-v0"
+HOOKLESS_ID = "BenchGraphBanditNoRenderHook-v0"
 #: Arms of the default instance.
 K = 10
 #: Goal of the single env: at most this many times slower than the bare env.
 SINGLE_GOAL = 1 / 3
 #: Goal of truncated-normal against Bernoulli rewards in the vector env (copy-steps/s).
 TRUNCNORM_GOAL = 0.8
+#: Goal of the env without a render mode against the env without the renderer hook.
+RENDER_OFF_GOAL = 0.95
 #: Memory budget of one vector env copy at K = 10.
 COPY_BUDGET = 8 * 1024
 
@@ -73,8 +81,31 @@ class BareBernoulliEnv(gym.Env[np.int64, np.int64]):
         return self._obs, float(self.np_random.random() < self.p), False, False, {}
 
 
+class HooklessGraphBanditEnv(GraphBanditEnv):
+    """``GraphBandit-v0`` with the renderer hook removed: the reference of the render-off ratio.
+
+    Its ``step`` is :meth:`GraphBanditEnv.step` without the two lines that feed the renderer (keep
+    the rest identical to it when that step changes).
+    """
+
+    def step(self, action: Any) -> tuple[np.int64, float, bool, bool, dict[str, Any]]:
+        a = self._check_step(action)
+        reward, mask, observed, regret = observe(next(self._rows), a, self._closed_rows, self._gaps, self._weights)
+        info = {
+            "observed_mask": mask.copy(),
+            "observed_rewards": observed,
+            "regret": regret,
+            "expected_reward": self._expected[a],
+            "optimal_action": self.optimal_action,
+        }
+        self._t += 1
+        return self._obs, float(reward), False, self._t >= self.horizon, info
+
+
 if BARE_ID not in registry:
     register(id=BARE_ID, entry_point=BareBernoulliEnv)
+if HOOKLESS_ID not in registry:
+    register(id=HOOKLESS_ID, entry_point=HooklessGraphBanditEnv)
 
 
 def play_single(env: gym.Env[Any, Any], actions: list[int]) -> None:
@@ -110,6 +141,27 @@ def single_ratio(steps: int, repeats: int) -> tuple[Ratio, float]:
         f"{g * 1e6:.2f} vs {b * 1e6:.2f} us/step, {steps} steps, median of {repeats}",
     )
     return ratio, g
+
+
+def render_off_ratio(steps: int, repeats: int) -> Ratio:
+    """GraphBandit-v0 ``env.step`` with ``render_mode=None`` against the same env without the renderer hook."""
+    graph = gym.make("GraphBandit-v0", render_mode=None)
+    hookless = gym.make(HOOKLESS_ID)
+    actions = np.random.default_rng(3).integers(0, K, size=steps).tolist()
+    for env in (graph, hookless):  # warm-up
+        play_single(env, actions[:2000])
+    g, h = interleaved(
+        lambda: play_single(graph, actions), lambda: play_single(hookless, actions), repeats, clock=time.thread_time
+    )
+    g, h = g / steps, h / steps
+    return Ratio(
+        "GraphBandit step, render_mode None vs before",
+        "GraphBandit-v0, render_mode=None (gym.make)",
+        "the same env class without the renderer hook (gym.make)",
+        h / g,
+        RENDER_OFF_GOAL,
+        f"{g * 1e6:.3f} vs {h * 1e6:.3f} us/step (thread CPU time), {steps} steps, median of {repeats}",
+    )
 
 
 def vector_ratios(copies: int, steps: int, repeats: int, single_step: float) -> list[Ratio]:
@@ -185,7 +237,12 @@ def memory_ratio(copies: int = 1000) -> Ratio:
 def measure(steps: int, repeats: int, copies: int, vector_steps: int, vector_repeats: int) -> list[Ratio]:
     """The ratios of this benchmark at the given sizes (see the module docstring)."""
     single, single_step = single_ratio(steps, repeats)
-    return [single, *vector_ratios(copies, vector_steps, vector_repeats, single_step), memory_ratio(copies)]
+    return [
+        single,
+        render_off_ratio(steps, 2 * repeats + 1),
+        *vector_ratios(copies, vector_steps, vector_repeats, single_step),
+        memory_ratio(copies),
+    ]
 
 
 def results(quick: bool = False) -> list[Ratio]:

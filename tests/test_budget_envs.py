@@ -462,7 +462,7 @@ COMMON_BAD = [
     ({"user": "7"}, TypeError, "user"),
     ({"data": "no-such-dataset"}, ValueError, "data"),
     ({"data": 12}, TypeError, "data"),
-    ({"render_mode": "human"}, ValueError, "render_mode"),
+    ({"render_mode": "video"}, ValueError, "render_mode"),
 ]
 ML_BAD = [
     ({"loss": "huge"}, ValueError, "loss"),

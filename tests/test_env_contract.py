@@ -239,7 +239,7 @@ BAD_KEYWORDS = [
     pytest.param({"horizon": 0}, ValueError, "horizon", id="horizon-zero"),
     pytest.param({"horizon": 1.5}, TypeError, "horizon", id="horizon-float"),
     pytest.param({"instance_seed": -1}, ValueError, "instance_seed", id="instance_seed"),
-    pytest.param({"render_mode": "human"}, ValueError, "render_mode", id="render_mode"),
+    pytest.param({"render_mode": "video"}, ValueError, "render_mode", id="render_mode"),
     pytest.param({"no_such_keyword": 1}, TypeError, "no_such_keyword", id="unknown"),
 ]
 

@@ -6,12 +6,17 @@ import runpy
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.py"))
+#: Exercise 8, run by its own test (it writes a GIF, checked there).
+WATCH_IT_LEARN = Path(__file__).resolve().parents[1] / "examples" / "teach_08_watch_it_learn.py"
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+@pytest.mark.parametrize(
+    "path", [p for p in EXAMPLES if p != WATCH_IT_LEARN], ids=[p.stem for p in EXAMPLES if p != WATCH_IT_LEARN]
+)
 def test_example_runs(path, capsys, monkeypatch):
     monkeypatch.setattr(sys, "argv", [str(path)])
     runpy.run_path(str(path), run_name="__main__")
@@ -36,3 +41,27 @@ def test_bring_your_own_agent_is_an_agent_target(capsys):
         obs, reward, _, _, info = env.step(action)
         agent.update(action, reward, info)
     assert agent.counts.sum() >= 200  # side observations counted beside the pulled arm
+
+
+def test_watch_it_learn_prints_text_frames_and_writes_a_gif(tmp_path, capsys, monkeypatch):
+    """Exercise 8: the ansi frames of rounds 0-3, then a GIF of (H, W, 3) frames at --out."""
+    imageio = pytest.importorskip("imageio.v3")
+    monkeypatch.setattr(sys, "argv", [str(WATCH_IT_LEARN), "--out", str(tmp_path)])
+    runpy.run_path(str(WATCH_IT_LEARN), run_name="__main__")
+    out = capsys.readouterr().out
+    for t in range(4):
+        assert f"GraphBandit-v0  round {t}/500" in out
+    assert "round 500/500" in out
+    gif = tmp_path / "teach_08_watch_it_learn.gif"
+    assert f"GIF: {gif}" in out
+    frames = imageio.imread(gif, index=None)
+    assert frames.shape == (32, 360, 640, 3) and frames.dtype == "uint8"
+
+
+def test_watch_it_learn_without_imageio_writes_no_gif(tmp_path, monkeypatch):
+    """Without imageio the exercise's save_gif says so (returns False) and writes nothing."""
+    namespace = runpy.run_path(str(WATCH_IT_LEARN), run_name="teach_08")
+    monkeypatch.setitem(sys.modules, "imageio", None)  # find_spec then reports it missing
+    frames = [np.zeros((4, 6, 3), dtype=np.uint8)] * 2
+    assert namespace["save_gif"](frames, tmp_path / "x.gif", 4) is False
+    assert not (tmp_path / "x.gif").exists()

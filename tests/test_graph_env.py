@@ -535,7 +535,7 @@ BAD_ARGS = [
     ("graph", {"graph": nx.relabel_nodes(nx.path_graph(3), {0: 1, 1: 2, 2: 3})}),
     ("graph", {"graph": nx.relabel_nodes(nx.path_graph(2), {0: "a", 1: "b"})}),
     ("graph", {"graph": nx.Graph()}),
-    ("render_mode", {"render_mode": "human"}),
+    ("render_mode", {"render_mode": "video"}),
 ]
 
 

@@ -449,7 +449,7 @@ COMMON_BAD = [
     ({"rank": 0}, ValueError, "rank"),
     ({"data": "no-such-dataset"}, ValueError, "data"),
     ({"data": 12}, TypeError, "data"),
-    ({"render_mode": "human"}, ValueError, "render_mode"),
+    ({"render_mode": "video"}, ValueError, "render_mode"),
 ]
 ML_BAD = [
     ({"n_movies": 1}, ValueError, "n_movies"),

@@ -37,6 +37,7 @@ from bandit_envs.core import (
     check_options,
     check_render_mode,
 )
+from bandit_envs.rendering import Scene, budget_scene
 from bandit_envs.validation import summarize
 
 #: Upper bound of the noise columns a step of either scenario consumes (MovieLens 4, Gowalla 5).
@@ -100,6 +101,10 @@ class _BudgetCore(ABC):
         self._level = instance.levels[who]
         self._width = instance.world.n_noise + 1
 
+    def _scene(self) -> Scene:
+        """Arms labelled by budget; the step's ε, φ_t, L and R (:func:`~bandit_envs.rendering.budget_scene`)."""
+        return budget_scene(self.env_id, self.horizon, self.budgets)
+
     def _spaces(self) -> tuple[spaces.Discrete, Any]:
         return spaces.Discrete(self.n_budgets), spaces.Box(0.0, 1.0, shape=(1,), dtype=np.float64)
 
@@ -154,6 +159,13 @@ class BudgetEnv(_BudgetCore, BanditEnv[FloatArray]):
     ``data`` and ``user`` may be given by position; every other keyword is a field of the
     scenario's ``config_type``. An episode consumes ``horizon + 1`` noise rows (the reset's and one
     per step).
+
+    ``render_mode``: None (default: nothing is tracked), ``"ansi"`` (``render()`` returns a text
+    frame: round, action, payoff, regret so far, the step's ε, sensitivity φ_t, loss L and
+    recommendation reward R, and per budget its pulls and empirical mean payoff),
+    ``"rgb_array"`` (a 360 × 640 × 3 uint8 picture: those figures, a bar per budget and the regret
+    curve) or ``"human"`` (the text frame printed at every reset and step). See
+    :mod:`bandit_envs.rendering`.
     """
 
     def __init__(self, data: Any = None, user: Any = None, *, render_mode: str | None = None, **keywords: Any) -> None:
@@ -168,6 +180,7 @@ class BudgetEnv(_BudgetCore, BanditEnv[FloatArray]):
         self._t = self.horizon  # no episode before the first reset
         self._state = np.zeros(1, dtype=np.int64)
         self._phi = np.zeros(1)
+        self._init_rendering(render_mode)
 
     def _draw(self, rows: int) -> FloatArray:
         return self.np_random.random((rows, self._width))
@@ -190,6 +203,8 @@ class BudgetEnv(_BudgetCore, BanditEnv[FloatArray]):
         )
         self._phi = next_phi
         scalar_info = {key: value[0].item() for key, value in info.items()}
+        if self._renderer is not None:
+            self._renderer.record(a, float(reward[0]), scalar_info)
         return next_phi.copy(), float(reward[0]), False, self._end_step(), scalar_info
 
 
@@ -200,7 +215,9 @@ class BudgetVectorEnv(_BudgetCore, BanditVectorEnv):
     buffered noise rows (512 rows of 8·(n_noise + 1) bytes while all copies' rows fit in 64 MiB,
     fewer beyond): at K = 10, about 20 KiB per copy up to 3,000-4,000 copies and 5 KiB per copy at
     100,000. ``num_envs`` whose copies would exceed :func:`bandit_envs.validation.memory_limit` is
-    refused before anything is built.
+    refused before anything is built. ``render_mode`` as the single env's, for at most
+    :data:`~bandit_envs.rendering.MAX_RENDERED_COPIES` copies: ``render()`` returns the tuple of
+    the copies' frames.
     """
 
     def __init__(
@@ -213,7 +230,7 @@ class BudgetVectorEnv(_BudgetCore, BanditVectorEnv):
         render_mode: str | None = None,
         **keywords: Any,
     ) -> None:
-        check_render_mode(self.env_id, render_mode)
+        check_render_mode(self.env_id, render_mode, num_envs)
         config = self.config_type.from_keywords(type(self).__name__, {"data": data, "user": user, **keywords})
         k = int(config.budget_grid.size)
         n = check_num_envs(self.env_id, num_envs, copy_bytes(k), [(BLOCK_ROWS, 8 * MAX_NOISE_COLUMNS)])
@@ -225,6 +242,7 @@ class BudgetVectorEnv(_BudgetCore, BanditVectorEnv):
         self._noise = NoiseBlocks(n, BLOCK_ROWS, (self._width,))
         self._state = np.zeros(n, dtype=np.int64)
         self._phi = np.zeros(n)
+        self._init_rendering(render_mode)
 
     def _draw(self, copy: int, rows: int) -> FloatArray:
         return self._rngs[copy].random((rows, self._width))

@@ -40,6 +40,7 @@ from bandit_envs.recommendation._problem import (
     episode_generators,
     outcome,
 )
+from bandit_envs.rendering import Scene, recommendation_scene
 from bandit_envs.validation import check_float, check_int, check_memory, summarize
 
 #: Contexts and noise values drawn per refill (speed only: the streams do not depend on it).
@@ -82,6 +83,15 @@ class _RecommendationCore:
         #: Noiseless reward of every (context, arm): the fast path's reward table.
         self.rewards = problem.rewards
 
+    def _scene(self) -> Scene:
+        """Frames show the round's user and the recommended item (:func:`~bandit_envs.rendering.recommendation_scene`).
+
+        Arms are the data's movies when the instance lists them (reset info ``item_ids``), else
+        candidate slots (Gowalla: the chosen candidate's POI comes with the step info).
+        """
+        item_ids = self.problem.static_info().get("item_ids")
+        return recommendation_scene(self.env_id, self.horizon, self.n_arms, item_ids)
+
     def _spaces(self) -> tuple[spaces.Discrete, Any]:
         box = spaces.Box(-1.0, 1.0, shape=(self.n_arms, self.dim), dtype=np.float64)
         return spaces.Discrete(self.n_arms), box
@@ -122,9 +132,18 @@ class _RecommendationCore:
 
 
 class RecommendationEnv(_RecommendationCore, BanditEnv[FloatArray]):
-    """A random context each round, arms with feature vectors (the scenario subclasses document the rest)."""
+    """A random context each round, arms with feature vectors (the scenario subclasses document the rest).
 
-    def _init_env(self, build: Callable[[], Problem], reward_noise: Any, horizon: Any) -> None:
+    ``render_mode``: None (default: nothing is tracked), ``"ansi"`` (``render()`` returns a text
+    frame: round, action, reward, regret so far, the round's user and the recommended item, and per
+    arm its pulls and empirical mean reward), ``"rgb_array"`` (a 360 × 640 × 3 uint8 picture: those
+    figures, a bar per arm and the regret curve) or ``"human"`` (the text frame printed at every
+    reset and step). See :mod:`bandit_envs.rendering`.
+    """
+
+    def _init_env(
+        self, build: Callable[[], Problem], reward_noise: Any, horizon: Any, render_mode: str | None = None
+    ) -> None:
         self._setup(build, reward_noise, horizon)
         self.action_space, self.observation_space = self._spaces()
         # Blocks as lists: the step reads Python ints and floats (faster than numpy scalars).
@@ -135,6 +154,7 @@ class RecommendationEnv(_RecommendationCore, BanditEnv[FloatArray]):
         self._t = self.horizon  # no episode before the first reset
         self._context = 0
         self._generators = episode_generators(np.random.default_rng(0))
+        self._init_rendering(render_mode)
 
     def round_contexts(self, n_rounds: int, seed: int) -> IntArray:
         """The contexts of the first ``n_rounds`` rounds after ``reset(seed=seed)``, without stepping.
@@ -179,6 +199,8 @@ class RecommendationEnv(_RecommendationCore, BanditEnv[FloatArray]):
         }
         info.update((key, v.item() if np.ndim(v) == 0 else v) for key, v in self.problem.round_info(c).items())
         truncated = self._end_step()
+        if self._renderer is not None:
+            self._renderer.record(a, float(reward), info)
         self._context = next(self._context_stream)
         return self.problem.features_of(self._context), float(reward), False, truncated, info
 
@@ -189,10 +211,19 @@ class RecommendationVectorEnv(_RecommendationCore, BanditVectorEnv):
     Memory: a copy takes about 5 KiB + 34·n_arms·d + 32·n_arms bytes (:func:`copy_bytes`; 19 KiB
     at the default 20 arms and d = 20), plus its buffered contexts and noise (4096 of each, 8 bytes
     apiece, while all copies' buffers fit in 64 MiB, fewer beyond). ``num_envs`` whose copies would
-    exceed :func:`bandit_envs.validation.memory_limit` is refused.
+    exceed :func:`bandit_envs.validation.memory_limit` is refused. ``render_mode`` as the single
+    env's, for at most :data:`~bandit_envs.rendering.MAX_RENDERED_COPIES` copies: ``render()``
+    returns the tuple of the copies' frames.
     """
 
-    def _init_env(self, num_envs: Any, build: Callable[[], Problem], reward_noise: Any, horizon: Any) -> None:
+    def _init_env(
+        self,
+        num_envs: Any,
+        build: Callable[[], Problem],
+        reward_noise: Any,
+        horizon: Any,
+        render_mode: str | None = None,
+    ) -> None:
         check_int("num_envs", num_envs, minimum=1)
         self._setup(build, reward_noise, horizon)
         half = core.NOISE_BUFFER_BYTES // 2  # the contexts and the noise share the buffer budget
@@ -203,6 +234,7 @@ class RecommendationVectorEnv(_RecommendationCore, BanditVectorEnv):
         self._contexts = NoiseBlocks(n, BLOCK, dtype=np.int64, budget=half)
         self._noise = NoiseBlocks(n, BLOCK, budget=half)
         self._context = np.zeros(n, dtype=np.int64)
+        self._init_rendering(render_mode)
 
     def round_contexts(self, n_rounds: int, seed: int) -> IntArray:
         """(num_envs, n_rounds): row i is the single env's ``round_contexts(n_rounds, seed + i)``."""

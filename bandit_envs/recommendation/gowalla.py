@@ -105,6 +105,7 @@ class GowallaRecommendationEnv(RecommendationEnv):
             lambda: gowalla_problem(data, n_arms, rank, min_user_checkins, reward, distance_km, instance_seed),
             reward_noise,
             horizon,
+            render_mode,
         )
 
 
@@ -136,10 +137,11 @@ class GowallaRecommendationVectorEnv(RecommendationVectorEnv):
         instance_seed: int = 0,
         render_mode: str | None = None,
     ) -> None:
-        check_render_mode(self.env_id, render_mode)
+        check_render_mode(self.env_id, render_mode, num_envs)
         self._init_env(
             num_envs,
             lambda: gowalla_problem(data, n_arms, rank, min_user_checkins, reward, distance_km, instance_seed),
             reward_noise,
             horizon,
+            render_mode,
         )

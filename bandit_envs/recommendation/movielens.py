@@ -122,6 +122,7 @@ class MovieLensRecommendationEnv(RecommendationEnv):
             ),
             reward_noise,
             horizon,
+            render_mode,
         )
         self.features = self.problem.features
         self.theta = self.problem.theta
@@ -159,7 +160,7 @@ class MovieLensRecommendationVectorEnv(RecommendationVectorEnv):
         instance_seed: int = 0,
         render_mode: str | None = None,
     ) -> None:
-        check_render_mode(self.env_id, render_mode)
+        check_render_mode(self.env_id, render_mode, num_envs)
         self._init_env(
             num_envs,
             lambda: movielens_problem(
@@ -167,6 +168,7 @@ class MovieLensRecommendationVectorEnv(RecommendationVectorEnv):
             ),
             reward_noise,
             horizon,
+            render_mode,
         )
         self.features = self.problem.features
         self.theta = self.problem.theta
