@@ -178,7 +178,7 @@ def speed_table(outcomes: list[Outcome], machine_line: str, command: str) -> str
         "Each ratio compares the subject with its reference measured in the same run, alternating",
         "where they are timed side by side (above 1: the subject is faster). A goal set as a time or",
         "a rate is stated as the ratio it needs against the reference measured here. Peer libraries",
-        "are measured only when installed ([benchmarks/README.md](../../benchmarks/README.md)).",
+        "are measured only when installed (`benchmarks/README.md`).",
         "",
         "| script | measured | ratio | goal | subject vs reference | figures |",
         "|---|---|---|---|---|---|",

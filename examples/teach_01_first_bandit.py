@@ -1,3 +1,4 @@
+# %% Exercise 1
 """Exercise 1: a first bandit, and what regret measures.
 
 Five arms with Bernoulli rewards (no feedback graph, so pulling an arm shows only its own reward).
@@ -11,6 +12,7 @@ Run: ``python examples/teach_01_first_bandit.py [--out DIR]`` (a few seconds). G
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 from pathlib import Path
 
@@ -22,11 +24,13 @@ from matplotlib.figure import Figure
 import bandit_envs  # noqa: F401  (registers the environment ids)
 from agents import UCB, Agent, Random
 
+# %% The instance
 MEANS = [0.3, 0.4, 0.5, 0.6, 0.7]
 HORIZON = 2_000
 RUNS = 10
 
 
+# %% One episode
 def play(agent: Agent, env: gym.Env, seed: int) -> tuple[np.ndarray, int]:
     """One episode of the act/update loop: per-round regret and the arm played most at the end."""
     obs, info = env.reset(seed=seed)
@@ -42,10 +46,12 @@ def play(agent: Agent, env: gym.Env, seed: int) -> tuple[np.ndarray, int]:
     return regret, int(np.bincount(actions[-HORIZON // 10 :]).argmax())
 
 
+# %% The experiment
 def main() -> None:
     parser = argparse.ArgumentParser(description="Exercise 1: a first bandit and its regret.")
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "bandit-envs-teaching")
-    args = parser.parse_args()
+    # A notebook kernel's sys.argv holds the kernel's own options (-f connection file): skip those there.
+    args = parser.parse_known_args()[0] if "ipykernel" in sys.modules else parser.parse_args()
 
     k = len(MEANS)
     empty_graph = np.zeros((k, k), dtype=bool)
@@ -86,5 +92,6 @@ def main() -> None:
     print(f"figure: {path}")
 
 
+# %% Run it
 if __name__ == "__main__":
     main()

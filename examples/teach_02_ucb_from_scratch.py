@@ -1,3 +1,4 @@
+# %% Exercise 2
 """Exercise 2: UCB from scratch, checked action for action against ``agents.UCB``.
 
 An agent is three methods: ``act`` (choose an arm), ``update`` (learn from the step) and
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -25,9 +27,19 @@ from matplotlib.figure import Figure
 import bandit_envs  # noqa: F401  (registers the environment ids)
 from agents import UCB, Agent
 
+# %% The horizon
 HORIZON = 2_000
 
 
+# %% [markdown]
+# ## The agent
+#
+# Three methods make an agent: `_reset_state` (forget), `act` (choose an arm) and `update` (learn
+# from the step). Edit `MyUCB`, run the cells below again, and see whether it still agrees with
+# `agents.UCB`.
+
+
+# %%
 class MyUCB(Agent):
     """UCB1: unplayed arms first, then the largest mean + alpha * sqrt(ln t / N)."""
 
@@ -57,6 +69,14 @@ class MyUCB(Agent):
         self.t += 1
 
 
+# %% [markdown]
+# ## The check
+#
+# `compare` plays `MyUCB` and asks `agents.UCB` in every round which arm it would pull. Both see
+# the same rewards, so they agree in every round only if they follow the same rule.
+
+
+# %%
 def compare(env: gym.Env, alpha: float, seed: int) -> tuple[bool, np.ndarray, np.ndarray]:
     """Play ``MyUCB`` on ``env``, asking ``agents.UCB`` every round what it would do."""
     mine, reference = MyUCB(env.action_space.n, alpha), UCB(env.action_space.n, alpha=alpha)
@@ -74,10 +94,20 @@ def compare(env: gym.Env, alpha: float, seed: int) -> tuple[bool, np.ndarray, np
     return same, actions, mine.counts
 
 
+# %% [markdown]
+# ## The experiment
+#
+# `main()` runs it, prints each number with a one-line reading and saves the figure (it prints
+# the path; `--out DIR` on the command line puts it elsewhere). What to look for, and questions:
+# docs/teaching.md, section 2.
+
+
+# %%
 def main() -> None:
     parser = argparse.ArgumentParser(description="Exercise 2: UCB from scratch against agents.UCB.")
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "bandit-envs-teaching")
-    args = parser.parse_args()
+    # A notebook kernel's sys.argv holds the kernel's own options (-f connection file): skip those there.
+    args = parser.parse_known_args()[0] if "ipykernel" in sys.modules else parser.parse_args()
 
     checks = []
     for reward, alpha in (("truncnorm", math.sqrt(2.0)), ("bernoulli", 0.5)):
@@ -108,5 +138,6 @@ def main() -> None:
     print(f"figure: {path}")
 
 
+# %% Run it
 if __name__ == "__main__":
     main()

@@ -1,3 +1,4 @@
+# %% Exercise 3
 """Exercise 3: side observations and the independence number alpha(G).
 
 On a feedback graph, pulling arm a also reveals the rewards of a's neighbours. UCB ignores them;
@@ -12,6 +13,7 @@ Run: ``python examples/teach_03_side_observations.py [--out DIR]`` (a few second
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 from pathlib import Path
 
@@ -25,12 +27,22 @@ import bandit_envs  # noqa: F401  (registers the environment ids)
 from agents import UCB, UCBN, Agent
 from bandit_envs.feedback_graphs import independence_number
 
+# %% The instance
 N_ARMS = 12
 MEANS = np.linspace(0.9, 0.3, N_ARMS)
 HORIZON = 3_000
 RUNS = 4
 
 
+# %% [markdown]
+# ## Feedback graphs made of cliques
+#
+# `cliques(c)` splits the arms into c cliques of consecutive arms: its independence number is c.
+# `regret` plays the copies of a vector env in lock-step (`gym.make_vec(..., num_envs=RUNS)` and
+# an agent built with `n_envs=RUNS`).
+
+
+# %%
 def cliques(n_cliques: int) -> np.ndarray:
     """Adjacency of ``N_ARMS`` arms split into ``n_cliques`` cliques of consecutive arms."""
     graph = nx.disjoint_union_all([nx.complete_graph(N_ARMS // n_cliques)] * n_cliques)
@@ -49,10 +61,20 @@ def regret(agent: Agent, env: gym.vector.VectorEnv) -> float:
     return float(total.mean())
 
 
+# %% [markdown]
+# ## The experiment
+#
+# `main()` runs it, prints each number with a one-line reading and saves the figure (it prints
+# the path; `--out DIR` on the command line puts it elsewhere). What to look for, and questions:
+# docs/teaching.md, section 3.
+
+
+# %%
 def main() -> None:
     parser = argparse.ArgumentParser(description="Exercise 3: side observations and the independence number.")
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "bandit-envs-teaching")
-    args = parser.parse_args()
+    # A notebook kernel's sys.argv holds the kernel's own options (-f connection file): skip those there.
+    args = parser.parse_known_args()[0] if "ipykernel" in sys.modules else parser.parse_args()
 
     print(f"{N_ARMS} arms, means {MEANS[0]:.2f} down to {MEANS[-1]:.2f}; mean regret of {RUNS} runs of {HORIZON:,}.")
     print("cliques  edges  density  alpha(G)  UCB regret  UCB-N regret")
@@ -87,5 +109,6 @@ def main() -> None:
     print(f"figure: {path}")
 
 
+# %% Run it
 if __name__ == "__main__":
     main()

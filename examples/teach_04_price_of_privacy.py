@@ -1,3 +1,4 @@
+# %% Exercise 4
 """Exercise 4: the price of privacy, regret against the privacy budget epsilon.
 
 GAP (the gap paper's graph-aware private elimination) and DPSE (private successive elimination,
@@ -16,6 +17,7 @@ Run: ``python examples/teach_04_price_of_privacy.py [--out DIR]`` (a few seconds
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 from pathlib import Path
 
@@ -27,6 +29,7 @@ from agents import DPSE, GAP
 from bandit_envs.feedback_graphs import independence_number
 from bandit_envs.graph import GraphBanditEnv
 
+# %% The instance
 HORIZON = 100_000
 RUNS = 4
 EPSILONS = (0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
@@ -34,6 +37,13 @@ EPSILONS = (0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
 NO_PRIVACY = 1e6
 
 
+# %% [markdown]
+# ## The private agents
+#
+# GAP and DPSE with the paper's defaults (confidence 1/T); `epsilon` is their privacy budget.
+
+
+# %%
 def make(name: str, env: GraphBanditEnv, epsilon: float, seed: int) -> GAP | DPSE:
     """GAP or DPSE for ``env`` with budget ``epsilon`` (paper defaults: confidence 1/T)."""
     if name == "GAP":
@@ -41,10 +51,20 @@ def make(name: str, env: GraphBanditEnv, epsilon: float, seed: int) -> GAP | DPS
     return DPSE(env.n_arms, HORIZON, epsilon, seed=seed)
 
 
+# %% [markdown]
+# ## The experiment
+#
+# `main()` runs it, prints each number with a one-line reading and saves the figure (it prints
+# the path; `--out DIR` on the command line puts it elsewhere). What to look for, and questions:
+# docs/teaching.md, section 4.
+
+
+# %%
 def main() -> None:
     parser = argparse.ArgumentParser(description="Exercise 4: regret against epsilon for GAP and DPSE.")
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "bandit-envs-teaching")
-    args = parser.parse_args()
+    # A notebook kernel's sys.argv holds the kernel's own options (-f connection file): skip those there.
+    args = parser.parse_known_args()[0] if "ipykernel" in sys.modules else parser.parse_args()
 
     env = GraphBanditEnv(horizon=HORIZON, gap=0.1, edge_probability=0.5, instance_seed=0)
     tables = [np.random.default_rng(run).random((HORIZON, env.n_arms)) for run in range(RUNS)]
@@ -97,5 +117,6 @@ def main() -> None:
     print(f"figure: {path}")
 
 
+# %% Run it
 if __name__ == "__main__":
     main()

@@ -1,3 +1,4 @@
+# %% Exercise 5
 """Exercise 5: local differential privacy, and what it does to an estimate.
 
 In the local model each user randomizes their own datum before sending it, so the server never
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import tempfile
 from pathlib import Path
 
@@ -25,21 +27,40 @@ from matplotlib.figure import Figure
 
 from bandit_envs.privacy import laplace_mechanism, randomized_response, rr_debias
 
+# %% The survey
 N_USERS = 1_000
 REPEATS = 1_000
 TRUE_SHARE = 0.3
 EPSILONS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
 
 
+# %% [markdown]
+# ## The theory to check
+#
+# The variance of the debiased randomized-response estimate of a share, which the experiment
+# compares with the spread it measures.
+
+
+# %%
 def rr_variance(epsilon: float, n: int) -> float:
     """Variance of the debiased RR estimate of a share over ``n`` users (fixed population)."""
     return math.exp(epsilon) / math.expm1(epsilon) ** 2 / n
 
 
+# %% [markdown]
+# ## The experiment
+#
+# `main()` runs it, prints each number with a one-line reading and saves the figure (it prints
+# the path; `--out DIR` on the command line puts it elsewhere). What to look for, and questions:
+# docs/teaching.md, section 5.
+
+
+# %%
 def main() -> None:
     parser = argparse.ArgumentParser(description="Exercise 5: randomized response and the Laplace mechanism.")
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "bandit-envs-teaching")
-    args = parser.parse_args()
+    # A notebook kernel's sys.argv holds the kernel's own options (-f connection file): skip those there.
+    args = parser.parse_known_args()[0] if "ipykernel" in sys.modules else parser.parse_args()
     rng = np.random.default_rng(0)
 
     bits = np.zeros(N_USERS, dtype=np.int64)
@@ -100,5 +121,6 @@ def main() -> None:
     print(f"figure: {path}")
 
 
+# %% Run it
 if __name__ == "__main__":
     main()

@@ -1,3 +1,4 @@
+# %% Exercise 6
 """Exercise 6: choosing a privacy budget with a bandit.
 
 In ``PrivacyBudgetMovieLens-v0`` (synthetic MovieLens-like data by default, no download) a user
@@ -18,6 +19,7 @@ Run: ``python examples/teach_06_choosing_a_budget.py [--out DIR]`` (a few second
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 from pathlib import Path
 
@@ -29,10 +31,19 @@ from matplotlib.figure import Figure
 import bandit_envs  # noqa: F401  (registers the environment ids)
 from agents import SMUCB, UCB, Agent, FixedArm
 
+# %% The instance
 HORIZON = 5_000
 SENSITIVITY_LEVELS = (0.3, 0.8)
 
 
+# %% [markdown]
+# ## One episode
+#
+# The act/update loop of one learner on the budget env: the budget it chose each round, its
+# payoffs, and the env's estimate of its cumulative regret.
+
+
+# %%
 def play(agent: Agent, env: gym.Env) -> tuple[np.ndarray, np.ndarray, float]:
     """One episode: the budget index and payoff of each round, and the estimated cumulative regret."""
     obs, info = env.reset(seed=1)
@@ -48,10 +59,20 @@ def play(agent: Agent, env: gym.Env) -> tuple[np.ndarray, np.ndarray, float]:
     return actions, payoffs, regret
 
 
+# %% [markdown]
+# ## The experiment
+#
+# `main()` runs it, prints each number with a one-line reading and saves the figure (it prints
+# the path; `--out DIR` on the command line puts it elsewhere). What to look for, and questions:
+# docs/teaching.md, section 6.
+
+
+# %%
 def main() -> None:
     parser = argparse.ArgumentParser(description="Exercise 6: choosing a privacy budget with a bandit.")
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "bandit-envs-teaching")
-    args = parser.parse_args()
+    # A notebook kernel's sys.argv holds the kernel's own options (-f connection file): skip those there.
+    args = parser.parse_known_args()[0] if "ipykernel" in sys.modules else parser.parse_args()
 
     fig = Figure(figsize=(10, 4))
     FigureCanvasAgg(fig)
@@ -104,5 +125,6 @@ def main() -> None:
     print(f"figure: {path}")
 
 
+# %% Run it
 if __name__ == "__main__":
     main()

@@ -1,3 +1,4 @@
+# %% Exercise 7
 """Exercise 7: an RL agent (stable-baselines3 PPO) on a bandit.
 
 A bandit is a one-state RL problem: ``GraphBandit-v0`` always observes 0, so the best policy is a
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -29,12 +31,21 @@ from matplotlib.figure import Figure
 import bandit_envs  # noqa: F401  (registers the environment ids)
 from agents import UCB
 
+# %% The instance
 #: An easy instance: five arms, Bernoulli rewards, the best (arm 3) ahead by 0.3.
 MEANS = [0.3, 0.5, 0.4, 0.8, 0.2]
 EPISODE = 32
 TRAIN_STEPS = 2_048
 
 
+# %% [markdown]
+# ## The env and the bandit baseline
+#
+# PPO trains on short episodes of `make_env(EPISODE)`; UCB plays one long episode with as many
+# pulls as PPO took while training.
+
+
+# %%
 def make_env(horizon: int) -> gym.Env:
     """The instance: ``MEANS`` on an empty feedback graph (no side observations), ``horizon`` rounds."""
     empty = np.zeros((len(MEANS), len(MEANS)), dtype=bool)
@@ -55,10 +66,20 @@ def ucb_regret(pulls: int) -> np.ndarray:
     return regret
 
 
+# %% [markdown]
+# ## The experiment
+#
+# `main()` runs it, prints each number with a one-line reading and saves the figure (it prints
+# the path; `--out DIR` on the command line puts it elsewhere). What to look for, and questions:
+# docs/teaching.md, section 7.
+
+
+# %%
 def main() -> None:
     parser = argparse.ArgumentParser(description="Exercise 7: stable-baselines3 PPO on a bandit.")
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "bandit-envs-teaching")
-    args = parser.parse_args()
+    # A notebook kernel's sys.argv holds the kernel's own options (-f connection file): skip those there.
+    args = parser.parse_known_args()[0] if "ipykernel" in sys.modules else parser.parse_args()
     if importlib.util.find_spec("stable_baselines3") is None or importlib.util.find_spec("torch") is None:
         print('stable-baselines3 is not installed: skipping exercise 7 (pip install -e ".[rl]" to run it).')
         return
@@ -117,5 +138,6 @@ def main() -> None:
     print(f"figure: {path}")
 
 
+# %% Run it
 if __name__ == "__main__":
     main()

@@ -1,0 +1,96 @@
+"""Every teaching exercise also runs as a Jupyter notebook.
+
+Each ``examples/teach_*.py`` is a jupytext "percent" script (``# %%`` code cells, ``# %% [markdown]``
+cells): jupytext turns it into a notebook and nbclient executes that notebook in a fresh
+``python3`` kernel, as Jupyter would, with the kernel's working directory and the figures in a
+temporary folder. The kernel's own command line (``-f connection-file``) must not break the
+scripts' argparse, and the notebook must print what the script prints.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+jupytext = pytest.importorskip("jupytext")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+ROOT = Path(__file__).resolve().parents[1]
+EXERCISES = sorted((ROOT / "examples").glob("teach_*.py"))
+
+#: Lines (or parts of lines) each exercise prints whatever the random draws; an exercise not listed
+#: here (a new one) is only required to run without error and print something.
+KEY_LINES: dict[str, list[str]] = {
+    "teach_01_first_bandit": ["regret after T", "figure: "],
+    "teach_02_ucb_from_scratch": ["identical actions: True", "-> every arm once, then the index."],
+    "teach_03_side_observations": ["cliques  edges  density  alpha(G)", "-> UCB-N's regret falls with alpha(G)"],
+    "teach_04_price_of_privacy": ["epsilon   GAP regret  GAP L_1", "-> GAP has less regret than DPSE"],
+    "teach_05_randomized_response": ["debiased mean", "-> local noise is"],
+    "teach_06_choosing_a_budget": ["best budget: epsilon =", "-> a larger epsilon improves the recommendation"],
+    "teach_07_rl_agent": ["PPO's greedy arm: 3 (mean 0.8); best arm: 3", "-> PPO finds the best arm"],
+}
+#: Exercises that take more than about 30 s as a notebook on the 2-core development machine.
+SLOW: set[str] = set()
+
+
+def _params() -> list:
+    return [
+        pytest.param(path, id=path.stem, marks=[pytest.mark.slow] if path.stem in SLOW else []) for path in EXERCISES
+    ]
+
+
+def test_every_exercise_is_found():
+    assert {path.stem for path in EXERCISES} >= set(KEY_LINES)
+
+
+@pytest.mark.parametrize("path", _params())
+def test_exercise_has_cells(path):
+    """The script is split into cells: more than one, and the first holds the module docstring."""
+    notebook = jupytext.read(path, fmt="py:percent")
+    assert "# %%" in path.read_text(encoding="utf-8")
+    assert len(notebook.cells) > 1, f"{path.name} has no '# %%' cell markers"
+    assert any(cell.cell_type == "code" for cell in notebook.cells)
+
+
+@pytest.mark.parametrize("path", _params())
+def test_exercise_runs_as_notebook(path, tmp_path, monkeypatch):
+    if path.stem == "teach_07_rl_agent":
+        pytest.importorskip("stable_baselines3")
+    work, temp = tmp_path / "cwd", tmp_path / "tmp"
+    work.mkdir()
+    temp.mkdir()
+    # The kernel inherits this environment: this checkout's packages first, the default --out folder
+    # (under the temp folder) and Jupyter's and IPython's own files in tmp_path.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+
+    notebook = jupytext.read(path, fmt="py:percent")
+    client = nbclient.NotebookClient(
+        notebook,
+        kernel_name="python3",
+        timeout=300,
+        startup_timeout=120,
+        resources={"metadata": {"path": str(work)}},
+    )
+    client.execute()  # raises CellExecutionError, with the cell and traceback, if a cell fails
+
+    stdout = "".join(
+        output.get("text", "")
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+        if output.get("output_type") == "stream" and output.get("name") == "stdout"
+    )
+    assert stdout.strip(), f"{path.name} printed nothing as a notebook"
+    for line in KEY_LINES.get(path.stem, []):
+        assert line in stdout, f"{path.name} as a notebook did not print {line!r}:\n{stdout}"
+    for figure in re.findall(r"^figure: (.+)$", stdout, flags=re.MULTILINE):
+        figure_path = Path(figure.strip())
+        assert figure_path.is_file(), figure
+        assert figure_path.resolve().is_relative_to(temp.resolve()), f"{figure} is not under the kernel's temp folder"
