@@ -32,6 +32,7 @@ KEY_LINES: dict[str, list[str]] = {
     "teach_05_randomized_response": ["debiased mean", "-> local noise is"],
     "teach_06_choosing_a_budget": ["best budget: epsilon =", "-> a larger epsilon improves the recommendation"],
     "teach_07_rl_agent": ["PPO's greedy arm: 3 (mean 0.8); best arm: 3", "-> PPO finds the best arm"],
+    "teach_08_watch_it_learn": ["GraphBandit-v0  round 3/500", "rgb_array frames: 32", "GIF: "],
 }
 #: Exercises that take more than about 30 s as a notebook on the 2-core development machine.
 SLOW: set[str] = set()
