@@ -91,7 +91,8 @@ def exp3_update(state: Any, actions: Any, rewards: Any, eta_next: float, gamma: 
 
     Refused: an action outside [0, K) or a reward that is not in [0, 1]. Else
     L̂_a += (1 − r)/p_a for the pulled arm a (loss-based importance weighting), then p from
-    η = ``eta_next`` (:func:`set_distribution`).
+    η = ``eta_next`` (:func:`set_distribution`); a copy with loss 0 and an unchanged η keeps its p
+    (recomputing it would give the same numbers).
     """
     n_rows = state.shape[0]
     k_arms = n_arms_of(state.shape[1])
@@ -101,7 +102,10 @@ def exp3_update(state: Any, actions: Any, rewards: Any, eta_next: float, gamma: 
             return b
     for b in range(n_rows):
         a = actions[b]
-        state[b, a] += (1.0 - rewards[b]) / max(state[b, k_arms + a], MIN_PROBABILITY)
+        loss = 1.0 - rewards[b]
+        if loss == 0.0 and state[b, 2 * k_arms] == eta_next:
+            continue  # L̂ and η as before: p would be recomputed to the same values
+        state[b, a] += loss / max(state[b, k_arms + a], MIN_PROBABILITY)
         set_distribution(state, b, k_arms, eta_next, gamma)
     return -1
 
