@@ -4,12 +4,15 @@ Every agent has ``act(obs)``, ``update(action, reward, info)`` and ``reset(seed)
 env or, with ``n_envs=N``, N copies of a vector env in lock-step (docs/design.md, "Agents").
 """
 
+from agents.adversarial import Exp3, Exp3IX, Exp3SET
 from agents.base import Agent, PrivateAgent
 from agents.budget_agents import SMUCB, FixedArm
 from agents.elimination import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
+from agents.greedy import EpsilonGreedy
 from agents.index import UCB, UCBN, Random, ThompsonSampling
 from agents.ldp import LDPWrapper
 from agents.linear import LDPLinUCB, LinUCB
+from agents.optimistic import KLUCB, MOSS
 from agents.sb3 import SB3Agent
 
 __all__ = [
@@ -22,8 +25,14 @@ __all__ = [
     "Agent",
     "AlphaSample",
     "EliminationAgent",
+    "EpsilonGreedy",
+    "Exp3",
+    "Exp3IX",
+    "Exp3SET",
     "FixedArm",
+    "KLUCB",
     "LinUCB",
+    "MOSS",
     "PrivateAgent",
     "Random",
     "SB3Agent",

@@ -2,7 +2,8 @@
 """Exercise 1: a first bandit, and what regret measures.
 
 Five arms with Bernoulli rewards (no feedback graph, so pulling an arm shows only its own reward).
-Three players: Random, greedy (play each arm once, then always the best mean so far) and UCB.
+Four players: Random, greedy (play each arm once, then always the best mean so far: ε-greedy with
+ε = 0), ε-greedy with ε = 0.1 (the same, but a uniformly random arm in 10% of the rounds) and UCB.
 Regret after T rounds is the sum over rounds of (best mean - mean of the arm played): the price
 of not knowing the best arm. The env reports each round's share in ``info["regret"]``.
 
@@ -22,7 +23,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 import bandit_envs  # noqa: F401  (registers the environment ids)
-from agents import UCB, Agent, Random
+from agents import UCB, Agent, EpsilonGreedy, Random
 
 # %% The instance
 MEANS = [0.3, 0.4, 0.5, 0.6, 0.7]
@@ -59,8 +60,9 @@ def main() -> None:
     best = int(np.argmax(MEANS))
     players = {
         "Random": Random(k, seed=0),
-        # UCB with a vanishing exploration bonus is greedy: unplayed arms first, then the best mean.
-        "greedy": UCB(k, alpha=1e-9),
+        # Unplayed arms first, then the best mean so far; ε = 0 never explores.
+        "greedy": EpsilonGreedy(k, epsilon=0.0, seed=0),
+        "ε-greedy": EpsilonGreedy(k, epsilon=0.1, seed=0),
         "UCB": UCB(k),
     }
     print(f"{k} arms with Bernoulli means {MEANS}; the best is arm {best}. {RUNS} runs of {HORIZON:,} rounds.")
@@ -71,12 +73,17 @@ def main() -> None:
         stuck = sum(favourite != best for _, favourite in results)
         late = curves[name][-1] - curves[name][-201]
         print(
-            f"{name:7s} regret after T: {curves[name][-1]:6.1f}, in the last 200 rounds: {late:5.1f};"
+            f"{name:8s} regret after T: {curves[name][-1]:6.1f}, in the last 200 rounds: {late:5.1f};"
             f" ends on a worse arm in {stuck:2d}/{RUNS} runs"
         )
     random_regret = (max(MEANS) - np.mean(MEANS)) * HORIZON
     print(f"-> Random never learns: its regret grows linearly, (best - average mean) x T = {random_regret:.0f}.")
     print("-> greedy trusts its first noisy draws: when the best arm starts with a 0 it may never try it again.")
+    floor = 0.1 * (max(MEANS) - np.mean(MEANS))
+    print(
+        "-> ε-greedy keeps trying every arm, so it finds the best one, but it pays for its random rounds for ever:"
+        f" ε x (best - average mean) = {floor:.2f} per round ({200 * floor:.1f} in 200 rounds), however long it plays."
+    )
     print("-> UCB adds a bonus to rarely tried arms, so it keeps checking them; its regret flattens (~ log T).")
 
     fig = Figure(figsize=(6, 4))

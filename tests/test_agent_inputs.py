@@ -24,10 +24,16 @@ from agents import (
     DPSE,
     GAP,
     GAPU,
+    KLUCB,
+    MOSS,
     SMUCB,
     UCB,
     UCBN,
     AlphaSample,
+    EpsilonGreedy,
+    Exp3,
+    Exp3IX,
+    Exp3SET,
     FixedArm,
     LDPLinUCB,
     LDPWrapper,
@@ -72,11 +78,18 @@ BASE: dict[str, Make] = {
     "AAE": lambda n: AAE(K, 1000, n_envs=n),
     "AAE-side": lambda n: AAE(K, 1000, side_observations=True, n_envs=n),
     "AlphaSample": lambda n: AlphaSample(K, 1000, n_envs=n, seed=0),
+    "EpsilonGreedy": lambda n: EpsilonGreedy(K, n_envs=n, seed=0),
+    "EpsilonGreedy-decaying": lambda n: EpsilonGreedy(K, schedule="decaying", c=0.1, n_envs=n, seed=0),
+    "KLUCB": lambda n: KLUCB(K, n_envs=n),
+    "MOSS": lambda n: MOSS(K, 1000, n_envs=n),
+    "Exp3": lambda n: Exp3(K, n_envs=n, seed=0),
+    "Exp3SET": lambda n: Exp3SET(K, PATH3, 1000, n_envs=n, seed=0),
+    "Exp3IX": lambda n: Exp3IX(K, PATH3, n_envs=n, seed=0),
 }
 #: Agents whose guarantees need rewards in [0, 1] (their docstrings say so).
-UNIT = {"TS", "TS-N", "GAP", "GAPU", "DPSE", "AAE", "AAE-side", "AlphaSample"}
+UNIT = {"TS", "TS-N", "GAP", "GAPU", "DPSE", "AAE", "AAE-side", "AlphaSample", "KLUCB", "Exp3", "Exp3SET", "Exp3IX"}
 #: Agents that read info["observed_rewards"].
-SIDE = {"UCBN", "TS-N", "GAP", "GAPU", "AAE-side", "AlphaSample"}
+SIDE = {"UCBN", "TS-N", "GAP", "GAPU", "AAE-side", "AlphaSample", "Exp3SET", "Exp3IX"}
 
 
 def _wrapped(name: str, make: Make) -> Make:
@@ -416,8 +429,26 @@ def test_play_refuses_an_agent_with_fewer_arms_than_the_env(agent):
         lambda: DPSE(10, 100, 1.0, n_envs=10**10),
         lambda: LinUCB(10**6),
         lambda: LDPLinUCB(20, 1.0, n_envs=10**8),
+        lambda: EpsilonGreedy(10, n_envs=10**10),
+        lambda: KLUCB(10**12),
+        lambda: MOSS(10, 100, n_envs=10**10),
+        lambda: Exp3(10, n_envs=10**10),
     ],
-    ids=["UCB-copies", "UCB-arms", "TS", "Random", "FixedArm", "GAP-arms", "DPSE", "LinUCB", "LDPLinUCB"],
+    ids=[
+        "UCB-copies",
+        "UCB-arms",
+        "TS",
+        "Random",
+        "FixedArm",
+        "GAP-arms",
+        "DPSE",
+        "LinUCB",
+        "LDPLinUCB",
+        "EpsilonGreedy",
+        "KLUCB",
+        "MOSS",
+        "Exp3",
+    ],
 )
 def test_absurd_state_sizes_are_refused_before_allocating(make):
     with pytest.raises(

@@ -35,10 +35,16 @@ from agents import (
     DPSE,
     GAP,
     GAPU,
+    KLUCB,
+    MOSS,
     SMUCB,
     UCB,
     UCBN,
     AlphaSample,
+    EpsilonGreedy,
+    Exp3,
+    Exp3IX,
+    Exp3SET,
     FixedArm,
     LDPLinUCB,
     LDPWrapper,
@@ -206,6 +212,12 @@ CONSTRUCTORS: dict[str, Callable[..., Agent]] = {
     "LDPLinUCB": LDPLinUCB,
     "LDPWrapper": LDPWrapper,
     "SB3Agent": SB3Agent,
+    "EpsilonGreedy": EpsilonGreedy,
+    "KLUCB": KLUCB,
+    "MOSS": MOSS,
+    "Exp3": Exp3,
+    "Exp3SET": Exp3SET,
+    "Exp3IX": Exp3IX,
 }
 
 
@@ -283,6 +295,12 @@ AGENTS: dict[str, Callable[[int | None], Agent]] = {
     "LDP-GAP": lambda n: LDPWrapper(GAP(K, 60, 1.0, PATH3, n_envs=n), "randomized_response", 1.0, seed=0),
     "LDP-SMUCB": lambda n: LDPWrapper(SMUCB(K, n_envs=n), "laplace", 1.0, seed=0),
     "SB3": lambda n: SB3Agent(StubModel(), n_envs=n),  # type: ignore[arg-type]
+    "EpsilonGreedy": lambda n: EpsilonGreedy(K, n_envs=n, seed=0),
+    "KLUCB": lambda n: KLUCB(K, n_envs=n),
+    "MOSS": lambda n: MOSS(K, 60, n_envs=n),
+    "Exp3": lambda n: Exp3(K, n_envs=n, seed=0),
+    "Exp3SET": lambda n: Exp3SET(K, PATH3, 60, n_envs=n, seed=0),
+    "Exp3IX": lambda n: Exp3IX(K, PATH3, n_envs=n, seed=0),
 }
 
 
@@ -313,8 +331,8 @@ def feedback(agent: Agent, action: Any) -> st.SearchStrategy[tuple[Any, Any, Any
 
 
 #: Agents whose guarantees need rewards in [0, 1], and agents that read info["observed_rewards"].
-UNIT = {"TS", "TS-N", "GAP", "GAPU", "DPSE", "AAE", "AlphaSample"}
-SIDE = {"UCBN", "TS-N", "GAP", "GAPU", "AAE", "AlphaSample"}
+UNIT = {"TS", "TS-N", "GAP", "GAPU", "DPSE", "AAE", "AlphaSample", "KLUCB", "Exp3", "Exp3SET", "Exp3IX"}
+SIDE = {"UCBN", "TS-N", "GAP", "GAPU", "AAE", "AlphaSample", "Exp3SET", "Exp3IX"}
 
 
 def as_regular_array(value: Any) -> np.ndarray | None:

@@ -1,0 +1,154 @@
+"""Agent-steps per second of the batched baselines (ε-greedy, KL-UCB, MOSS, Exp3) against batched UCB and plain loops.
+
+For each agent, 1000 copies and K = 10 arms on one core, fed from a pre-drawn Bernoulli reward
+table (``bench_ucb_batch.bernoulli_table``; only ``act`` + ``update`` are timed):
+
+* its speed as a ratio to batched :class:`agents.UCB` measured in the same run, the two
+  alternating every 50 rounds (medians of the repeats), goal >= 0.3;
+* its speed as a ratio to the same agent written as a plain per-copy Python loop (the readable
+  references of :mod:`agents._index_kernels` and :mod:`agents._exp3_kernels`) on a few copies of
+  the same table, scaled per agent-step, with a check that the loop chose the same arms as those
+  copies of the batch (copy i of a batch seeded s draws as a single agent seeded s + i).
+
+``results(quick)`` returns the ratios (``benchmarks/_common.py``); ``main`` prints them. Usage:
+``python benchmarks/bench_index_agents.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from _common import Ratio, print_results
+from bench_ucb_batch import TABLE_ROWS, bernoulli_table, one_core
+
+from agents import KLUCB, MOSS, UCB, EpsilonGreedy, Exp3
+from agents._exp3_kernels import ExpWeightsReference
+from agents._index_kernels import GreedyReference, KLUCBReference, MOSSReference
+from agents.base import Agent
+
+GOAL = 0.3  # batched agent's speed as a fraction of batched UCB's
+BLOCK = 50  # rounds timed at once when the agent and UCB alternate
+SEED = 7
+COPIES, ARMS = 1000, 10
+
+#: name -> (batched agent for (copies, steps), plain reference of copy i for (arms, steps, i)).
+AGENTS: dict[str, tuple[Callable[[int, int], Agent], Callable[[int, int, int], Any]]] = {
+    "EpsilonGreedy": (
+        lambda n, steps: EpsilonGreedy(ARMS, 0.1, n_envs=n, seed=SEED),
+        lambda k, steps, i: GreedyReference(k, 0.1, False, np.random.default_rng(SEED + i)),
+    ),
+    "KLUCB": (
+        lambda n, steps: KLUCB(ARMS, n_envs=n),
+        lambda k, steps, i: KLUCBReference(k, 0.0, 1e-9),
+    ),
+    "MOSS": (
+        lambda n, steps: MOSS(ARMS, steps, n_envs=n),
+        lambda k, steps, i: MOSSReference(k, steps),
+    ),
+    "Exp3": (
+        lambda n, steps: Exp3(ARMS, steps, n_envs=n, seed=SEED),
+        lambda k, steps, i: ExpWeightsReference(k, "exp3", np.random.default_rng(SEED + i), Exp3(k, steps).eta_at, 0.0),
+    ),
+}
+
+
+def run_block(agent: Agent, table: np.ndarray, start: int, stop: int, actions: np.ndarray) -> float:
+    """Play rounds ``start..stop-1`` from the table; return the seconds spent in act + update."""
+    rows = np.arange(agent.batch)
+    spent = 0.0
+    for t in range(start, stop):
+        t0 = time.perf_counter()
+        a = agent.act()
+        t1 = time.perf_counter()
+        r = table[t % TABLE_ROWS, rows, a]
+        t2 = time.perf_counter()
+        agent.update(a, r)
+        spent += (t1 - t0) + (time.perf_counter() - t2)
+        actions[t] = a
+    return spent
+
+
+def against_ucb(name: str, table: np.ndarray, steps: int, repeats: int) -> tuple[Ratio, np.ndarray, float]:
+    """The agent against batched UCB, alternating blocks; (ratio, the agent's actions, its seconds per step)."""
+    make = AGENTS[name][0]
+    agent, ucb = make(COPIES, steps), UCB(ARMS, n_envs=COPIES)
+    actions = np.empty((steps, COPIES), dtype=np.int64)
+    ucb_actions = np.empty((steps, COPIES), dtype=np.int64)
+    run_block(agent, table, 0, min(steps, 20), actions)  # compile / load the kernels
+    run_block(ucb, table, 0, min(steps, 20), ucb_actions)
+    agent_times, ucb_times = [], []
+    for _ in range(repeats):
+        agent.reset()
+        ucb.reset()
+        agent_s = ucb_s = 0.0
+        for start in range(0, steps, BLOCK):
+            stop = min(steps, start + BLOCK)
+            ucb_s += run_block(ucb, table, start, stop, ucb_actions)
+            agent_s += run_block(agent, table, start, stop, actions)
+        agent_times.append(agent_s)
+        ucb_times.append(ucb_s)
+    agent_s, ucb_s = statistics.median(agent_times), statistics.median(ucb_times)
+    ratio = Ratio(
+        f"batched {name} vs batched UCB",
+        f"{name}(n_envs={COPIES}) act+update",
+        f"UCB(n_envs={COPIES}) act+update",
+        ucb_s / agent_s,
+        GOAL,
+        f"{agent_s / steps * 1e6:.1f} us vs {ucb_s / steps * 1e6:.1f} us per step of {COPIES} copies, K={ARMS}, "
+        f"one core (medians of {repeats} runs, alternating every {BLOCK} rounds); "
+        f"{COPIES * steps / agent_s:.3e} agent-steps/s",
+    )
+    return ratio, actions, agent_s / steps
+
+
+def against_loop(name: str, table: np.ndarray, steps: int, copies: int, actions: np.ndarray, step_s: float) -> Ratio:
+    """The batched agent's agent-steps/s against the plain per-copy loop of the same agent."""
+    make_reference = AGENTS[name][1]
+    loop_actions = np.empty((steps, copies), dtype=np.int64)
+    start = time.perf_counter()
+    for i in range(copies):
+        reference = make_reference(ARMS, steps, i)
+        for t in range(steps):
+            a = reference.act()
+            reference.update(a, float(table[t % TABLE_ROWS, i, a]))
+            loop_actions[t, i] = a
+    loop_rate = copies * steps / (time.perf_counter() - start)
+    rate = COPIES / step_s
+    same = np.array_equal(loop_actions, actions[:, :copies])
+    return Ratio(
+        f"batched {name} vs per-copy Python loop",
+        f"{name}(n_envs={COPIES}) act+update",
+        f"plain-Python {name}, {copies} copies one by one",
+        rate / loop_rate,
+        None,
+        f"{rate:.3e} vs {loop_rate:.3e} agent-steps/s; same actions as copies 0-{copies - 1}: {same}",
+    )
+
+
+def results(quick: bool = False) -> list[Ratio]:
+    """Each baseline batched (1000 copies, K = 10, one core) against batched UCB and against its plain loop."""
+    steps, repeats, loop_copies = (300, 3, 2) if quick else (2000, 5, 5)
+    table = bernoulli_table(COPIES, ARMS)
+    out = []
+    with one_core():
+        for name in AGENTS:
+            ratio, actions, step_s = against_ucb(name, table, steps, repeats)
+            out.append(ratio)
+            out.append(against_loop(name, table, steps, loop_copies, actions, step_s))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and repeats")
+    args = parser.parse_args()
+    print_results(results(quick=args.quick))
+
+
+if __name__ == "__main__":
+    main()
