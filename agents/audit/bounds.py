@@ -7,9 +7,9 @@ input bounds both probabilities, and with them the *privacy loss of the event*
 .. math:: L_E = \ln \frac{P(M(D) \in E) - \delta}{P(M(D') \in E)},
 
 which is ≤ ε for every event when the claim holds. This is the statistic of Ding et al., "Detecting
-violations of differential privacy" (CCS 2018, §4: a hypothesis test per event) and of Jagielski,
+violations of differential privacy" (CCS 2018: a hypothesis test per candidate event) and of Jagielski,
 Ullman & Oprea, "Auditing differentially private machine learning: how private is private SGD?"
-(NeurIPS 2020, §3: ε_LB = ln((1 − δ − FPR)/FNR) with Clopper–Pearson bounds on both rates, the
+(NeurIPS 2020: ε_LB = ln((1 − δ − FPR)/FNR) with Clopper–Pearson bounds on both rates, the
 same quantity for the event "the attack says D"); Nasr et al., "Adversary instantiation: lower
 bounds for differentially private machine learning" (IEEE S&P 2021) and Lu et al., "A general
 framework for auditing differentially private machine learning" (NeurIPS 2022) use the same

@@ -9,9 +9,9 @@ candidate is also taken negated and in both directions (D over D′ and D′ ove
 
 Validity. :func:`choose` picks the event on the *selection* runs only; the bound is then computed
 on fresh *estimation* runs, on which the chosen event is a fixed event, so the Clopper–Pearson
-bound keeps its coverage however many candidates were searched (the split of Jagielski et al.,
-NeurIPS 2020, §3, and of Ding et al., CCS 2018, §4, who also pick the event on separate runs).
-Thresholds and sequences are read from the selection runs, never from the estimation runs.
+bound keeps its coverage however many candidates were searched (as Ding et al., CCS 2018, run the
+event selection and the hypothesis test of their detector on separate runs). Thresholds and
+sequences are read from the selection runs, never from the estimation runs.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 r"""The audit itself: selection runs choose the event, estimation runs bound its privacy loss.
 
 Procedure (a black-box statistical test in the manner of Ding et al., "Detecting violations of
-differential privacy", CCS 2018, §4, and of the auditing bound of Jagielski, Ullman & Oprea,
-NeurIPS 2020, §3; Lu et al., NeurIPS 2022, frame such audits generally):
+differential privacy", CCS 2018, and of the auditing bound of Jagielski, Ullman & Oprea, NeurIPS
+2020; Lu et al., NeurIPS 2022, frame such audits generally):
 
 1. *Selection.* Half of the runs per input (split equally among the subject's candidate
    neighbouring pairs) are played on D and on D′ with fresh noise. Every candidate event of the
