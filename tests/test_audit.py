@@ -215,6 +215,12 @@ def test_any_agent_class_or_factory_is_audited_through_the_step_api(tmp_path: Pa
     assert result.unit == "report" and result.epsilon == 2.0 and result.verdict == NO_VIOLATION
     result = audit(NonPrivateUCB, epsilon=1.0, runs=200, horizon=100)
     assert result.unit == "entry" and result.verdict == VIOLATION
+
+    def one_env(env, setting, seed):  # type: ignore[no-untyped-def]  # no n_envs: one agent and env per run
+        return NonPrivateUCB(2, setting["epsilon"], seed=seed)
+
+    single = audit(one_env, epsilon=1.0, runs=200, horizon=30)
+    assert single.verdict == VIOLATION and single.p_first + single.p_second == 1.0
     plain = audit(UCB, epsilon=0.5, runs=200, horizon=100)  # no claim of its own: the given ε is audited
     assert plain.verdict == VIOLATION and "states no ε" in plain.note
     for cls in (GAP, OverclaimedGAP):  # the built-in classes get the built-in pairs (around the first release)
