@@ -61,9 +61,10 @@ class LaplaceCount:
 class OverclaimedGAP(GAP):
     """GAP with its Laplace noise (and elimination width) computed for ``factor``·ε while claiming ε (broken).
 
-    Everything else is :class:`agents.GAP`: epoch 1's length L_1 is planned for the claimed ε,
-    then every release adds Laplace(1/(factor·ε·L_τ)), ``factor`` times too little noise, so the
-    releases are ``factor``·ε-DP per entry. ``epsilon`` and ``privacy_spent`` report the claim.
+    Everything else is :class:`agents.GAP`: epoch 1's length L_1 is planned for the claimed ε;
+    from then on the agent computes with ``factor``·ε (later epochs' lengths, the elimination
+    width) and every release adds Laplace(1/(factor·ε·L_τ)), ``factor`` times too little noise, so
+    the releases are ``factor``·ε-DP per entry. ``epsilon`` and ``privacy_spent`` report the claim.
 
     Parameters
     ----------

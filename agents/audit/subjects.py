@@ -237,9 +237,17 @@ def dpse_subject(epsilon: float, *, horizon: int | None = None, group: int = 1) 
         "" if end < rounds else f", not within T = {rounds}: the outputs cannot depend on the data"
     )
     return Subject(
-        "DPSE", eps, 0.0, "entry", str(probe.privacy_unit), tuple(pairs), _simulated(make), ArmSequenceEvents(2),
-        _neighbours_line, note,
-    )  # fmt: skip
+        "DPSE",
+        eps,
+        0.0,
+        "entry",
+        str(probe.privacy_unit),
+        tuple(pairs),
+        _simulated(make),
+        ArmSequenceEvents(2),
+        _neighbours_line,
+        note,
+    )
 
 
 def _stepped(
