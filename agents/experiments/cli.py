@@ -5,7 +5,11 @@
 [--set key=value]... [--data D]... [--backend local|dask --scheduler ADDRESS [--timeout S]]
 [--fresh] [--force]`` runs one and writes ``results.csv`` (tidy), ``meta.json``, ``figure.png``
 and ``summary.md`` (the paper's numbers and claims beside ours) into ``DIR``; ``banditlab report
-ID DIR`` rebuilds the summary and figure from ``DIR/results.csv``.
+ID DIR`` rebuilds the summary and figure from ``DIR/results.csv``; ``banditlab audit AGENT
+[--epsilon E] [--delta D] [--env ID] [--runs N] [--agent module:Factory] [--seed S] [--horizon T]
+[--group G] [--unit entry|report]`` audits an agent's privacy claim empirically
+(:mod:`agents.audit`, docs/audit.md) and prints the table line and the details; it exits 1 when the
+audit finds a violation, 0 otherwise, and 2 for bad input.
 
 The compiled numba kernels are saved to numba's on-disk cache by the first run that needs them
 (:mod:`bandit_envs._jit`) and loaded by later runs. A run that compiles says so when it starts
@@ -162,10 +166,108 @@ def build_parser() -> argparse.ArgumentParser:
         help="write into a folder that holds other files, or replace the results of another command there; files "
         "banditlab did not write (or that were edited since) are still never replaced or deleted",
     )
+    _add_audit(sub)
     report = sub.add_parser("report", help="rebuild summary.md and figure.png from a results.csv")
     report.add_argument("experiment", help="experiment id the results belong to")
     report.add_argument("folder", type=Path, help="folder holding results.csv (written by `run`)")
     return p
+
+
+def _epsilon(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"--epsilon must be a finite number > 0, got {text!r}")
+    return value
+
+
+def _delta(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"--delta must be a number in [0, 1), got {text!r}")
+    return value
+
+
+def _add_audit(sub: Any) -> None:
+    from agents.audit import AUDIT_ENVS, BUILTINS, DEFAULT_RUNS, MIN_RUNS, UNITS
+
+    audit = sub.add_parser(
+        "audit",
+        help="empirical privacy audit: a lower bound on the ε an agent spends, next to its claim",
+        description="Run the agent many times with fresh noise on two neighbouring reward tables for its unit, "
+        "search events over its arm sequences and print the empirical lower bound on ε with a 95% interval, the "
+        "verdict and the audit's power. Exit status: 1 if the audit finds a violation, 0 otherwise, 2 for bad "
+        "input. A lower bound only: see docs/audit.md.",
+    )
+    audit.add_argument(
+        "agent",
+        metavar="AGENT",
+        help=f"one of {', '.join(BUILTINS)}, another agent class of the agents package, or the label of --agent",
+    )
+    audit.add_argument("--epsilon", type=_epsilon, default=1.0, help="ε to build the agent with (default 1)")
+    audit.add_argument("--delta", type=_delta, help="claimed δ (default: the agent's per-report δ, else 0)")
+    audit.add_argument(
+        "--env", default=AUDIT_ENVS[0], help=f"env replaying the reward tables (default {AUDIT_ENVS[0]})"
+    )
+    audit.add_argument(
+        "--runs",
+        type=_positive("--runs", MIN_RUNS),
+        default=DEFAULT_RUNS,
+        help=f"runs per input, half to choose the event and half to bound it (default {DEFAULT_RUNS}, at least "
+        f"{MIN_RUNS})",
+    )
+    audit.add_argument(
+        "--agent",
+        dest="factory",
+        metavar="MODULE:FACTORY",
+        help="audit your agent: module.path:Factory or path/to/file.py:Factory, as for `banditlab run --agent`",
+    )
+    audit.add_argument("--seed", type=_positive("--seed", 0), default=0, help="seed of every run's noise")
+    audit.add_argument("--horizon", type=_positive("--horizon", 2), help="rounds per run (default: per agent)")
+    audit.add_argument(
+        "--group",
+        type=_positive("--group"),
+        default=1,
+        help="change G units at once (tests the claim for one unit on G: expect a violation for G > 1)",
+    )
+    audit.add_argument("--unit", choices=tuple(UNITS), help="unit of an agent that does not state one")
+
+
+def _audit(args: argparse.Namespace) -> int:
+    """``banditlab audit``: the report on stdout; exit 1 for a violation, 2 for bad input."""
+    from agents.audit import VIOLATION, run_audit, subject_for
+    from agents.audit.procedure import check_size
+
+    try:
+        subject = subject_for(
+            args.agent,
+            epsilon=args.epsilon,
+            delta=args.delta,
+            horizon=args.horizon,
+            group=args.group,
+            unit=args.unit,
+            env_id=args.env,
+            factory=args.factory,
+        )
+        check_size(subject, args.runs)
+    except (ValueError, TypeError) as exc:  # UserAgentError is a ValueError
+        print(f"banditlab: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        result = run_audit(subject, args.runs, args.seed)
+    except UserAgentError as exc:  # a user agent that fails while it plays
+        print(f"banditlab: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("banditlab: interrupted.", file=sys.stderr)
+        return INTERRUPTED
+    print(result.report())
+    return 1 if result.verdict == VIOLATION else 0
 
 
 def _list() -> None:
@@ -202,6 +304,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "list":
         _list()
         return 0
+    if args.command == "audit":
+        return _audit(args)
     if args.experiment not in EXPERIMENTS:
         print(
             f"banditlab: error: experiment id must be one of {sorted(EXPERIMENTS)}, got {args.experiment!r}.",

@@ -1,0 +1,557 @@
+"""What an audit runs: an agent or mechanism, its privacy claim and unit, its neighbouring inputs, its sampler.
+
+A :class:`Subject` bundles everything :func:`agents.audit.procedure.run_audit` needs: the claim
+(ε, δ) and the unit it is claimed for, candidate neighbouring pairs (:mod:`agents.audit.neighbours`),
+a sampler that runs the mechanism n times with fresh noise on either input of a pair, and the event
+family over its outputs (:mod:`agents.audit.events`).
+
+Built-in subjects (:data:`BUILTINS`, by name) use the agents' fast paths and pairs placed where the
+agent's first release decides (:func:`agents.audit.neighbours.release_pairs`):
+
+* ``GAP``, ``GAPU``, ``DPSE``: central DP per reward entry, ε from ``epsilon``, δ = 0; two adjacent
+  arms, T ends two rounds after the first release (the horizon at which it happens, with the
+  agents' default confidence δ = 1/T); the compiled table simulator;
+* ``LDPWrapper``: :class:`agents.LDPWrapper` (Laplace) around :class:`agents.UCB`, per report,
+  claim ``privacy_per_report``; batched step API on ``GraphBandit-v0``;
+* ``LDPLinUCB``: per report, claim ``privacy_per_report`` (ε, δ); two arms with features e₁, e₂,
+  rewards ±1, the changed report's reward +1 → −1; the compiled linear ``run``;
+* controls (:mod:`agents.audit.canaries`): ``OverclaimedGAP``, ``NonPrivateUCB``, ``LaplaceCount``.
+
+Any other agent (:func:`agent_subject`): a user factory (``module:Factory`` as ``banditlab run
+--agent`` takes it, :mod:`agents.experiments.core.user_agents`) or an :class:`agents.base.Agent`
+subclass, built for two arms; claim ``privacy_per_report`` if the agent has one (unit "report"),
+else ``epsilon`` (unit "report" if its ``privacy_unit`` mentions reports, else "entry"); played
+through the step API on ``GraphBandit-v0`` replaying 0/1 tables (:func:`generic_pairs`), batched
+when the factory takes ``n_envs``, or with the simulator for an elimination agent.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.audit.canaries import LaplaceCount, NonPrivateUCB, OverclaimedGAP
+from agents.audit.events import ArmSequenceEvents, EventFamily, ThresholdEvents
+from agents.audit.neighbours import UNITS, Neighbours, generic_pairs, laplace_scale, release_pairs, two_arm_graph
+from agents.audit.runner import graph_env, linear_runs, run_seeds, simulate_runs, step_runs
+from agents.base import Agent, check_choice, check_float, check_int, describe
+from agents.elimination import DPSE, GAP, GAPU, EliminationAgent
+from agents.experiments.core.user_agents import UserAgent, UserAgentError, accepts_n_envs, user_agent
+from agents.index import UCB
+from agents.ldp import LDPWrapper
+from agents.linear import LDPLinUCB, LinearAgent
+
+__all__ = [
+    "AUDIT_ENVS",
+    "BUILTINS",
+    "Subject",
+    "agent_subject",
+    "builtin_subject",
+    "dpse_subject",
+    "gap_subject",
+    "laplace_count_subject",
+    "ldp_linucb_subject",
+    "ldp_wrapper_subject",
+    "nonprivate_ucb_subject",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Envs that replay a reward table (``reset(options={"reward_table": R})``).
+AUDIT_ENVS = ("GraphBandit-v0",)
+#: Distances from the decision boundary, in noise scales, of the pairs of :func:`release_pairs`.
+OFFSETS = (1.0, 2.5, 4.0)
+#: Horizon of the step-API subjects when none is given.
+DEFAULT_HORIZON = 1000
+#: Horizon of LDP-LinUCB when none is given (its arms follow θ from the first report on).
+LINEAR_HORIZON = 200
+
+
+@dataclass(frozen=True)
+class Subject:
+    """An audited mechanism: claim, unit, neighbouring pairs, sampler and events.
+
+    Attributes
+    ----------
+    name
+        Its name in the report.
+    epsilon, delta
+        The claimed (ε, δ) for one change of ``unit``.
+    unit
+        The neighbouring relation audited (a key of :data:`agents.audit.neighbours.UNITS`, or a
+        mechanism's own, e.g. "record").
+    unit_text
+        What one neighbouring change is, in words.
+    pairs
+        Candidate neighbouring inputs; the audit picks the pair and the event on the selection runs.
+    sample
+        ``sample(pair, which, n, seed)``: n outputs with fresh noise on the pair's first input
+        (``which`` = 0, D) or second (1, D′), seeded by ``seed``.
+    events
+        The event family over the outputs.
+    describe_pair
+        One line saying what a pair is (the change and how D was built).
+    note
+        Anything the report should add (e.g. how the horizon was chosen).
+    """
+
+    name: str
+    epsilon: float
+    delta: float
+    unit: str
+    unit_text: str
+    pairs: tuple[Any, ...]
+    sample: Callable[[Any, int, int, int], Any]
+    events: EventFamily
+    describe_pair: Callable[[Any], str]
+    note: str = ""
+
+
+def _neighbours_line(pair: Neighbours) -> str:
+    return f"{pair.change()}; {pair.label}"
+
+
+def _release_horizon(epoch_end: Callable[[int], int], margin: int) -> int:
+    """The T at which the first release ends ``margin`` rounds before the end (its length depends on T)."""
+    horizon = 1000
+    for _ in range(60):
+        following = epoch_end(horizon) + margin
+        if following == horizon:
+            break
+        horizon = max(following, 2)
+    return horizon
+
+
+def _simulated(make: Callable[[int], EliminationAgent]) -> Callable[[Any, int, int, int], Any]:
+    """A sampler running ``make(horizon)`` with the compiled simulator on either table of a pair."""
+    agents: dict[int, EliminationAgent] = {}
+
+    def sample(pair: Neighbours, which: int, n: int, seed: int) -> Any:
+        agent = agents.get(pair.horizon)
+        if agent is None:
+            agent = agents[pair.horizon] = make(pair.horizon)
+        return simulate_runs(agent, pair.tables()[which], pair.graph, run_seeds(seed, n))
+
+    return sample
+
+
+def gap_subject(
+    epsilon: float,
+    *,
+    horizon: int | None = None,
+    group: int = 1,
+    uniform: bool = False,
+    factor: float | None = None,
+) -> Subject:
+    """GAP (or GAPU with ``uniform``, or :class:`OverclaimedGAP` with ``factor``) on two adjacent arms.
+
+    Epoch 1 pulls one arm L_1 times and observes both (Ω_1 is one arm of the edge), then releases
+    both means with Laplace(1/(εL_1)) noise (gap paper, Algorithm 1 line 21). GAP's Ω_2 is the arm
+    with the larger noisy mean (GetIndSet, lines 26-32), so the arm played after the release shows
+    which arm leads: pairs around a mean difference of 0. GAPU draws Ω_2 at random, so only the
+    elimination shows (line 23: arm 1 is dropped below max μ̄ − w, w =
+    √(2 ln(8·2/δ)/L_1) + 2 ln(4·2/δ)/(εL_1) for two active arms in epoch 1): pairs around w.
+    """
+    eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
+    graph = two_arm_graph()
+
+    def make(rounds: int) -> GAP:
+        if factor is not None:
+            return OverclaimedGAP(2, rounds, eps, graph, factor=factor, seed=0)
+        return (GAPU if uniform else GAP)(2, rounds, eps, graph, seed=0)
+
+    def epoch_end(rounds: int) -> int:
+        probe = make(rounds)
+        return int(probe.epoch_length[0]) * len(probe.independent_set[0])
+
+    rounds = _release_horizon(epoch_end, 2) if horizon is None else check_int("horizon", horizon, minimum=2)
+    probe = make(rounds)
+    length = int(probe.epoch_length[0])
+    reads = list(range(min(length, rounds)))  # with the edge, every round of epoch 1 reveals arm 0
+    if len(reads) <= group:
+        raise ValueError(f"horizon must exceed group = {group} rounds, got {rounds}.")
+    scale = laplace_scale(eps, length)
+    if uniform:
+        dlt = probe.delta
+        center = math.sqrt(2.0 * math.log(16.0 / dlt) / length) + 2.0 * math.log(8.0 / dlt) / (eps * length)
+        decision = "arm 1's elimination"
+    else:
+        center, decision = 0.0, "which arm leads"
+    pairs = release_pairs(rounds, reads, scale, center, OFFSETS, group=group, decision=decision)
+    name = "OverclaimedGAP" if factor is not None else ("GAPU" if uniform else "GAP")
+    end = length * len(probe.independent_set[0])
+    note = f"first release after round {end} (L_1 = {length})" + (
+        "" if end < rounds else f", not within T = {rounds}: the outputs cannot depend on the data"
+    )
+    return Subject(
+        name,
+        eps,
+        0.0,
+        "entry",
+        str(probe.privacy_unit),
+        tuple(pairs),
+        _simulated(make),
+        ArmSequenceEvents(2),
+        _neighbours_line,
+        note,
+    )
+
+
+def dpse_subject(epsilon: float, *, horizon: int | None = None, group: int = 1) -> Subject:
+    """DP-SE on two arms: pairs around the elimination width of its first release.
+
+    Epoch 1 pulls arms 0 and 1 in turn R_1 times each (arm 0 at even rounds), then releases both
+    means with Laplace(1/(εR_1)) noise and drops arm 1 if max μ̃ − μ̃_1 > 2w(h_1 + c_1), with
+    h_1 = √(ln(8·2/β)/(2R_1)) and c_1 = ln(4·2/β)/(εR_1) (Sajed & Sheffet, ICML 2019, DP-SE; the
+    agent's ``width_scale`` w = 1, β = 1/T). The round after the release shows whether arm 1 is left.
+    """
+    eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
+
+    def make(rounds: int) -> DPSE:
+        return DPSE(2, rounds, eps, seed=0)
+
+    def epoch_end(rounds: int) -> int:
+        return 2 * int(make(rounds).epoch_repetitions[0])
+
+    rounds = _release_horizon(epoch_end, 2) if horizon is None else check_int("horizon", horizon, minimum=2)
+    probe = make(rounds)
+    reps = int(probe.epoch_repetitions[0])
+    reads = list(range(0, min(2 * reps, rounds), 2))
+    if len(reads) <= group:
+        raise ValueError(f"horizon must exceed 2·group = {2 * group} rounds, got {rounds}.")
+    beta = probe.beta
+    h = math.sqrt(math.log(16.0 / beta) / (2.0 * reps))
+    c = math.log(8.0 / beta) / (eps * reps)
+    center = 2.0 * probe.width_scale * (h + c)
+    pairs = release_pairs(
+        rounds, reads, laplace_scale(eps, reps), center, OFFSETS, group=group, decision="arm 1's elimination"
+    )
+    end = 2 * reps
+    note = f"first release after round {end} (R_1 = {reps})" + (
+        "" if end < rounds else f", not within T = {rounds}: the outputs cannot depend on the data"
+    )
+    return Subject(
+        "DPSE",
+        eps,
+        0.0,
+        "entry",
+        str(probe.privacy_unit),
+        tuple(pairs),
+        _simulated(make),
+        ArmSequenceEvents(2),
+        _neighbours_line,
+        note,
+    )
+
+
+def _stepped(
+    build: Callable[[Any, int | None, int], Any], batched: bool, env_id: str, user: str | None = None
+) -> Callable[[Any, int, int, int], Any]:
+    """A sampler playing the step API; a ``user`` agent that raises becomes one :class:`UserAgentError` sentence."""
+
+    def sample(pair: Neighbours, which: int, n: int, seed: int) -> Any:
+        if user is None:
+            return step_runs(build, pair.tables()[which], pair.graph, n, seed, batched=batched, env_id=env_id)
+        try:
+            return step_runs(build, pair.tables()[which], pair.graph, n, seed, batched=batched, env_id=env_id)
+        except UserAgentError:
+            raise
+        except Exception as exc:
+            raise UserAgentError(
+                f"agent {user!r} failed while replaying a reward table on {env_id} ({type(exc).__name__}: {exc})."
+            ) from exc
+
+    return sample
+
+
+def ldp_wrapper_subject(
+    epsilon: float, *, horizon: int | None = None, group: int = 1, mechanism: str = "laplace"
+) -> Subject:
+    """:class:`agents.LDPWrapper` around :class:`agents.UCB` (noise-aware index), audited per report.
+
+    Claim: ``privacy_per_report`` (ε, 0) of the mechanism (Laplace or randomized response). The
+    pairs change round 0's rewards, 1 on D and 0 on D′, so the report of round 0 changes.
+    """
+    eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
+    mech = check_choice("mechanism", mechanism, ("laplace", "randomized_response"))
+    rounds = DEFAULT_HORIZON if horizon is None else check_int("horizon", horizon, minimum=2)
+
+    def build(env: Any, n_envs: int | None, seed: int) -> LDPWrapper:
+        return LDPWrapper(UCB(2, n_envs=n_envs, seed=seed), mech, eps, seed=seed)
+
+    probe = build(None, None, 0)
+    claim_eps, claim_delta = probe.privacy_per_report
+    pairs = generic_pairs(rounds, 2, "report", group)
+    return Subject(
+        "LDPWrapper",
+        claim_eps,
+        claim_delta,
+        "report",
+        UNITS["report"] + " — the wrapper's privacy_per_report",
+        tuple(pairs),
+        _stepped(build, True, "GraphBandit-v0"),
+        ArmSequenceEvents(2),
+        _neighbours_line,
+        f"{mech} reports (ε = {claim_eps:g} each), wrapping agents.UCB",
+    )
+
+
+def ldp_linucb_subject(
+    epsilon: float, *, delta: float = 0.1, horizon: int | None = None, group: int = 1, sigma_method: str = "classic"
+) -> Subject:
+    """:class:`agents.LDPLinUCB` on two arms with features e₁ and e₂, audited per report.
+
+    Claim: ``privacy_per_report`` (ε, δ′), δ′ the exact δ of its σ when that exceeds δ (classic σ
+    at ε ≥ 1). Rewards are ±1 (the clipping range l_y = 1), and round 0's rewards change from +1
+    on D to −1 on D′: the report y·x + ξ of round 0 moves by 2 in one coordinate.
+    """
+    eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
+    rounds = LINEAR_HORIZON if horizon is None else check_int("horizon", horizon, minimum=2)
+    method = check_choice("sigma_method", sigma_method, ("classic", "analytic"))
+
+    def build(n_envs: int | None, seed: int) -> LDPLinUCB:
+        return LDPLinUCB(2, eps, delta, horizon=rounds, sigma_method=method, n_envs=n_envs, seed=seed)
+
+    probe = build(None, 0)
+    claim_eps, claim_delta = probe.privacy_per_report
+    features = np.broadcast_to(np.eye(2), (rounds, 2, 2)).copy()
+    pairs = generic_pairs(rounds, 2, "report", group, low=-1.0, high=1.0)
+
+    def sample(pair: Neighbours, which: int, n: int, seed: int) -> Any:
+        return linear_runs(lambda n_envs, s: build(n_envs, s), features, pair.tables()[which], n, seed)
+
+    return Subject(
+        "LDPLinUCB",
+        claim_eps,
+        claim_delta,
+        "report",
+        UNITS["report"] + " — privacy_per_report",
+        tuple(pairs),
+        sample,
+        ArmSequenceEvents(2),
+        lambda pair: _neighbours_line(pair).replace("0/1 table", "±1 table (features e₁, e₂)"),
+    )
+
+
+def nonprivate_ucb_subject(epsilon: float, *, horizon: int | None = None, group: int = 1) -> Subject:
+    """:class:`NonPrivateUCB` (UCB claiming ε-DP per entry): must be rejected."""
+    eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
+    rounds = 200 if horizon is None else check_int("horizon", horizon, minimum=2)
+
+    def build(env: Any, n_envs: int | None, seed: int) -> NonPrivateUCB:
+        return NonPrivateUCB(2, eps, n_envs=n_envs, seed=seed)
+
+    return Subject(
+        "NonPrivateUCB",
+        eps,
+        0.0,
+        "entry",
+        NonPrivateUCB.privacy_unit,
+        tuple(generic_pairs(rounds, 2, "entry", group)),
+        _stepped(build, True, "GraphBandit-v0"),
+        ArmSequenceEvents(2),
+        _neighbours_line,
+    )
+
+
+def laplace_count_subject(epsilon: float, *, noise_epsilon: float | None = None) -> Subject:
+    """:class:`LaplaceCount`: a count of 1 on D and 0 on D′ answered with Laplace(1/``noise_epsilon``)."""
+    mech = LaplaceCount(epsilon, noise_epsilon)
+
+    def sample(pair: tuple[float, float], which: int, n: int, seed: int) -> Any:
+        return mech.sample(pair[which], n, np.random.default_rng(seed))
+
+    return Subject(
+        "LaplaceCount",
+        mech.epsilon,
+        0.0,
+        "record",
+        LaplaceCount.privacy_unit,
+        ((1.0, 0.0),),
+        sample,
+        ThresholdEvents("answer"),
+        lambda pair: f"count {pair[0]:g} on D, {pair[1]:g} on D′ (Laplace noise drawn for ε = {mech.noise_epsilon:g})",
+        ""
+        if noise_epsilon is None
+        else f"mis-calibrated control: noise for ε = {mech.noise_epsilon:g}, claim {mech.epsilon:g}",
+    )
+
+
+def _claim(agent: Any, epsilon: float, delta: float | None, unit: str | None) -> tuple[float, float, str, str]:
+    """The agent's claimed (ε, δ), the unit key and its text."""
+    text = str(getattr(agent, "privacy_unit", "") or "")
+    per_report = getattr(agent, "privacy_per_report", None)
+    if per_report is not None:
+        claim_eps, claim_delta = float(per_report[0]), float(per_report[1])
+        key = "report"
+    else:
+        raw = getattr(agent, "epsilon", None)
+        claim_eps = epsilon if raw is None else float(raw)
+        claim_delta = 0.0
+        key = "report" if "report" in text.lower() else "entry"
+    if delta is not None:
+        claim_delta = check_float("delta", delta, low=0.0, high=1.0, high_open=True)
+    if unit is not None:
+        key = check_choice("unit", unit, tuple(UNITS))
+    return claim_eps, claim_delta, key, (text or UNITS[key])
+
+
+def class_factory(cls: type[Agent], epsilon: float, horizon: int, graph: Any) -> Callable[[Any, int | None, int], Any]:
+    """``build(env, n_envs, seed)`` for an Agent subclass: ``cls(n_arms, [horizon,] [epsilon,] [feedback_graph,] ...)``.
+
+    Only the parameters its signature has are passed (by name), so any agent whose other
+    parameters have defaults can be built.
+    """
+    params = inspect.signature(cls).parameters
+    offered = {"horizon": horizon, "epsilon": epsilon, "feedback_graph": graph}
+    missing = [
+        name
+        for name, p in params.items()
+        if name not in (*offered, "n_arms", "n_envs", "seed")
+        and p.default is inspect.Parameter.empty
+        and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    ]
+    if missing:
+        raise UserAgentError(
+            f"agent {cls.__name__} cannot be built for an audit: its required parameters {missing} have no "
+            "value; give a factory with --agent module:Factory instead."
+        )
+    kwargs = {name: value for name, value in offered.items() if name in params}
+
+    def build(env: Any, n_envs: int | None, seed: int) -> Any:
+        return cls(2, **kwargs, n_envs=n_envs, seed=seed)
+
+    return build
+
+
+def agent_subject(
+    agent: str | Callable[..., Any] | UserAgent,
+    epsilon: float = 1.0,
+    *,
+    horizon: int | None = None,
+    group: int = 1,
+    unit: str | None = None,
+    delta: float | None = None,
+    env_id: str = "GraphBandit-v0",
+    name: str | None = None,
+) -> Subject:
+    """Any agent: a factory (``module:Factory``, ``path.py:Factory`` or a callable) or an Agent subclass.
+
+    A factory is called as in ``banditlab run --agent`` (:mod:`agents.experiments.core.user_agents`):
+    ``factory(env, setting, seed[, n_envs])`` with the two-arm ``GraphBandit-v0`` env and
+    ``setting = {"epsilon": ε, "horizon": T, "n_arms": 2}``; an Agent subclass is built by
+    :func:`class_factory`. The claim is read from the agent built with seed 0 (:func:`_claim`).
+
+    Raises
+    ------
+    agents.experiments.core.user_agents.UserAgentError
+        One sentence if the agent cannot be loaded or built.
+    ValueError
+        For ``env_id`` not in :data:`AUDIT_ENVS`, or bad ``epsilon``, ``horizon``, ``group``, ``unit``.
+    """
+    eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
+    rounds = DEFAULT_HORIZON if horizon is None else check_int("horizon", horizon, minimum=2)
+    if env_id not in AUDIT_ENVS:
+        raise ValueError(f"env must be an env that replays reward tables, one of {list(AUDIT_ENVS)}, got {env_id!r}.")
+    graph = two_arm_graph()
+    build: Callable[[Any, int | None, int], Any]
+    if isinstance(agent, type) and issubclass(agent, Agent):
+        build = class_factory(agent, eps, rounds, graph)
+        batched = "n_envs" in inspect.signature(agent).parameters
+        label = name or agent.__name__
+    else:
+        user = agent if isinstance(agent, UserAgent) else user_agent(agent, ())
+        setting = {"epsilon": eps, "horizon": rounds, "n_arms": 2}
+
+        def build(env: Any, n_envs: int | None, seed: int) -> Any:
+            return user.build(env, setting, seed, n_envs)
+
+        batched = accepts_n_envs(user.factory())
+        label = name or user.name
+    env = graph_env(np.zeros((rounds, 2)), graph, env_id)
+    try:
+        try:
+            probe = build(env, None, 0)
+        except UserAgentError:
+            raise
+        except Exception as exc:
+            raise UserAgentError(f"agent {label!r} could not be built ({type(exc).__name__}: {exc}).") from exc
+    finally:
+        env.close()
+    if isinstance(probe, LinearAgent):
+        raise UserAgentError(
+            f"agent {label!r} is a linear contextual agent, which needs feature contexts that a reward-table audit "
+            "does not give; LDPLinUCB has its own audit (banditlab audit LDPLinUCB)."
+        )
+    claim_eps, claim_delta, key, text = _claim(probe, eps, delta, unit)
+    pairs = generic_pairs(rounds, 2, key, group)
+    sample: Callable[[Any, int, int, int], Any]
+    if isinstance(probe, EliminationAgent):  # the compiled table simulator
+        fixed = probe
+
+        def sample(pair: Neighbours, which: int, n: int, seed: int) -> Any:
+            return simulate_runs(fixed, pair.tables()[which], pair.graph, run_seeds(seed, n))
+
+    else:
+        sample = _stepped(build, batched, env_id, user=label)
+    stated = getattr(probe, "privacy_per_report", None) is not None or getattr(probe, "epsilon", None) is not None
+    note = "" if stated else f"{label} states no ε (no epsilon attribute): the claim audited is ε = {eps:g}"
+    return Subject(
+        label,
+        claim_eps,
+        claim_delta,
+        key,
+        text,
+        tuple(pairs),
+        sample,
+        ArmSequenceEvents(2),
+        _neighbours_line,
+        note,
+    )
+
+
+#: Built-in subjects by name: ``builder(epsilon, horizon, group)``.
+BUILTINS: dict[str, Callable[[float, int | None, int], Subject]] = {
+    "GAP": lambda e, h, g: gap_subject(e, horizon=h, group=g),
+    "GAPU": lambda e, h, g: gap_subject(e, horizon=h, group=g, uniform=True),
+    "DPSE": lambda e, h, g: dpse_subject(e, horizon=h, group=g),
+    "LDPWrapper": lambda e, h, g: ldp_wrapper_subject(e, horizon=h, group=g),
+    "LDPLinUCB": lambda e, h, g: ldp_linucb_subject(e, horizon=h, group=g),
+    "OverclaimedGAP": lambda e, h, g: gap_subject(e, horizon=h, group=g, factor=3.0),
+    "NonPrivateUCB": lambda e, h, g: nonprivate_ucb_subject(e, horizon=h, group=g),
+    "LaplaceCount": lambda e, h, g: laplace_count_subject(e),
+}
+
+
+def builtin_subject(name: str, epsilon: float = 1.0, *, horizon: int | None = None, group: int = 1) -> Subject:
+    """The built-in subject ``name`` (case-insensitive), or an agent class exported by :mod:`agents`.
+
+    Raises
+    ------
+    ValueError
+        One sentence naming the allowed names for an unknown ``name``.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"agent must be a name, a factory or an Agent subclass, got {describe(name)}.")
+    check_float("epsilon", epsilon, low=0.0, low_open=True)
+    check_int("group", group, minimum=1)
+    lookup = {key.lower(): key for key in BUILTINS}
+    key = lookup.get(name.lower())
+    if key is not None:
+        return BUILTINS[key](epsilon, horizon, group)
+    import agents  # an agent class exported by the package: audited generically
+
+    exported = {n.lower(): n for n in getattr(agents, "__all__", ())}
+    cls = getattr(agents, exported.get(name.lower(), ""), None)
+    if isinstance(cls, type) and issubclass(cls, Agent) and not inspect.isabstract(cls):
+        return agent_subject(cls, epsilon, horizon=horizon, group=group, name=cls.__name__)
+    raise ValueError(
+        f"agent must be one of {sorted(BUILTINS)}, an agent class of the agents package, or a label with "
+        f"--agent module:Factory, got {name!r}."
+    )
