@@ -41,11 +41,11 @@ def first_bad(actions, rewards, n_arms):  # pragma: no cover
 #   stats  (B, 4, K)      rows N (pulls, as floats), S (the counters' last releases), sqrt(Σ b²)
 #                         and max b of the Laplace scales b inside S (for the noise bound)
 #   psums  (B, K, L, 2)   p-sums of the tree, level by level: [..., 0] exact α, [..., 1] noisy α̂
-#   log    (B, K, 2)      HybridDPUCB only: β (the logarithmic part's release), the items since
-#                         the last power of 2 (exact)
+#   log    (B, K, 4)      HybridDPUCB only: β (the logarithmic part's release), the items since
+#                         the last power of 2 (exact), that power 2^k and k (as floats)
 
 PULLS, RELEASE, ROOT_VAR, MAX_SCALE = 0, 1, 2, 3
-BETA, PENDING = 0, 1
+BETA, PENDING, TOP, LEVELS = 0, 1, 2, 3
 
 
 @njit(inline="always")
@@ -101,16 +101,6 @@ def standard_laplace(streams, out):  # pragma: no cover
         out[b] = rng_.laplace(streams, b, 1.0)
 
 
-@njit(inline="always")
-def bit_length(n):  # pragma: no cover
-    """``n.bit_length()`` for n >= 0."""
-    c = 0
-    while n:
-        n >>= 1
-        c += 1
-    return c
-
-
 # ----------------------------------------------------------------------- HybridDPUCB
 
 
@@ -142,8 +132,12 @@ def hybrid_update(stats, psums, log, actions, rewards, eps, streams, noise):  # 
         x = rewards[b]
         stats[b, PULLS, a] += 1.0
         n = np.int64(stats[b, PULLS, a])
-        k = bit_length(n) - 1
-        if n & (n - 1) == 0:
+        top = np.int64(log[b, a, TOP])
+        if n == 2 * top or top == 0:  # n is a power of 2 (k = floor(log2 n), kept rather than recounted)
+            log[b, a, TOP] = n
+            log[b, a, LEVELS] = 0.0 if top == 0 else log[b, a, LEVELS] + 1.0
+        k = np.int64(log[b, a, LEVELS])
+        if n == 1 << k:
             log[b, a, BETA] += (log[b, a, PENDING] + x) + log_scale * noise[b]
             log[b, a, PENDING] = 0.0
             for j in range(k):

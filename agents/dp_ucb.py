@@ -121,12 +121,12 @@ class HybridDPUCB(StreamPrivateAgent):
         self._reset_state()
 
     # 16 bytes per tree level and arm for up to 32 levels, plus 6 words per arm.
-    _state_bytes_per_arm = 16 * 32 + 8 * 6
+    _state_bytes_per_arm = 16 * 32 + 8 * 8
 
     def _reset_learning(self) -> None:
         self._stats = np.zeros((self.batch, 4, self.n_arms))
         self._psums = np.zeros((self.batch, self.n_arms, _FIRST_LEVELS, 2))
-        self._log = np.zeros((self.batch, self.n_arms, 2))
+        self._log = np.zeros((self.batch, self.n_arms, 4))
         self._noise = np.zeros(self.batch)
 
     @property
@@ -160,9 +160,12 @@ class HybridDPUCB(StreamPrivateAgent):
         bad: int = kernels.hybrid_update(
             self._stats, self._psums, self._log, actions, rewards, self.epsilon, self._streams, self._noise
         )
-        if bad < 0:
-            self._draws += 1
         return bad
+
+    @property
+    def n_draws(self) -> int | IntArray:
+        """Laplace draws so far: one per update (the counter's release for that reward)."""
+        return self._t if self.n_envs is None else np.full(self.batch, self._t, dtype=np.int64)
 
     def __repr__(self) -> str:
         return (
@@ -200,8 +203,9 @@ class TreeDPUCB(StreamPrivateAgent):
 
     Privacy: ε_arm-DP, event level (module docstring). An item enters at most ⌊log₂ T⌋ + 1
     p-sums of its arm's tree, each with Laplace((⌊log₂ T⌋ + 1)/ε_arm): that tree's releases are
-    ε_arm-DP; trees are disjoint; the index and the arms are post-processing. The counters need
-    T: the agent refuses updates past ``horizon``.
+    ε_arm-DP; trees are disjoint; the index and the arms are post-processing. The trees hold T
+    items: past ``horizon`` rounds the agent still checks the feedback and counts the rounds but
+    learns nothing more (its releases stay as they are; no reward enters a release).
 
     Noise: one Laplace draw per update of every copy (the p-sum the reward closes), from the
     copy's stream, as :class:`~bandit_envs.privacy.counters.BinaryTreeCounter` draws.
@@ -211,7 +215,7 @@ class TreeDPUCB(StreamPrivateAgent):
     n_arms
         Number of arms K (>= 2).
     horizon
-        T (>= 1), the most rounds the agent plays.
+        T (>= 1), the rounds whose rewards the agent learns from (the trees' size).
     epsilon
         Privacy budget ε.
     per_arm_budget
@@ -312,20 +316,24 @@ class TreeDPUCB(StreamPrivateAgent):
         kernels.bound_choose(self._stats, self.alpha, power, self.relaxation, float(self._t + 1), out)
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
-        """Learn from the pulled arm's reward (in [0, 1]); refused past ``horizon`` rounds."""
-        if self._t >= self.horizon:
-            raise ValueError(
-                f"the agent plays at most horizon={self.horizon} rounds (its tree counters need it), got one more."
-            )
-        super().update(action, reward, info)
+        """Learn from the pulled arm's reward (in [0, 1]); past ``horizon`` rounds, only check it, count the round."""
+        if self._t < self.horizon:
+            super().update(action, reward, info)
+            return
+        self._feedback(action, reward, info)
+        self._t += 1
 
     def _learn(self, actions: IntArray, rewards: FloatArray) -> int:
         bad: int = kernels.tree_update(
             self._stats, self._psums, actions, rewards, self._scale, self._streams, self._noise
         )
-        if bad < 0:
-            self._draws += 1
         return bad
+
+    @property
+    def n_draws(self) -> int | IntArray:
+        """Laplace draws so far: one per update up to the horizon (the p-sum that reward closes)."""
+        draws = min(self._t, self.horizon)
+        return draws if self.n_envs is None else np.full(self.batch, draws, dtype=np.int64)
 
     def __repr__(self) -> str:
         return (
