@@ -42,6 +42,16 @@ SQRT2 = math.sqrt(2.0)
 _FIRST_LEVELS = 8
 
 
+def _grown(psums: FloatArray, needed: int) -> FloatArray:
+    """``psums`` (B, K, L, 2) with at least ``needed`` levels (8 more than needed when it grows)."""
+    levels = psums.shape[2]
+    if needed <= levels:
+        return psums
+    grown = np.zeros((psums.shape[0], psums.shape[1], needed + 8, 2))
+    grown[:, :, :levels] = psums
+    return grown
+
+
 def _check_alpha(value: Any) -> float:
     alpha = check_float("alpha", value, low=0.0, low_open=True)
     if alpha > 1e100:
@@ -151,12 +161,8 @@ class HybridDPUCB(StreamPrivateAgent):
         kernels.bound_choose(self._stats, self.alpha, self.confidence_power, 0.0, float(self._t + 1), out)
 
     def _learn(self, actions: IntArray, rewards: FloatArray) -> int:
-        needed = (self._t + 1).bit_length()  # an arm's count n <= t + 1 needs floor(log2 n) levels
-        levels = self._psums.shape[2]
-        if needed > levels:
-            grown = np.zeros((self.batch, self.n_arms, needed + 8, 2))
-            grown[:, :, :levels] = self._psums
-            self._psums = grown
+        # Storage grows with the rounds played: an arm's count n <= t + 1 needs floor(log2 n) levels.
+        self._psums = _grown(self._psums, (self._t + 1).bit_length())
         bad: int = kernels.hybrid_update(
             self._stats, self._psums, self._log, actions, rewards, self.epsilon, self._streams, self._noise
         )
@@ -293,7 +299,7 @@ class TreeDPUCB(StreamPrivateAgent):
 
     def _reset_learning(self) -> None:
         self._stats = np.zeros((self.batch, 4, self.n_arms))
-        self._psums = np.zeros((self.batch, self.n_arms, self.depth, 2))
+        self._psums = np.zeros((self.batch, self.n_arms, min(self.depth, _FIRST_LEVELS), 2))
         self._noise = np.zeros(self.batch)
 
     @property
@@ -324,6 +330,8 @@ class TreeDPUCB(StreamPrivateAgent):
         self._t += 1
 
     def _learn(self, actions: IntArray, rewards: FloatArray) -> int:
+        # Storage grows with the rounds played (the noise scale is the horizon's depth throughout).
+        self._psums = _grown(self._psums, min((self._t + 1).bit_length(), self.depth))
         bad: int = kernels.tree_update(
             self._stats, self._psums, actions, rewards, self._scale, self._streams, self._noise
         )
