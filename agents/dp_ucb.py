@@ -110,6 +110,13 @@ class HybridDPUCB(StreamPrivateAgent):
     ----------
     counts, released
         (B, K) pulls and released noisy sums Ŝ per arm.
+
+    References
+    ----------
+    .. [1] A. C. Y. Tossou, C. Dimitrakakis, "Algorithms for Differentially Private Multi-Armed
+       Bandits", AAAI 2016 (arXiv:1511.08681).
+    .. [2] T.-H. H. Chan, E. Shi, D. Song, "Private and continual release of statistics", ACM
+       TISSEC 14(3), 2011.
     """
 
     name = "Hybrid-DP-UCB"
@@ -245,6 +252,11 @@ class TreeDPUCB(StreamPrivateAgent):
         (B, K) pulls and released noisy sums per arm.
     epsilon_per_arm, depth, relaxation
         ε_arm, the trees' levels, and c of ``"mt15"`` (0 for ``"exact"``).
+
+    References
+    ----------
+    .. [1] N. Mishra, A. Thakurta, "(Nearly) Optimal Differentially Private Stochastic Multi-Arm
+       Bandits", UAI 2015, pp. 592-601.
     """
 
     name = "Tree-DP-UCB"
@@ -448,6 +460,11 @@ class AdaPUCB(EpochAgent):
         ``None`` for one env, or the number N of copies run in lock-step.
     seed
         Seed of copy 0's noise stream (copy i: seed + i).
+
+    References
+    ----------
+    .. [1] A. Azize, D. Basu, "When Privacy Meets Partial Information: A Refined Analysis of
+       Differentially Private Bandits", NeurIPS 2022 (arXiv:2209.02570), Algorithm 1, Eq. 7.
     """
 
     name = "AdaP-UCB"
