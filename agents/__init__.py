@@ -9,7 +9,7 @@ from agents.budget_agents import SMUCB, FixedArm
 from agents.elimination import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
 from agents.index import UCB, UCBN, Random, ThompsonSampling
 from agents.ldp import LDPWrapper
-from agents.linear import LDPLinUCB, LinUCB
+from agents.linear import LDPOLS, LDPLinUCB, LinUCB, ShuffleLinUCB
 from agents.sb3 import SB3Agent
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "GAP",
     "GAPU",
     "LDPLinUCB",
+    "LDPOLS",
     "LDPWrapper",
     "Agent",
     "AlphaSample",
@@ -28,6 +29,7 @@ __all__ = [
     "Random",
     "SB3Agent",
     "SMUCB",
+    "ShuffleLinUCB",
     "ThompsonSampling",
     "UCB",
     "UCBN",
