@@ -323,6 +323,7 @@ def step_choose(
 
 @njit(error_model="numpy")
 def step_update(
+    rng: np.random.Generator,
     obs: FloatArray,
     actions: IntArray,
     rewards: FloatArray,
@@ -333,21 +334,29 @@ def step_update(
     batch_sd: FloatArray,
     close: bool,
     shift: float,
-    state: tuple[Any, ...],
+    gram: FloatArray,
+    mom: FloatArray,
+    pend_gram: FloatArray,
+    pend_mom: FloatArray,
+    u_fac: FloatArray,
+    theta: FloatArray,
     clips: IntArray,
     floors: IntArray,
 ) -> None:  # pragma: no cover
-    """Reports of one round for every copy b (the step API's ``update``), then the refit if ``close``.
+    """One round's draws, reports for every copy b (the step API's ``update``), then the refit if ``close``.
 
-    ``obs`` is the round's (n_arms, d) or (B, n_arms, d); ``normals`` (B, Dr) and ``uniforms``
-    (B, 2 or 0) the round's per-report draws, ``batch_normals`` (B, Db) the batch noise (read
-    only if ``close`` and Db > 0) with ``batch_sd = (sd_gram, sd_mom)``; ``state = (V, u, P, p,
-    U, θ)`` with a batch axis. Equivalent: ``flags[b] = write_report(obs[b], actions[b],
-    rewards[b], enc, normals[b], uniforms[b], P[b], p[b], xc)`` counted in ``clips[b]``, then, if
-    ``close``, :func:`add_batch_noise` (when Db > 0) and ``floors[b] += refit(V[b], u[b], P[b],
-    p[b], shift, U[b], θ[b])``.
+    ``obs`` is the round's (n_arms, d) or (B, n_arms, d). The draws go to the work buffers
+    ``normals`` (B, Dr), ``uniforms`` (B, 2 or 0) and, when ``close`` and Db > 0, ``batch_normals``
+    (B, Db), in the order of :func:`fill_block_noise` for one round; ``batch_sd = (sd_gram,
+    sd_mom)``; the server arrays (V, u, P, p, U, θ) have a batch axis. Equivalent:
+    ``flags[b] = write_report(obs[b], actions[b], rewards[b], enc, normals[b], uniforms[b], P[b],
+    p[b], xc)`` counted in ``clips[b]``, then, if ``close``, :func:`add_batch_noise` (when Db > 0)
+    and ``floors[b] += refit(V[b], u[b], P[b], p[b], shift, U[b], θ[b])``.
     """
-    gram, mom, pend_gram, pend_mom, u_fac, theta = state
+    fill_report_noise(rng, normals, uniforms)
+    draw_batch = close and batch_normals.shape[1] > 0
+    if draw_batch:
+        fill_report_noise(rng, batch_normals, np.empty((batch_normals.shape[0], 0)))
     n_arms, d = obs.shape[-2], obs.shape[-1]
     x = obs.reshape((-1, n_arms, d))
     xc = np.empty(d)
@@ -356,7 +365,7 @@ def step_update(
         clips[b, 0] += flags & 1
         clips[b, 1] += flags >> 1
         if close:
-            if batch_normals.shape[1] > 0:
+            if draw_batch:
                 add_batch_noise(pend_gram[b], pend_mom[b], batch_normals[b], batch_sd[0], batch_sd[1])
             floors[b] += refit(gram[b], mom[b], pend_gram[b], pend_mom[b], shift, u_fac[b], theta[b])
 

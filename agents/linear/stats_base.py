@@ -33,8 +33,9 @@ from typing import Any
 import numba
 import numpy as np
 import numpy.typing as npt
+from numba import types
 
-from agents.base import PrivateAgent, _as_array, check_float, check_int, check_state_size, describe
+from agents.base import PrivateAgent, _as_array, check_float, check_int, check_state_size, describe, entry_point
 from agents.linear._stats_kernels import (
     MECH_GAUSSIAN,
     MECH_L2_BALL,
@@ -59,6 +60,46 @@ IntArray = npt.NDArray[np.int64]
 
 #: Report draws (normals and uniforms) kept in memory at once by the fast path, ~4 MB.
 _NOISE_CHUNK = 1 << 19
+
+
+_FLOAT64 = np.dtype(np.float64)
+
+
+class _StepKernels:
+    """Compiled entry points of the step kernels for observations of one rank (2: one env, 3: N copies).
+
+    The arrays the agent owns are C-contiguous; actions and rewards come from the caller and may
+    have any strides (layout ``"A"``).
+    """
+
+    def __init__(self, rank: int) -> None:
+        self.rank = rank
+        f8, i8 = types.float64, types.int64
+        obs = types.Array(f8, rank, "C")
+        vec, mat, cube = types.Array(f8, 1, "C"), types.Array(f8, 2, "C"), types.Array(f8, 3, "C")
+        int_vec, int_mat = types.Array(i8, 1, "C"), types.Array(i8, 2, "C")
+        rng = numba.typeof(np.random.default_rng(0))
+        self.choose: Any = entry_point(step_choose, (obs, mat, cube, f8, f8, int_vec))
+        self.update: Any = entry_point(
+            step_update,
+            (rng, obs, types.Array(i8, 1, "A"), types.Array(f8, 1, "A"), mat, mat, mat, vec, vec, types.boolean, f8,
+             cube, mat, cube, mat, cube, mat, int_mat, int_vec),
+        )  # fmt: skip
+
+    def __reduce__(self) -> tuple[Any, tuple[int]]:
+        """Pickled by rank: a copy of an agent (pickle, deepcopy) uses this process's entry points."""
+        return _step_kernels, (self.rank,)
+
+
+_STEP_KERNELS: dict[int, _StepKernels] = {}
+
+
+def _step_kernels(rank: int) -> _StepKernels:
+    """The step kernels for observations of ``rank`` dimensions, loaded once per process."""
+    kernels = _STEP_KERNELS.get(rank)
+    if kernels is None:
+        kernels = _STEP_KERNELS[rank] = _StepKernels(rank)
+    return kernels
 
 
 class StatsServer:
@@ -222,6 +263,12 @@ class StatsAgent(LinearAgent, PrivateAgent):
         self._pending_named: list[dict[Hashable, int]] = [{} for _ in range(self.batch)]
         self._pending_users = False
         self.rng = noise_generator(self.seed)
+        self._kernels = _step_kernels(2 if self.n_envs is None else 3)
+        self._normals = np.empty((self.batch, self._n_normals))
+        self._uniforms = np.empty((self.batch, self._n_uniforms))
+        self._batch_normals = np.empty((self.batch, self._n_batch_normals))
+        self._a1 = np.zeros(1, dtype=np.int64)
+        self._r1 = np.zeros(1)
 
     # Schedule ---------------------------------------------------------------------------------
 
@@ -297,12 +344,27 @@ class StatsAgent(LinearAgent, PrivateAgent):
         """Client side of the next round: score the candidates of ``obs`` with the last broadcast θ.
 
         ``obs`` is the (n_arms, d) feature matrix (with ``n_envs=N``: (N, n_arms, d)); it is kept
-        for ``update``, which reports the chosen row.
+        for ``update``, which reports the chosen row. One compiled call.
         """
-        x = as_features("obs", obs, () if self.n_envs is None else (self.n_envs,), self.n_features)
         srv = self.server
         out = np.empty(self.batch, dtype=np.int64)
-        step_choose(x, srv.theta, srv.chol, self.width, self.l_x, out)
+        rank = 2 if self.n_envs is None else 3
+        shape = getattr(obs, "shape", None)
+        if (
+            type(obs) is np.ndarray
+            and obs.ndim == rank
+            and (obs.dtype is _FLOAT64 or obs.dtype == _FLOAT64)
+            and obs.flags.c_contiguous
+            and shape is not None
+            and shape[-1] == self.n_features
+            and shape[-2] >= 1
+            and (rank == 2 or shape[0] == self.n_envs)
+            and self._kernels.choose(obs, srv.theta, srv.chol, self.width, self.l_x, out)
+        ):  # the usual observation, used as it is
+            x = obs
+        else:
+            x = as_features("obs", obs, () if self.n_envs is None else (self.n_envs,), self.n_features)
+            step_choose(x, srv.theta, srv.chol, self.width, self.l_x, out)
         self.n_arms = x.shape[-2]
         self._last_obs = x
         return int(out[0]) if self.n_envs is None else out
@@ -312,32 +374,36 @@ class StatsAgent(LinearAgent, PrivateAgent):
 
         ``info`` is not used for learning; its ``user_id`` (one per copy) names the round's user
         for the accounting (none: the whole stream is one user), and its per-arm arrays and
-        ``optimal_action`` must fit the arm count of the last observation.
+        ``optimal_action`` must fit the arm count of the last observation. One compiled call
+        (the draws, the reports and, at the end of a batch, the refit).
         """
         x = self._last_obs
         if x is None:
             raise RuntimeError("update() needs the features of the last act(obs); call act(obs) first.")
-        a, rewards = self._feedback(action, reward, info, n_arms=x.shape[-2])
-        users = user_ids(info, self.batch)
+        r = self._plain_feedback(x, action, reward)
+        if r is not None:  # one env, plain scalars
+            if info is not None:
+                self._check_info(info, x.shape[-2])
+            a, rewards = self._a1, self._r1
+            a[0], rewards[0] = action, r
+        else:
+            a, rewards = self._feedback(action, reward, info, n_arms=x.shape[-2])
+        users = user_ids(info, self.batch) if info else None
         srv = self.server
         close = srv.pending + 1 == self.batch_size
-        normals = np.empty((self.batch, self._n_normals))
-        uniforms = np.empty((self.batch, self._n_uniforms))
-        batch_normals = np.empty((self.batch, self._n_batch_normals if close else 0))
-        closes = np.array([close and batch_normals.shape[1] > 0])
-        fill_block_noise(self.rng, normals[None], uniforms[None], batch_normals[None], closes)
-        step_update(
+        self._kernels.update(
+            self.rng,
             x,
             a,
             rewards,
-            normals,
-            uniforms,
-            batch_normals,
+            self._normals,
+            self._uniforms,
+            self._batch_normals,
             self._enc,
             self._batch_sd,
             close,
-            self.shift(srv.t + 1),
-            srv.state,
+            self.shift(srv.t + 1) if close else 0.0,
+            *srv.state,
             self._clips,
             srv.n_eig_floor,
         )
