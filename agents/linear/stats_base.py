@@ -263,7 +263,7 @@ class StatsAgent(LinearAgent, PrivateAgent):
         self._pending_named: list[dict[Hashable, int]] = [{} for _ in range(self.batch)]
         self._pending_users = False
         self.rng = noise_generator(self.seed)
-        self._kernels = _step_kernels(2 if self.n_envs is None else 3)
+        self._step = _step_kernels(2 if self.n_envs is None else 3)
         self._normals = np.empty((self.batch, self._n_normals))
         self._uniforms = np.empty((self.batch, self._n_uniforms))
         self._batch_normals = np.empty((self.batch, self._n_batch_normals))
@@ -359,7 +359,7 @@ class StatsAgent(LinearAgent, PrivateAgent):
             and shape[-1] == self.n_features
             and shape[-2] >= 1
             and (rank == 2 or shape[0] == self.n_envs)
-            and self._kernels.choose(obs, srv.theta, srv.chol, self.width, self.l_x, out)
+            and self._step.choose(obs, srv.theta, srv.chol, self.width, self.l_x, out)
         ):  # the usual observation, used as it is
             x = obs
         else:
@@ -391,7 +391,7 @@ class StatsAgent(LinearAgent, PrivateAgent):
         users = user_ids(info, self.batch) if info else None
         srv = self.server
         close = srv.pending + 1 == self.batch_size
-        self._kernels.update(
+        self._step.update(
             self.rng,
             x,
             a,
