@@ -71,7 +71,10 @@ from bandit_envs.privacy.accounting import ReportMechanism
 from bandit_envs.privacy.l2_ball import l2_ball_keep_probability, l2_ball_scale
 from bandit_envs.privacy.shuffle import local_epsilon_for_shuffle
 
-__all__ = ["ShuffleLinUCB"]
+__all__ = ["MAX_BATCH", "ShuffleLinUCB"]
+
+#: Largest shuffle batch: the amplification bound evaluates binomial laws over the batch.
+MAX_BATCH = 10**6
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -177,7 +180,7 @@ class ShuffleLinUCB(StatsAgent):
     delta
         Central δ of one report in a shuffled batch, in (0, 1). Default 1e-6 [P].
     batch_size
-        Users n per shuffled batch (>= 1). Default 1000 [P].
+        Users n per shuffled batch (1 to :data:`MAX_BATCH`). Default 1000 [P].
     user_delta
         δ at which :attr:`privacy_spent` states the per-user guarantee, in (0, 1). Default 0.1.
     l_x, l_y, gram_weight, reg, shift_scale, width
@@ -251,8 +254,13 @@ class ShuffleLinUCB(StatsAgent):
         self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
         self.delta = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
         self.user_delta = check_float("user_delta", user_delta, low=0.0, high=1.0, low_open=True, high_open=True)
-        if not 1e-300 < self.epsilon < 700.0:
-            raise ValueError(f"epsilon must be in (1e-300, 700) (e^epsilon must be finite), got {self.epsilon:g}.")
+        if not 1e-100 <= self.epsilon < 700.0:
+            raise ValueError(f"epsilon must be in [1e-100, 700) (e^epsilon must be finite), got {self.epsilon:g}.")
+        if self.batch_size > MAX_BATCH:
+            raise ValueError(
+                f"batch_size must be at most {MAX_BATCH:,} (the amplification bound sums over the batch), "
+                f"got {self.batch_size:,}."
+            )
         #: ε0 of each report: the largest whose ``batch_size`` shuffled reports are (ε, δ)-DP.
         self.local_epsilon = local_epsilon_for_shuffle(self.epsilon, self.batch_size, self.delta)
         dim = n_features * (n_features + 1) // 2 + n_features

@@ -200,6 +200,12 @@ class StatsAgent(LinearAgent, PrivateAgent):
             self._batch_sd = np.zeros(2)
             self._n_normals, self._n_batch_normals = (0 if mechanism == MECH_NONE else dim), 0
         self._n_uniforms = 2 if mechanism == MECH_L2_BALL else 0
+        scales = [self.noise_level, *self._batch_sd, *self._enc_client, l_x2 := self.l_x * self.l_x / w_g]
+        if not all(math.isfinite(v) for v in scales) or l_x2 == 0.0:
+            raise ValueError(
+                f"epsilon, l_x, l_y and gram_weight must give finite noise scales, got noise level "
+                f"{self.noise_level:g} with l_x={self.l_x:g}, l_y={self.l_y:g}, gram_weight={w_g:g}."
+            )
         # The same fields LinearAgent's constructor sets (unused by this family's kernels).
         self._sched = np.zeros(7)
         self._quadratic = False

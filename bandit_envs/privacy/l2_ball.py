@@ -138,9 +138,10 @@ def l2_ball_mechanism(
     rows = values.reshape(-1, dim)
     out = np.empty_like(rows)
     for i, row in enumerate(rows):
-        norm = float(np.linalg.norm(row))
+        top = float(np.abs(row).max())
+        norm = top * float(np.linalg.norm(row / top)) if top > 0.0 else 0.0  # no overflow for huge rows
         if norm > r:
-            row, norm = row * (r / norm), r
+            row, norm = (row / top) * (r * top / norm), r
         direction = row / norm if norm > 0.0 else np.eye(1, dim)[0]
         g = gen.standard_normal(dim)
         u_sign, u_half = gen.random(2)

@@ -47,7 +47,19 @@ from scipy.optimize import brentq
 from bandit_envs.privacy._checks import check_epsilon
 from bandit_envs.validation import check_float, check_int
 
-__all__ = ["group_privacy", "local_epsilon_for_shuffle", "shuffle_delta", "shuffle_epsilon"]
+__all__ = [
+    "MAX_EPSILON",
+    "MAX_REPORTS",
+    "group_privacy",
+    "local_epsilon_for_shuffle",
+    "shuffle_delta",
+    "shuffle_epsilon",
+]
+
+#: Largest epsilon (central or local) accepted: e^epsilon must be a finite float.
+MAX_EPSILON = 700.0
+#: Largest number of shuffled reports: the bound evaluates a binomial law over them (memory).
+MAX_REPORTS = 10**7
 
 #: Binomial weights of C below this are dropped; their total mass is added to delta (an upper bound).
 _TINY = 1e-300
@@ -55,6 +67,21 @@ _TINY = 1e-300
 
 def _check_delta(delta: float) -> float:
     return check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
+def _check_eps(name: str, value: float, *, zero: bool = False) -> float:
+    """Epsilon in [0, 700] (``zero``) or as :func:`check_epsilon` and at most 700."""
+    eps = check_float(name, value, low=0.0) if zero else check_epsilon(name, value)
+    if eps > MAX_EPSILON:
+        raise ValueError(f"{name} must be at most {MAX_EPSILON:g} (e^{name} must be finite), got {eps!r}.")
+    return eps
+
+
+def _check_n(n: int) -> int:
+    size = check_int("n", n, minimum=1)
+    if size > MAX_REPORTS:
+        raise ValueError(f"n must be at most {MAX_REPORTS:,} (the bound sums a binomial law over it), got {size:,}.")
+    return size
 
 
 @functools.lru_cache(maxsize=4096)
@@ -92,21 +119,20 @@ def shuffle_delta(epsilon: float, local_epsilon: float, n: int) -> float:
     Parameters
     ----------
     epsilon : float
-        Central epsilon, >= 0.
+        Central epsilon, in [0, 700].
     local_epsilon : float
-        epsilon0 of each report, > 0.
+        epsilon0 of each report, in (0, 700].
     n : int
-        Reports shuffled together, >= 1.
+        Reports shuffled together, 1 to :data:`MAX_REPORTS`.
 
     Returns
     -------
     float
         delta in [0, 1].
     """
-    eps = check_float("epsilon", epsilon, low=0.0)
-    eps0 = check_epsilon("local_epsilon", local_epsilon)
-    size = check_int("n", n, minimum=1)
-    return _shuffle_delta(eps, eps0, size)
+    eps = _check_eps("epsilon", epsilon, zero=True)
+    eps0 = _check_eps("local_epsilon", local_epsilon)
+    return _shuffle_delta(eps, eps0, _check_n(n))
 
 
 def shuffle_epsilon(local_epsilon: float, n: int, delta: float) -> float:
@@ -129,8 +155,8 @@ def shuffle_epsilon(local_epsilon: float, n: int, delta: float) -> float:
     float
         epsilon in [0, eps0].
     """
-    eps0 = check_epsilon("local_epsilon", local_epsilon)
-    size = check_int("n", n, minimum=1)
+    eps0 = _check_eps("local_epsilon", local_epsilon)
+    size = _check_n(n)
     dlt = _check_delta(delta)
     if _shuffle_delta(0.0, eps0, size) <= dlt:
         return 0.0
@@ -162,7 +188,7 @@ def local_epsilon_for_shuffle(epsilon: float, n: int, delta: float) -> float:
     float
         epsilon0 >= ``epsilon``.
     """
-    return _local_epsilon(check_epsilon("epsilon", epsilon), check_int("n", n, minimum=1), _check_delta(delta))
+    return _local_epsilon(_check_eps("epsilon", epsilon), _check_n(n), _check_delta(delta))
 
 
 @functools.lru_cache(maxsize=256)
@@ -173,8 +199,8 @@ def _local_epsilon(eps: float, size: int, dlt: float) -> float:
     lo, hi = eps, 2.0 * eps + 1.0
     while excess(hi) <= 0.0:
         lo, hi = hi, 2.0 * hi
-        if hi > 700.0:  # e^eps0 overflows; the batch is so large that any eps0 up to here is fine
-            return lo
+        if hi > MAX_EPSILON:  # e^eps0 would overflow: any eps0 up to here is fine
+            return lo if excess(MAX_EPSILON) > 0.0 else MAX_EPSILON
     root = float(brentq(excess, lo, hi, xtol=1e-12, rtol=1e-8))
     step = 1e-9 * root
     while root > eps and excess(root) > 0.0:
@@ -192,22 +218,24 @@ def group_privacy(epsilon: float, delta: float, group: int) -> tuple[float, floa
     Parameters
     ----------
     epsilon : float
-        Guarantee for one changed input, epsilon >= 0.
+        Guarantee for one changed input, epsilon in [0, 700].
     delta : float
         Its delta in [0, 1].
     group : int
-        Inputs changed, >= 0.
+        Inputs changed, 0 to 10^9.
 
     Returns
     -------
     tuple of float
         ``(epsilon, delta)`` for the group.
     """
-    eps = check_float("epsilon", epsilon, low=0.0)
+    eps = _check_eps("epsilon", epsilon, zero=True)
     dlt = check_float("delta", delta, low=0.0, high=1.0)
     m = check_int("group", group, minimum=0)
-    if m == 0:
-        return 0.0, 0.0
+    if m > 10**9:
+        raise ValueError(f"group must be at most 10^9, got {m:,}.")
+    if m == 0 or dlt == 0.0:
+        return m * eps, 0.0
     if eps == 0.0:
         return 0.0, min(1.0, m * dlt)
     try:
