@@ -13,7 +13,7 @@ from agents.elimination import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAge
 from agents.greedy import EpsilonGreedy
 from agents.index import UCB, UCBN, Random, ThompsonSampling
 from agents.ldp import LDPWrapper
-from agents.linear import LDPLinUCB, LinUCB
+from agents.linear import LDPOLS, LDPLinUCB, LinUCB, ShuffleLinUCB
 from agents.optimistic import KLUCB, MOSS
 from agents.sb3 import SB3Agent
 
@@ -23,6 +23,7 @@ __all__ = [
     "GAP",
     "GAPU",
     "LDPLinUCB",
+    "LDPOLS",
     "LDPWrapper",
     "Agent",
     "AlphaSample",
@@ -39,6 +40,7 @@ __all__ = [
     "Random",
     "SB3Agent",
     "SMUCB",
+    "ShuffleLinUCB",
     "ThompsonSampling",
     "UCB",
     "UCBN",

@@ -25,6 +25,7 @@ from agents import (
     GAP,
     GAPU,
     KLUCB,
+    LDPOLS,
     MOSS,
     SMUCB,
     UCB,
@@ -44,6 +45,7 @@ from agents import (
     LinUCB,
     Random,
     SB3Agent,
+    ShuffleLinUCB,
     ThompsonSampling,
     TreeDPUCB,
 )
@@ -107,10 +109,12 @@ AGENTS: dict[str, Make] = {
     **BASE,
     "LinUCB": lambda n: LinUCB(D, n_envs=n),
     "LDPLinUCB": lambda n: LDPLinUCB(D, 1.0, n_envs=n, seed=0),
+    "LDPOLS": lambda n: LDPOLS(D, 1.0, batch_size=2, n_envs=n, seed=0),
+    "ShuffleLinUCB": lambda n: ShuffleLinUCB(D, 1.0, batch_size=2, n_envs=n, seed=0),
     **{f"LDP-{name}": _wrapped(name, make) for name, make in BASE.items()},
     "SB3": lambda n: SB3Agent(StubModel(), n_envs=n),  # type: ignore[arg-type]
 }
-LINEAR = {"LinUCB", "LDPLinUCB"}
+LINEAR = {"LinUCB", "LDPLinUCB", "LDPOLS", "ShuffleLinUCB"}
 #: Agents whose observation is not a per-arm array (they check it themselves).
 OWN_OBS = {"SMUCB", "LDP-SMUCB", "SB3"} | LINEAR
 

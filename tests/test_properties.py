@@ -36,6 +36,7 @@ from agents import (
     GAP,
     GAPU,
     KLUCB,
+    LDPOLS,
     MOSS,
     SMUCB,
     UCB,
@@ -55,6 +56,7 @@ from agents import (
     LinUCB,
     Random,
     SB3Agent,
+    ShuffleLinUCB,
     ThompsonSampling,
     TreeDPUCB,
 )
@@ -215,6 +217,8 @@ CONSTRUCTORS: dict[str, Callable[..., Agent]] = {
     "AlphaSample": AlphaSample,
     "LinUCB": LinUCB,
     "LDPLinUCB": LDPLinUCB,
+    "LDPOLS": LDPOLS,
+    "ShuffleLinUCB": ShuffleLinUCB,
     "LDPWrapper": LDPWrapper,
     "SB3Agent": SB3Agent,
     "EpsilonGreedy": EpsilonGreedy,
@@ -251,7 +255,7 @@ def obs_for(agent: Agent) -> Any:
     if isinstance(agent, LDPWrapper):
         return obs_for(agent.agent)
     lead = () if agent.n_envs is None else (agent.n_envs,)
-    if isinstance(agent, LinUCB | LDPLinUCB):
+    if isinstance(agent, LinUCB | LDPLinUCB | LDPOLS | ShuffleLinUCB):
         return np.full((*lead, K, agent.n_features), 0.25)
     if isinstance(agent, SMUCB):
         return 0.5 if agent.n_envs is None else np.full(agent.n_envs, 0.5)
@@ -304,6 +308,8 @@ AGENTS: dict[str, Callable[[int | None], Agent]] = {
     "AlphaSample": lambda n: AlphaSample(K, 60, n_envs=n, seed=0),
     "LinUCB": lambda n: LinUCB(D, n_envs=n),
     "LDPLinUCB": lambda n: LDPLinUCB(D, 1.0, n_envs=n, seed=0),
+    "LDPOLS": lambda n: LDPOLS(D, 1.0, batch_size=2, n_envs=n, seed=0),
+    "ShuffleLinUCB": lambda n: ShuffleLinUCB(D, 1.0, batch_size=2, n_envs=n, seed=0),
     "LDP-UCB": lambda n: LDPWrapper(UCB(K, n_envs=n), "laplace", 1.0, seed=0),
     "LDP-UCBN": lambda n: LDPWrapper(UCBN(K, n_envs=n), "gaussian", 0.5, 0.1, seed=0),
     "LDP-GAP": lambda n: LDPWrapper(GAP(K, 60, 1.0, PATH3, n_envs=n), "randomized_response", 1.0, seed=0),
@@ -558,19 +564,27 @@ MECHANISM_CALLS: dict[str, dict[str, Any]] = {
     "gaussian_mechanism": {"x": np.array([0.2, 0.9]), "epsilon": 1.0, "delta": 1e-5, "lower": 0.0, "upper": 1.0},
     "gaussian_sigma_analytic": {"epsilon": 1.0, "delta": 1e-5, "l2_sensitivity": 1.0},
     "gaussian_sigma_classic": {"epsilon": 0.5, "delta": 1e-5, "l2_sensitivity": 1.0},
+    "group_privacy": {"epsilon": 1.0, "delta": 1e-6, "group": 3},
     "haversine_m": {"lat1": 40.7, "lon1": -74.0, "lat2": 40.8, "lon2": -73.9},
+    "l2_ball_keep_probability": {"epsilon": 1.0},
+    "l2_ball_mechanism": {"x": np.array([[0.2, 0.9], [0.0, 0.0]]), "epsilon": 1.0, "radius": 1.0},
+    "l2_ball_scale": {"epsilon": 1.0, "dim": 3, "radius": 1.0},
     "laplace_mechanism": {"x": np.array([0.2, 0.9]), "epsilon": 1.0, "lower": 0.0, "upper": 1.0},
+    "local_epsilon_for_shuffle": {"epsilon": 1.0, "n": 50, "delta": 1e-6},
     "planar_laplace": {"xy": np.array([[0.0, 0.0]]), "epsilon_per_m": 0.01},
     "planar_laplace_latlon": {"lat": np.array([40.7]), "lon": np.array([-74.0]), "epsilon_per_km": 1.0},
     "planar_laplace_radius_cdf": {"r": np.array([1.0, 10.0]), "epsilon_per_m": 0.1},
     "planar_laplace_radius_quantile": {"p": np.array([0.1, 0.9]), "epsilon_per_m": 0.1},
     "randomized_response": {"bits": np.array([0, 1, 1]), "epsilon": 1.0},
     "rr_debias": {"reports": np.array([0, 1, 1]), "epsilon": 1.0},
+    "shuffle_delta": {"epsilon": 0.5, "local_epsilon": 2.0, "n": 50},
+    "shuffle_epsilon": {"local_epsilon": 2.0, "n": 50, "delta": 1e-6},
     "spherical_laplace_radius_cdf": {"r": np.array([1.0, 10.0]), "epsilon_per_m": 0.1},
     "spherical_laplace_radius_quantile": {"p": np.array([0.1, 0.9]), "epsilon_per_m": 0.1},
 }
 RNG_TAKERS = {"bernoulli_mechanism", "gaussian_mechanism", "laplace_mechanism", "planar_laplace"}
 RNG_TAKERS |= {"planar_laplace_latlon", "randomized_response"}
+RNG_TAKERS |= {"l2_ball_mechanism"}
 
 
 def test_every_public_privacy_function_is_covered() -> None:

@@ -12,7 +12,13 @@ largest optimistic index :math:`x^\top\hat\theta + \beta\,\mathrm{bonus}(x)`. Mo
 - :mod:`agents.linear.linucb`: :class:`LinUCB` (constant width, no noise);
 - :mod:`agents.linear.ldp_linucb`: :class:`LDPLinUCB`, :func:`ldp_linucb_sensitivity`,
   :func:`ldp_linucb_sigma` (Gaussian reports, (ε, δ)-LDP per report);
-- ``agents.linear._kernels``: the compiled numba kernels (private).
+- :mod:`agents.linear.stats_base`: :class:`StatsAgent`, batched private sufficient statistics
+  with greedy (or optimistic) play, shared by :class:`LDPOLS` (:mod:`agents.linear.ldp_ols`,
+  Han et al., NeurIPS 2021: local DP) and :class:`ShuffleLinUCB`
+  (:mod:`agents.linear.shuffle_linucb`, Chowdhury & Zhou, ICML 2022; Garcelon et al., ALT 2022:
+  the shuffle model);
+- ``agents.linear._kernels`` and ``agents.linear._stats_kernels``: the compiled numba kernels
+  (private).
 
 Where numba kernels live (the rule for the whole code base, with its known exceptions, is in
 ``docs/kernels.md``): compiled kernels live in a private module next to the code that uses them
@@ -33,19 +39,26 @@ from agents.linear._kernels import PIVOT_RTOL as PIVOT_RTOL
 from agents.linear.base import LinearAgent, LinearRunResult
 from agents.linear.ldp_linucb import SIGMA_METHODS as SIGMA_METHODS
 from agents.linear.ldp_linucb import LDPLinUCB, ldp_linucb_sensitivity, ldp_linucb_sigma
+from agents.linear.ldp_ols import LDPOLS
+from agents.linear.ldp_ols import OLS_MECHANISMS as OLS_MECHANISMS
 from agents.linear.linucb import LinUCB
 from agents.linear.protocol import BONUSES as BONUSES
 from agents.linear.protocol import LinUCBServer, client_choose, client_report
+from agents.linear.shuffle_linucb import ShuffleLinUCB
+from agents.linear.stats_base import StatsAgent
 
 #: Former private name of :class:`LinearAgent` (kept so that older imports keep working).
 _LinearAgent = LinearAgent
 
 __all__ = [
     "LDPLinUCB",
+    "LDPOLS",
     "LinUCB",
     "LinUCBServer",
     "LinearAgent",
     "LinearRunResult",
+    "ShuffleLinUCB",
+    "StatsAgent",
     "client_choose",
     "client_report",
     "ldp_linucb_sensitivity",

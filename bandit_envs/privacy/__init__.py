@@ -13,6 +13,12 @@ guarantee (the privacy unit, epsilon and delta, per report) and where its noise 
 - :mod:`bandit_envs.privacy.gaussian`: real vectors, :func:`gaussian_mechanism`
   ((epsilon, delta)-DP, L2 sensitivity), with the noise scales :func:`gaussian_sigma_classic`,
   :func:`gaussian_sigma_analytic` and the exact privacy curve :func:`gaussian_delta`.
+- :mod:`bandit_envs.privacy.l2_ball`: real vectors of a Euclidean ball,
+  :func:`l2_ball_mechanism` (Duchi, Jordan & Wainwright's unbiased epsilon-LDP mechanism) and
+  its output norm :func:`l2_ball_scale`.
+- :mod:`bandit_envs.privacy.shuffle`: amplification by shuffling (Feldman, McMillan & Talwar's
+  clones bound), :func:`shuffle_delta`, :func:`shuffle_epsilon`,
+  :func:`local_epsilon_for_shuffle`, and :func:`group_privacy` (no randomness).
 - :mod:`bandit_envs.privacy.planar_laplace`: locations, :func:`planar_laplace` and
   :func:`planar_laplace_latlon` (epsilon-geo-indistinguishability per point, in Euclidean and
   in great-circle distance), with :func:`planar_laplace_radius_cdf`,
@@ -45,6 +51,7 @@ from bandit_envs.privacy.gaussian import (
     gaussian_sigma_classic,
 )
 from bandit_envs.privacy.geodesy import EARTH_RADIUS_M, haversine_m
+from bandit_envs.privacy.l2_ball import l2_ball_keep_probability, l2_ball_mechanism, l2_ball_scale
 from bandit_envs.privacy.laplace import laplace_mechanism
 from bandit_envs.privacy.planar_laplace import PLANAR_LAPLACE_METHODS as PLANAR_LAPLACE_METHODS
 from bandit_envs.privacy.planar_laplace import (
@@ -56,6 +63,7 @@ from bandit_envs.privacy.planar_laplace import (
     spherical_laplace_radius_quantile,
 )
 from bandit_envs.privacy.randomized_response import bernoulli_mechanism, randomized_response, rr_debias
+from bandit_envs.privacy.shuffle import group_privacy, local_epsilon_for_shuffle, shuffle_delta, shuffle_epsilon
 
 __all__ = [
     "EARTH_RADIUS_M",
@@ -64,14 +72,21 @@ __all__ = [
     "gaussian_mechanism",
     "gaussian_sigma_analytic",
     "gaussian_sigma_classic",
+    "group_privacy",
     "haversine_m",
+    "l2_ball_keep_probability",
+    "l2_ball_mechanism",
+    "l2_ball_scale",
     "laplace_mechanism",
+    "local_epsilon_for_shuffle",
     "planar_laplace",
     "planar_laplace_latlon",
     "planar_laplace_radius_cdf",
     "planar_laplace_radius_quantile",
     "randomized_response",
     "rr_debias",
+    "shuffle_delta",
+    "shuffle_epsilon",
     "spherical_laplace_radius_cdf",
     "spherical_laplace_radius_quantile",
 ]

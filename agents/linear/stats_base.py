@@ -1,0 +1,505 @@
+r"""Batched private sufficient statistics: the step API and fast path of LDP-OLS and Shuffle-LinUCB.
+
+:class:`StatsAgent` is the protocol of :mod:`agents.linear._stats_kernels` for one env or ``B``
+copies in lock-step. Each round the client (the user) plays the arm of largest
+:math:`x^\top\theta` (``width = 0``: greedy) or :math:`x^\top\theta + \beta\sqrt{x^\top\tilde V^{-1}x}`
+with the model the server last broadcast, then sends one privatized report of its clipped
+pair (x, y) encoding :math:`(x x^\top, y x)` in the unit ball (``gram_weight`` splits the ball
+between the two blocks). The server adds the decoded reports of a batch of ``batch_size``
+rounds and, at the end of the batch, refits
+
+.. math:: \theta = (V + c_t I)^{-1} u,\qquad c_t = \lambda + s\,\nu\sqrt t,
+
+where t counts the reports, :math:`\nu = 2 s_g \sqrt d` is the typical spectral norm of one
+report's noise matrix (:math:`s_g` the standard deviation of a decoded Gram entry's noise), so
+that :math:`\nu\sqrt t` is that of the sum, and s = ``shift_scale``. A shift that grows like
+the noise keeps :math:`V + c_t I` positive definite and, with s large, shrinks θ towards
+:math:`u / c_t`: a ridge estimate for a Gram matrix swamped by noise [P]. When the factorization
+fails the eigenvalues are floored at :math:`c_t/2` (as in LDP-LinUCB; ``n_eig_floor``).
+
+:meth:`StatsAgent.act`/:meth:`StatsAgent.update` (one compiled call each) and
+:meth:`StatsAgent.run` (a block of rounds in one compiled loop, ``agents.linear._stats_kernels``)
+use the same kernels and draws: the same actions for the same seed. Subclasses choose the
+mechanism, its parameters and the privacy accounting. Status tag: [P] marks an engineering
+choice of this project, not a constant of the papers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+from typing import Any
+
+import numba
+import numpy as np
+import numpy.typing as npt
+from numba import types
+
+from agents.base import PrivateAgent, _as_array, check_float, check_int, check_state_size, describe, entry_point
+from agents.linear._stats_kernels import (
+    MECH_GAUSSIAN,
+    MECH_L2_BALL,
+    MECH_NONE,
+    fill_block_noise,
+    fill_report_noise,
+    run_parallel,
+    run_serial,
+    step_choose,
+    step_update,
+    write_report,
+)
+from agents.linear.base import LinearAgent, LinearRunResult
+from agents.linear.protocol import as_features
+from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, UserPrivacy, user_ids, user_privacy
+from bandit_envs.privacy.streams import noise_generator
+
+__all__ = ["StatsAgent", "StatsServer"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+#: Report draws (normals and uniforms) kept in memory at once by the fast path, ~4 MB.
+_NOISE_CHUNK = 1 << 19
+
+
+_FLOAT64 = np.dtype(np.float64)
+
+
+class _StepKernels:
+    """Compiled entry points of the step kernels for observations of one rank (2: one env, 3: N copies).
+
+    The arrays the agent owns are C-contiguous; actions and rewards come from the caller and may
+    have any strides (layout ``"A"``).
+    """
+
+    def __init__(self, rank: int) -> None:
+        self.rank = rank
+        f8, i8 = types.float64, types.int64
+        obs = types.Array(f8, rank, "C")
+        vec, mat, cube = types.Array(f8, 1, "C"), types.Array(f8, 2, "C"), types.Array(f8, 3, "C")
+        int_vec, int_mat = types.Array(i8, 1, "C"), types.Array(i8, 2, "C")
+        rng = numba.typeof(np.random.default_rng(0))
+        self.choose: Any = entry_point(step_choose, (obs, mat, cube, f8, f8, int_vec))
+        self.update: Any = entry_point(
+            step_update,
+            (rng, obs, types.Array(i8, 1, "A"), types.Array(f8, 1, "A"), mat, mat, mat, vec, vec, types.boolean, f8,
+             cube, mat, cube, mat, cube, mat, int_mat, int_vec),
+        )  # fmt: skip
+
+    def __reduce__(self) -> tuple[Any, tuple[int]]:
+        """Pickled by rank: a copy of an agent (pickle, deepcopy) uses this process's entry points."""
+        return _step_kernels, (self.rank,)
+
+
+_STEP_KERNELS: dict[int, _StepKernels] = {}
+
+
+def _step_kernels(rank: int) -> _StepKernels:
+    """The step kernels for observations of ``rank`` dimensions, loaded once per process."""
+    kernels = _STEP_KERNELS.get(rank)
+    if kernels is None:
+        kernels = _STEP_KERNELS[rank] = _StepKernels(rank)
+    return kernels
+
+
+class StatsServer:
+    """Server side of the batched statistics agents, for B copies (batch axis first).
+
+    It holds only what the users sent and what it computed from it: V (``gram``, upper triangle)
+    and u (``moment``), the pending sums of the open batch (``pending_gram``,
+    ``pending_moment``), the upper Cholesky factor of :math:`V + c I` (``chol``) and θ
+    (``theta``). ``t`` counts the reports received, ``pending`` those of the open batch (shared
+    by the copies, which play in lock-step).
+    """
+
+    def __init__(self, n_features: int, batch: int, initial_shift: float) -> None:
+        d = n_features
+        self.gram: FloatArray = np.zeros((batch, d, d))
+        self.moment: FloatArray = np.zeros((batch, d))
+        self.pending_gram: FloatArray = np.zeros((batch, d, d))
+        self.pending_moment: FloatArray = np.zeros((batch, d))
+        self.theta: FloatArray = np.zeros((batch, d))
+        self.chol: FloatArray = np.zeros((batch, d, d))
+        self.chol[:, np.arange(d), np.arange(d)] = math.sqrt(initial_shift)
+        self.t = 0
+        self.pending = 0
+        self.n_eig_floor: IntArray = np.zeros(batch, dtype=np.int64)
+
+    @property
+    def state(self) -> tuple[FloatArray, ...]:
+        """(V, u, pending V, pending u, factor, θ): the arrays the kernels update in place."""
+        return self.gram, self.moment, self.pending_gram, self.pending_moment, self.chol, self.theta
+
+
+class StatsAgent(LinearAgent, PrivateAgent):
+    """Shared machinery of the batched private-statistics agents (see the module docstring).
+
+    Subclasses call :meth:`_setup` with the mechanism and its noise, then :meth:`_reset_state`;
+    they implement the privacy properties. Arguments are checked here.
+    """
+
+    server: StatsServer  # type: ignore[assignment]  # LinearAgent's properties read theta, t, n_eig_floor
+    report_mechanism: ReportMechanism
+    #: δ of the per-user tight bound (and of the mechanism, where it has one).
+    delta: float
+
+    def __init__(
+        self,
+        n_features: int,
+        *,
+        l_x: float,
+        l_y: float,
+        gram_weight: float,
+        reg: float,
+        shift_scale: float,
+        width: float,
+        batch_size: int,
+        n_envs: int | None,
+        seed: int | None,
+    ) -> None:
+        super().__init__(n_features, n_envs=n_envs, seed=seed)
+        self.l_x = check_float("l_x", l_x, low=0.0, low_open=True)
+        self.l_y = check_float("l_y", l_y, low=0.0, low_open=True)
+        if not (1e-150 < self.l_x < 1e150 and 1e-150 < self.l_y < 1e150):
+            raise ValueError(f"l_x and l_y must lie in (1e-150, 1e150), got l_x={self.l_x:g} and l_y={self.l_y:g}.")
+        self.gram_weight = check_float("gram_weight", gram_weight, low=0.0, high=1.0, low_open=True, high_open=True)
+        self.reg = check_float("reg", reg, low=0.0, low_open=True)
+        self.shift_scale = check_float("shift_scale", shift_scale, low=0.0)
+        self.width = check_float("width", width, low=0.0)
+        self.batch_size = check_int("batch_size", batch_size, minimum=1)
+        self._mech = MECH_NONE
+        self._sigma = 0.0
+        self._scale = 0.0
+        self._keep = 0.0
+        self._level = 0.0
+
+    def _setup(self, mechanism: int, sigma: float, scale: float, keep: float, noise_sd: float) -> None:
+        """Fix the mechanism: code, Gaussian σ, L2-ball B and π, and the noise sd per coordinate of v."""
+        self._mech, self._sigma, self._scale, self._keep = mechanism, sigma, scale, keep
+        d = self.n_features
+        dim = d * (d + 1) // 2 + d
+        w_g = self.gram_weight
+        self.moment_weight = w_m = math.sqrt(1.0 - w_g * w_g)
+        #: Typical spectral norm ν of one report's decoded Gram noise (2 s_g sqrt(d)).
+        self.noise_level = 2.0 * noise_sd * self.l_x * self.l_x / w_g * math.sqrt(d)
+        self._level = self.noise_level
+        #: What a client does (the mechanism itself); :meth:`client_report` runs it.
+        self._enc_client = np.array([mechanism, self.l_x, self.l_y, w_g, w_m, sigma, scale, keep], dtype=np.float64)
+        if mechanism == MECH_GAUSSIAN:
+            # Simulation shortcut [P]: the server only ever uses a batch's sum, and the sum of n reports'
+            # i.i.d. N(0, σ²) noises is one N(0, n σ²) draw per coordinate: drawn once per batch.
+            self._enc = self._enc_client.copy()
+            self._enc[0] = MECH_NONE
+            root_n = math.sqrt(self.batch_size)
+            self._batch_sd = np.array(
+                [root_n * sigma * self.l_x * self.l_x / w_g, root_n * sigma * self.l_x * self.l_y / w_m]
+            )
+            self._n_normals, self._n_batch_normals = 0, dim
+        else:
+            self._enc = self._enc_client
+            self._batch_sd = np.zeros(2)
+            self._n_normals, self._n_batch_normals = (0 if mechanism == MECH_NONE else dim), 0
+        self._n_uniforms = 2 if mechanism == MECH_L2_BALL else 0
+        scales = [self.noise_level, *self._batch_sd, *self._enc_client, l_x2 := self.l_x * self.l_x / w_g]
+        if not all(math.isfinite(v) for v in scales) or l_x2 == 0.0:
+            raise ValueError(
+                f"epsilon, l_x, l_y and gram_weight must give finite noise scales, got noise level "
+                f"{self.noise_level:g} with l_x={self.l_x:g}, l_y={self.l_y:g}, gram_weight={w_g:g}."
+            )
+        # The same fields LinearAgent's constructor sets (unused by this family's kernels).
+        self._sched = np.zeros(7)
+        self._quadratic = False
+        self._initial_shift = self.reg
+
+    def client_report(
+        self, x: npt.ArrayLike, y: float, rng: np.random.Generator | None = None
+    ) -> tuple[FloatArray, FloatArray]:
+        """The report one user sends for the pair (x, y), as the server decodes it: (Gram (d, d), y x (d,)).
+
+        x is clipped to ``l_x``, y to [-l_y, l_y], encoded in the unit ball, privatized by the
+        agent's mechanism with draws from ``rng`` (default: the agent's generator; D normals, then
+        two uniforms for the L2-ball mechanism) and decoded (the Gram report mirrored from its
+        upper triangle). The simulation itself draws the Gaussian noise per batch (see
+        :meth:`_setup`); this is the per-report mechanism whose guarantee the agent states.
+        """
+        row = np.ascontiguousarray(x, dtype=np.float64).reshape(1, -1)
+        if row.shape[1] != self.n_features or not np.isfinite(row).all():
+            raise ValueError(f"x must be {self.n_features} finite numbers, got shape {np.shape(x)}.")
+        yv = check_float("y", y)
+        d = self.n_features
+        dim = d * (d + 1) // 2 + d if self._mech != MECH_NONE else 0
+        normals = np.empty((1, dim))
+        uniforms = np.empty((1, 2 if self._mech == MECH_L2_BALL else 0))
+        fill_report_noise(self.rng if rng is None else rng, normals, uniforms)
+        gram, vec, xc = np.zeros((d, d)), np.zeros(d), np.empty(d)
+        write_report(row, 0, yv, self._enc_client, normals[0], uniforms[0], gram, vec, xc)
+        upper = np.triu(gram)
+        return upper + np.triu(gram, 1).T, vec
+
+    def encode_report(self, gram: npt.ArrayLike, moment: npt.ArrayLike) -> FloatArray:
+        """The unit-ball vector v (D,) of a decoded report: upper(gram) · w_g / l_x², moment · w_m / (l_x l_y).
+
+        The inverse of the server's decoding; for an exact pair, ``encode_report(np.outer(x, x), y * x)``
+        is the v the mechanism privatizes (norm at most 1 for clipped x, y).
+        """
+        g = np.asarray(gram, dtype=np.float64)
+        m = np.asarray(moment, dtype=np.float64)
+        iu = np.triu_indices(self.n_features)
+        return np.concatenate([g[iu] * self.gram_weight / self.l_x**2, m * self.moment_weight / (self.l_x * self.l_y)])
+
+    def _check_state_size(self) -> None:
+        # V, pending V, factor and per-step buffers: about 4d² + 6d floats per copy, plus noise rows.
+        d = float(self.n_features)
+        copies = "" if self.n_envs is None else f"n_envs={self.n_envs} with "
+        check_state_size(
+            8.0 * self.batch * (4.0 * d * d + 6.0 * d + d * (d + 1) / 2.0 + 16.0),
+            f"{copies}n_features={self.n_features}",
+        )
+
+    @property
+    def _noise_size(self) -> int:
+        return self._n_normals
+
+    def _reset_state(self) -> None:
+        self.server = StatsServer(self.n_features, self.batch, self.reg)
+        self._clips: IntArray = np.zeros((self.batch, 2), dtype=np.int64)
+        self._last_obs: FloatArray | None = None
+        self._reports = ReportLedger(self.batch)
+        self._pending_anonymous = 0
+        self._pending_named: list[dict[Hashable, int]] = [{} for _ in range(self.batch)]
+        self._pending_users = False
+        self.rng = noise_generator(self.seed)
+        self._step = _step_kernels(2 if self.n_envs is None else 3)
+        self._normals = np.empty((self.batch, self._n_normals))
+        self._uniforms = np.empty((self.batch, self._n_uniforms))
+        self._batch_normals = np.empty((self.batch, self._n_batch_normals))
+        self._a1 = np.zeros(1, dtype=np.int64)
+        self._r1 = np.zeros(1)
+
+    # Schedule ---------------------------------------------------------------------------------
+
+    def shift(self, t: int) -> float:
+        """Shift c_t = reg + shift_scale · noise_level · sqrt(t) of a refit after t reports (t >= 0)."""
+        t = check_int("t", t, minimum=0)
+        return self.reg + self.shift_scale * self._level * math.sqrt(t)
+
+    def schedule(self, t: int) -> tuple[float, float, float]:
+        """(0, c_t, width): LinearAgent's (γ_t, c_t, β_t) for a refit after t >= 1 reports."""
+        t = check_int("t", t, minimum=1)
+        return 0.0, self.shift(t), self.width
+
+    # Accounting of users ----------------------------------------------------------------------
+
+    @property
+    def _ledger(self) -> ReportLedger:
+        """The ledger of reports per user, with the reports counted since the last look added."""
+        ledger = self._reports
+        if self._pending_anonymous:
+            ledger.record_block(None, self._pending_anonymous)
+            self._pending_anonymous = 0
+        if self._pending_users:
+            ledger.record_block(self._pending_named, 0)
+            self._pending_named = [{} for _ in range(self.batch)]
+            self._pending_users = False
+        return ledger
+
+    def _count_round(self, users: list[Hashable] | None) -> None:
+        """Count one report per copy for the round's users (None: anonymous)."""
+        if users is None:
+            self._pending_anonymous += 1
+            return
+        for counts, user in zip(self._pending_named, users, strict=True):
+            counts[user] = counts.get(user, 0) + 1
+        self._pending_users = True
+
+    def privacy_per_user(self, delta: float | None = None) -> UserPrivacy:
+        """Local guarantee of the user with the most reports so far: its k reports composed.
+
+        Parameters
+        ----------
+        delta
+            δ of the tight bound in (0, 1); None: the agent's ``delta``.
+
+        Returns
+        -------
+        UserPrivacy
+            ``reports`` (worst over copies), ``per_report`` (the local guarantee of one report),
+            ``basic`` and ``tight`` (``dp_accounting``'s privacy loss distribution).
+        """
+        dlt = self.delta if delta is None else delta
+        return user_privacy(self.report_mechanism, int(self._ledger.worst.max()), dlt)
+
+    @property
+    def max_user_reports(self) -> int | IntArray:
+        """Reports sent by the user with the most (per copy; reports without a user id count for all)."""
+        return self._per_copy(self._ledger.worst)
+
+    @property
+    def n_clipped_features(self) -> int | IntArray:
+        """Reports whose feature vector was clipped to norm l_x (per copy)."""
+        return self._per_copy(self._clips[:, 0])
+
+    @property
+    def n_clipped_rewards(self) -> int | IntArray:
+        """Reports whose reward was clipped to [-l_y, l_y] (per copy)."""
+        return self._per_copy(self._clips[:, 1])
+
+    # Step API ---------------------------------------------------------------------------------
+
+    def act(self, obs: Any = None) -> Any:
+        """Client side of the next round: score the candidates of ``obs`` with the last broadcast θ.
+
+        ``obs`` is the (n_arms, d) feature matrix (with ``n_envs=N``: (N, n_arms, d)); it is kept
+        for ``update``, which reports the chosen row. One compiled call.
+        """
+        srv = self.server
+        out = np.empty(self.batch, dtype=np.int64)
+        rank = 2 if self.n_envs is None else 3
+        shape = getattr(obs, "shape", None)
+        if (
+            type(obs) is np.ndarray
+            and obs.ndim == rank
+            and (obs.dtype is _FLOAT64 or obs.dtype == _FLOAT64)
+            and obs.flags.c_contiguous
+            and shape is not None
+            and shape[-1] == self.n_features
+            and shape[-2] >= 1
+            and (rank == 2 or shape[0] == self.n_envs)
+            and self._step.choose(obs, srv.theta, srv.chol, self.width, self.l_x, out)
+        ):  # the usual observation, used as it is
+            x = obs
+        else:
+            x = as_features("obs", obs, () if self.n_envs is None else (self.n_envs,), self.n_features)
+            step_choose(x, srv.theta, srv.chol, self.width, self.l_x, out)
+        self.n_arms = x.shape[-2]
+        self._last_obs = x
+        return int(out[0]) if self.n_envs is None else out
+
+    def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
+        """Client report of the arm played in the last ``act``, then the server's update.
+
+        ``info`` is not used for learning; its ``user_id`` (one per copy) names the round's user
+        for the accounting (none: the whole stream is one user), and its per-arm arrays and
+        ``optimal_action`` must fit the arm count of the last observation. One compiled call
+        (the draws, the reports and, at the end of a batch, the refit).
+        """
+        x = self._last_obs
+        if x is None:
+            raise RuntimeError("update() needs the features of the last act(obs); call act(obs) first.")
+        r = self._plain_feedback(x, action, reward)
+        if r is not None:  # one env, plain scalars
+            if info is not None:
+                self._check_info(info, x.shape[-2])
+            a, rewards = self._a1, self._r1
+            a[0], rewards[0] = action, r
+        else:
+            a, rewards = self._feedback(action, reward, info, n_arms=x.shape[-2])
+        users = user_ids(info, self.batch) if info else None
+        srv = self.server
+        close = srv.pending + 1 == self.batch_size
+        self._step.update(
+            self.rng,
+            x,
+            a,
+            rewards,
+            self._normals,
+            self._uniforms,
+            self._batch_normals,
+            self._enc,
+            self._batch_sd,
+            close,
+            self.shift(srv.t + 1) if close else 0.0,
+            *srv.state,
+            self._clips,
+            srv.n_eig_floor,
+        )
+        self._before_count(users, 1)
+        srv.t += 1
+        srv.pending = 0 if close else srv.pending + 1
+        self._count_round(users)
+        self._last_obs = None
+
+    def _before_count(self, users: Any, n_steps: int) -> None:
+        """Hook for subclasses: the rounds about to be counted (the server's counters not yet advanced)."""
+
+    # Fast path --------------------------------------------------------------------------------
+
+    def run(
+        self,
+        features: npt.ArrayLike,
+        rewards: npt.ArrayLike,
+        expected_rewards: npt.ArrayLike | None = None,
+        *,
+        users: npt.ArrayLike | None = None,
+        checkpoints: npt.ArrayLike | None = None,
+        record_actions: bool = False,
+        parallel: bool | None = None,
+    ) -> LinearRunResult:
+        """Play a block of T rounds from the current state in a compiled loop (the fast path).
+
+        Same kernels and draws, hence the same actions, as T ``act``/``update`` calls; call it
+        again with the next block to continue (the round counter, the open batch and the model
+        carry on). ``users`` holds the user of each round for the accounting, (T,) for every copy
+        or (T, N) per copy (any labels one-to-one with the users); None: the rounds have no user
+        id and count against every user. The other arguments and the result are those of
+        :meth:`agents.linear.base.LinearAgent.run`.
+        """
+        n_copies = self.batch
+        d = self.n_features
+        if not isinstance(record_actions, bool | np.bool_):
+            raise TypeError(f"record_actions must be True or False, got {describe(record_actions)}.")
+        if parallel is not None and not isinstance(parallel, bool | np.bool_):
+            raise TypeError(f"parallel must be True, False or None, got {describe(parallel)}.")
+        raw = _as_array(features)
+        if raw is None or raw.dtype.kind not in "iuf":
+            raise TypeError(f"features must be a real array, got {describe(features)}.")
+        feat = np.ascontiguousarray(raw, dtype=np.float64)
+        per_copy = feat.ndim == 4
+        if feat.ndim not in (3, 4) or (per_copy and (self.n_envs is None or feat.shape[1] != n_copies)):
+            allowed = "(T, n_arms, d)" + ("" if self.n_envs is None else f" or (T, {n_copies}, n_arms, d)")
+            raise ValueError(f"features must have shape {allowed} with d={d}, got {feat.shape}.")
+        n_steps = feat.shape[0]
+        lead = (n_steps, n_copies) if per_copy else (n_steps,)
+        feat = as_features("features", feat, lead, d).reshape(n_steps, -1, feat.shape[-2], d)
+        n_arms = feat.shape[2]
+        rew = self._table("rewards", rewards, n_steps, n_arms)
+        exp = rew if expected_rewards is None else self._table("expected_rewards", expected_rewards, n_steps, n_arms)
+        ck = self._checkpoints(checkpoints, n_steps)
+        srv = self.server
+        block = self._ledger.block_counts(users, n_steps)  # checks users before anything runs
+        self._before_count(users, n_steps)
+        regret_out = np.zeros((ck.shape[0], n_copies))
+        actions = np.zeros((n_steps if record_actions else 0, n_copies), dtype=np.int64)
+        cum = np.zeros(n_copies)
+        counters = np.zeros((n_copies, 3), dtype=np.int64)
+        per_round = max(1, n_copies * (self._n_normals + self._n_uniforms + self._n_batch_normals // self.batch_size))
+        chunk = max(1, _NOISE_CHUNK // per_round)
+        if parallel is None:
+            parallel = n_copies > 1 and numba.get_num_threads() > 1
+        driver = run_parallel if parallel else run_serial
+        params = (self.batch_size, self._enc, self._batch_sd, self.reg, self._level, self.shift_scale, self.width)
+        for start in range(0, n_steps, chunk):
+            stop = min(n_steps, start + chunk)
+            normals = np.empty((stop - start, n_copies, self._n_normals))
+            uniforms = np.empty((stop - start, n_copies, self._n_uniforms))
+            closes = (srv.pending + np.arange(1, stop - start + 1)) % self.batch_size == 0
+            batch_normals = np.empty((int(closes.sum()), n_copies, self._n_batch_normals))
+            fill_block_noise(self.rng, normals, uniforms, batch_normals, closes & (self._n_batch_normals > 0))
+            slot = np.full(stop - start, -1, dtype=np.int64)
+            hit = (ck > start) & (ck <= stop)
+            slot[ck[hit] - start - 1] = np.flatnonzero(hit)
+            driver(
+                (feat[start:stop], rew[start:stop], exp[start:stop], normals, uniforms, batch_normals, slot,
+                 regret_out, actions[start:stop]),
+                (srv.t, srv.pending, *params),
+                (*srv.state, cum, counters),
+            )  # fmt: skip
+            srv.pending = (srv.pending + stop - start) % self.batch_size
+            srv.t += stop - start
+        self._clips += counters[:, :2]
+        srv.n_eig_floor += counters[:, 2]
+        self._ledger.record_block(block, n_steps)
+        self._last_obs = None
+        if self.n_envs is None:
+            return LinearRunResult(float(cum[0]), regret_out[:, 0], actions[:, 0] if record_actions else None)
+        return LinearRunResult(cum, regret_out, actions if record_actions else None)
