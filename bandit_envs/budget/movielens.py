@@ -66,6 +66,13 @@ class PrivacyBudgetMovieLensEnv(BudgetEnv):
     ``truncated=True`` after ``horizon`` steps (default 20000, the paper's T); ``terminated``
     is always False.
 
+    ## Rendering
+    ``render_mode`` None (default: nothing is tracked), ``"ansi"`` (``render()`` returns a text
+    frame: round, action, reward, regret so far, the step's ε, sensitivity φ, privacy loss L and
+    recommendation payoff R, and per budget arm its pulls and empirical mean), ``"rgb_array"`` (a
+    360 × 640 × 3 uint8 panel of the same per-arm quantities beside the regret curve) or
+    ``"human"`` (the text frame printed at every reset and step). See :mod:`bandit_envs.rendering`.
+
     ## Arguments
     * ``data``: None (the seeded synthetic ``synthetic_movielens(seed=0)``, works offline), a
       :class:`~bandit_envs.datasets.Ratings` table, a dataset name (``"ml-latest-small"``,

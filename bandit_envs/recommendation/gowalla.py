@@ -65,6 +65,13 @@ class GowallaRecommendationEnv(RecommendationEnv):
     ``truncated=True`` after ``horizon`` steps (default 1,000,000, as the MovieLens env);
     ``terminated`` is always False.
 
+    ## Rendering
+    ``render_mode`` None (default: nothing is tracked), ``"ansi"`` (``render()`` returns a text
+    frame: round, the round's user, the chosen item, reward, regret so far, and per arm its pulls
+    and empirical mean), ``"rgb_array"`` (a 360 × 640 × 3 uint8 panel of the same per-arm
+    quantities beside the regret curve) or ``"human"`` (the text frame printed at every reset and
+    step). See :mod:`bandit_envs.rendering`.
+
     ## Arguments
     * ``data``: None (the seeded synthetic ``synthetic_gowalla(seed=0)``, works offline), a
       :class:`~bandit_envs.datasets.CheckIns` table, ``"gowalla"`` or ``"gowalla-nyc"`` (the SNAP file,

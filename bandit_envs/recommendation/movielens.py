@@ -75,6 +75,13 @@ class MovieLensRecommendationEnv(RecommendationEnv):
     ``truncated=True`` after ``horizon`` steps (default 1,000,000, the authors' T = ``iter_num``);
     ``terminated`` is always False.
 
+    ## Rendering
+    ``render_mode`` None (default: nothing is tracked), ``"ansi"`` (``render()`` returns a text
+    frame: round, the round's user, the chosen item, reward, regret so far, and per arm its pulls
+    and empirical mean), ``"rgb_array"`` (a 360 × 640 × 3 uint8 panel of the same per-arm
+    quantities beside the regret curve) or ``"human"`` (the text frame printed at every reset and
+    step). See :mod:`bandit_envs.rendering`.
+
     ## Arguments
     * ``data``: None (the seeded synthetic ``synthetic_movielens(seed=0)``, works offline), a
       :class:`~bandit_envs.datasets.Ratings` table, a dataset name (``"ml-100k"`` (the authors'),
