@@ -7,6 +7,8 @@ env or, with ``n_envs=N``, N copies of a vector env in lock-step (docs/design.md
 from agents.adversarial import Exp3, Exp3IX, Exp3SET
 from agents.base import Agent, PrivateAgent
 from agents.budget_agents import SMUCB, FixedArm
+from agents.dp_thompson import DPThompsonSampling, LDPThompsonSampling
+from agents.dp_ucb import AdaPUCB, HybridDPUCB, TreeDPUCB
 from agents.elimination import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
 from agents.greedy import EpsilonGreedy
 from agents.index import UCB, UCBN, Random, ThompsonSampling
@@ -40,4 +42,9 @@ __all__ = [
     "ThompsonSampling",
     "UCB",
     "UCBN",
+    "AdaPUCB",
+    "DPThompsonSampling",
+    "HybridDPUCB",
+    "LDPThompsonSampling",
+    "TreeDPUCB",
 ]

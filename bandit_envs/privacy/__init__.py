@@ -18,6 +18,11 @@ guarantee (the privacy unit, epsilon and delta, per report) and where its noise 
   in great-circle distance), with :func:`planar_laplace_radius_cdf`,
   :func:`planar_laplace_radius_quantile` and their spherical counterparts
   :func:`spherical_laplace_radius_cdf`, :func:`spherical_laplace_radius_quantile`.
+- :mod:`bandit_envs.privacy.counters`: continual release of running sums,
+  :class:`~bandit_envs.privacy.counters.BinaryTreeCounter` and
+  :class:`~bandit_envs.privacy.counters.HybridCounter` (epsilon-DP per stream, unit one item),
+  with :func:`~bandit_envs.privacy.counters.laplace_sum_bound` for their noise (import them
+  from that module).
 - :mod:`bandit_envs.privacy.geodesy`: :data:`EARTH_RADIUS_M` and :func:`haversine_m`
   (no randomness).
 - :mod:`bandit_envs.privacy.accounting`: what a user who sends several reports loses:

@@ -1,0 +1,399 @@
+"""Compiled steps of the private agents of ``agents/dp_ucb.py`` and ``agents/dp_thompson.py``, all copies at once.
+
+Conventions: arrays carry the batch axis first, (B, K) per arm or (B,) per copy; ``streams`` is
+the (B, 11) uint64 array of the copies' noise streams (:mod:`agents._philox`), so copy b's draws
+come from row b only and a batch of N copies makes, copy for copy, the draws of N single agents.
+``t`` is the 1-based number of the round being chosen. Ties in an argmax go to the lowest arm.
+
+Each kernel's docstring gives its plain-Python meaning; the readable references of the whole
+agents, written with :mod:`bandit_envs.privacy.counters` and numpy generators, are in
+:mod:`agents.dp_reference`, and ``tests/test_dp_agents.py`` checks that both make the same
+releases and choose the same arms.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from agents import _philox as rng_
+from bandit_envs._jit import njit
+
+# ---------------------------------------------------------------------------- feedback checks
+
+
+@njit(inline="always")
+def first_bad(actions, rewards, n_arms):  # pragma: no cover
+    """The first copy whose action is outside [0, K) or whose reward is not in [0, 1] (NaN is not); -1 if none."""
+    for b in range(actions.shape[0]):
+        if actions[b] < 0 or actions[b] >= n_arms or not (0.0 <= rewards[b] <= 1.0):
+            return b
+    return -1
+
+
+# ---------------------------------------------------------------------- binary tree counters
+#
+# Packed state of the counter agents (HybridDPUCB, TreeDPUCB): a copy's statistics are one
+# contiguous block, each a row over the K arms (so the index loop over the arms vectorizes), and
+# an arm's tree is one contiguous block of interleaved exact and noisy p-sums:
+#
+#   stats  (B, 4, K)      rows N (pulls, as floats), S (the counters' last releases), sqrt(Σ b²)
+#                         and max b of the Laplace scales b inside S (for the noise bound)
+#   psums  (B, K, L, 2)   p-sums of the tree, level by level: [..., 0] exact α, [..., 1] noisy α̂
+#   log    (B, K, 2)      HybridDPUCB only: β (the logarithmic part's release), the items since
+#                         the last power of 2 (exact)
+
+PULLS, RELEASE, ROOT_VAR, MAX_SCALE = 0, 1, 2, 3
+BETA, PENDING = 0, 1
+
+
+@njit(inline="always")
+def tree_add(psums, b, k, position, x, noise):  # pragma: no cover
+    """Item number ``position`` (1-based) of a binary tree counter; returns (its new release, popcount(position)).
+
+    Python equivalent (:class:`bandit_envs.privacy.counters.BinaryTreeCounter.add`, with
+    ``exact``/``noisy`` the p-sums α, α̂ of copy b's arm k in ``psums``, and ``noise`` the
+    item's Laplace draw)::
+
+        i = lowest set bit of position
+        exact[i] = sum(exact[:i]) + x; exact[:i] = 0; noisy[:i] = 0
+        noisy[i] = exact[i] + noise
+        return sum(noisy[j] for the set bits j of position), popcount(position)
+
+    The release sums ``noisy[j]`` over every level j below the top bit of ``position``, in
+    increasing j, without testing the bits: a level whose bit is 0 holds 0.0 (its p-sum was
+    cleared when the carry passed it, or never set), and adding 0.0 changes no sum, so the result
+    is bit for bit the sum over the set bits.
+    """
+    i = 0
+    while (position >> i) & 1 == 0:
+        i += 1
+    acc = 0.0
+    for j in range(i):
+        acc += psums[b, k, j, 0]
+        psums[b, k, j, 0] = 0.0
+        psums[b, k, j, 1] = 0.0
+    psums[b, k, i, 0] = acc + x
+    psums[b, k, i, 1] = psums[b, k, i, 0] + noise
+    total = 0.0
+    bits = 0
+    j = 0
+    rest = position
+    while rest:
+        total += psums[b, k, j, 1]
+        bits += rest & 1
+        rest >>= 1
+        j += 1
+    return total, bits
+
+
+@njit
+def standard_laplace(streams, out):  # pragma: no cover
+    """``out[b]`` = one Laplace(0, 1) draw of copy b's stream, for every copy.
+
+    ``scale * out[b]`` is bit for bit the draw ``laplace(streams, b, scale)`` would have made
+    (numpy's ``0.0 - scale * log(2 - 2U)`` or ``0.0 + scale * log(2U)``: the sign and the scale
+    factor are exact). The counters' updates draw first, in a loop of their own, then do the
+    bookkeeping: interleaving the two is slower.
+    """
+    for b in range(out.shape[0]):
+        out[b] = rng_.laplace(streams, b, 1.0)
+
+
+@njit(inline="always")
+def bit_length(n):  # pragma: no cover
+    """``n.bit_length()`` for n >= 0."""
+    c = 0
+    while n:
+        n >>= 1
+        c += 1
+    return c
+
+
+# ----------------------------------------------------------------------- HybridDPUCB
+
+
+@njit
+def hybrid_update(stats, psums, log, actions, rewards, eps, streams, noise):  # pragma: no cover
+    """Feed copy b's reward ``rewards[b]`` to the hybrid counter of arm ``actions[b]``, for every b.
+
+    Returns :func:`first_bad` of the feedback, changing nothing when it is not -1. ``noise`` is
+    a work array of B floats (:func:`standard_laplace`). Python equivalent per copy
+    (:class:`bandit_envs.privacy.counters.HybridCounter.add` of that arm's counter, n its item
+    count after this one, k = floor(log2 n))::
+
+        if n is a power of 2:   beta += (pending + x) + laplace(2/eps); pending = 0; release = beta
+        else:                   pending += x
+                                release = beta + tree_add(position n - 2^k, laplace(k / (eps/2)))
+
+    The tree of the items 2^k + 1 .. 2^(k+1) - 1 has k levels; its p-sums are cleared at every
+    power of 2. ``stats``' last two columns become the root of the sum of squares and the
+    largest of the Laplace scales inside the release: k + 1 terms of 2/eps, and
+    popcount(n - 2^k) terms of k / (eps/2).
+    """
+    bad = first_bad(actions, rewards, stats.shape[2])
+    if bad >= 0:
+        return bad
+    standard_laplace(streams, noise)
+    log_scale = 2.0 / eps
+    for b in range(actions.shape[0]):
+        a = actions[b]
+        x = rewards[b]
+        stats[b, PULLS, a] += 1.0
+        n = np.int64(stats[b, PULLS, a])
+        k = bit_length(n) - 1
+        if n & (n - 1) == 0:
+            log[b, a, BETA] += (log[b, a, PENDING] + x) + log_scale * noise[b]
+            log[b, a, PENDING] = 0.0
+            for j in range(k):
+                psums[b, a, j, 0] = 0.0
+                psums[b, a, j, 1] = 0.0
+            stats[b, RELEASE, a] = log[b, a, BETA]
+            stats[b, ROOT_VAR, a] = math.sqrt(k + 1) * log_scale
+            stats[b, MAX_SCALE, a] = log_scale
+        else:
+            log[b, a, PENDING] += x
+            scale = k / (eps / 2.0)  # the binary part's depth k over its budget eps/2, as the counter computes it
+            total, bits = tree_add(psums, b, a, n - (1 << k), x, scale * noise[b])
+            stats[b, RELEASE, a] = log[b, a, BETA] + total
+            stats[b, ROOT_VAR, a] = math.sqrt((k + 1) * log_scale * log_scale + bits * scale * scale)
+            stats[b, MAX_SCALE, a] = scale
+    return -1
+
+
+@njit(error_model="numpy")
+def bound_choose(stats, alpha, power, relaxation, t, out):  # pragma: no cover
+    """Per copy b, the first arm never pulled, else the argmax of the private UCB index.
+
+    The index is ``S/N + alpha * sqrt(ln t / N) + (relaxation + B)/N``, with B the Laplace-sum bound
+    (:func:`bandit_envs.privacy.counters.laplace_sum_bound`) of the release's noise at
+    gamma = t**-power: ``nu * sqrt(8 L)``, ``nu = max(sqrt(Σ b²), max b * sqrt(L))``,
+    ``L = ln 2 + power ln t``. ``power = 0`` drops B (then only the constant ``relaxation``
+    widens the index). The indices are computed in a branch-free loop, as
+    ``(S + relaxation + B) / N + sqrt(alpha² ln t / N)``.
+    """
+    log_t = math.log(t)
+    width = alpha * alpha * log_t
+    log_g = math.log(2.0) + power * log_t
+    root_g = math.sqrt(log_g)
+    factor = math.sqrt(8.0 * log_g) if power > 0.0 else 0.0
+    n_arms = stats.shape[2]
+    index = np.empty(n_arms)
+    for b in range(stats.shape[0]):
+        best = -1
+        for k in range(n_arms):
+            if stats[b, PULLS, k] == 0.0:
+                best = k
+                break
+        if best < 0:
+            for k in range(n_arms):
+                n = stats[b, PULLS, k]
+                extra = relaxation + max(stats[b, ROOT_VAR, k], stats[b, MAX_SCALE, k] * root_g) * factor
+                index[k] = (stats[b, RELEASE, k] + extra) / n + math.sqrt(width / n)
+            best = 0
+            best_value = -np.inf
+            for k in range(n_arms):
+                if index[k] > best_value:
+                    best_value = index[k]
+                    best = k
+        out[b] = best
+
+
+# --------------------------------------------------------------------------- TreeDPUCB
+
+
+@njit
+def tree_update(stats, psums, actions, rewards, scale, streams, noise):  # pragma: no cover
+    """Feed copy b's reward to the binary tree counter of arm ``actions[b]`` (Laplace(``scale``) p-sums).
+
+    Python equivalent per copy: ``release = tree_add(position n, laplace(scale))`` with n the
+    arm's item count after this one; the scale columns of ``stats``: popcount(n) terms of
+    ``scale``. Returns :func:`first_bad` of the feedback, changing nothing when it is not -1.
+    ``noise`` is a work array of B floats (:func:`standard_laplace`).
+    """
+    bad = first_bad(actions, rewards, stats.shape[2])
+    if bad >= 0:
+        return bad
+    standard_laplace(streams, noise)
+    for b in range(actions.shape[0]):
+        a = actions[b]
+        stats[b, PULLS, a] += 1.0
+        total, bits = tree_add(psums, b, a, np.int64(stats[b, PULLS, a]), rewards[b], scale * noise[b])
+        stats[b, RELEASE, a] = total
+        stats[b, ROOT_VAR, a] = math.sqrt(bits) * scale
+        stats[b, MAX_SCALE, a] = scale
+    return -1
+
+
+# --------------------------------------------------------- per-arm doubling epochs (AdaP)
+
+
+@njit
+def epoch_update(
+    counts,
+    in_count,
+    in_sum,
+    length,
+    mean,
+    n_mean,
+    noisy_sum,
+    n_terms,
+    committed,
+    draws,
+    actions,
+    rewards,
+    eps,
+    cumulative,
+    streams,
+):  # pragma: no cover
+    """Add copy b's reward to the open epoch of arm ``actions[b]``; release the epoch when it is full.
+
+    Python equivalent per copy, arm a (``length`` is 1 until a's first release, then the pulls
+    of a at its last release, so epochs hold 1, 1, 2, 4, ... rewards)::
+
+        counts[a] += 1; in_count[a] += 1; in_sum[a] += x
+        if in_count[a] == length[a]:
+            if cumulative: noisy_sum[a] += in_sum[a] + laplace(1/eps); n_terms[a] += 1
+                           mean[a] = noisy_sum[a] / counts[a]; n_mean[a] = counts[a]
+            else:          mean[a] = in_sum[a] / length[a] + laplace(1 / (eps * length[a]))
+                           n_mean[a] = length[a]
+            length[a] = counts[a]; in_count[a] = 0; in_sum[a] = 0
+            if committed == a: committed = -1      # the episode of a is over
+
+    Returns :func:`first_bad` of the feedback, changing nothing when it is not -1.
+    """
+    bad = first_bad(actions, rewards, counts.shape[1])
+    if bad >= 0:
+        return bad
+    for b in range(actions.shape[0]):
+        a = actions[b]
+        counts[b, a] += 1
+        in_count[b, a] += 1
+        in_sum[b, a] += rewards[b]
+        if in_count[b, a] == length[b, a]:
+            size = length[b, a]
+            if cumulative:
+                noisy_sum[b, a] += in_sum[b, a] + rng_.laplace(streams, b, 1.0 / eps)
+                n_terms[b, a] += 1
+                mean[b, a] = noisy_sum[b, a] / counts[b, a]
+                n_mean[b, a] = counts[b, a]
+            else:
+                mean[b, a] = in_sum[b, a] / size + rng_.laplace(streams, b, 1.0 / (eps * size))
+                n_mean[b, a] = size
+            draws[b] += 1
+            length[b, a] = counts[b, a]
+            in_count[b, a] = 0
+            in_sum[b, a] = 0.0
+            if committed[b] == a:
+                committed[b] = -1
+    return -1
+
+
+@njit(error_model="numpy")
+def adap_choose(counts, mean, n_mean, n_terms, committed, alpha, eps, cumulative, t, out):  # pragma: no cover
+    """Per copy b: the committed arm while its episode lasts; else start an episode and commit to its arm.
+
+    The new episode's arm is the first arm never pulled, else the argmax of the AdaP-UCB index
+    at round t (Azize & Basu, Eq. 7; ``n = n_mean``):
+    ``mean + sqrt(alpha ln(2t) / (2n)) + alpha ln(t) / (eps n)`` (forgetful), or
+    ``mean + sqrt(alpha ln(2t) / (2n)) + B / n`` (cumulative), B the Laplace-sum bound of
+    ``n_terms`` terms of scale 1/eps at gamma = t**-alpha:
+    ``max(sqrt(n_terms), sqrt(L)) / eps * sqrt(8 L)``, ``L = ln(2 t**alpha)``.
+    """
+    log_t = math.log(t)
+    hoeffding = alpha * math.log(2.0 * t) / 2.0
+    privacy = alpha * log_t / eps
+    log_g = math.log(2.0) + alpha * log_t
+    n_arms = counts.shape[1]
+    for b in range(counts.shape[0]):
+        if committed[b] >= 0:
+            out[b] = committed[b]
+            continue
+        best = -1
+        for k in range(n_arms):
+            if counts[b, k] == 0:
+                best = k
+                break
+        if best < 0:
+            best = 0
+            best_value = -np.inf
+            for k in range(n_arms):
+                n = n_mean[b, k]
+                if cumulative:
+                    extra = max(math.sqrt(n_terms[b, k]), math.sqrt(log_g)) / eps * math.sqrt(8.0 * log_g)
+                else:
+                    extra = privacy
+                value = mean[b, k] + math.sqrt(hoeffding / n) + extra / n
+                if value > best_value:
+                    best_value = value
+                    best = k
+        committed[b] = best
+        out[b] = best
+
+
+@njit
+def gaussian_ts_choose(counts, n_mean, mean, eps, streams, out):  # pragma: no cover
+    """Per copy b: the first arm with no release yet, else argmax of θ_k ~ N(mean, 1/(4n) + 2/(eps n)²).
+
+    ``n = n_mean[b, k]`` (the rewards behind the release). One normal draw per arm, in arm order,
+    from copy b's stream (:func:`agents._philox.standard_normal`), only when every arm has a
+    release.
+    """
+    n_arms = counts.shape[1]
+    for b in range(counts.shape[0]):
+        best = -1
+        for k in range(n_arms):
+            if n_mean[b, k] == 0:
+                best = k
+                break
+        if best < 0:
+            best = 0
+            best_value = -np.inf
+            for k in range(n_arms):
+                n = n_mean[b, k]
+                noise = 1.0 / (eps * n)
+                sd = math.sqrt(0.25 / n + 2.0 * noise * noise)
+                value = mean[b, k] + sd * rng_.standard_normal(streams, b)
+                if value > best_value:
+                    best_value = value
+                    best = k
+        out[b] = best
+
+
+# ------------------------------------------------------------------- LDP Thompson sampling
+
+
+@njit
+def beta_ts_choose(successes, failures, streams, out):  # pragma: no cover
+    """Per copy b, argmax over arms of θ_k ~ Beta(S_k + 1, F_k + 1) (one draw per arm, in arm order)."""
+    n_arms = successes.shape[1]
+    for b in range(successes.shape[0]):
+        best = 0
+        best_value = -np.inf
+        for k in range(n_arms):
+            value = rng_.beta(streams, b, successes[b, k] + 1.0, failures[b, k] + 1.0)
+            if value > best_value:
+                best_value = value
+                best = k
+        out[b] = best
+
+
+@njit
+def rr_update(successes, failures, actions, rewards, p_zero, slope, streams):  # pragma: no cover
+    """Per copy b, one randomized-response report of reward r: bit = U < p_zero + slope * r; S or F += 1.
+
+    ``p_zero = 1/(1 + e^eps)``, ``slope = tanh(eps/2)``: the Bernoulli mechanism
+    (:func:`bandit_envs.privacy.randomized_response.bernoulli_mechanism`), one uniform U from
+    copy b's stream. Returns :func:`first_bad` of the feedback, changing nothing when it is not -1.
+    """
+    bad = first_bad(actions, rewards, successes.shape[1])
+    if bad >= 0:
+        return bad
+    for b in range(actions.shape[0]):
+        a = actions[b]
+        if rng_.next_double(streams, b) < p_zero + slope * rewards[b]:
+            successes[b, a] += 1.0
+        else:
+            failures[b, a] += 1.0
+    return -1

@@ -1,0 +1,304 @@
+"""Continual-release counters: a running sum released after every item, epsilon-DP for the whole stream.
+
+- :class:`BinaryTreeCounter`: the binary mechanism of Chan, Shi & Song [CSS11]_ (section 3.4;
+  the tree-based aggregation of Dwork, Naor, Pitassi & Rothblum [DNPR10]_), for a stream of at
+  most ``horizon`` items.
+- :class:`HybridCounter`: the hybrid mechanism of [CSS11]_ (section 4), for a stream of any
+  length: a logarithmic part released at every power of 2 plus a binary counter for the items
+  since, each with half of the budget.
+
+Guarantee (both counters): the unit is **one item** of the stream, neighbouring streams differ
+in one item, both values in ``bounds`` (items outside are refused); the sequence of *all*
+releases is epsilon-DP (delta = 0) for that unit, epsilon per stream. Two streams that share no
+item compose in parallel: per-arm counters of a bandit, each fed only its own arm's rewards,
+are together epsilon-DP for "one reward changes" (event level). An item that is fed to several
+streams costs epsilon per stream (sequential composition).
+
+Why: an item enters the noisy partial sums ("p-sums", nodes of the tree) of at most one node per
+level of the tree, i.e. at most :func:`tree_depth` of them, and every p-sum gets
+Laplace(depth * sensitivity / epsilon) noise, so the vector of p-sums is epsilon-DP (the
+Laplace mechanism with L1 sensitivity depth * sensitivity) and every release is a sum of p-sums
+(post-processing). The depth of a tree over ``H`` items is ``floor(log2 H) + 1``
+(``H.bit_length()``): the binary digits of the positions 1..H. Public implementations that use
+``ceil(log2 H)`` levels add one level too few when H is a power of 2 (the p-sum of all H items
+is a level of its own). The hybrid mechanism's binary part counts the items strictly between
+two powers of 2, ``2**k + 1 .. 2**(k+1) - 1``, i.e. ``H = 2**k - 1`` items and ``k`` levels; the
+item ``2**(k+1)`` goes to the logarithmic part.
+
+Noise: one ``rng.laplace(0, scale)`` draw per item (the p-sum that item closes, or the
+logarithmic release at a power of 2), from the ``numpy.random.Generator`` passed as ``rng``.
+:meth:`BinaryTreeCounter.noise_scales` / :meth:`HybridCounter.noise_scales` list the scales of
+the Laplace terms inside the current release, and :func:`laplace_sum_bound` turns them into a
+bound on the release's error that holds with probability 1 - gamma (the confidence width of the
+private UCB agents, ``agents/dp_ucb.py``). Floating-point Laplace sampling leaks through the
+low-order bits [M12]_: acceptable for a research library, not for production.
+
+References
+----------
+.. [CSS11] T.-H. H. Chan, E. Shi, D. Song, "Private and continual release of statistics",
+   ACM Transactions on Information and System Security 14(3), 2011 (ICALP 2010).
+.. [DNPR10] C. Dwork, M. Naor, T. Pitassi, G. N. Rothblum, "Differential privacy under
+   continual observation", STOC 2010.
+.. [M12] I. Mironov, "On significance of the least significant bits for differential privacy",
+   CCS 2012.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from bandit_envs.privacy._checks import check_epsilon, check_rng
+from bandit_envs.validation import check_float, check_int
+
+__all__ = ["BinaryTreeCounter", "HybridCounter", "laplace_sum_bound", "tree_depth"]
+
+
+def tree_depth(n_items: int) -> int:
+    """Levels of the binary tree over ``n_items`` items: ``floor(log2 n_items) + 1`` (0 for none).
+
+    The most p-sums (tree nodes) one item can enter, and so the factor of the per-node noise.
+    Examples: 1 item: 1 level; 2 or 3: 2; 4 to 7: 3; 8: 4.
+
+    Raises
+    ------
+    ValueError, TypeError
+        If ``n_items`` is not an integer >= 0.
+    """
+    return check_int("n_items", n_items, minimum=0).bit_length()
+
+
+def laplace_sum_bound(scales: Sequence[float], gamma: float) -> float:
+    r"""A number B with P(|Y| > B) <= gamma for Y a sum of independent Laplace(b_k), b_k = ``scales``.
+
+    B = ν·sqrt(8 ln(2/γ)) with ν = max(sqrt(Σ b_k²), b_M·sqrt(ln(2/γ))), b_M = max b_k: the
+    concentration bound for sums of Laplace variables of [CSS11]_ (Lemma 2.8 and its corollary;
+    we re-derived it, so it does not rest on our reading of the paper). For 0 < h < 1/(√2 b_M),
+    E e^{h Lap(b)} = 1/(1 − h²b²) <= e^{2h²b²} (1/(1 − x) <= e^{2x} on [0, 1/2]), so by
+    Chernoff P(Y > λ) <= exp(−hλ + 2h²ν²); h = λ/(4ν²) is allowed when
+    λ <= 2√2 ν²/b_M and gives exp(−λ²/(8ν²)). With λ = ν·sqrt(8 ln(2/γ)) that condition is
+    ν >= b_M sqrt(ln(2/γ)), and the two tails give γ. An empty sum has bound 0.
+
+    Parameters
+    ----------
+    scales
+        The Laplace scales b_k > 0 of the terms.
+    gamma
+        Failure probability in (0, 1).
+
+    Raises
+    ------
+    ValueError, TypeError
+        If a scale is not a finite number > 0 or ``gamma`` is not in (0, 1).
+    """
+    g = check_float("gamma", gamma, low=0.0, high=1.0, low_open=True, high_open=True)
+    values = [check_float(f"scales[{i}]", b, low=0.0, low_open=True) for i, b in enumerate(scales)]
+    if not values:
+        return 0.0
+    log_term = math.log(2.0 / g)
+    nu = max(math.sqrt(math.fsum(b * b for b in values)), max(values) * math.sqrt(log_term))
+    return nu * math.sqrt(8.0 * log_term)
+
+
+def _check_bounds(bounds: Any) -> tuple[float, float]:
+    if not isinstance(bounds, tuple | list) or len(bounds) != 2:
+        raise TypeError(f"bounds must be a pair (lower, upper), got {bounds!r}.")
+    lo = check_float("bounds[0]", bounds[0])
+    hi = check_float("bounds[1]", bounds[1])
+    if not lo < hi or not math.isfinite(hi - lo):
+        raise ValueError(f"bounds must be (lower, upper) with lower < upper and a finite width, got {bounds!r}.")
+    return lo, hi
+
+
+def _check_item(x: Any, bounds: tuple[float, float]) -> float:
+    if isinstance(x, bool | np.bool_) or not isinstance(x, numbers.Real):
+        raise TypeError(f"x must be a real number, got {x!r} ({type(x).__name__}).")
+    v = float(x)
+    if not bounds[0] <= v <= bounds[1]:
+        raise ValueError(
+            f"x must be a finite number in [{bounds[0]:g}, {bounds[1]:g}] (the counter's sensitivity assumes it), "
+            f"got {x!r}."
+        )
+    return v
+
+
+class BinaryTreeCounter:
+    """The binary mechanism: running sums of at most ``horizon`` items, epsilon-DP for the stream.
+
+    Chan, Shi & Song [CSS11]_ section 3.4. Item t (1-based) closes the p-sum α_i of the tree
+    node ending at t, i = the lowest set bit of t: α_i = Σ_{j<i} α_j + x_t, the lower p-sums
+    are cleared, and α̂_i = α_i + Laplace(depth·w/ε) is drawn, with depth = :func:`tree_depth`
+    (``horizon``) and w the width of ``bounds``. The release after t items is the sum of the
+    α̂_j over the set bits j of t, i.e. popcount(t) Laplace terms.
+
+    Guarantee: epsilon-DP (delta = 0) for the sequence of all releases, unit one item (both
+    values in ``bounds``); see the module docstring. Noise: one ``rng.laplace`` draw per item.
+
+    Parameters
+    ----------
+    horizon
+        Most items the counter takes (>= 1); it refuses more.
+    epsilon
+        Privacy parameter of the stream, > 0.
+    rng
+        Source of the noise.
+    bounds
+        (lower, upper): the values an item may take. Default (0, 1).
+
+    Attributes
+    ----------
+    depth
+        Levels of the tree, ``floor(log2 horizon) + 1``.
+    scale
+        The Laplace scale of every p-sum, ``depth * (upper - lower) / epsilon``.
+    count
+        Items taken so far.
+    value
+        The last release (0.0 before any item).
+    n_draws
+        Laplace draws so far (one per item).
+    """
+
+    def __init__(
+        self,
+        horizon: int,
+        epsilon: float,
+        rng: np.random.Generator,
+        bounds: tuple[float, float] = (0.0, 1.0),
+    ) -> None:
+        self.horizon = check_int("horizon", horizon, minimum=1)
+        self.epsilon = check_epsilon("epsilon", epsilon)
+        self.rng = check_rng(rng)
+        self.bounds = _check_bounds(bounds)
+        self.depth = tree_depth(self.horizon)
+        self.scale = self.depth * (self.bounds[1] - self.bounds[0]) / self.epsilon
+        if not math.isfinite(self.scale):
+            raise ValueError(f"epsilon must give a finite noise scale depth * width / epsilon, got {epsilon!r}.")
+        self.count = 0
+        self.value = 0.0
+        self.n_draws = 0
+        self._exact = [0.0] * self.depth  # α_j
+        self._noisy = [0.0] * self.depth  # α̂_j
+
+    def add(self, x: float) -> float:
+        """Take the next item and return the new release (the noisy running sum).
+
+        Raises
+        ------
+        ValueError
+            If ``x`` is outside ``bounds`` or the counter already took ``horizon`` items.
+        TypeError
+            If ``x`` is not a real number.
+        """
+        v = _check_item(x, self.bounds)
+        if self.count >= self.horizon:
+            raise ValueError(f"the counter takes at most horizon={self.horizon} items, got one more.")
+        self.count += 1
+        i = (self.count & -self.count).bit_length() - 1  # lowest set bit of t
+        self._exact[i] = sum(self._exact[:i]) + v
+        for j in range(i):
+            self._exact[j] = 0.0
+            self._noisy[j] = 0.0
+        self._noisy[i] = self._exact[i] + float(self.rng.laplace(0.0, self.scale))
+        self.n_draws += 1
+        self.value = sum(self._noisy[j] for j in range(self.depth) if self.count >> j & 1)
+        return self.value
+
+    def noise_scales(self) -> list[float]:
+        """The Laplace scales of the terms inside :attr:`value`: ``popcount(count)`` times :attr:`scale`."""
+        return [self.scale] * self.count.bit_count()
+
+    def __repr__(self) -> str:
+        return f"BinaryTreeCounter(horizon={self.horizon}, epsilon={self.epsilon}, count={self.count})"
+
+
+class HybridCounter:
+    """The hybrid mechanism: running sums of a stream of any length, epsilon-DP for the stream.
+
+    Chan, Shi & Song [CSS11]_ section 4, with ε/2 for each part:
+
+    * logarithmic part: at item n = 2^k, β_k = β_{k−1} + (the items since 2^{k−1}) +
+      Laplace(2w/ε) is released (β_0 = x_1 + Laplace(2w/ε)); each item enters one increment;
+    * binary part: the items 2^k + 1 .. 2^{k+1} − 1 go to a fresh :class:`BinaryTreeCounter`
+      with horizon 2^k − 1 (k levels) and budget ε/2, i.e. p-sums with Laplace(2kw/ε);
+
+    (w the width of ``bounds``). The release after n items is β_k for n = 2^k, else β_k plus the
+    binary counter's release for the n − 2^k items since, with k = floor(log2 n): k + 1 terms of
+    scale 2w/ε and popcount(n − 2^k) of scale 2kw/ε (:meth:`noise_scales`).
+
+    Guarantee: epsilon-DP (delta = 0) for the sequence of all releases, unit one item (both
+    values in ``bounds``): each part is ε/2-DP and every item enters both (sequential
+    composition). Noise: one ``rng.laplace`` draw per item (the logarithmic release at a power
+    of 2, else the binary p-sum the item closes).
+
+    Parameters
+    ----------
+    epsilon
+        Privacy parameter of the stream, > 0.
+    rng
+        Source of the noise.
+    bounds
+        (lower, upper): the values an item may take. Default (0, 1).
+
+    Attributes
+    ----------
+    count, value, n_draws
+        Items taken, the last release (0.0 before any item), Laplace draws so far.
+    log_scale
+        Laplace scale of the logarithmic releases, ``2 * width / epsilon``.
+    """
+
+    def __init__(self, epsilon: float, rng: np.random.Generator, bounds: tuple[float, float] = (0.0, 1.0)) -> None:
+        self.epsilon = check_epsilon("epsilon", epsilon)
+        self.rng = check_rng(rng)
+        self.bounds = _check_bounds(bounds)
+        self.log_scale = 2.0 * (self.bounds[1] - self.bounds[0]) / self.epsilon
+        if not math.isfinite(self.log_scale):
+            raise ValueError(f"epsilon must give a finite noise scale 2 * width / epsilon, got {epsilon!r}.")
+        self.count = 0
+        self.value = 0.0
+        self.n_draws = 0
+        self._beta = 0.0
+        self._pending = 0.0  # items since the last power of 2 (exact)
+        self._n_log_terms = 0
+        self._binary: BinaryTreeCounter | None = None
+
+    def add(self, x: float) -> float:
+        """Take the next item and return the new release (the noisy running sum).
+
+        Raises
+        ------
+        ValueError, TypeError
+            If ``x`` is not a real number in ``bounds``.
+        """
+        v = _check_item(x, self.bounds)
+        self.count += 1
+        n = self.count
+        if n & (n - 1) == 0:  # a power of 2: the logarithmic release
+            self._beta += self._pending + v + float(self.rng.laplace(0.0, self.log_scale))
+            self._pending = 0.0
+            self._n_log_terms += 1
+            self._binary = None
+            self.value = self._beta
+        else:
+            if self._binary is None:  # the first item after 2^k: a counter over the 2^k - 1 items up to 2^(k+1)
+                top = 1 << (n.bit_length() - 1)
+                self._binary = BinaryTreeCounter(top - 1, self.epsilon / 2.0, self.rng, self.bounds)
+            self._pending += v
+            self.value = self._beta + self._binary.add(v)
+        self.n_draws += 1
+        return self.value
+
+    def noise_scales(self) -> list[float]:
+        """The Laplace scales of the terms inside :attr:`value` (logarithmic terms first)."""
+        scales = [self.log_scale] * self._n_log_terms
+        if self._binary is not None:
+            scales += self._binary.noise_scales()
+        return scales
+
+    def __repr__(self) -> str:
+        return f"HybridCounter(epsilon={self.epsilon}, count={self.count})"

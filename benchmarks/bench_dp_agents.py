@@ -1,0 +1,159 @@
+"""Agent-steps per second of the batched private agents (agents/dp_ucb.py, agents/dp_thompson.py) vs batched UCB.
+
+Goal: the private index agents (``HybridDPUCB``, ``TreeDPUCB``, ``AdaPUCB``) batched at K = 10
+arms × 1000 copies on one core reach at least 0.3× the agent-steps per second of batched
+:class:`agents.UCB` (their extra work: a Laplace draw from the copy's own noise stream and a
+counter update per step, a wider index). The Thompson samplers (``DPThompsonSampling``: K normal
+draws per copy and round; ``LDPThompsonSampling``: 2K gamma draws) are measured for
+information, without a goal. Measured in one run:
+
+* each agent against batched UCB on the same pre-drawn Bernoulli reward table, act + update
+  only, the two alternating (``repeats`` runs of ``steps`` rounds each, medians of the
+  thread CPU time, so other processes on the machine do not count);
+* each agent against its plain per-copy Python loop (:mod:`agents.dp_reference`, one copy at
+  a time, on a few copies of the same table), scaled per agent-step; the reference's arms are
+  checked against the batched agent's copies (same seeds, same rewards: same arms).
+
+``results(quick)`` returns the ratios (``benchmarks/_common.py``); ``main`` prints them.
+Usage: ``python benchmarks/bench_dp_agents.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from _common import Ratio, print_results
+from bench_ucb_batch import TABLE_ROWS, bernoulli_table, one_core
+
+from agents import dp_reference
+from agents.dp_thompson import DPThompsonSampling, LDPThompsonSampling
+from agents.dp_ucb import AdaPUCB, HybridDPUCB, TreeDPUCB
+from agents.index import UCB
+
+GOAL = 0.3  # a private index agent's agent-steps/s as a fraction of batched UCB's
+COPIES, ARMS, EPSILON, SEED = 1000, 10, 1.0, 0
+HORIZON = 100_000  # TreeDPUCB's horizon: 17 tree levels
+
+
+def agents_under_test(horizon: int) -> dict[str, tuple[Callable[[int | None, int], Any], Callable[[int], Any], bool]]:
+    """name -> (make(n_envs, seed), make the plain per-copy reference(seed), has a speed goal)."""
+    return {
+        "HybridDPUCB": (
+            lambda n, s: HybridDPUCB(ARMS, EPSILON, n_envs=n, seed=s),
+            lambda s: dp_reference.ReferenceHybridDPUCB(ARMS, EPSILON, seed=s),
+            True,
+        ),
+        "TreeDPUCB": (
+            lambda n, s: TreeDPUCB(ARMS, horizon, EPSILON, n_envs=n, seed=s),
+            lambda s: dp_reference.ReferenceTreeDPUCB(ARMS, horizon, EPSILON, seed=s),
+            True,
+        ),
+        "AdaPUCB": (
+            lambda n, s: AdaPUCB(ARMS, EPSILON, n_envs=n, seed=s),
+            lambda s: dp_reference.ReferenceAdaPUCB(ARMS, EPSILON, seed=s),
+            True,
+        ),
+        "DPThompsonSampling": (
+            lambda n, s: DPThompsonSampling(ARMS, EPSILON, n_envs=n, seed=s),
+            lambda s: dp_reference.ReferenceDPThompsonSampling(ARMS, EPSILON, seed=s),
+            False,
+        ),
+        "LDPThompsonSampling": (
+            lambda n, s: LDPThompsonSampling(ARMS, EPSILON, n_envs=n, seed=s),
+            lambda s: dp_reference.ReferenceLDPThompsonSampling(ARMS, EPSILON, seed=s),
+            False,
+        ),
+    }
+
+
+def run_batched(agent: Any, table: np.ndarray, steps: int) -> tuple[float, np.ndarray]:
+    """(thread CPU seconds of act + update, actions (steps, B)) of ``steps`` rounds on ``table``."""
+    rows = np.arange(agent.batch)
+    actions = np.empty((steps, agent.batch), dtype=np.int64)
+    spent = 0.0
+    for t in range(steps):
+        start = time.thread_time()
+        a = agent.act()
+        middle = time.thread_time()
+        r = table[t % TABLE_ROWS, rows, a]
+        resume = time.thread_time()
+        agent.update(a, r)
+        spent += (middle - start) + (time.thread_time() - resume)
+        actions[t] = a
+    return spent, actions
+
+
+def run_reference(make: Callable[[int], Any], table: np.ndarray, steps: int, copies: int) -> tuple[float, np.ndarray]:
+    """(thread CPU seconds, actions (steps, copies)) of the per-copy loop on copies 0..copies-1."""
+    actions = np.empty((steps, copies), dtype=np.int64)
+    start = time.thread_time()
+    for i in range(copies):
+        agent = make(SEED + i)
+        for t in range(steps):
+            a = agent.act()
+            agent.update(a, float(table[t % TABLE_ROWS, i, a]))
+            actions[t, i] = a
+    return time.thread_time() - start, actions
+
+
+def results(quick: bool = False) -> list[Ratio]:
+    """Each private agent (1000 copies, K = 10, one core) against batched UCB and its per-copy loop."""
+    steps, repeats, ref_steps, ref_copies = (200, 3, 200, 2) if quick else (1000, 5, 1000, 3)
+    table = bernoulli_table(COPIES, ARMS)
+    out = []
+    with one_core():
+        ucb = UCB(ARMS, n_envs=COPIES)
+        run_batched(ucb, table, 20)  # compile / load
+        for name, (make, make_reference, has_goal) in agents_under_test(HORIZON).items():
+            run_batched(make(COPIES, SEED), table, 20)
+            agent_times, ucb_times = [], []
+            actions = np.empty(0)
+            for _ in range(repeats):
+                spent, actions = run_batched(make(COPIES, SEED), table, steps)
+                agent_times.append(spent)
+                ucb.reset()
+                ucb_times.append(run_batched(ucb, table, steps)[0])
+            agent_s, ucb_s = statistics.median(agent_times), statistics.median(ucb_times)
+            rate, ucb_rate = COPIES * steps / agent_s, COPIES * steps / ucb_s
+            out.append(
+                Ratio(
+                    f"batched {name} vs batched UCB",
+                    f"{name}(n_envs={COPIES}) act+update",
+                    f"UCB(n_envs={COPIES}) act+update",
+                    rate / ucb_rate,
+                    GOAL if has_goal else None,
+                    f"{rate:.3e} vs {ucb_rate:.3e} agent-steps/s ({agent_s / steps * 1e6:.0f} vs "
+                    f"{ucb_s / steps * 1e6:.0f} us per step of {COPIES} copies), K={ARMS}, eps={EPSILON}, "
+                    f"one core, thread CPU time, medians of {repeats} alternating runs of {steps} rounds",
+                )
+            )
+            ref_s, ref_actions = run_reference(make_reference, table, min(ref_steps, steps), ref_copies)
+            ref_rate = ref_copies * min(ref_steps, steps) / ref_s
+            same = np.array_equal(ref_actions, actions[: min(ref_steps, steps), :ref_copies])
+            out.append(
+                Ratio(
+                    f"batched {name} vs per-copy Python loop",
+                    f"{name}(n_envs={COPIES}) act+update",
+                    f"agents.dp_reference, {ref_copies} copies one by one",
+                    rate / ref_rate,
+                    None,
+                    f"{rate:.3e} vs {ref_rate:.3e} agent-steps/s; same arms as copies 0-{ref_copies - 1}: {same}",
+                )
+            )
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="shorter runs")
+    args = parser.parse_args()
+    print_results(results(quick=args.quick))
+
+
+if __name__ == "__main__":
+    main()
