@@ -86,7 +86,7 @@ def make_agent(name: str, env: GraphBanditEnv, setting: dict[str, Any], seed: in
 
 
 def run_seed(base_seed: int, run: int) -> int:
-    """Agent seed of run ``run``: ``s0 + run``, so a block's batched agent seeded ``s0 + r0`` gives copy i run r0 + i's."""
+    """Agent seed of run ``run``: ``s0 + run`` (a block seeded ``s0 + r0`` gives copy i run ``r0 + i``'s seed)."""
     return (agent_seed(base_seed, 0) >> 2) + run
 
 
@@ -152,6 +152,23 @@ def play_batch(
     return out
 
 
+def simulate_run(
+    name: str,
+    env: GraphBanditEnv,
+    setting: dict[str, Any],
+    seed: int,
+    env_seed: int,
+    checkpoints: npt.NDArray[np.int64],
+) -> npt.NDArray[np.float64]:
+    """Checkpoint regret of one run of an elimination agent: its compiled ``simulate`` on the run's uniforms."""
+    agent = make_agent(name, env, setting, seed)
+    if not isinstance(agent, EliminationAgent):
+        raise TypeError(f"{name} has no compiled simulate; play it with play_batch.")
+    uniforms = np.random.default_rng(env_seed).random((env.horizon, env.n_arms))
+    result = agent.simulate(uniforms, env.adjacency, env.gaps, law=env.reward_model, checkpoints=checkpoints)
+    return np.asarray(result.checkpoint_regret, dtype=np.float64)
+
+
 def regret_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -> list[dict[str, Any]]:
     """Cumulative regret at ``N_CHECKPOINTS`` rounds of every agent of a setting, runs ``run .. run + B − 1``."""
     setting = exp.settings[setting_index]
@@ -164,20 +181,8 @@ def regret_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -
     for name in plays(exp, setting):
         probe = make_agent(name, env, setting, run_seed(base_seed, run))
         if isinstance(probe, EliminationAgent):
-            regret = np.stack(
-                [
-                    make_agent(name, env, setting, run_seed(base_seed, r))
-                    .simulate(
-                        np.random.default_rng(s).random((exp.horizon, exp.n_arms)),
-                        env.adjacency,
-                        env.gaps,
-                        law=env.reward_model,
-                        checkpoints=checkpoints,
-                    )
-                    .checkpoint_regret
-                    for r, s in zip(runs, seeds, strict=True)
-                ]
-            )
+            regret = np.stack([simulate_run(name, env, setting, run_seed(base_seed, r), s, checkpoints)
+                               for r, s in zip(runs, seeds, strict=True)])  # fmt: skip
         else:
             agent = make_agent(name, env, setting, run_seed(base_seed, run), n_envs=len(runs))
             regret = play_batch(agent, env, seeds, checkpoints)
