@@ -50,10 +50,10 @@ def test_runs_at_tiny_scale_and_writes_summary_and_rows(experiment_id, tmp_path)
 
 def test_non_private_agents_run_once_in_their_own_setting():
     exp = get_experiment("dp-mab/epsilon").scaled(runs=2, horizon=200)
-    rows = regret_task(exp, len(exp.settings) - 1, 0, 0)
+    rows = regret_task(exp, 0, 0, 0)
     assert {r["agent"] for r in rows} == {"UCB", "KLUCB", "TS"}
     assert all(np.isinf(r["epsilon"]) for r in rows)
-    rows = regret_task(exp, 0, 0, 0)
+    rows = regret_task(exp, 1, 0, 0)
     assert {r["agent"] for r in rows} == {"HybridDPUCB", "TreeDPUCB", "AdaPUCB", "AdaPUCB-cum", "DPTS", "DPSE"}
 
 
@@ -84,8 +84,8 @@ def test_reward_table_equals_the_vector_env(experiment_id):
 @pytest.mark.parametrize(
     ("experiment_id", "setting", "names"),
     [
-        ("dp-mab/epsilon", 2, ("HybridDPUCB", "TreeDPUCB", "AdaPUCB", "AdaPUCB-cum", "DPTS", "DPSE")),
-        ("dp-mab/epsilon", 4, ("UCB", "KLUCB")),
+        ("dp-mab/epsilon", 3, ("HybridDPUCB", "TreeDPUCB", "AdaPUCB", "AdaPUCB-cum", "DPTS", "DPSE")),
+        ("dp-mab/epsilon", 0, ("UCB", "KLUCB")),
         ("graph/side-observations", 1, ("UCBN", "Exp3SET", "Exp3IX", "GAP")),
     ],
 )
@@ -117,7 +117,7 @@ def test_copy_i_of_a_block_equals_a_single_agent_on_the_gym_env(experiment_id, s
 
 def test_block_checkpoints_are_cumulative_and_end_at_the_horizon():
     exp = get_experiment("dp-mab/epsilon").scaled(horizon=300)
-    s = exp.settings[0]
+    s = exp.settings[1]
     env = instance(exp, s)
     checkpoints = np.array([100, 200, 300])
     out = play_batch(make_agent("AdaPUCB", env, s, 5, n_envs=4), env, [1, 2, 3, 4], checkpoints)

@@ -135,7 +135,8 @@ def summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any]) -> 
         "",
     ]
     lines += run_notes(exp.overrides, [], "")
-    cols = list(range(len(exp.settings)))
+    key = exp.varied or "epsilon"
+    cols = sorted(range(len(exp.settings)), key=lambda i: float(exp.settings[i][key]))
     lines += [
         f"## Cumulative regret at T = {exp.horizon:,} (mean ± standard error over runs)",
         "",
