@@ -127,29 +127,42 @@ def play_batch(
     agent: Agent, env: GraphBanditEnv, seeds: list[int], checkpoints: npt.NDArray[np.int64]
 ) -> npt.NDArray[np.float64]:
     """(B, checkpoints) cumulative pseudo-regret of a batched agent on the copies' reward streams."""
+    return play_batches([agent], env, seeds, checkpoints)[0]
+
+
+def play_batches(
+    agents: list[Agent], env: GraphBanditEnv, seeds: list[int], checkpoints: npt.NDArray[np.int64]
+) -> list[npt.NDArray[np.float64]]:
+    """Per agent, (B, checkpoints) cumulative pseudo-regret of batched agents on the copies' reward streams.
+
+    The agents are independent: each block of rewards is drawn once and every agent plays its
+    rounds in turn (the same results as one agent after the other, one draw instead of one per
+    agent).
+    """
     b = len(seeds)
     copies = np.arange(b)
     gaps, closed = env.gaps, env.neighbourhoods
     side = bool(env.adjacency.any())
-    total = np.zeros(b)
-    out = np.empty((b, checkpoints.size))
-    marks = set(checkpoints.tolist())
-    j, t = 0, 0
+    totals = [np.zeros(b) for _ in agents]
+    outs = [np.empty((b, checkpoints.size)) for _ in agents]
+    marks = np.zeros(env.horizon + 1, dtype=np.int64) - 1
+    marks[checkpoints] = np.arange(checkpoints.size)
+    t0 = 0
     for block in reward_blocks(env, seeds):
-        for rows in block:
-            actions = agent.act()
-            reward = rows[copies, actions]
-            info = None
-            if side:
-                mask = closed[actions]
-                info = {"observed_mask": mask, "observed_rewards": np.where(mask, rows, 0.0)}
-            agent.update(actions, reward, info)
-            total += gaps[actions]
-            t += 1
-            if t in marks:
-                out[:, j] = total
-                j += 1
-    return out
+        for agent, total, out in zip(agents, totals, outs, strict=True):
+            for t, rows in enumerate(block, start=t0 + 1):
+                actions = agent.act()
+                reward = rows[copies, actions]
+                info = None
+                if side:
+                    mask = closed[actions]
+                    info = {"observed_mask": mask, "observed_rewards": np.where(mask, rows, 0.0)}
+                agent.update(actions, reward, info)
+                total += gaps[actions]
+                if marks[t] >= 0:
+                    out[:, marks[t]] = total
+        t0 += block.shape[0]
+    return outs
 
 
 def simulate_run(
@@ -178,14 +191,20 @@ def regret_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -
     checkpoints = evenly_spaced(exp.horizon, N_CHECKPOINTS)
     shown = {k: v for k, v in setting.items() if k != "agents"}
     rows: list[dict[str, Any]] = []
-    for name in plays(exp, setting):
-        probe = make_agent(name, env, setting, run_seed(base_seed, run))
-        if isinstance(probe, EliminationAgent):
-            regret = np.stack([simulate_run(name, env, setting, run_seed(base_seed, r), s, checkpoints)
-                               for r, s in zip(runs, seeds, strict=True)])  # fmt: skip
+    names = plays(exp, setting)
+    regrets: dict[str, npt.NDArray[np.float64]] = {}
+    batched: list[tuple[str, Agent]] = []
+    for name in names:
+        agent = make_agent(name, env, setting, run_seed(base_seed, run), n_envs=len(runs))
+        if isinstance(agent, EliminationAgent):
+            regrets[name] = np.stack([simulate_run(name, env, setting, run_seed(base_seed, r), s, checkpoints)
+                                      for r, s in zip(runs, seeds, strict=True)])  # fmt: skip
         else:
-            agent = make_agent(name, env, setting, run_seed(base_seed, run), n_envs=len(runs))
-            regret = play_batch(agent, env, seeds, checkpoints)
+            batched.append((name, agent))
+    played = play_batches([a for _, a in batched], env, seeds, checkpoints)
+    regrets.update({name: out for (name, _), out in zip(batched, played, strict=True)})
+    for name in names:
+        regret = regrets[name]
         for i, r in enumerate(runs):
             for t, reg in zip(checkpoints.tolist(), regret[i].tolist(), strict=True):
                 rows.append({**shown, "setting": setting_index, "run": r, "agent": name, "t": t, "regret": reg})
