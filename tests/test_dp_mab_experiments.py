@@ -124,3 +124,28 @@ def test_block_checkpoints_are_cumulative_and_end_at_the_horizon():
     assert out.shape == (4, 3)
     assert (np.diff(out, axis=1) >= 0).all()
     assert (out[:, -1] <= 300 * env.gaps.max()).all()
+
+
+def test_user_agents_are_refused_in_one_sentence(tmp_path, capsys):
+    from agents.experiments.cli import main
+
+    path = tmp_path / "mine.py"
+    path.write_text(
+        "import agents\n\n\ndef Factory(env, setting, seed):\n    return agents.UCB(env.n_arms, seed=seed)\n"
+    )
+    code = main(["run", "dp-mab/epsilon", "--quick", "--agent", f"{path}:Factory", "--no-progress"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "runs only its built-in agents" in err and "Traceback" not in err
+
+
+def test_report_rebuilds_the_summary(tmp_path, capsys):
+    from agents.experiments.cli import main
+
+    out = tmp_path / "run"
+    args = ["run", "graph/side-observations", "--runs", "2", "--horizon", "300", "--jobs", "1", "--out", str(out)]
+    assert main([*args, "--no-progress"]) == 0
+    first = capsys.readouterr().out
+    (out / "summary.md").unlink()
+    assert main(["report", "graph/side-observations", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == first.split("Wrote")[0].strip()

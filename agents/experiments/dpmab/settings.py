@@ -69,6 +69,17 @@ SIDE_SCHEMA: dict[str, Param] = {"epsilon": Param("epsilon", float, "ε of GAP",
 
 COLUMNS = ("setting", "run", "agent", "t", "regret")
 
+
+def no_user_agents(experiment: Experiment) -> None:
+    """Refuse user agents in one sentence: these tasks play built-in batched agents on reward tables only."""
+    if experiment.user_agents:
+        names = ", ".join(u.name for u in experiment.user_agents)
+        raise ValueError(
+            f"{experiment.id} runs only its built-in agents ({', '.join(experiment.family.builtin_agents)}), "
+            f"got user agents {names}; run them on the gap/ regret experiments instead."
+        )
+
+
 EPSILON_FAMILY = Family(
     name="dp-mab.epsilon",
     task=regret_task,
@@ -77,6 +88,7 @@ EPSILON_FAMILY = Family(
     schema=EPS_SCHEMA,
     builtin_agents=BUILTIN_AGENTS,
     columns=COLUMNS,
+    validate=no_user_agents,
     runs_per_task=100,
 )
 SIDE_FAMILY = Family(
@@ -87,6 +99,7 @@ SIDE_FAMILY = Family(
     schema=SIDE_SCHEMA,
     builtin_agents=BUILTIN_AGENTS,
     columns=COLUMNS,
+    validate=no_user_agents,
     runs_per_task=100,
 )
 
