@@ -98,7 +98,11 @@ class StreamPrivateAgent(PrivateAgent):
 
     @property
     def n_draws(self) -> int | IntArray:
-        """Noise draws made so far (int for one env, (N,) per copy)."""
+        """Noise draws behind the releases so far (int for one env, (N,) per copy).
+
+        Laplace draws of the central agents (one per release), randomized-response reports of
+        :class:`agents.LDPThompsonSampling`; the samplers' Gaussian and Beta draws do not count.
+        """
         return int(self._draws[0]) if self.n_envs is None else self._draws.copy()
 
     @property

@@ -16,6 +16,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from agents import _philox as rng_
 from bandit_envs._jit import njit
@@ -33,6 +37,34 @@ def first_bad(actions, rewards, n_arms):  # pragma: no cover
 
 
 # ---------------------------------------------------------------------- binary tree counters
+
+
+@intrinsic
+def trailing_zeros(typingctx, x):  # pragma: no cover
+    """Number of trailing zero bits of an int64 x > 0 (LLVM's ``cttz``; Python: ``(x & -x).bit_length() - 1``)."""
+    signature = types.int64(types.int64)
+
+    def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64, ir.IntType(1)]), "llvm.cttz.i64")
+        return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 0)])
+
+    return signature, codegen
+
+
+@intrinsic
+def popcount(typingctx, x):  # pragma: no cover
+    """Number of set bits of an int64 x >= 0 (LLVM's ``ctpop``; Python: ``x.bit_count()``)."""
+    signature = types.int64(types.int64)
+
+    def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64]), "llvm.ctpop.i64")
+        return builder.call(fn, [args[0]])
+
+    return signature, codegen
+
+
 #
 # Packed state of the counter agents (HybridDPUCB, TreeDPUCB): a copy's statistics are one
 # contiguous block, each a row over the K arms (so the index loop over the arms vectorizes), and
@@ -41,11 +73,11 @@ def first_bad(actions, rewards, n_arms):  # pragma: no cover
 #   stats  (B, 4, K)      rows N (pulls, as floats), S (the counters' last releases), sqrt(Σ b²)
 #                         and max b of the Laplace scales b inside S (for the noise bound)
 #   psums  (B, K, L, 2)   p-sums of the tree, level by level: [..., 0] exact α, [..., 1] noisy α̂
-#   log    (B, K, 2)      HybridDPUCB only: β (the logarithmic part's release), the items since
-#                         the last power of 2 (exact)
+#   log    (B, K, 4)      HybridDPUCB only: β (the logarithmic part's release), the items since
+#                         the last power of 2 (exact), that power 2^k and k (as floats)
 
 PULLS, RELEASE, ROOT_VAR, MAX_SCALE = 0, 1, 2, 3
-BETA, PENDING = 0, 1
+BETA, PENDING, TOP, LEVELS = 0, 1, 2, 3
 
 
 @njit(inline="always")
@@ -61,14 +93,10 @@ def tree_add(psums, b, k, position, x, noise):  # pragma: no cover
         noisy[i] = exact[i] + noise
         return sum(noisy[j] for the set bits j of position), popcount(position)
 
-    The release sums ``noisy[j]`` over every level j below the top bit of ``position``, in
-    increasing j, without testing the bits: a level whose bit is 0 holds 0.0 (its p-sum was
-    cleared when the carry passed it, or never set), and adding 0.0 changes no sum, so the result
-    is bit for bit the sum over the set bits.
+    The release visits the set bits of ``position`` in increasing order (lowest set bit first,
+    then clearing it), the order of the reference's sum.
     """
-    i = 0
-    while (position >> i) & 1 == 0:
-        i += 1
+    i = trailing_zeros(position)  # type: ignore[call-arg,var-annotated]
     acc = 0.0
     for j in range(i):
         acc += psums[b, k, j, 0]
@@ -77,15 +105,11 @@ def tree_add(psums, b, k, position, x, noise):  # pragma: no cover
     psums[b, k, i, 0] = acc + x
     psums[b, k, i, 1] = psums[b, k, i, 0] + noise
     total = 0.0
-    bits = 0
-    j = 0
     rest = position
     while rest:
-        total += psums[b, k, j, 1]
-        bits += rest & 1
-        rest >>= 1
-        j += 1
-    return total, bits
+        total += psums[b, k, trailing_zeros(rest), 1]
+        rest &= rest - 1
+    return total, popcount(position)
 
 
 @njit
@@ -99,16 +123,6 @@ def standard_laplace(streams, out):  # pragma: no cover
     """
     for b in range(out.shape[0]):
         out[b] = rng_.laplace(streams, b, 1.0)
-
-
-@njit(inline="always")
-def bit_length(n):  # pragma: no cover
-    """``n.bit_length()`` for n >= 0."""
-    c = 0
-    while n:
-        n >>= 1
-        c += 1
-    return c
 
 
 # ----------------------------------------------------------------------- HybridDPUCB
@@ -142,8 +156,12 @@ def hybrid_update(stats, psums, log, actions, rewards, eps, streams, noise):  # 
         x = rewards[b]
         stats[b, PULLS, a] += 1.0
         n = np.int64(stats[b, PULLS, a])
-        k = bit_length(n) - 1
-        if n & (n - 1) == 0:
+        top = np.int64(log[b, a, TOP])
+        if n == 2 * top or top == 0:  # n is a power of 2 (k = floor(log2 n), kept rather than recounted)
+            log[b, a, TOP] = n
+            log[b, a, LEVELS] = 0.0 if top == 0 else log[b, a, LEVELS] + 1.0
+        k = np.int64(log[b, a, LEVELS])
+        if n == 1 << k:
             log[b, a, BETA] += (log[b, a, PENDING] + x) + log_scale * noise[b]
             log[b, a, PENDING] = 0.0
             for j in range(k):
@@ -171,13 +189,14 @@ def bound_choose(stats, alpha, power, relaxation, t, out):  # pragma: no cover
     gamma = t**-power: ``nu * sqrt(8 L)``, ``nu = max(sqrt(Σ b²), max b * sqrt(L))``,
     ``L = ln 2 + power ln t``. ``power = 0`` drops B (then only the constant ``relaxation``
     widens the index). The indices are computed in a branch-free loop, as
-    ``(S + relaxation + B) / N + sqrt(alpha² ln t / N)``.
+    ``(S + relaxation + B) * (1/N) + sqrt(alpha² ln t * (1/N))`` (one division per arm).
     """
     log_t = math.log(t)
     width = alpha * alpha * log_t
     log_g = math.log(2.0) + power * log_t
     root_g = math.sqrt(log_g)
-    factor = math.sqrt(8.0 * log_g) if power > 0.0 else 0.0
+    factor = math.sqrt(8.0 * log_g)
+    use_bound = power > 0.0
     n_arms = stats.shape[2]
     index = np.empty(n_arms)
     for b in range(stats.shape[0]):
@@ -187,10 +206,15 @@ def bound_choose(stats, alpha, power, relaxation, t, out):  # pragma: no cover
                 best = k
                 break
         if best < 0:
-            for k in range(n_arms):
-                n = stats[b, PULLS, k]
-                extra = relaxation + max(stats[b, ROOT_VAR, k], stats[b, MAX_SCALE, k] * root_g) * factor
-                index[k] = (stats[b, RELEASE, k] + extra) / n + math.sqrt(width / n)
+            if use_bound:
+                for k in range(n_arms):
+                    inverse = 1.0 / stats[b, PULLS, k]
+                    bound = max(stats[b, ROOT_VAR, k], stats[b, MAX_SCALE, k] * root_g) * factor
+                    index[k] = (stats[b, RELEASE, k] + relaxation + bound) * inverse + math.sqrt(width * inverse)
+            else:
+                for k in range(n_arms):
+                    inverse = 1.0 / stats[b, PULLS, k]
+                    index[k] = (stats[b, RELEASE, k] + relaxation) * inverse + math.sqrt(width * inverse)
             best = 0
             best_value = -np.inf
             for k in range(n_arms):

@@ -42,6 +42,16 @@ SQRT2 = math.sqrt(2.0)
 _FIRST_LEVELS = 8
 
 
+def _grown(psums: FloatArray, needed: int) -> FloatArray:
+    """``psums`` (B, K, L, 2) with at least ``needed`` levels (8 more than needed when it grows)."""
+    levels = psums.shape[2]
+    if needed <= levels:
+        return psums
+    grown = np.zeros((psums.shape[0], psums.shape[1], needed + 8, 2))
+    grown[:, :, :levels] = psums
+    return grown
+
+
 def _check_alpha(value: Any) -> float:
     alpha = check_float("alpha", value, low=0.0, low_open=True)
     if alpha > 1e100:
@@ -100,6 +110,13 @@ class HybridDPUCB(StreamPrivateAgent):
     ----------
     counts, released
         (B, K) pulls and released noisy sums Ŝ per arm.
+
+    References
+    ----------
+    .. [1] A. C. Y. Tossou, C. Dimitrakakis, "Algorithms for Differentially Private Multi-Armed
+       Bandits", AAAI 2016 (arXiv:1511.08681).
+    .. [2] T.-H. H. Chan, E. Shi, D. Song, "Private and continual release of statistics", ACM
+       TISSEC 14(3), 2011.
     """
 
     name = "Hybrid-DP-UCB"
@@ -121,12 +138,12 @@ class HybridDPUCB(StreamPrivateAgent):
         self._reset_state()
 
     # 16 bytes per tree level and arm for up to 32 levels, plus 6 words per arm.
-    _state_bytes_per_arm = 16 * 32 + 8 * 6
+    _state_bytes_per_arm = 16 * 32 + 8 * 8
 
     def _reset_learning(self) -> None:
         self._stats = np.zeros((self.batch, 4, self.n_arms))
         self._psums = np.zeros((self.batch, self.n_arms, _FIRST_LEVELS, 2))
-        self._log = np.zeros((self.batch, self.n_arms, 2))
+        self._log = np.zeros((self.batch, self.n_arms, 4))
         self._noise = np.zeros(self.batch)
 
     @property
@@ -151,18 +168,17 @@ class HybridDPUCB(StreamPrivateAgent):
         kernels.bound_choose(self._stats, self.alpha, self.confidence_power, 0.0, float(self._t + 1), out)
 
     def _learn(self, actions: IntArray, rewards: FloatArray) -> int:
-        needed = (self._t + 1).bit_length()  # an arm's count n <= t + 1 needs floor(log2 n) levels
-        levels = self._psums.shape[2]
-        if needed > levels:
-            grown = np.zeros((self.batch, self.n_arms, needed + 8, 2))
-            grown[:, :, :levels] = self._psums
-            self._psums = grown
+        # Storage grows with the rounds played: an arm's count n <= t + 1 needs floor(log2 n) levels.
+        self._psums = _grown(self._psums, (self._t + 1).bit_length())
         bad: int = kernels.hybrid_update(
             self._stats, self._psums, self._log, actions, rewards, self.epsilon, self._streams, self._noise
         )
-        if bad < 0:
-            self._draws += 1
         return bad
+
+    @property
+    def n_draws(self) -> int | IntArray:
+        """Laplace draws so far: one per update (the counter's release for that reward)."""
+        return self._t if self.n_envs is None else np.full(self.batch, self._t, dtype=np.int64)
 
     def __repr__(self) -> str:
         return (
@@ -200,8 +216,9 @@ class TreeDPUCB(StreamPrivateAgent):
 
     Privacy: ε_arm-DP, event level (module docstring). An item enters at most ⌊log₂ T⌋ + 1
     p-sums of its arm's tree, each with Laplace((⌊log₂ T⌋ + 1)/ε_arm): that tree's releases are
-    ε_arm-DP; trees are disjoint; the index and the arms are post-processing. The counters need
-    T: the agent refuses updates past ``horizon``.
+    ε_arm-DP; trees are disjoint; the index and the arms are post-processing. The trees hold T
+    items: past ``horizon`` rounds the agent still checks the feedback and counts the rounds but
+    learns nothing more (its releases stay as they are; no reward enters a release).
 
     Noise: one Laplace draw per update of every copy (the p-sum the reward closes), from the
     copy's stream, as :class:`~bandit_envs.privacy.counters.BinaryTreeCounter` draws.
@@ -211,7 +228,7 @@ class TreeDPUCB(StreamPrivateAgent):
     n_arms
         Number of arms K (>= 2).
     horizon
-        T (>= 1), the most rounds the agent plays.
+        T (>= 1), the rounds whose rewards the agent learns from (the trees' size).
     epsilon
         Privacy budget ε.
     per_arm_budget
@@ -235,6 +252,11 @@ class TreeDPUCB(StreamPrivateAgent):
         (B, K) pulls and released noisy sums per arm.
     epsilon_per_arm, depth, relaxation
         ε_arm, the trees' levels, and c of ``"mt15"`` (0 for ``"exact"``).
+
+    References
+    ----------
+    .. [1] N. Mishra, A. Thakurta, "(Nearly) Optimal Differentially Private Stochastic Multi-Arm
+       Bandits", UAI 2015, pp. 592-601.
     """
 
     name = "Tree-DP-UCB"
@@ -289,7 +311,7 @@ class TreeDPUCB(StreamPrivateAgent):
 
     def _reset_learning(self) -> None:
         self._stats = np.zeros((self.batch, 4, self.n_arms))
-        self._psums = np.zeros((self.batch, self.n_arms, self.depth, 2))
+        self._psums = np.zeros((self.batch, self.n_arms, min(self.depth, _FIRST_LEVELS), 2))
         self._noise = np.zeros(self.batch)
 
     @property
@@ -312,20 +334,26 @@ class TreeDPUCB(StreamPrivateAgent):
         kernels.bound_choose(self._stats, self.alpha, power, self.relaxation, float(self._t + 1), out)
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
-        """Learn from the pulled arm's reward (in [0, 1]); refused past ``horizon`` rounds."""
-        if self._t >= self.horizon:
-            raise ValueError(
-                f"the agent plays at most horizon={self.horizon} rounds (its tree counters need it), got one more."
-            )
-        super().update(action, reward, info)
+        """Learn from the pulled arm's reward (in [0, 1]); past ``horizon`` rounds, only check it, count the round."""
+        if self._t < self.horizon:
+            super().update(action, reward, info)
+            return
+        self._feedback(action, reward, info)
+        self._t += 1
 
     def _learn(self, actions: IntArray, rewards: FloatArray) -> int:
+        # Storage grows with the rounds played (the noise scale is the horizon's depth throughout).
+        self._psums = _grown(self._psums, min((self._t + 1).bit_length(), self.depth))
         bad: int = kernels.tree_update(
             self._stats, self._psums, actions, rewards, self._scale, self._streams, self._noise
         )
-        if bad < 0:
-            self._draws += 1
         return bad
+
+    @property
+    def n_draws(self) -> int | IntArray:
+        """Laplace draws so far: one per update up to the horizon (the p-sum that reward closes)."""
+        draws = min(self._t, self.horizon)
+        return draws if self.n_envs is None else np.full(self.batch, draws, dtype=np.int64)
 
     def __repr__(self) -> str:
         return (
@@ -432,6 +460,11 @@ class AdaPUCB(EpochAgent):
         ``None`` for one env, or the number N of copies run in lock-step.
     seed
         Seed of copy 0's noise stream (copy i: seed + i).
+
+    References
+    ----------
+    .. [1] A. Azize, D. Basu, "When Privacy Meets Partial Information: A Refined Analysis of
+       Differentially Private Bandits", NeurIPS 2022 (arXiv:2209.02570), Algorithm 1, Eq. 7.
     """
 
     name = "AdaP-UCB"

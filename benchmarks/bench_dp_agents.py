@@ -8,8 +8,8 @@ draws per copy and round; ``LDPThompsonSampling``: 2K gamma draws) are measured 
 information, without a goal. Measured in one run:
 
 * each agent against batched UCB on the same pre-drawn Bernoulli reward table, act + update
-  only, the two alternating (``repeats`` runs of ``steps`` rounds each, medians of the
-  thread CPU time, so other processes on the machine do not count);
+  only, the two alternating every 50 rounds (medians over runs of the thread CPU time, so
+  other processes on the machine do not count);
 * each agent against its plain per-copy Python loop (:mod:`agents.dp_reference`, one copy at
   a time, on a few copies of the same table), scaled per agent-step; the reference's arms are
   checked against the batched agent's copies (same seeds, same rewards: same arms).
@@ -36,6 +36,7 @@ from agents.dp_ucb import AdaPUCB, HybridDPUCB, TreeDPUCB
 from agents.index import UCB
 
 GOAL = 0.3  # a private index agent's agent-steps/s as a fraction of batched UCB's
+BLOCK = 50  # rounds timed at once when an agent and UCB alternate
 COPIES, ARMS, EPSILON, SEED = 1000, 10, 1.0, 0
 HORIZON = 100_000  # TreeDPUCB's horizon: 17 tree levels
 
@@ -71,21 +72,32 @@ def agents_under_test(horizon: int) -> dict[str, tuple[Callable[[int | None, int
     }
 
 
-def run_batched(agent: Any, table: np.ndarray, steps: int) -> tuple[float, np.ndarray]:
-    """(thread CPU seconds of act + update, actions (steps, B)) of ``steps`` rounds on ``table``."""
+def run_batched(agent: Any, table: np.ndarray, start: int, stop: int, actions: np.ndarray) -> float:
+    """Thread CPU seconds of act + update over rounds ``start..stop-1`` of ``table``; arms into ``actions``."""
     rows = np.arange(agent.batch)
-    actions = np.empty((steps, agent.batch), dtype=np.int64)
     spent = 0.0
-    for t in range(steps):
-        start = time.thread_time()
+    for t in range(start, stop):
+        begin = time.thread_time()
         a = agent.act()
         middle = time.thread_time()
         r = table[t % TABLE_ROWS, rows, a]
         resume = time.thread_time()
         agent.update(a, r)
-        spent += (middle - start) + (time.thread_time() - resume)
+        spent += (middle - begin) + (time.thread_time() - resume)
         actions[t] = a
-    return spent, actions
+    return spent
+
+
+def alternate(agent: Any, ucb: UCB, table: np.ndarray, steps: int) -> tuple[float, float, np.ndarray]:
+    """(agent seconds, UCB seconds, the agent's arms): ``steps`` rounds each, alternating every BLOCK rounds."""
+    actions = np.empty((steps, agent.batch), dtype=np.int64)
+    ucb_actions = np.empty((steps, ucb.batch), dtype=np.int64)
+    agent_s = ucb_s = 0.0
+    for start in range(0, steps, BLOCK):
+        stop = min(steps, start + BLOCK)
+        agent_s += run_batched(agent, table, start, stop, actions)
+        ucb_s += run_batched(ucb, table, start, stop, ucb_actions)
+    return agent_s, ucb_s, actions
 
 
 def run_reference(make: Callable[[int], Any], table: np.ndarray, steps: int, copies: int) -> tuple[float, np.ndarray]:
@@ -103,21 +115,23 @@ def run_reference(make: Callable[[int], Any], table: np.ndarray, steps: int, cop
 
 def results(quick: bool = False) -> list[Ratio]:
     """Each private agent (1000 copies, K = 10, one core) against batched UCB and its per-copy loop."""
-    steps, repeats, ref_steps, ref_copies = (200, 3, 200, 2) if quick else (1000, 5, 1000, 3)
+    steps, repeats, ref_steps, ref_copies = (200, 5, 200, 2) if quick else (1000, 7, 1000, 3)
     table = bernoulli_table(COPIES, ARMS)
     out = []
     with one_core():
         ucb = UCB(ARMS, n_envs=COPIES)
-        run_batched(ucb, table, 20)  # compile / load
+        warm = np.empty((20, COPIES), dtype=np.int64)
+        run_batched(ucb, table, 0, 20, warm)  # compile / load
         for name, (make, make_reference, has_goal) in agents_under_test(HORIZON).items():
-            run_batched(make(COPIES, SEED), table, 20)
+            run_batched(make(COPIES, SEED), table, 0, 20, warm)
             agent_times, ucb_times = [], []
             actions = np.empty(0)
             for _ in range(repeats):
-                spent, actions = run_batched(make(COPIES, SEED), table, steps)
-                agent_times.append(spent)
+                agent = make(COPIES, SEED)  # built outside the timed rounds
                 ucb.reset()
-                ucb_times.append(run_batched(ucb, table, steps)[0])
+                agent_s, ucb_s, actions = alternate(agent, ucb, table, steps)
+                agent_times.append(agent_s)
+                ucb_times.append(ucb_s)
             agent_s, ucb_s = statistics.median(agent_times), statistics.median(ucb_times)
             rate, ucb_rate = COPIES * steps / agent_s, COPIES * steps / ucb_s
             out.append(
@@ -129,7 +143,7 @@ def results(quick: bool = False) -> list[Ratio]:
                     GOAL if has_goal else None,
                     f"{rate:.3e} vs {ucb_rate:.3e} agent-steps/s ({agent_s / steps * 1e6:.0f} vs "
                     f"{ucb_s / steps * 1e6:.0f} us per step of {COPIES} copies), K={ARMS}, eps={EPSILON}, "
-                    f"one core, thread CPU time, medians of {repeats} alternating runs of {steps} rounds",
+                    f"one core, thread CPU time, medians of {repeats} runs of {steps} rounds alternating every {BLOCK}",
                 )
             )
             ref_s, ref_actions = run_reference(make_reference, table, min(ref_steps, steps), ref_copies)

@@ -29,18 +29,23 @@ from agents import (
     SMUCB,
     UCB,
     UCBN,
+    AdaPUCB,
     AlphaSample,
+    DPThompsonSampling,
     EpsilonGreedy,
     Exp3,
     Exp3IX,
     Exp3SET,
     FixedArm,
+    HybridDPUCB,
     LDPLinUCB,
+    LDPThompsonSampling,
     LDPWrapper,
     LinUCB,
     Random,
     SB3Agent,
     ThompsonSampling,
+    TreeDPUCB,
 )
 from agents.base import Agent
 from agents.experiments.core.user_agents import UserAgentError, play
@@ -108,6 +113,19 @@ AGENTS: dict[str, Make] = {
 LINEAR = {"LinUCB", "LDPLinUCB"}
 #: Agents whose observation is not a per-arm array (they check it themselves).
 OWN_OBS = {"SMUCB", "LDP-SMUCB", "SB3"} | LINEAR
+
+#: The private agents of agents/dp_ucb.py and agents/dp_thompson.py (rewards in [0, 1]; private
+#: already, so not wrapped in LDPWrapper).
+DP_AGENTS: dict[str, Make] = {
+    "HybridDPUCB": lambda n: HybridDPUCB(K, 1.0, n_envs=n, seed=0),
+    "TreeDPUCB": lambda n: TreeDPUCB(K, 1000, 1.0, n_envs=n, seed=0),
+    "AdaPUCB": lambda n: AdaPUCB(K, 1.0, n_envs=n, seed=0),
+    "AdaPUCB-cumulative": lambda n: AdaPUCB(K, 1.0, variant="cumulative", n_envs=n, seed=0),
+    "DPThompsonSampling": lambda n: DPThompsonSampling(K, 1.0, n_envs=n, seed=0),
+    "LDPThompsonSampling": lambda n: LDPThompsonSampling(K, 1.0, n_envs=n, seed=0),
+}
+AGENTS.update(DP_AGENTS)
+UNIT |= set(DP_AGENTS)
 
 
 def obs_for(name: str, n: int | None) -> Any:

@@ -40,18 +40,23 @@ from agents import (
     SMUCB,
     UCB,
     UCBN,
+    AdaPUCB,
     AlphaSample,
+    DPThompsonSampling,
     EpsilonGreedy,
     Exp3,
     Exp3IX,
     Exp3SET,
     FixedArm,
+    HybridDPUCB,
     LDPLinUCB,
+    LDPThompsonSampling,
     LDPWrapper,
     LinUCB,
     Random,
     SB3Agent,
     ThompsonSampling,
+    TreeDPUCB,
 )
 from agents.base import Agent
 
@@ -219,6 +224,15 @@ CONSTRUCTORS: dict[str, Callable[..., Agent]] = {
     "Exp3SET": Exp3SET,
     "Exp3IX": Exp3IX,
 }
+CONSTRUCTORS.update(
+    {
+        "HybridDPUCB": HybridDPUCB,
+        "TreeDPUCB": TreeDPUCB,
+        "AdaPUCB": AdaPUCB,
+        "DPThompsonSampling": DPThompsonSampling,
+        "LDPThompsonSampling": LDPThompsonSampling,
+    }
+)
 
 
 def arguments(factory: Callable[..., Any]) -> st.SearchStrategy[dict[str, Any]]:
@@ -333,6 +347,17 @@ def feedback(agent: Agent, action: Any) -> st.SearchStrategy[tuple[Any, Any, Any
 #: Agents whose guarantees need rewards in [0, 1], and agents that read info["observed_rewards"].
 UNIT = {"TS", "TS-N", "GAP", "GAPU", "DPSE", "AAE", "AlphaSample", "KLUCB", "Exp3", "Exp3SET", "Exp3IX"}
 SIDE = {"UCBN", "TS-N", "GAP", "GAPU", "AAE", "AlphaSample", "Exp3SET", "Exp3IX"}
+
+#: The private agents of agents/dp_ucb.py and agents/dp_thompson.py (rewards in [0, 1]).
+DP_AGENTS: dict[str, Callable[[int | None], Agent]] = {
+    "HybridDPUCB": lambda n: HybridDPUCB(K, 1.0, n_envs=n, seed=0),
+    "TreeDPUCB": lambda n: TreeDPUCB(K, 60, 1.0, n_envs=n, seed=0),
+    "AdaPUCB": lambda n: AdaPUCB(K, 1.0, variant="cumulative", n_envs=n, seed=0),
+    "DPThompsonSampling": lambda n: DPThompsonSampling(K, 1.0, n_envs=n, seed=0),
+    "LDPThompsonSampling": lambda n: LDPThompsonSampling(K, 1.0, n_envs=n, seed=0),
+}
+AGENTS.update(DP_AGENTS)
+UNIT |= set(DP_AGENTS)
 
 
 def as_regular_array(value: Any) -> np.ndarray | None:

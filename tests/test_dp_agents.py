@@ -1,0 +1,431 @@
+"""Tests of the private agents of agents/dp_ucb.py and agents/dp_thompson.py and their noise streams.
+
+* the compiled noise streams equal numpy's Philox generator draw for draw (agents/_philox.py);
+* each agent equals its plain-Python reference (agents/dp_reference.py): same releases, same arms;
+* copy i of a batch equals the single agent with copy i's seed; seeds reproduce runs;
+* known answers: noise terms and Laplace draws per release, epoch boundaries, budgets;
+* the noise of a release has the claimed Laplace law (KS tests, fixed seeds, level ALPHA, each
+  paired with a wrong scale the same test rejects);
+* regret sanity: with a huge ε the agents are close to (or no worse than a factor of) UCB / TS.
+
+What an empirical privacy audit would test is not here (agents.audit).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from numba import njit
+from scipy import stats
+
+from agents import (
+    UCB,
+    AdaPUCB,
+    DPThompsonSampling,
+    HybridDPUCB,
+    LDPThompsonSampling,
+    PrivateAgent,
+    ThompsonSampling,
+    TreeDPUCB,
+)
+from agents import _philox as philox
+from agents import dp_reference as ref
+from bandit_envs.privacy.counters import laplace_sum_bound, tree_depth
+from bandit_envs.privacy.streams import philox_noise_generator
+from bandit_envs.rewards import ndtri
+
+ALPHA = 1e-3
+K = 3
+
+#: name -> (make(n_envs, seed), make the plain-Python reference(seed)), all on K arms.
+AGENTS: dict[str, tuple[Callable[[int | None, int], Any], Callable[[int], Any]]] = {
+    "HybridDPUCB": (
+        lambda n, s: HybridDPUCB(K, 1.0, n_envs=n, seed=s),
+        lambda s: ref.ReferenceHybridDPUCB(K, 1.0, seed=s),
+    ),
+    "TreeDPUCB-split-mt15": (
+        lambda n, s: TreeDPUCB(K, 2000, 2.0, n_envs=n, seed=s),
+        lambda s: ref.ReferenceTreeDPUCB(K, 2000, 2.0, seed=s),
+    ),
+    "TreeDPUCB-parallel-exact": (
+        lambda n, s: TreeDPUCB(K, 2000, 1.0, "parallel", "exact", n_envs=n, seed=s),
+        lambda s: ref.ReferenceTreeDPUCB(K, 2000, 1.0, "parallel", "exact", seed=s),
+    ),
+    "AdaPUCB": (
+        lambda n, s: AdaPUCB(K, 1.0, n_envs=n, seed=s),
+        lambda s: ref.ReferenceAdaPUCB(K, 1.0, seed=s),
+    ),
+    "AdaPUCB-cumulative": (
+        lambda n, s: AdaPUCB(K, 0.5, variant="cumulative", n_envs=n, seed=s),
+        lambda s: ref.ReferenceAdaPUCB(K, 0.5, variant="cumulative", seed=s),
+    ),
+    "DPThompsonSampling": (
+        lambda n, s: DPThompsonSampling(K, 1.0, n_envs=n, seed=s),
+        lambda s: ref.ReferenceDPThompsonSampling(K, 1.0, seed=s),
+    ),
+    "LDPThompsonSampling": (
+        lambda n, s: LDPThompsonSampling(K, 1.0, n_envs=n, seed=s),
+        lambda s: ref.ReferenceLDPThompsonSampling(K, 1.0, seed=s),
+    ),
+}
+
+
+def play(agent: Any, table: np.ndarray) -> np.ndarray:
+    """Arms of every round; ``table`` is (T, K) for one env or (T, N, K) for N copies."""
+    actions = []
+    for t in range(table.shape[0]):
+        a = agent.act()
+        if table.ndim == 2:
+            agent.update(a, float(table[t, a]))
+        else:
+            agent.update(a, table[t, np.arange(table.shape[1]), a])
+        actions.append(a)
+    return np.array(actions)
+
+
+def bernoulli(shape: tuple[int, ...], means: list[float], seed: int = 0) -> np.ndarray:
+    return (np.random.default_rng(seed).random(shape) < np.array(means)).astype(np.float64)
+
+
+# Noise streams ------------------------------------------------------------------------------------
+
+
+@njit
+def _draw(streams, b, kind, n, out):  # pragma: no cover
+    for i in range(n):
+        if kind == 0:
+            out[i] = philox.next_double(streams, b)
+        elif kind == 1:
+            out[i] = philox.laplace(streams, b, 0.7)
+        elif kind == 2:
+            out[i] = philox.standard_normal(streams, b)
+        else:
+            out[i] = philox.beta(streams, b, 3.0, 8.0)
+
+
+def test_compiled_streams_are_numpys_philox_draw_for_draw():
+    seeds = [0, 7, 2**40 + 3]
+    streams = philox.new_streams(seeds)
+    gens = [philox_noise_generator(s) for s in seeds]
+    out = np.empty(2000)
+    for b, gen in enumerate(gens):  # several blocks of 4 words per stream, streams interleaved
+        _draw(streams, b, 0, 2000, out)
+        np.testing.assert_array_equal(out, gen.random(2000))
+        _draw(streams, b, 1, 2000, out)
+        np.testing.assert_array_equal(out, [gen.laplace(0.0, 0.7) for _ in range(2000)])
+
+
+def test_compiled_normal_and_beta_draws_equal_their_python_twins():
+    streams = philox.new_streams([5])
+    gen = philox_noise_generator(5)
+    out = np.empty(500)
+    _draw(streams, 0, 2, 500, out)
+    twins = []
+    for _ in range(500):
+        u = 0.0
+        while u == 0.0:
+            u = float(gen.random())
+        twins.append(ndtri.py_func(u))
+    np.testing.assert_array_equal(out, twins)
+    _draw(streams, 0, 3, 500, out)
+    np.testing.assert_array_equal(out, [philox.beta_reference(gen, 3.0, 8.0) for _ in range(500)])
+
+
+def test_stream_draws_have_the_right_laws():
+    streams = philox.new_streams([1])
+    out = np.empty(20000)
+    _draw(streams, 0, 2, 20000, out)
+    assert stats.kstest(out, stats.norm.cdf).pvalue > ALPHA
+    _draw(streams, 0, 3, 20000, out)
+    assert stats.kstest(out, stats.beta(3.0, 8.0).cdf).pvalue > ALPHA
+    assert stats.kstest(out, stats.beta(3.0, 7.0).cdf).pvalue < ALPHA
+
+
+# Compiled agents equal their references; copies equal single agents ---------------------------------
+
+
+@pytest.mark.parametrize("name", AGENTS)
+@pytest.mark.parametrize("seed", [3, 2**33])
+def test_agent_equals_its_plain_python_reference(name, seed):
+    make, make_reference = AGENTS[name]
+    table = np.random.default_rng(seed % 1000).random((800, K))
+    agent, reference = make(None, seed), make_reference(seed)
+    for t in range(table.shape[0]):
+        a, b = agent.act(), reference.act()
+        assert a == b, f"round {t}"
+        agent.update(a, float(table[t, a]))
+        reference.update(b, float(table[t, b]))
+    if hasattr(reference, "counters"):
+        np.testing.assert_array_equal(agent.released[0], [c.value for c in reference.counters])
+    if hasattr(reference, "mean"):
+        np.testing.assert_array_equal(agent.released_means[0], reference.mean)
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_copy_i_of_a_batch_is_the_single_agent_with_copy_i_seed(name):
+    make, _ = AGENTS[name]
+    table = bernoulli((600, 4, K), [0.7, 0.5, 0.45], seed=2)
+    batch = make(4, 100)
+    assert batch.copy_seeds == [100, 101, 102, 103]
+    actions = play(batch, table)
+    for i in range(4):
+        single = make(None, 100 + i)
+        np.testing.assert_array_equal(play(single, table[:, i]), actions[:, i])
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_seeds_reproduce_runs_and_reset_restarts_them(name):
+    make, _ = AGENTS[name]
+    table = np.random.default_rng(4).random((300, K))
+    agent = make(None, 8)
+    first = play(agent, table)
+    agent.reset()
+    np.testing.assert_array_equal(play(agent, table), first)
+    agent.reset(seed=8)
+    np.testing.assert_array_equal(play(agent, table), first)
+    unseeded = make(None, 0)
+    unseeded.seed = None
+    unseeded.reset()
+    recorded = unseeded.copy_seeds[0]
+    again = make(None, recorded)
+    np.testing.assert_array_equal(play(again, table), play(unseeded, table))
+
+
+# Known answers ------------------------------------------------------------------------------------
+
+
+def test_hybrid_draws_once_per_update_and_bounds_its_release_noise():
+    eps = 2.0
+    agent = HybridDPUCB(2, eps, seed=0)
+    for arm in [0, 1, 0, 0, 0, 1]:  # arm 0: 4 pulls, arm 1: 2
+        agent.update(arm, 0.5)
+    assert agent.n_draws == 6 and agent.t == 6
+    np.testing.assert_array_equal(agent.counts, [[4, 2]])
+    # n = 4: three logarithmic terms of 2/eps = 1; n = 2: two. Round 7: gamma = 7^-4.
+    bounds = agent.noise_bound()[0]
+    gamma = 7.0**-4
+    assert bounds[0] == pytest.approx(laplace_sum_bound([1.0] * 3, gamma), rel=1e-12)
+    assert bounds[1] == pytest.approx(laplace_sum_bound([1.0] * 2, gamma), rel=1e-12)
+    agent.update(1, 0.5)  # arm 1: n = 3 = 2 + 1, two log terms and one p-sum of scale 1 / (eps/2) = 1
+    assert agent.noise_bound()[0][1] == pytest.approx(laplace_sum_bound([1.0] * 3, 8.0**-4), rel=1e-12)
+
+
+def test_hybrid_plays_every_arm_once_then_its_index():
+    agent = HybridDPUCB(3, 1e6, alpha=1.0, seed=0)
+    arms = []
+    for reward in [1.0, 0.0, 0.5, 1.0]:
+        arms.append(agent.act())
+        agent.update(arms[-1], reward)
+    assert arms[:3] == [0, 1, 2]
+    assert arms[3] == 0  # eps = 1e6: the index is UCB's up to ~1e-5: 1 + sqrt(ln 4) is the largest
+
+
+def test_tree_depth_budget_and_relaxation():
+    k, horizon, eps = 4, 1000, 2.0
+    agent = TreeDPUCB(k, horizon, eps)
+    assert agent.depth == tree_depth(horizon) == 10
+    assert agent.epsilon_per_arm == eps / k
+    log_t = math.log(horizon)
+    assert agent.relaxation == pytest.approx(k * log_t**2 * math.log(k * horizon * log_t * horizon) / eps)
+    assert TreeDPUCB(k, horizon, eps, "parallel", "exact").relaxation == 0.0
+    assert agent.privacy_spent == (0.0, 0.0)
+    agent.update(0, 1.0)
+    assert agent.privacy_spent == (eps / k, 0.0)
+    assert TreeDPUCB(k, horizon, eps, "parallel", n_envs=2).epsilon_per_arm == eps
+
+
+def test_tree_learns_nothing_past_its_horizon():
+    agent = TreeDPUCB(2, 3, 1.0, seed=0)
+    for arm in [0, 1, 0]:
+        agent.update(arm, 0.5)
+    released = agent.released
+    agent.update(1, 1.0)
+    assert agent.t == 4
+    np.testing.assert_array_equal(agent.released, released)
+    assert agent.n_draws == 3
+    with pytest.raises(ValueError, match="reward"):
+        agent.update(1, 2.0)  # still checked
+
+
+def test_adap_ucb_episodes_double_each_arms_pulls():
+    agent = AdaPUCB(2, 1.0, seed=1)
+    arms = play(agent, np.full((200, 2), 0.5))
+    runs = []  # (arm, length) of consecutive pulls
+    for a in arms:
+        if runs and runs[-1][0] == a:
+            runs[-1][1] += 1
+        else:
+            runs.append([int(a), 1])
+    assert runs[0] == [0, 1] and runs[1] == [1, 1]  # every arm once
+    pulls = {0: 1, 1: 1}
+    for arm, length in runs[2:-1]:  # every complete episode pulls its arm as often as it was pulled
+        assert length % pulls[arm] == 0  # (two episodes of the same arm can follow each other)
+        pulls[arm] += length
+    # One Laplace draw per closed episode; an arm pulled n times closed 1 + floor(log2 n) episodes
+    # when n is a power of 2.
+    counts = agent.counts[0]
+    lengths = agent.epoch_lengths[0]
+    closed = [1 + int(math.log2(length)) for length in lengths]
+    assert agent.n_draws == sum(closed)
+    assert all(length & (length - 1) == 0 for length in lengths)
+    assert all(counts[a] >= lengths[a] for a in range(2))
+
+
+def test_epoch_sizes_and_releases_of_dp_thompson_sampling():
+    agent = DPThompsonSampling(2, 1.0, seed=0)
+    sizes = []
+    for _ in range(8):
+        agent.update(0, 1.0)
+        sizes.append(int(agent.release_sizes[0, 0]))
+    # Releases after 1, 2, 4, 8 pulls over epochs of 1, 1, 2, 4 rewards.
+    assert sizes == [1, 1, 1, 2, 2, 2, 2, 4]
+    assert agent.n_draws == 4
+    np.testing.assert_array_equal(agent.epoch_lengths, [[8, 1]])
+    assert agent.act() == 1  # an arm without a release goes first
+
+
+def test_ldp_thompson_sampling_reports_are_the_r_coins_at_huge_epsilon():
+    agent = LDPThompsonSampling(2, 1e3, seed=0)
+    rewards = [1.0, 0.0, 1.0, 1.0, 0.0]
+    for r in rewards:
+        agent.update(0, r)
+    np.testing.assert_array_equal(agent.successes, [[3, 0]])
+    np.testing.assert_array_equal(agent.failures, [[2, 0]])
+    assert agent.privacy_spent == (1e3, 0.0)
+    assert agent.stream_privacy_spent == (5e3, 0.0)
+
+
+def test_privacy_attributes():
+    for name, (make, _) in AGENTS.items():
+        agent = make(None, 0)
+        assert isinstance(agent, PrivateAgent)
+        assert agent.privacy_unit and "\n" not in agent.privacy_unit and "one round's reward" in agent.privacy_unit
+        assert agent.privacy_spent == (0.0, 0.0), name
+        agent.update(agent.act(), 0.5)
+        assert agent.privacy_spent[0] > 0.0 and agent.privacy_spent[1] == 0.0, name
+
+
+# Noise laws of the releases -----------------------------------------------------------------------
+
+
+def first_release_noise(agent: Any, reward: float) -> np.ndarray:
+    """Every copy pulls arm 0 once with ``reward``: its release minus the exact value."""
+    n = agent.n_envs
+    agent.update(np.zeros(n, dtype=np.int64), np.full(n, reward))
+    if hasattr(agent, "released"):
+        return np.asarray(agent.released[:, 0] - reward)
+    return np.asarray(agent.released_means[:, 0] - reward)
+
+
+@pytest.mark.parametrize(
+    ("make", "scale"),
+    [
+        (lambda: HybridDPUCB(K, 0.5, n_envs=4000, seed=10), 2.0 / 0.5),
+        (lambda: TreeDPUCB(K, 100, 0.5, n_envs=4000, seed=10), tree_depth(100) / (0.5 / K)),
+        (lambda: TreeDPUCB(K, 100, 0.5, "parallel", n_envs=4000, seed=10), tree_depth(100) / 0.5),
+        (lambda: AdaPUCB(K, 0.5, n_envs=4000, seed=10), 1.0 / 0.5),
+        (lambda: DPThompsonSampling(K, 0.5, n_envs=4000, seed=10), 1.0 / 0.5),
+    ],
+    ids=["hybrid", "tree-split", "tree-parallel", "adap", "dp-ts"],
+)
+def test_a_release_has_laplace_noise_of_the_claimed_scale(make, scale):
+    noise = first_release_noise(make(), 0.3)
+    assert stats.kstest(noise, stats.laplace(scale=scale).cdf).pvalue > ALPHA
+    assert stats.kstest(noise, stats.laplace(scale=0.8 * scale).cdf).pvalue < ALPHA
+
+
+def test_an_episode_release_has_the_noise_of_its_size():
+    # Arm 0 pulled 4 times: its third release averages an episode of 2 rewards: Laplace(1/(2 eps)).
+    eps = 0.5
+    agent = AdaPUCB(K, eps, n_envs=4000, seed=20)
+    zeros = np.zeros(4000, dtype=np.int64)
+    for r in [0.1, 0.2, 0.4, 0.8]:
+        agent.update(zeros, np.full(4000, r))
+    assert (agent.release_sizes[:, 0] == 2).all()
+    noise = agent.released_means[:, 0] - 0.6
+    assert stats.kstest(noise, stats.laplace(scale=1.0 / (2 * eps)).cdf).pvalue > ALPHA
+    assert stats.kstest(noise, stats.laplace(scale=1.0 / eps).cdf).pvalue < ALPHA
+
+
+# Regret sanity -------------------------------------------------------------------------------------
+
+MEANS = [0.8, 0.55, 0.5]
+GAPS = np.max(MEANS) - np.array(MEANS)
+
+
+def mean_regret(agent: Any, table: np.ndarray) -> float:
+    return float(GAPS[play(agent, table)].sum(axis=0).mean())
+
+
+def test_with_a_huge_epsilon_the_private_agents_are_close_to_ucb_and_ts():
+    copies, horizon = 100, 3000
+    table = bernoulli((horizon, copies, K), MEANS, seed=6)
+    ucb = mean_regret(UCB(K, n_envs=copies), table)
+    ts = mean_regret(ThompsonSampling(K, n_envs=copies, seed=1), table)
+    big = 1e6
+    hybrid = mean_regret(HybridDPUCB(K, big, n_envs=copies, seed=1), table)
+    tree = mean_regret(TreeDPUCB(K, horizon, big, n_envs=copies, seed=1), table)
+    adap = mean_regret(AdaPUCB(K, big, n_envs=copies, seed=1), table)
+    dpts = mean_regret(DPThompsonSampling(K, big, n_envs=copies, seed=1), table)
+    ldpts = mean_regret(LDPThompsonSampling(K, big, n_envs=copies, seed=1), table)
+    assert abs(hybrid - ucb) <= 0.05 * ucb  # the same index up to noise ~1e-6
+    assert abs(tree - ucb) <= 0.1 * ucb
+    assert abs(ldpts - ts) <= 0.3 * ts  # TS on the r-coins themselves (another random stream)
+    # Other algorithms (doubling episodes, Gaussian samples): within a factor of UCB, and far
+    # below uniform play.
+    uniform = GAPS.mean() * horizon
+    for regret in (adap, dpts):
+        assert regret <= 4.0 * ucb and regret < 0.5 * uniform
+    # And privacy costs regret: at eps = 0.1 each agent does worse than at a huge eps.
+    assert mean_regret(AdaPUCB(K, 0.1, n_envs=copies, seed=1), table) > adap
+    assert mean_regret(HybridDPUCB(K, 0.1, n_envs=copies, seed=1), table) > hybrid
+
+
+# Arguments ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda: HybridDPUCB(K, 0.0), ValueError, "epsilon"),
+        (lambda: HybridDPUCB(K, 1e-300), ValueError, r"epsilon must be in \[1e-100"),
+        (lambda: HybridDPUCB(K, 1.0, alpha=-1.0), ValueError, "alpha"),
+        (lambda: HybridDPUCB(K, 1.0, confidence_power=0.0), ValueError, "confidence_power"),
+        (lambda: TreeDPUCB(K, 0, 1.0), ValueError, "horizon"),
+        (lambda: TreeDPUCB(K, 10, 1.0, per_arm_budget="half"), ValueError, "per_arm_budget"),
+        (lambda: TreeDPUCB(K, 10, 1.0, width="paper"), ValueError, "width"),
+        (lambda: TreeDPUCB(K, 10, 1.0, gamma=1.0), ValueError, "gamma"),
+        (lambda: AdaPUCB(K, 1.0, variant="both"), ValueError, "variant"),
+        (lambda: AdaPUCB(K, "1"), TypeError, "epsilon"),
+        (lambda: DPThompsonSampling(1, 1.0), ValueError, "n_arms"),
+        (lambda: LDPThompsonSampling(K, math.inf), ValueError, "epsilon"),
+        (lambda: HybridDPUCB(10, 1.0, n_envs=10**10), ValueError, "agent state"),
+        (lambda: TreeDPUCB(10, 10**6, 1.0, n_envs=10**9), ValueError, "agent state"),
+    ],
+)
+def test_bad_arguments_are_refused_in_one_sentence(call, error, match):
+    with pytest.raises(error, match=match) as exc:
+        call()
+    assert "\n" not in str(exc.value) and len(str(exc.value)) < 300
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_a_refused_update_changes_nothing(name):
+    make, _ = AGENTS[name]
+    agent, twin = make(3, 1), make(3, 1)
+    table = np.random.default_rng(2).random((50, 3, K))
+    play(agent, table[:20])
+    play(twin, table[:20])
+    a = agent.act()
+    twin.act()
+    with pytest.raises(ValueError, match="copy 1"):
+        agent.update(a, np.array([0.5, 1.5, 0.5]))
+    with pytest.raises(ValueError, match="copy 2"):
+        agent.update(np.array([0, 1, K]), np.full(3, 0.5))
+    agent.update(a, np.full(3, 0.5))
+    twin.update(a, np.full(3, 0.5))
+    np.testing.assert_array_equal(play(agent, table[20:]), play(twin, table[20:]))
