@@ -149,3 +149,22 @@ def test_report_rebuilds_the_summary(tmp_path, capsys):
     (out / "summary.md").unlink()
     assert main(["report", "graph/side-observations", str(out)]) == 0
     assert capsys.readouterr().out.strip() == first.split("Wrote")[0].strip()
+
+
+@pytest.mark.parametrize(("horizon", "mark"), [(100_000, "✗"), (1_000, "–")])
+def test_a_contradiction_below_the_full_horizon_is_undecided(horizon, mark):
+    """UCB-N clearly above UCB in every run: ✗ at the full horizon, – (not yet) at a shorter one."""
+    from agents.experiments.core.claims import Claim, Compare
+    from agents.experiments.core.results import to_frame
+    from agents.experiments.dpmab.analysis import summary
+
+    exp = get_experiment("graph/side-observations").scaled(runs=5, horizon=horizon)
+    exp = dataclasses.replace(exp, claims=(Claim("UCB-N below UCB", Compare("UCBN", "UCB", "<")),))
+    rows = [
+        {**s, "setting": i, "run": r, "agent": a, "t": horizon, "regret": float(base + r)}
+        for i, s in enumerate(exp.settings)
+        for r in range(5)
+        for a, base in (("UCB", 100), ("UCBN", 200))
+    ]
+    text = summary(to_frame(rows), exp, {})
+    assert f"- {mark} *UCB-N below UCB*" in text

@@ -72,7 +72,20 @@ def _where(exp: Experiment, agent: str, final: Final, value: float) -> int | Non
 
 
 def verdict(claim: Claim, exp: Experiment, final: Final) -> Verdict:
-    """Evaluate a :class:`Compare`, :class:`Trend` or ratio :class:`Shape` claim on the final regrets."""
+    """Evaluate a claim on the final regrets; a contradiction below the full horizon leaves it undecided.
+
+    The claims are about regret at the full horizon (the private agents' exploration epochs and
+    noise bounds take many rounds to pay off), so a shorter run that contradicts one says "not
+    yet", not "false": its verdict is – with the evidence shown.
+    """
+    out = _verdict(claim, exp, final)
+    if out.holds is False and exp.horizon < exp.full_horizon:
+        return Verdict(None, f"{out.evidence} Contradicted at T = {exp.horizon:,}; the claim is about T = "
+                       f"{exp.full_horizon:,}.")  # fmt: skip
+    return out
+
+
+def _verdict(claim: Claim, exp: Experiment, final: Final) -> Verdict:
     check = claim.check
     small = exp.below_full_scale
     if isinstance(check, Compare):
