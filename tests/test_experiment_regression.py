@@ -23,13 +23,17 @@ SMALL: dict[str, dict[str, object]] = {
 }
 
 
+#: The experiments that existed when the fixtures were written (later ones have no fixture to match).
+RECORDED = [e for e in EXPERIMENTS if (FIXTURES / f"{e.replace('/', '-')}.csv.gz").exists()]
+
+
 def _small(experiment_id: str) -> dict[str, object]:
     return SMALL[experiment_id.split("/")[0]]
 
 
 @pytest.mark.parametrize(
     "experiment_id",
-    [pytest.param(e, marks=pytest.mark.slow) if e.startswith("rl/") else e for e in EXPERIMENTS],
+    [pytest.param(e, marks=pytest.mark.slow) if e.startswith("rl/") else e for e in RECORDED],
 )
 def test_results_are_byte_identical_to_the_fixture(experiment_id, tmp_path):
     folder, _ = run_experiment(experiment_id, jobs=1, out=tmp_path, progress=False, **_small(experiment_id))
@@ -38,7 +42,7 @@ def test_results_are_byte_identical_to_the_fixture(experiment_id, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("experiment_id", list(EXPERIMENTS))
+@pytest.mark.parametrize("experiment_id", RECORDED)
 def test_quick_scale_results_have_the_recorded_digest(experiment_id, tmp_path):
     digests = json.loads((FIXTURES / "quick-sha256.json").read_text())
     folder, _ = run_experiment(experiment_id, quick=True, jobs=2, out=tmp_path, progress=False)

@@ -7,10 +7,10 @@ task and analysis.
 
 from __future__ import annotations
 
-from agents.experiments import budget, gap, ldp, rl
+from agents.experiments import budget, dpmab, gap, ldp, rl
 from agents.experiments.core.spec import Experiment
 
-EXPERIMENTS: dict[str, Experiment] = {e.id: e for family in (gap, budget, ldp, rl) for e in family.EXPERIMENTS}
+EXPERIMENTS: dict[str, Experiment] = {e.id: e for family in (gap, budget, ldp, rl, dpmab) for e in family.EXPERIMENTS}
 
 
 def get_experiment(experiment_id: str) -> Experiment:

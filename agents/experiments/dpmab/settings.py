@@ -1,0 +1,168 @@
+"""``dp-mab/epsilon`` and ``graph/side-observations`` as data: settings, agents, scale and claims.
+
+The claims are expectations from the papers behind the agents (central DP costs regret that
+shrinks as ε grows; adaptive epochs beat continual-release counters; side observations lower
+regret; privacy costs regret), declared once as :class:`~agents.experiments.core.claims.Claim`
+records and checked by :mod:`agents.experiments.dpmab.analysis` with paired 95% intervals.
+"""
+
+from __future__ import annotations
+
+import math
+
+from agents.experiments.core.claims import Claim, Compare, Shape, Trend
+from agents.experiments.core.spec import Experiment, Family, Param
+from agents.experiments.dpmab import analysis
+from agents.experiments.dpmab.task import BUILTIN_AGENTS, regret_task
+
+#: The Bernoulli means of ``dp-mab/epsilon``: one best arm, gaps 0.1 to 0.5.
+MEANS: tuple[float, ...] = (0.8, 0.7, 0.7, 0.6, 0.6, 0.5, 0.5, 0.4, 0.4, 0.3)
+EPSILONS: tuple[float, ...] = (0.1, 0.5, 1.0, 5.0)
+NON_PRIVATE: tuple[str, ...] = ("UCB", "KLUCB", "TS")
+PRIVATE: tuple[str, ...] = ("HybridDPUCB", "TreeDPUCB", "AdaPUCB", "AdaPUCB-cum", "DPTS", "DPSE")
+#: Each private agent's non-private version (DPSE's is UCB: both are index-free of ε at ε = ∞).
+VERSION: dict[str, str] = {
+    "HybridDPUCB": "UCB",
+    "TreeDPUCB": "UCB",
+    "AdaPUCB": "UCB",
+    "AdaPUCB-cum": "UCB",
+    "DPTS": "TS",
+    "DPSE": "UCB",
+}
+#: "Approaches its non-private version" at ε = 5: regret at most this times the version's.
+RATIO_BOUND = 2.0
+
+
+def _ratio(a: str) -> Claim:
+    b = VERSION[a]
+    return Claim(
+        f"At ε = 5, {a}'s regret is at most {RATIO_BOUND:g}× {b}'s",
+        Shape("ratio", (("a", a), ("b", b), ("at", 5.0), ("bound", RATIO_BOUND))),
+        "approaches its non-private version",
+    )
+
+
+EPSILON_CLAIMS: tuple[Claim, ...] = (
+    *(Claim(f"{a}'s regret falls as ε grows", Trend(a, "decreasing"), "central DP") for a in PRIVATE),
+    *(
+        Claim(f"{a}'s regret is below {b}'s at every ε", Compare(a, b, "<"), "adaptive epochs vs counters")
+        for a in ("AdaPUCB", "DPSE")
+        for b in ("HybridDPUCB", "TreeDPUCB")
+    ),
+    *(_ratio(a) for a in PRIVATE),
+)
+
+SIDE_AGENTS: tuple[str, ...] = ("UCB", "UCBN", "TS-N", "Exp3SET", "Exp3IX", "GAP")
+SIDE_CLAIMS: tuple[Claim, ...] = (
+    Claim("UCB-N's regret is below UCB's at every p", Compare("UCBN", "UCB", "<"), "value of side observations"),
+    Claim("TS-N's regret is below UCB's at every p", Compare("TS-N", "UCB", "<"), "value of side observations"),
+    *(
+        Claim(f"{a}'s regret falls as p grows", Trend(a, "decreasing"), "more side observations")
+        for a in ("UCBN", "TS-N", "Exp3SET", "Exp3IX", "GAP")
+    ),
+    Claim("GAP's regret is above UCB-N's at every p", Compare("GAP", "UCBN", ">"), "the price of privacy"),
+)
+
+SCHEMA: dict[str, Param] = {"n_arms": Param("n_arms", int, "number of arms K", 2, None, target="experiment")}
+EPS_SCHEMA: dict[str, Param] = {}
+SIDE_SCHEMA: dict[str, Param] = {"epsilon": Param("epsilon", float, "ε of GAP", 0.0, None, low_open=True)}
+
+COLUMNS = ("setting", "run", "agent", "t", "regret")
+
+
+def no_user_agents(experiment: Experiment) -> None:
+    """Refuse user agents in one sentence: these tasks play built-in batched agents on reward tables only."""
+    if experiment.user_agents:
+        names = ", ".join(u.name for u in experiment.user_agents)
+        raise ValueError(
+            f"{experiment.id} runs only its built-in agents ({', '.join(experiment.family.builtin_agents)}), "
+            f"got user agents {names}; run them on the gap/ regret experiments instead."
+        )
+
+
+EPSILON_FAMILY = Family(
+    name="dp-mab.epsilon",
+    task=regret_task,
+    summary=analysis.summary,
+    figure=analysis.figure,
+    schema=EPS_SCHEMA,
+    builtin_agents=BUILTIN_AGENTS,
+    columns=COLUMNS,
+    validate=no_user_agents,
+    runs_per_task=100,
+)
+SIDE_FAMILY = Family(
+    name="graph.side-observations",
+    task=regret_task,
+    summary=analysis.summary,
+    figure=analysis.figure,
+    schema=SIDE_SCHEMA,
+    builtin_agents=BUILTIN_AGENTS,
+    columns=COLUMNS,
+    validate=no_user_agents,
+    runs_per_task=100,
+)
+
+EXPERIMENTS: tuple[Experiment, ...] = (
+    Experiment(
+        id="dp-mab/epsilon",
+        title="Central-DP agents against their non-private versions, ε varied",
+        source="central-DP bandit agents (HybridDPUCB, TreeDPUCB, AdaP-UCB, DP-TS, DPSE) on a Bernoulli instance",
+        family=EPSILON_FAMILY,
+        # The non-private setting first: its task is the longest (ThompsonSampling's Beta draws), and
+        # tasks start in setting order, so two processes finish together (see the family's docs).
+        settings=(
+            {"epsilon": math.inf, "agents": ",".join(NON_PRIVATE)},
+            *({"epsilon": e, "agents": ",".join(PRIVATE)} for e in EPSILONS),
+        ),
+        agents=NON_PRIVATE + PRIVATE,
+        varied="epsilon",
+        claims=EPSILON_CLAIMS,
+        horizon=100_000,
+        runs=100,
+        n_arms=10,
+        quick_horizon=5_000,
+        quick_runs=8,
+        options={
+            "means": MEANS,
+            "reward": "bernoulli",
+            "note": (
+                "Instance: K = 10 Bernoulli arms with means " + ", ".join(f"{m:g}" for m in MEANS) + " (no "
+                "feedback graph). Non-private agents do not depend on ε and run once (the ε = ∞ column). "
+                "Common random numbers: run r of every agent and setting reads the same rewards; the agents "
+                "are batched (a task plays a block of runs as copies). AdaPUCB-cum is AdaP-UCB's cumulative "
+                "variant; DPTS is DPThompsonSampling. 'Approaches its non-private version' is tested as "
+                f"regret ≤ {RATIO_BOUND:g}× the version's (UCB, or TS for DPTS), by the paired 95% interval "
+                f"of regret − {RATIO_BOUND:g}·version's regret."
+            ),
+        },
+    ),
+    Experiment(
+        id="graph/side-observations",
+        title="The value of side observations, private and not, p varied",
+        source="GraphBanditEnv (gap paper's §5 instance, Δmin = 0.1) with UCB-N, TS-N, Exp3-SET, Exp3-IX and GAP",
+        family=SIDE_FAMILY,
+        settings=tuple({"edge_probability": p, "epsilon": 1.0} for p in (0.1, 0.2, 0.3)),
+        agents=SIDE_AGENTS,
+        varied="edge_probability",
+        claims=SIDE_CLAIMS,
+        horizon=100_000,
+        runs=100,
+        n_arms=10,
+        quick_horizon=5_000,
+        quick_runs=8,
+        options={
+            "gap": 0.1,
+            "reward": "truncnorm",
+            "note": (
+                "Instance: the gap paper's (two best arms at 0.9, then 0.9 − Δmin − 0.05(k − 2), truncated "
+                "normal rewards, σ = 0.1, Δmin = 0.1); one Erdős–Rényi graph per setting (instance_seed = 0, "
+                "nested across p: every edge at p = 0.1 is an edge at 0.2 and 0.3), shared by all runs, because "
+                "Exp3-SET and Exp3-IX take one graph for all copies of a batch; the trends in p are therefore "
+                "about this one nested family of graphs, not an average over random graphs. "
+                "GAP is private (ε = 1, δ = 1/T); UCB ignores side observations. Common "
+                "random numbers across agents and settings."
+            ),
+        },
+    ),
+)
