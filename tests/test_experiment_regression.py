@@ -23,13 +23,17 @@ SMALL: dict[str, dict[str, object]] = {
 }
 
 
+#: Experiments whose small-scale run takes more than ~10 s (63 settings for ldp-linucb/realistic).
+SLOW_SMALL = ("ldp-linucb/realistic",)
+
+
 def _small(experiment_id: str) -> dict[str, object]:
     return SMALL[experiment_id.split("/")[0]]
 
 
 @pytest.mark.parametrize(
     "experiment_id",
-    [pytest.param(e, marks=pytest.mark.slow) if e.startswith("rl/") else e for e in EXPERIMENTS],
+    [pytest.param(e, marks=pytest.mark.slow) if e.startswith("rl/") or e in SLOW_SMALL else e for e in EXPERIMENTS],
 )
 def test_results_are_byte_identical_to_the_fixture(experiment_id, tmp_path):
     folder, _ = run_experiment(experiment_id, jobs=1, out=tmp_path, progress=False, **_small(experiment_id))

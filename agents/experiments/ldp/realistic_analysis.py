@@ -157,13 +157,18 @@ def verdict(claim: Claim, exp: Experiment, curves: Mapping[Key, Mapping[int, Map
     raise TypeError(f"a claim of ldp-linucb/realistic must be Shape, Trend or Compare, got {type(check).__name__}.")
 
 
+def _known(value: Any) -> bool:
+    """Whether a privacy cell holds a number (not missing, not NaN)."""
+    return value is not None and value == value
+
+
 def _guarantee(r: Mapping[str, Any] | None) -> tuple[str, str]:
     """(local per user, central per user) cells from a run's last row (worst over runs by the caller)."""
-    if r is None or r.get("user_epsilon") != r.get("user_epsilon"):
+    if r is None or not _known(r.get("user_epsilon")):
         return "–", "–"
     local = f"ε = {float(r['user_epsilon']):.3g} at δ = {float(r['user_delta']):g}"
     ce = r.get("central_epsilon")
-    central = "–" if ce is None or ce != ce else f"ε = {float(ce):.3g}, δ = {float(r['central_delta']):.2g}"
+    central = "–" if not _known(ce) else f"ε = {float(ce):.3g}, δ = {float(r['central_delta']):.2g}"
     return local, central
 
 
@@ -217,8 +222,8 @@ def realistic_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str,
             m, _, h = mean_ci(finals)
             info = next((v for v in AGENTS.values() if v[0] == key[1]), (key[1], "–", "user agent"))
             ends = last.get(key, [])
-            worst = max(ends, key=lambda r: float(r.get("user_epsilon") or 0.0) if r.get("user_epsilon") == r.get(
-                "user_epsilon") else -1.0, default=None)  # fmt: skip
+            known = [r for r in ends if _known(r.get("user_epsilon"))]
+            worst = max(known, key=lambda r: float(r["user_epsilon"]), default=None)
             k_reports = max((int(r["max_user_reports"]) for r in ends), default=0)
             local, central = _guarantee(worst)
             eps = "–" if key[2] == 0.0 else f"{key[2]:g}"
