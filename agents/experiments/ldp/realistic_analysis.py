@@ -168,7 +168,7 @@ def _guarantee(r: Mapping[str, Any] | None) -> tuple[str, str]:
         return "–", "–"
     local = f"ε = {float(r['user_epsilon']):.3g} at δ = {float(r['user_delta']):g}"
     ce = r.get("central_epsilon")
-    central = "–" if not _known(ce) else f"ε = {float(ce):.3g}, δ = {float(r['central_delta']):.2g}"
+    central = "–" if not _known(ce) else f"ε = {float(r['central_epsilon']):.3g}, δ = {float(r['central_delta']):.2g}"
     return local, central
 
 
