@@ -238,7 +238,11 @@ def realistic_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str,
 
 
 def realistic_figure(results: pd.DataFrame, exp: Experiment, path: Path) -> None:
-    """Regret/√t against t per dataset (mean over runs), private agents at ε = 1 with LinUCB and uniform random."""
+    """Regret/√t against t per dataset (mean over runs), private agents at ε = 1 with LinUCB and uniform random.
+
+    Dotted lines: the slopes of the published rates on this scale (T^{3/4}: t^{1/4}; T^{3/5}: t^{1/10};
+    √T: flat), anchored at the curves' median first value.
+    """
     plt = pyplot()
     curves = _curves(results.to_dict("records"))
     sets = list(dict.fromkeys(k[0] for k in curves))
@@ -250,6 +254,11 @@ def realistic_figure(results: pd.DataFrame, exp: Experiment, path: Path) -> None
             ts = np.array(sorted(c))
             m = np.array([np.mean(list(c[t].values())) for t in ts])
             ax.plot(ts, m / np.sqrt(ts), label=key[1] + ("" if key[2] == 0.0 else f" ε={key[2]:g}"))
+        anchors = [np.mean(list(c[min(c)].values())) / math.sqrt(min(c)) for k, c in curves.items() if k[0] == ds]
+        ts = np.array(sorted(next(c for k, c in curves.items() if k[0] == ds)))
+        for power, rate in ((0.25, "T^{3/4}"), (0.1, "T^{3/5}"), (0.0, "√T")):
+            ax.plot(ts, float(np.median(anchors)) * (ts / ts[0]) ** power, "k", ls=":", lw=0.8, alpha=0.6)
+            ax.annotate(f"rate {rate}", (ts[-1], float(np.median(anchors)) * (ts[-1] / ts[0]) ** power), fontsize=6)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("round t")
