@@ -117,7 +117,11 @@ CASES = [
         marks=pytest.mark.slow,
     ),
     pytest.param(
-        _banditlab("run ldp-linucb/epsilon --quick --horizon 500", "run ldp-linucb/sqrt-t --quick --horizon 500"),
+        _banditlab(
+            "run ldp-linucb/epsilon --quick --horizon 500",
+            "run ldp-linucb/sqrt-t --quick --horizon 500",
+            "run ldp-linucb/realistic --quick --horizon 500",
+        ),
         id="ldp-linucb",
         marks=pytest.mark.slow,
     ),
