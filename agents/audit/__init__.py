@@ -153,9 +153,10 @@ def audit(
         A built-in name (:data:`BUILTINS`: ``"GAP"``, ``"GAPU"``, ``"DPSE"``, ``"LDPWrapper"``,
         ``"LDPLinUCB"``, ``"HybridDPUCB"``, ``"TreeDPUCB"``, ``"TreeDPUCB-parallel"``, ``"AdaPUCB"``,
         ``"AdaPUCB-cumulative"``, ``"DPThompsonSampling"``, ``"LDPThompsonSampling"`` and the controls
-        ``"OverclaimedGAP"``, ``"NonPrivateUCB"``, ``"LaplaceCount"``; case-insensitive), the name of another agent class of :mod:`agents`,
-        an :class:`~agents.base.Agent` subclass, a factory (``factory(env, setting, seed[, n_envs])``
-        as for ``banditlab run --agent``), or a ready :class:`Subject`. With ``factory``, the label.
+        ``"OverclaimedGAP"``, ``"NonPrivateUCB"``, ``"LaplaceCount"``; case-insensitive), the name of
+        another agent class of :mod:`agents`, an :class:`~agents.base.Agent` subclass, a factory
+        (``factory(env, setting, seed[, n_envs])`` as for ``banditlab run --agent``), or a ready
+        :class:`Subject`. With ``factory``, the label.
     epsilon
         ε to build the agent with (> 0); the claim is read from the agent (``privacy_per_report``
         or ``epsilon``), which for the built-ins is this ε.
