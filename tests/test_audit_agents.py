@@ -61,7 +61,7 @@ def test_index_pairs_change_the_first_rewards_of_both_arms() -> None:
 @pytest.mark.parametrize(
     ("name", "epsilon", "runs"),
     [
-        ("AdaPUCB", 1.0, 2000),
+        ("AdaPUCB", 1.0, 5000),
         ("AdaPUCB-cumulative", 2.0, 20_000),
         pytest.param("DPThompsonSampling", 3.0, 40_000, marks=pytest.mark.slow),
     ],
