@@ -149,7 +149,7 @@ def write_figure(results: Sequence[tuple[Planned, AuditResult]], path: Path, pyp
         ax.plot(result.epsilon, y, "|", color="black", ms=12, mew=2)
     labels = [f"{r.agent}" + (f" (G = {p.group})" if p.group > 1 else "") for p, r in results]
     ax.set_yticks(range(n), labels[::-1], fontsize=8)
-    ax.set_xlabel("ε: claim (black bar), empirical lower bound (dot; red = violation), 95% interval (cut at 8)")
+    ax.set_xlabel("ε: claim (bar), lower bound (dot, red: violation), 95% interval (to 8)")
     ax.set_xlim(0.0, 8.0)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
