@@ -7,8 +7,8 @@ seeds are fixed, so every test is deterministic. The group-3 tests assert a viol
 one-entry claim ε when three entries change (the agent is only 3ε-DP there); the runs were chosen
 so that the bound exceeded ε at every one of seeds 0-4 when the tests were written (AdaPUCB at
 ε = 1 with 5,000 runs per input; AdaPUCB-cumulative at ε = 2 with 20,000 and DPThompsonSampling
-at ε = 3 with 40,000, both slow-marked: at CI-affordable runs their best events, P(E|D′) of
-order 10⁻³, are too rare for the bound to clear ε).
+at ε = 3 with 40,000, both slow-marked: their best events exceed ε by only 0.2-0.5 and, for DP-TS, are rare
+(P ≈ 0.002 on one input), so fewer runs leave the bound's confidence margin larger than that).
 
 Which group-3 tests can have power. The audit sees arm sequences only. AdaPUCB and
 DPThompsonSampling release an arm's first reward with Laplace(1/ε) noise, so the decision at
