@@ -87,12 +87,13 @@ def summary_text(results: Sequence[tuple[Planned, AuditResult]], command: str, s
         "privacy noise on two neighbouring reward tables for its unit; the best event over its arm sequences, chosen "
         "on half the runs, bounded on the other half (agents/audit, docs/audit.md).",
         "",
-        "| agent | unit | changed units | claimed ε | empirical ε ≥ (95% CI) | runs per input | verdict | power |",
+        "| agent | unit | changed units | claimed ε | empirical ε ≥ (95% CI of the event's loss) | runs per input "
+        "| verdict | power |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for plan, result in results:
         low, high = result.interval
-        bound = f"{result.epsilon_lower:.3f} [{_num(max(low, 0.0))}, {_num(high)}]"
+        bound = f"{result.epsilon_lower:.3f} [{_num(low)}, {_num(high)}]"  # the interval as computed (may be < 0)
         claim = f"{result.epsilon:g}" + (f", δ = {result.delta:.3g}" if result.delta > 0 else "")
         verdict = f"**{result.verdict}**" if result.verdict == VIOLATION else result.verdict
         lines.append(
@@ -103,7 +104,9 @@ def summary_text(results: Sequence[tuple[Planned, AuditResult]], command: str, s
         "",
         "## What this shows",
         "",
-        "* **A lower bound only.** Every bound is a 97.5%-confidence lower bound on the ε the agent spends on the "
+        "* **A lower bound only.** The bound is max(0, the interval's lower end); the interval is that of the best "
+        "event's privacy loss, which can be negative (an event no more likely on D than on D′). Every bound is a "
+        "97.5%-confidence lower bound on the ε the agent spends on the "
         "pair and event shown; `no violation found` does not prove a claim (the agent may leak more on other pairs "
         "or events, or by less than the runs resolve). A `violation` proves the claim false for that unit.",
         "* **Power.** The power column gives the smallest probability P(E | D) an event must have for a violation by "
