@@ -209,7 +209,8 @@ def _add_audit(sub: Any) -> None:
     audit.add_argument(
         "agent",
         metavar="AGENT",
-        help=f"one of {', '.join(BUILTINS)}, another agent class of the agents package, or the label of --agent",
+        help=f"one of {', '.join(BUILTINS)}, another agent class of the agents package, the label of --agent, or "
+        "all (every private agent's audit, with --out)",
     )
     audit.add_argument("--epsilon", type=_epsilon, default=1.0, help="ε to build the agent with (default 1)")
     audit.add_argument("--delta", type=_delta, help="claimed δ (default: the agent's per-report δ, else 0)")
