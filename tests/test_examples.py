@@ -65,3 +65,22 @@ def test_watch_it_learn_without_imageio_writes_no_gif(tmp_path, monkeypatch):
     frames = [np.zeros((4, 6, 3), dtype=np.uint8)] * 2
     assert namespace["save_gif"](frames, tmp_path / "x.gif", 4) is False
     assert not (tmp_path / "x.gif").exists()
+
+
+def test_laplace_and_audit_measures_beta_and_bounds_the_claim(tmp_path, monkeypatch, capsys):
+    """Exercise 9: measured P(|error| > alpha) within binomial error of beta; the audit's bound below the claim."""
+    from scipy import stats
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "teach_09_laplace_and_audit.py"
+    monkeypatch.setattr(sys, "argv", [str(path), "--out", str(tmp_path)])
+    namespace = runpy.run_path(str(path), run_name="__main__")
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if line[:7].strip() in {"0.50", "1.00", "2.00"}]
+    assert len(rows) == 9
+    for eps, beta, alpha, rate in rows:
+        assert float(alpha) == pytest.approx(namespace["alpha"](float(eps), float(beta)), abs=0.01)
+        k = round(float(rate) * namespace["DRAWS"])  # failures are Binomial(DRAWS, beta) if the bound is exact
+        assert stats.binomtest(k, namespace["DRAWS"], float(beta)).pvalue > 1e-3
+    bound = next(line for line in out.splitlines() if line.startswith("claimed eps = 1; empirical lower bound"))
+    assert float(bound.split("lower bound ")[1].split()[0]) <= 1.0 and bound.endswith("no violation found")
+    assert (tmp_path / "teach_09_laplace_and_audit.png").stat().st_size > 0

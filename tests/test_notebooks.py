@@ -33,6 +33,7 @@ KEY_LINES: dict[str, list[str]] = {
     "teach_06_choosing_a_budget": ["best budget: epsilon =", "-> a larger epsilon improves the recommendation"],
     "teach_07_rl_agent": ["PPO's greedy arm: 3 (mean 0.8); best arm: 3", "-> PPO finds the best arm"],
     "teach_08_watch_it_learn": ["GraphBandit-v0  round 3/500", "rgb_array frames: 32", "GIF: "],
+    "teach_09_laplace_and_audit": ["alpha = ln(1/beta)/eps", "empirical lower bound", "figure: "],
 }
 #: Exercises that take more than about 30 s as a notebook on the 2-core development machine.
 SLOW: set[str] = set()

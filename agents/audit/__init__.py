@@ -54,10 +54,34 @@ __all__ = [
 
 def _builtin_class(cls: type) -> bool:
     """Whether ``cls`` is the class a built-in subject audits (not a subclass or namesake)."""
-    from agents import DPSE, GAP, GAPU, LDPLinUCB, LDPWrapper
+    from agents import (
+        DPSE,
+        GAP,
+        GAPU,
+        AdaPUCB,
+        DPThompsonSampling,
+        HybridDPUCB,
+        LDPLinUCB,
+        LDPThompsonSampling,
+        LDPWrapper,
+        TreeDPUCB,
+    )
     from agents.audit.canaries import NonPrivateUCB, OverclaimedGAP
 
-    return cls in (GAP, GAPU, DPSE, LDPWrapper, LDPLinUCB, OverclaimedGAP, NonPrivateUCB)
+    return cls in (
+        GAP,
+        GAPU,
+        DPSE,
+        LDPWrapper,
+        LDPLinUCB,
+        OverclaimedGAP,
+        NonPrivateUCB,
+        HybridDPUCB,
+        TreeDPUCB,
+        AdaPUCB,
+        DPThompsonSampling,
+        LDPThompsonSampling,
+    )
 
 
 def subject_for(
@@ -127,10 +151,12 @@ def audit(
     ----------
     agent
         A built-in name (:data:`BUILTINS`: ``"GAP"``, ``"GAPU"``, ``"DPSE"``, ``"LDPWrapper"``,
-        ``"LDPLinUCB"`` and the controls ``"OverclaimedGAP"``, ``"NonPrivateUCB"``,
-        ``"LaplaceCount"``; case-insensitive), the name of another agent class of :mod:`agents`,
-        an :class:`~agents.base.Agent` subclass, a factory (``factory(env, setting, seed[, n_envs])``
-        as for ``banditlab run --agent``), or a ready :class:`Subject`. With ``factory``, the label.
+        ``"LDPLinUCB"``, ``"HybridDPUCB"``, ``"TreeDPUCB"``, ``"TreeDPUCB-parallel"``, ``"AdaPUCB"``,
+        ``"AdaPUCB-cumulative"``, ``"DPThompsonSampling"``, ``"LDPThompsonSampling"`` and the controls
+        ``"OverclaimedGAP"``, ``"NonPrivateUCB"``, ``"LaplaceCount"``; case-insensitive), the name of
+        another agent class of :mod:`agents`, an :class:`~agents.base.Agent` subclass, a factory
+        (``factory(env, setting, seed[, n_envs])`` as for ``banditlab run --agent``), or a ready
+        :class:`Subject`. With ``factory``, the label.
     epsilon
         ε to build the agent with (> 0); the claim is read from the agent (``privacy_per_report``
         or ``epsilon``), which for the built-ins is this ε.
@@ -141,7 +167,8 @@ def audit(
     seed
         Seed of all the runs' noise.
     horizon
-        T; default: two rounds after the first release for GAP, GAPU, DPSE, 200 for LDPLinUCB and
+        T; default: two rounds after the first release for GAP, GAPU, DPSE, 16 for the index and
+        Thompson agents of :func:`~agents.audit.subjects.stream_subject`, 200 for LDPLinUCB and
         NonPrivateUCB, 1000 otherwise.
     group
         Number of units changed at once (rounds 0..G−1); a claim for one unit is then tested on G

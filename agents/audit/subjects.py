@@ -36,11 +36,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agents._dp_base import StreamPrivateAgent
 from agents.audit.canaries import LaplaceCount, NonPrivateUCB, OverclaimedGAP
 from agents.audit.events import ArmSequenceEvents, EventFamily, ThresholdEvents
 from agents.audit.neighbours import UNITS, Neighbours, generic_pairs, laplace_scale, release_pairs, two_arm_graph
 from agents.audit.runner import graph_env, linear_runs, run_seeds, simulate_runs, step_runs
 from agents.base import Agent, check_choice, check_float, check_int, describe
+from agents.dp_thompson import DPThompsonSampling, LDPThompsonSampling
+from agents.dp_ucb import AdaPUCB, HybridDPUCB, TreeDPUCB
 from agents.elimination import DPSE, GAP, GAPU, EliminationAgent
 from agents.experiments.core.user_agents import UserAgent, UserAgentError, accepts_n_envs, user_agent
 from agents.index import UCB
@@ -58,7 +61,9 @@ __all__ = [
     "laplace_count_subject",
     "ldp_linucb_subject",
     "ldp_wrapper_subject",
+    "index_pairs",
     "nonprivate_ucb_subject",
+    "stream_subject",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -516,6 +521,124 @@ def agent_subject(
     )
 
 
+#: Changed entries of :func:`index_pairs`, in order: (round, arm, value on D, value on D′). Arms 0
+#: and 1 are pulled once each at rounds 0 and 1 by every index and Thompson agent here (lowest
+#: index first), so the first two are read for sure and the first decision (round 2) compares
+#: them; the third is arm 0's second reward when arm 0 wins that decision (more likely on D).
+INDEX_CHANGES = ((0, 0, 1.0, 0.0), (1, 1, 0.0, 1.0), (2, 0, 1.0, 0.0), (3, 1, 0.0, 1.0), (4, 0, 1.0, 0.0))
+#: Rewards of arms 0 and 1 outside the changed entries, one pair of tables each.
+INDEX_FILLS = ((0.5, 0.5), (0.3, 0.7))
+#: Horizon of the central-DP index and Thompson subjects when none is given.
+INDEX_HORIZON = 16
+
+
+def index_pairs(horizon: int, group: int, unit: str = "entry") -> list[Neighbours]:
+    """Pairs for two-arm agents that pull each arm once and then compare their first private releases.
+
+    D has r_{0,0} = 1 and r_{1,1} = 0; D′ changes the first ``group`` entries of
+    :data:`INDEX_CHANGES` (for ``unit="report"`` every arm's reward in those rounds, to the same
+    values), so every change pushes the comparison the same way: arm 0 leads on D, arm 1 on D′.
+    The first release of each arm (after its first pull) includes the first two changed entries,
+    and the decision at round 2 (and, for the counters, at every later round at which the pull
+    counts are equal) compares noisy sums that contain them.
+    """
+    if group > len(INDEX_CHANGES):
+        raise ValueError(f"group must be at most {len(INDEX_CHANGES)} for this agent's pairs, got {group}.")
+    if horizon <= max(t for t, _, _, _ in INDEX_CHANGES[:group]) + 1:
+        raise ValueError(
+            f"horizon must exceed {INDEX_CHANGES[group - 1][0] + 1} rounds for group {group}, got {horizon}."
+        )
+    pairs = []
+    for fill0, fill1 in INDEX_FILLS:
+        table = np.empty((horizon, 2))
+        table[:, 0], table[:, 1] = fill0, fill1
+        for t, k, before, _ in INDEX_CHANGES:
+            table[t, k] = before
+        changed: list[tuple[int, int, float]] = []
+        for t, k, before, after in INDEX_CHANGES[:group]:
+            if unit == "report":
+                table[t, :] = before
+                changed.extend((t, arm, after) for arm in range(2))
+            else:
+                changed.append((t, k, after))
+        label = (
+            f"2 arms, r_{{0,0}} = 1, r_{{1,1}} = 0, r_{{2,0}} = 1, r_{{3,1}} = 0 on D, the other rewards "
+            f"{fill0:g} (arm 0) and {fill1:g} (arm 1) (T = {horizon})"
+        )
+        pairs.append(Neighbours(table, tuple(changed), two_arm_graph(), unit, label))
+    return pairs
+
+
+def _claimed(probe: StreamPrivateAgent) -> tuple[float, float]:
+    """The agent's own ``privacy_spent`` after one reward (before any, it reports (0, 0))."""
+    probe.act()
+    probe.update(0, 0.5)
+    eps, dlt = probe.privacy_spent
+    return float(eps), float(dlt)
+
+
+def stream_subject(name: str, epsilon: float, *, horizon: int | None = None, group: int = 1) -> Subject:
+    """A central-DP index or Thompson agent (Hybrid/Tree-DP-UCB, AdaP-UCB, DP-TS) or LDPThompsonSampling.
+
+    The claim is the agent's :attr:`privacy_spent` (for TreeDPUCB with ``per_arm_budget="split"``,
+    ε/K: each reward enters one arm's tree, so that is what the agent claims per entry, and what
+    is audited). Unit: one reward entry (central DP, event level), or one report for
+    LDPThompsonSampling. Pairs: :func:`index_pairs`. The agents run batched (``n_envs`` copies,
+    each with its own Philox noise stream) through the step API on ``GraphBandit-v0``.
+    TreeDPUCB gets ``horizon`` = T as its trees' size.
+    """
+    eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
+    rounds = INDEX_HORIZON if horizon is None else check_int("horizon", horizon, minimum=2)
+    makers: dict[str, Callable[[int | None, int], StreamPrivateAgent]] = {
+        "HybridDPUCB": lambda n, s: HybridDPUCB(2, eps, n_envs=n, seed=s),
+        "TreeDPUCB": lambda n, s: TreeDPUCB(2, rounds, eps, n_envs=n, seed=s),
+        "TreeDPUCB-parallel": lambda n, s: TreeDPUCB(2, rounds, eps, per_arm_budget="parallel", n_envs=n, seed=s),
+        "AdaPUCB": lambda n, s: AdaPUCB(2, eps, n_envs=n, seed=s),
+        "AdaPUCB-cumulative": lambda n, s: AdaPUCB(2, eps, variant="cumulative", n_envs=n, seed=s),
+        "DPThompsonSampling": lambda n, s: DPThompsonSampling(2, eps, n_envs=n, seed=s),
+        "LDPThompsonSampling": lambda n, s: LDPThompsonSampling(2, eps, n_envs=n, seed=s),
+    }
+    make = makers[name]
+
+    def build(env: Any, n_envs: int | None, seed: int) -> StreamPrivateAgent:
+        return make(n_envs, seed)
+
+    probe = make(None, 0)
+    unit = "report" if isinstance(probe, LDPThompsonSampling) else "entry"
+    claim_eps, claim_delta = _claimed(make(None, 0))
+    note = ""
+    if isinstance(probe, TreeDPUCB) and probe.per_arm_budget == "split":
+        note = (
+            f"per_arm_budget='split': the agent claims ε/K = {claim_eps:g} per entry (privacy_spent), "
+            f"built with ε = {eps:g}; that claim is audited"
+        )
+    elif isinstance(probe, LDPThompsonSampling):
+        note = "the audit sees arm sequences only, post-processing of all reports: a weak bound on the report's ε"
+    return Subject(
+        name,
+        claim_eps,
+        claim_delta,
+        unit,
+        str(probe.privacy_unit),
+        tuple(index_pairs(rounds, group, unit)),
+        _stepped(build, True, "GraphBandit-v0"),
+        ArmSequenceEvents(2),
+        _neighbours_line,
+        note,
+    )
+
+
+#: The stream-noise agents audited by :func:`stream_subject`, by built-in name.
+STREAM_AGENTS = (
+    "HybridDPUCB",
+    "TreeDPUCB",
+    "TreeDPUCB-parallel",
+    "AdaPUCB",
+    "AdaPUCB-cumulative",
+    "DPThompsonSampling",
+    "LDPThompsonSampling",
+)
+
 #: Built-in subjects by name: ``builder(epsilon, horizon, group)``.
 BUILTINS: dict[str, Callable[[float, int | None, int], Subject]] = {
     "GAP": lambda e, h, g: gap_subject(e, horizon=h, group=g),
@@ -527,6 +650,16 @@ BUILTINS: dict[str, Callable[[float, int | None, int], Subject]] = {
     "NonPrivateUCB": lambda e, h, g: nonprivate_ucb_subject(e, horizon=h, group=g),
     "LaplaceCount": lambda e, h, g: laplace_count_subject(e),
 }
+
+
+def _stream_builder(name: str) -> Callable[[float, int | None, int], Subject]:
+    def build(e: float, h: int | None, g: int) -> Subject:
+        return stream_subject(name, e, horizon=h, group=g)
+
+    return build
+
+
+BUILTINS.update({name: _stream_builder(name) for name in STREAM_AGENTS})
 
 
 def builtin_subject(name: str, epsilon: float = 1.0, *, horizon: int | None = None, group: int = 1) -> Subject:

@@ -9,7 +9,9 @@ ID DIR`` rebuilds the summary and figure from ``DIR/results.csv``; ``banditlab a
 [--epsilon E] [--delta D] [--env ID] [--runs N] [--agent module:Factory] [--seed S] [--horizon T]
 [--group G] [--unit entry|report]`` audits an agent's privacy claim empirically
 (:mod:`agents.audit`, docs/audit.md) and prints the table line and the details; it exits 1 when the
-audit finds a violation, 0 otherwise, and 2 for bad input.
+audit finds a violation, 0 otherwise, and 2 for bad input. ``banditlab audit all --out DIR [--runs N]
+[--seed S] [--force]`` runs every audit of :data:`agents.audit.summary.ALL_AUDITS` and writes
+``DIR/summary.md`` and ``DIR/figure.png`` under the output-folder rules of ``banditlab run``.
 
 The compiled numba kernels are saved to numba's on-disk cache by the first run that needs them
 (:mod:`bandit_envs._jit`) and loaded by later runs. A run that compiles says so when it starts
@@ -207,7 +209,8 @@ def _add_audit(sub: Any) -> None:
     audit.add_argument(
         "agent",
         metavar="AGENT",
-        help=f"one of {', '.join(BUILTINS)}, another agent class of the agents package, or the label of --agent",
+        help=f"one of {', '.join(BUILTINS)}, another agent class of the agents package, the label of --agent, or "
+        "all (every private agent's audit, with --out)",
     )
     audit.add_argument("--epsilon", type=_epsilon, default=1.0, help="ε to build the agent with (default 1)")
     audit.add_argument("--delta", type=_delta, help="claimed δ (default: the agent's per-report δ, else 0)")
@@ -236,6 +239,12 @@ def _add_audit(sub: Any) -> None:
         help="change G units at once (tests the claim for one unit on G: expect a violation for G > 1)",
     )
     audit.add_argument("--unit", choices=tuple(UNITS), help="unit of an agent that does not state one")
+    audit.add_argument(
+        "--out",
+        type=Path,
+        help="with AGENT = all: folder for summary.md and figure.png (banditlab never replaces files it did not write)",
+    )
+    audit.add_argument("--force", action="store_true", help="with --out: write beside or over earlier banditlab files")
 
 
 def _audit(args: argparse.Namespace) -> int:
@@ -243,6 +252,13 @@ def _audit(args: argparse.Namespace) -> int:
     from agents.audit import VIOLATION, run_audit, subject_for
     from agents.audit.procedure import check_size
 
+    if args.agent.lower() == "all":
+        return _audit_all(args)
+    if args.out is not None:
+        print(
+            f"banditlab: error: --out is for `banditlab audit all`, got it with agent {args.agent!r}.", file=sys.stderr
+        )
+        return 2
     try:
         subject = subject_for(
             args.agent,
@@ -268,6 +284,56 @@ def _audit(args: argparse.Namespace) -> int:
         return INTERRUPTED
     print(result.report())
     return 1 if result.verdict == VIOLATION else 0
+
+
+def _audit_all(args: argparse.Namespace) -> int:
+    """``banditlab audit all --out DIR``: every audit of :data:`agents.audit.summary.ALL_AUDITS`, summary and figure."""
+    import time
+
+    from agents.audit import audit
+    from agents.audit.summary import ALL_AUDITS, summary_text, write_figure
+    from agents.experiments.core.figures import pyplot
+
+    if args.out is None:
+        print("banditlab: error: --out must name a folder for `banditlab audit all`, got none.", file=sys.stderr)
+        return 2
+    if args.factory is not None or args.horizon is not None or args.group != 1 or args.unit is not None:
+        print(
+            "banditlab: error: `banditlab audit all` takes only --runs, --seed, --out and --force (each audit has its "
+            "own ε, horizon and group).",
+            file=sys.stderr,
+        )
+        return 2
+    command = {"command": "audit all", "runs": args.runs, "seed": args.seed}
+    try:
+        output = OutputFolder.open(args.out)
+        output.check_may_write(command, args.force, [SUMMARY, FIGURE])
+    except OutputError as exc:
+        print(f"banditlab: error: {exc}", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    results = []
+    try:
+        for plan in ALL_AUDITS:
+            runs = max(args.runs, plan.runs)
+            result = audit(plan.agent, epsilon=plan.epsilon, group=plan.group, horizon=plan.horizon, runs=runs,
+                           seed=args.seed)  # fmt: skip
+            print(result.line(), flush=True)
+            results.append((plan, result))
+    except KeyboardInterrupt:
+        print("banditlab: interrupted.", file=sys.stderr)
+        return INTERRUPTED
+    seconds = time.perf_counter() - start
+    shown = f"banditlab audit all --runs {args.runs} --seed {args.seed} --out {args.out}"
+    try:
+        output.set_command(command)
+        output.write_text(SUMMARY, summary_text(results, shown, seconds))
+        output.write(FIGURE, lambda path: write_figure(results, path, pyplot))
+    except OutputError as exc:
+        print(f"banditlab: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.out / SUMMARY} and {args.out / FIGURE}")
+    return 0
 
 
 def _list() -> None:
