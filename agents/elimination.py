@@ -24,6 +24,8 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 import numpy.typing as npt
+from numba import typeof
+from numba.core import types as nb_types
 
 from agents import _elim_drivers as drivers
 from agents import _elim_kernels as kernels
@@ -38,11 +40,25 @@ from agents.base import (
     check_int,
     check_values,
     describe,
+    entry_point,
     value_error,
 )
 from agents.tables import BlockTable
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
 from bandit_envs.rewards import RewardModel
+
+#: Compiled entry points of the step kernels, by (kernel, argument kinds): see ``EliminationAgent._entry``.
+_ENTRY_POINTS: dict[tuple[Any, ...], Any] = {}
+
+
+def _kinds(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """What fixes the numba type of each value: its Python type, an array's dtype, rank and layout, a tuple's items."""
+    return tuple(
+        (type(v), v.dtype.str, v.ndim, v.flags.c_contiguous)
+        if isinstance(v, np.ndarray)
+        else (_kinds(v) if isinstance(v, tuple) else type(v))
+        for v in values
+    )
 
 
 @dataclass
@@ -75,13 +91,42 @@ class EliminationAgent(Agent):
         self.horizon = check_int("horizon", horizon, minimum=1)
         self._state: tuple[Any, ...] = ()
         self._params: tuple[Any, ...] = ()
+        #: Per step kernel (act, update): (state, params, generator, compiled entry) of the last lookup.
+        self._entries: list[tuple[Any, Any, Any, Any] | None] = [None, None]
 
     def act(self, obs: Any = None) -> Any:
         """Next arm of every copy."""
         self._check_obs(obs)
         out = np.empty(self.batch, dtype=np.int64)
-        type(self)._act_batch(self._state, self._params, self.rng, out)
+        self._entry(type(self)._act_batch, 0)(self._state, self._params, self.rng, out)
         return self._out(out)
+
+    def _entry(self, kernel: Any, which: int) -> Any:
+        """``kernel``'s compiled entry point for this agent's argument types (its dispatcher as a fallback).
+
+        Calling a numba dispatcher types every argument at every call, and typing the generator
+        costs tens of microseconds, more than the step itself. The entry point is looked up once
+        per state, parameters and generator objects (they change only at reset, or when a user
+        replaces them) and kept in a cache shared by every agent with the same argument types.
+        """
+        cached = self._entries[which]
+        if cached is not None and cached[0] is self._state and cached[1] is self._params and cached[2] is self.rng:
+            return cached[3]
+        entry = kernel
+        if type(self.rng) is np.random.Generator:
+            key = (kernel, _kinds(self._state), _kinds(self._params), type(self.rng.bit_generator))
+            entry = _ENTRY_POINTS.get(key)
+            if entry is None:
+                entry = _ENTRY_POINTS[key] = entry_point(kernel, self._signature(kernel, which))
+        self._entries[which] = (self._state, self._params, self.rng, entry)
+        return entry
+
+    def _signature(self, kernel: Any, which: int) -> tuple[Any, ...]:
+        """The numba types of ``kernel``'s arguments as :meth:`act` (0) or :meth:`update` (1) pass them."""
+        head = (typeof(self._state), typeof(self._params))
+        if which == 0:
+            return (*head, typeof(self.rng), nb_types.int64[::1])
+        return (*head, nb_types.int64[::1], nb_types.float64[:, ::1], typeof(self.rng))
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Feed the step's reward (and the revealed neighbours' rewards if the agent uses them).
@@ -97,7 +142,10 @@ class EliminationAgent(Agent):
         else:
             rows = np.full((self.batch, self.n_arms), np.nan)
         rows[np.arange(self.batch), a] = r
-        type(self)._update_batch(self._state, self._params, a, rows, self.rng)
+        kernel = type(self)._update_batch
+        if a.dtype == np.int64 and a.flags.c_contiguous and rows.flags.c_contiguous:
+            kernel = self._entry(kernel, 1)
+        kernel(self._state, self._params, a, rows, self.rng)
 
     def simulate(
         self,
@@ -304,6 +352,7 @@ class EliminationAgent(Agent):
         are never written after construction.
         """
         other = shallow_copy(self)
+        other._entries = [None, None]
         other._state = tuple(array.copy() for array in self._state)
         other.rng = np.random.Generator(type(self.rng.bit_generator)())
         other.rng.bit_generator.state = self.rng.bit_generator.state

@@ -25,8 +25,8 @@ def test_the_readme_snippet_prints_its_summary_line():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert out.returncode == 0, out.stderr
     line = out.stdout.strip()
-    assert re.fullmatch(r"GAP over 20,000 rounds: regret [\d,]+, privacy spent ε = 0\.1, δ = 0", line), line
-    assert "GAP over 20,000 rounds: regret" in README  # the README says what it prints
+    assert re.fullmatch(r"GAP \(ε = 0\.1\) over 10,000 rounds: regret [\d,]+", line), line
+    assert "GAP (ε = 0.1) over 10,000 rounds: regret" in README  # the README says what it prints
 
 
 def test_module_prefixed_id_imports_the_package_in_a_fresh_process():
