@@ -68,10 +68,11 @@ class LDPWrapper(PrivateAgent):
     ``info`` stripped of everything else (the env's info may carry the reward's ingredients, e.g.
     ``recommendation_reward``, or ``regret``). Side observations of a feedback graph are
     **stripped** [P]: each side observation is another user's value and would need its own
-    report (a budget split of ε over |N(a)| values); instead, when the env's info has
-    ``observed_mask``/``observed_rewards``, the agent gets them rewritten as "only the pulled arm
-    was observed, with the privatized reward", so side-observation agents (UCB-N, TS-N, GAP,
-    DPSE, ...) run, learning from their own pulls only.
+    report (a budget split of ε over |N(a)| values); instead, the agent always gets
+    ``observed_mask``/``observed_rewards`` saying "only the pulled arm was observed, with the
+    privatized reward" (whether or not the env's info had side observations, or was None), so
+    side-observation agents (UCB-N, TS-N, GAP, DPSE, ...) run on any env, learning from their
+    own pulls only.
 
     Noise-aware index (``noise_aware``, only for a plain :class:`agents.UCB`, whose state the
     wrapper reads; ``agents/index.py`` is not changed). After each arm's first pull, round t plays
@@ -378,11 +379,12 @@ class LDPWrapper(PrivateAgent):
         return self.lo + span * rr_debias(report, self.epsilon)
 
     def _strip(self, info: dict[str, Any] | None, a: npt.NDArray[np.int64], noisy: FloatArray) -> dict[str, Any] | None:
-        """The info the wrapped agent may see: at most a pulled-arm-only observation of ``noisy``."""
-        if info is None:
-            return None
-        if not all(key in info for key in _SIDE_KEYS):
-            return {}
+        """The info the wrapped agent sees: a pulled-arm-only observation of ``noisy``, whatever the env gave.
+
+        The same with or without the env's side observations (they are never passed on), so an
+        agent that reads its rewards from ``observed_rewards`` (UCB-N, TS-N) learns from the
+        privatized pulled arm alone, as any other wrapped agent does.
+        """
         mask = np.zeros((self.batch, self.n_arms), dtype=bool)
         values = np.zeros((self.batch, self.n_arms))
         rows = np.arange(self.batch)

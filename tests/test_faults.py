@@ -26,9 +26,11 @@ if not Path("/proc/self/stat").exists():  # pragma: no cover - not Linux
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENT = "gap/privacy"
-#: 108 tasks of a few hundredths of a second each: seconds on two workers after their start-up, long enough to
-#: stop mid-sweep once the first task is saved.
-SCALE = ("--runs", "4", "--horizon", "10000")
+#: 540 tasks of about a hundredth of a second each: seconds of work on two workers after the first task is
+#: saved (the partial store writes every half second), so the sweep is still running when it is stopped.
+SCALE = ("--runs", "20", "--horizon", "100000")
+#: The sweep's number of tasks (settings x runs).
+TASKS = 27 * 20
 #: Bound on every wait for a process (generous: the machine may be shared).
 WAIT = 90.0
 
@@ -199,10 +201,10 @@ def test_a_killed_sweep_leaves_no_worker_and_resumes_byte_identical(banditlab, r
     assert code == -signal.SIGKILL
     _assert_gone(workers, out)
     saved = len(_saved_tasks(out / "parts"))
-    assert 0 < saved < 108  # everything written before the kill, none of what was still buffered
+    assert 0 < saved < TASKS  # everything written before the kill, none of what was still buffered
 
     err = _resume(out, capsys)
-    assert f"Resuming from {out / 'parts'}: {saved} of 108 tasks are already done." in err
+    assert f"Resuming from {out / 'parts'}: {saved} of {TASKS} tasks are already done." in err
     assert (out / "results.csv").read_bytes() == reference
 
 

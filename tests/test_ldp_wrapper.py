@@ -105,10 +105,22 @@ def test_side_observations_and_other_info_are_stripped():
     np.testing.assert_array_equal(got["observed_mask"], [True, False, False])
     assert got["observed_rewards"][0] == spy.rewards[0] != 0.4
     np.testing.assert_array_equal(got["observed_rewards"][1:], 0.0)
+    # Without side observations in the env's info (or without info), the same pulled-arm-only view.
     wrapper.update(0, 0.4, {"regret": 0.1})
-    assert spy.infos[1] == {}
     wrapper.update(0, 0.4)
-    assert spy.infos[2] is None
+    for got in spy.infos[1:]:
+        assert set(got) == {"observed_mask", "observed_rewards"}
+        np.testing.assert_array_equal(got["observed_mask"], [True, False, False])
+
+
+def test_a_side_observation_agent_runs_wrapped_on_an_env_without_side_observations():
+    from agents import UCBN
+
+    wrapper = LDPWrapper(UCBN(3), "laplace", 1.0, seed=6)
+    for t in range(6):
+        a = wrapper.act()
+        wrapper.update(a, 0.5, None if t % 2 else {"regret": 0.0})
+    assert wrapper.agent.counts.sum() == 6  # one (privatized) observation per round, the pulled arm's
 
 
 def test_rewards_are_clipped_and_counted():
