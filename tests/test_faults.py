@@ -77,6 +77,10 @@ def _poll(condition, what: str) -> None:
         time.sleep(0.05)
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Banditlab:
     """``python -m agents.experiments.cli ARGS`` in its own session, output captured through pipes."""
 
@@ -90,6 +94,9 @@ class Banditlab:
             stderr=subprocess.PIPE,
             text=True,
             start_new_session=True,
+            # As from an interactive shell: a shell that runs these tests in the background
+            # ignores SIGINT for its children, and banditlab (rightly) keeps an ignored SIGINT.
+            preexec_fn=_default_sigint,
         )
         self.seen: set[int] = {self.proc.pid}
 
