@@ -15,6 +15,7 @@ in :attr:`StreamPrivateAgent.copy_seeds`.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import Any, ClassVar
 
 import numpy as np
@@ -77,19 +78,20 @@ class StreamPrivateAgent(PrivateAgent):
         self._t = 0
         self._reset_learning()
 
-    def _reset_learning(self) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def _reset_learning(self) -> None: ...
 
-    def _choose(self, out: IntArray) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def _choose(self, out: IntArray) -> None: ...
 
+    @abstractmethod
     def _learn(self, actions: IntArray, rewards: FloatArray) -> int:
         """Learn from every copy's feedback, checked first by the compiled kernel.
 
         Returns the first bad copy (action outside [0, K) or reward outside [0, 1]; then nothing
         is learnt), or -1.
         """
-        raise NotImplementedError
+        ...
 
     @property
     def copy_seeds(self) -> list[int]:

@@ -10,6 +10,7 @@ changed); ``act`` is one compiled call for all copies (the subclass's ``_choose`
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from typing import Any, ClassVar
 
 import numpy as np
@@ -59,9 +60,10 @@ class MeanStateAgent(Agent):
         """(B, K) number of pulls per arm, an int64 view of the agent's state."""
         return self._ints[:, 2 * self.n_arms : 3 * self.n_arms]
 
+    @abstractmethod
     def _choose(self) -> IntArray:
         """The arm of round ``t + 1`` of every copy, shape (B,)."""
-        raise NotImplementedError
+        ...
 
     def act(self, obs: Any = None) -> Any:
         """Choose the next arm of every copy (unplayed arms first, lowest index)."""

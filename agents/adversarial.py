@@ -18,6 +18,7 @@ single agent seeded ``seed + i``.
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from typing import Any
 
 import numpy as np
@@ -44,9 +45,10 @@ class _ExpWeights(CopyStreams, Agent):
     _state_bytes_per_copy = 64 + GENERATOR_BYTES
     _state: FloatArray
 
+    @abstractmethod
     def _initial_rates(self) -> tuple[float, float]:
         """(η, γ) kept with p_1 (uniform) at the start."""
-        raise NotImplementedError
+        ...
 
     def _reset_state(self) -> None:
         k = self.n_arms

@@ -21,6 +21,8 @@ Importing this module imports matplotlib: the renderer does so only for ``render
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import networkx as nx
 import numpy as np
 import numpy.typing as npt
@@ -45,7 +47,7 @@ PULLED, OBSERVED, PLAIN, UNSEEN = "tab:red", "tab:orange", "0.35", "0.85"
 Frame = npt.NDArray[np.uint8]
 
 
-class Picture:
+class Picture(ABC):
     """One figure redrawn for every frame: header, regret curve and the arms (subclasses)."""
 
     def __init__(self, scene: Scene) -> None:
@@ -73,8 +75,8 @@ class Picture:
         self.canvas.draw()
         return np.asarray(self.canvas.buffer_rgba())[:, :, :3].copy()
 
-    def _draw_arms(self, stats: EpisodeStats, copy: int) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def _draw_arms(self, stats: EpisodeStats, copy: int) -> None: ...
 
     def close(self) -> None:
         """Free the figure's artists (the picture is not used again)."""
