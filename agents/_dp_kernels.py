@@ -2,7 +2,8 @@
 
 Conventions: arrays carry the batch axis first, (B, K) per arm or (B,) per copy; ``streams`` is
 the (B, 11) uint64 array of the copies' noise streams (:mod:`agents._philox`), so copy b's draws
-come from row b only and a batch of N copies makes, copy for copy, the draws of N single agents.
+come from row b only and a batch of N copies makes, copy for copy, the draws of N single agents;
+``sampling_streams`` are the (4, B) sampling streams of :mod:`agents._sampling` (column b).
 ``t`` is the 1-based number of the round being chosen. Ties in an argmax go to the lowest arm.
 
 Each kernel's docstring gives its plain-Python meaning; the readable references of the whole
@@ -22,19 +23,10 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from agents import _philox as rng_
+from agents import _sampling as sampling
+from agents import _thompson_kernels as ts_kernels
+from agents._kernels import first_bad
 from bandit_envs._jit import njit
-
-# ---------------------------------------------------------------------------- feedback checks
-
-
-@njit(inline="always")
-def first_bad(actions, rewards, n_arms):  # pragma: no cover
-    """The first copy whose action is outside [0, K) or whose reward is not in [0, 1] (NaN is not); -1 if none."""
-    for b in range(actions.shape[0]):
-        if actions[b] < 0 or actions[b] >= n_arms or not (0.0 <= rewards[b] <= 1.0):
-            return b
-    return -1
-
 
 # ---------------------------------------------------------------------- binary tree counters
 
@@ -357,12 +349,12 @@ def adap_choose(counts, mean, n_mean, n_terms, committed, alpha, eps, cumulative
 
 
 @njit
-def gaussian_ts_choose(counts, n_mean, mean, eps, streams, out):  # pragma: no cover
+def gaussian_ts_choose(counts, n_mean, mean, eps, sampling_streams, out):  # pragma: no cover
     """Per copy b: the first arm with no release yet, else argmax of θ_k ~ N(mean, 1/(4n) + 2/(eps n)²).
 
     ``n = n_mean[b, k]`` (the rewards behind the release). One normal draw per arm, in arm order,
-    from copy b's stream (:func:`agents._philox.standard_normal`), only when every arm has a
-    release.
+    from copy b's sampling stream (:func:`agents._sampling.normal` of one word), only when every
+    arm has a release.
     """
     n_arms = counts.shape[1]
     for b in range(counts.shape[0]):
@@ -374,14 +366,18 @@ def gaussian_ts_choose(counts, n_mean, mean, eps, streams, out):  # pragma: no c
         if best < 0:
             best = 0
             best_value = -np.inf
+            state = sampling.load(sampling_streams, b)
             for k in range(n_arms):
                 n = n_mean[b, k]
                 noise = 1.0 / (eps * n)
                 sd = math.sqrt(0.25 / n + 2.0 * noise * noise)
-                value = mean[b, k] + sd * rng_.standard_normal(streams, b)
+                word, state = sampling.next_word(state)
+                x, state = sampling.normal(word, state)
+                value = mean[b, k] + sd * x
                 if value > best_value:
                     best_value = value
                     best = k
+            sampling.store(sampling_streams, b, state)
         out[b] = best
 
 
@@ -389,23 +385,10 @@ def gaussian_ts_choose(counts, n_mean, mean, eps, streams, out):  # pragma: no c
 
 
 @njit
-def beta_ts_choose(successes, failures, streams, out):  # pragma: no cover
-    """Per copy b, argmax over arms of θ_k ~ Beta(S_k + 1, F_k + 1) (one draw per arm, in arm order)."""
-    n_arms = successes.shape[1]
-    for b in range(successes.shape[0]):
-        best = 0
-        best_value = -np.inf
-        for k in range(n_arms):
-            value = rng_.beta(streams, b, successes[b, k] + 1.0, failures[b, k] + 1.0)
-            if value > best_value:
-                best_value = value
-                best = k
-        out[b] = best
-
-
-@njit
-def rr_update(successes, failures, actions, rewards, p_zero, slope, streams):  # pragma: no cover
+def rr_update(successes, failures, shapes, actions, rewards, p_zero, slope, streams):  # pragma: no cover
     """Per copy b, one randomized-response report of reward r: bit = U < p_zero + slope * r; S or F += 1.
+
+    ``shapes`` (the Beta samplers' gamma constants, :mod:`agents._thompson_kernels`) follows.
 
     ``p_zero = 1/(1 + e^eps)``, ``slope = tanh(eps/2)``: the Bernoulli mechanism
     (:func:`bandit_envs.privacy.randomized_response.bernoulli_mechanism`), one uniform U from
@@ -420,4 +403,5 @@ def rr_update(successes, failures, actions, rewards, p_zero, slope, streams):  #
             successes[b, a] += 1.0
         else:
             failures[b, a] += 1.0
+        ts_kernels.refresh(successes, failures, shapes, b, a)
     return -1

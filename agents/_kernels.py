@@ -1,4 +1,4 @@
-"""Compiled building blocks shared by the agents' kernels: reading a reward table, argmax.
+"""Compiled building blocks shared by the agents' kernels: reading a reward table, checking feedback, argmax.
 
 The elimination agents' table runs (:mod:`agents._elim_drivers`) read a table entry by entry:
 an entry must pass :func:`valid`, then :func:`to_reward` maps it to a reward by the arm's law
@@ -16,6 +16,15 @@ from bandit_envs.rewards import reward_from_uniform
 TABLE_UNIFORMS = 0
 #: ``law[0]`` of :func:`to_reward`: the table holds the rewards themselves.
 TABLE_REWARDS = 1
+
+
+@njit(inline="always")
+def first_bad(actions, rewards, n_arms):  # pragma: no cover
+    """The first copy whose action is outside [0, K) or whose reward is not in [0, 1] (NaN is not); -1 if none."""
+    for b in range(actions.shape[0]):
+        if actions[b] < 0 or actions[b] >= n_arms or not (0.0 <= rewards[b] <= 1.0):
+            return b
+    return -1
 
 
 @njit(inline="always")

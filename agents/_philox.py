@@ -20,15 +20,11 @@ reference of every kernel is numpy itself: row ``b`` is the generator
 * :func:`next_double` is ``Generator.random()`` (53 random bits, ``(x >> 11) * 2**-53``);
 * :func:`laplace` is ``Generator.laplace(0.0, scale)`` (numpy's ``random_laplace``: one
   uniform U, redrawn while U == 0, ``0.0 - scale * log(2 - 2U)`` if U >= 1/2 else
-  ``0.0 + scale * log(2U)``);
-* :func:`standard_normal` is ``ndtri(U)`` (:func:`bandit_envs.rewards.ndtri`, AS241) of one
-  uniform, redrawn while U == 0 (not numpy's ziggurat; its Python twin is
-  ``bandit_envs.rewards.ndtri.py_func(gen.random())``);
-* :func:`gamma` and :func:`beta` are Marsaglia & Tsang's method ("A simple method for
-  generating gamma variables", ACM TOMS 26(3), 2000) on those normals and uniforms, with the
-  Python twins :func:`gamma_reference` and :func:`beta_reference` below.
+  ``0.0 + scale * log(2U)``).
 
-``tests/test_dp_agents.py`` checks each kernel against its twin draw for draw.
+These streams carry privacy noise only; the Thompson samplers' posterior draws come from the
+faster sampling streams of :mod:`agents._sampling`. ``tests/test_dp_agents.py`` checks each
+kernel against numpy draw for draw.
 """
 
 from __future__ import annotations
@@ -44,18 +40,12 @@ from numba.extending import intrinsic
 
 from bandit_envs._jit import njit
 from bandit_envs.privacy.streams import philox_noise_generator
-from bandit_envs.rewards import ndtri
 
 __all__ = [
     "STATE_WORDS",
-    "beta",
-    "beta_reference",
-    "gamma",
-    "gamma_reference",
     "laplace",
     "new_streams",
     "next_double",
-    "standard_normal",
 ]
 
 #: Words of one stream's state (counter 4, key 2, buffer 4, buffer position 1).
@@ -161,73 +151,3 @@ def laplace(state, b, scale):  # pragma: no cover
             break
     x = scale * math.log(w)
     return (0.0 - x) if upper else (0.0 + x)
-
-
-@njit
-def standard_normal(state, b):  # pragma: no cover
-    """One N(0, 1) draw of copy b: ``ndtri(U)`` of a uniform U, redrawn while U == 0."""
-    while True:
-        u = next_double(state, b)
-        if u > 0.0:
-            return ndtri(u)
-
-
-@njit
-def gamma(state, b, shape):  # pragma: no cover
-    """One Gamma(``shape``, 1) draw of copy b, ``shape >= 1`` (Marsaglia & Tsang 2000).
-
-    d = shape − 1/3, c = 1/√(9d); repeat: x ~ N(0, 1), v = (1 + cx)³ (again if v <= 0),
-    U uniform; accept d·v if U < 1 − 0.0331x⁴ or ln U < x²/2 + d(1 − v + ln v).
-    """
-    d = shape - 1.0 / 3.0
-    c = 1.0 / math.sqrt(9.0 * d)
-    while True:
-        x = standard_normal(state, b)
-        v = 1.0 + c * x
-        if v <= 0.0:
-            continue
-        v = v * v * v
-        u = next_double(state, b)
-        if u < 1.0 - 0.0331 * (x * x) * (x * x):
-            return d * v
-        if u > 0.0 and math.log(u) < 0.5 * x * x + d * (1.0 - v + math.log(v)):
-            return d * v
-
-
-@njit
-def beta(state, b, a, c):  # pragma: no cover
-    """One Beta(``a``, ``c``) draw of copy b, ``a, c >= 1``: X / (X + Y), X ~ Gamma(a), Y ~ Gamma(c)."""
-    x = gamma(state, b, a)
-    y = gamma(state, b, c)
-    return x / (x + y)
-
-
-def _normal_reference(gen: np.random.Generator) -> float:
-    while True:
-        u = float(gen.random())
-        if u > 0.0:
-            return float(ndtri.py_func(u))  # type: ignore[attr-defined]
-
-
-def gamma_reference(gen: np.random.Generator, shape: float) -> float:
-    """:func:`gamma` in plain Python on ``gen`` (the same draws, the same arithmetic)."""
-    d = shape - 1.0 / 3.0
-    c = 1.0 / math.sqrt(9.0 * d)
-    while True:
-        x = _normal_reference(gen)
-        v = 1.0 + c * x
-        if v <= 0.0:
-            continue
-        v = v * v * v
-        u = float(gen.random())
-        if u < 1.0 - 0.0331 * (x * x) * (x * x):
-            return d * v
-        if u > 0.0 and math.log(u) < 0.5 * x * x + d * (1.0 - v + math.log(v)):
-            return d * v
-
-
-def beta_reference(gen: np.random.Generator, a: float, c: float) -> float:
-    """:func:`beta` in plain Python on ``gen``."""
-    x = gamma_reference(gen, a)
-    y = gamma_reference(gen, c)
-    return x / (x + y)

@@ -3,7 +3,8 @@
 Written after the algorithms as their docstrings state them, with the counters of
 :mod:`bandit_envs.privacy.counters`, :func:`bandit_envs.privacy.counters.laplace_sum_bound`,
 :func:`bandit_envs.privacy.randomized_response.bernoulli_mechanism` and a numpy generator per
-copy (:func:`bandit_envs.privacy.streams.philox_noise_generator` of the copy's seed). They make
+copy (:func:`bandit_envs.privacy.streams.philox_noise_generator` of the copy's seed; the Thompson
+samplers' posterior draws from :class:`agents._sampling.SamplerReference`). They make
 the same draws in the same order as the compiled agents, so on the same rewards they release
 the same statistics and choose the same arms (``tests/test_dp_agents.py``); indices are
 computed in another order of floating-point operations, so a choice between two indices within
@@ -19,11 +20,10 @@ import math
 
 import numpy as np
 
-from agents._philox import beta_reference
+from agents._sampling import SamplerReference
 from bandit_envs.privacy.counters import BinaryTreeCounter, HybridCounter, laplace_sum_bound, tree_depth
 from bandit_envs.privacy.randomized_response import bernoulli_mechanism
 from bandit_envs.privacy.streams import philox_noise_generator
-from bandit_envs.rewards import ndtri
 
 __all__ = [
     "ReferenceAdaPUCB",
@@ -201,12 +201,7 @@ class ReferenceDPThompsonSampling(_Epochs):
 
     def __init__(self, n_arms: int, epsilon: float, *, seed: int) -> None:
         super().__init__(n_arms, epsilon, False, seed)
-
-    def _normal(self) -> float:
-        while True:
-            u = float(self.rng.random())
-            if u > 0.0:
-                return float(ndtri.py_func(u))  # type: ignore[attr-defined]
+        self.draws = SamplerReference(seed)
 
     def act(self) -> int:
         """An arm without a release, else the argmax of the Gaussian samples."""
@@ -216,7 +211,7 @@ class ReferenceDPThompsonSampling(_Epochs):
         theta = []
         for k, n in enumerate(self.size):
             sd = math.sqrt(0.25 / n + 2.0 * (1.0 / (self.eps * n)) ** 2)
-            theta.append(self.mean[k] + sd * self._normal())
+            theta.append(self.mean[k] + sd * self.draws.normal())
         return _argmax(theta)
 
     def update(self, arm: int, reward: float) -> None:
@@ -229,13 +224,14 @@ class ReferenceLDPThompsonSampling:
 
     def __init__(self, n_arms: int, epsilon: float, *, seed: int) -> None:
         self.rng = philox_noise_generator(seed)
+        self.draws = SamplerReference(seed)
         self.eps = epsilon
         self.successes = [0] * n_arms
         self.failures = [0] * n_arms
 
     def act(self) -> int:
         """The argmax of the Beta samples."""
-        theta = [beta_reference(self.rng, s + 1.0, f + 1.0) for s, f in zip(self.successes, self.failures, strict=True)]
+        theta = [self.draws.beta(s + 1.0, f + 1.0) for s, f in zip(self.successes, self.failures, strict=True)]
         return _argmax(theta)
 
     def update(self, arm: int, reward: float) -> None:

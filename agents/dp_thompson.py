@@ -1,7 +1,8 @@
 r"""Private Thompson sampling: DPThompsonSampling (central DP, per-epoch releases) and LDPThompsonSampling (local DP).
 
-Both use per-copy noise streams (:mod:`agents._dp_base`): copy i of a batch seeded with s
-makes exactly the draws of a single agent seeded with s + i. Rewards must lie in [0, 1].
+Both use per-copy noise streams (:mod:`agents._dp_base`) for their privacy noise and per-copy
+sampling streams (:mod:`agents._sampling`) for their posterior samples: copy i of a batch seeded
+with s makes exactly the draws of a single agent seeded with s + i. Rewards must lie in [0, 1].
 
 Hu & Hegde's DP-TS and Lazy-DP-TS ("Near-optimal Thompson sampling-based algorithms for
 differentially private stochastic bandits", UAI 2022) are not implemented: only their abstract
@@ -16,6 +17,8 @@ import numpy as np
 from scipy.special import expit
 
 from agents import _dp_kernels as kernels
+from agents import _sampling as sampling
+from agents import _thompson_kernels as ts_kernels
 from agents._dp_base import FloatArray, IntArray, StreamPrivateAgent, check_epsilon
 from agents.dp_ucb import EpochAgent
 
@@ -40,8 +43,9 @@ class DPThompsonSampling(EpochAgent):
     boundaries depend only on pull counts, and the Gaussian samples are post-processing of the
     releases.
 
-    Noise: one Laplace draw per closed epoch, and K normal draws per round once every arm has a
-    release (:func:`agents._philox.standard_normal`), from the copy's stream.
+    Noise: one Laplace draw per closed epoch from the copy's noise stream; the K normal draws
+    per round (once every arm has a release) come from the copy's sampling stream
+    (:func:`agents._sampling.normal`, a ziggurat).
 
     Parameters
     ----------
@@ -62,8 +66,12 @@ class DPThompsonSampling(EpochAgent):
         self.epsilon = check_epsilon(epsilon)
         self._reset_state()
 
+    def _reset_learning(self) -> None:
+        super()._reset_learning()
+        self._sampling = sampling.new_streams(self._copy_seeds)
+
     def _choose(self, out: IntArray) -> None:
-        kernels.gaussian_ts_choose(self._counts, self._n_mean, self._mean, self.epsilon, self._streams, out)
+        kernels.gaussian_ts_choose(self._counts, self._n_mean, self._mean, self.epsilon, self._sampling, out)
 
 
 class LDPThompsonSampling(StreamPrivateAgent):
@@ -85,9 +93,10 @@ class LDPThompsonSampling(StreamPrivateAgent):
     stream) loses kε by sequential composition: :attr:`stream_privacy_spent` is that bound for a
     user behind every report so far, (t·ε, 0) after t rounds.
 
-    Noise: per round, one uniform for the report (the mechanism's draw) and two gamma draws per
-    arm for the Beta samples (Marsaglia & Tsang), from the copy's stream
-    (:mod:`agents._philox`); in a deployment the report's uniform is drawn on the user's side.
+    Noise: per round, one uniform for the report (the mechanism's draw) from the copy's noise
+    stream (:mod:`agents._philox`; in a deployment it is drawn on the user's side); the two gamma
+    draws per arm of the Beta samples (Marsaglia & Tsang) come from the copy's sampling stream,
+    with the kernels of :class:`agents.ThompsonSampling` (:mod:`agents._thompson_kernels`).
 
     Parameters
     ----------
@@ -108,7 +117,7 @@ class LDPThompsonSampling(StreamPrivateAgent):
 
     name = "LDP-TS"
     privacy_unit = "one round's reward r_t, sent as one randomized-response report (each report ε-LDP)"
-    _state_bytes_per_arm = 16
+    _state_bytes_per_arm = 8 * (2 + ts_kernels.SHAPE_WORDS)
 
     def __init__(self, n_arms: int, epsilon: float, *, n_envs: int | None = None, seed: int | None = None) -> None:
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
@@ -121,6 +130,9 @@ class LDPThompsonSampling(StreamPrivateAgent):
     def _reset_learning(self) -> None:
         self._successes = np.zeros((self.batch, self.n_arms))
         self._failures = np.zeros((self.batch, self.n_arms))
+        self._shapes = np.empty((ts_kernels.SHAPE_WORDS, self.n_arms, self.batch))
+        ts_kernels.refresh_all(self._successes, self._failures, self._shapes)
+        self._sampling = sampling.new_streams(self._copy_seeds)
 
     @property
     def successes(self) -> FloatArray:
@@ -138,11 +150,11 @@ class LDPThompsonSampling(StreamPrivateAgent):
         return (self._t * self.epsilon, 0.0)
 
     def _choose(self, out: IntArray) -> None:
-        kernels.beta_ts_choose(self._successes, self._failures, self._streams, out)
+        ts_kernels.beta_choose(self._shapes, self._sampling, out)
 
     def _learn(self, actions: IntArray, rewards: FloatArray) -> int:
         bad: int = kernels.rr_update(
-            self._successes, self._failures, actions, rewards, self._p_zero, self._slope, self._streams
+            self._successes, self._failures, self._shapes, actions, rewards, self._p_zero, self._slope, self._streams
         )
         if bad < 0:
             self._draws += 1

@@ -22,6 +22,8 @@ import numpy as np
 import numpy.typing as npt
 from numba import types
 
+from agents import _sampling as sampling
+from agents import _thompson_kernels as ts_kernels
 from agents.base import Agent, check_float, entry_point
 from bandit_envs._jit import njit
 
@@ -524,12 +526,19 @@ class ThompsonSampling(Agent):
     r"""Beta-Bernoulli Thompson sampling with the r-coin trick; TS-N with side observations.
 
     Each round draws :math:`\theta_i \sim \mathrm{Beta}(S_i + 1, F_i + 1)` (Beta(1, 1) prior) and
-    plays :math:`\arg\max_i \theta_i`, ties broken uniformly at random. Each observation
-    :math:`r \in [0, 1]` is binarised by a fresh coin :math:`b \sim \mathrm{Bernoulli}(r)`
-    (exactly r for Bernoulli rewards) and counted in S (b = 1) or F (b = 0): Agrawal & Goyal
-    [1]_ [R]. With ``side_observations=True`` this is TS-N [2]_ [R]: every arm revealed in
-    ``info["observed_mask"]`` is updated with its own coin on ``info["observed_rewards"]``.
-    All draws come from ``self.rng``.
+    plays :math:`\arg\max_i \theta_i` (the first arm on an exact tie, an event of probability
+    about 0). Each observation :math:`r \in [0, 1]` is binarised by a fresh coin
+    :math:`b \sim \mathrm{Bernoulli}(r)` (exactly r for Bernoulli rewards) and counted in S
+    (b = 1) or F (b = 0): Agrawal & Goyal [1]_ [R]. With ``side_observations=True`` this is
+    TS-N [2]_ [R]: every arm revealed in ``info["observed_mask"]`` is updated with its own coin
+    on ``info["observed_rewards"]``, in arm order.
+
+    Draws: each copy has its own sampling stream (:mod:`agents._sampling`: SFC64 words, ziggurat
+    normals, Marsaglia & Tsang gammas, Beta = X/(X + Y)); copy i of an agent with ``seed=s`` and
+    ``n_envs=N`` draws exactly as a single agent with ``seed=s + i``, so it makes the same
+    choices on the same rewards. Per round: two gammas per arm, in arm order, then one uniform
+    per coin. The kernels are compiled (:mod:`agents._thompson_kernels`, whose
+    :class:`~agents._thompson_kernels.ThompsonReference` is one copy in plain Python).
 
     Parameters
     ----------
@@ -540,12 +549,13 @@ class ThompsonSampling(Agent):
     n_envs
         ``None`` for one env, or the number N of copies run in lock-step.
     seed
-        Seed of the agent's generator.
+        Seed of copy 0's sampling stream (copy i: seed + i); ``None`` draws one from the
+        operating system at every reset (kept in :attr:`copy_seeds`).
 
     Attributes
     ----------
     successes, failures
-        (B, K) coin counts S and F per arm.
+        (B, K) coin counts S and F per arm (copies; the agent's own arrays are private).
 
     References
     ----------
@@ -558,6 +568,7 @@ class ThompsonSampling(Agent):
     name = "TS"
     reward_bounds = (0.0, 1.0)
     reward_bounds_reason = "the r-coin of Thompson sampling needs it"
+    _state_bytes_per_arm = 8 * (2 + ts_kernels.SHAPE_WORDS)
 
     def __init__(
         self,
@@ -579,32 +590,53 @@ class ThompsonSampling(Agent):
         self._reset_state()
 
     def _reset_state(self) -> None:
-        self.successes: FloatArray = np.zeros((self.batch, self.n_arms))
-        self.failures: FloatArray = np.zeros((self.batch, self.n_arms))
+        self._copy_seeds = sampling.copy_seeds(self.seed, self.batch)
+        self._streams = sampling.new_streams(self._copy_seeds)
+        self._successes: FloatArray = np.zeros((self.batch, self.n_arms))
+        self._failures: FloatArray = np.zeros((self.batch, self.n_arms))
+        self._shapes: FloatArray = np.empty((ts_kernels.SHAPE_WORDS, self.n_arms, self.batch))
+        ts_kernels.refresh_all(self._successes, self._failures, self._shapes)
+
+    @property
+    def successes(self) -> FloatArray:
+        """(B, K) coins equal to 1 per arm."""
+        return self._successes.copy()
+
+    @property
+    def failures(self) -> FloatArray:
+        """(B, K) coins equal to 0 per arm."""
+        return self._failures.copy()
+
+    @property
+    def copy_seeds(self) -> list[int]:
+        """The seed of each copy's sampling stream: copy i of an agent seeded with s has seed s + i."""
+        return list(self._copy_seeds)
 
     def act(self, obs: Any = None) -> Any:
         """Sample the posteriors and play the argmax per copy."""
         self._check_obs(obs)
-        theta = self.rng.beta(self.successes + 1.0, self.failures + 1.0)
-        top = theta == theta.max(axis=1, keepdims=True)
-        actions = np.argmax(top, axis=1)
-        tied = np.flatnonzero(top.sum(axis=1) > 1)
-        for b in tied:
-            actions[b] = self.rng.choice(np.flatnonzero(top[b]))
-        return self._out(actions.astype(np.int64, copy=False))
+        out = np.empty(self.batch, dtype=np.int64)
+        ts_kernels.beta_choose(self._shapes, self._streams, out)
+        return self._out(out)
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Toss one r-coin per observation and add it to S or F."""
-        a, values = self._feedback(action, reward, info)
         if self.side_observations:
+            self._feedback(action, reward, info)
             mask, observed = self._side_observations(info)
-            values = observed[mask]
+            ts_kernels.coin_update_observed(
+                self._successes,
+                self._failures,
+                self._shapes,
+                np.ascontiguousarray(mask, dtype=np.bool_),
+                np.ascontiguousarray(observed, dtype=np.float64),
+                self._streams,
+            )
         else:
-            mask = np.zeros((self.batch, self.n_arms), dtype=np.bool_)
-            mask[np.arange(self.batch), a] = True
-        coins = self.rng.random(values.shape[0]) < values
-        self.successes[mask] += coins
-        self.failures[mask] += ~coins
+            a, rewards = self._feedback(action, reward, info, check_values=False)
+            bad = ts_kernels.coin_update(self._successes, self._failures, self._shapes, a, rewards, self._streams)
+            if bad >= 0:
+                raise _kernel_error(self, a, rewards, bad)
 
     def __repr__(self) -> str:
         return (

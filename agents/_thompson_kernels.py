@@ -1,0 +1,145 @@
+"""Compiled kernels of Beta-Bernoulli Thompson sampling (:class:`agents.ThompsonSampling`), with a reference.
+
+State per copy b and arm k: the coin counts ``successes[b, k]`` = S and ``failures[b, k]`` = F,
+and ``shapes[:, k, b] = (d_S, c_S, d_F, c_F)``, the constants of Marsaglia & Tsang's gamma method
+(:func:`agents._sampling.gamma_constants`) for the posterior Beta(S + 1, F + 1)'s two gammas,
+kept up to date whenever S or F changes, so that a round's K Beta draws cost no square root
+(copies on the last axis: :func:`beta_choose` draws one arm's gammas for all copies in one
+pass). Draws come from the copies' sampling streams (:mod:`agents._sampling`), in this order: at
+:func:`beta_choose`, per arm in arm order, the gamma of S + 1 then the gamma of F + 1; at an
+update, one uniform per observation (the r-coin, in arm order).
+
+:class:`ThompsonReference` is one copy in plain Python with the same draws and arithmetic; it
+makes the same choices (``tests/test_index_agents.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents import _sampling as sampling
+from agents._kernels import first_bad
+from bandit_envs._jit import njit
+
+#: Words per arm of ``shapes`` (d and c of the successes' gamma, then of the failures').
+SHAPE_WORDS = 4
+
+
+@njit(inline="always")
+def refresh(successes, failures, shapes, b, k):  # pragma: no cover
+    """Recompute ``shapes[:, k, b]`` from S and F of copy b's arm k."""
+    d, c = sampling.shape_constants(successes[b, k] + 1.0)
+    shapes[0, k, b] = d
+    shapes[1, k, b] = c
+    d, c = sampling.shape_constants(failures[b, k] + 1.0)
+    shapes[2, k, b] = d
+    shapes[3, k, b] = c
+
+
+@njit
+def refresh_all(successes, failures, shapes):  # pragma: no cover
+    """Recompute every copy's and arm's ``shapes`` (after a reset or a change of S, F)."""
+    for b in range(successes.shape[0]):
+        for k in range(successes.shape[1]):
+            refresh(successes, failures, shapes, b, k)
+
+
+@njit(error_model="numpy")
+def beta_choose(shapes, streams, out):  # pragma: no cover
+    """Per copy b: argmax over arms of θ_k = X_k / (X_k + Y_k), X_k ~ Gamma(S_k + 1), Y_k ~ Gamma(F_k + 1).
+
+    Arm by arm, the X draws of all copies (:func:`agents._sampling.gamma_pass` and its
+    completion), then their Y draws, then the running argmax, branch-free. The first arm wins an
+    exact tie (an event of probability about 0 with continuous draws).
+    """
+    n_copies = shapes.shape[2]
+    x = np.empty(n_copies)
+    y = np.empty(n_copies)
+    words = np.empty(n_copies, dtype=np.uint64)
+    pending = np.empty(n_copies, dtype=np.bool_)
+    best = np.full(n_copies, -1.0)
+    out[:] = 0
+    for k in range(shapes.shape[1]):
+        sampling.gamma_pass(streams, shapes[0, k], shapes[1, k], x, words, pending)
+        sampling.gamma_pass_finish(streams, shapes[0, k], shapes[1, k], x, words, pending)
+        sampling.gamma_pass(streams, shapes[2, k], shapes[3, k], y, words, pending)
+        sampling.gamma_pass_finish(streams, shapes[2, k], shapes[3, k], y, words, pending)
+        for b in range(n_copies):
+            theta = x[b] / (x[b] + y[b])
+            better = theta > best[b]
+            best[b] = theta if better else best[b]
+            out[b] = k if better else out[b]
+
+
+@njit
+def coin_update(successes, failures, shapes, actions, rewards, streams):  # pragma: no cover
+    """Per copy b, the r-coin of the pulled arm's reward r ∈ [0, 1]: U < r adds to S, else to F.
+
+    Returns :func:`agents._kernels.first_bad` of the feedback, changing nothing when it is not -1.
+    """
+    bad = first_bad(actions, rewards, successes.shape[1])
+    if bad >= 0:
+        return bad
+    for b in range(actions.shape[0]):
+        state = sampling.load(streams, b)
+        u, state = sampling.uniform(state)
+        sampling.store(streams, b, state)
+        a = actions[b]
+        if u < rewards[b]:
+            successes[b, a] += 1.0
+        else:
+            failures[b, a] += 1.0
+        refresh(successes, failures, shapes, b, a)
+    return -1
+
+
+@njit
+def coin_update_observed(successes, failures, shapes, mask, observed, streams):  # pragma: no cover
+    """Per copy b, an r-coin for every revealed arm (``mask[b, k]``), in arm order (TS-N)."""
+    for b in range(mask.shape[0]):
+        state = sampling.load(streams, b)
+        for k in range(mask.shape[1]):
+            if mask[b, k]:
+                u, state = sampling.uniform(state)
+                if u < observed[b, k]:
+                    successes[b, k] += 1.0
+                else:
+                    failures[b, k] += 1.0
+                refresh(successes, failures, shapes, b, k)
+        sampling.store(streams, b, state)
+
+
+class ThompsonReference:
+    """One copy of :class:`agents.ThompsonSampling` in plain Python (copy seed ``seed``).
+
+    ``act() -> int``; ``update(arm, reward)`` for TS, ``update_observed(mask, observed)`` for TS-N.
+    """
+
+    def __init__(self, n_arms: int, seed: int) -> None:
+        self.draws = sampling.SamplerReference(seed)
+        self.successes = [0.0] * n_arms
+        self.failures = [0.0] * n_arms
+
+    def act(self) -> int:
+        """The argmax of the Beta samples (first arm on an exact tie)."""
+        best, arm = -1.0, 0
+        for k, (s, f) in enumerate(zip(self.successes, self.failures, strict=True)):
+            theta = self.draws.beta(s + 1.0, f + 1.0)
+            if theta > best:
+                best, arm = theta, k
+        return arm
+
+    def _coin(self, arm: int, reward: float) -> None:
+        if self.draws.uniform() < reward:
+            self.successes[arm] += 1.0
+        else:
+            self.failures[arm] += 1.0
+
+    def update(self, arm: int, reward: float) -> None:
+        """Toss the pulled arm's r-coin."""
+        self._coin(arm, reward)
+
+    def update_observed(self, mask: np.ndarray, observed: np.ndarray) -> None:
+        """Toss an r-coin per revealed arm, in arm order."""
+        for k in np.flatnonzero(mask):
+            self._coin(int(k), float(observed[k]))

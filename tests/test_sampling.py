@@ -1,0 +1,210 @@
+"""Tests of the sampling streams (agents/_sampling.py) and the Thompson sampling kernels built on them.
+
+* the compiled SFC64 words equal numpy's SFC64 draw for draw; seeds give independent streams;
+* normals, gammas and Betas equal their Python twins (SamplerReference) draw for draw, also
+  through the all-copies pass (gamma_pass + gamma_pass_finish), which must leave every stream
+  where the one-copy kernel leaves it;
+* each law is right: Kolmogorov–Smirnov tests at level ALPHA = 1e-3 with fixed seeds (so a
+  correct sampler fails one with probability 1e-3 at a random seed; the seeds are fixed), each
+  paired with a slightly wrong law the same test rejects, and the ziggurat's tail and wedges
+  checked by their frequencies;
+* ThompsonSampling equals its plain reference, copy i of a batch equals the single agent with
+  seed s + i, and its choices follow the posterior (the probability the better arm wins).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from numba import njit
+from scipy import stats
+
+from agents import LDPThompsonSampling, ThompsonSampling
+from agents import _sampling as sampling
+from agents import _thompson_kernels as ts_kernels
+
+ALPHA = 1e-3
+
+
+@njit
+def _words(streams, b, n):  # pragma: no cover
+    out = np.empty(n, dtype=np.uint64)
+    state = sampling.load(streams, b)
+    for i in range(n):
+        out[i], state = sampling.next_word(state)
+    sampling.store(streams, b, state)
+    return out
+
+
+@njit
+def _normals(streams, b, n):  # pragma: no cover
+    out = np.empty(n)
+    state = sampling.load(streams, b)
+    for i in range(n):
+        word, state = sampling.next_word(state)
+        out[i], state = sampling.normal(word, state)
+    sampling.store(streams, b, state)
+    return out
+
+
+@njit
+def _gammas(streams, b, shape, n):  # pragma: no cover
+    out = np.empty(n)
+    d, c = sampling.shape_constants(shape)
+    state = sampling.load(streams, b)
+    for i in range(n):
+        out[i], state = sampling.gamma(state, d, c)
+    sampling.store(streams, b, state)
+    return out
+
+
+@njit
+def _betas(streams, b, a, c, n):  # pragma: no cover
+    out = np.empty(n)
+    da, ca = sampling.shape_constants(a)
+    dc, cc = sampling.shape_constants(c)
+    state = sampling.load(streams, b)
+    for i in range(n):
+        x, state = sampling.gamma(state, da, ca)
+        y, state = sampling.gamma(state, dc, cc)
+        out[i] = x / (x + y)
+    sampling.store(streams, b, state)
+    return out
+
+
+def test_words_are_numpys_sfc64_and_streams_are_per_seed():
+    seeds = [0, 9, 2**40 + 1]
+    streams = sampling.new_streams(seeds)
+    assert streams.shape == (4, 3)
+    for b, seed in enumerate(seeds):
+        expected = sampling.sampling_bit_generator(seed).random_raw(1000)
+        np.testing.assert_array_equal(_words(streams, b, 1000), expected)
+    # the sampling stream of a seed is neither default_rng's nor another seed's
+    assert not np.array_equal(
+        sampling.sampling_bit_generator(3).random_raw(4), np.random.SFC64(3).random_raw(4)
+    )
+    assert sampling.copy_seeds(5, 3) == [5, 6, 7]
+    first = sampling.copy_seeds(None, 2)
+    assert first[1] == first[0] + 1
+
+
+def test_kernels_equal_their_python_twins_draw_for_draw():
+    streams = sampling.new_streams([11])
+    twin = sampling.SamplerReference(11)
+    np.testing.assert_array_equal(_normals(streams, 0, 3000), [twin.normal() for _ in range(3000)])
+    for shape in (1.0, 1.5, 4.0, 250.0):
+        np.testing.assert_array_equal(_gammas(streams, 0, shape, 1000), [twin.gamma(shape) for _ in range(1000)])
+    np.testing.assert_array_equal(_betas(streams, 0, 3.0, 8.0, 1000), [twin.beta(3.0, 8.0) for _ in range(1000)])
+    # both are still at the same place of the stream
+    assert _words(streams, 0, 1)[0] == twin.word()
+
+
+def test_all_copies_pass_draws_what_the_one_copy_kernel_draws():
+    copies = 4000
+    rng = np.random.default_rng(0)
+    shapes = 1.0 + rng.integers(0, 40, copies).astype(np.float64)  # small shapes: many slow paths
+    d = shapes - 1.0 / 3.0
+    c = 1.0 / np.sqrt(9.0 * d)
+    streams = sampling.new_streams(list(range(copies)))
+    alone = streams.copy()
+    out = np.empty(copies)
+    words = np.empty(copies, dtype=np.uint64)
+    pending = np.empty(copies, dtype=np.bool_)
+    for _ in range(3):
+        sampling.gamma_pass(streams, d, c, out, words, pending)
+        assert 0 < pending.sum() < copies // 4  # the fast path decides most, not all
+        sampling.gamma_pass_finish(streams, d, c, out, words, pending)
+        for b in range(copies):
+            assert out[b] == _gammas(alone, b, shapes[b], 1)[0]
+    np.testing.assert_array_equal(streams, alone)
+
+
+def test_normals_have_the_normal_law_in_the_body_wedges_and_tail():
+    streams = sampling.new_streams([1])
+    x = _normals(streams, 0, 400_000)
+    assert stats.kstest(x, stats.norm.cdf).pvalue > ALPHA
+    assert stats.kstest(x, stats.norm(scale=1.02).cdf).pvalue < ALPHA
+    # the tail beyond r = 3.654 (drawn by Marsaglia's method) has its probability 2.58e-4:
+    # a count of about 103, Poisson sd about 10
+    p_tail = 2 * stats.norm.sf(sampling.TAIL_START)
+    tail = np.abs(x) > sampling.TAIL_START
+    assert abs(tail.sum() - p_tail * x.size) < 4 * math.sqrt(p_tail * x.size)
+    assert stats.kstest(np.abs(x[tail]) - sampling.TAIL_START, lambda t: _tail_cdf(t)).pvalue > ALPHA
+
+
+def _tail_cdf(t: np.ndarray) -> np.ndarray:
+    r = sampling.TAIL_START
+    return 1.0 - stats.norm.sf(r + t) / stats.norm.sf(r)
+
+
+@pytest.mark.parametrize("shape", [1.0, 2.0, 7.0, 300.0])
+def test_gammas_have_the_gamma_law(shape: float) -> None:
+    streams = sampling.new_streams([2])
+    g = _gammas(streams, 0, shape, 100_000)
+    assert stats.kstest(g, stats.gamma(shape).cdf).pvalue > ALPHA
+    assert stats.kstest(g, stats.gamma(shape * 1.02).cdf).pvalue < ALPHA
+
+
+def test_betas_have_the_beta_law():
+    streams = sampling.new_streams([3])
+    x = _betas(streams, 0, 3.0, 8.0, 50_000)
+    assert stats.kstest(x, stats.beta(3.0, 8.0).cdf).pvalue > ALPHA
+    assert stats.kstest(x, stats.beta(3.0, 7.5).cdf).pvalue < ALPHA
+
+
+def test_thompson_sampling_equals_its_reference_and_copies_equal_single_agents():
+    k, copies, rounds = 4, 6, 400
+    table = (np.random.default_rng(5).random((rounds, copies, k)) < [0.2, 0.4, 0.5, 0.45]).astype(float)
+    batch = ThompsonSampling(k, n_envs=copies, seed=20)
+    refs = [ts_kernels.ThompsonReference(k, 20 + i) for i in range(copies)]
+    single = ThompsonSampling(k, seed=23)
+    for t in range(rounds):
+        a = batch.act()
+        assert [r.act() for r in refs] == a.tolist()
+        assert single.act() == a[3]
+        batch.update(a, table[t, np.arange(copies), a])
+        single.update(int(a[3]), float(table[t, 3, a[3]]))
+        for i, r in enumerate(refs):
+            r.update(int(a[i]), float(table[t, i, a[i]]))
+    np.testing.assert_array_equal(batch.successes, [r.successes for r in refs])
+    assert batch.copy_seeds == [20 + i for i in range(copies)]
+
+
+def test_ts_n_equals_its_reference_with_side_observations():
+    k, rounds = 5, 200
+    rng = np.random.default_rng(2)
+    agent = ThompsonSampling(k, side_observations=True, seed=4)
+    ref = ts_kernels.ThompsonReference(k, 4)
+    for _ in range(rounds):
+        a = agent.act()
+        assert a == ref.act()
+        mask = rng.random(k) < 0.5
+        mask[a] = True
+        observed = np.where(mask, rng.random(k), 0.0)
+        agent.update(a, observed[a], {"observed_mask": mask, "observed_rewards": observed})
+        ref.update_observed(mask, observed)
+    np.testing.assert_array_equal(agent.failures[0], ref.failures)
+
+
+def test_thompson_choice_follows_the_posterior():
+    # S, F fixed: the better of two arms wins with probability P(θ1 > θ0), θ0 ~ Beta(4, 8), θ1 ~ Beta(6, 6)
+    copies = 20_000
+    agent = ThompsonSampling(2, n_envs=copies, seed=9)
+    for arm, s, f in ((0, 3, 7), (1, 5, 5)):
+        for reward in [1.0] * s + [0.0] * f:
+            agent.update(np.full(copies, arm), np.full(copies, reward))
+    wins = float(np.mean(agent.act() == 1))
+    grid = np.linspace(0, 1, 20_001)
+    p = float(np.trapezoid(stats.beta(6, 6).pdf(grid) * stats.beta(4, 8).cdf(grid), grid))
+    assert abs(wins - p) < 4 * math.sqrt(p * (1 - p) / copies)
+
+
+def test_ldp_thompson_sampling_uses_the_sampling_streams_and_keeps_its_shapes():
+    agent = LDPThompsonSampling(3, 1.0, n_envs=2, seed=1)
+    for _ in range(50):
+        a = agent.act()
+        agent.update(a, np.array([1.0, 0.0]))
+    d, c = sampling.gamma_constants(float(agent.successes[1, 2]) + 1.0)
+    assert agent._shapes[0, 2, 1] == d and agent._shapes[1, 2, 1] == c
