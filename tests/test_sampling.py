@@ -82,9 +82,7 @@ def test_words_are_numpys_sfc64_and_streams_are_per_seed():
         expected = sampling.sampling_bit_generator(seed).random_raw(1000)
         np.testing.assert_array_equal(_words(streams, b, 1000), expected)
     # the sampling stream of a seed is neither default_rng's nor another seed's
-    assert not np.array_equal(
-        sampling.sampling_bit_generator(3).random_raw(4), np.random.SFC64(3).random_raw(4)
-    )
+    assert not np.array_equal(sampling.sampling_bit_generator(3).random_raw(4), np.random.SFC64(3).random_raw(4))
     assert sampling.copy_seeds(5, 3) == [5, 6, 7]
     first = sampling.copy_seeds(None, 2)
     assert first[1] == first[0] + 1
