@@ -398,10 +398,6 @@ def rr_update(successes, failures, shapes, actions, rewards, p_zero, slope, stre
     if bad >= 0:
         return bad
     for b in range(actions.shape[0]):
-        a = actions[b]
-        if rng_.next_double(streams, b) < p_zero + slope * rewards[b]:
-            successes[b, a] += 1.0
-        else:
-            failures[b, a] += 1.0
-        ts_kernels.refresh(successes, failures, shapes, b, a)
+        report = rng_.next_double(streams, b) < p_zero + slope * rewards[b]
+        ts_kernels.count_coin(successes, failures, shapes, b, actions[b], report)
     return -1

@@ -217,16 +217,31 @@ def shape_constants(shape):  # pragma: no cover
 def gamma_trial(word, d, c):  # pragma: no cover
     """(d·v, accepted) of the gamma trial on ``word`` when it ends on its fast path, branch-free.
 
-    ``accepted`` is False when the trial needs more than ``word`` to decide (the normal's point
-    is outside its layer's inner rectangle, v <= 0, or the squeeze U < 1 − 0.0331x⁴ fails);
-    :func:`gamma_finish` then gives the exact outcome.
+    ``accepted`` is True only if :func:`gamma_finish` would accept this trial's d·v too: the
+    normal's point lies inside its layer's inner rectangle, v = 1 + y > 0 with y = cx, U > 0
+    and U − 1 < G − margin, where G <= x²/2 + d(1 − v³ + ln v³) replaces ln v³ = 3 ln(1 + y) by
+    the lower bound 3(y − y²/2 + y³/3 − y⁴/(4 min(1, 1 + y))) (for y >= 0 the alternating
+    series cut after a negative term; for −1 < y < 0 its tail Σ_{n>=4} |y|ⁿ/n is at most
+    y⁴/(4(1 + y))), and ln U <= U − 1. The margin 10⁻¹²(1 + d) exceeds the rounding errors of
+    both sides, so the floating-point test of :func:`gamma_finish` (its squeeze or its
+    logarithmic test) accepts whenever this one does. G ≈ −x⁴/(108d) is close to 0, so the fast
+    path decides all but about 1.5% of trials at large shapes (the ziggurat's 1.2%), 2% at
+    shape 5 and 8% at shape 1, where Marsaglia & Tsang's method itself rejects about 5%; its
+    squeeze U < 1 − 0.0331x⁴ alone leaves about 10% to the logarithms whatever the shape.
+    Otherwise ``accepted`` is False and :func:`gamma_finish` gives the exact outcome. (For
+    kernels compiled with ``error_model="numpy"``: at v = 0 the bound divides by zero, harmlessly.)
     """
     m = np.int32((word >> _U9) & _LOW23)
     x = np.float64(m) * SIGNED_WIDTHS[np.int64(word & _LOW9)]
-    v = 1.0 + c * x
+    y = c * x
+    v = 1.0 + y
     u = np.float64(np.int32(word >> _U33)) * _TWO_M31
-    accepted = (m < _INNER32[np.int64(word & _LOW8)]) & (v > 0.0) & (u < 1.0 - 0.0331 * (x * x) * (x * x))
-    return d * (v * v * v), accepted
+    cube = v * v * v
+    y2 = y * y
+    log_low = y - 0.5 * y2 + y2 * y * (1.0 / 3.0) - 0.25 * (y2 * y2) / min(v, 1.0)
+    bound = 0.5 * x * x + d * (1.0 - cube + 3.0 * log_low) - 1e-12 * (1.0 + d)
+    accepted = (m < _INNER32[np.int64(word & _LOW8)]) & (v > 0.0) & (u > 0.0) & (u - 1.0 < bound)
+    return d * cube, accepted
 
 
 @njit(inline="always")

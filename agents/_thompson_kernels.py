@@ -36,6 +36,21 @@ def refresh(successes, failures, shapes, b, k):  # pragma: no cover
     shapes[3, k, b] = c
 
 
+@njit(inline="always")
+def count_coin(successes, failures, shapes, b, k, one):  # pragma: no cover
+    """Add a coin to copy b's arm k (S if ``one``, else F) and recompute that count's constants."""
+    if one:
+        successes[b, k] += 1.0
+        d, c = sampling.shape_constants(successes[b, k] + 1.0)
+        shapes[0, k, b] = d
+        shapes[1, k, b] = c
+    else:
+        failures[b, k] += 1.0
+        d, c = sampling.shape_constants(failures[b, k] + 1.0)
+        shapes[2, k, b] = d
+        shapes[3, k, b] = c
+
+
 @njit
 def refresh_all(successes, failures, shapes):  # pragma: no cover
     """Recompute every copy's and arm's ``shapes`` (after a reset or a change of S, F)."""
@@ -84,12 +99,7 @@ def coin_update(successes, failures, shapes, actions, rewards, streams):  # prag
         state = sampling.load(streams, b)
         u, state = sampling.uniform(state)
         sampling.store(streams, b, state)
-        a = actions[b]
-        if u < rewards[b]:
-            successes[b, a] += 1.0
-        else:
-            failures[b, a] += 1.0
-        refresh(successes, failures, shapes, b, a)
+        count_coin(successes, failures, shapes, b, actions[b], u < rewards[b])
     return -1
 
 
@@ -101,11 +111,7 @@ def coin_update_observed(successes, failures, shapes, mask, observed, streams): 
         for k in range(mask.shape[1]):
             if mask[b, k]:
                 u, state = sampling.uniform(state)
-                if u < observed[b, k]:
-                    successes[b, k] += 1.0
-                else:
-                    failures[b, k] += 1.0
-                refresh(successes, failures, shapes, b, k)
+                count_coin(successes, failures, shapes, b, k, u < observed[b, k])
         sampling.store(streams, b, state)
 
 
