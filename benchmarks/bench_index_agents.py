@@ -1,4 +1,4 @@
-"""Agent-steps per second of the batched baselines (ε-greedy, KL-UCB, MOSS, Exp3, TS) against batched UCB and plain loops.
+"""Agent-steps per second of the batched baselines (ε-greedy, KL-UCB, MOSS, Exp3, TS) vs batched UCB and plain loops.
 
 For each agent, 1000 copies and K = 10 arms on one core, fed from a pre-drawn Bernoulli reward
 table (``bench_ucb_batch.bernoulli_table``; only ``act`` + ``update`` are timed):
