@@ -31,7 +31,12 @@ import numpy as np
 from agents.experiments.core.data import scenario_of
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.user_agents import play
+from agents.experiments.ldp.task import (
+    busiest_user_reports,
+    checkpoints_of,
+    uniform_random_regret,
+    user_agent_regret,
+)
 from agents.linear import LDPOLS, LDPLinUCB, LinUCB, ShuffleLinUCB
 from bandit_envs.recommendation.gowalla import GowallaRecommendationEnv
 from bandit_envs.recommendation.movielens import MovieLensRecommendationEnv
@@ -44,7 +49,6 @@ DELTA = 0.1
 LOWRANK_RANK = 10
 #: Clipping bound ‖x‖ <= l_x of LDP-OLS and Shuffle-LinUCB per scenario (see the module docstring).
 L_X: dict[str, float] = {"movielens": 0.4, "gowalla": 1.0}
-N_CHECKPOINTS = 100
 BUILTIN_AGENTS: tuple[str, ...] = ("LDP-LinUCB", "LDP-OLS", "Shuffle-LinUCB", "LinUCB")
 #: Columns of every row (NaN where they do not apply).
 PRIVACY_COLUMNS = ("user_epsilon", "user_delta", "central_epsilon", "central_delta")
@@ -116,23 +120,6 @@ def make_agent(setting: dict[str, Any], dim: int, horizon: int, seed: int) -> Ag
     raise ValueError(f"agent must be one of {', '.join(BUILTIN_AGENTS)}, got {agent!r}.")
 
 
-def checkpoints_of(horizon: int) -> list[int]:
-    """The rounds at which regret is recorded: the ends of ``N_CHECKPOINTS`` equal blocks."""
-    block = max(1, horizon // N_CHECKPOINTS)
-    return [min(start + block, horizon) for start in range(0, horizon, block)]
-
-
-def busiest_by_user(users: np.ndarray, checkpoints: list[int]) -> dict[int, int]:
-    """At each checkpoint t, the most rounds any one user id has had among the first t (its reports)."""
-    _, dense = np.unique(users, return_inverse=True)
-    counts = np.zeros(int(dense.max()) + 1 if dense.size else 1, dtype=np.int64)
-    out, start = {}, 0
-    for t in checkpoints:
-        np.add.at(counts, dense[start:t], 1)
-        out[t], start = int(counts.max()), t
-    return out
-
-
 def privacy_of(agent: Agent) -> dict[str, float]:
     """Per-user guarantee of the busiest user so far: local tight (ε, δ = 0.1), central for Shuffle-LinUCB."""
     out = dict.fromkeys(PRIVACY_COLUMNS, float("nan"))
@@ -154,7 +141,8 @@ def realistic_task(exp: Experiment, setting_index: int, run: int, base_seed: int
     contexts = env.round_contexts(horizon, seed)
     users = np.asarray(env.problem.user_ids)[contexts]
     checkpoints = checkpoints_of(horizon)
-    busiest = busiest_by_user(users, checkpoints)
+    _, dense = np.unique(users, return_inverse=True)
+    busiest = busiest_user_reports(dense, checkpoints)
     nan_privacy = dict.fromkeys(PRIVACY_COLUMNS, float("nan"))
     rows: list[dict[str, Any]] = []
 
@@ -173,19 +161,16 @@ def realistic_task(exp: Experiment, setting_index: int, run: int, base_seed: int
             }
         )
 
-    user = next((u for u in exp.user_agents if u.name == setting["agent"]), None)
-    if user is not None:
-        regret, _ = play(env, user.build(env, label, policy_seed), horizon, checkpoints, seed)
-        for t, reg in zip(checkpoints, regret.tolist(), strict=True):
-            add({}, t, float(reg), nan_privacy)
+    user_regret = user_agent_regret(exp, setting, env, label, checkpoints, seed, policy_seed)
+    if user_regret is not None:
+        for t, reg in user_regret:
+            add({}, t, reg, nan_privacy)
         return rows
     noise = env.round_noise(horizon, seed)
     dim = int(env.problem.dim)
     agent = make_agent(setting, dim, horizon, policy_seed)
     if setting["agent"] == "LinUCB":
-        # Reference line: the expected regret of the uniformly random policy on the same rounds.
-        gaps = env.rewards.max(axis=1) - env.rewards.mean(axis=1)
-        random_regret = np.cumsum(gaps[contexts])
+        random_regret = uniform_random_regret(env, contexts)
         for t in checkpoints:
             add({"agent": "uniform random", "mechanism": "none"}, t, float(random_regret[t - 1]), nan_privacy)
     total, start = 0.0, 0
