@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Self, cast
 
 import numba
 import numpy as np
@@ -58,8 +58,34 @@ _FLOAT64 = np.dtype(np.float64)
 _NP_INT64, _NP_FLOAT64 = np.int64, np.float64
 
 
-class _StepKernels:
-    """Compiled entry points of the step kernels for observations of one rank (2: one env, 3: N copies).
+class StepKernels:
+    """Compiled entry points of a family's step kernels for observations of one rank (2: one env, 3: N copies).
+
+    Subclasses compile their entry points in ``__init__``. :meth:`load` gives the one instance per
+    class and rank of this process; a copy of an agent (pickle, deepcopy) loads it again by rank,
+    so it uses the entry points of the process it lands in.
+    """
+
+    _loaded: ClassVar[dict[tuple[type, int], StepKernels]] = {}
+
+    def __init__(self, rank: int) -> None:
+        self.rank = rank
+
+    @classmethod
+    def load(cls, rank: int) -> Self:
+        """The step kernels of this class for observations of ``rank`` dimensions, compiled once per process."""
+        kernels = StepKernels._loaded.get((cls, rank))
+        if kernels is None:
+            kernels = StepKernels._loaded[(cls, rank)] = cls(rank)
+        return cast(Self, kernels)
+
+    def __reduce__(self) -> tuple[Any, tuple[int]]:
+        """Pickled by rank (see the class docstring)."""
+        return type(self).load, (self.rank,)
+
+
+class _StepKernels(StepKernels):
+    """LinUCB's and LDP-LinUCB's step kernels for observations of one rank (2: one env, 3: N copies).
 
     The arrays the agent owns are C-contiguous; actions and rewards come from the caller and may
     have any strides (layout ``"A"``). ``choose_one`` and ``report_one`` are one env's calls with
@@ -68,7 +94,7 @@ class _StepKernels:
     """
 
     def __init__(self, rank: int) -> None:
-        self.rank = rank
+        super().__init__(rank)
         f8, i8, flag = types.float64, types.int64, types.boolean
         obs = types.Array(f8, rank, "C")
         vec, mat, cube = types.Array(f8, 1, "C"), types.Array(f8, 2, "C"), types.Array(f8, 3, "C")
@@ -85,22 +111,6 @@ class _StepKernels:
         if rank == 2:
             self.choose_one: Callable[..., int] = entry_point(step_choose_one, (obs, i8, *choose_args))
             self.report_one: Callable[..., None] = entry_point(step_report, (obs, i8, f8, vec, i8, *report_args))
-
-    def __reduce__(self) -> tuple[Any, tuple[int]]:
-        """Pickled by rank: a copy of an agent (pickle, deepcopy) uses this process's entry points."""
-        return _step_kernels, (self.rank,)
-
-
-#: The step kernels per rank of the observation, loaded by the first agent that needs them.
-_STEP_KERNELS: dict[int, _StepKernels] = {}
-
-
-def _step_kernels(rank: int) -> _StepKernels:
-    """The step kernels for observations of ``rank`` dimensions, loaded once per process."""
-    kernels = _STEP_KERNELS.get(rank)
-    if kernels is None:
-        kernels = _STEP_KERNELS[rank] = _StepKernels(rank)
-    return kernels
 
 
 @dataclass
@@ -217,7 +227,7 @@ class LinearAgent(Agent):
         self._no_noise_row = np.empty(0)
         self._m = self._noise_size
         self._bind_server()
-        self._kernels = _step_kernels(2 if self.n_envs is None else 3)
+        self._kernels = _StepKernels.load(2 if self.n_envs is None else 3)
 
     def _bind_server(self) -> None:
         """Collect the arrays and parameters every step call passes after the round's own values.

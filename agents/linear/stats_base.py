@@ -47,7 +47,7 @@ from agents.linear._stats_kernels import (
     step_update,
     write_report,
 )
-from agents.linear.base import LinearRunResult
+from agents.linear.base import LinearRunResult, StepKernels
 from agents.linear.private_base import LocalDPLinearAgent
 from agents.linear.protocol import as_features
 from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, user_ids
@@ -65,15 +65,15 @@ _NOISE_CHUNK = 1 << 19
 _FLOAT64 = np.dtype(np.float64)
 
 
-class _StepKernels:
-    """Compiled entry points of the step kernels for observations of one rank (2: one env, 3: N copies).
+class _StepKernels(StepKernels):
+    """LDP-OLS's and Shuffle-LinUCB's step kernels for observations of one rank (2: one env, 3: N copies).
 
     The arrays the agent owns are C-contiguous; actions and rewards come from the caller and may
     have any strides (layout ``"A"``).
     """
 
     def __init__(self, rank: int) -> None:
-        self.rank = rank
+        super().__init__(rank)
         f8, i8 = types.float64, types.int64
         obs = types.Array(f8, rank, "C")
         vec, mat, cube = types.Array(f8, 1, "C"), types.Array(f8, 2, "C"), types.Array(f8, 3, "C")
@@ -85,21 +85,6 @@ class _StepKernels:
             (rng, obs, types.Array(i8, 1, "A"), types.Array(f8, 1, "A"), mat, mat, mat, vec, vec, types.boolean, f8,
              cube, mat, cube, mat, cube, mat, int_mat, int_vec),
         )  # fmt: skip
-
-    def __reduce__(self) -> tuple[Any, tuple[int]]:
-        """Pickled by rank: a copy of an agent (pickle, deepcopy) uses this process's entry points."""
-        return _step_kernels, (self.rank,)
-
-
-_STEP_KERNELS: dict[int, _StepKernels] = {}
-
-
-def _step_kernels(rank: int) -> _StepKernels:
-    """The step kernels for observations of ``rank`` dimensions, loaded once per process."""
-    kernels = _STEP_KERNELS.get(rank)
-    if kernels is None:
-        kernels = _STEP_KERNELS[rank] = _StepKernels(rank)
-    return kernels
 
 
 class StatsServer:
@@ -276,7 +261,7 @@ class StatsAgent(LocalDPLinearAgent):
         self._last_obs: FloatArray | None = None
         self._reports = ReportLedger(self.batch)
         self._reset_reports()
-        self._step = _step_kernels(2 if self.n_envs is None else 3)
+        self._step = _StepKernels.load(2 if self.n_envs is None else 3)
         self._normals = np.empty((self.batch, self._n_normals))
         self._uniforms = np.empty((self.batch, self._n_uniforms))
         self._batch_normals = np.empty((self.batch, self._n_batch_normals))

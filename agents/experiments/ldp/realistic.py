@@ -34,6 +34,7 @@ from agents.experiments.core.spec import Experiment
 from agents.experiments.ldp.task import (
     busiest_user_reports,
     checkpoints_of,
+    regret_row,
     uniform_random_regret,
     user_agent_regret,
 )
@@ -147,19 +148,7 @@ def realistic_task(exp: Experiment, setting_index: int, run: int, base_seed: int
     rows: list[dict[str, Any]] = []
 
     def add(extra: dict[str, Any], t: int, reg: float, privacy: dict[str, float]) -> None:
-        rows.append(
-            {
-                **label,
-                **extra,
-                "run": run,
-                "t": t,
-                "regret": reg,
-                "regret_over_sqrt_t": reg / np.sqrt(t),
-                "max_user_reports": busiest[t],
-                **privacy,
-                "setting": setting_index,
-            }
-        )
+        rows.append(regret_row(label, extra, run, t, reg, busiest[t], setting_index, privacy))
 
     user_regret = user_agent_regret(exp, setting, env, label, checkpoints, seed, policy_seed)
     if user_regret is not None:

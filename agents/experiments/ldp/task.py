@@ -13,6 +13,7 @@ by round t (a user is drawn every round), from which the summary composes the pe
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -63,6 +64,34 @@ def busiest_user_reports(contexts: np.ndarray, checkpoints: list[int]) -> dict[i
     return out
 
 
+def regret_row(
+    label: Mapping[str, Any],
+    extra: Mapping[str, Any],
+    run: int,
+    t: int,
+    regret: float,
+    max_user_reports: int,
+    setting_index: int,
+    privacy: Mapping[str, float] | None = None,
+) -> dict[str, Any]:
+    """One row of the results, its columns in the order of the CSV.
+
+    The setting's label (``extra`` overriding it), the regret at t, the busiest user's reports,
+    then any per-user guarantee columns, then the setting's index.
+    """
+    return {
+        **label,
+        **extra,
+        "run": run,
+        "t": t,
+        "regret": regret,
+        "regret_over_sqrt_t": regret / np.sqrt(t),
+        "max_user_reports": max_user_reports,
+        **(privacy or {}),
+        "setting": setting_index,
+    }
+
+
 def uniform_random_regret(env: Any, contexts: np.ndarray) -> np.ndarray:
     """Expected cumulative regret of the uniformly random policy on the rounds' users ``contexts`` (reference line)."""
     gaps = env.rewards.max(axis=1) - env.rewards.mean(axis=1)
@@ -103,18 +132,7 @@ def ldp_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -> l
     busiest = busiest_user_reports(contexts, checkpoints_of(horizon))
 
     def add(extra: dict[str, Any], t: int, reg: float) -> None:
-        rows.append(
-            {
-                **label,
-                **extra,
-                "run": run,
-                "t": t,
-                "regret": reg,
-                "regret_over_sqrt_t": reg / np.sqrt(t),
-                "max_user_reports": busiest[t],
-                "setting": setting_index,
-            }
-        )
+        rows.append(regret_row(label, extra, run, t, reg, busiest[t], setting_index))
 
     user_regret = user_agent_regret(exp, setting, env, label, checkpoints_of(horizon), seed, policy_seed)
     if user_regret is not None:
