@@ -31,6 +31,7 @@ import numpy as np
 from agents.experiments.core.data import scenario_of
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment
+from agents.experiments.ldp.task import N_CHECKPOINTS as N_CHECKPOINTS
 from agents.experiments.ldp.task import (
     busiest_user_reports,
     checkpoints_of,
@@ -121,6 +122,12 @@ def make_agent(setting: dict[str, Any], dim: int, horizon: int, seed: int) -> Ag
     raise ValueError(f"agent must be one of {', '.join(BUILTIN_AGENTS)}, got {agent!r}.")
 
 
+def busiest_by_user(users: np.ndarray, checkpoints: list[int]) -> dict[int, int]:
+    """At each checkpoint t, the most rounds any one user id has had among the first t (its reports)."""
+    _, dense = np.unique(users, return_inverse=True)
+    return busiest_user_reports(dense, checkpoints)
+
+
 def privacy_of(agent: Agent) -> dict[str, float]:
     """Per-user guarantee of the busiest user so far: local tight (ε, δ = 0.1), central for Shuffle-LinUCB."""
     out = dict.fromkeys(PRIVACY_COLUMNS, float("nan"))
@@ -142,8 +149,7 @@ def realistic_task(exp: Experiment, setting_index: int, run: int, base_seed: int
     contexts = env.round_contexts(horizon, seed)
     users = np.asarray(env.problem.user_ids)[contexts]
     checkpoints = checkpoints_of(horizon)
-    _, dense = np.unique(users, return_inverse=True)
-    busiest = busiest_user_reports(dense, checkpoints)
+    busiest = busiest_by_user(users, checkpoints)
     nan_privacy = dict.fromkeys(PRIVACY_COLUMNS, float("nan"))
     rows: list[dict[str, Any]] = []
 
