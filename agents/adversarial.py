@@ -128,6 +128,9 @@ class Exp3(_ExpWeights):
     ----------
     probabilities, loss_estimates
         (B, K) p_t and L̂ of every copy.
+    eta
+        The learning rate η_t that made p_t (per copy in batch mode); ``fixed_eta`` is the fixed η, or
+        None for the anytime schedule.
     t
         Rounds completed (updates received).
 
@@ -202,6 +205,7 @@ class _GraphExpWeights(_ExpWeights):
             )
         self.adjacency = as_adjacency(feedback_graph, self.n_arms)
         self.neighbourhoods = closed_neighbourhoods(self.adjacency)
+        self._closed = np.ascontiguousarray(self.neighbourhoods)
 
     def _state_nbytes(self) -> float:
         return super()._state_nbytes() + float(self.n_arms) ** 2  # the K×K closed neighbourhoods
@@ -211,11 +215,20 @@ class _GraphExpWeights(_ExpWeights):
         q: FloatArray = self.probabilities @ self.neighbourhoods.T.astype(np.float64)
         return q
 
-    def _observations(self, action: Any, reward: Any, info: Any) -> tuple[npt.NDArray[np.bool_], FloatArray]:
-        """The checked (mask, observed rewards) of one update, each (B, K)."""
+    def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
+        """Add every observed arm's importance-weighted loss (:meth:`_add_losses`); compute p of the next round.
+
+        ``info`` carries the step's side observations (``observed_mask``, ``observed_rewards``).
+        """
         self._feedback(action, reward, info)
         mask, observed = self._side_observations(info)
-        return np.ascontiguousarray(mask), np.ascontiguousarray(observed)
+        self._add_losses(np.ascontiguousarray(mask), np.ascontiguousarray(observed))
+        self.t += 1
+
+    @abstractmethod
+    def _add_losses(self, mask: npt.NDArray[np.bool_], observed: FloatArray) -> None:
+        """Add the (B, K) observed losses ``1 - observed`` where ``mask`` to L̂, weighted by the algorithm's rule."""
+        ...
 
 
 class Exp3SET(_GraphExpWeights):
@@ -257,10 +270,12 @@ class Exp3SET(_GraphExpWeights):
 
     Attributes
     ----------
-    probabilities, loss_estimates
-        (B, K) p_t and L̂ of every copy.
-    t
-        Rounds completed (updates received).
+    adjacency, neighbourhoods
+        K×K adjacency of the feedback graph and its closed neighbourhoods N[i] (for q).
+    fixed_eta, alpha
+        The fixed learning rate η, and the α(G) of its default (None when ``eta`` was given alone).
+    probabilities, loss_estimates, eta, t
+        As :class:`Exp3`.
 
     References
     ----------
@@ -299,18 +314,15 @@ class Exp3SET(_GraphExpWeights):
                 alpha = independence_number(self.adjacency) if k <= EXACT_ALPHA_ARMS else k
             self.fixed_eta = math.sqrt(2.0 * math.log(k) / (alpha * self.horizon))
         self.alpha = alpha
-        self._closed = np.ascontiguousarray(self.neighbourhoods)
         self._seed_copies()
         self._reset_state()
 
     def _initial_rates(self) -> tuple[float, float]:
         return self.fixed_eta, 0.0
 
-    def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
-        """Add every observed arm's loss divided by its observation probability; compute p of the next round."""
-        mask, observed = self._observations(action, reward, info)
+    def _add_losses(self, mask: npt.NDArray[np.bool_], observed: FloatArray) -> None:
+        """Every observed arm's loss divided by its observation probability q_i."""
         exp3set_update(self._state, mask, observed, self._closed, self.fixed_eta)
-        self.t += 1
 
     def __repr__(self) -> str:
         return (
@@ -352,10 +364,14 @@ class Exp3IX(_GraphExpWeights):
 
     Attributes
     ----------
-    probabilities, loss_estimates
-        (B, K) p_t and L̂ of every copy.
-    t
-        Rounds completed (updates received).
+    adjacency, neighbourhoods
+        K×K adjacency of the feedback graph and its closed neighbourhoods N[i] (for q).
+    fixed_eta, fixed_gamma
+        The fixed η and γ (None: the adaptive tuning).
+    gamma
+        The implicit exploration γ_t of the next round.
+    probabilities, loss_estimates, eta, t
+        As :class:`Exp3`.
 
     References
     ----------
@@ -387,7 +403,6 @@ class Exp3IX(_GraphExpWeights):
         else:
             self.fixed_eta = check_float("eta", eta, low=0.0, low_open=True)
             self.fixed_gamma = 0.5 * self.fixed_eta if gamma is None else check_float("gamma", gamma, low=0.0)
-        self._closed = np.ascontiguousarray(self.neighbourhoods)
         self._seed_copies()
         self._reset_state()
 
@@ -404,13 +419,11 @@ class Exp3IX(_GraphExpWeights):
         gamma = self._state[:, 2 * self.n_arms + 1]
         return float(gamma[0]) if self.n_envs is None else gamma.copy()
 
-    def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
-        """Add every observed arm's loss divided by (q_i + γ_t); compute η, γ and p of the next round."""
-        mask, observed = self._observations(action, reward, info)
+    def _add_losses(self, mask: npt.NDArray[np.bool_], observed: FloatArray) -> None:
+        """Every observed arm's loss divided by (q_i + γ_t); the kernel also computes η and γ of the next round."""
         eta = 0.0 if self.fixed_eta is None else self.fixed_eta
         gamma = 0.0 if self.fixed_gamma is None else self.fixed_gamma
         exp3ix_update(self._state, mask, observed, self._closed, self.fixed_eta is None, eta, gamma)
-        self.t += 1
 
     def __repr__(self) -> str:
         return (

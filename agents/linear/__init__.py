@@ -12,6 +12,8 @@ largest optimistic index :math:`x^\top\hat\theta + \beta\,\mathrm{bonus}(x)`. Mo
 - :mod:`agents.linear.linucb`: :class:`LinUCB` (constant width, no noise);
 - :mod:`agents.linear.ldp_linucb`: :class:`LDPLinUCB`, :func:`ldp_linucb_sensitivity`,
   :func:`ldp_linucb_sigma` (Gaussian reports, (ε, δ)-LDP per report);
+- :mod:`agents.linear.private_base`: :class:`~agents.linear.private_base.LocalDPLinearAgent`, the
+  per-user report accounting of the local-DP agents below;
 - :mod:`agents.linear.stats_base`: :class:`StatsAgent`, batched private sufficient statistics
   with greedy (or optimistic) play, shared by :class:`LDPOLS` (:mod:`agents.linear.ldp_ols`,
   Han et al., NeurIPS 2021: local DP) and :class:`ShuffleLinUCB`

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Self, cast
 
 import numba
 import numpy as np
@@ -58,8 +58,34 @@ _FLOAT64 = np.dtype(np.float64)
 _NP_INT64, _NP_FLOAT64 = np.int64, np.float64
 
 
-class _StepKernels:
-    """Compiled entry points of the step kernels for observations of one rank (2: one env, 3: N copies).
+class StepKernels:
+    """Compiled entry points of a family's step kernels for observations of one rank (2: one env, 3: N copies).
+
+    Subclasses compile their entry points in ``__init__``. :meth:`load` gives the one instance per
+    class and rank of this process; a copy of an agent (pickle, deepcopy) loads it again by rank,
+    so it uses the entry points of the process it lands in.
+    """
+
+    _loaded: ClassVar[dict[tuple[type, int], StepKernels]] = {}
+
+    def __init__(self, rank: int) -> None:
+        self.rank = rank
+
+    @classmethod
+    def load(cls, rank: int) -> Self:
+        """The step kernels of this class for observations of ``rank`` dimensions, compiled once per process."""
+        kernels = StepKernels._loaded.get((cls, rank))
+        if kernels is None:
+            kernels = StepKernels._loaded[(cls, rank)] = cls(rank)
+        return cast(Self, kernels)
+
+    def __reduce__(self) -> tuple[Any, tuple[int]]:
+        """Pickled by rank (see the class docstring)."""
+        return type(self).load, (self.rank,)
+
+
+class _StepKernels(StepKernels):
+    """LinUCB's and LDP-LinUCB's step kernels for observations of one rank (2: one env, 3: N copies).
 
     The arrays the agent owns are C-contiguous; actions and rewards come from the caller and may
     have any strides (layout ``"A"``). ``choose_one`` and ``report_one`` are one env's calls with
@@ -68,7 +94,7 @@ class _StepKernels:
     """
 
     def __init__(self, rank: int) -> None:
-        self.rank = rank
+        super().__init__(rank)
         f8, i8, flag = types.float64, types.int64, types.boolean
         obs = types.Array(f8, rank, "C")
         vec, mat, cube = types.Array(f8, 1, "C"), types.Array(f8, 2, "C"), types.Array(f8, 3, "C")
@@ -85,22 +111,6 @@ class _StepKernels:
         if rank == 2:
             self.choose_one: Callable[..., int] = entry_point(step_choose_one, (obs, i8, *choose_args))
             self.report_one: Callable[..., None] = entry_point(step_report, (obs, i8, f8, vec, i8, *report_args))
-
-    def __reduce__(self) -> tuple[Any, tuple[int]]:
-        """Pickled by rank: a copy of an agent (pickle, deepcopy) uses this process's entry points."""
-        return _step_kernels, (self.rank,)
-
-
-#: The step kernels per rank of the observation, loaded by the first agent that needs them.
-_STEP_KERNELS: dict[int, _StepKernels] = {}
-
-
-def _step_kernels(rank: int) -> _StepKernels:
-    """The step kernels for observations of ``rank`` dimensions, loaded once per process."""
-    kernels = _STEP_KERNELS.get(rank)
-    if kernels is None:
-        kernels = _STEP_KERNELS[rank] = _StepKernels(rank)
-    return kernels
 
 
 @dataclass
@@ -120,6 +130,43 @@ class LinearRunResult:
     total_regret: float | FloatArray
     checkpoint_regret: FloatArray
     actions: IntArray | None
+
+
+@dataclass
+class _RunBlock:
+    """One :meth:`LinearAgent.run` call: its checked inputs and the outputs the compiled loop fills.
+
+    Tables are (T, 1 or B, n_arms[, d]); ``regret`` is (n_checkpoints, B), ``actions`` (T or 0, B),
+    ``cum`` (B,) and ``counters`` (B, 3): clipped features, clipped rewards, eigenvalue floors.
+    """
+
+    features: FloatArray
+    rewards: FloatArray
+    expected: FloatArray
+    checkpoints: IntArray
+    record_actions: bool
+    parallel: bool
+    regret: FloatArray
+    actions: IntArray
+    cum: FloatArray
+    counters: IntArray
+
+    @property
+    def n_steps(self) -> int:
+        """T, the rounds of the block."""
+        return int(self.features.shape[0])
+
+    def tables(self, start: int, stop: int) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Rounds ``start:stop`` of the features, rewards and expected rewards."""
+        return self.features[start:stop], self.rewards[start:stop], self.expected[start:stop]
+
+    def slots(self, start: int, stop: int) -> IntArray:
+        """Per round of ``start:stop``: the index of the checkpoint it closes, or -1."""
+        ck = self.checkpoints
+        slot = np.full(stop - start, -1, dtype=np.int64)
+        hit = (ck > start) & (ck <= stop)
+        slot[ck[hit] - start - 1] = np.flatnonzero(hit)
+        return slot
 
 
 class LinearAgent(Agent):
@@ -180,7 +227,7 @@ class LinearAgent(Agent):
         self._no_noise_row = np.empty(0)
         self._m = self._noise_size
         self._bind_server()
-        self._kernels = _step_kernels(2 if self.n_envs is None else 3)
+        self._kernels = _StepKernels.load(2 if self.n_envs is None else 3)
 
     def _bind_server(self) -> None:
         """Collect the arrays and parameters every step call passes after the round's own values.
@@ -348,6 +395,34 @@ class LinearAgent(Agent):
         LinearRunResult
             Regret over this block (not since reset) and optionally the actions.
         """
+        block = self._run_inputs(features, rewards, expected_rewards, checkpoints, record_actions, parallel)
+        n_copies, n_steps = self.batch, block.n_steps
+        m = self._noise_size
+        chunk = max(1, _NOISE_CHUNK // max(1, n_copies * m))
+        srv = self.server
+        for start in range(0, n_steps, chunk):
+            stop = min(n_steps, start + chunk)
+            noise = np.empty((stop - start, n_copies, m))
+            fill_normals(self.rng, noise)
+            driver = run_parallel if block.parallel else run_serial
+            driver(
+                (*block.tables(start, stop), noise, block.slots(start, stop), block.regret, block.actions[start:stop]),
+                (srv.t, self._sched, self._l_x, self._l_y, self._sigma, self._quadratic),
+                (srv.gram, srv.moment, srv.chol, srv.theta, block.cum, block.counters),
+            )
+            srv.t += stop - start
+        return self._run_result(block)
+
+    def _run_inputs(
+        self,
+        features: npt.ArrayLike,
+        rewards: npt.ArrayLike,
+        expected_rewards: npt.ArrayLike | None,
+        checkpoints: npt.ArrayLike | None,
+        record_actions: bool,
+        parallel: bool | None,
+    ) -> _RunBlock:
+        """The checked arguments of :meth:`run` (same rules and messages for every linear agent) and its outputs."""
         n_copies = self.batch
         d = self.n_features
         if not isinstance(record_actions, bool | np.bool_):
@@ -369,35 +444,30 @@ class LinearAgent(Agent):
         rew = self._table("rewards", rewards, n_steps, n_arms)
         exp = rew if expected_rewards is None else self._table("expected_rewards", expected_rewards, n_steps, n_arms)
         ck = self._checkpoints(checkpoints, n_steps)
-        regret_out = np.zeros((ck.shape[0], n_copies))
-        actions = np.zeros((n_steps if record_actions else 0, n_copies), dtype=np.int64)
-        cum = np.zeros(n_copies)
-        counters = np.zeros((n_copies, 3), dtype=np.int64)
-        m = self._noise_size
-        chunk = max(1, _NOISE_CHUNK // max(1, n_copies * m))
         if parallel is None:
             parallel = n_copies > 1 and numba.get_num_threads() > 1
-        srv = self.server
-        for start in range(0, n_steps, chunk):
-            stop = min(n_steps, start + chunk)
-            noise = np.empty((stop - start, n_copies, m))
-            fill_normals(self.rng, noise)
-            slot = np.full(stop - start, -1, dtype=np.int64)
-            hit = (ck > start) & (ck <= stop)
-            slot[ck[hit] - start - 1] = np.flatnonzero(hit)
-            driver = run_parallel if parallel else run_serial
-            driver(
-                (feat[start:stop], rew[start:stop], exp[start:stop], noise, slot, regret_out, actions[start:stop]),
-                (srv.t, self._sched, self._l_x, self._l_y, self._sigma, self._quadratic),
-                (srv.gram, srv.moment, srv.chol, srv.theta, cum, counters),
-            )
-            srv.t += stop - start
-        self._clips += counters[:, :2]
-        srv.n_eig_floor += counters[:, 2]
+        return _RunBlock(
+            features=feat,
+            rewards=rew,
+            expected=exp,
+            checkpoints=ck,
+            record_actions=bool(record_actions),
+            parallel=bool(parallel),
+            regret=np.zeros((ck.shape[0], n_copies)),
+            actions=np.zeros((n_steps if record_actions else 0, n_copies), dtype=np.int64),
+            cum=np.zeros(n_copies),
+            counters=np.zeros((n_copies, 3), dtype=np.int64),
+        )
+
+    def _run_result(self, block: _RunBlock) -> LinearRunResult:
+        """Add a finished block's clip and floor counts to the agent's; the block's regret and actions."""
+        self._clips += block.counters[:, :2]
+        self.server.n_eig_floor += block.counters[:, 2]
         self._last_obs = None
+        cum, regret, actions = block.cum, block.regret, block.actions if block.record_actions else None
         if self.n_envs is None:
-            return LinearRunResult(float(cum[0]), regret_out[:, 0], actions[:, 0] if record_actions else None)
-        return LinearRunResult(cum, regret_out, actions if record_actions else None)
+            return LinearRunResult(float(cum[0]), regret[:, 0], None if actions is None else actions[:, 0])
+        return LinearRunResult(cum, regret, actions)
 
     def _table(self, name: str, value: Any, n_steps: int, n_arms: int) -> FloatArray:
         """Reward-like table as (T, 1 or B, n_arms) float64, finite."""

@@ -27,26 +27,18 @@ against the authors' code ``MIFA-Lab/LDPbandit2020`` ``src/linucb.py``.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import PrivateAgent, check_choice, check_float, check_int
+from agents.base import check_choice, check_float, check_int
 from agents.linear._kernels import SCHEDULE_LDP
-from agents.linear.base import LinearAgent, LinearRunResult
+from agents.linear.base import LinearRunResult
+from agents.linear.private_base import LocalDPLinearAgent
 from agents.linear.protocol import BONUSES
 from bandit_envs.privacy import gaussian_delta, gaussian_sigma_analytic
-from bandit_envs.privacy.accounting import (
-    ReportLedger,
-    ReportMechanism,
-    UserPrivacy,
-    report_cap,
-    user_ids,
-    user_privacy,
-)
-from bandit_envs.privacy.streams import noise_generator
+from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, report_cap, user_ids
 
 __all__ = ["SIGMA_METHODS", "LDPLinUCB", "ldp_linucb_sensitivity", "ldp_linucb_sigma"]
 
@@ -109,7 +101,7 @@ def ldp_linucb_sigma(
     return sigma
 
 
-class LDPLinUCB(LinearAgent, PrivateAgent):
+class LDPLinUCB(LocalDPLinearAgent):
     r"""LDP-LinUCB: LinUCB under local differential privacy (Zheng et al. [1]_, authors' code [V-code]).
 
     Protocol of round t (1-based), as in the authors' code (:mod:`agents.linear.protocol`). The
@@ -255,8 +247,7 @@ class LDPLinUCB(LinearAgent, PrivateAgent):
         seed: int | None = None,
     ) -> None:
         super().__init__(n_features, n_envs=n_envs, seed=seed)
-        self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
-        self.delta = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+        self._check_epsilon_delta(epsilon, delta)
         self.alpha = check_float("alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True)
         self.horizon = check_int("horizon", horizon, minimum=2)
         self.sigma_method = check_choice("sigma_method", sigma_method, SIGMA_METHODS)
@@ -287,59 +278,12 @@ class LDPLinUCB(LinearAgent, PrivateAgent):
     def _reset_state(self) -> None:
         super()._reset_state()
         self._reports.reset()
-        # Without a cap every report is sent, and update counts them here; _ledger adds them to
-        # the ledger before anything reads it (one ledger call per look instead of one per round).
-        self._pending_anonymous = 0
-        self._pending_named: list[dict[Hashable, int]] = [{} for _ in range(self.batch)]
-        self._pending_users = False
-        self.rng = noise_generator(self.seed)
-
-    @property
-    def _ledger(self) -> ReportLedger:
-        """The ledger of reports per user, with the reports counted since the last look added."""
-        ledger = self._reports
-        if self._pending_anonymous:
-            ledger.record_block(None, self._pending_anonymous)
-            self._pending_anonymous = 0
-        if self._pending_users:
-            ledger.record_block(self._pending_named, 0)
-            self._pending_named = [{} for _ in range(self.batch)]
-            self._pending_users = False
-        return ledger
+        self._reset_reports()
 
     @property
     def privacy_per_report(self) -> tuple[float, float]:
         """(ε, δ) of one report: (ε, δ) when the mechanism guarantees it, else (ε, exact δ' > δ)."""
         return self.epsilon, self._delta_spent
-
-    def privacy_per_user(self, delta: float | None = None) -> UserPrivacy:
-        """What holds for every user so far: the composition over the reports of the user with the most.
-
-        Parameters
-        ----------
-        delta
-            δ of the tight bound in (0, 1); None: the agent's ``delta``.
-
-        Returns
-        -------
-        UserPrivacy
-            ``reports`` (that user's count, worst over copies), ``per_report``, ``basic``
-            (kε, min(1, kδ)) and ``tight`` (ε', δ) from ``dp_accounting``'s privacy loss
-            distribution.
-        """
-        return user_privacy(
-            self.report_mechanism, int(self._ledger.worst.max()), self.delta if delta is None else delta
-        )
-
-    @property
-    def privacy_spent(self) -> tuple[float, float]:
-        """(ε, δ) spent so far per user: the tight bound of :meth:`privacy_per_user` at the agent's δ."""
-        return self.privacy_per_user().tight
-
-    @property
-    def max_user_reports(self) -> int | IntArray:
-        """Reports sent by the user with the most (per copy; reports without a user id count for all)."""
-        return self._per_copy(self._ledger.worst)
 
     @property
     def n_withheld(self) -> int | IntArray:
@@ -365,12 +309,7 @@ class LDPLinUCB(LinearAgent, PrivateAgent):
                 self._report_one(x, action, r)
             else:
                 self._report(x, a, rewards, self._send_all)
-            if users is None:
-                self._pending_anonymous += 1
-            else:
-                for counts, user in zip(self._pending_named, users, strict=True):
-                    counts[user] = counts.get(user, 0) + 1
-                self._pending_users = True
+            self._count_round(users)
             return
         send = self._ledger.allowed(users)
         if send.any():
@@ -421,16 +360,6 @@ class LDPLinUCB(LinearAgent, PrivateAgent):
         )
         self._ledger.record_block(block, n_steps)
         return result
-
-    @property
-    def n_clipped_features(self) -> int | IntArray:
-        """Reports whose feature vector was clipped to norm l_x (per copy)."""
-        return self._per_copy(self._clips[:, 0])
-
-    @property
-    def n_clipped_rewards(self) -> int | IntArray:
-        """Reports whose reward was clipped to [-l_y, l_y] (per copy)."""
-        return self._per_copy(self._clips[:, 1])
 
     def __repr__(self) -> str:
         return (

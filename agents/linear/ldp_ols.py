@@ -48,14 +48,11 @@ References
 
 from __future__ import annotations
 
-import math
-
-from agents.base import check_choice, check_float
-from agents.linear._stats_kernels import MECH_GAUSSIAN, MECH_L2_BALL
+from agents.base import check_choice
+from agents.linear._stats_kernels import MECH_GAUSSIAN
 from agents.linear.stats_base import StatsAgent
 from bandit_envs.privacy import gaussian_sigma_analytic
 from bandit_envs.privacy.accounting import ReportMechanism
-from bandit_envs.privacy.l2_ball import l2_ball_keep_probability, l2_ball_scale
 
 __all__ = ["LDPOLS", "OLS_MECHANISMS"]
 
@@ -176,10 +173,8 @@ class LDPOLS(StatsAgent):
             n_envs=n_envs,
             seed=seed,
         )
-        self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
-        self.delta = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+        self._check_epsilon_delta(epsilon, delta)
         self.mechanism = check_choice("mechanism", mechanism, OLS_MECHANISMS)
-        dim = n_features * (n_features + 1) // 2 + n_features
         self.sigma = self.scale = 0.0
         try:
             if self.mechanism == "gaussian":
@@ -187,10 +182,7 @@ class LDPOLS(StatsAgent):
                 self.report_mechanism = ReportMechanism.gaussian(self.sigma, 2.0, self.epsilon, self.delta)
                 self._setup(MECH_GAUSSIAN, self.sigma, 0.0, 0.0, self.sigma)
             else:
-                self.scale = l2_ball_scale(self.epsilon, dim)
-                self.report_mechanism = ReportMechanism.randomized_response(self.epsilon)
-                keep = l2_ball_keep_probability(self.epsilon)
-                self._setup(MECH_L2_BALL, 0.0, self.scale, keep, self.scale / math.sqrt(dim))
+                self._setup_l2_ball(self.epsilon)
         except ValueError as exc:
             raise ValueError(
                 f"epsilon and delta must give a finite, positive noise scale, got epsilon={self.epsilon:g}, "
@@ -202,11 +194,6 @@ class LDPOLS(StatsAgent):
     def privacy_per_report(self) -> tuple[float, float]:
         """(ε, δ) of one report: (ε, δ) for the Gaussian, (ε, 0) for the L2-ball mechanism."""
         return self.epsilon, self.delta if self.mechanism == "gaussian" else 0.0
-
-    @property
-    def privacy_spent(self) -> tuple[float, float]:
-        """(ε, δ) spent so far per user: the tight composition of the busiest user's reports at ``delta``."""
-        return self.privacy_per_user().tight
 
     def __repr__(self) -> str:
         return (

@@ -68,10 +68,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import check_float
-from agents.linear._stats_kernels import MECH_L2_BALL
 from agents.linear.stats_base import StatsAgent
-from bandit_envs.privacy.accounting import ReportMechanism
-from bandit_envs.privacy.l2_ball import l2_ball_keep_probability, l2_ball_scale
 from bandit_envs.privacy.shuffle import local_epsilon_for_shuffle
 
 __all__ = ["MAX_BATCH", "ShuffleLinUCB"]
@@ -254,8 +251,7 @@ class ShuffleLinUCB(StatsAgent):
             n_envs=n_envs,
             seed=seed,
         )
-        self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
-        self.delta = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+        self._check_epsilon_delta(epsilon, delta)
         self.user_delta = check_float("user_delta", user_delta, low=0.0, high=1.0, low_open=True, high_open=True)
         if not 1e-100 <= self.epsilon < 700.0:
             raise ValueError(f"epsilon must be in [1e-100, 700) (e^epsilon must be finite), got {self.epsilon:g}.")
@@ -266,11 +262,7 @@ class ShuffleLinUCB(StatsAgent):
             )
         #: ε0 of each report: the largest whose ``batch_size`` shuffled reports are (ε, δ)-DP.
         self.local_epsilon = local_epsilon_for_shuffle(self.epsilon, self.batch_size, self.delta)
-        dim = n_features * (n_features + 1) // 2 + n_features
-        self.scale = l2_ball_scale(self.local_epsilon, dim)
-        self.report_mechanism = ReportMechanism.randomized_response(self.local_epsilon)
-        keep = l2_ball_keep_probability(self.local_epsilon)
-        self._setup(MECH_L2_BALL, 0.0, self.scale, keep, self.scale / math.sqrt(dim))
+        self._setup_l2_ball(self.local_epsilon)
         self._reset_state()
 
     def _reset_state(self) -> None:

@@ -27,7 +27,6 @@ choice of this project, not a constant of the papers.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
 from typing import Any
 
 import numba
@@ -35,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import types
 
-from agents.base import PrivateAgent, _as_array, check_float, check_int, check_state_size, describe, entry_point
+from agents.base import check_float, check_int, check_state_size, entry_point
 from agents.linear._stats_kernels import (
     MECH_GAUSSIAN,
     MECH_L2_BALL,
@@ -48,10 +47,11 @@ from agents.linear._stats_kernels import (
     step_update,
     write_report,
 )
-from agents.linear.base import LinearAgent, LinearRunResult
+from agents.linear.base import LinearRunResult, StepKernels
+from agents.linear.private_base import LocalDPLinearAgent
 from agents.linear.protocol import as_features
-from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, UserPrivacy, user_ids, user_privacy
-from bandit_envs.privacy.streams import noise_generator
+from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, user_ids
+from bandit_envs.privacy.l2_ball import l2_ball_keep_probability, l2_ball_scale
 
 __all__ = ["StatsAgent", "StatsServer"]
 
@@ -65,15 +65,15 @@ _NOISE_CHUNK = 1 << 19
 _FLOAT64 = np.dtype(np.float64)
 
 
-class _StepKernels:
-    """Compiled entry points of the step kernels for observations of one rank (2: one env, 3: N copies).
+class _StepKernels(StepKernels):
+    """LDP-OLS's and Shuffle-LinUCB's step kernels for observations of one rank (2: one env, 3: N copies).
 
     The arrays the agent owns are C-contiguous; actions and rewards come from the caller and may
     have any strides (layout ``"A"``).
     """
 
     def __init__(self, rank: int) -> None:
-        self.rank = rank
+        super().__init__(rank)
         f8, i8 = types.float64, types.int64
         obs = types.Array(f8, rank, "C")
         vec, mat, cube = types.Array(f8, 1, "C"), types.Array(f8, 2, "C"), types.Array(f8, 3, "C")
@@ -85,21 +85,6 @@ class _StepKernels:
             (rng, obs, types.Array(i8, 1, "A"), types.Array(f8, 1, "A"), mat, mat, mat, vec, vec, types.boolean, f8,
              cube, mat, cube, mat, cube, mat, int_mat, int_vec),
         )  # fmt: skip
-
-    def __reduce__(self) -> tuple[Any, tuple[int]]:
-        """Pickled by rank: a copy of an agent (pickle, deepcopy) uses this process's entry points."""
-        return _step_kernels, (self.rank,)
-
-
-_STEP_KERNELS: dict[int, _StepKernels] = {}
-
-
-def _step_kernels(rank: int) -> _StepKernels:
-    """The step kernels for observations of ``rank`` dimensions, loaded once per process."""
-    kernels = _STEP_KERNELS.get(rank)
-    if kernels is None:
-        kernels = _STEP_KERNELS[rank] = _StepKernels(rank)
-    return kernels
 
 
 class StatsServer:
@@ -131,7 +116,7 @@ class StatsServer:
         return self.gram, self.moment, self.pending_gram, self.pending_moment, self.chol, self.theta
 
 
-class StatsAgent(LinearAgent, PrivateAgent):
+class StatsAgent(LocalDPLinearAgent):
     """Shared machinery of the batched private-statistics agents (see the module docstring).
 
     Subclasses call :meth:`_setup` with the mechanism and its noise, then :meth:`_reset_state`;
@@ -139,9 +124,6 @@ class StatsAgent(LinearAgent, PrivateAgent):
     """
 
     server: StatsServer  # type: ignore[assignment]  # LinearAgent's properties read theta, t, n_eig_floor
-    report_mechanism: ReportMechanism
-    #: δ of the per-user tight bound (and of the mechanism, where it has one).
-    delta: float
 
     def __init__(
         self,
@@ -211,6 +193,19 @@ class StatsAgent(LinearAgent, PrivateAgent):
         self._quadratic = False
         self._initial_shift = self.reg
 
+    def _setup_l2_ball(self, epsilon: float) -> None:
+        """Duchi et al.'s L2-ball mechanism at ``epsilon`` (ε-LDP per report): sets ``scale`` and ``report_mechanism``.
+
+        The mechanism's outputs have norm B = ``scale`` (:mod:`bandit_envs.privacy.l2_ball`); an ε-LDP
+        report is accounted as randomized response at ε (the optimal composition of ε-DP mechanisms).
+        """
+        d = self.n_features
+        dim = d * (d + 1) // 2 + d
+        self.scale = l2_ball_scale(epsilon, dim)
+        self.report_mechanism = ReportMechanism.randomized_response(epsilon)
+        keep = l2_ball_keep_probability(epsilon)
+        self._setup(MECH_L2_BALL, 0.0, self.scale, keep, self.scale / math.sqrt(dim))
+
     def client_report(
         self, x: npt.ArrayLike, y: float, rng: np.random.Generator | None = None
     ) -> tuple[FloatArray, FloatArray]:
@@ -265,11 +260,8 @@ class StatsAgent(LinearAgent, PrivateAgent):
         self._clips: IntArray = np.zeros((self.batch, 2), dtype=np.int64)
         self._last_obs: FloatArray | None = None
         self._reports = ReportLedger(self.batch)
-        self._pending_anonymous = 0
-        self._pending_named: list[dict[Hashable, int]] = [{} for _ in range(self.batch)]
-        self._pending_users = False
-        self.rng = noise_generator(self.seed)
-        self._step = _step_kernels(2 if self.n_envs is None else 3)
+        self._reset_reports()
+        self._step = _StepKernels.load(2 if self.n_envs is None else 3)
         self._normals = np.empty((self.batch, self._n_normals))
         self._uniforms = np.empty((self.batch, self._n_uniforms))
         self._batch_normals = np.empty((self.batch, self._n_batch_normals))
@@ -287,62 +279,6 @@ class StatsAgent(LinearAgent, PrivateAgent):
         """(0, c_t, width): LinearAgent's (γ_t, c_t, β_t) for a refit after t >= 1 reports."""
         t = check_int("t", t, minimum=1)
         return 0.0, self.shift(t), self.width
-
-    # Accounting of users ----------------------------------------------------------------------
-
-    @property
-    def _ledger(self) -> ReportLedger:
-        """The ledger of reports per user, with the reports counted since the last look added."""
-        ledger = self._reports
-        if self._pending_anonymous:
-            ledger.record_block(None, self._pending_anonymous)
-            self._pending_anonymous = 0
-        if self._pending_users:
-            ledger.record_block(self._pending_named, 0)
-            self._pending_named = [{} for _ in range(self.batch)]
-            self._pending_users = False
-        return ledger
-
-    def _count_round(self, users: list[Hashable] | None) -> None:
-        """Count one report per copy for the round's users (None: anonymous)."""
-        if users is None:
-            self._pending_anonymous += 1
-            return
-        for counts, user in zip(self._pending_named, users, strict=True):
-            counts[user] = counts.get(user, 0) + 1
-        self._pending_users = True
-
-    def privacy_per_user(self, delta: float | None = None) -> UserPrivacy:
-        """Local guarantee of the user with the most reports so far: its k reports composed.
-
-        Parameters
-        ----------
-        delta
-            δ of the tight bound in (0, 1); None: the agent's ``delta``.
-
-        Returns
-        -------
-        UserPrivacy
-            ``reports`` (worst over copies), ``per_report`` (the local guarantee of one report),
-            ``basic`` and ``tight`` (``dp_accounting``'s privacy loss distribution).
-        """
-        dlt = self.delta if delta is None else delta
-        return user_privacy(self.report_mechanism, int(self._ledger.worst.max()), dlt)
-
-    @property
-    def max_user_reports(self) -> int | IntArray:
-        """Reports sent by the user with the most (per copy; reports without a user id count for all)."""
-        return self._per_copy(self._ledger.worst)
-
-    @property
-    def n_clipped_features(self) -> int | IntArray:
-        """Reports whose feature vector was clipped to norm l_x (per copy)."""
-        return self._per_copy(self._clips[:, 0])
-
-    @property
-    def n_clipped_rewards(self) -> int | IntArray:
-        """Reports whose reward was clipped to [-l_y, l_y] (per copy)."""
-        return self._per_copy(self._clips[:, 1])
 
     # Step API ---------------------------------------------------------------------------------
 
@@ -444,39 +380,14 @@ class StatsAgent(LinearAgent, PrivateAgent):
         id and count against every user. The other arguments and the result are those of
         :meth:`agents.linear.base.LinearAgent.run`.
         """
-        n_copies = self.batch
-        d = self.n_features
-        if not isinstance(record_actions, bool | np.bool_):
-            raise TypeError(f"record_actions must be True or False, got {describe(record_actions)}.")
-        if parallel is not None and not isinstance(parallel, bool | np.bool_):
-            raise TypeError(f"parallel must be True, False or None, got {describe(parallel)}.")
-        raw = _as_array(features)
-        if raw is None or raw.dtype.kind not in "iuf":
-            raise TypeError(f"features must be a real array, got {describe(features)}.")
-        feat = np.ascontiguousarray(raw, dtype=np.float64)
-        per_copy = feat.ndim == 4
-        if feat.ndim not in (3, 4) or (per_copy and (self.n_envs is None or feat.shape[1] != n_copies)):
-            allowed = "(T, n_arms, d)" + ("" if self.n_envs is None else f" or (T, {n_copies}, n_arms, d)")
-            raise ValueError(f"features must have shape {allowed} with d={d}, got {feat.shape}.")
-        n_steps = feat.shape[0]
-        lead = (n_steps, n_copies) if per_copy else (n_steps,)
-        feat = as_features("features", feat, lead, d).reshape(n_steps, -1, feat.shape[-2], d)
-        n_arms = feat.shape[2]
-        rew = self._table("rewards", rewards, n_steps, n_arms)
-        exp = rew if expected_rewards is None else self._table("expected_rewards", expected_rewards, n_steps, n_arms)
-        ck = self._checkpoints(checkpoints, n_steps)
+        block = self._run_inputs(features, rewards, expected_rewards, checkpoints, record_actions, parallel)
+        n_copies, n_steps = self.batch, block.n_steps
         srv = self.server
-        block = self._ledger.block_counts(users, n_steps)  # checks users before anything runs
+        counts = self._ledger.block_counts(users, n_steps)  # checks users before anything runs
         self._before_count(users, n_steps)
-        regret_out = np.zeros((ck.shape[0], n_copies))
-        actions = np.zeros((n_steps if record_actions else 0, n_copies), dtype=np.int64)
-        cum = np.zeros(n_copies)
-        counters = np.zeros((n_copies, 3), dtype=np.int64)
         per_round = max(1, n_copies * (self._n_normals + self._n_uniforms + self._n_batch_normals // self.batch_size))
         chunk = max(1, _NOISE_CHUNK // per_round)
-        if parallel is None:
-            parallel = n_copies > 1 and numba.get_num_threads() > 1
-        driver = run_parallel if parallel else run_serial
+        driver = run_parallel if block.parallel else run_serial
         params = (self.batch_size, self._enc, self._batch_sd, self.reg, self._level, self.shift_scale, self.width)
         for start in range(0, n_steps, chunk):
             stop = min(n_steps, start + chunk)
@@ -485,21 +396,13 @@ class StatsAgent(LinearAgent, PrivateAgent):
             closes = (srv.pending + np.arange(1, stop - start + 1)) % self.batch_size == 0
             batch_normals = np.empty((int(closes.sum()), n_copies, self._n_batch_normals))
             fill_block_noise(self.rng, normals, uniforms, batch_normals, closes & (self._n_batch_normals > 0))
-            slot = np.full(stop - start, -1, dtype=np.int64)
-            hit = (ck > start) & (ck <= stop)
-            slot[ck[hit] - start - 1] = np.flatnonzero(hit)
             driver(
-                (feat[start:stop], rew[start:stop], exp[start:stop], normals, uniforms, batch_normals, slot,
-                 regret_out, actions[start:stop]),
+                (*block.tables(start, stop), normals, uniforms, batch_normals, block.slots(start, stop),
+                 block.regret, block.actions[start:stop]),
                 (srv.t, srv.pending, *params),
-                (*srv.state, cum, counters),
+                (*srv.state, block.cum, block.counters),
             )  # fmt: skip
             srv.pending = (srv.pending + stop - start) % self.batch_size
             srv.t += stop - start
-        self._clips += counters[:, :2]
-        srv.n_eig_floor += counters[:, 2]
-        self._ledger.record_block(block, n_steps)
-        self._last_obs = None
-        if self.n_envs is None:
-            return LinearRunResult(float(cum[0]), regret_out[:, 0], actions[:, 0] if record_actions else None)
-        return LinearRunResult(cum, regret_out, actions if record_actions else None)
+        self._ledger.record_block(counts, n_steps)
+        return self._run_result(block)

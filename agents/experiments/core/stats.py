@@ -7,10 +7,15 @@ numbers, so comparisons use the t interval of the per-run (or per-user) differen
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import stats
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Z95 = 1.959963984540054
 
@@ -40,3 +45,15 @@ def paired(a: Mapping[int, float], b: Mapping[int, float]) -> tuple[float, float
     keys = sorted(set(a) & set(b))
     m, _, h = mean_ci([a[k] - b[k] for k in keys])
     return m, h
+
+
+def final_regret(results: pd.DataFrame, horizon: int) -> dict[tuple[int, str], dict[int, float]]:
+    """(setting index, agent) → {run: regret at T}: the per-run values :func:`paired` compares.
+
+    ``results`` is a regret table with ``setting``, ``agent``, ``run``, ``t`` and ``regret`` columns.
+    """
+    out: dict[tuple[int, str], dict[int, float]] = defaultdict(dict)
+    last = results[results["t"] == horizon]
+    for s, a, run, reg in zip(last["setting"], last["agent"], last["run"], last["regret"], strict=True):
+        out[(int(s), str(a))][int(run)] = float(reg)
+    return out

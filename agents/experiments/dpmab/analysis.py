@@ -10,7 +10,6 @@ data in :mod:`agents.experiments.dpmab.settings`.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from agents.experiments.core.claims import (
 )
 from agents.experiments.core.figures import regret_figure as _regret_figure
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.stats import mean_ci, paired
+from agents.experiments.core.stats import final_regret, mean_ci, paired
 
 LABELS = {"epsilon": "ε", "edge_probability": "p"}
 Final = Mapping[tuple[int, str], dict[int, float]]
@@ -45,15 +44,6 @@ def fmt_setting(s: Mapping[str, Any]) -> str:
             v = float(s[key])
             parts.append(f"{label}=∞ (non-private)" if math.isinf(v) else f"{label}={v:g}")
     return ", ".join(parts)
-
-
-def final_regret(results: pd.DataFrame, horizon: int) -> dict[tuple[int, str], dict[int, float]]:
-    """(setting index, agent) → {run: regret at T}."""
-    out: dict[tuple[int, str], dict[int, float]] = defaultdict(dict)
-    last = results[results["t"] == horizon]
-    for s, a, run, reg in zip(last["setting"], last["agent"], last["run"], last["regret"], strict=True):
-        out[(int(s), str(a))][int(run)] = float(reg)
-    return out
 
 
 def _settings_of(exp: Experiment, final: Final, agent: str) -> list[int]:

@@ -9,6 +9,7 @@ records and checked by :mod:`agents.experiments.dpmab.analysis` with paired 95% 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from agents.experiments.core.claims import Claim, Compare, Shape, Trend
 from agents.experiments.core.spec import Experiment, Family, Param
@@ -80,28 +81,26 @@ def no_user_agents(experiment: Experiment) -> None:
         )
 
 
-EPSILON_FAMILY = Family(
-    name="dp-mab.epsilon",
-    task=regret_task,
-    summary=analysis.summary,
-    figure=analysis.figure,
-    schema=EPS_SCHEMA,
-    builtin_agents=BUILTIN_AGENTS,
-    columns=COLUMNS,
-    validate=no_user_agents,
-    runs_per_task=100,
-)
-SIDE_FAMILY = Family(
-    name="graph.side-observations",
-    task=regret_task,
-    summary=analysis.summary,
-    figure=analysis.figure,
-    schema=SIDE_SCHEMA,
-    builtin_agents=BUILTIN_AGENTS,
-    columns=COLUMNS,
-    validate=no_user_agents,
-    runs_per_task=100,
-)
+def _family(name: str, schema: dict[str, Param]) -> Family:
+    """A family of batched built-in agents on reward tables: the same task, analysis and columns, its own schema."""
+    return Family(
+        name=name,
+        task=regret_task,
+        summary=analysis.summary,
+        figure=analysis.figure,
+        schema=schema,
+        builtin_agents=BUILTIN_AGENTS,
+        columns=COLUMNS,
+        validate=no_user_agents,
+        runs_per_task=100,
+    )
+
+
+EPSILON_FAMILY = _family("dp-mab.epsilon", EPS_SCHEMA)
+SIDE_FAMILY = _family("graph.side-observations", SIDE_SCHEMA)
+
+#: Scale of both experiments: full and ``--quick``.
+_SCALE: dict[str, Any] = {"horizon": 100_000, "runs": 100, "n_arms": 10, "quick_horizon": 5_000, "quick_runs": 8}
 
 EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
@@ -118,11 +117,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         agents=NON_PRIVATE + PRIVATE,
         varied="epsilon",
         claims=EPSILON_CLAIMS,
-        horizon=100_000,
-        runs=100,
-        n_arms=10,
-        quick_horizon=5_000,
-        quick_runs=8,
+        **_SCALE,
         options={
             "means": MEANS,
             "reward": "bernoulli",
@@ -146,11 +141,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         agents=SIDE_AGENTS,
         varied="edge_probability",
         claims=SIDE_CLAIMS,
-        horizon=100_000,
-        runs=100,
-        n_arms=10,
-        quick_horizon=5_000,
-        quick_runs=8,
+        **_SCALE,
         options={
             "gap": 0.1,
             "reward": "truncnorm",

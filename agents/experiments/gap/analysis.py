@@ -37,7 +37,7 @@ from agents.experiments.core.claims import (
 from agents.experiments.core.figures import pyplot
 from agents.experiments.core.figures import regret_figure as _regret_figure
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.stats import Z95, mean_ci, paired, wilson
+from agents.experiments.core.stats import Z95, final_regret, mean_ci, paired, wilson
 
 PARAM_LABELS = {"gap": "Δmin", "edge_probability": "p", "epsilon": "ε"}
 
@@ -246,15 +246,6 @@ def privacy_figure(results: pd.DataFrame, exp: Experiment, path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------- regret
-
-
-def final_regret(results: pd.DataFrame, horizon: int) -> dict[tuple[int, str], dict[int, float]]:
-    """(setting index, agent) → {run: regret at T}."""
-    out: dict[tuple[int, str], dict[int, float]] = defaultdict(dict)
-    last = results[results["t"] == horizon]
-    for s, a, run, reg in zip(last["setting"], last["agent"], last["run"], last["regret"], strict=True):
-        out[(int(s), str(a))][int(run)] = float(reg)
-    return out
 
 
 def _mark(outcome: bool | None, below_full_scale: bool) -> str:

@@ -31,7 +31,14 @@ import numpy as np
 from agents.experiments.core.data import scenario_of
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.user_agents import play
+from agents.experiments.ldp.task import N_CHECKPOINTS as N_CHECKPOINTS
+from agents.experiments.ldp.task import (
+    busiest_user_reports,
+    checkpoints_of,
+    regret_row,
+    uniform_random_regret,
+    user_agent_regret,
+)
 from agents.linear import LDPOLS, LDPLinUCB, LinUCB, ShuffleLinUCB
 from bandit_envs.recommendation.gowalla import GowallaRecommendationEnv
 from bandit_envs.recommendation.movielens import MovieLensRecommendationEnv
@@ -44,7 +51,6 @@ DELTA = 0.1
 LOWRANK_RANK = 10
 #: Clipping bound ‖x‖ <= l_x of LDP-OLS and Shuffle-LinUCB per scenario (see the module docstring).
 L_X: dict[str, float] = {"movielens": 0.4, "gowalla": 1.0}
-N_CHECKPOINTS = 100
 BUILTIN_AGENTS: tuple[str, ...] = ("LDP-LinUCB", "LDP-OLS", "Shuffle-LinUCB", "LinUCB")
 #: Columns of every row (NaN where they do not apply).
 PRIVACY_COLUMNS = ("user_epsilon", "user_delta", "central_epsilon", "central_delta")
@@ -116,21 +122,10 @@ def make_agent(setting: dict[str, Any], dim: int, horizon: int, seed: int) -> Ag
     raise ValueError(f"agent must be one of {', '.join(BUILTIN_AGENTS)}, got {agent!r}.")
 
 
-def checkpoints_of(horizon: int) -> list[int]:
-    """The rounds at which regret is recorded: the ends of ``N_CHECKPOINTS`` equal blocks."""
-    block = max(1, horizon // N_CHECKPOINTS)
-    return [min(start + block, horizon) for start in range(0, horizon, block)]
-
-
 def busiest_by_user(users: np.ndarray, checkpoints: list[int]) -> dict[int, int]:
     """At each checkpoint t, the most rounds any one user id has had among the first t (its reports)."""
     _, dense = np.unique(users, return_inverse=True)
-    counts = np.zeros(int(dense.max()) + 1 if dense.size else 1, dtype=np.int64)
-    out, start = {}, 0
-    for t in checkpoints:
-        np.add.at(counts, dense[start:t], 1)
-        out[t], start = int(counts.max()), t
-    return out
+    return busiest_user_reports(dense, checkpoints)
 
 
 def privacy_of(agent: Agent) -> dict[str, float]:
@@ -159,33 +154,18 @@ def realistic_task(exp: Experiment, setting_index: int, run: int, base_seed: int
     rows: list[dict[str, Any]] = []
 
     def add(extra: dict[str, Any], t: int, reg: float, privacy: dict[str, float]) -> None:
-        rows.append(
-            {
-                **label,
-                **extra,
-                "run": run,
-                "t": t,
-                "regret": reg,
-                "regret_over_sqrt_t": reg / np.sqrt(t),
-                "max_user_reports": busiest[t],
-                **privacy,
-                "setting": setting_index,
-            }
-        )
+        rows.append(regret_row(label, extra, run, t, reg, busiest[t], setting_index, privacy))
 
-    user = next((u for u in exp.user_agents if u.name == setting["agent"]), None)
-    if user is not None:
-        regret, _ = play(env, user.build(env, label, policy_seed), horizon, checkpoints, seed)
-        for t, reg in zip(checkpoints, regret.tolist(), strict=True):
-            add({}, t, float(reg), nan_privacy)
+    user_regret = user_agent_regret(exp, setting, env, label, checkpoints, seed, policy_seed)
+    if user_regret is not None:
+        for t, reg in user_regret:
+            add({}, t, reg, nan_privacy)
         return rows
     noise = env.round_noise(horizon, seed)
     dim = int(env.problem.dim)
     agent = make_agent(setting, dim, horizon, policy_seed)
     if setting["agent"] == "LinUCB":
-        # Reference line: the expected regret of the uniformly random policy on the same rounds.
-        gaps = env.rewards.max(axis=1) - env.rewards.mean(axis=1)
-        random_regret = np.cumsum(gaps[contexts])
+        random_regret = uniform_random_regret(env, contexts)
         for t in checkpoints:
             add({"agent": "uniform random", "mechanism": "none"}, t, float(random_regret[t - 1]), nan_privacy)
     total, start = 0.0, 0

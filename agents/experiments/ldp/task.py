@@ -13,6 +13,7 @@ by round t (a user is drawn every round), from which the summary composes the pe
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -63,6 +64,61 @@ def busiest_user_reports(contexts: np.ndarray, checkpoints: list[int]) -> dict[i
     return out
 
 
+def regret_row(
+    label: Mapping[str, Any],
+    extra: Mapping[str, Any],
+    run: int,
+    t: int,
+    regret: float,
+    max_user_reports: int,
+    setting_index: int,
+    privacy: Mapping[str, float] | None = None,
+) -> dict[str, Any]:
+    """One row of the results, its columns in the order of the CSV.
+
+    The setting's label (``extra`` overriding it), the regret at t, the busiest user's reports,
+    then any per-user guarantee columns, then the setting's index.
+    """
+    return {
+        **label,
+        **extra,
+        "run": run,
+        "t": t,
+        "regret": regret,
+        "regret_over_sqrt_t": regret / np.sqrt(t),
+        "max_user_reports": max_user_reports,
+        **(privacy or {}),
+        "setting": setting_index,
+    }
+
+
+def uniform_random_regret(env: Any, contexts: np.ndarray) -> np.ndarray:
+    """Expected cumulative regret of the uniformly random policy on the rounds' users ``contexts`` (reference line)."""
+    gaps = env.rewards.max(axis=1) - env.rewards.mean(axis=1)
+    return np.cumsum(gaps[contexts])
+
+
+def user_agent_regret(
+    exp: Experiment,
+    setting: dict[str, Any],
+    env: Any,
+    label: dict[str, Any],
+    checkpoints: list[int],
+    seed: int,
+    policy_seed: int,
+) -> list[tuple[int, float]] | None:
+    """(t, regret) at each checkpoint of the user agent the setting names; None for a built-in agent.
+
+    The user agent steps ``env`` itself from ``reset(seed)``: the same users and reward noise as the
+    built-in agents' fast path.
+    """
+    user = next((u for u in exp.user_agents if u.name == setting["agent"]), None)
+    if user is None:
+        return None
+    regret, _ = play(env, user.build(env, label, policy_seed), exp.horizon, checkpoints, seed)
+    return [(t, float(reg)) for t, reg in zip(checkpoints, regret.tolist(), strict=True)]
+
+
 def ldp_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -> list[dict[str, Any]]:
     """Cumulative regret of one agent over the horizon at the checkpoints (LinUCB's run adds uniform random)."""
     setting = exp.settings[setting_index]
@@ -76,34 +132,19 @@ def ldp_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -> l
     busiest = busiest_user_reports(contexts, checkpoints_of(horizon))
 
     def add(extra: dict[str, Any], t: int, reg: float) -> None:
-        rows.append(
-            {
-                **label,
-                **extra,
-                "run": run,
-                "t": t,
-                "regret": reg,
-                "regret_over_sqrt_t": reg / np.sqrt(t),
-                "max_user_reports": busiest[t],
-                "setting": setting_index,
-            }
-        )
+        rows.append(regret_row(label, extra, run, t, reg, busiest[t], setting_index))
 
-    user = next((u for u in exp.user_agents if u.name == setting["agent"]), None)
-    if user is not None:
-        checkpoints = checkpoints_of(horizon)
-        regret, _ = play(env, user.build(env, label, policy_seed), horizon, checkpoints, seed)
-        for t, reg in zip(checkpoints, regret.tolist(), strict=True):
-            add({}, t, float(reg))
+    user_regret = user_agent_regret(exp, setting, env, label, checkpoints_of(horizon), seed, policy_seed)
+    if user_regret is not None:
+        for t, reg in user_regret:
+            add({}, t, reg)
         return rows
     noise = env.round_noise(horizon, seed)
     agent = make_agent(setting, horizon, policy_seed)
     block = max(1, horizon // N_CHECKPOINTS)
     total = 0.0
     if setting["agent"] == "LinUCB":
-        # Reference line: the expected regret of the uniformly random policy on the same users.
-        gaps = env.rewards.max(axis=1) - env.rewards.mean(axis=1)
-        random_regret = np.cumsum(gaps[contexts])
+        random_regret = uniform_random_regret(env, contexts)
         for t in range(block, horizon + 1, block):
             add({"agent": "uniform random"}, t, float(random_regret[t - 1]))
     for start in range(0, horizon, block):

@@ -1,0 +1,114 @@
+"""Per-user accounting shared by the local-DP linear agents (LDP-LinUCB, LDP-OLS, Shuffle-LinUCB).
+
+Each of these agents sends one privatized report per round, so a user's loss is the composition
+of its reports (the papers state the guarantee per report: Zheng et al., NeurIPS 2020, §4; Han
+et al., NeurIPS 2021, §4; Chowdhury & Zhou, ICML 2022, §3). :class:`LocalDPLinearAgent` keeps the
+ledger of reports per user (:class:`~bandit_envs.privacy.accounting.ReportLedger`), counts the
+step API's reports in bulk until the ledger is next read, composes the busiest user's reports
+(:meth:`LocalDPLinearAgent.privacy_per_user`) and exposes the clip counters. The noise of every
+agent of the family comes from :func:`~bandit_envs.privacy.streams.noise_generator` of ``seed``,
+restarted here on reset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.base import PrivateAgent, check_float
+from agents.linear.base import LinearAgent
+from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, UserPrivacy, user_privacy
+from bandit_envs.privacy.streams import noise_generator
+
+__all__ = ["LocalDPLinearAgent"]
+
+IntArray = npt.NDArray[np.int64]
+
+
+class LocalDPLinearAgent(LinearAgent, PrivateAgent):
+    """A linear agent whose users send one locally private report per round, accounted per user.
+
+    Subclasses set ``report_mechanism`` (the guarantee of one report) and ``_reports`` (the
+    ledger) and call :meth:`_reset_reports` from their ``_reset_state``.
+    """
+
+    report_mechanism: ReportMechanism
+    #: δ of the per-user tight bound (and of the mechanism, where it has one).
+    delta: float
+    _reports: ReportLedger
+
+    def _check_epsilon_delta(self, epsilon: float, delta: float) -> None:
+        """Check and keep ε > 0 and δ in (0, 1) of one report."""
+        self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
+        self.delta = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+
+    def _reset_reports(self) -> None:
+        """Forget the reports counted since the ledger was last read and restart the noise generator."""
+        # Reports every user may send are counted here and added to the ledger before anything
+        # reads it (one ledger call per look instead of one per round).
+        self._pending_anonymous = 0
+        self._pending_named: list[dict[Hashable, int]] = [{} for _ in range(self.batch)]
+        self._pending_users = False
+        self.rng = noise_generator(self.seed)
+
+    @property
+    def _ledger(self) -> ReportLedger:
+        """The ledger of reports per user, with the reports counted since the last look added."""
+        ledger = self._reports
+        if self._pending_anonymous:
+            ledger.record_block(None, self._pending_anonymous)
+            self._pending_anonymous = 0
+        if self._pending_users:
+            ledger.record_block(self._pending_named, 0)
+            self._pending_named = [{} for _ in range(self.batch)]
+            self._pending_users = False
+        return ledger
+
+    def _count_round(self, users: list[Hashable] | None) -> None:
+        """Count one report per copy for the round's users (None: anonymous)."""
+        if users is None:
+            self._pending_anonymous += 1
+            return
+        for counts, user in zip(self._pending_named, users, strict=True):
+            counts[user] = counts.get(user, 0) + 1
+        self._pending_users = True
+
+    def privacy_per_user(self, delta: float | None = None) -> UserPrivacy:
+        """What holds for every user so far: the composition over the reports of the user with the most.
+
+        Parameters
+        ----------
+        delta
+            δ of the tight bound in (0, 1); None: the agent's ``delta``.
+
+        Returns
+        -------
+        UserPrivacy
+            ``reports`` (that user's count, worst over copies), ``per_report`` (the local
+            guarantee of one report), ``basic`` (kε, min(1, kδ)) and ``tight`` (ε', δ) from
+            ``dp_accounting``'s privacy loss distribution.
+        """
+        dlt = self.delta if delta is None else delta
+        return user_privacy(self.report_mechanism, int(self._ledger.worst.max()), dlt)
+
+    @property
+    def privacy_spent(self) -> tuple[float, float]:
+        """(ε, δ) spent so far per user: the tight bound of :meth:`privacy_per_user` at the agent's δ."""
+        return self.privacy_per_user().tight
+
+    @property
+    def max_user_reports(self) -> int | IntArray:
+        """Reports sent by the user with the most (per copy; reports without a user id count for all)."""
+        return self._per_copy(self._ledger.worst)
+
+    @property
+    def n_clipped_features(self) -> int | IntArray:
+        """Reports whose feature vector was clipped to norm l_x (per copy)."""
+        return self._per_copy(self._clips[:, 0])
+
+    @property
+    def n_clipped_rewards(self) -> int | IntArray:
+        """Reports whose reward was clipped to [-l_y, l_y] (per copy)."""
+        return self._per_copy(self._clips[:, 1])
