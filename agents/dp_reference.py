@@ -97,7 +97,7 @@ class ReferenceTreeDPUCB:
         log_t = math.log(horizon)
         self.relaxation = 0.0
         if width == "mt15" and horizon > 1:
-            self.relaxation = n_arms * log_t**2 * math.log(n_arms * horizon * log_t / gamma) / epsilon
+            self.relaxation = log_t**2 * math.log(n_arms * horizon * log_t / gamma) / eps_arm
         self.width, self.alpha, self.power, self.t = width, alpha, confidence_power, 0
         assert self.counters[0].depth == tree_depth(horizon)
 

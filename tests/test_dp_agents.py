@@ -51,6 +51,10 @@ AGENTS: dict[str, tuple[Callable[[int | None, int], Any], Callable[[int], Any]]]
         lambda n, s: TreeDPUCB(K, 2000, 2.0, n_envs=n, seed=s),
         lambda s: ref.ReferenceTreeDPUCB(K, 2000, 2.0, seed=s),
     ),
+    "TreeDPUCB-parallel-mt15": (
+        lambda n, s: TreeDPUCB(K, 2000, 1.0, "parallel", n_envs=n, seed=s),
+        lambda s: ref.ReferenceTreeDPUCB(K, 2000, 1.0, "parallel", seed=s),
+    ),
     "TreeDPUCB-parallel-exact": (
         lambda n, s: TreeDPUCB(K, 2000, 1.0, "parallel", "exact", n_envs=n, seed=s),
         lambda s: ref.ReferenceTreeDPUCB(K, 2000, 1.0, "parallel", "exact", seed=s),
@@ -210,6 +214,13 @@ def test_tree_depth_budget_and_relaxation():
     log_t = math.log(horizon)
     assert agent.relaxation == pytest.approx(k * log_t**2 * math.log(k * horizon * log_t * horizon) / eps)
     assert TreeDPUCB(k, horizon, eps, "parallel", "exact").relaxation == 0.0
+    # The relaxation is ln²T ln(K T ln T/γ)/ε_arm: with "parallel" trees (ε each), K times narrower
+    # than with the split's ε/K (the published K ln²T ln(·)/ε is the split's).
+    parallel = TreeDPUCB(k, horizon, eps, "parallel")
+    assert parallel.relaxation == pytest.approx(log_t**2 * math.log(k * horizon * log_t * horizon) / eps)
+    assert agent.relaxation == pytest.approx(k * parallel.relaxation)
+    # K = 10, T = 1e5, eps = 5, split (the dp-mab/epsilon setting): c = 10 ln²T ln(10 T² ln T)/5 ≈ 7362.2.
+    assert TreeDPUCB(10, 10**5, 5.0).relaxation == pytest.approx(7362.2, abs=0.1)
     assert agent.privacy_spent == (0.0, 0.0)
     agent.update(0, 1.0)
     assert agent.privacy_spent == (eps / k, 0.0)
