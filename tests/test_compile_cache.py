@@ -122,15 +122,16 @@ for agent in (
 #: ε-greedy, Exp3 and its graph versions) that Python calls: the first run of the "dp-mab" case
 #: must compile each of them (so the second run's silence is about them). The functions they call
 #: compile inside them and send no outermost event: the noise streams of ``agents._philox``
-#: (``_refill``, ``laplace``, ``standard_normal``, ``gamma``, ``beta``), ``standard_laplace``,
-#: ``tree_add`` and the ``inline="always"`` helpers.
+#: (``_refill``, ``laplace``), the sampling passes of ``agents._sampling`` (``gamma_pass``,
+#: ``gamma_pass_finish``), ``standard_laplace``, ``tree_add`` and the ``inline="always"`` helpers.
 DPMAB_KERNELS = frozenset(
     f"agents.{module}.{name}"
     for module, names in {
         "_dp_kernels": (
             "hybrid_update", "bound_choose", "tree_update", "epoch_update", "adap_choose", "gaussian_ts_choose",
-            "beta_ts_choose", "rr_update",
+            "rr_update",
         ),
+        "_thompson_kernels": ("refresh_all", "beta_choose", "coin_update", "coin_update_observed"),
         "_index_kernels": ("mean_update", "greedy_choose", "klucb_update", "klucb_choose", "moss_choose"),
         "_exp3_kernels": ("sample", "exp3_update", "exp3set_update", "exp3ix_update"),
     }.items()
