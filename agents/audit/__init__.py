@@ -31,7 +31,7 @@ from agents.audit.bounds import ALPHA
 from agents.audit.neighbours import UNITS
 from agents.audit.procedure import DEFAULT_RUNS, MIN_RUNS, run_audit
 from agents.audit.result import INCONCLUSIVE, NO_VIOLATION, VIOLATION, AuditResult, Power, table_header
-from agents.audit.subjects import AUDIT_ENVS, BUILTINS, Subject, agent_subject, builtin_subject
+from agents.audit.subjects import AUDIT_ENVS, BUILTINS, VIEWS, Subject, agent_subject, builtin_subject
 from agents.base import Agent, check_choice, check_float, check_int, describe
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "MIN_RUNS",
     "NO_VIOLATION",
     "UNITS",
+    "VIEWS",
     "VIOLATION",
     "AuditResult",
     "Power",
@@ -84,6 +85,16 @@ def _builtin_class(cls: type) -> bool:
     )
 
 
+def _builtin(agent: Any) -> bool:
+    """Whether ``agent`` is a class a built-in subject audits."""
+    return isinstance(agent, type) and BUILTINS.get(agent.__name__) is not None and _builtin_class(agent)
+
+
+def _named(agent: Any) -> bool:
+    """Whether ``agent`` is a built-in name or class (what ``view="releases"`` accepts)."""
+    return isinstance(agent, str) or _builtin(agent)
+
+
 def subject_for(
     agent: str | Callable[..., Any] | type[Agent] | Subject,
     *,
@@ -94,9 +105,17 @@ def subject_for(
     unit: str | None = None,
     env_id: str = "GraphBandit-v0",
     factory: str | Callable[..., Any] | None = None,
+    view: str | None = None,
 ) -> Subject:
     """The :class:`Subject` :func:`audit` runs for these arguments (see there)."""
     eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
+    if view is not None:
+        check_choice("view", view, VIEWS)
+    if view == "releases" and (isinstance(agent, Subject) or factory is not None or not _named(agent)):
+        raise ValueError(
+            "view must be 'arms' for a Subject, a factory or an agent class outside the built-ins (only the built-in "
+            f"counter agents are audited through their releases), got {view!r}."
+        )
     group = check_int("group", group, minimum=1)
     if horizon is not None:
         horizon = check_int("horizon", horizon, minimum=2)
@@ -115,9 +134,10 @@ def subject_for(
             factory, eps, horizon=horizon, group=group, unit=unit, delta=delta, env_id=env_id, name=agent
         )
     elif isinstance(agent, str):
-        subject = builtin_subject(agent, eps, horizon=horizon, group=group)
-    elif isinstance(agent, type) and BUILTINS.get(agent.__name__) is not None and _builtin_class(agent):
-        subject = builtin_subject(agent.__name__, eps, horizon=horizon, group=group)
+        subject = builtin_subject(agent, eps, horizon=horizon, group=group, view=view)
+    elif _builtin(agent):
+        assert isinstance(agent, type)
+        subject = builtin_subject(agent.__name__, eps, horizon=horizon, group=group, view=view)
     elif (isinstance(agent, type) and issubclass(agent, Agent)) or callable(agent):
         return agent_subject(agent, eps, horizon=horizon, group=group, unit=unit, delta=delta, env_id=env_id)
     else:
@@ -144,6 +164,7 @@ def audit(
     env_id: str = "GraphBandit-v0",
     factory: str | Callable[..., Any] | None = None,
     alpha: float = ALPHA,
+    view: str | None = None,
 ) -> AuditResult:
     """Audit an agent's differential-privacy claim empirically (a lower bound on its ε, with power).
 
@@ -181,6 +202,12 @@ def audit(
         ``"module:Factory"``, ``"path/file.py:Factory"`` or a callable, with ``agent`` its label.
     alpha
         1 − confidence of the interval.
+    view
+        What is observed (:data:`VIEWS`): ``"arms"``, the arm sequence, or ``"releases"``, the arm
+        sequence and the agent's private releases, with events on their privacy loss
+        (:func:`agents.audit.events.release_loss`; HybridDPUCB, TreeDPUCB and TreeDPUCB-parallel
+        only). Default: ``"releases"`` for those three, whose arm sequences cannot show the loss
+        of three changed entries, ``"arms"`` for every other agent. The report's note names it.
 
     Returns
     -------
@@ -206,5 +233,6 @@ def audit(
         unit=unit,
         env_id=env_id,
         factory=factory,
+        view=view,
     )
     return run_audit(subject, runs, seed, alpha)

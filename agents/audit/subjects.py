@@ -38,7 +38,7 @@ import numpy.typing as npt
 
 from agents._dp_base import StreamPrivateAgent
 from agents.audit.canaries import LaplaceCount, NonPrivateUCB, OverclaimedGAP
-from agents.audit.events import ArmSequenceEvents, EventFamily, ThresholdEvents
+from agents.audit.events import ArmSequenceEvents, EventFamily, ReleaseEvents, ReleaseRuns, ThresholdEvents
 from agents.audit.neighbours import UNITS, Neighbours, generic_pairs, laplace_scale, release_pairs, two_arm_graph
 from agents.audit.runner import graph_env, linear_runs, run_seeds, simulate_runs, step_runs
 from agents.base import Agent, check_choice, check_float, check_int, describe
@@ -65,6 +65,9 @@ __all__ = [
     "nonprivate_ucb_subject",
     "stream_subject",
 ]
+
+#: What an audit observes of an agent: its arm sequence, or its private releases (and its arms).
+VIEWS = ("arms", "releases")
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -569,6 +572,20 @@ def index_pairs(horizon: int, group: int, unit: str = "entry") -> list[Neighbour
     return pairs
 
 
+def _released(
+    build: Callable[[Any, int | None, int], Any], increments: tuple[tuple[int, float], ...]
+) -> Callable[[Any, int, int, int], Any]:
+    """A sampler playing the step API batched and keeping the releases: :class:`ReleaseRuns` of the pair."""
+
+    def sample(pair: Neighbours, which: int, n: int, seed: int) -> ReleaseRuns:
+        first, second = pair.tables()
+        values = np.empty((n, pair.horizon))
+        actions = step_runs(build, (first, second)[which], pair.graph, n, seed, batched=True, releases=values)
+        return ReleaseRuns(actions, values, first, second, increments)
+
+    return sample
+
+
 def _claimed(probe: StreamPrivateAgent) -> tuple[float, float]:
     """The agent's own ``privacy_spent`` after one reward (before any, it reports (0, 0))."""
     probe.act()
@@ -577,7 +594,9 @@ def _claimed(probe: StreamPrivateAgent) -> tuple[float, float]:
     return float(eps), float(dlt)
 
 
-def stream_subject(name: str, epsilon: float, *, horizon: int | None = None, group: int = 1) -> Subject:
+def stream_subject(
+    name: str, epsilon: float, *, horizon: int | None = None, group: int = 1, view: str | None = None
+) -> Subject:
     """A central-DP index or Thompson agent (Hybrid/Tree-DP-UCB, AdaP-UCB, DP-TS) or LDPThompsonSampling.
 
     The claim is the agent's :attr:`privacy_spent` (for TreeDPUCB with ``per_arm_budget="split"``,
@@ -586,6 +605,15 @@ def stream_subject(name: str, epsilon: float, *, horizon: int | None = None, gro
     LDPThompsonSampling. Pairs: :func:`index_pairs`. The agents run batched (``n_envs`` copies,
     each with its own Philox noise stream) through the step API on ``GraphBandit-v0``.
     TreeDPUCB gets ``horizon`` = T as its trees' size.
+
+    ``view`` (:data:`VIEWS`): ``"arms"`` observes the arm sequence (:class:`ArmSequenceEvents`);
+    ``"releases"`` also the agent's releases (``released_sums``), with the events of
+    :class:`~agents.audit.events.ReleaseEvents` (the privacy loss of the releases), for an agent
+    whose releases have independent Laplace increments (``release_increment``: HybridDPUCB and
+    TreeDPUCB). The guarantee is about the releases (the arms are their post-processing), so that
+    audit bounds the agent's ε as tightly as any. Default: ``"releases"`` for the counter agents,
+    whose arm sequences cannot show a violation on three changed entries (their first decisions
+    read only a part of each counter's noise), ``"arms"`` for the others.
     """
     eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
     rounds = INDEX_HORIZON if horizon is None else check_int("horizon", horizon, minimum=2)
@@ -606,14 +634,34 @@ def stream_subject(name: str, epsilon: float, *, horizon: int | None = None, gro
     probe = make(None, 0)
     unit = "report" if isinstance(probe, LDPThompsonSampling) else "entry"
     claim_eps, claim_delta = _claimed(make(None, 0))
-    note = ""
+    releasing = probe.release_increment(1) is not None
+    if view is None:
+        view = "releases" if releasing else "arms"
+    view = check_choice("view", view, VIEWS)
+    if view == "releases" and not releasing:
+        raise ValueError(
+            f"view must be 'arms' for {name} (its releases have no independent Laplace increments to audit), "
+            "got 'releases'."
+        )
+    notes = []
     if isinstance(probe, TreeDPUCB) and probe.per_arm_budget == "split":
-        note = (
+        notes.append(
             f"per_arm_budget='split': the agent claims ε/K = {claim_eps:g} per entry (privacy_spent), "
             f"built with ε = {eps:g}; that claim is audited"
         )
     elif isinstance(probe, LDPThompsonSampling):
-        note = "the audit sees arm sequences only, post-processing of all reports: a weak bound on the report's ε"
+        notes.append(
+            "the audit sees arm sequences only, post-processing of all reports: a weak bound on the report's ε"
+        )
+    sample: Callable[[Any, int, int, int], Any]
+    events: EventFamily
+    if view == "releases":
+        increments = tuple(_increment(probe, j) for j in range(1, rounds + 1))
+        sample, events = _released(build, increments), ReleaseEvents(2)
+        notes.append("view: releases (the arm sequence and every release of the counters, ε-DP as a whole)")
+    else:
+        sample, events = _stepped(build, True, "GraphBandit-v0"), ArmSequenceEvents(2)
+        notes.append("view: arms (the arm sequence only)")
     return Subject(
         name,
         claim_eps,
@@ -621,11 +669,17 @@ def stream_subject(name: str, epsilon: float, *, horizon: int | None = None, gro
         unit,
         str(probe.privacy_unit),
         tuple(index_pairs(rounds, group, unit)),
-        _stepped(build, True, "GraphBandit-v0"),
-        ArmSequenceEvents(2),
+        sample,
+        events,
         _neighbours_line,
-        note,
+        "; ".join(notes),
     )
+
+
+def _increment(agent: StreamPrivateAgent, n: int) -> tuple[int, float]:
+    increment = agent.release_increment(n)
+    assert increment is not None
+    return increment
 
 
 #: The stream-noise agents audited by :func:`stream_subject`, by built-in name.
@@ -662,20 +716,34 @@ def _stream_builder(name: str) -> Callable[[float, int | None, int], Subject]:
 BUILTINS.update({name: _stream_builder(name) for name in STREAM_AGENTS})
 
 
-def builtin_subject(name: str, epsilon: float = 1.0, *, horizon: int | None = None, group: int = 1) -> Subject:
+def builtin_subject(
+    name: str, epsilon: float = 1.0, *, horizon: int | None = None, group: int = 1, view: str | None = None
+) -> Subject:
     """The built-in subject ``name`` (case-insensitive), or an agent class exported by :mod:`agents`.
+
+    ``view`` (:data:`VIEWS`): what is observed of a stream agent (:func:`stream_subject`); every
+    other subject observes arm sequences (or its own outputs) only, and takes ``None`` or ``"arms"``.
 
     Raises
     ------
     ValueError
-        One sentence naming the allowed names for an unknown ``name``.
+        One sentence naming the allowed names for an unknown ``name``, or for a view the agent lacks.
     """
     if not isinstance(name, str):
         raise TypeError(f"agent must be a name, a factory or an Agent subclass, got {describe(name)}.")
     check_float("epsilon", epsilon, low=0.0, low_open=True)
     check_int("group", group, minimum=1)
+    if view is not None:
+        check_choice("view", view, VIEWS)
     lookup = {key.lower(): key for key in BUILTINS}
     key = lookup.get(name.lower())
+    if key in STREAM_AGENTS:
+        return stream_subject(key, epsilon, horizon=horizon, group=group, view=view)
+    if view == "releases":
+        raise ValueError(
+            f"view must be 'arms' for {key or name} (only {', '.join(STREAM_AGENTS[:3])} are audited through their "
+            "releases), got 'releases'."
+        )
     if key is not None:
         return BUILTINS[key](epsilon, horizon, group)
     import agents  # an agent class exported by the package: audited generically
