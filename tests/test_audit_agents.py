@@ -25,8 +25,8 @@ releases of arm 0 and the first of arm 1, Laplace(2/ε) each) and 2.2ε_arm (tre
 p-sums [1], [1,2], [1..4], [1..8] of both arms). The default-suite tests run at ε where the bound
 exceeded the claim at every one of seeds 0-4 when written (HybridDPUCB at ε = 2 and TreeDPUCB
 split at ε = 4, claim 2, with 5,000 runs; TreeDPUCB-parallel at ε = 2 with 10,000); the slow ones
-at ε = 1 (split: ε = 2, claim 1) with 20,000 runs, also 5 of 5 seeds (lowest bounds 1.24-1.24
-over a claim of 1). At one changed entry Λ ≤ the claim for every output (a known answer, tested
+at ε = 1 (split: ε = 2, claim 1) with 20,000 runs, also 5 of 5 seeds (lowest bound 1.24 over a
+claim of 1 for each of the three). At one changed entry Λ ≤ the claim for every output (a known answer, tested
 below), and the audits at the claimed ε found no violation at seeds 0-4 with 10,000 runs.
 """
 
@@ -202,6 +202,8 @@ def test_audit_all_writes_the_summary_and_figure_and_never_replaces_foreign_file
         (["audit", "all"], "--out must name a folder"),
         (["audit", "all", "--out", "x", "--group", "3"], "takes only --runs, --seed, --out and --force"),
         (["audit", "GAP", "--out", "x"], "--out is for `banditlab audit all`"),
+        (["audit", "all", "--out", "x", "--view", "arms"], "takes only --runs, --seed, --out and --force"),
+        (["audit", "AdaPUCB", "--view", "releases"], "view must be 'arms' for AdaPUCB"),
     ],
 )
 def test_audit_all_bad_input_is_one_sentence(

@@ -2,7 +2,8 @@
 
 :func:`audit` runs an agent many times, with fresh privacy noise, on two neighbouring inputs for
 its stated unit (one reward entry for central DP, one report for local DP), searches events over
-its outputs (the arm played at each round, pull counts, elimination times, whole arm sequences)
+its outputs (the arm played at each round, pull counts, elimination times, whole arm sequences;
+for the counter agents also the privacy loss of their releases, ``view="releases"``)
 and returns an :class:`AuditResult`: the best event's privacy loss ln((P(E|D) − δ)/P(E|D′)) with a
 95% Clopper–Pearson interval, whose lower end bounds ε from below; the verdict against the claim;
 and whether the runs could have detected a violation at all. ``banditlab audit AGENT`` prints it.

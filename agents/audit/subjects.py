@@ -15,6 +15,9 @@ agent's first release decides (:func:`agents.audit.neighbours.release_pairs`):
   claim ``privacy_per_report``; batched step API on ``GraphBandit-v0``;
 * ``LDPLinUCB``: per report, claim ``privacy_per_report`` (ε, δ); two arms with features e₁, e₂,
   rewards ±1, the changed report's reward +1 → −1; the compiled linear ``run``;
+* the central-DP index and Thompson agents and LDP-TS (:func:`stream_subject`): pairs that change
+  the first rewards (:func:`index_pairs`), T = 16, batched step API; HybridDPUCB and TreeDPUCB are
+  observed through their releases by default (:data:`VIEWS`), the others through their arms;
 * controls (:mod:`agents.audit.canaries`): ``OverclaimedGAP``, ``NonPrivateUCB``, ``LaplaceCount``.
 
 Any other agent (:func:`agent_subject`): a user factory (``module:Factory`` as ``banditlab run
