@@ -125,6 +125,24 @@ def test_only_the_counters_can_be_audited_through_their_releases() -> None:
         subject_for("HybridDPUCB", view="nodes")
 
 
+class MyHybrid(HybridDPUCB):
+    """A user's agent class (not a built-in): audited generically, through its releases on request."""
+
+
+class MyAdaP(AdaPUCB):
+    """A user's agent whose releases (epoch means) have no independent increments to audit."""
+
+
+def test_any_agent_that_describes_its_releases_can_be_audited_through_them() -> None:
+    result = audit(MyHybrid, epsilon=1.0, runs=400, horizon=64, seed=0, view="releases")
+    assert result.agent == "MyHybrid" and "view: releases" in result.note and result.verdict == NO_VIOLATION
+    assert "view" not in subject_for(MyHybrid, horizon=64).note  # a user's agent: arms unless asked
+    with pytest.raises(ValueError, match="view must be 'arms' for MyAdaP"):
+        subject_for(MyAdaP, horizon=64, view="releases")
+    with pytest.raises(ValueError, match="view must be None for a ready Subject"):
+        subject_for(subject_for("HybridDPUCB"), view="arms")
+
+
 @pytest.mark.parametrize("counter", ["tree", "hybrid"])
 def test_release_increments_isolate_one_fresh_laplace_draw(counter: str) -> None:
     """release(n) − release(m) − (items m+1..n) is the n-th item's own draw, for the counters' m."""

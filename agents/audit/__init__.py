@@ -91,11 +91,6 @@ def _builtin(agent: Any) -> bool:
     return isinstance(agent, type) and BUILTINS.get(agent.__name__) is not None and _builtin_class(agent)
 
 
-def _named(agent: Any) -> bool:
-    """Whether ``agent`` is a built-in name or class (what ``view="releases"`` accepts)."""
-    return isinstance(agent, str) or _builtin(agent)
-
-
 def subject_for(
     agent: str | Callable[..., Any] | type[Agent] | Subject,
     *,
@@ -112,11 +107,8 @@ def subject_for(
     eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
     if view is not None:
         check_choice("view", view, VIEWS)
-    if view == "releases" and (isinstance(agent, Subject) or factory is not None or not _named(agent)):
-        raise ValueError(
-            "view must be 'arms' for a Subject, a factory or an agent class outside the built-ins (only the built-in "
-            f"counter agents are audited through their releases), got {view!r}."
-        )
+    if view is not None and isinstance(agent, Subject):
+        raise ValueError(f"view must be None for a ready Subject (it has its own events), got {view!r}.")
     group = check_int("group", group, minimum=1)
     if horizon is not None:
         horizon = check_int("horizon", horizon, minimum=2)
@@ -132,7 +124,7 @@ def subject_for(
                 f"agent must be a name (the label of factory) when factory is given, got {describe(agent)}."
             )
         return agent_subject(
-            factory, eps, horizon=horizon, group=group, unit=unit, delta=delta, env_id=env_id, name=agent
+            factory, eps, horizon=horizon, group=group, unit=unit, delta=delta, env_id=env_id, name=agent, view=view
         )
     elif isinstance(agent, str):
         subject = builtin_subject(agent, eps, horizon=horizon, group=group, view=view)
@@ -140,7 +132,7 @@ def subject_for(
         assert isinstance(agent, type)
         subject = builtin_subject(agent.__name__, eps, horizon=horizon, group=group, view=view)
     elif (isinstance(agent, type) and issubclass(agent, Agent)) or callable(agent):
-        return agent_subject(agent, eps, horizon=horizon, group=group, unit=unit, delta=delta, env_id=env_id)
+        return agent_subject(agent, eps, horizon=horizon, group=group, unit=unit, delta=delta, env_id=env_id, view=view)
     else:
         raise TypeError(
             f"agent must be a built-in name, an Agent subclass, a factory or a Subject, got {describe(agent)}."
@@ -206,9 +198,11 @@ def audit(
     view
         What is observed (:data:`VIEWS`): ``"arms"``, the arm sequence, or ``"releases"``, the arm
         sequence and the agent's private releases, with events on their privacy loss
-        (:func:`agents.audit.events.release_loss`; HybridDPUCB, TreeDPUCB and TreeDPUCB-parallel
-        only). Default: ``"releases"`` for those three, whose arm sequences cannot show the loss
-        of three changed entries, ``"arms"`` for every other agent. The report's note names it.
+        (:func:`agents.audit.events.release_loss`), for an agent that describes its releases
+        (``release_increment`` and ``released_sums`` of :class:`agents._dp_base.StreamPrivateAgent`:
+        HybridDPUCB, TreeDPUCB, or yours). Default: ``"releases"`` for the built-in HybridDPUCB,
+        TreeDPUCB and TreeDPUCB-parallel, whose arm sequences cannot show the loss of three changed
+        entries, ``"arms"`` for every other agent. The report's note names it.
 
     Returns
     -------

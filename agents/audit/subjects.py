@@ -66,11 +66,14 @@ __all__ = [
     "ldp_wrapper_subject",
     "index_pairs",
     "nonprivate_ucb_subject",
+    "release_increments",
     "stream_subject",
 ]
 
 #: What an audit observes of an agent: its arm sequence, or its private releases (and its arms).
 VIEWS = ("arms", "releases")
+#: The note of a subject observed through its releases.
+RELEASES_NOTE = "view: releases (the arm sequence and every release, which the agent's guarantee covers)"
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -262,15 +265,31 @@ def dpse_subject(epsilon: float, *, horizon: int | None = None, group: int = 1) 
 
 
 def _stepped(
-    build: Callable[[Any, int | None, int], Any], batched: bool, env_id: str, user: str | None = None
+    build: Callable[[Any, int | None, int], Any],
+    batched: bool,
+    env_id: str,
+    user: str | None = None,
+    increments: tuple[tuple[int, float], ...] | None = None,
 ) -> Callable[[Any, int, int, int], Any]:
-    """A sampler playing the step API; a ``user`` agent that raises becomes one :class:`UserAgentError` sentence."""
+    """A sampler playing the step API; a ``user`` agent that raises becomes one :class:`UserAgentError` sentence.
+
+    With ``increments`` (the agent's ``release_increment`` for n = 1..T) it keeps the releases too
+    and returns :class:`~agents.audit.events.ReleaseRuns` of the pair, else the arm sequences.
+    """
+
+    def play(pair: Neighbours, which: int, n: int, seed: int) -> Any:
+        tables = pair.tables()
+        if increments is None:
+            return step_runs(build, tables[which], pair.graph, n, seed, batched=batched, env_id=env_id)
+        values = np.empty((n, pair.horizon))
+        actions = step_runs(build, tables[which], pair.graph, n, seed, batched=batched, env_id=env_id, releases=values)
+        return ReleaseRuns(actions, values, tables[0], tables[1], increments)
 
     def sample(pair: Neighbours, which: int, n: int, seed: int) -> Any:
         if user is None:
-            return step_runs(build, pair.tables()[which], pair.graph, n, seed, batched=batched, env_id=env_id)
+            return play(pair, which, n, seed)
         try:
-            return step_runs(build, pair.tables()[which], pair.graph, n, seed, batched=batched, env_id=env_id)
+            return play(pair, which, n, seed)
         except UserAgentError:
             raise
         except Exception as exc:
@@ -279,6 +298,31 @@ def _stepped(
             ) from exc
 
     return sample
+
+
+def release_increments(agent: Any, rounds: int, label: str) -> tuple[tuple[int, float], ...]:
+    """``agent.release_increment(n)`` for n = 1..``rounds``, checked: what ``view="releases"`` needs.
+
+    Raises
+    ------
+    ValueError
+        One sentence if the agent has no ``release_increment`` and ``released_sums``
+        (:class:`agents._dp_base.StreamPrivateAgent`) describing its releases.
+    """
+    describe_release = getattr(agent, "release_increment", None)
+    if not callable(describe_release) or describe_release(1) is None or getattr(agent, "released_sums", None) is None:
+        raise ValueError(
+            f"view must be 'arms' for {label} (it does not describe its releases with release_increment and "
+            "released_sums, as agents._dp_base.StreamPrivateAgent's counters do), got 'releases'."
+        )
+    out = []
+    for n in range(1, rounds + 1):
+        m, b = describe_release(n)
+        m = check_int(f"release_increment({n})[0]", m, minimum=0)
+        if m >= n:
+            raise ValueError(f"release_increment({n}) must give m < {n} for {label}, got m = {m}.")
+        out.append((m, check_float(f"release_increment({n})[1]", b, low=0.0, low_open=True)))
+    return tuple(out)
 
 
 def ldp_wrapper_subject(
@@ -451,6 +495,7 @@ def agent_subject(
     delta: float | None = None,
     env_id: str = "GraphBandit-v0",
     name: str | None = None,
+    view: str | None = None,
 ) -> Subject:
     """Any agent: a factory (``module:Factory``, ``path.py:Factory`` or a callable) or an Agent subclass.
 
@@ -458,6 +503,8 @@ def agent_subject(
     ``factory(env, setting, seed[, n_envs])`` with the two-arm ``GraphBandit-v0`` env and
     ``setting = {"epsilon": ε, "horizon": T, "n_arms": 2}``; an Agent subclass is built by
     :func:`class_factory`. The claim is read from the agent built with seed 0 (:func:`_claim`).
+    ``view="releases"`` (default ``"arms"``) observes the releases too, for an agent that describes
+    them as :class:`agents._dp_base.StreamPrivateAgent`'s counters do (:func:`release_increments`).
 
     Raises
     ------
@@ -503,7 +550,13 @@ def agent_subject(
     claim_eps, claim_delta, key, text = _claim(probe, eps, delta, unit)
     pairs = generic_pairs(rounds, 2, key, group)
     sample: Callable[[Any, int, int, int], Any]
-    if isinstance(probe, EliminationAgent):  # the compiled table simulator
+    events: EventFamily = ArmSequenceEvents(2)
+    notes = []
+    if check_choice("view", "arms" if view is None else view, VIEWS) == "releases":
+        sample = _stepped(build, batched, env_id, user=label, increments=release_increments(probe, rounds, label))
+        events = ReleaseEvents(2)
+        notes.append(RELEASES_NOTE)
+    elif isinstance(probe, EliminationAgent):  # the compiled table simulator
         fixed = probe
 
         def sample(pair: Neighbours, which: int, n: int, seed: int) -> Any:
@@ -512,7 +565,8 @@ def agent_subject(
     else:
         sample = _stepped(build, batched, env_id, user=label)
     stated = getattr(probe, "privacy_per_report", None) is not None or getattr(probe, "epsilon", None) is not None
-    note = "" if stated else f"{label} states no ε (no epsilon attribute): the claim audited is ε = {eps:g}"
+    if not stated:
+        notes.insert(0, f"{label} states no ε (no epsilon attribute): the claim audited is ε = {eps:g}")
     return Subject(
         label,
         claim_eps,
@@ -521,9 +575,9 @@ def agent_subject(
         text,
         tuple(pairs),
         sample,
-        ArmSequenceEvents(2),
+        events,
         _neighbours_line,
-        note,
+        "; ".join(notes),
     )
 
 
@@ -575,20 +629,6 @@ def index_pairs(horizon: int, group: int, unit: str = "entry") -> list[Neighbour
     return pairs
 
 
-def _released(
-    build: Callable[[Any, int | None, int], Any], increments: tuple[tuple[int, float], ...]
-) -> Callable[[Any, int, int, int], Any]:
-    """A sampler playing the step API batched and keeping the releases: :class:`ReleaseRuns` of the pair."""
-
-    def sample(pair: Neighbours, which: int, n: int, seed: int) -> ReleaseRuns:
-        first, second = pair.tables()
-        values = np.empty((n, pair.horizon))
-        actions = step_runs(build, (first, second)[which], pair.graph, n, seed, batched=True, releases=values)
-        return ReleaseRuns(actions, values, first, second, increments)
-
-    return sample
-
-
 def _claimed(probe: StreamPrivateAgent) -> tuple[float, float]:
     """The agent's own ``privacy_spent`` after one reward (before any, it reports (0, 0))."""
     probe.act()
@@ -637,15 +677,9 @@ def stream_subject(
     probe = make(None, 0)
     unit = "report" if isinstance(probe, LDPThompsonSampling) else "entry"
     claim_eps, claim_delta = _claimed(make(None, 0))
-    releasing = probe.release_increment(1) is not None
     if view is None:
-        view = "releases" if releasing else "arms"
+        view = "releases" if probe.release_increment(1) is not None else "arms"
     view = check_choice("view", view, VIEWS)
-    if view == "releases" and not releasing:
-        raise ValueError(
-            f"view must be 'arms' for {name} (its releases have no independent Laplace increments to audit), "
-            "got 'releases'."
-        )
     notes = []
     if isinstance(probe, TreeDPUCB) and probe.per_arm_budget == "split":
         notes.append(
@@ -659,9 +693,9 @@ def stream_subject(
     sample: Callable[[Any, int, int, int], Any]
     events: EventFamily
     if view == "releases":
-        increments = tuple(_increment(probe, j) for j in range(1, rounds + 1))
-        sample, events = _released(build, increments), ReleaseEvents(2)
-        notes.append("view: releases (the arm sequence and every release of the counters, ε-DP as a whole)")
+        sample = _stepped(build, True, "GraphBandit-v0", increments=release_increments(probe, rounds, name))
+        events = ReleaseEvents(2)
+        notes.append(RELEASES_NOTE)
     else:
         sample, events = _stepped(build, True, "GraphBandit-v0"), ArmSequenceEvents(2)
         notes.append("view: arms (the arm sequence only)")
@@ -677,12 +711,6 @@ def stream_subject(
         _neighbours_line,
         "; ".join(notes),
     )
-
-
-def _increment(agent: StreamPrivateAgent, n: int) -> tuple[int, float]:
-    increment = agent.release_increment(n)
-    assert increment is not None
-    return increment
 
 
 #: The stream-noise agents audited by :func:`stream_subject`, by built-in name.
@@ -742,19 +770,16 @@ def builtin_subject(
     key = lookup.get(name.lower())
     if key in STREAM_AGENTS:
         return stream_subject(key, epsilon, horizon=horizon, group=group, view=view)
-    if view == "releases":
-        raise ValueError(
-            f"view must be 'arms' for {key or name} (only {', '.join(STREAM_AGENTS[:3])} are audited through their "
-            "releases), got 'releases'."
-        )
     if key is not None:
+        if view == "releases":
+            raise ValueError(f"view must be 'arms' for {key} (it does not describe its releases), got 'releases'.")
         return BUILTINS[key](epsilon, horizon, group)
     import agents  # an agent class exported by the package: audited generically
 
     exported = {n.lower(): n for n in getattr(agents, "__all__", ())}
     cls = getattr(agents, exported.get(name.lower(), ""), None)
     if isinstance(cls, type) and issubclass(cls, Agent) and not inspect.isabstract(cls):
-        return agent_subject(cls, epsilon, horizon=horizon, group=group, name=cls.__name__)
+        return agent_subject(cls, epsilon, horizon=horizon, group=group, name=cls.__name__, view=view)
     raise ValueError(
         f"agent must be one of {sorted(BUILTINS)}, an agent class of the agents package, or a label with "
         f"--agent module:Factory, got {name!r}."
