@@ -130,6 +130,29 @@ class StreamPrivateAgent(PrivateAgent):
             raise self._reward_error(float(r[bad]), bad)
         self._t += 1
 
+    def release_increment(self, n: int) -> tuple[int, float] | None:
+        """How an arm's n-th release (after its n-th pull, n >= 1) adds noise, for an audit of the releases.
+
+        ``(m, b)``: release(n) = release(m) + (the arm's rewards of its pulls m + 1 .. n) +
+        Laplace(b), with release(0) = 0 and the Laplace draw independent of every other release's
+        (a continual-release counter's fresh p-sum). Then the releases of one arm are a Laplace
+        mechanism on its reward stream, and the privacy loss of its whole release stream between
+        two neighbouring reward tables can be computed from the releases
+        (:func:`agents.audit.events.release_loss`). ``None`` (the default): the agent's releases
+        are not of this form (epochs released as means, randomized responses), so only its arm
+        sequence can be audited.
+        """
+        return None
+
+    @property
+    def released_sums(self) -> FloatArray | None:
+        """(B, K) each arm's last release as a noisy reward sum (0 before its first pull), or ``None``.
+
+        ``None`` for an agent without :meth:`release_increment`. The releases are what the privacy
+        guarantee is about (the arms are their post-processing); they are public.
+        """
+        return None
+
     @property
     def privacy_spent(self) -> tuple[float, float]:
         """(ε, 0) under :attr:`privacy_unit` once any reward was received (it enters one release), else (0, 0)."""

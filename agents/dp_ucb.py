@@ -33,7 +33,7 @@ import numpy as np
 from agents import _dp_kernels as kernels
 from agents._dp_base import FloatArray, IntArray, StreamPrivateAgent, check_epsilon
 from agents.base import check_choice, check_float, check_int
-from bandit_envs.privacy.counters import tree_depth
+from bandit_envs.privacy.counters import hybrid_increment, tree_depth, tree_increment
 
 __all__ = ["AdaPUCB", "HybridDPUCB", "TreeDPUCB"]
 
@@ -155,6 +155,15 @@ class HybridDPUCB(StreamPrivateAgent):
     def released(self) -> FloatArray:
         """(B, K) the counters' last releases Ŝ (noisy reward sums; 0 before the first pull)."""
         return self._stats[:, kernels.RELEASE].copy()
+
+    @property
+    def released_sums(self) -> FloatArray:
+        """(B, K) :attr:`released`: the counters' last releases."""
+        return self.released
+
+    def release_increment(self, n: int) -> tuple[int, float]:
+        """(m, b) of :func:`bandit_envs.privacy.counters.hybrid_increment` for the agent's ε (rewards in [0, 1])."""
+        return hybrid_increment(n, self.epsilon)
 
     def noise_bound(self, t: int | None = None) -> FloatArray:
         """(B, K) B_i(t), the bound on each release's Laplace noise at round ``t`` (default: the next)."""
@@ -334,6 +343,15 @@ class TreeDPUCB(StreamPrivateAgent):
     def released(self) -> FloatArray:
         """(B, K) the trees' last releases (noisy reward sums; 0 before the first pull)."""
         return self._stats[:, kernels.RELEASE].copy()
+
+    @property
+    def released_sums(self) -> FloatArray:
+        """(B, K) :attr:`released`: the trees' last releases."""
+        return self.released
+
+    def release_increment(self, n: int) -> tuple[int, float]:
+        """(m, depth/ε_arm): :func:`bandit_envs.privacy.counters.tree_increment`, every p-sum's Laplace scale."""
+        return tree_increment(n), self._scale
 
     @property
     def privacy_spent(self) -> tuple[float, float]:

@@ -2,7 +2,8 @@
 
 :func:`audit` runs an agent many times, with fresh privacy noise, on two neighbouring inputs for
 its stated unit (one reward entry for central DP, one report for local DP), searches events over
-its outputs (the arm played at each round, pull counts, elimination times, whole arm sequences)
+its outputs (the arm played at each round, pull counts, elimination times, whole arm sequences;
+for the counter agents also the privacy loss of their releases, ``view="releases"``)
 and returns an :class:`AuditResult`: the best event's privacy loss ln((P(E|D) − δ)/P(E|D′)) with a
 95% Clopper–Pearson interval, whose lower end bounds ε from below; the verdict against the claim;
 and whether the runs could have detected a violation at all. ``banditlab audit AGENT`` prints it.
@@ -31,7 +32,7 @@ from agents.audit.bounds import ALPHA
 from agents.audit.neighbours import UNITS
 from agents.audit.procedure import DEFAULT_RUNS, MIN_RUNS, run_audit
 from agents.audit.result import INCONCLUSIVE, NO_VIOLATION, VIOLATION, AuditResult, Power, table_header
-from agents.audit.subjects import AUDIT_ENVS, BUILTINS, Subject, agent_subject, builtin_subject
+from agents.audit.subjects import AUDIT_ENVS, BUILTINS, VIEWS, Subject, agent_subject, builtin_subject
 from agents.base import Agent, check_choice, check_float, check_int, describe
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "MIN_RUNS",
     "NO_VIOLATION",
     "UNITS",
+    "VIEWS",
     "VIOLATION",
     "AuditResult",
     "Power",
@@ -84,6 +86,11 @@ def _builtin_class(cls: type) -> bool:
     )
 
 
+def _builtin(agent: Any) -> bool:
+    """Whether ``agent`` is a class a built-in subject audits."""
+    return isinstance(agent, type) and BUILTINS.get(agent.__name__) is not None and _builtin_class(agent)
+
+
 def subject_for(
     agent: str | Callable[..., Any] | type[Agent] | Subject,
     *,
@@ -94,9 +101,14 @@ def subject_for(
     unit: str | None = None,
     env_id: str = "GraphBandit-v0",
     factory: str | Callable[..., Any] | None = None,
+    view: str | None = None,
 ) -> Subject:
     """The :class:`Subject` :func:`audit` runs for these arguments (see there)."""
     eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
+    if view is not None:
+        check_choice("view", view, VIEWS)
+    if view is not None and isinstance(agent, Subject):
+        raise ValueError(f"view must be None for a ready Subject (it has its own events), got {view!r}.")
     group = check_int("group", group, minimum=1)
     if horizon is not None:
         horizon = check_int("horizon", horizon, minimum=2)
@@ -112,14 +124,15 @@ def subject_for(
                 f"agent must be a name (the label of factory) when factory is given, got {describe(agent)}."
             )
         return agent_subject(
-            factory, eps, horizon=horizon, group=group, unit=unit, delta=delta, env_id=env_id, name=agent
+            factory, eps, horizon=horizon, group=group, unit=unit, delta=delta, env_id=env_id, name=agent, view=view
         )
     elif isinstance(agent, str):
-        subject = builtin_subject(agent, eps, horizon=horizon, group=group)
-    elif isinstance(agent, type) and BUILTINS.get(agent.__name__) is not None and _builtin_class(agent):
-        subject = builtin_subject(agent.__name__, eps, horizon=horizon, group=group)
+        subject = builtin_subject(agent, eps, horizon=horizon, group=group, view=view)
+    elif _builtin(agent):
+        assert isinstance(agent, type)
+        subject = builtin_subject(agent.__name__, eps, horizon=horizon, group=group, view=view)
     elif (isinstance(agent, type) and issubclass(agent, Agent)) or callable(agent):
-        return agent_subject(agent, eps, horizon=horizon, group=group, unit=unit, delta=delta, env_id=env_id)
+        return agent_subject(agent, eps, horizon=horizon, group=group, unit=unit, delta=delta, env_id=env_id, view=view)
     else:
         raise TypeError(
             f"agent must be a built-in name, an Agent subclass, a factory or a Subject, got {describe(agent)}."
@@ -144,6 +157,7 @@ def audit(
     env_id: str = "GraphBandit-v0",
     factory: str | Callable[..., Any] | None = None,
     alpha: float = ALPHA,
+    view: str | None = None,
 ) -> AuditResult:
     """Audit an agent's differential-privacy claim empirically (a lower bound on its ε, with power).
 
@@ -181,6 +195,14 @@ def audit(
         ``"module:Factory"``, ``"path/file.py:Factory"`` or a callable, with ``agent`` its label.
     alpha
         1 − confidence of the interval.
+    view
+        What is observed (:data:`VIEWS`): ``"arms"``, the arm sequence, or ``"releases"``, the arm
+        sequence and the agent's private releases, with events on their privacy loss
+        (:func:`agents.audit.events.release_loss`), for an agent that describes its releases
+        (``release_increment`` and ``released_sums`` of :class:`agents._dp_base.StreamPrivateAgent`:
+        HybridDPUCB, TreeDPUCB, or yours). Default: ``"releases"`` for the built-in HybridDPUCB,
+        TreeDPUCB and TreeDPUCB-parallel, whose arm sequences cannot show the loss of three changed
+        entries, ``"arms"`` for every other agent. The report's note names it.
 
     Returns
     -------
@@ -206,5 +228,6 @@ def audit(
         unit=unit,
         env_id=env_id,
         factory=factory,
+        view=view,
     )
     return run_audit(subject, runs, seed, alpha)

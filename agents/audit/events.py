@@ -4,7 +4,9 @@ An audit can only bound ε through events E it counts on both neighbouring input
 docstring of :mod:`agents.audit.bounds`). The event families here turn many runs' outputs into
 many candidate events at once: for a bandit agent its arm sequence (the arm played at each round,
 how often each arm was pulled, the last round each arm was pulled, i.e. when it was eliminated,
-and whole sequences seen often), for a real-valued mechanism threshold events {y ≥ c}. Every
+and whole sequences seen often), for a real-valued mechanism threshold events {y ≥ c}, and for an
+agent observed through its releases (:class:`ReleaseRuns`) also threshold events on the privacy
+loss of those releases (:func:`release_loss`). Every
 candidate is also taken negated and in both directions (D over D′ and D′ over D).
 
 Validity. :func:`choose` picks the event on the *selection* runs only; the bound is then computed
@@ -27,10 +29,22 @@ import numpy.typing as npt
 
 from agents.audit.bounds import ALPHA, loss_lower
 
-__all__ = ["ArmSequenceEvents", "Candidates", "Choice", "Event", "EventFamily", "ThresholdEvents", "choose"]
+__all__ = [
+    "ArmSequenceEvents",
+    "Candidates",
+    "Choice",
+    "Event",
+    "EventFamily",
+    "ReleaseEvents",
+    "ReleaseRuns",
+    "ThresholdEvents",
+    "choose",
+    "release_loss",
+]
 
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
 
 #: Most thresholds per real-valued feature (quantiles of the selection runs).
 MAX_THRESHOLDS = 64
@@ -271,6 +285,123 @@ class ArmSequenceEvents:
         first = np.array([count_a[key] for key in top], dtype=np.int64)
         second = np.array([count_b[key] for key in top], dtype=np.int64)
         return Candidates(first, second, make)
+
+
+@dataclass(frozen=True)
+class ReleaseRuns:
+    """Runs of an agent observed through its private releases, with the neighbouring pair they were played on.
+
+    Attributes
+    ----------
+    actions
+        (n, T) the arm played at each round.
+    values
+        (n, T) the release of the arm played at round t after that round's update (a noisy
+        reward sum, :attr:`agents._dp_base.StreamPrivateAgent.released_sums`).
+    first, second
+        (T, K) the reward tables D and D′ of the pair (the same for the runs on either).
+    increments
+        (m, b) of :meth:`agents._dp_base.StreamPrivateAgent.release_increment` for an arm's
+        releases n = 1, 2, ..., T.
+    """
+
+    actions: npt.NDArray[Any]
+    values: FloatArray
+    first: FloatArray
+    second: FloatArray
+    increments: tuple[tuple[int, float], ...]
+
+
+def release_loss(runs: ReleaseRuns) -> FloatArray:
+    r"""Per run, the privacy loss ln(p(output | D) / p(output | D′)) of its arms and releases.
+
+    For agents whose releases have independent Laplace increments
+    (:meth:`agents._dp_base.StreamPrivateAgent.release_increment`: arm k's release after its
+    n-th pull is R_k(n) = R_k(m) + Σ_{j=m+1}^{n} r_{t_j,k} + Laplace(b), t_j the round of its j-th
+    pull) and choose their arms from the releases alone, the output's density factorises over
+    the releases, and the log ratio is
+
+    .. math:: \Lambda = \sum_k \sum_{n \le N_k} \frac{|I_{k,n} - \mu'_{k,n}| - |I_{k,n} - \mu_{k,n}|}{b_n},
+
+    with I_{k,n} = R_k(n) − R_k(m) and μ, μ′ the exact reward sums of those pulls on D and D′
+    (read from the tables at the rounds the run pulled arm k). Only the increments that contain a
+    changed entry contribute. {Λ ≥ c} is the likelihood-ratio (Neyman–Pearson) event, the most
+    powerful of its size; it is a fixed function of the output for the pair, so its bound is valid
+    whatever the agent really does (a wrong ``increments`` only costs power). For an ε-DP agent
+    Λ ≤ ε on one changed entry (the classical privacy-loss variable, Dwork & Roth, "The
+    Algorithmic Foundations of Differential Privacy", 2014, §3.5).
+    """
+    actions = np.asarray(runs.actions)
+    values = np.asarray(runs.values, dtype=np.float64)
+    n, rounds = actions.shape
+    loss = np.zeros(n)
+    for k in range(runs.first.shape[1]):
+        pulled = actions == k
+        number = np.cumsum(pulled, axis=1)  # the pull number of arm k at each of its rounds
+        most = min(int(number[:, -1].max()) if rounds else 0, len(runs.increments))
+        if most == 0:
+            continue
+        rows, cols = np.nonzero(pulled & (number <= most))
+        at = number[rows, cols]
+        release = np.zeros((n, most + 1))
+        exact = np.zeros((n, most + 1))
+        exact_other = np.zeros((n, most + 1))
+        release[rows, at] = values[rows, cols]
+        exact[rows, at] = runs.first[cols, k]
+        exact_other[rows, at] = runs.second[cols, k]
+        exact = np.cumsum(exact, axis=1)
+        exact_other = np.cumsum(exact_other, axis=1)
+        pulls = number[:, -1]
+        for j in range(1, most + 1):
+            m, b = runs.increments[j - 1]
+            mu = exact[:, j] - exact[:, m]
+            mu_other = exact_other[:, j] - exact_other[:, m]
+            changed = (pulls >= j) & (mu != mu_other)
+            if not changed.any():
+                continue
+            step = release[:, j] - release[:, m]
+            loss += np.where(changed, (np.abs(step - mu_other) - np.abs(step - mu)) / b, 0.0)
+    return loss
+
+
+def _loss_text(c: Any) -> str:
+    return f"privacy loss of the releases ln(p(output|D)/p(output|D′)) ≥ {c:.6g}"
+
+
+def _release_loss_of(outputs: Any) -> FloatArray:
+    return release_loss(outputs)
+
+
+def _on_actions(event: Event) -> Event:
+    test = event.test
+    return Event(event.description, lambda outputs: test(outputs.actions))
+
+
+def _wrapped(make: Callable[[int], Event], i: int) -> Event:
+    return _on_actions(make(i))
+
+
+class ReleaseEvents:
+    """Events over :class:`ReleaseRuns`: every event of :class:`ArmSequenceEvents`, and {Λ ≥ c}.
+
+    Λ is :func:`release_loss`, thresholds the quantiles of the selection runs (both inputs
+    pooled), as for :class:`ThresholdEvents`. The arm-sequence events are post-processing of
+    the releases, so this family sees at least what :class:`ArmSequenceEvents` sees.
+    """
+
+    def __init__(self, n_arms: int) -> None:
+        self.arms = ArmSequenceEvents(n_arms)
+
+    def candidates(self, first: Any, second: Any) -> list[Candidates]:
+        """The arm-sequence candidates on the runs' actions, then the thresholds on their releases' privacy loss."""
+        blocks = [
+            Candidates(block.first, block.second, partial(_wrapped, block.event))
+            for block in self.arms.candidates(first.actions, second.actions)
+        ]
+        loss = _feature_block(release_loss(first), release_loss(second), _loss_text, _release_loss_of)
+        if loss is not None:
+            blocks.append(loss)
+        return blocks
 
 
 def choose(

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 
 from agents.audit.bounds import ALPHA, ceiling, detectable_probability, loss_interval, runs_needed
-from agents.audit.events import Candidates, choose
+from agents.audit.events import Candidates, ReleaseEvents, choose
 from agents.audit.result import INCONCLUSIVE, NO_VIOLATION, VIOLATION, AuditResult, Power
 from agents.audit.runner import run_seeds
 from agents.audit.subjects import Subject
@@ -100,11 +100,17 @@ def power(epsilon: float, delta: float, n: int, varied: bool, p_best: float, alp
 
 
 def check_size(subject: Subject, runs: int) -> None:
-    """Refuse ``runs`` whose arm sequences (2 bytes per run, round and input, twice) would exceed the memory limit."""
+    """Refuse ``runs`` whose outputs would exceed the memory limit.
+
+    Arm sequences: 2 bytes per run, round and input, twice; with the releases
+    (:class:`~agents.audit.events.ReleaseEvents`) 8 more for each release and 24 for the privacy loss's
+    work arrays.
+    """
     rounds = max((int(getattr(pair, "horizon", 1)) for pair in subject.pairs), default=1)
+    per_round = 34.0 if isinstance(subject.events, ReleaseEvents) else 2.0
     check_memory(
         f"runs={runs} with a horizon of {rounds} rounds (the runs' outputs)",
-        4.0 * runs * rounds * 2.0,
+        4.0 * runs * rounds * per_round,
         "use fewer runs or a shorter horizon",
     )
 

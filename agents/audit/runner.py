@@ -11,7 +11,9 @@ arms the step API would:
 * :func:`step_runs`: any agent through the Gymnasium step API on ``GraphBandit-v0`` replaying the
   table (``reset(options={"reward_table": R})``): one batched agent (``n_envs`` copies, whose
   copies draw their noise one after another from its generator, so each copy's is fresh) on the
-  native vector env when the agent can be batched, else one agent and one env per run;
+  native vector env when the agent can be batched, else one agent and one env per run; with
+  ``releases``, it also keeps the release of the arm played at each round (an agent's
+  ``released_sums``, for an audit of its releases);
 * :func:`linear_runs`: the linear agents' compiled ``run`` on a feature and reward table, batched.
 """
 
@@ -78,12 +80,15 @@ def step_runs(
     *,
     batched: bool,
     env_id: str = "GraphBandit-v0",
+    releases: FloatArray | None = None,
 ) -> npt.NDArray[np.int16]:
     """Arm sequences (n, T) of agents built by ``build(env, n_envs, seed)`` replaying ``table`` through the step API.
 
     ``batched``: one agent with ``n_envs`` copies per chunk of at most :data:`CHUNK` runs on the
     native vector env; else one agent (``n_envs=None``) and one env per run. Each chunk or run
-    gets its own seed from :func:`run_seeds`.
+    gets its own seed from :func:`run_seeds`. ``releases``, an (n, T) array, receives the
+    release of the arm played at each round after that round's update (the agents'
+    ``released_sums``, :mod:`agents._dp_base`).
     """
     rounds = int(table.shape[0])
     out = np.empty((n, rounds), dtype=np.int16)
@@ -101,6 +106,8 @@ def step_runs(
                     obs, reward, _, _, info = env.step(action)
                     agent.update(action, reward, info)
                     out[start : start + size, t] = action
+                    if releases is not None:
+                        releases[start : start + size, t] = agent.released_sums[np.arange(size), action]
             finally:
                 env.close()
         return out
@@ -114,6 +121,8 @@ def step_runs(
                 obs, reward, _, _, info = env.step(action)
                 agent.update(action, reward, info)
                 out[i, t] = int(action)
+                if releases is not None:
+                    releases[i, t] = agent.released_sums[0, int(action)]
     finally:
         env.close()
     return out

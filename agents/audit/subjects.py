@@ -15,6 +15,9 @@ agent's first release decides (:func:`agents.audit.neighbours.release_pairs`):
   claim ``privacy_per_report``; batched step API on ``GraphBandit-v0``;
 * ``LDPLinUCB``: per report, claim ``privacy_per_report`` (ε, δ); two arms with features e₁, e₂,
   rewards ±1, the changed report's reward +1 → −1; the compiled linear ``run``;
+* the central-DP index and Thompson agents and LDP-TS (:func:`stream_subject`): pairs that change
+  the first rewards (:func:`index_pairs`), T = 16, batched step API; HybridDPUCB and TreeDPUCB are
+  observed through their releases by default (:data:`VIEWS`), the others through their arms;
 * controls (:mod:`agents.audit.canaries`): ``OverclaimedGAP``, ``NonPrivateUCB``, ``LaplaceCount``.
 
 Any other agent (:func:`agent_subject`): a user factory (``module:Factory`` as ``banditlab run
@@ -38,7 +41,7 @@ import numpy.typing as npt
 
 from agents._dp_base import StreamPrivateAgent
 from agents.audit.canaries import LaplaceCount, NonPrivateUCB, OverclaimedGAP
-from agents.audit.events import ArmSequenceEvents, EventFamily, ThresholdEvents
+from agents.audit.events import ArmSequenceEvents, EventFamily, ReleaseEvents, ReleaseRuns, ThresholdEvents
 from agents.audit.neighbours import UNITS, Neighbours, generic_pairs, laplace_scale, release_pairs, two_arm_graph
 from agents.audit.runner import graph_env, linear_runs, run_seeds, simulate_runs, step_runs
 from agents.base import Agent, check_choice, check_float, check_int, describe
@@ -63,8 +66,14 @@ __all__ = [
     "ldp_wrapper_subject",
     "index_pairs",
     "nonprivate_ucb_subject",
+    "release_increments",
     "stream_subject",
 ]
+
+#: What an audit observes of an agent: its arm sequence, or its private releases (and its arms).
+VIEWS = ("arms", "releases")
+#: The note of a subject observed through its releases.
+RELEASES_NOTE = "view: releases (the arm sequence and every release, which the agent's guarantee covers)"
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -256,15 +265,31 @@ def dpse_subject(epsilon: float, *, horizon: int | None = None, group: int = 1) 
 
 
 def _stepped(
-    build: Callable[[Any, int | None, int], Any], batched: bool, env_id: str, user: str | None = None
+    build: Callable[[Any, int | None, int], Any],
+    batched: bool,
+    env_id: str,
+    user: str | None = None,
+    increments: tuple[tuple[int, float], ...] | None = None,
 ) -> Callable[[Any, int, int, int], Any]:
-    """A sampler playing the step API; a ``user`` agent that raises becomes one :class:`UserAgentError` sentence."""
+    """A sampler playing the step API; a ``user`` agent that raises becomes one :class:`UserAgentError` sentence.
+
+    With ``increments`` (the agent's ``release_increment`` for n = 1..T) it keeps the releases too
+    and returns :class:`~agents.audit.events.ReleaseRuns` of the pair, else the arm sequences.
+    """
+
+    def play(pair: Neighbours, which: int, n: int, seed: int) -> Any:
+        tables = pair.tables()
+        if increments is None:
+            return step_runs(build, tables[which], pair.graph, n, seed, batched=batched, env_id=env_id)
+        values = np.empty((n, pair.horizon))
+        actions = step_runs(build, tables[which], pair.graph, n, seed, batched=batched, env_id=env_id, releases=values)
+        return ReleaseRuns(actions, values, tables[0], tables[1], increments)
 
     def sample(pair: Neighbours, which: int, n: int, seed: int) -> Any:
         if user is None:
-            return step_runs(build, pair.tables()[which], pair.graph, n, seed, batched=batched, env_id=env_id)
+            return play(pair, which, n, seed)
         try:
-            return step_runs(build, pair.tables()[which], pair.graph, n, seed, batched=batched, env_id=env_id)
+            return play(pair, which, n, seed)
         except UserAgentError:
             raise
         except Exception as exc:
@@ -273,6 +298,31 @@ def _stepped(
             ) from exc
 
     return sample
+
+
+def release_increments(agent: Any, rounds: int, label: str) -> tuple[tuple[int, float], ...]:
+    """``agent.release_increment(n)`` for n = 1..``rounds``, checked: what ``view="releases"`` needs.
+
+    Raises
+    ------
+    ValueError
+        One sentence if the agent has no ``release_increment`` and ``released_sums``
+        (:class:`agents._dp_base.StreamPrivateAgent`) describing its releases.
+    """
+    describe_release = getattr(agent, "release_increment", None)
+    if not callable(describe_release) or describe_release(1) is None or getattr(agent, "released_sums", None) is None:
+        raise ValueError(
+            f"view must be 'arms' for {label} (it does not describe its releases with release_increment and "
+            "released_sums, as agents._dp_base.StreamPrivateAgent's counters do), got 'releases'."
+        )
+    out = []
+    for n in range(1, rounds + 1):
+        m, b = describe_release(n)
+        m = check_int(f"release_increment({n})[0]", m, minimum=0)
+        if m >= n:
+            raise ValueError(f"release_increment({n}) must give m < {n} for {label}, got m = {m}.")
+        out.append((m, check_float(f"release_increment({n})[1]", b, low=0.0, low_open=True)))
+    return tuple(out)
 
 
 def ldp_wrapper_subject(
@@ -445,6 +495,7 @@ def agent_subject(
     delta: float | None = None,
     env_id: str = "GraphBandit-v0",
     name: str | None = None,
+    view: str | None = None,
 ) -> Subject:
     """Any agent: a factory (``module:Factory``, ``path.py:Factory`` or a callable) or an Agent subclass.
 
@@ -452,6 +503,8 @@ def agent_subject(
     ``factory(env, setting, seed[, n_envs])`` with the two-arm ``GraphBandit-v0`` env and
     ``setting = {"epsilon": ε, "horizon": T, "n_arms": 2}``; an Agent subclass is built by
     :func:`class_factory`. The claim is read from the agent built with seed 0 (:func:`_claim`).
+    ``view="releases"`` (default ``"arms"``) observes the releases too, for an agent that describes
+    them as :class:`agents._dp_base.StreamPrivateAgent`'s counters do (:func:`release_increments`).
 
     Raises
     ------
@@ -497,7 +550,13 @@ def agent_subject(
     claim_eps, claim_delta, key, text = _claim(probe, eps, delta, unit)
     pairs = generic_pairs(rounds, 2, key, group)
     sample: Callable[[Any, int, int, int], Any]
-    if isinstance(probe, EliminationAgent):  # the compiled table simulator
+    events: EventFamily = ArmSequenceEvents(2)
+    notes = []
+    if check_choice("view", "arms" if view is None else view, VIEWS) == "releases":
+        sample = _stepped(build, batched, env_id, user=label, increments=release_increments(probe, rounds, label))
+        events = ReleaseEvents(2)
+        notes.append(RELEASES_NOTE)
+    elif isinstance(probe, EliminationAgent):  # the compiled table simulator
         fixed = probe
 
         def sample(pair: Neighbours, which: int, n: int, seed: int) -> Any:
@@ -506,7 +565,8 @@ def agent_subject(
     else:
         sample = _stepped(build, batched, env_id, user=label)
     stated = getattr(probe, "privacy_per_report", None) is not None or getattr(probe, "epsilon", None) is not None
-    note = "" if stated else f"{label} states no ε (no epsilon attribute): the claim audited is ε = {eps:g}"
+    if not stated:
+        notes.insert(0, f"{label} states no ε (no epsilon attribute): the claim audited is ε = {eps:g}")
     return Subject(
         label,
         claim_eps,
@@ -515,9 +575,9 @@ def agent_subject(
         text,
         tuple(pairs),
         sample,
-        ArmSequenceEvents(2),
+        events,
         _neighbours_line,
-        note,
+        "; ".join(notes),
     )
 
 
@@ -577,7 +637,9 @@ def _claimed(probe: StreamPrivateAgent) -> tuple[float, float]:
     return float(eps), float(dlt)
 
 
-def stream_subject(name: str, epsilon: float, *, horizon: int | None = None, group: int = 1) -> Subject:
+def stream_subject(
+    name: str, epsilon: float, *, horizon: int | None = None, group: int = 1, view: str | None = None
+) -> Subject:
     """A central-DP index or Thompson agent (Hybrid/Tree-DP-UCB, AdaP-UCB, DP-TS) or LDPThompsonSampling.
 
     The claim is the agent's :attr:`privacy_spent` (for TreeDPUCB with ``per_arm_budget="split"``,
@@ -586,6 +648,15 @@ def stream_subject(name: str, epsilon: float, *, horizon: int | None = None, gro
     LDPThompsonSampling. Pairs: :func:`index_pairs`. The agents run batched (``n_envs`` copies,
     each with its own Philox noise stream) through the step API on ``GraphBandit-v0``.
     TreeDPUCB gets ``horizon`` = T as its trees' size.
+
+    ``view`` (:data:`VIEWS`): ``"arms"`` observes the arm sequence (:class:`ArmSequenceEvents`);
+    ``"releases"`` also the agent's releases (``released_sums``), with the events of
+    :class:`~agents.audit.events.ReleaseEvents` (the privacy loss of the releases), for an agent
+    whose releases have independent Laplace increments (``release_increment``: HybridDPUCB and
+    TreeDPUCB). The guarantee is about the releases (the arms are their post-processing), so that
+    audit bounds the agent's ε as tightly as any. Default: ``"releases"`` for the counter agents,
+    whose arm sequences cannot show a violation on three changed entries (their first decisions
+    read only a part of each counter's noise), ``"arms"`` for the others.
     """
     eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
     rounds = INDEX_HORIZON if horizon is None else check_int("horizon", horizon, minimum=2)
@@ -606,14 +677,28 @@ def stream_subject(name: str, epsilon: float, *, horizon: int | None = None, gro
     probe = make(None, 0)
     unit = "report" if isinstance(probe, LDPThompsonSampling) else "entry"
     claim_eps, claim_delta = _claimed(make(None, 0))
-    note = ""
+    if view is None:
+        view = "releases" if probe.release_increment(1) is not None else "arms"
+    view = check_choice("view", view, VIEWS)
+    notes = []
     if isinstance(probe, TreeDPUCB) and probe.per_arm_budget == "split":
-        note = (
+        notes.append(
             f"per_arm_budget='split': the agent claims ε/K = {claim_eps:g} per entry (privacy_spent), "
             f"built with ε = {eps:g}; that claim is audited"
         )
     elif isinstance(probe, LDPThompsonSampling):
-        note = "the audit sees arm sequences only, post-processing of all reports: a weak bound on the report's ε"
+        notes.append(
+            "the audit sees arm sequences only, post-processing of all reports: a weak bound on the report's ε"
+        )
+    sample: Callable[[Any, int, int, int], Any]
+    events: EventFamily
+    if view == "releases":
+        sample = _stepped(build, True, "GraphBandit-v0", increments=release_increments(probe, rounds, name))
+        events = ReleaseEvents(2)
+        notes.append(RELEASES_NOTE)
+    else:
+        sample, events = _stepped(build, True, "GraphBandit-v0"), ArmSequenceEvents(2)
+        notes.append("view: arms (the arm sequence only)")
     return Subject(
         name,
         claim_eps,
@@ -621,10 +706,10 @@ def stream_subject(name: str, epsilon: float, *, horizon: int | None = None, gro
         unit,
         str(probe.privacy_unit),
         tuple(index_pairs(rounds, group, unit)),
-        _stepped(build, True, "GraphBandit-v0"),
-        ArmSequenceEvents(2),
+        sample,
+        events,
         _neighbours_line,
-        note,
+        "; ".join(notes),
     )
 
 
@@ -662,28 +747,39 @@ def _stream_builder(name: str) -> Callable[[float, int | None, int], Subject]:
 BUILTINS.update({name: _stream_builder(name) for name in STREAM_AGENTS})
 
 
-def builtin_subject(name: str, epsilon: float = 1.0, *, horizon: int | None = None, group: int = 1) -> Subject:
+def builtin_subject(
+    name: str, epsilon: float = 1.0, *, horizon: int | None = None, group: int = 1, view: str | None = None
+) -> Subject:
     """The built-in subject ``name`` (case-insensitive), or an agent class exported by :mod:`agents`.
+
+    ``view`` (:data:`VIEWS`): what is observed of a stream agent (:func:`stream_subject`); every
+    other subject observes arm sequences (or its own outputs) only, and takes ``None`` or ``"arms"``.
 
     Raises
     ------
     ValueError
-        One sentence naming the allowed names for an unknown ``name``.
+        One sentence naming the allowed names for an unknown ``name``, or for a view the agent lacks.
     """
     if not isinstance(name, str):
         raise TypeError(f"agent must be a name, a factory or an Agent subclass, got {describe(name)}.")
     check_float("epsilon", epsilon, low=0.0, low_open=True)
     check_int("group", group, minimum=1)
+    if view is not None:
+        check_choice("view", view, VIEWS)
     lookup = {key.lower(): key for key in BUILTINS}
     key = lookup.get(name.lower())
+    if key in STREAM_AGENTS:
+        return stream_subject(key, epsilon, horizon=horizon, group=group, view=view)
     if key is not None:
+        if view == "releases":
+            raise ValueError(f"view must be 'arms' for {key} (it does not describe its releases), got 'releases'.")
         return BUILTINS[key](epsilon, horizon, group)
     import agents  # an agent class exported by the package: audited generically
 
     exported = {n.lower(): n for n in getattr(agents, "__all__", ())}
     cls = getattr(agents, exported.get(name.lower(), ""), None)
     if isinstance(cls, type) and issubclass(cls, Agent) and not inspect.isabstract(cls):
-        return agent_subject(cls, epsilon, horizon=horizon, group=group, name=cls.__name__)
+        return agent_subject(cls, epsilon, horizon=horizon, group=group, name=cls.__name__, view=view)
     raise ValueError(
         f"agent must be one of {sorted(BUILTINS)}, an agent class of the agents package, or a label with "
         f"--agent module:Factory, got {name!r}."

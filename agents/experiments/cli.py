@@ -7,7 +7,7 @@
 and ``summary.md`` (the paper's numbers and claims beside ours) into ``DIR``; ``banditlab report
 ID DIR`` rebuilds the summary and figure from ``DIR/results.csv``; ``banditlab audit AGENT
 [--epsilon E] [--delta D] [--env ID] [--runs N] [--agent module:Factory] [--seed S] [--horizon T]
-[--group G] [--unit entry|report]`` audits an agent's privacy claim empirically
+[--group G] [--unit entry|report] [--view arms|releases]`` audits an agent's privacy claim empirically
 (:mod:`agents.audit`, docs/audit.md) and prints the table line and the details; it exits 1 when the
 audit finds a violation, 0 otherwise, and 2 for bad input. ``banditlab audit all --out DIR [--runs N]
 [--seed S] [--force]`` runs every audit of :data:`agents.audit.summary.ALL_AUDITS` and writes
@@ -196,7 +196,7 @@ def _delta(text: str) -> float:
 
 
 def _add_audit(sub: Any) -> None:
-    from agents.audit import AUDIT_ENVS, BUILTINS, DEFAULT_RUNS, MIN_RUNS, UNITS
+    from agents.audit import AUDIT_ENVS, BUILTINS, DEFAULT_RUNS, MIN_RUNS, UNITS, VIEWS
 
     audit = sub.add_parser(
         "audit",
@@ -240,6 +240,12 @@ def _add_audit(sub: Any) -> None:
     )
     audit.add_argument("--unit", choices=tuple(UNITS), help="unit of an agent that does not state one")
     audit.add_argument(
+        "--view",
+        choices=VIEWS,
+        help="observe the arm sequence (arms) or also the counters' releases (releases; default for HybridDPUCB and "
+        "TreeDPUCB, arms for the others)",
+    )
+    audit.add_argument(
         "--out",
         type=Path,
         help="with AGENT = all: folder for summary.md and figure.png (banditlab never replaces files it did not write)",
@@ -269,6 +275,7 @@ def _audit(args: argparse.Namespace) -> int:
             unit=args.unit,
             env_id=args.env,
             factory=args.factory,
+            view=args.view,
         )
         check_size(subject, args.runs)
     except (ValueError, TypeError) as exc:  # UserAgentError is a ValueError
@@ -297,7 +304,13 @@ def _audit_all(args: argparse.Namespace) -> int:
     if args.out is None:
         print("banditlab: error: --out must name a folder for `banditlab audit all`, got none.", file=sys.stderr)
         return 2
-    if args.factory is not None or args.horizon is not None or args.group != 1 or args.unit is not None:
+    if (
+        args.factory is not None
+        or args.horizon is not None
+        or args.group != 1
+        or args.unit is not None
+        or args.view is not None
+    ):
         print(
             "banditlab: error: `banditlab audit all` takes only --runs, --seed, --out and --force (each audit has its "
             "own ε, horizon and group).",

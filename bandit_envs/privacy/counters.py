@@ -55,7 +55,14 @@ import numpy as np
 from bandit_envs.privacy._checks import check_epsilon, check_rng
 from bandit_envs.validation import check_float, check_int
 
-__all__ = ["BinaryTreeCounter", "HybridCounter", "laplace_sum_bound", "tree_depth"]
+__all__ = [
+    "BinaryTreeCounter",
+    "HybridCounter",
+    "hybrid_increment",
+    "laplace_sum_bound",
+    "tree_depth",
+    "tree_increment",
+]
 
 
 def tree_depth(n_items: int) -> int:
@@ -70,6 +77,47 @@ def tree_depth(n_items: int) -> int:
         If ``n_items`` is not an integer >= 0.
     """
     return check_int("n_items", n_items, minimum=0).bit_length()
+
+
+def tree_increment(n: int) -> int:
+    """The m < n such that a binary tree counter's release after n items is its release after m plus one fresh p-sum.
+
+    The p-sum item n closes covers the items m + 1 .. n, m = n − (the lowest set bit of n), and
+    the release after n items is the release after m items plus that p-sum's noisy value (the
+    higher set bits of n are those of m, whose p-sums are unchanged since) [CSS11]_ section 3.4:
+    release(n) − release(m) = Σ_{j=m+1}^{n} x_j + Laplace(:attr:`BinaryTreeCounter.scale`), the
+    draw of item n, independent of every other release's. release(0) = 0.
+
+    Raises
+    ------
+    ValueError, TypeError
+        If ``n`` is not an integer >= 1.
+    """
+    n = check_int("n", n, minimum=1)
+    return n - (n & -n)
+
+
+def hybrid_increment(n: int, epsilon: float, width: float = 1.0) -> tuple[int, float]:
+    """(m, b): a hybrid counter's release after n items is its release after m items + Σ x_{m+1..n} + Laplace(b).
+
+    The Laplace draw is item n's, independent of every other release's [CSS11]_ section 4: at
+    n = 2^k the logarithmic release β_k = β_{k−1} + (the items 2^{k−1} + 1 .. 2^k) + Laplace(2w/ε),
+    so m = n/2 (m = 0 for n = 1); otherwise item n closes the binary part's p-sum over the items
+    m + 1 .. n, m = n − (the lowest set bit of n − 2^k), k = ⌊log₂ n⌋, with Laplace(2kw/ε).
+
+    Raises
+    ------
+    ValueError, TypeError
+        If ``n`` is not an integer >= 1 or ``epsilon``, ``width`` are not numbers > 0.
+    """
+    n = check_int("n", n, minimum=1)
+    eps = check_epsilon("epsilon", epsilon)
+    w = check_float("width", width, low=0.0, low_open=True)
+    if n & (n - 1) == 0:
+        return n // 2, 2.0 * w / eps
+    k = n.bit_length() - 1
+    position = n - (1 << k)
+    return n - (position & -position), 2.0 * k * w / eps
 
 
 def laplace_sum_bound(scales: Sequence[float], gamma: float) -> float:
