@@ -466,6 +466,17 @@ class NoiseBlocks:
 # ---------------------------------------------------------------------------------------------
 
 
+def _scene_of(env: Any) -> Scene:
+    """The env's scene for a render mode; a one-sentence error if its class does not render."""
+    scene = env._scene()
+    if scene is None:
+        raise ValueError(
+            f"render_mode={env.render_mode!r} needs {type(env).__name__} to describe its frames (a _scene "
+            "method, as the suite's envs have); build it with render_mode=None."
+        )
+    return scene
+
+
 class BanditEnv(gym.Env[ObsType, np.int64], Generic[ObsType]):
     """A single env of the suite: episodes of ``horizon`` steps, never terminated, only truncated.
 
@@ -483,15 +494,18 @@ class BanditEnv(gym.Env[ObsType, np.int64], Generic[ObsType]):
     #: The renderer; None (the class default, nothing tracked) unless a render mode was given.
     _renderer: Renderer | None = None
 
-    def _scene(self) -> Scene:
-        """Family hook: what the env's frames show besides the common part (:mod:`bandit_envs.rendering.scenes`)."""
-        raise NotImplementedError(f"{type(self).__name__} does not render.")
+    def _scene(self) -> Scene | None:
+        """Family hook: what the env's frames show besides the common part (:mod:`bandit_envs.rendering.scenes`).
+
+        None (the default) for an env class that does not render: a render mode is then refused.
+        """
+        return None
 
     def _init_rendering(self, render_mode: str | None) -> None:
         """Set ``render_mode`` (already checked) and, unless it is None, create the renderer (the env is built)."""
         self.render_mode = render_mode
         # An instance attribute even when None: the step's test then reads the instance's dict.
-        self._renderer = None if render_mode is None else Renderer(render_mode, self._scene())
+        self._renderer = None if render_mode is None else Renderer(render_mode, _scene_of(self))
 
     def render(self) -> Any:
         """The frame of the episode so far: a str (``"ansi"``), an (H, W, 3) uint8 array (``"rgb_array"``).
@@ -592,9 +606,9 @@ class BanditVectorEnv(VectorEnv[Any, Any, Any], ABC):
         self._arange = np.arange(n)
         self._all = np.ones(n, dtype=bool)
 
-    def _scene(self) -> Scene:
+    def _scene(self) -> Scene | None:
         """Family hook: what the copies' frames show besides the common part (as :meth:`BanditEnv._scene`)."""
-        raise NotImplementedError(f"{type(self).__name__} does not render.")
+        return None
 
     def _init_rendering(self, render_mode: str | None) -> None:
         """Set ``render_mode`` (already checked) and, unless None, create the renderer of every copy.
@@ -606,7 +620,7 @@ class BanditVectorEnv(VectorEnv[Any, Any, Any], ABC):
         if error is not None:
             raise error
         self.render_mode = render_mode
-        self._renderer = None if render_mode is None else Renderer(render_mode, self._scene(), self.num_envs)
+        self._renderer = None if render_mode is None else Renderer(render_mode, _scene_of(self), self.num_envs)
 
     def render(self) -> tuple[Any, ...] | None:
         """The tuple of the copies' frames (each as a single env's ``render()``); None in human mode or without one."""

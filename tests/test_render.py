@@ -283,3 +283,19 @@ def test_a_rendering_vector_env_copies_without_its_figure(how: str) -> None:
     for mine, theirs in zip(frames, twin.render(), strict=True):
         np.testing.assert_array_equal(mine, theirs)
     assert venv._renderer._picture is not None
+
+
+def test_an_env_class_without_a_scene_refuses_a_render_mode_in_one_sentence() -> None:
+    class Plain(GraphBanditEnv):
+        def _scene(self) -> None:  # a user's env that does not describe its frames
+            return None
+
+    class PlainVector(GraphBanditVectorEnv):
+        def _scene(self) -> None:
+            return None
+
+    assert Plain().render_mode is None
+    with pytest.raises(ValueError, match=r"render_mode='ansi' needs Plain to describe its frames"):
+        Plain(render_mode="ansi")
+    with pytest.raises(ValueError, match=r"needs PlainVector to describe its frames"):
+        PlainVector(2, render_mode="rgb_array")
