@@ -63,7 +63,32 @@ def _check_power(value: Any) -> float:
     return check_float("confidence_power", value, low=0.0, high=1e3, low_open=True)
 
 
-class HybridDPUCB(StreamPrivateAgent):
+class _CounterAgent(StreamPrivateAgent):
+    """A private UCB whose arms each release a running noisy sum after every pull (a continual-release counter).
+
+    ``_stats[:, kernels.PULLS]`` and ``_stats[:, kernels.RELEASE]`` hold, per copy and arm, the
+    pulls and the counter's last release; subclasses say what the counter is.
+    """
+
+    _stats: FloatArray
+
+    @property
+    def counts(self) -> IntArray:
+        """(B, K) pulls per arm."""
+        return self._stats[:, kernels.PULLS].astype(np.int64)
+
+    @property
+    def released(self) -> FloatArray:
+        """(B, K) the counters' last releases Ŝ (noisy reward sums; 0 before the first pull)."""
+        return self._stats[:, kernels.RELEASE].copy()
+
+    @property
+    def released_sums(self) -> FloatArray:
+        """(B, K) :attr:`released`: the counters' last releases."""
+        return self.released
+
+
+class HybridDPUCB(_CounterAgent):
     r"""DP-UCB with one hybrid counter per arm (DP-UCB-BOUND style, Tossou & Dimitrakakis 2016) [R/P].
 
     Each arm's rewards go to a hybrid continual-release counter
@@ -146,21 +171,6 @@ class HybridDPUCB(StreamPrivateAgent):
         self._log = np.zeros((self.batch, self.n_arms, 4))
         self._noise = np.zeros(self.batch)
 
-    @property
-    def counts(self) -> IntArray:
-        """(B, K) pulls per arm."""
-        return self._stats[:, kernels.PULLS].astype(np.int64)
-
-    @property
-    def released(self) -> FloatArray:
-        """(B, K) the counters' last releases Ŝ (noisy reward sums; 0 before the first pull)."""
-        return self._stats[:, kernels.RELEASE].copy()
-
-    @property
-    def released_sums(self) -> FloatArray:
-        """(B, K) :attr:`released`: the counters' last releases."""
-        return self.released
-
     def release_increment(self, n: int) -> tuple[int, float]:
         """(m, b) of :func:`bandit_envs.privacy.counters.hybrid_increment` for the agent's ε (rewards in [0, 1])."""
         return hybrid_increment(n, self.epsilon)
@@ -196,7 +206,7 @@ class HybridDPUCB(StreamPrivateAgent):
         )
 
 
-class TreeDPUCB(StreamPrivateAgent):
+class TreeDPUCB(_CounterAgent):
     r"""Private UCB with tree-based aggregation (Mishra & Thakurta, UAI 2015) [R; constants V-code].
 
     Each arm's rewards go to a binary tree counter over the horizon T
@@ -333,21 +343,6 @@ class TreeDPUCB(StreamPrivateAgent):
         self._stats = np.zeros((self.batch, 4, self.n_arms))
         self._psums = np.zeros((self.batch, self.n_arms, min(self.depth, _FIRST_LEVELS), 2))
         self._noise = np.zeros(self.batch)
-
-    @property
-    def counts(self) -> IntArray:
-        """(B, K) pulls per arm."""
-        return self._stats[:, kernels.PULLS].astype(np.int64)
-
-    @property
-    def released(self) -> FloatArray:
-        """(B, K) the trees' last releases (noisy reward sums; 0 before the first pull)."""
-        return self._stats[:, kernels.RELEASE].copy()
-
-    @property
-    def released_sums(self) -> FloatArray:
-        """(B, K) :attr:`released`: the trees' last releases."""
-        return self.released
 
     def release_increment(self, n: int) -> tuple[int, float]:
         """(m, depth/ε_arm): :func:`bandit_envs.privacy.counters.tree_increment`, every p-sum's Laplace scale."""
