@@ -357,11 +357,13 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
     lower = np.empty(k_arms)
     upper = np.empty(k_arms)
     margin = tol + SLACK
+    all_played = t >= k_arms  # every copy plays its unplayed arms first, one a round
     for b in range(n_rows):
-        chosen = first_unplayed(ints, b, k_arms)
-        if chosen >= 0:
-            out[b] = chosen
-            continue
+        if not all_played:
+            chosen = first_unplayed(ints, b, k_arms)
+            if chosen >= 0:
+                out[b] = chosen
+                continue
         delta = klucb_delta(log_t, loglog_t, state[b, 4 * k_arms])
         if not delta > 0.0:
             c = 0
@@ -380,13 +382,18 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
                 cache[b, 3 * k_arms + k],
             )
         c = 0
-        for k in range(1, k_arms):
+        first = second = -np.inf  # the two largest upper bounds, and the arm of the first
+        i_first = 0
+        for k in range(k_arms):
             if lower[k] > lower[c]:
                 c = k
-        top = -np.inf
-        for k in range(k_arms):
-            if k != c and upper[k] > top:
-                top = upper[k]
+            if upper[k] > first:
+                second = first
+                first = upper[k]
+                i_first = k
+            elif upper[k] > second:
+                second = upper[k]
+        top = second if i_first == c else first  # the largest upper bound of the arms other than c
         if top + margin < lower[c]:
             out[b] = c
             continue
