@@ -167,11 +167,13 @@ def kl_upper(p: float, d: float) -> float:  # pragma: no cover
 def grid_point(p: float, d: float, tol: float, x: float) -> float:  # pragma: no cover
     """û(p, d) (module notes above) from a point x near u*: the grid point right of x, then moved until it is û.
 
-    m = ⌊x / tol⌋ + 1 (at least the first grid point right of p); m goes up while
+    m = ⌊x / tol⌋ + 1 (at most the first grid point ≥ 1, at least the first right of p); m goes up while
     kl(p, m·tol) ≤ d (m·tol < 1), then down while kl(p, (m − 1)·tol) > d ((m − 1)·tol > p).
     Two evaluations of kl when |x − u*| < tol. Reference: :func:`grid_point_reference`.
     """
     m = math.floor(max(x, p) / tol) + 1
+    while (m - 1) * tol >= 1.0:
+        m -= 1
     while m * tol <= p:
         m += 1
     while m * tol < 1.0 and not kl_terms(p, m * tol)[0] > d:
@@ -187,8 +189,10 @@ def kl_search(p: float, d: float, tol: float, start: float) -> tuple[float, floa
 
     Newton's method on the convex increasing f(q) = kl(p, q) − d from ``start`` (a guess near
     u*, e.g. an upper bound kept per arm; :func:`kl_upper` if not in (p, 1)), kept in a bracket
-    [lo, hi] ∋ u* (bisection when a step leaves it), until a step or the bracket is below
-    tol/4; then :func:`grid_point`. The value does not depend on ``start`` (module notes).
+    [lo, hi] ∋ u* (bisection when a step leaves it), until the error after the step (about
+    step²/(2(x − p)) near u*) or the bracket is below tol/4; then :func:`grid_point`, which
+    finds û from any point (a worse point costs it more steps, never another value).
+    The value does not depend on ``start`` (module notes).
     """
     lo, hi = p, 1.0
     x = min(start, kl_upper(p, d))
@@ -206,7 +210,7 @@ def kl_search(p: float, d: float, tol: float, start: float) -> tuple[float, floa
             lo = x
         step = f * x * (1.0 - x) / (x - p)
         x -= step
-        if abs(step) <= 0.25 * tol:
+        if step * step <= 0.25 * tol * (x - p):  # the next error, about step²/(2(x − p)), is below tol/8
             break
         if not lo < x < hi:
             x = 0.5 * (lo + hi)
@@ -255,14 +259,16 @@ def set_anchor(
     """Make x (p < x < 1, kl(p, x) = kx, ∂kl/∂p = gx) arm k's anchor.
 
     Blocks: x, kl(p, x), 1/kl(p, x), 1/slope = x(1 − x)/(x − p), ∂kl/∂p, and (block 5, set by
-    the update) 1/N. Without a usable x (not in (p, 1)) the anchor is cleared: x = p, 1/kl = 0,
+    the update) 1/N; the reciprocals from one division (their rounding is far below
+    :data:`SLACK`). Without a usable x (not in (p, 1), or kl(p, x) = 0) the anchor is cleared: x = p, 1/kl = 0,
     1/slope = inf, which make the bounds of :func:`index_bounds` [p, 1].
     """
-    if p < x < 1.0:
+    if p < x < 1.0 and kx > 0.0:
+        w = 1.0 / (kx * (x - p))  # one division for both reciprocals
         cache[b, k] = x
         cache[b, k_arms + k] = kx
-        cache[b, 2 * k_arms + k] = 1.0 / kx if kx > 0.0 else 0.0
-        cache[b, 3 * k_arms + k] = x * (1.0 - x) / (x - p)
+        cache[b, 2 * k_arms + k] = (x - p) * w
+        cache[b, 3 * k_arms + k] = x * (1.0 - x) * kx * w
         cache[b, 4 * k_arms + k] = gx
     else:
         cache[b, k] = p
@@ -287,6 +293,22 @@ def index_bounds(
     lower = min(x, p + (x - p) * d * inv_kx)
     upper = min(x + (d - kx) * inv_sx, 1.0)
     return lower, upper
+
+
+@njit(inline="always")
+def quadratic_lower(p: float, x: float, r: float, inv_sx: float, upper: float) -> float:  # pragma: no cover
+    """A lower bound of u* closer than x, for an anchor x left of u* (kl(p, x) = d − r, r > 0) and u* ≤ upper < 1.
+
+    On [x, upper], f(q) = kl(p, q) − d ≤ −r + s (q − x) + M (q − x)²/2 with s = f'(x) = 1/``inv_sx``
+    and M = max(f''(x), f''(upper)) ≥ f'' there (f''(q) = p/q² + (1 − p)/(1 − q)² is convex);
+    the zero x + 2r/(s + sqrt(s² + 2Mr)) of the right-hand side is ≤ u*.
+    """
+    s = 1.0 / inv_sx
+    m = max(
+        p / (x * x) + (1.0 - p) / ((1.0 - x) * (1.0 - x)),
+        p / (upper * upper) + (1.0 - p) / ((1.0 - upper) * (1.0 - upper)),
+    )
+    return x + 2.0 * r / (s + math.sqrt(s * s + 2.0 * m * r))
 
 
 @njit(error_model="numpy")
@@ -397,6 +419,15 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
         if top + margin < lower[c]:
             out[b] = c
             continue
+        x = cache[b, c]
+        p = state[b, k_arms + c]
+        if top + margin < upper[c] and x > p:  # a closer lower bound of u*_c may still decide
+            r = delta * cache[b, 5 * k_arms + c] - cache[b, k_arms + c]
+            if r > 0.0:
+                lower[c] = quadratic_lower(p, x, r, cache[b, 3 * k_arms + c], upper[c])
+                if top + margin < lower[c]:
+                    out[b] = c
+                    continue
         best = -1
         v = 0.0
         for j in range(k_arms):
@@ -407,6 +438,8 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
             d = delta / ints[b, 2 * k_arms + k]  # as the reference: δ / N, not δ · (1 / N)
             if p >= 1.0:
                 u = 1.0
+            elif upper[k] - lower[k] <= 0.25 * tol:  # the bounds already locate u*: no Newton step
+                u = grid_point(p, d, tol, upper[k])
             else:
                 u, x, kx, gx = kl_search(p, d, tol, upper[k])
                 set_anchor(cache, b, k_arms, k, p, x, kx, gx)
@@ -499,6 +532,8 @@ def kl_bernoulli(p: float, q: float) -> float:
 def grid_point_reference(p: float, d: float, tol: float, x: float) -> float:
     """:func:`grid_point` in plain Python: û(p, d) from a point x near u* (same steps, same result)."""
     m = math.floor(max(x, p) / tol) + 1
+    while (m - 1) * tol >= 1.0:
+        m -= 1
     while m * tol <= p:
         m += 1
     while m * tol < 1.0 and not kl_bernoulli(p, m * tol) > d:
