@@ -6,9 +6,8 @@ The three agents keep the same packed state: one float64 row per copy b,
     columns [K, 2K)    means   sums / counts
     columns [2K, 3K)   counts  pulls per arm: int64 values stored in the same 8 bytes
     columns [3K, 4K)   aux     per-arm value the agent keeps up to date when the arm is pulled:
-                               KL-UCB  h(mean) = mean ln mean + (1 - mean) ln(1 - mean)
                                MOSS    the index mean + sqrt(max(ln(T / (K N)), 0) / N)
-                               ε-greedy unused (0)
+                               ε-greedy, KL-UCB unused (0; KL-UCB keeps its anchors apart)
     column  4K         param   per-copy parameter: ε (constant schedule) or cK/d² (decaying
                                schedule) for ε-greedy, c for KL-UCB, T/K for MOSS
 
@@ -35,7 +34,7 @@ from bandit_envs.core import next_double
 EXTRA_COLUMNS = 1
 #: ``kind`` of :func:`mean_update`: which per-arm ``aux`` value the agent keeps.
 KIND_GREEDY, KIND_KLUCB, KIND_MOSS = 0, 1, 2
-#: Newton steps at most in :func:`kl_index` (it needs about five from its starting point).
+#: Newton steps at most in :func:`kl_search` (from an arm's anchor it needs one or two).
 MAX_NEWTON = 100
 
 
@@ -46,17 +45,6 @@ def n_arms_of(columns: int) -> int:  # pragma: no cover
 
 
 # Updates ---------------------------------------------------------------------------------------
-
-
-@njit(inline="always")
-def entropy_term(p: float) -> float:  # pragma: no cover
-    """``p ln p + (1 - p) ln(1 - p)`` with ``0 ln 0 = 0``: the part of kl(p, q) that does not depend on q."""
-    h = 0.0
-    if p > 0.0:
-        h += p * math.log(p)
-    if p < 1.0:
-        h += (1.0 - p) * math.log(1.0 - p)
-    return h
 
 
 @njit(error_model="numpy")
@@ -81,9 +69,7 @@ def mean_update(state: Any, actions: Any, rewards: Any, kind: int, low: float, h
         state[b, k] += rewards[b]
         mean = state[b, k] / n
         state[b, k_arms + k] = mean
-        if kind == KIND_KLUCB:
-            state[b, 3 * k_arms + k] = entropy_term(mean)
-        elif kind == KIND_MOSS:
+        if kind == KIND_MOSS:
             width = math.log(state[b, 4 * k_arms] / n)
             state[b, 3 * k_arms + k] = mean + math.sqrt(max(width, 0.0) / n)
     return -1
@@ -135,64 +121,115 @@ def greedy_choose(state: Any, t: int, decaying: bool, bitgens: Any) -> Any:  # p
 
 
 # KL-UCB -----------------------------------------------------------------------------------------
+#
+# The computed index is a point of the grid tol·ℤ (tol the agent's accuracy): for 0 ≤ p < 1 and
+# d > 0, with u* = max{q ∈ [p, 1] : kl(p, q) ≤ d} the exact index,
+#
+#     û(p, d) = min({m·tol : m ∈ ℤ, p < m·tol < 1, kl(p, m·tol) > d} ∪ {1}),
+#
+# the first grid point right of u*, so u* < û ≤ u* + tol (û = 1 when no grid point below 1 is
+# right of u*). û depends on p, d and tol only, not on how u* was approached, so the kernels may
+# start their search anywhere (from a bound kept per arm) and still compute the value of the
+# readable reference (:func:`kl_index_reference`, which bisects). kl(p, ·) increases on (p, 1) by
+# f'·tol per grid step, far more than the rounding of its evaluation (tol ≥ 1e-12), so the
+# grid test is monotone and the search (:func:`grid_point`) finds that one m.
+
+#: Margin added to tol when bounds decide a comparison without computing an index (covers rounding).
+SLACK = 1e-12
 
 
 @njit(inline="always")
-def kl_from(p: float, h: float, q: float) -> float:  # pragma: no cover
-    """Bernoulli kl(p, q) = h − p ln q − (1 − p) ln(1 − q) for 0 < q < 1, with ``h = entropy_term(p)``."""
-    value = h
-    if p > 0.0:
-        value -= p * math.log(q)
-    if p < 1.0:
-        value -= (1.0 - p) * math.log(1.0 - q)
-    return value
+def kl_terms(p: float, q: float) -> tuple[float, float]:  # pragma: no cover
+    """(kl(p, q), ∂kl/∂p (p, q)) for 0 ≤ p ≤ 1 and 0 < q < 1, with 0 ln 0 = 0.
+
+    kl(p, q) = p a + (1 − p) b with a = ln(p/q), b = ln((1 − p)/(1 − q)), and ∂kl/∂p = a − b:
+    two logarithms. Reference: :func:`kl_bernoulli` (same arithmetic).
+    """
+    a = math.log(p / q) if p > 0.0 else 0.0
+    b = math.log((1.0 - p) / (1.0 - q)) if p < 1.0 else 0.0
+    return p * a + (1.0 - p) * b, a - b
 
 
 @njit(inline="always")
-def kl_start(p: float, h: float, d: float) -> float:  # pragma: no cover
-    """A q ≥ max{q : kl(p, q) ≤ d} for 0 ≤ p < 1 and d > 0: the smallest of three upper bounds.
+def kl_upper(p: float, d: float) -> float:  # pragma: no cover
+    """A q ≥ u* = max{q : kl(p, q) ≤ d} for 0 ≤ p < 1 and d > 0, without logarithms (may be ≥ 1).
 
-    Each is a point where kl(p, q) ≥ d by a lower bound of kl: Pinsker's p + sqrt(d/2)
-    (kl(p, q) ≥ 2(q − p)²); p + a + sqrt(a² + 2pa) with a = d(1 − p) (kl(p, q) ≥ (q − p)²/(2q(1 − p)),
-    as x(1 − x) ≤ q(1 − p) on [p, q] in kl(p, q) = ∫_p^q (q − x)/(x(1 − x)) dx); and
-    1 − exp((h − d)/(1 − p)) (kl(p, q) ≥ h − (1 − p) ln(1 − q)).
+    The smaller of two points where kl(p, q) ≥ d by a lower bound of kl: Pinsker's p + sqrt(d/2)
+    (kl(p, q) ≥ 2(q − p)²), and p + a + sqrt(a² + 2pa) with a = d(1 − p)
+    (kl(p, q) ≥ (q − p)²/(2q(1 − p)), as x(1 − x) ≤ q(1 − p) on [p, q] in
+    kl(p, q) = ∫_p^q (q − x)/(x(1 − x)) dx).
     """
     a = d * (1.0 - p)
-    q = min(p + math.sqrt(0.5 * d), p + a + math.sqrt(a * a + 2.0 * p * a))
-    return min(q, 1.0 - math.exp((h - d) / (1.0 - p)))
+    return min(p + math.sqrt(0.5 * d), p + a + math.sqrt(a * a + 2.0 * p * a))
+
+
+@njit(inline="always")
+def grid_point(p: float, d: float, tol: float, x: float) -> float:  # pragma: no cover
+    """û(p, d) (module notes above) from a point x near u*: the grid point right of x, then moved until it is û.
+
+    m = ⌊x / tol⌋ + 1 (at most the first grid point ≥ 1, at least the first right of p); m goes up while
+    kl(p, m·tol) ≤ d (m·tol < 1), then down while kl(p, (m − 1)·tol) > d ((m − 1)·tol > p).
+    Two evaluations of kl when |x − u*| < tol. Reference: :func:`grid_point_reference`.
+    """
+    m = math.floor(max(x, p) / tol) + 1
+    while (m - 1) * tol >= 1.0:
+        m -= 1
+    while m * tol <= p:
+        m += 1
+    while m * tol < 1.0 and not kl_terms(p, m * tol)[0] > d:
+        m += 1
+    while (m - 1) * tol > p and kl_terms(p, (m - 1) * tol)[0] > d:
+        m -= 1
+    return min(m * tol, 1.0)
+
+
+@njit(inline="always")
+def kl_search(p: float, d: float, tol: float, start: float) -> tuple[float, float, float, float]:  # pragma: no cover
+    """(û, x, kl(p, x), ∂kl/∂p(p, x)) for 0 ≤ p < 1, d > 0: the index and the last point where kl was evaluated.
+
+    Newton's method on the convex increasing f(q) = kl(p, q) − d from ``start`` (a guess near
+    u*, e.g. an upper bound kept per arm; :func:`kl_upper` if not in (p, 1)), kept in a bracket
+    [lo, hi] ∋ u* (bisection when a step leaves it), until the error after the step (about
+    step²/(2(x − p)) near u*) or the bracket is below tol/4; then :func:`grid_point`, which
+    finds û from any point (a worse point costs it more steps, never another value).
+    The value does not depend on ``start`` (module notes).
+    """
+    lo, hi = p, 1.0
+    x = min(start, kl_upper(p, d))
+    if not p < x < 1.0:
+        x = 0.5 * (p + 1.0)
+    kx = gx = 0.0
+    xe = x
+    for _ in range(MAX_NEWTON):
+        kx, gx = kl_terms(p, x)
+        xe = x
+        f = kx - d
+        if f > 0.0:
+            hi = x
+        else:
+            lo = x
+        step = f * x * (1.0 - x) / (x - p)
+        x -= step
+        if step * step <= 0.25 * tol * (x - p):  # the next error, about step²/(2(x − p)), is below tol/8
+            break
+        if not lo < x < hi:
+            x = 0.5 * (lo + hi)
+        if hi - lo <= 0.25 * tol:
+            break
+    return grid_point(p, d, tol, x), xe, kx, gx
 
 
 @njit
-def kl_index(p: float, h: float, d: float, tol: float) -> float:  # pragma: no cover
-    """max{q ∈ [p, 1] : kl(p, q) ≤ d} to ``tol``: a q with q* ≤ q ≤ q* + tol (up to rounding).
+def kl_index(p: float, d: float, tol: float) -> float:  # pragma: no cover
+    """The computed KL-UCB index û(p, d) (module notes above): p for d ≤ 0, 1 for p = 1.
 
-    ``h = entropy_term(p)``. p for d ≤ 0; 1 for p = 1. Newton's method on the convex increasing
-    f(q) = kl(p, q) − d on [p, 1), started to the right of the root q* at :func:`kl_start`. From
-    the right every Newton iterate stays right of q* and they decrease to it; once a step is
-    below ``tol``, f(q − tol) < 0 is checked, which puts q* within ``tol`` below q (else the steps
-    go on). Reference: :func:`kl_index_reference`.
+    û lies in (u*, u* + tol], u* = max{q ∈ [p, 1] : kl(p, q) ≤ d}. Reference: :func:`kl_index_reference`.
     """
     if not d > 0.0:
         return p
     if p >= 1.0:
         return 1.0
-    q = kl_start(p, h, d)
-    if q >= 1.0:
-        return 1.0
-    for _ in range(MAX_NEWTON):
-        f = kl_from(p, h, q) - d
-        if f <= 0.0:
-            return q
-        step = f * q * (1.0 - q) / (q - p)
-        nxt = q - step
-        if nxt <= p:  # not in exact arithmetic (convexity): bisect instead
-            nxt = 0.5 * (p + q)
-        if step <= tol:
-            low = nxt - tol
-            if low <= p or kl_from(p, h, low) < d:
-                return nxt
-        q = nxt
-    return q
+    return kl_search(p, d, tol, 1.0)[0]
 
 
 @njit(inline="always")
@@ -212,96 +249,111 @@ def klucb_log_terms(t: int) -> tuple[float, float]:  # pragma: no cover
 
 
 #: Blocks of K columns of KL-UCB's anchor array (one row per copy): see :func:`set_anchor`.
-ANCHOR_BLOCKS = 5
+ANCHOR_BLOCKS = 6
 
 
 @njit(inline="always")
-def set_anchor(cache: Any, b: int, k_arms: int, k: int, p: float, h: float, x: float) -> None:  # pragma: no cover
-    """Make x (p < x < 1) arm k's anchor: keep x, kl(p, x), 1/kl(p, x) and 1/slope = x(1 − x)/(x − p)."""
-    kx = kl_from(p, h, x)
-    cache[b, k] = x
-    cache[b, k_arms + k] = kx
-    cache[b, 2 * k_arms + k] = 1.0 / kx if kx > 0.0 else 0.0
-    cache[b, 3 * k_arms + k] = x * (1.0 - x) / (x - p)
+def set_anchor(
+    cache: Any, b: int, k_arms: int, k: int, p: float, x: float, kx: float, gx: float
+) -> None:  # pragma: no cover
+    """Make x (p < x < 1, kl(p, x) = kx, ∂kl/∂p = gx) arm k's anchor.
 
-
-@njit(inline="always")
-def clear_anchor(cache: Any, b: int, k_arms: int, k: int, p: float) -> None:  # pragma: no cover
-    """No anchor for arm k: bounds [p, 1] (x = p, 1/kl = 0, 1/slope = inf in :func:`index_bounds`)."""
-    cache[b, k] = p
-    cache[b, k_arms + k] = 0.0
-    cache[b, 2 * k_arms + k] = 0.0
-    cache[b, 3 * k_arms + k] = np.inf
+    Blocks: x, kl(p, x), 1/kl(p, x), 1/slope = x(1 − x)/(x − p), ∂kl/∂p, and (block 5, set by
+    the update) 1/N; the reciprocals from one division (their rounding is far below
+    :data:`SLACK`). Without a usable x (not in (p, 1), or kl(p, x) = 0) the anchor is cleared: x = p, 1/kl = 0,
+    1/slope = inf, which make the bounds of :func:`index_bounds` [p, 1].
+    """
+    if p < x < 1.0 and kx > 0.0:
+        w = 1.0 / (kx * (x - p))  # one division for both reciprocals
+        cache[b, k] = x
+        cache[b, k_arms + k] = kx
+        cache[b, 2 * k_arms + k] = (x - p) * w
+        cache[b, 3 * k_arms + k] = x * (1.0 - x) * kx * w
+        cache[b, 4 * k_arms + k] = gx
+    else:
+        cache[b, k] = p
+        cache[b, k_arms + k] = 0.0
+        cache[b, 2 * k_arms + k] = 0.0
+        cache[b, 3 * k_arms + k] = np.inf
+        cache[b, 4 * k_arms + k] = 0.0
 
 
 @njit(inline="always")
 def index_bounds(
     p: float, d: float, x: float, kx: float, inv_kx: float, inv_sx: float
 ) -> tuple[float, float]:  # pragma: no cover
-    """(lower, upper) bounds of u = max{q : kl(p, q) ≤ d}, d > 0, from arm's anchor x (:func:`set_anchor`).
+    """(lower, upper) bounds of u* = max{q : kl(p, q) ≤ d}, d > 0, from the arm's anchor x (:func:`set_anchor`).
 
-    By convexity of f(q) = kl(p, q) − d: the tangent at x lies below f, so its zero
-    x + (d − kx)/slope is ≥ u (capped at 1); the chord from (p, −d) to (x, kx − d) lies above f
-    on [p, x], so when kx ≥ d its zero p + (x − p) d / kx ≤ x is ≤ u; when kx < d, x < u and
-    the chord's zero is above x, hence the min. No logarithm and no division: the anchor keeps
-    the reciprocals. Without an anchor (:func:`clear_anchor`) the bounds are [p, 1].
+    x may be left or right of u*. By convexity of f(q) = kl(p, q) − d: the tangent at x lies
+    below f, so its zero x + (d − kx)/slope is ≥ u* (capped at 1); the chord from (p, −d) to
+    (x, kx − d) lies above f on [p, x], so when kx ≥ d its zero p + (x − p) d / kx ≤ x is ≤ u*;
+    when kx < d, x < u* and the chord's zero is above x, hence the min. No logarithm and no
+    division: the anchor keeps the reciprocals. A cleared anchor gives [p, 1].
     """
     lower = min(x, p + (x - p) * d * inv_kx)
     upper = min(x + (d - kx) * inv_sx, 1.0)
     return lower, upper
 
 
+@njit(inline="always")
+def quadratic_lower(p: float, x: float, r: float, inv_sx: float, upper: float) -> float:  # pragma: no cover
+    """A lower bound of u* closer than x, for an anchor x left of u* (kl(p, x) = d − r, r > 0) and u* ≤ upper < 1.
+
+    On [x, upper], f(q) = kl(p, q) − d ≤ −r + s (q − x) + M (q − x)²/2 with s = f'(x) = 1/``inv_sx``
+    and M = max(f''(x), f''(upper)) ≥ f'' there (f''(q) = p/q² + (1 − p)/(1 − q)² is convex);
+    the zero x + 2r/(s + sqrt(s² + 2Mr)) of the right-hand side is ≤ u*.
+    """
+    s = 1.0 / inv_sx
+    m = max(
+        p / (x * x) + (1.0 - p) / ((1.0 - x) * (1.0 - x)),
+        p / (upper * upper) + (1.0 - p) / ((1.0 - upper) * (1.0 - upper)),
+    )
+    return x + 2.0 * r / (s + math.sqrt(s * s + 2.0 * m * r))
+
+
 @njit(error_model="numpy")
 def klucb_update(state: Any, cache: Any, actions: Any, rewards: Any, t_next: int) -> int:  # pragma: no cover
-    """KL-UCB's update: :func:`mean_update` (with h(mean) in ``aux``), then a new anchor for the pulled arm.
+    """KL-UCB's update: counts, sums and means of the pulled arm, then a new anchor for it.
 
     Rewards must be finite and in [0, 1] (else nothing changes and the first bad copy is
-    returned). Anchors are kept at or left of the index u = max{q : kl(μ̂, q) ≤ d}, d = δ/N with
-    δ that of round ``t_next`` + 1 (``t_next`` rounds completed after this update); δ only grows,
-    so an anchor stays left of its arm's index until the arm is pulled again. From the pulled
-    arm's old anchor x (or :func:`kl_start` if x is not in (μ̂, 1)), one Newton step gives x'
-    right of u (the tangent lies below the convex kl(μ̂, ·) − d); the zero
-    p + (x' − p) d / kl(μ̂, x') of the chord from (μ̂, −d) to x', left of u by convexity and close
-    to it, becomes the anchor. Column block 4 keeps 1/N. The anchors only make the choice
-    cheaper: the arm chosen is the same whatever they are.
+    returned). The anchor is one point x' where kl(μ̂', ·) is evaluated (two logarithms), chosen
+    near the new index u* for d' = δ'/N', δ' that of round ``t_next`` + 1 (``t_next`` rounds
+    completed after this update): the first-order prediction from the old anchor x (kept for the
+    old mean μ̂), kl(μ̂', x') ≈ kl(μ̂, x) + ∂kl/∂p (μ̂' − μ̂) + slope (x' − x) = d', or
+    :func:`kl_upper` when that point is not in (μ̂', 1). Block 5 keeps 1/N'. The anchors only make
+    the choice cheaper: whatever they are, the bounds of :func:`index_bounds` hold and the arm
+    chosen is the same.
     """
-    bad = mean_update(state, actions, rewards, KIND_KLUCB, 0.0, 1.0)
-    if bad >= 0:
-        return bad
     ints = state.view(np.int64)
+    n_rows = state.shape[0]
     k_arms = n_arms_of(state.shape[1])
+    for b in range(n_rows):
+        r = rewards[b]
+        if actions[b] < 0 or actions[b] >= k_arms or not (0.0 <= r <= 1.0):
+            return b
     log_t, loglog_t = klucb_log_terms(t_next)
-    for b in range(state.shape[0]):
+    for b in range(n_rows):
         k = actions[b]
-        p = state[b, k_arms + k]
-        h = state[b, 3 * k_arms + k]
-        inv_n = 1.0 / ints[b, 2 * k_arms + k]
-        cache[b, 4 * k_arms + k] = inv_n
+        ints[b, 2 * k_arms + k] += 1
+        n = ints[b, 2 * k_arms + k]
+        state[b, k] += rewards[b]
+        old = state[b, k_arms + k]
+        p = state[b, k] / n
+        state[b, k_arms + k] = p
+        inv_n = 1.0 / n
+        cache[b, 5 * k_arms + k] = inv_n
         d = klucb_delta(log_t, loglog_t, state[b, 4 * k_arms]) * inv_n
-        x = cache[b, k]
         if not (p < 1.0 and d > 0.0):
-            clear_anchor(cache, b, k_arms, k, p)
+            set_anchor(cache, b, k_arms, k, p, p, 0.0, 0.0)
             continue
+        x = cache[b, k]
+        x += (d - cache[b, k_arms + k] - cache[b, 4 * k_arms + k] * (p - old)) * cache[b, 3 * k_arms + k]
         if not p < x < 1.0:
-            x = kl_start(p, h, d)
-        if x < 1.0:  # one Newton step: the tangent's zero is right of u wherever x is
-            x += (d - kl_from(p, h, x)) * x * (1.0 - x) / (x - p)
-        if not p < x < 1.0:
-            x = kl_start(p, h, d)
-        if not x < 1.0:
-            clear_anchor(cache, b, k_arms, k, p)
-            continue
-        kx = kl_from(p, h, x)
-        if kx > d:  # the chord's zero, left of u
-            x = p + (x - p) * d / kx
-            if not p < x:
-                clear_anchor(cache, b, k_arms, k, p)
-                continue
-            kx = kl_from(p, h, x)
-        cache[b, k] = x
-        cache[b, k_arms + k] = kx
-        cache[b, 2 * k_arms + k] = 1.0 / kx if kx > 0.0 else 0.0
-        cache[b, 3 * k_arms + k] = x * (1.0 - x) / (x - p)
+            x = kl_upper(p, d)
+            if not x < 1.0:
+                x = 0.5 * (p + 1.0)
+        kx, gx = kl_terms(p, x)
+        set_anchor(cache, b, k_arms, k, p, x, kx, gx)
     return -1
 
 
@@ -309,16 +361,15 @@ def klucb_update(state: Any, cache: Any, actions: Any, rewards: Any, t_next: int
 def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: no cover
     """KL-UCB's arm of round t + 1 for every copy (``t`` rounds completed, the paper's t).
 
-    The first arm never pulled; else the arm with the largest index
-    u_k = max{q : N_k kl(μ̂_k, q) ≤ δ}, δ = ln t + c ln ln t (:func:`klucb_delta`), computed by
-    :func:`kl_index` to ``tol``, ties to the lowest index: the argmax of
-    :meth:`KLUCBReference.act`, which computes every index. Computed here with few logarithms:
-    every arm's index has bounds lower_k ≤ u_k ≤ upper_k from its anchor (:func:`index_bounds`);
-    c = argmax lower_k. If upper_k + tol < lower_c for every other k, the computed index of k
-    (≤ u_k + tol) is below that of c (≥ u_c), and c is chosen without computing any index.
-    Otherwise u_c is computed, then, in arm order, each other index unless upper_k + tol < v,
-    v the best index so far; each computed index u becomes its arm's anchor u − tol (left of u*). δ ≤ 0 makes every
-    index the mean: the first largest mean.
+    The first arm never pulled; else the arm with the largest computed index û_k = û(μ̂_k, δ/N_k)
+    (module notes), δ = ln t + c ln ln t (:func:`klucb_delta`), ties to the lowest index: the
+    argmax of :meth:`KLUCBReference.act`, which computes every index. Here with few logarithms:
+    every arm has bounds lower_k ≤ u*_k ≤ upper_k from its anchor (:func:`index_bounds`), so
+    lower_k < û_k ≤ upper_k + tol; c = argmax lower_k. If upper_k + tol + SLACK < lower_c for
+    every other k, c is chosen without computing any index. Otherwise û_c is computed
+    (:func:`kl_search` from upper_c), then, in arm order, each other index unless
+    upper_k + tol + SLACK < v, v the best index so far; each search leaves its last evaluated
+    point as the arm's anchor. δ ≤ 0 makes every index the mean: the first largest mean.
     """
     n_rows = state.shape[0]
     k_arms = n_arms_of(state.shape[1])
@@ -327,11 +378,14 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
     log_t, loglog_t = klucb_log_terms(t)
     lower = np.empty(k_arms)
     upper = np.empty(k_arms)
+    margin = tol + SLACK
+    all_played = t >= k_arms  # every copy plays its unplayed arms first, one a round
     for b in range(n_rows):
-        chosen = first_unplayed(ints, b, k_arms)
-        if chosen >= 0:
-            out[b] = chosen
-            continue
+        if not all_played:
+            chosen = first_unplayed(ints, b, k_arms)
+            if chosen >= 0:
+                out[b] = chosen
+                continue
         delta = klucb_delta(log_t, loglog_t, state[b, 4 * k_arms])
         if not delta > 0.0:
             c = 0
@@ -343,35 +397,52 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
         for k in range(k_arms):  # branch-free: LLVM vectorizes it
             lower[k], upper[k] = index_bounds(
                 state[b, k_arms + k],
-                delta * cache[b, 4 * k_arms + k],
+                delta * cache[b, 5 * k_arms + k],
                 cache[b, k],
                 cache[b, k_arms + k],
                 cache[b, 2 * k_arms + k],
                 cache[b, 3 * k_arms + k],
             )
         c = 0
-        for k in range(1, k_arms):
+        first = second = -np.inf  # the two largest upper bounds, and the arm of the first
+        i_first = 0
+        for k in range(k_arms):
             if lower[k] > lower[c]:
                 c = k
-        top = -np.inf
-        for k in range(k_arms):
-            if k != c and upper[k] > top:
-                top = upper[k]
-        if top + tol < lower[c]:
+            if upper[k] > first:
+                second = first
+                first = upper[k]
+                i_first = k
+            elif upper[k] > second:
+                second = upper[k]
+        top = second if i_first == c else first  # the largest upper bound of the arms other than c
+        if top + margin < lower[c]:
             out[b] = c
             continue
+        x = cache[b, c]
+        p = state[b, k_arms + c]
+        if top + margin < upper[c] and x > p:  # a closer lower bound of u*_c may still decide
+            r = delta * cache[b, 5 * k_arms + c] - cache[b, k_arms + c]
+            if r > 0.0:
+                lower[c] = quadratic_lower(p, x, r, cache[b, 3 * k_arms + c], upper[c])
+                if top + margin < lower[c]:
+                    out[b] = c
+                    continue
         best = -1
         v = 0.0
         for j in range(k_arms):
             k = c if j == 0 else (j - 1 if j <= c else j)  # c first, then the others in arm order
-            if best >= 0 and upper[k] + tol < v:
+            if best >= 0 and upper[k] + margin < v:
                 continue
             p = state[b, k_arms + k]
-            h = state[b, 3 * k_arms + k]
-            d = delta / ints[b, 2 * k_arms + k]
-            u = kl_index(p, h, d, tol)
-            if p < u - tol < 1.0:  # left of the index (kl_index checks kl(p, u - tol) < d)
-                set_anchor(cache, b, k_arms, k, p, h, u - tol)
+            d = delta / ints[b, 2 * k_arms + k]  # as the reference: δ / N, not δ · (1 / N)
+            if p >= 1.0:
+                u = 1.0
+            elif upper[k] - lower[k] <= 0.25 * tol:  # the bounds already locate u*: no Newton step
+                u = grid_point(p, d, tol, upper[k])
+            else:
+                u, x, kx, gx = kl_search(p, d, tol, upper[k])
+                set_anchor(cache, b, k_arms, k, p, x, kx, gx)
             if best < 0 or u > v or (u == v and k < best):
                 best = k
                 v = u
@@ -452,52 +523,45 @@ class GreedyReference(_PlainMeans):
 
 
 def kl_bernoulli(p: float, q: float) -> float:
-    """kl(p, q) = p ln(p/q) + (1 − p) ln((1 − p)/(1 − q)), written as :func:`kl_from` computes it."""
-    return _kl_from_reference(p, _entropy_reference(p), q)
+    """kl(p, q) = p ln(p/q) + (1 − p) ln((1 − p)/(1 − q)) with 0 ln 0 = 0, as :func:`kl_terms` computes it."""
+    a = math.log(p / q) if p > 0.0 else 0.0
+    b = math.log((1.0 - p) / (1.0 - q)) if p < 1.0 else 0.0
+    return p * a + (1.0 - p) * b
 
 
-def _entropy_reference(p: float) -> float:
-    h = 0.0
-    if p > 0.0:
-        h += p * math.log(p)
-    if p < 1.0:
-        h += (1.0 - p) * math.log(1.0 - p)
-    return h
-
-
-def _kl_from_reference(p: float, h: float, q: float) -> float:
-    value = h
-    if p > 0.0:
-        value -= p * math.log(q)
-    if p < 1.0:
-        value -= (1.0 - p) * math.log(1.0 - q)
-    return value
+def grid_point_reference(p: float, d: float, tol: float, x: float) -> float:
+    """:func:`grid_point` in plain Python: û(p, d) from a point x near u* (same steps, same result)."""
+    m = math.floor(max(x, p) / tol) + 1
+    while (m - 1) * tol >= 1.0:
+        m -= 1
+    while m * tol <= p:
+        m += 1
+    while m * tol < 1.0 and not kl_bernoulli(p, m * tol) > d:
+        m += 1
+    while (m - 1) * tol > p and kl_bernoulli(p, (m - 1) * tol) > d:
+        m -= 1
+    return min(m * tol, 1.0)
 
 
 def kl_index_reference(p: float, d: float, tol: float) -> float:
-    """:func:`kl_index` in plain Python (same steps, same result): max{q : kl(p, q) ≤ d} to ``tol``."""
-    h = _entropy_reference(p)
+    """The computed index û(p, d) of :func:`kl_index` in plain Python: bisection, then the grid point.
+
+    u* = max{q ∈ [p, 1] : kl(p, q) ≤ d} is bisected in [p, 1] until the bracket is below tol/4;
+    the grid point right of it (:func:`grid_point_reference`) is the first grid point right of
+    u*, the same value the kernels reach by Newton steps from elsewhere.
+    """
     if not d > 0.0:
         return p
     if p >= 1.0:
         return 1.0
-    a = d * (1.0 - p)
-    q = min(p + math.sqrt(0.5 * d), p + a + math.sqrt(a * a + 2.0 * p * a))
-    q = min(q, 1.0 - math.exp((h - d) / (1.0 - p)))
-    if q >= 1.0:
-        return 1.0
-    for _ in range(MAX_NEWTON):
-        f = _kl_from_reference(p, h, q) - d
-        if f <= 0.0:
-            return q
-        step = f * q * (1.0 - q) / (q - p)
-        nxt = q - step
-        if nxt <= p:
-            nxt = 0.5 * (p + q)
-        if step <= tol and (nxt - tol <= p or _kl_from_reference(p, h, nxt - tol) < d):
-            return nxt
-        q = nxt
-    return q
+    lo, hi = p, 1.0  # kl(p, lo) <= d < kl(p, hi), kl(p, 1) being infinite
+    while hi - lo > 0.25 * tol:
+        mid = 0.5 * (lo + hi)
+        if kl_bernoulli(p, mid) > d:
+            hi = mid
+        else:
+            lo = mid
+    return grid_point_reference(p, d, tol, hi)
 
 
 class KLUCBReference(_PlainMeans):

@@ -49,10 +49,12 @@ class KLUCB(MeanStateAgent):
     the paper's simulations use c = 0, the default here. A right-hand side below 0 (c > 0 and t
     < e) is taken as 0, which makes the index the mean.
 
-    The index is computed by Newton's method from above (:func:`agents._index_kernels.kl_index`)
-    to ``tol``: the computed u lies in [u*, u* + tol] up to rounding (default tol = 1e-9). The
-    batched kernel computes only the indices that can still win (exactly the argmax of all the
-    computed indices; :func:`~agents._index_kernels.klucb_choose`).
+    The index is computed to ``tol`` on the grid tol·ℤ: the computed index is the first grid
+    point right of the exact u (capped at 1), so it lies in (u, u + tol] (default tol = 1e-9;
+    :func:`agents._index_kernels.kl_index`). It depends on the mean, N_k kl-threshold and tol
+    only, so the batched kernel may compute only the indices that can still win, from bounds it
+    keeps per arm, and still choose the argmax of all the computed indices
+    (:func:`~agents._index_kernels.klucb_choose`).
 
     Parameters
     ----------
@@ -61,7 +63,7 @@ class KLUCB(MeanStateAgent):
     c
         Coefficient c >= 0 of ln ln t (default 0); in batch mode also an array of ``n_envs`` values.
     tol
-        Accuracy of the index, in (0, 0.01] (default 1e-9).
+        Accuracy of the index, in [1e-12, 0.01] (default 1e-9).
     n_envs
         ``None`` for one env, or the number N of copies run in lock-step.
     seed
@@ -97,13 +99,13 @@ class KLUCB(MeanStateAgent):
     ) -> None:
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
         self.c = per_copy_float("c", c, self.n_envs, low=0.0)
-        self.tol = check_float("tol", tol, low=0.0, high=0.01, low_open=True)
+        self.tol = check_float("tol", tol, low=1e-12, high=0.01)
         self._param = np.broadcast_to(np.asarray(self.c, dtype=np.float64), (self.batch,)).astype(np.float64)
         self._reset_state()
 
     def _reset_state(self) -> None:
         super()._reset_state()
-        # No anchor yet (clear_anchor with p = 0; klucb_update sets them): bounds [0, 1].
+        # No anchor yet (a cleared anchor with p = 0; klucb_update sets them): bounds [0, 1].
         self._anchors = np.zeros((self.batch, ANCHOR_BLOCKS * self.n_arms))
         self._anchors[:, 3 * self.n_arms : 4 * self.n_arms] = np.inf
 
@@ -119,13 +121,12 @@ class KLUCB(MeanStateAgent):
         """(B, K) KL-UCB index of every arm for round ``t + 1`` (inf for an arm never pulled)."""
         log_t, loglog_t = klucb_log_terms(self.t)
         out = np.full((self.batch, self.n_arms), np.inf)
-        aux = self._state[:, 3 * self.n_arms : 4 * self.n_arms]
         for b in range(self.batch):
             delta = klucb_delta(log_t, loglog_t, float(self._param[b]))
             for k in range(self.n_arms):
                 n = int(self.counts[b, k])
                 if n:
-                    out[b, k] = kl_index(float(self.means[b, k]), float(aux[b, k]), delta / n, self.tol)
+                    out[b, k] = kl_index(float(self.means[b, k]), delta / n, self.tol)
         return out
 
     def __repr__(self) -> str:
