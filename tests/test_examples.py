@@ -13,6 +13,21 @@ EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.py"
 #: Exercise 8, run by its own test (it writes a GIF, checked there).
 WATCH_IT_LEARN = Path(__file__).resolve().parents[1] / "examples" / "teach_08_watch_it_learn.py"
 
+#: Lines (or parts of lines) each exercise prints whatever the random draws; an exercise not listed
+#: here (a new one) is only required to run without error and print something. Checked for the scripts here
+#: and for the notebooks in tests/test_notebooks.py (the notebook must print what the script prints).
+KEY_LINES: dict[str, list[str]] = {
+    "teach_01_first_bandit": ["regret after T", "figure: "],
+    "teach_02_ucb_from_scratch": ["identical actions: True", "-> every arm once, then the index."],
+    "teach_03_side_observations": ["cliques  edges  density  alpha(G)", "-> UCB-N's regret falls with alpha(G)"],
+    "teach_04_price_of_privacy": ["epsilon   GAP regret  GAP L_1", "-> GAP has less regret than DPSE"],
+    "teach_05_randomized_response": ["debiased mean", "-> local noise is"],
+    "teach_06_choosing_a_budget": ["best budget: epsilon =", "-> a larger epsilon improves the recommendation"],
+    "teach_07_rl_agent": ["PPO's greedy arm: 3 (mean 0.8); best arm: 3", "-> PPO finds the best arm"],
+    "teach_08_watch_it_learn": ["GraphBandit-v0  round 3/500", "rgb_array frames: 32", "GIF: "],
+    "teach_09_laplace_and_audit": ["alpha = ln(1/beta)/eps", "empirical lower bound", "figure: "],
+}
+
 
 @pytest.mark.parametrize(
     "path", [p for p in EXAMPLES if p != WATCH_IT_LEARN], ids=[p.stem for p in EXAMPLES if p != WATCH_IT_LEARN]
@@ -20,7 +35,10 @@ WATCH_IT_LEARN = Path(__file__).resolve().parents[1] / "examples" / "teach_08_wa
 def test_example_runs(path, capsys, monkeypatch):
     monkeypatch.setattr(sys, "argv", [str(path)])
     runpy.run_path(str(path), run_name="__main__")
-    assert capsys.readouterr().out.strip()
+    out = capsys.readouterr().out
+    assert out.strip()
+    for line in KEY_LINES.get(path.stem, []):
+        assert line in out, f"{path.name} did not print {line!r}:\n{out}"
 
 
 def test_bring_your_own_agent_is_an_agent_target(capsys):
@@ -52,6 +70,8 @@ def test_watch_it_learn_prints_text_frames_and_writes_a_gif(tmp_path, capsys, mo
     for t in range(4):
         assert f"GraphBandit-v0  round {t}/500" in out
     assert "round 500/500" in out
+    for line in KEY_LINES[WATCH_IT_LEARN.stem]:
+        assert line in out, f"{WATCH_IT_LEARN.name} did not print {line!r}"
     gif = tmp_path / "teach_08_watch_it_learn.gif"
     assert f"GIF: {gif}" in out
     frames = imageio.imread(gif, index=None)

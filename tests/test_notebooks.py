@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
+from test_examples import KEY_LINES
 
 jupytext = pytest.importorskip("jupytext")
 nbclient = pytest.importorskip("nbclient")
@@ -22,21 +23,12 @@ pytest.importorskip("ipykernel")
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISES = sorted((ROOT / "examples").glob("teach_*.py"))
 
-#: Lines (or parts of lines) each exercise prints whatever the random draws; an exercise not listed
-#: here (a new one) is only required to run without error and print something.
-KEY_LINES: dict[str, list[str]] = {
-    "teach_01_first_bandit": ["regret after T", "figure: "],
-    "teach_02_ucb_from_scratch": ["identical actions: True", "-> every arm once, then the index."],
-    "teach_03_side_observations": ["cliques  edges  density  alpha(G)", "-> UCB-N's regret falls with alpha(G)"],
-    "teach_04_price_of_privacy": ["epsilon   GAP regret  GAP L_1", "-> GAP has less regret than DPSE"],
-    "teach_05_randomized_response": ["debiased mean", "-> local noise is"],
-    "teach_06_choosing_a_budget": ["best budget: epsilon =", "-> a larger epsilon improves the recommendation"],
-    "teach_07_rl_agent": ["PPO's greedy arm: 3 (mean 0.8); best arm: 3", "-> PPO finds the best arm"],
-    "teach_08_watch_it_learn": ["GraphBandit-v0  round 3/500", "rgb_array frames: 32", "GIF: "],
-    "teach_09_laplace_and_audit": ["alpha = ln(1/beta)/eps", "empirical lower bound", "figure: "],
-}
-#: Exercises that take more than about 30 s as a notebook on the 2-core development machine.
-SLOW: set[str] = set()
+#: The one exercise executed as a notebook by default (the fastest): the notebook machinery (jupytext's cells,
+#: the kernel's ``-f connection-file`` argument, which every exercise's argparse skips the same way, the
+#: kernel's temp folder) is one code path; every exercise runs as a script, its key lines checked, in
+#: tests/test_examples.py. The other exercises run as notebooks with ``-m slow``.
+DEFAULT_NOTEBOOK = "teach_02_ucb_from_scratch"
+SLOW: set[str] = {path.stem for path in EXERCISES} - {DEFAULT_NOTEBOOK}
 
 
 def _params() -> list:
