@@ -25,6 +25,15 @@ from bandit_envs._jit import njit
 SHAPE_WORDS = 4
 
 
+def new_posteriors(copies: int, n_arms: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(successes, failures, shapes) of ``copies`` fresh Beta(1, 1) posteriors over ``n_arms`` arms."""
+    successes = np.zeros((copies, n_arms))
+    failures = np.zeros((copies, n_arms))
+    shapes = np.empty((SHAPE_WORDS, n_arms, copies))
+    refresh_all(successes, failures, shapes)
+    return successes, failures, shapes
+
+
 @njit(inline="always")
 def refresh(successes, failures, shapes, b, k):  # pragma: no cover
     """Recompute ``shapes[:, k, b]`` from S and F of copy b's arm k."""

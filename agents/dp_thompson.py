@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from scipy.special import expit
 
 from agents import _dp_kernels as kernels
@@ -128,10 +127,7 @@ class LDPThompsonSampling(StreamPrivateAgent):
         self._reset_state()
 
     def _reset_learning(self) -> None:
-        self._successes = np.zeros((self.batch, self.n_arms))
-        self._failures = np.zeros((self.batch, self.n_arms))
-        self._shapes = np.empty((ts_kernels.SHAPE_WORDS, self.n_arms, self.batch))
-        ts_kernels.refresh_all(self._successes, self._failures, self._shapes)
+        self._successes, self._failures, self._shapes = ts_kernels.new_posteriors(self.batch, self.n_arms)
         self._sampling = sampling.new_streams(self._copy_seeds)
 
     @property

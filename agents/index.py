@@ -592,10 +592,7 @@ class ThompsonSampling(Agent):
     def _reset_state(self) -> None:
         self._copy_seeds = sampling.copy_seeds(self.seed, self.batch)
         self._streams = sampling.new_streams(self._copy_seeds)
-        self._successes: FloatArray = np.zeros((self.batch, self.n_arms))
-        self._failures: FloatArray = np.zeros((self.batch, self.n_arms))
-        self._shapes: FloatArray = np.empty((ts_kernels.SHAPE_WORDS, self.n_arms, self.batch))
-        ts_kernels.refresh_all(self._successes, self._failures, self._shapes)
+        self._successes, self._failures, self._shapes = ts_kernels.new_posteriors(self.batch, self.n_arms)
 
     @property
     def successes(self) -> FloatArray:
