@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents import _elim_kernels as k_
-from agents._kernels import to_reward, valid
+from agents._kernels import BERNOULLI, TABLE_UNIFORMS, entries_to_rewards, to_reward, valid
 from bandit_envs._jit import njit
 
 # ------------------------------------------------------------------------ step API, per agent
@@ -130,6 +130,56 @@ def list_revealed(arms, n_arms_listed, observes, active, b, revealed, n_revealed
         n_revealed[i] = n
 
 
+#: Rounds of a segment whose entries :func:`gap_run` reads in one batch.
+CHUNK_ROUNDS = 256
+
+
+@njit
+def gather_entries(block, t0, t, stop, i, m, revealed, n_revealed, override_t, override_k, values, arms):  # pragma: no cover
+    """Copy the entries rounds ``t .. stop - 1`` read into ``values`` / ``arms``, in reading order.
+
+    Round s reads the entries ``revealed[i_s, :n_revealed[i_s]]`` of row s, where i_s runs from
+    ``i`` through the round-robin of length ``m``. Returns (number of entries, index of the
+    overridden entry (t, k) among them or -1).
+    """
+    n, where = 0, -1
+    for s in range(t, stop):
+        row = s - t0
+        for j in range(n_revealed[i]):
+            k = revealed[i, j]
+            values[n] = block[row, k]
+            arms[n] = k
+            if s == override_t and k == override_k:
+                where = n
+            n += 1
+        i += 1
+        if i == m:
+            i = 0
+    return n, where
+
+
+@njit
+def first_invalid(values, n, skip):  # pragma: no cover
+    """The first e < n (other than ``skip``) with ``values[e]`` outside [0, 1] or NaN; -1 if none."""
+    for e in range(n):
+        if not valid(values[e]) and e != skip:
+            return e
+    return -1
+
+
+@njit
+def round_of_entry(t, i, m, n_revealed, entry):  # pragma: no cover
+    """The round, from ``t`` at position ``i`` of the round-robin, in which entry ``entry`` was read."""
+    s, seen = t, n_revealed[i]
+    while seen <= entry:
+        s += 1
+        i += 1
+        if i == m:
+            i = 0
+        seen += n_revealed[i]
+    return s
+
+
 # ------------------------------------------------------------------------ table runs, per agent
 
 
@@ -167,6 +217,11 @@ def gap_run(  # pragma: no cover
     k_arms = active.shape[1]
     revealed = np.empty((k_arms, k_arms), dtype=np.int64)
     n_revealed = np.empty(k_arms, dtype=np.int64)
+    # Truncated-normal arms' rewards from uniforms cost an inverse CDF each: read in batches.
+    batched = law[0] == TABLE_UNIFORMS and law[1] != BERNOULLI
+    values = np.empty(CHUNK_ROUNDS * k_arms)
+    arms = np.empty(CHUNK_ROUNDS * k_arms, dtype=np.int64)
+    scratch = np.empty(CHUNK_ROUNDS * k_arms)
     record = actions_out.shape[0] >= stop
     t = ctr[b, k_.GAP_ROUND]
     end = min(stop, t0 + block.shape[0])
@@ -179,6 +234,39 @@ def gap_run(  # pragma: no cover
         i = (t - ctr[b, k_.GAP_EPOCH_START]) % m
         segment_end = min(epoch_end, end)
         segment_start, first_position = t, i
+        while batched and t < segment_end:
+            # A chunk of rounds in passes: its entries read in round order, checked, made
+            # rewards (a batch for the inverse CDF), added in that order; then its regret.
+            chunk_end = min(segment_end, t + CHUNK_ROUNDS)
+            n, where = gather_entries(
+                block, t0, t, chunk_end, i, m, revealed, n_revealed, override_t, override_k, values, arms
+            )
+            wrong = first_invalid(values, n, where)
+            if wrong >= 0:
+                s = round_of_entry(t, i, m, n_revealed, wrong)
+                ctr[b, k_.GAP_ROUND] = s
+                bad[0], bad[1] = s, arms[wrong]
+                return total
+            entries_to_rewards(values, arms, n, law, scratch)
+            if where >= 0:
+                values[where] = override_v
+            for e in range(n):
+                c_b[arms[e]] += values[e]
+            while t < chunk_end:
+                a = omega_b[i]
+                # Round t's regret, arm and a checkpoint due after it. Written out in every kernel:
+                # an inlined helper returning (total, ci) makes the loop about twice as slow.
+                total += gaps[a]
+                if record:
+                    actions_out[t] = a
+                if t + 1 == next_ck:
+                    regret_out[ci] = total
+                    ci += 1
+                    next_ck = checkpoint_at(checkpoints, ci)
+                t += 1
+                i += 1
+                if i == m:
+                    i = 0
         while t < segment_end:
             for j in range(n_revealed[i]):
                 k = revealed[i, j]
@@ -193,8 +281,6 @@ def gap_run(  # pragma: no cover
                     r = to_reward(r, k, law)
                 c_b[k] += r
             a = omega_b[i]
-            # Round t's regret, arm and a checkpoint due after it. Written out in every kernel:
-            # an inlined helper returning (total, ci) makes the loop about twice as slow.
             total += gaps[a]
             if record:
                 actions_out[t] = a

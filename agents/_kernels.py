@@ -10,12 +10,14 @@ the latter into a loop several times slower.)
 from __future__ import annotations
 
 from bandit_envs._jit import njit
-from bandit_envs.rewards import reward_from_uniform
+from bandit_envs.rewards import KIND_CODES, reward_from_uniform, rewards_of_entries
 
 #: ``law[0]`` of :func:`to_reward`: the table holds uniforms, mapped to rewards by the arms' laws.
 TABLE_UNIFORMS = 0
 #: ``law[0]`` of :func:`to_reward`: the table holds the rewards themselves.
 TABLE_REWARDS = 1
+#: ``law[1]`` of :func:`to_reward` for Bernoulli arms (the others are truncated normals).
+BERNOULLI = KIND_CODES["bernoulli"]
 
 
 @njit(inline="always")
@@ -46,6 +48,18 @@ def to_reward(value, k, law):  # pragma: no cover
     if mode == TABLE_REWARDS:
         return value
     return law_reward(value, kind, loc[k], scale, cdf_lo[k], cdf_width[k])
+
+
+@njit
+def entries_to_rewards(values, arms, n, law, scratch):  # pragma: no cover
+    """:func:`to_reward` of every ``values[e]`` (arm ``arms[e]``), e < n, in place, as a batch.
+
+    The same values as entry by entry (:func:`bandit_envs.rewards.rewards_of_entries`);
+    ``scratch`` is a float array of length >= n.
+    """
+    mode, kind, loc, scale, cdf_lo, cdf_width = law
+    if mode != TABLE_REWARDS:
+        rewards_of_entries(values, arms, n, kind, loc, scale, cdf_lo, cdf_width, scratch)
 
 
 @njit

@@ -623,6 +623,34 @@ def test_uniforms_with_law_equal_explicit_rewards(name):
     assert lazy.total_regret == explicit.total_regret
 
 
+@pytest.mark.parametrize("bad_round", [0, 255, 256, 1_000, 2_999])
+def test_truncnorm_uniforms_name_the_bad_entry_where_it_is_read(bad_round):
+    # Uniforms of truncated-normal arms are read in batches of rounds; the error still names the
+    # first entry read that is outside [0, 1], wherever it falls in a batch.
+    env = GraphBanditEnv(n_arms=5, edge_probability=0.5, gap=0.1, horizon=3_000, instance_seed=1)
+    u = np.random.default_rng(3).random((3_000, 5))
+    u[bad_round] = 1.5
+    agent = GAP(5, 3_000, 1.0, env.adjacency, seed=4)
+    with pytest.raises(ValueError, match=rf"at round {bad_round}, arm \d\.$"):
+        agent.simulate(u, env.adjacency, env.gaps, law=env.reward_model)
+    assert agent.simulate(u[:bad_round], env.adjacency, env.gaps, law=env.reward_model).total_regret >= 0.0
+
+
+@pytest.mark.parametrize("changed", [(0, 0), (255, 3), (256, 1), (1_234, 4)])
+def test_override_on_uniforms_equals_the_changed_reward_table(changed):
+    env = GraphBanditEnv(n_arms=5, edge_probability=0.5, gap=0.1, horizon=3_000, instance_seed=2)
+    u = np.random.default_rng(5).random((3_000, 5))
+    rewards = env.reward_model.from_uniforms(u)
+    rewards[changed] = 0.0
+    kwargs: dict[str, Any] = {"record_actions": True}
+    lazy = GAP(5, 3_000, 0.5, env.adjacency, seed=6).simulate(
+        u, env.adjacency, env.gaps, law=env.reward_model, override=(*changed, 0.0), **kwargs
+    )
+    explicit = GAP(5, 3_000, 0.5, env.adjacency, seed=6).simulate(rewards, env.adjacency, env.gaps, **kwargs)
+    np.testing.assert_array_equal(lazy.actions, explicit.actions)
+    assert lazy.total_regret == explicit.total_regret
+
+
 def test_simulate_continues_from_the_step_path_state():
     graph = PATH5
     table = np.random.default_rng(0).random((6000, 5))
