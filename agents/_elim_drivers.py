@@ -135,7 +135,9 @@ CHUNK_ROUNDS = 256
 
 
 @njit
-def gather_entries(block, t0, t, stop, i, m, revealed, n_revealed, override_t, override_k, values, arms):  # pragma: no cover
+def gather_entries(  # pragma: no cover
+    block, t0, t, stop, i, m, revealed, n_revealed, override_t, override_k, values, arms
+):
     """Copy the entries rounds ``t .. stop - 1`` read into ``values`` / ``arms``, in reading order.
 
     Round s reads the entries ``revealed[i_s, :n_revealed[i_s]]`` of row s, where i_s runs from
