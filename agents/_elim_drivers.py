@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents import _elim_kernels as k_
-from agents._kernels import BERNOULLI, TABLE_UNIFORMS, entries_to_rewards, to_reward, valid
+from agents._kernels import BERNOULLI, TABLE_REWARDS, TABLE_UNIFORMS, entries_to_rewards, to_reward, valid
 from bandit_envs._jit import njit
 
 # ------------------------------------------------------------------------ step API, per agent
@@ -221,6 +221,7 @@ def gap_run(  # pragma: no cover
     n_revealed = np.empty(k_arms, dtype=np.int64)
     # Truncated-normal arms' rewards from uniforms cost an inverse CDF each: read in batches.
     batched = law[0] == TABLE_UNIFORMS and law[1] != BERNOULLI
+    rewards = law[0] == TABLE_REWARDS
     values = np.empty(CHUNK_ROUNDS * k_arms)
     arms = np.empty(CHUNK_ROUNDS * k_arms, dtype=np.int64)
     scratch = np.empty(CHUNK_ROUNDS * k_arms)
@@ -269,6 +270,32 @@ def gap_run(  # pragma: no cover
                 i += 1
                 if i == m:
                     i = 0
+        if rewards and not segment_start <= override_t < segment_end:
+            # The table holds the rewards and no entry is overridden: the loop below without
+            # those two tests, and cut at the checkpoints so that it tests none either.
+            while t < segment_end:
+                stop_at = segment_end if next_ck < 0 or next_ck > segment_end else next_ck
+                for s in range(t, stop_at):
+                    for j in range(n_revealed[i]):
+                        k = revealed[i, j]
+                        r = block[s - t0, k]
+                        if not valid(r):
+                            ctr[b, k_.GAP_ROUND] = s
+                            bad[0], bad[1] = s, k
+                            return total
+                        c_b[k] += r
+                    a = omega_b[i]
+                    total += gaps[a]
+                    if record:
+                        actions_out[s] = a
+                    i += 1
+                    if i == m:
+                        i = 0
+                t = stop_at
+                if t == next_ck:
+                    regret_out[ci] = total
+                    ci += 1
+                    next_ck = checkpoint_at(checkpoints, ci)
         while t < segment_end:
             for j in range(n_revealed[i]):
                 k = revealed[i, j]
