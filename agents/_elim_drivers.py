@@ -222,9 +222,10 @@ def gap_run(  # pragma: no cover
     # Truncated-normal arms' rewards from uniforms cost an inverse CDF each: read in batches.
     batched = law[0] == TABLE_UNIFORMS and law[1] != BERNOULLI
     rewards = law[0] == TABLE_REWARDS
-    values = np.empty(CHUNK_ROUNDS * k_arms)
-    arms = np.empty(CHUNK_ROUNDS * k_arms, dtype=np.int64)
-    scratch = np.empty(CHUNK_ROUNDS * k_arms)
+    size = CHUNK_ROUNDS * k_arms if batched else 0
+    values = np.empty(size)
+    arms = np.empty(size, dtype=np.int64)
+    scratch = np.empty(size)
     record = actions_out.shape[0] >= stop
     t = ctr[b, k_.GAP_ROUND]
     end = min(stop, t0 + block.shape[0])
