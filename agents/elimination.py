@@ -283,7 +283,8 @@ class EliminationAgent(Agent):
             cached is not None
             and isinstance(feedback_graph, np.ndarray)
             and feedback_graph.dtype == np.bool_
-            and np.array_equal(feedback_graph, cached[0])
+            and feedback_graph.shape == cached[0].shape
+            and feedback_graph.tobytes() == cached[0].tobytes()
         ):
             observes: npt.NDArray[np.bool_] = cached[1]
             return observes
@@ -314,8 +315,12 @@ class EliminationAgent(Agent):
 
     def _law(self, law: Any) -> tuple[Any, ...]:
         """``law`` as the compiled reader's tuple (mode, kind, loc, scale, cdf_lo, cdf_width)."""
-        if law is None:
-            return TABLE_REWARDS, 0, np.zeros(self.n_arms), 1.0, np.zeros(self.n_arms), np.ones(self.n_arms)
+        if law is None:  # the kernels only read these arrays: one tuple per agent
+            plain = getattr(self, "_rewards_law", None)
+            if plain is None:
+                plain = TABLE_REWARDS, 0, np.zeros(self.n_arms), 1.0, np.zeros(self.n_arms), np.ones(self.n_arms)
+                self._rewards_law = plain
+            return plain
         if not isinstance(law, RewardModel):
             raise TypeError(f"law must be a bandit_envs.rewards.RewardModel or None, got {describe(law)}.")
         if law.n_arms != self.n_arms:
