@@ -24,7 +24,7 @@ a single agent seeded s + i, like the noise streams of :mod:`agents._philox`) an
   U < 1 − 0.0331x⁴ or ln U < x²/2 + d(1 − v + ln v).
 * **gammas for all copies at once**: :func:`gamma_pass` makes every copy's first trial in one
   branch-free loop over the copies (which the compiler turns into vector instructions), and
-  :func:`gamma_pass_finish` completes, copy by copy, the few (about 5%) whose first trial
+  :func:`gamma_pass_finish` completes, copy by copy, the few (1.4% to 8%) whose first trial
   needed more (a ziggurat wedge or tail, or the logarithmic acceptance test). Each copy's
   stream gives the same words in the same order as :func:`gamma` would draw them.
 * **Betas** as X / (X + Y) with X ~ Gamma(a), Y ~ Gamma(b) drawn in that order.
@@ -119,6 +119,7 @@ _TWO_M53 = 1.0 / 9007199254740992.0
 _TWO_M31 = 1.0 / 2147483648.0
 #: :data:`INNER` as int32, so that the copies' pass compares 32-bit integers.
 _INNER32 = INNER.astype(np.int32)
+_INVERSE_OF_9 = np.uint64(pow(9, -1, 2**64))  # 9 · _INVERSE_OF_9 = 1 (mod 2**64)
 
 
 def sampling_bit_generator(seed: int) -> np.random.SFC64:
@@ -218,30 +219,32 @@ def gamma_trial(word, d, c):  # pragma: no cover
     """(d·v, accepted) of the gamma trial on ``word`` when it ends on its fast path, branch-free.
 
     ``accepted`` is True only if :func:`gamma_finish` would accept this trial's d·v too: the
-    normal's point lies inside its layer's inner rectangle, v = 1 + y > 0 with y = cx, U > 0
-    and U − 1 < G − margin, where G <= x²/2 + d(1 − v³ + ln v³) replaces ln v³ = 3 ln(1 + y) by
-    the lower bound 3(y − y²/2 + y³/3 − y⁴/(4 min(1, 1 + y))) (for y >= 0 the alternating
-    series cut after a negative term; for −1 < y < 0 its tail Σ_{n>=4} |y|ⁿ/n is at most
-    y⁴/(4(1 + y))), and ln U <= U − 1. The margin 10⁻¹²(1 + d) exceeds the rounding errors of
-    both sides, so the floating-point test of :func:`gamma_finish` (its squeeze or its
-    logarithmic test) accepts whenever this one does. G ≈ −x⁴/(108d) is close to 0, so the fast
-    path decides all but about 1.5% of trials at large shapes (the ziggurat's 1.2%), 2% at
-    shape 5 and 8% at shape 1, where Marsaglia & Tsang's method itself rejects about 5%; its
-    squeeze U < 1 − 0.0331x⁴ alone leaves about 10% to the logarithms whatever the shape.
-    Otherwise ``accepted`` is False and :func:`gamma_finish` gives the exact outcome. (For
-    kernels compiled with ``error_model="numpy"``: at v = 0 the bound divides by zero, harmlessly.)
+    normal's point lies inside its layer's inner rectangle, v = (1 + y)³ with y = cx and
+    1 + y > 0, U > 0, and U − 1 < G − margin for a lower bound G of the acceptance test's
+    right-hand side x²/2 + d(1 − v + ln v), with ln U <= U − 1 on the left. G replaces
+    ln v = 3 ln(1 + y) by the lower bound 3(y − y²/2 + y³/3 − y⁴/(4 min(1, 1 + y))) (for y >= 0
+    the alternating series cut after a negative term; for −1 < y < 0 its tail Σ_{n>=4} |y|ⁿ/n is
+    at most y⁴/(4(1 + y))). With (1 + y)³ expanded, every term up to y³ cancels against x²/2,
+    because 9dc² = 1: G = −(3/4)·d·y⁴ / min(1, 1 + y) (about −x⁴/(108d)). So the test is
+    (1 − U − margin)·min(1, 1 + y) > (3/4)·d·y⁴, without a logarithm or a division. The margin
+    10⁻¹²(1 + d) exceeds the rounding errors of both sides (of the test here, which has no
+    cancellation, of the dropped x²/2·(1 − 9dc²) with c rounded, and of the floating-point test
+    in :func:`gamma_finish`), so that test (its squeeze or its logarithmic test) accepts whenever
+    this one does. The fast path decides all but about 1.4% of trials at large shapes (the
+    ziggurat's 1.2%), 2% at shape 5 and 8% at shape 1, where Marsaglia & Tsang's method itself
+    rejects about 5%; its squeeze U < 1 − 0.0331x⁴ alone leaves about 10% to the logarithms
+    whatever the shape. Otherwise ``accepted`` is False and :func:`gamma_finish` gives the
+    exact outcome.
     """
     m = np.int32((word >> _U9) & _LOW23)
     x = np.float64(m) * SIGNED_WIDTHS[np.int64(word & _LOW9)]
     y = c * x
     v = 1.0 + y
     u = np.float64(np.int32(word >> _U33)) * _TWO_M31
-    cube = v * v * v
     y2 = y * y
-    log_low = y - 0.5 * y2 + y2 * y * (1.0 / 3.0) - 0.25 * (y2 * y2) / min(v, 1.0)
-    bound = 0.5 * x * x + d * (1.0 - cube + 3.0 * log_low) - 1e-12 * (1.0 + d)
-    accepted = (m < _INNER32[np.int64(word & _LOW8)]) & (v > 0.0) & (u > 0.0) & (u - 1.0 < bound)
-    return d * cube, accepted
+    slack = (1.0 - u - 1e-12 * (1.0 + d)) * min(v, 1.0)
+    accepted = (m < _INNER32[np.int64(word & _LOW8)]) & (v > 0.0) & (u > 0.0) & (slack > 0.75 * d * (y2 * y2))
+    return d * (v * v * v), accepted
 
 
 @njit(inline="always")
@@ -268,12 +271,12 @@ def gamma(state, d, c):  # pragma: no cover
 
 
 @njit(error_model="numpy")
-def gamma_pass(streams, d, c, out, words, pending):  # pragma: no cover
+def gamma_pass(streams, d, c, out):  # pragma: no cover
     """Every copy b's first gamma trial with constants (d[b], c[b]): one word from its stream.
 
-    ``out[b]`` gets the draw where the trial decided it; else ``pending[b]`` is True and
-    ``words[b]`` keeps the word for :func:`gamma_pass_finish`, which must run before the
-    copies' streams are used again.
+    ``out[b]`` gets the draw where the trial decided it, else NaN (a gamma draw is never NaN);
+    :func:`gamma_pass_finish` completes those and must run before the copies' streams are used
+    again.
     """
     sa, sb, sc, sw = streams[0], streams[1], streams[2], streams[3]
     for b in range(sa.shape[0]):
@@ -284,17 +287,31 @@ def gamma_pass(streams, d, c, out, words, pending):  # pragma: no cover
         sc[b] = ((cc << _U24) | (cc >> _U40)) + word
         sw[b] = counter + _U1
         value, accepted = gamma_trial(word, d[b], c[b])
-        out[b] = value
-        words[b] = word
-        pending[b] = not accepted
+        out[b] = value if accepted else np.nan
+
+
+@njit(inline="always")
+def last_word(state):  # pragma: no cover
+    """The word of the SFC64 step that ended in ``state``: that step run backwards.
+
+    The step sets b' = c + (c << 3) = 9c (mod 2⁶⁴) and c' = rotl(c, 24) + word, so
+    c = b'·9⁻¹ (9 is odd, hence invertible mod 2⁶⁴) and word = c' − rotl(c, 24).
+    """
+    c = state[1] * _INVERSE_OF_9
+    return state[2] - ((c << _U24) | (c >> _U40))
 
 
 @njit
-def gamma_pass_finish(streams, d, c, out, words, pending):  # pragma: no cover
-    """Complete the draws :func:`gamma_pass` left pending (:func:`gamma_finish`, copy by copy)."""
-    for b in range(pending.shape[0]):
-        if pending[b]:
-            out[b], state = gamma_finish(words[b], load(streams, b), d[b], c[b])
+def gamma_pass_finish(streams, d, c, out):  # pragma: no cover
+    """Complete the draws :func:`gamma_pass` left NaN (:func:`gamma_finish`, copy by copy).
+
+    The trial's word is recovered from the stream's state (:func:`last_word`), so the pass
+    stores nothing but its draws.
+    """
+    for b in range(out.shape[0]):
+        if out[b] != out[b]:
+            state = load(streams, b)
+            out[b], state = gamma_finish(last_word(state), state, d[b], c[b])
             store(streams, b, state)
 
 

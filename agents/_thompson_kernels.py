@@ -79,15 +79,13 @@ def beta_choose(shapes, streams, out):  # pragma: no cover
     n_copies = shapes.shape[2]
     x = np.empty(n_copies)
     y = np.empty(n_copies)
-    words = np.empty(n_copies, dtype=np.uint64)
-    pending = np.empty(n_copies, dtype=np.bool_)
     best = np.full(n_copies, -1.0)
     out[:] = 0
     for k in range(shapes.shape[1]):
-        sampling.gamma_pass(streams, shapes[0, k], shapes[1, k], x, words, pending)
-        sampling.gamma_pass_finish(streams, shapes[0, k], shapes[1, k], x, words, pending)
-        sampling.gamma_pass(streams, shapes[2, k], shapes[3, k], y, words, pending)
-        sampling.gamma_pass_finish(streams, shapes[2, k], shapes[3, k], y, words, pending)
+        sampling.gamma_pass(streams, shapes[0, k], shapes[1, k], x)
+        sampling.gamma_pass_finish(streams, shapes[0, k], shapes[1, k], x)
+        sampling.gamma_pass(streams, shapes[2, k], shapes[3, k], y)
+        sampling.gamma_pass_finish(streams, shapes[2, k], shapes[3, k], y)
         for b in range(n_copies):
             theta = x[b] / (x[b] + y[b])
             better = theta > best[b]

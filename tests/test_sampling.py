@@ -110,15 +110,60 @@ def test_all_copies_pass_draws_what_the_one_copy_kernel_draws():
     streams = sampling.new_streams(list(range(copies)))
     alone = streams.copy()
     out = np.empty(copies)
-    words = np.empty(copies, dtype=np.uint64)
-    pending = np.empty(copies, dtype=np.bool_)
     for _ in range(5):
-        sampling.gamma_pass(streams, d, c, out, words, pending)
-        assert 0 < pending.sum() < copies // 4  # the fast path decides most, not all
-        sampling.gamma_pass_finish(streams, d, c, out, words, pending)
+        sampling.gamma_pass(streams, d, c, out)
+        assert 0 < np.isnan(out).sum() < copies // 4  # the fast path decides most, not all
+        sampling.gamma_pass_finish(streams, d, c, out)
         for b in range(copies):
             assert out[b] == _gammas(alone, b, shapes[b], 1)[0]
     np.testing.assert_array_equal(streams, alone)
+
+
+@njit
+def _fast_path_disagreements(words, d, c):  # pragma: no cover
+    """(trials the fast path accepted, of those the ones gamma_finish decides otherwise or with more words)."""
+    state = (np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4))
+    accepted, wrong = 0, 0
+    for i in range(words.shape[0]):
+        value, ok = sampling.gamma_trial(words[i], d[i], c[i])
+        if ok:
+            accepted += 1
+            exact, after = sampling.gamma_finish(words[i], state, d[i], c[i])
+            if exact != value or after != state:
+                wrong += 1
+    return accepted, wrong
+
+
+def test_the_fast_path_accepts_only_what_the_exact_test_accepts():
+    # 4 million trials on shapes from 1 to 10^7 (the bound's margin matters most at large d,
+    # where G = -(3/4) d y^4 / min(1, 1 + y) is computed from a tiny y): every acceptance of
+    # gamma_trial must be an acceptance of gamma_finish on the same word, with no further word.
+    rng = np.random.default_rng(11)
+    n = 4_000_000
+    words = rng.integers(0, 2**64, n, dtype=np.uint64)
+    shapes = np.exp(rng.uniform(0.0, np.log(1e7), n))
+    shapes[: n // 8] = 1.0 + rng.integers(0, 20, n // 8)
+    d = shapes - 1.0 / 3.0
+    c = 1.0 / np.sqrt(9.0 * d)
+    accepted, wrong = _fast_path_disagreements(words, d, c)
+    assert wrong == 0
+    assert accepted > 0.9 * n  # and it does decide most trials
+
+
+@njit
+def _steps_undone(streams, n):  # pragma: no cover
+    """How many of n SFC64 steps per copy :func:`agents._sampling.last_word` fails to undo."""
+    wrong = 0
+    for b in range(streams.shape[1]):
+        state = sampling.load(streams, b)
+        for _ in range(n):
+            word, state = sampling.next_word(state)
+            wrong += sampling.last_word(state) != word
+    return wrong
+
+
+def test_last_word_runs_the_sfc64_step_backwards():
+    assert _steps_undone(sampling.new_streams(list(range(50))), 2_000) == 0
 
 
 def test_normals_have_the_normal_law_in_the_body_wedges_and_tail():
