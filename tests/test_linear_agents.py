@@ -196,6 +196,19 @@ def test_linear_agents_copied_mid_run_play_on_alike():
     np.testing.assert_array_equal(copies[0].theta, copies[1].theta)
 
 
+def test_server_arrays_are_views_of_one_buffer_also_after_pickling():
+    server = LinUCBServer(3, 2, 0.5)
+    for srv in (server, pickle.loads(pickle.dumps(server)), copy.deepcopy(server)):
+        for name in ("gram", "moment", "chol", "theta"):
+            view = getattr(srv, name)
+            assert np.shares_memory(view, srv.buffer) and view.flags.c_contiguous, name
+        srv.theta[1, 2] = 7.0
+        assert srv.buffer[-1] == 7.0  # θ is last, copy 1's last entry
+        np.testing.assert_array_equal(srv.chol[0], np.sqrt(0.5) * np.eye(3))
+        with pytest.raises(AttributeError):
+            srv.gram = np.zeros((2, 3, 3))  # type: ignore[misc]
+
+
 def test_a_replaced_server_gets_the_next_reports():
     x, r, _ = linear_problem(20, 5, 3, seed=23)
     agent = LinUCB(3)

@@ -37,6 +37,10 @@ from bandit_envs._jit import njit
 __all__ = [
     "EIG_ATOL",
     "EIG_RTOL",
+    "PARAM_L_X",
+    "PARAM_L_Y",
+    "PARAM_QUADRATIC",
+    "PARAM_SIGMA",
     "PIVOT_RTOL",
     "SCHEDULE_CONSTANT",
     "SCHEDULE_LDP",
@@ -53,6 +57,7 @@ __all__ = [
     "run_parallel",
     "run_serial",
     "server_receive",
+    "server_views",
     "solve_theta",
     "step_choose",
     "step_choose_one",
@@ -74,6 +79,9 @@ EIG_ATOL = 1e-12
 
 #: Schedule kinds (entry 0 of the schedule parameters read by :func:`round_schedule`).
 SCHEDULE_CONSTANT, SCHEDULE_LDP = 0.0, 1.0
+#: Entries of the single-env kernels' parameter array after the 7 schedule parameters: the
+#: clipping bounds l_x and l_y, the noise scale σ and the bonus (1.0: quadratic, 0.0: sqrt).
+PARAM_L_X, PARAM_L_Y, PARAM_SIGMA, PARAM_QUADRATIC = 7, 8, 9, 10
 
 
 # --------------------------------------------------------------------------------------------
@@ -337,7 +345,8 @@ def round_schedule(t: int, p: FloatArray) -> tuple[float, float, float]:  # prag
       × ``width_scale``,
 
     the constants of the authors' code for Zheng et al. (NeurIPS 2020), ``MIFA-Lab/LDPbandit2020``
-    ``src/linucb.py``.
+    ``src/linucb.py``. Entries after the seventh are not read (the single-env kernels pass their
+    whole parameter array, see ``PARAM_L_X``).
     """
     if p[0] == SCHEDULE_CONSTANT:
         return 0.0, p[2], p[1]
@@ -409,24 +418,43 @@ def all_finite(values: FloatArray) -> bool:  # pragma: no cover
 
 
 @njit(error_model="numpy")
-def step_choose_one(
-    x: FloatArray, t: int, theta: FloatArray, u_fac: FloatArray, sched: FloatArray, l_x: float, quadratic: bool
-) -> int:  # pragma: no cover
+def server_views(
+    state: FloatArray, d: int
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:  # pragma: no cover
+    """One copy's (V, u, U, θ) as views of a server buffer (:class:`~agents.linear.protocol.LinUCBServer`).
+
+    ``state`` is the buffer of a server with one copy: V (d, d), u (d,), U (d, d) and θ (d,), in
+    that order. numpy equivalent: ``np.split(state, np.cumsum([d*d, d, d*d]))`` with the two
+    matrices reshaped to (d, d).
+    """
+    dd = d * d
+    gram = state[:dd].reshape((d, d))
+    moment = state[dd : dd + d]
+    chol = state[dd + d : 2 * dd + d].reshape((d, d))
+    theta = state[2 * dd + d : 2 * dd + 2 * d]
+    return gram, moment, chol, theta
+
+
+@njit(error_model="numpy")
+def step_choose_one(x: FloatArray, t: int, params: FloatArray, state: FloatArray) -> int:  # pragma: no cover
     """One env's choice in round ``t`` (the step API's ``act``), or -1 when ``x`` does not fit.
 
     ``x`` (C-contiguous) should be the (n_arms, d) feature matrix, n_arms >= 1, d the server's,
-    all finite; otherwise -1 is returned and nothing computed. The server arrays have a batch
-    axis of length 1. With β = ``round_schedule(t, sched)[2]``: ``choose_arm(x, theta[0],
-    u_fac[0], β, l_x, quadratic, ...)``, as :func:`step_choose` for one copy.
+    all finite; otherwise -1 is returned and nothing computed. ``params`` is the agent's
+    (schedule (7), l_x, l_y, σ, quadratic) (``PARAM_*``) and ``state`` its one-copy server buffer
+    (:func:`server_views`). With β = ``round_schedule(t, params)[2]``: ``choose_arm(x, θ, U, β,
+    l_x, quadratic, ...)``, as :func:`step_choose` for one copy.
     """
     n_arms, d = x.shape
-    if n_arms < 1 or d != theta.shape[1] or not all_finite(x):
+    if n_arms < 1 or state.shape[0] != 2 * d * (d + 1) or not all_finite(x):
         return -1
-    _, _, beta = round_schedule(t, sched)
+    _, _, beta = round_schedule(t, params)
+    _, _, chol, theta = server_views(state, d)
     work = np.empty((2 * d + 1) * n_arms)  # xt, z and scores of choose_arm in one allocation
     xt = work[: d * n_arms].reshape((d, n_arms))
     z = work[d * n_arms : 2 * d * n_arms].reshape((d, n_arms))
-    return choose_arm(x, theta[0], u_fac[0], beta, l_x, quadratic, xt, z, work[2 * d * n_arms :])
+    quadratic = params[PARAM_QUADRATIC] != 0.0
+    return choose_arm(x, theta, chol, beta, params[PARAM_L_X], quadratic, xt, z, work[2 * d * n_arms :])
 
 
 @njit(error_model="numpy")
@@ -516,39 +544,25 @@ def step_update(
 
 @njit(error_model="numpy")
 def step_report(
-    x: FloatArray,
-    action: int,
-    reward: float,
-    noise: FloatArray,
-    t: int,
-    sched: FloatArray,
-    l_x: float,
-    l_y: float,
-    sigma: float,
-    v_sum: FloatArray,
-    u_sum: FloatArray,
-    u_fac: FloatArray,
-    theta: FloatArray,
-    clips: IntArray,
-    floors: IntArray,
-) -> None:  # pragma: no cover
+    x: FloatArray, action: int, reward: float, noise: FloatArray, t: int, params: FloatArray, state: FloatArray
+) -> int:  # pragma: no cover
     """One env's report and server update of round t (the step API's ``update`` with plain scalars).
 
-    ``x`` is the round's (n_arms, d) features and ``noise`` the report's m normals; the server
-    arrays have a batch axis of length 1. Same as :func:`step_update` with one copy that reports:
-    ``flags = write_report(x, action, reward, l_x, l_y, sigma, noise, gram, vec)``, the clip
-    flags counted in ``clips[0]``, then :func:`server_receive` with c_t =
-    ``round_schedule(t, sched)[1]`` (a floor counts in ``floors[0]``).
+    ``x`` is the round's (n_arms, d) features, ``noise`` the report's m normals, ``params`` and
+    ``state`` as in :func:`step_choose_one`. Same as :func:`step_update` with one copy that
+    reports: ``flags = write_report(x, action, reward, l_x, l_y, σ, noise, gram, vec)``, then
+    :func:`server_receive` with c_t = ``round_schedule(t, params)[1]``. Returns the clip flags
+    plus 4 if the eigenvalue floor was used (the caller counts them).
     """
     d = x.shape[1]
-    _, shift, _ = round_schedule(t, sched)
+    _, shift, _ = round_schedule(t, params)
+    v_sum, u_sum, u_fac, theta = server_views(state, d)
     work = np.empty((d + 1) * d)  # the report (gram, vec) in one allocation
     gram = work[: d * d].reshape((d, d))
     vec = work[d * d :]
+    l_x, l_y, sigma = params[PARAM_L_X], params[PARAM_L_Y], params[PARAM_SIGMA]
     flags = write_report(x, action, reward, l_x, l_y, sigma, noise, gram, vec)
-    clips[0, 0] += flags & 1
-    clips[0, 1] += flags >> 1
-    floors[0] += server_receive(v_sum[0], u_sum[0], gram, vec, shift, u_fac[0], theta[0])
+    return flags + (4 if server_receive(v_sum, u_sum, gram, vec, shift, u_fac, theta) else 0)
 
 
 @njit(error_model="numpy")

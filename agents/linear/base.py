@@ -88,9 +88,11 @@ class _StepKernels(StepKernels):
     """LinUCB's and LDP-LinUCB's step kernels for observations of one rank (2: one env, 3: N copies).
 
     The arrays the agent owns are C-contiguous; actions and rewards come from the caller and may
-    have any strides (layout ``"A"``). ``choose_one`` and ``report_one`` are one env's calls with
-    plain scalars (rank 2 only). Each call ends with the agent's ``_choose_args`` or
-    ``_report_args`` (the arrays and parameters that do not change between rounds).
+    have any strides (layout ``"A"``). ``choose`` and ``update`` end with the agent's
+    ``_choose_args`` or ``_report_args`` (the arrays and parameters that do not change between
+    rounds). ``choose_one`` and ``report_one`` are one env's calls with plain scalars (rank 2
+    only): they take the agent's parameter array ``_params`` and the server's ``buffer``, two
+    arrays where the batch calls take eight (each array argument costs about 0.05 us to pass).
     """
 
     def __init__(self, rank: int) -> None:
@@ -108,9 +110,9 @@ class _StepKernels(StepKernels):
         self.update: Callable[..., None] = entry_point(
             step_update, (obs, any_ints, any_floats, any_flags, mat, i8, *report_args)
         )
-        if rank == 2:
-            self.choose_one: Callable[..., int] = entry_point(step_choose_one, (obs, i8, *choose_args))
-            self.report_one: Callable[..., None] = entry_point(step_report, (obs, i8, f8, vec, i8, *report_args))
+        if rank == 2:  # one env: the agent's parameter array and the server's buffer
+            self.choose_one: Callable[..., int] = entry_point(step_choose_one, (obs, i8, vec, vec))
+            self.report_one: Callable[..., int] = entry_point(step_report, (obs, i8, f8, vec, i8, vec, vec))
 
 
 @dataclass
@@ -235,6 +237,7 @@ class LinearAgent(Agent):
         The step calls check that ``server`` is still the one bound here and bind again if not.
         """
         srv = self._bound_server = self.server
+        self._params = np.array([*self._sched, self._l_x, self._l_y, self._sigma, float(self._quadratic)])
         self._choose_args = (srv.theta, srv.chol, self._sched, self._l_x, self._quadratic)
         self._report_args = (
             self._sched,
@@ -288,7 +291,7 @@ class LinearAgent(Agent):
             srv = self.server
             if srv is not self._bound_server:
                 self._bind_server()
-            chosen = self._kernels.choose_one(obs, srv.t + 1, *self._choose_args)
+            chosen = self._kernels.choose_one(obs, srv.t + 1, self._params, srv.buffer)
             if chosen >= 0:
                 self.n_arms = obs.shape[0]
                 self._last_obs = obs
@@ -338,9 +341,13 @@ class LinearAgent(Agent):
         srv = self.server
         if srv is not self._bound_server:
             self._bind_server()
-        self._kernels.report_one(x, action, reward, noise, srv.t + 1, *self._report_args)
+        code = self._kernels.report_one(x, action, reward, noise, srv.t + 1, self._params, srv.buffer)
         srv.t += 1
         self._last_obs = None
+        if code:  # clip flags (1: x, 2: y) and the eigenvalue floor (4)
+            self._clips[0, 0] += code & 1
+            self._clips[0, 1] += (code >> 1) & 1
+            srv.n_eig_floor[0] += code >> 2
 
     def _report(self, x: FloatArray, actions: IntArray, rewards: FloatArray, send: npt.NDArray[np.bool_]) -> None:
         """Round t+1's reports (from the copies with ``send``; the others send nothing) and server update.

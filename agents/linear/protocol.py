@@ -66,7 +66,10 @@ class LinUCBServer:
     It holds only what users sent and what it computed from that: V = Σ reports of x xᵀ,
     u = Σ reports of y x, θ = (V + cI)⁻¹u and the upper Cholesky factor U of V + cI
     (``chol``, UᵀU = V + cI). It never receives a feature, a reward or an action. Arrays carry the
-    batch axis first: ``gram`` (B, d, d), ``moment`` (B, d), ``theta`` (B, d), ``chol`` (B, d, d).
+    batch axis first: ``gram`` (B, d, d), ``moment`` (B, d), ``chol`` (B, d, d), ``theta`` (B, d).
+    The four are C-contiguous views of one float buffer (``buffer``, in that order), so a
+    single-env step passes one array to its compiled kernel instead of four: write into them in
+    place (``server.gram[...] = ...``); they cannot be rebound.
 
     Parameters
     ----------
@@ -80,15 +83,49 @@ class LinUCBServer:
 
     def __init__(self, n_features: int, batch: int, initial_shift: float) -> None:
         d = n_features
-        self.gram: FloatArray = np.zeros((batch, d, d))
-        self.moment: FloatArray = np.zeros((batch, d))
-        self.theta: FloatArray = np.zeros((batch, d))
-        self.chol: FloatArray = np.zeros((batch, d, d))
+        self.buffer: FloatArray = np.zeros(batch * 2 * d * (d + 1))
+        self._make_views(d, batch)
         self.chol[:, np.arange(d), np.arange(d)] = math.sqrt(initial_shift)
         #: Reports received (the round number t of the last one).
         self.t = 0
         #: Per copy, how often V + cI was indefinite and the eigenvalue floor was used.
         self.n_eig_floor: IntArray = np.zeros(batch, dtype=np.int64)
+
+    def _make_views(self, d: int, batch: int) -> None:
+        sizes = (batch * d * d, batch * d, batch * d * d, batch * d)
+        starts = np.cumsum((0, *sizes))
+        parts = [self.buffer[starts[i] : starts[i + 1]] for i in range(4)]
+        self._gram, self._moment = parts[0].reshape(batch, d, d), parts[1].reshape(batch, d)
+        self._chol, self._theta = parts[2].reshape(batch, d, d), parts[3].reshape(batch, d)
+
+    @property
+    def gram(self) -> FloatArray:
+        """The sum V = Σ x xᵀ of the reports, (B, d, d) (the shift cI is not added)."""
+        return self._gram
+
+    @property
+    def moment(self) -> FloatArray:
+        """The sum u = Σ y x of the reports, (B, d)."""
+        return self._moment
+
+    @property
+    def chol(self) -> FloatArray:
+        """The upper Cholesky factor U of V + cI, (B, d, d)."""
+        return self._chol
+
+    @property
+    def theta(self) -> FloatArray:
+        """The estimate θ = (V + cI)⁻¹u, (B, d)."""
+        return self._theta
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The buffer, counters and shape (the views are rebuilt on unpickling, still sharing the buffer)."""
+        return {"buffer": self.buffer, "t": self.t, "n_eig_floor": self.n_eig_floor, "shape": self._theta.shape}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.buffer, self.t, self.n_eig_floor = state["buffer"], state["t"], state["n_eig_floor"]
+        batch, d = state["shape"]
+        self._make_views(d, batch)
 
     def receive(self, gram_reports: FloatArray, vector_reports: FloatArray, shift: float) -> None:
         """Add one report per copy ((B, d, d) and (B, d)) and refactor V + shift·I."""
