@@ -403,19 +403,17 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
                 cache[b, 2 * k_arms + k],
                 cache[b, 3 * k_arms + k],
             )
+        # c = the first arm with the largest lower bound, top = the largest upper bound of the
+        # other arms: branch-free max chains (compare-and-branch argmax loops mispredict often).
+        best_lower = lower[0]
+        for k in range(1, k_arms):
+            best_lower = max(best_lower, lower[k])
         c = 0
-        first = second = -np.inf  # the two largest upper bounds, and the arm of the first
-        i_first = 0
+        while c < k_arms - 1 and lower[c] != best_lower:
+            c += 1
+        top = -np.inf
         for k in range(k_arms):
-            if lower[k] > lower[c]:
-                c = k
-            if upper[k] > first:
-                second = first
-                first = upper[k]
-                i_first = k
-            elif upper[k] > second:
-                second = upper[k]
-        top = second if i_first == c else first  # the largest upper bound of the arms other than c
+            top = max(top, upper[k] if k != c else -np.inf)
         if top + margin < lower[c]:
             out[b] = c
             continue
