@@ -397,7 +397,8 @@ def rr_update(successes, failures, shapes, actions, rewards, p_zero, slope, stre
     bad = first_bad(actions, rewards, successes.shape[1])
     if bad >= 0:
         return bad
+    u = np.empty(actions.shape[0])
+    rng_.double_pass(streams, u)  # the copies' uniforms first, then the reports
     for b in range(actions.shape[0]):
-        report = rng_.next_double(streams, b) < p_zero + slope * rewards[b]
-        ts_kernels.count_coin(successes, failures, shapes, b, actions[b], report)
+        ts_kernels.count_coin(successes, failures, shapes, b, actions[b], u[b] < p_zero + slope * rewards[b])
     return -1

@@ -43,6 +43,7 @@ from bandit_envs.privacy.streams import philox_noise_generator
 
 __all__ = [
     "STATE_WORDS",
+    "double_pass",
     "laplace",
     "new_streams",
     "next_double",
@@ -133,6 +134,17 @@ def next_uint64(state, b):  # pragma: no cover
 def next_double(state, b):  # pragma: no cover
     """Copy b's next uniform in [0, 1) (``Generator.random()``)."""
     return np.float64(next_uint64(state, b) >> _S11) * _TWO_M53
+
+
+@njit
+def double_pass(state, out):  # pragma: no cover
+    """``out[b]`` = copy b's next uniform (:func:`next_double` of each copy), in one pass over the copies.
+
+    Drawing a round's uniforms in a loop of their own lets the Philox rounds of several copies
+    overlap (they are independent), which a loop that also branches on the users' data prevents.
+    """
+    for b in range(out.shape[0]):
+        out[b] = next_double(state, b)
 
 
 @njit(inline="always")

@@ -65,6 +65,7 @@ __all__ = [
     "shape_constants",
     "store",
     "uniform",
+    "uniform_pass",
 ]
 
 SAMPLING_SPAWN_KEY = 0x5453_0000
@@ -268,6 +269,26 @@ def gamma(state, d, c):  # pragma: no cover
     """(Gamma(d + 1/3, 1) draw, next state) for the constants (d, c) of :func:`gamma_constants`."""
     word, state = next_word(state)
     return gamma_finish(word, state, d, c)
+
+
+@njit
+def uniform_pass(streams, out):  # pragma: no cover
+    """``out[b]`` = copy b's next uniform (:func:`uniform` on each stream), in one pass over the copies.
+
+    The streams' words are laid out copy-last, so the SFC64 steps of neighbouring copies run
+    side by side (LLVM vectorizes the integer part); the same numbers as :func:`uniform` copy by
+    copy. Drawing a round's uniforms before using them keeps this pass free of the users'
+    data-dependent branches.
+    """
+    sa, sb, sc, sw = streams[0], streams[1], streams[2], streams[3]
+    for b in range(sa.shape[0]):
+        a, bb, cc, counter = sa[b], sb[b], sc[b], sw[b]
+        word = a + bb + counter
+        sa[b] = bb ^ (bb >> _U11)
+        sb[b] = cc + (cc << _U3)
+        sc[b] = ((cc << _U24) | (cc >> _U40)) + word
+        sw[b] = counter + _U1
+        out[b] = np.float64(np.int64(word >> _U11)) * _TWO_M53
 
 
 @njit(error_model="numpy")

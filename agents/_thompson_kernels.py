@@ -102,11 +102,10 @@ def coin_update(successes, failures, shapes, actions, rewards, streams):  # prag
     bad = first_bad(actions, rewards, successes.shape[1])
     if bad >= 0:
         return bad
+    u = np.empty(actions.shape[0])
+    sampling.uniform_pass(streams, u)  # the copies' uniforms first, then the coins
     for b in range(actions.shape[0]):
-        state = sampling.load(streams, b)
-        u, state = sampling.uniform(state)
-        sampling.store(streams, b, state)
-        count_coin(successes, failures, shapes, b, actions[b], u < rewards[b])
+        count_coin(successes, failures, shapes, b, actions[b], u[b] < rewards[b])
     return -1
 
 

@@ -117,6 +117,10 @@ def test_compiled_streams_are_numpys_philox_draw_for_draw():
         np.testing.assert_array_equal(out, gen.random(2000))
         _draw(streams, b, 1, 2000, out)
         np.testing.assert_array_equal(out, [gen.laplace(0.0, 0.7) for _ in range(2000)])
+    both = np.empty(len(seeds))
+    for _ in range(9):  # across refills of the 4-word buffers
+        philox.double_pass(streams, both)
+        np.testing.assert_array_equal(both, [gen.random() for gen in gens])
 
 
 def test_laplace_stream_draws_have_the_right_law():

@@ -88,6 +88,16 @@ def test_words_are_numpys_sfc64_and_streams_are_per_seed():
     assert first[1] == first[0] + 1
 
 
+def test_uniform_pass_draws_each_copys_next_uniform():
+    seeds = [4, 5, 2**33]
+    streams = sampling.new_streams(seeds)
+    gens = [np.random.Generator(sampling.sampling_bit_generator(s)) for s in seeds]
+    out = np.empty(len(seeds))
+    for _ in range(3):
+        sampling.uniform_pass(streams, out)
+        np.testing.assert_array_equal(out, [g.random() for g in gens])
+
+
 def test_kernels_equal_their_python_twins_draw_for_draw():
     streams = sampling.new_streams([11])
     twin = sampling.SamplerReference(11)
