@@ -190,7 +190,8 @@ def kl_search(p: float, d: float, tol: float, start: float) -> tuple[float, floa
     Newton's method on the convex increasing f(q) = kl(p, q) − d from ``start`` (a guess near
     u*, e.g. an upper bound kept per arm; :func:`kl_upper` if not in (p, 1)), kept in a bracket
     [lo, hi] ∋ u* (bisection when a step leaves it), until the error after the step (about
-    step²/(2(x − p)) near u*) or the bracket is below tol/4; then :func:`grid_point`, which
+    step² f''/(2f'), bounded by step² (2 − x)/(2(1 − x)(x − p))) is below tol/8 or the bracket
+    below tol/4; then :func:`grid_point`, which
     finds û from any point (a worse point costs it more steps, never another value).
     The value does not depend on ``start`` (module notes).
     """
@@ -210,7 +211,10 @@ def kl_search(p: float, d: float, tol: float, start: float) -> tuple[float, floa
             lo = x
         step = f * x * (1.0 - x) / (x - p)
         x -= step
-        if step * step <= 0.25 * tol * (x - p):  # the next error, about step²/(2(x − p)), is below tol/8
+        # The next error is about step² f''/(2f') <= step² (2 − x) / (2(1 − x)(x − p)) at the new x
+        # (f'' = p/x² + (1 − p)/(1 − x)², f' = (x − p)/(x(1 − x))): stop when it is below tol/8.
+        # Near 1 the curvature is large, and a criterion without the (1 − x) would stop far from u*.
+        if p < x < 1.0 and step * step * (2.0 - x) <= 0.25 * tol * (1.0 - x) * (x - p):
             break
         if not lo < x < hi:
             x = 0.5 * (lo + hi)
@@ -368,7 +372,9 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
     lower_k < û_k ≤ upper_k + tol; c = argmax lower_k. If upper_k + tol + SLACK < lower_c for
     every other k, c is chosen without computing any index. Otherwise û_c is computed
     (:func:`kl_search` from upper_c), then, in arm order, each other index unless
-    upper_k + tol + SLACK < v, v the best index so far; each search leaves its last evaluated
+    upper_k + tol + SLACK < v, v the best index so far, or kl(μ̂_k, q) > d_k at
+    q = v − tol − 2·SLACK (one evaluation: then u*_k < q + SLACK, as kl grows by far more than
+    its rounding over SLACK (module notes), so û_k ≤ u*_k + tol < v); each evaluation leaves its
     point as the arm's anchor. δ ≤ 0 makes every index the mean: the first largest mean.
     """
     n_rows = state.shape[0]
@@ -434,6 +440,13 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
                 continue
             p = state[b, k_arms + k]
             d = delta / ints[b, 2 * k_arms + k]  # as the reference: δ / N, not δ · (1 / N)
+            if best >= 0 and p < 1.0:  # one evaluation of kl may rule k out (see the docstring)
+                q = v - margin - 2.0 * SLACK
+                if p + tol < q < 1.0:
+                    kq, gq = kl_terms(p, q)
+                    if kq > d:
+                        set_anchor(cache, b, k_arms, k, p, q, kq, gq)
+                        continue
             if p >= 1.0:
                 u = 1.0
             elif upper[k] - lower[k] <= 0.25 * tol:  # the bounds already locate u*: no Newton step

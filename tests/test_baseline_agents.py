@@ -29,6 +29,7 @@ from agents._index_kernels import (
     kl_bernoulli,
     kl_index,
     kl_index_reference,
+    kl_search,
 )
 from agents.base import Agent
 from bandit_envs.feedback_graphs import erdos_renyi
@@ -112,6 +113,33 @@ def play_against_reference(agent: Agent, reference: Any, table: np.ndarray) -> N
 def test_klucb_equals_its_plain_python_reference(rewards, c):
     table = rewards([0.45, 0.5, 0.55, 0.5, 0.3, 0.52], 1500, seed=3)
     play_against_reference(KLUCB(6, c), KLUCBReference(6, c, 1e-9), table)
+
+
+@pytest.mark.parametrize("tol", [1e-3, 1e-6])
+def test_klucb_copies_equal_the_reference_on_a_coarse_grid_with_arms_near_one(tol):
+    # a coarse grid makes exact ties between indices common; means near 1 put u* close to 1
+    copies, horizon = 6, 600
+    rng = np.random.default_rng(11)
+    means = np.array([0.9, 0.95, 0.93, 0.6, 0.94])
+    table = (rng.random((horizon, copies, means.size)) < means).astype(np.float64)
+    batch = KLUCB(means.size, tol=tol, n_envs=copies)
+    refs = [KLUCBReference(means.size, 0.0, tol) for _ in range(copies)]
+    rows = np.arange(copies)
+    for t in range(horizon):
+        a = batch.act()
+        assert list(a) == [ref.act() for ref in refs], f"round {t}"
+        batch.update(a, table[t, rows, a])
+        for i, ref in enumerate(refs):
+            ref.update(int(a[i]), float(table[t, i, a[i]]))
+
+
+def test_kl_search_from_near_one_ends_near_the_index():
+    # Newton's stopping rule must account for kl's curvature near 1: from a start just below 1
+    # the last point evaluated is next to u*, not the start (the grid search from there is short)
+    for p, d in ((0.5, 1.2424533248940002), (2 / 3, 1.4847824320845024), (0.0, 2.4849066497880004)):
+        u, x_last, k_last, _ = kl_search(p, d, 1e-9, 1.0 - 1.8e-8)
+        assert u == kl_index_reference(p, d, 1e-9)
+        assert abs(x_last - u) < 1e-4 and k_last == pytest.approx(d, rel=1e-3)
 
 
 def test_klucb_index_update_by_the_batch_equals_one_copy():
