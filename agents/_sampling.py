@@ -24,7 +24,7 @@ a single agent seeded s + i, like the noise streams of :mod:`agents._philox`) an
   U < 1 − 0.0331x⁴ or ln U < x²/2 + d(1 − v + ln v).
 * **gammas for all copies at once**: :func:`gamma_pass` makes every copy's first trial in one
   branch-free loop over the copies (which the compiler turns into vector instructions), and
-  :func:`gamma_pass_finish` completes, copy by copy, the few (1.4% to 8%) whose first trial
+  :func:`gamma_pass_finish` completes, copy by copy, the few (1.5% to 7%) whose first trial
   needed more (a ziggurat wedge or tail, or the logarithmic acceptance test). Each copy's
   stream gives the same words in the same order as :func:`gamma` would draw them.
 * **Betas** as X / (X + Y) with X ~ Gamma(a), Y ~ Gamma(b) drawn in that order.
@@ -221,20 +221,23 @@ def gamma_trial(word, d, c):  # pragma: no cover
 
     ``accepted`` is True only if :func:`gamma_finish` would accept this trial's d·v too: the
     normal's point lies inside its layer's inner rectangle, v = (1 + y)³ with y = cx and
-    1 + y > 0, U > 0, and U − 1 < G − margin for a lower bound G of the acceptance test's
-    right-hand side x²/2 + d(1 − v + ln v), with ln U <= U − 1 on the left. G replaces
-    ln v = 3 ln(1 + y) by the lower bound 3(y − y²/2 + y³/3 − y⁴/(4 min(1, 1 + y))) (for y >= 0
-    the alternating series cut after a negative term; for −1 < y < 0 its tail Σ_{n>=4} |y|ⁿ/n is
-    at most y⁴/(4(1 + y))). With (1 + y)³ expanded, every term up to y³ cancels against x²/2,
-    because 9dc² = 1: G = −(3/4)·d·y⁴ / min(1, 1 + y) (about −x⁴/(108d)). So the test is
-    (1 − U − margin)·min(1, 1 + y) > (3/4)·d·y⁴, without a logarithm or a division. The margin
-    10⁻¹²(1 + d) exceeds the rounding errors of both sides (of the test here, which has no
-    cancellation, of the dropped x²/2·(1 − 9dc²) with c rounded, and of the floating-point test
-    in :func:`gamma_finish`), so that test (its squeeze or its logarithmic test) accepts whenever
-    this one does. The fast path decides all but about 1.4% of trials at large shapes (the
-    ziggurat's 1.2%), 2% at shape 5 and 8% at shape 1, where Marsaglia & Tsang's method itself
-    rejects about 5%; its squeeze U < 1 − 0.0331x⁴ alone leaves about 10% to the logarithms
-    whatever the shape. Otherwise ``accepted`` is False and :func:`gamma_finish` gives the
+    1 + y > 0, U > 0, and −w − w²/2 < G − margin with w = 1 − U, where the left side bounds
+    ln U = ln(1 − w) from above (every further term of its series is negative) and G is a lower
+    bound of the acceptance test's right-hand side x²/2 + d(1 − v + ln v). G replaces
+    ln v = 3 ln(1 + y) by the lower bound 3(P₅(y) − y⁶/(6 min(1, 1 + y))), P₅ the series up to
+    y⁵/5: for y >= 0, ln(1 + y) − P₆(y) has derivative y⁶/(1 + y) >= 0; for −1 < y < 0 the tail
+    Σ_{n>=6} |y|ⁿ/n is at most y⁶/(6(1 + y)). With (1 + y)³ expanded, every term up to y³
+    cancels against x²/2, because 9dc² = 1: G = d(−(3/4)y⁴ + (3/5)y⁵ − y⁶/(2 min(1, 1 + y)))
+    (about −x⁴/(108d)). Multiplied by m = min(1, 1 + y) > 0 the test is
+    (w + w²/2 − margin)·m > d·y⁴·((3/4 − (3/5)y)·m + y²/2), without a logarithm or a division.
+    The margin 10⁻¹²(1 + d) exceeds the rounding errors of both sides (of the test here, which
+    has no cancellation, of the dropped x²/2·(1 − 9dc²) with c rounded, and of the
+    floating-point test in :func:`gamma_finish`), so that test (its squeeze or its logarithmic
+    test) accepts whenever this one does. The fast path decides all but about 1.5% of trials at
+    large shapes (the ziggurat's 1.2%), 2.1% at shape 5, 3.4% at shape 2 and 7% at shape 1,
+    where Marsaglia & Tsang's method itself rejects about 5%; its squeeze U < 1 − 0.0331x⁴
+    alone leaves about 10% to the logarithms whatever the shape. Otherwise ``accepted`` is
+    False and :func:`gamma_finish` gives the
     exact outcome.
     """
     m = np.int32((word >> _U9) & _LOW23)
@@ -243,8 +246,11 @@ def gamma_trial(word, d, c):  # pragma: no cover
     v = 1.0 + y
     u = np.float64(np.int32(word >> _U33)) * _TWO_M31
     y2 = y * y
-    slack = (1.0 - u - 1e-12 * (1.0 + d)) * min(v, 1.0)
-    accepted = (m < _INNER32[np.int64(word & _LOW8)]) & (v > 0.0) & (u > 0.0) & (slack > 0.75 * d * (y2 * y2))
+    mv = min(v, 1.0)
+    w = 1.0 - u
+    slack = (w + 0.5 * w * w - 1e-12 * (1.0 + d)) * mv
+    bound = d * (y2 * y2) * ((0.75 - 0.6 * y) * mv + 0.5 * y2)
+    accepted = (m < _INNER32[np.int64(word & _LOW8)]) & (v > 0.0) & (u > 0.0) & (slack > bound)
     return d * (v * v * v), accepted
 
 

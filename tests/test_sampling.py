@@ -146,7 +146,7 @@ def _fast_path_disagreements(words, d, c):  # pragma: no cover
 
 def test_the_fast_path_accepts_only_what_the_exact_test_accepts():
     # 4 million trials on shapes from 1 to 10^7 (the bound's margin matters most at large d,
-    # where G = -(3/4) d y^4 / min(1, 1 + y) is computed from a tiny y): every acceptance of
+    # where G = d y^4 (-3/4 + 3/5 y - y^2 / (2 min(1, 1 + y))) is computed from a tiny y): every acceptance of
     # gamma_trial must be an acceptance of gamma_finish on the same word, with no further word.
     rng = np.random.default_rng(11)
     n = 4_000_000
