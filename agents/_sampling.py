@@ -63,6 +63,7 @@ __all__ = [
     "normal",
     "sampling_bit_generator",
     "shape_constants",
+    "step_copy",
     "store",
     "uniform",
     "uniform_pass",
@@ -277,6 +278,22 @@ def gamma(state, d, c):  # pragma: no cover
     return gamma_finish(word, state, d, c)
 
 
+@njit(inline="always")
+def step_copy(sa, sb, sc, sw, b):  # pragma: no cover
+    """Copy b's next word (:func:`next_word`) on the four word rows of the streams, updated in place.
+
+    The passes over all copies use it: their loads and stores of neighbouring copies' words are
+    contiguous, so the compiler turns the loop into vector instructions.
+    """
+    a, bb, cc, counter = sa[b], sb[b], sc[b], sw[b]
+    word = a + bb + counter
+    sa[b] = bb ^ (bb >> _U11)
+    sb[b] = cc + (cc << _U3)
+    sc[b] = ((cc << _U24) | (cc >> _U40)) + word
+    sw[b] = counter + _U1
+    return word
+
+
 @njit
 def uniform_pass(streams, out):  # pragma: no cover
     """``out[b]`` = copy b's next uniform (:func:`uniform` on each stream), in one pass over the copies.
@@ -288,12 +305,7 @@ def uniform_pass(streams, out):  # pragma: no cover
     """
     sa, sb, sc, sw = streams[0], streams[1], streams[2], streams[3]
     for b in range(sa.shape[0]):
-        a, bb, cc, counter = sa[b], sb[b], sc[b], sw[b]
-        word = a + bb + counter
-        sa[b] = bb ^ (bb >> _U11)
-        sb[b] = cc + (cc << _U3)
-        sc[b] = ((cc << _U24) | (cc >> _U40)) + word
-        sw[b] = counter + _U1
+        word = step_copy(sa, sb, sc, sw, b)
         out[b] = np.float64(np.int64(word >> _U11)) * _TWO_M53
 
 
@@ -307,12 +319,7 @@ def gamma_pass(streams, d, c, out):  # pragma: no cover
     """
     sa, sb, sc, sw = streams[0], streams[1], streams[2], streams[3]
     for b in range(sa.shape[0]):
-        a, bb, cc, counter = sa[b], sb[b], sc[b], sw[b]
-        word = a + bb + counter
-        sa[b] = bb ^ (bb >> _U11)
-        sb[b] = cc + (cc << _U3)
-        sc[b] = ((cc << _U24) | (cc >> _U40)) + word
-        sw[b] = counter + _U1
+        word = step_copy(sa, sb, sc, sw, b)
         value, accepted = gamma_trial(word, d[b], c[b])
         out[b] = value if accepted else np.nan
 
