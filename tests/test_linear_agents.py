@@ -209,6 +209,19 @@ def test_server_arrays_are_views_of_one_buffer_also_after_pickling():
             srv.gram = np.zeros((2, 3, 3))  # type: ignore[misc]
 
 
+def test_a_server_of_another_shape_is_refused_in_one_sentence():
+    x, r, _ = linear_problem(5, 4, 3, seed=24)
+    for agent, server in ((LinUCB(3), LinUCBServer(4, 1, 1.0)), (LinUCB(3, n_envs=2), LinUCBServer(3, 1, 1.0))):
+        agent.server = server
+        with pytest.raises(ValueError, match="server must be a LinUCBServer of"):
+            agent.act(x[0] if agent.n_envs is None else np.stack([x[0], x[0]]))
+    agent = LinUCB(3)
+    agent.act(x[0])
+    agent.server.buffer = np.zeros(5)
+    with pytest.raises(ValueError, match="server.buffer must hold"):
+        agent.update(0, 0.5)
+
+
 def test_a_replaced_server_gets_the_next_reports():
     x, r, _ = linear_problem(20, 5, 3, seed=23)
     agent = LinUCB(3)

@@ -552,9 +552,12 @@ def step_report(
     ``state`` as in :func:`step_choose_one`. Same as :func:`step_update` with one copy that
     reports: ``flags = write_report(x, action, reward, l_x, l_y, σ, noise, gram, vec)``, then
     :func:`server_receive` with c_t = ``round_schedule(t, params)[1]``. Returns the clip flags
-    plus 4 if the eigenvalue floor was used (the caller counts them).
+    plus 4 if the eigenvalue floor was used (the caller counts them), or -1, computing nothing,
+    when ``state`` is not the buffer of a one-copy server of dimension d.
     """
     d = x.shape[1]
+    if state.shape[0] != 2 * d * (d + 1):
+        return -1
     _, shift, _ = round_schedule(t, params)
     v_sum, u_sum, u_fac, theta = server_views(state, d)
     work = np.empty((d + 1) * d)  # the report (gram, vec) in one allocation

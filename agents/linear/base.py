@@ -236,7 +236,15 @@ class LinearAgent(Agent):
 
         The step calls check that ``server`` is still the one bound here and bind again if not.
         """
-        srv = self._bound_server = self.server
+        srv = self.server
+        if not isinstance(srv, LinUCBServer) or srv.theta.shape != (self.batch, self.n_features):
+            shape = getattr(getattr(srv, "theta", None), "shape", None)
+            raise ValueError(
+                f"server must be a LinUCBServer of {self.batch} cop{'y' if self.batch == 1 else 'ies'} and "
+                f"dimension n_features={self.n_features} (theta of shape {(self.batch, self.n_features)}), "
+                f"got {type(srv).__name__} with theta of shape {shape}."
+            )
+        self._bound_server = srv
         self._params = np.array([*self._sched, self._l_x, self._l_y, self._sigma, float(self._quadratic)])
         self._choose_args = (srv.theta, srv.chol, self._sched, self._l_x, self._quadratic)
         self._report_args = (
@@ -342,6 +350,11 @@ class LinearAgent(Agent):
         if srv is not self._bound_server:
             self._bind_server()
         code = self._kernels.report_one(x, action, reward, noise, srv.t + 1, self._params, srv.buffer)
+        if code < 0:  # the server's buffer was replaced since it was bound
+            raise ValueError(
+                f"server.buffer must hold V, u, U and theta of one copy of dimension {self.n_features} "
+                f"({2 * self.n_features * (self.n_features + 1)} floats), got {srv.buffer.shape[0]} floats."
+            )
         srv.t += 1
         self._last_obs = None
         if code:  # clip flags (1: x, 2: y) and the eigenvalue floor (4)
