@@ -14,14 +14,28 @@ fallback: numba's cache files are pickles, and loading pickles that another user
 would let that user run code in this process.
 
 The check runs once per source file, when its first function is decorated.
+
+**Stale caches.** numba marks a cached function stale only when *its own* source file changes
+(numba keeps the file's modification time and size in the cache's index), but a kernel compiles
+in the kernels it calls and the constants it reads from other modules: after an edit of
+``agents/_sampling.py`` alone, the cached Thompson kernels of ``agents/_dp_kernels.py`` would go
+on drawing with the old sampler. So :func:`njit` adds to numba's stamp a fingerprint of the
+sources the function's module depends on (:func:`module_fingerprint`: the module's file and,
+transitively, those of the modules of this project whose names or objects it holds), and a change
+in any of them makes numba compile afresh and overwrite the cache entry. Where numba's internals
+differ from what this expects, numba's own stamp is kept.
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import os
+import sys
 import tempfile
+import types
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar, overload
 
 import numba
@@ -71,6 +85,87 @@ def can_cache(func: Callable[..., Any]) -> bool:
     return _FOLDERS[source] is not None
 
 
+#: Top-level packages whose modules :func:`module_fingerprint` follows (besides the function's own).
+PACKAGES = ("agents", "bandit_envs")
+
+#: File digests by path (a module's source is read once per process).
+_DIGESTS: dict[str, str] = {}
+#: Direct dependencies of modules already imported when a kernel module asked (they do not change).
+_IMPORTED_DEPENDENCIES: dict[tuple[str, tuple[str, ...]], set[str]] = {}
+
+
+def _file_digest(path: str) -> str:
+    if path not in _DIGESTS:
+        _DIGESTS[path] = hashlib.blake2b(Path(path).read_bytes(), digest_size=16).hexdigest()
+    return _DIGESTS[path]
+
+
+def _dependencies(module: types.ModuleType, packages: tuple[str, ...]) -> set[str]:
+    """Names of the modules of ``packages`` that ``module``'s globals are, or were defined in."""
+    found = set()
+    for value in list(vars(module).values()):
+        name = value.__name__ if isinstance(value, types.ModuleType) else getattr(value, "__module__", None)
+        if isinstance(name, str) and name != module.__name__ and name.split(".")[0] in packages:
+            found.add(name)
+    return found
+
+
+def module_fingerprint(name: str, packages: tuple[str, ...] | None = None) -> str:
+    """A digest of module ``name``'s source file and those of the modules it depends on.
+
+    The dependencies are followed transitively through the modules of ``packages`` (default:
+    :data:`PACKAGES` and ``name``'s own top-level package) that are already imported, which
+    the modules a kernel calls into are by the time it is decorated (they are imported at the
+    top of its module). A package's ``__init__`` counts by its file, without its dependencies
+    (it may be half imported then, depending on what was imported first). A module without a
+    source file counts by its name only.
+
+    Parameters
+    ----------
+    name : str
+        A module name in ``sys.modules``.
+    packages : tuple of str, optional
+        Top-level packages to follow.
+
+    Returns
+    -------
+    str
+        Hex digest; equal in two processes exactly when the same sources are involved.
+    """
+    follow = packages if packages is not None else tuple({*PACKAGES, name.split(".")[0]})
+    digest = hashlib.blake2b(digest_size=16)
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        if current in seen or current not in sys.modules:
+            continue
+        seen.add(current)
+        if hasattr(sys.modules[current], "__path__"):  # a package: its file only (it may be half imported)
+            continue
+        if current == name:  # still being imported: its globals may grow
+            todo.extend(_dependencies(sys.modules[current], follow))
+            continue
+        key = (current, follow)
+        if key not in _IMPORTED_DEPENDENCIES:
+            _IMPORTED_DEPENDENCIES[key] = _dependencies(sys.modules[current], follow)
+        todo.extend(_IMPORTED_DEPENDENCIES[key])
+    for current in sorted(seen):
+        path = getattr(sys.modules[current], "__file__", None)
+        digest.update(f"{current}:{_file_digest(path) if path and os.path.isfile(path) else '-'};".encode())
+    return digest.hexdigest()
+
+
+def _stamp_dependencies(compiled: Any, function: Callable[..., Any]) -> None:
+    """Add :func:`module_fingerprint` of ``function``'s module to numba's stamp of its cache entry."""
+    try:
+        cache_file = compiled._cache._cache_file
+        stamp = cache_file._source_stamp
+    except AttributeError:  # numba's internals changed: keep its own stamp
+        return
+    cache_file._source_stamp = (stamp, module_fingerprint(function.__module__))
+
+
 @overload
 def njit(func: F, /) -> F: ...
 
@@ -108,7 +203,10 @@ def njit(func: F | None = None, /, **options: Any) -> F | Callable[[F], F]:
         )
 
     def decorate(function: F) -> F:
-        compiled: F = numba.njit(cache=can_cache(function), **options)(function)
+        cache = can_cache(function)
+        compiled: F = numba.njit(cache=cache, **options)(function)
+        if cache:
+            _stamp_dependencies(compiled, function)
         return compiled
 
     return decorate if func is None else decorate(func)
