@@ -13,21 +13,24 @@ a single agent seeded s + i, like the noise streams of :mod:`agents._philox`) an
   spawn_key=(SAMPLING_SPAWN_KEY,)))``, independent of ``default_rng(s)`` and of the privacy noise
   streams of the same seed (another spawn key). These draws are exploration, not privacy noise.
 * **normals** by the ziggurat method (Marsaglia & Tsang, "The ziggurat method for generating
-  random variables", J. Stat. Software 5(8), 2000) with 256 layers from the low 32 bits of one
-  word: 8 bits choose the layer, 1 bit the sign, 23 bits the abscissa (the resolution of a
-  float32 ziggurat); 98.8% of draws end there, the others use the layer's wedge test or
-  Marsaglia's exponential tail method beyond r = 3.654..., with further words.
+  random variables", J. Stat. Software 5(8), 2000) with 1024 layers from the low 34 bits of one
+  word: 10 bits choose the layer, 1 bit the sign, 23 bits the abscissa (the resolution of a
+  float32 ziggurat); 99.57% of draws end there (256 layers would leave 1.49% to the slow
+  path, 1024 leave 0.43%), the others use the layer's wedge test or Marsaglia's exponential
+  tail method beyond r = 4.0388..., with further words.
 * **gammas** by Marsaglia & Tsang ("A simple method for generating gamma variables", ACM TOMS
   26(3), 2000), shape >= 1: d = shape − 1/3, c = 1/√(9d) (:func:`gamma_constants`, computed
-  once per shape by the callers and passed in); each trial takes one word, whose low 32 bits
-  give x ~ N(0, 1) and whose top 31 bits the uniform U; v = (1 + cx)³ and d·v is accepted if
+  once per shape by the callers and passed in); each trial takes one word, whose low 34 bits
+  give x ~ N(0, 1) and whose top 30 bits the uniform U; v = (1 + cx)³ and d·v is accepted if
   U < 1 − 0.0331x⁴ or ln U < x²/2 + d(1 − v + ln v).
 * **gammas for all copies at once**: :func:`gamma_pass` makes every copy's first trial in one
-  branch-free loop over the copies (which the compiler turns into vector instructions), and
-  :func:`gamma_pass_finish` completes, copy by copy, the few (1.5% to 7%) whose first trial
-  needed more (a ziggurat wedge or tail, or the logarithmic acceptance test). Each copy's
-  stream gives the same words in the same order as :func:`gamma` would draw them.
-* **Betas** as X / (X + Y) with X ~ Gamma(a), Y ~ Gamma(b) drawn in that order.
+  branch-free loop over the copies (which the compiler turns into vector instructions) and
+  keeps each trial's word; the few trials (0.4% to 6%) whose outcome needs more (a ziggurat
+  wedge or tail, or the logarithmic acceptance test) are completed later by
+  :func:`gamma_finish` on the kept word. So that the pass never waits for them, a *round* of
+  draws (:meth:`SamplerReference.gammas`) takes the first word of each of its draws in order,
+  and only then the further words of the draws that need them, in the same order.
+* **Betas** as X / (X + Y) with X ~ Gamma(a), Y ~ Gamma(b), X's first word before Y's.
 
 Every kernel has a plain-Python twin in :class:`SamplerReference`, which draws the same words
 from numpy's own SFC64 and does the same floating-point operations in the same order, so the
@@ -55,7 +58,6 @@ __all__ = [
     "gamma_constants",
     "gamma_finish",
     "gamma_pass",
-    "gamma_pass_finish",
     "gamma_trial",
     "load",
     "new_streams",
@@ -76,14 +78,18 @@ SAMPLING_SPAWN_KEY = 0x5453_0000
 STATE_WORDS = 4
 
 # ------------------------------------------------------------------------ ziggurat tables
-#: Layers of the ziggurat, its base layer's right edge r and the area v of every layer.
-LAYERS = 256
-TAIL_START = 3.6541528853610088
-LAYER_AREA = 0.00492867323399
+#: Layers of the ziggurat, its base layer's right edge r and the area v of every layer: r solves
+#: "the recursion of :func:`_ziggurat_edges` closes at the top, v/x_1023 + f(x_1023) = 1" with
+#: v = r·f(r) + ∫_r^∞ f (computed to 40 digits, then rounded; ``tests/test_sampling.py`` checks both).
+LAYERS = 1024
+TAIL_START = 4.038849846109504
+LAYER_AREA = 0.001226324646353088
+#: Bits of a word that choose the layer (the next bit is the sign, the 23 after it the abscissa).
+LAYER_BITS = 10
 
 
 def _ziggurat_edges() -> npt.NDArray[np.float64]:
-    """Right edges x_0 > x_1 = r > ... > x_255 > x_256 = 0 of the layers (Marsaglia & Tsang, §2).
+    """Right edges x_0 > x_1 = r > ... > x_1023 > x_1024 = 0 of the layers (Marsaglia & Tsang, §2).
 
     Layer i >= 1 is the rectangle [0, x_i] × [f(x_i), f(x_{i+1})] under f(x) = exp(−x²/2), of
     area v: f(x_{i+1}) = v/x_i + f(x_i). The base layer 0 is [0, x_0] × [0, f(r)] with
@@ -100,7 +106,7 @@ def _ziggurat_edges() -> npt.NDArray[np.float64]:
 
 _EDGES = _ziggurat_edges()
 _SCALE = 2.0**23
-#: Abscissa per unit of the 23-bit integer, by the 9 low bits (layer, then sign): +w_i, then −w_i.
+#: Abscissa per unit of the 23-bit integer, by the 11 low bits (layer, then sign): +w_i, then −w_i.
 SIGNED_WIDTHS = np.concatenate([_EDGES[:LAYERS] / _SCALE, -_EDGES[:LAYERS] / _SCALE])
 #: The 23-bit integers below which a layer's point lies under the curve for sure (x < x_{i+1}).
 INNER = np.array([int(_EDGES[i + 1] / _EDGES[i] * _SCALE) for i in range(LAYERS)], dtype=np.int64)
@@ -109,19 +115,18 @@ HEIGHTS = np.exp(-0.5 * _EDGES * _EDGES)
 
 _U1 = np.uint64(1)
 _U3 = np.uint64(3)
-_U9 = np.uint64(9)
 _U11 = np.uint64(11)
 _U24 = np.uint64(24)
 _U40 = np.uint64(40)
-_LOW9 = np.uint64(0x1FF)
-_LOW8 = np.uint64(0xFF)
+_LAYER = np.uint64(LAYERS - 1)  # the layer's bits
+_SIGNED_LAYER = np.uint64(2 * LAYERS - 1)  # the layer's and the sign's
+_ABSCISSA_SHIFT = np.uint64(LAYER_BITS + 1)
 _LOW23 = np.uint64(0x7FFFFF)
-_U33 = np.uint64(33)
+_UNIFORM_SHIFT = np.uint64(LAYER_BITS + 24)  # U from the 30 bits above the normal's 34
 _TWO_M53 = 1.0 / 9007199254740992.0
-_TWO_M31 = 1.0 / 2147483648.0
+_TWO_M30 = 1.0 / 1073741824.0
 #: :data:`INNER` as int32, so that the copies' pass compares 32-bit integers.
 _INNER32 = INNER.astype(np.int32)
-_INVERSE_OF_9 = np.uint64(pow(9, -1, 2**64))  # 9 · _INVERSE_OF_9 = 1 (mod 2**64)
 
 
 def sampling_bit_generator(seed: int) -> np.random.SFC64:
@@ -185,14 +190,14 @@ def uniform(state):  # pragma: no cover
 
 @njit(inline="always")
 def normal(word, state):  # pragma: no cover
-    """(x ~ N(0, 1) from the low 32 bits of ``word``, next state): the 256-layer ziggurat.
+    """(x ~ N(0, 1) from the low 34 bits of ``word``, next state): the 1024-layer ziggurat.
 
     Further words are drawn only when the point falls outside its layer's inner rectangle.
     """
     while True:
-        layer = np.int64(word & _LOW8)
-        m = np.int64((word >> _U9) & _LOW23)
-        x = np.float64(m) * SIGNED_WIDTHS[np.int64(word & _LOW9)]
+        layer = np.int64(word & _LAYER)
+        m = np.int64((word >> _ABSCISSA_SHIFT) & _LOW23)
+        x = np.float64(m) * SIGNED_WIDTHS[np.int64(word & _SIGNED_LAYER)]
         if m < INNER[layer]:
             return x, state
         if layer == 0:  # beyond r: Marsaglia's tail method
@@ -234,24 +239,23 @@ def gamma_trial(word, d, c):  # pragma: no cover
     The margin 10⁻¹²(1 + d) exceeds the rounding errors of both sides (of the test here, which
     has no cancellation, of the dropped x²/2·(1 − 9dc²) with c rounded, and of the
     floating-point test in :func:`gamma_finish`), so that test (its squeeze or its logarithmic
-    test) accepts whenever this one does. The fast path decides all but about 1.5% of trials at
-    large shapes (the ziggurat's 1.2%), 2.1% at shape 5, 3.4% at shape 2 and 7% at shape 1,
-    where Marsaglia & Tsang's method itself rejects about 5%; its squeeze U < 1 − 0.0331x⁴
-    alone leaves about 10% to the logarithms whatever the shape. Otherwise ``accepted`` is
-    False and :func:`gamma_finish` gives the
-    exact outcome.
+    test) accepts whenever this one does. The fast path decides all but about 0.43% of trials
+    at large shapes (the ziggurat's slow path), 1.0% at shape 5, 2.4% at shape 2 and 6% at
+    shape 1, where Marsaglia & Tsang's method itself rejects about 5%; its squeeze
+    U < 1 − 0.0331x⁴ alone leaves about 10% to the logarithms whatever the shape. Otherwise
+    ``accepted`` is False and :func:`gamma_finish` gives the exact outcome.
     """
-    m = np.int32((word >> _U9) & _LOW23)
-    x = np.float64(m) * SIGNED_WIDTHS[np.int64(word & _LOW9)]
+    m = np.int32((word >> _ABSCISSA_SHIFT) & _LOW23)
+    x = np.float64(m) * SIGNED_WIDTHS[np.int64(word & _SIGNED_LAYER)]
     y = c * x
     v = 1.0 + y
-    u = np.float64(np.int32(word >> _U33)) * _TWO_M31
+    u = np.float64(np.int32(word >> _UNIFORM_SHIFT)) * _TWO_M30
     y2 = y * y
     mv = min(v, 1.0)
     w = 1.0 - u
     slack = (w + 0.5 * w * w - 1e-12 * (1.0 + d)) * mv
     bound = d * (y2 * y2) * ((0.75 - 0.6 * y) * mv + 0.5 * y2)
-    accepted = (m < _INNER32[np.int64(word & _LOW8)]) & (v > 0.0) & (u > 0.0) & (slack > bound)
+    accepted = (m < _INNER32[np.int64(word & _LAYER)]) & (v > 0.0) & (u > 0.0) & (slack > bound)
     return d * (v * v * v), accepted
 
 
@@ -263,7 +267,7 @@ def gamma_finish(word, state, d, c):  # pragma: no cover
         v = 1.0 + c * x
         if v > 0.0:
             v = v * v * v
-            u = np.float64(np.int32(word >> _U33)) * _TWO_M31
+            u = np.float64(np.int32(word >> _UNIFORM_SHIFT)) * _TWO_M30
             if u < 1.0 - 0.0331 * (x * x) * (x * x):
                 return d * v, state
             if u > 0.0 and math.log(u) < 0.5 * x * x + d * (1.0 - v + math.log(v)):
@@ -310,43 +314,19 @@ def uniform_pass(streams, out):  # pragma: no cover
 
 
 @njit(error_model="numpy")
-def gamma_pass(streams, d, c, out):  # pragma: no cover
+def gamma_pass(streams, d, c, out, words):  # pragma: no cover
     """Every copy b's first gamma trial with constants (d[b], c[b]): one word from its stream.
 
-    ``out[b]`` gets the draw where the trial decided it, else NaN (a gamma draw is never NaN);
-    :func:`gamma_pass_finish` completes those and must run before the copies' streams are used
-    again.
+    ``out[b]`` gets the draw where the trial decided it, else NaN (a gamma draw is never NaN),
+    and ``words[b]`` the trial's word, from which :func:`gamma_finish` completes a NaN draw
+    once the round's first words are drawn (see :meth:`SamplerReference.gammas`).
     """
     sa, sb, sc, sw = streams[0], streams[1], streams[2], streams[3]
     for b in range(sa.shape[0]):
         word = step_copy(sa, sb, sc, sw, b)
         value, accepted = gamma_trial(word, d[b], c[b])
         out[b] = value if accepted else np.nan
-
-
-@njit(inline="always")
-def last_word(state):  # pragma: no cover
-    """The word of the SFC64 step that ended in ``state``: that step run backwards.
-
-    The step sets b' = c + (c << 3) = 9c (mod 2⁶⁴) and c' = rotl(c, 24) + word, so
-    c = b'·9⁻¹ (9 is odd, hence invertible mod 2⁶⁴) and word = c' − rotl(c, 24).
-    """
-    c = state[1] * _INVERSE_OF_9
-    return state[2] - ((c << _U24) | (c >> _U40))
-
-
-@njit
-def gamma_pass_finish(streams, d, c, out):  # pragma: no cover
-    """Complete the draws :func:`gamma_pass` left NaN (:func:`gamma_finish`, copy by copy).
-
-    The trial's word is recovered from the stream's state (:func:`last_word`), so the pass
-    stores nothing but its draws.
-    """
-    for b in range(out.shape[0]):
-        if out[b] != out[b]:
-            state = load(streams, b)
-            out[b], state = gamma_finish(last_word(state), state, d[b], c[b])
-            store(streams, b, state)
+        words[b] = word
 
 
 # ------------------------------------------------------------------------ Python twins
@@ -371,13 +351,13 @@ class SamplerReference:
         return float(self.word() >> 11) * _TWO_M53
 
     def normal(self, word: int | None = None) -> float:
-        """N(0, 1) from ``word``'s low 32 bits (a fresh word if None) (:func:`normal`)."""
+        """N(0, 1) from ``word``'s low 34 bits (a fresh word if None) (:func:`normal`)."""
         if word is None:
             word = self.word()
         while True:
-            layer = word & 0xFF
-            m = (word >> 9) & 0x7FFFFF
-            x = float(m) * float(SIGNED_WIDTHS[word & 0x1FF])
+            layer = word & (LAYERS - 1)
+            m = (word >> (LAYER_BITS + 1)) & 0x7FFFFF
+            x = float(m) * float(SIGNED_WIDTHS[word & (2 * LAYERS - 1)])
             if m < INNER[layer]:
                 return x
             if layer == 0:
@@ -391,23 +371,39 @@ class SamplerReference:
                 return x
             word = self.word()
 
-    def gamma(self, shape: float) -> float:
-        """Gamma(shape, 1), shape >= 1 (:func:`gamma`, :func:`gamma_pass`)."""
+    def gamma_from(self, word: int, shape: float) -> float:
+        """Gamma(shape, 1), shape >= 1, with its first trial on ``word`` (:func:`gamma_finish`)."""
         d, c = gamma_constants(shape)
         while True:
-            word = self.word()
             x = self.normal(word)
             v = 1.0 + c * x
             if v > 0.0:
                 v = v * v * v
-                u = float(word >> 33) * _TWO_M31
+                u = float(word >> (LAYER_BITS + 24)) * _TWO_M30
                 if u < 1.0 - 0.0331 * (x * x) * (x * x):
                     return d * v
                 if u > 0.0 and math.log(u) < 0.5 * x * x + d * (1.0 - v + math.log(v)):
                     return d * v
+            word = self.word()
+
+    def gamma(self, shape: float) -> float:
+        """Gamma(shape, 1), shape >= 1, alone (:func:`gamma`)."""
+        return self.gamma_from(self.word(), shape)
+
+    def gammas(self, shapes: Sequence[float]) -> list[float]:
+        """A round of gammas: every draw's first word, in order, then each draw finished in order.
+
+        This is the order of :func:`gamma_pass` followed by :func:`gamma_finish` of the draws it
+        left NaN (:func:`agents._thompson_kernels.beta_choose`).
+        """
+        words = [self.word() for _ in shapes]
+        return [self.gamma_from(word, shape) for word, shape in zip(words, shapes, strict=True)]
+
+    def betas(self, pairs: Sequence[tuple[float, float]]) -> list[float]:
+        """A round of Betas Beta(a, b), a, b >= 1: X / (X + Y) with :meth:`gammas` of a₀, b₀, a₁, b₁, ..."""
+        g = self.gammas([shape for pair in pairs for shape in pair])
+        return [x / (x + y) for x, y in zip(g[::2], g[1::2], strict=True)]
 
     def beta(self, a: float, b: float) -> float:
-        """Beta(a, b), a, b >= 1: X / (X + Y) with X ~ Gamma(a) drawn before Y ~ Gamma(b)."""
-        x = self.gamma(a)
-        y = self.gamma(b)
-        return x / (x + y)
+        """Beta(a, b) alone: a round of one (:meth:`betas`)."""
+        return self.betas([(a, b)])[0]

@@ -6,8 +6,10 @@ and ``shapes[:, k, b] = (d_S, c_S, d_F, c_F)``, the constants of Marsaglia & Tsa
 kept up to date whenever S or F changes, so that a round's K Beta draws cost no square root
 (copies on the last axis: :func:`beta_choose` draws one arm's gammas for all copies in one
 pass). Draws come from the copies' sampling streams (:mod:`agents._sampling`), in this order: at
-:func:`beta_choose`, per arm in arm order, the gamma of S + 1 then the gamma of F + 1; at an
-update, one uniform per observation (the r-coin, in arm order).
+:func:`beta_choose`, a round of 2K gammas (:meth:`agents._sampling.SamplerReference.gammas`:
+the first words of all 2K draws, then the further words of the few that need them), per arm in
+arm order the gamma of S + 1 then the gamma of F + 1; at an update, one uniform per
+observation (the r-coin, in arm order).
 
 :class:`ThompsonReference` is one copy in plain Python with the same draws and arithmetic; it
 makes the same choices (``tests/test_index_agents.py``).
@@ -23,6 +25,9 @@ from bandit_envs._jit import njit
 
 #: Words per arm of ``shapes`` (d and c of the successes' gamma, then of the failures').
 SHAPE_WORDS = 4
+
+_ZERO = np.uint64(0)
+_ONE = np.uint64(1)
 
 
 def new_posteriors(copies: int, n_arms: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -72,25 +77,48 @@ def refresh_all(successes, failures, shapes):  # pragma: no cover
 def beta_choose(shapes, streams, out):  # pragma: no cover
     """Per copy b: argmax over arms of θ_k = X_k / (X_k + Y_k), X_k ~ Gamma(S_k + 1), Y_k ~ Gamma(F_k + 1).
 
-    Arm by arm, the X draws of all copies (:func:`agents._sampling.gamma_pass` and its
-    completion), then their Y draws, then the running argmax, branch-free. The first arm wins an
-    exact tie (an event of probability about 0 with continuous draws).
+    Arm by arm, the first trials of all copies' X draws, then of their Y draws
+    (:func:`agents._sampling.gamma_pass`, which keeps each trial's word), then the running
+    argmax over the arms whose θ they decided, branch-free, marking in ``pending`` (bit
+    min(k, 63)) the arms they left undecided (θ is NaN). Those are finished afterwards, copy by
+    copy: the undecided draws in draw order (:func:`agents._sampling.gamma_finish` on the kept
+    words, with the stream's further words), each θ then entering the argmax. The first arm
+    wins an exact tie (an event of probability about 0 with continuous draws).
     """
-    n_copies = shapes.shape[2]
-    x = np.empty(n_copies)
-    y = np.empty(n_copies)
+    n_arms, n_copies = shapes.shape[1], shapes.shape[2]
+    x = np.empty((n_arms, n_copies))
+    y = np.empty((n_arms, n_copies))
+    x_words = np.empty((n_arms, n_copies), dtype=np.uint64)
+    y_words = np.empty((n_arms, n_copies), dtype=np.uint64)
     best = np.full(n_copies, -1.0)
+    pending = np.zeros(n_copies, dtype=np.uint64)
     out[:] = 0
-    for k in range(shapes.shape[1]):
-        sampling.gamma_pass(streams, shapes[0, k], shapes[1, k], x)
-        sampling.gamma_pass_finish(streams, shapes[0, k], shapes[1, k], x)
-        sampling.gamma_pass(streams, shapes[2, k], shapes[3, k], y)
-        sampling.gamma_pass_finish(streams, shapes[2, k], shapes[3, k], y)
+    for k in range(n_arms):
+        sampling.gamma_pass(streams, shapes[0, k], shapes[1, k], x[k], x_words[k])
+        sampling.gamma_pass(streams, shapes[2, k], shapes[3, k], y[k], y_words[k])
+        bit = _ONE << np.uint64(min(k, 63))
         for b in range(n_copies):
-            theta = x[b] / (x[b] + y[b])
+            theta = x[k, b] / (x[k, b] + y[k, b])
             better = theta > best[b]
             best[b] = theta if better else best[b]
             out[b] = k if better else out[b]
+            pending[b] |= bit if theta != theta else _ZERO
+    for b in range(n_copies):
+        if pending[b] != _ZERO:
+            state = sampling.load(streams, b)
+            top, arm = best[b], out[b]
+            for k in range(n_arms):
+                if (pending[b] >> np.uint64(min(k, 63))) & _ONE:
+                    xk, yk = x[k, b], y[k, b]
+                    if xk != xk:
+                        xk, state = sampling.gamma_finish(x_words[k, b], state, shapes[0, k, b], shapes[1, k, b])
+                    if yk != yk:
+                        yk, state = sampling.gamma_finish(y_words[k, b], state, shapes[2, k, b], shapes[3, k, b])
+                    theta = xk / (xk + yk)
+                    if theta > top or (theta == top and k < arm):
+                        top, arm = theta, k
+            sampling.store(streams, b, state)
+            out[b] = arm
 
 
 @njit
@@ -133,10 +161,10 @@ class ThompsonReference:
         self.failures = [0.0] * n_arms
 
     def act(self) -> int:
-        """The argmax of the Beta samples (first arm on an exact tie)."""
+        """The argmax of a round of Beta samples (first arm on an exact tie)."""
+        thetas = self.draws.betas([(s + 1.0, f + 1.0) for s, f in zip(self.successes, self.failures, strict=True)])
         best, arm = -1.0, 0
-        for k, (s, f) in enumerate(zip(self.successes, self.failures, strict=True)):
-            theta = self.draws.beta(s + 1.0, f + 1.0)
+        for k, theta in enumerate(thetas):
             if theta > best:
                 best, arm = theta, k
         return arm

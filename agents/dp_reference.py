@@ -231,7 +231,7 @@ class ReferenceLDPThompsonSampling:
 
     def act(self) -> int:
         """The argmax of the Beta samples."""
-        theta = [self.draws.beta(s + 1.0, f + 1.0) for s, f in zip(self.successes, self.failures, strict=True)]
+        theta = self.draws.betas([(s + 1.0, f + 1.0) for s, f in zip(self.successes, self.failures, strict=True)])
         return _argmax(theta)
 
     def update(self, arm: int, reward: float) -> None:

@@ -536,8 +536,9 @@ class ThompsonSampling(Agent):
     Draws: each copy has its own sampling stream (:mod:`agents._sampling`: SFC64 words, ziggurat
     normals, Marsaglia & Tsang gammas, Beta = X/(X + Y)); copy i of an agent with ``seed=s`` and
     ``n_envs=N`` draws exactly as a single agent with ``seed=s + i``, so it makes the same
-    choices on the same rewards. Per round: two gammas per arm, in arm order, then one uniform
-    per coin. The kernels are compiled (:mod:`agents._thompson_kernels`, whose
+    choices on the same rewards. Per round: a round of two gammas per arm, in arm order (the
+    first word of every gamma, then the further words of the few that need them), then one
+    uniform per coin. The kernels are compiled (:mod:`agents._thompson_kernels`, whose
     :class:`~agents._thompson_kernels.ThompsonReference` is one copy in plain Python).
 
     Parameters
