@@ -4,24 +4,25 @@
 sequence, the checkpoint regret, the total regret, the agent's state arrays after the run and
 the next draws of its generator, all recorded with the per-round driver that ran the agents'
 ``act``/``update`` state machines round by round (the code before the epoch-level kernels). The
-epoch-level kernels must reproduce every one of them exactly: same arms, same released noise,
-same state. Cases cover every agent and option, uniforms mapped by Bernoulli and truncated-normal
-laws and reward tables, neighbouring tables (``override``), a batched agent's copy, and a run
-resumed mid-epoch after steps of the step API.
+epoch-level kernels must reproduce every one of them: the same arms and counts exactly, the
+released noise, regret and state floats to the relative tolerance of :mod:`recorded` (another
+CPU may round their last bit differently). Cases cover every agent and option, uniforms mapped
+by Bernoulli and truncated-normal laws and reward tables, neighbouring tables (``override``), a
+batched agent's copy, and a run resumed mid-epoch after steps of the step API.
 
 Regenerate (only when a change of behaviour is intended, and say so in the commit):
-``python tests/test_elimination_regression.py``.
+``python tests/regenerate_fixtures.py elimination``.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from recorded import assert_arrays_match
 
 from agents.elimination import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
 from agents.tables import UniformTable
@@ -117,20 +118,7 @@ def test_simulate_reproduces_recorded_runs(recorded: dict[str, np.ndarray]) -> N
         for field, value in out.items():
             stored = recorded[f"{key}|{field}"]
             assert stored.dtype == np.asarray(value).dtype, f"{key} {field}"
-            np.testing.assert_array_equal(np.asarray(value), stored, err_msg=f"{key} {field}")
-
-
-def record() -> None:
-    """Write the fixture from the current code."""
-    arrays = {f"{key}|{field}": np.asarray(value) for key, out in cases() for field, value in out.items()}
-    FIXTURE.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(FIXTURE, **arrays)  # type: ignore[arg-type]
-    print(f"wrote {len(arrays)} arrays to {FIXTURE} ({FIXTURE.stat().st_size / 1e3:.0f} kB)")
-
-
-if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    record()
+            assert_arrays_match(np.asarray(value), stored, f"{key} {field}")
 
 
 def test_streamed_table_reproduces_recorded_runs(recorded: dict[str, np.ndarray]) -> None:
@@ -145,7 +133,7 @@ def test_streamed_table_reproduces_recorded_runs(recorded: dict[str, np.ndarray]
                 table, env.adjacency, env.gaps, law=env.reward_model, checkpoints=checkpoints, record_actions=True
             )
             key = f"{instance}/{name}/uniforms"
-            np.testing.assert_array_equal(result.actions, recorded[f"{key}|actions"], err_msg=key)
-            np.testing.assert_array_equal(result.checkpoint_regret, recorded[f"{key}|checkpoint_regret"], err_msg=key)
+            assert_arrays_match(result.actions, recorded[f"{key}|actions"], key)
+            assert_arrays_match(result.checkpoint_regret, recorded[f"{key}|checkpoint_regret"], key)
             for i, array in enumerate(agent._state):
-                np.testing.assert_array_equal(array, recorded[f"{key}|state{i}"], err_msg=key)
+                assert_arrays_match(array, recorded[f"{key}|state{i}"], key)
