@@ -1,8 +1,14 @@
 """``njit``: :func:`numba.njit` with the on-disk cache where it can be used, without it elsewhere.
 
-``numba.njit(cache=True)`` needs a folder for its cache files. numba looks for one in order:
-``$NUMBA_CACHE_DIR``, the ``__pycache__`` folder beside the source file, then the user's cache
-folder (``~/.cache/numba``); for a package inside a zip archive only the last. When none can be
+``numba.njit(cache=True)`` needs a folder for its cache files. For the functions of
+``bandit_envs`` and ``agents``, numba looks for one in this order: ``$NUMBA_CACHE_DIR``, then
+this project's folder in the user's cache folder (:data:`CACHE_ROOT`, ``~/.cache/bandit_envs/numba``
+or under ``$XDG_CACHE_HOME``, installed by :class:`PackageCacheLocator`), then numba's own
+choices: the ``__pycache__`` folder beside the source file and ``~/.cache/numba``; for a package
+inside a zip archive only the last. The project's folder comes before ``__pycache__`` so that an
+installed package holds no file pip did not install: ``pip uninstall`` (which a later
+``pip install -e .`` runs) would leave such files behind in folders without an ``__init__.py``,
+which Python then imports as empty namespace packages in place of the editable install. When none can be
 written (a read-only install run by a user without a writable home, a container with a
 read-only file system), numba raises at decoration time, so the import fails, or, for a zip
 archive, at the first call. Every compiled function of ``bandit_envs`` and ``agents`` is decorated
@@ -41,6 +47,72 @@ from typing import Any, TypeVar, overload
 import numba
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: Top-level packages whose modules :func:`module_fingerprint` follows (besides the function's own)
+#: and whose functions :class:`PackageCacheLocator` caches.
+PACKAGES = ("agents", "bandit_envs")
+
+#: The folders of :data:`PACKAGES` (siblings of this package's folder), with a trailing separator.
+_PACKAGE_FOLDERS = tuple(str(Path(__file__).resolve().parent.parent / name) + os.sep for name in PACKAGES)
+
+
+def _user_cache_root() -> str:
+    """``bandit_envs/numba`` in the user's cache folder (``$XDG_CACHE_HOME`` or ``~/.cache`` on Linux)."""
+    try:
+        from numba.misc.appdirs import AppDirs
+
+        base = AppDirs(appname="bandit_envs", appauthor=False).user_cache_dir
+    except Exception:  # noqa: BLE001 - numba's vendored appdirs moved: the XDG rule
+        base = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "bandit_envs")
+    return os.path.join(base, "numba")
+
+
+#: Where the compiled kernels of :data:`PACKAGES` are cached unless ``$NUMBA_CACHE_DIR`` is set.
+CACHE_ROOT = _user_cache_root()
+
+
+def _install_locator() -> type | None:
+    """Put :class:`PackageCacheLocator` in numba's list of cache locators, after ``$NUMBA_CACHE_DIR``'s.
+
+    Returns the class, or None where numba's internals differ from what this expects (numba's
+    own search is then used unchanged).
+    """
+    try:
+        from numba.core import caching
+
+        # Public names since numba 0.60; underscored before.
+        names = vars(caching)
+        user_wide = names.get("UserWideCacheLocator") or names["_UserWideCacheLocator"]
+        user_provided = names.get("UserProvidedCacheLocator") or names["_UserProvidedCacheLocator"]
+        locators = caching.CacheImpl._locator_classes
+    except (ImportError, AttributeError, KeyError):
+        return None
+
+    class PackageCacheLocator(user_wide):  # type: ignore[misc, valid-type]
+        """Caches a function of :data:`PACKAGES` in :data:`CACHE_ROOT`, in a folder per source folder.
+
+        The sub-folder is numba's (the source folder's name and a hash of its path), so two
+        installs (a checkout and a site-packages copy) never share entries.
+        """
+
+        def __init__(self, py_func: Any, py_file: str) -> None:
+            super().__init__(py_func, py_file)
+            self._cache_path = os.path.join(CACHE_ROOT, self.get_suitable_cache_subpath(py_file))
+
+        @classmethod
+        def from_function(cls, py_func: Any, py_file: str) -> Any:
+            if not os.path.realpath(py_file).startswith(_PACKAGE_FOLDERS):
+                return None
+            return super().from_function(py_func, py_file)
+
+    if not any(getattr(c, "__name__", "") == "PackageCacheLocator" for c in locators):
+        position = locators.index(user_provided) + 1 if user_provided in locators else 0
+        locators.insert(position, PackageCacheLocator)
+    return PackageCacheLocator
+
+
+#: The installed locator class (None where numba's internals differ).
+PackageCacheLocator = _install_locator()
 
 
 #: Per source file, the folder numba caches its functions in, or None if none can be written.
@@ -84,9 +156,6 @@ def can_cache(func: Callable[..., Any]) -> bool:
         _FOLDERS[source] = _cache_folder(func)
     return _FOLDERS[source] is not None
 
-
-#: Top-level packages whose modules :func:`module_fingerprint` follows (besides the function's own).
-PACKAGES = ("agents", "bandit_envs")
 
 #: File digests by path (a module's source is read once per process).
 _DIGESTS: dict[str, str] = {}
