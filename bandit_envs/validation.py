@@ -171,12 +171,36 @@ def check_choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
     return value
 
 
+def real_array(name: str, value: Any, allowed: str = "an array of real numbers") -> np.ndarray:
+    """Return ``value`` as a float64 array; complex numbers are refused, not cast to their real part.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : Any
+        What the user gave.
+    allowed : str
+        What is allowed, completing "<name> must be ...", e.g. ``"an array of numbers in [0, 1]"``.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` does not convert to an array of real numbers (complex ones included: numpy
+        would drop their imaginary parts with only a warning).
+    """
+    try:
+        arr = np.asarray(value)
+        if arr.dtype.kind != "c":
+            return np.asarray(arr, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be {allowed}, got {type(value).__name__}.") from None
+    raise TypeError(f"{name} must be {allowed}, got complex numbers (a {arr.dtype} array of shape {arr.shape}).")
+
+
 def check_unit_array(name: str, value: Any, shape: tuple[int, ...] | None = None) -> np.ndarray:
     """Return ``value`` as a float64 array with entries in [0, 1] (and the given shape)."""
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be an array of numbers in [0, 1], got {type(value).__name__}.") from None
+    arr = real_array(name, value, "an array of numbers in [0, 1]")
     if shape is not None and arr.shape != shape:
         raise ValueError(f"{name} must have shape {shape}, got shape {arr.shape}.")
     if not np.all(np.isfinite(arr)):

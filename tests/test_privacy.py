@@ -709,3 +709,8 @@ def test_invalid_arguments_raise_naming_the_argument(
 ) -> None:
     with pytest.raises(error, match=rf"^{name}\b"):
         call()
+
+
+def test_complex_values_are_refused_not_cast() -> None:
+    with pytest.raises(TypeError, match="^x must be an array of real numbers, got complex numbers"):
+        P.gaussian_mechanism(np.array([0.5 + 0j, 0.25]), 1.0, 1e-5, np.random.default_rng(0), 1.0)
