@@ -17,6 +17,7 @@ import math
 import numbers
 import os
 import reprlib
+import stat
 from collections.abc import Iterable
 from typing import Any
 
@@ -119,6 +120,36 @@ def check_memory(what: str, nbytes: float, remedy: str) -> None:
             f"{what} would need about {format_bytes(nbytes)}, more than the limit of {format_bytes(limit)} "
             f"({source}; ${MEMORY_LIMIT_ENV_VAR} in bytes changes it); {remedy}."
         )
+
+
+def not_a_file(path: Any) -> str | None:
+    """Why ``path`` cannot be read as a file, in words completing "<path> ...", or None if it can.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The path the user gave.
+
+    Returns
+    -------
+    str or None
+        None for a regular file (or a link to one); else ``"does not exist"``, ``"is a folder, not a
+        file"``, ``"is a FIFO (named pipe), not a regular file"``, ``"is not a regular file (a
+        socket or device)"`` or ``"cannot be read (PermissionError)"``.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "does not exist"
+    except (OSError, ValueError) as exc:  # e.g. a parent folder that may not be searched
+        return f"cannot be read ({type(exc).__name__})"
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a folder, not a file"
+    if stat.S_ISFIFO(mode):
+        return "is a FIFO (named pipe), not a regular file"
+    return "is not a regular file (a socket or device)"
 
 
 def check_int(name: str, value: Any, *, minimum: int | None = None) -> int:

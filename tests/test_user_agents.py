@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import textwrap
 from typing import Any
 
@@ -227,3 +228,19 @@ def test_overrides_reach_the_settings_prepared_for_user_agents():
     assert [s["agent"] for s in exp.settings].count("Random") == 2  # one per grid (authors', realistic)
     exp = configure("budget/baselines", agents=["UCB", agents.Random], overrides={"gamma": "0.25"})
     assert {s["gamma"] for s in exp.settings} == {0.25}
+
+
+@pytest.mark.parametrize("kind", ["folder", "FIFO"])
+def test_agent_file_that_is_a_folder_or_fifo_is_named_as_such(kind, capsys, tmp_path):
+    path = tmp_path / "dir.py"
+    if kind == "folder":
+        path.mkdir()
+    else:
+        os.mkfifo(path)  # importing it would block for ever
+    code = main(["run", "gap/regret-eps", "--runs", "1", "--horizon", "100", "--no-progress",
+                 "--out", str(tmp_path / "out"), "--agent", f"{path}:make"])  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    what = "is a folder, not a file" if kind == "folder" else "is a FIFO (named pipe), not a regular file"
+    assert f"{path} {what}" in err and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from agents.experiments.core import package_version
+from bandit_envs.validation import not_a_file
 
 RESULTS = "results.csv"
 META = "meta.json"
@@ -54,8 +55,8 @@ def write_results(frame: pd.DataFrame, path: Path) -> None:
 
 def read_results(path: Path, required: Sequence[str] = ()) -> pd.DataFrame:
     """Read a ``results.csv``; ResultsError if it is missing, empty, unreadable or lacks ``required`` columns."""
-    if not path.is_file():
-        raise ResultsError(f"the folder must contain {path.name}, but {path} does not exist.")
+    if (why := not_a_file(path)) is not None:
+        raise ResultsError(f"the folder must contain {path.name}, but {path} {why}.")
     try:
         frame = pd.read_csv(path)
     except pd.errors.EmptyDataError:
@@ -140,11 +141,11 @@ def read_meta(path: Path, required: bool = False) -> dict[str, Any]:
     An absent file is an empty dict, or a ResultsError if ``required``. Missing fields are
     checked by :func:`check_meta_complete`.
     """
-    if not path.is_file():
-        if required:
+    if (why := not_a_file(path)) is not None:
+        if required or why != "does not exist":
             raise ResultsError(
-                f"the folder must contain {path.name} (written by `banditlab run` beside results.csv), but {path} does "
-                "not exist."
+                f"the folder must contain {path.name} (written by `banditlab run` beside results.csv), but "
+                f"{path} {why}."
             )
         return {}
     try:

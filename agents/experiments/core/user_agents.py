@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
+from bandit_envs.validation import not_a_file, summarize
 
 Factory = Callable[..., Any]
 
@@ -110,8 +111,8 @@ def load_factory(ref: str) -> Factory:
         raise UserAgentError(f"--agent must be module.path:Factory or path/to/file.py:Factory, got {ref!r}.")
     if target.endswith(".py"):
         path = Path(target)
-        if not path.is_file():
-            raise UserAgentError(f"--agent {ref!r}: the file {path} does not exist.")
+        if (why := not_a_file(path)) is not None:
+            raise UserAgentError(f"--agent {summarize(ref)}: {path} {why}.")
         name = "banditlab_user_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
         module = sys.modules.get(name)
         if module is None:
