@@ -705,7 +705,7 @@ class AAE(EliminationAgent):
         self.c = check_float("c", c, low=0.0, low_open=True)
         self.radius = check_choice("radius", radius, ("evendar", "hoeffding"))
         if not isinstance(side_observations, bool):
-            raise TypeError(f"side_observations must be a bool, got {side_observations!r}.")
+            raise TypeError(f"side_observations must be a bool, got {describe(side_observations)}.")
         self.side_observations = side_observations  # type: ignore[misc]
         self._reset_state()
 

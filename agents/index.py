@@ -24,7 +24,7 @@ from numba import types
 
 from agents import _sampling as sampling
 from agents import _thompson_kernels as ts_kernels
-from agents.base import Agent, check_float, entry_point
+from agents.base import Agent, check_float, describe, entry_point
 from bandit_envs._jit import njit
 
 FloatArray = npt.NDArray[np.float64]
@@ -582,7 +582,7 @@ class ThompsonSampling(Agent):
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
         if not isinstance(side_observations, bool | np.bool_):
             raise TypeError(
-                f"side_observations must be True or False, got {side_observations!r} "
+                f"side_observations must be True or False, got {describe(side_observations, typed=False)} "
                 f"({type(side_observations).__name__})."
             )
         self.side_observations = bool(side_observations)

@@ -32,6 +32,8 @@ _SHORT = reprlib.Repr()
 _SHORT.maxstring = 60
 _SHORT.maxother = 60
 _SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxset = _SHORT.maxdict = 6
+#: Characters of a long string (or bytes) that :func:`summarize` quotes, before its length.
+_STRING_PREFIX = 80
 
 
 def summarize(value: Any) -> str:
@@ -46,11 +48,17 @@ def summarize(value: Any) -> str:
     -------
     str
         ``repr(value)`` for a short value; for a numpy array of more than one element its dtype
-        and shape (``"a float64 array of shape (3, 4)"``); otherwise a repr cut to about 60
-        characters with ``...``.
+        and shape (``"a float64 array of shape (3, 4)"``); for a string (or bytes) of more than
+        80 characters the repr of its first 80 and its length (``"'abc...' (100000
+        characters)"``); otherwise a repr cut to about 60 characters with ``...``.
     """
     if isinstance(value, np.ndarray) and value.size > 1:
         return f"a {value.dtype} array of shape {value.shape}"
+    if isinstance(value, str | bytes):
+        if len(value) <= _STRING_PREFIX:
+            return repr(value)
+        head = repr(value[:_STRING_PREFIX])
+        return f"{head[:-1]}...{head[-1]} ({len(value)} {'characters' if isinstance(value, str) else 'bytes'})"
     return _SHORT.repr(value)
 
 
