@@ -257,11 +257,13 @@ BIG = "9" * 100_000
         (["--set", BIG], "--set must be key=value"),
         (["--set", "gap=" + BIG, "--set", "gap=" + BIG], "--set gap is given twice"),
         (["--agent", BIG + ".py:make"], "the path "),
+        (["--agent", BIG + ":make"], "cannot be imported (no such module)"),
         (["--agent", "mod:" + BIG], "--agent must be module.path:Factory"),
         (["--agent", BIG], "is not a built-in agent of gap/regret-eps"),
         (["--jobs", BIG], "--jobs must be an integer >= 1"),
     ],
-    ids=["set-value", "set-key", "set-form", "set-twice", "agent-file", "agent-factory", "agent-name", "jobs"],
+    ids=["set-value", "set-key", "set-form", "set-twice", "agent-file", "agent-module", "agent-factory", "agent-name"]
+    + ["jobs"],
 )
 def test_cli_quotes_a_huge_argument_by_a_short_prefix_and_its_length(argv, needle, capsys, tmp_path):
     try:

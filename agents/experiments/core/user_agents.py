@@ -134,9 +134,15 @@ def load_factory(ref: str) -> Factory:
         try:
             module = importlib.import_module(target)
         except Exception as exc:
+            # ModuleNotFoundError's text repeats the name, which may be all of a huge --agent value.
+            if not isinstance(exc, ModuleNotFoundError):
+                reason = f"{type(exc).__name__}: {exc}"
+            elif exc.name == target:
+                reason = "no such module"
+            else:
+                reason = f"no module named {summarize(exc.name)}"
             raise UserAgentError(
-                f"--agent {summarize(ref)}: module {summarize(target)} cannot be imported "
-                f"({type(exc).__name__}: {exc})."
+                f"--agent {summarize(ref)}: module {summarize(target)} cannot be imported ({reason})."
             ) from exc
     factory = getattr(module, attr, None)
     if not callable(factory):
