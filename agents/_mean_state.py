@@ -42,7 +42,6 @@ class MeanStateAgent(Agent):
         k = self.n_arms
         self._state = np.zeros((self.batch, 4 * k + EXTRA_COLUMNS))
         self._state[:, 4 * k] = self._param
-        self._ints = self._state.view(np.int64)
         self.t = 0
 
     @property
@@ -58,7 +57,8 @@ class MeanStateAgent(Agent):
     @property
     def counts(self) -> IntArray:
         """(B, K) number of pulls per arm, an int64 view of the agent's state."""
-        return self._ints[:, 2 * self.n_arms : 3 * self.n_arms]
+        # A view taken now: a stored view would part from a copied agent's state (pickle copies arrays).
+        return self._state.view(np.int64)[:, 2 * self.n_arms : 3 * self.n_arms]
 
     @abstractmethod
     def _choose(self) -> IntArray:

@@ -46,7 +46,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
-from bandit_envs.validation import check_choice, check_float, check_int, check_memory
+from bandit_envs.validation import check_choice, check_float, check_int, check_memory, summarize
 
 __all__ = [
     "Agent",
@@ -76,17 +76,15 @@ _INT64_BOUND = 1 << 63  # Python ints that numpy makes int64 arrays of: [-2**63,
 def describe(value: Any, typed: bool = True) -> str:
     """A short description of ``value`` for an error message (never a whole array).
 
-    Arrays are described by shape and dtype, lists and tuples by length, other values by their
-    ``repr`` (cut to 60 characters) followed, if ``typed``, by their type.
+    Arrays are described by shape and dtype, lists and tuples by length, other values as
+    :func:`bandit_envs.validation.summarize` quotes them (a long string by a prefix and its
+    length) followed, if ``typed``, by their type.
     """
     if isinstance(value, np.ndarray):
         return f"an array of shape {value.shape} and dtype {value.dtype}"
     if isinstance(value, list | tuple):
         return f"a {type(value).__name__} of length {len(value)}"
-    text = repr(value)
-    if len(text) > _MAX_REPR:
-        text = text[: _MAX_REPR - 3] + "..."
-    text = " ".join(text.split())  # one line
+    text = " ".join(summarize(value).split())  # one line
     return f"{text} ({type(value).__name__})" if typed else text
 
 

@@ -94,6 +94,16 @@ class EliminationAgent(Agent):
         #: Per step kernel (act, update): (state, params, generator, compiled entry) of the last lookup.
         self._entries: list[tuple[Any, Any, Any, Any] | None] = [None, None]
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The state for :mod:`pickle` and :func:`copy.deepcopy`, without the compiled entry points.
+
+        Entry points are compiled closures of this process (they cannot be pickled); a copy looks
+        them up again at its first step. Everything else, the generator included, is copied.
+        """
+        state = dict(self.__dict__)
+        state["_entries"] = [None, None]
+        return state
+
     def act(self, obs: Any = None) -> Any:
         """Next arm of every copy."""
         self._check_obs(obs)
@@ -695,7 +705,7 @@ class AAE(EliminationAgent):
         self.c = check_float("c", c, low=0.0, low_open=True)
         self.radius = check_choice("radius", radius, ("evendar", "hoeffding"))
         if not isinstance(side_observations, bool):
-            raise TypeError(f"side_observations must be a bool, got {side_observations!r}.")
+            raise TypeError(f"side_observations must be a bool, got {describe(side_observations)}.")
         self.side_observations = side_observations  # type: ignore[misc]
         self._reset_state()
 

@@ -13,7 +13,7 @@ import numpy.typing as npt
 from agents._index_kernels import KIND_GREEDY, greedy_choose
 from agents._mean_state import MeanStateAgent
 from agents._streams import GENERATOR_BYTES, CopyStreams
-from agents.base import check_choice
+from agents.base import check_choice, describe
 from agents.index import per_copy_float
 
 IntArray = npt.NDArray[np.int64]
@@ -55,7 +55,7 @@ class EpsilonGreedy(CopyStreams, MeanStateAgent):
         ``"constant"`` (default) or ``"decaying"``.
     c, d
         c > 0 and d in (0, 1) of the decaying schedule (defaults 6 and 0.1); arrays of ``n_envs``
-        values are accepted in batch mode.
+        values are accepted in batch mode. They are checked whatever the schedule.
     n_envs
         ``None`` for one env, or the number N of copies run in lock-step.
     seed
@@ -92,18 +92,19 @@ class EpsilonGreedy(CopyStreams, MeanStateAgent):
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
         self.schedule = check_choice("schedule", schedule, ("constant", "decaying"))
         self.decaying = self.schedule == "decaying"
+        # c and d are checked whatever the schedule: a bad value is a mistake even where it is unused.
+        self.c = per_copy_float("c", c, self.n_envs, low=0.0, low_open=True)
+        self.d = per_copy_float("d", d, self.n_envs, low=0.0, low_open=True)
+        for i, value in enumerate(np.atleast_1d(self.d).tolist()):
+            if not value < 1.0:
+                where = "d" if np.ndim(self.d) == 0 else f"d[{i}]"
+                raise ValueError(f"{where} must be a finite number in (0, 1), got {value!r}.")
         if self.decaying:
             if epsilon is not None:
                 raise ValueError(
                     "epsilon is the constant schedule's ε: with schedule='decaying' give c and d instead, "
-                    f"got epsilon={epsilon!r}."
+                    f"got epsilon={describe(epsilon, typed=False)}."
                 )
-            self.c = per_copy_float("c", c, self.n_envs, low=0.0, low_open=True)
-            self.d = per_copy_float("d", d, self.n_envs, low=0.0, low_open=True)
-            for i, value in enumerate(np.atleast_1d(self.d).tolist()):
-                if not value < 1.0:
-                    where = "d" if np.ndim(self.d) == 0 else f"d[{i}]"
-                    raise ValueError(f"{where} must be a finite number in (0, 1), got {value!r}.")
             self.epsilon: float | npt.NDArray[np.float64] | None = None
             param = np.asarray(self.c) * self.n_arms / np.square(np.asarray(self.d))
             self.name = "eps_n-greedy"

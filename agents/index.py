@@ -24,7 +24,7 @@ from numba import types
 
 from agents import _sampling as sampling
 from agents import _thompson_kernels as ts_kernels
-from agents.base import Agent, check_float, entry_point
+from agents.base import Agent, check_float, describe, entry_point
 from bandit_envs._jit import njit
 
 FloatArray = npt.NDArray[np.float64]
@@ -314,7 +314,6 @@ class _UCBIndex(Agent):
         k = self.n_arms
         self._state = np.zeros((self.batch, 3 * k + _EXTRA_COLUMNS))
         self._state[:, 3 * k] = self._width_coef
-        self._ints = self._state.view(np.int64)
         self._t = 0
         self._arm_shape = (k,)
         self._next = 0 if self.n_envs is None else -1  # nothing counted yet: arm 0 first
@@ -335,7 +334,8 @@ class _UCBIndex(Agent):
     def counts(self) -> IntArray:
         """(B, K) number of pulls (observations) per arm, an int64 view of the agent's state."""
         self._next = -1
-        return self._ints[:, 2 * self.n_arms : 3 * self.n_arms]
+        # A view taken now: a stored view would part from a copied agent's state (pickle copies arrays).
+        return self._state.view(np.int64)[:, 2 * self.n_arms : 3 * self.n_arms]
 
     @property
     def t(self) -> int:
@@ -582,7 +582,7 @@ class ThompsonSampling(Agent):
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
         if not isinstance(side_observations, bool | np.bool_):
             raise TypeError(
-                f"side_observations must be True or False, got {side_observations!r} "
+                f"side_observations must be True or False, got {describe(side_observations, typed=False)} "
                 f"({type(side_observations).__name__})."
             )
         self.side_observations = bool(side_observations)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import Agent, PrivateAgent, check_choice, check_float
+from agents.base import Agent, PrivateAgent, check_choice, check_float, describe
 from agents.elimination import EliminationAgent
 from agents.index import UCB, ThompsonSampling, _ucb_choose
 from agents.linear import LinearAgent
@@ -28,6 +28,7 @@ from bandit_envs.privacy.accounting import (
     user_privacy,
 )
 from bandit_envs.privacy.streams import noise_generator
+from bandit_envs.validation import summarize
 
 __all__ = ["LDPWrapper"]
 
@@ -231,7 +232,9 @@ class LDPWrapper(PrivateAgent):
                 self.scale = math.inf
         else:
             if delta is not None:
-                raise ValueError(f"delta must be None for the {mechanism} mechanism (it is pure ε-LDP), got {delta!r}.")
+                raise ValueError(
+                    f"delta must be None for the {mechanism} mechanism (it is pure ε-LDP), got {describe(delta)}."
+                )
             if mechanism == "laplace":
                 self.scale = width / self.epsilon
         _check_report_scale(mechanism, rr_output, self.scale, self.epsilon, width)
@@ -245,7 +248,7 @@ class LDPWrapper(PrivateAgent):
         if noise_aware is None:
             noise_aware = plain_ucb
         if not isinstance(noise_aware, bool | np.bool_):
-            raise TypeError(f"noise_aware must be True, False or None, got {noise_aware!r}.")
+            raise TypeError(f"noise_aware must be True, False or None, got {describe(noise_aware)}.")
         if noise_aware and not plain_ucb:
             raise ValueError(f"noise_aware=True needs the wrapped agent to be agents.UCB, got {type(agent).__name__}.")
         self.noise_aware = bool(noise_aware)
@@ -420,11 +423,11 @@ def _check_range(value: Any) -> tuple[float, float]:
     try:
         lo, hi = value
     except (TypeError, ValueError):
-        raise ValueError(f"reward_range must be a pair (lo, hi) with lo < hi, got {value!r}.") from None
+        raise ValueError(f"reward_range must be a pair (lo, hi) with lo < hi, got {summarize(value)}.") from None
     lo_f = check_float("reward_range[0]", lo)
     hi_f = check_float("reward_range[1]", hi)
     if not lo_f < hi_f:
-        raise ValueError(f"reward_range must be a pair (lo, hi) with lo < hi, got {value!r}.")
+        raise ValueError(f"reward_range must be a pair (lo, hi) with lo < hi, got {summarize(value)}.")
     return lo_f, hi_f
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
-from agents.base import Agent, _space, check_int
+from agents.base import Agent, _space, check_int, describe
 
 if TYPE_CHECKING:
     from stable_baselines3.common.base_class import BaseAlgorithm
@@ -96,7 +96,7 @@ class SB3Agent(Agent):
         super().__init__(int(action_space.n), n_envs=n_envs, seed=seed)
         for flag, value in (("deterministic", deterministic), ("learn_online", learn_online)):
             if not isinstance(value, bool):
-                raise TypeError(f"{flag} must be True or False, got {value!r}.")
+                raise TypeError(f"{flag} must be True or False, got {describe(value)}.")
         self.model = model
         self.deterministic = deterministic
         self.learn_online = learn_online
@@ -105,7 +105,7 @@ class SB3Agent(Agent):
         self.total_timesteps = total_timesteps
         if name is not None:
             if not isinstance(name, str) or not name:
-                raise TypeError(f"name must be a non-empty string, got {name!r}.")
+                raise TypeError(f"name must be a non-empty string, got {describe(name)}.")
             self.name = name
         else:
             self.name = type(model).__name__

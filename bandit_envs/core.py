@@ -315,15 +315,42 @@ class NoiseBlock:
         self.draw = draw
         self.block_rows = block_rows
 
-    def restart(self, rows: int, table: Any = None) -> Iterator[Any]:
+    def restart(self, rows: int, table: Any = None) -> EpisodeRows:
         """The rows of an episode of ``rows`` rows; with ``table``, its rows replayed instead."""
-        return iter(table) if table is not None else self._stream(rows)
+        if table is not None:
+            return EpisodeRows(self.draw, self.block_rows, 0, iter(table))
+        return EpisodeRows(self.draw, self.block_rows, rows, iter(()))
 
-    def _stream(self, rows: int) -> Iterator[Any]:
-        while rows > 0:
-            k = min(self.block_rows, rows)
-            rows -= k
-            yield from self.draw(k)
+
+class EpisodeRows:
+    """The iterator of an episode's noise rows (:meth:`NoiseBlock.restart`), refilled by blocks.
+
+    It holds the iterator over the rows drawn so far and the number of rows still to draw, so an
+    env copied by :func:`copy.deepcopy` or :mod:`pickle` at any point of an episode goes on with
+    the same rows (a generator function would make the env impossible to copy).
+    """
+
+    __slots__ = ("_block", "_block_rows", "_draw", "_left")
+
+    def __init__(self, draw: Callable[[int], Any], block_rows: int, rows: int, block: Iterator[Any]) -> None:
+        self._draw = draw
+        self._block_rows = block_rows
+        self._left = rows
+        self._block = block
+
+    def __iter__(self) -> EpisodeRows:
+        return self
+
+    def __next__(self) -> Any:
+        try:
+            return next(self._block)
+        except StopIteration:
+            if self._left <= 0:
+                raise
+        k = min(self._block_rows, self._left)
+        self._left -= k
+        self._block = iter(self._draw(k))
+        return next(self._block)
 
 
 #: Bytes of the rows that a vector env's copies keep drawn ahead, all copies together (per

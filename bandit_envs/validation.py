@@ -17,6 +17,7 @@ import math
 import numbers
 import os
 import reprlib
+import stat
 from collections.abc import Iterable
 from typing import Any
 
@@ -31,6 +32,8 @@ _SHORT = reprlib.Repr()
 _SHORT.maxstring = 60
 _SHORT.maxother = 60
 _SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxset = _SHORT.maxdict = 6
+#: Characters of a long string (or bytes) that :func:`summarize` quotes, before its length.
+_STRING_PREFIX = 80
 
 
 def summarize(value: Any) -> str:
@@ -45,11 +48,17 @@ def summarize(value: Any) -> str:
     -------
     str
         ``repr(value)`` for a short value; for a numpy array of more than one element its dtype
-        and shape (``"a float64 array of shape (3, 4)"``); otherwise a repr cut to about 60
-        characters with ``...``.
+        and shape (``"a float64 array of shape (3, 4)"``); for a string (or bytes) of more than
+        80 characters the repr of its first 80 and its length (``"'abc...' (100000
+        characters)"``); otherwise a repr cut to about 60 characters with ``...``.
     """
     if isinstance(value, np.ndarray) and value.size > 1:
         return f"a {value.dtype} array of shape {value.shape}"
+    if isinstance(value, str | bytes):
+        if len(value) <= _STRING_PREFIX:
+            return repr(value)
+        head = repr(value[:_STRING_PREFIX])
+        return f"{head[:-1]}...{head[-1]} ({len(value)} {'characters' if isinstance(value, str) else 'bytes'})"
     return _SHORT.repr(value)
 
 
@@ -121,6 +130,36 @@ def check_memory(what: str, nbytes: float, remedy: str) -> None:
         )
 
 
+def not_a_file(path: Any) -> str | None:
+    """Why ``path`` cannot be read as a file, in words completing "<path> ...", or None if it can.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The path the user gave.
+
+    Returns
+    -------
+    str or None
+        None for a regular file (or a link to one); else ``"does not exist"``, ``"is a folder, not a
+        file"``, ``"is a FIFO (named pipe), not a regular file"``, ``"is not a regular file (a
+        socket or device)"`` or ``"cannot be read (PermissionError)"``.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "does not exist"
+    except (OSError, ValueError) as exc:  # e.g. a parent folder that may not be searched
+        return f"cannot be read ({type(exc).__name__})"
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a folder, not a file"
+    if stat.S_ISFIFO(mode):
+        return "is a FIFO (named pipe), not a regular file"
+    return "is not a regular file (a socket or device)"
+
+
 def check_int(name: str, value: Any, *, minimum: int | None = None) -> int:
     """Return ``value`` as an ``int`` if it is an integer (not a bool) not below ``minimum``."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
@@ -171,12 +210,36 @@ def check_choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
     return value
 
 
+def real_array(name: str, value: Any, allowed: str = "an array of real numbers") -> np.ndarray:
+    """Return ``value`` as a float64 array; complex numbers are refused, not cast to their real part.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : Any
+        What the user gave.
+    allowed : str
+        What is allowed, completing "<name> must be ...", e.g. ``"an array of numbers in [0, 1]"``.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` does not convert to an array of real numbers (complex ones included: numpy
+        would drop their imaginary parts with only a warning).
+    """
+    try:
+        arr = np.asarray(value)
+        if arr.dtype.kind != "c":
+            return np.asarray(arr, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be {allowed}, got {type(value).__name__}.") from None
+    raise TypeError(f"{name} must be {allowed}, got complex numbers (a {arr.dtype} array of shape {arr.shape}).")
+
+
 def check_unit_array(name: str, value: Any, shape: tuple[int, ...] | None = None) -> np.ndarray:
     """Return ``value`` as a float64 array with entries in [0, 1] (and the given shape)."""
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be an array of numbers in [0, 1], got {type(value).__name__}.") from None
+    arr = real_array(name, value, "an array of numbers in [0, 1]")
     if shape is not None and arr.shape != shape:
         raise ValueError(f"{name} must have shape {shape}, got shape {arr.shape}.")
     if not np.all(np.isfinite(arr)):

@@ -620,3 +620,30 @@ def test_reference_runs_refuse_rewards_as_the_compiled_agents_do(run, value):
     }
     with pytest.raises(ValueError, match=r"^table must be finite numbers in \[0, 1\] .* at round 5, arm 2\.$"):
         calls[run]()
+
+
+# Huge arguments -----------------------------------------------------------------------------
+
+BIG = "9" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda: LDPWrapper(UCB(K), "laplace", 1.0, delta=BIG), "delta must be None"),
+        (lambda: LDPWrapper(UCB(K), "laplace", 1.0, noise_aware=BIG), "noise_aware"),
+        (lambda: LDPWrapper(UCB(K), "laplace", 1.0, reward_range=BIG), "reward_range"),
+        (lambda: AAE(K, 100, side_observations=BIG), "side_observations"),
+        (lambda: ThompsonSampling(K, side_observations=BIG), "side_observations"),
+        (lambda: SB3Agent(StubModel(), deterministic=BIG), "deterministic"),  # type: ignore[arg-type]
+        (lambda: EpsilonGreedy(K, epsilon=BIG), "epsilon"),
+        (lambda: EpsilonGreedy(K, schedule=BIG), "schedule"),
+    ],
+    ids=["ldp-delta", "ldp-noise_aware", "ldp-reward_range", "aae-side", "ts-side", "sb3-flag", "eps", "schedule"],
+)
+def test_constructors_quote_a_huge_argument_by_a_short_prefix(make: Callable[[], Any], words: str) -> None:
+    with pytest.raises((TypeError, ValueError), match=words) as error:
+        make()
+    msg = str(error.value)
+    assert "\n" not in msg and len(msg) < 300, f"{len(msg)} characters: {msg[:300]}"
+    assert "..." in msg, msg

@@ -440,6 +440,13 @@ def test_seeded_reset_pickle_and_copies_replay_the_same_actions(name):
         (lambda: EpsilonGreedy(3, schedule="linear"), ValueError, "schedule must be one of"),
         (lambda: EpsilonGreedy(3, schedule="decaying", d=1.0), ValueError, r"d must be a finite number in \(0, 1\)"),
         (lambda: EpsilonGreedy(3, schedule="decaying", c=0.0), ValueError, "c must be"),
+        # c and d are checked with the constant schedule too (where they are not used)
+        (lambda: EpsilonGreedy(3, c=-1.0), ValueError, r"c must be a finite number in \(0, inf\)"),
+        (lambda: EpsilonGreedy(3, 0.2, c=math.nan), ValueError, "c must be"),
+        (lambda: EpsilonGreedy(3, c="6"), TypeError, "c must be a real number"),
+        (lambda: EpsilonGreedy(3, d=1.5), ValueError, r"d must be a finite number in \(0, 1\)"),
+        (lambda: EpsilonGreedy(3, d=0.0), ValueError, "d must be"),
+        (lambda: EpsilonGreedy(3, d=[0.1, 2.0], n_envs=2), ValueError, r"d\[1\] must be"),
         (lambda: EpsilonGreedy(3, epsilon=[0.1, 0.2], n_envs=3), ValueError, "epsilon must be a number or an array"),
         (lambda: KLUCB(3, c=-1.0), ValueError, "c must be"),
         (lambda: KLUCB(3, tol=0.0), ValueError, "tol must be"),

@@ -271,3 +271,19 @@ def test_report_refuses_results_or_meta_it_cannot_summarize(edit, needle, made, 
     line = _sentence(capsys)
     assert needle in line, line
     assert not (tmp_path / "summary.md").exists() and not (tmp_path / "figure.png").exists()
+
+
+@pytest.mark.parametrize("name", ["results.csv", "meta.json"])
+@pytest.mark.parametrize("kind", ["folder", "FIFO"])
+def test_report_names_a_results_path_that_is_a_folder_or_fifo(name, kind, made, tmp_path, capsys):
+    for other in ("results.csv", "meta.json"):
+        if other != name:
+            shutil.copy(made / other, tmp_path / other)
+    if kind == "folder":
+        (tmp_path / name).mkdir()
+    else:
+        os.mkfifo(tmp_path / name)  # reading it would block for ever
+    assert main(["report", EID, str(tmp_path)]) == 2
+    line = _sentence(capsys)
+    what = "is a folder, not a file" if kind == "folder" else "is a FIFO (named pipe), not a regular file"
+    assert f"the folder must contain {name}" in line and f"{tmp_path / name} {what}" in line, line

@@ -10,6 +10,7 @@ import dataclasses
 import gzip
 import hashlib
 import http.server
+import os
 import shutil
 import signal
 import subprocess
@@ -565,6 +566,16 @@ def test_invalid_arguments() -> None:
         BBox(40.0, 41.0, -74.0, 200.0)
     with pytest.raises(DatasetError, match="does not exist"):
         load_movielens(path="/nonexistent/ratings.csv")
+
+
+def test_a_data_path_that_is_a_folder_or_fifo_is_named_as_such(tmp_path: Path) -> None:
+    (tmp_path / "ratings.csv").mkdir()  # the folder given holds a folder where the file should be
+    with pytest.raises(DatasetError, match=r"ratings.csv is a folder, not a file; pass path="):
+        load_movielens(path=tmp_path)
+    fifo = tmp_path / "checkins.txt"
+    os.mkfifo(fifo)  # reading it would block for ever
+    with pytest.raises(DatasetError, match=r"checkins.txt is a FIFO \(named pipe\), not a regular file; pass path="):
+        load_gowalla(path=fifo)
 
 
 # --- tables and helpers ----------------------------------------------------------------------

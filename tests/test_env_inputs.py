@@ -71,6 +71,29 @@ def test_replayed_reward_table_is_a_copy_of_what_was_checked() -> None:
             np.testing.assert_array_equal(info["observed_rewards"].max(axis=1) <= 1.0, True)
 
 
+@pytest.mark.parametrize("vector", [False, True], ids=["single", "vector"])
+def test_complex_reward_table_is_refused_not_cast(vector: bool) -> None:
+    table = np.full((6, 3), 0.5) + 0.25j
+    if vector:
+        env = gym.make_vec("GraphBandit-v0", num_envs=NUM_ENVS, horizon=6, n_arms=3)
+    else:
+        env = gym.make("GraphBandit-v0", horizon=6, n_arms=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's ComplexWarning would be a silent cast here
+        with pytest.raises(TypeError, match=r"^reward_table must be an array of numbers in \[0, 1\], got complex") as e:
+            env.reset(seed=0, options={"reward_table": table})
+        one_sentence(e)
+        with pytest.raises(TypeError, match="^reward_table .* got complex"):  # even with zero imaginary parts
+            env.reset(seed=0, options={"reward_table": table.real + 0j})
+
+
+def test_complex_budgets_are_refused_not_cast() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(TypeError, match=r"^budgets must be a 1-D array of numbers, got complex numbers \("):
+            gym.make("PrivacyBudgetMovieLens-v0", horizon=7, oracle_samples=1000, budgets=[0.5, 1 + 1j])
+
+
 # ----------------------------------------------------------------------------------- actions
 
 BAD_ACTIONS = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import math
 import pickle
+import warnings
 
 import dp_accounting
 import gymnasium as gym
@@ -600,3 +601,13 @@ def test_linucb_rejects_bad_arguments_and_inputs():
         agent.run(np.ones((5, 4, 3)), np.ones((5, 3)))
     with pytest.raises(ValueError, match="checkpoints"):
         agent.run(np.ones((5, 4, 3)), np.ones((5, 4)), checkpoints=[3, 2])
+
+
+@pytest.mark.parametrize("n_envs", [None, 3])
+def test_complex_features_are_refused_not_cast(n_envs: int | None) -> None:
+    agent = LinUCB(2, n_envs=n_envs)
+    features = np.full((3, 2) if n_envs is None else (n_envs, 3, 2), 0.5) + 0j
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's ComplexWarning would be a silent cast here
+        with pytest.raises(TypeError, match="must be a float array of shape .* got complex numbers"):
+            agent.act(features)

@@ -709,3 +709,25 @@ def test_invalid_arguments_raise_naming_the_argument(
 ) -> None:
     with pytest.raises(error, match=rf"^{name}\b"):
         call()
+
+
+def test_complex_values_are_refused_not_cast() -> None:
+    with pytest.raises(TypeError, match="^x must be an array of real numbers, got complex numbers"):
+        P.gaussian_mechanism(np.array([0.5 + 0j, 0.25]), 1.0, 1e-5, np.random.default_rng(0), 1.0)
+
+
+def test_privacy_arguments_quote_a_huge_value_by_a_short_prefix() -> None:
+    from bandit_envs.privacy.accounting import ReportMechanism, report_cap
+    from bandit_envs.privacy.counters import BinaryTreeCounter
+
+    big = "9" * 100_000
+    calls = [
+        lambda: BinaryTreeCounter(10, 1.0, np.random.default_rng(0), bounds=big),
+        lambda: report_cap(ReportMechanism.laplace(1.0), None, big),
+        lambda: report_cap(ReportMechanism.laplace(1.0), 2, big),
+    ]
+    for call in calls:
+        with pytest.raises((TypeError, ValueError)) as error:
+            call()
+        msg = str(error.value)
+        assert len(msg) < 300 and "(100000 characters)" in msg, f"{len(msg)} characters: {msg[:300]}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import textwrap
 from typing import Any
 
@@ -227,3 +228,57 @@ def test_overrides_reach_the_settings_prepared_for_user_agents():
     assert [s["agent"] for s in exp.settings].count("Random") == 2  # one per grid (authors', realistic)
     exp = configure("budget/baselines", agents=["UCB", agents.Random], overrides={"gamma": "0.25"})
     assert {s["gamma"] for s in exp.settings} == {0.25}
+
+
+@pytest.mark.parametrize("kind", ["folder", "FIFO"])
+def test_agent_file_that_is_a_folder_or_fifo_is_named_as_such(kind, capsys, tmp_path):
+    path = tmp_path / "dir.py"
+    if kind == "folder":
+        path.mkdir()
+    else:
+        os.mkfifo(path)  # importing it would block for ever
+    code = main(["run", "gap/regret-eps", "--runs", "1", "--horizon", "100", "--no-progress",
+                 "--out", str(tmp_path / "out"), "--agent", f"{path}:make"])  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    what = "is a folder, not a file" if kind == "folder" else "is a FIFO (named pipe), not a regular file"
+    assert f"--agent {str(path)[:80]!r}"[:-1] in err and f"the path {what}" in err and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
+BIG = "9" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--set", "gap=" + BIG], "--set gap must be a number in (0, 0.9], got '9999"),
+        (["--set", BIG + "=1"], "--set key must be a setting parameter of gap/regret-eps"),
+        (["--set", BIG], "--set must be key=value"),
+        (["--set", "gap=" + BIG, "--set", "gap=" + BIG], "--set gap is given twice"),
+        (["--agent", BIG + ".py:make"], "the path "),
+        (["--agent", BIG + ":make"], "cannot be imported (no such module)"),
+        (["--agent", "mod:" + BIG], "--agent must be module.path:Factory"),
+        (["--agent", BIG], "is not a built-in agent of gap/regret-eps"),
+        (["--jobs", BIG], "--jobs must be an integer >= 1"),
+    ],
+    ids=["set-value", "set-key", "set-form", "set-twice", "agent-file", "agent-module", "agent-factory", "agent-name"]
+    + ["jobs"],
+)
+def test_cli_quotes_a_huge_argument_by_a_short_prefix_and_its_length(argv, needle, capsys, tmp_path):
+    try:
+        code = main(["run", "gap/regret-eps", "--runs", "1", "--horizon", "100", "--no-progress",
+                     "--out", str(tmp_path), *argv])  # fmt: skip
+    except SystemExit as exc:
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and "Traceback" not in err, err[:400]
+    assert len(err.splitlines()) == 1 and len(err) < 400, f"{len(err)} characters: {err[:400]}"
+    assert "...' (100" in err, err[:400]  # the prefix, then the length of what was given
+
+
+def test_cli_quotes_a_huge_experiment_id_by_a_short_prefix(capsys):
+    assert main(["run", BIG]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "experiment id must be one of" in err and "(100000 characters)" in err and len(err) < 700, err[:800]

@@ -34,6 +34,7 @@ from agents.audit.procedure import DEFAULT_RUNS, MIN_RUNS, run_audit
 from agents.audit.result import INCONCLUSIVE, NO_VIOLATION, VIOLATION, AuditResult, Power, table_header
 from agents.audit.subjects import AUDIT_ENVS, BUILTINS, VIEWS, Subject, agent_subject, builtin_subject
 from agents.base import Agent, check_choice, check_float, check_int, describe
+from bandit_envs.validation import summarize
 
 __all__ = [
     "AUDIT_ENVS",
@@ -108,14 +109,16 @@ def subject_for(
     if view is not None:
         check_choice("view", view, VIEWS)
     if view is not None and isinstance(agent, Subject):
-        raise ValueError(f"view must be None for a ready Subject (it has its own events), got {view!r}.")
+        raise ValueError(f"view must be None for a ready Subject (it has its own events), got {summarize(view)}.")
     group = check_int("group", group, minimum=1)
     if horizon is not None:
         horizon = check_int("horizon", horizon, minimum=2)
     if unit is not None:
         check_choice("unit", unit, tuple(UNITS))
     if env_id not in AUDIT_ENVS:
-        raise ValueError(f"env must be an env that replays reward tables, one of {list(AUDIT_ENVS)}, got {env_id!r}.")
+        raise ValueError(
+            f"env must be an env that replays reward tables, one of {list(AUDIT_ENVS)}, got {summarize(env_id)}."
+        )
     if isinstance(agent, Subject):
         subject = agent
     elif factory is not None:
@@ -138,7 +141,9 @@ def subject_for(
             f"agent must be a built-in name, an Agent subclass, a factory or a Subject, got {describe(agent)}."
         )
     if unit is not None and unit != subject.unit:
-        raise ValueError(f"unit must be {subject.unit!r} for {subject.name} (its documented unit), got {unit!r}.")
+        raise ValueError(
+            f"unit must be {subject.unit!r} for {subject.name} (its documented unit), got {summarize(unit)}."
+        )
     if delta is not None:
         subject = dataclasses.replace(subject, delta=check_float("delta", delta, low=0.0, high=1.0, high_open=True))
     return subject

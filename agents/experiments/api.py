@@ -38,6 +38,7 @@ from agents.experiments.core.runner import Task, default_jobs, tasks_for
 from agents.experiments.core.spec import Experiment
 from agents.experiments.core.user_agents import UserAgent, UserAgentError, user_agent
 from agents.experiments.registry import get_experiment
+from bandit_envs.validation import summarize
 
 AgentEntry = str | Callable[..., Any] | UserAgent | tuple[str, Any]
 
@@ -121,7 +122,7 @@ def configure(
 
 def _with_agents(exp: Experiment, agents: Sequence[AgentEntry] | None, extra: Sequence[AgentEntry]) -> Experiment:
     if isinstance(agents, (str, bytes)):
-        raise UserAgentError(f"agents must be a list of agents, got the string {agents!r}.")
+        raise UserAgentError(f"agents must be a list of agents, got the string {summarize(agents)}.")
     known = exp.family.builtin_agents
     builtin: list[str] = list(exp.agents) if agents is None else []
     users: list[UserAgent] = []
@@ -129,11 +130,11 @@ def _with_agents(exp: Experiment, agents: Sequence[AgentEntry] | None, extra: Se
         if isinstance(entry, str) and ":" not in entry:
             if entry not in known:
                 raise UserAgentError(
-                    f"agent {entry!r} is not a built-in agent of {exp.id} (built-in: {', '.join(known)}); give your "
-                    "own agent as a callable, module.path:Factory or path/to/file.py:Factory."
+                    f"agent {summarize(entry)} is not a built-in agent of {exp.id} (built-in: {', '.join(known)}); "
+                    "give your own agent as a callable, module.path:Factory or path/to/file.py:Factory."
                 )
             if entry in builtin:
-                raise UserAgentError(f"agent names must be unique, but {entry!r} is given twice.")
+                raise UserAgentError(f"agent names must be unique, but {summarize(entry)} is given twice.")
             builtin.append(entry)
         else:
             users.append(user_agent(entry, taken=[*builtin, *(u.name for u in users), *known]))

@@ -59,6 +59,7 @@ from agents.experiments.core.results import (
 )
 from agents.experiments.core.user_agents import UserAgentError
 from agents.experiments.registry import EXPERIMENTS, get_experiment
+from bandit_envs.validation import summarize
 
 #: Exit status after Ctrl-C or SIGTERM (128 + SIGINT, as shells report an interrupted command).
 INTERRUPTED = 130
@@ -74,9 +75,9 @@ def _positive(name: str, minimum: int = 1) -> Any:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer >= {minimum}, got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"{name} must be an integer >= {minimum}, got {summarize(text)}") from None
         if value < minimum:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer >= {minimum}, got {text!r}")
+            raise argparse.ArgumentTypeError(f"{name} must be an integer >= {minimum}, got {summarize(text)}")
         return value
 
     return parse
@@ -88,14 +89,14 @@ def _seconds(text: str) -> float:
     except ValueError:
         value = float("nan")
     if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"--timeout must be a positive number of seconds, got {text!r}")
+        raise argparse.ArgumentTypeError(f"--timeout must be a positive number of seconds, got {summarize(text)}")
     return value
 
 
 def _assignment(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key.strip() or not value.strip():
-        raise argparse.ArgumentTypeError(f"--set must be key=value (e.g. --set epsilon=0.5), got {text!r}")
+        raise argparse.ArgumentTypeError(f"--set must be key=value (e.g. --set epsilon=0.5), got {summarize(text)}")
     return key.strip(), value.strip()
 
 
@@ -181,7 +182,7 @@ def _epsilon(text: str) -> float:
     except ValueError:
         value = float("nan")
     if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"--epsilon must be a finite number > 0, got {text!r}")
+        raise argparse.ArgumentTypeError(f"--epsilon must be a finite number > 0, got {summarize(text)}")
     return value
 
 
@@ -191,7 +192,7 @@ def _delta(text: str) -> float:
     except ValueError:
         value = float("nan")
     if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"--delta must be a number in [0, 1), got {text!r}")
+        raise argparse.ArgumentTypeError(f"--delta must be a number in [0, 1), got {summarize(text)}")
     return value
 
 
@@ -262,7 +263,8 @@ def _audit(args: argparse.Namespace) -> int:
         return _audit_all(args)
     if args.out is not None:
         print(
-            f"banditlab: error: --out is for `banditlab audit all`, got it with agent {args.agent!r}.", file=sys.stderr
+            f"banditlab: error: --out is for `banditlab audit all`, got it with agent {summarize(args.agent)}.",
+            file=sys.stderr,
         )
         return 2
     try:
@@ -360,7 +362,9 @@ def _report(experiment_id: str, folder: Path) -> str:
     results = read_results(folder / RESULTS, columns)
     meta = read_meta(folder / META, required=True)
     if meta.get("experiment") not in (None, experiment_id):
-        raise ResultsError(f"{folder} holds results of {meta['experiment']!r}, not of {experiment_id!r}.")
+        raise ResultsError(
+            f"{folder} holds results of {summarize(meta['experiment'])}, not of {summarize(experiment_id)}."
+        )
     check_meta_complete(meta, folder / META)
     exp = get_experiment(experiment_id).scaled(runs=meta["runs"], horizon=meta["horizon"])
     check_results(results, folder / RESULTS, columns, len(exp.settings), exp.runs)
@@ -387,7 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _audit(args)
     if args.experiment not in EXPERIMENTS:
         print(
-            f"banditlab: error: experiment id must be one of {sorted(EXPERIMENTS)}, got {args.experiment!r}.",
+            f"banditlab: error: experiment id must be one of {sorted(EXPERIMENTS)}, got {summarize(args.experiment)}.",
             file=sys.stderr,
         )
         return 2
@@ -435,7 +439,7 @@ def _run_from_args(args: argparse.Namespace, argv: Sequence[str] | None) -> tupl
     overrides: dict[str, str] = {}
     for key, value in args.overrides:
         if key in overrides:
-            raise UsageError(f"--set {key} is given twice ({overrides[key]!r} and {value!r}).")
+            raise UsageError(f"--set {key} is given twice ({summarize(overrides[key])} and {summarize(value)}).")
         overrides[key] = value
     return run_experiment(
         args.experiment,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from agents.experiments import budget, dpmab, gap, ldp, rl
 from agents.experiments.core.spec import Experiment
+from bandit_envs.validation import summarize
 
 EXPERIMENTS: dict[str, Experiment] = {e.id: e for family in (gap, budget, ldp, rl, dpmab) for e in family.EXPERIMENTS}
 
@@ -18,4 +19,6 @@ def get_experiment(experiment_id: str) -> Experiment:
     try:
         return EXPERIMENTS[experiment_id]
     except (KeyError, TypeError):
-        raise ValueError(f"experiment id must be one of {sorted(EXPERIMENTS)}, got {experiment_id!r}.") from None
+        raise ValueError(
+            f"experiment id must be one of {sorted(EXPERIMENTS)}, got {summarize(experiment_id)}."
+        ) from None

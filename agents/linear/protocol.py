@@ -36,6 +36,7 @@ import numpy.typing as npt
 
 from agents.base import check_choice, check_float
 from agents.linear._kernels import choose_batch, fill_normals, receive_batch, write_report
+from bandit_envs.validation import real_array
 
 __all__ = ["BONUSES", "LinUCBServer", "as_features", "client_choose", "client_report"]
 
@@ -49,10 +50,7 @@ BONUSES = ("sqrt", "quadratic")
 def as_features(name: str, value: Any, lead: tuple[int, ...], d: int) -> FloatArray:
     """``value`` as a C-contiguous float64 array of shape lead + (n_arms, d), finite, n_arms >= 1."""
     shape_text = "(" + ", ".join([str(n) for n in lead] + ["n_arms", str(d)]) + ")"
-    try:
-        arr = np.ascontiguousarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a float array of shape {shape_text}, got {type(value).__name__}.") from None
+    arr = np.ascontiguousarray(real_array(name, value, f"a float array of shape {shape_text}"))
     if arr.ndim != len(lead) + 2 or arr.shape[: len(lead)] != lead or arr.shape[-1] != d or arr.shape[-2] < 1:
         raise ValueError(f"{name} must have shape {shape_text}, got {arr.shape}.")
     if not np.isfinite(arr).all():

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import ndtr, ndtri
 
-from bandit_envs.validation import check_float, check_int, check_memory, summarize
+from bandit_envs.validation import check_float, check_int, check_memory, real_array, summarize
 
 #: Largest allowed budget. The paper's grid is {0.1, ..., 1}; beyond 5 randomized response
 #: reports the truth with probability > 0.993 and the movie chain mixes too slowly for the oracle.
@@ -70,10 +70,7 @@ def budget_grid(n_budgets: Any, budgets: Any) -> FloatArray:
             "use fewer budgets",
         )
         return np.arange(1, k + 1, dtype=np.float64) / k
-    try:
-        arr = np.array(budgets, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"budgets must be a 1-D array of numbers, got {type(budgets).__name__}.") from None
+    arr = np.array(real_array("budgets", budgets, "a 1-D array of numbers"))
     if arr.ndim != 1 or arr.size < 2:
         raise ValueError(f"budgets must be a 1-D array of at least 2 budgets, got shape {arr.shape}.")
     bad = ~(np.isfinite(arr) & (arr > 0.0) & (arr <= MAX_BUDGET))

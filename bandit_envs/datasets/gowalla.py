@@ -18,7 +18,7 @@ from pathlib import Path
 from bandit_envs.datasets._fetch import DataFile, DatasetError, fetch, get_data_home
 from bandit_envs.datasets._parse import Layout, read_table, require
 from bandit_envs.datasets._tables import BBox, CheckIns
-from bandit_envs.validation import check_choice, summarize
+from bandit_envs.validation import check_choice, not_a_file, summarize
 
 GOWALLA_URL = "https://snap.stanford.edu/data/loc-gowalla_totalCheckins.txt.gz"
 GOWALLA_FILE = "loc-gowalla_totalCheckins.txt.gz"
@@ -127,9 +127,9 @@ def _as_bbox(bbox: BBox | tuple[float, float, float, float] | None) -> BBox | No
 def _user_file(path: Path, verify: str) -> DataFile:
     if path.is_dir():
         path = path / GOWALLA_FILE
-    if not path.is_file():
+    if (why := not_a_file(path)) is not None:
         raise DatasetError(
-            f"{path} does not exist; pass path= pointing at a check-in file in SNAP's format, "
+            f"{path} {why}; pass path= pointing at a check-in file in SNAP's format, "
             f"such as {GOWALLA_FILE} downloaded from {GOWALLA_URL}."
         )
     official = path.name in (GOWALLA_FILE, GOWALLA_FILE.removesuffix(".gz")) and verify == "auto"

@@ -25,7 +25,7 @@ import numpy as np
 from bandit_envs.datasets._fetch import DataFile, DatasetError, fetch, get_data_home, publish, staging
 from bandit_envs.datasets._parse import Kind, Layout, read_table, require
 from bandit_envs.datasets._tables import Ratings
-from bandit_envs.validation import check_choice
+from bandit_envs.validation import check_choice, not_a_file
 
 _BASE_URL = "https://files.grouplens.org/datasets/movielens/"
 
@@ -190,9 +190,9 @@ def _read_ratings(file: DataFile, spec: MovieLensSpec) -> Ratings:
 def _user_file(spec: MovieLensSpec, path: Path, label: str, verify: str) -> DataFile:
     if path.is_dir():
         path = path / spec.file
-    if not path.is_file():
+    if (why := not_a_file(path)) is not None:
         raise DatasetError(
-            f"{path} does not exist; pass path= pointing at the {spec.file} of the dataset "
+            f"{path} {why}; pass path= pointing at the {spec.file} of the dataset "
             f"(or the folder holding it), extracted from {spec.url}."
         )
     official = path.name == spec.file and verify == "auto"

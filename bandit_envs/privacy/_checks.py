@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from bandit_envs.validation import check_float
+from bandit_envs.validation import check_float, real_array
 
 __all__ = [
     "bit_array",
@@ -118,10 +118,7 @@ def finite_array(name: str, value: Any) -> NDArray[np.float64]:
     TypeError
         If ``value`` cannot be converted to a float array.
     """
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be an array of real numbers, got {type(value).__name__}.") from None
+    arr = real_array(name, value)
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must contain only finite numbers, but it has NaN or inf.")
     return arr

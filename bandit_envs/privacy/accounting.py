@@ -65,7 +65,7 @@ from scipy.optimize import brentq
 
 from bandit_envs.privacy._checks import check_epsilon, check_positive
 from bandit_envs.privacy.gaussian import _log_gaussian_delta
-from bandit_envs.validation import check_float, check_int
+from bandit_envs.validation import check_float, check_int, summarize
 
 if TYPE_CHECKING:
     import dp_accounting
@@ -392,7 +392,7 @@ def report_cap(
     if max_reports_per_user is not None and user_budget is not None:
         raise ValueError(
             f"max_reports_per_user and user_budget are two ways to set one cap; give one, got "
-            f"{max_reports_per_user!r} and {user_budget!r}."
+            f"{summarize(max_reports_per_user)} and {summarize(user_budget)}."
         )
     if max_reports_per_user is not None:
         return check_int("max_reports_per_user", max_reports_per_user, minimum=1)
@@ -401,16 +401,16 @@ def report_cap(
     try:
         eps_u, delta_u = user_budget
     except (TypeError, ValueError):
-        raise ValueError(f"user_budget must be a pair (epsilon, delta), got {user_budget!r}.") from None
+        raise ValueError(f"user_budget must be a pair (epsilon, delta), got {summarize(user_budget)}.") from None
     eps_u = check_float("user_budget[0]", eps_u, low=0.0, low_open=True)
     delta_u = check_float("user_budget[1]", delta_u, low=0.0, high=1.0, high_open=True)
     if mechanism.kind == "gaussian" and delta_u == 0.0:
-        raise ValueError(f"user_budget must have delta > 0 for the Gaussian mechanism, got {user_budget!r}.")
+        raise ValueError(f"user_budget must have delta > 0 for the Gaussian mechanism, got {summarize(user_budget)}.")
     cap = max_reports(mechanism, eps_u, delta_u)
     if cap == 0:
         raise ValueError(
             f"user_budget must allow at least one report, which costs (epsilon, delta) = "
-            f"({mechanism.epsilon:g}, {mechanism.delta:g}); got {user_budget!r}."
+            f"({mechanism.epsilon:g}, {mechanism.delta:g}); got {summarize(user_budget)}."
         )
     return cap
 

@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 
 from bandit_envs.privacy._checks import check_epsilon, check_rng
-from bandit_envs.validation import check_float, check_int
+from bandit_envs.validation import check_float, check_int, summarize
 
 __all__ = [
     "BinaryTreeCounter",
@@ -154,17 +154,19 @@ def laplace_sum_bound(scales: Sequence[float], gamma: float) -> float:
 
 def _check_bounds(bounds: Any) -> tuple[float, float]:
     if not isinstance(bounds, tuple | list) or len(bounds) != 2:
-        raise TypeError(f"bounds must be a pair (lower, upper), got {bounds!r}.")
+        raise TypeError(f"bounds must be a pair (lower, upper), got {summarize(bounds)}.")
     lo = check_float("bounds[0]", bounds[0])
     hi = check_float("bounds[1]", bounds[1])
     if not lo < hi or not math.isfinite(hi - lo):
-        raise ValueError(f"bounds must be (lower, upper) with lower < upper and a finite width, got {bounds!r}.")
+        raise ValueError(
+            f"bounds must be (lower, upper) with lower < upper and a finite width, got {summarize(bounds)}."
+        )
     return lo, hi
 
 
 def _check_item(x: Any, bounds: tuple[float, float]) -> float:
     if isinstance(x, bool | np.bool_) or not isinstance(x, numbers.Real):
-        raise TypeError(f"x must be a real number, got {x!r} ({type(x).__name__}).")
+        raise TypeError(f"x must be a real number, got {summarize(x)} ({type(x).__name__}).")
     v = float(x)
     if not bounds[0] <= v <= bounds[1]:
         raise ValueError(

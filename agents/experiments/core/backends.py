@@ -38,6 +38,7 @@ from typing import Any
 import numba
 
 from agents.experiments.core.runner import Task, run_task
+from bandit_envs.validation import summarize
 
 Rows = list[dict[str, Any]]
 
@@ -79,7 +80,7 @@ JOBS_PER_CORE = 4
 def check_jobs(jobs: object) -> int:
     """``jobs`` if it is a number of worker processes this machine can use; ValueError (one sentence) if not."""
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"--jobs must be an integer >= 1, got {jobs!r}.")
+        raise ValueError(f"--jobs must be an integer >= 1, got {summarize(jobs)}.")
     cores = os.cpu_count() or 1
     if jobs > JOBS_PER_CORE * cores:
         raise ValueError(
@@ -103,7 +104,7 @@ def parse_scheduler(address: str) -> str:
     if match is None or (match["scheme"] or "tcp") not in SCHEMES or not 1 <= int(match["port"]) <= 65535:
         raise ValueError(
             f"--scheduler must be a Dask scheduler address such as tcp://127.0.0.1:8786 (scheme one of "
-            f"{', '.join(SCHEMES)}, then host:port), got {address!r}."
+            f"{', '.join(SCHEMES)}, then host:port), got {summarize(address)}."
         )
     return f"{match['scheme'] or 'tcp'}://{match['host']}:{int(match['port'])}"
 
@@ -402,6 +403,6 @@ def make_backend(
         if scheduler is None:
             raise ValueError("--backend dask needs --scheduler ADDRESS, e.g. --scheduler tcp://127.0.0.1:8786.")
         if not timeout > 0:
-            raise ValueError(f"--timeout must be a positive number of seconds, got {timeout!r}.")
+            raise ValueError(f"--timeout must be a positive number of seconds, got {summarize(timeout)}.")
         return DaskBackend(scheduler, timeout=timeout)
-    raise ValueError(f"--backend must be local or dask, got {backend!r}.")
+    raise ValueError(f"--backend must be local or dask, got {summarize(backend)}.")

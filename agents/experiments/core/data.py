@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from bandit_envs.validation import summarize
+
 MOVIELENS_NAMES = ("movielens-latest-small", "ml-latest-small", "ml-100k", "ml-1m", "ml-10m")
 
 
@@ -27,7 +29,7 @@ def scenario_of(data: str) -> tuple[str, Any]:
     if not path.exists():
         raise ValueError(
             "--data must be synthetic-movielens, synthetic-gowalla, gowalla, one of "
-            f"{list(MOVIELENS_NAMES)} or an existing path, got {data!r}."
+            f"{list(MOVIELENS_NAMES)} or an existing path, got {summarize(data)}."
         )
     if path.name.endswith((".gz", ".txt")):
         return "gowalla", str(path)

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from agents.experiments.core import package_version
+from bandit_envs.validation import not_a_file, summarize
 
 RESULTS = "results.csv"
 META = "meta.json"
@@ -54,8 +55,8 @@ def write_results(frame: pd.DataFrame, path: Path) -> None:
 
 def read_results(path: Path, required: Sequence[str] = ()) -> pd.DataFrame:
     """Read a ``results.csv``; ResultsError if it is missing, empty, unreadable or lacks ``required`` columns."""
-    if not path.is_file():
-        raise ResultsError(f"the folder must contain {path.name}, but {path} does not exist.")
+    if (why := not_a_file(path)) is not None:
+        raise ResultsError(f"the folder must contain {path.name}, but {path} {why}.")
     try:
         frame = pd.read_csv(path)
     except pd.errors.EmptyDataError:
@@ -140,11 +141,11 @@ def read_meta(path: Path, required: bool = False) -> dict[str, Any]:
     An absent file is an empty dict, or a ResultsError if ``required``. Missing fields are
     checked by :func:`check_meta_complete`.
     """
-    if not path.is_file():
-        if required:
+    if (why := not_a_file(path)) is not None:
+        if required or why != "does not exist":
             raise ResultsError(
-                f"the folder must contain {path.name} (written by `banditlab run` beside results.csv), but {path} does "
-                "not exist."
+                f"the folder must contain {path.name} (written by `banditlab run` beside results.csv), but "
+                f"{path} {why}."
             )
         return {}
     try:
@@ -156,23 +157,23 @@ def read_meta(path: Path, required: bool = False) -> dict[str, Any]:
     for key, least in _LEAST.items():
         value = meta.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-            raise ResultsError(f"{path}: {key} must be a non-negative integer, got {value!r}.")
+            raise ResultsError(f"{path}: {key} must be a non-negative integer, got {summarize(value)}.")
         if value is not None and value < least:
-            raise ResultsError(f"{path}: {key} must be an integer >= {least}, got {value!r}.")
+            raise ResultsError(f"{path}: {key} must be an integer >= {least}, got {summarize(value)}.")
     seconds = meta.get("seconds")
     if seconds is not None and (
         isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds < 0
     ):
-        raise ResultsError(f"{path}: seconds must be a finite number >= 0, got {seconds!r}.")
+        raise ResultsError(f"{path}: seconds must be a finite number >= 0, got {summarize(seconds)}.")
     experiment = meta.get("experiment")
     if experiment is not None and not isinstance(experiment, str):
-        raise ResultsError(f"{path}: experiment must be an experiment id (text), got {experiment!r}.")
+        raise ResultsError(f"{path}: experiment must be an experiment id (text), got {summarize(experiment)}.")
     for key in ("data", "overrides", "user_agents"):
         if meta.get(key) is not None and not isinstance(meta[key], dict):
-            raise ResultsError(f"{path}: {key} must be an object, got {meta[key]!r}.")
+            raise ResultsError(f"{path}: {key} must be an object, got {summarize(meta[key])}.")
     agents = meta.get("agents")
     if agents is not None and not (isinstance(agents, list) and all(isinstance(a, str) for a in agents)):
-        raise ResultsError(f"{path}: agents must be a list of agent names, got {agents!r}.")
+        raise ResultsError(f"{path}: agents must be a list of agent names, got {summarize(agents)}.")
     return meta
 
 

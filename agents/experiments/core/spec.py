@@ -27,6 +27,7 @@ import pandas as pd
 
 from agents.experiments.core.claims import Claim, scale_note
 from agents.experiments.core.user_agents import UserAgent
+from bandit_envs.validation import summarize
 
 Rows = list[dict[str, Any]]
 
@@ -73,7 +74,7 @@ class Param:
                     raise ValueError
                 value = float(text)
         except (TypeError, ValueError):
-            raise ValueError(f"--set {self.name} must be {self.allowed()}, got {text!r}.") from None
+            raise ValueError(f"--set {self.name} must be {self.allowed()}, got {summarize(text)}.") from None
         bad = bool(self.choices) and value not in self.choices
         if self.kind is not str:
             bad = bad or not math.isfinite(value)
@@ -82,7 +83,7 @@ class Param:
             if self.high is not None:
                 bad = bad or value > self.high
         if bad:
-            raise ValueError(f"--set {self.name} must be {self.allowed()}, got {text!r}.")
+            raise ValueError(f"--set {self.name} must be {self.allowed()}, got {summarize(text)}.")
         return value
 
 
@@ -218,7 +219,9 @@ class Experiment:
         for key, text in values.items():
             if key not in schema:
                 allowed = ", ".join(sorted(schema)) if schema else "none"
-                raise ValueError(f"--set key must be a setting parameter of {self.id} ({allowed}), got {key!r}.")
+                raise ValueError(
+                    f"--set key must be a setting parameter of {self.id} ({allowed}), got {summarize(key)}."
+                )
             if key == self.varied:
                 raise ValueError(
                     f"--set {key} is the parameter {self.id} varies across its settings; choose another parameter or "

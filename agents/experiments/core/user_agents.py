@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
+from bandit_envs.validation import not_a_file, summarize
 
 Factory = Callable[..., Any]
 
@@ -64,11 +65,13 @@ class UserAgent:
             else:
                 agent = factory(env, dict(setting), seed, **kwargs)
         except Exception as exc:
-            raise UserAgentError(f"agent {self.name!r} could not be built ({type(exc).__name__}: {exc}).") from exc
+            raise UserAgentError(
+                f"agent {summarize(self.name)} could not be built ({type(exc).__name__}: {exc})."
+            ) from exc
         missing = [m for m in ("act", "update", "reset") if not callable(getattr(agent, m, None))]
         if missing:
             raise UserAgentError(
-                f"agent {self.name!r} must build an object with act, update and reset methods, got a "
+                f"agent {summarize(self.name)} must build an object with act, update and reset methods, got a "
                 f"{type(agent).__name__} without {', '.join(missing)}."
             )
         return agent
@@ -107,17 +110,17 @@ def load_factory(ref: str) -> Factory:
         return _LOADED[ref]
     target, sep, attr = ref.rpartition(":")
     if not sep or not target or not attr.isidentifier():
-        raise UserAgentError(f"--agent must be module.path:Factory or path/to/file.py:Factory, got {ref!r}.")
+        raise UserAgentError(f"--agent must be module.path:Factory or path/to/file.py:Factory, got {summarize(ref)}.")
     if target.endswith(".py"):
         path = Path(target)
-        if not path.is_file():
-            raise UserAgentError(f"--agent {ref!r}: the file {path} does not exist.")
+        if (why := not_a_file(path)) is not None:
+            raise UserAgentError(f"--agent {summarize(ref)}: the path {why}.")
         name = "banditlab_user_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
         module = sys.modules.get(name)
         if module is None:
             spec = importlib.util.spec_from_file_location(name, path)
             if spec is None or spec.loader is None:
-                raise UserAgentError(f"--agent {ref!r}: {path} cannot be imported as a Python file.")
+                raise UserAgentError(f"--agent {summarize(ref)}: {path} cannot be imported as a Python file.")
             module = importlib.util.module_from_spec(spec)
             sys.modules[name] = module
             try:
@@ -125,18 +128,25 @@ def load_factory(ref: str) -> Factory:
             except Exception as exc:
                 del sys.modules[name]
                 raise UserAgentError(
-                    f"--agent {ref!r}: importing {path} failed ({type(exc).__name__}: {exc})."
+                    f"--agent {summarize(ref)}: importing {path} failed ({type(exc).__name__}: {exc})."
                 ) from exc
     else:
         try:
             module = importlib.import_module(target)
         except Exception as exc:
+            # ModuleNotFoundError's text repeats the name, which may be all of a huge --agent value.
+            if not isinstance(exc, ModuleNotFoundError):
+                reason = f"{type(exc).__name__}: {exc}"
+            elif exc.name == target:
+                reason = "no such module"
+            else:
+                reason = f"no module named {summarize(exc.name)}"
             raise UserAgentError(
-                f"--agent {ref!r}: module {target!r} cannot be imported ({type(exc).__name__}: {exc})."
+                f"--agent {summarize(ref)}: module {summarize(target)} cannot be imported ({reason})."
             ) from exc
     factory = getattr(module, attr, None)
     if not callable(factory):
-        raise UserAgentError(f"--agent {ref!r}: {target} has no callable named {attr!r}.")
+        raise UserAgentError(f"--agent {summarize(ref)}: {target} has no callable named {summarize(attr)}.")
     _LOADED[ref] = factory
     return factory
 
@@ -162,7 +172,7 @@ def user_agent(entry: str | Factory | UserAgent | tuple[str, str | Factory], tak
     name: str | None = None
     if isinstance(entry, tuple):
         if len(entry) != 2 or not isinstance(entry[0], str):
-            raise UserAgentError(f"an agent given as a tuple must be (name, factory), got {entry!r}.")
+            raise UserAgentError(f"an agent given as a tuple must be (name, factory), got {summarize(entry)}.")
         name, ref = entry
     else:
         ref = entry
@@ -174,7 +184,9 @@ def user_agent(entry: str | Factory | UserAgent | tuple[str, str | Factory], tak
     elif callable(ref):
         factory = ref
     else:
-        raise UserAgentError(f"an agent must be a built-in name, a callable or module:Factory text, got {ref!r}.")
+        raise UserAgentError(
+            f"an agent must be a built-in name, a callable or module:Factory text, got {summarize(ref)}."
+        )
     if name is None:
         name = str(getattr(factory, "__name__", "agent"))
         if name in taken:  # qualify by the module as the user wrote it (a file by its stem)
@@ -185,7 +197,7 @@ def user_agent(entry: str | Factory | UserAgent | tuple[str, str | Factory], tak
                 module = str(getattr(factory, "__module__", "user"))
             name = f"{module}.{name}"
     if name in taken:
-        raise UserAgentError(f"agent names must be unique, but {name!r} is given twice.")
+        raise UserAgentError(f"agent names must be unique, but {summarize(name)} is given twice.")
     return UserAgent(name=name, ref=ref, key=_ref_key(ref))
 
 
