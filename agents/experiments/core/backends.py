@@ -32,12 +32,13 @@ import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import CancelledError, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from functools import partial
 from types import TracebackType
 from typing import Any
 
 import numba
 
-from agents.experiments.core.runner import Task, run_task
+from agents.experiments.core.runner import Task, run_checked, run_task, timeout_supported
 
 Rows = list[dict[str, Any]]
 
@@ -71,6 +72,9 @@ def terminate_as_interrupt() -> Any:
 
     return signal.signal(signal.SIGTERM, handler)
 
+
+#: Largest ``--task-timeout`` in seconds (about 11 days; the interval timer's range is finite).
+MAX_TASK_TIMEOUT = 1e6
 
 #: At most this many worker processes per core (``os.cpu_count()``); more only compete for the cores.
 JOBS_PER_CORE = 4
@@ -116,8 +120,8 @@ def _ready() -> None:
     """Nothing: submitted to start a pool's workers."""
 
 
-def _run_chunk(chunk: Sequence[tuple[int, Task]]) -> list[tuple[int, Rows]]:
-    return [(index, run_task(task)) for index, task in chunk]
+def _run_chunk(chunk: Sequence[tuple[int, Task]], timeout: float | None = None) -> list[tuple[int, Rows]]:
+    return [(index, run_checked(run_task, task, timeout)) for index, task in chunk]
 
 
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
@@ -183,6 +187,10 @@ def _init_worker(parent: int | None, threads: int) -> None:
 class LocalBackend:
     """Run tasks in this process (``jobs=1``) or on ``jobs`` worker processes.
 
+    ``task_timeout`` (seconds, or None) stops a task that runs longer, in whichever process runs
+    it (:func:`~agents.experiments.core.runner.deadline`), as a
+    :class:`~agents.experiments.core.user_agents.UserAgentError` naming the task.
+
     At most one worker per task starts (:attr:`workers` is the number that did). With workers,
     the first task runs in this process while they wait, so that the numba kernels are compiled
     once, here, and saved to numba's on-disk cache, from which the workers then load them; started
@@ -193,9 +201,10 @@ class LocalBackend:
 
     name = "local"
 
-    def __init__(self, jobs: int = 1) -> None:
+    def __init__(self, jobs: int = 1, task_timeout: float | None = None) -> None:
         self.jobs = check_jobs(jobs)
         self.workers = self.jobs
+        self.task_timeout = task_timeout
 
     def __enter__(self) -> LocalBackend:
         return self
@@ -208,7 +217,7 @@ class LocalBackend:
         self.workers = max(1, min(self.jobs, len(pending)))
         if self.workers == 1:
             for index, task in pending:
-                yield index, run_task(task)
+                yield index, run_checked(run_task, task, self.task_timeout)
             return
         # Workers ignore Ctrl-C: this process handles it, saves what finished and stops them.
         context = multiprocessing.get_context()
@@ -226,12 +235,12 @@ class LocalBackend:
         try:
             pool.submit(_ready)  # with the fork start method, every worker is forked at the first submit
             first, rest = pending[0], pending[1:]
-            yield first[0], run_task(first[1])
+            yield first[0], run_checked(run_task, first[1], self.task_timeout)
             # Small contiguous chunks: few round trips, a worker reuses a run's reward table across
             # settings, and an interruption loses at most `jobs` chunks of work.
             size = max(1, min(len(rest) // (self.workers * 8), 8))
             chunks = [rest[i : i + size] for i in range(0, len(rest), size)]
-            for future in as_completed([pool.submit(_run_chunk, c) for c in chunks]):
+            for future in as_completed([pool.submit(_run_chunk, c, self.task_timeout) for c in chunks]):
                 yield from future.result()
             finished = True
         except BrokenProcessPool:
@@ -339,7 +348,8 @@ class DaskBackend:
         prefix = re.sub(r"[^A-Za-z0-9_.-]", "-", label)
         keys = [f"{prefix}-{index:06d}" for index, _ in pending]
         tasks = [task for _, task in pending]
-        futures = self.client.map(run_task, tasks, key=keys, pure=False)
+        # run_task is looked up now (not on the workers), so the function sent is this module's.
+        futures = self.client.map(partial(run_checked, run_task), tasks, key=keys, pure=False)
         index_of = {f.key: index for f, (index, _) in zip(futures, pending, strict=True)}
         task_of = dict(pending)
         ac = dask_as_completed(futures, loop=self.client.loop)
@@ -391,13 +401,32 @@ class DaskBackend:
 
 
 def make_backend(
-    backend: str, *, jobs: int = 1, scheduler: str | None = None, timeout: float = 10.0
+    backend: str,
+    *,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    timeout: float = 10.0,
+    task_timeout: float | None = None,
 ) -> LocalBackend | DaskBackend:
     """Build a backend from the CLI's options; ValueError (one sentence) for a bad combination."""
+    if task_timeout is not None:
+        if (
+            isinstance(task_timeout, bool)
+            or not isinstance(task_timeout, (int, float))
+            or not 0 < task_timeout <= MAX_TASK_TIMEOUT
+        ):
+            raise ValueError(
+                f"--task-timeout must be a number of seconds > 0 and at most {MAX_TASK_TIMEOUT:g}, got "
+                f"{task_timeout!r}."
+            )
+        if backend == "dask":
+            raise ValueError("--task-timeout applies only to --backend local (Dask runs tasks in worker threads).")
+        if not timeout_supported():
+            raise ValueError("--task-timeout needs a POSIX interval timer (SIGALRM), which this platform lacks.")
     if backend == "local":
         if scheduler is not None:
             raise ValueError("--scheduler applies only to --backend dask.")
-        return LocalBackend(check_jobs(jobs))
+        return LocalBackend(check_jobs(jobs), task_timeout)
     if backend == "dask":
         if scheduler is None:
             raise ValueError("--backend dask needs --scheduler ADDRESS, e.g. --scheduler tcp://127.0.0.1:8786.")
