@@ -275,6 +275,7 @@ class DaskBackend:
         self.workers = 0
         self.client: Any = None
         self._levels: dict[str, int] = {}
+        self._no_workers_since: float | None = None
 
     def __enter__(self) -> DaskBackend:
         try:
@@ -328,6 +329,29 @@ class DaskBackend:
         except Exception:  # any failure here means the scheduler is gone
             raise BackendError(f"lost the connection to the Dask scheduler at {self.address}") from None
 
+    def _check_workers(self) -> None:
+        """BackendError once the cluster has had no workers for ``timeout`` seconds (call about once a second)."""
+        now = time.monotonic()
+        if self._workers_alive():
+            self._no_workers_since = None
+        elif self._no_workers_since is None:
+            self._no_workers_since = now
+        elif now - self._no_workers_since > self.timeout:
+            raise BackendError(f"the Dask cluster at {self.address} has had no workers for {self.timeout:g} s")
+
+    def _result(self, future: Any) -> Rows:
+        """The rows of a finished task, waiting while they are gathered (or recomputed, if lost with a worker).
+
+        A worker that dies holding a finished task's result makes the scheduler compute it again:
+        with no worker left, that would wait forever, so the wait checks the workers every second.
+        """
+        while True:
+            try:
+                rows: Rows = future.result(timeout=1.0)
+                return rows
+            except TimeoutError:  # not the connection (an OSError too): the result is not there yet
+                self._check_workers()
+
     def run(self, pending: Sequence[tuple[int, Task]], label: str = "banditlab") -> Iterator[tuple[int, Rows]]:
         """Yield ``(index, rows)`` of every pending task as it finishes on the cluster.
 
@@ -336,7 +360,7 @@ class DaskBackend:
         A task whose worker died (Dask retries it on another worker up to the scheduler's
         ``allowed-failures`` and then gives up) does not stop the others: the sweep goes on, and
         a :class:`BackendError` names the lost tasks at the end. A cluster left without workers
-        for ``timeout`` seconds, or a lost scheduler, stops at once.
+        for ``timeout`` seconds (also while a result is gathered), or a lost scheduler, stops at once.
         """
         from distributed import as_completed as dask_as_completed
         from distributed.scheduler import KilledWorker
@@ -356,21 +380,14 @@ class DaskBackend:
         del futures  # as_completed holds them; each is released once its result is in
         lost: list[tuple[int, str]] = []
         idle_since = time.monotonic()
-        no_workers_since: float | None = None
+        self._no_workers_since = None
         while not ac.is_empty():
             batch = ac.next_batch(block=False)
             if not batch:
                 time.sleep(0.05)
                 if time.monotonic() - idle_since > 1.0:
                     idle_since = time.monotonic()
-                    if self._workers_alive():
-                        no_workers_since = None
-                    elif no_workers_since is None:
-                        no_workers_since = idle_since
-                    elif idle_since - no_workers_since > self.timeout:
-                        raise BackendError(
-                            f"the Dask cluster at {self.address} has had no workers for {self.timeout:g} s"
-                        )
+                    self._check_workers()
                 continue
             idle_since = time.monotonic()
             for future in batch:
@@ -378,7 +395,7 @@ class DaskBackend:
                 try:
                     # Gathered here, not in as_completed's background: a Ctrl-C or a lost scheduler
                     # then interrupts this call instead of leaving gathers to fail in the event loop.
-                    rows = future.result()
+                    rows = self._result(future)
                 except KilledWorker:
                     task = task_of[index]
                     lost.append((index, f"setting {task.setting_index}, run {task.run}"))
