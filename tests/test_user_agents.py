@@ -296,3 +296,14 @@ def _line_of(frame: str | None) -> int:
     needle = {"in act": 'raise SystemExit("giving up")', "in update": 'raise RuntimeError("cannot learn")'}[frame or ""]
     lines = Path(__file__).read_text().splitlines()
     return next(i for i, x in enumerate(lines, 1) if needle in x and "needle" not in x)
+
+
+def test_task_timeout_stops_a_long_task_with_one_sentence_naming_it():
+    """A task (here built-in agents only, far longer than the limit) still running after task_timeout is stopped."""
+    with pytest.raises(UserAgentError) as exc:
+        run("gap/regret-eps", runs=1, horizon=2_000_000, task_timeout=0.01)
+    assert str(exc.value) == (
+        "the task of setting 0 (gap=0.2, edge_probability=0.1, epsilon=0.05), run 0 was still running after "
+        "--task-timeout 0.01 s and was stopped"
+    )
+    assert exc.value.frames == ""
