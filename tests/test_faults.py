@@ -412,3 +412,27 @@ def test_the_last_dask_worker_dying_mid_sweep_exits_3_after_timeout(banditlab, t
     assert f"the Dask cluster at {cluster.scheduler_address} has had no workers for 3 s" in lines[0], err
     assert "tasks are saved in" in lines[0] and "running the same command again resumes from them" in lines[0]
     assert took < 3 + 30, took  # the timeout, a second between checks and a slow, shared machine's margin
+
+
+def test_a_worker_its_timer_cannot_stop_is_killed_after_task_timeout(banditlab, tmp_path):
+    """An agent that blocks SIGALRM and hangs in a worker: the workers are killed, exit 2, the finished tasks kept."""
+    agent, out = tmp_path / "stuck.py", tmp_path / "out"
+    agent.write_text(
+        AGENT.format(fail=None).replace(
+            "        return self.t % self.n_arms",
+            "        if self.fails and self.t == 3:\n"
+            "            import signal\n"
+            "            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\n"
+            "            time.sleep(3600)\n"
+            "        return self.t % self.n_arms",
+        )
+    )
+    b = banditlab("run", "gap/regret-eps", *AGENT_SCALE, "--jobs", "2", "--no-progress", "--out", str(out),
+                  "--agent", f"{agent}:make", "--task-timeout", "2")  # fmt: skip
+    code, _, err = b.finish()  # returns only once no process holds banditlab's output: the stuck worker is gone
+    assert code == 2, err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("banditlab: error: no task finished for 7 s although --task-timeout 2 s"), err
+    assert "the worker processes were stopped" in lines[0] and "tasks are saved in" in lines[0], err
+    assert 0 in _saved_tasks(out / "parts")

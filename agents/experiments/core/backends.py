@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import CancelledError, ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ProcessPoolExecutor, as_completed, wait
 from concurrent.futures.process import BrokenProcessPool
 from functools import partial
 from types import TracebackType
@@ -39,6 +39,7 @@ from typing import Any
 import numba
 
 from agents.experiments.core.runner import Task, run_checked, run_task, timeout_supported
+from agents.experiments.core.user_agents import UserAgentError
 
 Rows = list[dict[str, Any]]
 
@@ -75,6 +76,10 @@ def terminate_as_interrupt() -> Any:
 
 #: Largest ``--task-timeout`` in seconds (about 11 days; the interval timer's range is finite).
 MAX_TASK_TIMEOUT = 1e6
+
+#: With ``--task-timeout S``, workers that finish no chunk of ``n`` tasks for ``n * S`` plus this many
+#: seconds are stuck where their timer cannot stop a task (compiled code, SIGALRM blocked): they are stopped.
+STUCK_GRACE = 5.0
 
 #: At most this many worker processes per core (``os.cpu_count()``); more only compete for the cores.
 JOBS_PER_CORE = 4
@@ -189,7 +194,10 @@ class LocalBackend:
 
     ``task_timeout`` (seconds, or None) stops a task that runs longer, in whichever process runs
     it (:func:`~agents.experiments.core.runner.deadline`), as a
-    :class:`~agents.experiments.core.user_agents.UserAgentError` naming the task.
+    :class:`~agents.experiments.core.user_agents.UserAgentError` naming the task. Should the
+    workers finish nothing for longer than their chunks' timeouts and :data:`STUCK_GRACE`
+    (a task stuck where the timer cannot interrupt it), they are killed, with a
+    :class:`~agents.experiments.core.user_agents.UserAgentError` saying so.
 
     At most one worker per task starts (:attr:`workers` is the number that did). With workers,
     the first task runs in this process while they wait, so that the numba kernels are compiled
@@ -240,7 +248,7 @@ class LocalBackend:
             # settings, and an interruption loses at most `jobs` chunks of work.
             size = max(1, min(len(rest) // (self.workers * 8), 8))
             chunks = [rest[i : i + size] for i in range(0, len(rest), size)]
-            for future in as_completed([pool.submit(_run_chunk, c, self.task_timeout) for c in chunks]):
+            for future in self._completed([pool.submit(_run_chunk, c, self.task_timeout) for c in chunks], size):
                 yield from future.result()
             finished = True
         except BrokenProcessPool:
@@ -252,6 +260,23 @@ class LocalBackend:
                 pool.shutdown()
             else:  # Ctrl-C, a failed task or an abandoned generator: drop the work in flight
                 _stop(pool)
+
+    def _completed(self, futures: list[Future[Any]], size: int) -> Iterator[Future[Any]]:
+        """The chunks' futures as they finish; with a task timeout, UserAgentError once the workers seem stuck."""
+        if self.task_timeout is None:
+            yield from as_completed(futures)
+            return
+        limit = size * self.task_timeout + STUCK_GRACE
+        waiting = set(futures)
+        while waiting:
+            done, waiting = wait(waiting, timeout=limit, return_when=FIRST_COMPLETED)
+            if not done:  # the caller's `finally` kills the workers
+                raise UserAgentError(
+                    f"no task finished for {limit:g} s although --task-timeout {self.task_timeout:g} s stops each "
+                    "task: a worker process is stuck where its timer cannot stop a task (in compiled code, or with "
+                    "SIGALRM blocked), so the worker processes were stopped"
+                )
+            yield from done
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
