@@ -307,3 +307,20 @@ def test_task_timeout_stops_a_long_task_with_one_sentence_naming_it():
         "--task-timeout 0.01 s and was stopped"
     )
     assert exc.value.frames == ""
+
+
+def compiling_for_a_second(env: Any, setting: dict[str, Any], seed: int) -> agents.Random:
+    """A factory that spends a second "compiling": inside numba's compile event, as numba broadcasts it."""
+    import time
+
+    from numba.core import event
+
+    event.start_event("numba:compile")
+    time.sleep(1.0)
+    event.end_event("numba:compile")
+    return agents.Random(env.action_space.n, seed=seed)
+
+
+def test_task_timeout_does_not_count_the_time_numba_spends_compiling():
+    df = run("gap/regret-eps", agents=[("mine", compiling_for_a_second)], runs=1, horizon=50, task_timeout=0.5)
+    assert set(df["agent"]) == {"mine"}

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from agents.experiments.core.compiling import CompileWatch
 from agents.experiments.core.spec import Experiment
 from agents.experiments.core.user_agents import AgentFailed, TaskTimeout, UserAgentError, user_frames
 
@@ -77,48 +78,32 @@ def deadline(seconds: float | None) -> Iterator[None]:
     previous = signal.signal(signal.SIGALRM, alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
     try:
-        with _paused_while_compiling():
+        with _PausedWhileCompiling():
             yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
 
-@contextlib.contextmanager
-def _paused_while_compiling() -> Iterator[None]:
+class _PausedWhileCompiling(CompileWatch):
     """Stop the interval timer while numba compiles, and restart it with the time that was left.
 
-    Uses numba's event API as :class:`~agents.experiments.core.compiling.CompileWatch` does; where
-    it is missing, compiling counts as the task's time.
+    Listens as :class:`~agents.experiments.core.compiling.CompileWatch` does (outermost
+    compilations); where numba's event API is missing, compiling counts as the task's time.
     """
-    try:
-        from numba.core import event
 
-        left = [0.0, 0]  # seconds left when the outermost compilation started, depth of nesting
+    left = 0.0  # seconds the timer had left when the outermost compilation started
 
-        class Pause(event.Listener):
-            def on_start(self, ev: Any) -> None:
-                if not left[1]:
-                    left[0] = signal.setitimer(signal.ITIMER_REAL, 0)[0]
-                left[1] += 1
+    def _start(self, ev: Any) -> None:
+        if not self._stack:
+            self.left = signal.setitimer(signal.ITIMER_REAL, 0)[0]
+        super()._start(ev)
 
-            def on_end(self, ev: Any) -> None:
-                left[1] -= 1
-                if not left[1]:
-                    signal.setitimer(signal.ITIMER_REAL, max(left[0], 1e-3), 1.0)
-
-        listener = Pause()
-        event.register("numba:compile", listener)
-    except Exception:  # noqa: BLE001 - no event API in this numba: the timer runs on
-        yield
-        return
-    try:
-        yield
-    finally:
-        try:
-            event.unregister("numba:compile", listener)
-        except Exception:  # noqa: BLE001 - nothing to undo if numba lost it
-            pass
+    def _end(self) -> None:
+        paused = bool(self._stack)
+        super()._end()
+        if paused and not self._stack:
+            signal.setitimer(signal.ITIMER_REAL, max(self.left, 1e-3), 1.0)
 
 
 def run_checked(
