@@ -279,3 +279,23 @@ def test_partial_store_keeps_what_the_csv_shows_and_redoes_a_cut_file(tmp_path):
     assert [str(v) for v in store.rows()[0].values()] == [str(v) for v in row.values()]
     (tmp_path / "parts" / "000001.json").write_text('{"tasks": [{"task": 1, "ro')  # cut short by a power loss
     assert store.finished() == {0, 2}
+
+
+def test_a_failing_user_agent_on_the_cluster_is_one_sentence_with_its_frames(cluster, tmp_path, capsys):
+    """The sentence and the agent's frames are made on the worker and reach banditlab; exit 2, tasks kept."""
+    agent_file = tmp_path / "mine.py"
+    agent_file.write_text(
+        "import agents\n\n\nclass Mine(agents.Random):\n    def act(self, obs=None):\n"
+        "        raise ValueError('no arm for you')\n\n\n"
+        "def make(env, setting, seed):\n"
+        "    if setting['edge_probability'] == 0.3:\n        return Mine(env.action_space.n, seed=seed)\n"
+        "    return agents.Random(env.action_space.n, seed=seed)\n"
+    )
+    code = _run("gap/regret-p", tmp_path / "out", "--backend", "dask", "--scheduler", cluster.scheduler_address,
+                "--agent", f"{agent_file}:make")  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert lines[0].startswith("banditlab: error: agent 'make' failed in act (ValueError: no arm for you) in setting 2")
+    assert "round 1 of 2,000 (counted from 1)" in lines[0]
+    assert f'File "{agent_file}", line 6, in act' in err and "/agents/" not in err.replace(str(agent_file), "")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -259,3 +260,179 @@ def test_sigterm_on_the_dask_backend_stops_the_client_and_leaves_no_process(band
         assert "interrupted" in err and "running the same command again resumes from them" in err
         with distributed.Client(cluster.scheduler_address, set_as_default=False) as client:
             assert len(client.nthreads()) == 2  # the cluster's own workers are untouched
+
+
+# A user agent that fails while the tasks run ------------------------------------------------------------------
+
+#: gap/regret-eps at this scale: settings ε = 0.05, 0.1, 0.2 and runs 0, 1, i.e. 6 tasks, runs outermost; the agent
+#: below fails in the third task (setting 2, run 0), so tasks 0 and 1 finish first.
+AGENT_SCALE = ("--runs", "2", "--horizon", "200")
+AGENT = """\
+import sys
+import time
+
+FAIL = {fail!r}
+
+
+class Mine:
+    def __init__(self, n_arms, fails):
+        self.n_arms, self.fails, self.t = n_arms, fails, 0
+
+    def reset(self, seed=None):
+        pass
+
+    def act(self, obs=None):
+        self.t += 1
+        if self.fails and self.t == 3:
+            if FAIL == "act":
+                raise ValueError("no arm for you")
+            if FAIL == "exit":
+                sys.exit(4)
+            if FAIL == "invalid":
+                return 99
+            if FAIL == "hang":
+                time.sleep(3600)
+        return self.t % self.n_arms
+
+    def update(self, action, reward, info=None):
+        if self.fails and self.t == 3 and FAIL == "update":
+            raise RuntimeError("cannot learn")
+
+
+def make(env, setting, seed):
+    fails = setting["epsilon"] == 0.2
+    if fails and FAIL == "factory":
+        raise KeyError("no such agent")
+    return Mine(env.action_space.n, fails)
+"""
+#: Each failure: what the sentence says it did, and whether the agent's own frame is shown (not for an invalid
+#: action, which our code finds) and the round (not for the factory).
+FAILURES = {
+    "factory": ("could not be built (KeyError: 'no such agent')", True, False),
+    "act": ("failed in act (ValueError: no arm for you)", True, True),
+    "update": ("failed in update (RuntimeError: cannot learn)", True, True),
+    "invalid": (
+        "returned an invalid action (action must be an integer (int or numpy integer) in [0, 9], got 99",
+        False,
+        True,
+    ),  # fmt: skip
+    "exit": ("failed in act (it called sys.exit(4))", True, True),
+    "hang": ("failed in act (still running after --task-timeout 5 s, and stopped)", True, True),
+}
+
+
+@pytest.mark.parametrize(
+    ("fail", "jobs"),
+    [*((f, "1") for f in FAILURES), ("act", "2"), ("exit", "2"), ("hang", "2")],
+)
+def test_a_failing_user_agent_is_one_sentence_with_its_frames_and_the_fixed_agent_resumes(
+    fail, jobs, banditlab, tmp_path
+):
+    """Exit 2, one sentence naming agent, setting, run and round, the agent's frames only; fixed, it resumes."""
+    agent, out = tmp_path / "mine.py", tmp_path / "out"
+    agent.write_text(AGENT.format(fail=fail))
+    command = ["run", "gap/regret-eps", *AGENT_SCALE, "--jobs", jobs, "--no-progress", "--out", str(out),
+               "--agent", f"{agent}:make", *(("--task-timeout", "5") if fail == "hang" else ())]  # fmt: skip
+    code, _, err = banditlab(*command).finish()
+    assert code == 2, err
+    what, frames, in_round = FAILURES[fail]
+    lines = err.splitlines()
+    assert lines[0].startswith(f"banditlab: error: agent 'make' {what}"), err
+    # The first failing task: setting 2 of run 0 with one job; with two, run 1 may fail first on the other worker.
+    failed = re.search(r"in setting 2 \(gap=0\.2, edge_probability=0\.1, epsilon=0\.2\), run ([01])\b", lines[0])
+    assert failed is not None and (jobs == "2" or failed[1] == "0"), err
+    assert ("round 3 of 200" in lines[0]) == in_round, err
+    assert "Traceback (most recent call last)" not in err
+    assert [x for x in lines if x.startswith("banditlab")] == lines[:1], err
+    shown = [x.strip() for x in lines if x.strip().startswith("File ")]
+    assert shown == ([f'File "{agent}", line {_line(agent, fail)}, in {_where(fail)}'] if frames else []), err
+    saved = _saved_tasks(out / "parts")
+    # One job: tasks 0 and 1 are saved, not the failing task 2; two: task 0 (in banditlab's process) and others
+    assert 3 * int(failed[1]) + 2 not in saved and (saved == [0, 1] if jobs == "1" else 0 in saved), (saved, err)
+    assert f"{len(saved)} of 6 tasks are saved in {out / 'parts'}" in lines[0]
+
+    agent.write_text(AGENT.format(fail=None))  # the agent fixed: the same command resumes
+    code, _, err = banditlab(*command).finish()
+    assert code == 0, err
+    assert f"Resuming from {out / 'parts'}: {len(saved)} of 6 tasks are already done." in err
+    assert json.loads((out / "meta.json").read_text())["resumed_tasks"] == len(saved)
+
+
+def _line(agent: Path, fail: str) -> int:
+    """The line of the agent file where ``fail`` happens."""
+    needle = {"factory": "KeyError", "act": "ValueError", "update": "RuntimeError", "exit": "sys.exit(4)",
+              "hang": "time.sleep"}[fail]  # fmt: skip
+    return next(i for i, x in enumerate(agent.read_text().splitlines(), 1) if needle in x)
+
+
+def _where(fail: str) -> str:
+    return {"factory": "make", "update": "update"}.get(fail, "act")
+
+
+@pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")
+def test_the_last_dask_worker_dying_mid_sweep_exits_3_after_timeout(banditlab, tmp_path):
+    """The cluster's only worker (no nanny to restart it) is SIGKILLed mid-sweep: exit 3 within --timeout + margin.
+
+    Its finished results die with it: banditlab, waiting for one of them, must not wait for ever.
+    """
+    distributed = pytest.importorskip("distributed")
+    out = tmp_path / "out"
+    cluster_options = {"threads_per_worker": 1, "processes": True, "host": "127.0.0.1", "dashboard_address": None}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    with distributed.LocalCluster(n_workers=0, **cluster_options) as cluster:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", cluster.scheduler_address, "--no-nanny",
+             "--nthreads", "1", "--host", "127.0.0.1", "--dashboard-address", ":0"],
+            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
+        try:
+            cluster.wait_for_workers(1, timeout=WAIT)
+            dask = ("--backend", "dask", "--scheduler", cluster.scheduler_address, "--timeout", "3")
+            b = banditlab(*_command(out), *dask)
+            _poll(lambda: bool(_saved_tasks(out / "parts")) or b.proc.poll() is not None, "the first saved task")
+            assert b.proc.poll() is None, "the sweep finished before its worker could be killed"
+            # Freeze banditlab while the worker finishes tasks, whose results banditlab has not fetched yet: they
+            # die with the worker, and banditlab, resumed, wants them (the scheduler would have them recomputed).
+            os.kill(b.proc.pid, signal.SIGSTOP)
+            time.sleep(1.0)
+            worker.kill()
+            killed = time.monotonic()
+            worker.wait(timeout=WAIT)
+            os.kill(b.proc.pid, signal.SIGCONT)
+            code, _, err = b.finish()
+            took = time.monotonic() - killed
+        finally:
+            if worker.poll() is None:
+                worker.kill()
+            worker.wait(timeout=WAIT)
+    assert code == 3, err
+    assert "Traceback" not in err
+    lines = [x for x in err.splitlines() if x.startswith("banditlab:")]
+    assert len(lines) == 1, err
+    assert f"the Dask cluster at {cluster.scheduler_address} has had no workers for 3 s" in lines[0], err
+    assert "tasks are saved in" in lines[0] and "running the same command again resumes from them" in lines[0]
+    assert took < 3 + 30, took  # the timeout, a second between checks and a slow, shared machine's margin
+
+
+def test_a_worker_its_timer_cannot_stop_is_killed_after_task_timeout(banditlab, tmp_path):
+    """An agent that blocks SIGALRM and hangs in a worker: the workers are killed, exit 2, the finished tasks kept."""
+    agent, out = tmp_path / "stuck.py", tmp_path / "out"
+    agent.write_text(
+        AGENT.format(fail=None).replace(
+            "        return self.t % self.n_arms",
+            "        if self.fails and self.t == 3:\n"
+            "            import signal\n"
+            "            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\n"
+            "            time.sleep(3600)\n"
+            "        return self.t % self.n_arms",
+        )
+    )
+    b = banditlab("run", "gap/regret-eps", *AGENT_SCALE, "--jobs", "2", "--no-progress", "--out", str(out),
+                  "--agent", f"{agent}:make", "--task-timeout", "2")  # fmt: skip
+    code, _, err = b.finish()  # returns only once no process holds banditlab's output: the stuck worker is gone
+    assert code == 2, err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("banditlab: error: no task finished for 7 s although --task-timeout 2 s"), err
+    assert "the worker processes were stopped" in lines[0] and "tasks are saved in" in lines[0], err
+    assert 0 in _saved_tasks(out / "parts")

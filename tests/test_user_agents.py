@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ import agents
 from agents.experiments import run
 from agents.experiments.budget.paper import PAPER_BEST_ALPHA
 from agents.experiments.cli import main
+from agents.experiments.core.user_agents import UserAgentError
 
 
 class PlainUCB:
@@ -145,6 +147,12 @@ def test_cli_user_agent_in_privacy_pairs_and_ldp(tmp_path, capsys):
         (["--set", "n_arms=1.5"], "--set n_arms must be an integer"),
         (["--set", "gap"], "--set must be key=value"),
         (["--set", "gap=0.1", "--set", "gap=0.2"], "--set gap is given twice"),
+        (["--task-timeout", "0"], "--task-timeout must be a positive number of seconds, got '0'"),
+        (["--task-timeout", "1e7"], "--task-timeout must be at most 1e+06 seconds, got '1e7'"),
+        (
+            ["--backend", "dask", "--scheduler", "tcp://127.0.0.1:1", "--task-timeout", "5"],
+            "--task-timeout applies only to --backend local",
+        ),  # fmt: skip
     ],
 )
 def test_cli_rejects_bad_agents_and_overrides_with_one_sentence(argv, needle, capsys, tmp_path):
@@ -282,3 +290,92 @@ def test_cli_quotes_a_huge_experiment_id_by_a_short_prefix(capsys):
     assert main(["run", BIG]) == 2
     err = capsys.readouterr().err.strip()
     assert "experiment id must be one of" in err and "(100000 characters)" in err and len(err) < 700, err[:800]
+
+
+class Failing:
+    """An agent that fails as ``how`` says in round 4: raises in update, calls sys.exit, or acts out of range."""
+
+    def __init__(self, n_arms: int, how: str, n_envs: int | None = None) -> None:
+        self.n_arms, self.how, self.n_envs, self.t = n_arms, how, n_envs, 0
+
+    def reset(self, seed: int | None = None) -> None:
+        self.t = 0
+
+    def act(self, obs: Any = None) -> Any:
+        self.t += 1
+        if self.t == 4 and self.how == "exit":
+            raise SystemExit("giving up")
+        if self.n_envs is not None:
+            return np.full(self.n_envs + (self.t == 4 and self.how == "invalid"), self.t % self.n_arms)
+        return self.t % self.n_arms
+
+    def update(self, action: Any, reward: Any, info: Any = None) -> None:
+        if self.t == 4 and self.how == "update":
+            raise RuntimeError("cannot learn")
+
+
+def failing_in_update(env: Any, setting: dict[str, Any], seed: int) -> Failing:
+    return Failing(env.action_space.n, "update")
+
+
+def exiting(env: Any, setting: dict[str, Any], seed: int) -> Failing:
+    return Failing(env.action_space.n, "exit")
+
+
+def invalid_batch(env: Any, setting: dict[str, Any], seed: int, n_envs: int) -> Failing:
+    return Failing(env.single_action_space.n, "invalid", n_envs)
+
+
+@pytest.mark.parametrize(
+    ("eid", "factory", "needle", "frame"),
+    [
+        ("gap/privacy", failing_in_update, "failed in update (RuntimeError: cannot learn)", "in update"),
+        ("ldp-linucb/sqrt-t", exiting, "failed in act (it called sys.exit('giving up'))", "in act"),
+        ("budget/baselines", invalid_batch, "returned an invalid action (actions must be", None),
+    ],
+)
+def test_run_reports_a_failing_user_agent_of_any_family_as_one_sentence(eid, factory, needle, frame):
+    """The step API of each family (pairs of tables, contexts, batches on a vector env): agent, setting, run, round."""
+    with pytest.raises(UserAgentError) as exc:
+        run(eid, agents=[("mine", factory)], runs=1, horizon=50)
+    sentence = str(exc.value)
+    assert sentence.startswith(f"agent 'mine' {needle}"), sentence
+    assert " in setting 0" in sentence and ", run 0, round 4 of 50 (counted from 1)" in sentence, sentence
+    assert "\n" not in sentence
+    shown = [x.strip() for x in exc.value.frames.splitlines() if x.strip().startswith("File ")]
+    assert shown == ([f'File "{__file__}", line {_line_of(frame)}, {frame}'] if frame else []), exc.value.frames
+
+
+def _line_of(frame: str | None) -> int:
+    """The line of this file where Failing fails ``in act`` or ``in update``."""
+    needle = {"in act": 'raise SystemExit("giving up")', "in update": 'raise RuntimeError("cannot learn")'}[frame or ""]
+    lines = Path(__file__).read_text().splitlines()
+    return next(i for i, x in enumerate(lines, 1) if needle in x and "needle" not in x)
+
+
+def test_task_timeout_stops_a_long_task_with_one_sentence_naming_it():
+    """A task (here built-in agents only, far longer than the limit) still running after task_timeout is stopped."""
+    with pytest.raises(UserAgentError) as exc:
+        run("gap/regret-eps", runs=1, horizon=2_000_000, task_timeout=0.01)
+    assert str(exc.value) == (
+        "the task of setting 0 (gap=0.2, edge_probability=0.1, epsilon=0.05), run 0 was still running after "
+        "--task-timeout 0.01 s and was stopped"
+    )
+    assert exc.value.frames == ""
+
+
+def compiling_for_a_second(env: Any, setting: dict[str, Any], seed: int) -> agents.Random:
+    """A factory that spends a second "compiling": inside numba's compile event, as numba broadcasts it."""
+    import time
+
+    from numba.core import event
+
+    event.start_event("numba:compile")
+    time.sleep(1.0)
+    event.end_event("numba:compile")
+    return agents.Random(env.action_space.n, seed=seed)
+
+
+def test_task_timeout_does_not_count_the_time_numba_spends_compiling():
+    df = run("gap/regret-eps", agents=[("mine", compiling_for_a_second)], runs=1, horizon=50, task_timeout=0.5)
+    assert set(df["agent"]) == {"mine"}

@@ -48,7 +48,7 @@ from agents.base import Agent, check_choice, check_float, check_int, describe
 from agents.dp_thompson import DPThompsonSampling, LDPThompsonSampling
 from agents.dp_ucb import AdaPUCB, HybridDPUCB, TreeDPUCB
 from agents.elimination import DPSE, GAP, GAPU, EliminationAgent
-from agents.experiments.core.user_agents import UserAgent, UserAgentError, accepts_n_envs, user_agent
+from agents.experiments.core.user_agents import UserAgent, UserAgentError, accepts_n_envs, failure, user_agent
 from agents.index import UCB
 from agents.ldp import LDPWrapper
 from agents.linear import LDPLinUCB, LinearAgent
@@ -293,9 +293,8 @@ def _stepped(
         except UserAgentError:
             raise
         except Exception as exc:
-            raise UserAgentError(
-                f"agent {user!r} failed while replaying a reward table on {env_id} ({type(exc).__name__}: {exc})."
-            ) from exc
+            replaying = f"failed while replaying a reward table on {env_id}"
+            raise UserAgentError(failure(user, replaying, exc) + ".") from exc
 
     return sample
 
@@ -528,7 +527,7 @@ def agent_subject(
         setting = {"epsilon": eps, "horizon": rounds, "n_arms": 2}
 
         def build(env: Any, n_envs: int | None, seed: int) -> Any:
-            return user.build(env, setting, seed, n_envs)
+            return user.build(env, setting, seed, n_envs, guard=False)
 
         batched = accepts_n_envs(user.factory())
         label = name or user.name
@@ -539,7 +538,7 @@ def agent_subject(
         except UserAgentError:
             raise
         except Exception as exc:
-            raise UserAgentError(f"agent {label!r} could not be built ({type(exc).__name__}: {exc}).") from exc
+            raise UserAgentError(failure(label, "could not be built", exc) + ".") from exc
     finally:
         env.close()
     if isinstance(probe, LinearAgent):

@@ -9,7 +9,16 @@ DP, the GAP paper), ``budget`` (privacy-budget selection), ``ldp`` (LDP contextu
 
 from agents.experiments.api import UsageError, run, run_experiment
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.user_agents import UserAgent
+from agents.experiments.core.user_agents import UserAgent, UserAgentError
 from agents.experiments.registry import EXPERIMENTS, get_experiment
 
-__all__ = ["EXPERIMENTS", "Experiment", "UsageError", "UserAgent", "get_experiment", "run", "run_experiment"]
+__all__ = [
+    "EXPERIMENTS",
+    "Experiment",
+    "UsageError",
+    "UserAgent",
+    "UserAgentError",
+    "get_experiment",
+    "run",
+    "run_experiment",
+]

@@ -188,6 +188,7 @@ def run(
     data: Sequence[str] | None = None,
     overrides: Mapping[str, Any] | None = None,
     progress: bool = False,
+    task_timeout: float | None = None,
 ) -> pd.DataFrame:
     """Run an experiment in memory and return its tidy results (one row per setting × agent × run × checkpoint).
 
@@ -208,6 +209,15 @@ def run(
         Setting parameters to override, validated against the experiment's schema (``--set``).
     progress
         Show a progress bar on standard error.
+    task_timeout
+        Stop a task (one setting and run) that runs longer than this many seconds (``--task-timeout``).
+
+    Raises
+    ------
+    agents.experiments.core.user_agents.UserAgentError
+        A user agent that fails while it plays (raises, calls ``sys.exit`` or returns an invalid
+        action), or a task stopped by ``task_timeout``: one sentence naming the agent, the
+        setting, the run and the round, with the agent's own frames of the traceback in ``frames``.
     """
     exp = configure(
         experiment_id, agents=agents, quick=quick, runs=runs, horizon=horizon, seed=seed, data=data, overrides=overrides
@@ -215,7 +225,7 @@ def run(
     tasks = tasks_for(exp, seed)
     results: dict[int, list[dict[str, Any]]] = {}
     try:
-        executor = make_backend("local", jobs=jobs)
+        executor = make_backend("local", jobs=jobs, task_timeout=task_timeout)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     _execute(tasks, list(enumerate(tasks)), executor, exp.id, progress, 0, results.__setitem__)
@@ -242,13 +252,15 @@ def run_experiment(
     fresh: bool = False,
     force: bool = False,
     command: Sequence[str] | None = None,
+    task_timeout: float | None = None,
 ) -> tuple[Path, str]:
     """Run an experiment and write its CSV, meta, figure and summary; return (folder, summary).
 
     ``backend="local"`` runs the tasks on ``jobs`` processes (``None``: one per core, at most one
     per task; a ``jobs`` above the number of tasks is capped, with a line on standard error),
     ``backend="dask"`` on the Dask scheduler at ``scheduler`` (connecting within ``timeout``
-    seconds). Finished tasks are saved under ``out/parts`` as they arrive (in batches, at most
+    seconds). ``task_timeout`` stops a task that runs longer than that many seconds (local backend).
+    Finished tasks are saved under ``out/parts`` as they arrive (in batches, at most
     :data:`~agents.experiments.core.partial.FLUSH_SECONDS` apart); a later call with the same
     arguments resumes from them (``fresh=True`` discards them).
 
@@ -259,15 +271,17 @@ def run_experiment(
 
     Raises :class:`UsageError` for bad options or an output folder it may not write to,
     :class:`~agents.experiments.core.backends.BackendError` (with an exit code) when the cluster
-    fails and :class:`~agents.experiments.core.backends.SweepInterrupted` on Ctrl-C (or SIGTERM,
-    when the caller turns it into :class:`~agents.experiments.core.backends.Terminated`); each
+    fails, :class:`~agents.experiments.core.user_agents.UserAgentError` when a user agent fails
+    while it plays or a task outlives ``task_timeout`` (with the agent's frames in ``frames``),
+    and :class:`~agents.experiments.core.backends.SweepInterrupted` on Ctrl-C (or SIGTERM, when
+    the caller turns it into :class:`~agents.experiments.core.backends.Terminated`); each
     says how to resume.
     """
     explicit_jobs = jobs is not None
     if jobs is None:
         jobs = default_jobs()
     try:
-        executor = make_backend(backend, jobs=jobs, scheduler=scheduler, timeout=timeout)
+        executor = make_backend(backend, jobs=jobs, scheduler=scheduler, timeout=timeout, task_timeout=task_timeout)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     exp = configure(
@@ -323,6 +337,8 @@ def run_experiment(
                     store.flush()
             except BackendError as exc:
                 raise BackendError(_resume_note(str(exc), store, len(tasks)), exc.code) from None
+            except UserAgentError as exc:  # a user agent that failed in a task: fix it, then resume
+                raise UserAgentError(_resume_note(str(exc).rstrip("."), store, len(tasks)), exc.frames) from None
         seconds = time.perf_counter() - start
         results = to_frame(store.rows())  # canonical task order, whatever order the tasks finished in
         meta: dict[str, Any] = {

@@ -3,7 +3,7 @@
 ``banditlab list`` prints the ids; ``banditlab run ID [--quick] [--runs N] [--jobs J]
 [--horizon T] [--seed S] [--out DIR] [--agent module.path:Factory | path/to/file.py:Factory]...
 [--set key=value]... [--data D]... [--backend local|dask --scheduler ADDRESS [--timeout S]]
-[--fresh] [--force]`` runs one and writes ``results.csv`` (tidy), ``meta.json``, ``figure.png``
+[--task-timeout S] [--fresh] [--force]`` runs one and writes ``results.csv`` (tidy), ``meta.json``, ``figure.png``
 and ``summary.md`` (the paper's numbers and claims beside ours) into ``DIR``; ``banditlab report
 ID DIR`` rebuilds the summary and figure from ``DIR/results.csv``; ``banditlab audit AGENT
 [--epsilon E] [--delta D] [--env ID] [--runs N] [--agent module:Factory] [--seed S] [--horizon T]
@@ -24,6 +24,10 @@ so a run stopped by Ctrl-C, SIGTERM, SIGKILL, a crash or a lost cluster resumes 
 command is run again (same ``--out``, experiment, scale, seed, agents and data): only the missing
 tasks run. ``--fresh`` discards them instead; other options over a saved sweep are refused.
 Ctrl-C and SIGTERM stop the workers, say how many tasks are saved and exit with status 130.
+A user agent that fails in a task (raises, calls ``sys.exit``, returns an invalid action), or a
+task still running after ``--task-timeout`` seconds, stops the sweep with one sentence naming the
+agent, setting, run and round, then the agent's own frames of the traceback; exit status 2, and
+the finished tasks stay saved for the same command once the agent is fixed.
 
 banditlab replaces or deletes only files it wrote into ``DIR`` and recorded in
 ``DIR/.banditlab.json`` (:mod:`agents.experiments.core.outputs`). A folder with other files, or
@@ -45,7 +49,12 @@ from agents.experiments.api import FIGURE, SUMMARY, UsageError, run_experiment, 
 __all__ = ["INTERRUPTED", "build_parser", "main", "run_experiment"]
 from tqdm import tqdm
 
-from agents.experiments.core.backends import BackendError, SweepInterrupted, terminate_as_interrupt
+from agents.experiments.core.backends import (
+    MAX_TASK_TIMEOUT,
+    BackendError,
+    SweepInterrupted,
+    terminate_as_interrupt,
+)
 from agents.experiments.core.compiling import NOTE_SECONDS, CompileWatch
 from agents.experiments.core.outputs import OutputError, OutputFolder
 from agents.experiments.core.results import (
@@ -83,14 +92,19 @@ def _positive(name: str, minimum: int = 1) -> Any:
     return parse
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"--timeout must be a positive number of seconds, got {summarize(text)}")
-    return value
+def _seconds(name: str, most: float = float("inf")) -> Any:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not value > 0 or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"{name} must be a positive number of seconds, got {summarize(text)}")
+        if value > most:
+            raise argparse.ArgumentTypeError(f"{name} must be at most {most:g} seconds, got {summarize(text)}")
+        return value
+
+    return parse
 
 
 def _assignment(text: str) -> tuple[str, str]:
@@ -154,9 +168,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://127.0.0.1:8786")
     run.add_argument(
         "--timeout",
-        type=_seconds,
+        type=_seconds("--timeout"),
         default=10.0,
         help="seconds to wait for the Dask scheduler, and for workers when it has none (default 10)",
+    )
+    run.add_argument(
+        "--task-timeout",
+        type=_seconds("--task-timeout", MAX_TASK_TIMEOUT),
+        metavar="S",
+        help="stop a task (one setting and run) still running after S seconds, e.g. a hung agent, and exit with "
+        "status 2 naming it; the finished tasks stay saved (--backend local only)",
     )
     run.add_argument(
         "--fresh",
@@ -407,8 +428,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with watch:
             folder, text = _run_from_args(args, argv)
-    except (UsageError, UserAgentError) as exc:  # a user agent that cannot be built shows up in the tasks
+    except (UsageError, UserAgentError) as exc:  # a user agent that fails shows up in the tasks
         print(f"banditlab: error: {exc}", file=sys.stderr)
+        frames = getattr(exc, "frames", "")  # a failing user agent's own frames (not banditlab's)
+        if frames:
+            print(frames, file=sys.stderr)
         return 2
     except BackendError as exc:
         print(f"banditlab: error: {exc}", file=sys.stderr)
@@ -458,6 +482,7 @@ def _run_from_args(args: argparse.Namespace, argv: Sequence[str] | None) -> tupl
         timeout=args.timeout,
         fresh=args.fresh,
         force=args.force,
+        task_timeout=args.task_timeout,
         command=["banditlab", *(sys.argv[1:] if argv is None else argv)],
     )
 

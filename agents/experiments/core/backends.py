@@ -30,14 +30,16 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import CancelledError, ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ProcessPoolExecutor, as_completed, wait
 from concurrent.futures.process import BrokenProcessPool
+from functools import partial
 from types import TracebackType
 from typing import Any
 
 import numba
 
-from agents.experiments.core.runner import Task, run_task
+from agents.experiments.core.runner import Task, run_checked, run_task, timeout_supported
+from agents.experiments.core.user_agents import UserAgentError
 from bandit_envs.validation import summarize
 
 Rows = list[dict[str, Any]]
@@ -72,6 +74,13 @@ def terminate_as_interrupt() -> Any:
 
     return signal.signal(signal.SIGTERM, handler)
 
+
+#: Largest ``--task-timeout`` in seconds (about 11 days; the interval timer's range is finite).
+MAX_TASK_TIMEOUT = 1e6
+
+#: With ``--task-timeout S``, workers that finish no chunk of ``n`` tasks for ``n * S`` plus this many
+#: seconds are stuck where their timer cannot stop a task (compiled code, SIGALRM blocked): they are stopped.
+STUCK_GRACE = 5.0
 
 #: At most this many worker processes per core (``os.cpu_count()``); more only compete for the cores.
 JOBS_PER_CORE = 4
@@ -117,8 +126,8 @@ def _ready() -> None:
     """Nothing: submitted to start a pool's workers."""
 
 
-def _run_chunk(chunk: Sequence[tuple[int, Task]]) -> list[tuple[int, Rows]]:
-    return [(index, run_task(task)) for index, task in chunk]
+def _run_chunk(chunk: Sequence[tuple[int, Task]], timeout: float | None = None) -> list[tuple[int, Rows]]:
+    return [(index, run_checked(run_task, task, timeout)) for index, task in chunk]
 
 
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
@@ -184,6 +193,13 @@ def _init_worker(parent: int | None, threads: int) -> None:
 class LocalBackend:
     """Run tasks in this process (``jobs=1``) or on ``jobs`` worker processes.
 
+    ``task_timeout`` (seconds, or None) stops a task that runs longer, in whichever process runs
+    it (:func:`~agents.experiments.core.runner.deadline`), as a
+    :class:`~agents.experiments.core.user_agents.UserAgentError` naming the task. Should the
+    workers finish nothing for longer than their chunks' timeouts and :data:`STUCK_GRACE`
+    (a task stuck where the timer cannot interrupt it), they are killed, with a
+    :class:`~agents.experiments.core.user_agents.UserAgentError` saying so.
+
     At most one worker per task starts (:attr:`workers` is the number that did). With workers,
     the first task runs in this process while they wait, so that the numba kernels are compiled
     once, here, and saved to numba's on-disk cache, from which the workers then load them; started
@@ -194,9 +210,10 @@ class LocalBackend:
 
     name = "local"
 
-    def __init__(self, jobs: int = 1) -> None:
+    def __init__(self, jobs: int = 1, task_timeout: float | None = None) -> None:
         self.jobs = check_jobs(jobs)
         self.workers = self.jobs
+        self.task_timeout = task_timeout
 
     def __enter__(self) -> LocalBackend:
         return self
@@ -209,7 +226,7 @@ class LocalBackend:
         self.workers = max(1, min(self.jobs, len(pending)))
         if self.workers == 1:
             for index, task in pending:
-                yield index, run_task(task)
+                yield index, run_checked(run_task, task, self.task_timeout)
             return
         # Workers ignore Ctrl-C: this process handles it, saves what finished and stops them.
         context = multiprocessing.get_context()
@@ -227,12 +244,12 @@ class LocalBackend:
         try:
             pool.submit(_ready)  # with the fork start method, every worker is forked at the first submit
             first, rest = pending[0], pending[1:]
-            yield first[0], run_task(first[1])
+            yield first[0], run_checked(run_task, first[1], self.task_timeout)
             # Small contiguous chunks: few round trips, a worker reuses a run's reward table across
             # settings, and an interruption loses at most `jobs` chunks of work.
             size = max(1, min(len(rest) // (self.workers * 8), 8))
             chunks = [rest[i : i + size] for i in range(0, len(rest), size)]
-            for future in as_completed([pool.submit(_run_chunk, c) for c in chunks]):
+            for future in self._completed([pool.submit(_run_chunk, c, self.task_timeout) for c in chunks], size):
                 yield from future.result()
             finished = True
         except BrokenProcessPool:
@@ -244,6 +261,23 @@ class LocalBackend:
                 pool.shutdown()
             else:  # Ctrl-C, a failed task or an abandoned generator: drop the work in flight
                 _stop(pool)
+
+    def _completed(self, futures: list[Future[Any]], size: int) -> Iterator[Future[Any]]:
+        """The chunks' futures as they finish; with a task timeout, UserAgentError once the workers seem stuck."""
+        if self.task_timeout is None:
+            yield from as_completed(futures)
+            return
+        limit = size * self.task_timeout + STUCK_GRACE
+        waiting = set(futures)
+        while waiting:
+            done, waiting = wait(waiting, timeout=limit, return_when=FIRST_COMPLETED)
+            if not done:  # the caller's `finally` kills the workers
+                raise UserAgentError(
+                    f"no task finished for {limit:g} s although --task-timeout {self.task_timeout:g} s stops each "
+                    "task: a worker process is stuck where its timer cannot stop a task (in compiled code, or with "
+                    "SIGALRM blocked), so the worker processes were stopped"
+                )
+            yield from done
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
@@ -267,6 +301,7 @@ class DaskBackend:
         self.workers = 0
         self.client: Any = None
         self._levels: dict[str, int] = {}
+        self._no_workers_since: float | None = None
 
     def __enter__(self) -> DaskBackend:
         try:
@@ -320,6 +355,29 @@ class DaskBackend:
         except Exception:  # any failure here means the scheduler is gone
             raise BackendError(f"lost the connection to the Dask scheduler at {self.address}") from None
 
+    def _check_workers(self) -> None:
+        """BackendError once the cluster has had no workers for ``timeout`` seconds (call about once a second)."""
+        now = time.monotonic()
+        if self._workers_alive():
+            self._no_workers_since = None
+        elif self._no_workers_since is None:
+            self._no_workers_since = now
+        elif now - self._no_workers_since > self.timeout:
+            raise BackendError(f"the Dask cluster at {self.address} has had no workers for {self.timeout:g} s")
+
+    def _result(self, future: Any) -> Rows:
+        """The rows of a finished task, waiting while they are gathered (or recomputed, if lost with a worker).
+
+        A worker that dies holding a finished task's result makes the scheduler compute it again:
+        with no worker left, that would wait forever, so the wait checks the workers every second.
+        """
+        while True:
+            try:
+                rows: Rows = future.result(timeout=1.0)
+                return rows
+            except TimeoutError:  # not the connection (an OSError too): the result is not there yet
+                self._check_workers()
+
     def run(self, pending: Sequence[tuple[int, Task]], label: str = "banditlab") -> Iterator[tuple[int, Rows]]:
         """Yield ``(index, rows)`` of every pending task as it finishes on the cluster.
 
@@ -328,7 +386,7 @@ class DaskBackend:
         A task whose worker died (Dask retries it on another worker up to the scheduler's
         ``allowed-failures`` and then gives up) does not stop the others: the sweep goes on, and
         a :class:`BackendError` names the lost tasks at the end. A cluster left without workers
-        for ``timeout`` seconds, or a lost scheduler, stops at once.
+        for ``timeout`` seconds (also while a result is gathered), or a lost scheduler, stops at once.
         """
         from distributed import as_completed as dask_as_completed
         from distributed.scheduler import KilledWorker
@@ -340,28 +398,22 @@ class DaskBackend:
         prefix = re.sub(r"[^A-Za-z0-9_.-]", "-", label)
         keys = [f"{prefix}-{index:06d}" for index, _ in pending]
         tasks = [task for _, task in pending]
-        futures = self.client.map(run_task, tasks, key=keys, pure=False)
+        # run_task is looked up now (not on the workers), so the function sent is this module's.
+        futures = self.client.map(partial(run_checked, run_task), tasks, key=keys, pure=False)
         index_of = {f.key: index for f, (index, _) in zip(futures, pending, strict=True)}
         task_of = dict(pending)
         ac = dask_as_completed(futures, loop=self.client.loop)
         del futures  # as_completed holds them; each is released once its result is in
         lost: list[tuple[int, str]] = []
         idle_since = time.monotonic()
-        no_workers_since: float | None = None
+        self._no_workers_since = None
         while not ac.is_empty():
             batch = ac.next_batch(block=False)
             if not batch:
                 time.sleep(0.05)
                 if time.monotonic() - idle_since > 1.0:
                     idle_since = time.monotonic()
-                    if self._workers_alive():
-                        no_workers_since = None
-                    elif no_workers_since is None:
-                        no_workers_since = idle_since
-                    elif idle_since - no_workers_since > self.timeout:
-                        raise BackendError(
-                            f"the Dask cluster at {self.address} has had no workers for {self.timeout:g} s"
-                        )
+                    self._check_workers()
                 continue
             idle_since = time.monotonic()
             for future in batch:
@@ -369,7 +421,7 @@ class DaskBackend:
                 try:
                     # Gathered here, not in as_completed's background: a Ctrl-C or a lost scheduler
                     # then interrupts this call instead of leaving gathers to fail in the event loop.
-                    rows = future.result()
+                    rows = self._result(future)
                 except KilledWorker:
                     task = task_of[index]
                     lost.append((index, f"setting {task.setting_index}, run {task.run}"))
@@ -392,13 +444,32 @@ class DaskBackend:
 
 
 def make_backend(
-    backend: str, *, jobs: int = 1, scheduler: str | None = None, timeout: float = 10.0
+    backend: str,
+    *,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    timeout: float = 10.0,
+    task_timeout: float | None = None,
 ) -> LocalBackend | DaskBackend:
     """Build a backend from the CLI's options; ValueError (one sentence) for a bad combination."""
+    if task_timeout is not None:
+        if (
+            isinstance(task_timeout, bool)
+            or not isinstance(task_timeout, (int, float))
+            or not 0 < task_timeout <= MAX_TASK_TIMEOUT
+        ):
+            raise ValueError(
+                f"--task-timeout must be a number of seconds > 0 and at most {MAX_TASK_TIMEOUT:g}, got "
+                f"{task_timeout!r}."
+            )
+        if backend == "dask":
+            raise ValueError("--task-timeout applies only to --backend local (Dask runs tasks in worker threads).")
+        if not timeout_supported():
+            raise ValueError("--task-timeout needs a POSIX interval timer (SIGALRM), which this platform lacks.")
     if backend == "local":
         if scheduler is not None:
             raise ValueError("--scheduler applies only to --backend dask.")
-        return LocalBackend(check_jobs(jobs))
+        return LocalBackend(check_jobs(jobs), task_timeout)
     if backend == "dask":
         if scheduler is None:
             raise ValueError("--backend dask needs --scheduler ADDRESS, e.g. --scheduler tcp://127.0.0.1:8786.")

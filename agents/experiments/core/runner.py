@@ -3,15 +3,24 @@
 The runner only interprets an experiment's records: ``run_task`` calls the experiment's
 family task function (:class:`~agents.experiments.core.spec.Family`), which runs every agent of
 that setting and run with common random numbers (:mod:`agents.experiments.core.seeds`).
+:func:`run_checked` is what the backends call: it reports a failing user agent, or a task that
+outlives ``--task-timeout``, as one :class:`~agents.experiments.core.user_agents.UserAgentError`
+sentence naming the setting and the run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from agents.experiments.core.compiling import CompileWatch
 from agents.experiments.core.spec import Experiment
+from agents.experiments.core.user_agents import AgentFailed, TaskTimeout, UserAgentError, user_frames
 
 
 @dataclass(frozen=True)
@@ -31,6 +40,92 @@ class Task:
 def run_task(task: Task) -> list[dict[str, Any]]:
     """One task's rows, a pure function of the task (seeds included): the same on any process or machine."""
     return task.experiment.family.task(task.experiment, task.setting_index, task.run, task.base_seed)
+
+
+def describe_task(task: Task) -> str:
+    """``setting I (key=value, ...), run R``: a task as ``results.csv`` numbers it (both from 0)."""
+    exp = task.experiment
+    setting = exp.settings[task.setting_index]
+    params = ", ".join(f"{k}={v}" for k, v in setting.items() if k in exp.family.schema)
+    return f"setting {task.setting_index}{f' ({params})' if params else ''}, run {task.run}"
+
+
+def timeout_supported() -> bool:
+    """Whether ``--task-timeout`` can stop a task here: it needs a POSIX interval timer (SIGALRM)."""
+    return hasattr(signal, "setitimer")
+
+
+@contextlib.contextmanager
+def deadline(seconds: float | None) -> Iterator[None]:
+    """Raise :class:`~agents.experiments.core.user_agents.TaskTimeout` in this block after ``seconds``.
+
+    A POSIX interval timer (SIGALRM, so in the main thread only: a local worker process, or
+    banditlab's own process with one job) raises it in whatever Python code runs then, a user
+    agent's included, and again every second until the block ends, should that code catch it.
+    Compiled code (a numba kernel, a C extension) is interrupted when it returns to Python. The
+    timer is paused while numba compiles (a first run's kernels), which is no part of a task's
+    time. ``None`` sets no timer.
+    """
+    if seconds is None:
+        yield
+        return
+    if threading.current_thread() is not threading.main_thread() or not timeout_supported():
+        raise RuntimeError("--task-timeout needs a POSIX interval timer in the main thread")
+
+    def alarm(signum: int, frame: object) -> None:
+        raise TaskTimeout(seconds)
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
+    try:
+        with _PausedWhileCompiling():
+            yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class _PausedWhileCompiling(CompileWatch):
+    """Stop the interval timer while numba compiles, and restart it with the time that was left.
+
+    Listens as :class:`~agents.experiments.core.compiling.CompileWatch` does (outermost
+    compilations); where numba's event API is missing, compiling counts as the task's time.
+    """
+
+    left = 0.0  # seconds the timer had left when the outermost compilation started
+
+    def _start(self, ev: Any) -> None:
+        if not self._stack:
+            self.left = signal.setitimer(signal.ITIMER_REAL, 0)[0]
+        super()._start(ev)
+
+    def _end(self) -> None:
+        paused = bool(self._stack)
+        super()._end()
+        if paused and not self._stack:
+            signal.setitimer(signal.ITIMER_REAL, max(self.left, 1e-3), 1.0)
+
+
+def run_checked(
+    run: Callable[[Task], list[dict[str, Any]]], task: Task, timeout: float | None = None
+) -> list[dict[str, Any]]:
+    """``run(task)`` (:func:`run_task`), its failures as one sentence naming the task.
+
+    A user agent that fails (:class:`~agents.experiments.core.user_agents.AgentFailed`), or a task
+    still running after ``timeout`` seconds (:func:`deadline`), raises
+    :class:`~agents.experiments.core.user_agents.UserAgentError`: which agent failed and how, in
+    which setting, run and round, with the agent's own frames of the traceback in ``frames``.
+    """
+    try:
+        with deadline(timeout):
+            return run(task)
+    except AgentFailed as exc:
+        sentence = exc.sentence(describe_task(task), task.experiment.horizon)
+        raise UserAgentError(sentence, user_frames(exc.cause)) from None
+    except TaskTimeout:
+        raise UserAgentError(
+            f"the task of {describe_task(task)} was still running after --task-timeout {timeout:g} s and was stopped"
+        ) from None
 
 
 def tasks_for(experiment: Experiment, base_seed: int = 0) -> list[Task]:

@@ -18,6 +18,13 @@ through the Gymnasium step API, on the same instances and reward draws as the bu
 
 A reference is pickled as its text (or, for a callable, by reference), so it can run on other
 processes or Dask workers: the module or file must be importable there too.
+
+A user agent that fails while a task runs (its factory, ``act``, ``update`` or ``reset`` raises or
+calls ``sys.exit``, or ``act`` returns an action outside the env's action space) raises
+:class:`AgentFailed` in the task's process, with the round it failed in;
+:func:`agents.experiments.core.runner.run_checked` turns that into one
+:class:`UserAgentError` sentence naming the agent, the setting, the run and the round, with the
+agent's own frames of the traceback (:func:`user_frames`) in ``UserAgentError.frames``.
 """
 
 from __future__ import annotations
@@ -27,15 +34,21 @@ import importlib
 import importlib.util
 import inspect
 import numbers
+import os
 import sys
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import gymnasium
 import numpy as np
 
+import agents
+import bandit_envs
 from agents.base import Agent
+from bandit_envs.core import check_action, check_actions
 from bandit_envs.validation import not_a_file, summarize
 
 Factory = Callable[..., Any]
@@ -53,8 +66,15 @@ class UserAgent:
         """The callable (imported on first use in this process)."""
         return load_factory(self.ref) if isinstance(self.ref, str) else self.ref
 
-    def build(self, env: Any, setting: Mapping[str, Any], seed: int, n_envs: int | None = None) -> Any:
-        """Build the agent for ``env`` (a vector env if ``n_envs`` is given); check its interface."""
+    def build(
+        self, env: Any, setting: Mapping[str, Any], seed: int, n_envs: int | None = None, *, guard: bool = True
+    ) -> Any:
+        """Build the agent for ``env`` (a vector env if ``n_envs`` is given); check its interface.
+
+        With ``guard`` (as the experiments build it) the agent comes wrapped in a
+        :class:`GuardedAgent`, and a factory that raises (or calls ``sys.exit``) raises
+        :class:`AgentFailed`; without it, :class:`UserAgentError` and the agent itself.
+        """
         factory: Any = self.factory()
         n_arms = _n_arms(env)
         kwargs: dict[str, Any] = {} if n_envs is None else {"n_envs": n_envs}
@@ -64,17 +84,17 @@ class UserAgent:
                 agent = factory(n_arms, seed=seed, **kwargs)
             else:
                 agent = factory(env, dict(setting), seed, **kwargs)
-        except Exception as exc:
-            raise UserAgentError(
-                f"agent {summarize(self.name)} could not be built ({type(exc).__name__}: {exc})."
-            ) from exc
+        except (Exception, SystemExit, TaskTimeout) as exc:
+            if guard:
+                raise AgentFailed(self.name, "could not be built", 0, exc) from exc
+            raise UserAgentError(failure(self.name, "could not be built", exc) + ".") from exc
         missing = [m for m in ("act", "update", "reset") if not callable(getattr(agent, m, None))]
         if missing:
             raise UserAgentError(
                 f"agent {summarize(self.name)} must build an object with act, update and reset methods, got a "
                 f"{type(agent).__name__} without {', '.join(missing)}."
             )
-        return agent
+        return GuardedAgent(agent, self.name, env) if guard else agent
 
     def batched(self) -> bool:
         """Whether the factory accepts ``n_envs`` (then one agent plays all copies on the vector env)."""
@@ -82,7 +102,140 @@ class UserAgent:
 
 
 class UserAgentError(ValueError):
-    """A user agent that cannot be loaded, built or run; one sentence saying which and why."""
+    """A user agent that cannot be loaded, built or run; one sentence saying which and why.
+
+    ``frames`` is the agent's own part of the traceback (:func:`user_frames`), ``""`` if none.
+    """
+
+    def __init__(self, message: str, frames: str = "") -> None:
+        super().__init__(message)
+        self.frames = frames
+
+    def __reduce__(self) -> tuple[Any, ...]:  # the frames cross to the process that reports them
+        return type(self), (str(self), self.frames)
+
+
+class TaskTimeout(BaseException):
+    """Raised in a task still running after ``--task-timeout`` seconds (its argument).
+
+    Not an Exception, so that an agent's ``except Exception`` does not swallow it.
+    """
+
+
+class InvalidAction(ValueError):
+    """An action outside the env's action space, returned by a user agent's ``act``."""
+
+
+def failure(name: str, what: str, exc: BaseException) -> str:
+    """``agent 'NAME' WHAT (Type: message)``: how banditlab words a user agent's failure (no period).
+
+    ``sys.exit`` and a task stopped by ``--task-timeout`` are worded as such; the message is
+    kept on one line.
+    """
+    if isinstance(exc, SystemExit):
+        cause = f"it called sys.exit({summarize(exc.code)})"
+    elif isinstance(exc, TaskTimeout):
+        cause = f"still running after --task-timeout {exc.args[0]:g} s, and stopped"
+    elif isinstance(exc, InvalidAction):
+        cause = str(exc)
+    else:
+        cause = f"{type(exc).__name__}: {exc}"
+    return f"agent {summarize(name)} {what} ({' '.join(cause.split()).rstrip('.')})"
+
+
+#: Folders whose frames are not the user's: this project's packages and the libraries it steps them with.
+_NOT_USER = tuple(str(Path(m.__file__).parent) + os.sep for m in (agents, bandit_envs, np, gymnasium) if m.__file__)
+
+
+def user_frames(exc: BaseException) -> str:
+    """The frames of ``exc``'s traceback in the user's code, formatted (``""`` if there are none).
+
+    Frames in the ``agents`` and ``bandit_envs`` packages, numpy, Gymnasium and Python's import
+    machinery are left out: what remains is where the user's agent failed.
+    """
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not f.filename.startswith(_NOT_USER) and not f.filename.startswith("<frozen ")
+    ]
+    if not frames:
+        return ""
+    if isinstance(exc, TaskTimeout):
+        last = f"(stopped here by --task-timeout {exc.args[0]:g} s)"
+    else:
+        last = "".join(traceback.format_exception_only(type(exc), exc)).rstrip()
+    head = "Traceback (the agent's own frames, most recent call last):\n"
+    return head + "".join(traceback.format_list(frames)) + last
+
+
+class AgentFailed(Exception):
+    """A user agent failed in a task (raised in the task's process; see the module docstring).
+
+    ``doing`` says what failed (``"could not be built"``, ``"failed in act"``...), ``round`` the
+    round it failed in, counted from 1 (0 while it was built), ``cause`` the exception (whose
+    traceback holds the user's frames).
+    """
+
+    def __init__(self, name: str, doing: str, round: int, cause: BaseException) -> None:
+        super().__init__(name, doing, round)
+        self.name, self.doing, self.round, self.cause = name, doing, round, cause
+
+    def sentence(self, where: str, horizon: int) -> str:
+        """One sentence (no period): the failure, then ``where`` (the setting and run) and the round."""
+        at = f", round {self.round:,} of {horizon:,} (counted from 1)" if self.round else ""
+        return f"{failure(self.name, self.doing, self.cause)} in {where}{at}"
+
+
+class GuardedAgent:
+    """A user agent as the experiments step it: counts rounds, reports failures as :class:`AgentFailed`.
+
+    ``act``, ``update`` and ``reset`` call the agent's; an exception or ``sys.exit`` in them, or
+    an action ``act`` returns outside ``env``'s action space (:func:`bandit_envs.core.check_action`),
+    raises :class:`AgentFailed` with the round. Other attributes are the agent's.
+    """
+
+    def __init__(self, agent: Any, name: str, env: Any) -> None:
+        self.agent = agent
+        self.name = name
+        self.round = 0
+        self._n = _n_arms(env)
+        self._copies: int | None = getattr(env, "num_envs", None)
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.__dict__["agent"], attr)
+
+    def _failed(self, doing: str, exc: BaseException) -> AgentFailed:
+        return AgentFailed(self.name, doing, self.round, exc)
+
+    def act(self, *args: Any, **kwargs: Any) -> Any:
+        """The agent's action for the next round, checked against the env's action space."""
+        self.round += 1
+        try:
+            action = self.agent.act(*args, **kwargs)
+        except (Exception, SystemExit, TaskTimeout) as exc:
+            raise self._failed("failed in act", exc) from exc
+        try:
+            if self._copies is None:
+                check_action(action, self._n)
+            else:
+                check_actions(action, self._copies, self._n)
+        except ValueError as exc:
+            raise self._failed("returned an invalid action", InvalidAction(str(exc))) from None
+        return action
+
+    def update(self, *args: Any, **kwargs: Any) -> Any:
+        """The agent's update for this round."""
+        try:
+            return self.agent.update(*args, **kwargs)
+        except (Exception, SystemExit, TaskTimeout) as exc:
+            raise self._failed("failed in update", exc) from exc
+
+    def reset(self, *args: Any, **kwargs: Any) -> Any:
+        """The agent's reset."""
+        try:
+            return self.agent.reset(*args, **kwargs)
+        except (Exception, SystemExit, TaskTimeout) as exc:
+            raise self._failed("failed in reset", exc) from exc
 
 
 def _n_arms(env: Any) -> int:
@@ -218,6 +371,8 @@ def check_fits(env: Any, agent: Any) -> None:
     object is checked through its ``n_arms`` attribute if it has one (``env.action_space.n``, or
     ``single_action_space.n`` for a vector env). Raises :class:`UserAgentError` (one sentence).
     """
+    if isinstance(agent, GuardedAgent):
+        agent = agent.agent
     if isinstance(agent, Agent):
         try:
             agent.check_env(env)
