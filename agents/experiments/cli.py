@@ -295,12 +295,6 @@ def _audit(args: argparse.Namespace) -> int:
 
 def _audit_all(args: argparse.Namespace) -> int:
     """``banditlab audit all --out DIR``: every audit of :data:`agents.audit.summary.ALL_AUDITS`, summary and figure."""
-    import time
-
-    from agents.audit import audit
-    from agents.audit.summary import ALL_AUDITS, summary_text, write_figure
-    from agents.experiments.core.figures import pyplot
-
     if args.out is None:
         print("banditlab: error: --out must name a folder for `banditlab audit all`, got none.", file=sys.stderr)
         return 2
@@ -320,6 +314,22 @@ def _audit_all(args: argparse.Namespace) -> int:
     command = {"command": "audit all", "runs": args.runs, "seed": args.seed}
     try:
         output = OutputFolder.open(args.out)
+    except OutputError as exc:
+        print(f"banditlab: error: {exc}", file=sys.stderr)
+        return 2
+    with output:  # locked until the audits are written
+        return _audit_all_into(output, args, command)
+
+
+def _audit_all_into(output: OutputFolder, args: argparse.Namespace, command: dict[str, Any]) -> int:
+    """The audits of ``banditlab audit all``, written into ``output`` (locked by the caller)."""
+    import time
+
+    from agents.audit import audit
+    from agents.audit.summary import ALL_AUDITS, summary_text, write_figure
+    from agents.experiments.core.figures import pyplot
+
+    try:
         output.check_may_write(command, args.force, [SUMMARY, FIGURE])
     except OutputError as exc:
         print(f"banditlab: error: {exc}", file=sys.stderr)
@@ -357,6 +367,16 @@ def _list() -> None:
 
 def _report(experiment_id: str, folder: Path) -> str:
     columns = get_experiment(experiment_id).family.columns
+    if not folder.is_dir():
+        read_results(folder / RESULTS, columns)  # says the folder must contain results.csv
+    # Locked while it reads and writes: a run or report writing the folder meanwhile is refused.
+    with OutputFolder.open(folder, "the folder", create=False) as output:
+        return _report_locked(experiment_id, output)
+
+
+def _report_locked(experiment_id: str, output: OutputFolder) -> str:
+    folder = output.path
+    columns = get_experiment(experiment_id).family.columns
     results = read_results(folder / RESULTS, columns)
     meta = read_meta(folder / META, required=True)
     if meta.get("experiment") not in (None, experiment_id):
@@ -364,7 +384,6 @@ def _report(experiment_id: str, folder: Path) -> str:
     check_meta_complete(meta, folder / META)
     exp = get_experiment(experiment_id).scaled(runs=meta["runs"], horizon=meta["horizon"])
     check_results(results, folder / RESULTS, columns, len(exp.settings), exp.runs)
-    output = OutputFolder.open(folder, "the folder", create=False)
     output.check_replaceable([FIGURE, SUMMARY])
     try:
         return write_report(results, exp, output, meta)

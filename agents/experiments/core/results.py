@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import platform
 import subprocess
 import sys
@@ -43,13 +42,6 @@ def to_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
 def write_csv(frame: pd.DataFrame, path: Path) -> None:
     """Write ``frame`` to ``path`` as ``results.csv`` is written (no index, CRLF line ends)."""
     frame.to_csv(path, index=False, lineterminator="\r\n")
-
-
-def write_results(frame: pd.DataFrame, path: Path) -> None:
-    """Write ``frame`` to ``path`` atomically (a temporary file renamed into place)."""
-    tmp = path.with_name(path.name + ".tmp")
-    write_csv(frame, tmp)
-    os.replace(tmp, path)
 
 
 def read_results(path: Path, required: Sequence[str] = ()) -> pd.DataFrame:

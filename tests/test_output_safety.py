@@ -1,0 +1,150 @@
+"""Output folders others can write to: a link planted under a name banditlab writes is refused in one
+sentence and what it points to is left byte for byte; a second process on a folder in use is refused
+in one sentence, and the lock dies with the process holding it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+from pathlib import Path
+
+import pytest
+from test_cli_outputs import EID, SMALL, _sentence
+from test_faults import EXPERIMENT, _assert_gone, _children, _poll, _saved_tasks, banditlab  # noqa: F401
+
+from agents.experiments.cli import main
+
+#: A user agent that is interrupted (KeyboardInterrupt, as Ctrl-C) when its second copy is built, if asked to.
+AGENT = """
+import os
+
+from agents.greedy import EpsilonGreedy
+
+BUILT = [0]
+
+
+def factory(env, setting, seed):
+    BUILT[0] += 1
+    if os.environ.get("BANDITLAB_TEST_INTERRUPT") and BUILT[0] >= 2:
+        raise KeyboardInterrupt
+    return EpsilonGreedy(env.action_space.n, seed=seed)
+"""
+
+
+@pytest.fixture
+def interrupted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """The command of a run interrupted after its first task (of 3), saved in ``tmp_path/out/parts``."""
+    agent = tmp_path / "agent.py"
+    agent.write_text(AGENT)
+    argv = ["run", EID, *SMALL, "--agent", f"{agent}:factory", "--out", str(tmp_path / "out")]
+    monkeypatch.setenv("BANDITLAB_TEST_INTERRUPT", "1")
+    assert main(argv) == 130
+    monkeypatch.delenv("BANDITLAB_TEST_INTERRUPT")
+    capsys.readouterr()
+    assert sorted(p.name for p in (tmp_path / "out" / "parts").iterdir()) == ["000000.json", "manifest.json"]
+    return argv
+
+
+def _contents(path: Path) -> dict[str, bytes]:
+    """A file's bytes, or every file's under a folder, by relative name."""
+    if path.is_file():
+        return {"": path.read_bytes()}
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def _plant(planted: Path, outside: Path) -> Path:
+    """Replace ``planted`` (if it exists) by a link to a file or folder in ``outside``; the link's target."""
+    target = outside / "target"
+    if planted.is_dir():
+        shutil.copytree(planted, target)  # what banditlab would resume from, had it followed the link
+        (target / "mine.txt").write_text("someone else's file\n")
+        shutil.rmtree(planted)
+    elif planted.name == ".banditlab.json":
+        shutil.copy(planted, target)  # a valid record, read through the link
+        planted.unlink()
+    else:
+        target.write_text("someone else's file\n")
+        planted.unlink(missing_ok=True)
+    planted.symlink_to(target)
+    return target
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "parts/manifest.json.tmp",
+        "parts/000000.json.tmp",
+        "parts/000001.json.tmp",
+        "parts/000001.json",
+        "parts/000000.json",
+        "parts/manifest.json",
+        "parts",
+        ".banditlab.json",
+        "results.csv",
+        "meta.json",
+        "summary.md",
+        "figure.png",
+    ],
+)
+def test_a_link_planted_in_an_interrupted_runs_folder_is_refused_and_its_target_kept(
+    name, interrupted, tmp_path_factory, capsys
+):
+    out = Path(interrupted[-1])
+    planted = out / name
+    target = _plant(planted, tmp_path_factory.mktemp("outside"))
+    before = _contents(target)
+    for extra in ([], ["--fresh"], ["--fresh", "--force"]):
+        assert main([*interrupted, *extra]) == 2, (name, extra)
+        line = _sentence(capsys)
+        assert str(planted) in line, line
+        assert _contents(target) == before
+        assert planted.is_symlink()
+
+
+@pytest.mark.parametrize("name", [".banditlab.json", "summary.md", "figure.png"])
+def test_report_refuses_a_planted_link_and_keeps_its_target(name, tmp_path, tmp_path_factory, capsys):
+    out = tmp_path / "out"
+    assert main(["run", EID, *SMALL, "--out", str(out)]) == 0
+    capsys.readouterr()
+    planted = out / name
+    target = _plant(planted, tmp_path_factory.mktemp("outside"))
+    before = _contents(target)
+    assert main(["report", EID, str(out)]) == 2
+    line = _sentence(capsys)
+    assert str(planted) in line, line
+    assert _contents(target) == before and planted.is_symlink()
+
+
+def test_a_second_process_on_a_folder_in_use_is_refused_and_the_lock_dies_with_the_first(banditlab, tmp_path):  # noqa: F811
+    """Two runs of other horizons (or a report) on one --out: the second is refused while the first runs."""
+    out = tmp_path / "out"
+    # Minutes of work (the sweep of tests/test_faults.py, 20 times the runs): it is killed below.
+    first = banditlab("run", EXPERIMENT, "--runs", "400", "--horizon", "100000", "--jobs", "2", "--no-progress",
+                      "--out", str(out))  # fmt: skip
+    _poll(lambda: bool(_saved_tasks(out / "parts")) or first.proc.poll() is not None, "the first saved task")
+    assert first.proc.poll() is None, "the first run finished before the second started"
+    workers = _children(first.proc.pid)
+    first.seen |= workers
+    other = ["run", EXPERIMENT, "--runs", "1", "--horizon", "100", "--jobs", "1", "--no-progress", "--out", str(out)]
+    for argv in ([*other, "--fresh"], [*other, "--fresh", "--force"], ["report", EXPERIMENT, str(out)]):
+        code, _, err = banditlab(*argv).finish()
+        assert code == 2, (argv, err)
+        lines = [x for x in err.splitlines() if x.strip()]
+        assert len(lines) == 1 and "Traceback" not in err, err
+        assert f"{out} is in use by another banditlab process" in lines[0], lines[0]
+    assert first.proc.poll() is None
+    assert _saved_tasks(out / "parts")  # the first run's saved tasks are still there
+
+    os.kill(first.proc.pid, signal.SIGKILL)  # the kernel releases the lock of a killed process
+    first.finish()
+    _assert_gone(workers, out)
+    code, _, err = banditlab(*other, "--fresh").finish()
+    assert code == 0, err
+    meta = json.loads((out / "meta.json").read_text())
+    assert (meta["runs"], meta["horizon"]) == (1, 100)
+    runs = {line.split(",")[4] for line in (out / "results.csv").read_text().splitlines()[1:]}
+    assert runs == {"0"}  # rows of this run only
+    assert not (out / "parts").exists()
