@@ -1,6 +1,7 @@
 """Output folders others can write to: a link planted under a name banditlab writes is refused in one
 sentence and what it points to is left byte for byte; a second process on a folder in use is refused
-in one sentence, and the lock dies with the process holding it.
+in one sentence, and the lock dies with the process holding it; ``report`` refuses results that miss,
+repeat or garble rows of the scale in meta.json.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ import signal
 from pathlib import Path
 
 import pytest
-from test_cli_outputs import EID, SMALL, _sentence
+from test_cli_outputs import EID, SMALL, _sentence, made  # noqa: F401
 from test_faults import EXPERIMENT, _assert_gone, _children, _poll, _saved_tasks, banditlab  # noqa: F401
 
-from agents.experiments.cli import main
+from agents.experiments.cli import main, run_experiment
 
 #: A user agent that is interrupted (KeyboardInterrupt, as Ctrl-C) when its second copy is built, if asked to.
 AGENT = """
@@ -148,3 +149,64 @@ def test_a_second_process_on_a_folder_in_use_is_refused_and_the_lock_dies_with_t
     runs = {line.split(",")[4] for line in (out / "results.csv").read_text().splitlines()[1:]}
     assert runs == {"0"}  # rows of this run only
     assert not (out / "parts").exists()
+
+
+# --- report on results that miss, repeat or garble rows ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def privacy(tmp_path_factory) -> Path:
+    """A gap/privacy folder: one row per (setting, run), boolean columns; 27 settings x 3 runs."""
+    folder, _ = run_experiment("gap/privacy", runs=3, horizon=100, jobs=1, out=tmp_path_factory.mktemp("privacy"),
+                               progress=False)  # fmt: skip
+    return folder
+
+
+def _cut(csv: bytes, keep: int) -> bytes:
+    """The header and the first ``keep`` rows, each line complete (a file cut at a line boundary)."""
+    return b"".join(line + b"\r\n" for line in csv.split(b"\r\n")[: keep + 1])
+
+
+def _drop(csv: bytes, row: int) -> bytes:
+    lines = csv.split(b"\r\n")
+    return b"\r\n".join(lines[: row + 1] + lines[row + 2 :])
+
+
+def _set_last(csv: bytes, row: int, value: bytes, column: int = -1) -> bytes:
+    lines = csv.split(b"\r\n")
+    cells = lines[row + 1].split(b",")
+    cells[column] = value
+    lines[row + 1] = b",".join(cells)
+    return b"\r\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    ("folder", "edit", "needle"),
+    [
+        ("made", lambda c, m: (_cut(c, 2250), m), "hold 50 of the 100 checkpoints t the other rows hold"),
+        ("made", lambda c, m: (_cut(c, 2500), m), "hold 1 runs, but meta.json says runs = 2"),
+        ("made", lambda c, m: (c + c.split(b"\r\n", 1)[1], m), "line 3002 repeats the row of setting 0, run 0"),
+        ("made", lambda c, m: (c + c.split(b"\r\n")[7] + b"\r\n", m), "line 3002 repeats the row of setting 0"),
+        ("made", lambda c, m: (_drop(c, 9), m), "hold 99 of the 100 checkpoints t"),
+        ("made", lambda c, m: (_set_last(c, 3, b"1e400"), m), "column regret holds inf on line 5"),
+        ("made", lambda c, m: (c, {**m, "runs": 10**12}), "meta.json says runs = 1000000000000"),
+        ("made", lambda c, m: (c, {**m, "runs": 3}), "hold 2 runs, but meta.json says runs = 3"),
+        ("made", lambda c, m: (c, {**m, "horizon": 100}), "t = 200, but meta.json says horizon = 100"),
+        ("privacy", lambda c, m: (_cut(c, 80), m), "setting 26, agent 'GAP' (from line 28) hold 2 runs"),
+        ("privacy", lambda c, m: (c + c.split(b"\r\n", 1)[1], m), "line 83 repeats the row of setting 0, run 0"),
+        ("privacy", lambda c, m: (_drop(c, 30), m), "setting 3, agent 'GAP' (from line 5) hold 2 runs"),
+        ("privacy", lambda c, m: (_set_last(c, 0, b"maybe", -3), m), "column entry_observed holds 'maybe' on line 2"),
+        ("privacy", lambda c, m: (_set_last(c, 0, b"1e400"), m), "column first_difference holds inf on line 2"),
+        ("privacy", lambda c, m: (_cut(c, 54), m), "hold 2 runs, but meta.json says runs = 3"),
+    ],
+)  # fmt: skip
+def test_report_refuses_results_that_miss_repeat_or_garble_rows(folder, edit, needle, request, tmp_path, capsys):
+    source = request.getfixturevalue(folder)
+    eid = json.loads((source / "meta.json").read_text())["experiment"]
+    csv, meta = edit((source / "results.csv").read_bytes(), json.loads((source / "meta.json").read_text()))
+    (tmp_path / "results.csv").write_bytes(csv)
+    (tmp_path / "meta.json").write_text(json.dumps(meta))
+    assert main(["report", eid, str(tmp_path)]) == 2
+    line = _sentence(capsys)
+    assert needle in line, line
+    assert not (tmp_path / "summary.md").exists() and not (tmp_path / "figure.png").exists()

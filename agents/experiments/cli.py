@@ -52,6 +52,7 @@ from agents.experiments.core.results import (
     META,
     RESULTS,
     ResultsError,
+    check_complete,
     check_meta_complete,
     check_results,
     read_meta,
@@ -376,14 +377,18 @@ def _report(experiment_id: str, folder: Path) -> str:
 
 def _report_locked(experiment_id: str, output: OutputFolder) -> str:
     folder = output.path
-    columns = get_experiment(experiment_id).family.columns
+    family = get_experiment(experiment_id).family
+    columns = tuple(dict.fromkeys((*family.columns, *family.keys)))
     results = read_results(folder / RESULTS, columns)
     meta = read_meta(folder / META, required=True)
     if meta.get("experiment") not in (None, experiment_id):
         raise ResultsError(f"{folder} holds results of {meta['experiment']!r}, not of {experiment_id!r}.")
     check_meta_complete(meta, folder / META)
     exp = get_experiment(experiment_id).scaled(runs=meta["runs"], horizon=meta["horizon"])
-    check_results(results, folder / RESULTS, columns, len(exp.settings), exp.runs)
+    # Families that add settings from their data (budget, ldp) do not list "setting" among their columns.
+    n_settings = len(exp.settings) if "setting" in family.columns else None
+    check_results(results, folder / RESULTS, columns, n_settings, exp.runs)
+    check_complete(results, folder / RESULTS, family.keys, exp.runs, exp.horizon, n_settings)
     output.check_replaceable([FIGURE, SUMMARY])
     try:
         return write_report(results, exp, output, meta)
