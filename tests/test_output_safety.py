@@ -105,6 +105,19 @@ def test_a_link_planted_in_an_interrupted_runs_folder_is_refused_and_its_target_
         assert planted.is_symlink()
 
 
+@pytest.mark.parametrize("name", ["parts/manifest.json", "parts/000001.json", ".banditlab.json"])
+def test_a_fifo_planted_under_a_name_banditlab_reads_is_refused_without_waiting_on_it(name, interrupted, banditlab):  # noqa: F811
+    """A named pipe is not read (reading one waits for a writer forever): refused like a link."""
+    out = Path(interrupted[-1])
+    (out / name).unlink(missing_ok=True)
+    os.mkfifo(out / name)
+    code, _, err = banditlab(*interrupted).finish()  # fails if it waits on the pipe
+    assert code == 2, err
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert f"{out / name} is not a plain file" in lines[0], lines[0]
+
+
 @pytest.mark.parametrize("name", [".banditlab.json", "summary.md", "figure.png"])
 def test_report_refuses_a_planted_link_and_keeps_its_target(name, tmp_path, tmp_path_factory, capsys):
     out = tmp_path / "out"

@@ -420,10 +420,11 @@ def _read_record(path: Path, elsewhere: str) -> dict[str, Any] | None:
     """The record in ``path`` (None if absent); OutputError if it is not one (then it is never overwritten)."""
     if not path.exists() and not path.is_symlink():
         return None
-    if path.is_symlink() or not stat.S_ISREG(path.lstat().st_mode):
+    if not stat.S_ISREG(path.lstat().st_mode):
+        what = "a link" if path.is_symlink() else "not a plain file"
         raise OutputError(
-            f"{path} is not a file but a link or a folder, so it is not a record banditlab wrote (banditlab keeps the "
-            f"list of files it wrote there in it, never through a link); {elsewhere}."
+            f"{path} is {what}, so it is not a record banditlab wrote (banditlab keeps the list of files it wrote "
+            f"there in a plain file, never read or written through a link); {elsewhere}."
         )
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
