@@ -254,7 +254,9 @@ def run_experiment(
     The output folder ``out`` is written by the rules of :mod:`agents.experiments.core.outputs`:
     only files this function wrote and recorded there are replaced or deleted. A folder that
     holds other files, or the results of another command, is refused unless ``force=True``; even
-    then a file it did not write (or one edited since) is never replaced.
+    then a file it did not write (or one edited since) is never replaced, and a link planted under
+    a name it writes is refused. The folder is locked while the run goes on: another run or report
+    on it meanwhile is refused (:class:`UsageError`).
 
     Raises :class:`UsageError` for bad options or an output folder it may not write to,
     :class:`~agents.experiments.core.backends.BackendError` (with an exit code) when the cluster

@@ -28,7 +28,10 @@ Ctrl-C and SIGTERM stop the workers, say how many tasks are saved and exit with 
 banditlab replaces or deletes only files it wrote into ``DIR`` and recorded in
 ``DIR/.banditlab.json`` (:mod:`agents.experiments.core.outputs`). A folder with other files, or
 with the results of another command, is refused unless ``--force``; even then a file banditlab did
-not write, or one edited since, is never replaced.
+not write, or one edited since, is never replaced. banditlab never writes through a link planted
+in ``DIR`` (it refuses it), and while a ``run`` or ``report`` writes ``DIR`` a second one on
+``DIR`` is refused. ``report`` refuses results that do not hold each row of the scale in
+``meta.json`` exactly once.
 """
 
 from __future__ import annotations
