@@ -267,7 +267,9 @@ def run_experiment(
     The output folder ``out`` is written by the rules of :mod:`agents.experiments.core.outputs`:
     only files this function wrote and recorded there are replaced or deleted. A folder that
     holds other files, or the results of another command, is refused unless ``force=True``; even
-    then a file it did not write (or one edited since) is never replaced.
+    then a file it did not write (or one edited since) is never replaced, and a link planted under
+    a name it writes is refused. The folder is locked while the run goes on: another run or report
+    on it meanwhile is refused (:class:`UsageError`).
 
     Raises :class:`UsageError` for bad options or an output folder it may not write to,
     :class:`~agents.experiments.core.backends.BackendError` (with an exit code) when the cluster
@@ -301,74 +303,79 @@ def run_experiment(
     manifest = manifest_for(exp, seed, len(tasks), data_names)
     try:
         output = OutputFolder.open(folder)
-        output.check_may_write(manifest, force, (*OUTPUTS, PARTS))
     except OutputError as exc:
         raise UsageError(str(exc)) from None
-    store = PartialStore(folder, manifest)
-    try:
-        done = store.finished(fresh)
-    except ManifestMismatch as exc:
-        raise UsageError(str(exc)) from exc
-    pending = [(i, task) for i, task in enumerate(tasks) if i not in done]
-    if backend == "local" and explicit_jobs and pending and jobs > len(pending):
-        n = len(pending)
-        then = "it runs in this process" if n == 1 else f"{n} worker processes start"
-        print(f"banditlab: --jobs {jobs} is more than the {n} task{'s' if n > 1 else ''} to run, so {then}.",
-              file=sys.stderr)  # fmt: skip
-    start = time.perf_counter()
-    try:
-        output.set_command(manifest)
-        if pending:
-            if done:
-                print(
-                    f"Resuming from {store.path}: {len(done)} of {len(tasks)} tasks are already done.", file=sys.stderr
-                )
-            output.claim_folder(PARTS)
-            store.prepare(done)
+    with output:  # locked until the run ends: a second run or report on the folder meanwhile is refused
+        try:
+            output.check_may_write(manifest, force, (*OUTPUTS, PARTS))
+        except OutputError as exc:
+            raise UsageError(str(exc)) from None
+        store = PartialStore(folder, manifest)
+        try:
+            done = store.finished(fresh)
+        except (ManifestMismatch, OutputError) as exc:
+            raise UsageError(str(exc)) from None
+        pending = [(i, task) for i, task in enumerate(tasks) if i not in done]
+        if backend == "local" and explicit_jobs and pending and jobs > len(pending):
+            n = len(pending)
+            then = "it runs in this process" if n == 1 else f"{n} worker processes start"
+            print(f"banditlab: --jobs {jobs} is more than the {n} task{'s' if n > 1 else ''} to run, so {then}.",
+                  file=sys.stderr)  # fmt: skip
+        start = time.perf_counter()
+        try:
+            output.set_command(manifest)
+            if pending:
+                if done:
+                    print(
+                        f"Resuming from {store.path}: {len(done)} of {len(tasks)} tasks are already done.",
+                        file=sys.stderr,
+                    )
+                output.claim_folder(PARTS)
+                store.prepare(done)
 
-            def save(index: int, rows: list[dict[str, Any]]) -> None:
-                store.save(index, tasks[index].setting_index, tasks[index].run, rows)
+                def save(index: int, rows: list[dict[str, Any]]) -> None:
+                    store.save(index, tasks[index].setting_index, tasks[index].run, rows)
 
-            label = f"{exp.id}-{manifest['fingerprint'][:8]}"
-            try:
+                label = f"{exp.id}-{manifest['fingerprint'][:8]}"
                 try:
-                    _execute(tasks, pending, executor, label, progress, len(done), save)
-                finally:  # the store buffers finished tasks: write them before anything counts them
-                    store.flush()
-            except BackendError as exc:
-                raise BackendError(_resume_note(str(exc), store, len(tasks)), exc.code) from None
-            except UserAgentError as exc:  # a user agent that failed in a task: fix it, then resume
-                raise UserAgentError(_resume_note(str(exc).rstrip("."), store, len(tasks)), exc.frames) from None
-        seconds = time.perf_counter() - start
-        results = to_frame(store.rows())  # canonical task order, whatever order the tasks finished in
-        meta: dict[str, Any] = {
-            "experiment": exp.id,
-            "seed": seed,
-            "seconds": seconds,
-            "jobs": executor.workers if pending else jobs,
-            "runs": exp.runs,
-            "horizon": exp.horizon,
-            "data": data_names,
-            "agents": list(exp.all_agents),
-            "user_agents": {u.name: u.key for u in exp.user_agents},
-            "overrides": dict(exp.overrides),
-            "backend": backend,
-            "resumed_tasks": len(done),
-            **provenance(command),
-        }
-        if scheduler is not None:
-            meta["scheduler"] = scheduler
-        output.write(RESULTS, lambda path: write_csv(results, path))
-        output.write_text(META, json.dumps(meta, indent=1, default=str) + "\n")
-        text = write_report(results, exp, output, meta)
-    except KeyboardInterrupt as exc:
-        reason = "interrupted by SIGTERM" if isinstance(exc, Terminated) else "interrupted"
-        raise SweepInterrupted(_resume_note(reason, store, len(tasks))) from None
-    except OutputError as exc:  # a file edited or created by someone else while the sweep ran
-        raise UsageError(_resume_note(str(exc).rstrip("."), store, len(tasks))) from None
-    store.remove()  # only once every output is written: until then the saved tasks can be reused
-    output.release_folder(PARTS)
-    return folder, text
+                    try:
+                        _execute(tasks, pending, executor, label, progress, len(done), save)
+                    finally:  # the store buffers finished tasks: write them before anything counts them
+                        store.flush()
+                except BackendError as exc:
+                    raise BackendError(_resume_note(str(exc), store, len(tasks)), exc.code) from None
+                except UserAgentError as exc:  # a user agent that failed in a task: fix it, then resume
+                    raise UserAgentError(_resume_note(str(exc).rstrip("."), store, len(tasks)), exc.frames) from None
+            seconds = time.perf_counter() - start
+            results = to_frame(store.rows())  # canonical task order, whatever order the tasks finished in
+            meta: dict[str, Any] = {
+                "experiment": exp.id,
+                "seed": seed,
+                "seconds": seconds,
+                "jobs": executor.workers if pending else jobs,
+                "runs": exp.runs,
+                "horizon": exp.horizon,
+                "data": data_names,
+                "agents": list(exp.all_agents),
+                "user_agents": {u.name: u.key for u in exp.user_agents},
+                "overrides": dict(exp.overrides),
+                "backend": backend,
+                "resumed_tasks": len(done),
+                **provenance(command),
+            }
+            if scheduler is not None:
+                meta["scheduler"] = scheduler
+            output.write(RESULTS, lambda path: write_csv(results, path))
+            output.write_text(META, json.dumps(meta, indent=1, default=str) + "\n")
+            text = write_report(results, exp, output, meta)
+        except KeyboardInterrupt as exc:
+            reason = "interrupted by SIGTERM" if isinstance(exc, Terminated) else "interrupted"
+            raise SweepInterrupted(_resume_note(reason, store, len(tasks))) from None
+        except OutputError as exc:  # a file edited or created by someone else while the sweep ran
+            raise UsageError(_resume_note(str(exc).rstrip("."), store, len(tasks))) from None
+        store.remove()  # only once every output is written: until then the saved tasks can be reused
+        output.release_folder(PARTS)
+        return folder, text
 
 
 def write_report(results: pd.DataFrame, exp: Experiment, folder: Path | OutputFolder, meta: Mapping[str, Any]) -> str:
@@ -378,11 +385,13 @@ def write_report(results: pd.DataFrame, exp: Experiment, folder: Path | OutputFo
     existing figure or summary is replaced only if banditlab wrote it there and it is unedited
     (:class:`~agents.experiments.core.outputs.OutputError` otherwise, before anything is written).
     """
-    output = folder if isinstance(folder, OutputFolder) else OutputFolder.open(Path(folder), "the folder")
-    output.check_replaceable([FIGURE, SUMMARY])
+    if not isinstance(folder, OutputFolder):
+        with OutputFolder.open(Path(folder), "the folder") as output:
+            return write_report(results, exp, output, meta)
+    folder.check_replaceable([FIGURE, SUMMARY])
     text = exp.family.summary(results, exp, meta) + "\n![figure](figure.png)\n"
-    output.write(FIGURE, lambda path: exp.family.figure(results, exp, path))
-    output.write_text(SUMMARY, text)
+    folder.write(FIGURE, lambda path: exp.family.figure(results, exp, path))
+    folder.write_text(SUMMARY, text)
     return text
 
 

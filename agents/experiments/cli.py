@@ -32,7 +32,10 @@ the finished tasks stay saved for the same command once the agent is fixed.
 banditlab replaces or deletes only files it wrote into ``DIR`` and recorded in
 ``DIR/.banditlab.json`` (:mod:`agents.experiments.core.outputs`). A folder with other files, or
 with the results of another command, is refused unless ``--force``; even then a file banditlab did
-not write, or one edited since, is never replaced.
+not write, or one edited since, is never replaced. banditlab never writes through a link planted
+in ``DIR`` (it refuses it), and while a ``run`` or ``report`` writes ``DIR`` a second one on
+``DIR`` is refused. ``report`` refuses results that do not hold each row of the scale in
+``meta.json`` exactly once.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ from agents.experiments.core.results import (
     META,
     RESULTS,
     ResultsError,
+    check_complete,
     check_meta_complete,
     check_results,
     read_meta,
@@ -318,12 +322,6 @@ def _audit(args: argparse.Namespace) -> int:
 
 def _audit_all(args: argparse.Namespace) -> int:
     """``banditlab audit all --out DIR``: every audit of :data:`agents.audit.summary.ALL_AUDITS`, summary and figure."""
-    import time
-
-    from agents.audit import audit
-    from agents.audit.summary import ALL_AUDITS, summary_text, write_figure
-    from agents.experiments.core.figures import pyplot
-
     if args.out is None:
         print("banditlab: error: --out must name a folder for `banditlab audit all`, got none.", file=sys.stderr)
         return 2
@@ -343,6 +341,22 @@ def _audit_all(args: argparse.Namespace) -> int:
     command = {"command": "audit all", "runs": args.runs, "seed": args.seed}
     try:
         output = OutputFolder.open(args.out)
+    except OutputError as exc:
+        print(f"banditlab: error: {exc}", file=sys.stderr)
+        return 2
+    with output:  # locked until the audits are written
+        return _audit_all_into(output, args, command)
+
+
+def _audit_all_into(output: OutputFolder, args: argparse.Namespace, command: dict[str, Any]) -> int:
+    """The audits of ``banditlab audit all``, written into ``output`` (locked by the caller)."""
+    import time
+
+    from agents.audit import audit
+    from agents.audit.summary import ALL_AUDITS, summary_text, write_figure
+    from agents.experiments.core.figures import pyplot
+
+    try:
         output.check_may_write(command, args.force, [SUMMARY, FIGURE])
     except OutputError as exc:
         print(f"banditlab: error: {exc}", file=sys.stderr)
@@ -380,6 +394,17 @@ def _list() -> None:
 
 def _report(experiment_id: str, folder: Path) -> str:
     columns = get_experiment(experiment_id).family.columns
+    if not folder.is_dir():
+        read_results(folder / RESULTS, columns)  # says the folder must contain results.csv
+    # Locked while it reads and writes: a run or report writing the folder meanwhile is refused.
+    with OutputFolder.open(folder, "the folder", create=False) as output:
+        return _report_locked(experiment_id, output)
+
+
+def _report_locked(experiment_id: str, output: OutputFolder) -> str:
+    folder = output.path
+    family = get_experiment(experiment_id).family
+    columns = tuple(dict.fromkeys((*family.columns, *family.keys)))
     results = read_results(folder / RESULTS, columns)
     meta = read_meta(folder / META, required=True)
     if meta.get("experiment") not in (None, experiment_id):
@@ -388,8 +413,10 @@ def _report(experiment_id: str, folder: Path) -> str:
         )
     check_meta_complete(meta, folder / META)
     exp = get_experiment(experiment_id).scaled(runs=meta["runs"], horizon=meta["horizon"])
-    check_results(results, folder / RESULTS, columns, len(exp.settings), exp.runs)
-    output = OutputFolder.open(folder, "the folder", create=False)
+    # Families that add settings from their data (budget, ldp) do not list "setting" among their columns.
+    n_settings = len(exp.settings) if "setting" in family.columns else None
+    check_results(results, folder / RESULTS, columns, n_settings, exp.runs)
+    check_complete(results, folder / RESULTS, family.keys, exp.runs, exp.horizon, n_settings)
     output.check_replaceable([FIGURE, SUMMARY])
     try:
         return write_report(results, exp, output, meta)

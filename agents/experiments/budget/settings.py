@@ -108,6 +108,7 @@ FAMILY = Family(
     prepare=prepare,
     takes_data=True,
     columns=("scenario", "agent", "alpha", "gamma", "user", "t", "payoff", "regret"),
+    keys=("scenario", "agent", "alpha", "gamma", "user", "t"),
 )
 
 

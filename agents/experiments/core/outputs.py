@@ -21,21 +21,31 @@ folder of ``banditlab report``) is recorded, with its sha256, in ``DIR/.banditla
 * A folder holding the results of another command (other experiment, scale, seed, agents, data
   or settings) is refused unless ``force``: then banditlab replaces its own earlier files.
 
-Files are written to a scratch file ``.banditlab-tmp-*`` (created exclusively, so never someone
-else's) and renamed into place. The new hash is recorded under ``writing`` before the rename and
+Every file banditlab creates there (scratch files, the partial store's files, the record) is
+created by :func:`create_exclusive`: created at that moment, never opened through a link, in a
+folder that is not a link; a link someone planted under a name banditlab writes is refused with
+one sentence, and the file it points to is never written. Outputs are written to a scratch file
+``.banditlab-tmp-*`` and renamed into place. The new hash is recorded under ``writing`` before the rename and
 moved to ``files`` after it, so a run killed at any point leaves a folder the next run still
 recognizes as banditlab's. A scratch file left by a killed run is ignored, not deleted (it is not
 recorded); delete it at will.
+
+One process at a time writes a folder: :meth:`OutputFolder.open` locks it (``flock`` on the
+folder itself, so no file is added; the kernel releases the lock when the process ends, however
+it ends) until :meth:`OutputFolder.close`, and a second ``banditlab run`` or ``report`` on the
+folder meanwhile is refused with one sentence.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import hashlib
 import json
 import os
 import secrets
+import stat
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -91,8 +101,54 @@ def check_folder_path(path: Path, option: str, instead: str = "choose a folder")
         raise OutputError(f"{option} {path} lies under {above}, which is a file, not a folder; {instead}.")
 
 
-def _create_exclusive(path: Path) -> int:
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+def create_exclusive(path: Path) -> int:
+    """A descriptor open for writing on the new file ``path``, created by this call.
+
+    Raises FileExistsError if anything has that name, a link (even a dangling one) included: no
+    file is ever opened through a link, so a link planted under a name banditlab writes never
+    makes it write elsewhere.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    return os.open(path, flags, 0o666)
+
+
+def check_no_link(folder: Path, root: Path, instead: str) -> None:
+    """OutputError if ``folder`` or a folder between ``root`` and it is a link (``root`` itself may be one).
+
+    The sentence ends with ``instead`` (what to do, e.g. ``choose another --out``).
+    """
+    for part in [folder, *folder.parents]:
+        if part == root or root not in part.parents:
+            return
+        if part.is_symlink():
+            raise OutputError(
+                f"{part} is a link, and banditlab writes only into folders it made, never through a link; move it "
+                f"away or {instead}."
+            )
+
+
+def write_exclusive(path: Path, data: bytes, root: Path, instead: str) -> None:
+    """Write ``data`` to the new file ``path`` under the folder ``root`` (see :func:`create_exclusive`).
+
+    OutputError (one sentence ending with ``instead``) if something already has that name or a
+    folder on the way is a link; the file is removed again if writing it fails.
+    """
+    check_no_link(path.parent, root, instead)
+    try:
+        fd = create_exclusive(path)
+    except FileExistsError:
+        what = "a link" if path.is_symlink() else "something banditlab did not expect"
+        raise OutputError(
+            f"{path} is {what}, and banditlab writes only files it creates itself, never through a link; move it "
+            f"away or {instead}."
+        ) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
 
 
 def _scratch(folder: Path, suffix: str) -> Path:
@@ -100,7 +156,7 @@ def _scratch(folder: Path, suffix: str) -> Path:
     while True:
         path = folder / f"{SCRATCH}{secrets.token_hex(6)}-{suffix}"
         try:
-            os.close(_create_exclusive(path))
+            os.close(create_exclusive(path))
         except FileExistsError:  # pragma: no cover - 48 random bits
             continue
         return path
@@ -113,12 +169,14 @@ def _is_scratch(name: str) -> bool:
 class OutputFolder:
     """An output folder and banditlab's record of what it wrote there (see the module docstring).
 
-    Open one with :meth:`open`; it creates the folder if needed and checks it can be written.
+    Open one with :meth:`open`; it creates the folder if needed, checks it can be written and
+    locks it until :meth:`close` (or the end of a ``with`` block, or of the process).
     """
 
-    def __init__(self, path: Path, record: dict[str, Any] | None, option: str) -> None:
+    def __init__(self, path: Path, record: dict[str, Any] | None, option: str, lock: int | None = None) -> None:
         self.path = path
         self.option = option
+        self._lock = lock
         #: What to do instead, ending the sentences that refuse a file.
         self.instead = "or " + _elsewhere(option)
         #: Whether the folder holds a record, i.e. banditlab wrote here before.
@@ -134,9 +192,10 @@ class OutputFolder:
 
     @classmethod
     def open(cls, path: Path, option: str = "--out", create: bool = True) -> OutputFolder:
-        """The output folder at ``path`` (created if ``create``); OutputError if it cannot be one.
+        """The output folder at ``path`` (created if ``create``), locked; OutputError if it cannot be one.
 
-        ``option`` names the folder in messages (``--out``, or ``the folder`` of ``report``).
+        ``option`` names the folder in messages (``--out``, or ``the folder`` of ``report``). A
+        folder another process holds open (a run or report under way) is refused.
         """
         path = Path(path)
         check_folder_path(path, option)
@@ -149,13 +208,31 @@ class OutputFolder:
                 ) from None
         probe = _scratch_name(path)
         try:
-            os.close(_create_exclusive(probe))
+            os.close(create_exclusive(probe))
             os.unlink(probe)
         except OSError as exc:
             raise OutputError(
                 f"{option} {path} is not writable ({_problem(exc)}); choose a folder you can write to."
             ) from None
-        return cls(path, _read_record(path / RECORD, _elsewhere(option)), option)
+        lock = _lock_folder(path, option)
+        try:
+            return cls(path, _read_record(path / RECORD, _elsewhere(option)), option, lock)
+        except BaseException:
+            if lock is not None:
+                os.close(lock)
+            raise
+
+    def close(self) -> None:
+        """Release the folder's lock (the kernel releases it anyway when the process ends)."""
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
+
+    def __enter__(self) -> OutputFolder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # --- what is whose ------------------------------------------------------------------------
 
@@ -302,6 +379,30 @@ class OutputFolder:
         self.recorded = True
 
 
+def _lock_folder(path: Path, option: str) -> int | None:
+    """A descriptor of the folder ``path`` holding an exclusive ``flock`` on it (None where it cannot be locked).
+
+    OutputError if another process holds the lock. The lock goes with the descriptor: closing it,
+    or the end of the process, releases it.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:  # a folder that can be written but not read: it stays unlocked
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise OutputError(
+            f"{option} {path} is in use by another banditlab process (a run or report is writing there); wait until "
+            f"it ends, or {_elsewhere(option)}."
+        ) from None
+    except OSError:  # a file system without locks: it stays unlocked
+        os.close(fd)
+        return None
+    return fd
+
+
 def _scratch_name(folder: Path) -> Path:
     return folder / f"{SCRATCH}{secrets.token_hex(6)}-probe"
 
@@ -319,6 +420,12 @@ def _read_record(path: Path, elsewhere: str) -> dict[str, Any] | None:
     """The record in ``path`` (None if absent); OutputError if it is not one (then it is never overwritten)."""
     if not path.exists() and not path.is_symlink():
         return None
+    if not stat.S_ISREG(path.lstat().st_mode):
+        what = "a link" if path.is_symlink() else "not a plain file"
+        raise OutputError(
+            f"{path} is {what}, so it is not a record banditlab wrote (banditlab keeps the list of files it wrote "
+            f"there in a plain file, never read or written through a link); {elsewhere}."
+        )
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):

@@ -28,6 +28,10 @@ resumed; a store of a format this version does not know is refused.
 The store deletes only files it names itself (``manifest.json``, ``NNNNNN.json`` and their
 ``.tmp`` files), and the folder only once it is empty; the output folder
 (:mod:`agents.experiments.core.outputs`) makes sure ``parts/`` is banditlab's before it is used.
+Its files are created as the output folder creates files
+(:func:`~agents.experiments.core.outputs.write_exclusive`), never through a link: a link under one
+of its names, or a ``parts`` that is a link, is refused with one sentence
+(:class:`~agents.experiments.core.outputs.OutputError`) and whatever it points to is left alone.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ import json
 import math
 import os
 import re
+import stat
 import threading
 import time
 from collections.abc import Sequence
@@ -45,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.experiments.core.outputs import command_difference
+from agents.experiments.core.outputs import OutputError, check_no_link, command_difference, write_exclusive
 from agents.experiments.core.spec import Experiment
 
 PARTS = "parts"
@@ -56,6 +61,8 @@ _READABLE_FORMATS = (1, FORMAT)
 FLUSH_SECONDS = 0.5
 #: The names of the files the store writes (a batch file, the manifest, and their temporary files).
 _OWN = re.compile(r"(?:[0-9]{6}|manifest)\.json(?:\.tmp)?")
+#: What to do instead of writing through a link, ending the sentence that refuses it.
+_INSTEAD = "choose another --out"
 
 _Record = dict[str, Any]
 
@@ -118,12 +125,6 @@ def _cell(value: Any) -> Any:
     return str(value)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def _is_record(record: Any) -> bool:
     return isinstance(record, dict) and type(record.get("task")) is int and isinstance(record.get("rows"), list)
 
@@ -155,13 +156,33 @@ class PartialStore:
     """
 
     def __init__(self, folder: Path, manifest: dict[str, Any]) -> None:
-        self.path = Path(folder) / PARTS
+        self.root = Path(folder)
+        self.path = self.root / PARTS
         self.manifest = manifest
         self._lock = threading.Lock()
         self._buffer: list[_Record] = []
         self._saved: set[int] = set()  # tasks written or buffered since prepare(), and the kept ones
         self._last_write = -math.inf  # the first finished task is written at once
         self._timer: threading.Timer | None = None
+
+    def _write_atomic(self, path: Path, text: str) -> None:
+        """Write ``text`` to ``path``: to its new ``.tmp`` file first (never through a link), then renamed."""
+        tmp = path.with_name(path.name + ".tmp")
+        write_exclusive(tmp, text.encode(), self.root, _INSTEAD)
+        os.replace(tmp, path)
+
+    def check_no_links(self) -> None:
+        """OutputError if ``parts`` is a link, or something under one of the store's names is not a plain file."""
+        check_no_link(self.path, self.root, _INSTEAD)
+        if not self.path.is_dir():
+            return
+        for entry in sorted(self.path.iterdir()):
+            if _OWN.fullmatch(entry.name) and not stat.S_ISREG(entry.lstat().st_mode):
+                what = "a link" if entry.is_symlink() else "not a plain file"
+                raise OutputError(
+                    f"{entry} is {what}, so the partial store did not write it and never reads or writes through it; "
+                    f"move it away or {_INSTEAD}."
+                )
 
     def _file(self, index: int) -> Path:
         return self.path / f"{index:06d}.json"
@@ -181,8 +202,10 @@ class PartialStore:
     def finished(self, fresh: bool = False) -> set[int]:
         """Indices of the tasks already saved (none if ``fresh``); reads, never writes.
 
-        Raises :class:`ManifestMismatch` if tasks were saved under another manifest.
+        Raises :class:`ManifestMismatch` if tasks were saved under another manifest, and
+        :class:`~agents.experiments.core.outputs.OutputError` if a link was planted in the store.
         """
+        self.check_no_links()
         if fresh or not self.path.is_dir() or not self._batch_files():
             return set()
         try:
@@ -211,7 +234,9 @@ class PartialStore:
         """Create the store, keep the tasks ``keep`` (from :meth:`finished`), drop its other files.
 
         A batch file is kept if all its tasks are kept; ``.tmp`` files and unreadable files go.
+        OutputError, before anything is written, if a link was planted in the store.
         """
+        self.check_no_links()
         self.path.mkdir(parents=True, exist_ok=True)
         for p in self._own_files():
             if p.name == "manifest.json":
@@ -219,7 +244,7 @@ class PartialStore:
             records = _read_batch(p) if p.suffix == ".json" else None
             if records is None or not {r["task"] for r in records} <= keep:
                 p.unlink()
-        _write_atomic(self.path / "manifest.json", json.dumps(self.manifest, indent=1) + "\n")
+        self._write_atomic(self.path / "manifest.json", json.dumps(self.manifest, indent=1) + "\n")
         with self._lock:
             self._buffer = []
             self._saved = set(keep)
@@ -257,7 +282,10 @@ class PartialStore:
             self._timer = None
             try:
                 self._write_buffer()
-            except OSError:  # the tasks stay buffered: the next save or flush writes them or says why it cannot
+            except (
+                OSError,
+                OutputError,
+            ):  # the tasks stay buffered: the next save or flush writes them or says why not
                 pass
 
     def _write_buffer(self) -> None:
@@ -268,7 +296,7 @@ class PartialStore:
         if not self._buffer:
             return
         first = min(r["task"] for r in self._buffer)
-        _write_atomic(self._file(first), json.dumps({"tasks": self._buffer}, allow_nan=True))
+        self._write_atomic(self._file(first), json.dumps({"tasks": self._buffer}, allow_nan=True))
         self._buffer = []
         self._last_write = time.monotonic()
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import platform
 import subprocess
 import sys
@@ -44,13 +43,6 @@ def to_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
 def write_csv(frame: pd.DataFrame, path: Path) -> None:
     """Write ``frame`` to ``path`` as ``results.csv`` is written (no index, CRLF line ends)."""
     frame.to_csv(path, index=False, lineterminator="\r\n")
-
-
-def write_results(frame: pd.DataFrame, path: Path) -> None:
-    """Write ``frame`` to ``path`` atomically (a temporary file renamed into place)."""
-    tmp = path.with_name(path.name + ".tmp")
-    write_csv(frame, tmp)
-    os.replace(tmp, path)
 
 
 def read_results(path: Path, required: Sequence[str] = ()) -> pd.DataFrame:
@@ -87,8 +79,9 @@ def check_results(
 ) -> None:
     """ResultsError if a results table cannot be what ``banditlab run`` wrote (one sentence, naming the line).
 
-    Every ``required`` column must be filled and hold numbers in every row or in none; ``setting``
-    and ``run`` (when required) must be whole numbers below ``n_settings`` and ``runs``.
+    Every ``required`` column must be filled and hold finite numbers in every row or in none, and
+    ``True``/``False`` in every row or in none; ``setting`` and ``run`` (when required) must be
+    whole numbers below ``n_settings`` and ``runs``.
     """
     for column in required:
         values = frame[column]
@@ -106,6 +99,21 @@ def check_results(
                 raise ResultsError(
                     f"{path}: column {column} holds {_shown(values.iloc[line])} on line {line + 2}, where the other "
                     "rows hold numbers; rerun `banditlab run` to write the file."
+                )
+            flags = values.astype(str).isin(("True", "False")).to_numpy()
+            if flags.any() and not flags.all():  # some rows hold True or False: the others must too
+                line = int((~flags).argmax())
+                raise ResultsError(
+                    f"{path}: column {column} holds {_shown(values.iloc[line])} on line {line + 2}, where the other "
+                    "rows hold True or False; rerun `banditlab run` to write the file."
+                )
+        elif not pd.api.types.is_bool_dtype(values):
+            infinite = ~np.isfinite(values.to_numpy(dtype=float))
+            if infinite.any():  # 1e400 reads as inf
+                line = int(infinite.argmax())
+                raise ResultsError(
+                    f"{path}: column {column} holds {values.iloc[line]} on line {line + 2}, but its values must be "
+                    "finite numbers; rerun `banditlab run` to write the file."
                 )
     limits = {
         "setting": (n_settings, "this experiment has {n} settings, numbered 0 to {last}"),
@@ -127,6 +135,74 @@ def check_results(
                 f"{path}: column {column} holds {_shown(frame[column].iloc[line])} on line {line + 2}, but {reason}; "
                 "rerun `banditlab run` to write the file."
             )
+
+
+def _row(frame: pd.DataFrame, columns: Sequence[str], index: int) -> str:
+    """Columns ``columns`` of row ``index``, e.g. ``setting 2, run 1, agent 'GAP'``."""
+    return ", ".join(f"{c} {_shown(frame[c].iloc[index])}" for c in columns)
+
+
+def check_complete(
+    frame: pd.DataFrame,
+    path: Path,
+    keys: Sequence[str],
+    runs: int,
+    horizon: int,
+    n_settings: int | None = None,
+) -> None:
+    """ResultsError unless the table holds every row of its scale once (one sentence, naming a row).
+
+    ``keys`` are the columns that identify a row (the family's ``keys``; checked already by
+    :func:`check_results`). Each combination must appear once; every series (the keys but ``t``)
+    must hold the same checkpoints ``t``, the last being ``horizon``; with ``run``, the rows of
+    each setting and agent must hold every run 0 to ``runs - 1``; with ``setting`` and
+    ``n_settings``, every setting must have rows. ``runs`` and ``horizon`` are meta.json's.
+    """
+    if not keys:
+        return
+    rerun = "so the file is cut short or edited, or meta.json is not its own; rerun `banditlab run` to write it."
+    keys = list(keys)
+    repeated = frame.duplicated(subset=keys).to_numpy()
+    if repeated.any():
+        line = int(repeated.argmax())
+        first = int(np.flatnonzero((frame[keys] == frame[keys].iloc[line]).all(axis=1).to_numpy())[0])
+        raise ResultsError(
+            f"{path}: line {line + 2} repeats the row of {_row(frame, keys, line)} of line {first + 2}, so rows are "
+            "duplicated; rerun `banditlab run` to write the file."
+        )
+    if "t" in keys:
+        checkpoints = np.unique(frame["t"].to_numpy())
+        if checkpoints[-1] != horizon:
+            raise ResultsError(f"{path}: the last checkpoint is t = {_shown(checkpoints[-1])}, but meta.json says "
+                               f"horizon = {horizon}, {rerun}")  # fmt: skip
+        series = [k for k in keys if k != "t"]
+        if series:
+            sizes = frame.groupby(series, sort=False).size().to_numpy()
+            starts = frame.drop_duplicates(subset=series).index.to_numpy()
+            short = sizes != checkpoints.size
+            if short.any():
+                i = int(starts[int(short.argmax())])
+                raise ResultsError(
+                    f"{path}: the rows of {_row(frame, series, i)} (from line {i + 2}) hold "
+                    f"{int(sizes[short.argmax()])} of the {checkpoints.size} checkpoints t the other rows hold, {rerun}"
+                )
+    if "run" in keys:
+        cells = [k for k in keys if k not in ("run", "t")]
+        counts = frame.groupby(cells, sort=False)["run"].nunique().to_numpy() if cells else [frame["run"].nunique()]
+        starts = frame.drop_duplicates(subset=cells).index.to_numpy() if cells else np.zeros(1, dtype=int)
+        wrong = np.asarray(counts) != runs
+        if wrong.any():
+            i = int(starts[int(wrong.argmax())])
+            where = f"the rows of {_row(frame, cells, i)} (from line {i + 2})" if cells else "the file"
+            raise ResultsError(
+                f"{path}: {where} hold {int(np.asarray(counts)[wrong.argmax()])} runs, but meta.json says runs = "
+                f"{runs}, {rerun}"
+            )
+    if "setting" in keys and n_settings is not None:
+        missing = sorted(set(range(n_settings)) - set(pd.to_numeric(frame["setting"]).astype(int).tolist()))
+        if missing:
+            raise ResultsError(f"{path} holds no rows of setting {missing[0]}, but this experiment has {n_settings} "
+                               f"settings, {rerun}")  # fmt: skip
 
 
 #: The fields ``banditlab report`` needs from ``meta.json`` (every ``banditlab run`` writes them).

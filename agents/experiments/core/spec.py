@@ -110,6 +110,9 @@ class Family:
     takes_data: bool = False
     #: Columns every results table of this family has (``banditlab report`` checks them).
     columns: tuple[str, ...] = ()
+    #: Columns that together identify a row, each combination once (``banditlab report`` checks
+    #: that too, and that every series holds the same checkpoints ``t`` and, with ``run``, every run).
+    keys: tuple[str, ...] = ()
     requires: tuple[str, ...] = ()
     install: str = ""
     #: Runs one task plays (as copies of batched agents on a native vector env): a task is then a

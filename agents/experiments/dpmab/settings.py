@@ -91,6 +91,7 @@ def _family(name: str, schema: dict[str, Param]) -> Family:
         schema=schema,
         builtin_agents=BUILTIN_AGENTS,
         columns=COLUMNS,
+        keys=("setting", "run", "agent", "t"),
         validate=no_user_agents,
         runs_per_task=100,
     )

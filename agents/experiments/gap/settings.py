@@ -105,6 +105,7 @@ PRIVACY = Family(
     builtin_agents=BUILTIN_AGENTS,
     validate=check_instances,
     columns=("setting", "run", "agent", "entry_observed", "identical", "first_difference"),
+    keys=("setting", "run", "agent"),
 )
 REGRET = Family(
     name="gap.regret",
@@ -115,6 +116,7 @@ REGRET = Family(
     builtin_agents=BUILTIN_AGENTS,
     validate=check_instances,
     columns=("setting", "run", "agent", "t", "regret"),
+    keys=("setting", "run", "agent", "t"),
 )
 
 

@@ -99,6 +99,7 @@ FAMILY = Family(
     prepare=prepare,
     takes_data=True,
     columns=("agent", "epsilon", "sigma_method", "bonus", "grid", "run", "t", "regret"),
+    keys=("setting", "run", "agent", "t"),
 )
 
 REALISTIC_CLAIMS: tuple[Claim, ...] = (
@@ -136,6 +137,7 @@ REALISTIC_FAMILY = Family(
     prepare=realistic.prepare,
     takes_data=True,
     columns=("dataset", "agent", "mechanism", "epsilon", "run", "t", "regret", "max_user_reports"),
+    keys=("setting", "run", "agent", "t"),
 )
 
 _COMMON: dict[str, Any] = {"horizon": 1_000_000, "runs": 3, "quick_horizon": 20_000, "quick_runs": 1}

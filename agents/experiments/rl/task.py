@@ -315,6 +315,7 @@ FAMILY = Family(
     requires=("stable_baselines3", "torch"),
     install='pip install "torch==2.13.0" "bandit-envs[rl]"',
     columns=("setting", "run", "agent", "t", "regret", "train_timesteps"),
+    keys=("setting", "run", "agent", "t"),
 )
 
 EXPERIMENTS: tuple[Experiment, ...] = (
