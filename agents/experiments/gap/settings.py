@@ -105,6 +105,7 @@ PRIVACY = Family(
     builtin_agents=BUILTIN_AGENTS,
     validate=check_instances,
     columns=("setting", "run", "agent", "entry_observed", "identical", "first_difference"),
+    checkpoints=1,
 )
 REGRET = Family(
     name="gap.regret",
