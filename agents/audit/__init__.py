@@ -34,7 +34,7 @@ from agents.audit.procedure import DEFAULT_RUNS, MIN_RUNS, run_audit
 from agents.audit.result import INCONCLUSIVE, NO_VIOLATION, VIOLATION, AuditResult, Power, table_header
 from agents.audit.subjects import AUDIT_ENVS, BUILTINS, VIEWS, Subject, agent_subject, builtin_subject
 from agents.base import Agent, check_choice, check_float, check_int, describe
-from bandit_envs.validation import summarize
+from bandit_envs.validation import check_memory, summarize
 
 __all__ = [
     "AUDIT_ENVS",
@@ -53,6 +53,11 @@ __all__ = [
     "subject_for",
     "table_header",
 ]
+
+
+#: Bounds the bytes a subject's neighbouring inputs take per round (reward tables, features), checked
+#: before they are built; the runs' outputs are checked once the subject is known (``check_size``).
+INPUT_BYTES_PER_ROUND = 256
 
 
 def _builtin_class(cls: type) -> bool:
@@ -113,6 +118,11 @@ def subject_for(
     group = check_int("group", group, minimum=1)
     if horizon is not None:
         horizon = check_int("horizon", horizon, minimum=2)
+        check_memory(
+            f"horizon={horizon} (the neighbouring inputs, about {INPUT_BYTES_PER_ROUND} bytes a round)",
+            float(INPUT_BYTES_PER_ROUND) * horizon,
+            "use a shorter horizon",
+        )
     if unit is not None:
         check_choice("unit", unit, tuple(UNITS))
     if env_id not in AUDIT_ENVS:

@@ -34,11 +34,11 @@ from agents.experiments.core.data import MOVIELENS_NAMES
 from agents.experiments.core.outputs import OutputError, OutputFolder, check_folder_path
 from agents.experiments.core.partial import PARTS, ManifestMismatch, PartialStore, manifest_for
 from agents.experiments.core.results import META, RESULTS, provenance, to_frame, write_csv
-from agents.experiments.core.runner import Task, default_jobs, tasks_for
+from agents.experiments.core.runner import SettingError, Task, default_jobs, tasks_for
 from agents.experiments.core.spec import Experiment
 from agents.experiments.core.user_agents import UserAgent, UserAgentError, user_agent
 from agents.experiments.registry import get_experiment
-from bandit_envs.validation import summarize
+from bandit_envs.validation import check_memory, memory_limit, summarize
 
 AgentEntry = str | Callable[..., Any] | UserAgent | tuple[str, Any]
 
@@ -117,7 +117,41 @@ def configure(
             family.validate(exp)
     except (ValueError, OSError) as exc:  # a bad agent, --set, or --data (missing or corrupt file, too few users)
         raise UsageError(str(exc)) from None
+    check_scale(exp)
     return exp
+
+
+#: Bytes of memory per task of the task list (the task, its place in the queue and in the store's index).
+TASK_BYTES = 512
+#: Bytes of memory per row of results (the row as returned, as read back from the store, in the table).
+ROW_BYTES = 512
+
+
+def check_scale(exp: Experiment) -> None:
+    """Refuse a number of runs whose task list and results would exceed the memory limit, before building either.
+
+    The estimate is settings × runs × (:data:`TASK_BYTES` per task + agents × checkpoints ×
+    :data:`ROW_BYTES`), with the family's :attr:`~agents.experiments.core.spec.Family.checkpoints`
+    (at most one per round); the limit is the envs' (:func:`bandit_envs.validation.memory_limit`).
+
+    Raises
+    ------
+    UsageError
+        One sentence naming ``--runs``, its value, the estimate, the limit and the largest ``--runs``
+        that fits.
+    """
+    rows = len(exp.all_agents) * min(exp.horizon, exp.family.checkpoints)
+    per_run = len(exp.settings) * (TASK_BYTES / exp.family.runs_per_task + rows * ROW_BYTES)
+    try:
+        largest = int(memory_limit() // max(per_run, 1.0))
+        check_memory(
+            f"--runs {exp.runs} ({len(exp.settings)} settings, {rows} result row{'s' if rows != 1 else ''} per setting "
+            "and run: the task list and the results)",
+            exp.runs * per_run,
+            f"the largest --runs for {exp.id} is {largest:,}",
+        )
+    except ValueError as exc:  # also a malformed memory limit
+        raise UsageError(str(exc)) from None
 
 
 def _with_agents(exp: Experiment, agents: Sequence[AgentEntry] | None, extra: Sequence[AgentEntry]) -> Experiment:
@@ -346,6 +380,8 @@ def run_experiment(
                     raise BackendError(_resume_note(str(exc), store, len(tasks)), exc.code) from None
                 except UserAgentError as exc:  # a user agent that failed in a task: fix it, then resume
                     raise UserAgentError(_resume_note(str(exc).rstrip("."), store, len(tasks)), exc.frames) from None
+                except SettingError as exc:  # the same command would fail again: no resume note
+                    raise UsageError(str(exc)) from None
             seconds = time.perf_counter() - start
             results = to_frame(store.rows())  # canonical task order, whatever order the tasks finished in
             meta: dict[str, Any] = {

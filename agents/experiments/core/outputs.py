@@ -94,10 +94,14 @@ def check_folder_path(path: Path, option: str, instead: str = "choose a folder")
 
     The sentence reads ``{option} {path} is a file, not a folder; {instead}.``
     """
-    if path.exists() and not path.is_dir():
+    try:
+        exists = path.exists()
+        above = _first_file_above(path)
+    except OSError as exc:  # e.g. a name longer than the file system allows
+        raise OutputError(f"{option} {path} cannot be a folder ({_problem(exc)}); {instead}.") from None
+    if exists and not path.is_dir():
         raise OutputError(f"{option} {path} is a file, not a folder; {instead}.")
-    above = _first_file_above(path)
-    if above is not None and not path.exists():
+    if above is not None and not exists:
         raise OutputError(f"{option} {path} lies under {above}, which is a file, not a folder; {instead}.")
 
 
@@ -428,7 +432,7 @@ def _read_record(path: Path, elsewhere: str) -> dict[str, Any] | None:
         )
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: nested too deep
         record = None
     valid = (
         isinstance(record, dict)

@@ -136,7 +136,7 @@ def _read_batch(path: Path) -> list[_Record] | None:
     """
     try:
         data = json.loads(path.read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested too deep
         return None
     if not isinstance(data, dict):
         return None
@@ -210,7 +210,7 @@ class PartialStore:
             return set()
         try:
             old = json.loads((self.path / "manifest.json").read_text())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # RecursionError: nested too deep
             old = None
         if not isinstance(old, dict):
             raise ManifestMismatch(

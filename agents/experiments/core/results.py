@@ -226,7 +226,7 @@ def read_meta(path: Path, required: bool = False) -> dict[str, Any]:
         return {}
     try:
         meta = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: nested too deep
         raise ResultsError(f"{path} is not valid JSON; delete it or rerun `banditlab run`.") from None
     if not isinstance(meta, dict):
         raise ResultsError(f"{path} must hold a JSON object, got {type(meta).__name__}.")

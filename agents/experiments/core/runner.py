@@ -37,9 +37,45 @@ class Task:
     base_seed: int
 
 
+class SettingError(ValueError):
+    """A setting that cannot run, refused by this project's own checks inside its task; one sentence."""
+
+
+#: Packages whose argument checks raise one-sentence ValueErrors meant for the user.
+_OWN_PACKAGES = ("agents", "bandit_envs")
+
+
+def _raised_by_own_check(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised by code of :data:`_OWN_PACKAGES` (not, e.g., deep inside numpy)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    name = tb.tb_frame.f_globals.get("__name__", "") if tb is not None else ""
+    return isinstance(name, str) and name.split(".")[0] in _OWN_PACKAGES
+
+
 def run_task(task: Task) -> list[dict[str, Any]]:
-    """One task's rows, a pure function of the task (seeds included): the same on any process or machine."""
-    return task.experiment.family.task(task.experiment, task.setting_index, task.run, task.base_seed)
+    """One task's rows, a pure function of the task (seeds included): the same on any process or machine.
+
+    Raises
+    ------
+    SettingError
+        If an agent or env of this project refuses the setting's parameters or scale (e.g. a
+        horizon whose tables would exceed the memory limit, or an ε too small to play with),
+        naming the setting.
+    """
+    exp = task.experiment
+    try:
+        return exp.family.task(exp, task.setting_index, task.run, task.base_seed)
+    except UserAgentError:  # already names the user agent
+        raise
+    except ValueError as exc:
+        if not _raised_by_own_check(exc):
+            raise
+        params = ", ".join(f"{k}={v}" for k, v in exp.settings[task.setting_index].items() if v is not None)
+        raise SettingError(
+            f"{exp.id} cannot run its setting {params or task.setting_index} at horizon {exp.horizon}: {exc}"
+        ) from None
 
 
 def describe_task(task: Task) -> str:

@@ -118,6 +118,9 @@ class Family:
     #: Runs one task plays (as copies of batched agents on a native vector env): a task is then a
     #: setting and the block of runs ``run .. run + runs_per_task - 1`` (fewer at the end).
     runs_per_task: int = 1
+    #: Most rows one run of one agent records (its checkpoints, or 1 for a run summarized in one
+    #: row): the scale check (:func:`agents.experiments.api.check_scale`) bounds the results by it.
+    checkpoints: int = 100
 
 
 @dataclass(frozen=True)

@@ -106,6 +106,7 @@ PRIVACY = Family(
     validate=check_instances,
     columns=("setting", "run", "agent", "entry_observed", "identical", "first_difference"),
     keys=("setting", "run", "agent"),
+    checkpoints=1,
 )
 REGRET = Family(
     name="gap.regret",
