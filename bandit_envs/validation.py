@@ -34,6 +34,8 @@ _SHORT.maxother = 60
 _SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxset = _SHORT.maxdict = 6
 #: Characters of a long string (or bytes) that :func:`summarize` quotes, before its length.
 _STRING_PREFIX = 80
+#: Characters of a path that a message shows before its length (:func:`not_a_file`).
+PATH_SHOWN = 200
 
 
 def summarize(value: Any) -> str:
@@ -130,8 +132,13 @@ def check_memory(what: str, nbytes: float, remedy: str) -> None:
         )
 
 
+def shorten(text: str, limit: int = _STRING_PREFIX) -> str:
+    """``text`` itself if it has at most ``limit`` characters, else its first ``limit``, ``...`` and its length."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
 def not_a_file(path: Any) -> str | None:
-    """Why ``path`` cannot be read as a file, in words completing "<path> ...", or None if it can.
+    """Why ``path`` cannot be read as a file, as a clause naming it, or None if it can.
 
     Parameters
     ----------
@@ -141,23 +148,27 @@ def not_a_file(path: Any) -> str | None:
     Returns
     -------
     str or None
-        None for a regular file (or a link to one); else ``"does not exist"``, ``"is a folder, not a
-        file"``, ``"is a FIFO (named pipe), not a regular file"``, ``"is not a regular file (a
-        socket or device)"`` or ``"cannot be read (PermissionError)"``.
+        None for a regular file (or a link to one); else the path (cut to :data:`PATH_SHOWN`
+        characters) followed by ``"does not exist"``, ``"is a folder, not a file"``, ``"is a FIFO
+        (named pipe), not a regular file"``, ``"is not a regular file (a socket or device)"`` or
+        ``"cannot be read (PermissionError)"``.
     """
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        return "does not exist"
-    except (OSError, ValueError) as exc:  # e.g. a parent folder that may not be searched
-        return f"cannot be read ({type(exc).__name__})"
-    if stat.S_ISREG(mode):
-        return None
-    if stat.S_ISDIR(mode):
-        return "is a folder, not a file"
-    if stat.S_ISFIFO(mode):
-        return "is a FIFO (named pipe), not a regular file"
-    return "is not a regular file (a socket or device)"
+        why = "does not exist"
+    except (OSError, ValueError) as exc:  # e.g. a parent folder that may not be searched, a name too long
+        why = f"cannot be read ({type(exc).__name__})"
+    else:
+        if stat.S_ISREG(mode):
+            return None
+        if stat.S_ISDIR(mode):
+            why = "is a folder, not a file"
+        elif stat.S_ISFIFO(mode):
+            why = "is a FIFO (named pipe), not a regular file"
+        else:
+            why = "is not a regular file (a socket or device)"
+    return f"{shorten(os.fsdecode(path), PATH_SHOWN)} {why}"
 
 
 def check_int(name: str, value: Any, *, minimum: int | None = None) -> int:

@@ -781,5 +781,5 @@ def builtin_subject(
         return agent_subject(cls, epsilon, horizon=horizon, group=group, name=cls.__name__, view=view)
     raise ValueError(
         f"agent must be one of {sorted(BUILTINS)}, an agent class of the agents package, or a label with "
-        f"--agent module:Factory, got {name!r}."
+        f"--agent module:Factory, got {describe(name, typed=False)}."
     )

@@ -41,6 +41,7 @@ in ``DIR`` (it refuses it), and while a ``run`` or ``report`` writes ``DIR`` a s
 from __future__ import annotations
 
 import argparse
+import re
 import signal
 import sys
 from collections.abc import Sequence
@@ -72,7 +73,7 @@ from agents.experiments.core.results import (
 )
 from agents.experiments.core.user_agents import UserAgentError
 from agents.experiments.registry import EXPERIMENTS, get_experiment
-from bandit_envs.validation import summarize
+from bandit_envs.validation import shorten, summarize
 
 #: Exit status after Ctrl-C or SIGTERM (128 + SIGINT, as shells report an interrupted command).
 INTERRUPTED = 130
@@ -80,6 +81,9 @@ INTERRUPTED = 130
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
+        # argparse quotes the arguments it refuses whole: a long word is cut to a prefix and its length
+        # (a value our own checks quoted, at most about 100 characters, is left as it is).
+        message = re.sub(r"\S{161,}", lambda m: shorten(m.group()), message)
         self.exit(2, f"banditlab: error: {message}\n")
 
 
@@ -490,7 +494,9 @@ def _run_from_args(args: argparse.Namespace, argv: Sequence[str] | None) -> tupl
     overrides: dict[str, str] = {}
     for key, value in args.overrides:
         if key in overrides:
-            raise UsageError(f"--set {key} is given twice ({summarize(overrides[key])} and {summarize(value)}).")
+            raise UsageError(
+                f"--set {shorten(key)} is given twice ({summarize(overrides[key])} and {summarize(value)})."
+            )
         overrides[key] = value
     return run_experiment(
         args.experiment,

@@ -127,9 +127,9 @@ def _as_bbox(bbox: BBox | tuple[float, float, float, float] | None) -> BBox | No
 def _user_file(path: Path, verify: str) -> DataFile:
     if path.is_dir():
         path = path / GOWALLA_FILE
-    if (why := not_a_file(path)) is not None:
+    if (problem := not_a_file(path)) is not None:
         raise DatasetError(
-            f"{path} {why}; pass path= pointing at a check-in file in SNAP's format, "
+            f"{problem}; pass path= pointing at a check-in file in SNAP's format, "
             f"such as {GOWALLA_FILE} downloaded from {GOWALLA_URL}."
         )
     official = path.name in (GOWALLA_FILE, GOWALLA_FILE.removesuffix(".gz")) and verify == "auto"

@@ -190,9 +190,9 @@ def _read_ratings(file: DataFile, spec: MovieLensSpec) -> Ratings:
 def _user_file(spec: MovieLensSpec, path: Path, label: str, verify: str) -> DataFile:
     if path.is_dir():
         path = path / spec.file
-    if (why := not_a_file(path)) is not None:
+    if (problem := not_a_file(path)) is not None:
         raise DatasetError(
-            f"{path} {why}; pass path= pointing at the {spec.file} of the dataset "
+            f"{problem}; pass path= pointing at the {spec.file} of the dataset "
             f"(or the folder holding it), extracted from {spec.url}."
         )
     official = path.name == spec.file and verify == "auto"

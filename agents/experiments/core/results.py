@@ -47,8 +47,8 @@ def write_csv(frame: pd.DataFrame, path: Path) -> None:
 
 def read_results(path: Path, required: Sequence[str] = ()) -> pd.DataFrame:
     """Read a ``results.csv``; ResultsError if it is missing, empty, unreadable or lacks ``required`` columns."""
-    if (why := not_a_file(path)) is not None:
-        raise ResultsError(f"the folder must contain {path.name}, but {path} {why}.")
+    if (problem := not_a_file(path)) is not None:
+        raise ResultsError(f"the folder must contain {path.name}, but {problem}.")
     try:
         frame = pd.read_csv(path)
     except pd.errors.EmptyDataError:
@@ -217,11 +217,10 @@ def read_meta(path: Path, required: bool = False) -> dict[str, Any]:
     An absent file is an empty dict, or a ResultsError if ``required``. Missing fields are
     checked by :func:`check_meta_complete`.
     """
-    if (why := not_a_file(path)) is not None:
-        if required or why != "does not exist":
+    if (problem := not_a_file(path)) is not None:
+        if required or path.exists():
             raise ResultsError(
-                f"the folder must contain {path.name} (written by `banditlab run` beside results.csv), but "
-                f"{path} {why}."
+                f"the folder must contain {path.name} (written by `banditlab run` beside results.csv), but {problem}."
             )
         return {}
     try:

@@ -266,8 +266,8 @@ def load_factory(ref: str) -> Factory:
         raise UserAgentError(f"--agent must be module.path:Factory or path/to/file.py:Factory, got {summarize(ref)}.")
     if target.endswith(".py"):
         path = Path(target)
-        if (why := not_a_file(path)) is not None:
-            raise UserAgentError(f"--agent {summarize(ref)}: the path {why}.")
+        if (problem := not_a_file(path)) is not None:
+            raise UserAgentError(f"--agent {summarize(ref)}: {problem}.")
         name = "banditlab_user_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
         module = sys.modules.get(name)
         if module is None:
