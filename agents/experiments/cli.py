@@ -398,7 +398,11 @@ def _list() -> None:
 
 def _report(experiment_id: str, folder: Path) -> str:
     columns = get_experiment(experiment_id).family.columns
-    if not folder.is_dir():
+    try:
+        is_folder = folder.is_dir()
+    except OSError:  # e.g. a name longer than the file system allows: read_results says so
+        is_folder = False
+    if not is_folder:
         read_results(folder / RESULTS, columns)  # says the folder must contain results.csv
     # Locked while it reads and writes: a run or report writing the folder meanwhile is refused.
     with OutputFolder.open(folder, "the folder", create=False) as output:
