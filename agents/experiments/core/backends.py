@@ -290,6 +290,18 @@ def _stop(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
+def _ignore_abandoned_gathers(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The event loop's exception handler, without the gathers dask.distributed abandons (AllExit).
+
+    A result waited for in slices (:meth:`DaskBackend._result`) leaves a gather behind each time
+    the wait times out; once its future is released they end with distributed's internal
+    ``AllExit``, which nobody retrieves, and asyncio would print its traceback.
+    """
+    if type(context.get("exception")).__name__ == "AllExit":
+        return
+    loop.default_exception_handler(context)
+
+
 class DaskBackend:
     """Send tasks to the Dask distributed scheduler at ``scheduler`` (``with DaskBackend(...) as b:``)."""
 
@@ -330,6 +342,9 @@ class DaskBackend:
                 f"`dask worker {self.address}`"
             ) from None
         self.workers = sum(self.client.nthreads().values())
+        loop = getattr(self.client.loop, "asyncio_loop", None)
+        if loop is not None:  # left installed: the abandoned gathers may end after close()
+            loop.set_exception_handler(_ignore_abandoned_gathers)
         return self
 
     def __exit__(
