@@ -369,7 +369,12 @@ class StatsAgent(LocalDPLinearAgent):
             self._batch_sd,
             close,
             self.shift(srv.t + 1) if close else 0.0,
-            *self._state,
+            srv.gram,
+            srv.moment,
+            ob.gram,
+            ob.moment,
+            srv.chol,
+            srv.theta,
             self._clips,
             srv.n_eig_floor,
         )
