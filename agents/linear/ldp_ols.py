@@ -76,8 +76,8 @@ class BatchClients(OpenBatch):
     (:func:`agents.linear._stats_kernels.add_batch_noise`) and only then hands the noisy sum to
     the server. In a deployment each user adds its own noise before sending, and the sum of n
     reports' noises has the law added here, so the server sees what it would see. With
-    ``mechanism="l2_ball"`` they are sums of privatized reports. Either way this is raw user data
-    or the users' business: not the server's, and not releasable.
+    ``mechanism="l2_ball"`` they are sums of privatized reports. Either way they belong to the
+    users' side, not to the server, and are not releasable.
     """
 
 

@@ -99,8 +99,8 @@ class _StepKernels(StepKernels):
 class StatsServer:
     """Server side of the batched statistics agents, for B copies (batch axis first).
 
-    It holds only the reports of closed batches and what it computed from them: V (``gram``,
-    upper triangle) and u (``moment``), the sums of those reports, the upper Cholesky factor of
+    It holds only what it received, the closed batches' reports, and what it computed from them:
+    V (``gram``, upper triangle) and u (``moment``), the sums of those reports, the upper Cholesky factor of
     :math:`V + c I` (``chol``) and θ (``theta``); ``t`` counts the rounds played (the reports
     sent, the open batch's included). The open batch's reports are not here: they sit in the
     agent's ``open_batch`` (:class:`OpenBatch`) until the batch closes.
