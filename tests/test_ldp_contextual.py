@@ -1,5 +1,7 @@
 """Tests of LDP-OLS and Shuffle-LinUCB (agents.linear), the L2-ball mechanism and amplification by shuffling.
 
+Also what every local-DP agent's server object holds after one report: no raw client data.
+
 Statistical tests use fixed seeds and state their error rate under the claim they test; a
 failure means the code does not do what its docstring says.
 """
@@ -14,8 +16,10 @@ import pytest
 from scipy import stats
 
 import bandit_envs  # noqa: F401  (registers the envs)
-from agents import LDPOLS, LDPLinUCB, LinUCB, ShuffleLinUCB
+from agents import LDPOLS, UCB, LDPLinUCB, LDPThompsonSampling, LDPWrapper, LinUCB, ShuffleLinUCB
 from agents.linear._stats_kernels import add_batch_noise, choose_greedy, refit
+from agents.linear.ldp_ols import BatchClients
+from agents.linear.shuffle_linucb import Shuffler
 from bandit_envs.privacy import (
     gaussian_delta,
     gaussian_sigma_analytic,
@@ -224,7 +228,7 @@ def test_batch_noise_has_the_law_of_the_summed_reports() -> None:
     gs, ms = agent.sigma / 0.6, agent.sigma / 0.8
     for values, sd in ((gram_noise, math.sqrt(n) * gs), (mom_noise, math.sqrt(n) * ms)):
         assert stats.kstest(values.ravel() / sd, "norm").pvalue > 1e-3  # false alarm 1e-3 each
-    assert np.all(agent.server.pending_gram == 0) and agent.server.pending == 0
+    assert np.all(agent.open_batch.gram == 0) and agent.open_batch.count == 0
 
 
 # Kernels against numpy -----------------------------------------------------------------------------
@@ -279,7 +283,7 @@ def test_step_api_and_fast_path_choose_the_same_actions(name: str) -> None:
     actions = play_steps(step, x, r, users)
     np.testing.assert_array_equal(np.concatenate([first, second]), actions)
     np.testing.assert_array_equal(fast.theta, step.theta)
-    assert fast.t == step.t == 230 and fast.server.pending == step.server.pending == 230 % 9
+    assert fast.t == step.t == 230 and fast.open_batch.count == step.open_batch.count == 230 % 9
     assert fast.max_user_reports == step.max_user_reports == 33
     assert fast.privacy_spent == step.privacy_spent
     # Copies: per-copy features, serial and parallel drivers, against the step API.
@@ -379,6 +383,101 @@ def test_on_movielens_env_through_gymnasium() -> None:
         assert agent.t == 400
         assert agent.max_user_reports == max(seen.values())
         assert agent.n_clipped_features == 0  # the env's features have norm <= 0.4
+
+
+# What the server holds ------------------------------------------------------------------------------
+
+#: One report's raw datum: x (norm < 1, not clipped) and y, with entries no count or zero equals.
+RAW_X = np.array([0.3, -0.5, 0.2])
+RAW_Y = 0.6180339887
+
+#: Local-DP agents with noise absurdly large for data in the unit ball, and how to reach their server object.
+LDP_SERVERS = {
+    "LDPOLS-gaussian": (lambda: LDPOLS(3, 1e-3, seed=1), lambda ag: ag.server),
+    "LDPOLS-l2_ball": (lambda: LDPOLS(3, 1e-3, mechanism="l2_ball", seed=1), lambda ag: ag.server),
+    "ShuffleLinUCB": (lambda: ShuffleLinUCB(3, 0.1, batch_size=50, seed=1), lambda ag: ag.server),
+    "LDPLinUCB": (lambda: LDPLinUCB(3, 1e-3, seed=1), lambda ag: ag.server),
+    "LDPWrapper-laplace": (lambda: LDPWrapper(UCB(2), "laplace", 1e-3, seed=1), lambda ag: ag.agent),
+    "LDPWrapper-gaussian": (lambda: LDPWrapper(UCB(2), "gaussian", 1e-3, 0.1, seed=1), lambda ag: ag.agent),
+    "LDPWrapper-rr-debias": (
+        lambda: LDPWrapper(UCB(2), "randomized_response", 1e-3, rr_output="debias", seed=1),
+        lambda ag: ag.agent,
+    ),
+    "LDPThompsonSampling": (lambda: LDPThompsonSampling(2, 1e-3, seed=1), lambda ag: ag),
+}
+
+
+def numeric_arrays(obj: object, path: str, seen: set[int] | None = None) -> list[tuple[str, np.ndarray]]:
+    """Every number and numeric array reachable from ``obj`` through attributes, lists, tuples and dicts."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        return [(path, obj.astype(np.float64))] if obj.dtype.kind in "iuf" else []
+    if isinstance(obj, int | float | np.number) and not isinstance(obj, bool):
+        return [(path, np.array([obj], dtype=np.float64))]
+    items: list[tuple[str, object]] = []
+    if isinstance(obj, list | tuple):
+        items = [(f"{path}[{i}]", v) for i, v in enumerate(obj)]
+    elif isinstance(obj, dict):
+        items = [(f"{path}[{k!r}]", v) for k, v in obj.items()]
+    elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+        items = [(f"{path}.{k}", v) for k, v in vars(obj).items()]
+    out: list[tuple[str, np.ndarray]] = []
+    for sub_path, value in items:
+        out += numeric_arrays(value, sub_path, seen)
+    return out
+
+
+def carries(values: np.ndarray, raw: np.ndarray) -> bool:
+    """Whether a trailing block of ``values`` shaped like ``raw`` is a multiple of it (or of its upper triangle)."""
+    if values.ndim < raw.ndim or values.shape[values.ndim - raw.ndim :] != raw.shape:
+        return False
+    candidates = [raw] + ([np.triu(raw)] if raw.ndim == 2 else [])
+    for block in values.reshape((-1, *raw.shape)):
+        for ref in candidates:
+            norm = np.linalg.norm(block) * np.linalg.norm(ref)
+            if norm > 0 and abs(float(np.sum(block * ref))) >= (1 - 1e-9) * norm:
+                return True
+    return False
+
+
+@pytest.mark.parametrize("name", sorted(LDP_SERVERS))
+def test_server_holds_no_raw_client_data_after_one_report(name: str) -> None:
+    # After exactly one report, no array of the server object equals (or is a multiple of) the raw
+    # x, y x or x xᵀ of that report, nor holds its raw reward: with noise this large, the privatized
+    # report is nowhere near them.
+    make, server_of = LDP_SERVERS[name]
+    agent = make()
+    if isinstance(agent, LDPWrapper | LDPThompsonSampling):
+        assert agent.act() == 0
+        agent.update(0, RAW_Y)
+        raws = []
+    else:
+        agent.update(agent.act(RAW_X[None, :]), RAW_Y)
+        raws = [RAW_X, RAW_Y * RAW_X, np.outer(RAW_X, RAW_X)]
+    found = numeric_arrays(server_of(agent), "server")
+    assert found  # the walk reached the server's state
+    for path, values in found:
+        assert not np.any(values == RAW_Y), f"{path} holds the raw reward"
+        for raw in raws:
+            assert not carries(values, raw), f"{path} carries a raw statistic of the report"
+
+
+def test_ldp_ols_open_batch_sits_with_the_users() -> None:
+    # The Gaussian simulation adds a batch's noise when it closes: until then the exact sums sit with
+    # the users (BatchClients), and reach the server, noisy, at the close.
+    agent = LDPOLS(3, 1.0, batch_size=2, seed=1)
+    agent.update(agent.act(RAW_X[None, :]), RAW_Y)
+    assert isinstance(agent.open_batch, BatchClients) and agent.open_batch.count == 1
+    np.testing.assert_allclose(np.triu(agent.open_batch.gram[0]), np.triu(np.outer(RAW_X, RAW_X)), rtol=1e-12)
+    np.testing.assert_allclose(agent.open_batch.moment[0], RAW_Y * RAW_X, rtol=1e-12)
+    assert np.all(agent.server.gram == 0) and np.all(agent.server.moment == 0)
+    agent.update(agent.act(RAW_X[None, :]), RAW_Y)
+    assert agent.open_batch.count == 0 and np.all(agent.open_batch.gram == 0)
+    assert not np.allclose(agent.server.moment[0], 2 * RAW_Y * RAW_X)  # the batch's noise was added
+    assert isinstance(ShuffleLinUCB(3, 1.0).open_batch, Shuffler)
 
 
 # Input checks -------------------------------------------------------------------------------------

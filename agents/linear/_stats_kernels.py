@@ -9,9 +9,10 @@ the vector
 
 of the unit ball of :math:`\mathbb{R}^D`, :math:`D = d(d+1)/2 + d`, privatized by the Gaussian
 mechanism or by Duchi et al.'s L2-ball mechanism (:mod:`bandit_envs.privacy.l2_ball`). The
-server decodes the report (upper triangle times :math:`l_x^2/w_g`, the rest times
-:math:`l_x l_y/w_m`: unbiased for :math:`x x^\top` and :math:`y x`), adds it to the pending sums
-of the current batch and, when a batch is complete, adds the batch to :math:`(V, u)` and solves
+report is decoded (upper triangle times :math:`l_x^2/w_g`, the rest times :math:`l_x l_y/w_m`:
+unbiased for :math:`x x^\top` and :math:`y x`) and added to the pending sums of the open batch
+(held outside the server object, :class:`agents.linear.stats_base.OpenBatch`); when a batch is
+complete, the server adds it to :math:`(V, u)` and solves
 :math:`\theta = (V + c_t I)^{-1} u` with the shift :math:`c_t = \lambda + s\,\nu\sqrt t`
 (:func:`refit`). The step API and the compiled fast path call the same per-copy kernels with the
 same draws, so they choose the same actions (``tests/test_ldp_contextual.py``).
@@ -115,6 +116,9 @@ def add_batch_noise(
     pend_gram: FloatArray, pend_mom: FloatArray, normals: FloatArray, sd_gram: float, sd_mom: float
 ) -> None:  # pragma: no cover
     """Add the Gaussian noise of a whole batch to its pending sums (the simulation's shortcut, [P]).
+
+    Until this call the pending sums are the users' exact data; they are held on the users' side
+    (:class:`agents.linear.ldp_ols.BatchClients`), never in the server object.
 
     A batch of n reports, each with i.i.d. N(0, σ²) noise on every coordinate of v, carries in its
     decoded sum N(0, n σ² gs²) on each upper Gram entry and N(0, n σ² ms²) on each entry of y x
@@ -348,7 +352,8 @@ def step_update(
     ``obs`` is the round's (n_arms, d) or (B, n_arms, d). The draws go to the work buffers
     ``normals`` (B, Dr), ``uniforms`` (B, 2 or 0) and, when ``close`` and Db > 0, ``batch_normals``
     (B, Db), in the order of :func:`fill_block_noise` for one round; ``batch_sd = (sd_gram,
-    sd_mom)``; the server arrays (V, u, P, p, U, θ) have a batch axis. Equivalent:
+    sd_mom)``; the arrays (V, u, P, p, U, θ) have a batch axis: the server's V, u, U, θ and the
+    open batch's pending sums P, p (:class:`agents.linear.stats_base.OpenBatch`). Equivalent:
     ``flags[b] = write_report(obs[b], actions[b], rewards[b], enc, normals[b], uniforms[b], P[b],
     p[b], xc)`` counted in ``clips[b]``, then, if ``close``, :func:`add_batch_noise` (when Db > 0)
     and ``floors[b] += refit(V[b], u[b], P[b], p[b], shift, U[b], θ[b])``.

@@ -25,16 +25,22 @@ privatized by
 * ``mechanism="l2_ball"``: Duchi et al.'s L2-ball mechanism at ε
   (:mod:`bandit_envs.privacy.l2_ball`): ε-LDP per report, δ = 0 [P].
 
-Everything the server computes is post-processing. The agent's unit (``privacy_unit``) is one
+What the server object holds (``server``: V and u of the closed batches, the factor, θ) is
+post-processing of the reports. The open batch's reports are not in it: they sit on the users'
+side (``open_batch``, :class:`BatchClients`) until the batch closes, because with the Gaussian
+mechanism the simulation adds a batch's noise in aggregate, when it closes (the sum of n reports'
+i.i.d. noises has the law of one draw of n times the variance); in a deployment each user adds
+its own noise before sending. The agent's unit (``privacy_unit``) is one
 user: every report carrying its ``info["user_id"]`` (``MovieLensRecommendation-v0`` draws a user
 each round, so a user reports many times; without ids the whole stream is one user). A user
 with k reports loses their sequential composition: :meth:`privacy_per_user` gives the basic
 bound (kε, kδ) and the tight one of ``dp_accounting``'s privacy loss distribution (the
 Gaussian reports compose as one Gaussian with σ/√k; an ε-LDP report is dominated by randomized
 response at ε, whose composition is the optimal one, Kairouz, Oh & Viswanath, ICML 2015), and
-:attr:`privacy_spent` is the tight bound at ``delta``. Noise: per report D standard normals
-(``"l2_ball"``: then two uniforms) from
-:func:`~bandit_envs.privacy.streams.noise_generator` of ``seed``.
+:attr:`privacy_spent` is the tight bound at ``delta``. Noise, from
+:func:`~bandit_envs.privacy.streams.noise_generator` of ``seed``: ``"l2_ball"``, per report D
+standard normals, then two uniforms; ``"gaussian"``, D standard normals per batch, at its close
+(the shortcut above: the users' reports are simulated by their sum).
 
 Status tags: [P] marks an engineering choice of this project; the defaults of ``gram_weight``,
 ``shift_scale``, ``batch_size`` and ``l_x`` were chosen on the synthetic default data of
@@ -50,14 +56,29 @@ from __future__ import annotations
 
 from agents.base import check_choice
 from agents.linear._stats_kernels import MECH_GAUSSIAN
-from agents.linear.stats_base import StatsAgent
+from agents.linear.stats_base import OpenBatch, StatsAgent
 from bandit_envs.privacy import gaussian_sigma_analytic
 from bandit_envs.privacy.accounting import ReportMechanism
 
-__all__ = ["LDPOLS", "OLS_MECHANISMS"]
+__all__ = ["LDPOLS", "OLS_MECHANISMS", "BatchClients"]
 
 #: Local randomizers of :class:`LDPOLS`.
 OLS_MECHANISMS = ("gaussian", "l2_ball")
+
+
+class BatchClients(OpenBatch):
+    r"""The users' side of LDP-OLS's simulation: the reports of the open batch, before the server receives them.
+
+    ``gram`` (upper triangle) and ``moment`` sum the decoded reports of the open batch (``count``
+    of them). With ``mechanism="gaussian"`` they are the users' clipped pairs *without* noise,
+    the exact :math:`\sum x x^\top` and :math:`\sum y x` of the batch: the simulation adds the
+    Gaussian noise of the whole batch in aggregate when it closes
+    (:func:`agents.linear._stats_kernels.add_batch_noise`) and only then hands the noisy sum to
+    the server. In a deployment each user adds its own noise before sending, and the sum of n
+    reports' noises has the law added here, so the server sees what it would see. With
+    ``mechanism="l2_ball"`` they are sums of privatized reports. Either way they belong to the
+    users' side, not to the server, and are not releasable.
+    """
 
 
 class LDPOLS(StatsAgent):
@@ -127,10 +148,11 @@ class LDPOLS(StatsAgent):
     Private state
     -------------
     ``rng`` and ``seed`` (whoever holds them can subtract the noise), ``_last_obs`` (the current
-    user's candidates between ``act`` and ``update``), the clip counters (counted before
-    privatization) and the ledger of reports per user are the users' side or diagnostics, not
-    releasable. The server's arrays (``server``: V, u, pending sums, factor, θ) are
-    post-processing of the reports.
+    user's candidates between ``act`` and ``update``), ``open_batch`` (:class:`BatchClients`:
+    the open batch's sums, with the Gaussian mechanism the users' exact data until the batch
+    closes), the clip counters (counted before privatization) and the ledger of reports per user
+    are the users' side or diagnostics, not releasable. The server's arrays (``server``: V and u
+    of the closed batches, factor, θ) are post-processing of the reports.
 
     References
     ----------
@@ -139,6 +161,7 @@ class LDPOLS(StatsAgent):
     """
 
     name = "LDP-OLS"
+    _open_batch_type = BatchClients
     privacy_unit = (
         "one user: all the (x_t, y_t) reports carrying its info['user_id'] (without ids, the whole stream), "
         "features of the arm it plays and its reward (local DP)"

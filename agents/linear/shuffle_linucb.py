@@ -29,8 +29,8 @@ Privacy guarantee, both models stated:
   clipped pairs (x, y) with ``‖x‖ <= l_x``, ``|y| <= l_y``;
 * **central**, against the server (the analyzer) that sees the shuffled batches: each closed
   batch is (ε, δ)-DP for one report replaced (:attr:`ShuffleLinUCB.privacy_central_per_report`);
-  the reports of an open batch stay with the shuffler (``server.pending_gram`` and
-  ``pending_moment`` model the shuffler's running sum) and are not released.
+  the reports of an open batch stay with the shuffler (``open_batch``, :class:`Shuffler`: its
+  running sum of them, outside the server object) and are not released.
 
 Per user. A user reports many times (``MovieLensRecommendation-v0`` draws one each round). Its
 local loss is the composition of its k reports (:meth:`privacy_per_user`: basic and tight, the
@@ -68,10 +68,10 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import check_float
-from agents.linear.stats_base import StatsAgent
+from agents.linear.stats_base import OpenBatch, StatsAgent
 from bandit_envs.privacy.shuffle import local_epsilon_for_shuffle
 
-__all__ = ["MAX_BATCH", "ShuffleLinUCB"]
+__all__ = ["MAX_BATCH", "ShuffleLinUCB", "Shuffler"]
 
 #: Largest shuffle batch: the amplification bound evaluates binomial laws over the batch.
 MAX_BATCH = 10**6
@@ -88,6 +88,17 @@ def _group_factor(m: int, epsilon: float) -> float:
         return math.expm1(m * epsilon) / math.expm1(epsilon)
     except OverflowError:
         return math.inf
+
+
+class Shuffler(OpenBatch):
+    """The trusted shuffler of Shuffle-LinUCB: the reports of the open batch, not yet handed to the server.
+
+    ``gram`` (upper triangle) and ``moment`` sum the decoded reports of the open batch (``count``
+    of them), each privatized by its user with the ε0-LDP L2-ball mechanism. The shuffler sees
+    every report (the local guarantee is what protects a user against it); the server receives a
+    batch only when it closes, shuffled, and uses only its sum, which is why the simulation keeps
+    a running sum rather than the reports and does not shuffle them.
+    """
 
 
 class _BatchLedger:
@@ -203,9 +214,9 @@ class ShuffleLinUCB(StatsAgent):
     Private state
     -------------
     As LDP-OLS: ``rng``, ``seed``, ``_last_obs``, the clip counters and the ledgers are the users'
-    side or diagnostics; ``server.pending_gram`` / ``pending_moment`` are the shuffler's running
-    sum of the open batch (not released until the batch closes); V, u, the factor and θ are the
-    server's, post-processing of the shuffled batches.
+    side or diagnostics; ``open_batch`` (:class:`Shuffler`) is the shuffler's running sum of the
+    open batch's reports (not released until the batch closes); the server object (``server``:
+    V and u of the closed batches, the factor and θ) is post-processing of the shuffled batches.
 
     References
     ----------
@@ -216,6 +227,7 @@ class ShuffleLinUCB(StatsAgent):
     """
 
     name = "Shuffle-LinUCB"
+    _open_batch_type = Shuffler
     privacy_unit = (
         "one user: all the (x_t, y_t) reports carrying its info['user_id'] (without ids, the whole stream), "
         "features of the arm it plays and its reward (local ε0-DP per report; central (ε, δ) per report in a "
@@ -281,7 +293,7 @@ class ShuffleLinUCB(StatsAgent):
         elif users is not None:
             arr = np.asarray(users)
             ids = np.broadcast_to(arr[:, None], (n_steps, self.batch)) if arr.ndim == 1 else arr
-        start, pending = 0, self.server.pending
+        start, pending = 0, self.open_batch.count
         while start < n_steps:
             stop = min(n_steps, start + self.batch_size - pending)
             self._batches.add(None if ids is None else ids[start:stop], stop - start)

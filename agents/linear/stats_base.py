@@ -20,7 +20,16 @@ fails the eigenvalues are floored at :math:`c_t/2` (as in LDP-LinUCB; ``n_eig_fl
 :meth:`StatsAgent.act`/:meth:`StatsAgent.update` (one compiled call each) and
 :meth:`StatsAgent.run` (a block of rounds in one compiled loop, ``agents.linear._stats_kernels``)
 use the same kernels and draws: the same actions for the same seed. Subclasses choose the
-mechanism, its parameters and the privacy accounting. Status tag: [P] marks an engineering
+mechanism, its parameters and the privacy accounting.
+
+Where the data sits. The server object (:class:`StatsServer`, the agent's ``server``) holds only
+the sums of the reports of closed batches, the factor and θ. The reports of the open batch are
+summed outside it, in the agent's ``open_batch`` (:class:`OpenBatch`), and reach V and u when
+the batch closes; each agent documents who holds them: LDP-OLS's users
+(:class:`~agents.linear.ldp_ols.BatchClients`: with the Gaussian mechanism the simulation adds a
+batch's noise in aggregate at its close, so until then these sums are the users' exact data),
+Shuffle-LinUCB's trusted shuffler (:class:`~agents.linear.shuffle_linucb.Shuffler`: privatized
+reports it has not yet handed on). Status tag: [P] marks an engineering
 choice of this project, not a constant of the papers.
 """
 
@@ -53,7 +62,7 @@ from agents.linear.protocol import as_features
 from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, user_ids
 from bandit_envs.privacy.l2_ball import l2_ball_keep_probability, l2_ball_scale
 
-__all__ = ["StatsAgent", "StatsServer"]
+__all__ = ["OpenBatch", "StatsAgent", "StatsServer"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -90,30 +99,41 @@ class _StepKernels(StepKernels):
 class StatsServer:
     """Server side of the batched statistics agents, for B copies (batch axis first).
 
-    It holds only what the users sent and what it computed from it: V (``gram``, upper triangle)
-    and u (``moment``), the pending sums of the open batch (``pending_gram``,
-    ``pending_moment``), the upper Cholesky factor of :math:`V + c I` (``chol``) and θ
-    (``theta``). ``t`` counts the reports received, ``pending`` those of the open batch (shared
-    by the copies, which play in lock-step).
+    It holds only what it received, the closed batches' reports, and what it computed from them:
+    V (``gram``, upper triangle) and u (``moment``), the sums of those reports, the upper Cholesky factor of
+    :math:`V + c I` (``chol``) and θ (``theta``); ``t`` counts the rounds played (the reports
+    sent, the open batch's included). The open batch's reports are not here: they sit in the
+    agent's ``open_batch`` (:class:`OpenBatch`) until the batch closes.
     """
 
     def __init__(self, n_features: int, batch: int, initial_shift: float) -> None:
         d = n_features
         self.gram: FloatArray = np.zeros((batch, d, d))
         self.moment: FloatArray = np.zeros((batch, d))
-        self.pending_gram: FloatArray = np.zeros((batch, d, d))
-        self.pending_moment: FloatArray = np.zeros((batch, d))
         self.theta: FloatArray = np.zeros((batch, d))
         self.chol: FloatArray = np.zeros((batch, d, d))
         self.chol[:, np.arange(d), np.arange(d)] = math.sqrt(initial_shift)
         self.t = 0
-        self.pending = 0
         self.n_eig_floor: IntArray = np.zeros(batch, dtype=np.int64)
 
-    @property
-    def state(self) -> tuple[FloatArray, ...]:
-        """(V, u, pending V, pending u, factor, θ): the arrays the kernels update in place."""
-        return self.gram, self.moment, self.pending_gram, self.pending_moment, self.chol, self.theta
+
+class OpenBatch:
+    """The reports of the open batch, summed outside the server until the batch closes (B copies, batch axis first).
+
+    ``gram`` (B, d, d; upper triangle) and ``moment`` (B, d) are the sums of the decoded reports
+    of the open batch, ``count`` their number (shared by the copies, which play in lock-step).
+    The kernels add each report here and, when the batch closes, add the sums to the server's V
+    and u and zero them (:func:`agents.linear._stats_kernels.refit`). Who holds them, and what
+    they are before the batch closes, is the subclass's docstring (LDP-OLS:
+    :class:`~agents.linear.ldp_ols.BatchClients`; Shuffle-LinUCB:
+    :class:`~agents.linear.shuffle_linucb.Shuffler`).
+    """
+
+    def __init__(self, n_features: int, batch: int) -> None:
+        d = n_features
+        self.gram: FloatArray = np.zeros((batch, d, d))
+        self.moment: FloatArray = np.zeros((batch, d))
+        self.count = 0
 
 
 class StatsAgent(LocalDPLinearAgent):
@@ -124,6 +144,8 @@ class StatsAgent(LocalDPLinearAgent):
     """
 
     server: StatsServer  # type: ignore[assignment]  # LinearAgent's properties read theta, t, n_eig_floor
+    #: The class of ``open_batch``: who holds the open batch's reports (set by each agent).
+    _open_batch_type: type[OpenBatch] = OpenBatch
 
     def __init__(
         self,
@@ -169,7 +191,8 @@ class StatsAgent(LocalDPLinearAgent):
         self._enc_client = np.array([mechanism, self.l_x, self.l_y, w_g, w_m, sigma, scale, keep], dtype=np.float64)
         if mechanism == MECH_GAUSSIAN:
             # Simulation shortcut [P]: the server only ever uses a batch's sum, and the sum of n reports'
-            # i.i.d. N(0, σ²) noises is one N(0, n σ²) draw per coordinate: drawn once per batch.
+            # i.i.d. N(0, σ²) noises is one N(0, n σ²) draw per coordinate: drawn once per batch. Until
+            # then the open batch's sums are un-noised: they stay on the users' side (``open_batch``).
             self._enc = self._enc_client.copy()
             self._enc[0] = MECH_NONE
             root_n = math.sqrt(self.batch_size)
@@ -243,7 +266,7 @@ class StatsAgent(LocalDPLinearAgent):
         return np.concatenate([g[iu] * self.gram_weight / self.l_x**2, m * self.moment_weight / (self.l_x * self.l_y)])
 
     def _check_state_size(self) -> None:
-        # V, pending V, factor and per-step buffers: about 4d² + 6d floats per copy, plus noise rows.
+        # V, the open batch's V, factor and per-step buffers: about 4d² + 6d floats per copy, plus noise rows.
         d = float(self.n_features)
         copies = "" if self.n_envs is None else f"n_envs={self.n_envs} with "
         check_state_size(
@@ -257,6 +280,7 @@ class StatsAgent(LocalDPLinearAgent):
 
     def _reset_state(self) -> None:
         self.server = StatsServer(self.n_features, self.batch, self.reg)
+        self.open_batch = self._open_batch_type(self.n_features, self.batch)
         self._clips: IntArray = np.zeros((self.batch, 2), dtype=np.int64)
         self._last_obs: FloatArray | None = None
         self._reports = ReportLedger(self.batch)
@@ -331,8 +355,8 @@ class StatsAgent(LocalDPLinearAgent):
         else:
             a, rewards = self._feedback(action, reward, info, n_arms=x.shape[-2])
         users = user_ids(info, self.batch) if info else None
-        srv = self.server
-        close = srv.pending + 1 == self.batch_size
+        srv, ob = self.server, self.open_batch
+        close = ob.count + 1 == self.batch_size
         self._step.update(
             self.rng,
             x,
@@ -345,15 +369,26 @@ class StatsAgent(LocalDPLinearAgent):
             self._batch_sd,
             close,
             self.shift(srv.t + 1) if close else 0.0,
-            *srv.state,
+            srv.gram,
+            srv.moment,
+            ob.gram,
+            ob.moment,
+            srv.chol,
+            srv.theta,
             self._clips,
             srv.n_eig_floor,
         )
         self._before_count(users, 1)
         srv.t += 1
-        srv.pending = 0 if close else srv.pending + 1
+        ob.count = 0 if close else ob.count + 1
         self._count_round(users)
         self._last_obs = None
+
+    @property
+    def _state(self) -> tuple[FloatArray, ...]:
+        """(V, u, open batch's V, open batch's u, factor, θ): the arrays the kernels update in place."""
+        srv, ob = self.server, self.open_batch
+        return srv.gram, srv.moment, ob.gram, ob.moment, srv.chol, srv.theta
 
     def _before_count(self, users: Any, n_steps: int) -> None:
         """Hook for subclasses: the rounds about to be counted (the server's counters not yet advanced)."""
@@ -382,7 +417,7 @@ class StatsAgent(LocalDPLinearAgent):
         """
         block = self._run_inputs(features, rewards, expected_rewards, checkpoints, record_actions, parallel)
         n_copies, n_steps = self.batch, block.n_steps
-        srv = self.server
+        srv, ob = self.server, self.open_batch
         counts = self._ledger.block_counts(users, n_steps)  # checks users before anything runs
         self._before_count(users, n_steps)
         per_round = max(1, n_copies * (self._n_normals + self._n_uniforms + self._n_batch_normals // self.batch_size))
@@ -393,16 +428,16 @@ class StatsAgent(LocalDPLinearAgent):
             stop = min(n_steps, start + chunk)
             normals = np.empty((stop - start, n_copies, self._n_normals))
             uniforms = np.empty((stop - start, n_copies, self._n_uniforms))
-            closes = (srv.pending + np.arange(1, stop - start + 1)) % self.batch_size == 0
+            closes = (ob.count + np.arange(1, stop - start + 1)) % self.batch_size == 0
             batch_normals = np.empty((int(closes.sum()), n_copies, self._n_batch_normals))
             fill_block_noise(self.rng, normals, uniforms, batch_normals, closes & (self._n_batch_normals > 0))
             driver(
                 (*block.tables(start, stop), normals, uniforms, batch_normals, block.slots(start, stop),
                  block.regret, block.actions[start:stop]),
-                (srv.t, srv.pending, *params),
-                (*srv.state, block.cum, block.counters),
+                (srv.t, ob.count, *params),
+                (*self._state, block.cum, block.counters),
             )  # fmt: skip
-            srv.pending = (srv.pending + stop - start) % self.batch_size
+            ob.count = (ob.count + stop - start) % self.batch_size
             srv.t += stop - start
         self._ledger.record_block(counts, n_steps)
         return self._run_result(block)
