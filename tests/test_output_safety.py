@@ -12,11 +12,14 @@ import shutil
 import signal
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from test_cli_outputs import EID, SMALL, _sentence, made  # noqa: F401
 from test_faults import EXPERIMENT, _assert_gone, _children, _poll, _saved_tasks, banditlab  # noqa: F401
 
 from agents.experiments.cli import main, run_experiment
+from agents.experiments.core.results import ResultsError, check_complete
+from agents.experiments.registry import get_experiment
 
 #: A user agent that is interrupted (KeyboardInterrupt, as Ctrl-C) when its second copy is built, if asked to.
 AGENT = """
@@ -143,8 +146,9 @@ def test_a_second_process_on_a_folder_in_use_is_refused_and_the_lock_dies_with_t
     workers = _children(first.proc.pid)
     first.seen |= workers
     other = ["run", EXPERIMENT, "--runs", "1", "--horizon", "100", "--jobs", "1", "--no-progress", "--out", str(out)]
-    for argv in ([*other, "--fresh"], [*other, "--fresh", "--force"], ["report", EXPERIMENT, str(out)]):
-        code, _, err = banditlab(*argv).finish()
+    argvs = ([*other, "--fresh"], [*other, "--fresh", "--force"], ["report", EXPERIMENT, str(out)])
+    for argv, second in [(argv, banditlab(*argv)) for argv in argvs]:  # started together, to save time
+        code, _, err = second.finish()
         assert code == 2, (argv, err)
         lines = [x for x in err.splitlines() if x.strip()]
         assert len(lines) == 1 and "Traceback" not in err, err
@@ -202,6 +206,8 @@ def _set_last(csv: bytes, row: int, value: bytes, column: int = -1) -> bytes:
         ("made", lambda c, m: (c + c.split(b"\r\n")[7] + b"\r\n", m), "line 3002 repeats the row of setting 0"),
         ("made", lambda c, m: (_drop(c, 9), m), "hold 99 of the 100 checkpoints t"),
         ("made", lambda c, m: (_set_last(c, 3, b"1e400"), m), "column regret holds inf on line 5"),
+        ("made", lambda c, m: (_set_last(c, 3, b"nan"), m), "column regret has an empty value on line 5"),
+        ("made", lambda c, m: (_set_last(c, 3, b"abc", -2), m), "column t holds 'abc' on line 5"),
         ("made", lambda c, m: (c, {**m, "runs": 10**12}), "meta.json says runs = 1000000000000"),
         ("made", lambda c, m: (c, {**m, "runs": 3}), "hold 2 runs, but meta.json says runs = 3"),
         ("made", lambda c, m: (c, {**m, "horizon": 100}), "t = 200, but meta.json says horizon = 100"),
@@ -223,3 +229,39 @@ def test_report_refuses_results_that_miss_repeat_or_garble_rows(folder, edit, ne
     line = _sentence(capsys)
     assert needle in line, line
     assert not (tmp_path / "summary.md").exists() and not (tmp_path / "figure.png").exists()
+
+
+#: Results of the other families at a small scale (tests/fixtures/results-before-restructuring): (runs, horizon).
+FIXTURES = {
+    "budget/alpha": (1, 100),
+    "ldp-linucb/epsilon": (1, 2000),
+    "ldp-linucb/realistic": (1, 2000),
+    "rl/graph": (1, 100),
+    "gap/regret-p": (2, 2000),
+}
+
+
+@pytest.mark.parametrize("experiment_id", sorted(FIXTURES))
+def test_every_familys_keys_accept_its_results_and_refuse_a_row_missing_or_repeated(experiment_id):
+    path = (
+        Path(__file__).parent
+        / "fixtures"
+        / "results-before-restructuring"
+        / f"{experiment_id.replace('/', '-')}.csv.gz"
+    )
+    frame = pd.read_csv(path)
+    family = get_experiment(experiment_id).family
+    runs, horizon = FIXTURES[experiment_id]
+    check_complete(frame, path, family.keys, runs, horizon)  # whole: accepted
+    middle = len(frame) // 2
+    edits = {
+        "cut at a line boundary": frame.iloc[: len(frame) - 7],
+        "a row dropped": frame.drop(index=middle),
+        "a row repeated": pd.concat([frame, frame.iloc[[middle]]]),
+    }
+    for what, edited in edits.items():
+        with pytest.raises(ResultsError, match="cut short or edited|repeats the row"):
+            check_complete(edited.reset_index(drop=True), path, family.keys, runs, horizon)
+            pytest.fail(f"{what} accepted")
+    with pytest.raises(ResultsError, match=f"meta.json says (runs|horizon) = {horizon + 1}"):
+        check_complete(frame, path, family.keys, runs, horizon + 1)

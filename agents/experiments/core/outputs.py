@@ -25,10 +25,10 @@ Every file banditlab creates there (scratch files, the partial store's files, th
 created by :func:`create_exclusive`: created at that moment, never opened through a link, in a
 folder that is not a link; a link someone planted under a name banditlab writes is refused with
 one sentence, and the file it points to is never written. Outputs are written to a scratch file
-``.banditlab-tmp-*`` and renamed into place. The new hash is recorded under ``writing`` before the rename and
-moved to ``files`` after it, so a run killed at any point leaves a folder the next run still
-recognizes as banditlab's. A scratch file left by a killed run is ignored, not deleted (it is not
-recorded); delete it at will.
+``.banditlab-tmp-*`` and renamed into place. The new hash is recorded under ``writing`` before
+the rename and moved to ``files`` after it, so a run killed at any point leaves a folder the next
+run still recognizes as banditlab's. A scratch file left by a killed run is ignored, not deleted
+(it is not recorded); delete it at will.
 
 One process at a time writes a folder: :meth:`OutputFolder.open` locks it (``flock`` on the
 folder itself, so no file is added; the kernel releases the lock when the process ends, however
