@@ -231,7 +231,7 @@ def test_report_refuses_results_that_miss_repeat_or_garble_rows(folder, edit, ne
     assert not (tmp_path / "summary.md").exists() and not (tmp_path / "figure.png").exists()
 
 
-#: Results of the other families at a small scale (tests/fixtures/results-before-restructuring): (runs, horizon).
+#: Results of the other families at a small scale (tests/fixtures/experiment-results-small): (runs, horizon).
 FIXTURES = {
     "budget/alpha": (1, 100),
     "ldp-linucb/epsilon": (1, 2000),
@@ -243,12 +243,7 @@ FIXTURES = {
 
 @pytest.mark.parametrize("experiment_id", sorted(FIXTURES))
 def test_every_familys_keys_accept_its_results_and_refuse_a_row_missing_or_repeated(experiment_id):
-    path = (
-        Path(__file__).parent
-        / "fixtures"
-        / "results-before-restructuring"
-        / f"{experiment_id.replace('/', '-')}.csv.gz"
-    )
+    path = Path(__file__).parent / "fixtures" / "experiment-results-small" / f"{experiment_id.replace('/', '-')}.csv.gz"
     frame = pd.read_csv(path)
     family = get_experiment(experiment_id).family
     runs, horizon = FIXTURES[experiment_id]
@@ -265,3 +260,28 @@ def test_every_familys_keys_accept_its_results_and_refuse_a_row_missing_or_repea
             pytest.fail(f"{what} accepted")
     with pytest.raises(ResultsError, match=f"meta.json says (runs|horizon) = {horizon + 1}"):
         check_complete(frame, path, family.keys, runs, horizon + 1)
+
+
+def test_outputs_are_written_by_name_only_inside_a_private_scratch_folder(tmp_path):
+    """pandas and matplotlib write a scratch file by its name: it lies in a folder made for it, mode 0700.
+
+    In an output folder others can write to, another user could otherwise swap the scratch file
+    for a link between its creation and the library's write; nobody but its owner can add or
+    replace an entry of a 0700 folder.
+    """
+    from agents.experiments.core.outputs import SCRATCH, OutputFolder
+
+    seen = []
+
+    def produce(path: Path) -> None:
+        private = path.parent
+        seen.append((private.name, private.parent, private.lstat().st_mode & 0o777, sorted(os.listdir(private))))
+        path.write_text("data\n")
+
+    with OutputFolder.open(tmp_path / "out") as output:
+        output.write("results.csv", produce)
+    name, parent, mode, entries = seen[0]
+    assert name.startswith(SCRATCH) and parent == tmp_path / "out" and mode == 0o700, seen
+    assert entries == ["results.csv"], entries
+    assert (tmp_path / "out" / "results.csv").read_text() == "data\n"
+    assert not [p for p in (tmp_path / "out").iterdir() if p.name.startswith(SCRATCH)]  # removed afterwards

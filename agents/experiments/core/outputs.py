@@ -25,10 +25,11 @@ Every file banditlab creates there (scratch files, the partial store's files, th
 created by :func:`create_exclusive`: created at that moment, never opened through a link, in a
 folder that is not a link; a link someone planted under a name banditlab writes is refused with
 one sentence, and the file it points to is never written. Outputs are written to a scratch file
-``.banditlab-tmp-*`` and renamed into place. The new hash is recorded under ``writing`` before
-the rename and moved to ``files`` after it, so a run killed at any point leaves a folder the next
-run still recognizes as banditlab's. A scratch file left by a killed run is ignored, not deleted
-(it is not recorded); delete it at will.
+in a private scratch folder ``.banditlab-tmp-*`` (made at that moment, mode 0700, so no other user
+can swap the file for a link while a library writes it by name) and renamed into place. The new
+hash is recorded under ``writing`` before the rename and moved to ``files`` after it, so a run
+killed at any point leaves a folder the next run still recognizes as banditlab's. A scratch
+folder left by a killed run is ignored, not deleted (it is not recorded); delete it at will.
 
 One process at a time writes a folder: :meth:`OutputFolder.open` locks it (``flock`` on the
 folder itself, so no file is added; the kernel releases the lock when the process ends, however
@@ -156,14 +157,34 @@ def write_exclusive(path: Path, data: bytes, root: Path, instead: str) -> None:
 
 
 def _scratch(folder: Path, suffix: str) -> Path:
-    """A new, empty scratch file in ``folder`` that did not exist before (its name ends in ``suffix``)."""
+    """A new, empty scratch file ``suffix`` in a new private folder ``.banditlab-tmp-*`` of ``folder``.
+
+    The private folder is made by this call (``mkdir`` never follows a link) with mode 0700, so
+    no other user can put anything in it: whatever writes the scratch file by its name (pandas,
+    matplotlib) writes this file and nothing else, even in an output folder others can write to.
+    :func:`_discard` removes both.
+    """
     while True:
-        path = folder / f"{SCRATCH}{secrets.token_hex(6)}-{suffix}"
+        private = folder / f"{SCRATCH}{secrets.token_hex(6)}"
         try:
-            os.close(create_exclusive(path))
+            os.mkdir(private, 0o700)
         except FileExistsError:  # pragma: no cover - 48 random bits
             continue
+        path = private / suffix
+        try:
+            os.close(create_exclusive(path))
+        except BaseException:
+            _discard(path)
+            raise
         return path
+
+
+def _discard(scratch: Path) -> None:
+    """Remove the scratch file ``scratch`` (if still there) and its private folder (see :func:`_scratch`)."""
+    with contextlib.suppress(OSError):
+        scratch.unlink()
+    with contextlib.suppress(OSError):
+        scratch.parent.rmdir()
 
 
 def _is_scratch(name: str) -> bool:
@@ -358,11 +379,8 @@ class OutputFolder:
                     if exc.errno not in (errno.EPERM, errno.EXDEV, errno.EMLINK, errno.ENOTSUP):
                         raise
                     os.replace(tmp, target)  # a file system without hard links
-                os.unlink(tmp)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise
+        finally:
+            _discard(tmp)
         self.record["files"][name] = digest
         self.record["writing"].pop(name, None)
         self._save()
@@ -376,10 +394,8 @@ class OutputFolder:
         try:
             tmp.write_text(json.dumps(self.record, indent=1) + "\n", encoding="utf-8")
             os.replace(tmp, self.path / RECORD)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise
+        finally:
+            _discard(tmp)
         self.recorded = True
 
 
