@@ -3,7 +3,10 @@ sentence and a distinct exit status, never a traceback, and lose nothing.
 
 * sizes: a scale whose tasks or results would not fit, a horizon or parameter that an agent or env
   refuses inside a task, an audit horizon whose reward tables would not fit: exit 2;
-* files: an ``--out`` name longer than the file system allows, JSON nested too deep: exit 2.
+* files: an ``--out`` name longer than the file system allows, JSON nested too deep: exit 2;
+* space: a full disk (a small tmpfs, where mounting is allowed) or a file-size limit
+  (``RLIMIT_FSIZE``): exit 74, every file written before kept byte for byte, and the same command
+  run again once there is space writes the results.csv of an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -26,17 +29,22 @@ ROOT = Path(__file__).resolve().parents[1]
 WAIT = 90.0
 
 
-def _banditlab(*args: str, cwd: Path, memory: int | None = None, env: dict[str, str] | None = None):
-    """Run ``python -m agents.experiments.cli ARGS`` to the end (its address space capped at ``memory`` bytes)."""
+def _banditlab(*args: str, cwd: Path, memory: int | None = None, file_size: int | None = None):
+    """Run ``python -m agents.experiments.cli ARGS`` to the end, its address space or file size capped (bytes).
+
+    Python ignores SIGXFSZ, so a write beyond ``file_size`` fails with EFBIG.
+    """
 
     def limit() -> None:
         if memory is not None:
             resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        if file_size is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
 
     return subprocess.run(
         [sys.executable, "-m", "agents.experiments.cli", *args],
         cwd=cwd,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), **(env or {})},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])},
         capture_output=True,
         text=True,
         timeout=WAIT,
@@ -132,3 +140,72 @@ def test_an_audit_horizon_whose_inputs_would_not_fit_is_refused_before_building_
     assert main(["audit", agent, "--horizon", "1000000000000"]) == 2
     line = _sentence(capsys)
     assert "horizon=1000000000000" in line and "use a shorter horizon" in line
+
+
+# --- space ------------------------------------------------------------------------------------------
+
+
+def _no_space(done: subprocess.CompletedProcess[str], out: Path) -> None:
+    assert done.returncode == 74, done.stderr
+    line = _one_sentence(done.stderr)
+    assert f"cannot write to {out}: " in line and "free some space or raise the limit" in line, line
+
+
+@pytest.mark.parametrize("earlier", [False, True], ids=["new-folder", "over-earlier-results"])
+def test_a_file_size_limit_is_exit_74_keeps_every_file_and_the_rerun_is_byte_identical(earlier, small_run, tmp_path):
+    out = tmp_path / "out"
+    if earlier:  # the same command ran before: its files must survive the failed rerun
+        shutil.copytree(small_run, out)
+    outputs = [out / name for name in ("results.csv", "meta.json", "figure.png", "summary.md")]
+    before = {p: p.read_bytes() for p in outputs} if earlier else {}
+    done = _banditlab("run", EID, *SMALL, "--out", str(out), cwd=tmp_path, file_size=100_000)
+    _no_space(done, out)
+    assert {p: p.read_bytes() for p in before} == before
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".banditlab-tmp-")]  # no scratch file left
+
+    again = _banditlab("run", EID, *SMALL, "--out", str(out), cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert (out / "results.csv").read_bytes() == (small_run / "results.csv").read_bytes()
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    """A 1 MiB tmpfs mounted for the test (skipped where mounting is not allowed)."""
+    where = tmp_path / "disk"
+    where.mkdir()
+    mount = shutil.which("mount")
+    if mount is None or os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root and mount(8)")
+    done = subprocess.run([mount, "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(where)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"mounting a tmpfs is not allowed here: {done.stderr.strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", str(where)], check=True)
+
+
+def test_a_full_disk_is_exit_74_and_the_rerun_after_freeing_space_is_byte_identical(small_disk, small_run, tmp_path):
+    filler = small_disk / "filler"
+    with filler.open("wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(b"x" * 4096)
+        except OSError:  # full
+            pass
+    os.truncate(filler, filler.stat().st_size - 60_000)  # room for some files, not for all of them
+    out = small_disk / "out"
+    _no_space(_banditlab("run", EID, *SMALL, "--out", str(out), cwd=tmp_path), out)
+
+    filler.unlink()
+    again = _banditlab("run", EID, *SMALL, "--out", str(out), cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert (out / "results.csv").read_bytes() == (small_run / "results.csv").read_bytes()
+
+
+def test_a_file_size_limit_while_report_writes_is_exit_74_and_keeps_the_files(small_run, tmp_path):
+    folder = tmp_path / "out"
+    shutil.copytree(small_run, folder)
+    before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    _no_space(_banditlab("report", EID, str(folder), cwd=tmp_path, file_size=2_000), folder)
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
