@@ -4,6 +4,7 @@ sentence and a distinct exit status, never a traceback, and lose nothing.
 * sizes: a scale whose tasks or results would not fit, a horizon or parameter that an agent or env
   refuses inside a task, an audit horizon whose reward tables would not fit: exit 2;
 * files: an ``--out`` name longer than the file system allows, JSON nested too deep: exit 2;
+* start-up: Ctrl-C while ``banditlab`` imports its modules is one line and exit 130;
 * space: a full disk (a small tmpfs, where mounting is allowed) or a file-size limit
   (``RLIMIT_FSIZE``): exit 74, every file written before kept byte for byte, and the same command
   run again once there is space writes the results.csv of an uninterrupted run.
@@ -14,8 +15,10 @@ from __future__ import annotations
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -209,3 +212,42 @@ def test_a_file_size_limit_while_report_writes_is_exit_74_and_keeps_the_files(sm
     before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
     _no_space(_banditlab("report", EID, str(folder), cwd=tmp_path, file_size=2_000), folder)
     assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
+
+
+# --- start-up ---------------------------------------------------------------------------------------
+
+
+def _loaded(pid: int, library: str) -> bool:
+    try:
+        return library in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:  # gone
+        return True
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="follows the imports through /proc (Linux)")
+@pytest.mark.parametrize("library", ["_multiarray_umath", "libllvmlite", "pandas"], ids=["numpy", "numba", "pandas"])
+def test_ctrl_c_while_banditlab_imports_its_modules_is_one_line_and_exit_130(library, tmp_path):
+    """SIGINT once the child has loaded ``library`` (numpy, then numba, then pandas): still importing."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "banditlab", "run", EID, *SMALL, "--out", str(tmp_path / "out")],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as from an interactive shell
+    )
+    try:
+        deadline = time.monotonic() + WAIT
+        while not _loaded(proc.pid, library):
+            assert time.monotonic() < deadline, f"banditlab never loaded {library}"
+            time.sleep(0.005)
+        os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=WAIT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert err == "banditlab: interrupted.\n" and out == ""
+    assert not (tmp_path / "out").exists()
