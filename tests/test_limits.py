@@ -126,8 +126,9 @@ def test_the_largest_runs_named_fits_and_one_more_does_not(monkeypatch):
         ("gap/privacy", "--set=epsilon=1e-320", "epsilon=1e-320"),
         ("ldp-linucb/sqrt-t", "--set=epsilon=1e-320", "epsilon=1e-320"),
         ("ldp-linucb/epsilon", "--horizon=10000000000000", "would need about"),
+        ("graph/side-observations", "--horizon=1000000000000000", "Unable to allocate"),  # a MemoryError
     ],
-    ids=["gap-epsilon", "ldp-epsilon", "ldp-horizon"],
+    ids=["gap-epsilon", "ldp-epsilon", "ldp-horizon", "graph-horizon"],
 )
 def test_a_setting_an_agent_or_env_refuses_inside_its_task_is_one_sentence(eid, option, needle, tmp_path, capsys):
     out = tmp_path / "out"
@@ -136,6 +137,11 @@ def test_a_setting_an_agent_or_env_refuses_inside_its_task_is_one_sentence(eid, 
     line = _sentence(capsys)
     assert f"{eid} cannot run its setting " in line and needle in line
     assert not (out / "results.csv").exists()
+
+
+def test_audit_all_with_runs_whose_outputs_would_not_fit_is_one_sentence(tmp_path, capsys):
+    assert main(["audit", "all", "--runs", "1000000000000", "--out", str(tmp_path / "audits")]) == 2
+    assert "runs=1000000000000 " in _sentence(capsys)
 
 
 @pytest.mark.parametrize("agent", ["GAP", "LDPLinUCB"])

@@ -348,6 +348,9 @@ def _audit_all(args: argparse.Namespace) -> int:
                            seed=args.seed)  # fmt: skip
             print(result.line(), flush=True)
             results.append((plan, result))
+    except ValueError as exc:  # e.g. runs whose outputs would exceed the memory limit
+        print(f"banditlab: error: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("banditlab: interrupted.", file=sys.stderr)
         return INTERRUPTED
