@@ -32,6 +32,11 @@ ROOT = Path(__file__).resolve().parents[1]
 WAIT = 90.0
 
 
+def _child_env() -> dict[str, str]:
+    """This environment, with this tree first on the path (so the child imports this tree's code)."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+
+
 def _banditlab(*args: str, cwd: Path, memory: int | None = None, file_size: int | None = None):
     """Run ``python -m agents.experiments.cli ARGS`` to the end, its address space or file size capped (bytes).
 
@@ -47,7 +52,7 @@ def _banditlab(*args: str, cwd: Path, memory: int | None = None, file_size: int 
     return subprocess.run(
         [sys.executable, "-m", "agents.experiments.cli", *args],
         cwd=cwd,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])},
+        env=_child_env(),
         capture_output=True,
         text=True,
         timeout=WAIT,
@@ -237,7 +242,7 @@ def test_ctrl_c_while_banditlab_imports_its_modules_is_one_line_and_exit_130(lib
     proc = subprocess.Popen(
         [sys.executable, "-m", "banditlab", "run", EID, *SMALL, "--out", str(tmp_path / "out")],
         cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])},
+        env=_child_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
