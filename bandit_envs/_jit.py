@@ -30,6 +30,13 @@ sources the function's module depends on (:func:`module_fingerprint`: the module
 transitively, those of the modules of this project whose names or objects it holds), and a change
 in any of them makes numba compile afresh and overwrite the cache entry. Where numba's internals
 differ from what this expects, numba's own stamp is kept.
+
+**Unreadable or unwritable cache files.** numba raises when a cache file it loads is cut short
+or garbled (a crash or a full disk while it was written, a stray edit), and then fails the same
+way in every later run; it also raises when a cache file cannot be written (a full disk, a
+file-size limit). :func:`njit` makes an unreadable index or entry count as missing, so the
+function is compiled afresh and its new entry replaces the bad one, and makes a failed write
+leave the function compiled in memory only, as if no cache folder could be written.
 """
 
 from __future__ import annotations
@@ -235,6 +242,45 @@ def _stamp_dependencies(compiled: Any, function: Callable[..., Any]) -> None:
     cache_file._source_stamp = (stamp, module_fingerprint(function.__module__))
 
 
+def _tolerant_cache_file() -> type | None:
+    """The class of numba's per-function cache files, reading a bad file as missing and skipping failed writes."""
+    try:
+        from numba.core.caching import IndexDataCacheFile
+    except ImportError:  # numba's internals changed: its own behaviour is kept
+        return None
+
+    class TolerantCacheFile(IndexDataCacheFile):
+        def _load_index(self) -> dict[Any, Any]:
+            try:
+                return super()._load_index()
+            except Exception:  # noqa: BLE001 - cut short or garbled (any unpickling error): no entries
+                return {}
+
+        def load(self, key: Any) -> Any:
+            try:
+                return super().load(key)
+            except Exception:  # noqa: BLE001 - the entry is unreadable: compiled afresh, then overwritten
+                return None
+
+        def save(self, key: Any, data: Any) -> None:
+            try:
+                super().save(key, data)
+            except OSError:  # a full disk or a file-size limit: the function stays compiled in memory
+                pass
+
+    return TolerantCacheFile
+
+
+_TOLERANT_CACHE_FILE = _tolerant_cache_file()
+
+
+def _tolerate_bad_cache_files(compiled: Any) -> None:
+    """Make ``compiled``'s cache recompile over an unreadable cache file and survive a failed write."""
+    cache_file = getattr(getattr(compiled, "_cache", None), "_cache_file", None)
+    if _TOLERANT_CACHE_FILE is not None and type(cache_file) in _TOLERANT_CACHE_FILE.__bases__:
+        cache_file.__class__ = _TOLERANT_CACHE_FILE
+
+
 @overload
 def njit(func: F, /) -> F: ...
 
@@ -276,6 +322,7 @@ def njit(func: F | None = None, /, **options: Any) -> F | Callable[[F], F]:
         compiled: F = numba.njit(cache=cache, **options)(function)
         if cache:
             _stamp_dependencies(compiled, function)
+            _tolerate_bad_cache_files(compiled)
         return compiled
 
     return decorate if func is None else decorate(func)

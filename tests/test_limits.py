@@ -3,7 +3,11 @@ sentence and a distinct exit status, never a traceback, and lose nothing.
 
 * sizes: a scale whose tasks or results would not fit, a horizon or parameter that an agent or env
   refuses inside a task, an audit horizon whose reward tables would not fit: exit 2;
-* files: an ``--out`` name longer than the file system allows, JSON nested too deep: exit 2.
+* files: an ``--out`` name longer than the file system allows, JSON nested too deep: exit 2;
+* start-up: Ctrl-C while ``banditlab`` imports its modules is one line and exit 130;
+* space: a full disk (a small tmpfs, where mounting is allowed) or a file-size limit
+  (``RLIMIT_FSIZE``): exit 74, every file written before kept byte for byte, and the same command
+  run again once there is space writes the results.csv of an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -11,8 +15,10 @@ from __future__ import annotations
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -26,17 +32,27 @@ ROOT = Path(__file__).resolve().parents[1]
 WAIT = 90.0
 
 
-def _banditlab(*args: str, cwd: Path, memory: int | None = None, env: dict[str, str] | None = None):
-    """Run ``python -m agents.experiments.cli ARGS`` to the end (its address space capped at ``memory`` bytes)."""
+def _child_env() -> dict[str, str]:
+    """This environment, with this tree first on the path (so the child imports this tree's code)."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+
+
+def _banditlab(*args: str, cwd: Path, memory: int | None = None, file_size: int | None = None):
+    """Run ``python -m agents.experiments.cli ARGS`` to the end, its address space or file size capped (bytes).
+
+    Python ignores SIGXFSZ, so a write beyond ``file_size`` fails with EFBIG.
+    """
 
     def limit() -> None:
         if memory is not None:
             resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        if file_size is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
 
     return subprocess.run(
         [sys.executable, "-m", "agents.experiments.cli", *args],
         cwd=cwd,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), **(env or {})},
+        env=_child_env(),
         capture_output=True,
         text=True,
         timeout=WAIT,
@@ -115,8 +131,9 @@ def test_the_largest_runs_named_fits_and_one_more_does_not(monkeypatch):
         ("gap/privacy", "--set=epsilon=1e-320", "epsilon=1e-320"),
         ("ldp-linucb/sqrt-t", "--set=epsilon=1e-320", "epsilon=1e-320"),
         ("ldp-linucb/epsilon", "--horizon=10000000000000", "would need about"),
+        ("graph/side-observations", "--horizon=1000000000000000", "Unable to allocate"),  # a MemoryError
     ],
-    ids=["gap-epsilon", "ldp-epsilon", "ldp-horizon"],
+    ids=["gap-epsilon", "ldp-epsilon", "ldp-horizon", "graph-horizon"],
 )
 def test_a_setting_an_agent_or_env_refuses_inside_its_task_is_one_sentence(eid, option, needle, tmp_path, capsys):
     out = tmp_path / "out"
@@ -127,8 +144,121 @@ def test_a_setting_an_agent_or_env_refuses_inside_its_task_is_one_sentence(eid, 
     assert not (out / "results.csv").exists()
 
 
+def test_audit_all_with_runs_whose_outputs_would_not_fit_is_one_sentence(tmp_path, capsys):
+    assert main(["audit", "all", "--runs", "1000000000000", "--out", str(tmp_path / "audits")]) == 2
+    assert "runs=1000000000000 " in _sentence(capsys)
+
+
 @pytest.mark.parametrize("agent", ["GAP", "LDPLinUCB"])
 def test_an_audit_horizon_whose_inputs_would_not_fit_is_refused_before_building_them(agent, capsys):
     assert main(["audit", agent, "--horizon", "1000000000000"]) == 2
     line = _sentence(capsys)
     assert "horizon=1000000000000" in line and "use a shorter horizon" in line
+
+
+# --- space ------------------------------------------------------------------------------------------
+
+
+def _no_space(done: subprocess.CompletedProcess[str], out: Path) -> None:
+    assert done.returncode == 74, done.stderr
+    line = _one_sentence(done.stderr)
+    assert f"cannot write to {out}: " in line and "free some space or raise the limit" in line, line
+
+
+@pytest.mark.parametrize("earlier", [False, True], ids=["new-folder", "over-earlier-results"])
+def test_a_file_size_limit_is_exit_74_keeps_every_file_and_the_rerun_is_byte_identical(earlier, small_run, tmp_path):
+    out = tmp_path / "out"
+    if earlier:  # the same command ran before: its files must survive the failed rerun
+        shutil.copytree(small_run, out)
+    outputs = [out / name for name in ("results.csv", "meta.json", "figure.png", "summary.md")]
+    before = {p: p.read_bytes() for p in outputs} if earlier else {}
+    done = _banditlab("run", EID, *SMALL, "--out", str(out), cwd=tmp_path, file_size=100_000)
+    _no_space(done, out)
+    assert {p: p.read_bytes() for p in before} == before
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".banditlab-tmp-")]  # no scratch file left
+
+    again = _banditlab("run", EID, *SMALL, "--out", str(out), cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert (out / "results.csv").read_bytes() == (small_run / "results.csv").read_bytes()
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    """A 1 MiB tmpfs mounted for the test (skipped where mounting is not allowed)."""
+    where = tmp_path / "disk"
+    where.mkdir()
+    mount = shutil.which("mount")
+    if mount is None or os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root and mount(8)")
+    done = subprocess.run([mount, "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(where)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"mounting a tmpfs is not allowed here: {done.stderr.strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", str(where)], check=True)
+
+
+def test_a_full_disk_is_exit_74_and_the_rerun_after_freeing_space_is_byte_identical(small_disk, small_run, tmp_path):
+    filler = small_disk / "filler"
+    with filler.open("wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(b"x" * 4096)
+        except OSError:  # full
+            pass
+    os.truncate(filler, filler.stat().st_size - 60_000)  # room for some files, not for all of them
+    out = small_disk / "out"
+    _no_space(_banditlab("run", EID, *SMALL, "--out", str(out), cwd=tmp_path), out)
+
+    filler.unlink()
+    again = _banditlab("run", EID, *SMALL, "--out", str(out), cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert (out / "results.csv").read_bytes() == (small_run / "results.csv").read_bytes()
+
+
+def test_a_file_size_limit_while_report_writes_is_exit_74_and_keeps_the_files(small_run, tmp_path):
+    folder = tmp_path / "out"
+    shutil.copytree(small_run, folder)
+    before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    _no_space(_banditlab("report", EID, str(folder), cwd=tmp_path, file_size=2_000), folder)
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
+
+
+# --- start-up ---------------------------------------------------------------------------------------
+
+
+def _loaded(pid: int, library: str) -> bool:
+    try:
+        return library in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:  # gone
+        return True
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="follows the imports through /proc (Linux)")
+@pytest.mark.parametrize("library", ["_multiarray_umath", "libllvmlite", "pandas"], ids=["numpy", "numba", "pandas"])
+def test_ctrl_c_while_banditlab_imports_its_modules_is_one_line_and_exit_130(library, tmp_path):
+    """SIGINT once the child has loaded ``library`` (numpy, then numba, then pandas): still importing."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "banditlab", "run", EID, *SMALL, "--out", str(tmp_path / "out")],
+        cwd=tmp_path,
+        env=_child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as from an interactive shell
+    )
+    try:
+        deadline = time.monotonic() + WAIT
+        while not _loaded(proc.pid, library):
+            assert time.monotonic() < deadline, f"banditlab never loaded {library}"
+            time.sleep(0.005)
+        os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=WAIT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert err == "banditlab: interrupted.\n" and out == ""
+    assert not (tmp_path / "out").exists()

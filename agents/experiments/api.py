@@ -16,6 +16,7 @@ never replaces or deletes a file it did not write there itself
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib.util
 import json
 import os
@@ -45,6 +46,26 @@ AgentEntry = str | Callable[..., Any] | UserAgent | tuple[str, Any]
 
 class UsageError(ValueError):
     """A bad option value, agent or data set, reported as one sentence without a traceback."""
+
+
+#: ``errno`` of a write that failed for want of space: a full disk, a disk quota, a file-size limit.
+NO_SPACE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+class NoSpaceError(Exception):
+    """A file that could not be written for want of space (:data:`NO_SPACE`), as one sentence.
+
+    Every file written before is kept: banditlab writes each file to a scratch name and renames it.
+    """
+
+
+def no_space_sentence(exc: OSError, folder: Path | None = None) -> str:
+    """The start of a sentence saying that writing to ``folder`` (default: the file's) failed for want of space."""
+    where = folder if folder is not None else Path(str(exc.filename)).parent if exc.filename else "a file"
+    return (
+        f"cannot write to {where}: {exc.strerror or os.strerror(exc.errno or 0)} (a full disk, a disk quota or a "
+        "file-size limit); free some space or raise the limit"
+    )
 
 
 #: The files a run writes into its output folder, besides the partial store ``parts/``.
@@ -409,6 +430,13 @@ def run_experiment(
             raise SweepInterrupted(_resume_note(reason, store, len(tasks))) from None
         except OutputError as exc:  # a file edited or created by someone else while the sweep ran
             raise UsageError(_resume_note(str(exc).rstrip("."), store, len(tasks))) from None
+        except OSError as exc:
+            if exc.errno not in NO_SPACE:
+                raise
+            note = _resume_note(no_space_sentence(exc, folder), store, len(tasks))
+            if not store.count():
+                note = f"{note[:-1]}, then run the same command again."
+            raise NoSpaceError(note) from None
         store.remove()  # only once every output is written: until then the saved tasks can be reused
         output.release_folder(PARTS)
         return folder, text

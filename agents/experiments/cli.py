@@ -27,7 +27,10 @@ Ctrl-C and SIGTERM stop the workers, say how many tasks are saved and exit with 
 A user agent that fails in a task (raises, calls ``sys.exit``, returns an invalid action), or a
 task still running after ``--task-timeout`` seconds, stops the sweep with one sentence naming the
 agent, setting, run and round, then the agent's own frames of the traceback; exit status 2, and
-the finished tasks stay saved for the same command once the agent is fixed.
+the finished tasks stay saved for the same command once the agent is fixed. A file that cannot be
+written for want of space (a full disk, a disk quota, a file-size limit) is one sentence and exit
+status 74 (:data:`NO_SPACE_EXIT`); every file is written under a scratch name and renamed, so none
+written before is lost, and the same command resumes once there is space.
 
 banditlab replaces or deletes only files it wrote into ``DIR`` and recorded in
 ``DIR/.banditlab.json`` (:mod:`agents.experiments.core.outputs`). A folder with other files, or
@@ -48,9 +51,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from agents.experiments.api import FIGURE, SUMMARY, UsageError, run_experiment, write_report
+from agents.experiments.api import (
+    FIGURE,
+    NO_SPACE,
+    SUMMARY,
+    NoSpaceError,
+    UsageError,
+    no_space_sentence,
+    run_experiment,
+    write_report,
+)
 
-__all__ = ["INTERRUPTED", "build_parser", "main", "run_experiment"]
+__all__ = ["INTERRUPTED", "NO_SPACE_EXIT", "build_parser", "main", "run_experiment"]
 from tqdm import tqdm
 
 from agents.experiments.core.backends import (
@@ -77,6 +89,9 @@ from bandit_envs.validation import shorten, summarize
 
 #: Exit status after Ctrl-C or SIGTERM (128 + SIGINT, as shells report an interrupted command).
 INTERRUPTED = 130
+#: Exit status when a file cannot be written for want of space: a full disk, a disk quota or a
+#: file-size limit (``EX_IOERR`` of sysexits.h). Every file written before is kept.
+NO_SPACE_EXIT = 74
 
 
 class _Parser(argparse.ArgumentParser):
@@ -374,6 +389,9 @@ def _audit_all_into(output: OutputFolder, args: argparse.Namespace, command: dic
                            seed=args.seed)  # fmt: skip
             print(result.line(), flush=True)
             results.append((plan, result))
+    except ValueError as exc:  # e.g. runs whose outputs would exceed the memory limit
+        print(f"banditlab: error: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("banditlab: interrupted.", file=sys.stderr)
         return INTERRUPTED
@@ -438,8 +456,30 @@ def _report_locked(experiment_id: str, output: OutputFolder) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``banditlab`` console script."""
+    """Entry point of the ``banditlab`` console script: the command's exit status.
+
+    0 on success, 1 for an audit that finds a violation, 2 for bad input, 3 for an unusable
+    cluster, :data:`NO_SPACE_EXIT` when a file cannot be written for want of space and
+    :data:`INTERRUPTED` after Ctrl-C or SIGTERM; each failure is one sentence on standard error.
+    """
     args = build_parser().parse_args(argv)
+    try:
+        return _main(args, argv)
+    except NoSpaceError as exc:
+        print(f"banditlab: error: {exc}", file=sys.stderr)
+        return NO_SPACE_EXIT
+    except OSError as exc:  # writing a report or an audit summary
+        if exc.errno not in NO_SPACE:
+            raise
+        folder = getattr(args, "out", None) or getattr(args, "folder", None)
+        print(f"banditlab: error: {no_space_sentence(exc, folder)}.", file=sys.stderr)
+        return NO_SPACE_EXIT
+    except KeyboardInterrupt:  # e.g. while `list` or `report` runs
+        print("banditlab: interrupted.", file=sys.stderr)
+        return INTERRUPTED
+
+
+def _main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     if args.command == "list":
         _list()
         return 0

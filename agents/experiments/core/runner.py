@@ -61,20 +61,21 @@ def run_task(task: Task) -> list[dict[str, Any]]:
     ------
     SettingError
         If an agent or env of this project refuses the setting's parameters or scale (e.g. a
-        horizon whose tables would exceed the memory limit, or an ε too small to play with),
-        naming the setting.
+        horizon whose tables would exceed the memory limit, or an ε too small to play with), or
+        an allocation fails (MemoryError), naming the setting.
     """
     exp = task.experiment
     try:
         return exp.family.task(exp, task.setting_index, task.run, task.base_seed)
     except UserAgentError:  # already names the user agent
         raise
-    except ValueError as exc:
-        if not _raised_by_own_check(exc):
+    except (ValueError, MemoryError) as exc:
+        if isinstance(exc, ValueError) and not _raised_by_own_check(exc):
             raise
         params = ", ".join(f"{k}={v}" for k, v in exp.settings[task.setting_index].items() if v is not None)
+        reason = str(exc) if isinstance(exc, ValueError) else f"{exc or 'out of memory'}; use a shorter --horizon."
         raise SettingError(
-            f"{exp.id} cannot run its setting {params or task.setting_index} at horizon {exp.horizon}: {exc}"
+            f"{exp.id} cannot run its setting {params or task.setting_index} at horizon {exp.horizon}: {reason}"
         ) from None
 
 

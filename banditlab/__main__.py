@@ -1,0 +1,5 @@
+"""``python -m banditlab``: the ``banditlab`` command."""
+
+from banditlab import main
+
+raise SystemExit(main())
