@@ -16,7 +16,6 @@ never replaces or deletes a file it did not write there itself
 from __future__ import annotations
 
 import contextlib
-import errno
 import importlib.util
 import json
 import os
@@ -32,7 +31,7 @@ from tqdm import tqdm
 
 from agents.experiments.core.backends import BackendError, SweepInterrupted, Terminated, make_backend
 from agents.experiments.core.data import MOVIELENS_NAMES
-from agents.experiments.core.outputs import OutputError, OutputFolder, check_folder_path
+from agents.experiments.core.outputs import NO_SPACE, OutputError, OutputFolder, check_folder_path
 from agents.experiments.core.partial import PARTS, ManifestMismatch, PartialStore, manifest_for
 from agents.experiments.core.results import META, RESULTS, provenance, to_frame, write_csv
 from agents.experiments.core.runner import SettingError, Task, default_jobs, tasks_for
@@ -46,10 +45,6 @@ AgentEntry = str | Callable[..., Any] | UserAgent | tuple[str, Any]
 
 class UsageError(ValueError):
     """A bad option value, agent or data set, reported as one sentence without a traceback."""
-
-
-#: ``errno`` of a write that failed for want of space: a full disk, a disk quota, a file-size limit.
-NO_SPACE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 class NoSpaceError(Exception):

@@ -55,6 +55,9 @@ RECORD = ".banditlab.json"
 #: Prefix of scratch files (a file being written, renamed into place once complete).
 SCRATCH = ".banditlab-tmp-"
 FORMAT = 1
+#: errno values of a file that cannot be written for want of space (a full disk, a quota, a
+#: file-size limit): left to the command, which says so in its own sentence and exit status.
+NO_SPACE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 #: Command fields compared one by one for a readable sentence (see :func:`command_difference`).
 FIELDS = ("experiment", "runs", "horizon", "seed", "data", "agents", "overrides", "tasks")
 
@@ -228,6 +231,8 @@ class OutputFolder:
             try:
                 path.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
+                if exc.errno in NO_SPACE:  # the command's sentence for a full disk, and its exit status
+                    raise
                 raise OutputError(
                     f"{option} {path} cannot be created ({_problem(exc)}); choose another folder."
                 ) from None
@@ -236,6 +241,8 @@ class OutputFolder:
             os.close(create_exclusive(probe))
             os.unlink(probe)
         except OSError as exc:
+            if exc.errno in NO_SPACE:
+                raise
             raise OutputError(
                 f"{option} {path} is not writable ({_problem(exc)}); choose a folder you can write to."
             ) from None
