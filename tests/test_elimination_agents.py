@@ -986,3 +986,29 @@ def test_batched_gap_refuses_a_copy_whose_env_has_another_graph():
     with pytest.raises(ValueError, match=r"got arm 2 not revealed in round 0 of copy 0: pulling arm 0"):
         play_until_error(agent, env, 50)
     assert (agent._state[GAP_COUNTERS][:, GAP_ROUND] == 0).all()
+
+
+def test_gap_next_epoch_cannot_follow_a_neighbour_revealed_once():
+    # Declared complete graph, Ω_1 = {0}: every pull of arm 0 should reveal arm 1. Arm 1 is
+    # revealed at round 0 only, with r_{0,1} = 0 or 1 (neighbouring tables). Taken, arm 1's
+    # release would average that one reward with noise sized for L_1 ≈ 1,000 and the next
+    # epoch's choice would be arm 1 exactly when r_{0,1} = 1 (every copy, before the check).
+    complete, n = ~np.eye(3, dtype=bool), 200
+    outcomes = []
+    for r01 in (0.0, 1.0):
+        agent = GAP(3, 10**6, 1.0, complete, delta=0.01, n_envs=n, seed=0)
+        try:
+            for t in range(int(agent._state[GAP_COUNTERS][0, kernels.GAP_EPOCH_END])):
+                a = agent.act()
+                mask, rewards = np.ones((n, 3), dtype=bool), np.full((n, 3), 0.5)
+                rewards[:, 1] = r01 if t == 0 else 0.5
+                mask[a != 1, 1] = t == 0  # arm 1 as a side observation: round 0 only
+                agent.update(a, rewards[np.arange(n), a], {"observed_mask": mask, "observed_rewards": rewards})
+            outcomes.append(agent.act() == 1)
+        except ValueError as refused:
+            assert "got arm 1 not revealed in round 1 of copy 0" in str(refused)
+            outcomes.append(None)
+    if outcomes[0] is not None and outcomes[1] is not None:
+        follows = int(np.sum(outcomes[1] & ~outcomes[0]))
+        pytest.fail(f"taken: the next epoch chose arm 1 iff r_01 = 1 in {follows} of {n} copies")
+    assert outcomes == [None, None]  # refused on both tables: nothing released from one reward
