@@ -493,7 +493,9 @@ class GAP(EliminationAgent, PrivateAgent):
     ``feedback_graph`` (``info["observed_mask"]``) and refuses the round in one sentence
     otherwise, learning nothing from it (arms revealed beyond N(a) are counted): the privacy
     argument above needs every active arm observed L_τ times per epoch, which only the
-    declared graph guarantees. Sizing the noise to
+    declared graph guarantees. As a caller that pulls other arms than :meth:`act` chose can
+    also leave an arm short, the last round of an epoch is refused too if an active arm would
+    be released with fewer than L_τ observations (nothing is released). Sizing the noise to
     the count actually reached instead would also change the confidence widths and the epoch
     schedule the regret bound is proved for, and would hide an env whose graph is not the
     declared one. :meth:`simulate` reads the graph it is given itself, so its neighbourhoods
@@ -584,6 +586,7 @@ class GAP(EliminationAgent, PrivateAgent):
         declared = self.neighbourhoods[actions]
         missing = declared & ~mask
         if not missing.any():
+            self._check_release_counts(mask)
             return
         copy = int(np.flatnonzero(missing.any(axis=1))[0])
         arm = int(np.flatnonzero(missing[copy])[0])
@@ -594,6 +597,32 @@ class GAP(EliminationAgent, PrivateAgent):
             f"not revealed in round {self._rounds_played(copy)}{where}: pulling arm {int(actions[copy])}, the graph "
             f"declares {np.flatnonzero(declared[copy]).tolist()}, the env revealed "
             f"{np.flatnonzero(mask[copy]).tolist()}."
+        )
+
+    def _check_release_counts(self, mask: npt.NDArray[np.bool_]) -> None:
+        """Refuse the last round of an epoch if an active arm would be released with fewer than L_τ observations.
+
+        With the declared neighbourhoods revealed, only pulls of other arms than the ones
+        :meth:`act` chose (its round-robin over Ω_τ) can leave an active arm short; the release
+        would then average fewer rewards than its noise is sized for, so nothing is released.
+        """
+        ctr = self._state[kernels.GAP_COUNTERS]
+        ending = ctr[:, kernels.GAP_ROUND] + 1 == ctr[:, kernels.GAP_EPOCH_END]
+        if not ending.any():
+            return
+        active = self._state[kernels.ACTIVE]
+        counts = self._state[kernels.GAP_OBSERVATIONS] + (mask & active)
+        short = ending[:, None] & active & (counts < ctr[:, kernels.GAP_EPOCH_LENGTH][:, None])
+        if not short.any():
+            return
+        copy = int(np.flatnonzero(short.any(axis=1))[0])
+        arm = int(np.flatnonzero(short[copy])[0])
+        where = "" if self.n_envs is None else f" of copy {copy}"
+        raise ValueError(
+            f"action must be the arm {self.name} chose (act), as the release of each epoch needs L_τ observations "
+            f"of every active arm, got an epoch ending in round {self._rounds_played(copy)}{where} with arm {arm} "
+            f"observed {int(counts[copy, arm])} times, fewer than L_τ = {int(ctr[copy, kernels.GAP_EPOCH_LENGTH])}; "
+            "nothing is released."
         )
 
     @property

@@ -1012,3 +1012,32 @@ def test_gap_next_epoch_cannot_follow_a_neighbour_revealed_once():
         follows = int(np.sum(outcomes[1] & ~outcomes[0]))
         pytest.fail(f"taken: the next epoch chose arm 1 iff r_01 = 1 in {follows} of {n} copies")
     assert outcomes == [None, None]  # refused on both tables: nothing released from one reward
+
+
+@pytest.mark.parametrize("n_envs", [None, 2])
+def test_gap_releases_nothing_when_fed_other_arms_than_it_chose(n_envs):
+    # Ω_1 = {0, 2} on the path 0 - 1 - 2 (L_1 = 997). A caller that pulls arm 2 once and arm 0
+    # otherwise leaves arm 2 with one observation: its release would average one reward with
+    # noise sized for 997. The last round of the epoch is refused; nothing is released.
+    env = gym.make("GraphBandit-v0", graph=PATH3, means=[0.5, 0.75, 0.25], horizon=2 * 997)
+    env.reset(seed=0)
+    agent = GAP(3, 10_000, 0.5, PATH3, delta=0.01, n_envs=n_envs, seed=0)
+    assert agent.independent_set[0] == [0, 2] and agent.epoch_length[0] == 997
+    lead = () if n_envs is None else (n_envs,)
+    for t in range(2 * 997 - 1):
+        arm = 2 if t == 0 else 0
+        _, reward, _, _, info = env.step(arm)
+        if n_envs is not None:
+            info = {key: np.stack([info[key]] * n_envs) for key in ("observed_mask", "observed_rewards")}
+        agent.update(np.full(lead, arm) if lead else arm, np.full(lead, reward) if lead else reward, info)
+    _, reward, _, _, info = env.step(0)
+    if n_envs is not None:
+        info = {key: np.stack([info[key]] * n_envs) for key in ("observed_mask", "observed_rewards")}
+    where = "" if n_envs is None else " of copy 0"
+    message = (
+        rf"^action must be the arm GAP chose \(act\), .*, got an epoch ending in round 1993{where} with arm 2 "
+        r"observed 1 times, fewer than L_τ = 997; nothing is released\.$"
+    )
+    with pytest.raises(ValueError, match=message):
+        agent.update(np.zeros(lead, dtype=int) if lead else 0, np.full(lead, reward) if lead else reward, info)
+    assert agent.privacy_spent == (0.0, 0.0) and agent._state[GAP_COUNTERS][0, GAP_ROUND] == 2 * 997 - 1
