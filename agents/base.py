@@ -234,7 +234,8 @@ class Agent(ABC):
     n_envs
         ``None`` for one env, or the number N of copies run in lock-step.
     seed
-        Seed of the agent's generator (policy randomness and privacy noise).
+        Seed of the agent's generator (policy randomness). Private agents draw their noise from
+        a stream derived from it for noise alone (docs/design.md, "Seeds").
 
     Raises
     ------

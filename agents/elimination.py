@@ -45,6 +45,7 @@ from agents.base import (
 )
 from agents.tables import BlockTable
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
+from bandit_envs.privacy.streams import noise_generator
 from bandit_envs.rewards import RewardModel
 
 #: Compiled entry points of the step kernels, by (kernel, argument kinds): see ``EliminationAgent._entry``.
@@ -148,6 +149,7 @@ class EliminationAgent(Agent):
         a, r = self._feedback(action, reward, info)
         if self.side_observations:
             mask, seen = self._side_observations(info)
+            self._check_revealed(a, mask)
             rows = np.where(mask, seen, np.nan)
         else:
             rows = np.full((self.batch, self.n_arms), np.nan)
@@ -156,6 +158,9 @@ class EliminationAgent(Agent):
         if a.dtype == np.int64 and a.flags.c_contiguous and rows.flags.c_contiguous:
             kernel = self._entry(kernel, 1)
         kernel(self._state, self._params, a, rows, self.rng)
+
+    def _check_revealed(self, actions: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_]) -> None:
+        """Check the arms the env revealed (``mask``, (B, K)) against what the agent assumes; nothing by default."""
 
     def simulate(
         self,
@@ -472,14 +477,29 @@ class GAP(EliminationAgent, PrivateAgent):
     sequences differ in one entry r_{t,k} (Definition 3). That entry enters only arm k's mean
     of its own epoch, which averages o_{τ,k} ≥ L_τ values in [0, 1] (Ω_τ is a maximal
     independent set of G(A_τ), so it dominates A_τ), so the sensitivity is ≤ 1/L_τ and
-    Laplace(1/(εL_τ)) noise from the agent's generator makes each release ε-DP; releases use
+    Laplace(1/(εL_τ)) noise from the agent's noise generator makes each release ε-DP; releases use
     disjoint data (parallel composition) and everything else is post-processing. Under the
     coarser unit "one round's whole revealed vector" the same code is only (d_max+1)ε-DP.
 
     Noise: one ``rng.laplace(0, 1/(εL_τ))`` draw per active arm, in increasing arm order, at the
-    last round of every completed epoch, from the agent's generator (copies of a batched agent
-    share it and draw in copy order). :func:`agents.reference.run_gap` is a plain-Python version
-    of Algorithm 1 that makes the same decisions with the same draws.
+    last round of every completed epoch, from the agent's generator ``rng``, which is
+    :func:`bandit_envs.privacy.streams.noise_generator` ``(seed)``: a stream no env, reward table
+    or other generator seeded with the same integer reproduces (copies of a batched agent share
+    it and draw in copy order; GAPU's uniform draws of Ω_τ come from it too, between releases).
+    :func:`agents.reference.run_gap` is a plain-Python version of Algorithm 1 that makes the same
+    decisions with the same draws.
+
+    Feedback: :meth:`update` checks that pulling arm a revealed every arm of N(a) in
+    ``feedback_graph`` (``info["observed_mask"]``) and refuses the round in one sentence
+    otherwise, learning nothing from it (arms revealed beyond N(a) are counted): the privacy
+    argument above needs every active arm observed L_τ times per epoch, which only the
+    declared graph guarantees. As a caller that pulls other arms than :meth:`act` chose can
+    also leave an arm short, the last round of an epoch is refused too if an active arm would
+    be released with fewer than L_τ observations (nothing is released). Sizing the noise to
+    the count actually reached instead would also change the confidence widths and the epoch
+    schedule the regret bound is proved for, and would hide an env whose graph is not the
+    declared one. :meth:`simulate` reads the graph it is given itself, so its neighbourhoods
+    cannot fall short of it.
 
     Private state: what the guarantee covers is the arm sequence, and with it the released
     noisy means ``_state[GAP_MEAN]``, the active set, Ω_τ and L_τ (all post-processing of the
@@ -542,6 +562,7 @@ class GAP(EliminationAgent, PrivateAgent):
         return super()._state_nbytes() + float(self.n_arms) ** 2  # the K×K closed neighbourhoods
 
     def _reset_state(self) -> None:
+        self.rng = noise_generator(self.seed)
         self._state = kernels.new_gap_state(self.batch, self.n_arms)
         self._params = (self.epsilon, self.delta, self.neighbourhoods, self._uniform, self.round_robin == "index")
         for i in range(self.batch):
@@ -549,6 +570,60 @@ class GAP(EliminationAgent, PrivateAgent):
 
     def _rounds_played(self, copy: int) -> int:
         return int(self._state[kernels.GAP_COUNTERS][copy, kernels.GAP_ROUND])
+
+    def _check_revealed(self, actions: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_]) -> None:
+        """Refuse a round that does not reveal every arm of the pulled arm's neighbourhood in ``feedback_graph``.
+
+        The release of epoch τ adds Laplace(1/(εL_τ)) noise to each active arm's mean, which is
+        ε-DP only if that mean averages at least L_τ rewards; the round-robin over Ω_τ guarantees
+        this only if pulling arm a reveals every arm of N(a) in the declared graph. Calibrating
+        the noise to the count actually reached would also change the confidence widths and the
+        epoch schedule the regret bound is proved for, and would hide an env whose graph is not
+        the declared one; so a round that reveals fewer arms is refused (nothing is learnt from
+        it). Arms revealed beyond N(a) are counted: more observations only lower the sensitivity.
+        :meth:`simulate` reads the graph it is given itself and cannot fall short of it.
+        """
+        declared = self.neighbourhoods[actions]
+        missing = declared & ~mask
+        if not missing.any():
+            self._check_release_counts(mask)
+            return
+        copy = int(np.flatnonzero(missing.any(axis=1))[0])
+        arm = int(np.flatnonzero(missing[copy])[0])
+        where = "" if self.n_envs is None else f" of copy {copy}"
+        raise ValueError(
+            f"info['observed_mask'] must reveal every arm of the pulled arm's closed neighbourhood in {self.name}'s "
+            f"feedback_graph (its privacy noise assumes L_τ observations of every arm per epoch), got arm {arm} "
+            f"not revealed in round {self._rounds_played(copy)}{where}: pulling arm {int(actions[copy])}, the graph "
+            f"declares {np.flatnonzero(declared[copy]).tolist()}, the env revealed "
+            f"{np.flatnonzero(mask[copy]).tolist()}."
+        )
+
+    def _check_release_counts(self, mask: npt.NDArray[np.bool_]) -> None:
+        """Refuse the last round of an epoch if an active arm would be released with fewer than L_τ observations.
+
+        With the declared neighbourhoods revealed, only pulls of other arms than the ones
+        :meth:`act` chose (its round-robin over Ω_τ) can leave an active arm short; the release
+        would then average fewer rewards than its noise is sized for, so nothing is released.
+        """
+        ctr = self._state[kernels.GAP_COUNTERS]
+        ending = ctr[:, kernels.GAP_ROUND] + 1 == ctr[:, kernels.GAP_EPOCH_END]
+        if not ending.any():
+            return
+        active = self._state[kernels.ACTIVE]
+        counts = self._state[kernels.GAP_OBSERVATIONS] + (mask & active)
+        short = ending[:, None] & active & (counts < ctr[:, kernels.GAP_EPOCH_LENGTH][:, None])
+        if not short.any():
+            return
+        copy = int(np.flatnonzero(short.any(axis=1))[0])
+        arm = int(np.flatnonzero(short[copy])[0])
+        where = "" if self.n_envs is None else f" of copy {copy}"
+        raise ValueError(
+            f"action must be the arm {self.name} chose (act), as the release of each epoch needs L_τ observations "
+            f"of every active arm, got an epoch ending in round {self._rounds_played(copy)}{where} with arm {arm} "
+            f"observed {int(counts[copy, arm])} times, fewer than L_τ = {int(ctr[copy, kernels.GAP_EPOCH_LENGTH])}; "
+            "nothing is released."
+        )
 
     @property
     def independent_set(self) -> list[list[int]]:
@@ -608,7 +683,9 @@ class DPSE(EliminationAgent, PrivateAgent):
 
     Privacy: ε-DP (event level: neighbouring sequences differ in one reward, here one entry
     r_{t,k}); each reward enters one release, a mean of R_e values of sensitivity 1/R_e with
-    Laplace(1/(εR_e)) noise from the agent's generator; epochs use disjoint data. The
+    Laplace(1/(εR_e)) noise from the agent's generator ``rng``,
+    :func:`bandit_envs.privacy.streams.noise_generator` ``(seed)`` (independent of an env or a
+    table seeded with the same integer); epochs use disjoint data. The
     ``schedule_scale`` s and ``width_scale`` w [P] change regret, not privacy. Epochs go on
     (and release) when one arm is left; an epoch cut short by the horizon releases nothing.
     Plain-Python version: :func:`agents.reference.run_dpse`.
@@ -652,6 +729,7 @@ class DPSE(EliminationAgent, PrivateAgent):
         self._reset_state()
 
     def _reset_state(self) -> None:
+        self.rng = noise_generator(self.seed)
         self._state = kernels.new_dpse_state(self.batch, self.n_arms)
         self._params = (self.epsilon, self.beta, self.schedule_scale, self.width_scale)
         for i in range(self.batch):

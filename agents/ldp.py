@@ -73,7 +73,8 @@ class LDPWrapper(PrivateAgent):
     ``observed_mask``/``observed_rewards`` saying "only the pulled arm was observed, with the
     privatized reward" (whether or not the env's info had side observations, or was None), so
     side-observation agents (UCB-N, TS-N, GAP, DPSE, ...) run on any env, learning from their
-    own pulls only.
+    own pulls only. A wrapped GAP or GAPU must declare an edgeless ``feedback_graph`` (its
+    ``update`` refuses a round that reveals fewer arms than its graph declares).
 
     Noise-aware index (``noise_aware``, only for a plain :class:`agents.UCB`, whose state the
     wrapper reads; ``agents/index.py`` is not changed). After each arm's first pull, round t plays

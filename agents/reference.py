@@ -11,7 +11,9 @@ same documented choices:
 * ties are broken towards the lowest arm index (GetIndSet's argmax, DPSE's and AAE's orders),
   and GAP's line 14 breaks ties as its ``round_robin`` option says;
 * an epoch (or pass) cut short by the end of the table releases nothing and eliminates nothing;
-* the Laplace noise comes from ``numpy.random.default_rng(seed)`` (or the generator passed as
+* the Laplace noise comes from :func:`bandit_envs.privacy.streams.noise_generator` ``(seed)``,
+  the compiled agents' noise stream, independent of ``numpy.random.default_rng(seed)`` and so
+  of a reward table or env seeded with the same integer (or from the generator passed as
   ``seed``), one ``rng.laplace(0.0, scale)`` draw per active arm, in increasing arm order, at
   the end of every completed epoch; nothing else draws from it;
 * sums and running means are accumulated in the same order and with the same floating-point
@@ -33,6 +35,7 @@ import numpy.typing as npt
 
 from agents.base import _as_array, check_choice, check_float, check_values, describe
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
+from bandit_envs.privacy.streams import noise_generator
 
 __all__ = [
     "ReferenceRun",
@@ -82,7 +85,7 @@ def _rewards(table: Any) -> npt.NDArray[np.float64]:
 
 
 def _generator(seed: int | np.random.Generator | None) -> np.random.Generator:
-    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    return seed if isinstance(seed, np.random.Generator) else noise_generator(seed)
 
 
 def _neighbourhoods(graph: Any, n_arms: int) -> list[set[int]]:

@@ -67,6 +67,8 @@ def main() -> None:
     args = parser.parse_known_args()[0] if "ipykernel" in sys.modules else parser.parse_args()
 
     env = GraphBanditEnv(horizon=HORIZON, gap=0.1, edge_probability=0.5, instance_seed=0)
+    # Run `run` draws its table from default_rng(run) and seeds the agent with run too: safe, as
+    # private agents draw their noise from a stream of its own (docs/design.md, "Seeds").
     tables = [np.random.default_rng(run).random((HORIZON, env.n_arms)) for run in range(RUNS)]
     print(
         f"GraphBandit-v0: {env.n_arms} arms, gap 0.1, p = 0.5, alpha(G) = {independence_number(env.adjacency)};"

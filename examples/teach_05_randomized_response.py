@@ -26,6 +26,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from bandit_envs.privacy import laplace_mechanism, randomized_response, rr_debias
+from bandit_envs.privacy.streams import noise_generator
 
 # %% The survey
 N_USERS = 1_000
@@ -61,7 +62,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "bandit-envs-teaching")
     # A notebook kernel's sys.argv holds the kernel's own options (-f connection file): skip those there.
     args = parser.parse_known_args()[0] if "ipykernel" in sys.modules else parser.parse_args()
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(0)  # the users' data
+    noise = noise_generator(0)  # the mechanisms' noise: a stream of its own (docs/design.md, "Seeds")
 
     bits = np.zeros(N_USERS, dtype=np.int64)
     bits[: int(TRUE_SHARE * N_USERS)] = 1  # e.g. "watched this film": 30% of the users say yes
@@ -69,7 +71,7 @@ def main() -> None:
     print("epsilon  raw share  debiased mean  sd theory  sd empirical  users for sd 0.01")
     rr_sd = []
     for epsilon in EPSILONS:
-        reports = randomized_response(np.broadcast_to(bits, (REPEATS, N_USERS)), epsilon, rng)
+        reports = randomized_response(np.broadcast_to(bits, (REPEATS, N_USERS)), epsilon, noise)
         raw = reports.mean(axis=1)
         estimates = rr_debias(raw, epsilon)
         theory = math.sqrt(rr_variance(epsilon, N_USERS))
@@ -87,10 +89,10 @@ def main() -> None:
     print("epsilon  local sd theory  local sd empirical  central sd theory  central sd empirical")
     local_sd, central_sd = [], []
     for epsilon in EPSILONS:
-        noisy = laplace_mechanism(np.broadcast_to(values, (REPEATS, N_USERS)), epsilon, rng, lower=0.0, upper=1.0)
+        noisy = laplace_mechanism(np.broadcast_to(values, (REPEATS, N_USERS)), epsilon, noise, lower=0.0, upper=1.0)
         local = noisy.mean(axis=1)
         # Central model: the curator sees the true values and noises their mean once (sensitivity 1/n).
-        central = laplace_mechanism(np.full(REPEATS, values.mean()), epsilon, rng, sensitivity=1.0 / N_USERS)
+        central = laplace_mechanism(np.full(REPEATS, values.mean()), epsilon, noise, sensitivity=1.0 / N_USERS)
         local_sd.append(local.std())
         central_sd.append(central.std())
         print(

@@ -35,6 +35,7 @@ import bandit_envs  # noqa: F401  (registers the environment ids)
 from agents import UCB, AdaPUCB
 from agents.audit import audit
 from bandit_envs.privacy import laplace_mechanism
+from bandit_envs.privacy.streams import noise_generator
 
 # %% The setting
 #: Part (a): epsilons and failure probabilities of the accuracy check, and noise draws per epsilon.
@@ -109,14 +110,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "bandit-envs-teaching")
     # A notebook kernel's sys.argv holds the kernel's own options (-f connection file): skip those there.
     args = parser.parse_known_args()[0] if "ipykernel" in sys.modules else parser.parse_args()
-    rng = np.random.default_rng(0)
+    noise = noise_generator(0)  # the mechanism's noise: a stream of its own (docs/design.md, "Seeds")
 
     true_count = 412  # e.g. 412 of 1,000 users have property P
     print(f"(a) Laplace counting query: true count {true_count}, {DRAWS:,} noisy answers per epsilon.")
     print("epsilon   beta    alpha = ln(1/beta)/eps   P(|error| > alpha) measured")
     measured = {}
     for epsilon in EPSILONS:
-        answers = laplace_mechanism(np.full(DRAWS, float(true_count)), epsilon, rng, sensitivity=1.0)
+        answers = laplace_mechanism(np.full(DRAWS, float(true_count)), epsilon, noise, sensitivity=1.0)
         errors = np.abs(answers - true_count)
         for beta in BETAS:
             measured[(epsilon, beta)] = float(np.mean(errors > alpha(epsilon, beta)))

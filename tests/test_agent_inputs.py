@@ -99,10 +99,18 @@ UNIT = {"TS", "TS-N", "GAP", "GAPU", "DPSE", "AAE", "AAE-side", "AlphaSample", "
 SIDE = {"UCBN", "TS-N", "GAP", "GAPU", "AAE-side", "AlphaSample", "Exp3SET", "Exp3IX"}
 
 
+#: GAP and GAPU inside LDPWrapper, which reveals only the pulled arm: declared with an edgeless graph.
+WRAPPED_BASE = {
+    "GAP": lambda n: GAP(K, 1000, 1.0, np.zeros((K, K), dtype=bool), n_envs=n, seed=0),
+    "GAPU": lambda n: GAPU(K, 1000, 1.0, np.zeros((K, K), dtype=bool), n_envs=n, seed=0),
+}
+
+
 def _wrapped(name: str, make: Make) -> Make:
     bits = name in UNIT
     mechanism = "randomized_response" if bits else "laplace"
-    return lambda n: LDPWrapper(make(n), mechanism, 1.0, seed=0)
+    inner = WRAPPED_BASE.get(name, make)
+    return lambda n: LDPWrapper(inner(n), mechanism, 1.0, seed=0)
 
 
 AGENTS: dict[str, Make] = {

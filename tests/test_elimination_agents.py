@@ -46,6 +46,7 @@ from agents._elim_kernels import (
 )
 from agents.elimination import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
 from bandit_envs.graph import GraphBanditEnv, GraphBanditVectorEnv
+from bandit_envs.privacy.streams import noise_generator
 
 PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)  # 0 - 1 - 2
 CYCLE4 = np.array([[0, 1, 0, 1], [1, 0, 1, 0], [0, 1, 0, 1], [1, 0, 1, 0]], dtype=bool)
@@ -103,8 +104,8 @@ def gap_width(n_active: int, tau: int, epsilon: float, delta: float, length: int
 
 
 def generator_after(seed: int, draws: Callable[[np.random.Generator], Any]) -> dict[str, Any]:
-    """Bit-generator state of default_rng(seed) after ``draws`` consumed from it."""
-    rng = np.random.default_rng(seed)
+    """Bit-generator state of the noise generator of ``seed`` after ``draws`` consumed from it."""
+    rng = noise_generator(seed)
     draws(rng)
     return rng.bit_generator.state
 
@@ -254,7 +255,7 @@ def test_gap_round_robin_order_of_the_next_epoch(round_robin, order):
 def test_gap_release_adds_laplace_draws_from_the_agent_generator(cls):
     epsilon, seed = 0.5, 3
     agent = cls(3, 10_000, epsilon, PATH3, delta=0.01, seed=seed)
-    fresh = np.random.default_rng(seed).bit_generator.state
+    fresh = noise_generator(seed).bit_generator.state
     # GAP's GetIndSet is deterministic; GAPU's planning draws Ω_1 from the same generator.
     assert (agent.rng.bit_generator.state == fresh) == (cls is GAP)
     reference = np.random.default_rng()
@@ -280,7 +281,7 @@ def test_gap_laplace_noise_scale_ks():
     assert stats.kstest(noise, stats.laplace(scale=2 * scale).cdf).pvalue < 1e-6
     assert stats.kstest(noise, stats.laplace(scale=scale / 2).cdf).pvalue < 1e-6
     # The copies share the agent's generator and drew from it in the order they were run.
-    expected = np.random.default_rng(11).laplace(0.0, scale, 3 * n)
+    expected = noise_generator(11).laplace(0.0, scale, 3 * n)
     np.testing.assert_allclose(noise, expected, rtol=0, atol=1e-15)
 
 
@@ -726,7 +727,7 @@ def test_batched_gap_copies_draw_noise_in_copy_order():
     # update_batch draws copy 0's three Laplace values, then copy 1's, ... What is compared:
     # the epoch-1 actions (identical, deterministic), the empirical means c/o (identical:
     # vector copy i sees the rewards of single env seed 30 + i) and the noise: a single agent
-    # with seed 8 adds the draws 0..2 of default_rng(8), batched copy i the draws 3i..3i+2.
+    # with seed 8 adds the draws 0..2 of noise_generator(8), batched copy i the draws 3i..3i+2.
     # So only copy 0 reproduces the single agent with the same seed; later copies do not.
     n, horizon, epsilon = 3, 2 * 997, 0.5
     kw: dict[str, Any] = {"graph": PATH3, "means": [0.6, 0.5, 0.4]}
@@ -734,7 +735,7 @@ def test_batched_gap_copies_draw_noise_in_copy_order():
     got = run_vector(batched, n, horizon, 30, **kw)
     want, singles = run_singles(lambda: GAP(3, horizon, epsilon, PATH3, delta=0.01, seed=8), n, horizon, 30, **kw)
     np.testing.assert_array_equal(got, want)
-    draws = np.random.default_rng(8).laplace(0.0, 1 / (epsilon * 997), (n, 3))
+    draws = noise_generator(8).laplace(0.0, 1 / (epsilon * 997), (n, 3))
     single_mu = np.vstack([s._state[GAP_MEAN][0] for s in singles])
     np.testing.assert_allclose(batched._state[GAP_MEAN] - single_mu, draws - draws[0], rtol=0, atol=1e-12)
     np.testing.assert_array_equal(batched.active[0], singles[0].active[0])
@@ -907,3 +908,136 @@ def test_update_without_side_observations_raises(make):
         make().update(0, 0.5)
     with pytest.raises(ValueError, match="info must contain 'observed_rewards'"):
         make().update(0, 0.5, {"observed_mask": np.ones(3, dtype=bool)})
+
+
+# Revealed neighbourhoods must be the declared graph's (GAP's privacy needs L_τ observations) --------
+
+
+class DropNeighbour(gym.Wrapper):
+    """A GraphBandit env whose info stops revealing ``arm`` as a neighbour after its first reveal."""
+
+    def __init__(self, env: gym.Env, arm: int) -> None:
+        super().__init__(env)
+        self.arm, self.revealed = arm, 0
+
+    def step(self, action: Any) -> Any:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if info["observed_mask"][self.arm] and action != self.arm:
+            self.revealed += 1
+            if self.revealed > 1:
+                info = {**info, "observed_mask": info["observed_mask"].copy()}
+                info["observed_mask"][self.arm] = False
+        return obs, reward, terminated, truncated, info
+
+
+def play_until_error(agent: EliminationAgent, env: Any, rounds: int) -> None:
+    env.reset(seed=0)
+    for _ in range(rounds):
+        a = agent.act()
+        _, reward, _, _, info = env.step(a)
+        agent.update(a, reward, info)
+
+
+@pytest.mark.parametrize("cls", [GAP, GAPU])
+def test_gap_refuses_a_neighbour_revealed_fewer_times_than_the_graph_declares(cls):
+    # Declared: the complete graph, so Ω_1 is one arm and every pull must reveal all three. The
+    # env reveals arm 1 once only: arm 1's mean would average one reward with noise sized for L_1.
+    complete = ~np.eye(3, dtype=bool)
+    env = DropNeighbour(gym.make("GraphBandit-v0", graph=complete, means=[0.5, 0.5, 0.5], horizon=50), arm=1)
+    agent = cls(3, 10_000, 1.0, complete, delta=0.01, seed=0)
+    if agent.independent_set[0] == [1]:  # GAPU drew Ω_1 = {1}: arm 1 is pulled, not a side observation
+        agent = cls(3, 10_000, 1.0, complete, delta=0.01, seed=2)
+    assert agent.independent_set[0] != [1]
+    pulled = agent.independent_set[0][0]
+    message = (
+        rf"^info\['observed_mask'\] must reveal every arm of the pulled arm's closed neighbourhood in {agent.name}'s "
+        rf"feedback_graph \(.*\), got arm 1 not revealed in round 1: pulling arm {pulled}, the graph declares "
+        r"\[0, 1, 2\], the env revealed \[0, 2\]\.$"
+    )
+    with pytest.raises(ValueError, match=message):
+        play_until_error(agent, env, 50)
+    # The refused round taught nothing: one round played, one observation of each arm.
+    assert agent._state[GAP_COUNTERS][0, GAP_ROUND] == 1
+    np.testing.assert_array_equal(agent._state[GAP_OBSERVATIONS][0], [1, 1, 1])
+
+
+def test_gap_refuses_an_env_with_another_graph():
+    # An env built on the path 0 - 1 - 2 for an agent that declares the complete graph, and back.
+    path_env = gym.make("GraphBandit-v0", graph=PATH3, means=[0.5, 0.75, 0.25], horizon=50)
+    complete = ~np.eye(3, dtype=bool)
+    with pytest.raises(ValueError, match=r"got arm 2 not revealed in round 0: pulling arm 0, the graph declares"):
+        play_until_error(GAP(3, 10_000, 1.0, complete, delta=0.01, seed=0), path_env, 50)
+    # More arms than declared only adds observations: taken.
+    complete_env = gym.make("GraphBandit-v0", graph=complete, means=[0.5, 0.75, 0.25], horizon=50)
+    play_until_error(GAP(3, 10_000, 1.0, PATH3, delta=0.01, seed=0), complete_env, 50)
+    # An env with another random instance than the agent's graph.
+    env = gym.make("GraphBandit-v0", n_arms=8, edge_probability=0.3, instance_seed=1, horizon=200)
+    other = gym.make("GraphBandit-v0", n_arms=8, edge_probability=0.3, instance_seed=2, horizon=200)
+    assert not np.array_equal(env.unwrapped.adjacency, other.unwrapped.adjacency)
+    with pytest.raises(ValueError, match=r"^info\['observed_mask'\] must reveal every arm of the pulled arm's"):
+        play_until_error(GAP(8, 10_000, 1.0, other.unwrapped.adjacency, seed=0), env, 200)
+    play_until_error(GAP(8, 10_000, 1.0, env.unwrapped.adjacency, seed=0), env, 200)  # its own graph: fine
+
+
+def test_batched_gap_refuses_a_copy_whose_env_has_another_graph():
+    complete = ~np.eye(3, dtype=bool)
+    env = GraphBanditVectorEnv(num_envs=4, graph=PATH3, means=[0.5, 0.75, 0.25], horizon=50)
+    agent = GAP(3, 10_000, 1.0, complete, delta=0.01, n_envs=4, seed=0)
+    with pytest.raises(ValueError, match=r"got arm 2 not revealed in round 0 of copy 0: pulling arm 0"):
+        play_until_error(agent, env, 50)
+    assert (agent._state[GAP_COUNTERS][:, GAP_ROUND] == 0).all()
+
+
+def test_gap_next_epoch_cannot_follow_a_neighbour_revealed_once():
+    # Declared complete graph, Ω_1 = {0}: every pull of arm 0 should reveal arm 1. Arm 1 is
+    # revealed at round 0 only, with r_{0,1} = 0 or 1 (neighbouring tables). Taken, arm 1's
+    # release would average that one reward with noise sized for L_1 ≈ 1,000 and the next
+    # epoch's choice would be arm 1 exactly when r_{0,1} = 1 (every copy, before the check).
+    complete, n = ~np.eye(3, dtype=bool), 200
+    outcomes = []
+    for r01 in (0.0, 1.0):
+        agent = GAP(3, 10**6, 1.0, complete, delta=0.01, n_envs=n, seed=0)
+        try:
+            for t in range(int(agent._state[GAP_COUNTERS][0, kernels.GAP_EPOCH_END])):
+                a = agent.act()
+                mask, rewards = np.ones((n, 3), dtype=bool), np.full((n, 3), 0.5)
+                rewards[:, 1] = r01 if t == 0 else 0.5
+                mask[a != 1, 1] = t == 0  # arm 1 as a side observation: round 0 only
+                agent.update(a, rewards[np.arange(n), a], {"observed_mask": mask, "observed_rewards": rewards})
+            outcomes.append(agent.act() == 1)
+        except ValueError as refused:
+            assert "got arm 1 not revealed in round 1 of copy 0" in str(refused)
+            outcomes.append(None)
+    if outcomes[0] is not None and outcomes[1] is not None:
+        follows = int(np.sum(outcomes[1] & ~outcomes[0]))
+        pytest.fail(f"taken: the next epoch chose arm 1 iff r_01 = 1 in {follows} of {n} copies")
+    assert outcomes == [None, None]  # refused on both tables: nothing released from one reward
+
+
+@pytest.mark.parametrize("n_envs", [None, 2])
+def test_gap_releases_nothing_when_fed_other_arms_than_it_chose(n_envs):
+    # Ω_1 = {0, 2} on the path 0 - 1 - 2 (L_1 = 997). A caller that pulls arm 2 once and arm 0
+    # otherwise leaves arm 2 with one observation: its release would average one reward with
+    # noise sized for 997. The last round of the epoch is refused; nothing is released.
+    env = gym.make("GraphBandit-v0", graph=PATH3, means=[0.5, 0.75, 0.25], horizon=2 * 997)
+    env.reset(seed=0)
+    agent = GAP(3, 10_000, 0.5, PATH3, delta=0.01, n_envs=n_envs, seed=0)
+    assert agent.independent_set[0] == [0, 2] and agent.epoch_length[0] == 997
+    lead = () if n_envs is None else (n_envs,)
+    for t in range(2 * 997 - 1):
+        arm = 2 if t == 0 else 0
+        _, reward, _, _, info = env.step(arm)
+        if n_envs is not None:
+            info = {key: np.stack([info[key]] * n_envs) for key in ("observed_mask", "observed_rewards")}
+        agent.update(np.full(lead, arm) if lead else arm, np.full(lead, reward) if lead else reward, info)
+    _, reward, _, _, info = env.step(0)
+    if n_envs is not None:
+        info = {key: np.stack([info[key]] * n_envs) for key in ("observed_mask", "observed_rewards")}
+    where = "" if n_envs is None else " of copy 0"
+    message = (
+        rf"^action must be the arm GAP chose \(act\), .*, got an epoch ending in round 1993{where} with arm 2 "
+        r"observed 1 times, fewer than L_τ = 997; nothing is released\.$"
+    )
+    with pytest.raises(ValueError, match=message):
+        agent.update(np.zeros(lead, dtype=int) if lead else 0, np.full(lead, reward) if lead else reward, info)
+    assert agent.privacy_spent == (0.0, 0.0) and agent._state[GAP_COUNTERS][0, GAP_ROUND] == 2 * 997 - 1

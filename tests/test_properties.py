@@ -64,6 +64,7 @@ from agents.base import Agent
 
 K, D, N = 3, 2, 3
 PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)
+EDGELESS = np.zeros((3, 3), dtype=bool)  # LDPWrapper reveals only the pulled arm
 ERRORS = (ValueError, TypeError)
 GYM_ERRORS = (ValueError, TypeError, gym.error.Error)
 
@@ -312,7 +313,7 @@ AGENTS: dict[str, Callable[[int | None], Agent]] = {
     "ShuffleLinUCB": lambda n: ShuffleLinUCB(D, 1.0, batch_size=2, n_envs=n, seed=0),
     "LDP-UCB": lambda n: LDPWrapper(UCB(K, n_envs=n), "laplace", 1.0, seed=0),
     "LDP-UCBN": lambda n: LDPWrapper(UCBN(K, n_envs=n), "gaussian", 0.5, 0.1, seed=0),
-    "LDP-GAP": lambda n: LDPWrapper(GAP(K, 60, 1.0, PATH3, n_envs=n), "randomized_response", 1.0, seed=0),
+    "LDP-GAP": lambda n: LDPWrapper(GAP(K, 60, 1.0, EDGELESS, n_envs=n), "randomized_response", 1.0, seed=0),
     "LDP-SMUCB": lambda n: LDPWrapper(SMUCB(K, n_envs=n), "laplace", 1.0, seed=0),
     "SB3": lambda n: SB3Agent(StubModel(), n_envs=n),  # type: ignore[arg-type]
     "EpsilonGreedy": lambda n: EpsilonGreedy(K, n_envs=n, seed=0),

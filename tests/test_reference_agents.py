@@ -24,6 +24,7 @@ from agents.reference import (
     run_gap,
 )
 from bandit_envs.graph import paper_means
+from bandit_envs.privacy.streams import noise_generator
 
 PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)  # 0 - 1 - 2
 
@@ -108,7 +109,7 @@ def test_gap_equals_reference(k, graph_name, epsilon, delta, order, seed, kind):
     table = make_table(kind, k, horizon, seed)
     agent = GAP(k, horizon, epsilon, graph, delta=delta, round_robin=order, seed=seed)
     actions = compiled_actions(agent, table, graph)
-    rng = np.random.default_rng(seed)
+    rng = noise_generator(seed)  # the agent's noise stream
     reference = run_gap(table, graph, epsilon, delta, round_robin=order, seed=rng)
     assert_same(agent, reference, actions)
     assert reference.releases == agent._state[GAP_COUNTERS][0, GAP_RELEASES] >= 1
@@ -165,7 +166,7 @@ def test_dpse_equals_reference(k, epsilon, beta, scale, width, seed, kind):
     table = make_table(kind, k, horizon, seed)
     agent = DPSE(k, horizon, epsilon, beta=beta, schedule_scale=scale, width_scale=width, seed=seed)
     actions = compiled_actions(agent, table, graphs(k)["random"])  # the graph must not matter
-    rng = np.random.default_rng(seed)
+    rng = noise_generator(seed)  # the agent's noise stream
     reference = run_dpse(table, epsilon, beta, schedule_scale=scale, width_scale=width, seed=rng)
     assert_same(agent, reference, actions)
     assert reference.releases == agent._state[DPSE_COUNTERS][0, DPSE_RELEASES] >= 1
