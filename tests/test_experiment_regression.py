@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,9 +62,16 @@ def small_results(experiment_id: str, out: Path) -> bytes:
 
 
 def quick_results(experiment_id: str, out: Path) -> bytes:
-    """``results.csv`` of ``experiment_id`` run at ``--quick`` scale with two jobs into folder ``out``."""
-    folder, _ = run_experiment(experiment_id, quick=True, jobs=2, out=out, progress=False)
-    return (folder / "results.csv").read_bytes()
+    """``results.csv`` of ``experiment_id`` run at ``--quick`` scale with two jobs into folder ``out``.
+
+    In a ``banditlab`` process of its own, as a user runs it: a process that already ran other
+    experiments may hold OpenMP threads (numba's parallel kernels), which forked workers must not
+    inherit.
+    """
+    command = [sys.executable, "-m", "banditlab", "run", experiment_id, "--quick", "--jobs", "2", "--no-progress"]
+    done = subprocess.run([*command, "--out", str(out)], capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return (out / "results.csv").read_bytes()
 
 
 @pytest.mark.parametrize(
