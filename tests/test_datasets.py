@@ -570,11 +570,11 @@ def test_invalid_arguments() -> None:
 
 def test_a_data_path_that_is_a_folder_or_fifo_is_named_as_such(tmp_path: Path) -> None:
     (tmp_path / "ratings.csv").mkdir()  # the folder given holds a folder where the file should be
-    with pytest.raises(DatasetError, match=r"ratings.csv is a folder, not a file; pass path="):
+    with pytest.raises(DatasetError, match=r"ratings.csv is a folder, not a file; point path= \(data= of the envs"):
         load_movielens(path=tmp_path)
     fifo = tmp_path / "checkins.txt"
     os.mkfifo(fifo)  # reading it would block for ever
-    with pytest.raises(DatasetError, match=r"checkins.txt is a FIFO \(named pipe\), not a regular file; pass path="):
+    with pytest.raises(DatasetError, match=r"checkins.txt is a FIFO \(named pipe\), not a regular file; point path= "):
         load_gowalla(path=fifo)
 
 
@@ -700,3 +700,21 @@ def test_synthetic_invalid_arguments() -> None:
         synthetic_gowalla(n_users=3, n_heavy_users=4)
     with pytest.raises(ValueError, match="center"):
         synthetic_gowalla(center=(95.0, 0.0))
+
+
+@pytest.mark.parametrize(
+    ("env_id", "data"), [("PrivacyBudgetMovieLens-v0", "ml-latest-small"), ("MovieLensRecommendation-v0", "ml-100k")]
+)
+def test_the_offline_message_of_an_env_names_the_keyword_the_env_takes(
+    env_id: str, data: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_network: list[str]
+) -> None:
+    """The envs take ``data=`` (not the loaders' ``path=``): the message says so, and that keyword then works."""
+    import gymnasium as gym
+
+    monkeypatch.setenv("BANDIT_ENVS_DATA", str(tmp_path))
+    with pytest.raises(DatasetError) as info:
+        gym.make(env_id, data=data)
+    message = str(info.value)
+    assert "data= of the envs" in message and "--data of banditlab" in message, message
+    with pytest.raises(TypeError):  # what the message used to suggest
+        gym.make(env_id, path=str(tmp_path))

@@ -179,3 +179,12 @@ def test_the_shortest_horizon_the_cli_accepts_runs(experiment_id: str) -> None:
     assert evenly_spaced(10**5, 100).tolist() == np.linspace(1000, 10**5, 100).astype(int).tolist()
     frame = run(experiment_id, quick=True, runs=1, horizon=10)
     assert len(frame) > 0
+
+
+def test_run_help_says_which_experiments_take_data(capsys):
+    from agents.experiments.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "budget and ldp-linucb experiments" in text and "ldp-linucb/realistic" in text

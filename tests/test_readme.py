@@ -59,3 +59,10 @@ def test_native_vector_env_refuses_wrappers_and_the_readme_alternative_works():
     env.reset(seed=0)
     env.step(env.action_space.sample())
     assert 'vectorization_mode="sync"' in README
+
+
+def test_the_readme_and_docs_home_count_the_exercises_there_are():
+    count = len(list((ROOT / "examples").glob("teach_[0-9][0-9]_*.py")))
+    words = {7: "seven", 8: "eight", 9: "nine", 10: "ten", 11: "eleven", 12: "twelve"}
+    assert f"{words[count].capitalize()} short exercises" in README
+    assert f"{words[count]} exercises for a course" in (ROOT / "docs" / "index.md").read_text(encoding="utf-8")

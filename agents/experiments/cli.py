@@ -179,8 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--data",
         action="append",
-        help="budget experiments: synthetic-movielens, synthetic-gowalla, movielens-latest-small, ml-100k, ml-1m, "
-        "ml-10m, gowalla, or a path (repeat for several; default: both synthetic scenarios)",
+        help="budget and ldp-linucb experiments: synthetic-movielens, synthetic-gowalla, movielens-latest-small, "
+        "ml-100k, ml-1m, ml-10m, gowalla, or a path (budget/* and ldp-linucb/realistic: repeat for several, default "
+        "both synthetic data sets; ldp-linucb/epsilon and sqrt-t: one MovieLens value, default synthetic)",
     )
     run.add_argument(
         "--backend",

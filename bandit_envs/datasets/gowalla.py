@@ -84,7 +84,7 @@ def load_gowalla(
         target = cache_path(data_home)
         official = DataFile(target, _LABEL, GOWALLA_URL, n_rows=GOWALLA_ROWS, cached=(target,))
         staged = dataclasses.replace(official, cached=(), staged_for=target, origin=f"downloaded from {GOWALLA_URL}")
-        alternative = "pass path= pointing at a copy of it (gzipped or not)"
+        alternative = "point path= (data= of the envs, --data of banditlab) at a copy of it (gzipped or not)"
         checkins = fetch(
             GOWALLA_URL,
             target,
@@ -129,7 +129,7 @@ def _user_file(path: Path, verify: str) -> DataFile:
         path = path / GOWALLA_FILE
     if (problem := not_a_file(path)) is not None:
         raise DatasetError(
-            f"{problem}; pass path= pointing at a check-in file in SNAP's format, "
+            f"{problem}; point path= (data= of the envs, --data of banditlab) at a check-in file in SNAP's format, "
             f"such as {GOWALLA_FILE} downloaded from {GOWALLA_URL}."
         )
     official = path.name in (GOWALLA_FILE, GOWALLA_FILE.removesuffix(".gz")) and verify == "auto"

@@ -192,7 +192,7 @@ def _user_file(spec: MovieLensSpec, path: Path, label: str, verify: str) -> Data
         path = path / spec.file
     if (problem := not_a_file(path)) is not None:
         raise DatasetError(
-            f"{problem}; pass path= pointing at the {spec.file} of the dataset "
+            f"{problem}; point path= (data= of the envs, --data of banditlab) at the {spec.file} of the dataset "
             f"(or the folder holding it), extracted from {spec.url}."
         )
     official = path.name == spec.file and verify == "auto"
@@ -229,7 +229,7 @@ def _cached_ratings(name: str, spec: MovieLensSpec, home: Path, label: str, down
         spec.url,
         archive,
         download=download,
-        alternative=f"pass path= pointing at {extracted}",
+        alternative=f"point path= (data= of the envs, --data of banditlab) at {extracted}",
         accept=lambda staged: extract(staged, ()),
     )
     return fresh if fresh is not None else extract(archive, (archive,))
