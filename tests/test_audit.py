@@ -395,3 +395,21 @@ def test_a_private_user_agent_passes_the_search_at_the_default_runs() -> None:
 
     result = audit(dpts, epsilon=1.0, horizon=60)
     assert result.verdict == NO_VIOLATION and "changes searched at rounds" in result.note, result.report()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(10))
+def test_the_documented_power_checks_and_controls_are_rejected_for_ten_seeds(seed: int) -> None:
+    from agents.audit.summary import ALL_AUDITS
+
+    for plan in ALL_AUDITS:
+        if plan.role != "claim":
+            result = audit(
+                plan.agent,
+                epsilon=plan.epsilon,
+                group=plan.group,
+                horizon=plan.horizon,
+                runs=max(10_000, plan.runs),
+                seed=seed,
+            )
+            assert result.verdict == VIOLATION, (seed, result.report())
