@@ -140,6 +140,11 @@ def bresenham(mean: float, rounds: int) -> FloatArray:
     return np.diff(sums).clip(0.0, 1.0)
 
 
+def _complete_graph(n_arms: int) -> BoolArray:
+    """Every arm reveals every other (no self loops); :func:`two_arm_graph` for two."""
+    return two_arm_graph() if n_arms == 2 else np.ones((n_arms, n_arms), dtype=bool) & ~np.eye(n_arms, dtype=bool)
+
+
 def _changed(
     unit: str, rounds: Sequence[int], arm: int, n_arms: int, value: float
 ) -> tuple[tuple[int, int, float], ...]:
@@ -164,7 +169,7 @@ def generic_pairs(
     ``"entry"``, every arm's for ``"report"``). Rewards are ``low`` + (``high`` − ``low``)·bit.
     """
     if graph is None:
-        graph = two_arm_graph() if n_arms == 2 else np.ones((n_arms, n_arms), dtype=bool) & ~np.eye(n_arms, dtype=bool)
+        graph = _complete_graph(n_arms)
     rounds = list(range(group))
     pairs = []
     for gap in gaps:
@@ -262,7 +267,7 @@ def search_pairs(
     arm k's entry for ``"entry"`` (one pair per arm), every arm's for ``"report"``.
     """
     if graph is None:
-        graph = two_arm_graph() if n_arms == 2 else np.ones((n_arms, n_arms), dtype=bool) & ~np.eye(n_arms, dtype=bool)
+        graph = _complete_graph(n_arms)
     base = np.repeat(bresenham(0.5, horizon)[:, None], n_arms, axis=1)
     arms = range(n_arms) if unit == "entry" else range(1)
     pairs = []
