@@ -328,7 +328,8 @@ def test_cli_a_user_agent_that_fails_or_is_linear_is_one_sentence(tmp_path: Path
 #: A user agent file: arms at random (its own seeded noise, nothing else), except where ``LEAK`` makes an
 #: action a function of one raw reward. ``second``: arm 0 is played at rounds 0 and 1, and round 2's
 #: action is 1 iff r_{1,0} > 0.5; ``previous``: from round 3 on every action is 1 iff the previous
-#: round's reward > 0.5. Both claim ε = setting["epsilon"] per reward entry.
+#: round's reward > 0.5; ``at 57``: round 58's action is 1 iff r_{57,·} > 0.5 (``declared`` says it releases
+#: after round 57). All claim ε = setting["epsilon"] per reward entry.
 LEAKY_AGENT = """
 import numpy as np
 
@@ -347,7 +348,7 @@ class Leaky:
         action = self.rng.integers(0, 2, self.n or 1)
         if self.leak == "second" and self.t < 2:
             action[:] = 0
-        elif self.leak == "second" and self.t == 2 or self.leak == "previous" and self.t >= 3:
+        elif (self.leak, self.t) in (("second", 2), ("at 57", 58)) or self.leak == "previous" and self.t >= 3:
             action = (self.last > 0.5).astype(np.int64)
         return action if self.n else int(action[0])
 
@@ -363,6 +364,19 @@ def previous(env, setting, seed, n_envs=None):
 
 def private(env, setting, seed, n_envs=None):
     return Leaky(setting["epsilon"], n_envs, seed, None)
+
+def at_57(env, setting, seed, n_envs=None):
+    return Leaky(setting["epsilon"], n_envs, seed, "at 57")
+
+def declared(env, setting, seed, n_envs=None):
+    agent = Leaky(setting["epsilon"], n_envs, seed, "at 57")
+    agent.release_rounds = [57]
+    return agent
+
+def bad_declaration(env, setting, seed, n_envs=None):
+    agent = Leaky(setting["epsilon"], n_envs, seed, None)
+    agent.release_rounds = [setting["horizon"]]
+    return agent
 """
 
 
@@ -385,6 +399,15 @@ def test_the_search_spans_the_horizon_and_its_power_says_so(tmp_path: Path) -> N
     assert rounds[:3] == [0, 1, 2] and 500 in rounds and rounds[-1] == 998
     assert len([t for t in rounds if 3 <= t < 500]) >= 2  # middle rounds too
     assert "covers only the changes tried" in result.power.text and "998 of T = 1000" in result.power.text
+
+
+def test_the_search_tries_the_rounds_an_agent_declares_its_releases_at(tmp_path: Path) -> None:
+    hidden = audit("leaky", factory=_leaky(tmp_path, "at_57"), epsilon=1.0, runs=2000, horizon=100)
+    assert hidden.verdict == NO_VIOLATION and " 57" not in hidden.note  # a leak at a round not searched passes
+    found = audit("leaky", factory=_leaky(tmp_path, "declared"), epsilon=1.0, runs=2000, horizon=100)
+    assert found.verdict == VIOLATION and "declared releases [57]" in found.note, found.report()
+    with pytest.raises(ValueError, match=r"release_rounds \[100\]; they must be a sequence of round numbers"):
+        audit("leaky", factory=_leaky(tmp_path, "bad_declaration"), epsilon=1.0, runs=200, horizon=100)
 
 
 def test_a_private_user_agent_passes_the_search_at_the_default_runs() -> None:

@@ -245,20 +245,28 @@ def laplace_scale(epsilon: float, observations: int) -> float:
     return 1.0 / (epsilon * observations) if observations > 0 else math.inf
 
 
-def search_rounds(horizon: int, group: int = 1) -> list[int]:
+def search_rounds(horizon: int, group: int = 1, releases: Sequence[int] = ()) -> list[int]:
     """First rounds of the changes :func:`search_pairs` tries: 0, 1, 2, log-spaced middle rounds, T/2 and the last.
 
     The last is T − 1 − G, so that the G changed rounds all come before the final round (a reward
-    of round T − 1 can move no action). Rounds the horizon cannot hold are left out.
+    of round T − 1 can move no action). For each round r of ``releases`` (rounds after whose
+    reward the agent releases something) the G rounds ending at r are tried too, the last rewards
+    that release reads. Rounds the horizon cannot hold are left out.
     """
     last = horizon - 1 - group
     middle = np.geomspace(3, max(3, horizon // 2), SEARCH_MIDDLE + 2)[1:-1]
     rounds = {0, 1, 2, horizon // 2, last, *(int(round(float(t))) for t in middle)}
+    rounds |= {max(0, int(r) - group + 1) for r in releases}
     return sorted(t for t in rounds if 0 <= t <= last)
 
 
 def search_pairs(
-    horizon: int, n_arms: int, unit: str, group: int = 1, graph: BoolArray | None = None
+    horizon: int,
+    n_arms: int,
+    unit: str,
+    group: int = 1,
+    graph: BoolArray | None = None,
+    releases: Sequence[int] = (),
 ) -> list[Neighbours]:
     """Pairs that move the change across the horizon: every round of :func:`search_rounds`, every arm, two patterns.
 
@@ -272,7 +280,7 @@ def search_pairs(
     arms = range(n_arms) if unit == "entry" else range(1)
     pairs = []
     for pattern, table in (("1, 0, 1, 0, …", base), ("0, 1, 0, 1, …", 1.0 - base)):
-        for start in search_rounds(horizon, group):
+        for start in search_rounds(horizon, group, releases):
             for arm in arms:
                 changed = _changed(unit, range(start, start + group), arm, n_arms, 0.0)
                 first = table.copy()

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -63,6 +64,7 @@ from agents.experiments.core.user_agents import UserAgent, UserAgentError, accep
 from agents.index import UCB
 from agents.ldp import LDPWrapper
 from agents.linear import LDPLinUCB, LinearAgent
+from bandit_envs.validation import summarize
 
 __all__ = [
     "AUDIT_ENVS",
@@ -77,6 +79,7 @@ __all__ = [
     "ldp_wrapper_subject",
     "index_pairs",
     "nonprivate_ucb_subject",
+    "declared_releases",
     "release_increments",
     "stream_subject",
 ]
@@ -498,6 +501,32 @@ def class_factory(cls: type[Agent], epsilon: float, horizon: int, graph: Any) ->
     return build
 
 
+def declared_releases(agent: Any, rounds: int, label: str) -> tuple[int, ...]:
+    """The rounds after whose reward ``agent`` releases something, from its optional ``release_rounds``.
+
+    ``release_rounds`` (an attribute or property: a sequence of ints in [0, T)) lets an agent whose
+    releases fall at rounds of its own (epoch ends, tree nodes) have the audit search there too.
+
+    Raises
+    ------
+    agents.experiments.core.user_agents.UserAgentError
+        One sentence if ``release_rounds`` is not a sequence of rounds in [0, T).
+    """
+    declared = getattr(agent, "release_rounds", None)
+    if declared is None:
+        return ()
+    try:
+        values = [operator.index(r) for r in declared]
+    except TypeError:
+        values = None
+    if values is None or any(not 0 <= r < rounds for r in values):
+        raise UserAgentError(
+            f"agent {label!r} has release_rounds {summarize(declared)}; they must be a sequence of round numbers "
+            f"in [0, {rounds}) (the rounds after whose reward it releases something)."
+        )
+    return tuple(sorted(set(values)))
+
+
 def agent_subject(
     agent: str | Callable[..., Any] | UserAgent,
     epsilon: float = 1.0,
@@ -561,10 +590,12 @@ def agent_subject(
             "does not give; LDPLinUCB has its own audit (banditlab audit LDPLinUCB)."
         )
     claim_eps, claim_delta, key, text = _claim(probe, eps, delta, unit)
-    pairs = generic_pairs(rounds, 2, key, group) + search_pairs(rounds, 2, key, group)
-    starts = ", ".join(str(t) for t in sorted({0, *search_rounds(rounds, group)}))
+    releases = declared_releases(probe, rounds, label)
+    pairs = generic_pairs(rounds, 2, key, group) + search_pairs(rounds, 2, key, group, releases=releases)
+    starts = ", ".join(str(t) for t in sorted({0, *search_rounds(rounds, group, releases)}))
     which = "arms 0 and 1" if key == "entry" else "all arms at once"
-    searched = f"changes searched at rounds {starts} ({which}, 2 reward patterns; {len(pairs)} pairs)"
+    declared = f", with the rounds ending at its declared releases {list(releases)}" if releases else ""
+    searched = f"changes searched at rounds {starts} ({which}, 2 reward patterns{declared}; {len(pairs)} pairs)"
     units = f"{group} units from" if group > 1 else "unit"
     scope = (
         f"This covers only the changes tried, the {units} at rounds {starts} of T = {rounds}: "

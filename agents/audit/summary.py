@@ -132,7 +132,8 @@ def summary_text(results: Sequence[tuple[Planned, AuditResult]], command: str, s
         "control above is a violation for each of the seeds 0–9 (`tests/test_audit.py`, marked slow).",
         "* **Your agent.** `banditlab audit NAME --agent module:Factory` (not in this table) searches where the "
         "change is: rounds 0, 1, 2, three log-spaced middle rounds, T/2 and T − 2, each arm, on two 0/1 reward "
-        "patterns (35 pairs at T = 1000), choosing the pair on the selection runs and bounding it on fresh ones. It "
+        "patterns (35 pairs at T = 1000), and the rounds of the agent's releases if it declares them "
+        "(`release_rounds`), choosing the pair on the selection runs and bounding it on fresh ones. It "
         "flags an agent whose actions carry one raw reward of a searched round (arm 0's second reward deciding an "
         "action, or every action following the previous round's reward). Its power line covers the rounds searched "
         "only: a leak at another round, of several rewards only jointly, or only on other reward tables can pass.",
