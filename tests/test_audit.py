@@ -323,3 +323,116 @@ def test_cli_a_user_agent_that_fails_or_is_linear_is_one_sentence(tmp_path: Path
         captured = capsys.readouterr()
         lines = [line for line in captured.err.splitlines() if line.strip()]
         assert len(lines) == 1 and message in lines[0] and "Traceback" not in captured.err
+
+
+#: A user agent file: arms at random (its own seeded noise, nothing else), except where ``LEAK`` makes an
+#: action a function of one raw reward. ``second``: arm 0 is played at rounds 0 and 1, and round 2's
+#: action is 1 iff r_{1,0} > 0.5; ``previous``: from round 3 on every action is 1 iff the previous
+#: round's reward > 0.5; ``at 57``: round 58's action is 1 iff r_{57,·} > 0.5 (``declared`` says it releases
+#: after round 57). All claim ε = setting["epsilon"] per reward entry.
+LEAKY_AGENT = """
+import numpy as np
+
+class Leaky:
+    privacy_unit = "one reward entry r_{t,k}"
+
+    def __init__(self, epsilon, n_envs, seed, leak):
+        self.epsilon, self.n, self.leak = epsilon, n_envs, leak
+        self.reset(seed)
+
+    def reset(self, seed=None):
+        self.rng = np.random.default_rng(seed)
+        self.t, self.last = 0, np.zeros(self.n or 1)
+
+    def act(self, obs=None):
+        action = self.rng.integers(0, 2, self.n or 1)
+        if self.leak == "second" and self.t < 2:
+            action[:] = 0
+        elif (self.leak, self.t) in (("second", 2), ("at 57", 58)) or self.leak == "previous" and self.t >= 3:
+            action = (self.last > 0.5).astype(np.int64)
+        return action if self.n else int(action[0])
+
+    def update(self, action, reward, info=None):
+        self.last = np.atleast_1d(np.asarray(reward, dtype=float))
+        self.t += 1
+
+def second(env, setting, seed, n_envs=None):
+    return Leaky(setting["epsilon"], n_envs, seed, "second")
+
+def previous(env, setting, seed, n_envs=None):
+    return Leaky(setting["epsilon"], n_envs, seed, "previous")
+
+def private(env, setting, seed, n_envs=None):
+    return Leaky(setting["epsilon"], n_envs, seed, None)
+
+def at_57(env, setting, seed, n_envs=None):
+    return Leaky(setting["epsilon"], n_envs, seed, "at 57")
+
+def declared(env, setting, seed, n_envs=None):
+    agent = Leaky(setting["epsilon"], n_envs, seed, "at 57")
+    agent.release_rounds = [57]
+    return agent
+
+def bad_declaration(env, setting, seed, n_envs=None):
+    agent = Leaky(setting["epsilon"], n_envs, seed, None)
+    agent.release_rounds = [setting["horizon"]]
+    return agent
+"""
+
+
+def _leaky(tmp_path: Path, name: str) -> str:
+    module = tmp_path / "leaky_agent.py"
+    module.write_text(LEAKY_AGENT)
+    return f"{module}:{name}"
+
+
+@pytest.mark.parametrize("leak", ["second", "previous"])
+def test_an_agent_whose_action_carries_one_raw_reward_is_flagged(tmp_path: Path, leak: str) -> None:
+    result = audit("leaky", factory=_leaky(tmp_path, leak), epsilon=1.0, runs=2000, horizon=100)
+    assert result.verdict == VIOLATION, result.report()
+
+
+def test_the_search_spans_the_horizon_and_its_power_says_so(tmp_path: Path) -> None:
+    result = audit("private", factory=_leaky(tmp_path, "private"), epsilon=1.0, horizon=1000, runs=400)
+    assert result.verdict == NO_VIOLATION
+    rounds = [int(t) for t in result.note.split("changes searched at rounds ")[1].split(" (")[0].split(", ")]
+    assert rounds[:3] == [0, 1, 2] and 500 in rounds and rounds[-1] == 998
+    assert len([t for t in rounds if 3 <= t < 500]) >= 2  # middle rounds too
+    assert "covers only the changes tried" in result.power.text and "998 of T = 1000" in result.power.text
+
+
+def test_the_search_tries_the_rounds_an_agent_declares_its_releases_at(tmp_path: Path) -> None:
+    hidden = audit("leaky", factory=_leaky(tmp_path, "at_57"), epsilon=1.0, runs=2000, horizon=100)
+    assert hidden.verdict == NO_VIOLATION and " 57" not in hidden.note  # a leak at a round not searched passes
+    found = audit("leaky", factory=_leaky(tmp_path, "declared"), epsilon=1.0, runs=2000, horizon=100)
+    assert found.verdict == VIOLATION and "declared releases [57]" in found.note, found.report()
+    with pytest.raises(ValueError, match=r"release_rounds \[100\]; they must be a sequence of round numbers"):
+        audit("leaky", factory=_leaky(tmp_path, "bad_declaration"), epsilon=1.0, runs=200, horizon=100)
+
+
+def test_a_private_user_agent_passes_the_search_at_the_default_runs() -> None:
+    def dpts(env, setting, seed, n_envs=None):  # type: ignore[no-untyped-def]
+        from agents import DPThompsonSampling
+
+        return DPThompsonSampling(2, epsilon=setting["epsilon"], n_envs=n_envs, seed=seed)
+
+    result = audit(dpts, epsilon=1.0, horizon=60)
+    assert result.verdict == NO_VIOLATION and "changes searched at rounds" in result.note, result.report()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(10))
+def test_the_documented_power_checks_and_controls_are_rejected_for_ten_seeds(seed: int) -> None:
+    from agents.audit.summary import ALL_AUDITS
+
+    for plan in ALL_AUDITS:
+        if plan.role != "claim":
+            result = audit(
+                plan.agent,
+                epsilon=plan.epsilon,
+                group=plan.group,
+                horizon=plan.horizon,
+                runs=max(10_000, plan.runs),
+                seed=seed,
+            )
+            assert result.verdict == VIOLATION, (seed, result.report())

@@ -200,7 +200,8 @@ def audit(
         Thompson agents of :func:`~agents.audit.subjects.stream_subject`, 200 for LDPLinUCB and
         NonPrivateUCB, 1000 otherwise.
     group
-        Number of units changed at once (rounds 0..G−1); a claim for one unit is then tested on G
+        Number of units changed at once (rounds 0..G−1, or t..t+G−1 at each round t searched for
+        an agent without built-in pairs); a claim for one unit is then tested on G
         (an ε-DP mechanism is only Gε-DP there, so expect a violation for G > 1).
     unit
         ``"entry"`` or ``"report"`` for an agent that does not say (default: from its ``privacy_unit``).

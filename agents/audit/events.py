@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
+from scipy import stats
 
 from agents.audit.bounds import ALPHA, loss_lower
 
@@ -50,6 +51,8 @@ FloatArray = npt.NDArray[np.float64]
 MAX_THRESHOLDS = 64
 #: Most whole sequences taken as events (the most frequent in the selection runs).
 MAX_SEQUENCES = 32
+#: One-sided level of the cautious frequencies :func:`choose` scores with (two standard deviations).
+CAUTION = float(stats.norm.sf(2.0))
 
 
 @dataclass(frozen=True)
@@ -404,6 +407,14 @@ class ReleaseEvents:
         return blocks
 
 
+def _jeffreys(counts: IntArray, n: int) -> tuple[FloatArray, FloatArray]:
+    """Lower and upper two-σ (:data:`CAUTION`) Jeffreys limits of a frequency seen k times in n runs."""
+    k = np.asarray(counts, dtype=np.float64)
+    low = np.where(k > 0, stats.beta.ppf(CAUTION, k + 0.5, n - k + 0.5), 0.0)
+    high = np.where(k < n, stats.beta.isf(CAUTION, k + 0.5, n - k + 0.5), 1.0)
+    return low, high
+
+
 def choose(
     blocks: Sequence[tuple[int, Candidates]],
     n_first: int,
@@ -416,9 +427,12 @@ def choose(
 
     Every candidate is scored four ways: E and not-E, each as ln((P(·|D) − δ)/P(·|D′)) and as the
     reverse. The score is the lower bound :func:`agents.audit.bounds.loss_lower` would give on
-    ``n_target`` estimation runs if the frequencies there were the selection runs' (smoothed,
-    (k + ½)/(n + 1), so an event seen once is not taken for a certain one); ties go to the larger
-    smoothed point estimate, then to the first candidate. Events every selection run agrees on (on
+    ``n_target`` estimation runs if the frequencies there were the selection runs', taken
+    cautiously: the numerator's at the lower and the denominator's at the upper two-σ Jeffreys
+    limit (:data:`CAUTION`), so that a rare event whose ratio rests on a few selection runs does
+    not win on noise over a frequent one (which made the chosen event, and the verdict, depend on
+    the seed); ties go to the larger smoothed point estimate ((k + ½)/(n + 1)), then to the first
+    candidate. Events every selection run agrees on (on
     both inputs) are not chosen unless all are. Only the selection runs are looked at.
 
     Parameters
@@ -445,7 +459,13 @@ def choose(
     p2 = (k2 + 0.5) / (n_second + 1.0)
     # Four ways: (E, D over D′), (E, D′ over D), (not E, D over D′), (not E, D′ over D).
     ways = [(p1, p2), (p2, p1), (1.0 - p1, 1.0 - p2), (1.0 - p2, 1.0 - p1)]
-    scores = np.concatenate([loss_lower(pa * target, target, pb * target, target, delta, alpha) for pa, pb in ways])
+    # Scored on cautious frequencies (the numerator's at its lower, the denominator's at its upper
+    # two-σ Jeffreys limit), so that a rare event whose ratio rests on a handful of selection runs
+    # is not preferred, on noise, to a frequent one whose ratio is known.
+    low1, high1 = _jeffreys(k1, n_first)
+    low2, high2 = _jeffreys(k2, n_second)
+    cautious = [(low1, high2), (low2, high1), (1.0 - high1, 1.0 - low2), (1.0 - high2, 1.0 - low1)]
+    scores = np.concatenate([loss_lower(pa * target, target, pb * target, target, delta, alpha) for pa, pb in cautious])
     # An event every selection run agrees on (never, or always, on both inputs) cannot show a loss.
     constant = np.tile(((k1 == 0) & (k2 == 0)) | ((k1 == n_first) & (k2 == n_second)), 4)
     if not constant.all():

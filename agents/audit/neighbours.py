@@ -25,7 +25,10 @@ reward moves it most:
   probability ratio on D and D′ approaches e^{Gε} as x grows (for Laplace noise);
 * :func:`generic_pairs`, for any agent: 0/1 rewards with exact proportions per arm (arm 0 best,
   arm 1.. at ``gap`` below), the changed unit at round 0, where every agent that pulls the arms
-  in turn first reads it.
+  in turn first reads it;
+* :func:`search_pairs`, for an agent without pairs of its own: the change moved across the
+  horizon (early, middle and late rounds, every arm) on two reward patterns, so that an agent
+  whose actions carry one raw reward of a round searched is caught wherever that round is.
 """
 
 from __future__ import annotations
@@ -37,7 +40,17 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["UNITS", "Neighbours", "bresenham", "generic_pairs", "laplace_scale", "release_pairs", "two_arm_graph"]
+__all__ = [
+    "UNITS",
+    "Neighbours",
+    "bresenham",
+    "generic_pairs",
+    "laplace_scale",
+    "release_pairs",
+    "search_pairs",
+    "search_rounds",
+    "two_arm_graph",
+]
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -50,6 +63,8 @@ UNITS: dict[str, str] = {
 
 #: Default gaps between arm 0 and the others for :func:`generic_pairs`.
 GENERIC_GAPS = (0.0, 0.1, 0.3)
+#: Log-spaced middle rounds :func:`search_rounds` adds between round 3 and T/2.
+SEARCH_MIDDLE = 3
 
 
 def two_arm_graph() -> BoolArray:
@@ -125,6 +140,11 @@ def bresenham(mean: float, rounds: int) -> FloatArray:
     return np.diff(sums).clip(0.0, 1.0)
 
 
+def _complete_graph(n_arms: int) -> BoolArray:
+    """Every arm reveals every other (no self loops); :func:`two_arm_graph` for two."""
+    return two_arm_graph() if n_arms == 2 else np.ones((n_arms, n_arms), dtype=bool) & ~np.eye(n_arms, dtype=bool)
+
+
 def _changed(
     unit: str, rounds: Sequence[int], arm: int, n_arms: int, value: float
 ) -> tuple[tuple[int, int, float], ...]:
@@ -149,7 +169,7 @@ def generic_pairs(
     ``"entry"``, every arm's for ``"report"``). Rewards are ``low`` + (``high`` − ``low``)·bit.
     """
     if graph is None:
-        graph = two_arm_graph() if n_arms == 2 else np.ones((n_arms, n_arms), dtype=bool) & ~np.eye(n_arms, dtype=bool)
+        graph = _complete_graph(n_arms)
     rounds = list(range(group))
     pairs = []
     for gap in gaps:
@@ -223,3 +243,49 @@ def release_pairs(
 def laplace_scale(epsilon: float, observations: int) -> float:
     """Scale 1/(ε·n) of the Laplace noise on a mean of n rewards in [0, 1] (sensitivity 1/n)."""
     return 1.0 / (epsilon * observations) if observations > 0 else math.inf
+
+
+def search_rounds(horizon: int, group: int = 1, releases: Sequence[int] = ()) -> list[int]:
+    """First rounds of the changes :func:`search_pairs` tries: 0, 1, 2, log-spaced middle rounds, T/2 and the last.
+
+    The last is T − 1 − G, so that the G changed rounds all come before the final round (a reward
+    of round T − 1 can move no action). For each round r of ``releases`` (rounds after whose
+    reward the agent releases something) the G rounds ending at r are tried too, the last rewards
+    that release reads. Rounds the horizon cannot hold are left out.
+    """
+    last = horizon - 1 - group
+    middle = np.geomspace(3, max(3, horizon // 2), SEARCH_MIDDLE + 2)[1:-1]
+    rounds = {0, 1, 2, horizon // 2, last, *(int(round(float(t))) for t in middle)}
+    rounds |= {max(0, int(r) - group + 1) for r in releases}
+    return sorted(t for t in rounds if 0 <= t <= last)
+
+
+def search_pairs(
+    horizon: int,
+    n_arms: int,
+    unit: str,
+    group: int = 1,
+    graph: BoolArray | None = None,
+    releases: Sequence[int] = (),
+) -> list[Neighbours]:
+    """Pairs that move the change across the horizon: every round of :func:`search_rounds`, every arm, two patterns.
+
+    The patterns are the 0/1 table of :func:`generic_pairs` with all arms at mean 0.5 (1, 0, 1, 0, …)
+    and its complement (0, 1, 0, 1, …). At rounds t..t+G−1 the changed unit is 1 on D and 0 on D′:
+    arm k's entry for ``"entry"`` (one pair per arm), every arm's for ``"report"``.
+    """
+    if graph is None:
+        graph = _complete_graph(n_arms)
+    base = np.repeat(bresenham(0.5, horizon)[:, None], n_arms, axis=1)
+    arms = range(n_arms) if unit == "entry" else range(1)
+    pairs = []
+    for pattern, table in (("1, 0, 1, 0, …", base), ("0, 1, 0, 1, …", 1.0 - base)):
+        for start in search_rounds(horizon, group, releases):
+            for arm in arms:
+                changed = _changed(unit, range(start, start + group), arm, n_arms, 0.0)
+                first = table.copy()
+                for t, k, _ in changed:
+                    first[t, k] = 1.0
+                label = f"{n_arms}-arm 0/1 table, every arm {pattern} (T = {horizon}), change searched at round {start}"
+                pairs.append(Neighbours(first, changed, graph, unit, label))
+    return pairs

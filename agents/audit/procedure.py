@@ -23,6 +23,7 @@ proof (of a false claim, with the stated confidence).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from agents.audit.bounds import ALPHA, ceiling, detectable_probability, loss_interval, runs_needed
@@ -160,6 +161,8 @@ def run_audit(subject: Subject, runs: int = DEFAULT_RUNS, seed: int = 0, alpha: 
         interval = loss_interval(k_first, n_est, k_second, n_est, subject.delta, alpha)
     p_top = interval.p_first
     strength = power(subject.epsilon, subject.delta, n_est, choice.varied, p_top, alpha)
+    if subject.scope:
+        strength = dataclasses.replace(strength, text=f"{strength.text} {subject.scope}")
     if interval.low > subject.epsilon:
         verdict = VIOLATION
     elif not strength.has_power:

@@ -24,14 +24,17 @@ Any other agent (:func:`agent_subject`): a user factory (``module:Factory`` as `
 --agent`` takes it, :mod:`agents.experiments.core.user_agents`) or an :class:`agents.base.Agent`
 subclass, built for two arms; claim ``privacy_per_report`` if the agent has one (unit "report"),
 else ``epsilon`` (unit "report" if its ``privacy_unit`` mentions reports, else "entry"); played
-through the step API on ``GraphBandit-v0`` replaying 0/1 tables (:func:`generic_pairs`), batched
-when the factory takes ``n_envs``, or with the simulator for an elimination agent.
+through the step API on ``GraphBandit-v0`` replaying 0/1 tables (:func:`generic_pairs` at round 0
+and :func:`search_pairs` across the horizon; the note lists the rounds searched and the power
+statement is scoped to them), batched when the factory takes ``n_envs``, or with the simulator for
+an elimination agent.
 """
 
 from __future__ import annotations
 
 import inspect
 import math
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -42,7 +45,16 @@ import numpy.typing as npt
 from agents._dp_base import StreamPrivateAgent
 from agents.audit.canaries import LaplaceCount, NonPrivateUCB, OverclaimedGAP
 from agents.audit.events import ArmSequenceEvents, EventFamily, ReleaseEvents, ReleaseRuns, ThresholdEvents
-from agents.audit.neighbours import UNITS, Neighbours, generic_pairs, laplace_scale, release_pairs, two_arm_graph
+from agents.audit.neighbours import (
+    UNITS,
+    Neighbours,
+    generic_pairs,
+    laplace_scale,
+    release_pairs,
+    search_pairs,
+    search_rounds,
+    two_arm_graph,
+)
 from agents.audit.runner import graph_env, linear_runs, run_seeds, simulate_runs, step_runs
 from agents.base import Agent, check_choice, check_float, check_int, describe
 from agents.dp_thompson import DPThompsonSampling, LDPThompsonSampling
@@ -52,6 +64,7 @@ from agents.experiments.core.user_agents import UserAgent, UserAgentError, accep
 from agents.index import UCB
 from agents.ldp import LDPWrapper
 from agents.linear import LDPLinUCB, LinearAgent
+from bandit_envs.validation import summarize
 
 __all__ = [
     "AUDIT_ENVS",
@@ -66,6 +79,7 @@ __all__ = [
     "ldp_wrapper_subject",
     "index_pairs",
     "nonprivate_ucb_subject",
+    "declared_releases",
     "release_increments",
     "stream_subject",
 ]
@@ -113,6 +127,8 @@ class Subject:
         One line saying what a pair is (the change and how D was built).
     note
         Anything the report should add (e.g. how the horizon was chosen).
+    scope
+        What the power statement covers, when the pairs are a search over positions (appended to it).
     """
 
     name: str
@@ -125,6 +141,7 @@ class Subject:
     events: EventFamily
     describe_pair: Callable[[Any], str]
     note: str = ""
+    scope: str = ""
 
 
 def _neighbours_line(pair: Neighbours) -> str:
@@ -484,6 +501,32 @@ def class_factory(cls: type[Agent], epsilon: float, horizon: int, graph: Any) ->
     return build
 
 
+def declared_releases(agent: Any, rounds: int, label: str) -> tuple[int, ...]:
+    """The rounds after whose reward ``agent`` releases something, from its optional ``release_rounds``.
+
+    ``release_rounds`` (an attribute or property: a sequence of ints in [0, T)) lets an agent whose
+    releases fall at rounds of its own (epoch ends, tree nodes) have the audit search there too.
+
+    Raises
+    ------
+    agents.experiments.core.user_agents.UserAgentError
+        One sentence if ``release_rounds`` is not a sequence of rounds in [0, T).
+    """
+    declared = getattr(agent, "release_rounds", None)
+    if declared is None:
+        return ()
+    try:
+        values = [operator.index(r) for r in declared]
+    except TypeError:
+        values = None
+    if values is None or any(not 0 <= r < rounds for r in values):
+        raise UserAgentError(
+            f"agent {label!r} has release_rounds {summarize(declared)}; they must be a sequence of round numbers "
+            f"in [0, {rounds}) (the rounds after whose reward it releases something)."
+        )
+    return tuple(sorted(set(values)))
+
+
 def agent_subject(
     agent: str | Callable[..., Any] | UserAgent,
     epsilon: float = 1.0,
@@ -547,7 +590,17 @@ def agent_subject(
             "does not give; LDPLinUCB has its own audit (banditlab audit LDPLinUCB)."
         )
     claim_eps, claim_delta, key, text = _claim(probe, eps, delta, unit)
-    pairs = generic_pairs(rounds, 2, key, group)
+    releases = declared_releases(probe, rounds, label)
+    pairs = generic_pairs(rounds, 2, key, group) + search_pairs(rounds, 2, key, group, releases=releases)
+    starts = ", ".join(str(t) for t in sorted({0, *search_rounds(rounds, group, releases)}))
+    which = "arms 0 and 1" if key == "entry" else "all arms at once"
+    declared = f", with the rounds ending at its declared releases {list(releases)}" if releases else ""
+    searched = f"changes searched at rounds {starts} ({which}, 2 reward patterns{declared}; {len(pairs)} pairs)"
+    units = f"{group} units from" if group > 1 else "unit"
+    scope = (
+        f"This covers only the changes tried, the {units} at rounds {starts} of T = {rounds}: "
+        "a reward of any other round can leak undetected."
+    )
     sample: Callable[[Any, int, int, int], Any]
     events: EventFamily = ArmSequenceEvents(2)
     notes = []
@@ -566,6 +619,7 @@ def agent_subject(
     stated = getattr(probe, "privacy_per_report", None) is not None or getattr(probe, "epsilon", None) is not None
     if not stated:
         notes.insert(0, f"{label} states no ε (no epsilon attribute): the claim audited is ε = {eps:g}")
+    notes.insert(0, searched)
     return Subject(
         label,
         claim_eps,
@@ -577,6 +631,7 @@ def agent_subject(
         events,
         _neighbours_line,
         "; ".join(notes),
+        scope,
     )
 
 

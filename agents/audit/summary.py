@@ -127,6 +127,16 @@ def summary_text(results: Sequence[tuple[Planned, AuditResult]], command: str, s
         "ln(p(output|D)/p(output|D′)): their arm sequences alone cannot show the loss of three changed entries "
         "(each entry is spread over several p-sums, and a decision reads only some of them). Their group-3 rows "
         "are power checks like the others and must be violations.",
+        "* **Seeds.** The event is chosen on cautious selection frequencies (each at the pessimistic end of its "
+        "two-σ range), so a rare arm sequence seen a handful of times does not win on noise: every power check and "
+        "control above is a violation for each of the seeds 0–9 (`tests/test_audit.py`, marked slow).",
+        "* **Your agent.** `banditlab audit NAME --agent module:Factory` (not in this table) searches where the "
+        "change is: rounds 0, 1, 2, three log-spaced middle rounds, T/2 and T − 2, each arm, on two 0/1 reward "
+        "patterns (35 pairs at T = 1000), and the rounds of the agent's releases if it declares them "
+        "(`release_rounds`), choosing the pair on the selection runs and bounding it on fresh ones. It "
+        "flags an agent whose actions carry one raw reward of a searched round (arm 0's second reward deciding an "
+        "action, or every action following the previous round's reward). Its power line covers the rounds searched "
+        "only: a leak at another round, of several rewards only jointly, or only on other reward tables can pass.",
         "",
         "## Details",
         "",

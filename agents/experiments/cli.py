@@ -274,7 +274,8 @@ def _add_audit(sub: Any) -> None:
         "--agent",
         dest="factory",
         metavar="MODULE:FACTORY",
-        help="audit your agent: module.path:Factory or path/to/file.py:Factory, as for `banditlab run --agent`",
+        help="audit your agent: module.path:Factory or path/to/file.py:Factory, as for `banditlab run --agent`; the "
+        "changed reward is searched across the horizon (the report's note lists the rounds tried)",
     )
     audit.add_argument("--seed", type=_positive("--seed", 0), default=0, help="seed of every run's noise")
     audit.add_argument("--horizon", type=_positive("--horizon", 2), help="rounds per run (default: per agent)")
