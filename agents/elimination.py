@@ -583,7 +583,9 @@ class GAP(EliminationAgent, PrivateAgent):
         it). Arms revealed beyond N(a) are counted: more observations only lower the sensitivity.
         :meth:`simulate` reads the graph it is given itself and cannot fall short of it.
         """
-        declared = self.neighbourhoods[actions]
+        if kernels.gap_feedback_ok(self.neighbourhoods, actions, mask, self._state):
+            return
+        declared = self.neighbourhoods[actions]  # the slow path: which copy, arm and round
         missing = declared & ~mask
         if not missing.any():
             self._check_release_counts(mask)
