@@ -71,18 +71,8 @@ SIDE_SCHEMA: dict[str, Param] = {"epsilon": Param("epsilon", float, "ε of GAP",
 COLUMNS = ("setting", "run", "agent", "t", "regret")
 
 
-def no_user_agents(experiment: Experiment) -> None:
-    """Refuse user agents in one sentence: these tasks play built-in batched agents on reward tables only."""
-    if experiment.user_agents:
-        names = ", ".join(u.name for u in experiment.user_agents)
-        raise ValueError(
-            f"{experiment.id} runs only its built-in agents ({', '.join(experiment.family.builtin_agents)}), "
-            f"got user agents {names}; run them on the gap/ regret experiments instead."
-        )
-
-
 def _family(name: str, schema: dict[str, Param]) -> Family:
-    """A family of batched built-in agents on reward tables: the same task, analysis and columns, its own schema."""
+    """A family of batched built-in agents on reward tables (user agents step the env): same task, analysis, columns."""
     return Family(
         name=name,
         task=regret_task,
@@ -92,7 +82,6 @@ def _family(name: str, schema: dict[str, Param]) -> Family:
         builtin_agents=BUILTIN_AGENTS,
         columns=COLUMNS,
         keys=("setting", "run", "agent", "t"),
-        validate=no_user_agents,
         runs_per_task=100,
     )
 
