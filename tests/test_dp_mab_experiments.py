@@ -141,7 +141,8 @@ def test_a_user_agent_plays_every_setting_next_to_the_built_in_agents(experiment
     text = capsys.readouterr().out
     results = pd.read_csv(out / "results.csv")
     exp = get_experiment(experiment_id)
-    mine = results[results["agent"] == "make"]
+    name = "mine.UCB"  # the agent's own name, UCB, is a built-in agent's: qualified by the file's stem
+    mine = results[results["agent"] == name]
     assert set(mine["setting"]) == set(range(len(exp.settings)))  # every setting, every run, every checkpoint
     assert (mine.groupby("setting").size() == 3 * 100).all()
     assert results.notna().all().all()  # the user's rows fill the same columns as the built-in agents'
@@ -149,8 +150,8 @@ def test_a_user_agent_plays_every_setting_next_to_the_built_in_agents(experiment
     paired = ours.merge(mine, on=["setting", "run", "t"], suffixes=("", "_mine"))
     assert len(paired) == len(ours) > 0
     np.testing.assert_array_equal(paired["regret_mine"].to_numpy(), paired["regret"].to_numpy())
-    assert "User agents (" in text and "| make |" in text and f"make − {builtin}" in text
-    assert f"*make is below {builtin}* (your agent)" in text
+    assert "User agents (" in text and f"| {name} |" in text and f"{name} − {builtin}" in text
+    assert f"*{name} is below {builtin}* (your agent)" in text
 
 
 def test_report_rebuilds_the_summary(tmp_path, capsys):

@@ -1,7 +1,7 @@
 """``banditlab``: list, run and report the source papers' experiments, with your own agents beside them.
 
 ``banditlab list`` prints the ids; ``banditlab run ID [--quick] [--runs N] [--jobs J]
-[--horizon T] [--seed S] [--out DIR] [--agent module.path:Factory | path/to/file.py:Factory]...
+[--horizon T] [--seed S] [--out DIR] [--agent [NAME=]module.path:Factory | [NAME=]path/to/file.py:Factory]...
 [--set key=value]... [--data D]... [--backend local|dask --scheduler ADDRESS [--timeout S]]
 [--task-timeout S] [--fresh] [--force]`` runs one and writes ``results.csv`` (tidy), ``meta.json``, ``figure.png``
 and ``summary.md`` (the paper's numbers and claims beside ours) into ``DIR``; ``banditlab report
@@ -163,9 +163,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--agent",
         action="append",
         default=[],
-        metavar="MODULE:FACTORY",
+        metavar="[NAME=]MODULE:FACTORY",
         help="add your agent: module.path:Factory or path/to/file.py:Factory, a callable (env, setting, seed) -> "
-        "agent, or an agents.Agent subclass (repeatable)",
+        "agent, or an agents.Agent subclass (repeatable); labelled NAME if given, else by the agent's own name "
+        "(its class's name attribute, or that of one agent the factory builds before the runs), else by the "
+        "factory's name",
     )
     run.add_argument(
         "--set",

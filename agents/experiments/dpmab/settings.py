@@ -14,7 +14,7 @@ from typing import Any
 from agents.experiments.core.claims import Claim, Compare, Shape, Trend
 from agents.experiments.core.spec import Experiment, Family, Param
 from agents.experiments.dpmab import analysis
-from agents.experiments.dpmab.task import BUILTIN_AGENTS, regret_task
+from agents.experiments.dpmab.task import BUILTIN_AGENTS, probe_user, regret_task
 
 #: The Bernoulli means of ``dp-mab/epsilon``: one best arm, gaps 0.1 to 0.5.
 MEANS: tuple[float, ...] = (0.8, 0.7, 0.7, 0.6, 0.6, 0.5, 0.5, 0.4, 0.4, 0.3)
@@ -80,6 +80,7 @@ def _family(name: str, schema: dict[str, Param]) -> Family:
         figure=analysis.figure,
         schema=schema,
         builtin_agents=BUILTIN_AGENTS,
+        probe=probe_user,
         columns=COLUMNS,
         keys=("setting", "run", "agent", "t"),
         runs_per_task=100,

@@ -53,7 +53,7 @@ from agents.elimination import EliminationAgent
 from agents.experiments.core.checkpoints import evenly_spaced
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.user_agents import play
+from agents.experiments.core.user_agents import UserAgent, play
 from bandit_envs.graph import GraphBanditEnv
 
 N_CHECKPOINTS = 100
@@ -107,6 +107,12 @@ def instance(exp: Experiment, setting: dict[str, Any]) -> GraphBanditEnv:
         horizon=exp.horizon,
         instance_seed=0,
     )
+
+
+def probe_user(exp: Experiment, user: UserAgent) -> Any:
+    """``user``'s agent as run 0 of the first setting builds it, seeded 0 (:attr:`Family.probe`)."""
+    setting = exp.settings[0]
+    return user.build(instance(exp, setting), {k: v for k, v in setting.items() if k != "agents"}, 0, guard=False)
 
 
 def plays(exp: Experiment, setting: dict[str, Any]) -> tuple[str, ...]:
