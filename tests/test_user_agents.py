@@ -156,6 +156,20 @@ def test_user_agents_are_labelled_by_their_own_name_or_the_name_given(entries, n
     assert "make" not in summary and "MyUCBN" not in summary
 
 
+def test_a_factory_that_fails_when_built_for_its_name_is_one_sentence_before_any_run(tmp_path, capsys):
+    """The agent built before the runs to read its name fails as in a run: one sentence, exit 2, nothing written."""
+    path = tmp_path / "broken.py"
+    path.write_text("def make(env, setting, seed):\n    raise KeyError('no such agent')\n")
+    out = tmp_path / "out"
+    argv = ["run", "dp-mab/epsilon", "--runs", "1", "--horizon", "200", "--no-progress", "--agent", f"{path}:make",
+            "--out", str(out)]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    lines = [x for x in err.splitlines() if not x.startswith("Compiling numba kernels")]
+    assert lines == ["banditlab: error: agent 'make' could not be built (KeyError: 'no such agent')."], err
+    assert not out.exists()
+
+
 def test_budget_summary_shows_user_agents_in_the_table_and_claims(tmp_path):
     from agents.experiments.cli import run_experiment
 
