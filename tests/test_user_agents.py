@@ -322,6 +322,7 @@ BIG = "9" * 100_000
         (["--set", BIG], "--set must be key=value"),
         (["--set", "gap=" + BIG, "--set", "gap=" + BIG], "--set gap is given twice"),
         (["--agent", BIG + ".py:make"], "characters) cannot be read (OSError)"),
+        (["--agent", "x=" + BIG + ".py:make"], "characters) cannot be read (OSError)"),
         (["--agent", BIG + ":make"], "cannot be imported (no such module)"),
         (["--agent", "mod:" + BIG], "--agent must be module.path:Factory"),
         (["--agent", BIG], "is not a built-in agent of gap/regret-eps"),
@@ -330,8 +331,8 @@ BIG = "9" * 100_000
         (["--backend", BIG], "invalid choice"),
         ([BIG], "unrecognized arguments"),
     ],
-    ids=["set-value", "set-key", "set-form", "set-twice", "agent-file", "agent-module", "agent-factory", "agent-name"]
-    + ["jobs", "set-key-twice", "argparse-choice", "argparse-extra"],
+    ids=["set-value", "set-key", "set-form", "set-twice", "agent-file", "named-agent-file", "agent-module"]
+    + ["agent-factory", "agent-name", "jobs", "set-key-twice", "argparse-choice", "argparse-extra"],
 )
 def test_cli_quotes_a_huge_argument_by_a_short_prefix_and_its_length(argv, needle, capsys, tmp_path):
     try:

@@ -327,9 +327,11 @@ def split_name(text: str) -> tuple[str | None, str]:
     if not sep or not head or "/" in head or ":" in head or os.sep in head or head.endswith(".py"):
         return None, text
     target = text.rpartition(":")[0]
-    if target.endswith(".py") and Path(target).is_file():
-        return None, text
-    return head, tail
+    try:
+        whole = target.endswith(".py") and Path(target).is_file()
+    except OSError:  # e.g. a name too long to be a file
+        whole = False
+    return (None, text) if whole else (head, tail)
 
 
 def declared_name(factory: Factory) -> str | None:
