@@ -285,6 +285,19 @@ def test_cli_exits_1_for_a_violation_and_audits_a_user_factory(
     assert capsys.readouterr().out.splitlines()[1].startswith("mine ")
 
 
+@pytest.mark.parametrize(("agent", "label"), [("{module}:make", "make"), ("Custom={module}:make", "Custom")])
+def test_cli_audits_a_user_agent_without_a_label(agent: str, label: str, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """AGENT is optional with --agent: the audit is labelled by the name --agent gives (NAME=, else the factory's)."""
+    module = tmp_path / "my_agent.py"
+    module.write_text(
+        "from agents.audit.canaries import NonPrivateUCB\n"
+        "def make(env, setting, seed, n_envs=None):\n"
+        "    return NonPrivateUCB(2, setting['epsilon'], n_envs=n_envs, seed=seed)\n"
+    )
+    assert _main(["audit", "--agent", agent.format(module=module), "--runs", "200", "--horizon", "60"]) == 1
+    assert capsys.readouterr().out.splitlines()[1].startswith(f"{label} ")
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -295,6 +308,8 @@ def test_cli_exits_1_for_a_violation_and_audits_a_user_factory(
         (["audit", "GAP", "--env", "Foo-v0"], "env must be an env that replays reward tables"),
         (["audit", "GAP", "--unit", "report"], "unit must be 'entry' for GAP"),
         (["audit", "mine", "--agent", "no_such_module:make"], "cannot be imported"),
+        (["audit", "--agent", "no_such_module:make"], "cannot be imported"),
+        (["audit"], "audit needs AGENT (one of GAP"),
     ],
 )
 def test_cli_bad_input_exits_2_with_one_sentence(argv: list[str], message: str, capsys) -> None:  # type: ignore[no-untyped-def]

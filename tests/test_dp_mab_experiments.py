@@ -11,6 +11,7 @@ import dataclasses
 
 import gymnasium as gym
 import numpy as np
+import pandas as pd
 import pytest
 
 import bandit_envs  # noqa: F401
@@ -126,17 +127,31 @@ def test_block_checkpoints_are_cumulative_and_end_at_the_horizon():
     assert (out[:, -1] <= 300 * env.gaps.max()).all()
 
 
-def test_user_agents_are_refused_in_one_sentence(tmp_path, capsys):
+@pytest.mark.parametrize(("experiment_id", "builtin"), [("dp-mab/epsilon", "UCB"), ("graph/side-observations", "UCB")])
+def test_a_user_agent_plays_every_setting_next_to_the_built_in_agents(experiment_id, builtin, tmp_path, capsys):
+    """``--agent file.py:make`` steps the env on the same rewards: a user's single UCB equals the built-in one."""
     from agents.experiments.cli import main
 
     path = tmp_path / "mine.py"
-    path.write_text(
-        "import agents\n\n\ndef Factory(env, setting, seed):\n    return agents.UCB(env.n_arms, seed=seed)\n"
-    )
-    code = main(["run", "dp-mab/epsilon", "--quick", "--agent", f"{path}:Factory", "--no-progress"])
-    assert code == 2
-    err = capsys.readouterr().err
-    assert "runs only its built-in agents" in err and "Traceback" not in err
+    path.write_text("import agents\n\n\ndef make(env, setting, seed):\n    return agents.UCB(env.n_arms, seed=seed)\n")
+    out = tmp_path / "out"
+    argv = ["run", experiment_id, "--runs", "3", "--horizon", "300", "--jobs", "1", "--no-progress",
+            "--agent", f"{path}:make", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    results = pd.read_csv(out / "results.csv")
+    exp = get_experiment(experiment_id)
+    name = "mine.UCB"  # the agent's own name, UCB, is a built-in agent's: qualified by the file's stem
+    mine = results[results["agent"] == name]
+    assert set(mine["setting"]) == set(range(len(exp.settings)))  # every setting, every run, every checkpoint
+    assert (mine.groupby("setting").size() == 3 * 100).all()
+    assert results.notna().all().all()  # the user's rows fill the same columns as the built-in agents'
+    ours = results[results["agent"] == builtin]
+    paired = ours.merge(mine, on=["setting", "run", "t"], suffixes=("", "_mine"))
+    assert len(paired) == len(ours) > 0
+    np.testing.assert_array_equal(paired["regret_mine"].to_numpy(), paired["regret"].to_numpy())
+    assert "User agents (" in text and f"| {name} |" in text and f"{name} − {builtin}" in text
+    assert f"*{name} is below {builtin}* (your agent)" in text
 
 
 def test_report_rebuilds_the_summary(tmp_path, capsys):

@@ -21,7 +21,8 @@ from agents.experiments.cli import main, run_experiment
 from agents.experiments.core.results import ResultsError, check_complete
 from agents.experiments.registry import get_experiment
 
-#: A user agent that is interrupted (KeyboardInterrupt, as Ctrl-C) when its second copy is built, if asked to.
+#: A user agent that is interrupted (KeyboardInterrupt, as Ctrl-C) when its second copy for a task is built, if
+#: asked to (the first copy is built before the tasks, to read the agent's name).
 AGENT = """
 import os
 
@@ -32,7 +33,7 @@ BUILT = [0]
 
 def factory(env, setting, seed):
     BUILT[0] += 1
-    if os.environ.get("BANDITLAB_TEST_INTERRUPT") and BUILT[0] >= 2:
+    if os.environ.get("BANDITLAB_TEST_INTERRUPT") and BUILT[0] >= 3:
         raise KeyboardInterrupt
     return EpsilonGreedy(env.action_space.n, seed=seed)
 """

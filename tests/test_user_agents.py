@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import agents
-from agents.experiments import run
+from agents.experiments import get_experiment, run
 from agents.experiments.budget.paper import PAPER_BEST_ALPHA
 from agents.experiments.cli import main
 from agents.experiments.core.user_agents import UserAgentError
@@ -71,7 +71,7 @@ def test_plain_python_ucb_gives_exactly_the_numbers_of_agents_ucb():
 def test_a_user_agent_on_the_gap_family_equals_the_same_agent_built_in(tmp_path):
     df = run("gap/regret-eps", agents=["GAP", agents.UCBN, ("again", agents.UCBN)], runs=2, horizon=1500)
     assert list(df.columns) == ["gap", "edge_probability", "epsilon", "setting", "run", "agent", "t", "regret"]
-    a, b = df[df["agent"] == "UCBN"], df[df["agent"] == "again"]
+    a, b = df[df["agent"] == "UCB-N"], df[df["agent"] == "again"]  # the class's own name, or the one given
     np.testing.assert_array_equal(a["regret"].to_numpy(), b["regret"].to_numpy())
     gap_final = df[(df["agent"] == "GAP") & (df["t"] == 1500)]["regret"].mean()
     assert a[a["t"] == 1500]["regret"].mean() < gap_final  # UCB-N is not private: far less regret
@@ -107,10 +107,67 @@ def test_cli_agent_from_a_file_and_a_module(tmp_path, capsys):
     assert main(argv) == 0
     text = capsys.readouterr().out
     results = pd.read_csv(out / "results.csv")
-    assert {"make", "Random", "GAP", "DPSE"} <= set(results["agent"])
-    assert "make − GAP" in text and "Random − GAP" in text and "| AAE | make | Random |" in text
+    # Labelled by the agents' own names: make builds a UCBN (UCB-N), agents.Random declares Random.
+    assert {"UCB-N", "Random", "GAP", "DPSE"} <= set(results["agent"])
+    assert "UCB-N − GAP" in text and "Random − GAP" in text and "| AAE | UCB-N | Random |" in text
     assert (out / "figure.png").stat().st_size > 0
-    assert "## Your agents against the paper's" in text and "*make is below GAP* (your agent)" in text
+    assert "## Your agents against the paper's" in text and "*UCB-N is below GAP* (your agent)" in text
+
+
+NAMED_AGENT = textwrap.dedent(
+    """
+    import agents
+
+    class MyUCBN(agents.UCBN):
+        name = "Mine"
+
+    def make(env, setting, seed):
+        return MyUCBN(env.action_space.n, seed=seed)
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("entries", "names"),
+    [
+        (["{path}:MyUCBN"], ["Mine"]),  # a class: its declared name, without building it
+        (["{path}:make", "Custom={path}:make"], ["Mine", "Custom"]),  # a factory: its agent's name; NAME= wins
+        (["a=b/mine.py:make"], ["Mine"]),  # a relative path holding "=" names no agent
+    ],
+)
+def test_user_agents_are_labelled_by_their_own_name_or_the_name_given(entries, names, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "a=b"
+    folder.mkdir()
+    path = folder / "mine.py"
+    path.write_text(NAMED_AGENT)
+    out = tmp_path / "out"
+    argv = ["run", "gap/regret-eps", "--runs", "1", "--horizon", "200", "--jobs", "1", "--no-progress",
+            "--out", str(out)]  # fmt: skip
+    for entry in entries:
+        argv += ["--agent", entry.format(path=path)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    results = pd.read_csv(out / "results.csv")
+    assert set(results["agent"]) == {*get_experiment("gap/regret-eps").agents, *names}
+    summary = (out / "summary.md").read_text()
+    for name in names:
+        assert f"{name} − GAP" in summary and f"*{name} is below GAP* (your agent)" in summary
+    assert "make" not in summary and "MyUCBN" not in summary
+
+
+def test_a_factory_that_fails_when_built_for_its_name_is_one_sentence_before_any_run(tmp_path, capsys):
+    """The agent built before the runs to read its name fails as in a run: one sentence, exit 2, nothing written."""
+    path = tmp_path / "broken.py"
+    path.write_text("def make(env, setting, seed):\n    raise KeyError('no such agent')\n")
+    out = tmp_path / "out"
+    argv = ["run", "dp-mab/epsilon", "--runs", "1", "--horizon", "200", "--no-progress", "--agent", f"{path}:make",
+            "--out", str(out)]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    lines = [x for x in err.splitlines() if not x.startswith("Compiling numba kernels")]
+    assert lines == ["banditlab: error: agent 'make' could not be built (KeyError: 'no such agent')."], err
+    assert not out.exists()
 
 
 def test_budget_summary_shows_user_agents_in_the_table_and_claims(tmp_path):
@@ -199,7 +256,7 @@ def test_meta_records_provenance(tmp_path):
     meta = json.loads((folder / "meta.json").read_text())
     for key in ("version", "git_commit", "command", "python", "numpy", "numba", "jobs", "seconds"):
         assert key in meta
-    assert meta["agents"][-1] == "UCBN" and meta["user_agents"] == {"UCBN": "agents:UCBN"}
+    assert meta["agents"][-1] == "UCB-N" and meta["user_agents"] == {"UCB-N": "agents:UCBN"}
     assert meta["overrides"] == {"gap": 0.25}
 
 
@@ -265,6 +322,7 @@ BIG = "9" * 100_000
         (["--set", BIG], "--set must be key=value"),
         (["--set", "gap=" + BIG, "--set", "gap=" + BIG], "--set gap is given twice"),
         (["--agent", BIG + ".py:make"], "characters) cannot be read (OSError)"),
+        (["--agent", "x=" + BIG + ".py:make"], "characters) cannot be read (OSError)"),
         (["--agent", BIG + ":make"], "cannot be imported (no such module)"),
         (["--agent", "mod:" + BIG], "--agent must be module.path:Factory"),
         (["--agent", BIG], "is not a built-in agent of gap/regret-eps"),
@@ -273,8 +331,8 @@ BIG = "9" * 100_000
         (["--backend", BIG], "invalid choice"),
         ([BIG], "unrecognized arguments"),
     ],
-    ids=["set-value", "set-key", "set-form", "set-twice", "agent-file", "agent-module", "agent-factory", "agent-name"]
-    + ["jobs", "set-key-twice", "argparse-choice", "argparse-extra"],
+    ids=["set-value", "set-key", "set-form", "set-twice", "agent-file", "named-agent-file", "agent-module"]
+    + ["agent-factory", "agent-name", "jobs", "set-key-twice", "argparse-choice", "argparse-extra"],
 )
 def test_cli_quotes_a_huge_argument_by_a_short_prefix_and_its_length(argv, needle, capsys, tmp_path):
     try:

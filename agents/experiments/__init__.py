@@ -4,7 +4,8 @@
 agents (any callable building an agent from the experiment's env, setting and seed) run next to
 the built-in ones on the same instances and reward draws. Families: ``gap`` (graph feedback and
 DP, the GAP paper), ``budget`` (privacy-budget selection), ``ldp`` (LDP contextual bandits),
-``rl`` (stable-baselines3 agents); ``core`` is the engine they share.
+``dpmab`` (central-DP agents and side observations), ``rl`` (stable-baselines3 agents); ``core``
+is the engine they share.
 """
 
 from agents.experiments.api import UsageError, run, run_experiment

@@ -6,7 +6,8 @@
 ``agents`` mixes built-in names (the family's, with their compiled fast paths) and user entries:
 any callable that builds an agent from ``(env, setting, seed)`` (and ``n_envs`` if it supports
 batches), an :class:`agents.base.Agent` subclass, ``"module.path:Factory"`` or
-``"path/to/file.py:Factory"`` text, or a ``(name, factory)`` pair. ``None`` keeps the
+``"path/to/file.py:Factory"`` text (``"NAME=..."`` to name it), or a ``(name, factory)`` pair;
+a user agent not named so is labelled by its own ``name`` (:func:`configure`). ``None`` keeps the
 experiment's own agents. :func:`run_experiment` does the same and also writes ``results.csv``,
 ``meta.json``, ``summary.md`` and ``figure.png`` to a folder, resumable (the CLI uses it). It
 never replaces or deletes a file it did not write there itself
@@ -36,7 +37,7 @@ from agents.experiments.core.partial import PARTS, ManifestMismatch, PartialStor
 from agents.experiments.core.results import META, RESULTS, provenance, to_frame, write_csv
 from agents.experiments.core.runner import SettingError, Task, default_jobs, tasks_for
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.user_agents import UserAgent, UserAgentError, user_agent
+from agents.experiments.core.user_agents import UserAgent, UserAgentError, agent_name, qualified, user_agent
 from agents.experiments.registry import get_experiment
 from bandit_envs.validation import check_memory, memory_limit, summarize
 
@@ -108,7 +109,10 @@ def configure(
     """The concrete experiment: scale, agents (built-in and user), data, overridden parameters.
 
     ``agents`` replaces the experiment's agents (``None`` keeps them); ``extra_agents`` are
-    added after them (the CLI's ``--agent``). Raises :class:`UsageError` with one sentence.
+    added after them (the CLI's ``--agent``). A user agent that is neither named (``NAME=``, a
+    ``(name, factory)`` pair) nor a class declaring its ``name`` is built once here, as the first
+    run of the first setting would build it with seed 0, and labelled by that agent's ``name`` if
+    it has one (:func:`_named_by_their_agents`). Raises :class:`UsageError` with one sentence.
     """
     try:
         exp = get_experiment(experiment_id).scaled(quick=quick, runs=runs, horizon=horizon)
@@ -131,6 +135,7 @@ def configure(
             exp = family.prepare(exp, data, seed).with_overrides(dict(overrides or {}))
         if family.validate is not None:
             family.validate(exp)
+        exp = _named_by_their_agents(exp)
     except (ValueError, OSError) as exc:  # a bad agent, --set, or --data (missing or corrupt file, too few users)
         raise UsageError(str(exc)) from None
     check_scale(exp)
@@ -197,6 +202,35 @@ def _with_agents(exp: Experiment, agents: Sequence[AgentEntry] | None, extra: Se
     # Names the family does not build itself (e.g. the LDP family's "uniform random" line) stay listed.
     listed = (*builtin, *(a for a in exp.agents if a not in known and a not in builtin))
     return replace(exp, agents=tuple(listed), user_agents=tuple(users), settings=settings)
+
+
+def _named_by_their_agents(exp: Experiment) -> Experiment:
+    """Name each user agent known only by its function factory's name after the agent it builds, if that has one.
+
+    The family builds the agent once, as the first run of the first setting would with seed 0
+    (:attr:`~agents.experiments.core.spec.Family.probe`); a factory that fails there is reported as
+    in a run (:class:`UserAgentError`). A name that clashes is qualified by the module, as a factory's
+    name is; one that still clashes is refused.
+    """
+    probe = exp.family.probe
+    if probe is None or all(u.named for u in exp.user_agents):
+        return exp
+    users = list(exp.user_agents)
+    renamed: dict[str, str] = {}
+    for i, user in enumerate(users):
+        if user.named or (built := agent_name(probe(exp, user))) is None:
+            continue
+        taken = [*exp.agents, *exp.family.builtin_agents, *(u.name for j, u in enumerate(users) if j != i)]
+        name = qualified(built, user.ref, taken)
+        if name in taken:
+            raise UserAgentError(
+                f"agent names must be unique, but {summarize(name)} (the name of the agent {user.name} builds) is "
+                f"given twice; name it with --agent NAME={summarize(user.key)}."
+            )
+        renamed[user.name] = name
+        users[i] = replace(user, name=name)
+    settings = tuple({**s, "agent": renamed[s["agent"]]} if s.get("agent") in renamed else s for s in exp.settings)
+    return replace(exp, user_agents=tuple(users), settings=settings)
 
 
 def _data_names(exp: Experiment) -> dict[str, str]:

@@ -1,12 +1,12 @@
 """``banditlab``: list, run and report the source papers' experiments, with your own agents beside them.
 
 ``banditlab list`` prints the ids; ``banditlab run ID [--quick] [--runs N] [--jobs J]
-[--horizon T] [--seed S] [--out DIR] [--agent module.path:Factory | path/to/file.py:Factory]...
+[--horizon T] [--seed S] [--out DIR] [--agent [NAME=]module.path:Factory | [NAME=]path/to/file.py:Factory]...
 [--set key=value]... [--data D]... [--backend local|dask --scheduler ADDRESS [--timeout S]]
 [--task-timeout S] [--fresh] [--force]`` runs one and writes ``results.csv`` (tidy), ``meta.json``, ``figure.png``
 and ``summary.md`` (the paper's numbers and claims beside ours) into ``DIR``; ``banditlab report
-ID DIR`` rebuilds the summary and figure from ``DIR/results.csv``; ``banditlab audit AGENT
-[--epsilon E] [--delta D] [--env ID] [--runs N] [--agent module:Factory] [--seed S] [--horizon T]
+ID DIR`` rebuilds the summary and figure from ``DIR/results.csv``; ``banditlab audit [AGENT]
+[--epsilon E] [--delta D] [--env ID] [--runs N] [--agent [NAME=]module:Factory] [--seed S] [--horizon T]
 [--group G] [--unit entry|report] [--view arms|releases]`` audits an agent's privacy claim empirically
 (:mod:`agents.audit`, docs/audit.md) and prints the table line and the details; it exits 1 when the
 audit finds a violation, 0 otherwise, and 2 for bad input. ``banditlab audit all --out DIR [--runs N]
@@ -83,7 +83,7 @@ from agents.experiments.core.results import (
     read_meta,
     read_results,
 )
-from agents.experiments.core.user_agents import UserAgentError
+from agents.experiments.core.user_agents import UserAgentError, user_agent
 from agents.experiments.registry import EXPERIMENTS, get_experiment
 from bandit_envs.validation import shorten, summarize
 
@@ -163,9 +163,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--agent",
         action="append",
         default=[],
-        metavar="MODULE:FACTORY",
+        metavar="[NAME=]MODULE:FACTORY",
         help="add your agent: module.path:Factory or path/to/file.py:Factory, a callable (env, setting, seed) -> "
-        "agent, or an agents.Agent subclass (repeatable)",
+        "agent, or an agents.Agent subclass (repeatable); labelled NAME if given, else by the agent's own name "
+        "(its class's name attribute, or that of one agent the factory builds before the runs), else by the "
+        "factory's name",
     )
     run.add_argument(
         "--set",
@@ -255,8 +257,9 @@ def _add_audit(sub: Any) -> None:
     audit.add_argument(
         "agent",
         metavar="AGENT",
-        help=f"one of {', '.join(BUILTINS)}, another agent class of the agents package, the label of --agent, or "
-        "all (every private agent's audit, with --out)",
+        nargs="?",
+        help=f"one of {', '.join(BUILTINS)}, another agent class of the agents package, the label of --agent "
+        "(optional: by default the name --agent gives it), or all (every private agent's audit, with --out)",
     )
     audit.add_argument("--epsilon", type=_epsilon, default=1.0, help="ε to build the agent with (default 1)")
     audit.add_argument("--delta", type=_delta, help="claimed δ (default: the agent's per-report δ, else 0)")
@@ -273,9 +276,10 @@ def _add_audit(sub: Any) -> None:
     audit.add_argument(
         "--agent",
         dest="factory",
-        metavar="MODULE:FACTORY",
-        help="audit your agent: module.path:Factory or path/to/file.py:Factory, as for `banditlab run --agent`; the "
-        "changed reward is searched across the horizon (the report's note lists the rounds tried)",
+        metavar="[NAME=]MODULE:FACTORY",
+        help="audit your agent: module.path:Factory or path/to/file.py:Factory, as for `banditlab run --agent`; "
+        "labelled AGENT if given, else NAME, else its class's name attribute, else the factory's name; the changed "
+        "reward is searched across the horizon (the report's note lists the rounds tried)",
     )
     audit.add_argument("--seed", type=_positive("--seed", 0), default=0, help="seed of every run's noise")
     audit.add_argument("--horizon", type=_positive("--horizon", 2), help="rounds per run (default: per agent)")
@@ -302,10 +306,24 @@ def _add_audit(sub: Any) -> None:
 
 def _audit(args: argparse.Namespace) -> int:
     """``banditlab audit``: the report on stdout; exit 1 for a violation, 2 for bad input."""
-    from agents.audit import VIOLATION, run_audit, subject_for
+    from agents.audit import BUILTINS, VIOLATION, run_audit, subject_for
     from agents.audit.procedure import check_size
 
-    if args.agent.lower() == "all":
+    labelled = args.agent is not None
+    if not labelled:
+        if args.factory is None:
+            print(
+                f"banditlab: error: audit needs AGENT (one of {', '.join(BUILTINS)}, another agent class of the "
+                "agents package, or all) or --agent MODULE:FACTORY.",
+                file=sys.stderr,
+            )
+            return 2
+        try:  # the name banditlab run would give it without building it
+            args.agent = user_agent(args.factory, ()).name
+        except UserAgentError as exc:
+            print(f"banditlab: error: {exc}", file=sys.stderr)
+            return 2
+    if labelled and args.agent.lower() == "all":
         return _audit_all(args)
     if args.out is not None:
         print(

@@ -15,7 +15,7 @@ import numpy as np
 
 from agents.experiments.budget import analysis
 from agents.experiments.budget.paper import ALPHA_GRIDS, N_USERS, PAPER_BEST_ALPHA, PAPER_GAMMA
-from agents.experiments.budget.task import BUILTIN_AGENTS, budget_task
+from agents.experiments.budget.task import BUILTIN_AGENTS, budget_task, probe_user
 from agents.experiments.core.claims import Best, Claim, Compare, Peak
 from agents.experiments.core.data import scenario_of
 from agents.experiments.core.spec import Experiment, Family, Param
@@ -106,6 +106,7 @@ FAMILY = Family(
     schema=SCHEMA,
     builtin_agents=BUILTIN_AGENTS,
     prepare=prepare,
+    probe=probe_user,
     takes_data=True,
     columns=("scenario", "agent", "alpha", "gamma", "user", "t", "payoff", "regret"),
     keys=("scenario", "agent", "alpha", "gamma", "user", "t"),

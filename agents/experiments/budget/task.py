@@ -24,7 +24,7 @@ from agents.budget_agents import SMUCB, FixedArm
 from agents.experiments.core.checkpoints import evenly_spaced
 from agents.experiments.core.seeds import agent_seed
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.user_agents import play
+from agents.experiments.core.user_agents import UserAgent, first_setting, play
 from agents.index import UCB, Random
 from bandit_envs.budget.gowalla import PrivacyBudgetGowallaEnv, PrivacyBudgetGowallaVectorEnv
 from bandit_envs.budget.movielens import PrivacyBudgetMovieLensEnv, PrivacyBudgetMovieLensVectorEnv
@@ -45,6 +45,16 @@ def single_env(scenario: str, data: Any, user: int, gamma: float, horizon: int) 
     """The scenario's single env for one user."""
     cls = PrivacyBudgetMovieLensEnv if scenario == "movielens" else PrivacyBudgetGowallaEnv
     return cls(user=user, data=data, gamma=gamma, horizon=horizon)
+
+
+def probe_user(exp: Experiment, user: UserAgent) -> Any:
+    """``user``'s agent for the first user of its first setting, seeded 0 (:attr:`Family.probe`)."""
+    s = first_setting(exp.settings, user)
+    if user.batched():
+        env = vector_env(s["scenario"], s["data"], s["users"][:1], float(s["gamma"]), exp.horizon)
+        return user.build(env, s, 0, n_envs=1, guard=False)
+    return user.build(single_env(s["scenario"], s["data"], s["users"][0], float(s["gamma"]), exp.horizon), s, 0,
+                      guard=False)  # fmt: skip
 
 
 def make_budget_agent(name: str, n_envs: int, alpha: Any, seed: int) -> Agent:

@@ -118,6 +118,10 @@ class Family:
     #: Runs one task plays (as copies of batched agents on a native vector env): a task is then a
     #: setting and the block of runs ``run .. run + runs_per_task - 1`` (fewer at the end).
     runs_per_task: int = 1
+    #: Builds a user agent as the first run of its first setting would, with seed 0 (``probe(experiment,
+    #: user)``, the agent unguarded), so that :func:`agents.experiments.api.configure` can read its
+    #: ``name`` (:func:`~agents.experiments.core.user_agents.agent_name`); ``None``: never built early.
+    probe: Callable[[Experiment, UserAgent], Any] | None = None
     #: Most rows one run of one agent records (its checkpoints, or 1 for a run summarized in one
     #: row): the scale check (:func:`agents.experiments.api.check_scale`) bounds the results by it.
     checkpoints: int = 100

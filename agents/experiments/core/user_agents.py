@@ -61,6 +61,9 @@ class UserAgent:
     name: str
     ref: str | Factory = field(compare=False)
     key: str = ""
+    #: Whether ``name`` is final: given, or declared by the class; else the factory's name, which the
+    #: name of the agent it builds may replace (:func:`agent_name`).
+    named: bool = field(default=True, compare=False)
 
     def factory(self) -> Factory:
         """The callable (imported on first use in this process)."""
@@ -313,12 +316,42 @@ def _ref_key(ref: str | Factory) -> str:
     return f"{getattr(ref, '__module__', '?')}:{getattr(ref, '__qualname__', repr(ref))}"
 
 
+def split_name(text: str) -> tuple[str | None, str]:
+    """``(NAME, REF)`` of an ``--agent NAME=REF`` text, ``(None, text)`` if it names no agent.
+
+    NAME is the part before the first ``=`` when it is not empty, holds no ``/`` or ``:`` and does
+    not end with ``.py``; a text whose ``file.py`` (before the last ``:``) is an existing file is a
+    reference as a whole, so a path holding ``=`` still works.
+    """
+    head, sep, tail = text.partition("=")
+    if not sep or not head or "/" in head or ":" in head or os.sep in head or head.endswith(".py"):
+        return None, text
+    target = text.rpartition(":")[0]
+    try:
+        whole = target.endswith(".py") and Path(target).is_file()
+    except OSError:  # e.g. a name too long to be a file
+        whole = False
+    return (None, text) if whole else (head, tail)
+
+
+def declared_name(factory: Factory) -> str | None:
+    """The name a class declares as its string class attribute ``name``, if not :class:`agents.base.Agent`'s default."""
+    if not isinstance(factory, type):
+        return None
+    name = getattr(factory, "name", None)
+    return name if isinstance(name, str) and name and name != Agent.name else None
+
+
 def user_agent(entry: str | Factory | UserAgent | tuple[str, str | Factory], taken: Sequence[str]) -> UserAgent:
     """A :class:`UserAgent` from an ``--agent`` text, a callable, a ``(name, ref)`` pair or a UserAgent.
 
-    ``taken`` are the names already in the comparison; a default name that clashes with one of
-    them is qualified by its module. A string reference is resolved at once (so a typo is
-    reported before any work starts) and kept as text; a ``.py`` path is made absolute.
+    The name is the one given (``(name, ref)``, or ``NAME=REF`` text: :func:`split_name`), else
+    the ``name`` a class declares (:func:`declared_name`), else the factory's own name (a function
+    factory's ``__name__``; :func:`agents.experiments.api.configure` then builds one agent to read
+    its ``name``: :func:`agent_name`). ``taken`` are the names already in the comparison; a name
+    that was not given and clashes with one of them is qualified by its module, a given one is
+    refused. A string reference is resolved at once (so a typo is reported before any work
+    starts) and kept as text; a ``.py`` path is made absolute.
     """
     if isinstance(entry, UserAgent):
         return entry
@@ -327,6 +360,8 @@ def user_agent(entry: str | Factory | UserAgent | tuple[str, str | Factory], tak
         if len(entry) != 2 or not isinstance(entry[0], str):
             raise UserAgentError(f"an agent given as a tuple must be (name, factory), got {summarize(entry)}.")
         name, ref = entry
+    elif isinstance(entry, str):
+        name, ref = split_name(entry)
     else:
         ref = entry
     if isinstance(ref, str):
@@ -340,18 +375,35 @@ def user_agent(entry: str | Factory | UserAgent | tuple[str, str | Factory], tak
         raise UserAgentError(
             f"an agent must be a built-in name, a callable or module:Factory text, got {summarize(ref)}."
         )
+    given = name is not None
     if name is None:
-        name = str(getattr(factory, "__name__", "agent"))
-        if name in taken:  # qualify by the module as the user wrote it (a file by its stem)
-            if isinstance(ref, str):
-                target = ref.rpartition(":")[0]
-                module = Path(target).stem if target.endswith(".py") else target
-            else:
-                module = str(getattr(factory, "__module__", "user"))
-            name = f"{module}.{name}"
+        name = qualified(declared_name(factory) or str(getattr(factory, "__name__", "agent")), ref, taken)
     if name in taken:
         raise UserAgentError(f"agent names must be unique, but {summarize(name)} is given twice.")
-    return UserAgent(name=name, ref=ref, key=_ref_key(ref))
+    return UserAgent(name=name, ref=ref, key=_ref_key(ref), named=given or declared_name(factory) is not None)
+
+
+def agent_name(agent: Any) -> str | None:
+    """The ``name`` a built agent gives itself (a non-empty string other than Agent's default), if any."""
+    name = getattr(agent, "name", None)
+    return name if isinstance(name, str) and name and name != Agent.name else None
+
+
+def first_setting(settings: Sequence[Mapping[str, Any]], user: UserAgent) -> dict[str, Any]:
+    """The first of ``settings`` naming ``user`` as its ``agent`` (a setting per agent), else the first."""
+    return dict(next((s for s in settings if s.get("agent") == user.name), settings[0]))
+
+
+def qualified(name: str, ref: str | Factory, taken: Sequence[str]) -> str:
+    """``name``, qualified by the module as the user wrote it (a file by its stem) if it is in ``taken``."""
+    if name not in taken:
+        return name
+    if isinstance(ref, str):
+        target = ref.rpartition(":")[0]
+        module = Path(target).stem if target.endswith(".py") else target
+    else:
+        module = str(getattr(ref, "__module__", "user"))
+    return f"{module}.{name}"
 
 
 # ------------------------------------------------------------------------------- stepping

@@ -27,6 +27,7 @@ from agents.experiments.core.claims import (
     settle,
     sided,
     tally,
+    user_claims,
 )
 from agents.experiments.core.figures import regret_figure as _regret_figure
 from agents.experiments.core.spec import Experiment
@@ -137,7 +138,8 @@ def summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any]) -> 
         str(exp.options.get("note", "")),
         "",
     ]
-    lines += run_notes(exp.overrides, [], "")
+    users = [u.name for u in exp.user_agents]
+    lines += run_notes(exp.overrides, users, "through the step API at every setting, same reward draws")
     key = exp.varied or "epsilon"
     cols = sorted(range(len(exp.settings)), key=lambda i: float(exp.settings[i][key]))
     lines += [
@@ -146,7 +148,7 @@ def summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any]) -> 
         "| agent | " + " | ".join(fmt_setting(exp.settings[i]) for i in cols) + " |",
         "|---|" + "---|" * len(cols),
     ]
-    for a in exp.agents:
+    for a in exp.all_agents:
         cells = []
         for i in cols:
             if final.get((i, a)):
@@ -155,7 +157,9 @@ def summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any]) -> 
             else:
                 cells.append("–")
         lines.append(f"| {a} | " + " | ".join(cells) + " |")
-    compares = [c.check for c in exp.claims if isinstance(c.check, Compare)]
+    # Each user agent against each built-in agent: the same paired differences, no claim of a paper.
+    mine = user_claims(users, exp.agents, "<")
+    compares = [c.check for c in (*exp.claims, *mine) if isinstance(c.check, Compare)]
     if compares:
         lines += ["", "## Paired differences at T (95% CI over runs)", ""]
         lines += ["| setting | " + " | ".join(f"{c.a} − {c.b}" for c in compares) + " |"]
@@ -172,6 +176,7 @@ def summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any]) -> 
                 lines.append(f"| {fmt_setting(exp.settings[i])} | " + " | ".join(cells) + " |")
         lines.append("")
     lines += claims_section(exp.claims, lambda c: verdict(c, exp, final), note=exp.scale_note(), title="Claims")
+    lines += claims_section(mine, lambda c: verdict(c, exp, final), title="Your agents against the built-in ones")
     return "\n".join(lines)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from agents.experiments.core.claims import Claim, Compare, Shape, Trend
 from agents.experiments.core.spec import Experiment, Family, Param
 from agents.experiments.dpmab import analysis
-from agents.experiments.dpmab.task import BUILTIN_AGENTS, regret_task
+from agents.experiments.dpmab.task import BUILTIN_AGENTS, probe_user, regret_task
 
 #: The Bernoulli means of ``dp-mab/epsilon``: one best arm, gaps 0.1 to 0.5.
 MEANS: tuple[float, ...] = (0.8, 0.7, 0.7, 0.6, 0.6, 0.5, 0.5, 0.4, 0.4, 0.3)
@@ -71,18 +71,8 @@ SIDE_SCHEMA: dict[str, Param] = {"epsilon": Param("epsilon", float, "ε of GAP",
 COLUMNS = ("setting", "run", "agent", "t", "regret")
 
 
-def no_user_agents(experiment: Experiment) -> None:
-    """Refuse user agents in one sentence: these tasks play built-in batched agents on reward tables only."""
-    if experiment.user_agents:
-        names = ", ".join(u.name for u in experiment.user_agents)
-        raise ValueError(
-            f"{experiment.id} runs only its built-in agents ({', '.join(experiment.family.builtin_agents)}), "
-            f"got user agents {names}; run them on the gap/ regret experiments instead."
-        )
-
-
 def _family(name: str, schema: dict[str, Param]) -> Family:
-    """A family of batched built-in agents on reward tables: the same task, analysis and columns, its own schema."""
+    """A family of batched built-in agents on reward tables (user agents step the env): same task, analysis, columns."""
     return Family(
         name=name,
         task=regret_task,
@@ -90,9 +80,9 @@ def _family(name: str, schema: dict[str, Param]) -> Family:
         figure=analysis.figure,
         schema=schema,
         builtin_agents=BUILTIN_AGENTS,
+        probe=probe_user,
         columns=COLUMNS,
         keys=("setting", "run", "agent", "t"),
-        validate=no_user_agents,
         runs_per_task=100,
     )
 

@@ -19,6 +19,11 @@ run ``r0 + i`` (copy i of a batch seeded s plays as a single agent seeded s + i)
 agents with per-copy streams (the central-DP agents, Exp3SET/Exp3IX) and the deterministic ones
 (UCB, UCB-N, KL-UCB). ``ThompsonSampling`` draws every copy's samples from one generator, so its
 run r depends on the block it is played in (the same for a given ``runs_per_task``).
+
+A user agent plays every setting, one run at a time through the step API
+(:func:`~agents.experiments.core.user_agents.play`): it is built for the setting's env with run
+``r``'s agent seed and steps it from ``reset(seed=table_seed(base, r))``, so it reads the same
+rewards as the built-in agents, and its rows have the same checkpoints and columns.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from agents.elimination import EliminationAgent
 from agents.experiments.core.checkpoints import evenly_spaced
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment
+from agents.experiments.core.user_agents import UserAgent, play
 from bandit_envs.graph import GraphBanditEnv
 
 N_CHECKPOINTS = 100
@@ -101,6 +107,12 @@ def instance(exp: Experiment, setting: dict[str, Any]) -> GraphBanditEnv:
         horizon=exp.horizon,
         instance_seed=0,
     )
+
+
+def probe_user(exp: Experiment, user: UserAgent) -> Any:
+    """``user``'s agent as run 0 of the first setting builds it, seeded 0 (:attr:`Family.probe`)."""
+    setting = exp.settings[0]
+    return user.build(instance(exp, setting), {k: v for k, v in setting.items() if k != "agents"}, 0, guard=False)
 
 
 def plays(exp: Experiment, setting: dict[str, Any]) -> tuple[str, ...]:
@@ -183,7 +195,10 @@ def simulate_run(
 
 
 def regret_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -> list[dict[str, Any]]:
-    """Cumulative regret at ``N_CHECKPOINTS`` rounds of every agent of a setting, runs ``run .. run + B − 1``."""
+    """Cumulative regret at ``N_CHECKPOINTS`` rounds of a setting's agents, runs ``run .. run + B − 1``.
+
+    A user agent plays every setting (see the module docstring).
+    """
     setting = exp.settings[setting_index]
     env = instance(exp, setting)
     runs = list(range(run, min(run + exp.family.runs_per_task, exp.runs)))
@@ -203,7 +218,10 @@ def regret_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -
             batched.append((name, agent))
     played = play_batches([a for _, a in batched], env, seeds, checkpoints)
     regrets.update({name: out for (name, _), out in zip(batched, played, strict=True)})
-    for name in names:
+    for user in exp.user_agents:
+        regrets[user.name] = np.stack([play(env, user.build(env, shown, run_seed(base_seed, r)), exp.horizon,
+                                            checkpoints, s)[0] for r, s in zip(runs, seeds, strict=True)])  # fmt: skip
+    for name in (*names, *(u.name for u in exp.user_agents)):
         regret = regrets[name]
         for i, r in enumerate(runs):
             for t, reg in zip(checkpoints.tolist(), regret[i].tolist(), strict=True):

@@ -12,7 +12,7 @@ import itertools
 from agents.experiments.core.claims import AtLeast, Claim, Compare, Gap, Trend, Trends
 from agents.experiments.core.spec import Experiment, Family, Param
 from agents.experiments.gap import analysis
-from agents.experiments.gap.task import BUILTIN_AGENTS, privacy_task, regret_task
+from agents.experiments.gap.task import BUILTIN_AGENTS, privacy_task, probe_user, regret_task
 from bandit_envs.graph import GraphBanditEnv
 
 #: Gap paper, Table 1: percentage of identical arm sequences, keyed by (Δmin, p, ε).
@@ -103,6 +103,7 @@ PRIVACY = Family(
     figure=analysis.privacy_figure,
     schema=SCHEMA,
     builtin_agents=BUILTIN_AGENTS,
+    probe=probe_user,
     validate=check_instances,
     columns=("setting", "run", "agent", "entry_observed", "identical", "first_difference"),
     keys=("setting", "run", "agent"),
@@ -115,6 +116,7 @@ REGRET = Family(
     figure=analysis.regret_figure,
     schema=SCHEMA,
     builtin_agents=BUILTIN_AGENTS,
+    probe=probe_user,
     validate=check_instances,
     columns=("setting", "run", "agent", "t", "regret"),
     keys=("setting", "run", "agent", "t"),

@@ -19,7 +19,7 @@ from agents.elimination import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAge
 from agents.experiments.core.checkpoints import evenly_spaced
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.user_agents import play
+from agents.experiments.core.user_agents import UserAgent, play
 from agents.tables import UniformTable
 from bandit_envs.graph import GraphBanditEnv
 
@@ -55,6 +55,11 @@ def instance(exp: Experiment, setting_index: int, run: int) -> GraphBanditEnv:
         horizon=exp.horizon,
         instance_seed=run,
     )
+
+
+def probe_user(exp: Experiment, user: UserAgent) -> Any:
+    """``user``'s agent as run 0 of the first setting builds it, seeded 0 (:attr:`Family.probe`)."""
+    return user.build(instance(exp, 0, 0), exp.settings[0], 0, guard=False)
 
 
 #: Largest table of uniforms a task keeps in memory (and shares between its settings and agents);

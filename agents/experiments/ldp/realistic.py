@@ -31,6 +31,7 @@ import numpy as np
 from agents.experiments.core.data import scenario_of
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment
+from agents.experiments.core.user_agents import UserAgent, first_setting
 from agents.experiments.ldp.task import N_CHECKPOINTS as N_CHECKPOINTS
 from agents.experiments.ldp.task import (
     busiest_user_reports,
@@ -83,6 +84,13 @@ def datasets(data: Sequence[str] | None) -> list[dict[str, Any]]:
             for c in constructions
         ]
     return out
+
+
+def probe_user(exp: Experiment, user: UserAgent) -> Any:
+    """``user``'s agent as run 0 of its first setting builds it, seeded 0 (:attr:`Family.probe`)."""
+    setting = first_setting(exp.settings, user)
+    label = {k: v for k, v in setting.items() if k != "data"}
+    return user.build(make_env(setting, exp.horizon), label, 0, guard=False)
 
 
 def make_env(setting: dict[str, Any], horizon: int) -> Env:

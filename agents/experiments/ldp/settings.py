@@ -15,7 +15,7 @@ from agents.experiments.core.claims import Claim, Compare, Shape, Trend
 from agents.experiments.core.data import scenario_of
 from agents.experiments.core.spec import Experiment, Family, Param
 from agents.experiments.ldp import analysis, realistic, realistic_analysis
-from agents.experiments.ldp.task import BUILTIN_AGENTS, ldp_task
+from agents.experiments.ldp.task import BUILTIN_AGENTS, ldp_task, probe_user
 from bandit_envs.recommendation.movielens import MovieLensRecommendationEnv
 
 
@@ -97,6 +97,7 @@ FAMILY = Family(
     schema=SCHEMA,
     builtin_agents=BUILTIN_AGENTS,
     prepare=prepare,
+    probe=probe_user,
     takes_data=True,
     columns=("agent", "epsilon", "sigma_method", "bonus", "grid", "run", "t", "regret"),
     keys=("setting", "run", "agent", "t"),
@@ -135,6 +136,7 @@ REALISTIC_FAMILY = Family(
     figure=realistic_analysis.realistic_figure,
     builtin_agents=realistic.BUILTIN_AGENTS,
     prepare=realistic.prepare,
+    probe=realistic.probe_user,
     takes_data=True,
     columns=("dataset", "agent", "mechanism", "epsilon", "run", "t", "regret", "max_user_reports"),
     keys=("setting", "run", "agent", "t"),

@@ -20,7 +20,7 @@ import numpy as np
 
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.user_agents import play
+from agents.experiments.core.user_agents import UserAgent, first_setting, play
 from agents.linear import LDPLinUCB, LinUCB
 from bandit_envs.recommendation.movielens import MovieLensRecommendationEnv
 
@@ -117,6 +117,13 @@ def user_agent_regret(
         return None
     regret, _ = play(env, user.build(env, label, policy_seed), exp.horizon, checkpoints, seed)
     return [(t, float(reg)) for t, reg in zip(checkpoints, regret.tolist(), strict=True)]
+
+
+def probe_user(exp: Experiment, user: UserAgent) -> Any:
+    """``user``'s agent as run 0 of its first setting builds it, seeded 0 (:attr:`Family.probe`)."""
+    setting = first_setting(exp.settings, user)
+    env = MovieLensRecommendationEnv(data=setting.get("data"), horizon=exp.horizon)
+    return user.build(env, {k: v for k, v in setting.items() if k not in ("data", "data_name")}, 0, guard=False)
 
 
 def ldp_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -> list[dict[str, Any]]:

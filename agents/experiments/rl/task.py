@@ -42,6 +42,7 @@ from agents.experiments.core.figures import regret_figure
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment, Family, Param
 from agents.experiments.core.stats import mean_ci
+from agents.experiments.core.user_agents import UserAgent
 from agents.experiments.gap.settings import check_instances
 from agents.index import UCBN
 from agents.sb3 import SB3Agent
@@ -151,6 +152,26 @@ def _make_agent(
     return SB3Agent(models[name], deterministic=False, name=name, seed=seed)
 
 
+def play_env(exp: Experiment, setting: Mapping[str, Any], run: int) -> Any:
+    """The env every agent of run ``run`` plays: the setting's graph (``instance_seed = run``), arms shuffled."""
+    return ArmStatistics(
+        ShuffleArms(
+            GraphBanditEnv(
+                n_arms=exp.n_arms,
+                edge_probability=setting["edge_probability"],
+                gap=setting["gap"],
+                horizon=exp.horizon,
+                instance_seed=run,
+            )
+        )
+    )
+
+
+def probe_user(exp: Experiment, user: UserAgent) -> Any:
+    """``user``'s agent as run 0 of the first setting builds it, seeded 0 (:attr:`Family.probe`)."""
+    return user.build(play_env(exp, exp.settings[0], 0), exp.settings[0], 0, guard=False)
+
+
 def rl_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -> list[dict[str, Any]]:
     """One run: train the RL agents, then every agent's cumulative regret at ``N_CHECKPOINTS`` rounds."""
     setting = exp.settings[setting_index]
@@ -162,17 +183,7 @@ def rl_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -> li
         train_seed = agent_seed(base_seed, run, TRAIN_STREAM) % 2**32  # SB3 seeds numpy's legacy generator
         env_seed = agent_seed(base_seed, run, TRAIN_ENV_STREAM)
         models = {name: train(name, setting, exp, train_seed, env_seed) for name in exp.agents if name in RL_AGENTS}
-        env = ArmStatistics(
-            ShuffleArms(
-                GraphBanditEnv(
-                    n_arms=exp.n_arms,
-                    edge_probability=setting["edge_probability"],
-                    gap=setting["gap"],
-                    horizon=horizon,
-                    instance_seed=run,
-                )
-            )
-        )
+        env = play_env(exp, setting, run)
         for name in exp.all_agents:
             obs, info = env.reset(seed=table_seed(base_seed, run))
             seed = agent_seed(base_seed, run)
@@ -311,6 +322,7 @@ FAMILY = Family(
     figure=rl_figure,
     schema=SCHEMA,
     builtin_agents=("UCB-N", "GAP", *RL_AGENTS),
+    probe=probe_user,
     validate=check_instances,
     requires=("stable_baselines3", "torch"),
     install='pip install "torch==2.13.0" "bandit-envs[rl]"',
