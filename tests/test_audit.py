@@ -8,6 +8,7 @@ in 10 of 10 seeds when the runs were chosen). Goodness-of-fit checks use signifi
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -451,3 +452,19 @@ def test_the_documented_power_checks_and_controls_are_rejected_for_ten_seeds(see
                 seed=seed,
             )
             assert result.verdict == VIOLATION, (seed, result.report())
+
+
+def test_the_report_reads_the_result_in_plain_words():
+    """The point estimate, what the lower bound means (about 0: could not tell), and what the run could see."""
+    from agents.audit import audit
+
+    private = audit("GAP", epsilon=1.0, runs=400, seed=0)
+    reading = private.report().splitlines()[2]
+    assert reading.startswith("  reading: the best event's privacy loss is estimated at "), reading
+    assert f"{private.estimate:.3f}" in reading and "would have flagged a loss of 2 (2× the claim)" in reading
+    leaky = audit("NonPrivateUCB", epsilon=1.0, runs=400, seed=0)
+    assert leaky.verdict == "violation" and "exceeds the claim 1" in leaky.report().splitlines()[2]
+    near_zero = dataclasses.replace(private, epsilon_lower=0.0, interval=(-0.2, 1.3))
+    text = near_zero.reading()
+    assert "about 0, so this run could not tell a leak from chance" in text
+    assert "an upper end above the claim is no evidence of a violation" in text

@@ -121,6 +121,7 @@ class AuditResult:
         lines = [
             table_header(),
             self.line(),
+            f"  reading: {self.reading()}",
             f"  unit: {self.unit_text}",
             f"  neighbours: {self.neighbours}",
             f"  best event: {self.event}; P(E|{first}) = {p_top:.4g}, P(E|{second}) = {p_bottom:.4g} in "
@@ -136,6 +137,31 @@ class AuditResult:
             else f"  The claim ε = {self.epsilon:g} is false for this unit (lower bound {self.epsilon_lower:.3f})."
         )
         return "\n".join(lines)
+
+    def reading(self) -> str:
+        """The result in plain words: the point estimate, what the lower bound means, and what this run could see.
+
+        Only the interval's lower end is evidence: an upper end above the claim says the runs were
+        too few to pin the loss down, not that the claim is broken.
+        """
+        low, high = self.interval
+        estimate = (
+            f"the best event's privacy loss is estimated at {_num(self.estimate)} (95% CI [{_num(low)}, {_num(high)}])"
+        )
+        if self.verdict == VIOLATION:
+            return f"{estimate}; even its lower end {self.epsilon_lower:.3f} exceeds the claim {self.epsilon:g}."
+        could = (
+            f"it would have flagged a loss of {self.power.alternative:g} (2× the claim) with probability ≥ 1/2 "
+            f"for an event of probability ≥ {self.power.detectable:.3g} under D"
+            if self.power.detectable is not None
+            else "these runs could not have shown a loss above the claim for any event"
+        )
+        if self.epsilon_lower < 0.1 * self.epsilon:
+            told = "its lower end is about 0, so this run could not tell a leak from chance"
+        else:
+            told = f"its lower end {self.epsilon_lower:.3f} is within the claim {self.epsilon:g}"
+        above = "; an upper end above the claim is no evidence of a violation" if high > self.epsilon else ""
+        return f"{estimate}; {told}{above}; {could}."
 
 
 def table_header() -> str:
