@@ -2,8 +2,12 @@
 
 The fast tests read the page sources: every registered environment id has a page rendering its
 single and vector env classes, every public agent of ``agents`` has a ``::: agents.Name`` block on
-an agents page, and every page in the nav exists. The slow test runs ``mkdocs build --strict``
-(CI's ``.ci/run`` builds the site that way too).
+an agents page, and every page in the nav exists. A reader's first look is checked too: the home
+page says what the project is and opens with the quickstart (install details after it), every
+agents page opens with an example that runs, the env pages and the RL page say how to get
+episode statistics from a training run, table code does not wrap and reproduction figures link
+to their full size. The slow test runs ``mkdocs build --strict`` (CI's ``.ci/run`` builds the
+site that way too).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import bandit_envs
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 CONFIG = ROOT / "mkdocs.yml"
+CODE_BLOCK = re.compile(r"^```(\w*)\n(.*?)^```", flags=re.MULTILINE | re.DOTALL)
 
 
 def _blocks(folder: Path) -> set[str]:
@@ -53,6 +58,55 @@ def test_every_nav_page_exists():
     pages = re.findall(r"^\s*- (?:[^:\n]+: )?(\S+\.md)\s*$", CONFIG.read_text(encoding="utf-8"), flags=re.MULTILINE)
     assert len(pages) > 20
     assert not [page for page in pages if not (DOCS / page).is_file()]
+
+
+def _with_snippets(page: Path) -> str:
+    """A page's source with its ``--8<-- "README.md:section"`` lines replaced by those sections."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+
+    def section(match: re.Match[str]) -> str:
+        name = re.escape(match.group(1))
+        found = re.search(rf"\[start:{name}\] -->\n(.*?)<!-- --8<-- \[end:{name}\]", readme, flags=re.DOTALL)
+        assert found, f"README.md has no section {match.group(1)!r}"
+        return found.group(1)
+
+    return re.sub(r'^--8<-- "README\.md:([\w-]+)"$', section, page.read_text(encoding="utf-8"), flags=re.MULTILINE)
+
+
+def _run_python(code: str, cwd: Path) -> str:
+    """Run ``code`` in a fresh interpreter that imports this checkout; return what it printed."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-4000:]
+    return out.stdout
+
+
+def test_home_page_says_what_the_project_is_then_the_quickstart_then_install(tmp_path):
+    home = _with_snippets(DOCS / "index.md")
+    first = CODE_BLOCK.search(home)
+    assert first, "docs/index.md shows no code"
+    assert "**bandit-envs** is" in home[: first.start()], "the home page says what the project is before any code"
+    language, code = first.groups()
+    lines = code.strip().splitlines()
+    assert language == "bash" and len(lines) <= 5, "the home page's first code block is the five-line quickstart"
+    assert lines[0].startswith("pip install .") and any(line.startswith("banditlab run ") for line in lines)
+    install = home.index("\n## Install\n")
+    assert first.start() < install < home.index("**First and later runs.**"), "numba cache timings belong to Install"
+    # The quickstart's quick lines do what their comments say (the install and the run are
+    # tests/test_readme_install.py's business).
+    listed = subprocess.run(
+        [sys.executable, "-m", "agents.experiments.cli", "list"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    assert listed.returncode == 0, listed.stderr
+    run = next(line for line in lines if line.startswith("banditlab run "))
+    assert run.split()[2] in listed.stdout.split()
+    python = next(line for line in lines if line.startswith("python -c "))
+    assert _run_python(python.split('"')[1], tmp_path).strip() == str(bandit_envs.ENV_IDS)
 
 
 @pytest.mark.slow
