@@ -12,6 +12,7 @@ site that way too).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -109,6 +110,35 @@ def test_home_page_says_what_the_project_is_then_the_quickstart_then_install(tmp
     assert _run_python(python.split('"')[1], tmp_path).strip() == str(bandit_envs.ENV_IDS)
 
 
+def _hooks():
+    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_table_code_does_not_wrap_and_figures_link_to_their_full_size():
+    config = CONFIG.read_text(encoding="utf-8")
+    assert re.search(r"^hooks:\n  - docs/hooks\.py$", config, flags=re.MULTILINE)
+    sheets = re.search(r"^extra_css:\n((?:  - \S+\n)+)", config, flags=re.MULTILINE)
+    assert sheets, "mkdocs.yml loads no extra_css"
+    css = "".join((DOCS / sheet.strip()[2:]).read_text(encoding="utf-8") for sheet in sheets.group(1).splitlines())
+    assert re.search(r"\.md-typeset td code[^{]*\{[^}]*white-space: nowrap", css)
+    link_figures = _hooks().link_figures
+    summaries = sorted((DOCS / "reproductions").glob("*/summary.md"))
+    linked = 0
+    for summary in summaries:
+        text = summary.read_text(encoding="utf-8")
+        images = re.findall(r"^!\[[^\]]*\]\(([^)]+)\)$", text, flags=re.MULTILINE)
+        out = link_figures(text)
+        for src in images:
+            assert f"]({src})]({src}){{ .figure-link }}" in out
+            linked += 1
+    assert linked >= 10
+    assert link_figures("see ![a](b.png) inline") == "see ![a](b.png) inline"
+
+
 @pytest.mark.slow
 def test_site_builds_strictly(tmp_path):
     pytest.importorskip("mkdocs")
@@ -124,3 +154,6 @@ def test_site_builds_strictly(tmp_path):
     assert result.returncode == 0, result.stderr[-4000:]
     assert (tmp_path / "site" / "index.html").is_file()
     assert (tmp_path / "site" / "environments" / "graph.html").is_file()
+    assert 'href="stylesheets/extra.css"' in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    figure = (tmp_path / "site" / "reproductions" / "gap-regret-eps" / "summary.html").read_text(encoding="utf-8")
+    assert '<a class="figure-link" href="figure.png"><img alt="figure" src="figure.png"' in figure
