@@ -110,6 +110,20 @@ def test_home_page_says_what_the_project_is_then_the_quickstart_then_install(tmp
     assert _run_python(python.split('"')[1], tmp_path).strip() == str(bandit_envs.ENV_IDS)
 
 
+@pytest.mark.parametrize("page", sorted(p.name for p in (DOCS / "agents").glob("*.md")))
+def test_every_agents_page_opens_with_an_example_that_runs(page, tmp_path):
+    text = (DOCS / "agents" / page).read_text(encoding="utf-8")
+    first = CODE_BLOCK.search(text)
+    assert first and first.group(1) == "python", f"docs/agents/{page} has no python example"
+    internals = re.search(r"^::: ", text, flags=re.MULTILINE)
+    assert internals and first.start() < internals.start(), f"docs/agents/{page}: the example comes before the API"
+    code = first.group(2)
+    assert len(code.strip().splitlines()) <= 12, f"docs/agents/{page}: keep the example short"
+    if "stable_baselines3" in code:
+        pytest.importorskip("stable_baselines3")
+    _run_python(code, tmp_path)
+
+
 def _hooks():
     spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
     assert spec and spec.loader
