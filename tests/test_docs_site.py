@@ -124,6 +124,32 @@ def test_every_agents_page_opens_with_an_example_that_runs(page, tmp_path):
     _run_python(code, tmp_path)
 
 
+@pytest.mark.parametrize("env_id", bandit_envs.ENV_IDS)
+def test_every_environment_page_says_how_to_get_short_episodes_for_rl(env_id):
+    import gymnasium as gym
+
+    page = re.search(
+        rf"^\s*- {re.escape(env_id)}: (environments/\S+\.md)$", CONFIG.read_text(encoding="utf-8"), re.MULTILINE
+    )
+    assert page
+    text = (DOCS / page.group(1)).read_text(encoding="utf-8")
+    horizon = gym.make(env_id).get_wrapper_attr("horizon")
+    assert f"default horizon is {horizon:,}" in text, f"{page.group(1)} does not state the default horizon"
+    for advice in (f'gym.make("{env_id}", horizon=', "TimeLimit(env, max_episode_steps=", "rl.md#episode-statistics"):
+        assert advice in text, f"{page.group(1)} does not show {advice!r}"
+
+
+def test_rl_page_fills_episode_statistics_with_a_short_episode(tmp_path):
+    pytest.importorskip("stable_baselines3")
+    text = (DOCS / "rl.md").read_text(encoding="utf-8")
+    assert "{ #episode-statistics }" in text
+    code = next(code for language, code in CODE_BLOCK.findall(text) if "ep_info_buffer" in code)
+    assert "TimeLimit(" in code and "horizon=" in code
+    episodes, last = _run_python(code, tmp_path).split(" ", 1)
+    assert int(episodes) == 10 and "'l': 20" in last, "ten episodes of 20 steps, as the page says"
+    assert "It prints `10 {'r': …, 'l': 20, 't': …}`" in text
+
+
 def _hooks():
     spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
     assert spec and spec.loader
