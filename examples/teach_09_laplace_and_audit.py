@@ -7,12 +7,14 @@
 # satisfies P(|noise| > a) = exp(-a/b) exactly, so the answer is (alpha, beta)-accurate,
 # P(|noise| > alpha) <= beta, with alpha = ln(1/beta) / eps (Dwork & Roth, Thm. 3.8): the error
 # grows like 1/eps and only logarithmically in the confidence. We measure that by sampling.
+# In this exercise *alpha* always means this accuracy.
 #
 # Private bandit agents are built from such releases. AdaP-UCB (Azize & Basu, NeurIPS 2022,
 # Algorithm 1) releases each arm's mean at the end of each of its doubling episodes with Laplace
-# noise and widens UCB's index by a term of order ln t / (eps n): it is eps-DP for one reward
-# (event level). We run it at two epsilons next to UCB on a small Bernoulli bandit, then audit its
-# claim with `agents.audit.audit`: many runs with fresh noise on two reward tables that differ in
+# noise and widens UCB's index by a term c ln t / (eps n), where c is its exploration constant
+# (3.1 by default; the library's `AdaPUCB` takes it as its `alpha=` argument): it is eps-DP for one
+# reward (event level). We run it at two epsilons next to UCB on a small Bernoulli bandit, then audit
+# its claim with `agents.audit.audit`: many runs with fresh noise on two reward tables that differ in
 # one reward give a statistical *lower bound* on the epsilon it really spends (docs/audit.md).
 #
 # Run: `python examples/teach_09_laplace_and_audit.py [--out DIR]` (about ten seconds), or run the cells
@@ -146,8 +148,8 @@ ucb = curves["UCB"][-1]
 low, high = (curves[f"AdaP-UCB, eps = {e:g}"][-1] for e in AGENT_EPSILONS)
 print(f"-> privacy costs regret: {low / ucb:.1f}x UCB's at eps = {AGENT_EPSILONS[0]:g}, "
       f"{high / ucb:.1f}x at eps = {AGENT_EPSILONS[1]:g}.")  # fmt: skip
-print("   The index's privacy term alpha ln t/(eps n) shrinks as eps grows; what remains at a large eps")
-print("   comes from the doubling episodes and the wider confidence term (alpha = 3.1), not the noise.")
+print("   The index's privacy term c ln t/(eps n) shrinks as eps grows; what remains at a large eps comes")
+print("   from the doubling episodes and the wider confidence term (exploration constant c = 3.1), not the noise.")
 
 # %% [markdown]
 # ## (c) Audit the claim
@@ -159,6 +161,29 @@ print(f"claimed eps = {one.epsilon:g}; empirical lower bound {one.epsilon_lower:
       f"(95% CI [{max(one.interval[0], 0.0):.3f}, {one.interval[1]:.3f}]); verdict: {one.verdict}")  # fmt: skip
 print(f"-> the audit only bounds eps from below: it found an event ({one.event}) whose probability")
 print("   changes by that much when one reward changes; it cannot prove the claim, only refute it.")
+print("   Read the lower bound against the claim: a violation is found only when it exceeds the claim.")
+print("   An interval whose upper end is above the claim is not evidence of a violation either: it means")
+print("   only that this many runs cannot rule out a larger epsilon.")
+
+# %% [markdown]
+# ### How to read the audit line
+#
+# `claimed eps = 1; empirical lower bound L (95% CI [lo, hi]); verdict: ...` reads:
+#
+# - **L is what the audit shows.** It is the lower end of a 95% interval for the privacy loss of the
+#   event the audit found (floored at 0). A violation is reported only when L is above the claimed
+#   epsilon.
+# - **An upper end above the claim is not evidence of a violation.** The interval's width is how
+#   precisely `AUDIT_RUNS` runs pin down that privacy loss. When the upper end is above 1 (it can be,
+#   with fewer runs or another seed), that means only that these runs cannot tell a loss of 1 from a
+#   larger one. "no violation found" is then the right verdict: the claim was not refuted, and it was
+#   not proven either.
+# - More runs narrow the interval from both sides; no number of runs turns an audit into a proof
+#   (docs/audit.md, "What an audit proves, and what it cannot").
+#
+# Then the same audit with three rewards changed instead of one.
+
+# %%
 three = audit("AdaPUCB", epsilon=1.0, runs=AUDIT_RUNS * 2, group=3, seed=0)
 print(f"three rewards changed: lower bound {three.epsilon_lower:.3f} against the one-reward claim 1; "
       f"verdict: {three.verdict}")  # fmt: skip
@@ -167,17 +192,33 @@ print("-> group privacy: an eps-DP agent is only 3 eps-DP for three rewards, and
 # %% [markdown]
 # ## The figure
 #
-# Left, part (a): the measured failure rate of each epsilon against beta. Right, part (b): the regret
-# curves. What to look for, and questions: docs/teaching.md, section 9.
+# Left, part (a): the measured failure rate of each epsilon against beta; the points of the three epsilons
+# fall on the same line, so they are drawn with different markers and shifted slightly sideways.
+# Right, part (b): the regret curves. What to look for, and questions: docs/teaching.md, section 9.
 
 # %%
 fig = Figure(figsize=(10, 4))
 FigureCanvasAgg(fig)
 left, right = fig.subplots(1, 2)
-for i, epsilon in enumerate(EPSILONS):
-    left.plot(BETAS, [measured[(epsilon, b)] for b in BETAS], "o", color=f"C{i}", label=f"eps = {epsilon:g}")
+# The three epsilons' points lie on the same line (the bound is exact for each): distinct markers, and a
+# small sideways shift on the log axis, keep all three visible.
+for i, (epsilon, marker) in enumerate(zip(EPSILONS, ("o", "s", "^"), strict=True)):
+    shift = 1.15 ** (i - (len(EPSILONS) - 1) / 2)
+    left.plot(
+        [b * shift for b in BETAS],
+        [measured[(epsilon, b)] for b in BETAS],
+        marker,
+        color=f"C{i}",
+        mfc="none",
+        label=f"eps = {epsilon:g}",
+    )
 left.plot(BETAS, BETAS, color="black", lw=1, label="beta (the bound)")
-left.set(xscale="log", yscale="log", xlabel="beta", ylabel="P(|error| > ln(1/beta)/eps), measured")
+left.set(
+    xscale="log",
+    yscale="log",
+    xlabel="beta (points shifted sideways per eps)",
+    ylabel="P(|error| > ln(1/beta)/eps), measured",
+)
 left.set_title("Laplace count: (alpha, beta)-accuracy")
 left.legend(fontsize=8)
 for name, curve in curves.items():

@@ -115,3 +115,15 @@ def test_laplace_and_audit_measures_beta_and_bounds_the_claim(tmp_path, monkeypa
     bound = next(line for line in out.splitlines() if line.startswith("claimed eps = 1; empirical lower bound"))
     assert float(bound.split("lower bound ")[1].split()[0]) <= 1.0 and bound.endswith("no violation found")
     assert (tmp_path / "teach_09_laplace_and_audit.png").stat().st_size > 0
+    # "alpha" is the accuracy only: AdaP-UCB's exploration constant goes by another name.
+    private_bandit = out[out.index("(b) ") :]
+    assert "alpha" not in private_bandit, private_bandit
+    # The three epsilons' points of the accuracy panel do not hide one another: their measured rates are all
+    # close to beta, so no two series may share an x position, and each has its own marker.
+    series = [line for line in namespace["left"].get_lines() if line.get_label().startswith("eps = ")]
+    assert len(series) == 3
+    xs = [set(line.get_xdata()) for line in series]
+    assert all(not (a & b) for i, a in enumerate(xs) for b in xs[i + 1 :])
+    assert len({line.get_marker() for line in series}) == 3
+    # The printed reading of the audit line says the interval's upper end is not a violation.
+    assert "upper end is above the claim is not evidence of a violation" in out

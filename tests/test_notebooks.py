@@ -113,3 +113,12 @@ def test_exercise_runs_as_notebook(path, tmp_path, monkeypatch):
         if "image/png" in output.get("data", {}) or "image/gif" in output.get("data", {})
     ]
     assert images, f"{path.name} as a notebook showed no figure inline"
+
+
+def test_laplace_and_audit_says_how_to_read_the_audit_line():
+    """Exercise 9 explains, in a markdown cell, that the lower bound is what the audit shows."""
+    notebook = jupytext.read(ROOT / "examples" / "teach_09_laplace_and_audit.py", fmt="py:percent")
+    text = " ".join(" ".join(cell.source.split()) for cell in notebook.cells if cell.cell_type == "markdown")
+    assert "How to read the audit line" in text
+    assert "L is what the audit shows" in text
+    assert "upper end above the claim is not evidence of a violation" in text
