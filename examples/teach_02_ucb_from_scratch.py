@@ -1,22 +1,19 @@
-# %% Exercise 2
-"""Exercise 2: UCB from scratch, checked action for action against ``agents.UCB``.
+# %% [markdown]
+# # Exercise 2: UCB from scratch, checked action for action against `agents.UCB`
+#
+# An agent is three methods: `act` (choose an arm), `update` (learn from the step) and
+# `reset`/`_reset_state` (forget). `MyUCB` below is UCB1 in about fifteen lines: play every arm
+# once (lowest index first), then in round t (1-based) play argmax_i mean_i + alpha sqrt(ln t / N_i),
+# ties to the lowest index. Both agents see the same rewards; if the two implementations agree,
+# they must choose the same arm every round.
+#
+# Run: `python examples/teach_02_ucb_from_scratch.py [--out DIR]` (a few seconds), or run the cells one
+# at a time in Jupyter. Guide: docs/teaching.md.
 
-An agent is three methods: ``act`` (choose an arm), ``update`` (learn from the step) and
-``reset``/``_reset_state`` (forget). ``MyUCB`` below is UCB1 in about fifteen lines: play every arm
-once (lowest index first), then in round t (1-based) play argmax_i mean_i + alpha sqrt(ln t / N_i),
-ties to the lowest index. Both agents see the same rewards; if the two implementations agree,
-they must choose the same arm every round.
-
-Run: ``python examples/teach_02_ucb_from_scratch.py [--out DIR]`` (a few seconds). Guide: docs/teaching.md.
-"""
-
+# %%
 from __future__ import annotations
 
-import argparse
 import math
-import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -26,8 +23,15 @@ from matplotlib.figure import Figure
 
 import bandit_envs  # noqa: F401  (registers the environment ids)
 from agents import UCB, Agent
+from agents.teaching import out_folder, show
 
-# %% The horizon
+# %% [markdown]
+# ## The horizon
+#
+# As a script, `--out DIR` sets the folder the figure is saved to; in a notebook it shows inline.
+
+# %%
+OUT = out_folder("Exercise 2: UCB from scratch against agents.UCB.")
 HORIZON = 2_000
 
 
@@ -95,49 +99,43 @@ def compare(env: gym.Env, alpha: float, seed: int) -> tuple[bool, np.ndarray, np
 
 
 # %% [markdown]
-# ## The experiment
+# ## Both agents on two reward laws
 #
-# `main()` runs it, prints each number with a one-line reading and saves the figure (it prints
-# the path; `--out DIR` on the command line puts it elsewhere). What to look for, and questions:
-# docs/teaching.md, section 2.
-
+# Three seeds each, with UCB's default alpha on truncated-normal rewards and alpha = 0.5 on Bernoulli ones.
 
 # %%
-def main() -> None:
-    parser = argparse.ArgumentParser(description="Exercise 2: UCB from scratch against agents.UCB.")
-    parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "bandit-envs-teaching")
-    # A notebook kernel's sys.argv holds the kernel's own options (-f connection file): skip those there.
-    args = parser.parse_known_args()[0] if "ipykernel" in sys.modules else parser.parse_args()
+checks = []
+for reward, alpha in (("truncnorm", math.sqrt(2.0)), ("bernoulli", 0.5)):
+    env = gym.make("GraphBandit-v0", reward=reward, horizon=HORIZON)
+    for seed in range(3):
+        same, actions, counts = compare(env, alpha, seed)
+        checks.append(same)
+        print(f"{reward:9s} rewards, alpha={alpha:.3f}, seed {seed}: same actions in {HORIZON:,} rounds: {same}")
+        if len(checks) == 1:
+            means, first_actions, first_counts = env.unwrapped.expected_rewards, actions, counts
 
-    checks = []
-    for reward, alpha in (("truncnorm", math.sqrt(2.0)), ("bernoulli", 0.5)):
-        env = gym.make("GraphBandit-v0", reward=reward, horizon=HORIZON)
-        for seed in range(3):
-            same, actions, counts = compare(env, alpha, seed)
-            checks.append(same)
-            print(f"{reward:9s} rewards, alpha={alpha:.3f}, seed {seed}: same actions in {HORIZON:,} rounds: {same}")
-            if len(checks) == 1:
-                means, first_actions, first_counts = env.unwrapped.expected_rewards, actions, counts
-    print(f"identical actions: {all(checks)}")
-    print(f"first 14 actions of the first run: {first_actions[:14].tolist()} -> every arm once, then the index.")
-    print(f"pulls per arm: {first_counts.tolist()}; true means {np.round(means, 3).tolist()}")
-    print("-> arms 0 and 1 share the best mean; the closer an arm is to the best, the longer UCB keeps trying it.")
+# %% [markdown]
+# ## What the numbers say
 
-    fig = Figure(figsize=(6, 4))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    arms = np.arange(len(means))
-    ax.bar(arms, first_counts)
-    ax.set_yscale("log")
-    for arm, mean in zip(arms, means, strict=True):
-        ax.annotate(f"{mean:.2f}", (arm, first_counts[arm]), ha="center", va="bottom", fontsize=8)
-    ax.set(xlabel="arm (label: true mean)", ylabel="pulls (log scale)", title=f"MyUCB = agents.UCB, T = {HORIZON:,}")
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / "teach_02_ucb_from_scratch.png"
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    print(f"figure: {path}")
+# %%
+print(f"identical actions: {all(checks)}")
+print(f"first 14 actions of the first run: {first_actions[:14].tolist()} -> every arm once, then the index.")
+print(f"pulls per arm: {first_counts.tolist()}; true means {np.round(means, 3).tolist()}")
+print("-> arms 0 and 1 share the best mean; the closer an arm is to the best, the longer UCB keeps trying it.")
 
+# %% [markdown]
+# ## The figure
+#
+# What to look for, and questions: docs/teaching.md, section 2.
 
-# %% Run it
-if __name__ == "__main__":
-    main()
+# %%
+fig = Figure(figsize=(6, 4))
+FigureCanvasAgg(fig)
+ax = fig.add_subplot()
+arms = np.arange(len(means))
+ax.bar(arms, first_counts)
+ax.set_yscale("log")
+for arm, mean in zip(arms, means, strict=True):
+    ax.annotate(f"{mean:.2f}", (arm, first_counts[arm]), ha="center", va="bottom", fontsize=8)
+ax.set(xlabel="arm (label: true mean)", ylabel="pulls (log scale)", title=f"MyUCB = agents.UCB, T = {HORIZON:,}")
+show(fig, OUT, "teach_02_ucb_from_scratch.png")

@@ -1,21 +1,17 @@
-# %% Exercise 3
-"""Exercise 3: side observations and the independence number alpha(G).
+# %% [markdown]
+# # Exercise 3: side observations and the independence number alpha(G)
+#
+# On a feedback graph, pulling arm a also reveals the rewards of a's neighbours. UCB ignores them;
+# UCB-N (Caron et al. 2012) adds them to its means. We use 12 arms split into c disjoint cliques
+# (all arms of a clique see each other), from 12 cliques of one arm (no side observations) to one
+# clique of 12 (pulling any arm reveals everything). The independence number alpha(G), the largest
+# set of arms none of which sees another, is then c: the number of arms one must really explore.
+#
+# Run: `python examples/teach_03_side_observations.py [--out DIR]` (a few seconds), or run the cells one
+# at a time in Jupyter. Guide: docs/teaching.md.
 
-On a feedback graph, pulling arm a also reveals the rewards of a's neighbours. UCB ignores them;
-UCB-N (Caron et al. 2012) adds them to its means. We use 12 arms split into c disjoint cliques
-(all arms of a clique see each other), from 12 cliques of one arm (no side observations) to one
-clique of 12 (pulling any arm reveals everything). The independence number alpha(G), the largest
-set of arms none of which sees another, is then c: the number of arms one must really explore.
-
-Run: ``python examples/teach_03_side_observations.py [--out DIR]`` (a few seconds). Guide: docs/teaching.md.
-"""
-
+# %%
 from __future__ import annotations
-
-import argparse
-import sys
-import tempfile
-from pathlib import Path
 
 import gymnasium as gym
 import networkx as nx
@@ -25,9 +21,16 @@ from matplotlib.figure import Figure
 
 import bandit_envs  # noqa: F401  (registers the environment ids)
 from agents import UCB, UCBN, Agent
+from agents.teaching import out_folder, show
 from bandit_envs.feedback_graphs import independence_number
 
-# %% The instance
+# %% [markdown]
+# ## The instance
+#
+# As a script, `--out DIR` sets the folder the figure is saved to; in a notebook it shows inline.
+
+# %%
+OUT = out_folder("Exercise 3: side observations and the independence number.")
 N_ARMS = 12
 MEANS = np.linspace(0.9, 0.3, N_ARMS)
 HORIZON = 3_000
@@ -62,53 +65,47 @@ def regret(agent: Agent, env: gym.vector.VectorEnv) -> float:
 
 
 # %% [markdown]
-# ## The experiment
+# ## UCB and UCB-N on graphs of fewer and fewer cliques
 #
-# `main()` runs it, prints each number with a one-line reading and saves the figure (it prints
-# the path; `--out DIR` on the command line puts it elsewhere). What to look for, and questions:
-# docs/teaching.md, section 3.
-
+# For each graph: its edges, density and alpha(G), and the mean regret of both agents.
 
 # %%
-def main() -> None:
-    parser = argparse.ArgumentParser(description="Exercise 3: side observations and the independence number.")
-    parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "bandit-envs-teaching")
-    # A notebook kernel's sys.argv holds the kernel's own options (-f connection file): skip those there.
-    args = parser.parse_known_args()[0] if "ipykernel" in sys.modules else parser.parse_args()
+print(f"{N_ARMS} arms, means {MEANS[0]:.2f} down to {MEANS[-1]:.2f}; mean regret of {RUNS} runs of {HORIZON:,}.")
+print("cliques  edges  density  alpha(G)  UCB regret  UCB-N regret")
+rows = []
+for n_cliques in (12, 6, 4, 3, 2, 1):
+    adjacency = cliques(n_cliques)
+    alpha = independence_number(adjacency)
+    # RUNS copies of the env stepped by one numpy call; agents with n_envs=RUNS play them together.
+    env = gym.make_vec("GraphBandit-v0", num_envs=RUNS, graph=adjacency, means=MEANS, horizon=HORIZON)
+    ucb, ucbn = regret(UCB(N_ARMS, n_envs=RUNS), env), regret(UCBN(N_ARMS, n_envs=RUNS), env)
+    edges = int(adjacency.sum()) // 2
+    density = edges / (N_ARMS * (N_ARMS - 1) / 2)
+    print(f"{n_cliques:7d}  {edges:5d}  {density:7.2f}  {alpha:8d}  {ucb:10.1f}  {ucbn:12.1f}")
+    rows.append((alpha, ucb, ucbn))
 
-    print(f"{N_ARMS} arms, means {MEANS[0]:.2f} down to {MEANS[-1]:.2f}; mean regret of {RUNS} runs of {HORIZON:,}.")
-    print("cliques  edges  density  alpha(G)  UCB regret  UCB-N regret")
-    rows = []
-    for n_cliques in (12, 6, 4, 3, 2, 1):
-        adjacency = cliques(n_cliques)
-        alpha = independence_number(adjacency)
-        # RUNS copies of the env stepped by one numpy call; agents with n_envs=RUNS play them together.
-        env = gym.make_vec("GraphBandit-v0", num_envs=RUNS, graph=adjacency, means=MEANS, horizon=HORIZON)
-        ucb, ucbn = regret(UCB(N_ARMS, n_envs=RUNS), env), regret(UCBN(N_ARMS, n_envs=RUNS), env)
-        edges = int(adjacency.sum()) // 2
-        density = edges / (N_ARMS * (N_ARMS - 1) / 2)
-        print(f"{n_cliques:7d}  {edges:5d}  {density:7.2f}  {alpha:8d}  {ucb:10.1f}  {ucbn:12.1f}")
-        rows.append((alpha, ucb, ucbn))
-    alphas, ucb_regret, ucbn_regret = (np.array(column) for column in zip(*rows, strict=True))
-    slope = np.polyfit(alphas, ucbn_regret, 1)[0]
-    print("-> UCB's regret does not depend on the graph: it throws the side observations away")
-    print("   (with no edges UCB-N is exactly UCB, hence the equal first row).")
-    print(f"-> UCB-N's regret falls with alpha(G), about {slope:.0f} per unit of alpha here: it pays to explore")
-    print("   one arm per clique, not every arm. With alpha = 1 one pull shows all arms: almost no regret.")
+# %% [markdown]
+# ## What the numbers say
 
-    fig = Figure(figsize=(6, 4))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    ax.plot(alphas, ucb_regret, "o-", label="UCB (ignores side observations)")
-    ax.plot(alphas, ucbn_regret, "s-", label="UCB-N (uses them)")
-    ax.set(xlabel="independence number alpha(G)", ylabel=f"regret after T = {HORIZON:,}", title="Regret vs alpha(G)")
-    ax.legend()
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / "teach_03_side_observations.png"
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    print(f"figure: {path}")
+# %%
+alphas, ucb_regret, ucbn_regret = (np.array(column) for column in zip(*rows, strict=True))
+slope = np.polyfit(alphas, ucbn_regret, 1)[0]
+print("-> UCB's regret does not depend on the graph: it throws the side observations away")
+print("   (with no edges UCB-N is exactly UCB, hence the equal first row).")
+print(f"-> UCB-N's regret falls with alpha(G), about {slope:.0f} per unit of alpha here: it pays to explore")
+print("   one arm per clique, not every arm. With alpha = 1 one pull shows all arms: almost no regret.")
 
+# %% [markdown]
+# ## The figure
+#
+# What to look for, and questions: docs/teaching.md, section 3.
 
-# %% Run it
-if __name__ == "__main__":
-    main()
+# %%
+fig = Figure(figsize=(6, 4))
+FigureCanvasAgg(fig)
+ax = fig.add_subplot()
+ax.plot(alphas, ucb_regret, "o-", label="UCB (ignores side observations)")
+ax.plot(alphas, ucbn_regret, "s-", label="UCB-N (uses them)")
+ax.set(xlabel="independence number alpha(G)", ylabel=f"regret after T = {HORIZON:,}", title="Regret vs alpha(G)")
+ax.legend()
+show(fig, OUT, "teach_03_side_observations.png")

@@ -1,26 +1,23 @@
-# %% Exercise 7
-"""Exercise 7: an RL agent (stable-baselines3 PPO) on a bandit.
+# %% [markdown]
+# # Exercise 7: an RL agent (stable-baselines3 PPO) on a bandit
+#
+# A bandit is a one-state RL problem: `GraphBandit-v0` always observes 0, so the best policy is a
+# fixed arm and nothing is gained by planning ahead (we set PPO's discount gamma to 0). PPO trains
+# through the plain Gymnasium API, over many short episodes, and learns *which arm this instance
+# rewards*; a bandit algorithm such as UCB learns the same thing inside one episode, with a
+# confidence bound instead of a policy gradient. We compare the arm PPO ends up preferring with
+# the best arm, and the regret PPO paid while training with UCB's over the same number of pulls.
+#
+# Needs the RL extra (`pip install -e ".[rl]"`: stable-baselines3 and torch); without it the
+# exercise says so and its cells do nothing.
+#
+# Run: `python examples/teach_07_rl_agent.py [--out DIR]` (about five seconds), or run the cells one at
+# a time in Jupyter. Guide: docs/teaching.md.
 
-A bandit is a one-state RL problem: ``GraphBandit-v0`` always observes 0, so the best policy is a
-fixed arm and nothing is gained by planning ahead (we set PPO's discount gamma to 0). PPO trains
-through the plain Gymnasium API, over many short episodes, and learns *which arm this instance
-rewards*; a bandit algorithm such as UCB learns the same thing inside one episode, with a
-confidence bound instead of a policy gradient. We compare the arm PPO ends up preferring with
-the best arm, and the regret PPO paid while training with UCB's over the same number of pulls.
-
-Needs the RL extra (``pip install -e ".[rl]"``: stable-baselines3 and torch); without it the
-script says so and exits normally.
-
-Run: ``python examples/teach_07_rl_agent.py [--out DIR]`` (about five seconds). Guide: docs/teaching.md.
-"""
-
+# %%
 from __future__ import annotations
 
-import argparse
 import importlib.util
-import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -30,8 +27,20 @@ from matplotlib.figure import Figure
 
 import bandit_envs  # noqa: F401  (registers the environment ids)
 from agents import UCB
+from agents.teaching import out_folder, show
 
-# %% The instance
+#: Whether the RL extra is installed; without it the cells below only say so.
+RL = importlib.util.find_spec("stable_baselines3") is not None and importlib.util.find_spec("torch") is not None
+if not RL:
+    print('stable-baselines3 is not installed: skipping exercise 7 (pip install -e ".[rl]" to run it).')
+
+# %% [markdown]
+# ## The instance
+#
+# As a script, `--out DIR` sets the folder the figure is saved to; in a notebook it shows inline.
+
+# %%
+OUT = out_folder("Exercise 7: stable-baselines3 PPO on a bandit.")
 #: An easy instance: five arms, Bernoulli rewards, the best (arm 3) ahead by 0.3.
 MEANS = [0.3, 0.5, 0.4, 0.8, 0.2]
 EPISODE = 32
@@ -67,27 +76,18 @@ def ucb_regret(pulls: int) -> np.ndarray:
 
 
 # %% [markdown]
-# ## The experiment
+# ## PPO
 #
-# `main()` runs it, prints each number with a one-line reading and saves the figure (it prints
-# the path; `--out DIR` on the command line puts it elsewhere). What to look for, and questions:
-# docs/teaching.md, section 7.
+# `train_ppo` trains PPO on episodes of `EPISODE` rounds, keeping the regret of every training step,
+# and returns its greedy arm, its policy's probabilities and that regret.
 
 
 # %%
-def main() -> None:
-    parser = argparse.ArgumentParser(description="Exercise 7: stable-baselines3 PPO on a bandit.")
-    parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "bandit-envs-teaching")
-    # A notebook kernel's sys.argv holds the kernel's own options (-f connection file): skip those there.
-    args = parser.parse_known_args()[0] if "ipykernel" in sys.modules else parser.parse_args()
-    if importlib.util.find_spec("stable_baselines3") is None or importlib.util.find_spec("torch") is None:
-        print('stable-baselines3 is not installed: skipping exercise 7 (pip install -e ".[rl]" to run it).')
-        return
+def train_ppo(env: gym.Env) -> tuple[int, np.ndarray, list[float]]:
+    """Train PPO on ``env`` for ``TRAIN_STEPS`` steps: its greedy arm, its policy and its training regret."""
     import torch
     from stable_baselines3 import PPO
 
-    env = make_env(EPISODE)
-    best = int(np.argmax(MEANS))
     training_regret: list[float] = []
 
     def record(local_vars: dict[str, Any], _globals: dict[str, Any]) -> bool:
@@ -104,11 +104,18 @@ def main() -> None:
         greedy, _ = model.predict(obs, deterministic=True)
         with torch.no_grad():
             probabilities = model.policy.get_distribution(model.policy.obs_to_tensor(obs)[0]).distribution.probs
-        probabilities = probabilities.numpy().ravel().astype(np.float64)
     finally:
         torch.set_num_threads(threads)
+    return int(greedy), probabilities.numpy().ravel().astype(np.float64), training_regret
 
-    greedy = int(greedy)
+
+# %% [markdown]
+# ## Train it and look at its policy
+
+# %%
+best = int(np.argmax(MEANS))
+if RL:
+    greedy, probabilities, training_regret = train_ppo(make_env(EPISODE))
     print(f"{len(MEANS)} Bernoulli arms, means {MEANS}; episodes of {EPISODE} rounds; {TRAIN_STEPS:,} PPO steps.")
     print(f"PPO's greedy arm: {greedy} (mean {MEANS[greedy]}); best arm: {best} (mean {MEANS[best]}).")
     print(f"PPO's policy: {np.round(probabilities, 3).tolist()}")
@@ -116,28 +123,33 @@ def main() -> None:
         f"expected reward per round: greedy PPO {MEANS[greedy]:.3f}, PPO's stochastic policy"
         f" {probabilities @ np.array(MEANS):.3f}, Random {np.mean(MEANS):.3f}, best arm {MEANS[best]:.3f}"
     )
-    ucb = ucb_regret(len(training_regret))
+
+# %% [markdown]
+# ## UCB for as many pulls
+
+# %%
+if RL:
     pulls = len(training_regret)
+    ucb = ucb_regret(pulls)
     print(f"regret over {pulls:,} pulls: PPO while training {sum(training_regret):.0f}, UCB {ucb.sum():.0f}")
     found = "finds" if greedy == best else "does not find"
     print(f"-> PPO {found} the best arm on this easy instance. It explores through the randomness (entropy) of its")
     print("   policy, not with confidence bounds, and learns across episodes of a repeated instance;")
     print("   UCB learns within one episode and, here, pays far less regret for the same number of pulls.")
 
+# %% [markdown]
+# ## The figure
+#
+# What to look for, and questions: docs/teaching.md, section 7.
+
+# %%
+if RL:
     fig = Figure(figsize=(6, 4))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    rounds = np.arange(1, len(training_regret) + 1)
+    rounds = np.arange(1, pulls + 1)
     ax.plot(rounds, np.cumsum(training_regret), label="PPO (training)")
     ax.plot(rounds, np.cumsum(ucb), label="UCB (one long episode)")
     ax.set(xlabel="pulls", ylabel="cumulative regret", title="Learning the best arm: PPO vs UCB")
     ax.legend()
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / "teach_07_rl_agent.png"
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    print(f"figure: {path}")
-
-
-# %% Run it
-if __name__ == "__main__":
-    main()
+    show(fig, OUT, "teach_07_rl_agent.png")

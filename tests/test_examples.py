@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import runpy
 import sys
 from pathlib import Path
@@ -78,9 +79,19 @@ def test_watch_it_learn_prints_text_frames_and_writes_a_gif(tmp_path, capsys, mo
     assert frames.shape == (32, 360, 640, 3) and frames.dtype == "uint8"
 
 
+def _definitions(path: Path) -> dict:
+    """The imports, constants and functions of an exercise, without running its experiment's cells."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    keep = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)
+    tree.body = [node for node in tree.body if isinstance(node, keep)]
+    namespace: dict = {"__name__": path.stem}
+    exec(compile(tree, str(path), "exec"), namespace)
+    return namespace
+
+
 def test_watch_it_learn_without_imageio_writes_no_gif(tmp_path, monkeypatch):
     """Without imageio the exercise's save_gif says so (returns False) and writes nothing."""
-    namespace = runpy.run_path(str(WATCH_IT_LEARN), run_name="teach_08")
+    namespace = _definitions(WATCH_IT_LEARN)
     monkeypatch.setitem(sys.modules, "imageio", None)  # find_spec then reports it missing
     frames = [np.zeros((4, 6, 3), dtype=np.uint8)] * 2
     assert namespace["save_gif"](frames, tmp_path / "x.gif", 4) is False
@@ -104,3 +115,15 @@ def test_laplace_and_audit_measures_beta_and_bounds_the_claim(tmp_path, monkeypa
     bound = next(line for line in out.splitlines() if line.startswith("claimed eps = 1; empirical lower bound"))
     assert float(bound.split("lower bound ")[1].split()[0]) <= 1.0 and bound.endswith("no violation found")
     assert (tmp_path / "teach_09_laplace_and_audit.png").stat().st_size > 0
+    # "alpha" is the accuracy only: AdaP-UCB's exploration constant goes by another name.
+    private_bandit = out[out.index("(b) ") :]
+    assert "alpha" not in private_bandit, private_bandit
+    # The three epsilons' points of the accuracy panel do not hide one another: their measured rates are all
+    # close to beta, so no two series may share an x position, and each has its own marker.
+    series = [line for line in namespace["left"].get_lines() if line.get_label().startswith("eps = ")]
+    assert len(series) == 3
+    xs = [set(line.get_xdata()) for line in series]
+    assert all(not (a & b) for i, a in enumerate(xs) for b in xs[i + 1 :])
+    assert len({line.get_marker() for line in series}) == 3
+    # The printed reading of the audit line says the interval's upper end is not a violation.
+    assert "upper end is above the claim is not evidence of a violation" in out
