@@ -434,3 +434,33 @@ def test_a_worker_its_timer_cannot_stop_is_killed_after_task_timeout(banditlab, 
     assert lines[0].startswith("banditlab: error: no task finished for 7 s although --task-timeout 2 s"), err
     assert "the worker processes were stopped" in lines[0] and "tasks are saved in" in lines[0], err
     assert 0 in _saved_tasks(out / "parts")
+
+
+_KILLED_HOLDING_NUMBAS_LOCK = r"""
+import multiprocessing, os, signal, sys
+import numba
+from numba.np.ufunc import parallel
+from agents.experiments.core.backends import _init_worker
+
+def worker():
+    _init_worker(None, 1)
+    with parallel._backend_init_process_lock:  # as numba holds it while it starts a thread pool
+        os.kill(os.getpid(), signal.SIGKILL)
+
+parallel._set_init_process_lock()  # made at the parent's first parallel kernel, before the workers are forked
+child = multiprocessing.get_context("fork").Process(target=worker)
+child.start()
+child.join()
+assert child.exitcode == -signal.SIGKILL, child.exitcode
+numba.get_num_threads()  # takes numba's start lock: hangs for ever if the killed worker held the parent's
+print("ok")
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="forks a worker (Linux)")
+def test_a_worker_killed_while_numba_starts_its_threads_leaves_the_parent_working():
+    """banditlab kills workers (Ctrl-C, SIGTERM, --task-timeout); numba's start lock must not die held with one."""
+    done = subprocess.run(
+        [sys.executable, "-c", _KILLED_HOLDING_NUMBAS_LOCK], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -23,6 +23,7 @@ import ctypes
 import logging
 import multiprocessing
 import multiprocessing.connection
+import multiprocessing.synchronize
 import os
 import re
 import signal
@@ -177,6 +178,25 @@ def die_with_parent(parent: int | None) -> None:
     threading.Thread(target=_watch_parent, args=(sentinel, ppid), name="banditlab-watch-parent", daemon=True).start()
 
 
+def own_numba_start_lock() -> None:
+    """Give this forked worker a lock of its own for the start of numba's thread pool.
+
+    numba guards the start of its threading layer with a multiprocessing lock made when numba is
+    imported, and takes it on every call that may start the threads (``numba.set_num_threads``,
+    ``get_num_threads``, each parallel kernel). A forked worker shares that lock with its parent:
+    a worker killed while holding it (banditlab kills its workers on Ctrl-C, SIGTERM and
+    ``--task-timeout``) would leave it held for ever, and the parent would hang at its next
+    parallel kernel. A worker's thread pool is its own, so a lock of its own is all it needs.
+    Where numba's internals differ from what this expects, nothing is changed.
+    """
+    try:
+        from numba.np.ufunc import parallel
+    except ImportError:  # pragma: no cover - numba's layout changed
+        return
+    if isinstance(getattr(parallel, "_backend_init_process_lock", None), multiprocessing.synchronize.RLock):
+        setattr(parallel, "_backend_init_process_lock", threading.RLock())  # noqa: B010 - numba's private name
+
+
 def _init_worker(parent: int | None, threads: int) -> None:
     """Pool worker set-up: the parent handles Ctrl-C and SIGTERM (it stops the workers); die with it.
 
@@ -187,6 +207,7 @@ def _init_worker(parent: int | None, threads: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler, inherited by a fork
     die_with_parent(parent)
+    own_numba_start_lock()
     numba.set_num_threads(threads)
 
 
