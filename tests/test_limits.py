@@ -200,14 +200,20 @@ def small_disk(tmp_path: Path):
         subprocess.run(["umount", str(where)], check=True)
 
 
-def test_a_full_disk_is_exit_74_and_the_rerun_after_freeing_space_is_byte_identical(small_disk, small_run, tmp_path):
-    filler = small_disk / "filler"
+def _fill(disk: Path) -> Path:
+    """Write a file on ``disk`` until no byte fits any more; return it."""
+    filler = disk / "filler"
     with filler.open("wb", buffering=0) as f:
         try:
             while True:
                 f.write(b"x" * 4096)
         except OSError:  # full
             pass
+    return filler
+
+
+def test_a_full_disk_is_exit_74_and_the_rerun_after_freeing_space_is_byte_identical(small_disk, small_run, tmp_path):
+    filler = _fill(small_disk)
     os.truncate(filler, filler.stat().st_size - 60_000)  # room for some files, not for all of them
     out = small_disk / "out"
     _no_space(_banditlab("run", EID, *SMALL, "--out", str(out), cwd=tmp_path), out)
@@ -220,13 +226,7 @@ def test_a_full_disk_is_exit_74_and_the_rerun_after_freeing_space_is_byte_identi
 
 def test_an_out_folder_that_cannot_be_made_for_want_of_space_is_exit_74(small_disk, tmp_path):
     """A file system with no room left for one more entry: --out cannot even be created."""
-    filler = small_disk / "filler"
-    with filler.open("wb", buffering=0) as f:
-        try:
-            while True:
-                f.write(b"x" * 4096)
-        except OSError:  # full
-            pass
+    _fill(small_disk)
     made = 0
     try:
         while True:  # every inode too (tmpfs counts them apart from the bytes)
