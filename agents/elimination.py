@@ -590,9 +590,7 @@ class GAP(EliminationAgent, PrivateAgent):
         if not missing.any():
             self._check_release_counts(mask)
             return
-        copy = int(np.flatnonzero(missing.any(axis=1))[0])
-        arm = int(np.flatnonzero(missing[copy])[0])
-        where = "" if self.n_envs is None else f" of copy {copy}"
+        copy, arm, where = self._first_offence(missing)
         raise ValueError(
             f"info['observed_mask'] must reveal every arm of the pulled arm's closed neighbourhood in {self.name}'s "
             f"feedback_graph (its privacy noise assumes L_τ observations of every arm per epoch), got arm {arm} "
@@ -600,6 +598,12 @@ class GAP(EliminationAgent, PrivateAgent):
             f"declares {np.flatnonzero(declared[copy]).tolist()}, the env revealed "
             f"{np.flatnonzero(mask[copy]).tolist()}."
         )
+
+    def _first_offence(self, offending: npt.NDArray[np.bool_]) -> tuple[int, int, str]:
+        """The first (copy, arm) set in ``offending`` (B, K), and `` of copy i`` for a batched agent's message."""
+        copy = int(np.flatnonzero(offending.any(axis=1))[0])
+        arm = int(np.flatnonzero(offending[copy])[0])
+        return copy, arm, "" if self.n_envs is None else f" of copy {copy}"
 
     def _check_release_counts(self, mask: npt.NDArray[np.bool_]) -> None:
         """Refuse the last round of an epoch if an active arm would be released with fewer than L_τ observations.
@@ -617,9 +621,7 @@ class GAP(EliminationAgent, PrivateAgent):
         short = ending[:, None] & active & (counts < ctr[:, kernels.GAP_EPOCH_LENGTH][:, None])
         if not short.any():
             return
-        copy = int(np.flatnonzero(short.any(axis=1))[0])
-        arm = int(np.flatnonzero(short[copy])[0])
-        where = "" if self.n_envs is None else f" of copy {copy}"
+        copy, arm, where = self._first_offence(short)
         raise ValueError(
             f"action must be the arm {self.name} chose (act), as the release of each epoch needs L_τ observations "
             f"of every active arm, got an epoch ending in round {self._rounds_played(copy)}{where} with arm {arm} "
