@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -450,3 +451,27 @@ def compiling_for_a_second(env: Any, setting: dict[str, Any], seed: int) -> agen
 def test_task_timeout_does_not_count_the_time_numba_spends_compiling():
     df = run("gap/regret-eps", agents=[("mine", compiling_for_a_second)], runs=1, horizon=50, task_timeout=0.5)
     assert set(df["agent"]) == {"mine"}
+
+
+def test_a_task_timeout_never_fires_inside_numbas_own_python_code():
+    """An exception raised half-way through numba's dispatcher or cache loader can break a kernel for good.
+
+    The timer's handler defers the timeout while a frame of numba (or llvmlite) is on the stack,
+    and raises it once that code has returned.
+    """
+    import time
+
+    from agents.experiments.core.runner import deadline, interruptible
+    from agents.experiments.core.user_agents import TaskTimeout
+
+    inside: dict[str, Any] = {"__name__": "numba.core.dispatcher"}
+    exec("import sys, time\ndef busy(seconds):\n    time.sleep(seconds)\n    return sys._getframe()\n", inside)
+    assert not interruptible(inside["busy"](0))
+    assert interruptible(sys._getframe())
+    returned = []
+    with pytest.raises(TaskTimeout):
+        with deadline(0.2):
+            inside["busy"](0.6)  # the timer fires in here: deferred, not raised
+            returned.append(True)
+            time.sleep(5)  # raised here, in our code
+    assert returned == [True]

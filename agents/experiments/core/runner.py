@@ -14,6 +14,7 @@ import contextlib
 import os
 import signal
 import threading
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -87,6 +88,24 @@ def describe_task(task: Task) -> str:
     return f"setting {task.setting_index}{f' ({params})' if params else ''}, run {task.run}"
 
 
+#: Packages whose Python code a timeout never interrupts: an exception raised in the middle of
+#: numba's dispatcher, compiler or cache loader can leave a compiled function half set up, and
+#: the next call into it crashes the process.
+UNINTERRUPTIBLE = ("numba", "llvmlite")
+#: Seconds after which a timeout that fell inside :data:`UNINTERRUPTIBLE` code is tried again.
+RETRY_SECONDS = 0.05
+
+
+def interruptible(frame: types.FrameType | None) -> bool:
+    """Whether a timeout may be raised in ``frame``: no frame of the stack runs :data:`UNINTERRUPTIBLE` code."""
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if isinstance(name, str) and name.split(".")[0] in UNINTERRUPTIBLE:
+            return False
+        frame = frame.f_back
+    return True
+
+
 def timeout_supported() -> bool:
     """Whether ``--task-timeout`` can stop a task here: it needs a POSIX interval timer (SIGALRM)."""
     return hasattr(signal, "setitimer")
@@ -99,7 +118,9 @@ def deadline(seconds: float | None) -> Iterator[None]:
     A POSIX interval timer (SIGALRM, so in the main thread only: a local worker process, or
     banditlab's own process with one job) raises it in whatever Python code runs then, a user
     agent's included, and again every second until the block ends, should that code catch it.
-    Compiled code (a numba kernel, a C extension) is interrupted when it returns to Python. The
+    Compiled code (a numba kernel, a C extension) is interrupted when it returns to Python, and
+    numba's own Python code (its dispatcher, compiler and cache loader) once it has returned
+    (:func:`interruptible`): stopped half-way, it could leave a kernel broken for the next call. The
     timer is paused while numba compiles (a first run's kernels), which is no part of a task's
     time. ``None`` sets no timer.
     """
@@ -109,7 +130,10 @@ def deadline(seconds: float | None) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread() or not timeout_supported():
         raise RuntimeError("--task-timeout needs a POSIX interval timer in the main thread")
 
-    def alarm(signum: int, frame: object) -> None:
+    def alarm(signum: int, frame: types.FrameType | None) -> None:
+        if not interruptible(frame):  # inside numba's own Python code: try again once it has returned
+            signal.setitimer(signal.ITIMER_REAL, RETRY_SECONDS, 1.0)
+            return
         raise TaskTimeout(seconds)
 
     previous = signal.signal(signal.SIGALRM, alarm)
