@@ -137,7 +137,7 @@ class CompileWatch:
     def message(self) -> str:
         """One sentence: the time spent compiling, and how much of it later runs skip."""
         repeated = self.seconds - self.cached_seconds
-        if repeated < 0.05:
+        if repeated < 0.05 and self.cached_seconds > 0.0:
             later = "cached: later runs skip this"
         elif self.cached_seconds < 0.05:
             later = "not cached on disk: every run compiles them"
