@@ -82,6 +82,8 @@ MAX_TASK_TIMEOUT = 1e6
 #: With ``--task-timeout S``, workers that finish no chunk of ``n`` tasks for ``n * S`` plus this many
 #: seconds are stuck where their timer cannot stop a task (compiled code, SIGALRM blocked): they are stopped.
 STUCK_GRACE = 5.0
+#: Seconds a stopped worker gets to exit on SIGTERM before it is killed.
+STOP_GRACE = 5.0
 
 #: At most this many worker processes per core (``os.cpu_count()``); more only compete for the cores.
 JOBS_PER_CORE = 4
@@ -302,13 +304,27 @@ class LocalBackend:
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
-    terminate = getattr(pool, "terminate_workers", None)  # Python >= 3.14
-    if terminate is not None:
-        terminate()
-        return
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
+    """Stop ``pool``'s workers now, dropping the work in flight, so that this process can exit.
+
+    A worker stopped half-way through sending a result leaves part of a message in the pool's
+    result pipe; the pool's manager thread then waits for the rest of it for ever, and the
+    interpreter, which joins that thread at exit, never exits. So once every worker is gone,
+    this process's own copy of the pipe's write end is closed too: the manager thread's read then
+    ends (end of file), and it winds the pool down as it does for a worker that died.
+    """
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    results = getattr(pool, "_result_queue", None)  # shutdown() forgets it
+    for process in processes:
         process.terminate()
     pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.join(STOP_GRACE)
+        if process.is_alive():  # SIGTERM blocked or ignored by the user's code
+            process.kill()
+            process.join()
+    writer = getattr(results, "_writer", None)
+    if writer is not None:
+        writer.close()
 
 
 def _ignore_abandoned_gathers(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
