@@ -8,16 +8,13 @@ processes sharing one ``NUMBA_CACHE_DIR`` and real files.
 
 from __future__ import annotations
 
-import os
 import random
 import resource
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from jit_processes import run_cached
 
 KERNEL = """
 from bandit_envs._jit import njit
@@ -34,15 +31,7 @@ def _run(tmp: Path, file_size: int | None = None) -> subprocess.CompletedProcess
         if file_size is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
 
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp / "cache"), PYTHONPATH=os.pathsep.join([str(tmp), str(ROOT)]))
-    return subprocess.run(
-        [sys.executable, "-c", "from cachepkg.kernel import triple; print(triple(2.0))"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        preexec_fn=limit,
-    )
+    return run_cached(tmp, "from cachepkg.kernel import triple; print(triple(2.0))", preexec_fn=limit)
 
 
 def _cache_files(tmp: Path) -> dict[str, bytes]:

@@ -9,14 +9,11 @@ another module, which is then edited alone.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from bandit_envs._jit import module_fingerprint
+from jit_processes import run_cached
 
-ROOT = Path(__file__).resolve().parents[1]
+from bandit_envs._jit import module_fingerprint
 
 DEP = """
 from bandit_envs._jit import njit
@@ -41,15 +38,7 @@ def run(x):
 
 
 def _run(tmp: Path) -> float:
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp / "cache"), PYTHONPATH=os.pathsep.join([str(tmp), str(ROOT)]))
-    done = subprocess.run(
-        [sys.executable, "-c", "from stalepkg.main import run; print(run(2.0))"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
+    done = run_cached(tmp, "from stalepkg.main import run; print(run(2.0))", check=True)
     return float(done.stdout.strip())
 
 

@@ -189,6 +189,17 @@ def test_cli_user_agent_in_privacy_pairs_and_ldp(tmp_path, capsys):
     assert set(df["agent"]) == {"LinUCB", "uniform random", "Random"}
 
 
+def _refused(argv: list[str], capsys: pytest.CaptureFixture[str], tmp_path: Path) -> str:
+    """What a small gap/regret-eps run with ``argv`` prints on stderr (stripped); it must exit 2."""
+    try:
+        code = main(["run", "gap/regret-eps", "--runs", "1", "--horizon", "100", "--no-progress",
+                     "--out", str(tmp_path), *argv])  # fmt: skip
+    except SystemExit as exc:
+        code = exc.code
+    assert code == 2
+    return capsys.readouterr().err.strip()
+
+
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
@@ -214,15 +225,9 @@ def test_cli_user_agent_in_privacy_pairs_and_ldp(tmp_path, capsys):
     ],
 )
 def test_cli_rejects_bad_agents_and_overrides_with_one_sentence(argv, needle, capsys, tmp_path):
-    try:
-        code = main(["run", "gap/regret-eps", "--runs", "1", "--horizon", "100", "--no-progress",
-                     "--out", str(tmp_path), *argv])  # fmt: skip
-    except SystemExit as exc:
-        code = exc.code
-    assert code == 2
-    err = capsys.readouterr().err
+    err = _refused(argv, capsys, tmp_path)
     assert needle in err and "Traceback" not in err
-    assert len(err.strip().splitlines()) == 1
+    assert len(err.splitlines()) == 1
 
 
 def test_agent_that_does_not_build_an_agent_is_one_sentence(tmp_path, capsys):
@@ -336,13 +341,7 @@ BIG = "9" * 100_000
     + ["agent-factory", "agent-name", "jobs", "set-key-twice", "argparse-choice", "argparse-extra"],
 )
 def test_cli_quotes_a_huge_argument_by_a_short_prefix_and_its_length(argv, needle, capsys, tmp_path):
-    try:
-        code = main(["run", "gap/regret-eps", "--runs", "1", "--horizon", "100", "--no-progress",
-                     "--out", str(tmp_path), *argv])  # fmt: skip
-    except SystemExit as exc:
-        code = exc.code
-    assert code == 2
-    err = capsys.readouterr().err.strip()
+    err = _refused(argv, capsys, tmp_path)
     assert needle in err and "Traceback" not in err, err[:400]
     assert len(err.splitlines()) == 1 and len(err) < 400, f"{len(err)} characters: {err[:400]}"
     assert "... (100" in err or "...' (100" in err, err[:400]  # the prefix, then the length of what was given
