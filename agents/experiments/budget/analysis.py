@@ -233,7 +233,9 @@ def budget_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, An
         _versus(rows, final, exp, lines)
     claims = [c for c in exp.claims if agents_named(c.check) <= set(exp.all_agents)]
     small = exp.below_full_scale
-    scale = exp.scale_words("run(s)")
+    users = sorted({len(v) for v in final.values()})  # the paired intervals are over users
+    shown = "–".join(str(n) for n in dict.fromkeys((users[0], users[-1]))) if users else "0"
+    scale = f"{shown} users per scenario, T = {exp.horizon:,}"
     lines += claims_section(claims, lambda c: verdict(c, final, small), note=exp.scale_note(), scale=scale)
     if exp.options.get("figure") != "alpha":  # in the α sweep the built-in agents have many α: see the tables
         mine = user_claims([u.name for u in exp.user_agents], exp.agents, ">")
