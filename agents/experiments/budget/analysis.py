@@ -111,18 +111,24 @@ def _alpha_tables(final: Final, exp: Experiment, lines: list[str]) -> None:
 def _best_verdict(check: Best, final: Final) -> Verdict:
     grid = _grid(final, check.scenario, check.agent)
     if not grid:
-        return Verdict(None, f"not run on {check.scenario}.")
+        return Verdict(None, f"not run on {check.scenario}.", applicable=False)
     means = [mean_ci(list(final[(check.scenario, check.agent, a)].values()))[0] for a in grid]
     best = grid[int(np.argmax(means))]
     nearest = min(grid, key=lambda a: abs(a - check.value))
     diff, half = paired(final[(check.scenario, check.agent, best)], final[(check.scenario, check.agent, nearest)])
     note = "" if nearest == check.value else f" (not on the paper's own grid; nearest grid value {nearest:g})"
-    evidence = (
-        f"Our best α = {best:g}{note}; U(T) at our best minus at α = {nearest:g}: {diff:,.1f} ± {half:,.1f} "
-        "(paired 95% CI over users)"
-    )
+    if best == nearest:  # the difference of a value with itself: exactly 0, nothing to estimate
+        evidence = f"Our best α = {best:g}{note}, the grid value nearest the paper's"
+    else:
+        evidence = (
+            f"Our best α = {best:g}{note}; U(T) at our best minus at α = {nearest:g}: {diff:,.1f} ± {half:,.1f} "
+            "(paired 95% CI over users)"
+        )
     if best == check.value:
         return Verdict(True, evidence + ".")
+    if best == nearest:
+        return Verdict(None, evidence + f"; {check.value:g} itself is not on the grid, so it cannot be told apart.",
+                       applicable=False)  # fmt: skip
     if math.isnan(half) or diff - half <= 0:
         return Verdict(None, evidence + ": the difference is not significant.")
     return Verdict(False, evidence + ".")
@@ -164,7 +170,7 @@ def _compare_verdict(check: Compare, final: Final, small: bool) -> Verdict:
         oks.append(sided(d, h, check.direction))
         parts.append(f"{scenario}: {check.a} − {check.b} = {d:,.1f} ± {h:,.1f}")
     if not oks:
-        return Verdict(None, "not run.")
+        return Verdict(None, "not run.", applicable=False)
     return Verdict(settle(oks, small), "; ".join(parts) + f" (paired 95% CI over users){tally(oks)}.")
 
 
@@ -227,10 +233,15 @@ def budget_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, An
         _versus(rows, final, exp, lines)
     claims = [c for c in exp.claims if agents_named(c.check) <= set(exp.all_agents)]
     small = exp.below_full_scale
-    lines += claims_section(claims, lambda c: verdict(c, final, small), note=exp.scale_note())
+    users = sorted({len(v) for v in final.values()})  # the paired intervals are over users
+    shown = "–".join(str(n) for n in dict.fromkeys((users[0], users[-1]))) if users else "0"
+    scale = f"{shown} users per scenario, T = {exp.horizon:,}"
+    lines += claims_section(claims, lambda c: verdict(c, final, small), note=exp.scale_note(), scale=scale)
     if exp.options.get("figure") != "alpha":  # in the α sweep the built-in agents have many α: see the tables
         mine = user_claims([u.name for u in exp.user_agents], exp.agents, ">")
-        lines += claims_section(mine, lambda c: verdict(c, final, small), title="Your agents against the paper's")
+        lines += claims_section(
+            mine, lambda c: verdict(c, final, small), title="Your agents against the paper's", scale=scale
+        )
     return "\n".join(lines)
 
 

@@ -27,13 +27,19 @@ ALPHA_CLAIMS: tuple[Claim, ...] = (
             f"{agent}'s best α on {'MovieLens' if s == 'movielens' else 'Gowalla'} is {v:g}",
             Best(s, agent, "alpha", v),
             "§7.2.1, Figures 2 and 4",
+            why="budget-alpha",
         )
         for (s, agent), v in PAPER_BEST_ALPHA.items()
     ),
-    Claim("U(T) first rises then falls with α (one peak)", Peak("alpha"), "§7.2.1"),
+    Claim("U(T) first rises then falls with α (one peak)", Peak("alpha"), "§7.2.1", why="budget-alpha"),
 )
 BASELINE_CLAIMS: tuple[Claim, ...] = tuple(
-    Claim(f"{a} is clearly above {b} on both datasets", Compare(a, b, ">"), "§7.2.2, Figures 5 and 6")
+    Claim(
+        f"{a} is clearly above {b} on both datasets",
+        Compare(a, b, ">"),
+        "§7.2.2, Figures 5 and 6",
+        why="budget-baselines",
+    )
     for a in ("UCB", "SM-UCB")
     for b in ("FixHalf", "Random")
 )
@@ -42,6 +48,7 @@ SMUCB_CLAIMS: tuple[Claim, ...] = (
         "SM-UCB ≥ UCB on both datasets, with a small gap on MovieLens",
         Compare("SM-UCB", "UCB", ">"),
         "§7.2.3, Figure 7",
+        why="budget-smucb-vs-ucb",
     ),
 )
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from agents.experiments.core.claims import Claim, scale_note
+from agents.experiments.core.claims import Claim, scale_note, scale_words
 from agents.experiments.core.user_agents import UserAgent
 from bandit_envs.validation import summarize
 
@@ -195,7 +195,11 @@ class Experiment:
 
     def scale_note(self) -> str:
         """The note above the claims of a run below full scale (empty at full scale)."""
-        return scale_note(self.horizon, self.runs, self.full_horizon, self.full_runs, self.full_command)
+        return scale_note(self.horizon, self.runs, self.full_horizon, self.full_runs, self.full_command, self.id)
+
+    def scale_words(self, unit: str = "runs per setting") -> str:
+        """How large this run is, written next to each verdict it leaves open (``100 runs per setting, T = …``)."""
+        return scale_words(self.horizon, self.runs, unit)
 
     @property
     def kind(self) -> str:

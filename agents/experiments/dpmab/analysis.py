@@ -24,10 +24,12 @@ from agents.experiments.core.claims import (
     Verdict,
     claims_section,
     run_notes,
+    se_cell,
     settle,
     sided,
     tally,
     user_claims,
+    zero_se_note,
 )
 from agents.experiments.core.figures import regret_figure as _regret_figure
 from agents.experiments.core.spec import Experiment
@@ -110,7 +112,7 @@ def _verdict(claim: Claim, exp: Experiment, final: Final) -> Verdict:
         a, b, value, bound = str(d["a"]), str(d["b"]), float(d["at"]), float(d["bound"])
         i, j = _where(exp, a, final, value), _where(exp, b, final, float(d.get("b_at", math.inf)))
         if i is None or j is None:
-            return Verdict(None, "not run at this setting.")
+            return Verdict(None, "not run at this setting.", applicable=False)
         ra, rb = final[(i, a)], final[(j, b)]
         runs = sorted(set(ra) & set(rb))
         excess = {r: ra[r] - bound * rb[r] for r in runs}
@@ -148,15 +150,18 @@ def summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any]) -> 
         "| agent | " + " | ".join(fmt_setting(exp.settings[i]) for i in cols) + " |",
         "|---|" + "---|" * len(cols),
     ]
+    zero: list[str] = []
     for a in exp.all_agents:
         cells = []
         for i in cols:
             if final.get((i, a)):
-                m, se, _ = mean_ci(list(final[(i, a)].values()))
-                cells.append(f"{m:,.0f} ± {se:,.0f}")
+                cell, exact = se_cell(list(final[(i, a)].values()))
+                cells.append(cell)
+                zero += [a] if exact else []
             else:
                 cells.append("–")
         lines.append(f"| {a} | " + " | ".join(cells) + " |")
+    lines += zero_se_note(zero)
     # Each user agent against each built-in agent: the same paired differences, no claim of a paper.
     mine = user_claims(users, exp.agents, "<")
     compares = [c.check for c in (*exp.claims, *mine) if isinstance(c.check, Compare)]
@@ -175,8 +180,13 @@ def summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any]) -> 
             if any(x != "–" for x in cells):
                 lines.append(f"| {fmt_setting(exp.settings[i])} | " + " | ".join(cells) + " |")
         lines.append("")
-    lines += claims_section(exp.claims, lambda c: verdict(c, exp, final), note=exp.scale_note(), title="Claims")
-    lines += claims_section(mine, lambda c: verdict(c, exp, final), title="Your agents against the built-in ones")
+    scale = exp.scale_words()
+    lines += claims_section(
+        exp.claims, lambda c: verdict(c, exp, final), note=exp.scale_note(), title="Claims", scale=scale
+    )
+    lines += claims_section(
+        mine, lambda c: verdict(c, exp, final), title="Your agents against the built-in ones", scale=scale
+    )
     return "\n".join(lines)
 
 

@@ -40,13 +40,22 @@ def _ratio(a: str) -> Claim:
         f"At ε = 5, {a}'s regret is at most {RATIO_BOUND:g}× {b}'s",
         Shape("ratio", (("a", a), ("b", b), ("at", 5.0), ("bound", RATIO_BOUND))),
         "approaches its non-private version",
+        why="dp-mab-ratio",
     )
 
 
 EPSILON_CLAIMS: tuple[Claim, ...] = (
-    *(Claim(f"{a}'s regret falls as ε grows", Trend(a, "decreasing"), "central DP") for a in PRIVATE),
     *(
-        Claim(f"{a}'s regret is below {b}'s at every ε", Compare(a, b, "<"), "adaptive epochs vs counters")
+        Claim(f"{a}'s regret falls as ε grows", Trend(a, "decreasing"), "central DP", why="dp-mab-trend")
+        for a in PRIVATE
+    ),
+    *(
+        Claim(
+            f"{a}'s regret is below {b}'s at every ε",
+            Compare(a, b, "<"),
+            "adaptive epochs vs counters",
+            why="dp-mab-compare",
+        )
         for a in ("AdaPUCB", "DPSE")
         for b in ("HybridDPUCB", "TreeDPUCB")
     ),
@@ -55,13 +64,28 @@ EPSILON_CLAIMS: tuple[Claim, ...] = (
 
 SIDE_AGENTS: tuple[str, ...] = ("UCB", "UCBN", "TS-N", "Exp3SET", "Exp3IX", "GAP")
 SIDE_CLAIMS: tuple[Claim, ...] = (
-    Claim("UCB-N's regret is below UCB's at every p", Compare("UCBN", "UCB", "<"), "value of side observations"),
-    Claim("TS-N's regret is below UCB's at every p", Compare("TS-N", "UCB", "<"), "value of side observations"),
+    Claim(
+        "UCB-N's regret is below UCB's at every p",
+        Compare("UCBN", "UCB", "<"),
+        "value of side observations",
+        why="side-compare",
+    ),
+    Claim(
+        "TS-N's regret is below UCB's at every p",
+        Compare("TS-N", "UCB", "<"),
+        "value of side observations",
+        why="side-compare",
+    ),
     *(
-        Claim(f"{a}'s regret falls as p grows", Trend(a, "decreasing"), "more side observations")
+        Claim(f"{a}'s regret falls as p grows", Trend(a, "decreasing"), "more side observations", why="side-trend")
         for a in ("UCBN", "TS-N", "Exp3SET", "Exp3IX", "GAP")
     ),
-    Claim("GAP's regret is above UCB-N's at every p", Compare("GAP", "UCBN", ">"), "the price of privacy"),
+    Claim(
+        "GAP's regret is above UCB-N's at every p",
+        Compare("GAP", "UCBN", ">"),
+        "the price of privacy",
+        why="side-compare",
+    ),
 )
 
 SCHEMA: dict[str, Param] = {"n_arms": Param("n_arms", int, "number of arms K", 2, None, target="experiment")}

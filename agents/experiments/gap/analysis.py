@@ -29,10 +29,13 @@ from agents.experiments.core.claims import (
     agents_named,
     claims_section,
     run_notes,
+    se_cell,
     settle,
     sided,
     tally,
     user_claims,
+    why_link,
+    zero_se_note,
 )
 from agents.experiments.core.figures import pyplot
 from agents.experiments.core.figures import regret_figure as _regret_figure
@@ -195,7 +198,12 @@ def privacy_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, A
             )
     lines.append("")
     small = exp.below_full_scale
-    lines += claims_section(exp.claims, lambda c: privacy_verdict(c, table, small), note=exp.scale_note())
+    lines += claims_section(
+        exp.claims,
+        lambda c: privacy_verdict(c, table, small),
+        note=exp.scale_note(),
+        scale=exp.scale_words("pairs per setting"),
+    )
     if exp.user_agents:
         lines += [
             "## User agents: identical arm sequences (%)",
@@ -304,8 +312,9 @@ def regret_verdict(claim: Claim, exp: Experiment, final: Mapping[tuple[int, str]
             below = sum(d <= 0 for d in dist)
             return Verdict(
                 None,
-                f"{check.a} − {check.b} = {shown}: not applicable, {check.a} is not above "
-                f"{check.b} in {below} of {n} settings.",
+                f"{check.a} − {check.b} = {shown}: {check.a} is not above {check.b} in {below} of {n} settings, so "
+                "there is no distance to shrink.",
+                applicable=False,
             )
         holds = bool(np.all(np.diff(dist) < 0))
         return Verdict(
@@ -325,12 +334,15 @@ def regret_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, An
         "| setting | " + " | ".join(agents) + " |",
         "|---|" + "---|" * len(agents),
     ]
+    zero: list[str] = []
     for i, s in enumerate(exp.settings):
         cells = []
         for a in agents:
-            m, se, _ = mean_ci(list(final[(i, a)].values()))
-            cells.append(f"{m:,.0f} ± {se:,.0f}")
+            cell, exact = se_cell(list(final[(i, a)].values()))
+            cells.append(cell)
+            zero += [a] if exact else []
         lines.append(f"| {fmt_setting(s)} | " + " | ".join(cells) + " |")
+    lines += zero_se_note(zero)
     compares = [c.check for c in exp.claims if isinstance(c.check, Compare)]
     compares = [c for c in compares if c.a in agents and c.b in agents]
     # Each user agent against each built-in agent: the same paired test, no claim of the paper.
@@ -338,28 +350,39 @@ def regret_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, An
     table_checks = compares + users
     if table_checks:
         lines += ["", "## Paired differences at T (95% CI over runs)", ""]
-        lines += [
-            "| setting | " + " | ".join(f"{c.a} − {c.b}" for c in table_checks) + " |",
-            "|---|" + "---|" * len(table_checks),
-        ]
+        rows, heads = [], []
+        for c in table_checks:
+            marks = [
+                _mark(sided(*paired(final[(i, c.a)], final[(i, c.b)]), c.direction), exp.below_full_scale)
+                for i in range(len(exp.settings))
+            ]
+            why = next((cl.why for cl in exp.claims if cl.check == c), "")
+            link = f" {why_link(why)}" if c in compares and why and any(m != "✓" for m in marks) else ""
+            heads.append(f"{c.a} − {c.b}{link}")
+        lines += ["| setting | " + " | ".join(heads) + " |", "|---|" + "---|" * len(table_checks)]
         for i, s in enumerate(exp.settings):
             cells = []
             for c in table_checks:
                 m, h = paired(final[(i, c.a)], final[(i, c.b)])
                 mark = _mark(sided(m, h, c.direction), exp.below_full_scale) if c in compares else ""
                 cells.append(f"{m:,.0f} ± {h:,.0f} {mark}".rstrip())
-            lines.append(f"| {fmt_setting(s)} | " + " | ".join(cells) + " |")
+            rows.append(f"| {fmt_setting(s)} | " + " | ".join(cells) + " |")
+        lines += rows
         lines += [
             "",
-            "✓ = the difference has the sign the paper claims and its 95% interval excludes 0"
+            "✓ = the difference has the sign the paper claims and its 95% interval excludes 0; a column with a ✗ or "
+            "– links to its explanation"
             + ("; – = its interval contains 0 (undecided at this scale)" if exp.below_full_scale else "")
             + ("; user agents' columns are negative where they beat the built-in agent." if users else "."),
             "",
         ]
     claims = [c for c in exp.claims if agents_named(c.check) <= set(agents)]
-    lines += claims_section(claims, lambda c: regret_verdict(c, exp, final), note=exp.scale_note())
+    scale = exp.scale_words()
+    lines += claims_section(claims, lambda c: regret_verdict(c, exp, final), note=exp.scale_note(), scale=scale)
     mine = user_claims([u.name for u in exp.user_agents], exp.agents, "<")
-    lines += claims_section(mine, lambda c: regret_verdict(c, exp, final), title="Your agents against the paper's")
+    lines += claims_section(
+        mine, lambda c: regret_verdict(c, exp, final), title="Your agents against the paper's", scale=scale
+    )
     return "\n".join(lines)
 
 

@@ -52,25 +52,43 @@ PRIVACY_SETTINGS: tuple[dict[str, float], ...] = tuple(
 )
 
 PRIVACY_CLAIMS: tuple[Claim, ...] = (
-    Claim("All ratios are above 85%", AtLeast("identical-sequence ratio", 0.85), "§5.1, Table 1"),
+    Claim("All ratios are above 85%", AtLeast("identical-sequence ratio", 0.85), "§5.1, Table 1", why="gap-privacy-85"),
     Claim(
         "Ratios are higher with larger Δmin, smaller p and smaller ε",
         Trends(
             "identical-sequence ratio", (("gap", "larger"), ("edge_probability", "smaller"), ("epsilon", "smaller"))
         ),
         "§5.1",
+        why="gap-privacy-trends",
     ),
 )
 
 REGRET_AGENTS: tuple[str, ...] = ("GAP", "GAPU", "AlphaSample", "DPSE", "AAE")
 
 REGRET_CLAIMS: tuple[Claim, ...] = (
-    Claim("GAP's regret is always clearly below DPSE's", Compare("GAP", "DPSE", "<"), "§5.2"),
-    Claim("GAP's regret is always clearly below AAE's", Compare("GAP", "AAE", "<"), "§5.2"),
-    Claim("GAPU's regret is above GAP's in almost all settings", Compare("GAPU", "GAP", ">"), "§5.2"),
-    Claim("GAP's regret is above AlphaSample's, but close", Compare("GAP", "AlphaSample", ">"), "§5.2"),
-    Claim("GAP's regret shrinks as the varied parameter grows", Trend("GAP", "decreasing"), "§5.2"),
-    Claim("GAP's distance to AlphaSample shrinks as the varied parameter grows", Gap("GAP", "AlphaSample"), "§5.2"),
+    Claim("GAP's regret is always clearly below DPSE's", Compare("GAP", "DPSE", "<"), "§5.2", why="gap-regret-dpse"),
+    Claim("GAP's regret is always clearly below AAE's", Compare("GAP", "AAE", "<"), "§5.2", why="gap-regret-aae"),
+    Claim(
+        "GAPU's regret is above GAP's in almost all settings",
+        Compare("GAPU", "GAP", ">"),
+        "§5.2",
+        why="gap-regret-gapu",
+    ),
+    Claim(
+        "GAP's regret is above AlphaSample's, but close",
+        Compare("GAP", "AlphaSample", ">"),
+        "§5.2",
+        why="gap-regret-alphasample",
+    ),
+    Claim(
+        "GAP's regret shrinks as the varied parameter grows", Trend("GAP", "decreasing"), "§5.2", why="gap-regret-trend"
+    ),
+    Claim(
+        "GAP's distance to AlphaSample shrinks as the varied parameter grows",
+        Gap("GAP", "AlphaSample"),
+        "§5.2",
+        why="gap-regret-distance",
+    ),
 )
 
 #: Setting parameters a user may override with ``--set`` (``n_arms`` is the instance's K).

@@ -2,7 +2,8 @@
 
 ``settings`` declares the experiments and claims as data, ``task`` runs one agent's run through
 the compiled fast path (or a user agent through the step API), ``analysis`` writes summaries and
-figures with the published numbers beside ours.
+figures with the authors' numbers beside ours: the one their repository prints in text (962.4 at
+ε = 8·10⁵), and approximate readings of the blog's figure, marked as such.
 """
 
 from agents.experiments.ldp.settings import EXPERIMENTS

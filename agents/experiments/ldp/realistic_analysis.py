@@ -117,7 +117,7 @@ def verdict(claim: Claim, exp: Experiment, curves: Mapping[Key, Mapping[int, Map
     if isinstance(check, Shape) and check.kind == "goal":
         keys = [k for k in curves if k[1] == detail["agent"] and k[2] == GOAL_EPSILON and "(authors)" in k[0]]
         if not keys:
-            return Verdict(None, "not run on the authors' MovieLens construction at ε = 1.")
+            return Verdict(None, "not run on the authors' MovieLens construction at ε = 1.", applicable=False)
         outcomes, parts = [], []
         for key in keys:
             ratios = _ratios(curves, key)
@@ -233,7 +233,12 @@ def realistic_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str,
                 f"{_fmt_ci(_sqrt_t_change(c), '.2f')} | {info[1]} | {info[2]} | {k_reports:,} | {local} | {central} |"
             )
         lines.append("")
-    lines += claims_section(exp.claims, lambda cl: verdict(cl, exp, curves), note=exp.scale_note())
+    lines += claims_section(
+        exp.claims,
+        lambda cl: verdict(cl, exp, curves),
+        note=exp.scale_note(),
+        scale=exp.scale_words("run(s) (seeds) per setting"),
+    )
     return "\n".join(lines)
 
 

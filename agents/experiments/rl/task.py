@@ -38,6 +38,7 @@ import pandas as pd
 from agents.base import Agent
 from agents.elimination import GAP
 from agents.experiments.core.checkpoints import evenly_spaced
+from agents.experiments.core.claims import committed_summary
 from agents.experiments.core.figures import regret_figure
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment, Family, Param
@@ -274,6 +275,13 @@ def rl_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any]) 
         per_run = ", ".join(f"{values[r]:,.0f}" for r in sorted(values))
         lines.append(f"| {a} | {m:,.1f} ± {se:,.1f} | {per_run} |")
     lines += ["", "## Outcome (paired by run, 95% CI of the mean difference)", ""]
+    if exp.below_full_scale:
+        lines += [
+            f"This run is smaller than full scale (T = {exp.horizon:,} against {exp.full_horizon:,}, {exp.runs} "
+            f"against {exp.full_runs} runs); the full-scale outcome is in the repository's "
+            f"`{committed_summary(exp.id)}` (`{exp.full_command}` reproduces it).",
+            "",
+        ]
     for a in (x for x in exp.all_agents if x in RL_AGENTS or x in {u.name for u in exp.user_agents}):
         for b in ("UCB-N", "GAP"):
             if b in exp.agents:
