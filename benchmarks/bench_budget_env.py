@@ -39,7 +39,7 @@ from bandit_envs.budget import (
     gowalla_scenario,
     movielens_scenario,
 )
-from bandit_envs.budget._data import checkins_from, ratings_from
+from bandit_envs.datasets.env_data import checkins_from, ratings_from
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 ML_DIR = DATA / "ml-latest-small"

@@ -36,7 +36,7 @@ import numpy as np
 from _common import Ratio, interleaved
 
 import bandit_envs  # noqa: F401  (registers the ids)
-from bandit_envs.budget._data import checkins_from, ratings_from
+from bandit_envs.datasets.env_data import checkins_from, ratings_from
 from bandit_envs.recommendation import GowallaRecommendationEnv, MovieLensRecommendationEnv
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"

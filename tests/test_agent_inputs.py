@@ -50,7 +50,7 @@ from agents import (
     TreeDPUCB,
 )
 from agents.base import Agent
-from agents.experiments.core.user_agents import UserAgentError, play
+from agents.user_agents import UserAgentError, play
 from bandit_envs.rewards import RewardModel
 
 K = 3  # arms

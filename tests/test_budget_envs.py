@@ -562,7 +562,7 @@ def test_eligible_user_ids_match_the_envs() -> None:
 
 
 def test_dataset_names_resolve_through_the_loaders(monkeypatch: pytest.MonkeyPatch) -> None:
-    from bandit_envs.budget import _data
+    from bandit_envs.datasets import env_data as _data
 
     asked: list[tuple[str, Any]] = []
     marker = Ratings(np.array([1]), np.array([1]), np.array([4.0]), np.array([0]))
@@ -579,8 +579,8 @@ def test_dataset_names_resolve_through_the_loaders(monkeypatch: pytest.MonkeyPat
 
 
 def test_kept_tables_are_read_again_when_their_file_changes(tmp_path: Path, shared_data: Callable[[str], Path]) -> None:
-    from bandit_envs.budget import _data
     from bandit_envs.datasets import DatasetError
+    from bandit_envs.datasets import env_data as _data
 
     def rewrite(path: Path, data: bytes, stamp: int) -> None:
         path.write_bytes(data)

@@ -47,7 +47,7 @@ def test_bring_your_own_agent_is_an_agent_target(capsys):
     import gymnasium as gym
 
     import bandit_envs  # noqa: F401
-    from agents.experiments.core.user_agents import UserAgent
+    from agents.user_agents import UserAgent
 
     path = Path(__file__).resolve().parents[1] / "examples" / "bring_your_own_agent.py"
     user = UserAgent(name="mine", ref=f"{path}:make_agent")

@@ -17,8 +17,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env as gym_check_env
 
 import bandit_envs
-from bandit_envs.budget._data import ratings_from
 from bandit_envs.datasets import CheckIns, Ratings, load_movielens
+from bandit_envs.datasets.env_data import ratings_from
 from bandit_envs.recommendation import (
     GowallaRecommendationEnv,
     GowallaRecommendationVectorEnv,

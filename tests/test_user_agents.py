@@ -17,7 +17,7 @@ import agents
 from agents.experiments import get_experiment, run
 from agents.experiments.budget.paper import PAPER_BEST_ALPHA
 from agents.experiments.cli import main
-from agents.experiments.core.user_agents import UserAgentError
+from agents.user_agents import UserAgentError
 
 
 class PlainUCB:
@@ -461,7 +461,7 @@ def test_a_task_timeout_never_fires_inside_numbas_own_python_code():
     import time
 
     from agents.experiments.core.runner import deadline, interruptible
-    from agents.experiments.core.user_agents import TaskTimeout
+    from agents.user_agents import TaskTimeout
 
     inside: dict[str, Any] = {"__name__": "numba.core.dispatcher"}
     exec("import sys, time\ndef busy(seconds):\n    time.sleep(seconds)\n    return sys._getframe()\n", inside)

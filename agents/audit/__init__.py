@@ -229,7 +229,7 @@ def audit(
     ------
     ValueError, TypeError
         One sentence for an unknown agent name, ε ≤ 0, too few runs, or another bad argument.
-    agents.experiments.core.user_agents.UserAgentError
+    agents.user_agents.UserAgentError
         If a user agent cannot be loaded or built (a ValueError).
     """
     check_int("runs", runs, minimum=MIN_RUNS)

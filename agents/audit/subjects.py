@@ -21,7 +21,7 @@ agent's first release decides (:func:`agents.audit.neighbours.release_pairs`):
 * controls (:mod:`agents.audit.canaries`): ``OverclaimedGAP``, ``NonPrivateUCB``, ``LaplaceCount``.
 
 Any other agent (:func:`agent_subject`): a user factory (``module:Factory`` as ``banditlab run
---agent`` takes it, :mod:`agents.experiments.core.user_agents`) or an :class:`agents.base.Agent`
+--agent`` takes it, :mod:`agents.user_agents`) or an :class:`agents.base.Agent`
 subclass, built for two arms; claim ``privacy_per_report`` if the agent has one (unit "report"),
 else ``epsilon`` (unit "report" if its ``privacy_unit`` mentions reports, else "entry"); played
 through the step API on ``GraphBandit-v0`` replaying 0/1 tables (:func:`generic_pairs` at round 0
@@ -60,10 +60,10 @@ from agents.base import Agent, check_choice, check_float, check_int, describe
 from agents.dp_thompson import DPThompsonSampling, LDPThompsonSampling
 from agents.dp_ucb import AdaPUCB, HybridDPUCB, TreeDPUCB
 from agents.elimination import DPSE, GAP, GAPU, EliminationAgent
-from agents.experiments.core.user_agents import UserAgent, UserAgentError, accepts_n_envs, failure, user_agent
 from agents.index import UCB
 from agents.ldp import LDPWrapper
 from agents.linear import LDPLinUCB, LinearAgent
+from agents.user_agents import UserAgent, UserAgentError, accepts_n_envs, failure, user_agent
 from bandit_envs.validation import summarize
 
 __all__ = [
@@ -509,7 +509,7 @@ def declared_releases(agent: Any, rounds: int, label: str) -> tuple[int, ...]:
 
     Raises
     ------
-    agents.experiments.core.user_agents.UserAgentError
+    agents.user_agents.UserAgentError
         One sentence if ``release_rounds`` is not a sequence of rounds in [0, T).
     """
     declared = getattr(agent, "release_rounds", None)
@@ -541,7 +541,7 @@ def agent_subject(
 ) -> Subject:
     """Any agent: a factory (``module:Factory``, ``path.py:Factory`` or a callable) or an Agent subclass.
 
-    A factory is called as in ``banditlab run --agent`` (:mod:`agents.experiments.core.user_agents`):
+    A factory is called as in ``banditlab run --agent`` (:mod:`agents.user_agents`):
     ``factory(env, setting, seed[, n_envs])`` with the two-arm ``GraphBandit-v0`` env and
     ``setting = {"epsilon": ε, "horizon": T, "n_arms": 2}``; an Agent subclass is built by
     :func:`class_factory`. The claim is read from the agent built with seed 0 (:func:`_claim`).
@@ -550,7 +550,7 @@ def agent_subject(
 
     Raises
     ------
-    agents.experiments.core.user_agents.UserAgentError
+    agents.user_agents.UserAgentError
         One sentence if the agent cannot be loaded or built.
     ValueError
         For ``env_id`` not in :data:`AUDIT_ENVS`, or bad ``epsilon``, ``horizon``, ``group``, ``unit``.

@@ -10,8 +10,8 @@ is the engine they share.
 
 from agents.experiments.api import UsageError, run, run_experiment
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.user_agents import UserAgent, UserAgentError
 from agents.experiments.registry import EXPERIMENTS, get_experiment
+from agents.user_agents import UserAgent, UserAgentError
 
 __all__ = [
     "EXPERIMENTS",

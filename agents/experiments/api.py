@@ -37,8 +37,8 @@ from agents.experiments.core.partial import PARTS, ManifestMismatch, PartialStor
 from agents.experiments.core.results import META, RESULTS, provenance, to_frame, write_csv
 from agents.experiments.core.runner import SettingError, Task, default_jobs, tasks_for
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.user_agents import UserAgent, UserAgentError, agent_name, qualified, user_agent
 from agents.experiments.registry import get_experiment
+from agents.user_agents import UserAgent, UserAgentError, agent_name, qualified, user_agent
 from bandit_envs.validation import check_memory, memory_limit, summarize
 
 AgentEntry = str | Callable[..., Any] | UserAgent | tuple[str, Any]
@@ -298,7 +298,7 @@ def run(
 
     Raises
     ------
-    agents.experiments.core.user_agents.UserAgentError
+    agents.user_agents.UserAgentError
         A user agent that fails while it plays (raises, calls ``sys.exit`` or returns an invalid
         action), or a task stopped by ``task_timeout``: one sentence naming the agent, the
         setting, the run and the round, with the agent's own frames of the traceback in ``frames``.
@@ -357,7 +357,7 @@ def run_experiment(
 
     Raises :class:`UsageError` for bad options or an output folder it may not write to,
     :class:`~agents.experiments.core.backends.BackendError` (with an exit code) when the cluster
-    fails, :class:`~agents.experiments.core.user_agents.UserAgentError` when a user agent fails
+    fails, :class:`~agents.user_agents.UserAgentError` when a user agent fails
     while it plays or a task outlives ``task_timeout`` (with the agent's frames in ``frames``),
     and :class:`~agents.experiments.core.backends.SweepInterrupted` on Ctrl-C (or SIGTERM, when
     the caller turns it into :class:`~agents.experiments.core.backends.Terminated`); each

@@ -83,8 +83,8 @@ from agents.experiments.core.results import (
     read_meta,
     read_results,
 )
-from agents.experiments.core.user_agents import UserAgentError, user_agent
 from agents.experiments.registry import EXPERIMENTS, get_experiment
+from agents.user_agents import UserAgentError, user_agent
 from bandit_envs.validation import shorten, summarize
 
 #: Exit status after Ctrl-C or SIGTERM (128 + SIGINT, as shells report an interrupted command).

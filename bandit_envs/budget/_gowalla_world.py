@@ -19,10 +19,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from bandit_envs.budget._core import BudgetConfig, FloatArray, IntArray, Oracle, monte_carlo_oracle
-from bandit_envs.budget._data import checkins_from, shared_scenario
 from bandit_envs.budget._envs import Instance
 from bandit_envs.budget._geo import Grid, GridStack, build_grid
 from bandit_envs.datasets import CheckIns
+from bandit_envs.datasets.env_data import checkins_from, shared_scenario
 from bandit_envs.privacy import EARTH_RADIUS_M, haversine_m
 from bandit_envs.validation import check_float, check_int
 

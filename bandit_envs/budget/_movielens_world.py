@@ -22,9 +22,9 @@ from bandit_envs.budget._core import (
     Oracle,
     monte_carlo_oracle,
 )
-from bandit_envs.budget._data import ratings_from, shared_scenario
 from bandit_envs.budget._envs import Instance
 from bandit_envs.datasets import Ratings, filter_min_counts
+from bandit_envs.datasets.env_data import ratings_from, shared_scenario
 from bandit_envs.validation import check_choice, check_float, check_int
 
 LOSS_MODELS = ("revealed", "expected", "revealed_watched", "watched")

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from bandit_envs.budget._data import ratings_from, shared_scenario
 from bandit_envs.datasets import Ratings
+from bandit_envs.datasets.env_data import ratings_from, shared_scenario
 from bandit_envs.recommendation._completion import (
     als_completion,
     authors_completion,

@@ -40,7 +40,7 @@ from typing import Any
 import numba
 
 from agents.experiments.core.runner import Task, run_checked, run_task, timeout_supported
-from agents.experiments.core.user_agents import UserAgentError
+from agents.user_agents import UserAgentError
 from bandit_envs.validation import summarize
 
 Rows = list[dict[str, Any]]
@@ -218,10 +218,10 @@ class LocalBackend:
 
     ``task_timeout`` (seconds, or None) stops a task that runs longer, in whichever process runs
     it (:func:`~agents.experiments.core.runner.deadline`), as a
-    :class:`~agents.experiments.core.user_agents.UserAgentError` naming the task. Should the
+    :class:`~agents.user_agents.UserAgentError` naming the task. Should the
     workers finish nothing for longer than their chunks' timeouts and :data:`STUCK_GRACE`
     (a task stuck where the timer cannot interrupt it), they are killed, with a
-    :class:`~agents.experiments.core.user_agents.UserAgentError` saying so.
+    :class:`~agents.user_agents.UserAgentError` saying so.
 
     At most one worker per task starts (:attr:`workers` is the number that did). With workers,
     the first task runs in this process while they wait, so that the numba kernels are compiled

@@ -4,7 +4,7 @@ The runner only interprets an experiment's records: ``run_task`` calls the exper
 family task function (:class:`~agents.experiments.core.spec.Family`), which runs every agent of
 that setting and run with common random numbers (:mod:`agents.experiments.core.seeds`).
 :func:`run_checked` is what the backends call: it reports a failing user agent, or a task that
-outlives ``--task-timeout``, as one :class:`~agents.experiments.core.user_agents.UserAgentError`
+outlives ``--task-timeout``, as one :class:`~agents.user_agents.UserAgentError`
 sentence naming the setting and the run.
 """
 
@@ -21,7 +21,7 @@ from typing import Any
 
 from agents.experiments.core.compiling import CompileWatch
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.user_agents import AgentFailed, TaskTimeout, UserAgentError, user_frames
+from agents.user_agents import AgentFailed, TaskTimeout, UserAgentError, user_frames
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ def timeout_supported() -> bool:
 
 @contextlib.contextmanager
 def deadline(seconds: float | None) -> Iterator[None]:
-    """Raise :class:`~agents.experiments.core.user_agents.TaskTimeout` in this block after ``seconds``.
+    """Raise :class:`~agents.user_agents.TaskTimeout` in this block after ``seconds``.
 
     A POSIX interval timer (SIGALRM, so in the main thread only: a local worker process, or
     banditlab's own process with one job) raises it in whatever Python code runs then, a user
@@ -172,9 +172,9 @@ def run_checked(
 ) -> list[dict[str, Any]]:
     """``run(task)`` (:func:`run_task`), its failures as one sentence naming the task.
 
-    A user agent that fails (:class:`~agents.experiments.core.user_agents.AgentFailed`), or a task
+    A user agent that fails (:class:`~agents.user_agents.AgentFailed`), or a task
     still running after ``timeout`` seconds (:func:`deadline`), raises
-    :class:`~agents.experiments.core.user_agents.UserAgentError`: which agent failed and how, in
+    :class:`~agents.user_agents.UserAgentError`: which agent failed and how, in
     which setting, run and round, with the agent's own frames of the traceback in ``frames``.
     """
     try:

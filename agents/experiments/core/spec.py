@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 
 from agents.experiments.core.claims import Claim, scale_note, scale_words
-from agents.experiments.core.user_agents import UserAgent
+from agents.user_agents import UserAgent
 from bandit_envs.validation import summarize
 
 Rows = list[dict[str, Any]]
@@ -120,7 +120,7 @@ class Family:
     runs_per_task: int = 1
     #: Builds a user agent as the first run of its first setting would, with seed 0 (``probe(experiment,
     #: user)``, the agent unguarded), so that :func:`agents.experiments.api.configure` can read its
-    #: ``name`` (:func:`~agents.experiments.core.user_agents.agent_name`); ``None``: never built early.
+    #: ``name`` (:func:`~agents.user_agents.agent_name`); ``None``: never built early.
     probe: Callable[[Experiment, UserAgent], Any] | None = None
     #: Most rows one run of one agent records (its checkpoints, or 1 for a run summarized in one
     #: row): the scale check (:func:`agents.experiments.api.check_scale`) bounds the results by it.
@@ -142,7 +142,7 @@ class Experiment:
     agents
         Built-in agent names compared.
     user_agents
-        Agents brought by the user (:class:`~agents.experiments.core.user_agents.UserAgent`),
+        Agents brought by the user (:class:`~agents.user_agents.UserAgent`),
         run through the step API next to the built-in ones.
     claims
         The paper's claims this experiment tests (:class:`~agents.experiments.core.claims.Claim`).

@@ -21,7 +21,7 @@ agents with per-copy streams (the central-DP agents, Exp3SET/Exp3IX) and the det
 run r depends on the block it is played in (the same for a given ``runs_per_task``).
 
 A user agent plays every setting, one run at a time through the step API
-(:func:`~agents.experiments.core.user_agents.play`): it is built for the setting's env with run
+(:func:`~agents.user_agents.play`): it is built for the setting's env with run
 ``r``'s agent seed and steps it from ``reset(seed=table_seed(base, r))``, so it reads the same
 rewards as the built-in agents, and its rows have the same checkpoints and columns.
 """
@@ -53,7 +53,7 @@ from agents.elimination import EliminationAgent
 from agents.experiments.core.checkpoints import evenly_spaced
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.user_agents import UserAgent, play
+from agents.user_agents import UserAgent, play
 from bandit_envs.graph import GraphBanditEnv
 
 N_CHECKPOINTS = 100

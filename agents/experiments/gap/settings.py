@@ -10,10 +10,10 @@ from __future__ import annotations
 import itertools
 
 from agents.experiments.core.claims import AtLeast, Claim, Compare, Gap, Trend, Trends
+from agents.experiments.core.graph_instances import check_instances
 from agents.experiments.core.spec import Experiment, Family, Param
 from agents.experiments.gap import analysis
 from agents.experiments.gap.task import BUILTIN_AGENTS, privacy_task, probe_user, regret_task
-from bandit_envs.graph import GraphBanditEnv
 
 #: Gap paper, Table 1: percentage of identical arm sequences, keyed by (Δmin, p, ε).
 TABLE1: dict[tuple[float, float, float], int] = {
@@ -98,20 +98,6 @@ SCHEMA: dict[str, Param] = {
     "epsilon": Param("epsilon", float, "ε of the private agents", 0.0, None, low_open=True),
     "n_arms": Param("n_arms", int, "number of arms K", 2, None, target="experiment"),
 }
-
-
-def check_instances(experiment: Experiment) -> None:
-    """Build each setting's instance once in this process, so a bad ``--set`` is one sentence before any work."""
-    for setting in experiment.settings:
-        try:
-            GraphBanditEnv(
-                n_arms=experiment.n_arms, edge_probability=setting["edge_probability"], gap=setting["gap"], horizon=10
-            )
-        except ValueError as exc:
-            raise ValueError(
-                f"the instance with n_arms = {experiment.n_arms}, gap = {setting['gap']:g} and edge_probability = "
-                f"{setting['edge_probability']:g} is invalid: {exc}"
-            ) from None
 
 
 PRIVACY = Family(

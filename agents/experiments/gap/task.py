@@ -17,10 +17,11 @@ import numpy as np
 
 from agents.elimination import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
 from agents.experiments.core.checkpoints import evenly_spaced
+from agents.experiments.core.graph_instances import graph_instance
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.user_agents import UserAgent, play
 from agents.tables import UniformTable
+from agents.user_agents import UserAgent, play
 from bandit_envs.graph import GraphBanditEnv
 
 N_CHECKPOINTS = 100
@@ -46,15 +47,8 @@ def make_agent(name: str, env: GraphBanditEnv, setting: dict[str, Any], seed: in
 
 
 def instance(exp: Experiment, setting_index: int, run: int) -> GraphBanditEnv:
-    """Run ``run``'s instance of a setting: the env with its graph (``instance_seed = run``)."""
-    setting = exp.settings[setting_index]
-    return GraphBanditEnv(
-        n_arms=exp.n_arms,
-        edge_probability=setting["edge_probability"],
-        gap=setting["gap"],
-        horizon=exp.horizon,
-        instance_seed=run,
-    )
+    """Run ``run``'s instance of setting ``setting_index`` (:func:`graph_instance`)."""
+    return graph_instance(exp.n_arms, exp.settings[setting_index], exp.horizon, run)
 
 
 def probe_user(exp: Experiment, user: UserAgent) -> Any:

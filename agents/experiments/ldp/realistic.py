@@ -31,7 +31,6 @@ import numpy as np
 from agents.experiments.core.data import scenario_of
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.user_agents import UserAgent, first_setting
 from agents.experiments.ldp.task import N_CHECKPOINTS as N_CHECKPOINTS
 from agents.experiments.ldp.task import (
     busiest_user_reports,
@@ -41,6 +40,7 @@ from agents.experiments.ldp.task import (
     user_agent_regret,
 )
 from agents.linear import LDPOLS, LDPLinUCB, LinUCB, ShuffleLinUCB
+from agents.user_agents import UserAgent, first_setting
 from bandit_envs.recommendation.gowalla import GowallaRecommendationEnv
 from bandit_envs.recommendation.movielens import MovieLensRecommendationEnv
 

@@ -20,8 +20,8 @@ import numpy as np
 
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.user_agents import UserAgent, first_setting, play
 from agents.linear import LDPLinUCB, LinUCB
+from agents.user_agents import UserAgent, first_setting, play
 from bandit_envs.recommendation.movielens import MovieLensRecommendationEnv
 
 N_CHECKPOINTS = 100

@@ -40,14 +40,13 @@ from agents.elimination import GAP
 from agents.experiments.core.checkpoints import evenly_spaced
 from agents.experiments.core.claims import committed_summary
 from agents.experiments.core.figures import regret_figure
+from agents.experiments.core.graph_instances import check_instances, graph_instance
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment, Family, Param
 from agents.experiments.core.stats import mean_ci
-from agents.experiments.core.user_agents import UserAgent
-from agents.experiments.gap.settings import check_instances
 from agents.index import UCBN
 from agents.sb3 import SB3Agent
-from bandit_envs.graph import GraphBanditEnv
+from agents.user_agents import UserAgent
 from bandit_envs.wrappers import ArmStatistics, ShuffleArms
 
 if TYPE_CHECKING:
@@ -96,14 +95,7 @@ HYPERPARAMETERS: dict[str, dict[str, Any]] = {
 
 
 def _training_env(setting: dict[str, Any], n_arms: int, horizon: int, instance_seed: int) -> ArmStatistics:
-    env = GraphBanditEnv(
-        n_arms=n_arms,
-        edge_probability=setting["edge_probability"],
-        gap=setting["gap"],
-        horizon=horizon,
-        instance_seed=instance_seed,
-    )
-    return ArmStatistics(ShuffleArms(env))
+    return ArmStatistics(ShuffleArms(graph_instance(n_arms, setting, horizon, instance_seed)))
 
 
 @contextlib.contextmanager
@@ -155,17 +147,7 @@ def _make_agent(
 
 def play_env(exp: Experiment, setting: Mapping[str, Any], run: int) -> Any:
     """The env every agent of run ``run`` plays: the setting's graph (``instance_seed = run``), arms shuffled."""
-    return ArmStatistics(
-        ShuffleArms(
-            GraphBanditEnv(
-                n_arms=exp.n_arms,
-                edge_probability=setting["edge_probability"],
-                gap=setting["gap"],
-                horizon=exp.horizon,
-                instance_seed=run,
-            )
-        )
-    )
+    return _training_env(dict(setting), exp.n_arms, exp.horizon, run)
 
 
 def probe_user(exp: Experiment, user: UserAgent) -> Any:

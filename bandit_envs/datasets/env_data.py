@@ -1,5 +1,7 @@
 """Turn an env's ``data`` argument into a table: None, a dataset name, a path, or a table.
 
+Used by the budget and the recommendation envs alike.
+
 Loaded tables are kept (a few, least recently used first out), so every env over the same named
 dataset or path shares one table object, and through it one cached scenario. A kept table is
 keyed on the file it was read from as it is on disk (path, size, modification time in
