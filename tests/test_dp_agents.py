@@ -191,13 +191,19 @@ def test_hybrid_draws_once_per_update_and_bounds_its_release_noise():
         agent.update(arm, 0.5)
     assert agent.n_draws == 6 and agent.t == 6
     np.testing.assert_array_equal(agent.counts, [[4, 2]])
-    # n = 4: three logarithmic terms of 2/eps = 1; n = 2: two. Round 7: gamma = 7^-4.
+    # n = 4: three logarithmic terms of 2w/eps = w; n = 2: two. Round 7: gamma = 7^-4. w = 1 + grid:
+    # the lattice sampler's widened sensitivity (1 for the float sampler).
+    w = 1.0 + agent.grid
+    assert 0.0 < agent.grid <= 2.0**-20 / eps
     bounds = agent.noise_bound()[0]
     gamma = 7.0**-4
-    assert bounds[0] == pytest.approx(laplace_sum_bound([1.0] * 3, gamma), rel=1e-12)
-    assert bounds[1] == pytest.approx(laplace_sum_bound([1.0] * 2, gamma), rel=1e-12)
-    agent.update(1, 0.5)  # arm 1: n = 3 = 2 + 1, two log terms and one p-sum of scale 1 / (eps/2) = 1
-    assert agent.noise_bound()[0][1] == pytest.approx(laplace_sum_bound([1.0] * 3, 8.0**-4), rel=1e-12)
+    assert bounds[0] == pytest.approx(laplace_sum_bound([w] * 3, gamma), rel=1e-12)
+    assert bounds[1] == pytest.approx(laplace_sum_bound([w] * 2, gamma), rel=1e-12)
+    agent.update(1, 0.5)  # arm 1: n = 3 = 2 + 1, two log terms and one p-sum of scale w / (eps/2) = w
+    assert agent.noise_bound()[0][1] == pytest.approx(laplace_sum_bound([w] * 3, 8.0**-4), rel=1e-12)
+    raw = HybridDPUCB(2, eps, seed=0, sampler="float")
+    raw.update(0, 0.5)
+    assert raw.grid == 0.0 and raw.noise_bound()[0][0] == pytest.approx(laplace_sum_bound([1.0], 2.0**-4), rel=1e-12)
 
 
 def test_hybrid_plays_every_arm_once_then_its_index():
