@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from agents import _philox
 from agents.base import PrivateAgent, check_float
-from bandit_envs.privacy.lattice import check_sampler, grid_step
+from bandit_envs.privacy.lattice import check_sampler, sum_grid
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -76,14 +76,14 @@ class StreamPrivateAgent(PrivateAgent):
     _t: int
 
     def _set_sampler(self, sampler: str, release_epsilon: float) -> None:
-        """Check ``sampler``; the lattice grid is ``grid_step(1 / release_epsilon)`` (rewards in [0, 1]).
+        """Check ``sampler``; the lattice grid is ``sum_grid(1 / release_epsilon, 1)`` (rewards in [0, 1]).
 
         ``release_epsilon`` is the epsilon of one release of sensitivity 1 (a reward sum): the
         grid is about ``2**-20`` of its Laplace scale ``1 / release_epsilon``, and the agents widen
         every scale by ``1 + grid`` for the rounding (:mod:`bandit_envs.privacy.lattice`).
         """
         self.sampler = check_sampler(sampler)
-        self._grid = 0.0 if self.sampler == "float" else grid_step(1.0 / release_epsilon)
+        self._grid = 0.0 if self.sampler == "float" else sum_grid(1.0 / release_epsilon, 1.0)
 
     @property
     def grid(self) -> float:

@@ -22,7 +22,7 @@ import numpy as np
 
 from agents._sampling import SamplerReference
 from bandit_envs.privacy.counters import BinaryTreeCounter, HybridCounter, laplace_sum_bound, tree_depth
-from bandit_envs.privacy.lattice import check_sampler, grid_step
+from bandit_envs.privacy.lattice import check_sampler, sum_grid
 from bandit_envs.privacy.randomized_response import bernoulli_mechanism
 from bandit_envs.privacy.streams import philox_noise_generator
 
@@ -136,7 +136,7 @@ class _Epochs:
     def __init__(self, n_arms: int, epsilon: float, cumulative: bool, seed: int, sampler: str = "lattice") -> None:
         self.rng = philox_noise_generator(seed)
         self.eps, self.cumulative = epsilon, cumulative
-        self.grid = 0.0 if check_sampler(sampler) == "float" else grid_step(1.0 / epsilon)
+        self.grid = 0.0 if check_sampler(sampler) == "float" else sum_grid(1.0 / epsilon, 1.0)
         self.pulls = [0] * n_arms
         self.epoch: list[list[float]] = [[] for _ in range(n_arms)]  # this epoch's rewards
         self.length = [1] * n_arms

@@ -46,7 +46,7 @@ class DPThompsonSampling(EpochAgent):
     per round (once every arm has a release) come from the copy's sampling stream
     (:func:`agents._sampling.normal`, a ziggurat). Sampler: the released means use the lattice
     sampler by default (the epoch's sum released as ``snap(sum) + snap(Laplace((1 + grid)/ε))``
-    on the grid ``grid_step(1/ε)``, divided by L; exactly ε-DP), or raw float noise with
+    on the grid ``sum_grid(1/ε, 1)``, divided by L; exactly ε-DP), or raw float noise with
     ``sampler="float"`` (not safe against floating-point attacks).
 
     Parameters

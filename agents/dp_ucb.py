@@ -116,7 +116,7 @@ class HybridDPUCB(_CounterAgent):
     Noise: one Laplace draw per update of every copy (the counter's release for that item), from
     the copy's stream, in the order :class:`~bandit_envs.privacy.counters.HybridCounter` draws.
     Sampler: the released sums :attr:`released` use the lattice sampler by default (every
-    p-sum and logarithmic increment on the grid ``grid_step(1/ε)``, scales widened by
+    p-sum and logarithmic increment on the grid ``sum_grid(1/ε, 1)``, scales widened by
     ``1 + grid``: exactly ε-DP), or raw float noise with ``sampler="float"``.
 
     Parameters
@@ -489,7 +489,7 @@ class AdaPUCB(EpochAgent):
 
     Noise: one Laplace draw per completed episode, from the copy's stream. Sampler: the
     released means :attr:`released_means` use the lattice sampler by default: the episode's sum
-    is released as ``snap(sum) + snap(Laplace((1 + grid)/ε))`` on the grid ``grid_step(1/ε)`` and
+    is released as ``snap(sum) + snap(Laplace((1 + grid)/ε))`` on the grid ``sum_grid(1/ε, 1)`` and
     divided by the public episode size (exactly ε-DP, a post-processing of a lattice release);
     ``sampler="float"`` gives the raw ``mean + Laplace(1/(ε n_a))``.
 

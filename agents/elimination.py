@@ -45,7 +45,7 @@ from agents.base import (
 )
 from agents.tables import BlockTable
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
-from bandit_envs.privacy.lattice import check_sampler, grid_step
+from bandit_envs.privacy.lattice import check_sampler, sum_grid
 from bandit_envs.privacy.streams import noise_generator
 from bandit_envs.rewards import RewardModel
 
@@ -500,7 +500,7 @@ class GAP(EliminationAgent, PrivateAgent):
 
     Sampler: the noisy means compared use the lattice sampler by default
     (:mod:`bandit_envs.privacy.lattice`): arm k's sum is released as ``snap(c_k) +
-    snap(Laplace((1 + g) o_k/(εL_τ)))`` on the grid ``g = grid_step(1/ε)`` and divided by its
+    snap(Laplace((1 + g) o_k/(εL_τ)))`` on the grid ``g = sum_grid(1/ε, 1)`` and divided by its
     public count o_k (the same noise as the float form on the mean; the sum's sensitivity 1
     widened to 1 + g for the rounding: exactly ε-DP). ``sampler="float"``: the raw
     ``c_k/o_k + Laplace(1/(εL_τ))``, not safe against floating-point attacks.
@@ -566,7 +566,7 @@ class GAP(EliminationAgent, PrivateAgent):
         self.round_robin = check_choice("round_robin", round_robin, ("greedy", "index"))
         self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
         self.sampler = check_sampler(sampler)
-        self._grid = 0.0 if self.sampler == "float" else grid_step(1.0 / self.epsilon)
+        self._grid = 0.0 if self.sampler == "float" else sum_grid(1.0 / self.epsilon, 1.0)
         self.delta = _confidence("delta", delta, 1.0 / self.horizon)
         self.neighbourhoods = _check_graph(feedback_graph, self.n_arms)
         if isinstance(feedback_graph, np.ndarray) and feedback_graph.dtype == np.bool_:
@@ -724,7 +724,7 @@ class DPSE(EliminationAgent, PrivateAgent):
 
     Sampler: the noisy means compared use the lattice sampler by default
     (:mod:`bandit_envs.privacy.lattice`): each sum is released as ``snap(sum) +
-    snap(Laplace((1 + g)/ε))`` on the grid ``g = grid_step(1/ε)``, then divided by R_e (exactly
+    snap(Laplace((1 + g)/ε))`` on the grid ``g = sum_grid(1/ε, 1)``, then divided by R_e (exactly
     ε-DP, the rounding paid by the widened scale); ``sampler="float"`` (keyword): the raw
     ``sum/R_e + Lap(1/(εR_e))``, not safe against floating-point attacks.
 
@@ -756,7 +756,7 @@ class DPSE(EliminationAgent, PrivateAgent):
         super().__init__(n_arms, horizon, n_envs=n_envs, seed=seed)
         self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
         self.sampler = check_sampler(sampler)
-        self._grid = 0.0 if self.sampler == "float" else grid_step(1.0 / self.epsilon)
+        self._grid = 0.0 if self.sampler == "float" else sum_grid(1.0 / self.epsilon, 1.0)
         self.beta = _confidence("beta", beta, 1.0 / self.horizon)
         self.schedule_scale = check_float("schedule_scale", schedule_scale, low=0.0, low_open=True)
         self.width_scale = check_float("width_scale", width_scale, low=0.0, low_open=True)

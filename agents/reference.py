@@ -35,7 +35,7 @@ import numpy.typing as npt
 
 from agents.base import _as_array, check_choice, check_float, check_values, describe
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
-from bandit_envs.privacy.lattice import check_sampler, grid_step
+from bandit_envs.privacy.lattice import check_sampler, sum_grid
 from bandit_envs.privacy.streams import noise_generator
 
 __all__ = [
@@ -175,7 +175,7 @@ def run_gap(
         Seed of the noise generator, or the generator itself.
     sampler
         ``"lattice"`` (default): each noisy mean is the arm's sum and its Laplace noise, both
-        rounded to the grid ``grid_step(1/ε)`` (noise scale widened by ``1 + grid``), divided by
+        rounded to the grid ``sum_grid(1/ε, 1)`` (noise scale widened by ``1 + grid``), divided by
         the count, as the agent does; ``"float"``: raw float noise on the mean.
 
     Returns
@@ -189,7 +189,7 @@ def run_gap(
     check_choice("round_robin", round_robin, ("greedy", "index"))
     epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
     delta = 1.0 / (horizon or n_rounds) if delta is None else delta
-    grid = 0.0 if check_sampler(sampler) == "float" else grid_step(1.0 / epsilon)
+    grid = 0.0 if check_sampler(sampler) == "float" else sum_grid(1.0 / epsilon, 1.0)
     rng = _generator(seed)
     run = ReferenceRun()
 
@@ -286,7 +286,7 @@ def run_dpse(
         Seed of the noise generator, or the generator itself.
     sampler
         ``"lattice"`` (default): each noisy mean is the arm's sum and its Laplace noise, both
-        rounded to the grid ``grid_step(1/ε)`` (noise scale widened by ``1 + grid``), divided by
+        rounded to the grid ``sum_grid(1/ε, 1)`` (noise scale widened by ``1 + grid``), divided by
         the count, as the agent does; ``"float"``: raw float noise on the mean.
 
     Returns
@@ -298,7 +298,7 @@ def run_dpse(
     n_rounds, n_arms = rewards.shape
     epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
     beta = 1.0 / (horizon or n_rounds) if beta is None else beta
-    grid = 0.0 if check_sampler(sampler) == "float" else grid_step(1.0 / epsilon)
+    grid = 0.0 if check_sampler(sampler) == "float" else sum_grid(1.0 / epsilon, 1.0)
     rng = _generator(seed)
     run = ReferenceRun()
 

@@ -34,7 +34,7 @@ private UCB agents, ``agents/dp_ucb.py``).
 
 Sampler: with the default ``sampler="lattice"`` (:mod:`bandit_envs.privacy.lattice`) every noisy
 p-sum (and logarithmic increment) is released as ``snap(exact) + snap(noise)`` on the grid
-``g = grid_step(width / epsilon)`` (a power of two about ``2**-20`` of the per-item scale), so
+``g = sum_grid(width / epsilon, width)`` (a power of two about ``2**-20`` of the per-item scale), so
 every release is a sum of multiples of ``g`` whatever the items; rounding an exact sum moves it by
 at most ``g / 2``, so the per-item sensitivity becomes ``width + g`` and every scale above uses
 ``width + g`` in place of ``width``: epsilon-DP exactly as stated. ``sampler="float"``: the raw
@@ -61,7 +61,7 @@ from typing import Any
 import numpy as np
 
 from bandit_envs.privacy._checks import check_epsilon, check_rng
-from bandit_envs.privacy.lattice import check_sampler, grid_step
+from bandit_envs.privacy.lattice import check_sampler, sum_grid
 from bandit_envs.validation import check_float, check_int, summarize
 
 __all__ = [
@@ -218,7 +218,7 @@ class BinaryTreeCounter:
         ``"lattice"`` (default: releases on the grid ``g``, safe against floating-point attacks)
         or ``"float"`` (raw noise, not safe against them); see the module docstring.
     grid
-        The lattice grid ``g``; ``None`` (default): ``grid_step(width / epsilon)``. Ignored by
+        The lattice grid ``g``; ``None`` (default): ``sum_grid(width / epsilon, width)``. Ignored by
         the float sampler. :class:`HybridCounter` passes its own.
 
     Attributes
@@ -256,7 +256,7 @@ class BinaryTreeCounter:
         if self.sampler == "float":
             self.grid = 0.0
         else:
-            self.grid = grid_step(width / self.epsilon) if grid is None else check_float("grid", grid, low=0.0, low_open=True)
+            self.grid = sum_grid(width / self.epsilon, width) if grid is None else check_float("grid", grid, low=0.0, low_open=True)
         self.scale = self.depth * (width + self.grid) / self.epsilon
         if not math.isfinite(self.scale):
             raise ValueError(f"epsilon must give a finite noise scale depth * width / epsilon, got {epsilon!r}.")
@@ -327,7 +327,7 @@ class HybridCounter:
         (lower, upper): the values an item may take. Default (0, 1).
     sampler
         ``"lattice"`` (default) or ``"float"`` (not safe against floating-point attacks); both
-        parts use the grid ``g = grid_step(width / epsilon)`` and the widened ``w = width + g``.
+        parts use the grid ``g = sum_grid(width / epsilon, width)`` and the widened ``w = width + g``.
 
     Attributes
     ----------
@@ -352,7 +352,7 @@ class HybridCounter:
         self.bounds = _check_bounds(bounds)
         self.sampler = check_sampler(sampler)
         width = self.bounds[1] - self.bounds[0]
-        self.grid = 0.0 if self.sampler == "float" else grid_step(width / self.epsilon)
+        self.grid = 0.0 if self.sampler == "float" else sum_grid(width / self.epsilon, width)
         self.log_scale = 2.0 * (width + self.grid) / self.epsilon
         if not math.isfinite(self.log_scale):
             raise ValueError(f"epsilon must give a finite noise scale 2 * width / epsilon, got {epsilon!r}.")

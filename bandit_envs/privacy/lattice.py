@@ -77,6 +77,7 @@ __all__ = [
     "laplace_lattice_pmf",
     "round_input",
     "snap",
+    "sum_grid",
 ]
 
 SAMPLERS = ("lattice", "float")
@@ -112,6 +113,19 @@ def grid_step(scale: float, spread: float = 1.0) -> float:
     return math.ldexp(1.0, exponent - 1 - GRID_BITS)
 
 
+def sum_grid(scale: float, magnitude: float) -> float:
+    """The grid of released running sums: ``max(grid_step(scale), grid_step(magnitude) / 16)``.
+
+    The private agents and counters release sums whose size grows with the stream (rewards in
+    [0, 1]: up to the number of rounds). With ``magnitude`` the size of one item (the width of
+    its bounds), the grid is never finer than about ``2**-24`` of it, so sums of up to about
+    ``2**28`` items stay exact multiples of the grid (``2**52`` steps); for a large epsilon the
+    grid is then coarser than ``2**-20`` of the noise scale, which costs utility only (the
+    accounting widens the sensitivity by the grid whatever its size).
+    """
+    return max(grid_step(scale), grid_step(magnitude) / 16.0)
+
+
 def snap(x: ArrayLike, grid: float) -> NDArray[np.float64]:
     """``grid * rint(x / grid)``: ``x`` rounded to the nearest multiple of the power of two ``grid``.
 
@@ -122,11 +136,12 @@ def snap(x: ArrayLike, grid: float) -> NDArray[np.float64]:
 
 
 def round_input(name: str, values: NDArray[np.float64], grid: float) -> NDArray[np.float64]:
-    """``values`` rounded to ``grid``; one ``ValueError`` if an entry is ``2**50`` grid steps or more.
+    """``values`` rounded to ``grid``; one ``ValueError`` if an entry is ``2**52`` grid steps or more.
 
-    Beyond that the sum of the rounded value and the rounded noise may not be exact on the grid.
+    Beyond that the sum of the rounded value and the rounded noise (at most about ``2**26``
+    steps) may not be exact on the grid.
     """
-    limit = math.ldexp(grid, 50)
+    limit = math.ldexp(grid, 52)
     top = float(np.max(np.abs(values))) if values.size else 0.0
     if top >= limit:
         raise ValueError(
