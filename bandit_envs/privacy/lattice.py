@@ -77,6 +77,7 @@ __all__ = [
     "laplace_lattice_pmf",
     "round_input",
     "snap",
+    "report_grid",
     "sum_grid",
 ]
 
@@ -124,6 +125,16 @@ def sum_grid(scale: float, magnitude: float) -> float:
     accounting widens the sensitivity by the grid whatever its size).
     """
     return max(grid_step(scale), grid_step(magnitude) / 16.0)
+
+
+def report_grid(scale: float, magnitude: float) -> float:
+    """The grid of one report's entries: ``max(grid_step(scale), grid_step(magnitude) * 2**-30)``.
+
+    ``scale`` is the per-entry noise scale over the spread (``sigma / sqrt(n)``), ``magnitude`` a
+    bound on an entry's exact value: the floor keeps every exact entry below ``2**51`` grid steps,
+    so the rounded report is exact even for a tiny noise scale (a huge epsilon).
+    """
+    return max(grid_step(scale), grid_step(magnitude) * 2.0**-30)
 
 
 def snap(x: ArrayLike, grid: float) -> NDArray[np.float64]:
