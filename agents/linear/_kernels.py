@@ -278,7 +278,8 @@ def write_report(
     diagonal, ``gram[:] = np.outer(xc, xc) + B``, ``vec[:] = yc * xc + sigma * noise[m:m + d]``.
 
     Lattice sampler (``grid > 0``, :mod:`bandit_envs.privacy.lattice`): every entry is
-    ``snap(exact) + snap(sigma * noise)`` on the grid, so the report's entries are multiples of
+    ``(rint(exact / grid) + rint((sigma / grid) * noise)) * grid``, i.e. ``snap(exact)`` plus the
+    noise rounded to the grid, so the report's entries are multiples of
     ``grid`` whatever x and y are (``sigma`` is then the widened one). ``grid == 0``: the float
     sampler, the sums above bit for bit.
     """
@@ -291,13 +292,15 @@ def write_report(
     flags = (1 if c < 1.0 else 0) + (2 if yc != y else 0)
     for i in range(d):
         vec[i] = x[a, i] * c
+    inv = 1.0 / grid if grid > 0.0 else 0.0  # a power of two: v * inv is v / grid exactly
+    s_inv = sigma * inv  # the noise's scale in grid steps
     idx = 0
     for i in range(d):
         for j in range(i, d):
             v = vec[i] * vec[j]
             if sigma > 0.0:
-                if grid > 0.0:
-                    v = np.rint(v / grid) * grid + np.rint(sigma * noise[idx] / grid) * grid
+                if grid > 0.0:  # (rint(v/g) + rint(σ n/g)) g: integers below 2**53 times g, exact
+                    v = (np.rint(v * inv) + np.rint(s_inv * noise[idx])) * grid
                 else:
                     v += sigma * noise[idx]
                 idx += 1
@@ -307,7 +310,7 @@ def write_report(
         vec[i] *= yc
         if sigma > 0.0:
             if grid > 0.0:
-                vec[i] = np.rint(vec[i] / grid) * grid + np.rint(sigma * noise[idx + i] / grid) * grid
+                vec[i] = (np.rint(vec[i] * inv) + np.rint(s_inv * noise[idx + i])) * grid
             else:
                 vec[i] += sigma * noise[idx + i]
     return flags
