@@ -187,7 +187,9 @@ def hybrid_update(stats, psums, log, actions, rewards, eps, grid, streams, noise
             stats[b, MAX_SCALE, a] = log_scale
         else:
             log[b, a, PENDING] += x
-            scale = k * wide / (eps / 2.0)  # the binary part's depth k over its budget eps/2, as the counter computes it
+            scale = (
+                k * wide / (eps / 2.0)
+            )  # the binary part's depth k over its budget eps/2, as the counter computes it
             total, bits = tree_add(psums, b, a, n - (1 << k), x, scale * noise[b], grid)
             stats[b, RELEASE, a] = log[b, a, BETA] + total
             stats[b, ROOT_VAR, a] = math.sqrt((k + 1) * log_scale * log_scale + bits * scale * scale)

@@ -27,7 +27,7 @@ from _common import Ratio, interleaved, print_results
 from bench_dp_agents import alternate, run_batched
 from bench_ucb_batch import bernoulli_table, one_core
 
-from agents import DPSE, GAP, UCB, LDPLinUCB, LDPOLS, LDPWrapper
+from agents import DPSE, GAP, LDPOLS, UCB, LDPLinUCB, LDPWrapper
 from agents.dp_thompson import DPThompsonSampling
 from agents.dp_ucb import AdaPUCB, HybridDPUCB, TreeDPUCB
 
@@ -42,7 +42,9 @@ def batched_agents() -> dict[str, Callable[[str], Any]]:
         "TreeDPUCB": lambda s: TreeDPUCB(ARMS, 100_000, EPSILON, n_envs=COPIES, seed=SEED, sampler=s),
         "AdaPUCB": lambda s: AdaPUCB(ARMS, EPSILON, n_envs=COPIES, seed=SEED, sampler=s),
         "DPThompsonSampling": lambda s: DPThompsonSampling(ARMS, EPSILON, n_envs=COPIES, seed=SEED, sampler=s),
-        "LDPWrapper(UCB, laplace)": lambda s: LDPWrapper(UCB(ARMS, n_envs=COPIES), "laplace", EPSILON, seed=SEED, sampler=s),
+        "LDPWrapper(UCB, laplace)": lambda s: LDPWrapper(
+            UCB(ARMS, n_envs=COPIES), "laplace", EPSILON, seed=SEED, sampler=s
+        ),
         "LDPWrapper(UCB, gaussian)": lambda s: LDPWrapper(
             UCB(ARMS, n_envs=COPIES), "gaussian", 0.5, 1e-5, seed=SEED, sampler=s
         ),
@@ -92,12 +94,11 @@ def elimination_ratios(repeats: int) -> list[Ratio]:
         fresh = {s: [make(s) for _ in range(repeats + 1)] for s in ("lattice", "float")}
         for s in fresh:
             fresh[s].pop().simulate(table, graph, env.gaps)  # compile / load
-        lat, flt = interleaved(
-            lambda: fresh["lattice"].pop().simulate(table, graph, env.gaps),
-            lambda: fresh["float"].pop().simulate(table, graph, env.gaps),
-            repeats,
-            clock=time.thread_time,
-        )
+
+        def run(sampler: str, pool: dict[str, list[Any]] = fresh, adjacency: np.ndarray = graph) -> None:
+            pool[sampler].pop().simulate(table, adjacency, env.gaps)
+
+        lat, flt = interleaved(lambda: run("lattice"), lambda: run("float"), repeats, clock=time.thread_time)
         out.append(
             Ratio(
                 f"{name}.simulate: lattice vs float sampler",
@@ -124,7 +125,12 @@ def linear_ratios(steps: int, repeats: int) -> list[Ratio]:
             lin.Problem(),
             lin.time_fast,
         ),
-        ("LDPOLS.run", lambda s: LDPOLS(ctx.D, ctx.EPSILON, l_x=ctx.L_X, seed=0, sampler=s), ctx.Problem(), ctx.time_fast),
+        (
+            "LDPOLS.run",
+            lambda s: LDPOLS(ctx.D, ctx.EPSILON, l_x=ctx.L_X, seed=0, sampler=s),
+            ctx.Problem(),
+            ctx.time_fast,
+        ),
     ]
     for name, make, problem, time_fast in cases:
         agents = {s: make(s) for s in ("lattice", "float")}

@@ -39,7 +39,8 @@ def test_rounded_noise_follows_the_exact_lattice_pmf_cell_by_cell(kind: str) -> 
     draws = gen.laplace(0.0, scale, n) if kind == "laplace" else gen.normal(0.0, scale, n)
     z = np.rint(L.snap(draws, grid) / grid).astype(np.int64)
     cells = np.arange(-24, 25)
-    pmf = (L.laplace_lattice_pmf if kind == "laplace" else L.gaussian_lattice_pmf)(cells, scale, grid)
+    law = L.laplace_lattice_pmf if kind == "laplace" else L.gaussian_lattice_pmf
+    pmf = law(cells, scale, grid)
     counts = np.array([np.count_nonzero(z == c) for c in cells])
     tail_count = n - counts.sum()
     observed = np.append(counts, tail_count)
@@ -48,7 +49,11 @@ def test_rounded_noise_follows_the_exact_lattice_pmf_cell_by_cell(kind: str) -> 
     assert chi_square_p(observed, expected) > ALPHA
     # The pmf sums to 1 over a wide range, and a wrong scale is rejected.
     wide = np.arange(-4000, 4001)
-    assert math.isclose(float((L.laplace_lattice_pmf if kind == "laplace" else L.gaussian_lattice_pmf)(wide, scale, grid).sum()), 1.0, abs_tol=1e-12)
+    assert math.isclose(
+        float((L.laplace_lattice_pmf if kind == "laplace" else L.gaussian_lattice_pmf)(wide, scale, grid).sum()),
+        1.0,
+        abs_tol=1e-12,
+    )
     wrong = (L.laplace_lattice_pmf if kind == "laplace" else L.gaussian_lattice_pmf)(cells, 1.1 * scale, grid)
     assert chi_square_p(observed, np.append(wrong, max(1.0 - wrong.sum(), 1e-300))) < ALPHA
 
@@ -147,11 +152,13 @@ def test_finding_5_float_noise_tells_neighbouring_inputs_apart_and_the_default_d
 def test_float_sampler_is_the_old_raw_noise() -> None:
     x = np.linspace(0.0, 1.0, 7)
     np.testing.assert_array_equal(
-        P.laplace_mechanism(x, 0.7, rng(7), lower=0.0, upper=1.0, sampler="float"), x + rng(7).laplace(0.0, 1.0 / 0.7, 7)
+        P.laplace_mechanism(x, 0.7, rng(7), lower=0.0, upper=1.0, sampler="float"),
+        x + rng(7).laplace(0.0, 1.0 / 0.7, 7),
     )
     sigma = P.gaussian_sigma_analytic(0.7, 1e-5, 1.0)
     np.testing.assert_array_equal(
-        P.gaussian_mechanism(x, 0.7, 1e-5, rng(8), lower=0.0, upper=1.0, sampler="float"), x + rng(8).normal(0.0, sigma, 7)
+        P.gaussian_mechanism(x, 0.7, 1e-5, rng(8), lower=0.0, upper=1.0, sampler="float"),
+        x + rng(8).normal(0.0, sigma, 7),
     )
 
 

@@ -247,9 +247,7 @@ class LinearAgent(Agent):
                 f"got {type(srv).__name__} with theta of shape {shape}."
             )
         self._bound_server = srv
-        self._params = np.array(
-            [*self._sched, self._l_x, self._l_y, self._sigma, float(self._quadratic), self._grid]
-        )
+        self._params = np.array([*self._sched, self._l_x, self._l_y, self._sigma, float(self._quadratic), self._grid])
         self._choose_args = (srv.theta, srv.chol, self._sched, self._l_x, self._quadratic)
         self._report_args = (
             self._sched,

@@ -38,8 +38,8 @@ from agents.linear.base import LinearRunResult
 from agents.linear.private_base import LocalDPLinearAgent
 from agents.linear.protocol import BONUSES
 from bandit_envs.privacy import gaussian_delta, gaussian_sigma_analytic
-from bandit_envs.privacy.lattice import check_sampler, report_grid
 from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, report_cap, user_ids
+from bandit_envs.privacy.lattice import check_sampler, report_grid
 
 __all__ = ["SIGMA_METHODS", "LDPLinUCB", "ldp_linucb_sensitivity", "ldp_linucb_sigma"]
 

@@ -71,8 +71,8 @@ from agents.base import check_choice
 from agents.linear._stats_kernels import MECH_GAUSSIAN
 from agents.linear.stats_base import OpenBatch, StatsAgent
 from bandit_envs.privacy import gaussian_sigma_analytic
-from bandit_envs.privacy.lattice import check_sampler, report_grid
 from bandit_envs.privacy.accounting import ReportMechanism
+from bandit_envs.privacy.lattice import check_sampler, report_grid
 
 __all__ = ["LDPOLS", "OLS_MECHANISMS", "BatchClients"]
 

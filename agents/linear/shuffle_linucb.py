@@ -172,7 +172,8 @@ class ShuffleLinUCB(StatsAgent):
     the L2-ball mechanism at ε0 to the shuffler. When n = ``batch_size`` reports are in, the
     server receives them shuffled, adds them to (V, u) and refits
     :math:`\theta = (V + c_t I)^{-1}u`, :math:`c_t = \lambda + s\,\nu\sqrt t` (module docstring
-    of :mod:`agents.linear.stats_base`).
+    of :mod:`agents.linear.stats_base`). Sampler: the L2-ball reports ±B·g/‖g‖ have the same output
+    set for every pair (no lattice needed, no ``sampler`` argument; module docstring).
 
     Departures from the papers [P]: the local randomizer is the pure L2-ball mechanism (so the
     amplification needs no δ0; module docstring); ε0 is computed from the

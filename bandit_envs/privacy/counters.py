@@ -256,7 +256,11 @@ class BinaryTreeCounter:
         if self.sampler == "float":
             self.grid = 0.0
         else:
-            self.grid = sum_grid(width / self.epsilon, width) if grid is None else check_float("grid", grid, low=0.0, low_open=True)
+            self.grid = (
+                sum_grid(width / self.epsilon, width)
+                if grid is None
+                else check_float("grid", grid, low=0.0, low_open=True)
+            )
         self.scale = self.depth * (width + self.grid) / self.epsilon
         if not math.isfinite(self.scale):
             raise ValueError(f"epsilon must give a finite noise scale depth * width / epsilon, got {epsilon!r}.")

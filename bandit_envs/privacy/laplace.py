@@ -120,4 +120,3 @@ def laplace_mechanism(
     grid = grid_step(delta_1 / eps, n)
     base = round_input("x", values, grid)
     return base + snap(gen.laplace(0.0, (delta_1 + n * grid) / eps, size=values.shape), grid)
-
