@@ -177,3 +177,79 @@ def test_bad_sampler_and_huge_input_are_refused_in_one_sentence() -> None:
         P.gaussian_mechanism([0.0], 1.0, 1e-5, rng(0), sampler="exact")
     with pytest.raises(ValueError, match="too large for the lattice"):
         P.laplace_mechanism([1e30], 1.0, rng(0))
+
+
+# The private agents: every released value on the grid, for neighbouring reward sequences ----------
+
+
+def _on_grid(values: np.ndarray, grid: float) -> bool:
+    v = np.asarray(values, dtype=np.float64) / grid
+    return bool(np.array_equal(v, np.rint(v)))
+
+
+def _feed(agent, rewards: np.ndarray) -> None:
+    for r in rewards:
+        agent.update(agent.act(), r)
+
+
+@pytest.mark.parametrize("name", ["HybridDPUCB", "TreeDPUCB"])
+def test_counter_agents_release_sums_on_the_grid_for_neighbouring_rewards(name: str) -> None:
+    from agents.dp_ucb import HybridDPUCB, TreeDPUCB
+
+    def make(sampler: str):
+        if name == "HybridDPUCB":
+            return HybridDPUCB(3, 0.7, n_envs=4, seed=3, sampler=sampler)
+        return TreeDPUCB(3, 200, 0.7, n_envs=4, seed=3, sampler=sampler)
+
+    base = np.random.default_rng(0).random((150, 4)) / 3.0  # not on any grid
+    neighbour = base.copy()
+    neighbour[40] = 1.0 - neighbour[40]  # one round's reward changes in every copy
+    for rewards in (base, neighbour):
+        agent = make("lattice")
+        _feed(agent, rewards)
+        assert agent.grid > 0.0 and _on_grid(agent.released_sums, agent.grid)
+        raw = make("float")
+        _feed(raw, rewards)
+        assert raw.grid == 0.0 and not _on_grid(raw.released_sums, agent.grid)
+
+
+def test_epoch_and_elimination_agents_release_lattice_sums() -> None:
+    from agents.dp_ucb import AdaPUCB
+    from agents.elimination import DPSE
+
+    rewards = np.random.default_rng(1).random((300, 2)) / 3.0
+    agent = AdaPUCB(3, 0.9, variant="cumulative", n_envs=2, seed=0)
+    _feed(agent, rewards)
+    assert _on_grid(agent._noisy_sum, agent.grid)  # the released running sums
+    forgetful = AdaPUCB(3, 0.9, n_envs=2, seed=0)
+    _feed(forgetful, rewards)
+    sums = forgetful.released_means * forgetful.release_sizes  # lattice sum / size, times size
+    assert np.allclose(sums / forgetful.grid, np.rint(sums / forgetful.grid), rtol=0, atol=1e-6)
+    # DPSE's released means: (snap(sum) + snap(noise)) / R_e, as the reference computes them.
+    from agents.reference import run_dpse
+
+    table = np.random.default_rng(2).random((4000, 3)) / 3.0
+    lattice, raw = run_dpse(table, 5.0, 0.01, seed=0), run_dpse(table, 5.0, 0.01, seed=0, sampler="float")
+    assert lattice.releases == raw.releases > 0
+    grid = DPSE(3, 4000, 5.0, 0.01).grid
+    gaps = np.array([lattice.released_means[a] - raw.released_means[a] for a in lattice.released_means])
+    assert grid > 0.0 and 0.0 < np.abs(gaps).max() < 1e-4  # the same draws, rounded and widened
+
+
+def test_ldp_reports_are_on_the_grid_for_neighbouring_rewards() -> None:
+    from agents import UCB, LDPLinUCB, LDPWrapper
+    from agents.linear.protocol import client_report
+
+    for mechanism, extra in (("laplace", {}), ("gaussian", {"delta": 1e-5})):
+        wrapper = LDPWrapper(UCB(3, n_envs=500), mechanism, 0.5, seed=1, **extra)
+        raw = LDPWrapper(UCB(3, n_envs=500), mechanism, 0.5, seed=1, sampler="float", **extra)
+        for r in (0.0, 1.0, 1.0 / 3.0):
+            assert _on_grid(wrapper._privatize(np.full(500, r)), wrapper.grid)
+            assert not _on_grid(raw._privatize(np.full(500, r)), wrapper.grid)
+    agent = LDPLinUCB(3, 1.0, horizon=100)
+    rng = np.random.default_rng(3)
+    for x, y in ((np.array([0.2, -0.3, 0.1]), 0.7), (np.array([0.5, 0.5, -0.5]), -0.2)):
+        gram, vec, _ = client_report(x, y, agent.sigma, rng, l_x=1.0, l_y=1.0, grid=agent.grid)
+        assert _on_grid(gram, agent.grid) and _on_grid(vec, agent.grid)
+        gram, vec, _ = client_report(x, y, agent.sigma, rng, l_x=1.0, l_y=1.0)
+        assert not _on_grid(vec, agent.grid)
