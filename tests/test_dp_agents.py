@@ -151,6 +151,47 @@ def test_agent_equals_its_plain_python_reference(name, seed):
         np.testing.assert_array_equal(agent.released_means[0], reference.mean)
 
 
+FLOAT_AGENTS: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
+    "HybridDPUCB": (
+        lambda: HybridDPUCB(K, 1.0, seed=5, sampler="float"),
+        lambda: ref.ReferenceHybridDPUCB(K, 1.0, seed=5, sampler="float"),
+    ),
+    "TreeDPUCB": (
+        lambda: TreeDPUCB(K, 2000, 2.0, seed=5, sampler="float"),
+        lambda: ref.ReferenceTreeDPUCB(K, 2000, 2.0, seed=5, sampler="float"),
+    ),
+    "AdaPUCB": (
+        lambda: AdaPUCB(K, 1.0, seed=5, sampler="float"),
+        lambda: ref.ReferenceAdaPUCB(K, 1.0, seed=5, sampler="float"),
+    ),
+    "AdaPUCB-cumulative": (
+        lambda: AdaPUCB(K, 0.5, variant="cumulative", seed=5, sampler="float"),
+        lambda: ref.ReferenceAdaPUCB(K, 0.5, variant="cumulative", seed=5, sampler="float"),
+    ),
+    "DPThompsonSampling": (
+        lambda: DPThompsonSampling(K, 1.0, seed=5, sampler="float"),
+        lambda: ref.ReferenceDPThompsonSampling(K, 1.0, seed=5, sampler="float"),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", FLOAT_AGENTS)
+def test_float_sampler_agent_equals_its_reference_and_differs_from_the_lattice(name):
+    """sampler="float" keeps the raw releases (the reference's raw noise); the default rounds them to the grid."""
+    make, make_reference = FLOAT_AGENTS[name]
+    table = np.random.default_rng(6).random((600, K))
+    agent, reference = make(), make_reference()
+    for t in range(table.shape[0]):
+        a, b = agent.act(), reference.act()
+        assert a == b, f"round {t}"
+        agent.update(a, float(table[t, a]))
+        reference.update(b, float(table[t, b]))
+    released = agent.released[0] if hasattr(reference, "counters") else agent.released_means[0]
+    expected = [c.value for c in reference.counters] if hasattr(reference, "counters") else reference.mean
+    np.testing.assert_array_equal(released, expected)
+    assert agent.grid == 0.0
+
+
 @pytest.mark.parametrize("name", AGENTS)
 def test_copy_i_of_a_batch_is_the_single_agent_with_copy_i_seed(name):
     make, _ = AGENTS[name]
