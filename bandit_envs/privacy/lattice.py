@@ -39,9 +39,9 @@ What the floating-point implementation adds. ``N`` itself is a double computed f
 uniform, so ``Z``'s pmf differs from the exact one by the probability of the few doubles that
 round across a cell boundary (or by one of the 53-bit uniforms a cell holds): an absolute
 error of about ``2**-52`` per cell. Near the centre a cell has probability about ``2**-20``, a
-relative error of about ``2**-32``; it grows like the inverse of the density, to about 10% at
-``|N| = 20 b`` for the Laplace sampler (probability ``e**-20``, about ``2e-9``) and at about
-``6.5 sigma`` for the Gaussian one (about ``1e-10``). So the implementation's privacy loss stays
+relative error of about ``2**-32``; it grows like the inverse of the density, to about 20% at
+``|N| = 20 b`` for the Laplace sampler (tail probability ``e**-20``, about ``2e-9``) and a few
+per cent at ``6 sigma`` for the Gaussian one (tail probability about ``2e-9``). So the implementation's privacy loss stays
 within about ``2**-30`` of the design's except on events of about that probability (an
 estimate, not a proof); and ``N`` is bounded (``|N| <= 37 b`` for the Laplace sampler,
 whose smallest uniform is ``2**-53``), so the outputs lie in ``x_g + g [-Z_max, Z_max]``, which
