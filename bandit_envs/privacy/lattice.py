@@ -156,7 +156,7 @@ def round_input(name: str, values: NDArray[np.float64], grid: float) -> NDArray[
     Beyond that the sum of the rounded value and the rounded noise (at most about ``2**26``
     steps) may not be exact on the grid.
     """
-    limit = math.ldexp(grid, 52)
+    limit = math.ldexp(grid, 52) if grid < math.ldexp(1.0, 970) else math.inf
     top = float(np.max(np.abs(values))) if values.size else 0.0
     if top >= limit:
         raise ValueError(
