@@ -41,9 +41,9 @@ round across a cell boundary (or by one of the 53-bit uniforms a cell holds): an
 error of about ``2**-52`` per cell. Near the centre a cell has probability about ``2**-20``, a
 relative error of about ``2**-32``; it grows like the inverse of the density, to about 20% at
 ``|N| = 20 b`` for the Laplace sampler (tail probability ``e**-20``, about ``2e-9``) and a few
-per cent at ``6 sigma`` for the Gaussian one (tail probability about ``2e-9``). So the implementation's privacy loss stays
-within about ``2**-30`` of the design's except on events of about that probability (an
-estimate, not a proof); and ``N`` is bounded (``|N| <= 37 b`` for the Laplace sampler,
+per cent at ``6 sigma`` for the Gaussian one (tail probability about ``2e-9``). So the
+implementation's privacy loss stays within about ``2**-30`` of the design's except on events of
+about that probability (an estimate, not a proof); and ``N`` is bounded (``|N| <= 37 b`` for the Laplace sampler,
 whose smallest uniform is ``2**-53``), so the outputs lie in ``x_g + g [-Z_max, Z_max]``, which
 neighbouring inputs shift: an event of probability at most ``2**-52`` per draw. These are
 small-probability, small-ratio effects of the sampler's tail; the lattice removes the
