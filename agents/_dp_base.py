@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from agents import _philox
 from agents.base import PrivateAgent, check_float
+from bandit_envs.privacy.lattice import check_sampler, sum_grid
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -65,10 +66,29 @@ class StreamPrivateAgent(PrivateAgent):
     _state_bytes_per_copy: ClassVar[int] = 8 * (_philox.STATE_WORDS + 4)
 
     epsilon: float
+    #: ``"lattice"`` (default) or ``"float"``: how the released values are sampled (:meth:`_set_sampler`).
+    sampler: str = "lattice"
+    #: The lattice grid of the releases (0.0: the float sampler).
+    _grid: float = 0.0
     _streams: npt.NDArray[np.uint64]
     _draws: IntArray
     _copy_seeds: list[int]
     _t: int
+
+    def _set_sampler(self, sampler: str, release_epsilon: float) -> None:
+        """Check ``sampler``; the lattice grid is ``sum_grid(1 / release_epsilon, 1)`` (rewards in [0, 1]).
+
+        ``release_epsilon`` is the epsilon of one release of sensitivity 1 (a reward sum): the
+        grid is about ``2**-20`` of its Laplace scale ``1 / release_epsilon``, and the agents widen
+        every scale by ``1 + grid`` for the rounding (:mod:`bandit_envs.privacy.lattice`).
+        """
+        self.sampler = check_sampler(sampler)
+        self._grid = 0.0 if self.sampler == "float" else sum_grid(1.0 / release_epsilon, 1.0)
+
+    @property
+    def grid(self) -> float:
+        """The grid every released value is a multiple of (lattice sampler), 0.0 for the float sampler."""
+        return self._grid
 
     def _reset_state(self) -> None:
         first = self.seed if self.seed is not None else _fresh_seed()

@@ -6,6 +6,13 @@ come from row b only and a batch of N copies makes, copy for copy, the draws of 
 ``sampling_streams`` are the (4, B) sampling streams of :mod:`agents._sampling` (column b).
 ``t`` is the 1-based number of the round being chosen. Ties in an argmax go to the lowest arm.
 
+Sampler: ``grid`` > 0 is the lattice sampler (:mod:`bandit_envs.privacy.lattice`): every noisy
+statistic is released as ``snap(exact) + snap(noise)``, both rounded to the power-of-two grid,
+so its value is a multiple of ``grid`` whatever the rewards; the callers widen the Laplace
+scales for the rounding (sensitivity ``1 + grid`` per reward in [0, 1]). ``grid == 0`` is the
+float sampler: ``exact + noise``, the old releases bit for bit, not safe against floating-point
+attacks.
+
 Each kernel's docstring gives its plain-Python meaning; the readable references of the whole
 agents, written with :mod:`bandit_envs.privacy.counters` and numpy generators, are in
 :mod:`agents.dp_reference`, and ``tests/test_dp_agents.py`` checks that both make the same
@@ -73,7 +80,19 @@ BETA, PENDING, TOP, LEVELS = 0, 1, 2, 3
 
 
 @njit(inline="always")
-def tree_add(psums, b, k, position, x, noise):  # pragma: no cover
+def release(exact, noise, grid):  # pragma: no cover
+    """``exact + noise`` (float sampler, ``grid == 0``) or ``snap(exact) + snap(noise)`` on the grid (lattice).
+
+    ``snap(v) = rint(v / grid) * grid``, exact for a power-of-two ``grid``; the sum of two
+    multiples of ``grid`` below ``2**53 grid`` is exact too.
+    """
+    if grid > 0.0:
+        return np.rint(exact / grid) * grid + np.rint(noise / grid) * grid
+    return exact + noise
+
+
+@njit(inline="always")
+def tree_add(psums, b, k, position, x, noise, grid):  # pragma: no cover
     """Item number ``position`` (1-based) of a binary tree counter; returns (its new release, popcount(position)).
 
     Python equivalent (:class:`bandit_envs.privacy.counters.BinaryTreeCounter.add`, with
@@ -82,7 +101,7 @@ def tree_add(psums, b, k, position, x, noise):  # pragma: no cover
 
         i = lowest set bit of position
         exact[i] = sum(exact[:i]) + x; exact[:i] = 0; noisy[:i] = 0
-        noisy[i] = exact[i] + noise
+        noisy[i] = exact[i] + noise        # lattice (grid > 0): snap(exact[i]) + snap(noise)
         return sum(noisy[j] for the set bits j of position), popcount(position)
 
     The release visits the set bits of ``position`` in increasing order (lowest set bit first,
@@ -95,7 +114,7 @@ def tree_add(psums, b, k, position, x, noise):  # pragma: no cover
         psums[b, k, j, 0] = 0.0
         psums[b, k, j, 1] = 0.0
     psums[b, k, i, 0] = acc + x
-    psums[b, k, i, 1] = psums[b, k, i, 0] + noise
+    psums[b, k, i, 1] = release(psums[b, k, i, 0], noise, grid)
     total = 0.0
     rest = position
     while rest:
@@ -121,7 +140,7 @@ def standard_laplace(streams, out):  # pragma: no cover
 
 
 @njit
-def hybrid_update(stats, psums, log, actions, rewards, eps, streams, noise):  # pragma: no cover
+def hybrid_update(stats, psums, log, actions, rewards, eps, grid, streams, noise):  # pragma: no cover
     """Feed copy b's reward ``rewards[b]`` to the hybrid counter of arm ``actions[b]``, for every b.
 
     Returns :func:`first_bad` of the feedback, changing nothing when it is not -1. ``noise`` is
@@ -129,9 +148,12 @@ def hybrid_update(stats, psums, log, actions, rewards, eps, streams, noise):  # 
     (:class:`bandit_envs.privacy.counters.HybridCounter.add` of that arm's counter, n its item
     count after this one, k = floor(log2 n))::
 
-        if n is a power of 2:   beta += (pending + x) + laplace(2/eps); pending = 0; release = beta
+        if n is a power of 2:   beta += (pending + x) + laplace(2w/eps); pending = 0; release = beta
         else:                   pending += x
-                                release = beta + tree_add(position n - 2^k, laplace(k / (eps/2)))
+                                release = beta + tree_add(position n - 2^k, laplace(k w / (eps/2)))
+
+    with ``w = 1 + grid`` (the widened sensitivity; 1 for the float sampler) and, for the lattice
+    sampler, every noisy term released as :func:`release` of its exact part and its noise.
 
     The tree of the items 2^k + 1 .. 2^(k+1) - 1 has k levels; its p-sums are cleared at every
     power of 2. ``stats``' last two columns become the root of the sum of squares and the
@@ -142,7 +164,8 @@ def hybrid_update(stats, psums, log, actions, rewards, eps, streams, noise):  # 
     if bad >= 0:
         return bad
     standard_laplace(streams, noise)
-    log_scale = 2.0 / eps
+    wide = 1.0 + grid
+    log_scale = 2.0 * wide / eps
     for b in range(actions.shape[0]):
         a = actions[b]
         x = rewards[b]
@@ -154,7 +177,7 @@ def hybrid_update(stats, psums, log, actions, rewards, eps, streams, noise):  # 
             log[b, a, LEVELS] = 0.0 if top == 0 else log[b, a, LEVELS] + 1.0
         k = np.int64(log[b, a, LEVELS])
         if n == 1 << k:
-            log[b, a, BETA] += (log[b, a, PENDING] + x) + log_scale * noise[b]
+            log[b, a, BETA] += release(log[b, a, PENDING] + x, log_scale * noise[b], grid)
             log[b, a, PENDING] = 0.0
             for j in range(k):
                 psums[b, a, j, 0] = 0.0
@@ -164,8 +187,10 @@ def hybrid_update(stats, psums, log, actions, rewards, eps, streams, noise):  # 
             stats[b, MAX_SCALE, a] = log_scale
         else:
             log[b, a, PENDING] += x
-            scale = k / (eps / 2.0)  # the binary part's depth k over its budget eps/2, as the counter computes it
-            total, bits = tree_add(psums, b, a, n - (1 << k), x, scale * noise[b])
+            scale = (
+                k * wide / (eps / 2.0)
+            )  # the binary part's depth k over its budget eps/2, as the counter computes it
+            total, bits = tree_add(psums, b, a, n - (1 << k), x, scale * noise[b], grid)
             stats[b, RELEASE, a] = log[b, a, BETA] + total
             stats[b, ROOT_VAR, a] = math.sqrt((k + 1) * log_scale * log_scale + bits * scale * scale)
             stats[b, MAX_SCALE, a] = scale
@@ -220,8 +245,8 @@ def bound_choose(stats, alpha, power, relaxation, t, out):  # pragma: no cover
 
 
 @njit
-def tree_update(stats, psums, actions, rewards, scale, streams, noise):  # pragma: no cover
-    """Feed copy b's reward to the binary tree counter of arm ``actions[b]`` (Laplace(``scale``) p-sums).
+def tree_update(stats, psums, actions, rewards, scale, grid, streams, noise):  # pragma: no cover
+    """Feed copy b's reward to the binary tree counter of arm ``actions[b]`` (Laplace(``scale``) p-sums, on ``grid``).
 
     Python equivalent per copy: ``release = tree_add(position n, laplace(scale))`` with n the
     arm's item count after this one; the scale columns of ``stats``: popcount(n) terms of
@@ -235,7 +260,7 @@ def tree_update(stats, psums, actions, rewards, scale, streams, noise):  # pragm
     for b in range(actions.shape[0]):
         a = actions[b]
         stats[b, PULLS, a] += 1.0
-        total, bits = tree_add(psums, b, a, np.int64(stats[b, PULLS, a]), rewards[b], scale * noise[b])
+        total, bits = tree_add(psums, b, a, np.int64(stats[b, PULLS, a]), rewards[b], scale * noise[b], grid)
         stats[b, RELEASE, a] = total
         stats[b, ROOT_VAR, a] = math.sqrt(bits) * scale
         stats[b, MAX_SCALE, a] = scale
@@ -260,6 +285,7 @@ def epoch_update(
     actions,
     rewards,
     eps,
+    grid,
     cumulative,
     streams,
 ):  # pragma: no cover
@@ -277,6 +303,11 @@ def epoch_update(
             length[a] = counts[a]; in_count[a] = 0; in_sum[a] = 0
             if committed == a: committed = -1      # the episode of a is over
 
+    Lattice sampler (``grid > 0``, w = 1 + grid): the epoch's sum is released on the grid,
+    ``s = release(in_sum[a], laplace(w/eps), grid)``, then ``noisy_sum[a] += s`` (cumulative) or
+    ``mean[a] = s / length[a]`` (forgetful: the mean is that lattice sum divided by the public
+    epoch length, a post-processing).
+
     Returns :func:`first_bad` of the feedback, changing nothing when it is not -1.
     """
     bad = first_bad(actions, rewards, counts.shape[1])
@@ -289,7 +320,17 @@ def epoch_update(
         in_sum[b, a] += rewards[b]
         if in_count[b, a] == length[b, a]:
             size = length[b, a]
-            if cumulative:
+            if grid > 0.0:
+                lattice_sum = release(in_sum[b, a], rng_.laplace(streams, b, (1.0 + grid) / eps), grid)
+                if cumulative:
+                    noisy_sum[b, a] += lattice_sum
+                    n_terms[b, a] += 1
+                    mean[b, a] = noisy_sum[b, a] / counts[b, a]
+                    n_mean[b, a] = counts[b, a]
+                else:
+                    mean[b, a] = lattice_sum / size
+                    n_mean[b, a] = size
+            elif cumulative:
                 noisy_sum[b, a] += in_sum[b, a] + rng_.laplace(streams, b, 1.0 / eps)
                 n_terms[b, a] += 1
                 mean[b, a] = noisy_sum[b, a] / counts[b, a]

@@ -215,7 +215,7 @@ def gap_plan(state, params, b, rng):  # pragma: no cover
     """Lines 3-12 of Algorithm 1: fresh sums, Ω_τ, L_τ and the next epoch's start."""
     active, mu = state[ACTIVE], state[GAP_MEAN]
     o, c, omega, ctr = state[GAP_OBSERVATIONS], state[GAP_SUMS], state[GAP_OMEGA], state[GAP_COUNTERS]
-    eps, delta, closed, uniform, by_index = params
+    eps, delta, closed, uniform, by_index, grid = params
     tau = ctr[b, GAP_EPOCH]
     n_active = 0
     for k in range(active.shape[1]):
@@ -269,7 +269,7 @@ def gap_release(state, params, b, rng):  # pragma: no cover
     """
     active, mu = state[ACTIVE], state[GAP_MEAN]
     o, c, ctr = state[GAP_OBSERVATIONS], state[GAP_SUMS], state[GAP_COUNTERS]
-    eps, delta, closed, uniform, by_index = params
+    eps, delta, closed, uniform, by_index, grid = params
     k_arms = active.shape[1]
     length = ctr[b, GAP_EPOCH_LENGTH]
     tau = ctr[b, GAP_EPOCH]
@@ -280,7 +280,11 @@ def gap_release(state, params, b, rng):  # pragma: no cover
     best = -np.inf
     for k in range(k_arms):  # one Laplace draw per active arm, in arm order
         if active[b, k]:
-            mu[b, k] = c[b, k] / o[b, k] + rng.laplace(0.0, scale)
+            if grid > 0.0:  # lattice: the sum on the grid, noise of the same size on the sum's scale
+                noise = rng.laplace(0.0, (1.0 + grid) * o[b, k] / (eps * length))
+                mu[b, k] = (np.rint(c[b, k] / grid) * grid + np.rint(noise / grid) * grid) / o[b, k]
+            else:
+                mu[b, k] = c[b, k] / o[b, k] + rng.laplace(0.0, scale)
             best = max(best, mu[b, k])
     width = math.sqrt(2.0 * math.log(8.0 * n_active * tau * tau / delta) / length) + 2.0 * math.log(
         4.0 * n_active * tau * tau / delta
@@ -301,7 +305,7 @@ def gap_release(state, params, b, rng):  # pragma: no cover
 def dpse_plan(state, params, b):  # pragma: no cover
     """Start epoch e: R_e = ⌈s·max(32 ln(8|S|e²/β)/Δ_e², 8 ln(4|S|e²/β)/(εΔ_e))⌉, Δ_e = 2^-e."""
     active, sums, sched, ctr = state[ACTIVE], state[DPSE_SUMS], state[DPSE_SCHEDULE], state[DPSE_COUNTERS]
-    eps, beta, schedule_scale, width_scale = params
+    eps, beta, schedule_scale, width_scale, grid = params
     e = ctr[b, DPSE_EPOCH]
     n = 0
     for k in range(active.shape[1]):
@@ -340,7 +344,7 @@ def dpse_update(state, params, b, a, rewards, rng):  # pragma: no cover
 def dpse_release(state, params, b, rng):  # pragma: no cover
     """End of epoch e: one noisy mean per active arm, elimination, then plan epoch e + 1."""
     active, sums, ctr = state[ACTIVE], state[DPSE_SUMS], state[DPSE_COUNTERS]
-    eps, beta, schedule_scale, width_scale = params
+    eps, beta, schedule_scale, width_scale, grid = params
     reps = ctr[b, DPSE_REPETITIONS]
     n = ctr[b, DPSE_N_SCHEDULED]
     e = ctr[b, DPSE_EPOCH]
@@ -349,7 +353,11 @@ def dpse_release(state, params, b, rng):  # pragma: no cover
     best = -np.inf
     for k in range(k_arms):  # one Laplace draw per active arm, in arm order
         if active[b, k]:
-            noisy[k] = sums[b, k] / reps + rng.laplace(0.0, 1.0 / (eps * reps))
+            if grid > 0.0:  # lattice: the sum on the grid, Laplace((1 + grid)/eps) on the sum
+                noise = rng.laplace(0.0, (1.0 + grid) / eps)
+                noisy[k] = (np.rint(sums[b, k] / grid) * grid + np.rint(noise / grid) * grid) / reps
+            else:
+                noisy[k] = sums[b, k] / reps + rng.laplace(0.0, 1.0 / (eps * reps))
             best = max(best, noisy[k])
     h = math.sqrt(math.log(8.0 * n * e * e / beta) / (2.0 * reps))
     cw = math.log(4.0 * n * e * e / beta) / (eps * reps)

@@ -22,6 +22,7 @@ import numpy as np
 
 from agents._sampling import SamplerReference
 from bandit_envs.privacy.counters import BinaryTreeCounter, HybridCounter, laplace_sum_bound, tree_depth
+from bandit_envs.privacy.lattice import check_sampler, sum_grid
 from bandit_envs.privacy.randomized_response import bernoulli_mechanism
 from bandit_envs.privacy.streams import philox_noise_generator
 
@@ -47,10 +48,17 @@ class ReferenceHybridDPUCB:
     """:class:`agents.HybridDPUCB` for one copy: a :class:`HybridCounter` per arm, one generator."""
 
     def __init__(
-        self, n_arms: int, epsilon: float, alpha: float = math.sqrt(2.0), confidence_power: float = 4.0, *, seed: int
+        self,
+        n_arms: int,
+        epsilon: float,
+        alpha: float = math.sqrt(2.0),
+        confidence_power: float = 4.0,
+        *,
+        seed: int,
+        sampler: str = "lattice",
     ) -> None:
         self.rng = philox_noise_generator(seed)
-        self.counters = [HybridCounter(epsilon, self.rng) for _ in range(n_arms)]
+        self.counters = [HybridCounter(epsilon, self.rng, sampler=sampler) for _ in range(n_arms)]
         self.alpha, self.power, self.t = alpha, confidence_power, 0
 
     def act(self) -> int:
@@ -89,10 +97,11 @@ class ReferenceTreeDPUCB:
         confidence_power: float = 4.0,
         *,
         seed: int,
+        sampler: str = "lattice",
     ) -> None:
         self.rng = philox_noise_generator(seed)
         eps_arm = epsilon / n_arms if per_arm_budget == "split" else epsilon
-        self.counters = [BinaryTreeCounter(horizon, eps_arm, self.rng) for _ in range(n_arms)]
+        self.counters = [BinaryTreeCounter(horizon, eps_arm, self.rng, sampler=sampler) for _ in range(n_arms)]
         gamma = (1.0 / horizon if horizon > 1 else 0.5) if gamma is None else gamma
         log_t = math.log(horizon)
         self.relaxation = 0.0
@@ -124,9 +133,10 @@ class ReferenceTreeDPUCB:
 class _Epochs:
     """Per-arm doubling epochs (1, 1, 2, 4, ... rewards) with one Laplace release each (AdaP-UCB, DP-TS)."""
 
-    def __init__(self, n_arms: int, epsilon: float, cumulative: bool, seed: int) -> None:
+    def __init__(self, n_arms: int, epsilon: float, cumulative: bool, seed: int, sampler: str = "lattice") -> None:
         self.rng = philox_noise_generator(seed)
         self.eps, self.cumulative = epsilon, cumulative
+        self.grid = 0.0 if check_sampler(sampler) == "float" else sum_grid(1.0 / epsilon, 1.0)
         self.pulls = [0] * n_arms
         self.epoch: list[list[float]] = [[] for _ in range(n_arms)]  # this epoch's rewards
         self.length = [1] * n_arms
@@ -147,7 +157,19 @@ class _Epochs:
         for r in self.epoch[arm]:  # in order, as the kernel adds them
             total += r
         n = self.length[arm]
-        if self.cumulative:
+        if self.grid > 0.0:  # the lattice sampler: the epoch's sum on the grid, widened scale
+            g = self.grid
+            noise = self.rng.laplace(0.0, (1.0 + g) / self.eps)
+            lattice_sum = float(np.rint(total / g) * g + np.rint(noise / g) * g)
+            if self.cumulative:
+                self.noisy_sum[arm] += lattice_sum
+                self.terms[arm] += 1
+                self.mean[arm] = self.noisy_sum[arm] / self.pulls[arm]
+                self.size[arm] = self.pulls[arm]
+            else:
+                self.mean[arm] = lattice_sum / n
+                self.size[arm] = n
+        elif self.cumulative:
             self.noisy_sum[arm] += total + self.rng.laplace(0.0, 1.0 / self.eps)
             self.terms[arm] += 1
             self.mean[arm] = self.noisy_sum[arm] / self.pulls[arm]
@@ -164,9 +186,16 @@ class ReferenceAdaPUCB(_Epochs):
     """:class:`agents.AdaPUCB` for one copy: episodes that pull the chosen arm until its count doubles."""
 
     def __init__(
-        self, n_arms: int, epsilon: float, alpha: float = 3.1, variant: str = "forgetful", *, seed: int
+        self,
+        n_arms: int,
+        epsilon: float,
+        alpha: float = 3.1,
+        variant: str = "forgetful",
+        *,
+        seed: int,
+        sampler: str = "lattice",
     ) -> None:
-        super().__init__(n_arms, epsilon, variant == "cumulative", seed)
+        super().__init__(n_arms, epsilon, variant == "cumulative", seed, sampler)
         self.alpha = alpha
         self.committed = -1
 
@@ -199,8 +228,8 @@ class ReferenceAdaPUCB(_Epochs):
 class ReferenceDPThompsonSampling(_Epochs):
     """:class:`agents.DPThompsonSampling` for one copy: Gaussian samples around the per-epoch releases."""
 
-    def __init__(self, n_arms: int, epsilon: float, *, seed: int) -> None:
-        super().__init__(n_arms, epsilon, False, seed)
+    def __init__(self, n_arms: int, epsilon: float, *, seed: int, sampler: str = "lattice") -> None:
+        super().__init__(n_arms, epsilon, False, seed, sampler)
         self.draws = SamplerReference(seed)
 
     def act(self) -> int:

@@ -44,7 +44,10 @@ class DPThompsonSampling(EpochAgent):
 
     Noise: one Laplace draw per closed epoch from the copy's noise stream; the K normal draws
     per round (once every arm has a release) come from the copy's sampling stream
-    (:func:`agents._sampling.normal`, a ziggurat).
+    (:func:`agents._sampling.normal`, a ziggurat). Sampler: the released means use the lattice
+    sampler by default (the epoch's sum released as ``snap(sum) + snap(Laplace((1 + grid)/ε))``
+    on the grid ``sum_grid(1/ε, 1)``, divided by L; exactly ε-DP), or raw float noise with
+    ``sampler="float"`` (not safe against floating-point attacks).
 
     Parameters
     ----------
@@ -56,13 +59,25 @@ class DPThompsonSampling(EpochAgent):
         ``None`` for one env, or the number N of copies run in lock-step.
     seed
         Seed of copy 0's noise stream (copy i: seed + i).
+    sampler
+        ``"lattice"`` (default) or ``"float"`` (raw noise, not safe against floating-point
+        attacks), see :mod:`bandit_envs.privacy.lattice`.
     """
 
     name = "DP-TS"
 
-    def __init__(self, n_arms: int, epsilon: float, *, n_envs: int | None = None, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        n_arms: int,
+        epsilon: float,
+        *,
+        n_envs: int | None = None,
+        seed: int | None = None,
+        sampler: str = "lattice",
+    ) -> None:
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
         self.epsilon = check_epsilon(epsilon)
+        self._set_sampler(sampler, self.epsilon)
         self._reset_state()
 
     def _reset_learning(self) -> None:
@@ -96,6 +111,8 @@ class LDPThompsonSampling(StreamPrivateAgent):
     stream (:mod:`agents._philox`; in a deployment it is drawn on the user's side); the two gamma
     draws per arm of the Beta samples (Marsaglia & Tsang) come from the copy's sampling stream,
     with the kernels of :class:`agents.ThompsonSampling` (:mod:`agents._thompson_kernels`).
+    Sampler: the reports are bits, so their output set {0, 1} never depends on the reward; no
+    float noise is released and there is no ``sampler`` argument.
 
     Parameters
     ----------

@@ -115,6 +115,9 @@ class HybridDPUCB(_CounterAgent):
 
     Noise: one Laplace draw per update of every copy (the counter's release for that item), from
     the copy's stream, in the order :class:`~bandit_envs.privacy.counters.HybridCounter` draws.
+    Sampler: the released sums :attr:`released` use the lattice sampler by default (every
+    p-sum and logarithmic increment on the grid ``sum_grid(1/ε, 1)``, scales widened by
+    ``1 + grid``: exactly ε-DP), or raw float noise with ``sampler="float"``.
 
     Parameters
     ----------
@@ -130,6 +133,12 @@ class HybridDPUCB(_CounterAgent):
         ``None`` for one env, or the number N of copies run in lock-step.
     seed
         Seed of copy 0's noise stream (copy i: seed + i).
+    sampler
+        ``"lattice"`` (default): every release is ``snap(exact) + snap(noise)`` on the power-of-two
+        grid :attr:`grid` (:mod:`bandit_envs.privacy.lattice`), its output set independent of the
+        rewards, with the Laplace scales widened by ``1 + grid`` for the rounding;
+        ``"float"``: raw floating-point noise, faster, **not safe against floating-point
+        attacks** (Mironov 2012).
 
     Attributes
     ----------
@@ -155,11 +164,13 @@ class HybridDPUCB(_CounterAgent):
         *,
         n_envs: int | None = None,
         seed: int | None = None,
+        sampler: str = "lattice",
     ) -> None:
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
         self.epsilon = check_epsilon(epsilon)
         self.alpha = _check_alpha(alpha)
         self.confidence_power = _check_power(confidence_power)
+        self._set_sampler(sampler, self.epsilon)
         self._reset_state()
 
     # 16 bytes per tree level and arm for up to 32 levels, plus 6 words per arm.
@@ -172,8 +183,8 @@ class HybridDPUCB(_CounterAgent):
         self._noise = np.zeros(self.batch)
 
     def release_increment(self, n: int) -> tuple[int, float]:
-        """(m, b) of :func:`bandit_envs.privacy.counters.hybrid_increment` for the agent's ε (rewards in [0, 1])."""
-        return hybrid_increment(n, self.epsilon)
+        """(m, b) of :func:`bandit_envs.privacy.counters.hybrid_increment` for the agent's ε (width 1 + grid)."""
+        return hybrid_increment(n, self.epsilon, 1.0 + self._grid)
 
     def noise_bound(self, t: int | None = None) -> FloatArray:
         """(B, K) B_i(t), the bound on each release's Laplace noise at round ``t`` (default: the next)."""
@@ -190,7 +201,7 @@ class HybridDPUCB(_CounterAgent):
         # Storage grows with the rounds played: an arm's count n <= t + 1 needs floor(log2 n) levels.
         self._psums = _grown(self._psums, (self._t + 1).bit_length())
         bad: int = kernels.hybrid_update(
-            self._stats, self._psums, self._log, actions, rewards, self.epsilon, self._streams, self._noise
+            self._stats, self._psums, self._log, actions, rewards, self.epsilon, self._grid, self._streams, self._noise
         )
         return bad
 
@@ -274,6 +285,12 @@ class TreeDPUCB(_CounterAgent):
         ``None`` for one env, or the number N of copies run in lock-step.
     seed
         Seed of copy 0's noise stream (copy i: seed + i).
+    sampler
+        ``"lattice"`` (default): every release is ``snap(exact) + snap(noise)`` on the power-of-two
+        grid :attr:`grid` (:mod:`bandit_envs.privacy.lattice`), its output set independent of the
+        rewards, with the Laplace scales widened by ``1 + grid`` for the rounding;
+        ``"float"``: raw floating-point noise, faster, **not safe against floating-point
+        attacks** (Mironov 2012).
 
     Attributes
     ----------
@@ -303,6 +320,7 @@ class TreeDPUCB(_CounterAgent):
         *,
         n_envs: int | None = None,
         seed: int | None = None,
+        sampler: str = "lattice",
     ) -> None:
         self.horizon = check_int("horizon", horizon, minimum=1)
         self.depth = tree_depth(self.horizon)
@@ -320,7 +338,8 @@ class TreeDPUCB(_CounterAgent):
         )
         k = self.n_arms
         self.epsilon_per_arm = self.epsilon / k if self.per_arm_budget == "split" else self.epsilon
-        self._scale = self.depth / self.epsilon_per_arm
+        self._set_sampler(sampler, self.epsilon_per_arm)
+        self._scale = self.depth * (1.0 + self._grid) / self.epsilon_per_arm
         self.relaxation = 0.0
         if self.width == "mt15" and self.horizon > 1:
             log_t = math.log(self.horizon)
@@ -369,7 +388,7 @@ class TreeDPUCB(_CounterAgent):
         # Storage grows with the rounds played (the noise scale is the horizon's depth throughout).
         self._psums = _grown(self._psums, min((self._t + 1).bit_length(), self.depth))
         bad: int = kernels.tree_update(
-            self._stats, self._psums, actions, rewards, self._scale, self._streams, self._noise
+            self._stats, self._psums, actions, rewards, self._scale, self._grid, self._streams, self._noise
         )
         return bad
 
@@ -435,7 +454,7 @@ class EpochAgent(StreamPrivateAgent):
     def _learn(self, actions: IntArray, rewards: FloatArray) -> int:
         bad: int = kernels.epoch_update(
             self._counts, self._in_count, self._in_sum, self._length, self._mean, self._n_mean, self._noisy_sum,
-            self._n_terms, self._committed, self._draws, actions, rewards, self.epsilon, self._cumulative,
+            self._n_terms, self._committed, self._draws, actions, rewards, self.epsilon, self._grid, self._cumulative,
             self._streams,
         )  # fmt: skip
         return bad
@@ -468,7 +487,11 @@ class AdaPUCB(EpochAgent):
 
     Regret (the paper, Theorem 7, α > 3): Σ_{Δ_a>0} (16α log T / min(Δ_a, ε) + α/(α − 3)).
 
-    Noise: one Laplace draw per completed episode, from the copy's stream.
+    Noise: one Laplace draw per completed episode, from the copy's stream. Sampler: the
+    released means :attr:`released_means` use the lattice sampler by default: the episode's sum
+    is released as ``snap(sum) + snap(Laplace((1 + grid)/ε))`` on the grid ``sum_grid(1/ε, 1)`` and
+    divided by the public episode size (exactly ε-DP, a post-processing of a lattice release);
+    ``sampler="float"`` gives the raw ``mean + Laplace(1/(ε n_a))``.
 
     Parameters
     ----------
@@ -484,6 +507,12 @@ class AdaPUCB(EpochAgent):
         ``None`` for one env, or the number N of copies run in lock-step.
     seed
         Seed of copy 0's noise stream (copy i: seed + i).
+    sampler
+        ``"lattice"`` (default): every release is ``snap(exact) + snap(noise)`` on the power-of-two
+        grid :attr:`grid` (:mod:`bandit_envs.privacy.lattice`), its output set independent of the
+        rewards, with the Laplace scales widened by ``1 + grid`` for the rounding;
+        ``"float"``: raw floating-point noise, faster, **not safe against floating-point
+        attacks** (Mironov 2012).
 
     References
     ----------
@@ -502,9 +531,11 @@ class AdaPUCB(EpochAgent):
         *,
         n_envs: int | None = None,
         seed: int | None = None,
+        sampler: str = "lattice",
     ) -> None:
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
         self.epsilon = check_epsilon(epsilon)
+        self._set_sampler(sampler, self.epsilon)
         self.alpha = check_float("alpha", alpha, low=0.0, high=1e100, low_open=True)
         self.variant = check_choice("variant", variant, ("forgetful", "cumulative"))
         self._cumulative = self.variant == "cumulative"

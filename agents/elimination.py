@@ -45,6 +45,7 @@ from agents.base import (
 )
 from agents.tables import BlockTable
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
+from bandit_envs.privacy.lattice import check_sampler, sum_grid
 from bandit_envs.privacy.streams import noise_generator
 from bandit_envs.rewards import RewardModel
 
@@ -94,6 +95,14 @@ class EliminationAgent(Agent):
         self._params: tuple[Any, ...] = ()
         #: Per step kernel (act, update): (state, params, generator, compiled entry) of the last lookup.
         self._entries: list[tuple[Any, Any, Any, Any] | None] = [None, None]
+
+    #: The lattice grid of the released noisy means' sums (0.0: float sampler or no noise).
+    _grid: float = 0.0
+
+    @property
+    def grid(self) -> float:
+        """The grid the private agents' released sums are multiples of (0.0: float sampler, or no noise)."""
+        return self._grid
 
     def __getstate__(self) -> dict[str, Any]:
         """The state for :mod:`pickle` and :func:`copy.deepcopy`, without the compiled entry points.
@@ -481,13 +490,20 @@ class GAP(EliminationAgent, PrivateAgent):
     disjoint data (parallel composition) and everything else is post-processing. Under the
     coarser unit "one round's whole revealed vector" the same code is only (d_max+1)ε-DP.
 
-    Noise: one ``rng.laplace(0, 1/(εL_τ))`` draw per active arm, in increasing arm order, at the
+    Noise: one Laplace draw per active arm, in increasing arm order, at the
     last round of every completed epoch, from the agent's generator ``rng``, which is
     :func:`bandit_envs.privacy.streams.noise_generator` ``(seed)``: a stream no env, reward table
     or other generator seeded with the same integer reproduces (copies of a batched agent share
     it and draw in copy order; GAPU's uniform draws of Ω_τ come from it too, between releases).
     :func:`agents.reference.run_gap` is a plain-Python version of Algorithm 1 that makes the same
     decisions with the same draws.
+
+    Sampler: the noisy means compared use the lattice sampler by default
+    (:mod:`bandit_envs.privacy.lattice`): arm k's sum is released as ``snap(c_k) +
+    snap(Laplace((1 + g) o_k/(εL_τ)))`` on the grid ``g = sum_grid(1/ε, 1)`` and divided by its
+    public count o_k (the same noise as the float form on the mean; the sum's sensitivity 1
+    widened to 1 + g for the rounding: exactly ε-DP). ``sampler="float"``: the raw
+    ``c_k/o_k + Laplace(1/(εL_τ))``, not safe against floating-point attacks.
 
     Feedback: :meth:`update` checks that pulling arm a revealed every arm of N(a) in
     ``feedback_graph`` (``info["observed_mask"]``) and refuses the round in one sentence
@@ -519,6 +535,9 @@ class GAP(EliminationAgent, PrivateAgent):
         Confidence parameter δ ∈ (0, 1); the paper's experiments use 1/T (the default).
     round_robin
         Order of the round-robin over Ω_τ: ``"index"`` (default) or ``"greedy"``.
+    sampler
+        ``"lattice"`` (default) or ``"float"`` (raw noise, faster, not safe against
+        floating-point attacks); see Sampler above.
     """
 
     name = "GAP"
@@ -541,10 +560,13 @@ class GAP(EliminationAgent, PrivateAgent):
         *,
         n_envs: int | None = None,
         seed: int | None = None,
+        sampler: str = "lattice",
     ) -> None:
         super().__init__(n_arms, horizon, n_envs=n_envs, seed=seed)
         self.round_robin = check_choice("round_robin", round_robin, ("greedy", "index"))
         self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
+        self.sampler = check_sampler(sampler)
+        self._grid = 0.0 if self.sampler == "float" else sum_grid(1.0 / self.epsilon, 1.0)
         self.delta = _confidence("delta", delta, 1.0 / self.horizon)
         self.neighbourhoods = _check_graph(feedback_graph, self.n_arms)
         if isinstance(feedback_graph, np.ndarray) and feedback_graph.dtype == np.bool_:
@@ -564,7 +586,9 @@ class GAP(EliminationAgent, PrivateAgent):
     def _reset_state(self) -> None:
         self.rng = noise_generator(self.seed)
         self._state = kernels.new_gap_state(self.batch, self.n_arms)
-        self._params = (self.epsilon, self.delta, self.neighbourhoods, self._uniform, self.round_robin == "index")
+        self._params = (
+            self.epsilon, self.delta, self.neighbourhoods, self._uniform, self.round_robin == "index", self._grid
+        )  # fmt: skip
         for i in range(self.batch):
             kernels.gap_plan(self._state, self._params, i, self.rng)
 
@@ -654,7 +678,8 @@ class GAPU(GAP):
     leave active arms unobserved for a whole epoch (o_{τ,a} = 0 and line 21 divides by zero,
     and the privacy proof's o_{τ,a} ≥ L_τ fails), so we draw uniformly from the *maximal*
     independent sets, which is what the privacy and regret proofs need [P]. Enumeration by bit
-    masks limits GAPU to K ≤ 20. Privacy: as :class:`GAP`.
+    masks limits GAPU to K ≤ 20. Privacy and sampler (lattice by default, ``sampler="float"``
+    not safe against floating-point attacks): as :class:`GAP`.
     """
 
     name = "GAPU"
@@ -670,10 +695,13 @@ class GAPU(GAP):
         *,
         n_envs: int | None = None,
         seed: int | None = None,
+        sampler: str = "lattice",
     ) -> None:
         if check_int("n_arms", n_arms, minimum=2) > 20:
             raise ValueError(f"n_arms must be <= 20 for GAPU (it enumerates maximal independent sets), got {n_arms}.")
-        super().__init__(n_arms, horizon, epsilon, feedback_graph, delta, "index", n_envs=n_envs, seed=seed)
+        super().__init__(
+            n_arms, horizon, epsilon, feedback_graph, delta, "index", n_envs=n_envs, seed=seed, sampler=sampler
+        )
 
 
 class DPSE(EliminationAgent, PrivateAgent):
@@ -693,6 +721,12 @@ class DPSE(EliminationAgent, PrivateAgent):
     ``schedule_scale`` s and ``width_scale`` w [P] change regret, not privacy. Epochs go on
     (and release) when one arm is left; an epoch cut short by the horizon releases nothing.
     Plain-Python version: :func:`agents.reference.run_dpse`.
+
+    Sampler: the noisy means compared use the lattice sampler by default
+    (:mod:`bandit_envs.privacy.lattice`): each sum is released as ``snap(sum) +
+    snap(Laplace((1 + g)/ε))`` on the grid ``g = sum_grid(1/ε, 1)``, then divided by R_e (exactly
+    ε-DP, the rounding paid by the widened scale); ``sampler="float"`` (keyword): the raw
+    ``sum/R_e + Lap(1/(εR_e))``, not safe against floating-point attacks.
 
     Private state: the released noisy means, the active set and the epoch lengths are covered by
     the guarantee; the current epoch's un-noised sums (``_state[DPSE_SUMS]``) and the generator
@@ -717,9 +751,12 @@ class DPSE(EliminationAgent, PrivateAgent):
         *,
         n_envs: int | None = None,
         seed: int | None = None,
+        sampler: str = "lattice",
     ) -> None:
         super().__init__(n_arms, horizon, n_envs=n_envs, seed=seed)
         self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
+        self.sampler = check_sampler(sampler)
+        self._grid = 0.0 if self.sampler == "float" else sum_grid(1.0 / self.epsilon, 1.0)
         self.beta = _confidence("beta", beta, 1.0 / self.horizon)
         self.schedule_scale = check_float("schedule_scale", schedule_scale, low=0.0, low_open=True)
         self.width_scale = check_float("width_scale", width_scale, low=0.0, low_open=True)
@@ -735,7 +772,7 @@ class DPSE(EliminationAgent, PrivateAgent):
     def _reset_state(self) -> None:
         self.rng = noise_generator(self.seed)
         self._state = kernels.new_dpse_state(self.batch, self.n_arms)
-        self._params = (self.epsilon, self.beta, self.schedule_scale, self.width_scale)
+        self._params = (self.epsilon, self.beta, self.schedule_scale, self.width_scale, self._grid)
         for i in range(self.batch):
             kernels.dpse_plan(self._state, self._params, i)
 

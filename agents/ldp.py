@@ -27,6 +27,7 @@ from bandit_envs.privacy.accounting import (
     user_ids,
     user_privacy,
 )
+from bandit_envs.privacy.lattice import check_sampler, round_input, snap, sum_grid
 from bandit_envs.privacy.streams import noise_generator
 from bandit_envs.validation import summarize
 
@@ -122,6 +123,18 @@ class LDPWrapper(PrivateAgent):
         Cap as a per-user budget (ε_u, δ_u), δ_u in [0, 1) (> 0 for ``"gaussian"``): the most
         reports whose tight composition (:func:`bandit_envs.privacy.accounting.max_reports`)
         stays within it. None (default): no cap.
+    sampler
+        ``"lattice"`` (default) or ``"float"``, for ``"laplace"`` and ``"gaussian"``: with the
+        lattice sampler (:mod:`bandit_envs.privacy.lattice`) the clipped reward and the noise
+        are both rounded to the grid :attr:`grid` = ``sum_grid(b, max(|lo|, |hi|, R))`` with
+        ``b = R/ε`` (Laplace) or σ (Gaussian), a power of two about ``2**-20`` of the noise
+        scale (never below ``2**-24`` of the rewards' magnitude), so every
+        report is a multiple of the grid whatever the reward; the sensitivity is widened to
+        ``R + grid`` for the rounding (Laplace scale ``(R + grid)/ε``, Gaussian σ calibrated at
+        ``R + grid``): ε-LDP ((ε, δ)-LDP) exactly as stated. ``"float"``: the raw ``r + noise``,
+        faster, **not safe against floating-point attacks** (Mironov 2012). Randomized-response
+        reports are bits (or a fixed affine map of bits): their output set never depends on the
+        reward.
     seed
         Seed of the privacy noise: the wrapper's generator is
         :func:`bandit_envs.privacy.streams.noise_generator` of it, a stream independent of
@@ -199,6 +212,7 @@ class LDPWrapper(PrivateAgent):
         max_reports_per_user: int | None = None,
         user_budget: tuple[float, float] | None = None,
         seed: int | None = None,
+        sampler: str = "lattice",
     ) -> None:
         if not isinstance(agent, Agent):
             raise TypeError(f"agent must be an agents.Agent, got {type(agent).__name__}.")
@@ -239,6 +253,19 @@ class LDPWrapper(PrivateAgent):
             if mechanism == "laplace":
                 self.scale = width / self.epsilon
         _check_report_scale(mechanism, rr_output, self.scale, self.epsilon, width)
+        self.sampler = check_sampler(sampler)
+        #: The grid of the lattice sampler (0.0: float sampler, or randomized response).
+        self.grid = 0.0
+        self._sensitivity = width
+        if self.sampler == "lattice" and mechanism != "randomized_response":
+            self.grid = sum_grid(self.scale, max(abs(self.lo), abs(self.hi), width))
+            self._sensitivity = width + self.grid  # rounding r to the grid moves it by at most grid / 2
+            if mechanism == "laplace":
+                self.scale = self._sensitivity / self.epsilon
+            else:
+                sigma_fn = gaussian_sigma_classic if sigma_method == "classic" else gaussian_sigma_analytic
+                self.scale = sigma_fn(self.epsilon, self.delta, self._sensitivity)
+            round_input("reward_range", np.array([self.lo, self.hi]), self.grid)
         bits = mechanism == "randomized_response" and rr_output == "bits"
         if isinstance(agent, _UNIT_REWARD_AGENTS) and not bits:
             raise ValueError(
@@ -257,7 +284,7 @@ class LDPWrapper(PrivateAgent):
         if mechanism == "laplace":
             self.report_mechanism = ReportMechanism.laplace(self.epsilon)
         elif mechanism == "gaussian":
-            self.report_mechanism = ReportMechanism.gaussian(self.scale, width, self.epsilon, self.delta)
+            self.report_mechanism = ReportMechanism.gaussian(self.scale, self._sensitivity, self.epsilon, self.delta)
         else:
             self.report_mechanism = ReportMechanism.randomized_response(self.epsilon)
         self.max_reports_per_user = report_cap(self.report_mechanism, max_reports_per_user, user_budget)
@@ -371,10 +398,12 @@ class LDPWrapper(PrivateAgent):
 
     def _privatize(self, r: FloatArray) -> FloatArray:
         """User side: the report of each clipped reward."""
-        if self.mechanism == "laplace":
-            return r + self.rng.laplace(0.0, self.scale, size=r.shape)
-        if self.mechanism == "gaussian":
-            return r + self.rng.normal(0.0, self.scale, size=r.shape)
+        if self.mechanism in ("laplace", "gaussian"):
+            draw = self.rng.laplace if self.mechanism == "laplace" else self.rng.normal
+            noise = draw(0.0, self.scale, size=r.shape)
+            if self.grid > 0.0:  # the lattice sampler: report and noise on the grid
+                return snap(r, self.grid) + snap(noise, self.grid)
+            return r + noise
         span = self.hi - self.lo
         unit = np.clip((r - self.lo) / span, 0.0, 1.0)
         report = bernoulli_mechanism(unit, self.epsilon, self.rng).astype(np.float64)

@@ -35,6 +35,7 @@ import numpy.typing as npt
 
 from agents.base import _as_array, check_choice, check_float, check_values, describe
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
+from bandit_envs.privacy.lattice import check_sampler, sum_grid
 from bandit_envs.privacy.streams import noise_generator
 
 __all__ = [
@@ -147,6 +148,7 @@ def run_gap(
     round_robin: str = "index",
     horizon: int | None = None,
     seed: int | np.random.Generator | None = None,
+    sampler: str = "lattice",
 ) -> ReferenceRun:
     """GAP, graph-based arm elimination with differential privacy (GAP paper, Algorithm 1).
 
@@ -171,6 +173,10 @@ def run_gap(
         T, used only for the default δ; default the number of rows of ``table``.
     seed
         Seed of the noise generator, or the generator itself.
+    sampler
+        ``"lattice"`` (default): each noisy mean is the arm's sum and its Laplace noise, both
+        rounded to the grid ``sum_grid(1/ε, 1)`` (noise scale widened by ``1 + grid``), divided by
+        the count, as the agent does; ``"float"``: raw float noise on the mean.
 
     Returns
     -------
@@ -183,6 +189,7 @@ def run_gap(
     check_choice("round_robin", round_robin, ("greedy", "index"))
     epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
     delta = 1.0 / (horizon or n_rounds) if delta is None else delta
+    grid = 0.0 if check_sampler(sampler) == "float" else sum_grid(1.0 / epsilon, 1.0)
     rng = _generator(seed)
     run = ReferenceRun()
 
@@ -218,7 +225,11 @@ def run_gap(
         # Lines 20-22: noisy means, one Laplace(0, 1/(εL_τ)) draw per active arm, in arm order.
         # Ω_τ dominates A_τ, so observations[a] >= L_τ > 0.
         for a in active:
-            noisy_mean[a] = sums[a] / observations[a] + rng.laplace(0.0, 1.0 / (epsilon * length))
+            if grid > 0.0:
+                noise = rng.laplace(0.0, (1.0 + grid) * observations[a] / (epsilon * length))
+                noisy_mean[a] = float(np.rint(sums[a] / grid) * grid + np.rint(noise / grid) * grid) / observations[a]
+            else:
+                noisy_mean[a] = sums[a] / observations[a] + rng.laplace(0.0, 1.0 / (epsilon * length))
         run.released_means = {a: noisy_mean[a] for a in active}
         run.releases += 1
         # Line 23: drop the arms whose noisy mean is below the best one minus the slack.
@@ -250,6 +261,7 @@ def run_dpse(
     width_scale: float = 1.0,
     horizon: int | None = None,
     seed: int | np.random.Generator | None = None,
+    sampler: str = "lattice",
 ) -> ReferenceRun:
     """DP-SE, differentially private successive elimination (Sajed & Sheffet, ICML 2019).
 
@@ -272,6 +284,10 @@ def run_dpse(
         T, used only for the default β; default the number of rows of ``table``.
     seed
         Seed of the noise generator, or the generator itself.
+    sampler
+        ``"lattice"`` (default): each noisy mean is the arm's sum and its Laplace noise, both
+        rounded to the grid ``sum_grid(1/ε, 1)`` (noise scale widened by ``1 + grid``), divided by
+        the count, as the agent does; ``"float"``: raw float noise on the mean.
 
     Returns
     -------
@@ -282,6 +298,7 @@ def run_dpse(
     n_rounds, n_arms = rewards.shape
     epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
     beta = 1.0 / (horizon or n_rounds) if beta is None else beta
+    grid = 0.0 if check_sampler(sampler) == "float" else sum_grid(1.0 / epsilon, 1.0)
     rng = _generator(seed)
     run = ReferenceRun()
 
@@ -301,7 +318,13 @@ def run_dpse(
         if t < end:
             break  # the table ended inside the epoch: no release, no elimination
         # One independent Laplace draw per active arm, in arm order.
-        noisy = {a: sums[a] / repetitions + rng.laplace(0.0, 1.0 / (epsilon * repetitions)) for a in active}
+        noisy = {}
+        for a in active:
+            if grid > 0.0:
+                noise = rng.laplace(0.0, (1.0 + grid) / epsilon)
+                noisy[a] = float(np.rint(sums[a] / grid) * grid + np.rint(noise / grid) * grid) / repetitions
+            else:
+                noisy[a] = sums[a] / repetitions + rng.laplace(0.0, 1.0 / (epsilon * repetitions))
         run.released_means = noisy
         run.releases += 1
         hoeffding = math.sqrt(math.log(8.0 * n_active * e * e / beta) / (2.0 * repetitions))

@@ -48,7 +48,7 @@ def test_no_item_enters_more_p_sums_than_the_depth_and_some_item_enters_that_man
 
 
 def test_binary_counter_releases_one_p_sum_per_item_and_popcount_terms():
-    counter = BinaryTreeCounter(8, 1.0, np.random.default_rng(0))
+    counter = BinaryTreeCounter(8, 1.0, np.random.default_rng(0), sampler="float")
     terms = []
     for _ in range(8):
         counter.add(0.5)
@@ -61,7 +61,7 @@ def test_binary_counter_releases_one_p_sum_per_item_and_popcount_terms():
 
 def test_binary_counter_releases_are_running_sums_plus_the_p_sums_draws():
     eps, items = 0.5, [0.1, 0.7, 0.3, 1.0, 0.0, 0.6, 0.2]
-    counter = BinaryTreeCounter(7, eps, np.random.default_rng(3))
+    counter = BinaryTreeCounter(7, eps, np.random.default_rng(3), sampler="float")
     twin = np.random.default_rng(3)
     scale = tree_depth(7) / eps
     draws = [float(twin.laplace(0.0, scale)) for _ in items]  # draw t belongs to t's node
@@ -94,7 +94,7 @@ def test_binary_counter_refuses_items_past_its_horizon_and_outside_its_bounds():
 
 def test_hybrid_counter_noise_terms_by_item_count():
     eps = 2.0  # logarithmic scale 2/eps = 1; binary part of segment k: k / (eps/2) = k
-    counter = HybridCounter(eps, np.random.default_rng(0))
+    counter = HybridCounter(eps, np.random.default_rng(0), sampler="float")
     expected = {
         1: [1.0],
         2: [1.0, 1.0],
@@ -116,7 +116,7 @@ def test_hybrid_counter_noise_terms_by_item_count():
 
 def test_hybrid_counter_epochs_and_releases_against_a_twin_generator():
     eps, items = 1.0, [0.2, 0.9, 0.4, 0.0, 1.0, 0.3, 0.8, 0.5, 0.6]
-    counter = HybridCounter(eps, np.random.default_rng(11))
+    counter = HybridCounter(eps, np.random.default_rng(11), sampler="float")
     twin = np.random.default_rng(11)
     beta = 0.0
     last_power = 0
@@ -212,10 +212,27 @@ def test_bad_arguments_are_refused_in_one_sentence(call, match):
 
 
 def test_bounds_set_the_sensitivity():
+    # Lattice (default): the width w widened by the grid g for the rounding; float: w itself.
     counter = BinaryTreeCounter(4, 1.0, np.random.default_rng(0), bounds=(-1.0, 1.0))
-    assert counter.scale == 3 * 2.0
+    assert 0.0 < counter.grid <= 2.0 * 2.0**-20 and counter.scale == 3 * (2.0 + counter.grid)
+    assert BinaryTreeCounter(4, 1.0, np.random.default_rng(0), bounds=(-1.0, 1.0), sampler="float").scale == 3 * 2.0
+    assert HybridCounter(1.0, np.random.default_rng(0), bounds=(0.0, 5.0), sampler="float").log_scale == 10.0
     hybrid = HybridCounter(1.0, np.random.default_rng(0), bounds=(0.0, 5.0))
-    assert hybrid.log_scale == 10.0
+    assert hybrid.log_scale == 2.0 * (5.0 + hybrid.grid)
     hybrid.add(5.0)
     with pytest.raises(ValueError, match=r"\[0, 5\]"):
         hybrid.add(5.5)
+
+
+def test_lattice_counters_release_multiples_of_their_grid():
+    items = np.random.default_rng(4).random(60) / 3.0
+    for make in (
+        lambda s: BinaryTreeCounter(60, 0.8, np.random.default_rng(5), sampler=s),
+        lambda s: HybridCounter(0.8, np.random.default_rng(5), sampler=s),
+    ):
+        lattice, raw = make("lattice"), make("float")
+        values = np.array([lattice.add(float(x)) for x in items])
+        floats = np.array([raw.add(float(x)) for x in items])
+        assert np.array_equal(values / lattice.grid, np.rint(values / lattice.grid))
+        assert not np.array_equal(floats / lattice.grid, np.rint(floats / lattice.grid))
+        assert np.abs(values - floats).max() < 1e-4  # the same draws, rounded, scale widened by ~1e-6

@@ -151,6 +151,47 @@ def test_agent_equals_its_plain_python_reference(name, seed):
         np.testing.assert_array_equal(agent.released_means[0], reference.mean)
 
 
+FLOAT_AGENTS: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
+    "HybridDPUCB": (
+        lambda: HybridDPUCB(K, 1.0, seed=5, sampler="float"),
+        lambda: ref.ReferenceHybridDPUCB(K, 1.0, seed=5, sampler="float"),
+    ),
+    "TreeDPUCB": (
+        lambda: TreeDPUCB(K, 2000, 2.0, seed=5, sampler="float"),
+        lambda: ref.ReferenceTreeDPUCB(K, 2000, 2.0, seed=5, sampler="float"),
+    ),
+    "AdaPUCB": (
+        lambda: AdaPUCB(K, 1.0, seed=5, sampler="float"),
+        lambda: ref.ReferenceAdaPUCB(K, 1.0, seed=5, sampler="float"),
+    ),
+    "AdaPUCB-cumulative": (
+        lambda: AdaPUCB(K, 0.5, variant="cumulative", seed=5, sampler="float"),
+        lambda: ref.ReferenceAdaPUCB(K, 0.5, variant="cumulative", seed=5, sampler="float"),
+    ),
+    "DPThompsonSampling": (
+        lambda: DPThompsonSampling(K, 1.0, seed=5, sampler="float"),
+        lambda: ref.ReferenceDPThompsonSampling(K, 1.0, seed=5, sampler="float"),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", FLOAT_AGENTS)
+def test_float_sampler_agent_equals_its_reference_and_differs_from_the_lattice(name):
+    """sampler="float" keeps the raw releases (the reference's raw noise); the default rounds them to the grid."""
+    make, make_reference = FLOAT_AGENTS[name]
+    table = np.random.default_rng(6).random((600, K))
+    agent, reference = make(), make_reference()
+    for t in range(table.shape[0]):
+        a, b = agent.act(), reference.act()
+        assert a == b, f"round {t}"
+        agent.update(a, float(table[t, a]))
+        reference.update(b, float(table[t, b]))
+    released = agent.released[0] if hasattr(reference, "counters") else agent.released_means[0]
+    expected = [c.value for c in reference.counters] if hasattr(reference, "counters") else reference.mean
+    np.testing.assert_array_equal(released, expected)
+    assert agent.grid == 0.0
+
+
 @pytest.mark.parametrize("name", AGENTS)
 def test_copy_i_of_a_batch_is_the_single_agent_with_copy_i_seed(name):
     make, _ = AGENTS[name]
@@ -191,13 +232,19 @@ def test_hybrid_draws_once_per_update_and_bounds_its_release_noise():
         agent.update(arm, 0.5)
     assert agent.n_draws == 6 and agent.t == 6
     np.testing.assert_array_equal(agent.counts, [[4, 2]])
-    # n = 4: three logarithmic terms of 2/eps = 1; n = 2: two. Round 7: gamma = 7^-4.
+    # n = 4: three logarithmic terms of 2w/eps = w; n = 2: two. Round 7: gamma = 7^-4. w = 1 + grid:
+    # the lattice sampler's widened sensitivity (1 for the float sampler).
+    w = 1.0 + agent.grid
+    assert 0.0 < agent.grid <= 2.0**-20 / eps
     bounds = agent.noise_bound()[0]
     gamma = 7.0**-4
-    assert bounds[0] == pytest.approx(laplace_sum_bound([1.0] * 3, gamma), rel=1e-12)
-    assert bounds[1] == pytest.approx(laplace_sum_bound([1.0] * 2, gamma), rel=1e-12)
-    agent.update(1, 0.5)  # arm 1: n = 3 = 2 + 1, two log terms and one p-sum of scale 1 / (eps/2) = 1
-    assert agent.noise_bound()[0][1] == pytest.approx(laplace_sum_bound([1.0] * 3, 8.0**-4), rel=1e-12)
+    assert bounds[0] == pytest.approx(laplace_sum_bound([w] * 3, gamma), rel=1e-12)
+    assert bounds[1] == pytest.approx(laplace_sum_bound([w] * 2, gamma), rel=1e-12)
+    agent.update(1, 0.5)  # arm 1: n = 3 = 2 + 1, two log terms and one p-sum of scale w / (eps/2) = w
+    assert agent.noise_bound()[0][1] == pytest.approx(laplace_sum_bound([w] * 3, 8.0**-4), rel=1e-12)
+    raw = HybridDPUCB(2, eps, seed=0, sampler="float")
+    raw.update(0, 0.5)
+    assert raw.grid == 0.0 and raw.noise_bound()[0][0] == pytest.approx(laplace_sum_bound([1.0], 2.0**-4), rel=1e-12)
 
 
 def test_hybrid_plays_every_arm_once_then_its_index():

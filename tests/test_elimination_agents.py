@@ -251,10 +251,11 @@ def test_gap_round_robin_order_of_the_next_epoch(round_robin, order):
     np.testing.assert_array_equal(actions[2 * 997 :], order * 3)
 
 
+@pytest.mark.parametrize("sampler", ["lattice", "float"])
 @pytest.mark.parametrize("cls", [GAP, GAPU])
-def test_gap_release_adds_laplace_draws_from_the_agent_generator(cls):
+def test_gap_release_adds_laplace_draws_from_the_agent_generator(cls, sampler):
     epsilon, seed = 0.5, 3
-    agent = cls(3, 10_000, epsilon, PATH3, delta=0.01, seed=seed)
+    agent = cls(3, 10_000, epsilon, PATH3, delta=0.01, seed=seed, sampler=sampler)
     fresh = noise_generator(seed).bit_generator.state
     # GAP's GetIndSet is deterministic; GAPU's planning draws Ω_1 from the same generator.
     assert (agent.rng.bit_generator.state == fresh) == (cls is GAP)
@@ -265,14 +266,28 @@ def test_gap_release_adds_laplace_draws_from_the_agent_generator(cls):
     agent.simulate(table, PATH3, np.zeros(3))
     # Line 21: μ̄ = c/o + η_a with one independent η_a ~ Laplace(0, 1/(εL_1)) per active arm,
     # drawn in arm order. Dyadic rewards make c/o exact.
-    noise = reference.laplace(0.0, 1.0 / (epsilon * length), 3)
-    np.testing.assert_allclose(agent._state[GAP_MEAN][0] - table[0], noise, rtol=0, atol=1e-15)
+    if sampler == "float":
+        noise = reference.laplace(0.0, 1.0 / (epsilon * length), 3)
+        np.testing.assert_allclose(agent._state[GAP_MEAN][0] - table[0], noise, rtol=0, atol=1e-15)
+        return
+    # Lattice: (snap(c) + snap(Laplace((1 + g) o/(εL_1))))/o, o the arm's observations in the
+    # epoch (Ω_1's pulls reveal closed neighbourhoods); c = o r is on the grid.
+    grid = agent.grid
+    assert grid > 0.0 and math.frexp(grid)[0] == 0.5
+    omega = agent.independent_set[0]
+    o = np.array([sum(length for a in omega if k == a or PATH3[a, k]) for k in range(3)], dtype=float)
+    noise = np.array([reference.laplace(0.0, (1.0 + grid) * o[k] / (epsilon * length)) for k in range(3)])
+    expected = table[0] + np.rint(noise / grid) * grid / o
+    np.testing.assert_allclose(agent._state[GAP_MEAN][0], expected, rtol=0, atol=1e-15)
+    sums = agent._state[GAP_MEAN][0] * o
+    np.testing.assert_array_equal(sums / grid, np.rint(sums / grid))  # released sums on the grid
 
 
-def test_gap_laplace_noise_scale_ks():
+@pytest.mark.parametrize("sampler", ["lattice", "float"])
+def test_gap_laplace_noise_scale_ks(sampler):
     epsilon, n = 0.5, 400
     scale = 1.0 / (epsilon * 997)
-    agent = GAP(3, 10_000, epsilon, PATH3, delta=0.01, n_envs=n, seed=11)
+    agent = GAP(3, 10_000, epsilon, PATH3, delta=0.01, n_envs=n, seed=11, sampler=sampler)
     table = constant_table([0.5, 0.75, 0.25], 2 * 997)
     for i in range(n):
         agent.simulate(table, PATH3, np.zeros(3), copy=i)
@@ -280,6 +295,8 @@ def test_gap_laplace_noise_scale_ks():
     assert stats.kstest(noise, stats.laplace(scale=scale).cdf).pvalue > 0.01
     assert stats.kstest(noise, stats.laplace(scale=2 * scale).cdf).pvalue < 1e-6
     assert stats.kstest(noise, stats.laplace(scale=scale / 2).cdf).pvalue < 1e-6
+    if sampler == "lattice":  # the lattice's widened scale is within 2**-20 of the float one
+        return
     # The copies share the agent's generator and drew from it in the order they were run.
     expected = noise_generator(11).laplace(0.0, scale, 3 * n)
     np.testing.assert_allclose(noise, expected, rtol=0, atol=1e-15)
@@ -731,9 +748,12 @@ def test_batched_gap_copies_draw_noise_in_copy_order():
     # So only copy 0 reproduces the single agent with the same seed; later copies do not.
     n, horizon, epsilon = 3, 2 * 997, 0.5
     kw: dict[str, Any] = {"graph": PATH3, "means": [0.6, 0.5, 0.4]}
-    batched = GAP(3, horizon, epsilon, PATH3, delta=0.01, n_envs=n, seed=8)
+    # The float sampler: the released means are c/o + draw exactly (the lattice's are rounded).
+    batched = GAP(3, horizon, epsilon, PATH3, delta=0.01, n_envs=n, seed=8, sampler="float")
     got = run_vector(batched, n, horizon, 30, **kw)
-    want, singles = run_singles(lambda: GAP(3, horizon, epsilon, PATH3, delta=0.01, seed=8), n, horizon, 30, **kw)
+    want, singles = run_singles(
+        lambda: GAP(3, horizon, epsilon, PATH3, delta=0.01, seed=8, sampler="float"), n, horizon, 30, **kw
+    )
     np.testing.assert_array_equal(got, want)
     draws = noise_generator(8).laplace(0.0, 1 / (epsilon * 997), (n, 3))
     single_mu = np.vstack([s._state[GAP_MEAN][0] for s in singles])

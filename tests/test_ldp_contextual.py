@@ -171,8 +171,13 @@ def test_group_privacy_known_answers() -> None:
 def test_gaussian_reports_have_the_calibrated_noise() -> None:
     eps, delta = 1.0, 0.1
     agent = LDPOLS(3, eps, delta, l_x=0.5, l_y=2.0, gram_weight=0.4, seed=0)
-    sigma = gaussian_sigma_analytic(eps, delta, 2.0)  # sensitivity 2: the diameter of the unit ball
-    assert agent.sigma == sigma and gaussian_delta(sigma, eps, 2.0) <= delta
+    # Sensitivity 2 (the diameter of the unit ball), widened by sqrt(D) grid for the lattice (D = 9).
+    wide = 2.0 + 3.0 * agent.grid
+    assert agent.report_sensitivity == wide and 0.0 < agent.grid < 2.0**-20
+    sigma = gaussian_sigma_analytic(eps, delta, wide)
+    assert agent.sigma == sigma and gaussian_delta(sigma, eps, wide) <= delta
+    raw = LDPOLS(3, eps, delta, l_x=0.5, l_y=2.0, gram_weight=0.4, seed=0, sampler="float")
+    assert raw.sigma == gaussian_sigma_analytic(eps, delta, 2.0) and raw.grid == 0.0
     x, y = np.array([0.2, -0.3, 0.1]), 0.7
     exact = agent.encode_report(np.outer(x, x), y * x)
     rng = np.random.default_rng(5)
@@ -248,7 +253,7 @@ def test_kernels_match_numpy() -> None:
     np.testing.assert_allclose(th, np.linalg.solve(full + 0.5 * np.eye(5), mom + pend_m), rtol=1e-9)
     np.testing.assert_allclose(u.T @ u, full + 0.5 * np.eye(5), rtol=1e-9, atol=1e-12)
     pg, pm, noise = np.zeros((5, 5)), np.zeros(5), rng.normal(size=20)
-    add_batch_noise(pg, pm, noise, 2.0, 3.0)
+    add_batch_noise(pg, pm, noise, np.array([2.0, 3.0, 0.0, 0.0, 0.0, 0.0]))  # grid 0: the float sampler
     expected = np.zeros((5, 5))
     expected[np.triu_indices(5)] = 2.0 * noise[:15]
     np.testing.assert_array_equal(pg, expected)
@@ -328,7 +333,7 @@ def test_ldp_ols_privacy_per_user_composes_the_busiest_users_reports() -> None:
     users = np.r_[np.zeros(120, dtype=int), np.arange(1, 181)]
     agent.run(x, r, users=users)
     assert agent.max_user_reports == 120
-    mechanism = ReportMechanism.gaussian(agent.sigma, 2.0, 1.0, 1e-5)
+    mechanism = ReportMechanism.gaussian(agent.sigma, agent.report_sensitivity, 1.0, 1e-5)
     assert agent.privacy_spent == tight_composition(mechanism, 120, 1e-5)
     assert agent.privacy_per_report == (1.0, 1e-5)
     pure = LDPOLS(3, 1.0, mechanism="l2_ball", seed=0)
@@ -468,7 +473,8 @@ def test_server_holds_no_raw_client_data_after_one_report(name: str) -> None:
 def test_ldp_ols_open_batch_sits_with_the_users() -> None:
     # The Gaussian simulation adds a batch's noise when it closes: until then the exact sums sit with
     # the users (BatchClients), and reach the server, noisy, at the close.
-    agent = LDPOLS(3, 1.0, batch_size=2, seed=1)
+    # The float sampler: the open batch holds the users' exact sums (the lattice's are rounded).
+    agent = LDPOLS(3, 1.0, batch_size=2, seed=1, sampler="float")
     agent.update(agent.act(RAW_X[None, :]), RAW_Y)
     assert isinstance(agent.open_batch, BatchClients) and agent.open_batch.count == 1
     np.testing.assert_allclose(np.triu(agent.open_batch.gram[0]), np.triu(np.outer(RAW_X, RAW_X)), rtol=1e-12)

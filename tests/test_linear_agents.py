@@ -256,12 +256,18 @@ def test_schedule_against_hand_computed_values():
     # d = 4, T = 1000, α = δ = 0.1, ε = 0.5: σ = 8 sqrt(ln 12.5) = 12.714033,
     # k = 4·2 + 2 ln(2000/0.1) = 27.806975; γ_t = σ sqrt(t) k; c_t = 2γ_t;
     # β_t = 2σ sqrt(4 ln 1000) + (sqrt(3γ_t) + σ sqrt(4t/γ_t)) · 4 ln 1000.
-    agent = LDPLinUCB(4, 0.5, 0.1, 0.1, 1000)
+    # The paper's σ with the float sampler; the lattice sampler's σ is calibrated to the widened
+    # sensitivity Δ₂ + sqrt(D) grid (D = 14 report entries), within 2**-20 relative of it.
+    lattice = LDPLinUCB(4, 0.5, 0.1, 0.1, 1000)
+    wide = lattice.sensitivity + math.sqrt(14) * lattice.grid
+    assert lattice.sigma == pytest.approx(12.714033 * wide / lattice.sensitivity, rel=1e-7)
+    assert 0.0 < lattice.grid <= 12.714033 / math.sqrt(14) * 2.0**-20
+    agent = LDPLinUCB(4, 0.5, 0.1, 0.1, 1000, sampler="float")
     assert agent.sigma == pytest.approx(12.714033, rel=1e-7)
     for t, gamma, shift, beta in [(1, 353.53880, 707.07759, 1070.8929), (4, 707.07759, 1414.1552, 1459.1061)]:
         g, c, b = agent.schedule(t)
         assert (g, c, b) == pytest.approx((gamma, shift, beta), rel=1e-7)
-    scaled = LDPLinUCB(4, 0.5, 0.1, 0.1, 1000, width_scale=0.5, shift_scale=0.25)
+    scaled = LDPLinUCB(4, 0.5, 0.1, 0.1, 1000, width_scale=0.5, shift_scale=0.25, sampler="float")
     assert scaled.schedule(4) == pytest.approx((707.07759, 0.25 * 1414.1552, 0.5 * 1459.1061), rel=1e-7)
 
 
@@ -387,7 +393,8 @@ def test_user_budget_sets_the_cap():
     agent = LDPLinUCB(3, 0.5, delta=1e-6, sigma_method="analytic", user_budget=(3.0, 1e-5))
     cap = agent.max_reports_per_user
     assert cap > 6  # tight composition fits more than the basic 3 / 0.5
-    assert agent.report_mechanism.noise_multiplier == pytest.approx(agent.sigma / agent.sensitivity)
+    assert agent.report_mechanism.noise_multiplier == pytest.approx(agent.sigma / agent.report_sensitivity)
+    assert agent.report_sensitivity == agent.sensitivity + math.sqrt(9) * agent.grid
     from bandit_envs.privacy.accounting import tight_composition
 
     assert tight_composition(agent.report_mechanism, cap, 1e-5)[0] <= 3.0

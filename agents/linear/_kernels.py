@@ -81,7 +81,7 @@ EIG_ATOL = 1e-12
 SCHEDULE_CONSTANT, SCHEDULE_LDP = 0.0, 1.0
 #: Entries of the single-env kernels' parameter array after the 7 schedule parameters: the
 #: clipping bounds l_x and l_y, the noise scale σ and the bonus (1.0: quadratic, 0.0: sqrt).
-PARAM_L_X, PARAM_L_Y, PARAM_SIGMA, PARAM_QUADRATIC = 7, 8, 9, 10
+PARAM_L_X, PARAM_L_Y, PARAM_SIGMA, PARAM_QUADRATIC, PARAM_GRID = 7, 8, 9, 10, 11
 
 
 # --------------------------------------------------------------------------------------------
@@ -263,6 +263,7 @@ def write_report(
     l_x: float,
     l_y: float,
     sigma: float,
+    grid: float,
     noise: FloatArray,
     gram: FloatArray,
     vec: FloatArray,
@@ -275,6 +276,12 @@ def write_report(
     equivalent: ``xc = x[a] * clip_factor(x[a] @ x[a], l_x)``, ``yc = np.clip(y, -l_y, l_y)``,
     ``B[np.triu_indices(d)] = sigma * noise[:m]`` (row-major, ``m = d(d+1)/2``) mirrored below the
     diagonal, ``gram[:] = np.outer(xc, xc) + B``, ``vec[:] = yc * xc + sigma * noise[m:m + d]``.
+
+    Lattice sampler (``grid > 0``, :mod:`bandit_envs.privacy.lattice`): every entry is
+    ``(rint(exact / grid) + rint((sigma / grid) * noise)) * grid``, i.e. ``snap(exact)`` plus the
+    noise rounded to the grid, so the report's entries are multiples of
+    ``grid`` whatever x and y are (``sigma`` is then the widened one). ``grid == 0``: the float
+    sampler, the sums above bit for bit.
     """
     d = x.shape[1]
     sq = 0.0
@@ -285,19 +292,27 @@ def write_report(
     flags = (1 if c < 1.0 else 0) + (2 if yc != y else 0)
     for i in range(d):
         vec[i] = x[a, i] * c
+    inv = 1.0 / grid if grid > 0.0 else 0.0  # a power of two: v * inv is v / grid exactly
+    s_inv = sigma * inv  # the noise's scale in grid steps
     idx = 0
     for i in range(d):
         for j in range(i, d):
             v = vec[i] * vec[j]
             if sigma > 0.0:
-                v += sigma * noise[idx]
+                if grid > 0.0:  # (rint(v/g) + rint(σ n/g)) g: integers below 2**53 times g, exact
+                    v = (np.rint(v * inv) + np.rint(s_inv * noise[idx])) * grid
+                else:
+                    v += sigma * noise[idx]
                 idx += 1
             gram[i, j] = v
             gram[j, i] = v
     for i in range(d):
         vec[i] *= yc
         if sigma > 0.0:
-            vec[i] += sigma * noise[idx + i]
+            if grid > 0.0:
+                vec[i] = (np.rint(vec[i] * inv) + np.rint(s_inv * noise[idx + i])) * grid
+            else:
+                vec[i] += sigma * noise[idx + i]
     return flags
 
 
@@ -503,6 +518,7 @@ def step_update(
     l_x: float,
     l_y: float,
     sigma: float,
+    grid: float,
     v_sum: FloatArray,
     u_sum: FloatArray,
     u_fac: FloatArray,
@@ -533,7 +549,7 @@ def step_update(
     vec = np.empty(d)
     for b in range(v_sum.shape[0]):
         if send[b]:
-            flags = write_report(x[b], actions[b], rewards[b], l_x, l_y, sigma, noise[b], gram, vec)
+            flags = write_report(x[b], actions[b], rewards[b], l_x, l_y, sigma, grid, noise[b], gram, vec)
             clips[b, 0] += flags & 1
             clips[b, 1] += flags >> 1
         else:
@@ -563,8 +579,8 @@ def step_report(
     work = np.empty((d + 1) * d)  # the report (gram, vec) in one allocation
     gram = work[: d * d].reshape((d, d))
     vec = work[d * d :]
-    l_x, l_y, sigma = params[PARAM_L_X], params[PARAM_L_Y], params[PARAM_SIGMA]
-    flags = write_report(x, action, reward, l_x, l_y, sigma, noise, gram, vec)
+    l_x, l_y, sigma, grid = params[PARAM_L_X], params[PARAM_L_Y], params[PARAM_SIGMA], params[PARAM_GRID]
+    flags = write_report(x, action, reward, l_x, l_y, sigma, grid, noise, gram, vec)
     return flags + (4 if server_receive(v_sum, u_sum, gram, vec, shift, u_fac, theta) else 0)
 
 
@@ -577,14 +593,14 @@ def run_copy(
     ``tables`` = (features (S, 1 or B, n_arms, d), rewards (S, 1 or B, n_arms), expected (same),
     noise (S, B, m), ck_slot (S,), regret_out (n_ck, B), actions_out (S or 0, B)); axis 1 of
     length 1 is shared by all copies; ``noise`` holds the normals the step path would draw, in
-    its order. ``params`` = (t0, schedule, l_x, l_y, sigma, quadratic). ``state`` = (V, u, U, θ,
+    its order. ``params`` = (t0, schedule, l_x, l_y, sigma, quadratic, grid). ``state`` = (V, u, U, θ,
     cum_regret (B,), counters (B, 3)). Regret max(expected) - expected[a] adds to
     ``cum_regret[b]``; ``counters[b]`` counts clipped x, clipped y and floors; round s is stored
     at ``regret_out[ck_slot[s], b]`` when ``ck_slot[s] >= 0``; actions go to ``actions_out[s, b]``
     if it has S rows.
     """
     features, rewards, expected, noise, ck_slot, regret_out, actions_out = tables
-    t0, sched, l_x, l_y, sigma, quadratic = params
+    t0, sched, l_x, l_y, sigma, quadratic, grid = params
     v_sum, u_sum, u_fac, theta, cum_regret, counters = state
     n_steps, _, n_arms, d = features.shape
     fx = b if features.shape[1] > 1 else 0
@@ -605,7 +621,7 @@ def run_copy(
         for k in range(1, n_arms):
             top = max(top, e[k])
         cum_regret[b] += top - e[a]
-        flags = write_report(x, a, rewards[s, fr, a], l_x, l_y, sigma, noise[s, b], gram, vec)
+        flags = write_report(x, a, rewards[s, fr, a], l_x, l_y, sigma, grid, noise[s, b], gram, vec)
         counters[b, 0] += flags & 1
         counters[b, 1] += flags >> 1
         counters[b, 2] += server_receive(v_sum[b], u_sum[b], gram, vec, shift, u_fac[b], theta[b])

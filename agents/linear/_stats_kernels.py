@@ -113,7 +113,7 @@ def fill_block_noise(
 
 @njit(error_model="numpy")
 def add_batch_noise(
-    pend_gram: FloatArray, pend_mom: FloatArray, normals: FloatArray, sd_gram: float, sd_mom: float
+    pend_gram: FloatArray, pend_mom: FloatArray, normals: FloatArray, batch_sd: FloatArray
 ) -> None:  # pragma: no cover
     """Add the Gaussian noise of a whole batch to its pending sums (the simulation's shortcut, [P]).
 
@@ -124,17 +124,31 @@ def add_batch_noise(
     decoded sum N(0, n σ² gs²) on each upper Gram entry and N(0, n σ² ms²) on each entry of y x
     (:func:`write_report`'s ``gs``, ``ms``): ``sd_gram = sqrt(n) σ gs`` and ``sd_mom = sqrt(n) σ
     ms``. numpy equivalent: ``P[np.triu_indices(d)] += sd_gram * normals[:m]`` (row-major) and
-    ``p += sd_mom * normals[m:]``.
+    ``p += sd_mom * normals[m:]``. ``batch_sd = (sd_gram, sd_mom, sqrt(n) σ, grid, gs, ms)``.
+
+    Lattice sampler (``grid > 0``): the batch's noise is released on the grid of the encoded
+    reports, ``snap(sqrt(n) σ g) * gs`` (resp. ``* ms``): the sum of the n reports' rounded
+    noises is replaced by one rounded draw of their sum's law (a simulation shortcut [P] that
+    differs from the per-report sum by at most ``n grid / 2`` per encoded coordinate); every
+    encoded entry stays a multiple of ``grid``.
     """
+    sd_gram, sd_mom, root_sigma, grid = batch_sd[0], batch_sd[1], batch_sd[2], batch_sd[3]
+    gs, ms = batch_sd[4], batch_sd[5]
     d = pend_mom.shape[0]
     m = d * (d + 1) // 2
     idx = 0
     for i in range(d):
         for j in range(i, d):
-            pend_gram[i, j] += sd_gram * normals[idx]
+            if grid > 0.0:
+                pend_gram[i, j] += np.rint(root_sigma * normals[idx] / grid) * grid * gs
+            else:
+                pend_gram[i, j] += sd_gram * normals[idx]
             idx += 1
     for i in range(d):
-        pend_mom[i] += sd_mom * normals[m + i]
+        if grid > 0.0:
+            pend_mom[i] += np.rint(root_sigma * normals[m + i] / grid) * grid * ms
+        else:
+            pend_mom[i] += sd_mom * normals[m + i]
 
 
 @njit(error_model="numpy")
@@ -186,14 +200,16 @@ def write_report(
 ) -> int:  # pragma: no cover
     r"""Privatize the report of arm ``a`` and add it, decoded, to the pending sums; return clip flags.
 
-    ``enc = (mech, l_x, l_y, w_g, w_m, sigma, scale, keep)``. The client clips x = ``x[a]`` to
+    ``enc = (mech, l_x, l_y, w_g, w_m, sigma, scale, keep, grid)``. The client clips x = ``x[a]`` to
     norm ``l_x`` (into ``xc``) and y to [-l_y, l_y] (flags: 1 if x was clipped, 2 if y was, summed)
     and forms v (the module docstring; ``upper`` is row-major, diagonal included, m = d(d+1)/2
     entries). Then, with ``g = normals`` (D,), ``gs = l_x**2 / w_g`` and ``ms = l_x * l_y / w_m``:
 
     * ``MECH_NONE``: the report is v;
     * ``MECH_GAUSSIAN``: ``v + sigma * g`` (:func:`bandit_envs.privacy.gaussian_mechanism` with a
-      fixed σ);
+      fixed σ); with the lattice sampler (``grid > 0``, also for ``MECH_NONE``, the exact part of
+      the simulation's shortcut) ``snap(v) + snap(sigma * g)`` on the grid, every entry of the
+      report a multiple of ``grid``;
     * ``MECH_L2_BALL``: ``z = ±scale * g / ||g||``, + when ``(g @ v) * s > 0`` equals
       ``uniforms[1] < keep``, where ``s = +1`` if ``uniforms[0] < 1/2 + ||v|| / 2`` else -1 (for
       v = 0, ``g[0]`` stands for ``g @ v``): :func:`bandit_envs.privacy.l2_ball.l2_ball_mechanism`
@@ -216,6 +232,25 @@ def write_report(
         xc[i] = x[a, i] * c
     gs = l_x * l_x / w_g
     ms = l_x * l_y / w_m
+    if (mech == MECH_NONE or mech == MECH_GAUSSIAN) and enc[8] > 0.0:
+        grid = enc[8]
+        noise = enc[5] if mech == MECH_GAUSSIAN else 0.0
+        vg = w_g / (l_x * l_x)
+        vm = w_m / (l_x * l_y)
+        idx = 0
+        for i in range(d):
+            for j in range(i, d):
+                rep = np.rint(vg * xc[i] * xc[j] / grid) * grid
+                if noise > 0.0:
+                    rep += np.rint(noise * normals[idx] / grid) * grid
+                pend_gram[i, j] += rep * gs
+                idx += 1
+        for i in range(d):
+            rep = np.rint(vm * yc * xc[i] / grid) * grid
+            if noise > 0.0:
+                rep += np.rint(noise * normals[m + i] / grid) * grid
+            pend_mom[i] += rep * ms
+        return flags
     if mech == MECH_NONE or mech == MECH_GAUSSIAN:
         noise = enc[5] if mech == MECH_GAUSSIAN else 0.0
         idx = 0
@@ -371,7 +406,7 @@ def step_update(
         clips[b, 1] += flags >> 1
         if close:
             if draw_batch:
-                add_batch_noise(pend_gram[b], pend_mom[b], batch_normals[b], batch_sd[0], batch_sd[1])
+                add_batch_noise(pend_gram[b], pend_mom[b], batch_normals[b], batch_sd)
             floors[b] += refit(gram[b], mom[b], pend_gram[b], pend_mom[b], shift, u_fac[b], theta[b])
 
 
@@ -422,7 +457,7 @@ def run_copy(
             pending = 0
             shift = _shift(t0 + s + 1, reg, level, shift_scale)
             if batch_normals.shape[2] > 0:
-                add_batch_noise(pend_gram[b], pend_mom[b], batch_normals[closed, b], batch_sd[0], batch_sd[1])
+                add_batch_noise(pend_gram[b], pend_mom[b], batch_normals[closed, b], batch_sd)
             closed += 1
             counters[b, 2] += refit(gram[b], mom[b], pend_gram[b], pend_mom[b], shift, u_fac[b], theta[b])
         if record:

@@ -176,6 +176,8 @@ class LinearAgent(Agent):
 
     _sched: FloatArray
     _sigma: float
+    #: Grid of the lattice sampler of the reports (0.0: float sampler, or no noise).
+    _grid: float = 0.0
     _l_x: float
     _l_y: float
     _quadratic: bool
@@ -245,13 +247,14 @@ class LinearAgent(Agent):
                 f"got {type(srv).__name__} with theta of shape {shape}."
             )
         self._bound_server = srv
-        self._params = np.array([*self._sched, self._l_x, self._l_y, self._sigma, float(self._quadratic)])
+        self._params = np.array([*self._sched, self._l_x, self._l_y, self._sigma, float(self._quadratic), self._grid])
         self._choose_args = (srv.theta, srv.chol, self._sched, self._l_x, self._quadratic)
         self._report_args = (
             self._sched,
             self._l_x,
             self._l_y,
             self._sigma,
+            self._grid,
             srv.gram,
             srv.moment,
             srv.chol,
@@ -427,7 +430,7 @@ class LinearAgent(Agent):
             driver = run_parallel if block.parallel else run_serial
             driver(
                 (*block.tables(start, stop), noise, block.slots(start, stop), block.regret, block.actions[start:stop]),
-                (srv.t, self._sched, self._l_x, self._l_y, self._sigma, self._quadratic),
+                (srv.t, self._sched, self._l_x, self._l_y, self._sigma, self._quadratic, self._grid),
                 (srv.gram, srv.moment, srv.chol, srv.theta, block.cum, block.counters),
             )
             srv.t += stop - start

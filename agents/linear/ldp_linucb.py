@@ -39,6 +39,7 @@ from agents.linear.private_base import LocalDPLinearAgent
 from agents.linear.protocol import BONUSES
 from bandit_envs.privacy import gaussian_delta, gaussian_sigma_analytic
 from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, report_cap, user_ids
+from bandit_envs.privacy.lattice import check_sampler, report_grid
 
 __all__ = ["SIGMA_METHODS", "LDPLinUCB", "ldp_linucb_sensitivity", "ldp_linucb_sigma"]
 
@@ -166,7 +167,14 @@ class LDPLinUCB(LocalDPLinearAgent):
     counter does not advance); if only some may, the capped copies add a zero report while the
     round counter, shared by the copies, advances. Batch copies are separate populations; the
     guarantee is the worst over copies. Noise comes from :func:`~bandit_envs.privacy.streams.noise_generator`
-    of ``seed`` (floating-point Gaussian sampling is not side-channel safe; fine for research).
+    of ``seed``. Sampler: the reports use the lattice sampler by default
+    (:mod:`bandit_envs.privacy.lattice`): each of the D = d(d+1)/2 + d noised entries is
+    ``snap(exact) + snap(σ g)`` on the grid :attr:`grid` (a power of two about ``2**-20`` of
+    σ/√D), every report entry a multiple of it whatever x and y are; rounding moves a report by
+    at most √D·grid in L2, so σ is calibrated to the widened sensitivity Δ₂ + √D·grid (σ is
+    linear in the sensitivity) and the report is (ε, δ)-LDP as stated. ``sampler="float"``:
+    raw floating-point Gaussian noise, faster, **not safe against floating-point attacks**
+    (Mironov 2012).
 
     Parameters
     ----------
@@ -200,6 +208,9 @@ class LDPLinUCB(LocalDPLinearAgent):
         ``None`` for one env, or the number N of copies run in lock-step.
     seed
         Seed of the privacy noise (through :func:`~bandit_envs.privacy.streams.noise_generator`).
+    sampler
+        ``"lattice"`` (default) or ``"float"`` (raw noise, not safe against floating-point
+        attacks); see above.
 
     Private state
     -------------
@@ -245,9 +256,11 @@ class LDPLinUCB(LocalDPLinearAgent):
         user_budget: tuple[float, float] | None = None,
         n_envs: int | None = None,
         seed: int | None = None,
+        sampler: str = "lattice",
     ) -> None:
         super().__init__(n_features, n_envs=n_envs, seed=seed)
         self._check_epsilon_delta(epsilon, delta)
+        self.sampler = check_sampler(sampler)
         self.alpha = check_float("alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True)
         self.horizon = check_int("horizon", horizon, minimum=2)
         self.sigma_method = check_choice("sigma_method", sigma_method, SIGMA_METHODS)
@@ -259,7 +272,15 @@ class LDPLinUCB(LocalDPLinearAgent):
         self.initial_shift = check_float("initial_shift", initial_shift, low=0.0, low_open=True)
         self.sensitivity = ldp_linucb_sensitivity(self.l_x, self.l_y)
         self.sigma = ldp_linucb_sigma(self.epsilon, self.delta, self.l_x, self.l_y, self.sigma_method)
-        exact = gaussian_delta(self.sigma, self.epsilon, self.sensitivity)
+        wide = self.sensitivity
+        if self.sampler == "lattice":
+            entries = math.sqrt(self.n_features * (self.n_features + 1) // 2 + self.n_features)
+            self._grid = report_grid(self.sigma / entries, max(self.l_x * self.l_x, self.l_x * self.l_y))
+            wide = self.sensitivity + entries * self._grid
+            self.sigma = self.sigma * (wide / self.sensitivity)  # σ is linear in the sensitivity
+        #: The L2 sensitivity the reports' σ is calibrated to: Δ₂, widened by √D·grid for the lattice.
+        self.report_sensitivity = wide
+        exact = gaussian_delta(self.sigma, self.epsilon, wide)
         self._delta_spent = self.delta if exact <= self.delta else exact
         d, t_max = float(self.n_features), float(self.horizon)
         k1 = 4.0 * math.sqrt(d) + 2.0 * math.log(2.0 * t_max / self.alpha)
@@ -269,11 +290,16 @@ class LDPLinUCB(LocalDPLinearAgent):
         self._sigma, self._l_x, self._l_y = self.sigma, self.l_x, self.l_y
         self._quadratic = self.bonus == "quadratic"
         self._initial_shift = self.initial_shift
-        self.report_mechanism = ReportMechanism.gaussian(self.sigma, self.sensitivity, self.epsilon, self._delta_spent)
+        self.report_mechanism = ReportMechanism.gaussian(self.sigma, wide, self.epsilon, self._delta_spent)
         self.max_reports_per_user = report_cap(self.report_mechanism, max_reports_per_user, user_budget)
         self.user_budget = user_budget
         self._reports = ReportLedger(self.batch, self.max_reports_per_user)
         self._reset_state()
+
+    @property
+    def grid(self) -> float:
+        """The grid every report entry is a multiple of (lattice sampler), 0.0 for the float sampler."""
+        return self._grid
 
     def _reset_state(self) -> None:
         super()._reset_state()

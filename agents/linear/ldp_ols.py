@@ -25,6 +25,17 @@ privatized by
 * ``mechanism="l2_ball"``: Duchi et al.'s L2-ball mechanism at ε
   (:mod:`bandit_envs.privacy.l2_ball`): ε-LDP per report, δ = 0 [P].
 
+Sampler (Gaussian): by default the lattice sampler (:mod:`bandit_envs.privacy.lattice`): each
+coordinate of the report is ``snap(v_i) + snap(σ g_i)`` on the grid :attr:`LDPOLS.grid` (a power
+of two about ``2**-20`` of σ/√D), so the report's output set does not depend on the pair;
+rounding moves a report by at most √D·grid in L2, so σ is the analytic scale at the widened
+sensitivity 2 + √D·grid: (ε, δ)-LDP per report as stated. The batch shortcut below draws a
+closed batch's summed noise as one rounded draw of the sum's law (within n·grid/2 per
+coordinate of the sum of n rounded draws). ``sampler="float"``: raw floating-point noise, not
+safe against floating-point attacks (Mironov 2012). The L2-ball reports ``±B g/‖g‖`` need no
+sampler: their output set (a sign times a direction drawn without the data) is the same for
+every pair.
+
 What the server object holds (``server``: V and u of the closed batches, the factor, θ) is
 post-processing of the reports. The open batch's reports are not in it: they sit on the users'
 side (``open_batch``, :class:`BatchClients`) until the batch closes, because with the Gaussian
@@ -54,11 +65,14 @@ References
 
 from __future__ import annotations
 
+import math
+
 from agents.base import check_choice
 from agents.linear._stats_kernels import MECH_GAUSSIAN
 from agents.linear.stats_base import OpenBatch, StatsAgent
 from bandit_envs.privacy import gaussian_sigma_analytic
 from bandit_envs.privacy.accounting import ReportMechanism
+from bandit_envs.privacy.lattice import check_sampler, report_grid
 
 __all__ = ["LDPOLS", "OLS_MECHANISMS", "BatchClients"]
 
@@ -135,6 +149,9 @@ class LDPOLS(StatsAgent):
         ``None`` for one env, or the number N of copies run in lock-step.
     seed
         Seed of the privacy noise (through :func:`~bandit_envs.privacy.streams.noise_generator`).
+    sampler
+        ``"lattice"`` (default) or ``"float"`` (raw noise, not safe against floating-point
+        attacks) for the Gaussian mechanism; ignored by ``"l2_ball"``.
 
     Attributes
     ----------
@@ -183,6 +200,7 @@ class LDPOLS(StatsAgent):
         batch_size: int = 100,
         n_envs: int | None = None,
         seed: int | None = None,
+        sampler: str = "lattice",
     ) -> None:
         super().__init__(
             n_features,
@@ -198,12 +216,21 @@ class LDPOLS(StatsAgent):
         )
         self._check_epsilon_delta(epsilon, delta)
         self.mechanism = check_choice("mechanism", mechanism, OLS_MECHANISMS)
+        self.sampler = check_sampler(sampler)
         self.sigma = self.scale = 0.0
         try:
             if self.mechanism == "gaussian":
                 self.sigma = gaussian_sigma_analytic(self.epsilon, self.delta, 2.0)
-                self.report_mechanism = ReportMechanism.gaussian(self.sigma, 2.0, self.epsilon, self.delta)
-                self._setup(MECH_GAUSSIAN, self.sigma, 0.0, 0.0, self.sigma)
+                wide, grid = 2.0, 0.0
+                if self.sampler == "lattice":
+                    entries = math.sqrt(self.n_features * (self.n_features + 1) // 2 + self.n_features)
+                    grid = report_grid(self.sigma / entries, 1.0)  # the encoding's entries are at most 1
+                    wide = 2.0 + entries * grid
+                    self.sigma = gaussian_sigma_analytic(self.epsilon, self.delta, wide)
+                #: The L2 sensitivity σ is calibrated to: 2, widened by √D·grid for the lattice.
+                self.report_sensitivity = wide
+                self.report_mechanism = ReportMechanism.gaussian(self.sigma, wide, self.epsilon, self.delta)
+                self._setup(MECH_GAUSSIAN, self.sigma, 0.0, 0.0, self.sigma, grid)
             else:
                 self._setup_l2_ball(self.epsilon)
         except ValueError as exc:

@@ -174,19 +174,30 @@ def client_choose(
 
 
 def client_report(
-    x: npt.ArrayLike, y: float, sigma: float, rng: np.random.Generator, *, l_x: float = math.inf, l_y: float = math.inf
+    x: npt.ArrayLike,
+    y: float,
+    sigma: float,
+    rng: np.random.Generator,
+    *,
+    l_x: float = math.inf,
+    l_y: float = math.inf,
+    grid: float = 0.0,
 ) -> tuple[FloatArray, FloatArray, int]:
     """Client side: the privatized report (x xᵀ + B, y x + ξ) and the clip flags of one user.
 
     ``x`` (d,) is clipped to norm ``l_x`` and ``y`` to [-l_y, l_y]; B is a symmetric Gaussian
     matrix (upper triangle with the diagonal i.i.d. N(0, σ²), drawn row by row, mirrored) and
     ξ ~ N(0, σ²I), drawn after B. Flags: 1 if x was clipped, 2 if y was clipped (summed).
+    ``grid`` > 0 (e.g. :attr:`agents.LDPLinUCB.grid`, with its σ): the lattice sampler, every
+    entry ``snap(exact) + snap(noise)`` on that grid; 0 (default here): the raw float sum, not
+    safe against floating-point attacks.
     """
     sigma = check_float("sigma", sigma, low=0.0)
+    grid = check_float("grid", grid, low=0.0)
     row = np.ascontiguousarray(x, dtype=np.float64).reshape(1, -1)
     d = row.shape[1]
     noise = np.empty(d * (d + 1) // 2 + d if sigma > 0 else 0)
     fill_normals(rng, noise)
     gram, vec = np.empty((d, d)), np.empty(d)
-    flags = write_report(row, 0, float(y), float(l_x), float(l_y), float(sigma), noise, gram, vec)
+    flags = write_report(row, 0, float(y), float(l_x), float(l_y), float(sigma), grid, noise, gram, vec)
     return gram, vec, int(flags)

@@ -43,7 +43,10 @@ the worst user (k_c its reports in closed batches; reports without a user id cou
 user). Both bound what the server learns (the shuffled batches are post-processing of the local
 reports); :attr:`privacy_spent` is the smaller one at ``user_delta``. Noise: per report D
 standard normals and two uniforms from :func:`~bandit_envs.privacy.streams.noise_generator` of
-``seed``; the shuffle itself is not simulated (the server only uses each batch's sum).
+``seed``; the shuffle itself is not simulated (the server only uses each batch's sum). Sampler:
+the L2-ball reports ``±B g/‖g‖`` (a coin's sign times a direction drawn without the data) have
+the same output set for every pair, so no lattice is needed and there is no ``sampler``
+argument (contrast the Gaussian reports of :class:`agents.LDPLinUCB` and :class:`agents.LDPOLS`).
 
 Status tags: [P] marks an engineering choice of this project; defaults chosen on the synthetic
 default data of ``MovieLensRecommendation-v0`` only (see the class docstring).
@@ -169,7 +172,8 @@ class ShuffleLinUCB(StatsAgent):
     the L2-ball mechanism at ε0 to the shuffler. When n = ``batch_size`` reports are in, the
     server receives them shuffled, adds them to (V, u) and refits
     :math:`\theta = (V + c_t I)^{-1}u`, :math:`c_t = \lambda + s\,\nu\sqrt t` (module docstring
-    of :mod:`agents.linear.stats_base`).
+    of :mod:`agents.linear.stats_base`). Sampler: the L2-ball reports ±B·g/‖g‖ have the same output
+    set for every pair (no lattice needed, no ``sampler`` argument; module docstring).
 
     Departures from the papers [P]: the local randomizer is the pure L2-ball mechanism (so the
     amplification needs no δ0; module docstring); ε0 is computed from the

@@ -177,9 +177,17 @@ class StatsAgent(LocalDPLinearAgent):
         self._keep = 0.0
         self._level = 0.0
 
-    def _setup(self, mechanism: int, sigma: float, scale: float, keep: float, noise_sd: float) -> None:
-        """Fix the mechanism: code, Gaussian σ, L2-ball B and π, and the noise sd per coordinate of v."""
+    def _setup(
+        self, mechanism: int, sigma: float, scale: float, keep: float, noise_sd: float, grid: float = 0.0
+    ) -> None:
+        """Fix the mechanism: code, Gaussian σ, L2-ball B and π, the noise sd per coordinate of v, the lattice grid.
+
+        ``grid`` > 0 (Gaussian only): the lattice sampler, every report entry (encoded) a multiple
+        of ``grid`` (:func:`agents.linear._stats_kernels.write_report`); ``sigma`` is then the
+        widened one (:func:`lattice_sigma`).
+        """
         self._mech, self._sigma, self._scale, self._keep = mechanism, sigma, scale, keep
+        self._grid = grid
         d = self.n_features
         dim = d * (d + 1) // 2 + d
         w_g = self.gram_weight
@@ -188,7 +196,9 @@ class StatsAgent(LocalDPLinearAgent):
         self.noise_level = 2.0 * noise_sd * self.l_x * self.l_x / w_g * math.sqrt(d)
         self._level = self.noise_level
         #: What a client does (the mechanism itself); :meth:`client_report` runs it.
-        self._enc_client = np.array([mechanism, self.l_x, self.l_y, w_g, w_m, sigma, scale, keep], dtype=np.float64)
+        self._enc_client = np.array(
+            [mechanism, self.l_x, self.l_y, w_g, w_m, sigma, scale, keep, grid], dtype=np.float64
+        )
         if mechanism == MECH_GAUSSIAN:
             # Simulation shortcut [P]: the server only ever uses a batch's sum, and the sum of n reports'
             # i.i.d. N(0, σ²) noises is one N(0, n σ²) draw per coordinate: drawn once per batch. Until
@@ -196,16 +206,18 @@ class StatsAgent(LocalDPLinearAgent):
             self._enc = self._enc_client.copy()
             self._enc[0] = MECH_NONE
             root_n = math.sqrt(self.batch_size)
+            gs, ms = self.l_x * self.l_x / w_g, self.l_x * self.l_y / w_m
             self._batch_sd = np.array(
-                [root_n * sigma * self.l_x * self.l_x / w_g, root_n * sigma * self.l_x * self.l_y / w_m]
-            )
+                [root_n * sigma * self.l_x * self.l_x / w_g, root_n * sigma * self.l_x * self.l_y / w_m,
+                 root_n * sigma, grid, gs, ms]
+            )  # fmt: skip
             self._n_normals, self._n_batch_normals = 0, dim
         else:
             self._enc = self._enc_client
-            self._batch_sd = np.zeros(2)
+            self._batch_sd = np.zeros(6)
             self._n_normals, self._n_batch_normals = (0 if mechanism == MECH_NONE else dim), 0
         self._n_uniforms = 2 if mechanism == MECH_L2_BALL else 0
-        scales = [self.noise_level, *self._batch_sd, *self._enc_client, l_x2 := self.l_x * self.l_x / w_g]
+        scales = [self.noise_level, *self._batch_sd[:2], *self._enc_client, l_x2 := self.l_x * self.l_x / w_g]
         if not all(math.isfinite(v) for v in scales) or l_x2 == 0.0:
             raise ValueError(
                 f"epsilon, l_x, l_y and gram_weight must give finite noise scales, got noise level "
@@ -215,6 +227,11 @@ class StatsAgent(LocalDPLinearAgent):
         self._sched = np.zeros(7)
         self._quadratic = False
         self._initial_shift = self.reg
+
+    @property
+    def grid(self) -> float:
+        """The grid every report entry (encoded) is a multiple of (lattice sampler), else 0.0."""
+        return self._grid
 
     def _setup_l2_ball(self, epsilon: float) -> None:
         """Duchi et al.'s L2-ball mechanism at ``epsilon`` (ε-LDP per report): sets ``scale`` and ``report_mechanism``.

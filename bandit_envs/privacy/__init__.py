@@ -36,11 +36,14 @@ guarantee (the privacy unit, epsilon and delta, per report) and where its noise 
   privacy loss distribution) composition, per-user budgets and the
   :class:`~bandit_envs.privacy.accounting.ReportLedger` of reports per user (no randomness).
 
+- :mod:`bandit_envs.privacy.lattice`: the lattice sampler the Laplace and Gaussian mechanisms,
+  the counters and the private agents use by default (``sampler="lattice"``): value and noise
+  rounded to one power-of-two grid, sensitivity widened by the rounding, every output a multiple
+  of the grid whatever the input. Raw floating-point noise leaks through the low-order bits of
+  the output (Mironov, "On significance of the least significant bits for differential
+  privacy", CCS 2012); ``sampler="float"`` keeps it, faster and not safe against that attack.
+
 Argument checks shared by these modules live in the private ``bandit_envs.privacy._checks``.
-Floating-point Laplace and Gaussian sampling leaks through the low-order bits of the output
-(Mironov, "On significance of the least significant bits for differential privacy", CCS 2012);
-that is acceptable for a research library, not for production (use a discrete or snapping
-mechanism there).
 """
 
 from bandit_envs.privacy.gaussian import GAUSSIAN_METHODS as GAUSSIAN_METHODS

@@ -30,8 +30,16 @@ logarithmic release at a power of 2), from the ``numpy.random.Generator`` passed
 :meth:`BinaryTreeCounter.noise_scales` / :meth:`HybridCounter.noise_scales` list the scales of
 the Laplace terms inside the current release, and :func:`laplace_sum_bound` turns them into a
 bound on the release's error that holds with probability 1 - gamma (the confidence width of the
-private UCB agents, ``agents/dp_ucb.py``). Floating-point Laplace sampling leaks through the
-low-order bits [M12]_: acceptable for a research library, not for production.
+private UCB agents, ``agents/dp_ucb.py``).
+
+Sampler: with the default ``sampler="lattice"`` (:mod:`bandit_envs.privacy.lattice`) every noisy
+p-sum (and logarithmic increment) is released as ``snap(exact) + snap(noise)`` on the grid
+``g = sum_grid(width / epsilon, width)`` (a power of two about ``2**-20`` of the per-item scale), so
+every release is a sum of multiples of ``g`` whatever the items; rounding an exact sum moves it by
+at most ``g / 2``, so the per-item sensitivity becomes ``width + g`` and every scale above uses
+``width + g`` in place of ``width``: epsilon-DP exactly as stated. ``sampler="float"``: the raw
+``exact + noise`` of the float Laplace draws, whose low-order bits depend on the items [M12]_,
+**not safe against floating-point attacks**.
 
 References
 ----------
@@ -53,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from bandit_envs.privacy._checks import check_epsilon, check_rng
+from bandit_envs.privacy.lattice import check_sampler, sum_grid
 from bandit_envs.validation import check_float, check_int, summarize
 
 __all__ = [
@@ -63,6 +72,13 @@ __all__ = [
     "tree_depth",
     "tree_increment",
 ]
+
+
+def _release(exact: float, noise: float, grid: float) -> float:
+    """``exact + noise`` (float sampler, ``grid == 0``), else both rounded to the grid and added (lattice)."""
+    if grid > 0.0:
+        return float(np.rint(exact / grid) * grid + np.rint(noise / grid) * grid)
+    return exact + noise
 
 
 def tree_depth(n_items: int) -> int:
@@ -198,13 +214,20 @@ class BinaryTreeCounter:
         Source of the noise.
     bounds
         (lower, upper): the values an item may take. Default (0, 1).
+    sampler
+        ``"lattice"`` (default: releases on the grid ``g``, safe against floating-point attacks)
+        or ``"float"`` (raw noise, not safe against them); see the module docstring.
+    grid
+        The lattice grid ``g``; ``None`` (default): ``sum_grid(width / epsilon, width)``. Ignored by
+        the float sampler. :class:`HybridCounter` passes its own.
 
     Attributes
     ----------
     depth
         Levels of the tree, ``floor(log2 horizon) + 1``.
     scale
-        The Laplace scale of every p-sum, ``depth * (upper - lower) / epsilon``.
+        The Laplace scale of every p-sum, ``depth * (width + g) / epsilon`` (``g = 0`` for the
+        float sampler), ``width = upper - lower``.
     count
         Items taken so far.
     value
@@ -219,13 +242,26 @@ class BinaryTreeCounter:
         epsilon: float,
         rng: np.random.Generator,
         bounds: tuple[float, float] = (0.0, 1.0),
+        *,
+        sampler: str = "lattice",
+        grid: float | None = None,
     ) -> None:
         self.horizon = check_int("horizon", horizon, minimum=1)
         self.epsilon = check_epsilon("epsilon", epsilon)
         self.rng = check_rng(rng)
         self.bounds = _check_bounds(bounds)
+        self.sampler = check_sampler(sampler)
         self.depth = tree_depth(self.horizon)
-        self.scale = self.depth * (self.bounds[1] - self.bounds[0]) / self.epsilon
+        width = self.bounds[1] - self.bounds[0]
+        if self.sampler == "float":
+            self.grid = 0.0
+        else:
+            self.grid = (
+                sum_grid(width / self.epsilon, width)
+                if grid is None
+                else check_float("grid", grid, low=0.0, low_open=True)
+            )
+        self.scale = self.depth * (width + self.grid) / self.epsilon
         if not math.isfinite(self.scale):
             raise ValueError(f"epsilon must give a finite noise scale depth * width / epsilon, got {epsilon!r}.")
         self.count = 0
@@ -253,7 +289,7 @@ class BinaryTreeCounter:
         for j in range(i):
             self._exact[j] = 0.0
             self._noisy[j] = 0.0
-        self._noisy[i] = self._exact[i] + float(self.rng.laplace(0.0, self.scale))
+        self._noisy[i] = _release(self._exact[i], float(self.rng.laplace(0.0, self.scale)), self.grid)
         self.n_draws += 1
         self.value = sum(self._noisy[j] for j in range(self.depth) if self.count >> j & 1)
         return self.value
@@ -293,20 +329,35 @@ class HybridCounter:
         Source of the noise.
     bounds
         (lower, upper): the values an item may take. Default (0, 1).
+    sampler
+        ``"lattice"`` (default) or ``"float"`` (not safe against floating-point attacks); both
+        parts use the grid ``g = sum_grid(width / epsilon, width)`` and the widened ``w = width + g``.
 
     Attributes
     ----------
     count, value, n_draws
         Items taken, the last release (0.0 before any item), Laplace draws so far.
     log_scale
-        Laplace scale of the logarithmic releases, ``2 * width / epsilon``.
+        Laplace scale of the logarithmic releases, ``2 * (width + g) / epsilon``.
+    grid
+        The lattice grid ``g`` (0.0 for the float sampler).
     """
 
-    def __init__(self, epsilon: float, rng: np.random.Generator, bounds: tuple[float, float] = (0.0, 1.0)) -> None:
+    def __init__(
+        self,
+        epsilon: float,
+        rng: np.random.Generator,
+        bounds: tuple[float, float] = (0.0, 1.0),
+        *,
+        sampler: str = "lattice",
+    ) -> None:
         self.epsilon = check_epsilon("epsilon", epsilon)
         self.rng = check_rng(rng)
         self.bounds = _check_bounds(bounds)
-        self.log_scale = 2.0 * (self.bounds[1] - self.bounds[0]) / self.epsilon
+        self.sampler = check_sampler(sampler)
+        width = self.bounds[1] - self.bounds[0]
+        self.grid = 0.0 if self.sampler == "float" else sum_grid(width / self.epsilon, width)
+        self.log_scale = 2.0 * (width + self.grid) / self.epsilon
         if not math.isfinite(self.log_scale):
             raise ValueError(f"epsilon must give a finite noise scale 2 * width / epsilon, got {epsilon!r}.")
         self.count = 0
@@ -329,7 +380,7 @@ class HybridCounter:
         self.count += 1
         n = self.count
         if n & (n - 1) == 0:  # a power of 2: the logarithmic release
-            self._beta += self._pending + v + float(self.rng.laplace(0.0, self.log_scale))
+            self._beta += _release(self._pending + v, float(self.rng.laplace(0.0, self.log_scale)), self.grid)
             self._pending = 0.0
             self._n_log_terms += 1
             self._binary = None
@@ -337,7 +388,9 @@ class HybridCounter:
         else:
             if self._binary is None:  # the first item after 2^k: a counter over the 2^k - 1 items up to 2^(k+1)
                 top = 1 << (n.bit_length() - 1)
-                self._binary = BinaryTreeCounter(top - 1, self.epsilon / 2.0, self.rng, self.bounds)
+                self._binary = BinaryTreeCounter(
+                    top - 1, self.epsilon / 2.0, self.rng, self.bounds, sampler=self.sampler, grid=self.grid or None
+                )
             self._pending += v
             self.value = self._beta + self._binary.add(v)
         self.n_draws += 1

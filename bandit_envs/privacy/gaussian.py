@@ -18,9 +18,14 @@ With clipping bounds ``[lower, upper]`` on each entry the sensitivity follows fr
 clipped entry moves by at most ``upper - lower``, the default ``l2_sensitivity`` then, and a
 smaller explicit one is refused (a user with ``d`` entries needs ``sqrt(d) * (upper - lower)``).
 
-Noise: ``rng.normal(0, sigma)``, one independent draw per entry from the
-``numpy.random.Generator`` passed as ``rng``. Floating-point Gaussian sampling leaks through
-the low-order bits of the output [M12]_: acceptable for a research library, not for production.
+Noise: one ``rng.normal`` draw per entry from the ``numpy.random.Generator`` passed as ``rng``.
+With the default ``sampler="lattice"`` (:mod:`bandit_envs.privacy.lattice`) the entries are
+rounded to a power-of-two grid ``g`` (:func:`~bandit_envs.privacy.lattice.grid_step` of the
+nominal ``sigma`` over ``sqrt(n)``), ``sigma`` is calibrated to the widened L2 sensitivity
+``l2_sensitivity + sqrt(n) g``, the noise is rounded to the same grid, and every output is a
+multiple of ``g`` whatever ``x`` is: (epsilon, delta)-DP as stated. ``sampler="float"`` returns
+``x + rng.normal(0, sigma)``, whose low-order bits depend on ``x`` [M12]_: faster, **not safe
+against floating-point attacks**.
 
 References
 ----------
@@ -49,6 +54,7 @@ from bandit_envs.privacy._checks import (
     clipped_sensitivity,
     finite_array,
 )
+from bandit_envs.privacy.lattice import check_sampler, grid_step, round_input, snap
 from bandit_envs.validation import check_choice
 
 __all__ = [
@@ -218,14 +224,25 @@ def gaussian_mechanism(
     *,
     lower: float | None = None,
     upper: float | None = None,
+    sampler: str = "lattice",
 ) -> NDArray[np.float64]:
     """Add i.i.d. N(0, sigma^2) noise to every entry of ``x``, sigma calibrated to (epsilon, delta).
 
     Privacy guarantee: (epsilon, delta)-DP for the neighbouring relation "``x`` and ``x'``
     differ by at most ``l2_sensitivity`` in L2 norm over the whole array". ``sigma`` comes from
     :func:`gaussian_sigma_analytic` (Balle & Wang [BW18]_, any epsilon > 0; the default) or
-    :func:`gaussian_sigma_classic` ([DR14]_ Thm. 3.22, epsilon in (0, 1) only). The noise is
-    ``rng.normal(0, sigma)``, one draw per entry.
+    :func:`gaussian_sigma_classic` ([DR14]_ Thm. 3.22, epsilon in (0, 1) only). One
+    ``rng.normal`` draw per entry.
+
+    Sampler: with ``sampler="lattice"`` (default) ``x`` is rounded to the grid
+    ``g = grid_step(sigma_0, sqrt(n))`` (``sigma_0`` the calibration at ``l2_sensitivity``,
+    ``n = x.size``), ``sigma`` is calibrated to the widened sensitivity
+    ``l2_sensitivity + sqrt(n) g`` (rounding moves the L2 distance of two inputs by at most
+    ``sqrt(n) g``), the noise ``N(0, sigma^2)`` is rounded to the grid, and the output is a
+    multiple of ``g`` for every input (:mod:`bandit_envs.privacy.lattice`, after Canonne, Kamath
+    & Steinke 2020): (epsilon, delta)-DP exactly as stated. ``sampler="float"``:
+    ``x + N(0, sigma_0^2)``, the old behaviour, **not safe against floating-point attacks**
+    ([M12]_).
 
     Clipping: when ``lower`` and ``upper`` are given, ``x`` is first clipped to
     ``[lower, upper]``. One clipped entry can then move by at most ``upper - lower``, so that
@@ -251,6 +268,9 @@ def gaussian_mechanism(
         Calibration of ``sigma``.
     lower, upper : float or None, default None
         Clipping bounds, both given (``lower < upper``) or both None.
+    sampler : {"lattice", "float"}, default "lattice"
+        ``"lattice"``: outputs on a power-of-two grid, safe against floating-point attacks;
+        ``"float"``: raw floating-point noise, not safe against them.
 
     Returns
     -------
@@ -262,7 +282,8 @@ def gaussian_mechanism(
     ValueError
         If a privacy parameter or the sensitivity is out of range, ``x`` is not finite,
         ``method`` is unknown, only one bound is given, ``lower >= upper``, or
-        ``l2_sensitivity < upper - lower``.
+        ``l2_sensitivity < upper - lower``, ``sampler`` is unknown, or (lattice) an entry
+        exceeds ``2**50`` grid steps.
     TypeError
         If an argument has the wrong type.
     """
@@ -272,6 +293,13 @@ def gaussian_mechanism(
     d2, bounds = clipped_sensitivity("l2_sensitivity", l2_sensitivity, lower, upper)
     if bounds is not None:
         values = np.clip(values, *bounds)
+    check_sampler(sampler)
     calibrate = gaussian_sigma_analytic if method == "analytic" else gaussian_sigma_classic
     sigma = calibrate(epsilon, delta, d2)
-    return values + gen.normal(0.0, sigma, size=values.shape)
+    if sampler == "float":
+        return values + gen.normal(0.0, sigma, size=values.shape)
+    spread = math.sqrt(max(values.size, 1))
+    grid = grid_step(sigma, spread)
+    base = round_input("x", values, grid)
+    wide = calibrate(epsilon, delta, d2 + spread * grid)
+    return base + snap(gen.normal(0.0, wide, size=values.shape), grid)

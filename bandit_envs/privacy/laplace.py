@@ -11,10 +11,15 @@ refused. So in the local model, where each entry of ``x`` is one user's value, e
 epsilon-LDP for that user (unit: one entry, any two values in the range); a user who
 contributes ``d`` entries needs ``sensitivity = d * (upper - lower)``.
 
-Noise: ``rng.laplace(0, sensitivity / epsilon)``, one independent draw per entry from the
-``numpy.random.Generator`` passed as ``rng``. Floating-point Laplace sampling leaks through the
-low-order bits of the output [M12]_: acceptable for a research library, not for production (use
-a discrete or snapping mechanism there).
+Noise: one ``rng.laplace`` draw per entry from the ``numpy.random.Generator`` passed as
+``rng``. With the default ``sampler="lattice"`` (:mod:`bandit_envs.privacy.lattice`) the entries
+are rounded to a power-of-two grid ``g`` (:func:`~bandit_envs.privacy.lattice.grid_step` of
+``sensitivity / epsilon`` over ``n`` entries), the noise ``Laplace(0, (sensitivity + n g) /
+epsilon)`` is rounded to the same grid, and every output is a multiple of ``g`` whatever ``x`` is:
+epsilon-DP for the stated sensitivity, the rounding's ``n g`` being paid for by the widened
+scale. ``sampler="float"`` returns ``x + rng.laplace(0, sensitivity / epsilon)``, whose output
+set depends on ``x`` through the low-order bits [M12]_: faster, **not safe against
+floating-point attacks**.
 
 References
 ----------
@@ -30,6 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from bandit_envs.privacy._checks import check_epsilon, check_rng, clipped_sensitivity, finite_array
+from bandit_envs.privacy.lattice import check_sampler, grid_step, round_input, snap
 
 __all__ = ["laplace_mechanism"]
 
@@ -42,6 +48,7 @@ def laplace_mechanism(
     *,
     lower: float | None = None,
     upper: float | None = None,
+    sampler: str = "lattice",
 ) -> NDArray[np.float64]:
     """Add i.i.d. Laplace noise of scale ``sensitivity / epsilon`` to every entry of ``x``.
 
@@ -49,8 +56,17 @@ def laplace_mechanism(
 
     Privacy guarantee: epsilon-DP for the neighbouring relation "``x`` and ``x'`` differ by at
     most ``sensitivity`` in L1 norm over the whole array", i.e. ``sensitivity`` is the L1
-    sensitivity of the query that produced ``x``. The noise is ``rng.laplace(0,
-    sensitivity / epsilon)``, one draw per entry.
+    sensitivity of the query that produced ``x``. One ``rng.laplace`` draw per entry.
+
+    Sampler: with ``sampler="lattice"`` (default) ``x`` is rounded to the grid
+    ``g = grid_step(sensitivity / epsilon, n)`` (``n = x.size``, a power of two about ``2**-20``
+    of the per-entry noise scale), the noise ``Laplace(0, b)`` with the widened scale
+    ``b = (sensitivity + n g) / epsilon`` is rounded to the grid too, and the output, their sum,
+    is a multiple of ``g`` for every input (:mod:`bandit_envs.privacy.lattice`, after Canonne,
+    Kamath & Steinke 2020). Rounding moves the L1 distance of two inputs by at most ``n g``,
+    which the widened scale pays for: epsilon-DP exactly as stated. ``sampler="float"``:
+    ``x + Laplace(0, sensitivity / epsilon)``, the old behaviour, **not safe against
+    floating-point attacks** (the output's low-order bits depend on ``x``, [M12]_).
 
     Clipping: when ``lower`` and ``upper`` are given, ``x`` is first clipped to
     ``[lower, upper]`` and the noise is added to the clipped value. One clipped entry can then
@@ -73,6 +89,9 @@ def laplace_mechanism(
         With bounds, an explicit value must be at least ``upper - lower``.
     lower, upper : float or None, default None
         Clipping bounds, both given (``lower < upper``) or both None.
+    sampler : {"lattice", "float"}, default "lattice"
+        ``"lattice"``: outputs on a power-of-two grid, safe against floating-point attacks;
+        ``"float"``: raw floating-point noise, not safe against them.
 
     Returns
     -------
@@ -83,14 +102,21 @@ def laplace_mechanism(
     ------
     ValueError
         If ``epsilon`` or ``sensitivity`` is not finite and positive, ``x`` is not finite, only
-        one bound is given, ``lower >= upper``, or ``sensitivity < upper - lower``.
+        one bound is given, ``lower >= upper``, ``sensitivity < upper - lower``, ``sampler`` is
+        unknown, or (lattice) an entry exceeds ``2**50`` grid steps.
     TypeError
         If an argument has the wrong type.
     """
     values = finite_array("x", x)
     eps = check_epsilon("epsilon", epsilon)
     gen = check_rng(rng)
+    check_sampler(sampler)
     delta_1, bounds = clipped_sensitivity("sensitivity", sensitivity, lower, upper)
     if bounds is not None:
         values = np.clip(values, *bounds)
-    return values + gen.laplace(0.0, delta_1 / eps, size=values.shape)
+    if sampler == "float":
+        return values + gen.laplace(0.0, delta_1 / eps, size=values.shape)
+    n = max(values.size, 1)
+    grid = grid_step(delta_1 / eps, n)
+    base = round_input("x", values, grid)
+    return base + snap(gen.laplace(0.0, (delta_1 + n * grid) / eps, size=values.shape), grid)
