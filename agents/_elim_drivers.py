@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents import _elim_kernels as k_
-from agents._kernels import BERNOULLI, TABLE_REWARDS, TABLE_UNIFORMS, entries_to_rewards, law_reward, to_reward, valid
+from agents._kernels import TABLE_UNIFORMS, entries_to_rewards, to_reward, valid
 from bandit_envs._jit import njit
 
 # ------------------------------------------------------------------------ step API, per agent
@@ -219,10 +219,10 @@ def gap_run(  # pragma: no cover
     k_arms = active.shape[1]
     revealed = np.empty((k_arms, k_arms), dtype=np.int64)
     n_revealed = np.empty(k_arms, dtype=np.int64)
-    # Truncated-normal arms' rewards from uniforms cost an inverse CDF each: read in batches.
-    batched = law[0] == TABLE_UNIFORMS and law[1] != BERNOULLI
-    mode, kind, loc, scale, cdf_lo, cdf_width = law
-    plain = mode == TABLE_REWARDS  # the table holds the rewards
+    # A table of uniforms is read in chunks whose entries are made rewards as a batch (for
+    # truncated-normal arms 2.6x faster than an inverse CDF per entry, 25.7 against 10.0
+    # ns/round at K = 10, and 1.5x for Bernoulli arms); a table of rewards entry by entry.
+    batched = law[0] == TABLE_UNIFORMS
     size = CHUNK_ROUNDS * k_arms if batched else 0
     values = np.empty(size)
     arms = np.empty(size, dtype=np.int64)
@@ -240,9 +240,8 @@ def gap_run(  # pragma: no cover
         segment_end = min(epoch_end, end)
         segment_start, first_position = t, i
         while batched and t < segment_end:
-            # Truncated-normal arms' rewards from uniforms cost an inverse CDF each, computed in
-            # batches: a chunk's entries read in round order, checked, made rewards, added in
-            # that order; then its regret.
+            # A chunk's entries read in round order, checked, made rewards, added in that order;
+            # then its regret.
             chunk_end = min(segment_end, t + CHUNK_ROUNDS)
             n, where = gather_entries(
                 block, t0, t, chunk_end, i, m, revealed, n_revealed, override_t, override_k, values, arms
@@ -274,9 +273,9 @@ def gap_run(  # pragma: no cover
                 if i == m:
                     i = 0
         while t < segment_end:
-            # Every other law: rounds read one by one, in stretches that end before the round of
-            # the overridden entry (override_t = -1: none) and at a checkpoint, so that the loop
-            # tests neither.
+            # A table of rewards: rounds read one by one, in stretches that end before the round
+            # of the overridden entry (override_t = -1: none) and at a checkpoint, so that the
+            # loop tests neither.
             if t == override_t:
                 for j in range(n_revealed[i]):
                     k = revealed[i, j]
@@ -287,8 +286,6 @@ def gap_run(  # pragma: no cover
                         ctr[b, k_.GAP_ROUND] = t
                         bad[0], bad[1] = t, k
                         return total
-                    else:
-                        r = to_reward(r, k, law)
                     c_b[k] += r
                 a = omega_b[i]
                 total += gaps[a]
@@ -311,8 +308,6 @@ def gap_run(  # pragma: no cover
                             ctr[b, k_.GAP_ROUND] = s
                             bad[0], bad[1] = s, k
                             return total
-                        if not plain:
-                            r = law_reward(r, kind, loc[k], scale, cdf_lo[k], cdf_width[k])
                         c_b[k] += r
                     a = omega_b[i]
                     total += gaps[a]
