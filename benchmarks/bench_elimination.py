@@ -13,7 +13,9 @@ Erdős–Rényi feedback graph with p = 0.2; Bernoulli arms):
   agent's own arm sequence: :func:`revealed_floor` adds every entry the env reveals (the closed
   neighbourhood of the pulled arm for GAP, the pulled arm for DPSE and AAE) once to a per-arm
   sum, :func:`table_floor` reads the whole table once into per-arm sums (goals: GAP ≥ 0.6×,
-  DPSE and AAE ≥ 0.5× of the revealed-entry floor; the table floor is reported only);
+  DPSE and AAE ≥ 0.5× of the revealed-entry floor; the table floor is reported only); for AAE
+  also :func:`running_mean_floor`, which updates the pulled arm's running mean as AAE does
+  (reported only: the division each update waits for is what bounds AAE);
 * with ``--baseline REV`` (default: the last commit before the epoch-level kernels) and git
   available: the full ``gap/privacy`` experiment on 2 processes with this code and with that
   commit's code, one after the other (goal: ≥ 3× faster). Both are run once at ``--quick``
@@ -138,6 +140,15 @@ def table_floor(table, sums):  # pragma: no cover
             sums[k] += table[t, k]
 
 
+@numba.njit(cache=True)
+def running_mean_floor(table, actions, counts, means):  # pragma: no cover
+    """Update the pulled arm's running mean with its entry, as AAE does: n += 1, mean += (r - mean) / n."""
+    for t in range(table.shape[0]):
+        a = actions[t]
+        counts[a] += 1.0
+        means[a] += (table[t, a] - means[a]) / counts[a]
+
+
 def instance(n_arms: int, horizon: int) -> tuple[GraphBanditEnv, np.ndarray]:
     """The env (the paper's means for K = 10, evenly spaced below the best arm beyond) and its reward table."""
     if n_arms <= 10:
@@ -257,6 +268,24 @@ def single_arm_ratios(repeats: int) -> list[Ratio]:
         result = make().simulate(table, env.adjacency, env.gaps, checkpoints=checkpoints, record_actions=True)
         assert result.actions is not None
         out += _floors(name, table, result.actions, np.eye(N_ARMS, dtype=bool), 0.5, repeats, ours)
+        if name == "AAE":  # what bounds it: the running mean's division, which the next update waits for
+            acts = result.actions.astype(np.int64)
+            counts, means = np.zeros(N_ARMS), np.zeros(N_ARMS)
+            running_mean_floor(table, acts, counts, means)
+            floor = running_mean_floor
+            ours_s, mean_s = interleaved(
+                ours, lambda f=floor, a=acts, c=counts, m=means: f(table, a, c, m), repeats, time.thread_time
+            )
+            out.append(
+                Ratio(
+                    "AAE simulate vs running-mean floor",
+                    "AAE.simulate",
+                    "numba loop updating the pulled arm's running mean once per round",
+                    mean_s / ours_s,
+                    None,
+                    f"{_ns(ours_s, HORIZON)} vs {_ns(mean_s, HORIZON)} ns/round, K = {N_ARMS}, T = {HORIZON:,}",
+                )
+            )
     return out
 
 
