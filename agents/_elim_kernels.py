@@ -402,10 +402,13 @@ def aae_update(state, params, b, a, rewards, rng):  # pragma: no cover
 
 @njit(inline="always")
 def aae_radius(n, k_arms, delta, cconst, hoeffding):  # pragma: no cover
-    """Confidence radius of an arm observed n > 0 times (plain version: :func:`agents.reference.aae_radius`).
+    """Confidence radius of an arm observed n times (plain version: :func:`agents.reference.aae_radius`).
 
-    √(ln(cKn²/δ)/n) (Even-Dar, Mannor, Mansour 2006), or √(ln(4Kn²/δ)/(2n)) with ``hoeffding``.
+    √(ln(cKn²/δ)/n) (Even-Dar, Mannor, Mansour 2006), or √(ln(4Kn²/δ)/(2n)) with ``hoeffding``;
+    infinite for n = 0.
     """
+    if n <= 0.0:
+        return np.inf
     if hoeffding:
         return math.sqrt(math.log(4.0 * k_arms * n**2 / delta) / (2.0 * n))
     return math.sqrt(math.log(cconst * k_arms * n**2 / delta) / n)
