@@ -408,26 +408,45 @@ def aae_update(state, params, b, a, rewards, rng):  # pragma: no cover
         aae_end_pass(state, params, b)
 
 
+@njit(inline="always")
+def aae_radius(n, k_arms, delta, cconst, hoeffding):  # pragma: no cover
+    """Confidence radius of an arm observed n times (plain version: :func:`agents.reference.aae_radius`).
+
+    √(ln(cKn²/δ)/n) (Even-Dar, Mannor, Mansour 2006), or √(ln(4Kn²/δ)/(2n)) with ``hoeffding``;
+    infinite for n = 0.
+    """
+    if n <= 0.0:
+        return np.inf
+    if hoeffding:
+        return math.sqrt(math.log(4.0 * k_arms * n**2 / delta) / (2.0 * n))
+    return math.sqrt(math.log(cconst * k_arms * n**2 / delta) / n)
+
+
 @njit
 def aae_end_pass(state, params, b):  # pragma: no cover
-    """After a complete pass: eliminate by per-arm confidence radii, then start the next pass."""
+    """After a complete pass: eliminate by per-arm confidence radii, then start the next pass.
+
+    Arms observed equally often have equal radii, so a radius is computed once per count seen
+    (the last count and radius are kept; in a pass without side observations every active arm
+    has the same count).
+    """
     active, n, mean, ctr = state[ACTIVE], state[AAE_COUNTS], state[AAE_MEANS], state[AAE_COUNTERS]
     delta, cconst, hoeffding = params
     k_arms = active.shape[1]
     if ctr[b, AAE_PASS_LENGTH] > 1:
-        rad = np.full(k_arms, np.inf)
+        last_n, last_rad = 0.0, np.inf  # n = 0: an infinite radius
         lower = -np.inf
         for k in range(k_arms):
-            if active[b, k] and n[b, k] > 0:
-                if hoeffding:
-                    rad[k] = math.sqrt(math.log(4.0 * k_arms * n[b, k] ** 2 / delta) / (2.0 * n[b, k]))
-                else:
-                    rad[k] = math.sqrt(math.log(cconst * k_arms * n[b, k] ** 2 / delta) / n[b, k])
             if active[b, k]:
-                lower = max(lower, mean[b, k] - rad[k])
+                if n[b, k] != last_n:
+                    last_n, last_rad = n[b, k], aae_radius(n[b, k], k_arms, delta, cconst, hoeffding)
+                lower = max(lower, mean[b, k] - last_rad)
         for k in range(k_arms):
-            if active[b, k] and mean[b, k] + rad[k] < lower:
-                active[b, k] = False
+            if active[b, k]:
+                if n[b, k] != last_n:
+                    last_n, last_rad = n[b, k], aae_radius(n[b, k], k_arms, delta, cconst, hoeffding)
+                if mean[b, k] + last_rad < lower:
+                    active[b, k] = False
     aae_order(state, b)
 
 

@@ -1,13 +1,21 @@
-"""The elimination agents' table simulator: GAP against a numpy GAP, a compiled floor, and the code before.
+"""The elimination agents' table simulator against a strong numpy GAP, compiled floors, and the code before.
 
-Measured in one run, on the same reward table (K = 10, T = 10^5, the gap paper's GAP: ε = 0.1,
-δ = 1/T, an Erdős–Rényi feedback graph with p = 0.2):
+Measured in one run, on the same reward tables (the gap paper's GAP: ε = 0.1, δ = 1/T, an
+Erdős–Rényi feedback graph with p = 0.2; Bernoulli arms):
 
-* ``GAP.simulate`` (compiled, an epoch at a time) against a plain-numpy GAP written here that
-  sums each epoch with one vectorised column sum per arm of Ω_τ (goal: ≥ 5× faster); both
-  must pull the same arms;
-* ``GAP.simulate`` against a compiled floor: a numba loop that, given GAP's arm sequence, reads
-  each entry the env reveals once and adds it to a sum (goal: ≥ 0.3× the floor's speed);
+* ``GAP.simulate`` (compiled, an epoch at a time) against :func:`numpy_gap`, a numpy GAP that
+  works an epoch at a time: the epoch's rows viewed as (cycles, |Ω|, K) and summed over the
+  cycles in one reduction (no copy per arm, no Python loop over rounds or arms), the noise
+  drawn as one vector, the arms written by broadcasting and the regret at the checkpoints in
+  closed form. Both must pull the same arms. At K = 10 (T = 10^5 and 10^4), K = 100 (T = 10^5)
+  and K = 1,000 (T = 10^4, a 80 MB table). Goals: ≥ 3×, ≥ 1×, ≥ 1.5×, ≥ 1.5×;
+* GAP, DPSE and AAE ``simulate`` against two compiled floors on the same table, given the
+  agent's own arm sequence: :func:`revealed_floor` adds every entry the env reveals (the closed
+  neighbourhood of the pulled arm for GAP, the pulled arm for DPSE and AAE) once to a per-arm
+  sum, :func:`table_floor` reads the whole table once into per-arm sums (goals: GAP ≥ 0.6×,
+  DPSE and AAE ≥ 0.5× of the revealed-entry floor; the table floor is reported only); for AAE
+  also :func:`running_mean_floor`, which updates the pulled arm's running mean as AAE does
+  (reported only: the division each update waits for is what bounds AAE);
 * with ``--baseline REV`` (default: the last commit before the epoch-level kernels) and git
   available: the full ``gap/privacy`` experiment on 2 processes with this code and with that
   commit's code, one after the other (goal: ≥ 3× faster). Both are run once at ``--quick``
@@ -16,7 +24,12 @@ Measured in one run, on the same reward table (K = 10, T = 10^5, the gap paper's
   child process (goal: ≤ 400 MB; T = 10^7 with ``--quick``), and that it equals the in-memory
   run on a shorter table.
 
-Usage: ``python benchmarks/bench_elimination.py [--quick] [--baseline REV]``.
+Times are this thread's CPU time (``time.thread_time``), the median of interleaved calls, so a
+busy machine slows subject and reference alike. Every row states each side's ns per round.
+
+Usage: ``python benchmarks/bench_elimination.py [--quick] [--kernels] [--baseline REV]``
+(``--kernels``: only the simulate rows; run with ``PYTHONPATH`` set to another checkout, it
+measures that checkout's agents against the same references).
 """
 
 from __future__ import annotations
@@ -30,15 +43,17 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numba
 import numpy as np
 from _common import Ratio, interleaved, print_results
 
-from agents.elimination import GAP
+from agents.elimination import AAE, DPSE, GAP
 from agents.reference import gap_elimination_slack, gap_epoch_length, get_ind_set
 from bandit_envs.graph import GraphBanditEnv
+from bandit_envs.privacy.streams import noise_generator
 
 ROOT = Path(__file__).resolve().parents[1]
 #: main before the epoch-level kernels (the per-round driver through function arguments).
@@ -47,111 +62,241 @@ N_ARMS, HORIZON, EPSILON = 10, 100_000, 0.1
 MEMORY_GOAL_MB = 400.0
 
 
-def numpy_gap(table: np.ndarray, closed: np.ndarray, epsilon: float, delta: float, seed: int) -> np.ndarray:
-    """GAP (Algorithm 1, ``round_robin="index"``) with numpy: one column sum per arm of Ω per epoch.
+def numpy_gap(
+    table: np.ndarray,
+    closed: np.ndarray,
+    gaps: np.ndarray,
+    checkpoints: np.ndarray,
+    epsilon: float,
+    delta: float,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """GAP (Algorithm 1, ``round_robin="index"``) with numpy, an epoch at a time.
 
-    Returns the arm sequence. Same choices as :class:`agents.elimination.GAP` (ties to the lowest
-    index, Laplace draws in arm order from ``default_rng(seed)``), but the epoch's sums are
-    numpy's (pairwise) sums, so a decision within 1e-16 of a threshold could differ.
+    Epoch τ pulls Ω_τ (sorted) round-robin for L_τ cycles, so its rows of ``table`` are a
+    (cycles, |Ω|, K) view whose sum over the cycles is every (position, arm) sum in one
+    reduction; arm k's epoch sum c_{τ,k} adds the positions whose arm reveals k (``closed``,
+    the closed neighbourhoods, and k active). Noise: one vector of Laplace(1/(εL_τ)) draws for
+    the active arms, in arm order, from :func:`bandit_envs.privacy.streams.noise_generator`
+    (``seed``), as :class:`agents.elimination.GAP` draws them. Returns the arm sequence, the
+    cumulative regret at ``checkpoints`` (per epoch in closed form: whole cycles times the
+    cycle's regret plus a prefix) and the last epoch's sums (what ``simulate`` leaves in the
+    agent's state). Sums are numpy's, in another order than GAP's round order, so a decision
+    within about 1e-15 of a threshold could differ.
     """
     n_rounds, k_arms = table.shape
-    rng = np.random.default_rng(seed)
+    rng = noise_generator(seed)
     neighbourhoods = [set(np.flatnonzero(row).tolist()) for row in closed]
     active = np.ones(k_arms, dtype=bool)
     means = np.zeros(k_arms)
-    actions = np.empty(n_rounds, dtype=np.int64)
-    t, tau = 0, 1
+    actions = np.empty(n_rounds, dtype=np.int16)
+    regret = np.empty(checkpoints.size)
+    sums = np.zeros(k_arms)
+    t, tau, total = 0, 1, 0.0
     while t < n_rounds:
-        arms = np.flatnonzero(active).tolist()
-        omega = np.array(sorted(get_ind_set(arms, means.tolist(), neighbourhoods)))
+        arms = np.flatnonzero(active)
+        omega = np.array(sorted(get_ind_set(arms.tolist(), means.tolist(), neighbourhoods)))
         m = omega.size
-        length = gap_epoch_length(len(arms), tau, epsilon, delta)
+        length = gap_epoch_length(arms.size, tau, epsilon, delta)
         end = t + length * m
         stop = min(end, n_rounds)
-        actions[t:stop] = np.resize(omega, stop - t)
-        observations = np.zeros(k_arms)
-        sums = np.zeros(k_arms)
-        for i, a in enumerate(omega):
-            rows = table[t + i : stop : m]
-            cols = np.flatnonzero(closed[a] & active)
-            sums[cols] += rows[:, cols].sum(axis=0)
-            observations[cols] += rows.shape[0]
+        cycles, extra = divmod(stop - t, m)
+        actions[t : t + cycles * m].reshape(cycles, m)[:] = omega
+        actions[t + cycles * m : stop] = omega[:extra]
+        per_position = table[t : t + cycles * m].reshape(cycles, m, k_arms).sum(axis=0)
+        per_position[:extra] += table[t + cycles * m : stop]
+        reveal = closed[omega] & active
+        sums = np.einsum("ik,ik->k", per_position, reveal)
+        prefix = np.concatenate(([0.0], np.cumsum(gaps[omega])))
+        inside = (checkpoints > t) & (checkpoints <= stop)
+        played = checkpoints[inside] - t
+        regret[inside] = total + (played // m) * prefix[m] + prefix[played % m]
+        total += cycles * prefix[m] + prefix[extra]
         if stop < end:
             break
-        for k in arms:
-            means[k] = sums[k] / observations[k] + rng.laplace(0.0, 1.0 / (epsilon * length))
-        slack = gap_elimination_slack(len(arms), tau, epsilon, delta, length)
-        active &= means >= means[active].max() - slack
+        counts = length * reveal.sum(axis=0)
+        means[arms] = sums[arms] / counts[arms] + rng.laplace(0.0, 1.0 / (epsilon * length), size=arms.size)
+        slack = gap_elimination_slack(arms.size, tau, epsilon, delta, length)
+        active &= means >= means[arms].max() - slack
         t, tau = end, tau + 1
-    return actions
+    return actions, regret, sums
 
 
 @numba.njit(cache=True)
-def floor_loop(table, actions, revealed, n_revealed, sums, counts):  # pragma: no cover
-    """Read every entry the env reveals once (arm a_t's closed neighbourhood) and add it up."""
+def revealed_floor(table, actions, revealed, n_revealed, sums):  # pragma: no cover
+    """Add every entry the env reveals (``revealed[a_t, :n_revealed[a_t]]`` of row t) once to its arm's sum."""
     for t in range(table.shape[0]):
         a = actions[t]
         for j in range(n_revealed[a]):
             k = revealed[a, j]
-            counts[k] += 1.0
             sums[k] += table[t, k]
 
 
-def instance() -> tuple[GraphBanditEnv, np.ndarray]:
-    env = GraphBanditEnv(n_arms=N_ARMS, edge_probability=0.2, gap=0.1, horizon=HORIZON, instance_seed=3)
-    uniforms = np.random.default_rng(4).random((HORIZON, N_ARMS))
+@numba.njit(cache=True)
+def table_floor(table, sums):  # pragma: no cover
+    """Read the whole table once, row by row, into per-arm sums."""
+    for t in range(table.shape[0]):
+        for k in range(table.shape[1]):
+            sums[k] += table[t, k]
+
+
+@numba.njit(cache=True)
+def running_mean_floor(table, actions, counts, means):  # pragma: no cover
+    """Update the pulled arm's running mean with its entry, as AAE does: n += 1, mean += (r - mean) / n."""
+    for t in range(table.shape[0]):
+        a = actions[t]
+        counts[a] += 1.0
+        means[a] += (table[t, a] - means[a]) / counts[a]
+
+
+def instance(n_arms: int, horizon: int) -> tuple[GraphBanditEnv, np.ndarray]:
+    """The env (the paper's means for K = 10, evenly spaced below the best arm beyond) and its reward table."""
+    if n_arms <= 10:
+        env = GraphBanditEnv(n_arms=n_arms, edge_probability=0.2, gap=0.1, horizon=horizon, instance_seed=3)
+    else:
+        means = np.concatenate(([0.9], np.linspace(0.8, 0.1, n_arms - 1)))
+        env = GraphBanditEnv(n_arms=n_arms, edge_probability=0.2, means=means, horizon=horizon, instance_seed=3)
+    uniforms = np.random.default_rng(4).random((horizon, n_arms))
     return env, env.reward_model.from_uniforms(uniforms)
 
 
-def kernel_ratios(repeats: int) -> list[Ratio]:
-    env, table = instance()
-    checkpoints = np.arange(1000, HORIZON + 1, 1000)
+def _ns(seconds: float, horizon: int) -> str:
+    return f"{seconds / horizon * 1e9:.1f}"
 
+
+def _floors(
+    name: str,
+    table: np.ndarray,
+    actions: np.ndarray,
+    reveals: np.ndarray,
+    goal: float,
+    repeats: int,
+    ours: Callable[[], object],
+) -> list[Ratio]:
+    """``name``'s simulate (``ours``) against both floors on its own arm sequence ``actions``."""
+    horizon, k_arms = table.shape
+    revealed = np.zeros((k_arms, k_arms), dtype=np.int64)
+    n_revealed = np.zeros(k_arms, dtype=np.int64)
+    for a in range(k_arms):
+        cols = np.flatnonzero(reveals[a])
+        revealed[a, : cols.size], n_revealed[a] = cols, cols.size
+    acts = actions.astype(np.int64)
+    sums = np.zeros(k_arms)
+    revealed_floor(table, acts, revealed, n_revealed, sums)
+    table_floor(table, sums)
+    clock = time.thread_time
+    ours_s, floor_s = interleaved(ours, lambda: revealed_floor(table, acts, revealed, n_revealed, sums), repeats, clock)
+    ours2_s, whole_s = interleaved(ours, lambda: table_floor(table, sums), repeats, clock)
+    per_round = float(n_revealed[acts].mean())
+    where = f"K = {k_arms}, T = {horizon:,}"
+    return [
+        Ratio(
+            f"{name} simulate vs revealed-entry floor",
+            f"{name}.simulate",
+            "numba loop adding each revealed entry once",
+            floor_s / ours_s,
+            goal,
+            f"{_ns(ours_s, horizon)} vs {_ns(floor_s, horizon)} ns/round ({per_round:.2f} entries/round), {where}",
+        ),
+        Ratio(
+            f"{name} simulate vs whole-table floor",
+            f"{name}.simulate",
+            "numba loop reading the whole table once",
+            whole_s / ours2_s,
+            None,
+            f"{_ns(ours2_s, horizon)} vs {_ns(whole_s, horizon)} ns/round ({k_arms} entries/round), {where}",
+        ),
+    ]
+
+
+def gap_ratios(n_arms: int, horizon: int, goal: float, repeats: int, floors: bool = False) -> list[Ratio]:
+    """GAP.simulate against :func:`numpy_gap` (and the floors) at K = ``n_arms``, T = ``horizon``."""
+    env, table = instance(n_arms, horizon)
+    step = max(1, horizon // 100)
+    checkpoints = np.arange(step, horizon + 1, step)
+    delta = 1.0 / horizon
     # Agents built ahead: what is timed is simulate, not the constructor's checks.
-    fresh = [GAP(N_ARMS, HORIZON, EPSILON, env.adjacency, seed=5) for _ in range(4 * repeats + 2)]
+    fresh = [GAP(n_arms, horizon, EPSILON, env.adjacency, seed=5) for _ in range(6 * repeats + 2)]
 
     def ours() -> np.ndarray:
         result = fresh.pop().simulate(table, env.adjacency, env.gaps, checkpoints=checkpoints, record_actions=True)
         assert result.actions is not None
         return result.actions
 
-    def reference() -> np.ndarray:
-        actions = numpy_gap(table, env.neighbourhoods, EPSILON, 1.0 / HORIZON, seed=5)
-        np.cumsum(env.gaps[actions])[checkpoints - 1]  # the regret curve, as simulate computes it
-        return actions
+    def reference() -> object:
+        return numpy_gap(table, env.neighbourhoods, env.gaps, checkpoints, EPSILON, delta, seed=5)
 
-    actions = ours()
-    same = bool(np.array_equal(actions, reference()))
-    ours_s, numpy_s = interleaved(ours, reference, repeats)
-    revealed = np.zeros((N_ARMS, N_ARMS), dtype=np.int64)
-    n_revealed = np.zeros(N_ARMS, dtype=np.int64)
-    for a in range(N_ARMS):
-        cols = np.flatnonzero(env.neighbourhoods[a])
-        revealed[a, : cols.size], n_revealed[a] = cols, cols.size
-    acts = actions.astype(np.int64)
-    sums, counts = np.zeros(N_ARMS), np.zeros(N_ARMS)
-    floor_loop(table, acts, revealed, n_revealed, sums, counts)
-    ours_s, floor_s = interleaved(ours, lambda: floor_loop(table, acts, revealed, n_revealed, sums, counts), repeats)
-    per_round = float(n_revealed[acts].mean())
-    return [
+    agent = GAP(n_arms, horizon, EPSILON, env.adjacency, seed=5)
+    result = agent.simulate(table, env.adjacency, env.gaps, checkpoints=checkpoints, record_actions=True)
+    ref_actions, ref_regret, _ = reference()
+    same = bool(np.array_equal(result.actions, ref_actions)) and bool(
+        np.allclose(result.checkpoint_regret, ref_regret, rtol=1e-12)
+    )
+    ours_s, numpy_s = interleaved(ours, reference, repeats, time.thread_time)
+    out = [
         Ratio(
-            "GAP simulate vs numpy epoch-vectorised GAP",
+            f"GAP simulate vs numpy GAP, K = {n_arms}, T = {horizon:,}",
             "GAP.simulate",
-            "numpy GAP (one column sum per arm of Ω per epoch)",
+            "numpy GAP (an epoch's rows summed as one (cycles, |Ω|, K) reduction)",
             numpy_s / ours_s,
-            5.0,
-            f"{ours_s / HORIZON * 1e9:.1f} vs {numpy_s / HORIZON * 1e9:.1f} ns/round, K = {N_ARMS}, T = {HORIZON:,}; "
-            f"same arms: {'yes' if same else 'NO'}",
-        ),
-        Ratio(
-            "GAP simulate vs compiled floor",
-            "GAP.simulate",
-            "numba loop reading each revealed entry once",
-            floor_s / ours_s,
-            0.3,
-            f"{ours_s / HORIZON * 1e9:.1f} vs {floor_s / HORIZON * 1e9:.1f} ns/round ({per_round:.2f} entries/round)",
-        ),
+            goal,
+            f"{_ns(ours_s, horizon)} vs {_ns(numpy_s, horizon)} ns/round; same arms and regret: "
+            f"{'yes' if same else 'NO'}",
+        )
     ]
+    if floors:
+        assert result.actions is not None
+        out += _floors("GAP", table, result.actions, env.neighbourhoods, 0.6, repeats, ours)
+    return out
+
+
+def single_arm_ratios(repeats: int) -> list[Ratio]:
+    """DPSE and AAE (no side observations) against the floors, K = 10, T = 10^5."""
+    env, table = instance(N_ARMS, HORIZON)
+    checkpoints = np.arange(1000, HORIZON + 1, 1000)
+    out: list[Ratio] = []
+    makers: dict[str, Callable[[], DPSE | AAE]] = {
+        "DPSE": lambda: DPSE(N_ARMS, HORIZON, 1.0, seed=5),
+        "AAE": lambda: AAE(N_ARMS, HORIZON, delta=0.1, seed=5),
+    }
+    for name, make in makers.items():
+        fresh = [make() for _ in range(4 * repeats + 2)]
+
+        def ours(fresh: list[DPSE | AAE] = fresh) -> object:
+            return fresh.pop().simulate(table, env.adjacency, env.gaps, checkpoints=checkpoints, record_actions=True)
+
+        result = make().simulate(table, env.adjacency, env.gaps, checkpoints=checkpoints, record_actions=True)
+        assert result.actions is not None
+        out += _floors(name, table, result.actions, np.eye(N_ARMS, dtype=bool), 0.5, repeats, ours)
+        if name == "AAE":  # what bounds it: the running mean's division, which the next update waits for
+            acts = result.actions.astype(np.int64)
+            counts, means = np.zeros(N_ARMS), np.zeros(N_ARMS)
+            running_mean_floor(table, acts, counts, means)
+            floor = running_mean_floor
+            ours_s, mean_s = interleaved(
+                ours, lambda f=floor, a=acts, c=counts, m=means: f(table, a, c, m), repeats, time.thread_time
+            )
+            out.append(
+                Ratio(
+                    "AAE simulate vs running-mean floor",
+                    "AAE.simulate",
+                    "numba loop updating the pulled arm's running mean once per round",
+                    mean_s / ours_s,
+                    None,
+                    f"{_ns(ours_s, HORIZON)} vs {_ns(mean_s, HORIZON)} ns/round, K = {N_ARMS}, T = {HORIZON:,}",
+                )
+            )
+    return out
+
+
+def kernel_ratios(repeats: int) -> list[Ratio]:
+    """Every simulate row: GAP against numpy at four sizes, GAP, DPSE and AAE against the floors."""
+    out = gap_ratios(N_ARMS, HORIZON, 3.0, repeats, floors=True)
+    out += gap_ratios(100, HORIZON, 1.5, repeats)
+    out += gap_ratios(1000, 10_000, 1.5, repeats)
+    out += gap_ratios(N_ARMS, 10_000, 1.0, 4 * repeats)
+    out += single_arm_ratios(repeats)
+    return out
 
 
 STREAM_CHILD = """
@@ -267,8 +412,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="T = 10^7 stream, gap/privacy at --quick scale")
     parser.add_argument("--baseline", default=BASELINE, help="commit to compare gap/privacy against")
+    parser.add_argument("--kernels", action="store_true", help="only the simulate rows")
     args = parser.parse_args()
-    print_results(results(args.quick, args.baseline))
+    if args.kernels:
+        print_results(kernel_ratios(repeats=5 if args.quick else 11))
+    else:
+        print_results(results(args.quick, args.baseline))
 
 
 if __name__ == "__main__":
