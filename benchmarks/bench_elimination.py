@@ -53,6 +53,7 @@ from _common import Ratio, interleaved, print_results
 from agents.elimination import AAE, DPSE, GAP
 from agents.reference import gap_elimination_slack, gap_epoch_length, get_ind_set
 from bandit_envs.graph import GraphBanditEnv
+from bandit_envs.privacy.lattice import sum_grid
 from bandit_envs.privacy.streams import noise_generator
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,9 +77,10 @@ def numpy_gap(
     Epoch τ pulls Ω_τ (sorted) round-robin for L_τ cycles, so its rows of ``table`` are a
     (cycles, |Ω|, K) view whose sum over the cycles is every (position, arm) sum in one
     reduction; arm k's epoch sum c_{τ,k} adds the positions whose arm reveals k (``closed``,
-    the closed neighbourhoods, and k active). Noise: one vector of Laplace(1/(εL_τ)) draws for
-    the active arms, in arm order, from :func:`bandit_envs.privacy.streams.noise_generator`
-    (``seed``), as :class:`agents.elimination.GAP` draws them. Returns the arm sequence, the
+    the closed neighbourhoods, and k active). Noise: one vector of Laplace draws for the active
+    arms, in arm order, from :func:`bandit_envs.privacy.streams.noise_generator` (``seed``),
+    released on GAP's lattice (:mod:`bandit_envs.privacy.lattice`), as
+    :class:`agents.elimination.GAP` draws and releases them. Returns the arm sequence, the
     cumulative regret at ``checkpoints`` (per epoch in closed form: whole cycles times the
     cycle's regret plus a prefix) and the last epoch's sums (what ``simulate`` leaves in the
     agent's state). Sums are numpy's, in another order than GAP's round order, so a decision
@@ -86,6 +88,7 @@ def numpy_gap(
     """
     n_rounds, k_arms = table.shape
     rng = noise_generator(seed)
+    grid = sum_grid(1.0 / epsilon, 1.0)
     neighbourhoods = [set(np.flatnonzero(row).tolist()) for row in closed]
     active = np.ones(k_arms, dtype=bool)
     means = np.zeros(k_arms)
@@ -115,7 +118,9 @@ def numpy_gap(
         if stop < end:
             break
         counts = length * reveal.sum(axis=0)
-        means[arms] = sums[arms] / counts[arms] + rng.laplace(0.0, 1.0 / (epsilon * length), size=arms.size)
+        # GAP's default (lattice) release: the sum on the grid plus Laplace((1 + g) o_k/(εL_τ)) snapped to it.
+        noise = rng.laplace(0.0, (1.0 + grid) * counts[arms] / (epsilon * length))
+        means[arms] = (np.rint(sums[arms] / grid) * grid + np.rint(noise / grid) * grid) / counts[arms]
         slack = gap_elimination_slack(arms.size, tau, epsilon, delta, length)
         active &= means >= means[arms].max() - slack
         t, tau = end, tau + 1
