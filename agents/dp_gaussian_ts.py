@@ -1,4 +1,4 @@
-r"""Gaussian-prior Thompson samplers that are central-DP through their own Gaussian draws: PrePullGaussianTS and DPTSUCB.
+r"""Gaussian-prior Thompson samplers, central-DP through their own Gaussian draws: PrePullGaussianTS, DPTSUCB.
 
 A Thompson sample θ_i ~ N(μ̂_i, σ²/n_i) of a Gaussian posterior is the Gaussian mechanism on
 the arm's empirical mean μ̂_i: one reward r ∈ [0, 1] moves μ̂_i by at most 1/n_i, so one sample
@@ -37,7 +37,7 @@ import numpy as np
 from agents import _dp_gaussian_kernels as kernels
 from agents._dp_base import FloatArray, IntArray, StreamPrivateAgent
 from agents.base import check_float, check_int
-from bandit_envs.privacy.accounting import gdp_epsilon
+from bandit_envs.privacy.accounting import gdp_epsilon, gdp_mu
 from bandit_envs.privacy.streams import philox_noise_generator
 
 __all__ = [
@@ -75,7 +75,7 @@ class _GaussianAgent(StreamPrivateAgent):
 
     @property
     def privacy_spent(self) -> tuple[float, float]:
-        """(ε, δ): :attr:`gdp_mu` converted at the agent's ``delta`` (:func:`~bandit_envs.privacy.accounting.gdp_epsilon`)."""
+        """(ε, δ): :attr:`gdp_mu` at the agent's ``delta`` (:func:`bandit_envs.privacy.accounting.gdp_epsilon`)."""
         mu = self.gdp_mu
         return (gdp_epsilon(mu, self.delta), self.delta) if mu > 0.0 else (0.0, 0.0)
 
@@ -86,7 +86,7 @@ class _GaussianAgent(StreamPrivateAgent):
 
 
 class PrePullGaussianTS(_GaussianAgent):
-    r"""Gaussian-prior Thompson sampling with b pre-pulls and variance inflated by c (Ou, Avella Medina & Cummings 2024) [R].
+    r"""Gaussian-prior Thompson sampling, b pre-pulls, variance inflated by c (Ou, Avella Medina, Cummings 2024) [R].
 
     "Thompson Sampling Itself is Differentially Private" (arXiv:2407.14879): Gaussian-prior
     Thompson sampling in the form of Agrawal & Goyal (2013, their Algorithm 2): with k_i the
@@ -112,7 +112,7 @@ class PrePullGaussianTS(_GaussianAgent):
 
     R ≤ T − K·m when the agent plays its own choices for T rounds (:meth:`gdp_mu_for_horizon`).
     ε at δ: :attr:`privacy_spent`. Pre-pull rounds draw nothing and depend on no reward.
-    Example: T = 10⁴, K = 10, b = 100, c = 100 gives μ = sqrt(9000/10100) = 0.944, i.e. ε = 4.14
+    Example: T = 10⁴, K = 10, b = 100, c = 100 gives μ = sqrt(9000/10100) = 0.944, i.e. ε = 4.10
     at δ = 10⁻⁵.
 
     Noise: K Gaussian draws per sampling round (arms in order), from the copy's noise stream.
@@ -157,12 +157,38 @@ class PrePullGaussianTS(_GaussianAgent):
         self.pre_pulls = check_int("pre_pulls", pre_pulls, minimum=0)
         self.variance = check_float("variance", variance, low=0.0, high=1e100, low_open=True)
         self.delta = _check_delta(delta)
-        self.epsilon = math.inf  # stated through gdp_mu / privacy_spent
+        #: No horizon, no total: inf until :meth:`for_budget` sets its budget's ε (privacy_spent is exact).
+        self.epsilon = math.inf
         self._reset_state()
 
     def _reset_learning(self) -> None:
         self._counts = np.zeros((self.batch, self.n_arms), dtype=np.int64)
         self._sums = np.zeros((self.batch, self.n_arms))
+
+    @classmethod
+    def for_budget(
+        cls,
+        n_arms: int,
+        horizon: int,
+        epsilon: float,
+        delta: float = DEFAULT_DELTA,
+        pre_pulls: int = 0,
+        *,
+        n_envs: int | None = None,
+        seed: int | None = None,
+    ) -> PrePullGaussianTS:
+        """The agent whose first ``horizon`` rounds of its own choices are (ε, δ)-DP: c = max(1, R/(μ² (m + 1))).
+
+        μ = :func:`~bandit_envs.privacy.accounting.gdp_mu` (ε, δ), m = max(b, 1), R = max(T − K m, 1).
+        """
+        k = check_int("n_arms", n_arms, minimum=2)
+        t = check_int("horizon", horizon, minimum=1)
+        m = max(check_int("pre_pulls", pre_pulls, minimum=0), 1)
+        mu = gdp_mu(epsilon, delta)
+        variance = max(1.0, max(t - k * m, 1) / (mu * mu * (m + 1)))
+        agent = cls(n_arms, pre_pulls, variance, delta, n_envs=n_envs, seed=seed)
+        agent.epsilon = gdp_epsilon(agent.gdp_mu_for_horizon(t), agent.delta)
+        return agent
 
     @property
     def per_round_mu(self) -> float:
@@ -196,7 +222,7 @@ class PrePullGaussianTS(_GaussianAgent):
 
 
 class DPTSUCB(_GaussianAgent):
-    r"""DP-TS-UCB: Gaussian Thompson sampling with at most φ fresh samples per posterior, then their maximum (Hu et al. 2025) [R/P].
+    r"""DP-TS-UCB: Gaussian TS with at most φ fresh samples per posterior, then their maximum (Hu et al. 2025) [R/P].
 
     "Connecting Thompson Sampling and UCB: Towards More Efficient Trade-offs Between Privacy and
     Regret" (Hu, Huang, Zhang, Lécuyer, Hegde, ICML 2025, arXiv:2505.02383). What we implement,
@@ -227,8 +253,8 @@ class DPTSUCB(_GaussianAgent):
     .. math:: \mu^2 \le \frac{1}{\sigma^2}\min\Big(\varphi H_t,\ D\Big),\qquad H_t = \sum_{n=1}^{t} \frac1n,
 
     D the Gaussian draws so far; after T rounds μ ≤ sqrt(φ H_T)/σ = Õ(T^{0.25(1−α)})
-    (:meth:`gdp_mu_for_horizon`). Example: T = 10⁴, α = 0.5 (φ = 10), σ = 1: μ = 9.90, ε = 93 at
-    δ = 10⁻⁵; α = 1 (φ = 1): μ = 3.13, ε = 19.3.
+    (:meth:`gdp_mu_for_horizon`). Example: T = 10⁴, α = 0.5 (φ = 10), σ = 1: μ = 9.89, ε = 90.3 at
+    δ = 10⁻⁵; α = 1 (φ = 1): μ = 3.13, ε = 17.6.
 
     Noise: one Gaussian draw per arm with budget left per round (arms in order), from the copy's
     noise stream.
@@ -282,8 +308,9 @@ class DPTSUCB(_GaussianAgent):
         self.variance = check_float("variance", variance, low=0.0, high=1e100, low_open=True)
         self.delta = _check_delta(delta)
         self.budget = max(1, math.ceil(self.horizon ** ((1.0 - self.alpha) / 2.0)))
-        self.epsilon = math.inf  # stated through gdp_mu / privacy_spent
         self._reset_state()
+        #: ε at ``delta`` of the whole horizon (:meth:`gdp_mu_for_horizon`).
+        self.epsilon = gdp_epsilon(self.gdp_mu_for_horizon(self.horizon), self.delta)
 
     def _reset_learning(self) -> None:
         shape = (self.batch, self.n_arms)
@@ -291,6 +318,24 @@ class DPTSUCB(_GaussianAgent):
         self._sums = np.zeros(shape)
         self._used = np.zeros(shape, dtype=np.int64)
         self._top = np.full(shape, -np.inf)
+
+    @classmethod
+    def for_budget(
+        cls,
+        n_arms: int,
+        horizon: int,
+        epsilon: float,
+        delta: float = DEFAULT_DELTA,
+        alpha: float = 0.5,
+        *,
+        n_envs: int | None = None,
+        seed: int | None = None,
+    ) -> DPTSUCB:
+        """The agent whose first ``horizon`` rounds are (ε, δ)-DP: σ² = max(1, φ H_T / μ²), μ = gdp_mu(ε, δ)."""
+        probe = cls(n_arms, horizon, alpha, 1.0, delta)
+        mu = gdp_mu(epsilon, delta)
+        variance = max(1.0, probe.gdp_mu_for_horizon(probe.horizon) ** 2 / (mu * mu))
+        return cls(n_arms, horizon, alpha, variance, delta, n_envs=n_envs, seed=seed)
 
     def _mu(self, rounds: int, draws: float) -> float:
         harmonic = sum(1.0 / n for n in range(1, rounds + 1)) if rounds < 10**6 else math.log(rounds) + 0.5773

@@ -78,6 +78,7 @@ __all__ = [
     "UserPrivacy",
     "basic_composition",
     "gdp_epsilon",
+    "gdp_mu",
     "max_reports",
     "report_cap",
     "tight_composition",
@@ -622,3 +623,29 @@ def gdp_epsilon(mu: float, delta: float) -> float:
         return 0.0
     mechanism = ReportMechanism.gaussian(1.0 / m, 1.0, 1.0, dlt)
     return max(_pld_epsilon(mechanism, 1, dlt), 0.0)
+
+
+def gdp_mu(epsilon: float, delta: float) -> float:
+    """The largest mu at which mu-GDP implies (``epsilon``, ``delta``)-DP (the inverse of :func:`gdp_epsilon`).
+
+    Solves delta(epsilon; mu) = Phi(-epsilon/mu + mu/2) - e^epsilon Phi(-epsilon/mu - mu/2) =
+    ``delta`` for mu (Dong, Roth & Su 2022, Corollary 2.13; delta grows with mu), with the exact
+    Gaussian curve of ``bandit_envs.privacy.gaussian`` at noise multiplier 1/mu. Used to size a
+    GDP mechanism for an (epsilon, delta) budget. No randomness.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is not in (0, 1e4] or ``delta`` is outside (0, 1).
+    """
+    eps = check_float("epsilon", epsilon, low=0.0, high=1e4, low_open=True)
+    dlt = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    target = math.log(dlt)
+
+    def excess(log_mu: float) -> float:
+        return _log_gaussian_delta(math.exp(-log_mu), eps, 1.0) - target
+
+    lo, hi = -30.0, 1.0
+    while excess(hi) < 0.0:
+        hi += 1.0
+    return math.exp(float(brentq(excess, lo, hi, xtol=1e-14)))
