@@ -7,9 +7,9 @@ number of the round being chosen; ties in an argmax go to the lowest arm.
 
 The Gaussian draws are privacy noise (a Thompson sample of a Gaussian posterior is a Gaussian
 mechanism on the arm's empirical mean), so they come from the noise streams, not from the
-sampling streams of :mod:`agents._sampling`: :func:`gaussian` is the Box–Muller transform of
+sampling streams of :mod:`agents._sampling`: :func:`gaussian_pair` is the Box–Muller transform of
 two uniforms of the stream (``Generator.random()``), whose plain-Python twin is
-:func:`agents.dp_gaussian_ts.reference_gaussian`. Floating-point Gaussian sampling shares the
+:class:`agents.dp_gaussian_ts.ReferenceGaussians`. Floating-point Gaussian sampling shares the
 low-order-bit weakness of floating-point Laplace sampling (Mironov, CCS 2012); a discrete
 Gaussian (Canonne, Kamath, Steinke, NeurIPS 2020) would be the production choice.
 
@@ -33,15 +33,18 @@ TWO_PI = 2.0 * math.pi
 
 
 @njit(inline="always")
-def gaussian(streams, b):  # pragma: no cover
-    """One N(0, 1) draw of copy b: ``sqrt(-2 ln(1 - U1)) * cos(2π U2)`` for two uniforms U1, U2 in [0, 1).
+def gaussian_pair(streams, b):  # pragma: no cover
+    """Two independent N(0, 1) draws of copy b: ``r cos(2π U2)``, ``r sin(2π U2)``, ``r = sqrt(-2 ln(1 - U1))``.
 
-    Box & Muller (1958), cosine half only (the sine half is discarded, so a draw costs exactly
-    two uniforms and a copy's stream position depends only on how many draws it made).
+    Box & Muller (1958) on two uniforms U1, U2 in [0, 1) of the stream (U1 first). A round's
+    draws are taken in pairs, in arm order; the second of a pair left over at the end of a
+    round is discarded, so a copy's stream position depends only on its draws per round.
     """
     u1 = rng_.next_double(streams, b)
     u2 = rng_.next_double(streams, b)
-    return math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(TWO_PI * u2)
+    r = math.sqrt(-2.0 * math.log(1.0 - u1))
+    angle = TWO_PI * u2
+    return r * math.cos(angle), r * math.sin(angle)
 
 
 # ------------------------------------------------------------- HybridDPUCB, width "paper"
@@ -106,9 +109,10 @@ def sums_update(counts, sums, actions, rewards):  # pragma: no cover
 def prepull_ts_choose(counts, sums, pre_pulls, variance, streams, draws, out):  # pragma: no cover
     """Per copy b: the lowest arm with fewer than ``max(pre_pulls, 1)`` pulls; else Gaussian Thompson sampling.
 
-    θ_k = sums[k]/(counts[k] + 1) + sqrt(variance/(counts[k] + 1)) · Z_k, one :func:`gaussian`
-    draw Z_k per arm in arm order from copy b's noise stream, and the argmax of θ is played;
-    ``draws[b]`` counts the sampling rounds.
+    θ_k = sums[k]/(counts[k] + 1) + sqrt(variance/(counts[k] + 1)) · Z_k, one N(0, 1) draw Z_k
+    per arm in arm order (:func:`gaussian_pair`: arms 0 and 1 share a pair, then 2 and 3, ...)
+    from copy b's noise stream, and the argmax of θ is played; ``draws[b]`` counts the sampling
+    rounds.
     """
     first = max(pre_pulls, 1)
     n_arms = counts.shape[1]
@@ -121,9 +125,14 @@ def prepull_ts_choose(counts, sums, pre_pulls, variance, streams, draws, out):  
         if best < 0:
             best = 0
             best_value = -np.inf
+            spare = 0.0
             for k in range(n_arms):
+                if k % 2 == 0:
+                    z, spare = gaussian_pair(streams, b)
+                else:
+                    z = spare
                 n1 = counts[b, k] + 1.0
-                value = sums[b, k] / n1 + math.sqrt(variance / n1) * gaussian(streams, b)
+                value = sums[b, k] / n1 + math.sqrt(variance / n1) * z
                 if value > best_value:
                     best_value = value
                     best = k
@@ -157,9 +166,10 @@ def ts_ucb_choose(counts, sums, used, top, budget, variance, streams, draws, out
     """Per copy b: the lowest arm never pulled; else argmax over arms of a fresh or a reused posterior sample.
 
     Arm k's posterior is N(sums[k]/counts[k], variance/counts[k]). While it has given fewer than
-    ``budget`` samples (``used[b, k]``), the arm's value is a fresh sample (one :func:`gaussian`
-    draw of copy b's noise stream; arms in order); after that, the largest of its samples
-    (``top[b, k]``), drawing nothing. ``draws[b]`` counts the Gaussian draws.
+    ``budget`` samples (``used[b, k]``), the arm's value is a fresh sample (one N(0, 1) draw of
+    copy b's noise stream; the round's draws in arm order, in pairs of :func:`gaussian_pair`);
+    after that, the largest of its samples (``top[b, k]``), drawing nothing. ``draws[b]``
+    counts the Gaussian draws.
     """
     n_arms = counts.shape[1]
     for b in range(counts.shape[0]):
@@ -171,10 +181,18 @@ def ts_ucb_choose(counts, sums, used, top, budget, variance, streams, draws, out
         if best < 0:
             best = 0
             best_value = -np.inf
+            spare = 0.0
+            have_spare = False
             for k in range(n_arms):
                 if used[b, k] < budget:
+                    if have_spare:
+                        z = spare
+                        have_spare = False
+                    else:
+                        z, spare = gaussian_pair(streams, b)
+                        have_spare = True
                     n = np.float64(counts[b, k])
-                    value = sums[b, k] / n + math.sqrt(variance / n) * gaussian(streams, b)
+                    value = sums[b, k] / n + math.sqrt(variance / n) * z
                     used[b, k] += 1
                     draws[b] += 1
                     if value > top[b, k]:

@@ -10,12 +10,13 @@ Cor. 3.3 there: μ = sqrt(Σ μ_s²)), and convert it to (ε, δ) with
 
 Unit of privacy (``privacy_unit``): one round's reward r_t ∈ [0, 1] (event level: neighbouring
 reward sequences differ in one round's reward). Per user: a user whose data is k rounds' rewards
-is covered by group privacy, k·μ-GDP (k rewards move one empirical mean by at most k/n_i).
+is covered by group privacy, k·μ-GDP (k rewards move one empirical mean by at most k/n_i):
+``user_privacy_spent(k)``.
 
 Noise: the Gaussian draws are the privacy noise, so they come from the copies' privacy-noise
 streams (:mod:`agents._philox`, :func:`bandit_envs.privacy.streams.philox_noise_generator` of
 the copy's seed): copy i of a batch seeded with s draws exactly as a single agent seeded with
-s + i. A draw is the Box–Muller transform of two uniforms (:func:`reference_gaussian`); like
+s + i. Draws are Box–Muller pairs of two uniforms (:class:`ReferenceGaussians`); like
 floating-point Laplace sampling (Mironov, CCS 2012) it is fine for research, not for production.
 
 Private state: the exact sums and the streams are the curator's; publish the actions only.
@@ -44,8 +45,8 @@ __all__ = [
     "DPTSUCB",
     "PrePullGaussianTS",
     "ReferenceDPTSUCB",
+    "ReferenceGaussians",
     "ReferencePrePullGaussianTS",
-    "reference_gaussian",
 ]
 
 #: δ at which :attr:`privacy_spent` states ε unless the agent is given another.
@@ -77,6 +78,16 @@ class _GaussianAgent(StreamPrivateAgent):
     def privacy_spent(self) -> tuple[float, float]:
         """(ε, δ): :attr:`gdp_mu` at the agent's ``delta`` (:func:`bandit_envs.privacy.accounting.gdp_epsilon`)."""
         mu = self.gdp_mu
+        return (gdp_epsilon(mu, self.delta), self.delta) if mu > 0.0 else (0.0, 0.0)
+
+    def user_privacy_spent(self, rounds: int) -> tuple[float, float]:
+        """(ε, δ) so far for a user whose data is ``rounds`` rounds' rewards: k·μ-GDP (group privacy), at ``delta``.
+
+        k changed rewards move any empirical mean by at most k/n_i, so every sample's GDP
+        parameter, and hence the composed μ, grows by the factor k.
+        """
+        k = check_int("rounds", rounds, minimum=0)
+        mu = k * self.gdp_mu
         return (gdp_epsilon(mu, self.delta), self.delta) if mu > 0.0 else (0.0, 0.0)
 
     @property
@@ -370,11 +381,32 @@ class DPTSUCB(_GaussianAgent):
 # ------------------------------------------------------------------- plain-Python references
 
 
-def reference_gaussian(rng: np.random.Generator) -> float:
-    """One N(0, 1) draw as the kernels make it: ``sqrt(-2 ln(1 - U1)) cos(2π U2)``, U1, U2 = ``rng.random()``."""
-    u1 = rng.random()
-    u2 = rng.random()
-    return math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)
+class ReferenceGaussians:
+    """A round's N(0, 1) draws as the kernels make them: Box–Muller pairs, the unused half dropped at :meth:`new_round`.
+
+    A pair is ``r cos(2π U2)``, ``r sin(2π U2)`` with ``r = sqrt(-2 ln(1 - U1))`` and U1, U2
+    two ``rng.random()`` values (U1 first).
+    """
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+        self.spare: float | None = None
+
+    def new_round(self) -> None:
+        """Drop the unused half of the last pair."""
+        self.spare = None
+
+    def draw(self) -> float:
+        """The next N(0, 1) value of this round."""
+        if self.spare is not None:
+            value, self.spare = self.spare, None
+            return value
+        u1 = self.rng.random()
+        u2 = self.rng.random()
+        r = math.sqrt(-2.0 * math.log(1.0 - u1))
+        angle = 2.0 * math.pi * u2
+        self.spare = r * math.sin(angle)
+        return r * math.cos(angle)
 
 
 def _argmax(values: list[float]) -> int:
@@ -389,7 +421,7 @@ class ReferencePrePullGaussianTS:
     """:class:`PrePullGaussianTS` for one copy, in plain Python (``act() -> int``, ``update(arm, reward)``)."""
 
     def __init__(self, n_arms: int, pre_pulls: int = 0, variance: float = 1.0, *, seed: int) -> None:
-        self.rng = philox_noise_generator(seed)
+        self.normals = ReferenceGaussians(philox_noise_generator(seed))
         self.counts, self.sums = [0] * n_arms, [0.0] * n_arms
         self.first, self.variance = max(pre_pulls, 1), variance
 
@@ -398,9 +430,10 @@ class ReferencePrePullGaussianTS:
         for k, n in enumerate(self.counts):
             if n < self.first:
                 return k
+        self.normals.new_round()
         theta = []
         for n, s in zip(self.counts, self.sums, strict=True):
-            theta.append(s / (n + 1.0) + math.sqrt(self.variance / (n + 1.0)) * reference_gaussian(self.rng))
+            theta.append(s / (n + 1.0) + math.sqrt(self.variance / (n + 1.0)) * self.normals.draw())
         return _argmax(theta)
 
     def update(self, arm: int, reward: float) -> None:
@@ -413,7 +446,7 @@ class ReferenceDPTSUCB:
     """:class:`DPTSUCB` for one copy, in plain Python (``act() -> int``, ``update(arm, reward)``)."""
 
     def __init__(self, n_arms: int, horizon: int, alpha: float = 0.5, variance: float = 1.0, *, seed: int) -> None:
-        self.rng = philox_noise_generator(seed)
+        self.normals = ReferenceGaussians(philox_noise_generator(seed))
         self.budget = max(1, math.ceil(horizon ** ((1.0 - alpha) / 2.0)))
         self.variance = variance
         self.counts, self.sums = [0] * n_arms, [0.0] * n_arms
@@ -424,10 +457,11 @@ class ReferenceDPTSUCB:
         for k, n in enumerate(self.counts):
             if n == 0:
                 return k
+        self.normals.new_round()
         values = []
         for k, (n, s) in enumerate(zip(self.counts, self.sums, strict=True)):
             if len(self.samples[k]) < self.budget:
-                x = s / n + math.sqrt(self.variance / n) * reference_gaussian(self.rng)
+                x = s / n + math.sqrt(self.variance / n) * self.normals.draw()
                 self.samples[k].append(x)
                 values.append(x)
             else:

@@ -23,7 +23,7 @@ from agents import _dp_gaussian_kernels as gk
 from agents import _philox as philox
 from agents import dp_reference as ref
 from agents.audit import NO_VIOLATION, VIOLATION, audit
-from agents.dp_gaussian_ts import ReferenceDPTSUCB, ReferencePrePullGaussianTS, reference_gaussian
+from agents.dp_gaussian_ts import ReferenceDPTSUCB, ReferenceGaussians, ReferencePrePullGaussianTS
 from bandit_envs.privacy.accounting import gdp_epsilon, gdp_mu
 from bandit_envs.privacy.streams import philox_noise_generator
 
@@ -98,16 +98,17 @@ def test_copy_i_of_a_batch_is_the_single_agent_with_copy_i_seed(name):
 
 @njit
 def _gaussians(streams, n, out):  # pragma: no cover
-    for i in range(n):
-        out[i] = gk.gaussian(streams, 0)
+    for i in range(0, n, 2):
+        out[i], out[i + 1] = gk.gaussian_pair(streams, 0)
 
 
 def test_gaussian_draws_are_the_reference_and_standard_normal():
     streams = philox.new_streams([5])
     out = np.empty(20000)
     _gaussians(streams, 20000, out)
-    gen = philox_noise_generator(5)
-    np.testing.assert_allclose(out[:500], [reference_gaussian(gen) for _ in range(500)], rtol=1e-12, atol=1e-15)
+    normals = ReferenceGaussians(philox_noise_generator(5))
+    np.testing.assert_allclose(out[:500], [normals.draw() for _ in range(500)], rtol=1e-12, atol=1e-15)
+    assert abs(np.corrcoef(out[0::2], out[1::2])[0, 1]) < 0.03  # the two halves of a pair are independent
     assert stats.kstest(out, stats.norm.cdf).pvalue > ALPHA
     assert stats.kstest(out, stats.norm(scale=1.1).cdf).pvalue < ALPHA
 
@@ -148,6 +149,8 @@ def test_prepull_guarantee_and_budget():
     play(sized, table)
     mu = math.sqrt(200 - 5) * sized.per_round_mu  # 5 first pulls draw nothing
     assert sized.gdp_mu == pytest.approx(mu) and sized.privacy_spent[0] == pytest.approx(gdp_epsilon(mu, 1e-5))
+    assert sized.user_privacy_spent(3)[0] == pytest.approx(gdp_epsilon(3 * mu, 1e-5))
+    assert sized.user_privacy_spent(1) == sized.privacy_spent and sized.user_privacy_spent(0) == (0.0, 0.0)
 
 
 def test_dptsucb_guarantee_and_budget():
