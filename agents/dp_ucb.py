@@ -117,7 +117,8 @@ class HybridDPUCB(_CounterAgent):
       states it as holding with probability 1 − t⁻⁴; we did not re-derive that (our exact
       bound for the same noise is larger), so treat the confidence statement as the paper's,
       not this library's. ``confidence_power`` is not used (the paper fixes t⁻⁴). Measured on
-      K = 5 Bernoulli arms with means 0.9 … 0.5 (linear), T = 10⁴, ε = 1: see docs/agents/central-dp.md.
+      K = 5 Bernoulli arms with means 0.9, 0.8, …, 0.5, T = 10⁴, ε = 1, 50 seeds: regret
+      860 ± 11 against ``"exact"``'s 1254 ± 9.
 
     The privacy guarantee is the same for both: the width is post-processing of the releases.
     The structure (hybrid counter per arm, UCB index widened by a high-probability bound on the
@@ -264,7 +265,7 @@ class TreeDPUCB(_CounterAgent):
       the popcount(n_i) p-sums inside Ŝ_i, at confidence 1 − t^{-p} (p = ``confidence_power``).
 
     Reproducing the public implementation above: it uses γ = T⁻⁴ (our default γ = 1/T gives a
-    width 2.2–2.4 times narrower at T = 10⁴–10⁵, K = 5–10), gives every tree the full ε, and
+    width 2.2–2.3 times narrower at T = 10⁴–10⁵, K = 5–10), gives every tree the full ε, and
     sizes the width for ε/K. That is ``TreeDPUCB(K, T, ε, per_arm_budget="parallel",
     gamma=T**-4.0, relaxation_epsilon=ε/K)`` (trees ε-DP each, relaxation
     K ln²T ln(K T ln T · T⁴)/ε). ``per_arm_budget="split", gamma=T**-4.0`` has the same width
@@ -361,7 +362,9 @@ class TreeDPUCB(_CounterAgent):
         k = self.n_arms
         self.epsilon_per_arm = self.epsilon / k if self.per_arm_budget == "split" else self.epsilon
         self.relaxation_epsilon = (
-            self.epsilon_per_arm if relaxation_epsilon is None else check_epsilon(relaxation_epsilon)
+            self.epsilon_per_arm
+            if relaxation_epsilon is None
+            else check_float("relaxation_epsilon", relaxation_epsilon, low=0.0, high=1e100, low_open=True)
         )
         self._scale = self.depth / self.epsilon_per_arm
         self.relaxation = 0.0

@@ -190,13 +190,14 @@ def test_hybrid_paper_width_is_the_public_formula():
 
 
 def test_hybrid_paper_bound_has_less_regret_than_the_exact_one():
+    """K = 5 Bernoulli arms 0.9 … 0.5, T = 10⁴, ε = 1, 20 seeds (docs: 1254 ± 9 and 860 ± 11 on 50)."""
     means = np.linspace(0.9, 0.5, 5)
-    table = (np.random.default_rng(1).random((3000, 16, 5)) < means).astype(float)
+    table = (np.random.default_rng(1).random((10_000, 20, 5)) < means).astype(float)
     gaps = means.max() - means
     regret = {
-        b: gaps[play(HybridDPUCB(5, 1.0, bound=b, n_envs=16, seed=0), table)].sum(0).mean() for b in ("exact", "paper")
+        b: gaps[play(HybridDPUCB(5, 1.0, bound=b, n_envs=20, seed=0), table)].sum(0).mean() for b in ("exact", "paper")
     }
-    assert regret["paper"] < 0.9 * regret["exact"], regret
+    assert regret["paper"] < 0.8 * regret["exact"], regret
 
 
 def test_tree_relaxation_epsilon_reproduces_the_public_width():
@@ -207,7 +208,11 @@ def test_tree_relaxation_epsilon_reproduces_the_public_width():
     assert public.privacy_spent == (0.0, 0.0) and public.epsilon_per_arm == eps  # trees of ε each
     default = TreeDPUCB(k, t, eps, "parallel", gamma=t**-4.0)
     assert public.relaxation == pytest.approx(k * default.relaxation)
-    assert 2.2 < TreeDPUCB(k, t, eps, gamma=t**-4.0).relaxation / TreeDPUCB(k, t, eps).relaxation < 2.4
+    for arms, horizon in ((5, 10_000), (10, 10_000), (5, 100_000), (10, 100_000)):
+        ratio = TreeDPUCB(arms, horizon, eps, gamma=horizon**-4.0).relaxation / TreeDPUCB(arms, horizon, eps).relaxation
+        assert 2.2 < ratio < 2.3
+    with pytest.raises(ValueError, match="relaxation_epsilon"):
+        TreeDPUCB(k, t, eps, relaxation_epsilon=0.0)
 
 
 # Audit ------------------------------------------------------------------------------------------------
