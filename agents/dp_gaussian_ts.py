@@ -253,8 +253,9 @@ class DPTSUCB(_GaussianAgent):
     Which epoch structure, variance scaling in α and constants the paper's Algorithm 1 uses,
     we could not check; treat α here as the knob of the sample budget only. With φ small
     (α near 1), a maximum that came out low for the best arm stays until that arm is pulled
-    again, which may not happen: regret can then grow linearly in a fraction of runs (the
-    ``dp-mab/epsilon`` rows show the default α = 0.5).
+    again, which may not happen: regret can then grow linearly in a fraction of runs (K = 5,
+    means 0.9 … 0.5, T = 10⁴, σ² = 1, 30 runs: α = 0.5 gives 54 ± 3, α = 1 gives 1367 ± 246 with
+    runs near 4000; ``budget=14`` gives 65 ± 3). ``dp-mab/epsilon`` shows the default α = 0.5.
 
     Privacy (μ-GDP, event level; module docstring; our derivation for this implementation): a
     reward of arm a that arrives at its s-th pull enters the posteriors of counts n = s, s + 1,
@@ -282,6 +283,10 @@ class DPTSUCB(_GaussianAgent):
         σ² > 0 of the posteriors. Default 1.
     delta
         δ in (0, 1) at which :attr:`privacy_spent` states ε. Default 1e-5.
+    budget
+        φ >= 1 instead of ⌈T^{(1−α)/2}⌉ (then α is not used) [P]: e.g. φ ≥ log₂ T makes the
+        maximum of a posterior's samples fall below its mean with probability at most 2^{−φ} ≤ 1/T,
+        which avoids the failure above at a GDP cost of sqrt(φ).
     n_envs
         ``None`` for one env, or the number N of copies run in lock-step.
     seed
@@ -309,6 +314,7 @@ class DPTSUCB(_GaussianAgent):
         alpha: float = 0.5,
         variance: float = 1.0,
         delta: float = DEFAULT_DELTA,
+        budget: int | None = None,
         *,
         n_envs: int | None = None,
         seed: int | None = None,
@@ -318,7 +324,11 @@ class DPTSUCB(_GaussianAgent):
         self.alpha = check_float("alpha", alpha, low=0.0, high=1.0)
         self.variance = check_float("variance", variance, low=0.0, high=1e100, low_open=True)
         self.delta = _check_delta(delta)
-        self.budget = max(1, math.ceil(self.horizon ** ((1.0 - self.alpha) / 2.0)))
+        self.budget = (
+            max(1, math.ceil(self.horizon ** ((1.0 - self.alpha) / 2.0)))
+            if budget is None
+            else check_int("budget", budget, minimum=1)
+        )
         self._reset_state()
         #: ε at ``delta`` of the whole horizon (:meth:`gdp_mu_for_horizon`).
         self.epsilon = gdp_epsilon(self.gdp_mu_for_horizon(self.horizon), self.delta)
@@ -338,15 +348,16 @@ class DPTSUCB(_GaussianAgent):
         epsilon: float,
         delta: float = DEFAULT_DELTA,
         alpha: float = 0.5,
+        budget: int | None = None,
         *,
         n_envs: int | None = None,
         seed: int | None = None,
     ) -> DPTSUCB:
         """The agent whose first ``horizon`` rounds are (ε, δ)-DP: σ² = max(1, φ H_T / μ²), μ = gdp_mu(ε, δ)."""
-        probe = cls(n_arms, horizon, alpha, 1.0, delta)
+        probe = cls(n_arms, horizon, alpha, 1.0, delta, budget)
         mu = gdp_mu(epsilon, delta)
         variance = max(1.0, probe.gdp_mu_for_horizon(probe.horizon) ** 2 / (mu * mu))
-        return cls(n_arms, horizon, alpha, variance, delta, n_envs=n_envs, seed=seed)
+        return cls(n_arms, horizon, alpha, variance, delta, budget, n_envs=n_envs, seed=seed)
 
     def _mu(self, rounds: int, draws: float) -> float:
         harmonic = sum(1.0 / n for n in range(1, rounds + 1)) if rounds < 10**6 else math.log(rounds) + 0.5773
@@ -374,7 +385,7 @@ class DPTSUCB(_GaussianAgent):
     def __repr__(self) -> str:
         return (
             f"DPTSUCB(n_arms={self.n_arms}, horizon={self.horizon}, alpha={self.alpha}, variance={self.variance}, "
-            f"delta={self.delta}, n_envs={self.n_envs}, seed={self.seed})"
+            f"delta={self.delta}, budget={self.budget}, n_envs={self.n_envs}, seed={self.seed})"
         )
 
 
@@ -445,9 +456,18 @@ class ReferencePrePullGaussianTS:
 class ReferenceDPTSUCB:
     """:class:`DPTSUCB` for one copy, in plain Python (``act() -> int``, ``update(arm, reward)``)."""
 
-    def __init__(self, n_arms: int, horizon: int, alpha: float = 0.5, variance: float = 1.0, *, seed: int) -> None:
+    def __init__(
+        self,
+        n_arms: int,
+        horizon: int,
+        alpha: float = 0.5,
+        variance: float = 1.0,
+        budget: int | None = None,
+        *,
+        seed: int,
+    ) -> None:
         self.normals = ReferenceGaussians(philox_noise_generator(seed))
-        self.budget = max(1, math.ceil(horizon ** ((1.0 - alpha) / 2.0)))
+        self.budget = max(1, math.ceil(horizon ** ((1.0 - alpha) / 2.0))) if budget is None else budget
         self.variance = variance
         self.counts, self.sums = [0] * n_arms, [0.0] * n_arms
         self.samples: list[list[float]] = [[] for _ in range(n_arms)]  # this posterior's samples

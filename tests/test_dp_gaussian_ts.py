@@ -47,6 +47,10 @@ AGENTS = {
         lambda n, s: DPTSUCB(K, 2000, 1.0, 3.0, n_envs=n, seed=s),
         lambda s: ReferenceDPTSUCB(K, 2000, 1.0, 3.0, seed=s),
     ),
+    "DPTSUCB-budget": (
+        lambda n, s: DPTSUCB(K, 2000, 1.0, 2.0, budget=4, n_envs=n, seed=s),
+        lambda s: ReferenceDPTSUCB(K, 2000, 1.0, 2.0, budget=4, seed=s),
+    ),
     "HybridDPUCB-paper": (
         lambda n, s: HybridDPUCB(K, 1.0, bound="paper", n_envs=n, seed=s),
         lambda s: ref.ReferenceHybridDPUCB(K, 1.0, bound="paper", seed=s),
@@ -161,6 +165,11 @@ def test_dptsucb_guarantee_and_budget():
     assert agent.epsilon == pytest.approx(90.30, abs=0.05)
     assert DPTSUCB(5, 10_000, 1.0).budget == 1 and DPTSUCB(5, 10_000, 0.0).budget == 100
     assert DPTSUCB.for_budget(5, 10_000, 2.0).epsilon == pytest.approx(2.0, rel=1e-6)
+    fixed = DPTSUCB(5, 10_000, 1.0, budget=14)
+    assert fixed.budget == 14 and fixed.gdp_mu_for_horizon(10_000) == pytest.approx(math.sqrt(14 * harmonic))
+    assert DPTSUCB.for_budget(5, 10_000, 2.0, budget=14).budget == 14
+    with pytest.raises(ValueError, match="budget"):
+        DPTSUCB(5, 100, budget=0)
 
 
 def test_dptsucb_draws_at_most_budget_samples_per_posterior():
