@@ -7,6 +7,7 @@ env or, with ``n_envs=N``, N copies of a vector env in lock-step (docs/design.md
 from agents.adversarial import Exp3, Exp3IX, Exp3SET
 from agents.base import Agent, PrivateAgent
 from agents.budget_agents import SMUCB, FixedArm
+from agents.dp_gaussian_ts import DPTSUCB, PrePullGaussianTS
 from agents.dp_thompson import DPThompsonSampling, LDPThompsonSampling
 from agents.dp_ucb import AdaPUCB, HybridDPUCB, TreeDPUCB
 from agents.elimination import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
@@ -45,8 +46,10 @@ __all__ = [
     "UCB",
     "UCBN",
     "AdaPUCB",
+    "DPTSUCB",
     "DPThompsonSampling",
     "HybridDPUCB",
     "LDPThompsonSampling",
+    "PrePullGaussianTS",
     "TreeDPUCB",
 ]

@@ -53,6 +53,7 @@ class ReferenceHybridDPUCB:
         epsilon: float,
         alpha: float = math.sqrt(2.0),
         confidence_power: float = 4.0,
+        bound: str = "exact",
         *,
         seed: int,
         sampler: str = "lattice",
@@ -60,6 +61,14 @@ class ReferenceHybridDPUCB:
         self.rng = philox_noise_generator(seed)
         self.counters = [HybridCounter(epsilon, self.rng, sampler=sampler) for _ in range(n_arms)]
         self.alpha, self.power, self.t = alpha, confidence_power, 0
+        self.epsilon, self.bound = epsilon, bound
+
+    def _width(self, count: int, scales: list[float], t: int) -> float:
+        """B_i(t): the exact Laplace-sum bound, or the paper's v (c at a power of 2, else c (ln n + 1))."""
+        if self.bound == "paper":
+            c = math.sqrt(8.0) / self.epsilon * math.log(4.0 * t**4)
+            return c if count & (count - 1) == 0 else c * (math.log(count) + 1.0)
+        return laplace_sum_bound(scales, t ** (-self.power))
 
     def act(self) -> int:
         """The arm of round ``t + 1``."""
@@ -67,11 +76,10 @@ class ReferenceHybridDPUCB:
         for k, c in enumerate(self.counters):
             if c.count == 0:
                 return k
-        gamma = t ** (-self.power)
         index = [
             c.value / c.count
             + self.alpha * math.sqrt(math.log(t) / c.count)
-            + laplace_sum_bound(c.noise_scales(), gamma) / c.count
+            + self._width(c.count, c.noise_scales(), t) / c.count
             for c in self.counters
         ]
         return _argmax(index)
@@ -95,18 +103,20 @@ class ReferenceTreeDPUCB:
         gamma: float | None = None,
         alpha: float = math.sqrt(2.0),
         confidence_power: float = 4.0,
+        relaxation_epsilon: float | None = None,
         *,
         seed: int,
         sampler: str = "lattice",
     ) -> None:
         self.rng = philox_noise_generator(seed)
         eps_arm = epsilon / n_arms if per_arm_budget == "split" else epsilon
+        eps_width = eps_arm if relaxation_epsilon is None else relaxation_epsilon
         self.counters = [BinaryTreeCounter(horizon, eps_arm, self.rng, sampler=sampler) for _ in range(n_arms)]
         gamma = (1.0 / horizon if horizon > 1 else 0.5) if gamma is None else gamma
         log_t = math.log(horizon)
         self.relaxation = 0.0
         if width == "mt15" and horizon > 1:
-            self.relaxation = log_t**2 * math.log(n_arms * horizon * log_t / gamma) / eps_arm
+            self.relaxation = log_t**2 * math.log(n_arms * horizon * log_t / gamma) / eps_width
         self.width, self.alpha, self.power, self.t = width, alpha, confidence_power, 0
         assert self.counters[0].depth == tree_depth(horizon)
 

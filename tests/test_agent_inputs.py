@@ -22,6 +22,7 @@ import bandit_envs  # noqa: F401  (registers the env ids)
 from agents import (
     AAE,
     DPSE,
+    DPTSUCB,
     GAP,
     GAPU,
     KLUCB,
@@ -43,6 +44,7 @@ from agents import (
     LDPThompsonSampling,
     LDPWrapper,
     LinUCB,
+    PrePullGaussianTS,
     Random,
     SB3Agent,
     ShuffleLinUCB,
@@ -135,6 +137,8 @@ DP_AGENTS: dict[str, Make] = {
     "AdaPUCB-cumulative": lambda n: AdaPUCB(K, 1.0, variant="cumulative", n_envs=n, seed=0),
     "DPThompsonSampling": lambda n: DPThompsonSampling(K, 1.0, n_envs=n, seed=0),
     "LDPThompsonSampling": lambda n: LDPThompsonSampling(K, 1.0, n_envs=n, seed=0),
+    "PrePullGaussianTS": lambda n: PrePullGaussianTS(K, 2, 2.0, n_envs=n, seed=0),
+    "DPTSUCB": lambda n: DPTSUCB(K, 1000, 0.5, n_envs=n, seed=0),
 }
 AGENTS.update(DP_AGENTS)
 UNIT |= set(DP_AGENTS)

@@ -55,7 +55,17 @@ def test_non_private_agents_run_once_in_their_own_setting():
     assert {r["agent"] for r in rows} == {"UCB", "KLUCB", "TS"}
     assert all(np.isinf(r["epsilon"]) for r in rows)
     rows = regret_task(exp, 1, 0, 0)
-    assert {r["agent"] for r in rows} == {"HybridDPUCB", "TreeDPUCB", "AdaPUCB", "AdaPUCB-cum", "DPTS", "DPSE"}
+    assert {r["agent"] for r in rows} == {
+        "HybridDPUCB",
+        "HybridDPUCB-paper",
+        "TreeDPUCB",
+        "AdaPUCB",
+        "AdaPUCB-cum",
+        "DPTS",
+        "DPSE",
+        "PrePullGTS",
+        "DPTSUCB",
+    }
 
 
 @pytest.mark.parametrize("experiment_id", ["dp-mab/epsilon", "graph/side-observations"])
@@ -86,6 +96,7 @@ def test_reward_table_equals_the_vector_env(experiment_id):
     ("experiment_id", "setting", "names"),
     [
         ("dp-mab/epsilon", 3, ("HybridDPUCB", "TreeDPUCB", "AdaPUCB", "AdaPUCB-cum", "DPTS", "DPSE")),
+        ("dp-mab/epsilon", 3, ("HybridDPUCB-paper", "PrePullGTS", "DPTSUCB")),
         ("dp-mab/epsilon", 0, ("UCB", "KLUCB")),
         ("graph/side-observations", 1, ("UCBN", "Exp3SET", "Exp3IX", "GAP")),
     ],

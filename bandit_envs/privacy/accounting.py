@@ -77,6 +77,8 @@ __all__ = [
     "ReportMechanism",
     "UserPrivacy",
     "basic_composition",
+    "gdp_epsilon",
+    "gdp_mu",
     "max_reports",
     "report_cap",
     "tight_composition",
@@ -581,3 +583,69 @@ class ReportLedger:
         """Per copy, users with at least one report (1 for anonymous reports only)."""
         named = np.array([len(c) for c in self._counts], dtype=np.int64)
         return np.where((named == 0) & (self._anonymous > 0), 1, named)
+
+
+@functools.lru_cache(maxsize=1024)
+def gdp_epsilon(mu: float, delta: float) -> float:
+    """The smallest epsilon at which a mu-GDP mechanism is (epsilon, ``delta``)-DP, from ``dp_accounting``.
+
+    mu-Gaussian differential privacy (Dong, Roth & Su, "Gaussian differential privacy", JRSS B
+    84(1), 2022, Def. 2.6) says that telling two neighbouring inputs apart is no easier than
+    telling N(0, 1) from N(mu, 1): exactly the Gaussian mechanism of noise multiplier 1/mu
+    (Corollary 2.13 there: (epsilon, delta(epsilon))-DP for every epsilon >= 0, with
+    delta(epsilon) = Phi(-epsilon/mu + mu/2) - e^epsilon Phi(-epsilon/mu - mu/2)). This is that
+    mechanism's ``GaussianDpEvent`` composed once by ``dp_accounting``'s PLD accountant
+    ([DGKKM22]_; an upper bound within its discretization, about 1e-4 relative), and the exact
+    curve ([BW18]_ Thm. 8) where the PLD cannot be discretized. A mu-GDP guarantee is also
+    (mu²/2)-zCDP (Bun & Steinke, TCC 2016, Prop. 1.6, for the Gaussian), so zCDP statements of
+    rho convert by mu = sqrt(2 rho). No randomness.
+
+    Parameters
+    ----------
+    mu : float
+        The GDP parameter, >= 0 (0: perfectly private, epsilon 0).
+    delta : float
+        Target delta in (0, 1).
+
+    Returns
+    -------
+    float
+        epsilon >= 0.
+
+    Raises
+    ------
+    ValueError
+        If ``mu`` < 0 or not finite, or ``delta`` is outside (0, 1).
+    """
+    m = check_float("mu", mu, low=0.0, high=1e6)
+    dlt = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    if m == 0.0:
+        return 0.0
+    mechanism = ReportMechanism.gaussian(1.0 / m, 1.0, 1.0, dlt)
+    return max(_pld_epsilon(mechanism, 1, dlt), 0.0)
+
+
+def gdp_mu(epsilon: float, delta: float) -> float:
+    """The largest mu at which mu-GDP implies (``epsilon``, ``delta``)-DP (the inverse of :func:`gdp_epsilon`).
+
+    Solves delta(epsilon; mu) = Phi(-epsilon/mu + mu/2) - e^epsilon Phi(-epsilon/mu - mu/2) =
+    ``delta`` for mu (Dong, Roth & Su 2022, Corollary 2.13; delta grows with mu), with the exact
+    Gaussian curve of ``bandit_envs.privacy.gaussian`` at noise multiplier 1/mu. Used to size a
+    GDP mechanism for an (epsilon, delta) budget. No randomness.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is not in (0, 1e4] or ``delta`` is outside (0, 1).
+    """
+    eps = check_float("epsilon", epsilon, low=0.0, high=1e4, low_open=True)
+    dlt = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    target = math.log(dlt)
+
+    def excess(log_mu: float) -> float:
+        return _log_gaussian_delta(math.exp(-log_mu), eps, 1.0) - target
+
+    lo, hi = -30.0, 1.0
+    while excess(hi) < 0.0:
+        hi += 1.0
+    return math.exp(float(brentq(excess, lo, hi, xtol=1e-14)))

@@ -38,15 +38,18 @@ def regret_figure(
         curves[(int(s), str(a))][int(t)].append(float(reg))
     n = len(exp.settings)
     fig, axes = plt.subplots(1, n, figsize=(4.6 * n, 3.8), sharey=False, squeeze=False)
+    # Past the default cycle's 10 colours, one of 20 per agent (so no two agents share a colour).
+    palette = plt.get_cmap("tab20") if len(exp.all_agents) > 10 else None
     for i, s in enumerate(exp.settings):
         ax = axes[0, i]
-        for a in exp.all_agents:
+        for j, a in enumerate(exp.all_agents):
             pts = curves[(i, a)]
             ts = np.array(sorted(pts))
             m = np.array([np.mean(pts[t]) for t in ts])
             se = np.array([np.std(pts[t], ddof=1) / math.sqrt(len(pts[t])) if len(pts[t]) > 1 else 0.0 for t in ts])
-            ax.plot(ts, m, label=a)
-            ax.fill_between(ts, m - se, m + se, alpha=0.25)
+            color = None if palette is None else palette(j % 20)
+            ax.plot(ts, m, label=a, color=color)
+            ax.fill_between(ts, m - se, m + se, alpha=0.25, color=color)
         ax.set_title(
             title(s) if title else ", ".join(f"{k}={v:g}" for k, v in s.items() if isinstance(v, float)), fontsize=9
         )

@@ -20,15 +20,28 @@ from agents.experiments.dpmab.task import BUILTIN_AGENTS, probe_user, regret_tas
 MEANS: tuple[float, ...] = (0.8, 0.7, 0.7, 0.6, 0.6, 0.5, 0.5, 0.4, 0.4, 0.3)
 EPSILONS: tuple[float, ...] = (0.1, 0.5, 1.0, 5.0)
 NON_PRIVATE: tuple[str, ...] = ("UCB", "KLUCB", "TS")
-PRIVATE: tuple[str, ...] = ("HybridDPUCB", "TreeDPUCB", "AdaPUCB", "AdaPUCB-cum", "DPTS", "DPSE")
+PRIVATE: tuple[str, ...] = (
+    "HybridDPUCB",
+    "HybridDPUCB-paper",
+    "TreeDPUCB",
+    "AdaPUCB",
+    "AdaPUCB-cum",
+    "DPTS",
+    "DPSE",
+    "PrePullGTS",
+    "DPTSUCB",
+)
 #: Each private agent's non-private version (DPSE's is UCB: both are index-free of ε at ε = ∞).
 VERSION: dict[str, str] = {
     "HybridDPUCB": "UCB",
+    "HybridDPUCB-paper": "UCB",
     "TreeDPUCB": "UCB",
     "AdaPUCB": "UCB",
     "AdaPUCB-cum": "UCB",
     "DPTS": "TS",
     "DPSE": "UCB",
+    "PrePullGTS": "TS",
+    "DPTSUCB": "TS",
 }
 #: "Approaches its non-private version" at ε = 5: regret at most this times the version's.
 RATIO_BOUND = 2.0
@@ -121,7 +134,10 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         id="dp-mab/epsilon",
         title="Central-DP agents against their non-private versions, ε varied",
-        source="central-DP bandit agents (HybridDPUCB, TreeDPUCB, AdaP-UCB, DP-TS, DPSE) on a Bernoulli instance",
+        source=(
+            "central-DP bandit agents (HybridDPUCB, TreeDPUCB, AdaP-UCB, DP-TS, DPSE, PrePull-GTS, DP-TS-UCB) "
+            "on a Bernoulli instance"
+        ),
         family=EPSILON_FAMILY,
         # The non-private setting first: its task is the longest (ThompsonSampling's Beta draws), and
         # tasks start in setting order, so two processes finish together (see the family's docs).
@@ -141,7 +157,10 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                 "feedback graph). Non-private agents do not depend on ε and run once (the ε = ∞ column). "
                 "Common random numbers: run r of every agent and setting reads the same rewards; the agents "
                 "are batched (a task plays a block of runs as copies). AdaPUCB-cum is AdaP-UCB's cumulative "
-                "variant; DPTS is DPThompsonSampling. 'Approaches its non-private version' is tested as "
+                "variant; DPTS is DPThompsonSampling; HybridDPUCB-paper is HybridDPUCB with bound='paper' (the "
+                "paper's noise width; same privacy). PrePullGTS (PrePullGaussianTS) and DPTSUCB are Gaussian-DP: "
+                "each is sized by for_budget so that its T rounds are (ε, δ = 1e-5)-DP (approximate DP, not the "
+                "pure ε of the others). 'Approaches its non-private version' is tested as "
                 f"regret ≤ {RATIO_BOUND:g}× the version's (UCB, or TS for DPTS), by the paired 95% interval "
                 f"of regret − {RATIO_BOUND:g}·version's regret."
             ),

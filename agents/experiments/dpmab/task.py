@@ -36,6 +36,7 @@ import numpy.typing as npt
 
 from agents import (
     DPSE,
+    DPTSUCB,
     GAP,
     KLUCB,
     UCB,
@@ -45,6 +46,7 @@ from agents import (
     Exp3IX,
     Exp3SET,
     HybridDPUCB,
+    PrePullGaussianTS,
     ThompsonSampling,
     TreeDPUCB,
 )
@@ -68,6 +70,13 @@ BUILDERS: dict[str, Builder] = {
     "KLUCB": lambda env, s, n, seed: KLUCB(env.n_arms, n_envs=n, seed=seed),
     "TS": lambda env, s, n, seed: ThompsonSampling(env.n_arms, n_envs=n, seed=seed),
     "HybridDPUCB": lambda env, s, n, seed: HybridDPUCB(env.n_arms, s["epsilon"], n_envs=n, seed=seed),
+    "HybridDPUCB-paper": lambda env, s, n, seed: HybridDPUCB(
+        env.n_arms, s["epsilon"], bound="paper", n_envs=n, seed=seed
+    ),
+    "PrePullGTS": lambda env, s, n, seed: PrePullGaussianTS.for_budget(
+        env.n_arms, env.horizon, s["epsilon"], n_envs=n, seed=seed
+    ),
+    "DPTSUCB": lambda env, s, n, seed: DPTSUCB.for_budget(env.n_arms, env.horizon, s["epsilon"], n_envs=n, seed=seed),
     "TreeDPUCB": lambda env, s, n, seed: TreeDPUCB(env.n_arms, env.horizon, s["epsilon"], n_envs=n, seed=seed),
     "AdaPUCB": lambda env, s, n, seed: AdaPUCB(env.n_arms, s["epsilon"], n_envs=n, seed=seed),
     "AdaPUCB-cum": lambda env, s, n, seed: AdaPUCB(env.n_arms, s["epsilon"], variant="cumulative", n_envs=n, seed=seed),
