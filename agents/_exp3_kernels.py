@@ -170,6 +170,25 @@ def exp3ix_update(
         set_distribution(state, b, k_arms, next_eta, 0.0)
 
 
+# One env: scalars in, an int out, each through its compiled entry point
+# (:class:`agents.base.SingleEnvKernel`). Each wraps the batched kernel above on one-element
+# arrays, so it computes and draws exactly what that kernel does for a batch of one copy.
+
+
+@njit
+def sample_one(state: Any, bitgen: Any) -> int:  # pragma: no cover
+    """:func:`sample` of one env (row 0), drawing from the generator at ``bitgen``."""
+    return sample(state, np.full(1, bitgen, dtype=np.uint64))[0]
+
+
+@njit(error_model="numpy")
+def exp3_step(state: Any, action: int, reward: float, eta_next: float, gamma: float) -> int:  # pragma: no cover
+    """:func:`exp3_update` of one env (row 0): 0 if refused (nothing changed), else -1."""
+    actions = np.full(1, action, dtype=np.int64)
+    rewards = np.full(1, reward)
+    return exp3_update(state, actions, rewards, eta_next, gamma)
+
+
 class ExpWeightsReference:
     """One copy of Exp3, Exp3-SET or Exp3-IX in plain Python, drawing from ``rng``.
 

@@ -23,10 +23,19 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from numba import types
 
-from agents._exp3_kernels import EXTRA_COLUMNS, exp3_update, exp3ix_update, exp3set_update, sample
+from agents._exp3_kernels import (
+    EXTRA_COLUMNS,
+    exp3_step,
+    exp3_update,
+    exp3ix_update,
+    exp3set_update,
+    sample,
+    sample_one,
+)
 from agents._streams import GENERATOR_BYTES, CopyStreams
-from agents.base import Agent, check_float, check_int, describe
+from agents.base import Agent, SingleEnvKernel, check_float, check_int, describe
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods, independence_number
 
 FloatArray = npt.NDArray[np.float64]
@@ -34,6 +43,11 @@ IntArray = npt.NDArray[np.int64]
 
 #: Largest K for which Exp3-SET computes the independence number α(G) exactly for its default η.
 EXACT_ALPHA_ARMS = 40
+
+_STATE = types.Array(types.float64, 2, "C")
+#: One env's ``act`` and Exp3's ``update``: one call each of a one-env kernel's compiled entry point.
+_SAMPLE_ONE = SingleEnvKernel(sample_one, (_STATE, types.uint64))
+_EXP3_STEP = SingleEnvKernel(exp3_step, (_STATE, types.int64, types.float64, types.float64, types.float64))
 
 
 class _ExpWeights(CopyStreams, Agent):
@@ -51,6 +65,8 @@ class _ExpWeights(CopyStreams, Agent):
         ...
 
     def _reset_state(self) -> None:
+        if self.n_envs is None:
+            _SAMPLE_ONE.load()
         k = self.n_arms
         self._state = np.zeros((self.batch, 2 * k + EXTRA_COLUMNS))
         self._state[:, k : 2 * k] = 1.0 / k
@@ -84,8 +100,11 @@ class _ExpWeights(CopyStreams, Agent):
         """Draw one arm per copy from p_t (one draw from each copy's generator)."""
         if obs is not None:
             self._check_obs(obs)
+        if self.n_envs is None:
+            arm: int = _SAMPLE_ONE.call(self._state, self._bitgen_one)
+            return arm
         out: IntArray = sample(self._state, self._bitgens)
-        return self._out(out)
+        return out
 
 
 class Exp3(_ExpWeights):
@@ -168,6 +187,8 @@ class Exp3(_ExpWeights):
         self._log_k_over_k = math.log(k) / k
         self._seed_copies()
         self._reset_state()
+        if self.n_envs is None:
+            _EXP3_STEP.load()
 
     def eta_at(self, t: int) -> float:
         """η_t of round t (1-based): the fixed η, or sqrt(ln K / (t K))."""
@@ -178,6 +199,15 @@ class Exp3(_ExpWeights):
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Add the pulled arm's importance-weighted loss and compute p of the next round."""
+        value = self._plain_value(action, reward)
+        if value is not None:  # one env, plain scalars that fit: one compiled call
+            if info is not None:
+                self._check_info(info)
+            fixed = self.fixed_eta
+            eta = fixed if fixed is not None else math.sqrt(self._log_k_over_k / (self.t + 2))  # eta_at(t + 2)
+            if _EXP3_STEP.call(self._state, action, value, eta, self.gamma) < 0:
+                self.t += 1
+                return
         a, r = self._feedback(action, reward, info, check_values=False)
         bad = exp3_update(self._state, a, r, self.eta_at(self.t + 2), self.gamma)
         if bad >= 0:

@@ -24,7 +24,7 @@ from numba import types
 
 from agents import _sampling as sampling
 from agents import _thompson_kernels as ts_kernels
-from agents.base import Agent, check_float, describe, entry_point
+from agents.base import Agent, SingleEnvKernel, check_float, describe, entry_point
 from bandit_envs._jit import njit
 
 FloatArray = npt.NDArray[np.float64]
@@ -224,6 +224,20 @@ def _observed_update(
 
 _STATE = types.Array(types.float64, 2, "C")
 _ANY_FLAGS, _ANY_VALUES = types.Array(types.bool_, 1, "A"), types.Array(types.float64, 1, "A")  # any strides
+_TS_CHOOSE_ONE = SingleEnvKernel(
+    ts_kernels.beta_choose_one, (types.Array(types.float64, 3, "C"), types.Array(types.uint64, 2, "C"))
+)
+_TS_COIN_STEP = SingleEnvKernel(
+    ts_kernels.coin_step,
+    (
+        _STATE,
+        _STATE,
+        types.Array(types.float64, 3, "C"),
+        types.Array(types.uint64, 2, "C"),
+        types.int64,
+        types.float64,
+    ),
+)
 #: One env's step kernels as ``update`` calls them: the dispatchers until the first single-env
 #: agent is built, then their compiled entry points (:func:`_load_pulled_step`,
 #: :func:`_load_observed_step`).
@@ -589,6 +603,9 @@ class ThompsonSampling(Agent):
         if self.side_observations:
             self.name = "TS-N"
         self._reset_state()
+        if self.n_envs is None:
+            _TS_CHOOSE_ONE.load()
+            _TS_COIN_STEP.load()
 
     def _reset_state(self) -> None:
         self._copy_seeds = sampling.copy_seeds(self.seed, self.batch)
@@ -612,7 +629,11 @@ class ThompsonSampling(Agent):
 
     def act(self, obs: Any = None) -> Any:
         """Sample the posteriors and play the argmax per copy."""
-        self._check_obs(obs)
+        if obs is not None:
+            self._check_obs(obs)
+        if self.n_envs is None:  # one env: one call of the compiled entry point
+            arm: int = _TS_CHOOSE_ONE.call(self._shapes, self._streams)
+            return arm
         out = np.empty(self.batch, dtype=np.int64)
         ts_kernels.beta_choose(self._shapes, self._streams, out)
         return self._out(out)
@@ -631,6 +652,12 @@ class ThompsonSampling(Agent):
                 self._streams,
             )
         else:
+            value = self._plain_value(action, reward)
+            if value is not None:  # one env, plain scalars that fit: one compiled call
+                if info is not None:
+                    self._check_info(info)
+                if _TS_COIN_STEP.call(self._successes, self._failures, self._shapes, self._streams, action, value) < 0:
+                    return
             a, rewards = self._feedback(action, reward, info, check_values=False)
             bad = ts_kernels.coin_update(self._successes, self._failures, self._shapes, a, rewards, self._streams)
             if bad >= 0:
