@@ -55,7 +55,7 @@ class _ExpWeights(CopyStreams, Agent):
 
     reward_bounds = (0.0, 1.0)
     reward_bounds_reason = "{name} estimates losses 1 - r in [0, 1]"
-    _state_bytes_per_arm = 24
+    _state_bytes_per_arm = 32
     _state_bytes_per_copy = 64 + GENERATOR_BYTES
     _state: FloatArray
 
@@ -68,11 +68,12 @@ class _ExpWeights(CopyStreams, Agent):
         if self.n_envs is None:
             _SAMPLE_ONE.load()
         k = self.n_arms
-        self._state = np.zeros((self.batch, 2 * k + EXTRA_COLUMNS))
+        self._state = np.zeros((self.batch, 3 * k + EXTRA_COLUMNS))
         self._state[:, k : 2 * k] = 1.0 / k
         eta, gamma = self._initial_rates()
         self._state[:, 2 * k] = eta
         self._state[:, 2 * k + 1] = gamma
+        self._state[:, 2 * k + EXTRA_COLUMNS :] = 1.0  # w = exp(-eta (0 - 0)), with min L = 0 in column 2K + 3
         self.t = 0
 
     def reset(self, seed: int | None = None) -> None:
@@ -88,6 +89,7 @@ class _ExpWeights(CopyStreams, Agent):
     @property
     def loss_estimates(self) -> FloatArray:
         """(B, K) cumulative loss estimates L̂, a view of the agent's state."""
+        self._state[:, 2 * self.n_arms + 3] = np.nan  # the caller may write to it: weights computed afresh
         return self._state[:, : self.n_arms]
 
     @property
