@@ -29,6 +29,7 @@ from agents._index_kernels import EXTRA_COLUMNS, mean_step, mean_update
 from agents.base import Agent, KernelEntry
 
 FloatArray = npt.NDArray[np.float64]
+_NP_INT64, _NP_FLOAT64 = np.int64, np.float64
 IntArray = npt.NDArray[np.int64]
 
 #: The packed state as the one-env kernels take it.
@@ -142,7 +143,17 @@ class MeanStateAgent(Agent):
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Add ``reward`` to the pulled arm's mean; side observations in ``info`` are ignored."""
-        value = self._plain_value(action, reward)
+        tr, ta = type(reward), type(action)
+        if (
+            (tr is float or tr is _NP_FLOAT64)
+            and (ta is int or ta is _NP_INT64)
+            and self.n_envs is None
+            and 0 <= action < self.n_arms
+            and self._plain_low <= reward <= self._plain_high
+        ):  # Agent._plain_value inlined (the usual one-env step)
+            value = reward
+        else:
+            value = self._plain_value(action, reward)
         if value is not None:  # one env, plain scalars that fit: one compiled call
             if info is not None:
                 self._check_info(info)

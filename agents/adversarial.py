@@ -39,6 +39,7 @@ from agents.base import Agent, KernelEntry, check_float, check_int, describe
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods, independence_number
 
 FloatArray = npt.NDArray[np.float64]
+_NP_INT64, _NP_FLOAT64 = np.int64, np.float64
 IntArray = npt.NDArray[np.int64]
 
 #: Largest K for which Exp3-SET computes the independence number α(G) exactly for its default η.
@@ -211,7 +212,17 @@ class Exp3(_ExpWeights):
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Add the pulled arm's importance-weighted loss and compute p of the next round."""
-        value = self._plain_value(action, reward)
+        tr, ta = type(reward), type(action)
+        if (
+            (tr is float or tr is _NP_FLOAT64)
+            and (ta is int or ta is _NP_INT64)
+            and self.n_envs is None
+            and 0 <= action < self.n_arms
+            and self._plain_low <= reward <= self._plain_high
+        ):  # Agent._plain_value inlined (the usual one-env step)
+            value = reward
+        else:
+            value = self._plain_value(action, reward)
         if value is not None:  # one env, plain scalars that fit: one compiled call
             if info is not None:
                 self._check_info(info)

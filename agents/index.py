@@ -661,7 +661,17 @@ class ThompsonSampling(Agent):
                 self._streams,
             )
         else:
-            value = self._plain_value(action, reward)
+            tr, ta = type(reward), type(action)
+            if (
+                (tr is float or tr is _NP_FLOAT64)
+                and (ta is int or ta is _NP_INT64)
+                and self.n_envs is None
+                and 0 <= action < self.n_arms
+                and self._plain_low <= reward <= self._plain_high
+            ):  # Agent._plain_value inlined (the usual one-env step)
+                value = reward
+            else:
+                value = self._plain_value(action, reward)
             if value is not None:  # one env, plain scalars that fit: one compiled call
                 if info is not None:
                     self._check_info(info)
