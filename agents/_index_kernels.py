@@ -488,6 +488,66 @@ def moss_choose(state: Any) -> Any:  # pragma: no cover
     return out
 
 
+# One env ----------------------------------------------------------------------------------------
+#
+# A single-env agent's ``act`` and ``update`` each make one call of a kernel below through its
+# compiled entry point (:class:`agents.base.KernelEntry`): scalars in, an int out, so that
+# numba neither types arguments nor boxes an array per call. Each wraps the batched kernel above
+# on one-element arrays it builds itself, so it computes (and draws) exactly what that kernel
+# computes for a batch of one copy; its reference is the batched kernel's.
+
+
+@njit(error_model="numpy")
+def mean_step(state: Any, action: int, reward: float, kind: int, low: float, high: float) -> int:  # pragma: no cover
+    """:func:`mean_update` of one env (row 0): 0 if refused (nothing changed), else -1."""
+    actions = np.full(1, action, dtype=np.int64)
+    rewards = np.full(1, reward)
+    return mean_update(state, actions, rewards, kind, low, high)
+
+
+@njit(error_model="numpy")
+def greedy_choose_one(state: Any, t: int, decaying: bool, bitgen: Any) -> int:  # pragma: no cover
+    """:func:`greedy_choose` of one env (row 0), drawing from the generator at ``bitgen``."""
+    return greedy_choose(state, t, decaying, np.full(1, bitgen, dtype=np.uint64))[0]
+
+
+@njit(error_model="numpy")
+def moss_choose_one(state: Any) -> int:  # pragma: no cover
+    """:func:`moss_choose` of one env (row 0)."""
+    return moss_choose(state)[0]
+
+
+@njit(error_model="numpy")
+def moss_step(state: Any, action: int, reward: float) -> int:  # pragma: no cover
+    """One env's MOSS step: :func:`mean_update` (any finite reward), then :func:`moss_choose`.
+
+    Returns the arm of the next round, or -1 if the feedback is refused (nothing changed).
+    """
+    if mean_step(state, action, reward, KIND_MOSS, -np.inf, np.inf) >= 0:
+        return -1
+    return moss_choose(state)[0]
+
+
+@njit(error_model="numpy")
+def klucb_step(state: Any, cache: Any, action: int, reward: float, t_next: int, tol: float) -> int:  # pragma: no cover
+    """One env's KL-UCB step: :func:`klucb_update`, then the arm of round ``t_next`` + 1 (:func:`klucb_choose`).
+
+    ``t_next`` counts the rounds completed with this one. -1 if the feedback is refused
+    (nothing changed).
+    """
+    actions = np.full(1, action, dtype=np.int64)
+    rewards = np.full(1, reward)
+    if klucb_update(state, cache, actions, rewards, t_next) >= 0:
+        return -1
+    return klucb_choose(state, cache, t_next, tol)[0]
+
+
+@njit(error_model="numpy")
+def klucb_choose_one(state: Any, cache: Any, t: int, tol: float) -> int:  # pragma: no cover
+    """:func:`klucb_choose` of one env (row 0)."""
+    return klucb_choose(state, cache, t, tol)[0]
+
+
 # Readable references (one copy, plain Python) -----------------------------------------------------
 
 

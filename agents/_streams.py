@@ -40,6 +40,8 @@ class CopyStreams:
     _copy_rngs: tuple[np.random.Generator, ...]
     #: ``_bitgens[i]``: the address of ``_copy_rngs[i]``'s C interface, for ``next_double``.
     _bitgens: npt.NDArray[np.uint64]
+    #: ``int(_bitgens[0])``, for the one-env kernels (which take the address as a number).
+    _bitgen_one: int
 
     def _seed_copies(self) -> None:
         """(Re)build the copies' generators from ``seed``: copy i gets ``seed + i``; one env uses ``rng``."""
@@ -51,6 +53,7 @@ class CopyStreams:
             generators = tuple(np.random.default_rng(self.seed + i) for i in range(self.n_envs))
         self._copy_rngs = generators
         self._bitgens = generator_addresses(generators)
+        self._bitgen_one = int(self._bitgens[0])
 
     @property
     def copy_rngs(self) -> tuple[np.random.Generator, ...]:
@@ -60,6 +63,7 @@ class CopyStreams:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state.pop("_bitgens", None)  # addresses of this process's objects
+        state.pop("_bitgen_one", None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -68,3 +72,4 @@ class CopyStreams:
             if self.n_envs is None:  # one env: the stream is rng's (a copy made its own object of it)
                 self._copy_rngs = (self.rng,)
             self._bitgens = generator_addresses(self._copy_rngs)
+            self._bitgen_one = int(self._bitgens[0])

@@ -149,6 +149,72 @@ def coin_update_observed(successes, failures, shapes, mask, observed, streams): 
         sampling.store(streams, b, state)
 
 
+# One env: scalars in, an int out, each called through its compiled entry point
+# (:class:`agents.base.KernelEntry`), without the batched kernels' work arrays. Each draws
+# exactly the words that the batched kernel above draws for a batch of one copy, and chooses the
+# same arm (``tests/test_index_agents.py`` compares them).
+
+
+@njit(error_model="numpy")
+def beta_choose_one(shapes, streams):  # pragma: no cover
+    """:func:`beta_choose` of one env (``shapes`` (4, K, 1), ``streams`` (4, 1)): the arm.
+
+    The same round of draws: arm by arm, the first trial of X_k then of Y_k, one word each
+    (:func:`agents._sampling.gamma_trial`), the running argmax over the arms both decided (strict
+    ``>``, so the first arm wins a tie); then, for the arms left undecided, in arm order, X_k
+    and Y_k finished (:func:`agents._sampling.gamma_finish`) with the stream's further words,
+    each θ_k entering the argmax (ties to the lower arm). Instead of keeping every trial's word
+    in work arrays, the finishing pass draws the round's first words again from the stream
+    state the round started with (SFC64 is a deterministic recursion): the same words, so the
+    same trials.
+    """
+    n_arms = shapes.shape[1]
+    start = sampling.load(streams, 0)
+    state = start
+    best, arm = -1.0, 0
+    pending = False
+    for k in range(n_arms):
+        word, state = sampling.next_word(state)
+        x, x_done = sampling.gamma_trial(word, shapes[0, k, 0], shapes[1, k, 0])
+        word, state = sampling.next_word(state)
+        y, y_done = sampling.gamma_trial(word, shapes[2, k, 0], shapes[3, k, 0])
+        if x_done and y_done:
+            theta = x / (x + y)
+            if theta > best:
+                best, arm = theta, k
+        else:
+            pending = True
+    if pending:
+        again = start
+        for k in range(n_arms):
+            x_word, again = sampling.next_word(again)
+            x, x_done = sampling.gamma_trial(x_word, shapes[0, k, 0], shapes[1, k, 0])
+            y_word, again = sampling.next_word(again)
+            y, y_done = sampling.gamma_trial(y_word, shapes[2, k, 0], shapes[3, k, 0])
+            if x_done and y_done:
+                continue
+            if not x_done:
+                x, state = sampling.gamma_finish(x_word, state, shapes[0, k, 0], shapes[1, k, 0])
+            if not y_done:
+                y, state = sampling.gamma_finish(y_word, state, shapes[2, k, 0], shapes[3, k, 0])
+            theta = x / (x + y)
+            if theta > best or (theta == best and k < arm):
+                best, arm = theta, k
+    sampling.store(streams, 0, state)
+    return arm
+
+
+@njit
+def coin_step(successes, failures, shapes, streams, action, reward):  # pragma: no cover
+    """:func:`coin_update` of one env: 0 if refused (nothing changed), else -1 (one uniform drawn)."""
+    if action < 0 or action >= successes.shape[1] or not (0.0 <= reward <= 1.0):
+        return 0
+    u, state = sampling.uniform(sampling.load(streams, 0))
+    sampling.store(streams, 0, state)
+    count_coin(successes, failures, shapes, 0, action, u < reward)
+    return -1
+
+
 class ThompsonReference:
     """One copy of :class:`agents.ThompsonSampling` in plain Python (copy seed ``seed``).
 

@@ -23,17 +23,38 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from numba import types
 
-from agents._exp3_kernels import EXTRA_COLUMNS, exp3_update, exp3ix_update, exp3set_update, sample
+from agents._exp3_kernels import (
+    EXTRA_COLUMNS,
+    exp3_step,
+    exp3_update,
+    exp3ix_update,
+    exp3set_update,
+    sample,
+    sample_one,
+)
 from agents._streams import GENERATOR_BYTES, CopyStreams
-from agents.base import Agent, check_float, check_int, describe
+from agents.base import Agent, KernelEntry, check_float, check_int, describe
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods, independence_number
 
 FloatArray = npt.NDArray[np.float64]
+_NP_INT64, _NP_FLOAT64 = np.int64, np.float64
 IntArray = npt.NDArray[np.int64]
 
 #: Largest K for which Exp3-SET computes the independence number α(G) exactly for its default η.
 EXACT_ALPHA_ARMS = 40
+
+_STATE = types.Array(types.float64, 2, "C")
+#: One env's ``act`` and Exp3's ``update``: one call each of a one-env kernel's compiled entry point.
+_SAMPLE_ONE = KernelEntry(sample_one, (_STATE, types.uint64))
+_EXP3_STEP = KernelEntry(exp3_step, (_STATE, types.int64, types.float64, types.float64, types.float64))
+#: The batched ``act`` and Exp3's batched ``update`` (caller's arrays: any strides).
+_SAMPLE = KernelEntry(sample, (_STATE, types.Array(types.uint64, 1, "C")))
+_EXP3_UPDATE = KernelEntry(
+    exp3_update,
+    (_STATE, types.Array(types.int64, 1, "A"), types.Array(types.float64, 1, "A"), types.float64, types.float64),
+)
 
 
 class _ExpWeights(CopyStreams, Agent):
@@ -41,7 +62,7 @@ class _ExpWeights(CopyStreams, Agent):
 
     reward_bounds = (0.0, 1.0)
     reward_bounds_reason = "{name} estimates losses 1 - r in [0, 1]"
-    _state_bytes_per_arm = 24
+    _state_bytes_per_arm = 32
     _state_bytes_per_copy = 64 + GENERATOR_BYTES
     _state: FloatArray
 
@@ -51,12 +72,17 @@ class _ExpWeights(CopyStreams, Agent):
         ...
 
     def _reset_state(self) -> None:
+        if self.n_envs is None:
+            _SAMPLE_ONE.load()
+        else:
+            _SAMPLE.load()
         k = self.n_arms
-        self._state = np.zeros((self.batch, 2 * k + EXTRA_COLUMNS))
+        self._state = np.zeros((self.batch, 3 * k + EXTRA_COLUMNS))
         self._state[:, k : 2 * k] = 1.0 / k
         eta, gamma = self._initial_rates()
         self._state[:, 2 * k] = eta
         self._state[:, 2 * k + 1] = gamma
+        self._state[:, 2 * k + EXTRA_COLUMNS :] = 1.0  # w = exp(-eta (0 - 0)), with min L = 0 in column 2K + 3
         self.t = 0
 
     def reset(self, seed: int | None = None) -> None:
@@ -72,6 +98,7 @@ class _ExpWeights(CopyStreams, Agent):
     @property
     def loss_estimates(self) -> FloatArray:
         """(B, K) cumulative loss estimates L̂, a view of the agent's state."""
+        self._state[:, 2 * self.n_arms + 3] = np.nan  # the caller may write to it: weights computed afresh
         return self._state[:, : self.n_arms]
 
     @property
@@ -84,8 +111,11 @@ class _ExpWeights(CopyStreams, Agent):
         """Draw one arm per copy from p_t (one draw from each copy's generator)."""
         if obs is not None:
             self._check_obs(obs)
-        out: IntArray = sample(self._state, self._bitgens)
-        return self._out(out)
+        if self.n_envs is None:
+            arm: int = _SAMPLE_ONE.call(self._state, self._bitgen_one)
+            return arm
+        out: IntArray = _SAMPLE.call(self._state, self._bitgens)
+        return out
 
 
 class Exp3(_ExpWeights):
@@ -168,6 +198,10 @@ class Exp3(_ExpWeights):
         self._log_k_over_k = math.log(k) / k
         self._seed_copies()
         self._reset_state()
+        if self.n_envs is None:
+            _EXP3_STEP.load()
+        else:
+            _EXP3_UPDATE.load()
 
     def eta_at(self, t: int) -> float:
         """η_t of round t (1-based): the fixed η, or sqrt(ln K / (t K))."""
@@ -178,8 +212,27 @@ class Exp3(_ExpWeights):
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Add the pulled arm's importance-weighted loss and compute p of the next round."""
+        tr, ta = type(reward), type(action)
+        if (
+            (tr is float or tr is _NP_FLOAT64)
+            and (ta is int or ta is _NP_INT64)
+            and self.n_envs is None
+            and 0 <= action < self.n_arms
+            and self._plain_low <= reward <= self._plain_high
+        ):  # Agent._plain_value inlined (the usual one-env step)
+            value = reward
+        else:
+            value = self._plain_value(action, reward)
+        if value is not None:  # one env, plain scalars that fit: one compiled call
+            if info is not None:
+                self._check_info(info)
+            fixed = self.fixed_eta
+            eta = fixed if fixed is not None else math.sqrt(self._log_k_over_k / (self.t + 2))  # eta_at(t + 2)
+            if _EXP3_STEP.call(self._state, action, value, eta, self.gamma) < 0:
+                self.t += 1
+                return
         a, r = self._feedback(action, reward, info, check_values=False)
-        bad = exp3_update(self._state, a, r, self.eta_at(self.t + 2), self.gamma)
+        bad = _EXP3_UPDATE.call(self._state, a, r, self.eta_at(self.t + 2), self.gamma)
         if bad >= 0:
             if not 0 <= a[bad] < self.n_arms:
                 raise self._action_range_error(int(a[bad]), bad)

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
@@ -51,6 +52,7 @@ from bandit_envs.validation import check_choice, check_float, check_int, check_m
 __all__ = [
     "Agent",
     "PrivateAgent",
+    "KernelEntry",
     "check_choice",
     "check_float",
     "check_int",
@@ -224,6 +226,38 @@ def entry_point(kernel: Any, signature: tuple[Any, ...]) -> Callable[..., Any]:
     return entry if callable(entry) else kernel
 
 
+class KernelEntry:
+    """A kernel of the agents' steps, called through its compiled entry point once loaded.
+
+    ``call`` is the dispatcher itself until :meth:`load` (which the agents' constructors call)
+    replaces it by :func:`entry_point` ``(kernel, signature)``: a module-level object, so agents
+    keep no compiled function in their state (they stay picklable) and an agent restored from a
+    pickle in a fresh process still steps correctly (through the dispatcher) until the next
+    constructor loads the entry point. The callers pass exactly the types of ``signature``
+    (arrays they own, or arrays checked to have that dtype; any strides where it says ``"A"``);
+    anything else goes through the dispatcher.
+
+    Parameters
+    ----------
+    kernel
+        A numba dispatcher.
+    signature
+        The numba types its one-env callers pass (see :func:`entry_point`).
+    """
+
+    __slots__ = ("call", "kernel", "signature")
+
+    def __init__(self, kernel: Any, signature: tuple[Any, ...]) -> None:
+        self.kernel = kernel
+        self.signature = signature
+        self.call: Callable[..., Any] = kernel
+
+    def load(self) -> None:
+        """Replace ``call`` by the compiled entry point (once per process)."""
+        if self.call is self.kernel:
+            self.call = entry_point(self.kernel, self.signature)
+
+
 class Agent(ABC):
     """Base class of every agent.
 
@@ -254,6 +288,18 @@ class Agent(ABC):
     #: size check of the constructor.
     _state_bytes_per_arm: ClassVar[int] = 32
     _state_bytes_per_copy: ClassVar[int] = 64
+    #: Closed bounds that a plain float reward must lie in for the one-env steps' inlined check
+    #: (:meth:`_plain_value`): :attr:`reward_bounds`, or the largest finite floats (so that NaN and
+    #: infinities fail the one comparison). Set for every subclass from its ``reward_bounds``.
+    _plain_low: ClassVar[float] = -sys.float_info.max
+    _plain_high: ClassVar[float] = sys.float_info.max
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        bounds = cls.reward_bounds
+        cls._plain_low, cls._plain_high = (
+            (-sys.float_info.max, sys.float_info.max) if bounds is None else (float(bounds[0]), float(bounds[1]))
+        )
 
     def __init__(self, n_arms: int, *, n_envs: int | None = None, seed: int | None = None) -> None:
         self.n_arms = check_int("n_arms", n_arms, minimum=2)
@@ -471,6 +517,25 @@ class Agent(ABC):
             return None
         return value
 
+    def _plain_value(self, action: Any, reward: Any) -> float | None:
+        """:meth:`_scalar_feedback` with its usual case inlined: an ``int`` action and a ``float`` reward.
+
+        One env's steps call it on every ``update``; anything but an int (or ``np.int64``) arm in
+        [0, K) and a float (or ``np.float64``) reward inside the agent's bounds goes on to
+        :meth:`_scalar_feedback`, which decides the same way for every other type.
+        """
+        tr, ta = type(reward), type(action)
+        if (
+            (tr is float or tr is _NP_FLOAT64)
+            and (ta is int or ta is _NP_INT64)
+            and self.n_envs is None
+            and 0 <= action < self.n_arms
+            and self._plain_low <= reward <= self._plain_high
+        ):
+            value: float = reward
+            return value
+        return self._scalar_feedback(action, reward)
+
     def _reward_error(self, value: float, b: int) -> ValueError:
         """The error for copy ``b``'s reward ``value`` (not finite or outside :attr:`reward_bounds`)."""
         return value_error("reward", value, self.reward_bounds, self._bounds_reason(), self._where(b))
@@ -493,8 +558,18 @@ class Agent(ABC):
         reward values to a compiled kernel. ``n_arms`` overrides the agent's K (linear agents
         read it from the last observation).
         """
-        a = self._actions(action, n_arms, check_range=check_values)
-        r = self._rewards(reward, check=check_values)
+        if (
+            not check_values
+            and type(action) is np.ndarray
+            and type(reward) is np.ndarray
+            and (action.dtype is _INT64 or action.dtype == _INT64)  # numba-made arrays: an equal dtype
+            and (reward.dtype is _FLOAT64 or reward.dtype == _FLOAT64)
+            and action.shape == reward.shape == self._batch_shape
+        ):  # the usual batch (int64 actions and float64 rewards are what the kernels take as they are)
+            a, r = action, reward
+        else:
+            a = self._actions(action, n_arms, check_range=check_values)
+            r = self._rewards(reward, check=check_values)
         if info is not None:
             self._check_info(info, n_arms)
         return a, r

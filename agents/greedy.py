@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
+from numba import types
 
-from agents._index_kernels import KIND_GREEDY, greedy_choose
-from agents._mean_state import MeanStateAgent
+from agents._index_kernels import KIND_GREEDY, greedy_choose, greedy_choose_one
+from agents._mean_state import STATE_TYPE, MeanStateAgent
 from agents._streams import GENERATOR_BYTES, CopyStreams
-from agents.base import check_choice, describe
+from agents.base import KernelEntry, check_choice, describe
 from agents.index import per_copy_float
 
 IntArray = npt.NDArray[np.int64]
@@ -22,6 +23,9 @@ IntArray = npt.NDArray[np.int64]
 DEFAULT_EPSILON = 0.1
 #: c and d of the decaying schedule when none are given (see :class:`EpsilonGreedy`).
 DEFAULT_C, DEFAULT_D = 6.0, 0.1
+
+_GREEDY_CHOOSE_ONE = KernelEntry(greedy_choose_one, (STATE_TYPE, types.int64, types.boolean, types.uint64))
+_GREEDY_CHOOSE = KernelEntry(greedy_choose, (STATE_TYPE, types.int64, types.boolean, types.Array(types.uint64, 1, "C")))
 
 
 class EpsilonGreedy(CopyStreams, MeanStateAgent):
@@ -125,9 +129,21 @@ class EpsilonGreedy(CopyStreams, MeanStateAgent):
         super().reset(seed)
         self._seed_copies()
 
+    def _load_single_env_kernels(self) -> None:
+        super()._load_single_env_kernels()
+        _GREEDY_CHOOSE_ONE.load()
+
+    def _load_batch_kernels(self) -> None:
+        super()._load_batch_kernels()
+        _GREEDY_CHOOSE.load()
+
     def _choose(self) -> IntArray:
-        out: IntArray = greedy_choose(self._state, self.t, self.decaying, self._bitgens)
+        out: IntArray = _GREEDY_CHOOSE.call(self._state, self._t, self.decaying, self._bitgens)
         return out
+
+    def _choose_one(self) -> int:
+        arm: int = _GREEDY_CHOOSE_ONE.call(self._state, self._t, self.decaying, self._bitgen_one)
+        return arm
 
     def current_epsilon(self) -> float | npt.NDArray[np.float64]:
         """ε of the next round (round ``t + 1``): a number, or one per copy in batch mode."""

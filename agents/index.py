@@ -24,7 +24,7 @@ from numba import types
 
 from agents import _sampling as sampling
 from agents import _thompson_kernels as ts_kernels
-from agents.base import Agent, check_float, describe, entry_point
+from agents.base import Agent, KernelEntry, check_float, describe, entry_point
 from bandit_envs._jit import njit
 
 FloatArray = npt.NDArray[np.float64]
@@ -224,11 +224,31 @@ def _observed_update(
 
 _STATE = types.Array(types.float64, 2, "C")
 _ANY_FLAGS, _ANY_VALUES = types.Array(types.bool_, 1, "A"), types.Array(types.float64, 1, "A")  # any strides
+_TS_CHOOSE_ONE = KernelEntry(
+    ts_kernels.beta_choose_one, (types.Array(types.float64, 3, "C"), types.Array(types.uint64, 2, "C"))
+)
+_TS_COIN_STEP = KernelEntry(
+    ts_kernels.coin_step,
+    (
+        _STATE,
+        _STATE,
+        types.Array(types.float64, 3, "C"),
+        types.Array(types.uint64, 2, "C"),
+        types.int64,
+        types.float64,
+    ),
+)
 #: One env's step kernels as ``update`` calls them: the dispatchers until the first single-env
 #: agent is built, then their compiled entry points (:func:`_load_pulled_step`,
 #: :func:`_load_observed_step`).
 _pulled_step_call: Callable[..., int] = _pulled_step
 _observed_step_call: Callable[..., int] = _observed_step
+
+
+_ANY_INTS = types.Array(types.int64, 1, "A")
+#: The batched kernels of UCB as ``act`` and ``update`` call them (entry points once an agent is built).
+_CHOOSE_ROWS = KernelEntry(_choose_rows, (_STATE, types.int64))
+_PULLED_UPDATE = KernelEntry(_pulled_update, (_STATE, _ANY_INTS, _ANY_VALUES))
 
 
 def _load_pulled_step() -> None:
@@ -354,7 +374,7 @@ class _UCBIndex(Agent):
         chosen = self._next
         if chosen >= 0:  # one env: chosen by the last update from the current state
             return chosen
-        actions = _choose_rows(self._state, self._t)
+        actions = _CHOOSE_ROWS.call(self._state, self._t)
         if self.n_envs is None:
             self._next = chosen = int(actions[0])
             return chosen
@@ -415,8 +435,11 @@ class UCB(_UCBIndex):
         self.alpha = per_copy_float("alpha", alpha, self.n_envs, low=0.0, low_open=True)
         self._width_coef = np.broadcast_to(np.square(self.alpha), (self.batch,)).astype(np.float64)
         self._reset_state()
+        _CHOOSE_ROWS.load()
         if self.n_envs is None:
             _load_pulled_step()
+        else:
+            _PULLED_UPDATE.load()
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Add ``reward`` to the pulled arm's mean; side observations in ``info`` are ignored."""
@@ -435,7 +458,7 @@ class UCB(_UCBIndex):
                 self._next = chosen
                 return
         a, rewards = self._feedback(action, reward, info, check_values=False)
-        bad = _pulled_update(self._state, a, rewards)
+        bad = _PULLED_UPDATE.call(self._state, a, rewards)
         if bad >= 0:
             raise _kernel_error(self, a, rewards, bad)
         self._t += 1
@@ -589,6 +612,9 @@ class ThompsonSampling(Agent):
         if self.side_observations:
             self.name = "TS-N"
         self._reset_state()
+        if self.n_envs is None:
+            _TS_CHOOSE_ONE.load()
+            _TS_COIN_STEP.load()
 
     def _reset_state(self) -> None:
         self._copy_seeds = sampling.copy_seeds(self.seed, self.batch)
@@ -612,7 +638,11 @@ class ThompsonSampling(Agent):
 
     def act(self, obs: Any = None) -> Any:
         """Sample the posteriors and play the argmax per copy."""
-        self._check_obs(obs)
+        if obs is not None:
+            self._check_obs(obs)
+        if self.n_envs is None:  # one env: one call of the compiled entry point
+            arm: int = _TS_CHOOSE_ONE.call(self._shapes, self._streams)
+            return arm
         out = np.empty(self.batch, dtype=np.int64)
         ts_kernels.beta_choose(self._shapes, self._streams, out)
         return self._out(out)
@@ -631,6 +661,22 @@ class ThompsonSampling(Agent):
                 self._streams,
             )
         else:
+            tr, ta = type(reward), type(action)
+            if (
+                (tr is float or tr is _NP_FLOAT64)
+                and (ta is int or ta is _NP_INT64)
+                and self.n_envs is None
+                and 0 <= action < self.n_arms
+                and self._plain_low <= reward <= self._plain_high
+            ):  # Agent._plain_value inlined (the usual one-env step)
+                value = reward
+            else:
+                value = self._plain_value(action, reward)
+            if value is not None:  # one env, plain scalars that fit: one compiled call
+                if info is not None:
+                    self._check_info(info)
+                if _TS_COIN_STEP.call(self._successes, self._failures, self._shapes, self._streams, action, value) < 0:
+                    return
             a, rewards = self._feedback(action, reward, info, check_values=False)
             bad = ts_kernels.coin_update(self._successes, self._failures, self._shapes, a, rewards, self._streams)
             if bad >= 0:

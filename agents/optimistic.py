@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
+from numba import types
 
 from agents._index_kernels import (
     ANCHOR_BLOCKS,
@@ -18,13 +19,17 @@ from agents._index_kernels import (
     KIND_MOSS,
     kl_index,
     klucb_choose,
+    klucb_choose_one,
     klucb_delta,
     klucb_log_terms,
+    klucb_step,
     klucb_update,
     moss_choose,
+    moss_choose_one,
+    moss_step,
 )
-from agents._mean_state import MeanStateAgent
-from agents.base import check_float, check_int
+from agents._mean_state import ANY_FLOATS, ANY_INTS, STATE_TYPE, MeanStateAgent
+from agents.base import KernelEntry, check_float, check_int
 from agents.index import per_copy_float
 
 FloatArray = npt.NDArray[np.float64]
@@ -32,6 +37,14 @@ IntArray = npt.NDArray[np.int64]
 
 #: Default accuracy of the KL-UCB index (see :class:`KLUCB`).
 DEFAULT_TOL = 1e-9
+
+_KLUCB_STEP = KernelEntry(klucb_step, (STATE_TYPE, STATE_TYPE, types.int64, types.float64, types.int64, types.float64))
+_MOSS_STEP = KernelEntry(moss_step, (STATE_TYPE, types.int64, types.float64))
+_KLUCB_UPDATE = KernelEntry(klucb_update, (STATE_TYPE, STATE_TYPE, ANY_INTS, ANY_FLOATS, types.int64))
+_KLUCB_CHOOSE = KernelEntry(klucb_choose, (STATE_TYPE, STATE_TYPE, types.int64, types.float64))
+_MOSS_CHOOSE = KernelEntry(moss_choose, (STATE_TYPE,))
+_KLUCB_CHOOSE_ONE = KernelEntry(klucb_choose_one, (STATE_TYPE, STATE_TYPE, types.int64, types.float64))
+_MOSS_CHOOSE_ONE = KernelEntry(moss_choose_one, (STATE_TYPE,))
 
 
 class KLUCB(MeanStateAgent):
@@ -109,13 +122,30 @@ class KLUCB(MeanStateAgent):
         self._anchors = np.zeros((self.batch, ANCHOR_BLOCKS * self.n_arms))
         self._anchors[:, 3 * self.n_arms : 4 * self.n_arms] = np.inf
 
+    def _load_single_env_kernels(self) -> None:
+        super()._load_single_env_kernels()
+        _KLUCB_STEP.load()
+        _KLUCB_CHOOSE_ONE.load()
+
+    def _load_batch_kernels(self) -> None:
+        _KLUCB_UPDATE.load()
+        _KLUCB_CHOOSE.load()
+
     def _apply(self, actions: IntArray, rewards: FloatArray) -> int:
-        bad: int = klucb_update(self._state, self._anchors, actions, rewards, self.t + 1)
+        bad: int = _KLUCB_UPDATE.call(self._state, self._anchors, actions, rewards, self._t + 1)
         return bad
 
+    def _step_one(self, action: int, reward: float) -> int:
+        chosen: int = _KLUCB_STEP.call(self._state, self._anchors, action, reward, self._t + 1, self.tol)
+        return chosen
+
     def _choose(self) -> IntArray:
-        out: IntArray = klucb_choose(self._state, self._anchors, self.t, self.tol)
+        out: IntArray = _KLUCB_CHOOSE.call(self._state, self._anchors, self._t, self.tol)
         return out
+
+    def _choose_one(self) -> int:
+        arm: int = _KLUCB_CHOOSE_ONE.call(self._state, self._anchors, self._t, self.tol)
+        return arm
 
     def indices(self) -> FloatArray:
         """(B, K) KL-UCB index of every arm for round ``t + 1`` (inf for an arm never pulled)."""
@@ -179,9 +209,26 @@ class MOSS(MeanStateAgent):
         self._param = np.full(self.batch, self.horizon / self.n_arms)
         self._reset_state()
 
+    def _load_single_env_kernels(self) -> None:
+        super()._load_single_env_kernels()
+        _MOSS_CHOOSE_ONE.load()
+        _MOSS_STEP.load()
+
+    def _step_one(self, action: int, reward: float) -> int:
+        chosen: int = _MOSS_STEP.call(self._state, action, reward)
+        return chosen
+
+    def _load_batch_kernels(self) -> None:
+        super()._load_batch_kernels()
+        _MOSS_CHOOSE.load()
+
     def _choose(self) -> IntArray:
-        out: IntArray = moss_choose(self._state)
+        out: IntArray = _MOSS_CHOOSE.call(self._state)
         return out
+
+    def _choose_one(self) -> int:
+        arm: int = _MOSS_CHOOSE_ONE.call(self._state)
+        return arm
 
     def indices(self) -> FloatArray:
         """(B, K) MOSS index of every arm (inf for an arm never pulled)."""

@@ -17,14 +17,30 @@ most 60 s per experiment on 2 cores, so the ~400-copy vector step should stay we
 Gowalla copies) per copy-step against the single env's step, timed alternately, medians; and the
 cached construction against the first one.
 
+Loaded variant (also in ``results``): the single env's step and the vector env's step (the same
+copies), each alternating with plain numpy code of about the same duration (distances of a few
+thousand points to a query point, as the Gowalla env counts POIs), first as they are, then with a
+CPU-bound process running beside them (one per core of the machine minus one, so that the env's
+process has to share). Each slowdown (loaded / as they are, medians) is divided into the numpy
+code's: goal >= 0.9 (the env slows down no more than plain numpy code beside it, within the noise
+of a shared machine). A parallel kernel that asks for busy cores, or whose threads keep spinning
+after it, slows down far more than numpy code (38x for the Gowalla step before its kernel ran
+serially for small calls).
+
 Usage: ``python benchmarks/bench_budget_env.py [--steps 2000] [--single-steps 20000] [--synthetic]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
+import statistics
+import subprocess
+import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +153,121 @@ def vector_against_single(
     return v / (steps * n), s / single_steps
 
 
+@contextmanager
+def cpu_load(processes: int) -> Iterator[None]:
+    """``processes`` CPU-bound Python processes running while the block runs."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+    try:
+        time.sleep(0.5)  # let them start spinning
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
+def numpy_reference(points: int = 4000, seed: int = 0) -> Callable[[], int]:
+    """Plain numpy code: how many of ``points`` random points lie within 3 of a random query point."""
+    rng = np.random.default_rng(seed)
+    x, y = rng.uniform(0, 20, (2, points))
+    queries = rng.uniform(0, 20, (64, 2)).tolist()
+    state = {"i": 0}
+
+    def one() -> int:
+        qx, qy = queries[state["i"] % 64]
+        state["i"] += 1
+        return int(np.count_nonzero((x - qx) ** 2 + (y - qy) ** 2 <= 9.0))
+
+    return one
+
+
+def slowdowns(subject: Callable[[], None], reference: Callable[[], None], repeats: int) -> tuple[float, float, str]:
+    """(subject's slowdown, reference's slowdown, detail) with a CPU-bound process per other core beside them."""
+    quiet = interleaved(subject, reference, repeats)
+    with cpu_load(max(1, (os.cpu_count() or 2) - 1)):
+        loaded = interleaved(subject, reference, repeats)
+    s, r = loaded[0] / quiet[0], loaded[1] / quiet[1]
+    detail = (
+        f"as they are {quiet[0] * 1e3:.1f} ms vs numpy {quiet[1] * 1e3:.1f} ms; loaded {loaded[0] * 1e3:.1f} ms vs "
+        f"{loaded[1] * 1e3:.1f} ms: env x{s:.2f}, numpy x{r:.2f}"
+    )
+    return s, r, detail
+
+
+def loaded_ratios(
+    env_id: str, vector: Any, data: Any, users: list[int], settings: int, steps: int, repeats: int
+) -> list[Ratio]:
+    """The single env's and the vector env's slowdown under load against plain numpy code's."""
+    env = gym.make(env_id, data=data, horizon=10 * steps + 1)
+    env.reset(seed=0)
+    single_actions = np.random.default_rng(0).integers(0, 10, 10 * steps).tolist()
+    n = len(users) * settings
+    venv = vector(num_envs=n, users=list(np.repeat(users, settings)), data=data, horizon=PAPER_T)
+    venv.reset(seed=0)
+    actions = np.random.default_rng(1).integers(0, venv.n_budgets, (steps, n))
+    numpy_one = numpy_reference()
+    per_single = max(1, int(statistics.median(_calls_per(lambda: env.step(1), numpy_one))))
+    per_vector = max(1, int(statistics.median(_calls_per(lambda: venv.step(actions[0]), numpy_one))))
+
+    def single_run() -> None:
+        env.reset(seed=0)
+        step = env.step
+        for a in single_actions:
+            step(a)
+
+    def vector_run() -> None:
+        step = venv.step
+        for a in actions:
+            step(a)
+
+    def numpy_for(calls: int, count: int) -> Callable[[], None]:
+        def run() -> None:
+            for _ in range(calls * count):
+                numpy_one()
+
+        return run
+
+    out = []
+    for what, subject, reference in (
+        ("single env step", single_run, numpy_for(per_single, len(single_actions))),
+        (f"vector env step, {n} copies", vector_run, numpy_for(per_vector, steps)),
+    ):
+        subject()
+        s, r, detail = slowdowns(subject, reference, repeats)
+        out.append(
+            Ratio(
+                f"{env_id} {what} under CPU load, slowdown vs numpy's",
+                f"{what} beside a CPU-bound process",
+                "plain numpy code of the same duration",
+                r / s,
+                0.9,
+                detail + f", median of {repeats}, numba {numba_threads()} threads",
+            )
+        )
+    return out
+
+
+def _calls_per(step: Callable[[], object], numpy_one: Callable[[], int]) -> list[float]:
+    """How many calls of ``numpy_one`` take as long as one ``step`` (a few measurements)."""
+    out = []
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(20):
+            step()
+        mid = time.perf_counter()
+        for _ in range(20):
+            numpy_one()
+        end = time.perf_counter()
+        out.append((mid - start) / max(end - mid, 1e-9))
+    return out
+
+
+def numba_threads() -> int:
+    import numba
+
+    return int(numba.get_num_threads())
+
+
 def construction_times(vector: Any, data: Any, users: list[int]) -> tuple[float, float]:
     """Seconds of the first vector env over ``users`` (scenario already built), then of a second one."""
     times = []
@@ -183,6 +314,7 @@ def results(quick: bool = False) -> list[Ratio]:
                 f"(a T={PAPER_T} run: {v * n * PAPER_T:.1f} s), {words}, median of {repeats} alternating runs",
             )
         )
+        out.extend(loaded_ratios(env_id, vector, data, users, settings, steps // 4, repeats))
     return out
 
 

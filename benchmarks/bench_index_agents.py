@@ -10,6 +10,13 @@ table (``bench_ucb_batch.bernoulli_table``; only ``act`` + ``update`` are timed)
   :mod:`agents._thompson_kernels`) on a few copies of the same table, scaled per agent-step,
   with a check that the loop chose the same arms as those copies of the batch (copy i of a
   batch seeded s draws as a single agent seeded s + i);
+* batched Exp3 (fixed η, horizon T) against a hand-written numba loop over the same copies and
+  reward table (:func:`compiled_exp3`: per copy and round one uniform from the copy's generator,
+  the arm by a scan of w / Σw, and the pulled arm's weight times exp(−η ℓ/p), the sum kept
+  up to date: one exponential per copy and round), interleaved, medians. Goal >= 1: the agent
+  (Python calls included) at least as fast as the loop. The loop's arithmetic differs from the
+  agent's in the last bits of p, so their actions agree until the first draw that falls within
+  rounding of a boundary between two arms (printed: the rounds on which all copies agreed);
 * Beta-Bernoulli Thompson sampling's whole step against numpy drawing only its K Beta variates
   per copy (``Generator.beta`` on the (copies, K) array, and the argmax): what the compiled
   sampler of :mod:`agents._sampling` saves.
@@ -21,6 +28,7 @@ table (``bench_ucb_batch.bernoulli_table``; only ``act`` + ``update`` are timed)
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import time
 from collections.abc import Callable
@@ -35,6 +43,8 @@ from agents._exp3_kernels import ExpWeightsReference
 from agents._index_kernels import GreedyReference, KLUCBReference, MOSSReference
 from agents._thompson_kernels import ThompsonReference
 from agents.base import Agent
+from bandit_envs._jit import njit
+from bandit_envs.core import generator_addresses, next_double
 
 GOAL = 0.3  # batched agent's speed as a fraction of batched UCB's
 BLOCK = 50  # rounds timed at once when the agent and UCB alternate
@@ -139,6 +149,83 @@ def against_loop(name: str, table: np.ndarray, steps: int, copies: int, actions:
     )
 
 
+@njit(error_model="numpy")
+def compiled_exp3(
+    table: np.ndarray,
+    start: int,
+    stop: int,
+    eta: float,
+    bitgens: np.ndarray,
+    weights: np.ndarray,
+    totals: np.ndarray,
+    actions: np.ndarray,
+) -> None:  # pragma: no cover
+    """Exp3 with fixed η (γ = 0) for every copy b of ``table`` (rows, B, K) over rounds ``start..stop-1``.
+
+    The plain way: copy b keeps weights w (``weights[b]``, start 1) and their sum ``totals[b]``;
+    it draws u from its generator (``bitgens[b]``, as the agent does), plays the first arm whose
+    cumulative w / Σw exceeds u, receives r = ``table[t % rows, b, arm]`` and multiplies that
+    arm's weight by exp(−η (1 − r) / p), p = w / Σw (loss-based importance weighting), updating
+    the sum by the difference. One exponential per copy and round.
+    """
+    n_rows, n_copies, n_arms = table.shape
+    for t in range(start, stop):
+        for b in range(n_copies):
+            total = totals[b]
+            u = next_double(bitgens[b]) * total
+            acc = 0.0
+            arm = n_arms - 1
+            for k in range(n_arms):
+                acc += weights[b, k]
+                if u < acc:
+                    arm = k
+                    break
+            loss = 1.0 - table[t % n_rows, b, arm]
+            old = weights[b, arm]
+            new = old * math.exp(-eta * loss * total / old)
+            weights[b, arm] = new
+            totals[b] = total - old + new
+            actions[t, b] = arm
+
+
+def compiled_exp3_ratio(table: np.ndarray, steps: int, repeats: int) -> Ratio:
+    """Batched Exp3 (act + update) against :func:`compiled_exp3` on the same table, alternating blocks."""
+    agent = Exp3(ARMS, steps, n_envs=COPIES, seed=SEED)
+    eta = float(agent.fixed_eta or 0.0)
+    actions = np.empty((steps, COPIES), dtype=np.int64)
+    loop_actions = np.empty((steps, COPIES), dtype=np.int64)
+    run_block(agent, table, 0, min(steps, 20), actions)  # compile / load the kernels
+    agent_times, loop_times = [], []
+    for _ in range(repeats):
+        agent.reset()
+        rngs = [np.random.default_rng(SEED + i) for i in range(COPIES)]  # the agent's copies' streams
+        bitgens = generator_addresses(rngs)
+        weights, totals = np.ones((COPIES, ARMS)), np.full(COPIES, float(ARMS))
+        compiled_exp3(table, 0, 0, eta, bitgens, weights, totals, loop_actions)
+        agent_s = loop_s = 0.0
+        for start in range(0, steps, BLOCK):
+            stop = min(steps, start + BLOCK)
+            agent_s += run_block(agent, table, start, stop, actions)
+            t0 = time.perf_counter()
+            compiled_exp3(table, start, stop, eta, bitgens, weights, totals, loop_actions)
+            loop_s += time.perf_counter() - t0
+        agent_times.append(agent_s)
+        loop_times.append(loop_s)
+    agent_s, loop_s = statistics.median(agent_times), statistics.median(loop_times)
+    differ = np.flatnonzero((actions != loop_actions).any(axis=1))
+    agreed = int(differ[0]) if differ.size else steps
+    return Ratio(
+        "batched Exp3 vs hand-written numba loop",
+        f"Exp3(n_envs={COPIES}) act+update",
+        "compiled_exp3 (one exponential per copy and round)",
+        loop_s / agent_s,
+        1.0,
+        f"{agent_s / steps * 1e6:.1f} us vs {loop_s / steps * 1e6:.1f} us per step of {COPIES} copies, K={ARMS}, "
+        f"one core (medians of {repeats} runs, alternating every {BLOCK} rounds); all copies chose the same "
+        f"arms in the first {agreed} of {steps} rounds",
+    )
+
+
 def numpy_beta_ratio(table: np.ndarray, steps: int, repeats: int) -> Ratio:
     """Thompson sampling's whole step against numpy drawing only the K Beta variates per copy.
 
@@ -187,6 +274,7 @@ def results(quick: bool = False) -> list[Ratio]:
             ratio, actions, step_s = against_ucb(name, table, steps, repeats)
             out.append(ratio)
             out.append(against_loop(name, table, steps, loop_copies, actions, step_s))
+        out.append(compiled_exp3_ratio(table, steps, repeats))
         out.append(numpy_beta_ratio(table, steps, repeats))
     return out
 

@@ -8,6 +8,12 @@ Ratios (every pair interleaved, several repetitions, medians):
   a trivial object in the same loop (the floor of any step API), and the same agent built with
   ``n_envs=1``, whose arrays of shape (1,) take the general checked path (the cost of the
   single-env step before it had its own one-call path).
+* The other index agents with one env, K = 10 (``KLUCB``, ``MOSS``, ``EpsilonGreedy``,
+  ``Exp3`` with a horizon and anytime, ``ThompsonSampling``): microseconds per ``act()`` +
+  ``update(action, reward)`` (wall time, and the thread's CPU time, which a busy machine does
+  not inflate). Goal: at most 1 us (Thompson sampling: 1.5 us, its K Beta draws included),
+  reported as goal / measured (goal 1). Printed beside it: the same agent with ``n_envs=1``
+  (the general checked path) and whether both chose the same arms on the same rewards.
 * ``agents.UCB`` and ``agents.UCBN`` with one env fed the ``GraphBandit-v0`` step output
   (reward and info, side observations included) against the same agents with ``n_envs=1``, for
   information.
@@ -33,11 +39,22 @@ import numpy as np
 from _common import Ratio, interleaved, print_results
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
-from agents import UCB, UCBN, LDPLinUCB, LinUCB
+from agents import KLUCB, MOSS, UCB, UCBN, EpsilonGreedy, Exp3, LDPLinUCB, LinUCB, ThompsonSampling
+from agents.base import Agent
 
 K = 10  # arms of the UCB agents
 D = ARMS = 20  # features and arms of the linear agents
 UCB_GOAL_US = 1.0
+
+#: The index agents timed with one env: name -> (constructor for one env or n copies, goal in us).
+INDEX_AGENTS: dict[str, tuple[Callable[[int | None], Agent], float]] = {
+    "KLUCB": (lambda n: KLUCB(K, n_envs=n), 1.0),
+    "MOSS": (lambda n: MOSS(K, 100_000, n_envs=n), 1.0),
+    "EpsilonGreedy": (lambda n: EpsilonGreedy(K, 0.1, n_envs=n, seed=3), 1.0),
+    "Exp3 (horizon)": (lambda n: Exp3(K, 100_000, n_envs=n, seed=3), 1.0),
+    "Exp3 (anytime)": (lambda n: Exp3(K, n_envs=n, seed=3), 1.0),
+    "ThompsonSampling": (lambda n: ThompsonSampling(K, n_envs=n, seed=3), 1.5),
+}
 
 
 class Bare:
@@ -71,7 +88,7 @@ def step_loop(agent: Any, rows: list[list[float]]) -> Callable[[], None]:
     return run
 
 
-def batched_loop(agent: UCB, rows: list[list[float]]) -> Callable[[], None]:
+def batched_loop(agent: Agent, rows: list[list[float]]) -> Callable[[], None]:
     """The same loop through the general checked path: ``n_envs=1``, arrays of shape (1,)."""
     table = np.array(rows)
 
@@ -132,7 +149,33 @@ def ucb_ratios(quick: bool) -> list[Ratio]:
     ]
 
 
-def single_step(single: UCB, batch1: UCB, row: list[float]) -> bool:
+def index_agent_ratio(name: str, make: Callable[[int | None], Agent], goal_us: float, quick: bool) -> Ratio:
+    """One index agent's single-env act + update against its goal, with its n_envs=1 path for information."""
+    steps, repeats = (2_000, 5) if quick else (20_000, 9)
+    rows = bernoulli_rows(steps)
+    single, batch1 = make(None), make(1)
+    one, ref, old = step_loop(single, rows), step_loop(Bare(), rows), batched_loop(batch1, rows)
+    for fn in (one, ref, old):
+        fn()
+    us, bare_us = (x / steps * 1e6 for x in interleaved(one, ref, repeats))
+    cpu_us, _ = (x / steps * 1e6 for x in interleaved_thread_time(one, ref, repeats))
+    _, old_us = (x / steps * 1e6 for x in interleaved(one, old, max(3, repeats // 3)))
+    single.reset()
+    batch1.reset()
+    same = all(single_step(single, batch1, row) for row in rows[:2_000])
+    return Ratio(
+        f"{name} single-env act+update <= {goal_us:g} us",
+        f"{name}({K}) act+update",
+        f"{goal_us:g} us",
+        goal_us / us,
+        1.0,
+        f"{us:.3f} us per act+update (wall time, median of {repeats}; thread CPU time {cpu_us:.3f} us); two "
+        f"bare method calls {bare_us:.3f} us; the checked n_envs=1 path {old_us:.2f} us; same actions as "
+        f"the n_envs=1 path: {same}",
+    )
+
+
+def single_step(single: Agent, batch1: Agent, row: list[float]) -> bool:
     """One round of both agents on the same reward row; whether they chose the same arm."""
     a, b = single.act(), batch1.act()
     single.update(a, row[a])
@@ -230,6 +273,7 @@ def linear_ratio(name: str, make: Callable[[], LinUCB | LDPLinUCB], quick: bool)
 def results(quick: bool = False) -> list[Ratio]:
     """The step-API ratios (``quick``: a few seconds in all)."""
     out = ucb_ratios(quick)
+    out.extend(index_agent_ratio(name, make, goal, quick) for name, (make, goal) in INDEX_AGENTS.items())
     out.append(with_info_ratio(UCB, "UCB", quick))
     out.append(with_info_ratio(UCBN, "UCBN", quick))
     out.append(linear_ratio("LinUCB", lambda: LinUCB(D, 1.0, seed=0), quick))

@@ -539,3 +539,32 @@ def test_names_and_repr():
     assert EpsilonGreedy(3, schedule="decaying").name == "eps_n-greedy"
     assert "schedule='decaying'" in repr(EpsilonGreedy(3, schedule="decaying"))
     assert "horizon=10" in repr(MOSS(3, 10))
+
+
+@pytest.mark.parametrize("make", [lambda: Exp3(6, 800, n_envs=40, seed=1), lambda: Exp3(6, eta=0.3, n_envs=40, seed=2)])
+def test_exp3_kept_weights_give_the_bits_of_a_full_recompute(make):
+    """Exp3's update recomputes the pulled arm's weight only (η and min L̂ unchanged): p as from scratch."""
+    from agents._exp3_kernels import set_distribution_rows
+
+    agent = make()
+    rng = np.random.default_rng(0)
+    rows = np.arange(40)
+    for t in range(800):
+        actions = agent.act()
+        rewards = (rng.random((40, 6)) < np.linspace(0.2, 0.7, 6)).astype(float)
+        rewards[:, ::2] = rng.random((40, 3))
+        agent.update(actions, rewards[rows, actions])
+        if t % 50 == 49:
+            fresh = agent._state.copy()
+            set_distribution_rows(fresh, agent.eta_at(agent.t + 1), agent.gamma)
+            np.testing.assert_array_equal(agent.probabilities, fresh[:, 6:12])
+
+
+def test_exp3_sees_written_loss_estimates():
+    agent = Exp3(3, eta=0.5)
+    for arm in (0, 1, 2, 0):
+        agent.update(arm, 0.3)
+    agent.loss_estimates[0] = [5.0, 1.0, 3.0]
+    agent.update(1, 1.0 - 1e-9)  # a tiny loss: L̂_1 moves by about 1e-9 / p_1
+    losses = list(agent.loss_estimates[0])
+    np.testing.assert_allclose(agent.probabilities[0], softmax(losses, 0.5), rtol=1e-14)

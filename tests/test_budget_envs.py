@@ -18,17 +18,19 @@ from scipy import stats
 from scipy.special import expit
 
 import bandit_envs
+from bandit_envs import _parallel
 from bandit_envs.budget import (
     PrivacyBudgetGowallaEnv,
     PrivacyBudgetGowallaVectorEnv,
     PrivacyBudgetMovieLensEnv,
     PrivacyBudgetMovieLensVectorEnv,
+    _geo,
     eligible_user_ids,
     gowalla_scenario,
     movielens_scenario,
     payoff,
 )
-from bandit_envs.budget._geo import GridStack, build_grid
+from bandit_envs.budget._geo import GridStack, build_grid, count_reference
 from bandit_envs.budget._movielens_world import MovieLensWorld
 from bandit_envs.datasets import CheckIns, Ratings, synthetic_gowalla
 from bandit_envs.privacy import randomized_response
@@ -308,7 +310,13 @@ def test_per_user_frames_on_data_spanning_cities() -> None:
             assert info["recommendation_reward"][i] == pytest.approx(expected)
 
 
-def test_disk_counts_are_exact() -> None:
+@pytest.mark.parametrize("parallel", [False, True])
+def test_disk_counts_are_exact(parallel: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if parallel:  # every call in parallel on two threads (the serial path is the default for 300 queries)
+        monkeypatch.setattr(_geo, "PARALLEL_MIN_QUERIES", 1)
+        monkeypatch.setattr(_geo, "free_cores", lambda limit: 2)
+    else:
+        monkeypatch.setattr(_geo, "_count_parallel", None)
     rng = np.random.default_rng(0)
     pts = np.concatenate([rng.normal(0, 2, (3000, 2)), rng.uniform(-8, 8, (1000, 2))])
     grids = [build_grid(pts, [-6, -6], [6, 6], (0.05, 0.2)), build_grid(pts * 0.5, [-5, -5], [5, 5], (0.3, 0.3))]
@@ -324,6 +332,42 @@ def test_disk_counts_are_exact() -> None:
         da, db = np.hypot(*(p - a[q]).T), np.hypot(*(p - b[q]).T)
         assert one[q] == (db <= 3.0).sum()
         assert two[q] == ((da <= 1.0) & (db <= 3.0)).sum()
+    np.testing.assert_array_equal(one, count_reference(stack, who, b, 3.0))
+    np.testing.assert_array_equal(two, count_reference(stack, who, a, 1.0, b, 3.0))
+
+
+def test_single_and_small_vector_steps_run_no_parallel_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step asks a few queries (~1 us each): a parallel region there costs far more than it saves."""
+
+    def refused(*args: Any) -> None:
+        raise AssertionError("a parallel kernel ran")
+
+    data = synthetic_gowalla(seed=0)
+    env = gym.make("PrivacyBudgetGowalla-v0", data=data, horizon=200)  # its oracle: large batches, in parallel
+    venv = PrivacyBudgetGowallaVectorEnv(num_envs=40, users=[0] * 40, data=data, horizon=50)
+    monkeypatch.setattr(_geo, "_count_parallel", refused)
+    monkeypatch.setattr(_geo, "free_cores", lambda limit: 2)  # even with a free core
+    env.reset(seed=0)
+    for a in np.random.default_rng(0).integers(0, 10, 200).tolist():
+        env.step(a)
+    venv.reset(seed=0)
+    for _ in range(50):
+        venv.step(np.zeros(40, dtype=np.int64))
+
+
+@pytest.mark.parametrize(
+    ("runnable", "cores", "expected"), [("1/90", 2, 2), ("2/90", 2, 1), ("9/90", 2, 1), ("2/90", 8, 4)]
+)
+def test_free_cores_leaves_out_the_other_runnable_tasks(
+    runnable: str, cores: int, expected: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loadavg = tmp_path / "loadavg"
+    loadavg.write_text(f"3.10 2.00 1.50 {runnable} 4242\n")
+    monkeypatch.setattr(_parallel, "_LOADAVG", str(loadavg))
+    monkeypatch.setattr(_parallel, "_cores", lambda: cores)
+    assert _parallel.free_cores(4) == expected
+    monkeypatch.setattr(_parallel, "_LOADAVG", str(tmp_path / "missing"))
+    assert 1 <= _parallel.free_cores(4) <= 4
 
 
 def test_similarity_leaves_out_the_users_own_row() -> None:

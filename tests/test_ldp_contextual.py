@@ -513,3 +513,29 @@ def test_baselines_still_import() -> None:
     # The new agents sit next to LinUCB and LDP-LinUCB in agents.linear.
     assert LinUCB(3).name == "LinUCB" and LDPLinUCB(3, 1.0).name == "LDP-LinUCB"
     assert LDPOLS.name == "LDP-OLS" and ShuffleLinUCB.name == "Shuffle-LinUCB"
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian", "l2_ball"])
+def test_step_api_draws_from_the_agents_own_generator_also_in_a_copy(mechanism: str) -> None:
+    """The step kernel gets the generator through a typed list that holds ``rng`` itself, rebuilt for a copy."""
+    import copy
+    import pickle
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 5, 4)) * 0.2
+    agent = LDPOLS(4, 1.0, mechanism=mechanism, batch_size=3, seed=1)
+    for t in range(10):
+        agent.update(agent.act(x[t]), 0.5)
+    assert agent._rng_held()[0] is agent.rng
+    for twin in (copy.deepcopy(agent), pickle.loads(pickle.dumps(agent))):
+        before = agent.rng.bit_generator.state
+        reference = copy.deepcopy(agent)
+        for t in range(10, 40):
+            a, b = twin.act(x[t]), reference.act(x[t])
+            assert a == b
+            twin.update(a, 0.25)
+            reference.update(b, 0.25)
+        assert twin._rng_held()[0] is twin.rng
+        assert twin.rng.bit_generator.state == reference.rng.bit_generator.state
+        assert agent.rng.bit_generator.state == before  # the copies drew from their own generators
+        np.testing.assert_array_equal(twin.server.theta, reference.server.theta)

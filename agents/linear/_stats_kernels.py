@@ -411,6 +411,40 @@ def step_update(
 
 
 @njit(error_model="numpy")
+def step_update_held(
+    rngs: Any,
+    obs: FloatArray,
+    actions: IntArray,
+    rewards: FloatArray,
+    normals: FloatArray,
+    uniforms: FloatArray,
+    batch_normals: FloatArray,
+    enc: FloatArray,
+    batch_sd: FloatArray,
+    close: bool,
+    shift: float,
+    gram: FloatArray,
+    mom: FloatArray,
+    pend_gram: FloatArray,
+    pend_mom: FloatArray,
+    u_fac: FloatArray,
+    theta: FloatArray,
+    clips: IntArray,
+    floors: IntArray,
+) -> None:  # pragma: no cover
+    """:func:`step_update` with the generator ``rngs[0]`` of a numba typed list (the step API's call).
+
+    Passing a numpy Generator to compiled code costs about 5 us a call (numba reads its bit
+    generator's C interface through ctypes each time); a typed list that holds it is passed as a
+    pointer. The generator in the list is the agent's own (the same bit generator): the same draws.
+    """
+    step_update(
+        rngs[0], obs, actions, rewards, normals, uniforms, batch_normals, enc, batch_sd, close, shift,
+        gram, mom, pend_gram, pend_mom, u_fac, theta, clips, floors,
+    )  # fmt: skip
+
+
+@njit(error_model="numpy")
 def run_copy(
     b: int | np.int64, tables: tuple[Any, ...], params: tuple[Any, ...], state: tuple[Any, ...]
 ) -> None:  # pragma: no cover

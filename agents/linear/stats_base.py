@@ -41,7 +41,7 @@ from typing import Any
 import numba
 import numpy as np
 import numpy.typing as npt
-from numba import types
+from numba import typed, types
 
 from agents.base import check_float, check_int, check_state_size, entry_point
 from agents.linear._stats_kernels import (
@@ -53,7 +53,7 @@ from agents.linear._stats_kernels import (
     run_parallel,
     run_serial,
     step_choose,
-    step_update,
+    step_update_held,
     write_report,
 )
 from agents.linear.base import LinearRunResult, StepKernels
@@ -87,11 +87,11 @@ class _StepKernels(StepKernels):
         obs = types.Array(f8, rank, "C")
         vec, mat, cube = types.Array(f8, 1, "C"), types.Array(f8, 2, "C"), types.Array(f8, 3, "C")
         int_vec, int_mat = types.Array(i8, 1, "C"), types.Array(i8, 2, "C")
-        rng = numba.typeof(np.random.default_rng(0))
+        rngs = types.ListType(numba.typeof(np.random.default_rng(0)))
         self.choose: Any = entry_point(step_choose, (obs, mat, cube, f8, f8, int_vec))
         self.update: Any = entry_point(
-            step_update,
-            (rng, obs, types.Array(i8, 1, "A"), types.Array(f8, 1, "A"), mat, mat, mat, vec, vec, types.boolean, f8,
+            step_update_held,
+            (rngs, obs, types.Array(i8, 1, "A"), types.Array(f8, 1, "A"), mat, mat, mat, vec, vec, types.boolean, f8,
              cube, mat, cube, mat, cube, mat, int_mat, int_vec),
         )  # fmt: skip
 
@@ -308,6 +308,23 @@ class StatsAgent(LocalDPLinearAgent):
         self._batch_normals = np.empty((self.batch, self._n_batch_normals))
         self._a1 = np.zeros(1, dtype=np.int64)
         self._r1 = np.zeros(1)
+        self._held_rng: tuple[np.random.Generator, Any] | None = None
+
+    def _rng_held(self) -> Any:
+        """A numba typed list holding ``rng`` itself (for :func:`~agents.linear._stats_kernels.step_update_held`).
+
+        Built again when ``rng`` is another object (a reset, a copy of the agent): a copy's list
+        would hold a copy of the generator, so it is never pickled (:meth:`__getstate__`).
+        """
+        held = self._held_rng
+        if held is None or held[0] is not self.rng:
+            held = self._held_rng = (self.rng, typed.List([self.rng]))
+        return held[1]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_held_rng"] = None
+        return state
 
     # Schedule ---------------------------------------------------------------------------------
 
@@ -375,7 +392,7 @@ class StatsAgent(LocalDPLinearAgent):
         srv, ob = self.server, self.open_batch
         close = ob.count + 1 == self.batch_size
         self._step.update(
-            self.rng,
+            self._rng_held(),
             x,
             a,
             rewards,

@@ -9,8 +9,13 @@ contiguous slice whose size is a difference of two offsets, and only the points 
 circle crosses are tested one by one. Counts are exact (the cell size changes speed, never results).
 
 Several grids (one per local km frame: one for a city-sized dataset, else one per user) are
-concatenated so that one compiled call serves a whole batch of copies; the call runs its queries in
-parallel on numba's threads (``NUMBA_NUM_THREADS=1`` makes it serial; results are the same).
+concatenated so that one compiled call serves a whole batch of copies. A query costs about a
+microsecond, so a call runs its queries in parallel on numba's threads only when there are at least
+:data:`PARALLEL_MIN_QUERIES` of them (about a millisecond of work, which pays for waking the
+threads) and more than one core is free at that moment (:func:`bandit_envs._parallel.free_cores`),
+on that many threads; else serially, in the calling thread (a single env's step asks one or two
+queries: a parallel call there cost it 38 times more CPU on a busy machine). Results are the same
+either way; :func:`count_reference` is the plain-numpy reference.
 """
 
 from __future__ import annotations
@@ -24,9 +29,12 @@ import numpy as np
 import numpy.typing as npt
 
 from bandit_envs._jit import njit
+from bandit_envs._parallel import free_cores
 
 #: Upper bound on the cells of one grid; the cell size grows beyond it (speed only).
 MAX_CELLS = 2_000_000
+#: Fewest queries of one call that run in parallel (about 1 us each: ~1 ms of work; fewer run serially).
+PARALLEL_MIN_QUERIES = 1000
 
 
 @dataclass(frozen=True)
@@ -113,11 +121,46 @@ class GridStack:
         out = np.empty(who.shape[0], dtype=np.int64)
         if b is None:
             b, radius_b = a, -1.0
-        _count(
+        args = (
             self.x, self.y, self.cell_start, self.geometry, self.layout,
             who, a[:, 0], a[:, 1], radius_a, b[:, 0], b[:, 1], radius_b, out,
         )  # fmt: skip
+        threads = free_cores(numba.get_num_threads()) if who.shape[0] >= PARALLEL_MIN_QUERIES else 1
+        if threads > 1:
+            previous = numba.get_num_threads()
+            numba.set_num_threads(threads)
+            try:
+                _count_parallel(*args)
+            finally:
+                numba.set_num_threads(previous)
+        else:
+            _count(*args)
         return out
+
+    def points_of(self, g: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """(x, y) of grid ``g``'s points."""
+        nx, ny, offset = (int(v) for v in self.layout[g])
+        start, stop = int(self.cell_start[offset]), int(self.cell_start[offset + nx * ny])
+        return self.x[start:stop], self.y[start:stop]
+
+
+def count_reference(
+    stack: GridStack,
+    who: npt.NDArray[np.int64],
+    a: npt.NDArray[np.float64],
+    radius_a: float,
+    b: npt.NDArray[np.float64] | None = None,
+    radius_b: float = 0.0,
+) -> npt.NDArray[np.int64]:
+    """:meth:`GridStack.count` in plain numpy: every point of the query's grid tested against the disk(s)."""
+    out = np.empty(who.shape[0], dtype=np.int64)
+    for i, g in enumerate(who.tolist()):
+        x, y = stack.points_of(g)
+        inside = (x - a[i, 0]) ** 2 + (y - a[i, 1]) ** 2 <= radius_a * radius_a
+        if b is not None:
+            inside &= (x - b[i, 0]) ** 2 + (y - b[i, 1]) ** 2 <= radius_b * radius_b
+        out[i] = int(np.count_nonzero(inside))
+    return out
 
 
 @njit
@@ -154,60 +197,76 @@ def _in_two(px, py, start, stop, ax, ay, ra2, bx, by, rb2):
     return n
 
 
-@njit(parallel=True)
-def _count(px, py, cell_start, geometry, layout, who, ax, ay, ra, bx, by, rb, out):
-    # rb < 0 means "one disk": the second disk's tests are skipped.
-    two = rb >= 0.0
+@njit(inline="always")
+def _count_query(px, py, cell_start, geometry, layout, who, ax, ay, ra, bx, by, rb, q):  # pragma: no cover
+    """Points of grid ``who[q]`` in the disk of radius ``ra`` about (ax[q], ay[q]) (and in rb's about b if rb >= 0).
+
+    Reference: :func:`count_reference`.
+    """
+    two = rb >= 0.0  # rb < 0 means "one disk": the second disk's tests are skipped.
     ra2 = ra * ra
     rb2 = rb * rb
+    g = who[q]
+    x0, y0, hx, hy = geometry[g, 0], geometry[g, 1], geometry[g, 2], geometry[g, 3]
+    nx, ny, offset = layout[g, 0], layout[g, 1], layout[g, 2]
+    row_lo = max(0, int(math.floor((ay[q] - ra - y0) / hy)))
+    row_hi = min(ny - 1, int(math.floor((ay[q] + ra - y0) / hy)))
+    total = 0
+    for row in range(row_lo, row_hi + 1):
+        y_lo = y0 + row * hy
+        wa_out, wa_in = _half_widths(y_lo, y_lo + hy, ay[q], ra)
+        if wa_out < 0.0:
+            continue
+        lo = ax[q] - wa_out
+        hi = ax[q] + wa_out
+        in_lo = ax[q] - wa_in
+        in_hi = ax[q] + wa_in
+        inner = wa_in >= 0.0
+        if two:
+            wb_out, wb_in = _half_widths(y_lo, y_lo + hy, by[q], rb)
+            if wb_out < 0.0:
+                continue
+            lo = max(lo, bx[q] - wb_out)
+            hi = min(hi, bx[q] + wb_out)
+            in_lo = max(in_lo, bx[q] - wb_in)
+            in_hi = min(in_hi, bx[q] + wb_in)
+            inner = inner and wb_in >= 0.0
+        if lo > hi:
+            continue
+        c_lo = max(0, int(math.floor((lo - x0) / hx)))
+        c_hi = min(nx - 1, int(math.floor((hi - x0) / hx)))
+        if c_lo > c_hi:
+            continue
+        # Cells [i_lo, i_hi] lie entirely inside the disk(s): count them without looking.
+        i_lo, i_hi = c_hi + 1, c_hi
+        if inner and in_lo <= in_hi:
+            i_lo = max(c_lo, int(math.ceil((in_lo - x0) / hx)))
+            i_hi = min(c_hi, int(math.floor((in_hi - x0) / hx)) - 1)
+        base = offset + row * nx
+        if i_lo <= i_hi:
+            total += cell_start[base + i_hi + 1] - cell_start[base + i_lo]
+            spans = ((c_lo, i_lo - 1), (i_hi + 1, c_hi))
+        else:
+            spans = ((c_lo, c_hi), (1, 0))
+        for first, last in spans:
+            if first <= last:
+                start, stop = cell_start[base + first], cell_start[base + last + 1]
+                if two:
+                    total += _in_two(px, py, start, stop, ax[q], ay[q], ra2, bx[q], by[q], rb2)
+                else:
+                    total += _in_one(px, py, start, stop, ax[q], ay[q], ra2)
+    return total
+
+
+@njit
+def _count(px, py, cell_start, geometry, layout, who, ax, ay, ra, bx, by, rb, out):  # pragma: no cover
+    """``out[q] = _count_query(..., q)`` for every query, in the calling thread."""
+    for q in range(who.shape[0]):
+        out[q] = _count_query(px, py, cell_start, geometry, layout, who, ax, ay, ra, bx, by, rb, q)
+
+
+@njit(parallel=True)
+def _count_parallel(px, py, cell_start, geometry, layout, who, ax, ay, ra, bx, by, rb, out):  # pragma: no cover
+    """:func:`_count` with the queries spread over numba's threads (the same counts)."""
     for q in numba.prange(who.shape[0]):
-        g = who[q]
-        x0, y0, hx, hy = geometry[g, 0], geometry[g, 1], geometry[g, 2], geometry[g, 3]
-        nx, ny, offset = layout[g, 0], layout[g, 1], layout[g, 2]
-        row_lo = max(0, int(math.floor((ay[q] - ra - y0) / hy)))
-        row_hi = min(ny - 1, int(math.floor((ay[q] + ra - y0) / hy)))
-        total = 0
-        for row in range(row_lo, row_hi + 1):
-            y_lo = y0 + row * hy
-            wa_out, wa_in = _half_widths(y_lo, y_lo + hy, ay[q], ra)
-            if wa_out < 0.0:
-                continue
-            lo = ax[q] - wa_out
-            hi = ax[q] + wa_out
-            in_lo = ax[q] - wa_in
-            in_hi = ax[q] + wa_in
-            inner = wa_in >= 0.0
-            if two:
-                wb_out, wb_in = _half_widths(y_lo, y_lo + hy, by[q], rb)
-                if wb_out < 0.0:
-                    continue
-                lo = max(lo, bx[q] - wb_out)
-                hi = min(hi, bx[q] + wb_out)
-                in_lo = max(in_lo, bx[q] - wb_in)
-                in_hi = min(in_hi, bx[q] + wb_in)
-                inner = inner and wb_in >= 0.0
-            if lo > hi:
-                continue
-            c_lo = max(0, int(math.floor((lo - x0) / hx)))
-            c_hi = min(nx - 1, int(math.floor((hi - x0) / hx)))
-            if c_lo > c_hi:
-                continue
-            # Cells [i_lo, i_hi] lie entirely inside the disk(s): count them without looking.
-            i_lo, i_hi = c_hi + 1, c_hi
-            if inner and in_lo <= in_hi:
-                i_lo = max(c_lo, int(math.ceil((in_lo - x0) / hx)))
-                i_hi = min(c_hi, int(math.floor((in_hi - x0) / hx)) - 1)
-            base = offset + row * nx
-            if i_lo <= i_hi:
-                total += cell_start[base + i_hi + 1] - cell_start[base + i_lo]
-                spans = ((c_lo, i_lo - 1), (i_hi + 1, c_hi))
-            else:
-                spans = ((c_lo, c_hi), (1, 0))
-            for first, last in spans:
-                if first <= last:
-                    start, stop = cell_start[base + first], cell_start[base + last + 1]
-                    if two:
-                        total += _in_two(px, py, start, stop, ax[q], ay[q], ra2, bx[q], by[q], rb2)
-                    else:
-                        total += _in_one(px, py, start, stop, ax[q], ay[q], ra2)
-        out[q] = total
+        out[q] = _count_query(px, py, cell_start, geometry, layout, who, ax, ay, ra, bx, by, rb, q)

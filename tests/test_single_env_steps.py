@@ -1,0 +1,166 @@
+"""The one-env step of the index agents (KL-UCB, MOSS, ε-greedy, Exp3, Thompson sampling).
+
+With one env, ``update`` with plain scalars and ``act`` are each one call of a compiled one-env
+kernel (KL-UCB and MOSS: ``update`` also chooses the next arm). These tests check that the
+path is taken, that it makes the same choices as the general checked path (the same agent with
+``n_envs=1``), and that reading or writing the state, copying the agent and refused feedback
+behave as on the checked path.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import pickle
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from agents import KLUCB, MOSS, EpsilonGreedy, Exp3, ThompsonSampling
+from agents.base import Agent
+
+AGENTS: dict[str, Callable[[int | None], Agent]] = {
+    "KLUCB": lambda n: KLUCB(6, n_envs=n),
+    "KLUCB-c3": lambda n: KLUCB(6, 3.0, tol=1e-6, n_envs=n),
+    "MOSS": lambda n: MOSS(6, 500, n_envs=n),
+    "EpsilonGreedy": lambda n: EpsilonGreedy(6, 0.2, n_envs=n, seed=4),
+    "EpsilonGreedy-decaying": lambda n: EpsilonGreedy(6, schedule="decaying", d=0.3, n_envs=n, seed=5),
+    "Exp3": lambda n: Exp3(6, 2000, n_envs=n, seed=6),
+    "Exp3-anytime": lambda n: Exp3(6, gamma=0.1, n_envs=n, seed=7),
+    "TS": lambda n: ThompsonSampling(6, n_envs=n, seed=8),
+}
+
+#: Scalar types an env or a user passes: every one must give the same choices.
+KINDS: list[Callable[[float], Any]] = [float, np.float64, lambda r: int(r > 0.5), lambda r: np.int64(r > 0.5)]
+
+
+def state_of(agent: Agent) -> list[np.ndarray]:
+    """The agent's learning state arrays (copies)."""
+    names = ("_state", "_anchors", "_successes", "_failures", "_shapes", "_streams")
+    return [np.array(getattr(agent, name)) for name in names if hasattr(agent, name)]
+
+
+def play(single: Agent, batch1: Agent, rounds: int, seed: int = 0) -> None:
+    """Both agents on the same rewards; their actions must agree every round."""
+    rng = np.random.default_rng(seed)
+    means = rng.uniform(0.1, 0.9, size=single.n_arms)
+    for t in range(rounds):
+        action = single.act()
+        assert type(action) is int
+        assert action == int(batch1.act()[0]), t
+        reward = KINDS[t % 4](float(rng.random() < means[action]) if t % 3 else float(rng.random()))
+        single.update(action if t % 2 else np.int64(action), reward)
+        batch1.update(np.array([action]), np.array([float(reward)]))
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_single_env_step_equals_the_batch_of_one(name):
+    make = AGENTS[name]
+    single, batch1 = make(None), make(1)
+    play(single, batch1, 2000)
+    for a, b in zip(state_of(single), state_of(batch1), strict=True):
+        np.testing.assert_array_equal(a, b)
+    single.reset()
+    batch1.reset()
+    play(single, batch1, 300, seed=1)
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_single_env_step_takes_the_one_call_path(name, monkeypatch):
+    single = AGENTS[name](None)
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the checked path was taken")
+
+    monkeypatch.setattr(type(single), "_feedback", refused)
+    rng = np.random.default_rng(2)
+    for t in range(50):
+        action = single.act()
+        single.update(action, KINDS[t % 4](rng.random()), {"optimal_action": 0} if t % 5 == 0 else None)
+    assert single.t == 50 if hasattr(single, "t") else True
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_a_copy_made_between_update_and_act_plays_on_identically(name):
+    agent = AGENTS[name](None)
+    play(agent, AGENTS[name](1), 40)
+    agent.update(agent.act(), 1.0)
+    for twin in (copy.deepcopy(agent), pickle.loads(pickle.dumps(agent))):
+        original = copy.deepcopy(agent)
+        for t in range(200):
+            a, b = original.act(), twin.act()
+            assert a == b, t
+            original.update(a, float(t % 3 == 0))
+            twin.update(b, float(t % 3 == 0))
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_refused_single_env_feedback_changes_nothing(name):
+    agent = AGENTS[name](None)
+    for t in range(20):
+        agent.update(agent.act(), float(t % 2))
+    reference = copy.deepcopy(agent)
+    before = state_of(agent)
+    bad = [(0, math.nan), (0, math.inf), (6, 0.5), (-1, 0.5), (True, 0.5), (1.0, 0.5), (0, "1"), (0, None)]
+    if agent.reward_bounds is not None:
+        bad += [(0, 1.5), (0, -0.1), (0, 2)]
+    for action, reward in bad:
+        with pytest.raises((TypeError, ValueError)):
+            agent.update(action, reward)
+    for a, b in zip(state_of(agent), before, strict=True):
+        np.testing.assert_array_equal(a, b)
+    for t in range(100):
+        a = agent.act()
+        assert a == reference.act(), t
+        agent.update(a, float(t % 2))
+        reference.update(a, float(t % 2))
+
+
+@pytest.mark.parametrize("make", [lambda n: KLUCB(3, n_envs=n), lambda n: MOSS(3, 100, n_envs=n)])
+def test_writing_the_state_or_t_is_seen_by_the_next_act(make):
+    agent, checked = make(None), make(1)
+
+    def fresh_choice() -> int:
+        """The arm the batched path chooses from the single agent's current state."""
+        checked._state[:] = agent._state
+        if hasattr(agent, "_anchors"):
+            checked._anchors[:] = agent._anchors
+        checked.t = agent.t
+        return int(checked.act()[0])
+
+    for arm, reward in [(0, 0.2), (1, 0.3), (2, 0.1), (1, 0.3), (0, 0.2)]:
+        agent.update(arm, reward)
+    chosen = agent.act()
+    assert chosen == fresh_choice()
+    other = (chosen + 1) % 3
+    agent.counts[0, other] = 0
+    assert agent.act() == fresh_choice()
+    agent.update(agent.act(), 0.3)
+    agent.means[0, other] = 0.99
+    agent.sums[0, other] = 0.99 * agent.counts[0, other]
+    assert agent.act() == fresh_choice()
+    agent.update(agent.act(), 0.3)
+    agent.t = 1000
+    assert agent.act() == fresh_choice()
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_usual_batches_skip_the_per_argument_checks(name, monkeypatch):
+    """int64 actions and float64 rewards of shape (N,) go straight to the kernels, which check the values."""
+    agent = AGENTS[name](4)
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the per-argument checks ran")
+
+    monkeypatch.setattr(Agent, "_actions", refused)
+    monkeypatch.setattr(Agent, "_rewards", refused)
+    for t in range(30):
+        actions = agent.act()
+        agent.update(actions, np.full(4, float(t % 2)))
+    with pytest.raises(ValueError, match="copy 2"):
+        agent.update(np.array([0, 1, 6, 0]), np.full(4, 0.5))
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match="copy 1"):
+        agent.update(np.array([0, 1, 2, 3]), np.array([0.5, math.nan, 0.5, 0.5]))
