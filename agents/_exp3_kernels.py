@@ -215,7 +215,7 @@ def exp3ix_update(
 
 
 # One env: scalars in, an int out, each through its compiled entry point
-# (:class:`agents.base.KernelEntry`). Each wraps the batched kernel above on one-element
+# (:class:`agents.base.SingleEnvKernel`). Each wraps the batched kernel above on one-element
 # arrays, so it computes and draws exactly what that kernel does for a batch of one copy.
 
 

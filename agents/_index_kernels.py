@@ -491,7 +491,7 @@ def moss_choose(state: Any) -> Any:  # pragma: no cover
 # One env ----------------------------------------------------------------------------------------
 #
 # A single-env agent's ``act`` and ``update`` each make one call of a kernel below through its
-# compiled entry point (:class:`agents.base.KernelEntry`): scalars in, an int out, so that
+# compiled entry point (:class:`agents.base.SingleEnvKernel`): scalars in, an int out, so that
 # numba neither types arguments nor boxes an array per call. Each wraps the batched kernel above
 # on one-element arrays it builds itself, so it computes (and draws) exactly what that kernel
 # computes for a batch of one copy; its reference is the batched kernel's.

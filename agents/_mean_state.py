@@ -8,7 +8,7 @@ changed); ``act`` is one compiled call for all copies (the subclass's ``_choose`
 
 With one env, ``update`` with plain scalars (:meth:`agents.base.Agent._plain_value`) and
 ``act`` are each one call of a one-env kernel's compiled entry point
-(:class:`agents.base.KernelEntry`; the subclass's ``_step_one`` and ``_choose_one``), and
+(:class:`agents.base.SingleEnvKernel`; the subclass's ``_step_one`` and ``_choose_one``), and
 for the agents whose choice draws nothing (KL-UCB, MOSS) the update's call also chooses the
 next arm, which ``act`` then returns, as :class:`agents.UCB` does (reading ``sums``, ``means``,
 ``counts`` or setting ``t`` forgets it): below a microsecond per act + update
@@ -26,7 +26,7 @@ import numpy.typing as npt
 from numba import types
 
 from agents._index_kernels import EXTRA_COLUMNS, mean_step, mean_update
-from agents.base import Agent, KernelEntry
+from agents.base import Agent, SingleEnvKernel
 
 FloatArray = npt.NDArray[np.float64]
 _NP_INT64, _NP_FLOAT64 = np.int64, np.float64
@@ -34,10 +34,9 @@ IntArray = npt.NDArray[np.int64]
 
 #: The packed state as the one-env kernels take it.
 STATE_TYPE = types.Array(types.float64, 2, "C")
-_MEAN_STEP = KernelEntry(mean_step, (STATE_TYPE, types.int64, types.float64, types.int64, types.float64, types.float64))
-#: Batch arrays that come from the caller (int64 actions, float64 rewards, any strides).
-ANY_INTS, ANY_FLOATS = types.Array(types.int64, 1, "A"), types.Array(types.float64, 1, "A")
-_MEAN_UPDATE = KernelEntry(mean_update, (STATE_TYPE, ANY_INTS, ANY_FLOATS, types.int64, types.float64, types.float64))
+_MEAN_STEP = SingleEnvKernel(
+    mean_step, (STATE_TYPE, types.int64, types.float64, types.int64, types.float64, types.float64)
+)
 
 
 class MeanStateAgent(Agent):
@@ -64,15 +63,9 @@ class MeanStateAgent(Agent):
         """Load the compiled entry points of the one-env kernels (constructor, one env only)."""
         _MEAN_STEP.load()
 
-    def _load_batch_kernels(self) -> None:
-        """Load the compiled entry points of the batched kernels (constructor, ``n_envs`` given)."""
-        _MEAN_UPDATE.load()
-
     def _reset_state(self) -> None:
         if self.n_envs is None:
             self._load_single_env_kernels()
-        else:
-            self._load_batch_kernels()
         k = self.n_arms
         self._state = np.zeros((self.batch, 4 * k + EXTRA_COLUMNS))
         self._state[:, 4 * k] = self._param
@@ -129,7 +122,7 @@ class MeanStateAgent(Agent):
     def _apply(self, actions: IntArray, rewards: FloatArray) -> int:
         """Add the rewards in one compiled call; the first copy refused (nothing changed then), or -1."""
         low, high = (-math.inf, math.inf) if self.reward_bounds is None else self.reward_bounds
-        bad: int = _MEAN_UPDATE.call(self._state, actions, rewards, self._kind, low, high)
+        bad: int = mean_update(self._state, actions, rewards, self._kind, low, high)
         return bad
 
     def _step_one(self, action: int, reward: float) -> int:

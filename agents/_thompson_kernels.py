@@ -150,7 +150,7 @@ def coin_update_observed(successes, failures, shapes, mask, observed, streams): 
 
 
 # One env: scalars in, an int out, each called through its compiled entry point
-# (:class:`agents.base.KernelEntry`), without the batched kernels' work arrays. Each draws
+# (:class:`agents.base.SingleEnvKernel`), without the batched kernels' work arrays. Each draws
 # exactly the words that the batched kernel above draws for a batch of one copy, and chooses the
 # same arm (``tests/test_index_agents.py`` compares them).
 

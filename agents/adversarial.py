@@ -35,7 +35,7 @@ from agents._exp3_kernels import (
     sample_one,
 )
 from agents._streams import GENERATOR_BYTES, CopyStreams
-from agents.base import Agent, KernelEntry, check_float, check_int, describe
+from agents.base import Agent, SingleEnvKernel, check_float, check_int, describe
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods, independence_number
 
 FloatArray = npt.NDArray[np.float64]
@@ -47,14 +47,8 @@ EXACT_ALPHA_ARMS = 40
 
 _STATE = types.Array(types.float64, 2, "C")
 #: One env's ``act`` and Exp3's ``update``: one call each of a one-env kernel's compiled entry point.
-_SAMPLE_ONE = KernelEntry(sample_one, (_STATE, types.uint64))
-_EXP3_STEP = KernelEntry(exp3_step, (_STATE, types.int64, types.float64, types.float64, types.float64))
-#: The batched ``act`` and Exp3's batched ``update`` (caller's arrays: any strides).
-_SAMPLE = KernelEntry(sample, (_STATE, types.Array(types.uint64, 1, "C")))
-_EXP3_UPDATE = KernelEntry(
-    exp3_update,
-    (_STATE, types.Array(types.int64, 1, "A"), types.Array(types.float64, 1, "A"), types.float64, types.float64),
-)
+_SAMPLE_ONE = SingleEnvKernel(sample_one, (_STATE, types.uint64))
+_EXP3_STEP = SingleEnvKernel(exp3_step, (_STATE, types.int64, types.float64, types.float64, types.float64))
 
 
 class _ExpWeights(CopyStreams, Agent):
@@ -74,8 +68,6 @@ class _ExpWeights(CopyStreams, Agent):
     def _reset_state(self) -> None:
         if self.n_envs is None:
             _SAMPLE_ONE.load()
-        else:
-            _SAMPLE.load()
         k = self.n_arms
         self._state = np.zeros((self.batch, 3 * k + EXTRA_COLUMNS))
         self._state[:, k : 2 * k] = 1.0 / k
@@ -114,7 +106,7 @@ class _ExpWeights(CopyStreams, Agent):
         if self.n_envs is None:
             arm: int = _SAMPLE_ONE.call(self._state, self._bitgen_one)
             return arm
-        out: IntArray = _SAMPLE.call(self._state, self._bitgens)
+        out: IntArray = sample(self._state, self._bitgens)
         return out
 
 
@@ -200,8 +192,6 @@ class Exp3(_ExpWeights):
         self._reset_state()
         if self.n_envs is None:
             _EXP3_STEP.load()
-        else:
-            _EXP3_UPDATE.load()
 
     def eta_at(self, t: int) -> float:
         """η_t of round t (1-based): the fixed η, or sqrt(ln K / (t K))."""
@@ -232,7 +222,7 @@ class Exp3(_ExpWeights):
                 self.t += 1
                 return
         a, r = self._feedback(action, reward, info, check_values=False)
-        bad = _EXP3_UPDATE.call(self._state, a, r, self.eta_at(self.t + 2), self.gamma)
+        bad = exp3_update(self._state, a, r, self.eta_at(self.t + 2), self.gamma)
         if bad >= 0:
             if not 0 <= a[bad] < self.n_arms:
                 raise self._action_range_error(int(a[bad]), bad)

@@ -52,7 +52,7 @@ from bandit_envs.validation import check_choice, check_float, check_int, check_m
 __all__ = [
     "Agent",
     "PrivateAgent",
-    "KernelEntry",
+    "SingleEnvKernel",
     "check_choice",
     "check_float",
     "check_int",
@@ -226,16 +226,14 @@ def entry_point(kernel: Any, signature: tuple[Any, ...]) -> Callable[..., Any]:
     return entry if callable(entry) else kernel
 
 
-class KernelEntry:
-    """A kernel of the agents' steps, called through its compiled entry point once loaded.
+class SingleEnvKernel:
+    """A kernel of the agents' one-env steps, called through its compiled entry point once loaded.
 
-    ``call`` is the dispatcher itself until :meth:`load` (which the agents' constructors call)
-    replaces it by :func:`entry_point` ``(kernel, signature)``: a module-level object, so agents
-    keep no compiled function in their state (they stay picklable) and an agent restored from a
-    pickle in a fresh process still steps correctly (through the dispatcher) until the next
-    constructor loads the entry point. The callers pass exactly the types of ``signature``
-    (arrays they own, or arrays checked to have that dtype; any strides where it says ``"A"``);
-    anything else goes through the dispatcher.
+    ``call`` is the dispatcher itself until :meth:`load` (which an agent's constructor calls for
+    one env) replaces it by :func:`entry_point` ``(kernel, signature)``: a module-level object,
+    so agents keep no compiled function in their state (they stay picklable) and an agent
+    restored from a pickle in a fresh process still steps correctly (through the dispatcher)
+    until the next constructor loads the entry point.
 
     Parameters
     ----------
@@ -558,18 +556,8 @@ class Agent(ABC):
         reward values to a compiled kernel. ``n_arms`` overrides the agent's K (linear agents
         read it from the last observation).
         """
-        if (
-            not check_values
-            and type(action) is np.ndarray
-            and type(reward) is np.ndarray
-            and (action.dtype is _INT64 or action.dtype == _INT64)  # numba-made arrays: an equal dtype
-            and (reward.dtype is _FLOAT64 or reward.dtype == _FLOAT64)
-            and action.shape == reward.shape == self._batch_shape
-        ):  # the usual batch (int64 actions and float64 rewards are what the kernels take as they are)
-            a, r = action, reward
-        else:
-            a = self._actions(action, n_arms, check_range=check_values)
-            r = self._rewards(reward, check=check_values)
+        a = self._actions(action, n_arms, check_range=check_values)
+        r = self._rewards(reward, check=check_values)
         if info is not None:
             self._check_info(info, n_arms)
         return a, r

@@ -14,7 +14,7 @@ from numba import types
 from agents._index_kernels import KIND_GREEDY, greedy_choose, greedy_choose_one
 from agents._mean_state import STATE_TYPE, MeanStateAgent
 from agents._streams import GENERATOR_BYTES, CopyStreams
-from agents.base import KernelEntry, check_choice, describe
+from agents.base import SingleEnvKernel, check_choice, describe
 from agents.index import per_copy_float
 
 IntArray = npt.NDArray[np.int64]
@@ -24,8 +24,7 @@ DEFAULT_EPSILON = 0.1
 #: c and d of the decaying schedule when none are given (see :class:`EpsilonGreedy`).
 DEFAULT_C, DEFAULT_D = 6.0, 0.1
 
-_GREEDY_CHOOSE_ONE = KernelEntry(greedy_choose_one, (STATE_TYPE, types.int64, types.boolean, types.uint64))
-_GREEDY_CHOOSE = KernelEntry(greedy_choose, (STATE_TYPE, types.int64, types.boolean, types.Array(types.uint64, 1, "C")))
+_GREEDY_CHOOSE_ONE = SingleEnvKernel(greedy_choose_one, (STATE_TYPE, types.int64, types.boolean, types.uint64))
 
 
 class EpsilonGreedy(CopyStreams, MeanStateAgent):
@@ -133,12 +132,8 @@ class EpsilonGreedy(CopyStreams, MeanStateAgent):
         super()._load_single_env_kernels()
         _GREEDY_CHOOSE_ONE.load()
 
-    def _load_batch_kernels(self) -> None:
-        super()._load_batch_kernels()
-        _GREEDY_CHOOSE.load()
-
     def _choose(self) -> IntArray:
-        out: IntArray = _GREEDY_CHOOSE.call(self._state, self._t, self.decaying, self._bitgens)
+        out: IntArray = greedy_choose(self._state, self.t, self.decaying, self._bitgens)
         return out
 
     def _choose_one(self) -> int:

@@ -24,7 +24,7 @@ from numba import types
 
 from agents import _sampling as sampling
 from agents import _thompson_kernels as ts_kernels
-from agents.base import Agent, KernelEntry, check_float, describe, entry_point
+from agents.base import Agent, SingleEnvKernel, check_float, describe, entry_point
 from bandit_envs._jit import njit
 
 FloatArray = npt.NDArray[np.float64]
@@ -224,10 +224,10 @@ def _observed_update(
 
 _STATE = types.Array(types.float64, 2, "C")
 _ANY_FLAGS, _ANY_VALUES = types.Array(types.bool_, 1, "A"), types.Array(types.float64, 1, "A")  # any strides
-_TS_CHOOSE_ONE = KernelEntry(
+_TS_CHOOSE_ONE = SingleEnvKernel(
     ts_kernels.beta_choose_one, (types.Array(types.float64, 3, "C"), types.Array(types.uint64, 2, "C"))
 )
-_TS_COIN_STEP = KernelEntry(
+_TS_COIN_STEP = SingleEnvKernel(
     ts_kernels.coin_step,
     (
         _STATE,
@@ -243,12 +243,6 @@ _TS_COIN_STEP = KernelEntry(
 #: :func:`_load_observed_step`).
 _pulled_step_call: Callable[..., int] = _pulled_step
 _observed_step_call: Callable[..., int] = _observed_step
-
-
-_ANY_INTS = types.Array(types.int64, 1, "A")
-#: The batched kernels of UCB as ``act`` and ``update`` call them (entry points once an agent is built).
-_CHOOSE_ROWS = KernelEntry(_choose_rows, (_STATE, types.int64))
-_PULLED_UPDATE = KernelEntry(_pulled_update, (_STATE, _ANY_INTS, _ANY_VALUES))
 
 
 def _load_pulled_step() -> None:
@@ -374,7 +368,7 @@ class _UCBIndex(Agent):
         chosen = self._next
         if chosen >= 0:  # one env: chosen by the last update from the current state
             return chosen
-        actions = _CHOOSE_ROWS.call(self._state, self._t)
+        actions = _choose_rows(self._state, self._t)
         if self.n_envs is None:
             self._next = chosen = int(actions[0])
             return chosen
@@ -435,11 +429,8 @@ class UCB(_UCBIndex):
         self.alpha = per_copy_float("alpha", alpha, self.n_envs, low=0.0, low_open=True)
         self._width_coef = np.broadcast_to(np.square(self.alpha), (self.batch,)).astype(np.float64)
         self._reset_state()
-        _CHOOSE_ROWS.load()
         if self.n_envs is None:
             _load_pulled_step()
-        else:
-            _PULLED_UPDATE.load()
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Add ``reward`` to the pulled arm's mean; side observations in ``info`` are ignored."""
@@ -458,7 +449,7 @@ class UCB(_UCBIndex):
                 self._next = chosen
                 return
         a, rewards = self._feedback(action, reward, info, check_values=False)
-        bad = _PULLED_UPDATE.call(self._state, a, rewards)
+        bad = _pulled_update(self._state, a, rewards)
         if bad >= 0:
             raise _kernel_error(self, a, rewards, bad)
         self._t += 1

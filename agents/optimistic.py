@@ -28,8 +28,8 @@ from agents._index_kernels import (
     moss_choose_one,
     moss_step,
 )
-from agents._mean_state import ANY_FLOATS, ANY_INTS, STATE_TYPE, MeanStateAgent
-from agents.base import KernelEntry, check_float, check_int
+from agents._mean_state import STATE_TYPE, MeanStateAgent
+from agents.base import SingleEnvKernel, check_float, check_int
 from agents.index import per_copy_float
 
 FloatArray = npt.NDArray[np.float64]
@@ -38,13 +38,12 @@ IntArray = npt.NDArray[np.int64]
 #: Default accuracy of the KL-UCB index (see :class:`KLUCB`).
 DEFAULT_TOL = 1e-9
 
-_KLUCB_STEP = KernelEntry(klucb_step, (STATE_TYPE, STATE_TYPE, types.int64, types.float64, types.int64, types.float64))
-_MOSS_STEP = KernelEntry(moss_step, (STATE_TYPE, types.int64, types.float64))
-_KLUCB_UPDATE = KernelEntry(klucb_update, (STATE_TYPE, STATE_TYPE, ANY_INTS, ANY_FLOATS, types.int64))
-_KLUCB_CHOOSE = KernelEntry(klucb_choose, (STATE_TYPE, STATE_TYPE, types.int64, types.float64))
-_MOSS_CHOOSE = KernelEntry(moss_choose, (STATE_TYPE,))
-_KLUCB_CHOOSE_ONE = KernelEntry(klucb_choose_one, (STATE_TYPE, STATE_TYPE, types.int64, types.float64))
-_MOSS_CHOOSE_ONE = KernelEntry(moss_choose_one, (STATE_TYPE,))
+_KLUCB_STEP = SingleEnvKernel(
+    klucb_step, (STATE_TYPE, STATE_TYPE, types.int64, types.float64, types.int64, types.float64)
+)
+_MOSS_STEP = SingleEnvKernel(moss_step, (STATE_TYPE, types.int64, types.float64))
+_KLUCB_CHOOSE_ONE = SingleEnvKernel(klucb_choose_one, (STATE_TYPE, STATE_TYPE, types.int64, types.float64))
+_MOSS_CHOOSE_ONE = SingleEnvKernel(moss_choose_one, (STATE_TYPE,))
 
 
 class KLUCB(MeanStateAgent):
@@ -127,12 +126,8 @@ class KLUCB(MeanStateAgent):
         _KLUCB_STEP.load()
         _KLUCB_CHOOSE_ONE.load()
 
-    def _load_batch_kernels(self) -> None:
-        _KLUCB_UPDATE.load()
-        _KLUCB_CHOOSE.load()
-
     def _apply(self, actions: IntArray, rewards: FloatArray) -> int:
-        bad: int = _KLUCB_UPDATE.call(self._state, self._anchors, actions, rewards, self._t + 1)
+        bad: int = klucb_update(self._state, self._anchors, actions, rewards, self.t + 1)
         return bad
 
     def _step_one(self, action: int, reward: float) -> int:
@@ -140,7 +135,7 @@ class KLUCB(MeanStateAgent):
         return chosen
 
     def _choose(self) -> IntArray:
-        out: IntArray = _KLUCB_CHOOSE.call(self._state, self._anchors, self._t, self.tol)
+        out: IntArray = klucb_choose(self._state, self._anchors, self.t, self.tol)
         return out
 
     def _choose_one(self) -> int:
@@ -218,12 +213,8 @@ class MOSS(MeanStateAgent):
         chosen: int = _MOSS_STEP.call(self._state, action, reward)
         return chosen
 
-    def _load_batch_kernels(self) -> None:
-        super()._load_batch_kernels()
-        _MOSS_CHOOSE.load()
-
     def _choose(self) -> IntArray:
-        out: IntArray = _MOSS_CHOOSE.call(self._state)
+        out: IntArray = moss_choose(self._state)
         return out
 
     def _choose_one(self) -> int:

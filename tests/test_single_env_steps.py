@@ -144,23 +144,3 @@ def test_writing_the_state_or_t_is_seen_by_the_next_act(make):
     agent.update(agent.act(), 0.3)
     agent.t = 1000
     assert agent.act() == fresh_choice()
-
-
-@pytest.mark.parametrize("name", sorted(AGENTS))
-def test_usual_batches_skip_the_per_argument_checks(name, monkeypatch):
-    """int64 actions and float64 rewards of shape (N,) go straight to the kernels, which check the values."""
-    agent = AGENTS[name](4)
-
-    def refused(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("the per-argument checks ran")
-
-    monkeypatch.setattr(Agent, "_actions", refused)
-    monkeypatch.setattr(Agent, "_rewards", refused)
-    for t in range(30):
-        actions = agent.act()
-        agent.update(actions, np.full(4, float(t % 2)))
-    with pytest.raises(ValueError, match="copy 2"):
-        agent.update(np.array([0, 1, 6, 0]), np.full(4, 0.5))
-    monkeypatch.undo()
-    with pytest.raises(ValueError, match="copy 1"):
-        agent.update(np.array([0, 1, 2, 3]), np.array([0.5, math.nan, 0.5, 0.5]))
