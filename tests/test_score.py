@@ -110,27 +110,39 @@ def _scores(df: pd.DataFrame, agent: str) -> dict[str, float]:
     return dict(zip(df.loc[df["agent"] == agent, "problem"], df.loc[df["agent"] == agent, "raw_mean"], strict=True))
 
 
-def _covered(*frames: tuple[pd.DataFrame, str]) -> set[str]:
-    return {p for df, a in frames for p in _scores(df, a)}
+PLAYS = {
+    "Uniform": ("context-free", "contextual", "budget"),
+    "oracle": ("context-free", "contextual", "budget"),
+    "PrivateUniform": ("context-free", "contextual", "private", "local"),
+    "private_oracle": ("context-free", "contextual", "private", "local"),
+}
 
 
-@pytest.mark.slow
-def test_uniform_scores_near_zero_and_oracle_near_one_on_every_problem(agent_file: Path, tmp_path: Path) -> None:
-    runs = {}
-    for factory in ("Uniform", "PrivateUniform", "oracle", "private_oracle"):
-        runs[factory] = score(f"{agent_file}:{factory}", scale=TINY, builtins=(), out=tmp_path / factory)
-    assert _covered((runs["Uniform"], "Uniform"), (runs["PrivateUniform"], "PrivateUniform")) == {
-        p.name for p in PROBLEMS
-    }
-    assert _covered((runs["oracle"], "oracle"), (runs["private_oracle"], "private_oracle")) == {
-        p.name for p in PROBLEMS
-    }
-    for name in ("Uniform", "PrivateUniform"):
-        for problem, value in _scores(runs[name], name).items():
-            assert abs(value) < 0.2, (name, problem, value)
-    for name in ("oracle", "private_oracle"):
-        for problem, value in _scores(runs[name], name).items():
-            assert value > 0.9, (name, problem, value)
+def test_the_two_declarations_cover_every_problem() -> None:
+    for pair in (("Uniform", "PrivateUniform"), ("oracle", "private_oracle")):
+        covered = {p.name for p in PROBLEMS for name in pair if eligible(PLAYS[name], p)}
+        assert covered == {p.name for p in PROBLEMS}
+
+
+@pytest.mark.parametrize(
+    "factory",
+    [
+        "Uniform",
+        "oracle",
+        # The private ones also run three audits each (about 30 s in all).
+        pytest.param("PrivateUniform", marks=pytest.mark.slow),
+        pytest.param("private_oracle", marks=pytest.mark.slow),
+    ],
+)
+def test_uniform_scores_near_zero_and_oracle_near_one(factory: str, agent_file: Path, tmp_path: Path) -> None:
+    df = score(f"{agent_file}:{factory}", scale=TINY, builtins=(), out=tmp_path / factory)
+    values = _scores(df, factory)
+    assert set(values) == {p.name for p in PROBLEMS if eligible(PLAYS[factory], p)}
+    for problem, value in values.items():
+        if "oracle" in factory:
+            assert value > 0.9, (problem, value)
+        else:
+            assert abs(value) < 0.2, (problem, value)
 
 
 def test_card_through_the_file_form(agent_file: Path, tmp_path: Path) -> None:

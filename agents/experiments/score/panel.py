@@ -4,7 +4,9 @@ Each entry says what the agent can play (:data:`~agents.experiments.score.suite.
 how to build it for a problem (ε and horizon from the problem, ``n_envs`` copies), its fast path
 (``"batch"``: one batched agent for all seeds; ``"simulate"``: the compiled single-run
 ``simulate`` of the elimination agents; ``"linear"``: the compiled ``run`` of the linear agents;
-``"step"``: the step API), its non-private version (the privacy-cost line's denominator) and the
+``"step"``: the step API), whether it plays the local-DP problems behind LDPWrapper as a built-in
+(five representative ones do: the wrapper strips side observations, so the graph variants would
+repeat their base agents), its non-private version (the privacy-cost line's denominator) and the
 name :func:`agents.audit.audit` knows it by. Parameters are the agents' defaults unless stated.
 
 A user agent declares its capabilities with a ``plays`` attribute on its factory or class (a
@@ -63,6 +65,8 @@ class Entry:
     path: str = "batch"
     non_private: str | None = None
     audit: str | None = None
+    #: Whether it plays the local-DP problems behind LDPWrapper as a built-in (a scored agent always does).
+    ldp: bool = False
 
 
 def _eps(p: Problem) -> float:
@@ -75,12 +79,12 @@ def _entries() -> tuple[Entry, ...]:
     cf = ("context-free",)
     return (
         Entry("Random", ("context-free", "budget"), lambda p, k, g, h, n, s: Random(k, n_envs=n, seed=s)),
-        Entry("UCB", ("context-free", "budget"), lambda p, k, g, h, n, s: UCB(k, n_envs=n, seed=s)),
-        Entry("KLUCB", cf, lambda p, k, g, h, n, s: KLUCB(k, n_envs=n, seed=s)),
+        Entry("UCB", ("context-free", "budget"), lambda p, k, g, h, n, s: UCB(k, n_envs=n, seed=s), ldp=True),
+        Entry("KLUCB", cf, lambda p, k, g, h, n, s: KLUCB(k, n_envs=n, seed=s), ldp=True),
         Entry("MOSS", cf, lambda p, k, g, h, n, s: MOSS(k, h, n_envs=n, seed=s)),
-        Entry("TS", cf, lambda p, k, g, h, n, s: ThompsonSampling(k, n_envs=n, seed=s)),
-        Entry("EpsilonGreedy", cf, lambda p, k, g, h, n, s: EpsilonGreedy(k, n_envs=n, seed=s)),
-        Entry("Exp3", cf, lambda p, k, g, h, n, s: Exp3(k, h, n_envs=n, seed=s)),
+        Entry("TS", cf, lambda p, k, g, h, n, s: ThompsonSampling(k, n_envs=n, seed=s), ldp=True),
+        Entry("EpsilonGreedy", cf, lambda p, k, g, h, n, s: EpsilonGreedy(k, n_envs=n, seed=s), ldp=True),
+        Entry("Exp3", cf, lambda p, k, g, h, n, s: Exp3(k, h, n_envs=n, seed=s), ldp=True),
         Entry("UCBN", cf, lambda p, k, g, h, n, s: UCBN(k, n_envs=n, seed=s)),
         Entry("TS-N", cf, lambda p, k, g, h, n, s: ThompsonSampling(k, side_observations=True, n_envs=n, seed=s)),
         Entry("Exp3IX", cf, lambda p, k, g, h, n, s: Exp3IX(k, g, n_envs=n, seed=s)),

@@ -244,16 +244,35 @@ def _reward_batch(
     return np.stack(out, axis=1)
 
 
+class _AsAgent(Agent):
+    """Any object with ``act``/``update`` as an :class:`agents.base.Agent`, so that LDPWrapper can wrap it.
+
+    The wrapper hands it only the privatized reward and a stripped info; its own ``reset`` is not called.
+    """
+
+    def __init__(self, inner: Any, n_arms: int, n_envs: int | None) -> None:
+        self.inner = inner
+        super().__init__(n_arms, n_envs=n_envs)
+
+    def _reset_state(self) -> None:
+        pass
+
+    def act(self, obs: Any = None) -> Any:
+        """The wrapped object's action."""
+        return self.inner.act(obs)
+
+    def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
+        """The wrapped object's update, with the privatized reward."""
+        self.inner.update(action, reward, info)
+
+
 def _user_agent(user: UserAgent, env: Any, ctx: _Play, seed: int, n_envs: int | None = None) -> Any:
     """The user's agent for ``env`` (behind LDPWrapper on a local problem when it is not natively local)."""
     agent = user.build(env, ctx.setting, seed, n_envs) if n_envs else user.build(env, ctx.setting, seed)
     if wrapped(user_plays(user), ctx.problem):
         inner = agent.agent if isinstance(agent, GuardedAgent) else agent
         if not isinstance(inner, Agent):
-            raise ValueError(
-                f"agent {user.name} cannot play the local-DP problems through LDPWrapper, which wraps agents.Agent "
-                f"objects only, got {type(inner).__name__}; declare plays without context-free or make it an Agent."
-            )
+            inner = _AsAgent(inner, int(getattr(env, "single_action_space", env.action_space).n), n_envs)
         agent = GuardedAgent(_wrap(inner, ctx.problem, seed), user.name, env)
     return agent
 
@@ -407,6 +426,8 @@ def score_task(exp: Experiment, setting_index: int, run: int, base_seed: int) ->
     problem = BY_NAME[setting["problem"]]
     ctx = _Play(exp, problem, base_seed)
     names = [a for a in exp.agents if a in PANEL and eligible(PANEL[a].plays, problem)]
+    if problem.kind == "local":  # behind LDPWrapper: the representative built-ins and the scored agent
+        names = [a for a in names if PANEL[a].ldp or not wrapped(PANEL[a].plays, problem) or a == exp.options["agent"]]
     users = [u for u in exp.user_agents if eligible(user_plays(u), problem)]
     player = PLAYERS.get(problem.kind, play_graph)
     played = player(ctx, names, users)
