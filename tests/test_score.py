@@ -215,3 +215,19 @@ def test_resume_after_a_failing_agent(
     assert "Resuming from" in capsys.readouterr().err
     assert "adversarial" in set(df.loc[df["agent"] == "flaky", "problem"])
     assert not (out / "parts").exists()
+
+
+def test_leaderboard_page_names_its_scale_and_command(tmp_path: Path) -> None:
+    from agents.experiments.score.cli import write_page
+
+    out = tmp_path / "board"
+    table = score(None, scale=TINY, builtins=("TS",), out=out)
+    assert set(table["agent"]) == {"UCB", "TS"}
+    page = tmp_path / "docs" / "leaderboard.md"
+    write_page(out, page, table, quick=True)
+    text = page.read_text()
+    assert "**Scale: quick**" in text and "not the full scale" in text
+    assert "banditlab score --leaderboard --quick --jobs 2" in text
+    assert "| bernoulli-easy | TS " in text or "| bernoulli-easy | UCB " in text
+    assert (tmp_path / "docs" / "leaderboard" / "figure.png").is_file()
+    assert (tmp_path / "docs" / "leaderboard" / "regret.png").is_file()

@@ -108,7 +108,7 @@ def summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any]) -> 
         "",
     ]
     if scale != "full":
-        lines += [f"This is not the full scale: `banditlab score {agent or '--all'}` without --quick runs it.", ""]
+        lines += ["This is not the full scale: the same command without --quick runs it.", ""]
     head = "| problem | horizon |" + (f" {agent} |" if agent else "") + " leaders (built-in, best first) |"
     lines += [head, "|" + "---|" * (head.count("|") - 1)]
     for p in PROBLEMS:
