@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from agents.experiments.api import AgentEntry, UsageError, run_experiment
-from agents.experiments.core.results import RESULTS, read_results
+from agents.experiments.core.results import RESULTS
 from agents.experiments.core.spec import Experiment, Family
 from agents.experiments.core.user_agents import UserAgent, UserAgentError, split_name
 from agents.experiments.score import analysis
@@ -207,7 +207,7 @@ def score(
         force=force,
         command=command,
     )
-    return analysis.scores(read_results(folder / RESULTS))
+    return analysis.scores(pd.read_csv(folder / RESULTS, low_memory=False))
 
 
 def meta_seconds(folder: Path) -> float:

@@ -21,6 +21,8 @@ from agents.experiments.core.stats import mean_ci
 from agents.experiments.score.panel import PANEL, SPEED_REFERENCE
 from agents.experiments.score.suite import BY_NAME, PROBLEMS, SUITE_VERSION
 
+#: Non-private scores below this give no privacy-cost ratio (n/a).
+MIN_BASE = 0.05
 #: Columns of :func:`scores`.
 SCORE_COLUMNS = ("suite", "problem", "agent", "score", "ci_low", "ci_high", "raw_mean", "seeds", "horizon")
 
@@ -140,7 +142,7 @@ def summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any]) -> 
             lines.append("")
         lines += [
             "Privacy cost: score at ε over the non-private score on the same base problem (the agent's own where it "
-            "plays it, else its non-private version's).",
+            f"plays it, else its non-private version's); n/a where the non-private score is below {MIN_BASE:g}.",
             "",
             "| agent | problem | ε | score at ε | non-private (agent) | cost |",
             "|---|---|---|---|---|---|",
@@ -154,9 +156,10 @@ def summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any]) -> 
                 base = _row(table, p.base, ref)
                 if base is None:
                     continue
-                cost = r["score"] / base["score"] if base["score"] > 0 else math.nan
+                # Below MIN_BASE the ratio of two near-zero scores says nothing.
+                cost = f"{r['score'] / base['score']:.2f}" if base["score"] >= MIN_BASE else "n/a"
                 lines.append(
-                    f"| {a} | {p.name} | {p.epsilon:g} | {r['score']:.2f} | {base['score']:.2f} ({ref}) | {cost:.2f} |"
+                    f"| {a} | {p.name} | {p.epsilon:g} | {r['score']:.2f} | {base['score']:.2f} ({ref}) | {cost} |"
                 )
         lines.append("")
     speed = speeds(results) if "seconds" in results else {}
@@ -188,7 +191,11 @@ def summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any]) -> 
 
 
 def radar(results: pd.DataFrame, exp: Experiment, path: Path) -> None:
-    """Radar-style figure: one spoke per problem, the agent's score and the best built-in's (or the top agents')."""
+    """Radar-style figure: one spoke per problem, the agent's score and the best built-in's.
+
+    Without an agent (the leaderboard): the best built-in's and the three built-ins with the largest
+    total score over the suite.
+    """
     plt = pyplot()
     table = scores(results)
     agent = exp.options.get("agent")
@@ -202,7 +209,8 @@ def radar(results: pd.DataFrame, exp: Experiment, path: Path) -> None:
     if agent:
         series.append((agent, [(_row(table, n, agent) or {"score": 0.0})["score"] for n in names]))
     else:
-        overall = table[table["agent"] != "Random"].groupby("agent")["score"].mean().sort_values(ascending=False)
+        # The three with the largest total score over the suite (n/a counts as 0, so breadth counts).
+        overall = table[table["agent"] != "Random"].groupby("agent")["score"].sum().sort_values(ascending=False)
         for a in list(overall.index[:3]):
             series.append((str(a), [(_row(table, n, str(a)) or {"score": 0.0})["score"] for n in names]))
     for label, values in series:
