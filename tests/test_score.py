@@ -231,3 +231,17 @@ def test_leaderboard_page_names_its_scale_and_command(tmp_path: Path) -> None:
     assert "| bernoulli-easy | TS " in text or "| bernoulli-easy | UCB " in text
     assert (tmp_path / "docs" / "leaderboard" / "figure.png").is_file()
     assert (tmp_path / "docs" / "leaderboard" / "regret.png").is_file()
+
+
+@pytest.mark.slow
+def test_dask_backend_gives_the_local_scores(tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    local = score("UCB", scale=TINY, builtins=("TS", "Exp3"), out=tmp_path / "local")
+    cluster = {"threads_per_worker": 1, "processes": True, "host": "127.0.0.1", "dashboard_address": None}
+    with distributed.LocalCluster(n_workers=2, **cluster) as c:
+        remote = score(
+            "UCB", scale=TINY, builtins=("TS", "Exp3"), out=tmp_path / "dask", backend="dask",
+            scheduler=c.scheduler_address,
+        )  # fmt: skip
+    cols = ["problem", "agent", "raw_mean"]
+    pd.testing.assert_frame_equal(local[cols], remote[cols])
