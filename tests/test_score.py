@@ -12,10 +12,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from agents.experiments import UsageError, UserAgentError
+from agents.experiments import UsageError, UserAgentError, score
 from agents.experiments.cli import main
-from agents.experiments.score import PROBLEMS, SUITE_VERSION, Scale, score
-from agents.experiments.score.panel import eligible
+from agents.experiments.scorecard import PROBLEMS, SUITE_VERSION, Scale
+from agents.experiments.scorecard.panel import eligible
 
 TINY = Scale("test", 3, 0.01)
 
@@ -218,7 +218,7 @@ def test_resume_after_a_failing_agent(
 
 
 def test_leaderboard_page_names_its_scale_and_command(tmp_path: Path) -> None:
-    from agents.experiments.score.cli import write_page
+    from agents.experiments.scorecard.cli import write_page
 
     out = tmp_path / "board"
     table = score(None, scale=TINY, builtins=("TS",), out=out)

@@ -114,7 +114,7 @@ def configure(
     ``(name, factory)`` pair) nor a class declaring its ``name`` is built once here, as the first
     run of the first setting would build it with seed 0, and labelled by that agent's ``name`` if
     it has one (:func:`_named_by_their_agents`). An :class:`Experiment` not in the registry (the
-    scorecard's, :mod:`agents.experiments.score`) may be given instead of an id. Raises
+    scorecard's, :mod:`agents.experiments.scorecard`) may be given instead of an id. Raises
     :class:`UsageError` with one sentence.
     """
     try:

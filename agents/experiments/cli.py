@@ -13,7 +13,7 @@ audit finds a violation, 0 otherwise, and 2 for bad input. ``banditlab audit all
 [--seed S] [--force]`` runs every audit of :data:`agents.audit.summary.ALL_AUDITS` and writes
 ``DIR/summary.md`` and ``DIR/figure.png`` under the output-folder rules of ``banditlab run``.
 ``banditlab score AGENT | --agent [NAME=]FILE.py:Factory [--quick] [--out DIR] [--jobs J]`` scores
-one agent on the scorecard's fixed suite (:mod:`agents.experiments.score`, docs/score.md).
+one agent on the scorecard's fixed suite (:mod:`agents.experiments.scorecard`, docs/score.md).
 
 The compiled numba kernels are saved to numba's on-disk cache by the first run that needs them
 (:mod:`bandit_envs._jit`) and loaded by later runs. A run that compiles says so when it starts
@@ -219,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
         "banditlab did not write (or that were edited since) are still never replaced or deleted",
     )
     _add_audit(sub)
-    from agents.experiments.score.cli import add_parser as _add_score
+    from agents.experiments.scorecard.cli import add_parser as _add_score
 
     _add_score(sub, _positive, _seconds)
     report = sub.add_parser("report", help="rebuild summary.md and figure.png from a results.csv")
@@ -511,7 +511,7 @@ def _main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     if args.command == "audit":
         return _audit(args)
     if args.command == "score":
-        from agents.experiments.score.cli import main as score_main
+        from agents.experiments.scorecard.cli import main as score_main
 
         return score_main(args, argv)
     if args.experiment not in EXPERIMENTS:

@@ -1,7 +1,7 @@
 """The scorecard's task: one problem of the suite, every agent that can play it, every seed.
 
-A task is one setting: a problem (:mod:`agents.experiments.score.suite`) or an audit. It plays
-each eligible built-in agent of :data:`~agents.experiments.score.panel.PANEL` on its fast path
+A task is one setting: a problem (:mod:`agents.experiments.scorecard.suite`) or an audit. It plays
+each eligible built-in agent of :data:`~agents.experiments.scorecard.panel.PANEL` on its fast path
 (one batched agent for all seeds, the elimination agents' compiled ``simulate``, the linear
 agents' compiled ``run``) and each user agent through the step API (:func:`~agents.experiments.core.user_agents.play`),
 on the same reward draws (common random numbers: seed ``r`` of every agent reads the env after
@@ -31,8 +31,8 @@ from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment
 from agents.experiments.core.user_agents import GuardedAgent, UserAgent, check_fits, play
 from agents.experiments.dpmab.task import reward_blocks
-from agents.experiments.score.panel import PANEL, Entry, eligible, wrapped
-from agents.experiments.score.suite import BY_NAME, SUITE_VERSION, Problem, scaled_horizon
+from agents.experiments.scorecard.panel import PANEL, Entry, eligible, wrapped
+from agents.experiments.scorecard.suite import BY_NAME, SUITE_VERSION, Problem, scaled_horizon
 from bandit_envs.budget.movielens import PrivacyBudgetMovieLensEnv, PrivacyBudgetMovieLensVectorEnv
 from bandit_envs.graph import GraphBanditEnv, GraphBanditVectorEnv
 from bandit_envs.recommendation.movielens import MovieLensRecommendationEnv
@@ -62,7 +62,7 @@ def horizon_of(exp: Experiment, problem: Problem) -> int:
 
 def user_plays(user: UserAgent) -> tuple[str, ...]:
     """The capabilities a user agent declares (``plays`` on its factory; default context-free)."""
-    from agents.experiments.score.panel import check_plays
+    from agents.experiments.scorecard.panel import check_plays
 
     plays = getattr(user.factory(), "plays", ("context-free",))
     return check_plays(plays, f"agent {user.name}")

@@ -1,12 +1,12 @@
 """The scorecard of the field: one agent scored on a fixed, versioned suite, beside the built-in leaders.
 
-``score(agent)`` (``banditlab score AGENT``) plays the suite of :mod:`~agents.experiments.score.suite`
-with the agent and every built-in agent of :mod:`~agents.experiments.score.panel` that can play
+``score(agent)`` (``banditlab score AGENT``) plays the suite of :mod:`~agents.experiments.scorecard.suite`
+with the agent and every built-in agent of :mod:`~agents.experiments.scorecard.panel` that can play
 each problem, on the same seeds, through the experiment machinery of ``banditlab run``
 (:func:`agents.experiments.api.run_experiment`: local processes or Dask, resumable output
 folders). It writes ``summary.md`` (the card), ``figure.png`` (radar), ``regret.png`` (per-problem
 regret), ``results.csv`` and ``meta.json``, and returns the scores as a DataFrame
-(:func:`~agents.experiments.score.analysis.scores`). docs/score.md describes the suite.
+(:func:`~agents.experiments.scorecard.analysis.scores`). docs/score.md describes the suite.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from agents.experiments.api import AgentEntry, UsageError, run_experiment
 from agents.experiments.core.results import RESULTS
 from agents.experiments.core.spec import Experiment, Family
 from agents.experiments.core.user_agents import UserAgent, UserAgentError, split_name
-from agents.experiments.score import analysis
-from agents.experiments.score.panel import PANEL, SPEED_REFERENCE, check_plays
-from agents.experiments.score.suite import EPSILONS, FULL, PROBLEMS, QUICK, SUITE_VERSION, Scale, scaled_horizon
-from agents.experiments.score.task import N_CHECKPOINTS, score_task, user_plays
+from agents.experiments.scorecard import analysis
+from agents.experiments.scorecard.panel import PANEL, SPEED_REFERENCE, check_plays
+from agents.experiments.scorecard.suite import EPSILONS, FULL, PROBLEMS, QUICK, SUITE_VERSION, Scale, scaled_horizon
+from agents.experiments.scorecard.task import N_CHECKPOINTS, score_task, user_plays
 from bandit_envs.validation import summarize
 
 __all__ = ["FULL", "PROBLEMS", "QUICK", "SUITE_VERSION", "Scale", "card", "score"]
@@ -75,7 +75,7 @@ def card(agent: str | None, scale: Scale = FULL, builtins: Sequence[str] | None 
 
     ``agent`` is the highlighted built-in name (or a user agent's label, or None for the
     leaderboard: then every private built-in is audited at ε = 1). ``builtins`` restricts the
-    built-in agents played (default: all of :data:`~agents.experiments.score.panel.PANEL`); the
+    built-in agents played (default: all of :data:`~agents.experiments.scorecard.panel.PANEL`); the
     speed reference UCB and a built-in ``agent`` are always played.
     """
     chosen = tuple(PANEL) if builtins is None else tuple(builtins)
@@ -153,12 +153,12 @@ def score(
     Parameters
     ----------
     agent
-        A built-in name of :data:`~agents.experiments.score.panel.PANEL`, a user agent as for
+        A built-in name of :data:`~agents.experiments.scorecard.panel.PANEL`, a user agent as for
         :func:`agents.experiments.run` (``"path/to/file.py:Factory"``, ``"module:Factory"``,
         ``"NAME=..."``, a callable, a ``(name, factory)`` pair), or None for the leaderboard (the
         built-ins only).
     quick
-        The quick scale (:data:`~agents.experiments.score.suite.QUICK`) instead of the full one.
+        The quick scale (:data:`~agents.experiments.scorecard.suite.QUICK`) instead of the full one.
     out
         The output folder (default ``results/score-NAME``); resumable as ``banditlab run``'s.
     jobs, seed, backend, scheduler, timeout, fresh, force

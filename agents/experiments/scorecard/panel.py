@@ -1,6 +1,6 @@
 """The built-in agents the scorecard plays on every problem they can play, and what each declares.
 
-Each entry says what the agent can play (:data:`~agents.experiments.score.suite.CAPABILITIES`),
+Each entry says what the agent can play (:data:`~agents.experiments.scorecard.suite.CAPABILITIES`),
 how to build it for a problem (ε and horizon from the problem, ``n_envs`` copies), its fast path
 (``"batch"``: one batched agent for all seeds; ``"simulate"``: the compiled single-run
 ``simulate`` of the elimination agents; ``"linear"``: the compiled ``run`` of the linear agents;
@@ -46,7 +46,7 @@ from agents import (
     ThompsonSampling,
     TreeDPUCB,
 )
-from agents.experiments.score.suite import CAPABILITIES, Problem
+from agents.experiments.scorecard.suite import CAPABILITIES, Problem
 from bandit_envs.validation import summarize
 
 #: (problem, n_arms, adjacency, horizon, n_envs, seed) → agent.

@@ -1,7 +1,7 @@
 """The scorecard's analysis: scores with 95% intervals, leaders, audits, privacy cost, speed; two figures.
 
 Pure functions of the results table (``results.csv``). A seed's score on a problem is
-``1 − R_T/U_T`` (:mod:`agents.experiments.score.suite`); the card shows the mean over seeds with
+``1 − R_T/U_T`` (:mod:`agents.experiments.scorecard.suite`); the card shows the mean over seeds with
 the t-based 95% interval (:func:`agents.experiments.core.stats.mean_ci`), clipped to [0, 1].
 """
 
@@ -18,8 +18,8 @@ import pandas as pd
 from agents.experiments.core.figures import pyplot
 from agents.experiments.core.spec import Experiment
 from agents.experiments.core.stats import mean_ci
-from agents.experiments.score.panel import PANEL, SPEED_REFERENCE
-from agents.experiments.score.suite import BY_NAME, PROBLEMS, SUITE_VERSION
+from agents.experiments.scorecard.panel import PANEL, SPEED_REFERENCE
+from agents.experiments.scorecard.suite import BY_NAME, PROBLEMS, SUITE_VERSION
 
 #: Non-private scores below this give no privacy-cost ratio (n/a).
 MIN_BASE = 0.05

@@ -2,7 +2,7 @@
 
 ``banditlab score AGENT | --agent [NAME=]FILE.py:Factory | --agent [NAME=]module:Factory [--quick]
 [--out DIR] [--jobs J] [--seed S] [--backend local|dask --scheduler ADDRESS] [--fresh] [--force]``
-scores one agent (:func:`agents.experiments.score.score`); ``banditlab score --leaderboard
+scores one agent (:func:`agents.experiments.scorecard.score`); ``banditlab score --leaderboard
 [--quick] [--page docs/leaderboard.md]`` scores the built-in agents only and rewrites the
 leaderboard page (docs/leaderboard.md) with its figures beside it.
 """
@@ -55,7 +55,7 @@ def main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     from agents.experiments.api import UsageError
     from agents.experiments.core.backends import BackendError, SweepInterrupted
     from agents.experiments.core.user_agents import UserAgentError
-    from agents.experiments.score import score
+    from agents.experiments.scorecard import score
 
     given = [a for a in (args.agent, args.user) if a is not None]
     if args.leaderboard and given:
@@ -110,8 +110,8 @@ def write_page(folder: Path, page: Path, table: pd.DataFrame, *, quick: bool) ->
     """The leaderboard page: scale, time, the exact command, top three per problem, and the two figures."""
     import json
 
-    from agents.experiments.score.analysis import leaders
-    from agents.experiments.score.suite import FULL, PROBLEMS, QUICK, SUITE_VERSION
+    from agents.experiments.scorecard.analysis import leaders
+    from agents.experiments.scorecard.suite import FULL, PROBLEMS, QUICK, SUITE_VERSION
 
     meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
     figures = page.with_suffix("")
