@@ -245,3 +245,13 @@ def test_dask_backend_gives_the_local_scores(tmp_path: Path) -> None:
         )  # fmt: skip
     cols = ["problem", "agent", "raw_mean"]
     pd.testing.assert_frame_equal(local[cols], remote[cols])
+
+
+def test_a_private_builtin_card_has_audits_at_each_epsilon_and_privacy_costs(tmp_path: Path) -> None:
+    out = tmp_path / "ada"
+    score("AdaPUCB", scale=TINY, builtins=(), out=out)
+    text = (out / "summary.md").read_text()
+    for eps in ("0.1", "1", "10"):
+        assert f"| AdaPUCB | {eps} | entry |" in text
+        assert f"| AdaPUCB | bernoulli-easy@dp{eps} | {eps} |" in text
+    assert "(UCB)" in text  # the non-private version named beside each cost
