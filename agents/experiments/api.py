@@ -17,6 +17,7 @@ never replaces or deletes a file it did not write there itself
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import json
 import os
@@ -95,7 +96,7 @@ def _check_data_cache(data: Sequence[str] | None) -> None:
 
 
 def configure(
-    experiment_id: str,
+    experiment_id: str | Experiment,
     *,
     agents: Sequence[AgentEntry] | None = None,
     extra_agents: Sequence[AgentEntry] = (),
@@ -112,10 +113,13 @@ def configure(
     added after them (the CLI's ``--agent``). A user agent that is neither named (``NAME=``, a
     ``(name, factory)`` pair) nor a class declaring its ``name`` is built once here, as the first
     run of the first setting would build it with seed 0, and labelled by that agent's ``name`` if
-    it has one (:func:`_named_by_their_agents`). Raises :class:`UsageError` with one sentence.
+    it has one (:func:`_named_by_their_agents`). An :class:`Experiment` not in the registry (the
+    scorecard's, :mod:`agents.experiments.scorecard`) may be given instead of an id. Raises
+    :class:`UsageError` with one sentence.
     """
     try:
-        exp = get_experiment(experiment_id).scaled(quick=quick, runs=runs, horizon=horizon)
+        base = experiment_id if isinstance(experiment_id, Experiment) else get_experiment(experiment_id)
+        exp = base.scaled(quick=quick, runs=runs, horizon=horizon)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     family = exp.family
@@ -317,7 +321,7 @@ def run(
 
 
 def run_experiment(
-    experiment_id: str,
+    experiment_id: str | Experiment,
     *,
     agents: Sequence[AgentEntry] | None = None,
     extra_agents: Sequence[AgentEntry] = (),
@@ -391,7 +395,7 @@ def run_experiment(
         raise UsageError(str(exc)) from None
     with output:  # locked until the run ends: a second run or report on the folder meanwhile is refused
         try:
-            output.check_may_write(manifest, force, (*OUTPUTS, PARTS))
+            output.check_may_write(manifest, force, (*OUTPUTS, *(n for n, _ in exp.family.extra_figures), PARTS))
         except OutputError as exc:
             raise UsageError(str(exc)) from None
         store = PartialStore(folder, manifest)
@@ -481,11 +485,21 @@ def write_report(results: pd.DataFrame, exp: Experiment, folder: Path | OutputFo
     if not isinstance(folder, OutputFolder):
         with OutputFolder.open(Path(folder), "the folder") as output:
             return write_report(results, exp, output, meta)
-    folder.check_replaceable([FIGURE, SUMMARY])
+    extra = exp.family.extra_figures
+    folder.check_replaceable([FIGURE, SUMMARY, *(name for name, _ in extra)])
     text = exp.family.summary(results, exp, meta) + "\n![figure](figure.png)\n"
+    text += "".join(f"\n![{Path(name).stem}]({name})\n" for name, _ in extra)
     folder.write(FIGURE, lambda path: exp.family.figure(results, exp, path))
+    for name, draw in extra:
+        folder.write(name, functools.partial(_draw, draw, results, exp))
     folder.write_text(SUMMARY, text)
     return text
+
+
+def _draw(
+    draw: Callable[[pd.DataFrame, Experiment, Path], None], results: pd.DataFrame, exp: Experiment, path: Path
+) -> None:
+    draw(results, exp, path)
 
 
 def _resume_note(message: str, store: PartialStore, n_tasks: int) -> str:

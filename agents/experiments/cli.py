@@ -12,6 +12,8 @@ ID DIR`` rebuilds the summary and figure from ``DIR/results.csv``; ``banditlab a
 audit finds a violation, 0 otherwise, and 2 for bad input. ``banditlab audit all --out DIR [--runs N]
 [--seed S] [--force]`` runs every audit of :data:`agents.audit.summary.ALL_AUDITS` and writes
 ``DIR/summary.md`` and ``DIR/figure.png`` under the output-folder rules of ``banditlab run``.
+``banditlab score AGENT | --agent [NAME=]FILE.py:Factory [--quick] [--out DIR] [--jobs J]`` scores
+one agent on the scorecard's fixed suite (:mod:`agents.experiments.scorecard`, docs/score.md).
 
 The compiled numba kernels are saved to numba's on-disk cache by the first run that needs them
 (:mod:`bandit_envs._jit`) and loaded by later runs. A run that compiles says so when it starts
@@ -217,6 +219,9 @@ def build_parser() -> argparse.ArgumentParser:
         "banditlab did not write (or that were edited since) are still never replaced or deleted",
     )
     _add_audit(sub)
+    from agents.experiments.scorecard.cli import add_parser as _add_score
+
+    _add_score(sub, _positive, _seconds)
     report = sub.add_parser("report", help="rebuild summary.md and figure.png from a results.csv")
     report.add_argument("experiment", help="experiment id the results belong to")
     report.add_argument("folder", type=Path, help="folder holding results.csv (written by `run`)")
@@ -505,6 +510,10 @@ def _main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
         return 0
     if args.command == "audit":
         return _audit(args)
+    if args.command == "score":
+        from agents.experiments.scorecard.cli import main as score_main
+
+        return score_main(args, argv)
     if args.experiment not in EXPERIMENTS:
         print(
             f"banditlab: error: experiment id must be one of {sorted(EXPERIMENTS)}, got {summarize(args.experiment)}.",

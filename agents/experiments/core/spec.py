@@ -125,6 +125,8 @@ class Family:
     #: Most rows one run of one agent records (its checkpoints, or 1 for a run summarized in one
     #: row): the scale check (:func:`agents.experiments.api.check_scale`) bounds the results by it.
     checkpoints: int = 100
+    #: Further figures the report writes beside ``figure.png``: (file name, figure function) pairs.
+    extra_figures: tuple[tuple[str, Callable[[pd.DataFrame, Experiment, Path], None]], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,218 @@
+"""The scorecard of the field: one agent scored on a fixed, versioned suite, beside the built-in leaders.
+
+``score(agent)`` (``banditlab score AGENT``) plays the suite of :mod:`~agents.experiments.scorecard.suite`
+with the agent and every built-in agent of :mod:`~agents.experiments.scorecard.panel` that can play
+each problem, on the same seeds, through the experiment machinery of ``banditlab run``
+(:func:`agents.experiments.api.run_experiment`: local processes or Dask, resumable output
+folders). It writes ``summary.md`` (the card), ``figure.png`` (radar), ``regret.png`` (per-problem
+regret), ``results.csv`` and ``meta.json``, and returns the scores as a DataFrame
+(:func:`~agents.experiments.scorecard.analysis.scores`). docs/score.md describes the suite.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from agents.experiments.api import AgentEntry, UsageError, run_experiment
+from agents.experiments.core.results import RESULTS
+from agents.experiments.core.spec import Experiment, Family
+from agents.experiments.scorecard import analysis
+from agents.experiments.scorecard.panel import PANEL, SPEED_REFERENCE, check_plays
+from agents.experiments.scorecard.suite import EPSILONS, FULL, PROBLEMS, QUICK, SUITE_VERSION, Scale, scaled_horizon
+from agents.experiments.scorecard.task import N_CHECKPOINTS, score_task, user_plays
+from agents.user_agents import UserAgent, UserAgentError, split_name
+from bandit_envs.validation import summarize
+
+__all__ = ["FULL", "PROBLEMS", "QUICK", "SUITE_VERSION", "Scale", "card", "score"]
+
+#: Audit runs per input at each scale (the quick and test scales use the smaller number).
+AUDIT_RUNS = {"full": 2000, "quick": 500}
+AUDIT_MIN = 200
+
+
+def _prepare(exp: Experiment, data: Sequence[str] | None, seed: int) -> Experiment:
+    """Add an audit setting per ε for each user agent declaring itself private or local; record non-private versions."""
+    from dataclasses import replace
+
+    settings = list(exp.settings)
+    non_private: dict[str, str] = {}
+    for user in exp.user_agents:
+        plays = user_plays(user)
+        if {"private", "local"} & set(plays):
+            settings += [{"problem": "audit", "agent": user.name, "audit": None, "epsilon": e} for e in EPSILONS]
+        ref = getattr(user.factory(), "non_private", None)
+        if ref is not None and ref not in PANEL:
+            raise UserAgentError(
+                f"agent {user.name}'s non_private must name a built-in agent ({', '.join(PANEL)}), got "
+                f"{summarize(ref)}."
+            )
+        non_private[user.name] = ref or ("LinUCB" if "contextual" in plays else "UCB")
+    return replace(exp, settings=tuple(settings), options={**exp.options, "non_private": non_private})
+
+
+FAMILY = Family(
+    name="score",
+    task=score_task,
+    summary=analysis.summary,
+    figure=analysis.radar,
+    extra_figures=(("regret.png", analysis.regret_figure),),
+    builtin_agents=tuple(PANEL),
+    prepare=_prepare,
+    columns=("problem", "agent"),
+    runs_per_task=10**9,
+    checkpoints=N_CHECKPOINTS,
+)
+
+
+def card(agent: str | None, scale: Scale = FULL, builtins: Sequence[str] | None = None) -> Experiment:
+    """The scorecard experiment: every problem, the built-ins, audits of the agent if it is a private built-in.
+
+    ``agent`` is the highlighted built-in name (or a user agent's label, or None for the
+    leaderboard: then every private built-in is audited at ε = 1). ``builtins`` restricts the
+    built-in agents played (default: all of :data:`~agents.experiments.scorecard.panel.PANEL`); the
+    speed reference UCB and a built-in ``agent`` are always played.
+    """
+    chosen = tuple(PANEL) if builtins is None else tuple(builtins)
+    unknown = [b for b in chosen if b not in PANEL]
+    if unknown:
+        raise UsageError(f"builtins must name built-in agents ({', '.join(PANEL)}), got {summarize(unknown[0])}.")
+    keep = {*chosen, SPEED_REFERENCE, *([agent] if agent in PANEL else [])}
+    panel = tuple(a for a in PANEL if a in keep)
+    settings: list[dict[str, Any]] = [{"problem": p.name, "epsilon": p.epsilon} for p in PROBLEMS]
+    audited = [agent] if agent in PANEL else list(panel) if agent is None else []
+    for name in audited:
+        entry = PANEL[name]
+        if entry.audit is None:
+            continue
+        for e in EPSILONS if agent is not None else (1.0,):
+            settings.append({"problem": "audit", "agent": name, "audit": entry.audit, "epsilon": e})
+    horizon = max(scaled_horizon(p, scale.fraction) for p in PROBLEMS)
+    return Experiment(
+        id=f"score/{SUITE_VERSION}",
+        title="The scorecard of the field",
+        source="docs/score.md",
+        family=FAMILY,
+        settings=tuple(settings),
+        agents=panel,
+        horizon=horizon,
+        runs=scale.runs,
+        full_horizon=max(p.horizon for p in PROBLEMS),
+        full_runs=FULL.runs,
+        options={
+            "suite": SUITE_VERSION,
+            "scale": scale.name,
+            "fraction": scale.fraction,
+            "agent": agent,
+            "audit_runs": AUDIT_RUNS.get(scale.name, AUDIT_MIN),
+        },
+    )
+
+
+def _label(agent: AgentEntry | None) -> tuple[str | None, list[AgentEntry]]:
+    """(highlighted name, user agents to add) for an AGENT argument."""
+    if agent is None:
+        return None, []
+    if isinstance(agent, str) and ":" not in agent:
+        if agent not in PANEL:
+            raise UsageError(
+                f"agent {summarize(agent)} is not a built-in agent of the scorecard (built-in: {', '.join(PANEL)}); "
+                "give your own as path/to/file.py:Factory or module.path:Factory."
+            )
+        return agent, []
+    if isinstance(agent, str):
+        name, _ = split_name(agent)
+        return name, [agent]
+    return None, [agent]
+
+
+def score(
+    agent: AgentEntry | None,
+    *,
+    quick: bool = False,
+    out: Path | str | None = None,
+    jobs: int | None = 1,
+    seed: int = 0,
+    backend: str = "local",
+    scheduler: str | None = None,
+    timeout: float = 10.0,
+    fresh: bool = False,
+    force: bool = False,
+    progress: bool = False,
+    scale: Scale | None = None,
+    builtins: Sequence[str] | None = None,
+    command: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Score ``agent`` on the suite and write the card to ``out``; return the scores (one row per problem × agent).
+
+    Parameters
+    ----------
+    agent
+        A built-in name of :data:`~agents.experiments.scorecard.panel.PANEL`, a user agent as for
+        :func:`agents.experiments.run` (``"path/to/file.py:Factory"``, ``"module:Factory"``,
+        ``"NAME=..."``, a callable, a ``(name, factory)`` pair), or None for the leaderboard (the
+        built-ins only).
+    quick
+        The quick scale (:data:`~agents.experiments.scorecard.suite.QUICK`) instead of the full one.
+    out
+        The output folder (default ``results/score-NAME``); resumable as ``banditlab run``'s.
+    jobs, seed, backend, scheduler, timeout, fresh, force
+        As for :func:`agents.experiments.run_experiment`.
+    scale
+        Another scale (seeds and horizon fraction), for tests and benchmarks; overrides ``quick``.
+    builtins
+        The built-in agents to play beside ``agent`` (default all; UCB, the speed reference, always).
+    progress
+        Show a progress bar on standard error.
+    command
+        The command line recorded in ``meta.json``.
+
+    Raises
+    ------
+    agents.experiments.UsageError
+        An unknown agent, a bad option or output folder: one sentence.
+    """
+    name, users = _label(agent)
+    chosen = scale if scale is not None else QUICK if quick else FULL
+    exp = card(name, chosen, builtins)
+    folder = Path(out) if out is not None else Path("results") / f"score-{(name or 'leaderboard').replace('/', '-')}"
+    if users:
+        # The label of a user agent is known once it is loaded: the card highlights it.
+        from agents.user_agents import user_agent
+
+        try:
+            loaded: UserAgent = user_agent(users[0], taken=list(PANEL))
+            check_plays(getattr(loaded.factory(), "plays", ("context-free",)), f"agent {loaded.name}")
+        except (UserAgentError, ValueError) as exc:
+            raise UsageError(str(exc)) from None
+        exp = card(loaded.name, chosen, builtins)
+        users = [loaded]
+    run_experiment(
+        exp,
+        agents=None,
+        extra_agents=users,
+        jobs=jobs,
+        seed=seed,
+        out=folder,
+        progress=progress,
+        backend=backend,
+        scheduler=scheduler,
+        timeout=timeout,
+        fresh=fresh,
+        force=force,
+        command=command,
+    )
+    return analysis.scores(pd.read_csv(folder / RESULTS, low_memory=False))
+
+
+def meta_seconds(folder: Path) -> float:
+    """The sweep's seconds recorded in ``folder/meta.json`` (NaN if absent)."""
+    try:
+        return float(json.loads((folder / "meta.json").read_text())["seconds"])
+    except (OSError, ValueError, KeyError):
+        return math.nan

@@ -1,0 +1,257 @@
+"""``banditlab score``: the scorecard's normalisation, user agents, bad inputs and resume.
+
+Tests run the suite at a test-only scale (3 seeds, 1% of each horizon) with only UCB among the
+built-ins, so each run takes seconds.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from agents.experiments import UsageError, UserAgentError, score
+from agents.experiments.cli import main
+from agents.experiments.scorecard import PROBLEMS, SUITE_VERSION, Scale
+from agents.experiments.scorecard.panel import eligible
+
+TINY = Scale("test", 3, 0.01)
+
+AGENTS = textwrap.dedent(
+    '''
+    import os
+    import numpy as np
+    from agents.base import Agent
+
+
+    class Uniform(Agent):
+        """Uniform random play on every problem (the card's 0)."""
+
+        plays = ("context-free", "contextual", "budget")
+
+        def _reset_state(self):
+            pass
+
+        def act(self, obs=None):
+            if self.n_envs is None:
+                return int(self.rng.integers(self.n_arms))
+            return self.rng.integers(self.n_arms, size=self.n_envs)
+
+        def update(self, action, reward, info=None):
+            pass
+
+
+    class PrivateUniform(Uniform):
+        plays = ("context-free", "contextual", "private", "local")
+
+
+    def _best(env):
+        if hasattr(env, "expected_rewards_by_user"):  # budget: the best fixed budget of its one user
+            return int(np.argmax(env.expected_rewards_by_user[0]))
+        if hasattr(env, "theta"):  # contextual: decided per round from the features
+            return None
+        if hasattr(env, "expected_rewards"):
+            return int(np.argmax(env.expected_rewards))
+        return 0  # e.g. the audit's env: any fixed arm
+
+
+    class _Oracle(Agent):
+        def __init__(self, env, seed):
+            super().__init__(env.action_space.n, seed=seed)
+            self.best = _best(env)
+            self.theta = getattr(env, "theta", None)
+
+        def _reset_state(self):
+            pass
+
+        def act(self, obs=None):
+            if self.best is None:
+                return int(np.argmax(np.asarray(obs) @ self.theta))
+            return self.best
+
+        def update(self, action, reward, info=None):
+            pass
+
+
+    def oracle(env, setting, seed):
+        """The best arm from the start (the card's 1)."""
+        return _Oracle(env, seed)
+
+
+    oracle.plays = ("context-free", "contextual", "budget")
+
+
+    def private_oracle(env, setting, seed):
+        return _Oracle(env, seed)
+
+
+    private_oracle.plays = ("context-free", "contextual", "private", "local")
+
+
+    def flaky(env, setting, seed):
+        """Fails on the adversarial problem while the flag file exists."""
+        if setting["problem"] == "adversarial" and os.path.exists(os.environ["SCORE_FLAG"]):
+            raise RuntimeError("flag set")
+        return Uniform(env.action_space.n, seed=seed)
+    '''
+)
+
+
+@pytest.fixture
+def agent_file(tmp_path: Path) -> Path:
+    path = tmp_path / "my_agents.py"
+    path.write_text(AGENTS)
+    return path
+
+
+def _scores(df: pd.DataFrame, agent: str) -> dict[str, float]:
+    return dict(zip(df.loc[df["agent"] == agent, "problem"], df.loc[df["agent"] == agent, "raw_mean"], strict=True))
+
+
+PLAYS = {
+    "Uniform": ("context-free", "contextual", "budget"),
+    "oracle": ("context-free", "contextual", "budget"),
+    "PrivateUniform": ("context-free", "contextual", "private", "local"),
+    "private_oracle": ("context-free", "contextual", "private", "local"),
+}
+
+
+def test_the_two_declarations_cover_every_problem() -> None:
+    for pair in (("Uniform", "PrivateUniform"), ("oracle", "private_oracle")):
+        covered = {p.name for p in PROBLEMS for name in pair if eligible(PLAYS[name], p)}
+        assert covered == {p.name for p in PROBLEMS}
+
+
+@pytest.mark.parametrize(
+    "factory",
+    [
+        "Uniform",
+        "oracle",
+        # The private ones also run three audits each (about 30 s in all).
+        pytest.param("PrivateUniform", marks=pytest.mark.slow),
+        pytest.param("private_oracle", marks=pytest.mark.slow),
+    ],
+)
+def test_uniform_scores_near_zero_and_oracle_near_one(factory: str, agent_file: Path, tmp_path: Path) -> None:
+    df = score(f"{agent_file}:{factory}", scale=TINY, builtins=(), out=tmp_path / factory)
+    values = _scores(df, factory)
+    assert set(values) == {p.name for p in PROBLEMS if eligible(PLAYS[factory], p)}
+    for problem, value in values.items():
+        if "oracle" in factory:
+            assert value > 0.9, (problem, value)
+        else:
+            assert abs(value) < 0.2, (problem, value)
+
+
+def test_card_through_the_file_form(agent_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "card"
+    df = score(f"{agent_file}:oracle", scale=TINY, builtins=(), out=out)
+    assert set(df["suite"]) == {SUITE_VERSION}
+    for name in ("summary.md", "figure.png", "regret.png", "results.csv", "meta.json"):
+        assert (out / name).is_file(), name
+    text = (out / "summary.md").read_text()
+    assert SUITE_VERSION in text and "steps/s relative to UCB" in text
+    # A context-free agent without "private" gets n/a on the central-DP problems, never a number.
+    central = next(p for p in PROBLEMS if p.kind == "central")
+    assert not eligible(("context-free", "contextual", "budget"), central)
+    assert f"| {central.name} |" in text and "| n/a |" in text.replace(f"| {central.name} | ", "| ")
+    assert central.name not in set(df.loc[df["agent"] == "oracle", "problem"])
+    assert SUITE_VERSION in (out / "meta.json").read_text()
+
+
+def test_unknown_agent_is_one_sentence(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["score", "NoSuchAgent"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("banditlab: error: agent 'NoSuchAgent' is not a built-in agent") and err.count("\n") == 1
+    with pytest.raises(UsageError, match="not a built-in agent"):
+        score("NoSuchAgent", scale=TINY)
+
+
+@pytest.mark.parametrize(
+    ("argv", "start"),
+    [
+        (["score", "UCB", "--jobs", "0"], "banditlab: error: argument --jobs: --jobs must be an integer >= 1"),
+        (["score"], "banditlab: error: banditlab score needs one agent"),
+        (["score", "UCB", "--leaderboard"], "banditlab: error: --leaderboard scores the built-in agents only"),
+        (["score", "--agent", "nowhere.py:F"], "banditlab: error: --agent "),
+    ],
+)
+def test_bad_inputs_are_one_sentence(argv: list[str], start: str, capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        status = main(argv)
+    except SystemExit as exc:  # argparse's own refusals exit with status 2
+        status = int(exc.code or 0)
+    assert status == 2
+    err = capsys.readouterr().err
+    assert err.startswith(start), err
+    assert err.count("\n") == 1
+
+
+def test_bad_plays_declaration_is_one_sentence(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bad.py"
+    path.write_text("from agents import UCB\n\nclass Bad(UCB):\n    plays = ('everything',)\n")
+    assert main(["score", "--agent", f"{path}:Bad", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "plays must name capabilities among context-free" in err and err.count("\n") == 1
+
+
+def test_resume_after_a_failing_agent(
+    agent_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flag = tmp_path / "flag"
+    flag.write_text("")
+    monkeypatch.setenv("SCORE_FLAG", str(flag))
+    out = tmp_path / "resume"
+    agent = f"{agent_file}:flaky"
+    with pytest.raises(UserAgentError, match="flag set.*running the same command again resumes"):
+        score(agent, scale=TINY, builtins=(), out=out)
+    saved = len(list((out / "parts").iterdir()))
+    assert saved > 0
+    flag.unlink()
+    capsys.readouterr()
+    df = score(agent, scale=TINY, builtins=(), out=out)
+    assert "Resuming from" in capsys.readouterr().err
+    assert "adversarial" in set(df.loc[df["agent"] == "flaky", "problem"])
+    assert not (out / "parts").exists()
+
+
+def test_leaderboard_page_names_its_scale_and_command(tmp_path: Path) -> None:
+    from agents.experiments.scorecard.cli import write_page
+
+    out = tmp_path / "board"
+    table = score(None, scale=TINY, builtins=("TS",), out=out)
+    assert set(table["agent"]) == {"UCB", "TS"}
+    page = tmp_path / "docs" / "leaderboard.md"
+    write_page(out, page, table, quick=True)
+    text = page.read_text()
+    assert "**Scale: quick**" in text and "not the full scale" in text
+    assert "banditlab score --leaderboard --quick --jobs 2" in text
+    assert "| bernoulli-easy | TS " in text or "| bernoulli-easy | UCB " in text
+    assert (tmp_path / "docs" / "leaderboard" / "figure.png").is_file()
+    assert (tmp_path / "docs" / "leaderboard" / "regret.png").is_file()
+
+
+@pytest.mark.slow
+def test_dask_backend_gives_the_local_scores(tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    local = score("UCB", scale=TINY, builtins=("TS", "Exp3"), out=tmp_path / "local")
+    cluster = {"threads_per_worker": 1, "processes": True, "host": "127.0.0.1", "dashboard_address": None}
+    with distributed.LocalCluster(n_workers=2, **cluster) as c:
+        remote = score(
+            "UCB", scale=TINY, builtins=("TS", "Exp3"), out=tmp_path / "dask", backend="dask",
+            scheduler=c.scheduler_address,
+        )  # fmt: skip
+    cols = ["problem", "agent", "raw_mean"]
+    pd.testing.assert_frame_equal(local[cols], remote[cols])
+
+
+def test_a_private_builtin_card_has_audits_at_each_epsilon_and_privacy_costs(tmp_path: Path) -> None:
+    out = tmp_path / "ada"
+    score("AdaPUCB", scale=TINY, builtins=(), out=out)
+    text = (out / "summary.md").read_text()
+    for eps in ("0.1", "1", "10"):
+        assert f"| AdaPUCB | {eps} | entry |" in text
+        assert f"| AdaPUCB | bernoulli-easy@dp{eps} | {eps} |" in text
+    assert "(UCB)" in text  # the non-private version named beside each cost
