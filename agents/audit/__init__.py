@@ -64,6 +64,7 @@ def _builtin_class(cls: type) -> bool:
     """Whether ``cls`` is the class a built-in subject audits (not a subclass or namesake)."""
     from agents import (
         DPSE,
+        DPTSUCB,
         GAP,
         GAPU,
         AdaPUCB,
@@ -72,6 +73,7 @@ def _builtin_class(cls: type) -> bool:
         LDPLinUCB,
         LDPThompsonSampling,
         LDPWrapper,
+        PrePullGaussianTS,
         TreeDPUCB,
     )
     from agents.audit.canaries import NonPrivateUCB, OverclaimedGAP
@@ -89,6 +91,8 @@ def _builtin_class(cls: type) -> bool:
         AdaPUCB,
         DPThompsonSampling,
         LDPThompsonSampling,
+        PrePullGaussianTS,
+        DPTSUCB,
     )
 
 

@@ -57,6 +57,7 @@ from agents.audit.neighbours import (
 )
 from agents.audit.runner import graph_env, linear_runs, run_seeds, simulate_runs, step_runs
 from agents.base import Agent, check_choice, check_float, check_int, describe
+from agents.dp_gaussian_ts import DPTSUCB, PrePullGaussianTS
 from agents.dp_thompson import DPThompsonSampling, LDPThompsonSampling
 from agents.dp_ucb import AdaPUCB, HybridDPUCB, TreeDPUCB
 from agents.elimination import DPSE, GAP, GAPU, EliminationAgent
@@ -694,14 +695,15 @@ def _claimed(probe: StreamPrivateAgent) -> tuple[float, float]:
 def stream_subject(
     name: str, epsilon: float, *, horizon: int | None = None, group: int = 1, view: str | None = None
 ) -> Subject:
-    """A central-DP index or Thompson agent (Hybrid/Tree-DP-UCB, AdaP-UCB, DP-TS) or LDPThompsonSampling.
+    """A central-DP index or Thompson agent (Hybrid/Tree-DP-UCB, AdaP-UCB, DP-TS, the Gaussian-DP samplers) or LDP-TS.
 
     The claim is the agent's :attr:`privacy_spent` (for TreeDPUCB with ``per_arm_budget="split"``,
     ε/K: each reward enters one arm's tree, so that is what the agent claims per entry, and what
     is audited). Unit: one reward entry (central DP, event level), or one report for
     LDPThompsonSampling. Pairs: :func:`index_pairs`. The agents run batched (``n_envs`` copies,
     each with its own Philox noise stream) through the step API on ``GraphBandit-v0``.
-    TreeDPUCB gets ``horizon`` = T as its trees' size.
+    TreeDPUCB gets ``horizon`` = T as its trees' size; PrePullGaussianTS and DPTSUCB are sized by
+    their ``for_budget`` (ε, δ = 10⁻⁵) for T rounds, and claim that (ε, δ).
 
     ``view`` (:data:`VIEWS`): ``"arms"`` observes the arm sequence (:class:`ArmSequenceEvents`);
     ``"releases"`` also the agent's releases (``released_sums``), with the events of
@@ -722,6 +724,8 @@ def stream_subject(
         "AdaPUCB-cumulative": lambda n, s: AdaPUCB(2, eps, variant="cumulative", n_envs=n, seed=s),
         "DPThompsonSampling": lambda n, s: DPThompsonSampling(2, eps, n_envs=n, seed=s),
         "LDPThompsonSampling": lambda n, s: LDPThompsonSampling(2, eps, n_envs=n, seed=s),
+        "PrePullGaussianTS": lambda n, s: PrePullGaussianTS.for_budget(2, rounds, eps, n_envs=n, seed=s),
+        "DPTSUCB": lambda n, s: DPTSUCB.for_budget(2, rounds, eps, n_envs=n, seed=s),
     }
     make = makers[name]
 
@@ -730,7 +734,10 @@ def stream_subject(
 
     probe = make(None, 0)
     unit = "report" if isinstance(probe, LDPThompsonSampling) else "entry"
-    claim_eps, claim_delta = _claimed(make(None, 0))
+    if isinstance(probe, (PrePullGaussianTS, DPTSUCB)):  # their guarantee is for the T rounds they are sized for
+        claim_eps, claim_delta = float(probe.epsilon), float(probe.delta)
+    else:
+        claim_eps, claim_delta = _claimed(make(None, 0))
     if view is None:
         view = "releases" if probe.release_increment(1) is not None else "arms"
     view = check_choice("view", view, VIEWS)
@@ -776,6 +783,8 @@ STREAM_AGENTS = (
     "AdaPUCB-cumulative",
     "DPThompsonSampling",
     "LDPThompsonSampling",
+    "PrePullGaussianTS",
+    "DPTSUCB",
 )
 
 #: Built-in subjects by name: ``builder(epsilon, horizon, group)``.
