@@ -61,7 +61,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import brentq
 
 from bandit_envs.privacy._checks import check_epsilon, check_positive
 from bandit_envs.privacy.gaussian import _log_gaussian_delta
@@ -246,6 +245,8 @@ def _gaussian_epsilon(sigma_over_sensitivity: float, delta: float) -> float:
     hi = 1.0
     while excess(hi) > 0.0:
         hi *= 2.0
+    from scipy.optimize import brentq  # imported when used: scipy.optimize is slow to import
+
     return math.expm1(float(brentq(excess, 1e-300, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps)))
 
 
