@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.integration  # compiles kernels in fresh Python processes over damaged cache files
+
 ROOT = Path(__file__).resolve().parents[1]
 
 KERNEL = """

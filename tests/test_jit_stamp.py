@@ -14,7 +14,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from bandit_envs._jit import module_fingerprint
+
+pytestmark = pytest.mark.integration  # compiles kernels in fresh Python processes
 
 ROOT = Path(__file__).resolve().parents[1]
 
