@@ -33,10 +33,11 @@ class Compare:
 
 @dataclass(frozen=True)
 class Trend:
-    """``agent``'s final metric moves in ``direction`` (``"decreasing"``/``"increasing"``) as the varied value grows."""
+    """``agent``'s final metric moves in ``direction`` (``"decreasing"``/``"increasing"``) along ``over``."""
 
     agent: str
     direction: str
+    over: str = "varied"  # a setting parameter, or "varied": the parameter the experiment varies
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ EPSILON_CLAIMS: tuple[Claim, ...] = (
     Claim("Regret grows more slowly over time", Shape("slowing"), "blog, LDP-LinUCB figure"),
     Claim(
         "Smaller ε, more regret (≈ 6250 / 3800 / 1960 / 950 at ε = 1e5 / 2e5 / 4e5 / 8e5, T = 10^6)",
-        Trend("LDP-LinUCB", "decreasing"),
+        Trend("LDP-LinUCB", "decreasing", over="epsilon"),
         "blog, LDP-LinUCB figure",
     ),
 )
@@ -114,7 +114,7 @@ REALISTIC_CLAIMS: tuple[Claim, ...] = (
         for name in realistic_analysis.PRIVATE
     ),
     *(
-        Claim(f"{name}: smaller ε, more regret", Trend(name, "decreasing"), "every LDP bound")
+        Claim(f"{name}: smaller ε, more regret", Trend(name, "decreasing", over="epsilon"), "every LDP bound")
         for name in realistic_analysis.PRIVATE
     ),
     Claim("LinUCB (no privacy) has less regret than uniform random", Compare("LinUCB", "uniform random", "<")),
