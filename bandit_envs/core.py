@@ -483,10 +483,6 @@ class NoiseBlocks:
             self.pos += active
         return rows
 
-    def unread(self, which: BoolArray) -> None:
-        """Give back the row just read by the copies ``which`` (it is their next step's)."""
-        self.pos[which] -= 1
-
 
 # ---------------------------------------------------------------------------------------------
 # Base classes

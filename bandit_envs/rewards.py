@@ -19,7 +19,7 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special, stats
+from scipy import special
 
 from bandit_envs._jit import njit
 from bandit_envs.validation import check_choice, check_float, check_unit_array
@@ -319,6 +319,8 @@ def _truncnorm_means(loc: bytes, scale: float) -> tuple[float, ...]:
     thousands of runs.
     """
     mu = np.frombuffer(loc, dtype=np.float64)
+    from scipy import stats  # imported when used: scipy.stats takes a large part of a second to import
+
     means = stats.truncnorm.mean((0.0 - mu) / scale, (1.0 - mu) / scale, loc=mu, scale=scale)
     return tuple(np.asarray(means, dtype=float).tolist())
 

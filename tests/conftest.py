@@ -1,46 +1,208 @@
-"""Shared test settings: the real-data lookup and the per-id settings of the env contract suite.
+"""Shared test settings: the lazy imports, the real-data lookup, the per-id env profiles and the agent tables.
 
+* :class:`lazy_module`: a module imported when a test first uses it, so that collecting the suite
+  does not import ``scipy.stats``, ``torch`` or stable-baselines3 (seconds).
 * :func:`shared_data`: the one place that knows where the real datasets live (``../shared/data``
   from the project root, never copied into the repository); a test asks for a file or folder by
   its name there and is skipped, with the reason, when it is absent.
-* :data:`ENV_TEST_KWARGS`: cheap constructor keywords per registered id (a short horizon, a small
-  oracle); ids missing from the table get :data:`DEFAULT_ENV_TEST_KWARGS`, so a newly registered id
-  is tested by ``tests/test_env_contract.py`` without editing any test (fixture :func:`env_kwargs`).
+* :data:`ENV_PROFILES`: one row per registered env id, the only place tests look up what is
+  particular to an id (cheap, easy and vector keywords, its documented memory per copy, whether it
+  has per-round tables). Every test that iterates the registered ids reads it
+  (:func:`env_profile`, :func:`env_test_kwargs`, fixture :func:`env_kwargs`); a registered id
+  without a row fails those tests with a sentence saying where to add it.
+* :func:`public_agent_classes` and :func:`missing_agents`: the agent tables of the shared refusal and
+  fuzz tests are checked against ``agents.__all__``, so a new agent without an entry fails a test
+  that names it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+
+class lazy_module:  # noqa: N801 - used like the module it stands for
+    """A module imported when a test first reads one of its attributes, not when pytest collects the file.
+
+    ``stats = lazy_module("scipy.stats")`` at the top of a test module: ``scipy.stats``, ``torch`` and
+    stable-baselines3 each take from a large part of a second to seconds to import, and collecting the
+    suite imports every test module.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("_"):  # pytest looks for its markers on every module-level name
+            raise AttributeError(attribute)
+        return getattr(importlib.import_module(self._name), attribute)
+
+
 #: Where the real datasets live (see shared/data/README.md).
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
-#: Keywords for ids not in :data:`ENV_TEST_KWARGS` (every env of the suite takes ``horizon``).
-DEFAULT_ENV_TEST_KWARGS: dict[str, Any] = {"horizon": 7}
 
-#: Cheap settings per registered id for the contract suite (keep the whole suite under 30 s).
-ENV_TEST_KWARGS: dict[str, dict[str, Any]] = {
-    "GraphBandit-v0": {"horizon": 7},
-    "PrivacyBudgetMovieLens-v0": {"horizon": 7, "oracle_samples": 1000},
-    "PrivacyBudgetGowalla-v0": {"horizon": 7, "oracle_samples": 1000},
-    "MovieLensRecommendation-v0": {"horizon": 7},
-    "GowallaRecommendation-v0": {"horizon": 7},
+# ------------------------------------------------------------------------------- env profiles
+
+
+def _graph_copy_bytes(venv: Any) -> float:
+    from bandit_envs.graph import copy_bytes
+
+    return copy_bytes(venv.n_arms)
+
+
+def _budget_copy_bytes(venv: Any) -> float:
+    from bandit_envs.budget._envs import copy_bytes
+
+    return copy_bytes(venv.n_budgets)
+
+
+def _recommendation_copy_bytes(venv: Any) -> float:
+    from bandit_envs.recommendation._envs import copy_bytes
+
+    return copy_bytes(venv.n_arms, venv.dim)
+
+
+def _easy_gowalla() -> dict[str, Any]:
+    from bandit_envs.datasets import synthetic_gowalla
+
+    # A small city where users stay near home: nearer candidates are visited more often.
+    return {"data": synthetic_gowalla(n_users=50, n_pois=200, distance_km=0.2), "n_arms": 5, "rank": 2}
+
+
+@dataclass(frozen=True)
+class EnvProfile:
+    """What the tests need to know about one registered env id.
+
+    ``cheap``: constructor keywords that make the env fast to build and step (a short horizon, a
+    small oracle): the contract, input, copy, render and property tests use them. ``easy``: an
+    instance on which one arm (or, with contexts, the context) clearly decides, for the RL training
+    tests (called, as it may build data). ``vector``: keywords besides ``horizon`` for the
+    stable-baselines3 adapter tests. ``copy_bytes(venv)``: the documented memory of one copy of the
+    native vector env ``venv`` besides its buffered noise rows. ``round_tables``: the env draws its
+    per-round contexts and noise as tables (``round_contexts``, ``round_noise``) from an instance of
+    rank ``rank``.
+    """
+
+    cheap: dict[str, Any]
+    easy: Callable[[], dict[str, Any]]
+    copy_bytes: Callable[[Any], float]
+    vector: dict[str, Any] = field(default_factory=dict)
+    round_tables: bool = False
+
+
+#: One row per registered id (``bandit_envs.ENV_IDS``); keep every ``cheap`` env fast.
+ENV_PROFILES: dict[str, EnvProfile] = {
+    "GraphBandit-v0": EnvProfile(
+        cheap={"horizon": 7},
+        easy=lambda: {"gap": 0.5},
+        copy_bytes=_graph_copy_bytes,
+    ),
+    "PrivacyBudgetMovieLens-v0": EnvProfile(
+        cheap={"horizon": 7, "oracle_samples": 1000},
+        # i.i.d. rounds (next_item="random"); the smallest budget is best by 0.08 (payoffs 0.94, 0.86, 0.77).
+        easy=lambda: {
+            "oracle_samples": 1000,
+            "sensitivity_level": 0.8,
+            "budgets": [0.1, 1.0, 5.0],
+            "next_item": "random",
+        },
+        copy_bytes=_budget_copy_bytes,
+        vector={"oracle_samples": 1000},
+    ),
+    "PrivacyBudgetGowalla-v0": EnvProfile(
+        cheap={"horizon": 7, "oracle_samples": 1000},
+        # Payoffs 1.00, 0.82, 0.68 at gamma = 0.5.
+        easy=lambda: {"oracle_samples": 1000, "sensitivity_level": 0.8, "budgets": [0.1, 2.0, 5.0], "gamma": 0.5},
+        copy_bytes=_budget_copy_bytes,
+        vector={"oracle_samples": 1000},
+    ),
+    "MovieLensRecommendation-v0": EnvProfile(
+        cheap={"horizon": 7},
+        easy=lambda: {"n_movies": 5, "rank": 5},
+        copy_bytes=_recommendation_copy_bytes,
+        round_tables=True,
+    ),
+    "GowallaRecommendation-v0": EnvProfile(
+        cheap={"horizon": 7},
+        easy=_easy_gowalla,
+        copy_bytes=_recommendation_copy_bytes,
+        round_tables=True,
+    ),
 }
 
 
+def registered_env_ids() -> list[str]:
+    """Every registered id of ``bandit_envs`` (``bandit_envs.ENV_IDS``)."""
+    import bandit_envs
+
+    return list(bandit_envs.ENV_IDS)
+
+
+def env_profile(env_id: str) -> EnvProfile:
+    """``env_id``'s row of :data:`ENV_PROFILES`; the calling test fails with a sentence if it has none."""
+    if env_id not in ENV_PROFILES:
+        pytest.fail(
+            f"{env_id} is registered but has no row in ENV_PROFILES of tests/conftest.py; add one "
+            "(cheap, easy and vector keywords, its memory per copy) as docs/contributing.md says",
+            pytrace=False,
+        )
+    return ENV_PROFILES[env_id]
+
+
 def env_test_kwargs(env_id: str) -> dict[str, Any]:
-    """A fresh copy of the contract suite's keywords for ``env_id``."""
-    return dict(ENV_TEST_KWARGS.get(env_id, DEFAULT_ENV_TEST_KWARGS))
+    """A fresh copy of ``env_id``'s cheap keywords (its profile's ``cheap``)."""
+    return dict(env_profile(env_id).cheap)
 
 
 @pytest.fixture(scope="session")
 def env_kwargs() -> Callable[[str], dict[str, Any]]:
     """:func:`env_test_kwargs`, for tests: ``env_kwargs(env_id)`` is a fresh dict of keywords."""
     return env_test_kwargs
+
+
+# ------------------------------------------------------------------------------- agent tables
+
+
+def public_agent_classes() -> list[type]:
+    """The concrete agent classes that ``agents`` exports (``agents.__all__``)."""
+    import agents
+    from agents.base import Agent
+
+    public = [getattr(agents, name) for name in agents.__all__]
+    return [c for c in public if inspect.isclass(c) and issubclass(c, Agent) and not inspect.isabstract(c)]
+
+
+def classes_built_by(builders: Mapping[str, Callable[[int | None], Any]]) -> list[type]:
+    """The agent classes a table of builders (``make(n_envs)``) makes; a wrapper also counts as its inner agent's."""
+    built: list[type] = []
+    for make in builders.values():
+        agent = make(None)
+        built.append(type(agent))
+        inner = getattr(agent, "agent", None)  # LDPWrapper(agent, ...)
+        if inner is not None:
+            built.append(type(inner))
+    return built
+
+
+def missing_agents(covered: Iterable[type], table: str) -> str | None:
+    """A sentence naming the public agent classes not in ``covered`` (``table`` says where to add them), or None."""
+    have = set(covered)
+    missing = [c.__name__ for c in public_agent_classes() if c not in have]
+    if not missing:
+        return None
+    return f"agents {missing} of agents.__all__ have no entry in {table}; add one, so that their inputs are tested"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the ``integration`` tier after the fast tier (a stable sort: each tier keeps its order)."""
+    items.sort(key=lambda item: item.get_closest_marker("integration") is not None)
 
 
 @pytest.fixture(scope="session")

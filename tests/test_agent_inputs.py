@@ -16,6 +16,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import classes_built_by, missing_agents
 from gymnasium import spaces
 
 import bandit_envs  # noqa: F401  (registers the env ids)
@@ -141,6 +142,13 @@ DP_AGENTS: dict[str, Make] = {
     "DPTSUCB": lambda n: DPTSUCB(K, 1000, 0.5, n_envs=n, seed=0),
 }
 AGENTS.update(DP_AGENTS)
+
+
+def test_every_public_agent_has_a_feedback_entry() -> None:
+    problem = missing_agents(classes_built_by(AGENTS), "AGENTS of tests/test_agent_inputs.py")
+    assert problem is None, problem
+
+
 UNIT |= set(DP_AGENTS)
 
 

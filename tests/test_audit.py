@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy import stats
+from conftest import lazy_module
 
 from agents import DPSE, GAP, UCB, LDPWrapper
 from agents.audit import INCONCLUSIVE, NO_VIOLATION, VIOLATION, audit, subject_for
@@ -33,6 +33,8 @@ from agents.audit.neighbours import bresenham, generic_pairs, release_pairs
 from agents.audit.procedure import run_audit
 from agents.audit.subjects import dpse_subject, gap_subject, laplace_count_subject
 from agents.experiments.cli import main
+
+stats = lazy_module("scipy.stats")
 
 SIGNIFICANCE = 1e-3
 

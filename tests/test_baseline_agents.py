@@ -17,7 +17,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from scipy.optimize import brentq
+from conftest import lazy_module
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents import KLUCB, MOSS, UCB, EpsilonGreedy, Exp3, Exp3IX, Exp3SET, Random
@@ -33,6 +33,8 @@ from agents._index_kernels import (
 )
 from agents.base import Agent
 from bandit_envs.feedback_graphs import erdos_renyi
+
+optimize = lazy_module("scipy.optimize")
 
 PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)  # 0 - 1 - 2
 EMPTY5 = np.zeros((5, 5), dtype=bool)
@@ -51,7 +53,7 @@ def test_kl_index_is_the_root_of_the_kl_equation_to_its_tolerance(p, d):
     if f(1.0 - 1e-15) <= 0.0:  # the root is 1 within rounding
         assert u >= 1.0 - 1e-12
         return
-    root = brentq(f, p, 1.0 - 1e-15, xtol=1e-15, rtol=4 * np.finfo(float).eps)
+    root = optimize.brentq(f, p, 1.0 - 1e-15, xtol=1e-15, rtol=4 * np.finfo(float).eps)
     assert root - 1e-12 <= u <= root + tol + 1e-12
 
 
@@ -70,9 +72,9 @@ def test_klucb_indices_by_hand():
     # t = 5 rounds completed, c = 0: delta = ln 5; u_k solves N_k kl(mean_k, u) = ln 5.
     delta = math.log(5)
     expected = [
-        brentq(lambda q: 2 * kl_bernoulli(0.5, q) - delta, 0.5, 1 - 1e-15, xtol=1e-15),
+        optimize.brentq(lambda q: 2 * kl_bernoulli(0.5, q) - delta, 0.5, 1 - 1e-15, xtol=1e-15),
         1 - math.exp(-delta),  # mean 0 after one pull: -ln(1 - u) = ln 5
-        brentq(lambda q: 2 * kl_bernoulli(0.5, q) - delta, 0.5, 1 - 1e-15, xtol=1e-15),
+        optimize.brentq(lambda q: 2 * kl_bernoulli(0.5, q) - delta, 0.5, 1 - 1e-15, xtol=1e-15),
     ]
     np.testing.assert_allclose(agent.indices()[0], expected, atol=2e-9)
     assert expected[0] > expected[1]  # about 0.945 against 0.8

@@ -13,8 +13,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import lazy_module
 from gymnasium.utils.env_checker import check_env as gym_check_env
-from scipy import stats
 from scipy.special import expit
 
 import bandit_envs
@@ -34,6 +34,8 @@ from bandit_envs.budget._geo import GridStack, build_grid, count_reference
 from bandit_envs.budget._movielens_world import MovieLensWorld
 from bandit_envs.datasets import CheckIns, Ratings, synthetic_gowalla
 from bandit_envs.privacy import randomized_response
+
+stats = lazy_module("scipy.stats")
 
 #: Real data files, by their names under ../shared/data (the ``shared_data`` fixture finds them).
 ML_RATINGS = "ml-latest-small/ratings.csv"
@@ -85,6 +87,7 @@ def test_gymnasium_check_env(env_id: str) -> None:
     gym_check_env(env.unwrapped, skip_render_check=True)
 
 
+@pytest.mark.integration  # stable-baselines3's env checker
 @pytest.mark.parametrize("env_id", IDS)
 def test_sb3_check_env(env_id: str) -> None:
     sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")

@@ -223,6 +223,7 @@ class Run:
         return ", ".join(sorted({name for _, name in self.compiled}))
 
 
+@pytest.mark.integration  # a fresh Python process per case, which loads every kernel from the disk cache
 @pytest.mark.parametrize(("workload", "kernels"), CASES)
 def test_a_second_process_compiles_nothing(workload: str, kernels: frozenset[str], tmp_path: Path) -> None:
     cache = tmp_path / "numba-cache"

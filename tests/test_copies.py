@@ -10,7 +10,6 @@ same inputs, and their outputs must be equal exactly (same process, same compile
 from __future__ import annotations
 
 import copy
-import inspect
 import pickle
 from collections.abc import Callable
 from typing import Any
@@ -18,12 +17,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import env_test_kwargs
+from conftest import classes_built_by, env_test_kwargs, missing_agents
 from test_agent_inputs import AGENTS, N, good_info, obs_for
 
-import agents
 import bandit_envs  # noqa: F401  (registers the env ids)
-from agents import LDPWrapper
 from agents.base import Agent
 
 ENV_IDS = [i for i in gym.registry if str(gym.registry[i].entry_point).startswith("bandit_envs.")]
@@ -83,23 +80,9 @@ def test_every_env_copied_at_any_point_plays_on_as_the_original(env_id: str, vec
 # Agents --------------------------------------------------------------------------------------
 
 
-#: Which builders of ``AGENTS`` make each agent class (an LDPWrapper also counts as its inner agent's).
-BUILT: dict[type, list[str]] = {}
-for _name, _make in AGENTS.items():
-    _agent = _make(None)
-    BUILT.setdefault(type(_agent), []).append(_name)
-    if isinstance(_agent, LDPWrapper):
-        BUILT.setdefault(type(_agent.agent), []).append(_name)
-
-
 def test_every_agent_class_has_a_builder() -> None:
-    public = [getattr(agents, name) for name in agents.__all__]
-    classes = [c for c in public if inspect.isclass(c) and issubclass(c, Agent) and not inspect.isabstract(c)]
-    missing = [c.__name__ for c in classes if c not in BUILT]
-    assert not missing, (
-        f"agents {missing} have no builder in AGENTS of tests/test_agent_inputs.py; add one there, so that "
-        "their copies (and their input checks) are tested"
-    )
+    problem = missing_agents(classes_built_by(AGENTS), "AGENTS of tests/test_agent_inputs.py")
+    assert problem is None, problem
 
 
 REWARDS = np.random.default_rng(0).random((40, N))

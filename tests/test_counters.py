@@ -11,9 +11,11 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
+from conftest import lazy_module
 
 from bandit_envs.privacy.counters import BinaryTreeCounter, HybridCounter, laplace_sum_bound, tree_depth
+
+stats = lazy_module("scipy.stats")
 
 ALPHA = 1e-3
 

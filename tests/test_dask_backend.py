@@ -7,6 +7,7 @@ results are (:mod:`recorded`: integers and identifiers exactly, floats to a rela
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -16,8 +17,11 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import lazy_module
 
-distributed = pytest.importorskip("distributed")
+if importlib.util.find_spec("distributed") is None:
+    pytest.skip("could not import 'distributed'", allow_module_level=True)
+distributed = lazy_module("distributed")  # imported by the first test (a second of imports at collection otherwise)
 cloudpickle = pytest.importorskip("cloudpickle")
 
 from recorded import assert_csv_match  # noqa: E402
@@ -29,7 +33,10 @@ from agents.experiments.core.runner import run_task  # noqa: E402
 # Functions of this module are sent to the Dask workers by value (the workers cannot import it).
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 # A second cluster's scheduler HTTP server (loopback) moves off a busy default port with a warning.
-pytestmark = pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")
+pytestmark = [
+    pytest.mark.integration,  # a Dask LocalCluster with worker processes
+    pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning"),
+]
 
 CLUSTER = {"threads_per_worker": 1, "processes": True, "host": "127.0.0.1", "dashboard_address": None}
 SMALL = {"gap/regret-p": ("--runs", "2", "--horizon", "2000"), "gap/privacy": ("--runs", "1", "--horizon", "3000")}

@@ -453,6 +453,7 @@ load_movielens(data_home=Path(sys.argv[1]), download=False)
 """
 
 
+@pytest.mark.integration  # kills a subprocess mid-extraction
 @pytest.mark.parametrize("moment", ["write", "verify"])
 def test_extraction_killed_midway_leaves_nothing_under_the_official_name(
     ml_ratings: Path, tmp_path: Path, moment: str, no_network: list[str]
@@ -513,6 +514,7 @@ load_movielens(data_home=Path(sys.argv[1]))
 """
 
 
+@pytest.mark.integration  # kills a subprocess mid-download
 def test_download_killed_midway_leaves_nothing_under_the_official_name(
     ml_ratings: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -82,6 +82,7 @@ def _run_python(code: str, cwd: Path) -> str:
     return out.stdout
 
 
+@pytest.mark.integration  # runs the home page's commands in subprocesses
 def test_home_page_says_what_the_project_is_then_the_quickstart_then_install(tmp_path):
     home = _with_snippets(DOCS / "index.md")
     first = CODE_BLOCK.search(home)
@@ -110,6 +111,7 @@ def test_home_page_says_what_the_project_is_then_the_quickstart_then_install(tmp
     assert _run_python(python.split('"')[1], tmp_path).strip() == str(bandit_envs.ENV_IDS)
 
 
+@pytest.mark.integration  # runs each page's example in a subprocess
 @pytest.mark.parametrize("page", sorted(p.name for p in (DOCS / "agents").glob("*.md")))
 def test_every_agents_page_opens_with_an_example_that_runs(page, tmp_path):
     text = (DOCS / "agents" / page).read_text(encoding="utf-8")
@@ -139,6 +141,7 @@ def test_every_environment_page_says_how_to_get_short_episodes_for_rl(env_id):
         assert advice in text, f"{page.group(1)} does not show {advice!r}"
 
 
+@pytest.mark.integration  # trains a stable-baselines3 model in a subprocess
 def test_rl_page_fills_episode_statistics_with_a_short_episode(tmp_path):
     pytest.importorskip("stable_baselines3")
     text = (DOCS / "rl.md").read_text(encoding="utf-8")

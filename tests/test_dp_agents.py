@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import lazy_module
 from numba import njit
-from scipy import stats
 
 from agents import (
     UCB,
@@ -37,6 +37,8 @@ from agents import _philox as philox
 from agents import dp_reference as ref
 from bandit_envs.privacy.counters import laplace_sum_bound, tree_depth
 from bandit_envs.privacy.streams import philox_noise_generator
+
+stats = lazy_module("scipy.stats")
 
 ALPHA = 1e-3
 K = 3

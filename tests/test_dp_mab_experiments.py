@@ -21,7 +21,7 @@ from agents.experiments.core.seeds import table_seed
 from agents.experiments.dpmab.task import (
     instance,
     make_agent,
-    play_batch,
+    play_batches,
     regret_task,
     reward_blocks,
     run_seed,
@@ -132,7 +132,7 @@ def test_block_checkpoints_are_cumulative_and_end_at_the_horizon():
     s = exp.settings[1]
     env = instance(exp, s)
     checkpoints = np.array([100, 200, 300])
-    out = play_batch(make_agent("AdaPUCB", env, s, 5, n_envs=4), env, [1, 2, 3, 4], checkpoints)
+    (out,) = play_batches([make_agent("AdaPUCB", env, s, 5, n_envs=4)], env, [1, 2, 3, 4], checkpoints)
     assert out.shape == (4, 3)
     assert (np.diff(out, axis=1) >= 0).all()
     assert (out[:, -1] <= 300 * env.gaps.max()).all()

@@ -22,7 +22,7 @@ import gymnasium as gym
 import networkx as nx
 import numpy as np
 import pytest
-from scipy import stats
+from conftest import lazy_module
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents import _elim_kernels as kernels
@@ -47,6 +47,8 @@ from agents._elim_kernels import (
 from agents.elimination import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
 from bandit_envs.graph import GraphBanditEnv, GraphBanditVectorEnv
 from bandit_envs.privacy.streams import noise_generator
+
+stats = lazy_module("scipy.stats")
 
 PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)  # 0 - 1 - 2
 CYCLE4 = np.array([[0, 1, 0, 1], [1, 0, 1, 0], [0, 1, 0, 1], [1, 0, 1, 0]], dtype=bool)

@@ -1,7 +1,7 @@
 """The contract every registered environment keeps, tested for each id of ``bandit_envs.ENV_IDS``.
 
-A newly registered id is picked up without editing this file; its cheap settings (if the defaults
-do not suit it) go into ``ENV_TEST_KWARGS`` in ``conftest.py``. Checked for each id: Gymnasium's
+A newly registered id is picked up without editing this file; its cheap settings go into its row of
+``ENV_PROFILES`` in ``conftest.py`` (a registered id without a row fails, saying so). Checked for each id: Gymnasium's
 ``check_env``; the native vector env's spaces, shapes and NEXT_STEP autoreset (Gymnasium has no
 vector env checker); determinism; vector copy i equals the single env reset with seed s + i (across
 an autoreset); the step-info contract; invalid actions, options and constructor keywords.
@@ -17,16 +17,26 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import ENV_PROFILES, EnvProfile, registered_env_ids
 from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode
 
-import bandit_envs
-
-IDS = list(bandit_envs.ENV_IDS)
+IDS = registered_env_ids()
 #: Keys every step info holds (single env: scalars; vector env: with a batch axis).
 STEP_INFO_CONTRACT = ("regret", "expected_reward", "optimal_action")
 NUM_ENVS = 3
 SEED = 123
+
+
+def test_every_registered_id_has_a_profile_row() -> None:
+    missing = [i for i in IDS if i not in ENV_PROFILES]
+    assert not missing, (
+        f"registered ids {missing} have no row in ENV_PROFILES of tests/conftest.py; add one (cheap, easy and "
+        "vector keywords, memory per copy), as docs/contributing.md says"
+    )
+    stale = sorted(set(ENV_PROFILES) - set(IDS))
+    assert not stale, f"ENV_PROFILES of tests/conftest.py has rows for ids that are not registered: {stale}"
+    assert all(isinstance(ENV_PROFILES[i], EnvProfile) and callable(ENV_PROFILES[i].easy) for i in IDS)
 
 
 Kwargs = Callable[[str], dict[str, Any]]

@@ -16,12 +16,14 @@ import gymnasium as gym
 import networkx as nx
 import numpy as np
 import pytest
+from conftest import ENV_PROFILES, env_profile, registered_env_ids
 
-import bandit_envs
 from bandit_envs import core
 from bandit_envs.wrappers import ShuffleArms
 
-IDS = list(bandit_envs.ENV_IDS)
+IDS = registered_env_ids()
+#: The ids whose envs draw per-round context and noise tables from an instance of some rank.
+ROUND_TABLE_IDS = [i for i in IDS if i in ENV_PROFILES and ENV_PROFILES[i].round_tables]
 NUM_ENVS = 3
 Kwargs = Callable[[str], dict[str, Any]]
 #: The longest message an invalid input may produce (a sentence, never an array dump).
@@ -223,7 +225,7 @@ def test_absurd_sizes_are_refused_before_allocating(
         make_vec(env_id, env_kwargs, **kwargs())
 
 
-@pytest.mark.parametrize("env_id", [i for i in IDS if "Recommendation" in i])
+@pytest.mark.parametrize("env_id", ROUND_TABLE_IDS)
 def test_absurd_round_counts_are_refused(env_id: str, env_kwargs: Kwargs) -> None:
     env = make(env_id, env_kwargs).unwrapped
     venv = make_vec(env_id, env_kwargs)
@@ -247,7 +249,7 @@ def test_memory_limit_can_be_set_and_is_stated(
         make_vec(env_id, env_kwargs, num_envs=200)
 
 
-@pytest.mark.parametrize("env_id", [i for i in IDS if "Recommendation" in i])
+@pytest.mark.parametrize("env_id", ROUND_TABLE_IDS)
 def test_instance_tables_too_large_are_refused(
     env_id: str, env_kwargs: Kwargs, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -261,18 +263,9 @@ def test_instance_tables_too_large_are_refused(
 # ------------------------------------------------------------------------- memory per copy
 
 
-def _vector_estimate(env: Any) -> tuple[float, float]:
-    """(bytes per copy besides the noise rows, bytes of all noise rows) of a native vector env."""
-    from bandit_envs.budget import _envs as budget_envs
-    from bandit_envs.graph import copy_bytes as graph_bytes
-    from bandit_envs.recommendation import _envs as recommendation_envs
-
-    if isinstance(env, bandit_envs.GraphBanditVectorEnv):
-        per_copy = graph_bytes(env.n_arms)
-    elif isinstance(env, budget_envs.BudgetVectorEnv):
-        per_copy = budget_envs.copy_bytes(env.n_budgets)
-    else:
-        per_copy = recommendation_envs.copy_bytes(env.n_arms, env.dim)
+def _vector_estimate(env_id: str, env: Any) -> tuple[float, float]:
+    """(bytes per copy besides the noise rows, bytes of all noise rows) of a native vector env of ``env_id``."""
+    per_copy = env_profile(env_id).copy_bytes(env)
     blocks = [b.block for b in vars(env).values() if isinstance(b, core.NoiseBlocks)]
     return per_copy, sum(block.nbytes for block in blocks)
 
@@ -294,7 +287,7 @@ def test_memory_per_copy_is_bounded_as_documented(
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    per_copy, noise = _vector_estimate(venv.unwrapped)
+    per_copy, noise = _vector_estimate(env_id, venv.unwrapped)
     rows = len([b for b in vars(venv.unwrapped).values() if isinstance(b, core.NoiseBlocks)])
     assert noise <= rows * budget  # all copies' buffered rows together stay within the budget
     assert peak <= n * per_copy + noise, f"{peak / n:.0f} bytes per copy measured, {per_copy + noise / n:.0f} stated"

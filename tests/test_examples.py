@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.integration  # runs every example script in a subprocess
+
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.py"))
 #: Exercise 8, run by its own test (it writes a GIF, checked there).
 WATCH_IT_LEARN = Path(__file__).resolve().parents[1] / "examples" / "teach_08_watch_it_learn.py"

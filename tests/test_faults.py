@@ -22,6 +22,8 @@ import pytest
 
 from agents.experiments.cli import main, run_experiment
 
+pytestmark = pytest.mark.integration  # injects faults: killed workers, timeouts, signals to subprocesses
+
 if not Path("/proc/self/stat").exists():  # pragma: no cover - not Linux
     pytest.skip("these tests find processes through /proc (Linux)", allow_module_level=True)
 

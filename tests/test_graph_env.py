@@ -10,11 +10,13 @@ import gymnasium as gym
 import networkx as nx
 import numpy as np
 import pytest
+from conftest import lazy_module
 from gymnasium.utils.env_checker import check_env as gym_check_env
-from scipy import stats
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from bandit_envs.graph import GraphBanditEnv, GraphBanditVectorEnv, paper_means
+
+stats = lazy_module("scipy.stats")
 
 ENV_ID = "GraphBandit-v0"
 K = 10
@@ -53,6 +55,7 @@ def test_gymnasium_check_env(kwargs: dict[str, Any]) -> None:
     gym_check_env(env.unwrapped, skip_render_check=True)
 
 
+@pytest.mark.integration  # stable-baselines3's env checker
 @pytest.mark.parametrize("kwargs", CHECK_CONFIGS)
 def test_sb3_check_env(kwargs: dict[str, Any]) -> None:
     sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
@@ -74,6 +77,7 @@ def test_registered_with_native_vector_env() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.integration  # trains a stable-baselines3 model
 def test_ppo_learns_better_than_random() -> None:
     torch = pytest.importorskip("torch")
     sb3 = pytest.importorskip("stable_baselines3")

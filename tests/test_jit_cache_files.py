@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from jit_processes import run_cached
 
+pytestmark = pytest.mark.integration  # compiles kernels in fresh Python processes over damaged cache files
+
 KERNEL = """
 from bandit_envs._jit import njit
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from jit_processes import run_cached
 
 from bandit_envs._jit import module_fingerprint
+
+pytestmark = pytest.mark.integration  # compiles kernels in fresh Python processes
 
 DEP = """
 from bandit_envs._jit import njit

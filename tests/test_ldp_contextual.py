@@ -13,7 +13,7 @@ import math
 import gymnasium as gym
 import numpy as np
 import pytest
-from scipy import stats
+from conftest import lazy_module
 
 import bandit_envs  # noqa: F401  (registers the envs)
 from agents import LDPOLS, UCB, LDPLinUCB, LDPThompsonSampling, LDPWrapper, LinUCB, ShuffleLinUCB
@@ -32,6 +32,8 @@ from bandit_envs.privacy import (
     shuffle_epsilon,
 )
 from bandit_envs.privacy.accounting import ReportMechanism, tight_composition
+
+stats = lazy_module("scipy.stats")
 
 
 def linear_problem(n_rounds: int, n_arms: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

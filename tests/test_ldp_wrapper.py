@@ -5,15 +5,18 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import dp_accounting
 import gymnasium as gym
 import numpy as np
 import pytest
-from scipy import stats
+from conftest import lazy_module
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents import DPSE, SMUCB, UCB, UCBN, FixedArm, LDPLinUCB, LDPWrapper, LinUCB, ThompsonSampling
 from agents.base import Agent
+
+dp_accounting = lazy_module("dp_accounting")  # imports scipy.stats
+
+stats = lazy_module("scipy.stats")
 
 
 class Spy(Agent):

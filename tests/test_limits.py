@@ -166,6 +166,7 @@ def _no_space(done: subprocess.CompletedProcess[str], out: Path) -> None:
     assert f"cannot write to {out}: " in line and "free some space or raise the limit" in line, line
 
 
+@pytest.mark.integration  # fault injection: a file size limit in a subprocess
 @pytest.mark.parametrize("earlier", [False, True], ids=["new-folder", "over-earlier-results"])
 def test_a_file_size_limit_is_exit_74_keeps_every_file_and_the_rerun_is_byte_identical(earlier, small_run, tmp_path):
     out = tmp_path / "out"
@@ -212,6 +213,7 @@ def _fill(disk: Path) -> Path:
     return filler
 
 
+@pytest.mark.integration  # fault injection: a full disk
 def test_a_full_disk_is_exit_74_and_the_rerun_after_freeing_space_is_byte_identical(small_disk, small_run, tmp_path):
     filler = _fill(small_disk)
     os.truncate(filler, filler.stat().st_size - 60_000)  # room for some files, not for all of them
@@ -224,6 +226,7 @@ def test_a_full_disk_is_exit_74_and_the_rerun_after_freeing_space_is_byte_identi
     assert (out / "results.csv").read_bytes() == (small_run / "results.csv").read_bytes()
 
 
+@pytest.mark.integration  # fault injection: a full disk
 def test_an_out_folder_that_cannot_be_made_for_want_of_space_is_exit_74(small_disk, tmp_path):
     """A file system with no room left for one more entry: --out cannot even be created."""
     _fill(small_disk)
@@ -246,6 +249,7 @@ def test_an_out_folder_that_cannot_be_made_for_want_of_space_is_exit_74(small_di
     assert not out.exists()
 
 
+@pytest.mark.integration  # fault injection: a file size limit in a subprocess
 def test_a_file_size_limit_while_report_writes_is_exit_74_and_keeps_the_files(small_run, tmp_path):
     folder = tmp_path / "out"
     shutil.copytree(small_run, folder)
@@ -264,6 +268,7 @@ def _loaded(pid: int, library: str) -> bool:
         return True
 
 
+@pytest.mark.integration  # fault injection: Ctrl-C to a subprocess
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="follows the imports through /proc (Linux)")
 @pytest.mark.parametrize("library", ["_multiarray_umath", "libllvmlite", "pandas"], ids=["numpy", "numba", "pandas"])
 def test_ctrl_c_while_banditlab_imports_its_modules_is_one_line_and_exit_130(library, tmp_path):

@@ -7,15 +7,17 @@ import math
 import pickle
 import warnings
 
-import dp_accounting
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import lazy_module
 
 import bandit_envs  # noqa: F401  (registers the envs)
 from agents import LDPLinUCB, LinUCB
 from agents.linear import LinUCBServer, client_choose, client_report, ldp_linucb_sigma
 from agents.linear._kernels import cholesky_upper, server_receive, solve_theta
+
+dp_accounting = lazy_module("dp_accounting")  # imports scipy.stats
 
 
 def linear_problem(

@@ -11,15 +11,22 @@ prints, and show its figures inline instead of saving them and printing their pa
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 from pathlib import Path
 
 import pytest
+from conftest import lazy_module
 from test_examples import KEY_LINES
 
-jupytext = pytest.importorskip("jupytext")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
+pytestmark = pytest.mark.integration  # executes a notebook in a Jupyter kernel
+
+for _needed in ("jupytext", "nbclient", "ipykernel"):
+    if importlib.util.find_spec(_needed) is None:
+        pytest.skip(f"could not import {_needed!r}", allow_module_level=True)
+# Imported by the first test that uses them (a large part of a second of imports at collection otherwise).
+jupytext = lazy_module("jupytext")
+nbclient = lazy_module("nbclient")
 
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISES = sorted((ROOT / "examples").glob("teach_*.py"))

@@ -136,6 +136,7 @@ def test_report_refuses_a_planted_link_and_keeps_its_target(name, tmp_path, tmp_
     assert _contents(target) == before and planted.is_symlink()
 
 
+@pytest.mark.integration  # a second banditlab process, and the first one killed
 def test_a_second_process_on_a_folder_in_use_is_refused_and_the_lock_dies_with_the_first(banditlab, tmp_path):  # noqa: F811
     """Two runs of other horizons (or a report) on one --out: the second is refused while the first runs."""
     out = tmp_path / "out"

@@ -12,9 +12,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from scipy import integrate, special, stats
+from conftest import lazy_module
+from scipy import special
 
 from bandit_envs import privacy as P
+
+integrate = lazy_module("scipy.integrate")
+stats = lazy_module("scipy.stats")
 
 ALPHA = 1e-3
 

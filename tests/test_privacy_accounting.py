@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 
-import dp_accounting
 import numpy as np
 import pytest
-from scipy import special, stats
+from conftest import lazy_module
+from scipy import special
 
 from bandit_envs import privacy as P
 from bandit_envs.privacy.accounting import (
@@ -25,6 +25,10 @@ from bandit_envs.privacy.accounting import (
     user_ids,
     user_privacy,
 )
+
+dp_accounting = lazy_module("dp_accounting")  # imports scipy.stats
+
+stats = lazy_module("scipy.stats")
 
 ALPHA = 1e-3
 

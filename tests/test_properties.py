@@ -24,7 +24,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import env_test_kwargs
+from conftest import classes_built_by, env_test_kwargs, missing_agents, public_agent_classes
 from gymnasium import spaces
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -203,41 +203,11 @@ VALID: dict[str, Callable[[], Any]] = {
     "model": StubModel,
 }
 
+#: Every public agent class (``agents.__all__``), and the other public constructors.
 CONSTRUCTORS: dict[str, Callable[..., Agent]] = {
-    "Random": Random,
-    "UCB": UCB,
-    "UCBN": UCBN,
-    "ThompsonSampling": ThompsonSampling,
-    "SMUCB": SMUCB,
-    "FixedArm": FixedArm,
+    **{cls.__name__: cls for cls in public_agent_classes()},
     "FixedArm.fix_half": FixedArm.fix_half,
-    "GAP": GAP,
-    "GAPU": GAPU,
-    "DPSE": DPSE,
-    "AAE": AAE,
-    "AlphaSample": AlphaSample,
-    "LinUCB": LinUCB,
-    "LDPLinUCB": LDPLinUCB,
-    "LDPOLS": LDPOLS,
-    "ShuffleLinUCB": ShuffleLinUCB,
-    "LDPWrapper": LDPWrapper,
-    "SB3Agent": SB3Agent,
-    "EpsilonGreedy": EpsilonGreedy,
-    "KLUCB": KLUCB,
-    "MOSS": MOSS,
-    "Exp3": Exp3,
-    "Exp3SET": Exp3SET,
-    "Exp3IX": Exp3IX,
 }
-CONSTRUCTORS.update(
-    {
-        "HybridDPUCB": HybridDPUCB,
-        "TreeDPUCB": TreeDPUCB,
-        "AdaPUCB": AdaPUCB,
-        "DPThompsonSampling": DPThompsonSampling,
-        "LDPThompsonSampling": LDPThompsonSampling,
-    }
-)
 
 
 def arguments(factory: Callable[..., Any]) -> st.SearchStrategy[dict[str, Any]]:
@@ -247,7 +217,10 @@ def arguments(factory: Callable[..., Any]) -> st.SearchStrategy[dict[str, Any]]:
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             continue
         valid = VALID[name]() if name in VALID else param.default
-        assert valid is not inspect.Parameter.empty, f"no valid value for {name}"
+        assert valid is not inspect.Parameter.empty, (
+            f"{getattr(factory, '__qualname__', factory)}'s argument {name} has no default and no valid value in "
+            "VALID of tests/test_properties.py; add one"
+        )
         fields[name] = valid_or_wild(valid)
     return st.fixed_dictionaries(fields)
 
@@ -365,6 +338,11 @@ DP_AGENTS: dict[str, Callable[[int | None], Agent]] = {
 }
 AGENTS.update(DP_AGENTS)
 UNIT |= set(DP_AGENTS)
+
+
+def test_every_public_agent_has_a_feedback_entry() -> None:
+    problem = missing_agents(classes_built_by(AGENTS), "AGENTS of tests/test_properties.py")
+    assert problem is None, problem
 
 
 def as_regular_array(value: Any) -> np.ndarray | None:

@@ -20,6 +20,7 @@ def _first_python_block() -> str:
     return match.group(1)
 
 
+@pytest.mark.integration  # runs the README's snippet in a subprocess
 def test_the_readme_snippet_prints_its_summary_line():
     code = _first_python_block()
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
@@ -29,6 +30,7 @@ def test_the_readme_snippet_prints_its_summary_line():
     assert "GAP (ε = 0.1) over 10,000 rounds: regret" in README  # the README says what it prints
 
 
+@pytest.mark.integration  # a fresh Python process
 def test_module_prefixed_id_imports_the_package_in_a_fresh_process():
     code = 'import gymnasium as gym; env = gym.make("bandit_envs:GraphBandit-v0"); print(env.spec.id)'
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)

@@ -29,6 +29,8 @@ import pytest
 import agents
 import bandit_envs
 
+pytestmark = pytest.mark.integration  # installs the project read-only and runs it in subprocesses
+
 #: Played in the child: GraphBandit-v0 and GAP for a few hundred steps, then a vector env step.
 _CHILD = r"""
 import os, sys, tempfile

@@ -67,6 +67,7 @@ def test_gymnasium_check_env(env_id: str, kwargs: dict[str, Any]) -> None:
     gym_check_env(gym.make(env_id, horizon=50, **kwargs).unwrapped, skip_render_check=True)
 
 
+@pytest.mark.integration  # stable-baselines3's env checker
 @pytest.mark.parametrize(("env_id", "kwargs"), CASES)
 def test_sb3_check_env(env_id: str, kwargs: dict[str, Any]) -> None:
     sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")

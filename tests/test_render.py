@@ -20,13 +20,14 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import env_test_kwargs
+from conftest import env_test_kwargs, lazy_module
 from gymnasium.utils.env_checker import check_env as gym_check_env
-from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import bandit_envs
 from bandit_envs import GraphBanditEnv, GraphBanditVectorEnv
 from bandit_envs.rendering import MAX_RENDERED_COPIES, RENDER_FPS, RENDER_MODES, EpisodeStats, Renderer
+
+sb3_checker = lazy_module("stable_baselines3.common.env_checker")  # imported when first used
 
 IDS = list(bandit_envs.ENV_IDS)
 MODES = ("ansi", "rgb_array", "human")
@@ -128,13 +129,14 @@ def test_human_mode_prints_the_text_frame_at_every_step(env_id: str, capsys: pyt
     assert "round 2/" in capsys.readouterr().out
 
 
+@pytest.mark.integration  # stable-baselines3's env checker
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("env_id", IDS)
 def test_checkers_pass_with_each_render_mode(env_id: str, mode: str, capsys: pytest.CaptureFixture[str]) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         gym_check_env(make(env_id, render_mode=mode).unwrapped, skip_render_check=False)
-        sb3_check_env(make(env_id, render_mode=mode), warn=True, skip_render_check=False)
+        sb3_checker.check_env(make(env_id, render_mode=mode), warn=True, skip_render_check=False)
     about_rendering = [str(w.message) for w in caught if "render" in str(w.message).lower()]
     assert about_rendering == []
 

@@ -10,21 +10,25 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-import torch
+from conftest import env_profile, lazy_module, registered_env_ids
 from gymnasium.utils.env_checker import check_env as gym_check_env
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
-from stable_baselines3 import A2C, DQN, PPO
-from stable_baselines3.common import env_checker as sb3_checker
-from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecMonitor, VecNormalize
 
-import bandit_envs
 from agents import UCBN, Random, SB3Agent
 from agents.experiments import get_experiment
 from agents.experiments.cli import run_experiment
 from agents.experiments.core.partial import manifest_for
 from agents.experiments.rl.task import rl_task
-from bandit_envs.datasets import synthetic_gowalla
-from bandit_envs.wrappers import ArmStatistics, SB3VecEnv, ShuffleArms, split_vector_info
+from bandit_envs import wrappers
+from bandit_envs.wrappers import ArmStatistics, ShuffleArms, split_vector_info
+
+pytestmark = pytest.mark.integration  # trains stable-baselines3 models
+
+# Imported when a test first uses them (seconds of imports otherwise, at collection).
+torch = lazy_module("torch")
+sb3 = lazy_module("stable_baselines3")
+sb3_checker = lazy_module("stable_baselines3.common.env_checker")
+vec_env = lazy_module("stable_baselines3.common.vec_env")
 
 
 @pytest.fixture(autouse=True)
@@ -35,28 +39,13 @@ def one_torch_thread():
     torch.set_num_threads(before)
 
 
-# Easy instances (one arm, or for GowallaRecommendation the context, clearly decides) of every id.
-EASY: dict[str, dict[str, Any]] = {
-    "GraphBandit-v0": {"gap": 0.5},
-    # i.i.d. rounds (next_item="random"); the smallest budget is best by 0.08 (payoffs 0.94, 0.86, 0.77).
-    "PrivacyBudgetMovieLens-v0": {"oracle_samples": 1000, "sensitivity_level": 0.8, "budgets": [0.1, 1.0, 5.0],
-                                  "next_item": "random"},
-    # Payoffs 1.00, 0.82, 0.68 at γ = 0.5.
-    "PrivacyBudgetGowalla-v0": {"oracle_samples": 1000, "sensitivity_level": 0.8, "budgets": [0.1, 2.0, 5.0],
-                                "gamma": 0.5},
-    "MovieLensRecommendation-v0": {"n_movies": 5, "rank": 5},
-    # A small city where users stay near home: nearer candidates are visited more often.
-    "GowallaRecommendation-v0": {"data": synthetic_gowalla(n_users=50, n_pois=200, distance_km=0.2), "n_arms": 5,
-                                 "rank": 2},
-}  # fmt: skip
-
-# Rounds of these instances are i.i.d. whatever the action, so the return that matters is the next
-# reward: the RL discount γ is 0 (contextual-bandit learning). Budgets: 2,000 steps.
+# Rounds of the easy instances (tests/conftest.py) are i.i.d. whatever the action, so the return that matters is
+# the next reward: the RL discount γ is 0 (contextual-bandit learning). Budgets: 2,000 steps.
 ALGORITHMS: dict[str, Any] = {
-    "PPO": lambda env: PPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=4, learning_rate=3e-3, gamma=0.0,
+    "PPO": lambda env: sb3.PPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=4, learning_rate=3e-3, gamma=0.0,
                            seed=0, device="cpu"),
-    "A2C": lambda env: A2C("MlpPolicy", env, n_steps=8, learning_rate=1e-3, gamma=0.0, seed=0, device="cpu"),
-    "DQN": lambda env: DQN("MlpPolicy", env, learning_starts=200, buffer_size=5000, train_freq=4,
+    "A2C": lambda env: sb3.A2C("MlpPolicy", env, n_steps=8, learning_rate=1e-3, gamma=0.0, seed=0, device="cpu"),
+    "DQN": lambda env: sb3.DQN("MlpPolicy", env, learning_starts=200, buffer_size=5000, train_freq=4,
                            target_update_interval=100, exploration_fraction=0.3, learning_rate=1e-3, batch_size=32,
                            gamma=0.0, seed=0, device="cpu"),
 }  # fmt: skip
@@ -106,30 +95,18 @@ def _default_pair(env_id: str, algorithm: str) -> bool:
     ("env_id", "algorithm"),
     [
         pytest.param(e, a, id=f"{e}-{a}", marks=[] if _default_pair(e, a) else [pytest.mark.slow])
-        for e in bandit_envs.ENV_IDS
+        for e in registered_env_ids()
         for a in sorted(ALGORITHMS)
     ],
 )
 def test_every_env_trains_with_sb3_and_beats_random(env_id: str, algorithm: str) -> None:
-    kwargs = EASY[env_id]
+    kwargs = env_profile(env_id).easy()
     model = ALGORITHMS[algorithm](gym.make(env_id, horizon=100, **kwargs))
     model.learn(TRAIN_STEPS)
     assert_beats_random(model, env_id, kwargs)
 
 
-def test_every_id_has_an_easy_instance() -> None:
-    assert set(EASY) == set(bandit_envs.ENV_IDS)
-
-
 # ----------------------------------------------------------------------------- SB3VecEnv
-
-VEC_KWARGS: dict[str, dict[str, Any]] = {
-    "GraphBandit-v0": {},
-    "PrivacyBudgetMovieLens-v0": {"oracle_samples": 1000},
-    "PrivacyBudgetGowalla-v0": {"oracle_samples": 1000},
-    "MovieLensRecommendation-v0": {},
-    "GowallaRecommendation-v0": {},
-}
 
 
 def assert_same_step(a, b) -> None:
@@ -142,11 +119,11 @@ def assert_same_step(a, b) -> None:
             np.testing.assert_array_equal(ia[key], ib[key], err_msg=key)
 
 
-@pytest.mark.parametrize("env_id", bandit_envs.ENV_IDS)
+@pytest.mark.parametrize("env_id", registered_env_ids())
 def test_sb3_vec_env_equals_sb3s_dummy_vec_env_across_autoresets(env_id: str) -> None:
-    kwargs = {"horizon": 7, **VEC_KWARGS[env_id]}
-    ours = SB3VecEnv(gym.make_vec(env_id, num_envs=3, **kwargs))
-    reference = DummyVecEnv([lambda: gym.make(env_id, **kwargs) for _ in range(3)])
+    kwargs = {"horizon": 7, **env_profile(env_id).vector}
+    ours = wrappers.SB3VecEnv(gym.make_vec(env_id, num_envs=3, **kwargs))
+    reference = vec_env.DummyVecEnv([lambda: gym.make(env_id, **kwargs) for _ in range(3)])
     assert ours.seed(5) == reference.seed(5)
     np.testing.assert_array_equal(ours.reset(), reference.reset())
     assert len(ours.reset_infos) == 3
@@ -165,9 +142,9 @@ def test_sb3_vec_env_equals_sb3s_dummy_vec_env_across_autoresets(env_id: str) ->
 @pytest.mark.parametrize("env_id", ["GraphBandit-v0", "PrivacyBudgetGowalla-v0", "MovieLensRecommendation-v0"])
 def test_sb3_vec_env_steps_equal_the_native_vector_env(env_id: str) -> None:
     horizon = 4
-    kwargs = {"horizon": horizon, **VEC_KWARGS[env_id]}
+    kwargs = {"horizon": horizon, **env_profile(env_id).vector}
     native = gym.make_vec(env_id, num_envs=2, **kwargs)
-    ours = SB3VecEnv(gym.make_vec(env_id, num_envs=2, **kwargs))
+    ours = wrappers.SB3VecEnv(gym.make_vec(env_id, num_envs=2, **kwargs))
     ours.seed(9)
     np.testing.assert_array_equal(ours.reset(), native.reset(seed=9)[0])
     rng = np.random.default_rng(1)
@@ -189,8 +166,8 @@ def test_sb3_vec_env_steps_equal_the_native_vector_env(env_id: str) -> None:
 
 
 def test_sb3_vec_env_follows_the_vec_env_api() -> None:
-    vec = SB3VecEnv(gym.make_vec("PrivacyBudgetMovieLens-v0", num_envs=3, horizon=2, oracle_samples=1000))
-    assert isinstance(vec, VecEnv) and vec.num_envs == 3
+    vec = wrappers.SB3VecEnv(gym.make_vec("PrivacyBudgetMovieLens-v0", num_envs=3, horizon=2, oracle_samples=1000))
+    assert isinstance(vec, vec_env.VecEnv) and vec.num_envs == 3
     assert vec.observation_space == vec.vector_env.single_observation_space
     assert vec.action_space == vec.vector_env.single_action_space
     vec.seed(0)
@@ -211,7 +188,7 @@ def test_sb3_vec_env_follows_the_vec_env_api() -> None:
     assert vec.env_is_wrapped(gym.Wrapper) == [False, False, False]
     assert len(vec.env_method("reset", seed=0, indices=[0, 2])) == 2
     # SB3's own VecEnv wrappers run on top of it.
-    wrapped = VecNormalize(VecMonitor(vec))
+    wrapped = vec_env.VecNormalize(vec_env.VecMonitor(vec))
     wrapped.reset()
     wrapped.step(np.array([0, 0, 0]))
     _, _, dones, infos = wrapped.step(np.array([0, 0, 0]))
@@ -222,8 +199,8 @@ def test_sb3_vec_env_follows_the_vec_env_api() -> None:
 def test_sb3_vec_env_with_same_step_autoreset_and_copies_of_different_lengths() -> None:
     horizons = (2, 3)
     make = [lambda h=h: gym.make("GraphBandit-v0", horizon=h) for h in horizons]
-    ours = SB3VecEnv(SyncVectorEnv(make, autoreset_mode=AutoresetMode.SAME_STEP))
-    reference = DummyVecEnv(make)
+    ours = wrappers.SB3VecEnv(SyncVectorEnv(make, autoreset_mode=AutoresetMode.SAME_STEP))
+    reference = vec_env.DummyVecEnv(make)
     ours.seed(3)
     reference.seed(3)
     np.testing.assert_array_equal(ours.reset(), reference.reset())
@@ -240,18 +217,18 @@ def test_sb3_vec_env_with_same_step_autoreset_and_copies_of_different_lengths() 
 
 def test_sb3_vec_env_refuses_what_it_cannot_adapt() -> None:
     with pytest.raises(TypeError, match="vector_env must be a gymnasium.vector.VectorEnv"):
-        SB3VecEnv(gym.make("GraphBandit-v0"))
+        wrappers.SB3VecEnv(gym.make("GraphBandit-v0"))
     make = [lambda h=h: gym.make("GraphBandit-v0", horizon=h) for h in (2, 3)]
     with pytest.raises(ValueError, match="NEXT_STEP or SAME_STEP"):
-        SB3VecEnv(SyncVectorEnv(make, autoreset_mode=AutoresetMode.DISABLED))
-    uneven = SB3VecEnv(SyncVectorEnv(make, autoreset_mode=AutoresetMode.NEXT_STEP))
+        wrappers.SB3VecEnv(SyncVectorEnv(make, autoreset_mode=AutoresetMode.DISABLED))
+    uneven = wrappers.SB3VecEnv(SyncVectorEnv(make, autoreset_mode=AutoresetMode.NEXT_STEP))
     with pytest.raises(RuntimeError, match="call step_async"):
         uneven.step_wait()
     uneven.reset()
     uneven.step(np.array([0, 0]))
     with pytest.raises(RuntimeError, match=r"copies \[0\] of 2 finished while others did not"):
         uneven.step(np.array([0, 0]))
-    vec = SB3VecEnv(gym.make_vec("GraphBandit-v0", num_envs=2))
+    vec = wrappers.SB3VecEnv(gym.make_vec("GraphBandit-v0", num_envs=2))
     vec.set_options([{}, {"reward_table": np.zeros((10, 10))}])
     with pytest.raises(ValueError, match="options must be the same for every copy"):
         vec.reset()
@@ -260,9 +237,9 @@ def test_sb3_vec_env_refuses_what_it_cannot_adapt() -> None:
 
 
 def test_ppo_trains_on_a_native_vector_env_through_the_adapter() -> None:
-    kwargs = EASY["GraphBandit-v0"]
-    vec = SB3VecEnv(gym.make_vec("GraphBandit-v0", num_envs=4, horizon=50, **kwargs))
-    model = PPO("MlpPolicy", vec, n_steps=32, batch_size=64, n_epochs=4, learning_rate=3e-3, gamma=0.0, seed=0,
+    kwargs = env_profile("GraphBandit-v0").easy()
+    vec = wrappers.SB3VecEnv(gym.make_vec("GraphBandit-v0", num_envs=4, horizon=50, **kwargs))
+    model = sb3.PPO("MlpPolicy", vec, n_steps=32, batch_size=64, n_epochs=4, learning_rate=3e-3, gamma=0.0, seed=0,
                 device="cpu").learn(TRAIN_STEPS)  # fmt: skip
     assert model.num_timesteps >= TRAIN_STEPS
     assert_beats_random(model, "GraphBandit-v0", kwargs)
@@ -270,7 +247,7 @@ def test_ppo_trains_on_a_native_vector_env_through_the_adapter() -> None:
 
 def test_reset_options_reach_the_vector_env() -> None:
     table = np.random.default_rng(0).random((5, 10))
-    vec = SB3VecEnv(gym.make_vec("GraphBandit-v0", num_envs=2, horizon=5))
+    vec = wrappers.SB3VecEnv(gym.make_vec("GraphBandit-v0", num_envs=2, horizon=5))
     vec.set_options({"reward_table": table})
     vec.reset()
     _, rewards, _, infos = vec.step(np.array([3, 4]))
@@ -290,12 +267,12 @@ def test_split_vector_info_uses_gymnasium_masks() -> None:
 def graph_ppo():
     torch.set_num_threads(1)
     env = gym.make("GraphBandit-v0", horizon=100, gap=0.5)
-    return PPO("MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=2, gamma=0.0, seed=0, device="cpu")
+    return sb3.PPO("MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=2, gamma=0.0, seed=0, device="cpu")
 
 
 def test_sb3_agent_acts_as_model_predict_single_and_batched(graph_ppo) -> None:
     env = ArmStatistics(gym.make("GraphBandit-v0", horizon=20))
-    model = PPO("MlpPolicy", env, seed=0, device="cpu")
+    model = sb3.PPO("MlpPolicy", env, seed=0, device="cpu")
     agent = SB3Agent(model)
     assert agent.n_arms == 10 and agent.name == "PPO" and agent.n_envs is None
     obs, _ = env.reset(seed=0)
@@ -326,7 +303,7 @@ def test_stochastic_sb3_agent_samples_the_policy_from_its_own_generator(graph_pp
 
 
 def test_stochastic_sb3_agent_is_epsilon_greedy_for_dqn() -> None:
-    model = DQN("MlpPolicy", gym.make("GraphBandit-v0"), seed=0, device="cpu")
+    model = sb3.DQN("MlpPolicy", gym.make("GraphBandit-v0"), seed=0, device="cpu")
     obs = np.zeros(2000, dtype=np.int64)
     greedy = model.predict(obs, deterministic=True)[0]
     model.exploration_rate = 0.0
@@ -348,7 +325,7 @@ def test_update_is_a_no_op_and_reset_keeps_the_weights(graph_ppo) -> None:
 
 def test_learn_online_trains_dqn_through_the_agent_interface() -> None:
     env = gym.make("GraphBandit-v0", horizon=3000, gap=0.5)
-    model = DQN("MlpPolicy", env, learning_starts=100, buffer_size=5000, train_freq=4, target_update_interval=100,
+    model = sb3.DQN("MlpPolicy", env, learning_starts=100, buffer_size=5000, train_freq=4, target_update_interval=100,
                 exploration_fraction=0.5, learning_rate=1e-3, batch_size=32, gamma=0.0, seed=0,
                 device="cpu")  # fmt: skip
     agent = SB3Agent(model, deterministic=False, learn_online=True, total_timesteps=1500, seed=0)
@@ -372,7 +349,7 @@ def test_sb3_agent_validates_its_arguments(graph_ppo) -> None:
         SB3Agent(graph_ppo, deterministic="yes")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="learn_online needs an off-policy model"):
         SB3Agent(graph_ppo, learn_online=True)
-    dqn = DQN("MlpPolicy", gym.make("GraphBandit-v0"), device="cpu")
+    dqn = sb3.DQN("MlpPolicy", gym.make("GraphBandit-v0"), device="cpu")
     with pytest.raises(ValueError, match="n_envs to match the model's number of envs"):
         SB3Agent(dqn, learn_online=True, n_envs=4)
     with pytest.raises(ValueError, match="total_timesteps must be an integer >= 1"):
@@ -550,6 +527,6 @@ def test_bandit_and_rl_agents_share_the_wrapped_env() -> None:
     wrapped = ArmStatistics(gym.make("GraphBandit-v0", horizon=40))
     # The wrapper passes rewards and info through: UCB-N plays the same arms with or without it.
     assert actions(UCBN(10, seed=0), wrapped) == actions(UCBN(10, seed=0), gym.make("GraphBandit-v0", horizon=40))
-    model = PPO("MlpPolicy", wrapped, seed=0, device="cpu")
+    model = sb3.PPO("MlpPolicy", wrapped, seed=0, device="cpu")
     played = actions(SB3Agent(model, deterministic=False, seed=0), wrapped)
     assert played == actions(SB3Agent(model, deterministic=False, seed=0), wrapped) and len(set(played)) > 1

@@ -19,12 +19,14 @@ import math
 
 import numpy as np
 import pytest
+from conftest import lazy_module
 from numba import njit
-from scipy import stats
 
 from agents import LDPThompsonSampling, ThompsonSampling
 from agents import _sampling as sampling
 from agents import _thompson_kernels as ts_kernels
+
+stats = lazy_module("scipy.stats")
 
 ALPHA = 1e-3
 

@@ -7,7 +7,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from scipy import stats
+from conftest import lazy_module
 
 import bandit_envs  # noqa: F401  (registers the envs)
 from agents import _elim_kernels as kernels
@@ -16,6 +16,8 @@ from agents.experiments.budget import task as budget_task_module
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.ldp import task as ldp_task_module
 from bandit_envs.privacy.streams import noise_generator
+
+stats = lazy_module("scipy.stats")
 
 
 def test_noise_generator_is_not_the_seeds_default_stream():

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 __all__ = [
     "ALPHA",
@@ -57,6 +56,8 @@ def clopper_pearson(k: npt.ArrayLike, n: int, tail: float) -> tuple[FloatArray, 
     Each holds with probability ≥ 1 − ``tail`` whatever the true proportion.
     """
     kk = np.asarray(k, dtype=np.float64)
+    from scipy import stats  # imported when used: scipy.stats takes a large part of a second to import
+
     lower = np.where(kk > 0, stats.beta.ppf(tail, np.maximum(kk, 1.0), n - kk + 1.0), 0.0)
     upper = np.where(kk < n, stats.beta.ppf(1.0 - tail, kk + 1.0, np.maximum(n - kk, 1.0)), 1.0)
     return np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
@@ -149,6 +150,8 @@ def _flag_thresholds(n: int, epsilon: float, delta: float, alpha: float) -> npt.
 
 
 def _flagged(p_first: float, p_second: float, n: int, thresholds: npt.NDArray[np.int64]) -> float:
+    from scipy import stats
+
     tail = np.where(thresholds <= n, stats.binom.sf(thresholds - 1, n, p_first), 0.0)
     return float(np.sum(stats.binom.pmf(np.arange(n + 1), n, p_second) * tail))
 

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
+from scipy import special
 
 from agents.audit.bounds import ALPHA, loss_lower
 
@@ -52,7 +52,7 @@ MAX_THRESHOLDS = 64
 #: Most whole sequences taken as events (the most frequent in the selection runs).
 MAX_SEQUENCES = 32
 #: One-sided level of the cautious frequencies :func:`choose` scores with (two standard deviations).
-CAUTION = float(stats.norm.sf(2.0))
+CAUTION = float(special.ndtr(-2.0))  # the normal upper tail at 2, scipy.stats.norm.sf(2.0)
 
 
 @dataclass(frozen=True)
@@ -410,6 +410,8 @@ class ReleaseEvents:
 def _jeffreys(counts: IntArray, n: int) -> tuple[FloatArray, FloatArray]:
     """Lower and upper two-σ (:data:`CAUTION`) Jeffreys limits of a frequency seen k times in n runs."""
     k = np.asarray(counts, dtype=np.float64)
+    from scipy import stats  # imported when used: scipy.stats takes a large part of a second to import
+
     low = np.where(k > 0, stats.beta.ppf(CAUTION, k + 0.5, n - k + 0.5), 0.0)
     high = np.where(k < n, stats.beta.isf(CAUTION, k + 0.5, n - k + 0.5), 1.0)
     return low, high

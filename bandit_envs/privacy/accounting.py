@@ -61,7 +61,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import brentq
 
 from bandit_envs.privacy._checks import check_epsilon, check_positive
 from bandit_envs.privacy.gaussian import _log_gaussian_delta
@@ -248,6 +247,8 @@ def _gaussian_epsilon(sigma_over_sensitivity: float, delta: float) -> float:
     hi = 1.0
     while excess(hi) > 0.0:
         hi *= 2.0
+    from scipy.optimize import brentq  # imported when used: scipy.optimize is slow to import
+
     return math.expm1(float(brentq(excess, 1e-300, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps)))
 
 
@@ -638,6 +639,8 @@ def gdp_mu(epsilon: float, delta: float) -> float:
     ValueError
         If ``epsilon`` is not in (0, 1e4] or ``delta`` is outside (0, 1).
     """
+    from scipy.optimize import brentq  # imported when used: scipy.optimize is slow to import
+
     eps = check_float("epsilon", epsilon, low=0.0, high=1e4, low_open=True)
     dlt = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     target = math.log(dlt)

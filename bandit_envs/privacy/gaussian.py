@@ -43,7 +43,6 @@ import math
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from bandit_envs.privacy._checks import (
@@ -210,6 +209,8 @@ def gaussian_sigma_analytic(epsilon: float, delta: float, l2_sensitivity: float 
             break
         hi += math.log(2.0)
     xtol, rtol = 1e-14, 4.0 * np.finfo(float).eps
+    from scipy.optimize import brentq  # imported when used: scipy.optimize is slow to import
+
     root = float(brentq(excess, lo, hi, xtol=xtol, rtol=rtol, maxiter=500))
     return math.exp(root + 2.0 * (xtol + rtol * abs(root)))
 

@@ -41,8 +41,6 @@ import functools
 import math
 
 import numpy as np
-from scipy import stats
-from scipy.optimize import brentq
 
 from bandit_envs.privacy._checks import check_epsilon
 from bandit_envs.validation import check_float, check_int
@@ -88,6 +86,8 @@ def _check_n(n: int) -> int:
 def _shuffle_delta(epsilon: float, local_epsilon: float, n: int) -> float:
     if epsilon >= local_epsilon:
         return 0.0  # P / Q <= e^eps0 everywhere: the shuffled output is eps0-DP with delta = 0
+    from scipy import stats  # imported when used: scipy.stats takes a large part of a second to import
+
     keep = 1.0 / (1.0 + math.exp(-local_epsilon))  # alpha = e^eps0 / (1 + e^eps0)
     c = np.arange(n, dtype=np.int64)
     weights = stats.binom.pmf(c, n - 1, math.exp(-local_epsilon))
@@ -160,6 +160,8 @@ def shuffle_epsilon(local_epsilon: float, n: int, delta: float) -> float:
     dlt = _check_delta(delta)
     if _shuffle_delta(0.0, eps0, size) <= dlt:
         return 0.0
+    from scipy.optimize import brentq  # imported when used: scipy.optimize is slow to import
+
     root = float(brentq(lambda e: _shuffle_delta(e, eps0, size) - dlt, 0.0, eps0, xtol=1e-12, rtol=1e-12))
     while _shuffle_delta(root, eps0, size) > dlt:  # pragma: no cover - the tolerance is far below this step
         root += 1e-9
@@ -201,6 +203,8 @@ def _local_epsilon(eps: float, size: int, dlt: float) -> float:
         lo, hi = hi, 2.0 * hi
         if hi > MAX_EPSILON:  # e^eps0 would overflow: any eps0 up to here is fine
             return lo if excess(MAX_EPSILON) > 0.0 else MAX_EPSILON
+    from scipy.optimize import brentq  # imported when used: scipy.optimize is slow to import
+
     root = float(brentq(excess, lo, hi, xtol=1e-12, rtol=1e-8))
     step = 1e-9 * root
     while root > eps and excess(root) > 0.0:

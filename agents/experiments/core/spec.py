@@ -1,7 +1,7 @@
 """What an experiment is: its settings as data, its family (task and analysis), its scale.
 
 An :class:`Experiment` is one table or figure of a source paper. Its :class:`Family` (one per
-paper family: ``gap``, ``budget``, ``ldp``, ``rl``) supplies the three parts every family has:
+paper family: ``gap``, ``budget``, ``ldp``, ``rl``, ``dpmab``) supplies the three parts every family has:
 
 * ``task(experiment, setting_index, run, base_seed) -> rows``: a pure function (seeds included) that
   runs one setting's run and returns tidy rows;

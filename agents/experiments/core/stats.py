@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import stats
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,6 +36,8 @@ def mean_ci(x: Sequence[float]) -> tuple[float, float, float]:
     if a.size < 2:
         return (float(a.mean()) if a.size else math.nan, math.nan, math.nan)
     se = float(a.std(ddof=1) / math.sqrt(a.size))
+    from scipy import stats  # imported when used: scipy.stats takes a large part of a second to import
+
     return float(a.mean()), se, float(stats.t.ppf(0.975, a.size - 1) * se)
 
 

@@ -144,13 +144,6 @@ def reward_blocks(env: GraphBanditEnv, seeds: list[int]) -> Any:
         yield env.reward_model.from_uniforms(u.reshape(-1, k)).reshape(rows, len(seeds), k)
 
 
-def play_batch(
-    agent: Agent, env: GraphBanditEnv, seeds: list[int], checkpoints: npt.NDArray[np.int64]
-) -> npt.NDArray[np.float64]:
-    """(B, checkpoints) cumulative pseudo-regret of a batched agent on the copies' reward streams."""
-    return play_batches([agent], env, seeds, checkpoints)[0]
-
-
 def play_batches(
     agents: list[Agent], env: GraphBanditEnv, seeds: list[int], checkpoints: npt.NDArray[np.int64]
 ) -> list[npt.NDArray[np.float64]]:
@@ -197,7 +190,7 @@ def simulate_run(
     """Checkpoint regret of one run of an elimination agent: its compiled ``simulate`` on the run's uniforms."""
     agent = make_agent(name, env, setting, seed)
     if not isinstance(agent, EliminationAgent):
-        raise TypeError(f"{name} has no compiled simulate; play it with play_batch.")
+        raise TypeError(f"{name} has no compiled simulate; play it with play_batches.")
     uniforms = np.random.default_rng(env_seed).random((env.horizon, env.n_arms))
     result = agent.simulate(uniforms, env.adjacency, env.gaps, law=env.reward_model, checkpoints=checkpoints)
     return np.asarray(result.checkpoint_regret, dtype=np.float64)
