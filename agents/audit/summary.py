@@ -42,6 +42,8 @@ ALL_AUDITS: tuple[Planned, ...] = (
     Planned("AdaPUCB"),
     Planned("AdaPUCB-cumulative"),
     Planned("DPThompsonSampling"),
+    Planned("PrePullGaussianTS"),
+    Planned("DPTSUCB"),
     Planned("LDPWrapper", horizon=200),
     Planned("LDPLinUCB"),
     Planned("LDPThompsonSampling"),
@@ -118,7 +120,10 @@ def summary_text(results: Sequence[tuple[Planned, AuditResult]], command: str, s
         "* **Claims.** The claim audited is what the agent states: `privacy_spent` (central DP, one reward entry), "
         "`privacy_per_report` (LDPWrapper, LDPLinUCB) or ε per report (LDPThompsonSampling). TreeDPUCB with its "
         'default `per_arm_budget="split"` claims ε/K = 0.5 per entry at ε = 1 (each reward enters one of the K = 2 '
-        "arms' trees), and that is what is audited; `TreeDPUCB-parallel` claims ε per tree.",
+        "arms' trees), and that is what is audited; `TreeDPUCB-parallel` claims ε per tree. PrePullGaussianTS and "
+        "DPTSUCB are sized with `for_budget` for (ε, δ = 10⁻⁵) over the audited horizon (a μ-GDP guarantee "
+        "converted to (ε, δ)), and claim that; their group-3 checks are not run (3μ-GDP over 16 rounds is far "
+        "below what 10,000 runs can show).",
         "* **Local DP.** The audit observes arm sequences, which are post-processing of all reports: the bound for "
         "LDPWrapper, LDPLinUCB and LDPThompsonSampling is far below the per-report ε, correctly for the arm sequence, "
         "but it cannot test the report mechanism itself (a report's privacy would need the report as the output).",
