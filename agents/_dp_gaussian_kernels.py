@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from agents import _philox as rng_
-from agents._dp_kernels import PULLS, RELEASE
+from agents._dp_kernels import PULLS, RELEASE, first_zero
 from agents._kernels import first_bad
 from bandit_envs._jit import njit
 
@@ -149,13 +149,11 @@ def ts_ucb_update(counts, sums, used, top, actions, rewards):  # pragma: no cove
 
     Returns :func:`agents._kernels.first_bad` of the feedback, changing nothing when it is not -1.
     """
-    bad = first_bad(actions, rewards, counts.shape[1])
+    bad = sums_update(counts, sums, actions, rewards)
     if bad >= 0:
         return bad
     for b in range(actions.shape[0]):
         a = actions[b]
-        counts[b, a] += 1
-        sums[b, a] += rewards[b]
         used[b, a] = 0
         top[b, a] = -np.inf
     return -1
@@ -173,11 +171,7 @@ def ts_ucb_choose(counts, sums, used, top, budget, variance, streams, draws, out
     """
     n_arms = counts.shape[1]
     for b in range(counts.shape[0]):
-        best = -1
-        for k in range(n_arms):
-            if counts[b, k] == 0:
-                best = k
-                break
+        best = first_zero(counts, b)
         if best < 0:
             best = 0
             best_value = -np.inf

@@ -80,6 +80,15 @@ BETA, PENDING, TOP, LEVELS = 0, 1, 2, 3
 
 
 @njit(inline="always")
+def first_zero(counts, b):  # pragma: no cover
+    """The lowest arm k with ``counts[b, k] == 0`` (copy b's first arm not yet pulled or released), or -1."""
+    for k in range(counts.shape[1]):
+        if counts[b, k] == 0:
+            return k
+    return -1
+
+
+@njit(inline="always")
 def release(exact, noise, grid):  # pragma: no cover
     """``exact + noise`` (float sampler, ``grid == 0``) or ``snap(exact) + snap(noise)`` on the grid (lattice).
 
@@ -367,11 +376,7 @@ def adap_choose(counts, mean, n_mean, n_terms, committed, alpha, eps, cumulative
         if committed[b] >= 0:
             out[b] = committed[b]
             continue
-        best = -1
-        for k in range(n_arms):
-            if counts[b, k] == 0:
-                best = k
-                break
+        best = first_zero(counts, b)
         if best < 0:
             best = 0
             best_value = -np.inf
@@ -399,11 +404,7 @@ def gaussian_ts_choose(counts, n_mean, mean, eps, sampling_streams, out):  # pra
     """
     n_arms = counts.shape[1]
     for b in range(counts.shape[0]):
-        best = -1
-        for k in range(n_arms):
-            if n_mean[b, k] == 0:
-                best = k
-                break
+        best = first_zero(n_mean, b)
         if best < 0:
             best = 0
             best_value = -np.inf

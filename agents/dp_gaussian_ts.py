@@ -38,6 +38,7 @@ import numpy as np
 from agents import _dp_gaussian_kernels as kernels
 from agents._dp_base import FloatArray, IntArray, StreamPrivateAgent
 from agents.base import check_float, check_int
+from agents.dp_reference import _argmax
 from bandit_envs.privacy.accounting import gdp_epsilon, gdp_mu
 from bandit_envs.privacy.streams import philox_noise_generator
 
@@ -418,14 +419,6 @@ class ReferenceGaussians:
         angle = 2.0 * math.pi * u2
         self.spare = r * math.sin(angle)
         return r * math.cos(angle)
-
-
-def _argmax(values: list[float]) -> int:
-    best = 0
-    for k, v in enumerate(values):
-        if v > values[best]:
-            best = k
-    return best
 
 
 class ReferencePrePullGaussianTS:

@@ -68,9 +68,11 @@ __all__ = ["INTERRUPTED", "NO_SPACE_EXIT", "build_parser", "main", "run_experime
 from tqdm import tqdm
 
 from agents.experiments.core.backends import (
+    INTERRUPTED,
     MAX_TASK_TIMEOUT,
     BackendError,
     SweepInterrupted,
+    run_error_status,
     terminate_as_interrupt,
 )
 from agents.experiments.core.compiling import NOTE_SECONDS, CompileWatch
@@ -89,8 +91,6 @@ from agents.experiments.registry import EXPERIMENTS, get_experiment
 from agents.user_agents import UserAgentError, user_agent
 from bandit_envs.validation import shorten, summarize
 
-#: Exit status after Ctrl-C or SIGTERM (128 + SIGINT, as shells report an interrupted command).
-INTERRUPTED = 130
 #: Exit status when a file cannot be written for want of space: a full disk, a disk quota or a
 #: file-size limit (``EX_IOERR`` of sysexits.h). Every file written before is kept.
 NO_SPACE_EXIT = 74
@@ -532,18 +532,8 @@ def _main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     try:
         with watch:
             folder, text = _run_from_args(args, argv)
-    except (UsageError, UserAgentError) as exc:  # a user agent that fails shows up in the tasks
-        print(f"banditlab: error: {exc}", file=sys.stderr)
-        frames = getattr(exc, "frames", "")  # a failing user agent's own frames (not banditlab's)
-        if frames:
-            print(frames, file=sys.stderr)
-        return 2
-    except BackendError as exc:
-        print(f"banditlab: error: {exc}", file=sys.stderr)
-        return exc.code
-    except SweepInterrupted as exc:
-        print(f"banditlab: {exc}", file=sys.stderr)
-        return INTERRUPTED
+    except (UsageError, UserAgentError, BackendError, SweepInterrupted) as exc:
+        return run_error_status(exc)
     except KeyboardInterrupt:  # outside the sweep (e.g. while the options are checked)
         print("banditlab: interrupted.", file=sys.stderr)
         return INTERRUPTED

@@ -110,6 +110,30 @@ class BackendError(RuntimeError):
         self.code = code
 
 
+#: Exit status after Ctrl-C or SIGTERM (128 + SIGINT, as shells report an interrupted command).
+INTERRUPTED = 130
+
+
+def run_error_status(exc: BaseException) -> int:
+    """Say on stderr why a run (``banditlab run`` or ``score``) stopped; its exit status.
+
+    Bad input (a user agent that fails shows up in the tasks): the sentence, then the failing
+    user agent's own frames (not banditlab's), status 2; a backend's failure: its sentence and
+    :attr:`~agents.experiments.core.backends.BackendError.code`; an interrupted sweep:
+    :data:`INTERRUPTED`.
+    """
+    if isinstance(exc, SweepInterrupted):
+        print(f"banditlab: {exc}", file=sys.stderr)
+        return INTERRUPTED
+    print(f"banditlab: error: {exc}", file=sys.stderr)
+    if isinstance(exc, BackendError):
+        return exc.code
+    frames = getattr(exc, "frames", "")
+    if frames:
+        print(frames, file=sys.stderr)
+    return 2
+
+
 def parse_scheduler(address: str) -> str:
     """Normalize a Dask scheduler address (``tcp://host:port``, or ``host:port``); ValueError if malformed."""
     match = _ADDRESS.fullmatch(address.strip())

@@ -53,7 +53,7 @@ def add_parser(sub: Any, positive: Any, seconds: Any) -> None:
 def main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     """Run ``banditlab score``; the exit status (2 with one sentence for bad input)."""
     from agents.experiments.api import UsageError
-    from agents.experiments.core.backends import BackendError, SweepInterrupted
+    from agents.experiments.core.backends import BackendError, SweepInterrupted, run_error_status
     from agents.experiments.scorecard import score
     from agents.user_agents import UserAgentError
 
@@ -79,18 +79,8 @@ def main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
             progress=not args.no_progress,
             command=command,
         )
-    except (UsageError, UserAgentError) as exc:
-        _error(str(exc))
-        frames = getattr(exc, "frames", "")
-        if frames:
-            print(frames, file=sys.stderr)
-        return 2
-    except BackendError as exc:
-        print(f"banditlab: error: {exc}", file=sys.stderr)
-        return exc.code
-    except SweepInterrupted as exc:
-        print(f"banditlab: {exc}", file=sys.stderr)
-        return 130
+    except (UsageError, UserAgentError, BackendError, SweepInterrupted) as exc:
+        return run_error_status(exc)
     folder = args.out or Path("results") / ("score-leaderboard" if args.leaderboard else f"score-{given[0]}")
     if args.leaderboard:
         write_page(folder, args.page, table, quick=args.quick)
