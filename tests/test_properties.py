@@ -33,6 +33,7 @@ import bandit_envs
 from agents import (
     AAE,
     DPSE,
+    DPTSUCB,
     GAP,
     GAPU,
     KLUCB,
@@ -54,6 +55,7 @@ from agents import (
     LDPThompsonSampling,
     LDPWrapper,
     LinUCB,
+    PrePullGaussianTS,
     Random,
     SB3Agent,
     ShuffleLinUCB,
@@ -328,13 +330,15 @@ def feedback(agent: Agent, action: Any) -> st.SearchStrategy[tuple[Any, Any, Any
 UNIT = {"TS", "TS-N", "GAP", "GAPU", "DPSE", "AAE", "AlphaSample", "KLUCB", "Exp3", "Exp3SET", "Exp3IX"}
 SIDE = {"UCBN", "TS-N", "GAP", "GAPU", "AAE", "AlphaSample", "Exp3SET", "Exp3IX"}
 
-#: The private agents of agents/dp_ucb.py and agents/dp_thompson.py (rewards in [0, 1]).
+#: The private agents of agents/dp_ucb.py, agents/dp_thompson.py and agents/dp_gaussian_ts.py (rewards in [0, 1]).
 DP_AGENTS: dict[str, Callable[[int | None], Agent]] = {
     "HybridDPUCB": lambda n: HybridDPUCB(K, 1.0, n_envs=n, seed=0),
     "TreeDPUCB": lambda n: TreeDPUCB(K, 60, 1.0, n_envs=n, seed=0),
     "AdaPUCB": lambda n: AdaPUCB(K, 1.0, variant="cumulative", n_envs=n, seed=0),
     "DPThompsonSampling": lambda n: DPThompsonSampling(K, 1.0, n_envs=n, seed=0),
     "LDPThompsonSampling": lambda n: LDPThompsonSampling(K, 1.0, n_envs=n, seed=0),
+    "PrePullGaussianTS": lambda n: PrePullGaussianTS.for_budget(K, 60, 1.0, n_envs=n, seed=0),
+    "DPTSUCB": lambda n: DPTSUCB.for_budget(K, 60, 1.0, n_envs=n, seed=0),
 }
 AGENTS.update(DP_AGENTS)
 UNIT |= set(DP_AGENTS)

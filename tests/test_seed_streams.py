@@ -88,6 +88,8 @@ def _private_agents() -> dict[str, Any]:
         "TreeDPUCB": lambda s: agents.TreeDPUCB(3, 1_000, 1.0, seed=s),
         "DPThompsonSampling": lambda s: agents.DPThompsonSampling(3, 1.0, seed=s),
         "LDPThompsonSampling": lambda s: agents.LDPThompsonSampling(3, 1.0, seed=s),
+        "PrePullGaussianTS": lambda s: agents.PrePullGaussianTS.for_budget(3, 1_000, 1.0, seed=s),
+        "DPTSUCB": lambda s: agents.DPTSUCB.for_budget(3, 1_000, 1.0, seed=s),
     }
     private = {
         name
