@@ -256,7 +256,9 @@ class DPTSUCB(_GaussianAgent):
     (α near 1), a maximum that came out low for the best arm stays until that arm is pulled
     again, which may not happen: regret can then grow linearly in a fraction of runs (K = 5,
     means 0.9 … 0.5, T = 10⁴, σ² = 1, 30 runs: α = 0.5 gives 54 ± 3, α = 1 gives 1367 ± 246 with
-    runs near 4000; ``budget=14`` gives 65 ± 3). ``dp-mab/epsilon`` shows the default α = 0.5.
+    runs near 4000; ``budget=14`` gives 65 ± 3). Linear regret at α = 1 contradicts the paper's
+    stated O(K ln^{α+1}(T)/Δ) for every α ∈ [0, 1], so this reconstruction departs from the
+    paper's algorithm there. ``dp-mab/epsilon`` shows the default α = 0.5.
 
     Privacy (μ-GDP, event level; module docstring; our derivation for this implementation): a
     reward of arm a that arrives at its s-th pull enters the posteriors of counts n = s, s + 1,
