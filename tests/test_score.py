@@ -90,6 +90,14 @@ AGENTS = textwrap.dedent(
     private_oracle.plays = ("context-free", "contextual", "private", "local")
 
 
+    class Named(Uniform):
+        name = "Coin"
+
+
+    def named(env, setting, seed):
+        return Named(env.action_space.n, seed=seed)
+
+
     def flaky(env, setting, seed):
         """Fails on the adversarial problem while the flag file exists."""
         if setting["problem"] == "adversarial" and os.path.exists(os.environ["SCORE_FLAG"]):
@@ -159,6 +167,15 @@ def test_card_through_the_file_form(agent_file: Path, tmp_path: Path) -> None:
     assert f"| {central.name} |" in text and "| n/a |" in text.replace(f"| {central.name} | ", "| ")
     assert central.name not in set(df.loc[df["agent"] == "oracle", "problem"])
     assert SUITE_VERSION in (out / "meta.json").read_text()
+
+
+def test_a_user_agent_is_labelled_by_its_own_name(agent_file: Path, tmp_path: Path) -> None:
+    """As in ``banditlab run``: the agent's ``name``, not the factory's; ``NAME=`` keeps NAME."""
+    df = score(f"{agent_file}:named", scale=TINY, builtins=(), out=tmp_path / "own")
+    assert "Coin" in set(df["agent"]) and "named" not in set(df["agent"])  # (UCB: the speed reference)
+    assert "# Scorecard: Coin" in (tmp_path / "own" / "summary.md").read_text()
+    df = score(f"Mine={agent_file}:named", scale=TINY, builtins=(), out=tmp_path / "given")
+    assert "Mine" in set(df["agent"]) and "Coin" not in set(df["agent"])
 
 
 def test_unknown_agent_is_one_sentence(capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,8 @@ from agents.experiments.core.spec import Experiment, Family
 from agents.experiments.scorecard import analysis
 from agents.experiments.scorecard.panel import PANEL, SPEED_REFERENCE, check_plays
 from agents.experiments.scorecard.suite import EPSILONS, FULL, PROBLEMS, QUICK, SUITE_VERSION, Scale, scaled_horizon
-from agents.experiments.scorecard.task import N_CHECKPOINTS, score_task, user_plays
-from agents.user_agents import UserAgent, UserAgentError, split_name
+from agents.experiments.scorecard.task import N_CHECKPOINTS, graph_env, score_task, user_plays
+from agents.user_agents import UserAgent, UserAgentError, agent_name, qualified, split_name
 from bandit_envs.validation import summarize
 
 __all__ = ["FULL", "PROBLEMS", "QUICK", "SUITE_VERSION", "Scale", "card", "score"]
@@ -114,6 +115,22 @@ def card(agent: str | None, scale: Scale = FULL, builtins: Sequence[str] | None 
     )
 
 
+def _named_after_its_agent(user: UserAgent, plays: tuple[str, ...]) -> UserAgent:
+    """``user`` labelled by the ``name`` of the agent it builds, as ``banditlab run`` labels it.
+
+    Only a user agent known by its factory's function name is renamed (``--agent NAME=REF``
+    keeps NAME), and only a context-free one, built once on the first problem's env with
+    seed 0; if that fails, the factory's name stays (the run then reports the failure).
+    """
+    if user.named or "context-free" not in plays:
+        return user
+    try:
+        built = agent_name(user.build(graph_env(PROBLEMS[0], 10), {"problem": PROBLEMS[0].name}, 0, guard=False))
+    except Exception:  # noqa: BLE001 - the scored run reports a factory that fails, in one sentence
+        return user
+    return user if built is None else replace(user, name=qualified(built, user.ref, list(PANEL)))
+
+
 def _label(agent: AgentEntry | None) -> tuple[str | None, list[AgentEntry]]:
     """(highlighted name, user agents to add) for an AGENT argument."""
     if agent is None:
@@ -187,9 +204,10 @@ def score(
 
         try:
             loaded: UserAgent = user_agent(users[0], taken=list(PANEL))
-            check_plays(getattr(loaded.factory(), "plays", ("context-free",)), f"agent {loaded.name}")
+            plays = check_plays(getattr(loaded.factory(), "plays", ("context-free",)), f"agent {loaded.name}")
         except (UserAgentError, ValueError) as exc:
             raise UsageError(str(exc)) from None
+        loaded = _named_after_its_agent(loaded, plays)
         exp = card(loaded.name, chosen, builtins)
         users = [loaded]
     run_experiment(

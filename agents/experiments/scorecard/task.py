@@ -160,14 +160,15 @@ class _Play:
         self.setting = {"problem": problem.name, "epsilon": problem.epsilon, "horizon": self.horizon}
 
 
-def _graph_env(problem: Problem, horizon: int) -> GraphBanditEnv:
+def graph_env(problem: Problem, horizon: int) -> GraphBanditEnv:
+    """The env of a context-free problem (``GraphBandit-v0`` with the problem's keywords), graph seed 0."""
     return GraphBanditEnv(**problem.keywords, horizon=horizon, instance_seed=0)
 
 
 def play_graph(ctx: _Play, names: list[str], users: list[UserAgent]) -> dict[str, tuple[FloatArray, FloatArray, float]]:
     """Regret (B, C), uniform's regret (B,) and seconds of each agent on a GraphBandit-v0 problem."""
     problem, h, cps = ctx.problem, ctx.horizon, ctx.checkpoints
-    env = _graph_env(problem, h)
+    env = graph_env(problem, h)
     k, g, b = env.n_arms, env.adjacency, len(ctx.runs)
     adversarial = problem.kind == "adversarial"
     tables = [adversarial_table(problem, h, s) for s in ctx.seeds] if adversarial else []
