@@ -615,14 +615,26 @@ class BanditVectorEnv(VectorEnv[Any, Any, Any], ABC):
         if "_copy_rngs" in state:
             self._rngs = state["_copy_rngs"]
 
-    def _init_copies(self, num_envs: Any, single_action_space: spaces.Discrete, single_observation_space: Any) -> None:
-        """Set the spaces and the per-copy bookkeeping (``num_envs`` already checked or not)."""
+    def _init_copies(
+        self,
+        num_envs: Any,
+        single_action_space: spaces.Discrete,
+        single_observation_space: Any,
+        observation_space: Any = None,
+    ) -> None:
+        """Set the spaces and the per-copy bookkeeping (``num_envs`` already checked or not).
+
+        ``observation_space``: the batched observation space, if the family builds its own
+        (default: Gymnasium's ``batch_space`` of the single one).
+        """
         self.num_envs = check_int("num_envs", num_envs, minimum=1)
         n = self.num_envs
         self.single_action_space = single_action_space
         self.single_observation_space = single_observation_space
         self.action_space = batch_space(single_action_space, n)
-        self.observation_space = batch_space(single_observation_space, n)
+        self.observation_space = (
+            batch_space(single_observation_space, n) if observation_space is None else observation_space
+        )
         self._rngs = [np.random.default_rng() for _ in range(n)]
         self._t = np.zeros(n, dtype=np.int64)
         self._done = np.zeros(n, dtype=bool)

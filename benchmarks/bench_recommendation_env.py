@@ -14,20 +14,29 @@ Printed, on the real data of ``../shared/data`` when present (else on the synthe
 The LDP experiment runs T = 10^6 rounds per run for 4 values of ε: with the fast path the env's share
 of a run is the time of ``round_contexts`` plus one gather, whatever the agent loop costs.
 
+* memory per copy of the native vector env (``gym.make_vec``) at N = 1000 and 10,000 copies:
+  tracemalloc's bytes held after a reset and three steps (the last step's outputs kept), all
+  over N and what N more copies add (2N minus N, over N); the larger of the two is the figure.
+  Goal: at most 16 KiB per copy (ratio 16 KiB / measured >= 1).
+
 ``results(quick)`` returns, per env, the fast path per round (``round_contexts``, ``round_noise``
 and one reward gather: context indices, features left to the consumer) and the native vector env
 per copy-step, each against the single env's step through ``gym.make``; and, for MovieLens, that
-step against the authors-style loop. Timed alternately in the same run, medians.
+step against the authors-style loop; and the memory per copy of the vector env (N = 1000 only
+when ``quick``). Timed alternately in the same run, medians.
 
-Usage: ``python benchmarks/bench_recommendation_env.py [--steps 200000] [--vector-steps 20000] [--synthetic]``.
+Usage: ``python benchmarks/bench_recommendation_env.py [--steps 200000] [--vector-steps 20000] [--synthetic]
+[--memory-only]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import platform
 import random
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +53,10 @@ ML_DIR = DATA / "ml-latest-small"
 GOWALLA_NYC = DATA / "gowalla-snap-nyc" / "loc-gowalla_totalCheckins.nyc.txt.gz"
 PAPER_T = 1_000_000
 N_ENVS = 32
+#: Memory budget of one vector env copy at large N (20 arms, d = 20).
+COPY_BUDGET = 16 * 1024
+#: Numbers of copies at which the memory per copy is measured.
+MEMORY_COPIES = (1000, 10_000)
 
 
 def timed(fn: Any) -> tuple[Any, float]:
@@ -210,6 +223,50 @@ def results(quick: bool = False) -> list[Ratio]:
                     f"{s / steps * 1e9:.0f} vs {r / steps * 1e9:.0f} ns per step, {where}",
                 )
             )
+    for env_id, data in (("MovieLensRecommendation-v0", ml_data), ("GowallaRecommendation-v0", gw_data)):
+        out.extend(memory_ratios(env_id, data, MEMORY_COPIES[:1] if quick else MEMORY_COPIES))
+    return out
+
+
+def traced_bytes(env_id: str, data: Any, copies: int) -> int:
+    """Bytes traced by tracemalloc while a vector env of ``copies`` copies and its last step's outputs live."""
+    gc.collect()
+    before = tracemalloc.get_traced_memory()[0]
+    venv = gym.make_vec(env_id, num_envs=copies, vectorization_mode="vector_entry_point", data=data,
+                        reward_noise=0.1)  # fmt: skip
+    venv.reset(seed=0)
+    for a in np.random.default_rng(2).integers(0, venv.single_action_space.n, size=(3, copies)):
+        out = venv.step(a)
+    gc.collect()
+    held = tracemalloc.get_traced_memory()[0] - before
+    del out, venv
+    gc.collect()
+    return held
+
+
+def memory_ratios(env_id: str, data: Any, copies: tuple[int, ...] = MEMORY_COPIES) -> list[Ratio]:
+    """Bytes per copy of the native vector env at each N of ``copies``: all over N, and (2N - N) / N."""
+    gym.make_vec(env_id, num_envs=2, vectorization_mode="vector_entry_point", data=data).reset(seed=0)  # data cached
+    out = []
+    tracemalloc.start()
+    try:
+        for n in copies:
+            small, large = traced_bytes(env_id, data, n), traced_bytes(env_id, data, 2 * n)
+            total, added = small / n, (large - small) / n
+            per_copy = max(total, added)
+            out.append(
+                Ratio(
+                    f"{env_id} vector env memory per copy, N={n:,}",
+                    "bytes per copy (20 arms, d=20)",
+                    f"budget {COPY_BUDGET // 1024} KiB",
+                    COPY_BUDGET / per_copy,
+                    1.0,
+                    f"{per_copy:.0f} bytes per copy: {total:.0f} (all bytes at N={n:,}, over N), "
+                    f"{added:.0f} (N={2 * n:,} minus N={n:,}, over N)",
+                )
+            )
+    finally:
+        tracemalloc.stop()
     return out
 
 
@@ -237,10 +294,17 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=200_000, help="single-env steps timed")
     parser.add_argument("--vector-steps", type=int, default=20_000, help="vector-env steps timed")
     parser.add_argument("--synthetic", action="store_true", help="use the synthetic defaults even if real data exist")
+    parser.add_argument("--memory-only", action="store_true", help="only the vector env's memory per copy")
     args = parser.parse_args()
     ml_data, gw_data, words = data_paths(args.synthetic)
     print(f"{platform.python_implementation()} {platform.python_version()}, numpy {np.__version__}")
     print(f"data: {words}")
+    if args.memory_only:
+        print("memory per copy (tracemalloc)")
+        for env_id, data in (("MovieLensRecommendation-v0", ml_data), ("GowallaRecommendation-v0", gw_data)):
+            for ratio in memory_ratios(env_id, data):
+                print(f"  {ratio.line()}")
+        return
 
     _, ml_load = timed(lambda: ratings_from(ml_data))
     _, gw_load = timed(lambda: checkins_from(gw_data))
@@ -264,6 +328,10 @@ def main() -> None:
     print("fast path")
     fast_path("MovieLensRecommendation-v0", ml)
     fast_path("GowallaRecommendation-v0", gw)
+    print("memory per copy (tracemalloc)")
+    for env_id, data in (("MovieLensRecommendation-v0", ml_data), ("GowallaRecommendation-v0", gw_data)):
+        for ratio in memory_ratios(env_id, data):
+            print(f"  {ratio.line()}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ without stepping, so a compiled agent loop can read ``rewards[contexts[t], a] + 
 
 from __future__ import annotations
 
+import copy
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
@@ -35,9 +36,11 @@ from bandit_envs.recommendation._problem import (
     FloatArray,
     IntArray,
     Problem,
+    StreamStates,
     draw_contexts,
     draw_noise,
     episode_generators,
+    episode_seeds,
     outcome,
 )
 from bandit_envs.rendering import Scene, recommendation_scene
@@ -45,6 +48,8 @@ from bandit_envs.validation import check_float, check_int, check_memory, summari
 
 #: Contexts and noise values drawn per refill (speed only: the streams do not depend on it).
 BLOCK = 4096
+#: Fewest contexts (and noise values) a vector env copy buffers, unless the budget is lowered.
+COPY_ROWS = 512
 #: A context or noise stream has no end: an episode may consume any number of its values.
 _ENDLESS = sys.maxsize
 #: Step-info entries that are 0 (not -1) for a vector copy restarting at this step.
@@ -54,12 +59,41 @@ _ZERO_WHEN_RESTARTING = ("regret", "expected_reward")
 def copy_bytes(n_arms: int, dim: int) -> int:
     """Memory of one copy of a recommendation vector env besides its buffered contexts and noise.
 
-    Its three generators (its own and its episode's two); its share of the batched observation
-    space (Gymnasium stores the bounds of the (num_envs, n_arms, d) box in full: 18 bytes per
-    entry); and its share of a step's arrays (the observation: one feature row per arm, the per-arm
-    info entries) and of the reset info: about 5 KiB + 34·n_arms·d + 32·n_arms bytes.
+    Its own generator (the episode's two streams are 96 bytes of :class:`StreamStates`), its share
+    of a step's arrays (the observation: one feature row per arm, the per-arm info entries, and
+    their temporaries) and of the reset info: about 2.5 KiB + 16·n_arms·d + 32·n_arms bytes. The
+    batched observation space keeps its bounds as broadcast views (:func:`_batched_box`), not per copy.
     """
-    return 3 * GENERATOR_BYTES + 512 + 34 * n_arms * dim + 32 * n_arms
+    return GENERATOR_BYTES + 1024 + 16 * n_arms * dim + 32 * n_arms
+
+
+def buffer_budget(num_envs: int) -> int:
+    """Bytes of each of the two buffers (contexts, noise) of a vector env of ``num_envs`` copies.
+
+    A step reads one row per copy; a buffer of k rows spreads a refill's per-copy Python call
+    (about 15 µs for both streams) over k steps. Up to 1 MiB in all (4096 rows a copy at 32
+    copies), at least :data:`COPY_ROWS` rows a copy (4 KiB each for the contexts and the noise,
+    about 30 ns of refill per copy-step), within half of :data:`bandit_envs.core.NOISE_BUFFER_BYTES`
+    (so at most 64 MiB for both: fewer rows beyond 8192 copies).
+    """
+    return min(core.NOISE_BUFFER_BYTES // 2, max(2**20, num_envs * COPY_ROWS * 8))
+
+
+def _batched_box(single: spaces.Box, n: int) -> spaces.Box:
+    """The Box of ``batch_space(single, n)`` (shape (n, ...), the bounds repeated) with read-only broadcast bounds.
+
+    Gymnasium's ``Box`` stores ``low``, ``high``, ``bounded_below`` and ``bounded_above`` in full
+    (18 bytes per entry at float64: 7.2 KiB per copy at 20 arms and d = 20), and
+    ``batch_space`` builds them by repeating the single space's. The batched bounds are the single
+    space's for every copy, so a Box of one copy, given the batched shape and views of the single
+    space's bounds, is the same space (``contains``, ``sample``, ``==``) without per-copy arrays.
+    """
+    box = spaces.Box(single.low[np.newaxis], single.high[np.newaxis], dtype=single.dtype,
+                     seed=copy.deepcopy(single.np_random))  # fmt: skip
+    box._shape = (n, *single.shape)
+    for name in ("low", "high", "bounded_below", "bounded_above"):
+        setattr(box, name, np.broadcast_to(getattr(single, name), box._shape))
+    return box
 
 
 def _masked(keep: BoolArray, value: Any, fill: float) -> Any:
@@ -208,12 +242,13 @@ class RecommendationEnv(_RecommendationCore, BanditEnv[FloatArray]):
 class RecommendationVectorEnv(_RecommendationCore, BanditVectorEnv):
     """``num_envs`` independent copies stepped by one numpy call (the scenario subclasses document the rest).
 
-    Memory: a copy takes about 5 KiB + 34·n_arms·d + 32·n_arms bytes (:func:`copy_bytes`; 19 KiB
-    at the default 20 arms and d = 20), plus its buffered contexts and noise (4096 of each, 8 bytes
-    apiece, while all copies' buffers fit in 64 MiB, fewer beyond). ``num_envs`` whose copies would
-    exceed :func:`bandit_envs.validation.memory_limit` is refused. ``render_mode`` as the single
-    env's, for at most :data:`~bandit_envs.rendering.MAX_RENDERED_COPIES` copies: ``render()``
-    returns the tuple of the copies' frames.
+    Memory: a copy takes about 2.5 KiB + 16·n_arms·d + 32·n_arms bytes (:func:`copy_bytes`; 9 KiB
+    at the default 20 arms and d = 20), plus its buffered contexts and noise (8 bytes apiece: 4096
+    of each while all copies' buffers fit in 1 MiB each, fewer beyond, at least 512 each up to 8192
+    copies, 64 MiB in all beyond: :func:`buffer_budget`). ``num_envs`` whose copies would exceed
+    :func:`bandit_envs.validation.memory_limit` is refused. ``render_mode`` as the single env's, for at
+    most :data:`~bandit_envs.rendering.MAX_RENDERED_COPIES` copies: ``render()`` returns the tuple of
+    the copies' frames.
     """
 
     def _init_env(
@@ -226,11 +261,14 @@ class RecommendationVectorEnv(_RecommendationCore, BanditVectorEnv):
     ) -> None:
         check_int("num_envs", num_envs, minimum=1)
         self._setup(build, reward_noise, horizon)
-        half = core.NOISE_BUFFER_BYTES // 2  # the contexts and the noise share the buffer budget
+        half = buffer_budget(num_envs)  # for each of the contexts and the noise
         per_copy = copy_bytes(self.n_arms, self.dim)
         n = check_num_envs(self.env_id, num_envs, per_copy, [(BLOCK, 8), (BLOCK, 8)], budget=half)
-        self._init_copies(n, *self._spaces())
-        self._generators = [episode_generators(rng) for rng in self._rngs]
+        action_space, observation_space = self._spaces()
+        self._init_copies(n, action_space, observation_space, _batched_box(observation_space, n))
+        # The episode's context and noise streams of every copy: states in arrays, not Generators.
+        self._context_states, self._noise_states = StreamStates(n), StreamStates(n)
+        self._restart_streams(self._all)
         self._contexts = NoiseBlocks(n, BLOCK, dtype=np.int64, budget=half)
         self._noise = NoiseBlocks(n, BLOCK, budget=half)
         self._context = np.zeros(n, dtype=np.int64)
@@ -249,16 +287,23 @@ class RecommendationVectorEnv(_RecommendationCore, BanditVectorEnv):
         return np.stack([self._round_noise(n_rounds, seed + i) for i in range(self.num_envs)])
 
     def _restart(self, which: BoolArray) -> None:
-        for i in np.flatnonzero(which):
-            self._generators[i] = episode_generators(self._rngs[i])
+        self._restart_streams(which)
         self._contexts.restart(which, _ENDLESS)
         self._noise.restart(which, _ENDLESS)
 
+    def _restart_streams(self, which: BoolArray) -> None:
+        """Seed the episode streams of the copies ``which`` from their generators (:func:`episode_seeds`)."""
+        rngs = self._rngs
+        for i in np.flatnonzero(which).tolist():
+            context_seed, noise_seed = episode_seeds(rngs[i])
+            self._context_states.seed(i, context_seed)
+            self._noise_states.seed(i, noise_seed)
+
     def _draw_contexts(self, copy: int, size: int) -> IntArray:
-        return draw_contexts(self.problem, self._generators[copy][0], size)
+        return self._context_states.draw(copy, lambda rng: draw_contexts(self.problem, rng, size))
 
     def _draw_noise(self, copy: int, size: int) -> FloatArray:
-        return draw_noise(self._generators[copy][1], self.reward_noise, size)
+        return self._noise_states.draw(copy, lambda rng: draw_noise(rng, self.reward_noise, size))
 
     def _next_noise(self, playing: BoolArray) -> FloatArray:
         """The next noise value of every playing copy (0 for copies restarting this step)."""

@@ -11,6 +11,7 @@ rounds however it is cut into blocks: the single env, the vector env and ``round
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -71,8 +72,55 @@ def episode_generators(parent: np.random.Generator) -> tuple[np.random.Generator
 
     Two streams keep the contexts independent of the noise level (and of whether noise is drawn).
     """
-    context_seed, noise_seed = (int(s) for s in parent.integers(0, _SEED_BOUND, size=2))
+    context_seed, noise_seed = episode_seeds(parent)
     return np.random.default_rng(context_seed), np.random.default_rng(noise_seed)
+
+
+def episode_seeds(parent: np.random.Generator) -> tuple[int, int]:
+    """The seeds of one episode's context and noise generators (:func:`episode_generators`), drawn from ``parent``."""
+    context_seed, noise_seed = (int(s) for s in parent.integers(0, _SEED_BOUND, size=2))
+    return context_seed, noise_seed
+
+
+class StreamStates:
+    """The PCG64 states of ``n`` streams in one array, drawn from by one shared generator.
+
+    Stream i is the stream of ``np.random.default_rng(seed)`` (a ``PCG64`` seeded with ``seed``)
+    for the seed given to :meth:`seed`: :meth:`draw` loads its state into the shared generator,
+    draws, and stores the state back. numpy's ``PCG64`` state is its 128-bit LCG state and
+    increment plus one buffered 32-bit half (NumPy reference, "Random sampling: PCG64"), so the
+    draws are exactly those of a generator of its own; a stream costs 48 bytes instead of a
+    ``Generator`` object (about 1.5 KiB with its ``PCG64`` and ``SeedSequence``).
+    """
+
+    _MASK = (1 << 64) - 1
+
+    def __init__(self, n: int) -> None:
+        #: Row i: state high and low words, increment high and low words, has_uint32, uinteger.
+        self.words = np.zeros((n, 6), dtype=np.uint64)
+        self.worker = np.random.Generator(np.random.PCG64(0))
+
+    def seed(self, i: int, seed: int) -> None:
+        """Start stream i at ``np.random.default_rng(seed)``'s first draw."""
+        self._store(i, np.random.PCG64(seed).state)
+
+    def draw(self, i: int, fn: Callable[[np.random.Generator], Any]) -> Any:
+        """``fn(generator)`` on a generator at stream i's state; stream i then continues after those draws."""
+        w = [int(x) for x in self.words[i]]
+        self.worker.bit_generator.state = {
+            "bit_generator": "PCG64",
+            "state": {"state": (w[0] << 64) | w[1], "inc": (w[2] << 64) | w[3]},
+            "has_uint32": w[4],
+            "uinteger": w[5],
+        }
+        out = fn(self.worker)
+        self._store(i, self.worker.bit_generator.state)
+        return out
+
+    def _store(self, i: int, state: Any) -> None:
+        s, inc = state["state"]["state"], state["state"]["inc"]
+        m = self._MASK
+        self.words[i] = (s >> 64, s & m, inc >> 64, inc & m, state["has_uint32"], state["uinteger"])
 
 
 def draw_contexts(problem: Problem, rng: np.random.Generator, size: int) -> IntArray:
