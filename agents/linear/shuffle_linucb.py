@@ -308,6 +308,16 @@ class ShuffleLinUCB(StatsAgent):
                 pending += stop - start
             start = stop
 
+    def _count_one(self, users: list[Any] | None, close: bool) -> None:
+        if users is None:  # the usual step: what _before_count(None, 1) and _count_round(None) count
+            batches = self._batches
+            batches.open_anon[0] += 1
+            if close:
+                batches.close()
+            self._pending_anonymous += 1
+            return
+        super()._count_one(users, close)
+
     @property
     def privacy_per_report(self) -> tuple[float, float]:
         """Local guarantee of one report: (ε0, 0)."""
