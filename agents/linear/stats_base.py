@@ -45,9 +45,11 @@ from numba import typed, types
 
 from agents.base import check_float, check_int, check_state_size, entry_point
 from agents.linear._stats_kernels import (
+    GENERATOR_HOLDER,
     MECH_GAUSSIAN,
     MECH_L2_BALL,
     MECH_NONE,
+    GeneratorHolder,
     fill_block_noise,
     fill_report_noise,
     run_parallel,
@@ -100,7 +102,7 @@ class _StepKernels(StepKernels):
         )  # fmt: skip
         if rank == 2:  # one env: the parameter array, the server's buffer and the open batch's
             self.choose_one: Any = entry_point(step_choose_one, (obs, vec, vec))
-            self.report_one: Any = entry_point(step_report_one, (rngs, obs, i8, f8, i8, i8, vec, vec, vec))
+            self.report_one: Any = entry_point(step_report_one, (GENERATOR_HOLDER, obs, i8, f8, i8, i8, vec, vec, vec))
 
 
 class StatsServer:
@@ -377,6 +379,7 @@ class StatsAgent(LocalDPLinearAgent):
         self._a1 = np.zeros(1, dtype=np.int64)
         self._r1 = np.zeros(1)
         self._held_rng: tuple[np.random.Generator, Any] | None = None
+        self._holder: tuple[np.random.Generator, GeneratorHolder] | None = None
         #: The single-env kernels' parameters (``enc``, then the ``P_*`` entries of
         #: :mod:`agents.linear._stats_kernels`), fixed at construction like the fast path's.
         self._params = np.array(
@@ -395,9 +398,17 @@ class StatsAgent(LocalDPLinearAgent):
             held = self._held_rng = (self.rng, typed.List([self.rng]))
         return held[1]
 
+    def _rng_holder(self) -> GeneratorHolder:
+        """A :class:`~agents.linear._stats_kernels.GeneratorHolder` of ``rng`` itself (see :meth:`_rng_held`)."""
+        holder = self._holder
+        if holder is None or holder[0] is not self.rng:
+            holder = self._holder = (self.rng, GeneratorHolder(self.rng))
+        return holder[1]
+
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_held_rng"] = None
+        state["_holder"] = None
         return state
 
     # Schedule ---------------------------------------------------------------------------------
@@ -475,7 +486,7 @@ class StatsAgent(LocalDPLinearAgent):
                 users = None
             srv, ob = self.server, self.open_batch
             code = self._step.report_one(
-                self._rng_held(), x, action, r, srv.t + 1, ob.count, self._params, srv.buffer, ob.buffer
+                self._rng_holder(), x, action, r, srv.t + 1, ob.count, self._params, srv.buffer, ob.buffer
             )
             if code < 0:  # a buffer was replaced by one of another size
                 raise ValueError(
