@@ -308,6 +308,8 @@ class ShuffleLinUCB(StatsAgent):
                 pending += stop - start
             start = stop
 
+    _count_inline = False  # a round also counts in its shuffle batch
+
     def _count_one(self, users: list[Any] | None, close: bool) -> None:
         if users is None:  # the usual step: what _before_count(None, 1) and _count_round(None) count
             batches = self._batches

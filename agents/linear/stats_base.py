@@ -76,6 +76,7 @@ _NOISE_CHUNK = 1 << 19
 
 
 _FLOAT64 = np.dtype(np.float64)
+_NP_INT64, _NP_FLOAT64 = np.int64, np.float64
 
 
 class _StepKernels(StepKernels):
@@ -216,6 +217,8 @@ class StatsAgent(LocalDPLinearAgent):
     server: StatsServer  # type: ignore[assignment]  # LinearAgent's properties read theta, t, n_eig_floor
     #: The class of ``open_batch``: who holds the open batch's reports (set by each agent).
     _open_batch_type: type[OpenBatch] = OpenBatch
+    #: Whether a one-env round without a user id is counted inline (no ``_before_count`` work).
+    _count_inline = True
 
     def __init__(
         self,
@@ -477,31 +480,53 @@ class StatsAgent(LocalDPLinearAgent):
         x = self._last_obs
         if x is None:
             raise RuntimeError("update() needs the features of the last act(obs); call act(obs) first.")
-        r = self._plain_feedback(x, action, reward)
-        if r is not None:  # one env, plain scalars: one compiled call on the agent's three buffers
+        tr, ta = type(reward), type(action)
+        users: list[Any] | None = None
+        if (
+            info is None
+            and (tr is float or tr is _NP_FLOAT64)
+            and (ta is int or ta is _NP_INT64)
+            and self.n_envs is None
+            and 0 <= action < x.shape[0]
+            and -math.inf < reward < math.inf
+        ):  # the usual one-env feedback, checked inline (what _plain_feedback accepts)
+            r = reward
+        else:
+            r = self._plain_feedback(x, action, reward)
+            if r is None:
+                self._update_copies(x, action, reward, info)
+                return
             if info is not None:
                 self._check_info(info, x.shape[-2])
                 users = user_ids(info, 1) if info else None
-            else:
-                users = None
-            srv, ob = self.server, self.open_batch
-            code = self._step.report_one(
-                self._rng_holder(), x, action, r, srv.t + 1, ob.count, self._params, srv.buffer, ob.buffer
-            )
+        # One env, plain scalars: one compiled call on the agent's three buffers.
+        srv, ob = self.server, self.open_batch
+        holder = self._holder
+        if holder is None or holder[0] is not self.rng:
+            holder = self._holder = (self.rng, GeneratorHolder(self.rng))
+        count = ob.count
+        code = self._step.report_one(holder[1], x, action, r, srv.t + 1, count, self._params, srv.buffer, ob.buffer)
+        if code:
             if code < 0:  # a buffer was replaced by one of another size
                 raise ValueError(
                     f"server.buffer and open_batch.buffer must hold the state of one copy of dimension "
                     f"{self.n_features}, got {srv.buffer.shape[0]} and {ob.buffer.shape[0]} floats."
                 )
-            if code:  # clip flags (1: x, 2: y) and the eigenvalue floor (4)
-                self._clips[0, 0] += code & 1
-                self._clips[0, 1] += (code >> 1) & 1
-                srv.n_eig_floor[0] += code >> 2
-            self._count_one(users, ob.count + 1 == self.batch_size)
-            srv.t += 1
-            ob.count = 0 if ob.count + 1 == self.batch_size else ob.count + 1
-            self._last_obs = None
-            return
+            # clip flags (1: x, 2: y) and the eigenvalue floor (4)
+            self._clips[0, 0] += code & 1
+            self._clips[0, 1] += (code >> 1) & 1
+            srv.n_eig_floor[0] += code >> 2
+        close = count + 1 == self.batch_size
+        if users is None and self._count_inline:
+            self._pending_anonymous += 1
+        else:
+            self._count_one(users, close)
+        srv.t += 1
+        ob.count = 0 if close else count + 1
+        self._last_obs = None
+
+    def _update_copies(self, x: FloatArray, action: Any, reward: Any, info: dict[str, Any] | None) -> None:
+        """:meth:`update` for N copies, or for one env's feedback that is not plain scalars (checked here)."""
         a, rewards = self._feedback(action, reward, info, n_arms=x.shape[-2])
         users = user_ids(info, self.batch) if info else None
         srv, ob = self.server, self.open_batch
