@@ -417,11 +417,32 @@ def step_choose_one(obs: FloatArray, params: FloatArray, state: FloatArray) -> i
     copy.
     """
     n_arms, d = obs.shape
-    if n_arms < 1 or state.shape[0] != 2 * d * (d + 1) or not all_finite(obs):
+    if n_arms < 1 or state.shape[0] != 2 * d * (d + 1):
         return -1
     _, _, u_fac, theta = server_views(state, d)
-    work = np.empty((2 * d + 1) * n_arms)
-    return _choose(obs, theta, u_fac, params[P_WIDTH], params[1], work)
+    width, l_x = params[P_WIDTH], params[1]
+    if width != 0.0:
+        if not all_finite(obs):
+            return -1
+        work = np.empty((2 * d + 1) * n_arms)
+        return _choose(obs, theta, u_fac, width, l_x, work)
+    # Greedy: choose_greedy's loop (the same arithmetic), with the check of the values folded in:
+    # a row's sum of squares is finite exactly when its entries are, unless it overflows.
+    best = 0
+    best_value = -np.inf
+    for a in range(n_arms):
+        dot = 0.0
+        sq = 0.0
+        for i in range(d):
+            dot += obs[a, i] * theta[i]
+            sq += obs[a, i] * obs[a, i]
+        if not sq < np.inf and not all_finite(obs[a]):
+            return -1
+        value = dot * clip_factor(sq, l_x)
+        if value > best_value:
+            best_value = value
+            best = a
+    return best
 
 
 @njit(error_model="numpy")
