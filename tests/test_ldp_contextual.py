@@ -584,3 +584,20 @@ def test_server_and_open_batch_arrays_are_views_of_one_buffer_each(name: str) ->
     agent.open_batch.buffer = np.zeros(5)
     with pytest.raises(ValueError, match="server.buffer and open_batch.buffer must hold"):
         agent.update(0, 0.5)
+
+
+def test_shuffle_batches_count_anonymous_and_named_steps_as_the_fast_path() -> None:
+    """Steps without a user id, then with, then without again: the same shuffle-batch ledger as ``run``."""
+    x, r, _ = linear_problem(60, 5, 4, seed=13)
+    users = np.arange(60) % 4
+    parts = ((0, 13, None), (13, 34, users[13:34]), (34, 60, None))
+    fast = ShuffleLinUCB(4, 1.0, batch_size=8, seed=3)
+    for lo, hi, ids in parts:
+        fast.run(x[lo:hi], r[lo:hi], users=ids)
+    step = ShuffleLinUCB(4, 1.0, batch_size=8, seed=3)
+    for lo, hi, ids in parts:
+        play_steps(step, x[lo:hi], r[lo:hi], ids)
+    assert step.privacy_per_user_central() == fast.privacy_per_user_central()
+    assert step.privacy_spent == fast.privacy_spent
+    assert step.max_user_reports == fast.max_user_reports
+    np.testing.assert_array_equal(step.theta, fast.theta)

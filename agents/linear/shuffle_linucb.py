@@ -284,6 +284,7 @@ class ShuffleLinUCB(StatsAgent):
     def _reset_state(self) -> None:
         super()._reset_state()
         self._batches = _BatchLedger(self.batch, self.epsilon)
+        self._open_anon = 0
 
     def _before_count(self, users: Any, n_steps: int) -> None:
         """Count the block's rounds in the shuffle batches they fall in, closing each completed batch.
@@ -291,6 +292,7 @@ class ShuffleLinUCB(StatsAgent):
         ``users``: the step API's list of one id per copy, the fast path's (T,) or (T, B) array
         (already checked), or None.
         """
+        self._flush_open_anon()
         ids: npt.NDArray[Any] | list[Any] | None = None
         if isinstance(users, list):
             ids = [users]
@@ -312,13 +314,19 @@ class ShuffleLinUCB(StatsAgent):
 
     def _count_one(self, users: list[Any] | None, close: bool) -> None:
         if users is None:  # the usual step: what _before_count(None, 1) and _count_round(None) count
-            batches = self._batches
-            batches.open_anon[0] += 1
+            self._open_anon += 1  # added to the shuffle ledger before it next counts or closes a batch
             if close:
-                batches.close()
+                self._flush_open_anon()
+                self._batches.close()
             self._pending_anonymous += 1
             return
         super()._count_one(users, close)
+
+    def _flush_open_anon(self) -> None:
+        """Add the one-env rounds without a user id counted since the last flush to the open shuffle batch."""
+        if self._open_anon:
+            self._batches.add(None, self._open_anon)
+            self._open_anon = 0
 
     @property
     def privacy_per_report(self) -> tuple[float, float]:
