@@ -77,6 +77,7 @@ _NOISE_CHUNK = 1 << 19
 
 _FLOAT64 = np.dtype(np.float64)
 _NP_INT64, _NP_FLOAT64 = np.int64, np.float64
+_INF = math.inf
 
 
 class _StepKernels(StepKernels):
@@ -487,8 +488,8 @@ class StatsAgent(LocalDPLinearAgent):
             and (tr is float or tr is _NP_FLOAT64)
             and (ta is int or ta is _NP_INT64)
             and self.n_envs is None
-            and 0 <= action < x.shape[0]
-            and -math.inf < reward < math.inf
+            and 0 <= action < len(x)
+            and -_INF < reward < _INF
         ):  # the usual one-env feedback, checked inline (what _plain_feedback accepts)
             r = reward
         else:
