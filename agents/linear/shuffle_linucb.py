@@ -284,7 +284,7 @@ class ShuffleLinUCB(StatsAgent):
     def _reset_state(self) -> None:
         super()._reset_state()
         self._batches = _BatchLedger(self.batch, self.epsilon)
-        self._open_anon = 0
+        self._counted_t = 0  # the server's t up to which rounds are counted in _batches
 
     def _before_count(self, users: Any, n_steps: int) -> None:
         """Count the block's rounds in the shuffle batches they fall in, closing each completed batch.
@@ -309,24 +309,22 @@ class ShuffleLinUCB(StatsAgent):
             else:
                 pending += stop - start
             start = stop
+        self._counted_t = self.server.t + n_steps
 
-    _count_inline = False  # a round also counts in its shuffle batch
-
-    def _count_one(self, users: list[Any] | None, close: bool) -> None:
-        if users is None:  # the usual step: what _before_count(None, 1) and _count_round(None) count
-            self._open_anon += 1  # added to the shuffle ledger before it next counts or closes a batch
-            if close:
-                self._flush_open_anon()
-                self._batches.close()
-            self._pending_anonymous += 1
-            return
-        super()._count_one(users, close)
+    def _anonymous_batch_closed(self) -> None:
+        self._flush_open_anon()
+        self._batches.close()
 
     def _flush_open_anon(self) -> None:
-        """Add the one-env rounds without a user id counted since the last flush to the open shuffle batch."""
-        if self._open_anon:
-            self._batches.add(None, self._open_anon)
-            self._open_anon = 0
+        """Add the one-env rounds without a user id counted inline since the last count to the open shuffle batch.
+
+        Every other round goes through :meth:`_before_count`, which flushes first and then marks
+        its rounds as counted (``_counted_t``), so these rounds are the server's ``t`` since the mark.
+        """
+        k = self.server.t - self._counted_t
+        if k > 0:
+            self._batches.add(None, k)
+        self._counted_t = self.server.t
 
     @property
     def privacy_per_report(self) -> tuple[float, float]:

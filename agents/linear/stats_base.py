@@ -218,8 +218,6 @@ class StatsAgent(LocalDPLinearAgent):
     server: StatsServer  # type: ignore[assignment]  # LinearAgent's properties read theta, t, n_eig_floor
     #: The class of ``open_batch``: who holds the open batch's reports (set by each agent).
     _open_batch_type: type[OpenBatch] = OpenBatch
-    #: Whether a one-env round without a user id is counted inline (no ``_before_count`` work).
-    _count_inline = True
 
     def __init__(
         self,
@@ -517,14 +515,20 @@ class StatsAgent(LocalDPLinearAgent):
             self._clips[0, 0] += code & 1
             self._clips[0, 1] += (code >> 1) & 1
             srv.n_eig_floor[0] += code >> 2
-        close = count + 1 == self.batch_size
-        if users is None and self._count_inline:
+        self._last_obs = None
+        if users is None:  # counted inline; a subclass sees a completed batch after the counters advance
             self._pending_anonymous += 1
-        else:
-            self._count_one(users, close)
+            srv.t += 1
+            if count + 1 == self.batch_size:
+                ob.count = 0
+                self._anonymous_batch_closed()
+            else:
+                ob.count = count + 1
+            return
+        close = count + 1 == self.batch_size
+        self._count_one(users, close)
         srv.t += 1
         ob.count = 0 if close else count + 1
-        self._last_obs = None
 
     def _update_copies(self, x: FloatArray, action: Any, reward: Any, info: dict[str, Any] | None) -> None:
         """:meth:`update` for N copies, or for one env's feedback that is not plain scalars (checked here)."""
@@ -569,12 +573,15 @@ class StatsAgent(LocalDPLinearAgent):
         """Hook for subclasses: the rounds about to be counted (the server's counters not yet advanced)."""
 
     def _count_one(self, users: list[Any] | None, close: bool) -> None:
-        """Count one env's round (``close``: it completes the open batch): ``_before_count`` and ``_count_round``.
-
-        Subclasses may count the usual case (no user id) faster, to the same counts.
-        """
+        """Count one env's round with user ids (``close``: it completes the open batch), counters not yet advanced."""
         self._before_count(users, 1)
         self._count_round(users)
+
+    def _anonymous_batch_closed(self) -> None:
+        """Hook for subclasses: a one-env round counted inline (no user id) completed the open batch.
+
+        ``_before_count`` was not called for that round; the server's counters have advanced.
+        """
 
     # Fast path --------------------------------------------------------------------------------
 
