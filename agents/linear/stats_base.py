@@ -401,7 +401,11 @@ class StatsAgent(LocalDPLinearAgent):
         return held[1]
 
     def _rng_holder(self) -> GeneratorHolder:
-        """A :class:`~agents.linear._stats_kernels.GeneratorHolder` of ``rng`` itself (see :meth:`_rng_held`)."""
+        """A :class:`~agents.linear._stats_kernels.GeneratorHolder` of ``rng`` itself, for the single-env report.
+
+        Built again when ``rng`` is another object (a reset, a copy of the agent), like
+        :meth:`_rng_held`, and never pickled.
+        """
         holder = self._holder
         if holder is None or holder[0] is not self.rng:
             holder = self._holder = (self.rng, GeneratorHolder(self.rng))
@@ -501,10 +505,9 @@ class StatsAgent(LocalDPLinearAgent):
         # One env, plain scalars: one compiled call on the agent's three buffers.
         srv, ob = self.server, self.open_batch
         holder = self._holder
-        if holder is None or holder[0] is not self.rng:
-            holder = self._holder = (self.rng, GeneratorHolder(self.rng))
+        gen = holder[1] if holder is not None and holder[0] is self.rng else self._rng_holder()
         count = ob.count
-        code = self._step.report_one(holder[1], x, action, r, srv.t + 1, count, self._params, srv.buffer, ob.buffer)
+        code = self._step.report_one(gen, x, action, r, srv.t + 1, count, self._params, srv.buffer, ob.buffer)
         if code:
             if code < 0:  # a buffer was replaced by one of another size
                 raise ValueError(
