@@ -541,3 +541,63 @@ def test_step_api_draws_from_the_agents_own_generator_also_in_a_copy(mechanism: 
         assert twin.rng.bit_generator.state == reference.rng.bit_generator.state
         assert agent.rng.bit_generator.state == before  # the copies drew from their own generators
         np.testing.assert_array_equal(twin.server.theta, reference.server.theta)
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_single_env_steps_match_the_fast_path_with_a_bonus_clipping_and_floors(name: str) -> None:
+    """The one-call single-env step (parameter array, server buffer, open batch buffer) against ``run``."""
+    x, r, _ = linear_problem(150, 5, 4, seed=11)
+    kw = {"batch_size": 7, "seed": 2, "l_x": 0.6, "l_y": 0.5, "width": 0.3, "shift_scale": 0.0}
+    fast = AGENTS[name](**kw)
+    expected = fast.run(x, r, record_actions=True).actions
+    step = AGENTS[name](**kw)
+    np.testing.assert_array_equal(play_steps(step, x, r, None), expected)
+    np.testing.assert_array_equal(step.server.buffer, fast.server.buffer)
+    np.testing.assert_array_equal(step.open_batch.buffer, fast.open_batch.buffer)
+    assert step.n_clipped_features == fast.n_clipped_features > 0
+    assert step.n_clipped_rewards == fast.n_clipped_rewards > 0
+    assert step.n_eig_floor == fast.n_eig_floor
+    assert step.privacy_spent == fast.privacy_spent
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_server_and_open_batch_arrays_are_views_of_one_buffer_each(name: str) -> None:
+    import copy
+    import pickle
+
+    agent = AGENTS[name](batch_size=5, seed=1)
+    x, _, _ = linear_problem(3, 5, 4, seed=12)
+    for t in range(3):
+        agent.update(agent.act(x[t]), 0.5)
+    for ag in (agent, pickle.loads(pickle.dumps(agent)), copy.deepcopy(agent)):
+        srv, ob = ag.server, ag.open_batch
+        for owner, names in ((srv, ("gram", "moment", "chol", "theta")), (ob, ("gram", "moment"))):
+            for attr in names:
+                view = getattr(owner, attr)
+                assert np.shares_memory(view, owner.buffer) and view.flags.c_contiguous, attr
+            with pytest.raises(AttributeError):
+                owner.gram = np.zeros((1, 4, 4))
+        assert not np.shares_memory(srv.buffer, ob.buffer)
+        np.testing.assert_array_equal(srv.chol[0], np.sqrt(ag.reg) * np.eye(4))
+        assert ob.count == 3 and np.any(ob.gram != 0)
+    agent.act(x[0])
+    agent.open_batch.buffer = np.zeros(5)
+    with pytest.raises(ValueError, match="server.buffer and open_batch.buffer must hold"):
+        agent.update(0, 0.5)
+
+
+def test_shuffle_batches_count_anonymous_and_named_steps_as_the_fast_path() -> None:
+    """Steps without a user id, then with, then without again: the same shuffle-batch ledger as ``run``."""
+    x, r, _ = linear_problem(60, 5, 4, seed=13)
+    users = np.arange(60) % 4
+    parts = ((0, 13, None), (13, 34, users[13:34]), (34, 60, None))
+    fast = ShuffleLinUCB(4, 1.0, batch_size=8, seed=3)
+    for lo, hi, ids in parts:
+        fast.run(x[lo:hi], r[lo:hi], users=ids)
+    step = ShuffleLinUCB(4, 1.0, batch_size=8, seed=3)
+    for lo, hi, ids in parts:
+        play_steps(step, x[lo:hi], r[lo:hi], ids)
+    assert step.privacy_per_user_central() == fast.privacy_per_user_central()
+    assert step.privacy_spent == fast.privacy_spent
+    assert step.max_user_reports == fast.max_user_reports
+    np.testing.assert_array_equal(step.theta, fast.theta)

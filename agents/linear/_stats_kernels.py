@@ -30,6 +30,8 @@ from typing import Any
 import numba
 import numpy as np
 import numpy.typing as npt
+from numba import types
+from numba.experimental import structref
 
 from agents.linear._kernels import (
     PIVOT_RTOL,
@@ -38,14 +40,24 @@ from agents.linear._kernels import (
     choose_arm,
     clip_factor,
     eig_floor_factor,
+    server_views,
     solve_theta,
 )
 from bandit_envs._jit import njit
 
 __all__ = [
+    "GENERATOR_HOLDER",
+    "GeneratorHolder",
     "MECH_GAUSSIAN",
     "MECH_L2_BALL",
     "MECH_NONE",
+    "P_BATCH_SD",
+    "P_BATCH_SIZE",
+    "P_DRAWS",
+    "P_LEVEL",
+    "P_REG",
+    "P_SHIFT_SCALE",
+    "P_WIDTH",
     "add_batch_noise",
     "choose_greedy",
     "fill_block_noise",
@@ -55,6 +67,8 @@ __all__ = [
     "run_parallel",
     "run_serial",
     "step_choose",
+    "step_choose_one",
+    "step_report_one",
     "step_update",
     "write_report",
 ]
@@ -64,6 +78,38 @@ IntArray = npt.NDArray[np.int64]
 
 #: Mechanism codes of :func:`write_report`: exact report, Gaussian noise, L2-ball mechanism.
 MECH_NONE, MECH_GAUSSIAN, MECH_L2_BALL = 0, 1, 2
+#: Entries of the single-env kernels' parameter array (:func:`step_choose_one`, :func:`step_report_one`)
+#: after the 9 of ``enc`` (:func:`write_report`): ``batch_sd`` (6 entries, :func:`add_batch_noise`),
+#: then reg, noise level ν, shift_scale, width, batch_size and the draw counts of one report
+#: (normals, uniforms) and of one batch close (normals), 3 entries.
+P_BATCH_SD, P_REG, P_LEVEL, P_SHIFT_SCALE, P_WIDTH, P_BATCH_SIZE, P_DRAWS = 9, 15, 16, 17, 18, 19, 20
+
+
+@structref.register
+class GeneratorHolderType(types.StructRef):
+    """numba type of :class:`GeneratorHolder`."""
+
+    def preprocess_fields(self, fields: Any) -> tuple[tuple[str, Any], ...]:
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class GeneratorHolder(structref.StructRefProxy):
+    """A numpy Generator held in a numba structure, passed to compiled code as one pointer.
+
+    Passing a numpy Generator to compiled code costs about 5 us a call (numba reads its bit
+    generator's C interface through ctypes each time), a numba typed list that holds it about
+    0.5 us, this structure about 0.15 us. It holds ``rng`` itself (the same bit generator):
+    draws through it are draws of ``rng``. Not picklable (build another for a copy).
+    """
+
+    def __new__(cls, rng: np.random.Generator) -> GeneratorHolder:
+        return structref.StructRefProxy.__new__(cls, rng)
+
+
+structref.define_proxy(GeneratorHolder, GeneratorHolderType, ["rng"])
+
+#: The numba type of a :class:`GeneratorHolder` (the single-env report kernel's first argument).
+GENERATOR_HOLDER = GeneratorHolderType([("rng", numba.typeof(np.random.default_rng(0)))])
 
 
 @njit(error_model="numpy")
@@ -358,6 +404,99 @@ def step_choose(
     for b in range(x.shape[0]):
         out[b] = _choose(x[b], theta[b], u_fac[b], width, l_x, work)
     return True
+
+
+@njit(error_model="numpy")
+def step_choose_one(obs: FloatArray, params: FloatArray, state: FloatArray) -> int:  # pragma: no cover
+    """One env's choice (the step API's ``act``), or -1 when ``obs`` does not fit.
+
+    ``obs`` (C-contiguous) should be the (n_arms, d) feature matrix, n_arms >= 1, d the server's,
+    all finite; otherwise -1 is returned and nothing computed. ``params`` is the agent's parameter
+    array (``enc``, then ``P_*``) and ``state`` the one-copy server buffer
+    (:func:`agents.linear._kernels.server_views`: V, u, U, θ). Same as :func:`step_choose` for one
+    copy.
+    """
+    n_arms, d = obs.shape
+    if n_arms < 1 or state.shape[0] != 2 * d * (d + 1):
+        return -1
+    _, _, u_fac, theta = server_views(state, d)
+    width, l_x = params[P_WIDTH], params[1]
+    if width != 0.0:
+        if not all_finite(obs):
+            return -1
+        work = np.empty((2 * d + 1) * n_arms)
+        return _choose(obs, theta, u_fac, width, l_x, work)
+    # Greedy: choose_greedy's loop (the same arithmetic), with the check of the values folded in:
+    # a row's sum of squares is finite exactly when its entries are, unless it overflows.
+    best = 0
+    best_value = -np.inf
+    for a in range(n_arms):
+        dot = 0.0
+        sq = 0.0
+        for i in range(d):
+            dot += obs[a, i] * theta[i]
+            sq += obs[a, i] * obs[a, i]
+        if not sq < np.inf and not all_finite(obs[a]):
+            return -1
+        value = dot * clip_factor(sq, l_x)
+        if value > best_value:
+            best_value = value
+            best = a
+    return best
+
+
+@njit(error_model="numpy")
+def step_report_one(
+    holder: Any,
+    obs: FloatArray,
+    action: int,
+    reward: float,
+    t: int,
+    count: int,
+    params: FloatArray,
+    state: FloatArray,
+    pending: FloatArray,
+) -> int:  # pragma: no cover
+    """One env's draws, report and (at a batch's end) refit: the step API's ``update`` with plain scalars.
+
+    ``holder.rng`` is the agent's generator (:class:`GeneratorHolder`), ``t`` the reports
+    received with this one, ``count`` the open batch's reports before it, ``params`` and
+    ``state`` as in :func:`step_choose_one`, ``pending`` the open batch's buffer (its P (d, d),
+    then p (d,); :class:`agents.linear.stats_base.OpenBatch`). The same draws, in the same order,
+    and the same arithmetic as :func:`step_update` for one copy, with ``close = count + 1 ==
+    batch_size`` and the shift c_t of :func:`_shift`. Returns the clip flags (1: x, 2: y) plus 4
+    if the eigenvalue floor was used, or -1 (nothing drawn or written) when a buffer does not fit d.
+    """
+    d = obs.shape[1]
+    dd = d * d
+    if state.shape[0] != 2 * d * (d + 1) or pending.shape[0] != dd + d:
+        return -1
+    rng = holder.rng
+    n_n, n_u, n_b = int(params[P_DRAWS]), int(params[P_DRAWS + 1]), int(params[P_DRAWS + 2])
+    close = count + 1 == int(params[P_BATCH_SIZE])
+    work = np.empty(n_n + n_u + n_b + d)
+    normals = work[:n_n]
+    uniforms = work[n_n : n_n + n_u]
+    batch_normals = work[n_n + n_u : n_n + n_u + n_b]
+    xc = work[n_n + n_u + n_b :]
+    for i in range(n_n):
+        normals[i] = rng.standard_normal()
+    for i in range(n_u):
+        uniforms[i] = rng.random()
+    if close:
+        for i in range(n_b):
+            batch_normals[i] = rng.standard_normal()
+    pend_gram = pending[:dd].reshape((d, d))
+    pend_mom = pending[dd:]
+    flags = write_report(obs, action, reward, params, normals, uniforms, pend_gram, pend_mom, xc)
+    if close:
+        gram, mom, u_fac, theta = server_views(state, d)
+        if n_b > 0:
+            add_batch_noise(pend_gram, pend_mom, batch_normals, params[P_BATCH_SD : P_BATCH_SD + 6])
+        shift = _shift(t, params[P_REG], params[P_LEVEL], params[P_SHIFT_SCALE])
+        if refit(gram, mom, pend_gram, pend_mom, shift, u_fac, theta):
+            flags += 4
+    return flags
 
 
 @njit(error_model="numpy")

@@ -284,6 +284,7 @@ class ShuffleLinUCB(StatsAgent):
     def _reset_state(self) -> None:
         super()._reset_state()
         self._batches = _BatchLedger(self.batch, self.epsilon)
+        self._counted_t = 0  # the server's t up to which rounds are counted in _batches
 
     def _before_count(self, users: Any, n_steps: int) -> None:
         """Count the block's rounds in the shuffle batches they fall in, closing each completed batch.
@@ -291,6 +292,7 @@ class ShuffleLinUCB(StatsAgent):
         ``users``: the step API's list of one id per copy, the fast path's (T,) or (T, B) array
         (already checked), or None.
         """
+        self._flush_open_anon()
         ids: npt.NDArray[Any] | list[Any] | None = None
         if isinstance(users, list):
             ids = [users]
@@ -307,6 +309,22 @@ class ShuffleLinUCB(StatsAgent):
             else:
                 pending += stop - start
             start = stop
+        self._counted_t = self.server.t + n_steps
+
+    def _anonymous_batch_closed(self) -> None:
+        self._flush_open_anon()
+        self._batches.close()
+
+    def _flush_open_anon(self) -> None:
+        """Add the one-env rounds without a user id counted inline since the last count to the open shuffle batch.
+
+        Every other round goes through :meth:`_before_count`, which flushes first and then marks
+        its rounds as counted (``_counted_t``), so these rounds are the server's ``t`` since the mark.
+        """
+        k = self.server.t - self._counted_t
+        if k > 0:
+            self._batches.add(None, k)
+        self._counted_t = self.server.t
 
     @property
     def privacy_per_report(self) -> tuple[float, float]:

@@ -45,14 +45,18 @@ from numba import typed, types
 
 from agents.base import check_float, check_int, check_state_size, entry_point
 from agents.linear._stats_kernels import (
+    GENERATOR_HOLDER,
     MECH_GAUSSIAN,
     MECH_L2_BALL,
     MECH_NONE,
+    GeneratorHolder,
     fill_block_noise,
     fill_report_noise,
     run_parallel,
     run_serial,
     step_choose,
+    step_choose_one,
+    step_report_one,
     step_update_held,
     write_report,
 )
@@ -72,13 +76,17 @@ _NOISE_CHUNK = 1 << 19
 
 
 _FLOAT64 = np.dtype(np.float64)
+_NP_INT64, _NP_FLOAT64 = np.int64, np.float64
+_INF = math.inf
 
 
 class _StepKernels(StepKernels):
     """LDP-OLS's and Shuffle-LinUCB's step kernels for observations of one rank (2: one env, 3: N copies).
 
     The arrays the agent owns are C-contiguous; actions and rewards come from the caller and may
-    have any strides (layout ``"A"``).
+    have any strides (layout ``"A"``). ``choose_one`` and ``report_one`` are one env's calls with
+    plain scalars (rank 2 only): they take the agent's parameter array ``_params``, the server's
+    ``buffer`` and the open batch's ``buffer`` where the batch calls take a dozen arrays.
     """
 
     def __init__(self, rank: int) -> None:
@@ -94,6 +102,9 @@ class _StepKernels(StepKernels):
             (rngs, obs, types.Array(i8, 1, "A"), types.Array(f8, 1, "A"), mat, mat, mat, vec, vec, types.boolean, f8,
              cube, mat, cube, mat, cube, mat, int_mat, int_vec),
         )  # fmt: skip
+        if rank == 2:  # one env: the parameter array, the server's buffer and the open batch's
+            self.choose_one: Any = entry_point(step_choose_one, (obs, vec, vec))
+            self.report_one: Any = entry_point(step_report_one, (GENERATOR_HOLDER, obs, i8, f8, i8, i8, vec, vec, vec))
 
 
 class StatsServer:
@@ -103,18 +114,55 @@ class StatsServer:
     V (``gram``, upper triangle) and u (``moment``), the sums of those reports, the upper Cholesky factor of
     :math:`V + c I` (``chol``) and θ (``theta``); ``t`` counts the rounds played (the reports
     sent, the open batch's included). The open batch's reports are not here: they sit in the
-    agent's ``open_batch`` (:class:`OpenBatch`) until the batch closes.
+    agent's ``open_batch`` (:class:`OpenBatch`) until the batch closes. The four arrays are
+    C-contiguous views of one float buffer (``buffer``, in the order V, u, U, θ), so that a
+    single-env step passes one array to its compiled kernel: write into them in place; they
+    cannot be rebound.
     """
 
     def __init__(self, n_features: int, batch: int, initial_shift: float) -> None:
         d = n_features
-        self.gram: FloatArray = np.zeros((batch, d, d))
-        self.moment: FloatArray = np.zeros((batch, d))
-        self.theta: FloatArray = np.zeros((batch, d))
-        self.chol: FloatArray = np.zeros((batch, d, d))
+        self.buffer: FloatArray = np.zeros(batch * 2 * d * (d + 1))
+        self._make_views(d, batch)
         self.chol[:, np.arange(d), np.arange(d)] = math.sqrt(initial_shift)
         self.t = 0
         self.n_eig_floor: IntArray = np.zeros(batch, dtype=np.int64)
+
+    def _make_views(self, d: int, batch: int) -> None:
+        sizes = (batch * d * d, batch * d, batch * d * d, batch * d)
+        starts = np.cumsum((0, *sizes))
+        parts = [self.buffer[starts[i] : starts[i + 1]] for i in range(4)]
+        self._gram, self._moment = parts[0].reshape(batch, d, d), parts[1].reshape(batch, d)
+        self._chol, self._theta = parts[2].reshape(batch, d, d), parts[3].reshape(batch, d)
+
+    @property
+    def gram(self) -> FloatArray:
+        """V, the sum of the closed batches' reports, (B, d, d) (upper triangle)."""
+        return self._gram
+
+    @property
+    def moment(self) -> FloatArray:
+        """u, the sum of the closed batches' reports of y x, (B, d)."""
+        return self._moment
+
+    @property
+    def chol(self) -> FloatArray:
+        """The upper Cholesky factor of V + cI at the last refit, (B, d, d)."""
+        return self._chol
+
+    @property
+    def theta(self) -> FloatArray:
+        """θ of the last refit, (B, d)."""
+        return self._theta
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The buffer, counters and shape (the views are rebuilt on unpickling, still sharing the buffer)."""
+        return {"buffer": self.buffer, "t": self.t, "n_eig_floor": self.n_eig_floor, "shape": self._theta.shape}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.buffer, self.t, self.n_eig_floor = state["buffer"], state["t"], state["n_eig_floor"]
+        batch, d = state["shape"]
+        self._make_views(d, batch)
 
 
 class OpenBatch:
@@ -126,14 +174,38 @@ class OpenBatch:
     and u and zero them (:func:`agents.linear._stats_kernels.refit`). Who holds them, and what
     they are before the batch closes, is the subclass's docstring (LDP-OLS:
     :class:`~agents.linear.ldp_ols.BatchClients`; Shuffle-LinUCB:
-    :class:`~agents.linear.shuffle_linucb.Shuffler`).
+    :class:`~agents.linear.shuffle_linucb.Shuffler`). Both are views of one float buffer
+    (``buffer``: P, then p), passed whole by the single-env step.
     """
 
     def __init__(self, n_features: int, batch: int) -> None:
         d = n_features
-        self.gram: FloatArray = np.zeros((batch, d, d))
-        self.moment: FloatArray = np.zeros((batch, d))
+        self.buffer: FloatArray = np.zeros(batch * d * (d + 1))
+        self._make_views(d, batch)
         self.count = 0
+
+    def _make_views(self, d: int, batch: int) -> None:
+        self._gram = self.buffer[: batch * d * d].reshape(batch, d, d)
+        self._moment = self.buffer[batch * d * d :].reshape(batch, d)
+
+    @property
+    def gram(self) -> FloatArray:
+        """The sum of the open batch's decoded Gram reports, (B, d, d) (upper triangle)."""
+        return self._gram
+
+    @property
+    def moment(self) -> FloatArray:
+        """The sum of the open batch's decoded y x reports, (B, d)."""
+        return self._moment
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The buffer, count and shape (the views are rebuilt on unpickling, still sharing the buffer)."""
+        return {"buffer": self.buffer, "count": self.count, "shape": self._moment.shape}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.buffer, self.count = state["buffer"], state["count"]
+        batch, d = state["shape"]
+        self._make_views(d, batch)
 
 
 class StatsAgent(LocalDPLinearAgent):
@@ -309,6 +381,13 @@ class StatsAgent(LocalDPLinearAgent):
         self._a1 = np.zeros(1, dtype=np.int64)
         self._r1 = np.zeros(1)
         self._held_rng: tuple[np.random.Generator, Any] | None = None
+        self._holder: tuple[np.random.Generator, GeneratorHolder] | None = None
+        #: The single-env kernels' parameters (``enc``, then the ``P_*`` entries of
+        #: :mod:`agents.linear._stats_kernels`), fixed at construction like the fast path's.
+        self._params = np.array(
+            [*self._enc, *self._batch_sd, self.reg, self._level, self.shift_scale, self.width, self.batch_size,
+             self._n_normals, self._n_uniforms, self._n_batch_normals], dtype=np.float64,
+        )  # fmt: skip
 
     def _rng_held(self) -> Any:
         """A numba typed list holding ``rng`` itself (for :func:`~agents.linear._stats_kernels.step_update_held`).
@@ -321,9 +400,21 @@ class StatsAgent(LocalDPLinearAgent):
             held = self._held_rng = (self.rng, typed.List([self.rng]))
         return held[1]
 
+    def _rng_holder(self) -> GeneratorHolder:
+        """A :class:`~agents.linear._stats_kernels.GeneratorHolder` of ``rng`` itself, for the single-env report.
+
+        Built again when ``rng`` is another object (a reset, a copy of the agent), like
+        :meth:`_rng_held`, and never pickled.
+        """
+        holder = self._holder
+        if holder is None or holder[0] is not self.rng:
+            holder = self._holder = (self.rng, GeneratorHolder(self.rng))
+        return holder[1]
+
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_held_rng"] = None
+        state["_holder"] = None
         return state
 
     # Schedule ---------------------------------------------------------------------------------
@@ -346,6 +437,18 @@ class StatsAgent(LocalDPLinearAgent):
         ``obs`` is the (n_arms, d) feature matrix (with ``n_envs=N``: (N, n_arms, d)); it is kept
         for ``update``, which reports the chosen row. One compiled call.
         """
+        if (
+            self.n_envs is None
+            and type(obs) is np.ndarray
+            and obs.ndim == 2
+            and (obs.dtype is _FLOAT64 or obs.dtype == _FLOAT64)
+            and obs.flags.c_contiguous
+        ):  # the usual observation, used as it is: the kernel checks its shape and values
+            chosen = self._step.choose_one(obs, self._params, self.server.buffer)
+            if chosen >= 0:
+                self.n_arms = obs.shape[0]
+                self._last_obs = obs
+                return chosen
         srv = self.server
         out = np.empty(self.batch, dtype=np.int64)
         rank = 2 if self.n_envs is None else 3
@@ -380,14 +483,59 @@ class StatsAgent(LocalDPLinearAgent):
         x = self._last_obs
         if x is None:
             raise RuntimeError("update() needs the features of the last act(obs); call act(obs) first.")
-        r = self._plain_feedback(x, action, reward)
-        if r is not None:  # one env, plain scalars
+        tr, ta = type(reward), type(action)
+        users: list[Any] | None = None
+        if (
+            info is None
+            and (tr is float or tr is _NP_FLOAT64)
+            and (ta is int or ta is _NP_INT64)
+            and self.n_envs is None
+            and 0 <= action < len(x)
+            and -_INF < reward < _INF
+        ):  # the usual one-env feedback, checked inline (what _plain_feedback accepts)
+            r = reward
+        else:
+            r = self._plain_feedback(x, action, reward)
+            if r is None:
+                self._update_copies(x, action, reward, info)
+                return
             if info is not None:
                 self._check_info(info, x.shape[-2])
-            a, rewards = self._a1, self._r1
-            a[0], rewards[0] = action, r
-        else:
-            a, rewards = self._feedback(action, reward, info, n_arms=x.shape[-2])
+                users = user_ids(info, 1) if info else None
+        # One env, plain scalars: one compiled call on the agent's three buffers.
+        srv, ob = self.server, self.open_batch
+        holder = self._holder
+        gen = holder[1] if holder is not None and holder[0] is self.rng else self._rng_holder()
+        count = ob.count
+        code = self._step.report_one(gen, x, action, r, srv.t + 1, count, self._params, srv.buffer, ob.buffer)
+        if code:
+            if code < 0:  # a buffer was replaced by one of another size
+                raise ValueError(
+                    f"server.buffer and open_batch.buffer must hold the state of one copy of dimension "
+                    f"{self.n_features}, got {srv.buffer.shape[0]} and {ob.buffer.shape[0]} floats."
+                )
+            # clip flags (1: x, 2: y) and the eigenvalue floor (4)
+            self._clips[0, 0] += code & 1
+            self._clips[0, 1] += (code >> 1) & 1
+            srv.n_eig_floor[0] += code >> 2
+        self._last_obs = None
+        if users is None:  # counted inline; a subclass sees a completed batch after the counters advance
+            self._pending_anonymous += 1
+            srv.t += 1
+            if count + 1 == self.batch_size:
+                ob.count = 0
+                self._anonymous_batch_closed()
+            else:
+                ob.count = count + 1
+            return
+        close = count + 1 == self.batch_size
+        self._count_one(users, close)
+        srv.t += 1
+        ob.count = 0 if close else count + 1
+
+    def _update_copies(self, x: FloatArray, action: Any, reward: Any, info: dict[str, Any] | None) -> None:
+        """:meth:`update` for N copies, or for one env's feedback that is not plain scalars (checked here)."""
+        a, rewards = self._feedback(action, reward, info, n_arms=x.shape[-2])
         users = user_ids(info, self.batch) if info else None
         srv, ob = self.server, self.open_batch
         close = ob.count + 1 == self.batch_size
@@ -426,6 +574,17 @@ class StatsAgent(LocalDPLinearAgent):
 
     def _before_count(self, users: Any, n_steps: int) -> None:
         """Hook for subclasses: the rounds about to be counted (the server's counters not yet advanced)."""
+
+    def _count_one(self, users: list[Any] | None, close: bool) -> None:
+        """Count one env's round with user ids (``close``: it completes the open batch), counters not yet advanced."""
+        self._before_count(users, 1)
+        self._count_round(users)
+
+    def _anonymous_batch_closed(self) -> None:
+        """Hook for subclasses: a one-env round counted inline (no user id) completed the open batch.
+
+        ``_before_count`` was not called for that round; the server's counters have advanced.
+        """
 
     # Fast path --------------------------------------------------------------------------------
 
