@@ -38,7 +38,7 @@ from agents.base import check_choice, check_float
 from agents.linear._kernels import choose_batch, fill_normals, receive_batch, write_report
 from bandit_envs.validation import real_array
 
-__all__ = ["BONUSES", "LinUCBServer", "as_features", "client_choose", "client_report"]
+__all__ = ["BONUSES", "LinUCBServer", "ServerBuffer", "as_features", "client_choose", "client_report"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -58,16 +58,16 @@ def as_features(name: str, value: Any, lead: tuple[int, ...], d: int) -> FloatAr
     return arr
 
 
-class LinUCBServer:
-    """Server side of (LDP-)LinUCB: the aggregated reports and the model, for B copies.
+class ServerBuffer:
+    """The arrays of a linear agents' server, for B copies: V, u, the factor U of V + cI, and θ.
 
-    It holds only what users sent and what it computed from that: V = Σ reports of x xᵀ,
-    u = Σ reports of y x, θ = (V + cI)⁻¹u and the upper Cholesky factor U of V + cI
-    (``chol``, UᵀU = V + cI). It never receives a feature, a reward or an action. Arrays carry the
-    batch axis first: ``gram`` (B, d, d), ``moment`` (B, d), ``chol`` (B, d, d), ``theta`` (B, d).
-    The four are C-contiguous views of one float buffer (``buffer``, in that order), so a
-    single-env step passes one array to its compiled kernel instead of four: write into them in
-    place (``server.gram[...] = ...``); they cannot be rebound.
+    ``gram`` (B, d, d; upper triangle) is V, ``moment`` (B, d) is u, ``chol`` (B, d, d) is the upper
+    Cholesky factor U of V + cI (UᵀU = V + cI) and ``theta`` (B, d) is θ = (V + cI)⁻¹u. The four
+    are C-contiguous views of one float buffer (``buffer``, in that order), so that a single-env
+    step passes one array to its compiled kernel: write into them in place; they cannot be
+    rebound. ``t`` counts the rounds, ``n_eig_floor`` per copy how often V + cI was indefinite
+    and the eigenvalue floor was used. What "received" means is the subclass's docstring
+    (:class:`LinUCBServer`, :class:`agents.linear.stats_base.StatsServer`).
 
     Parameters
     ----------
@@ -124,6 +124,19 @@ class LinUCBServer:
         self.buffer, self.t, self.n_eig_floor = state["buffer"], state["t"], state["n_eig_floor"]
         batch, d = state["shape"]
         self._make_views(d, batch)
+
+
+class LinUCBServer(ServerBuffer):
+    """Server side of (LDP-)LinUCB: the aggregated reports and the model, for B copies.
+
+    It holds only what users sent and what it computed from that: V = Σ reports of x xᵀ,
+    u = Σ reports of y x, θ = (V + cI)⁻¹u and the upper Cholesky factor U of V + cI
+    (``chol``, UᵀU = V + cI). It never receives a feature, a reward or an action. Arrays carry the
+    batch axis first: ``gram`` (B, d, d), ``moment`` (B, d), ``chol`` (B, d, d), ``theta`` (B, d).
+    The four are C-contiguous views of one float buffer (``buffer``, in that order), so a
+    single-env step passes one array to its compiled kernel instead of four: write into them in
+    place (``server.gram[...] = ...``); they cannot be rebound. Parameters: :class:`ServerBuffer`.
+    """
 
     def receive(self, gram_reports: FloatArray, vector_reports: FloatArray, shift: float) -> None:
         """Add one report per copy ((B, d, d) and (B, d)) and refactor V + shift·I."""

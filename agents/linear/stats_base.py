@@ -62,7 +62,7 @@ from agents.linear._stats_kernels import (
 )
 from agents.linear.base import LinearRunResult, StepKernels
 from agents.linear.private_base import LocalDPLinearAgent
-from agents.linear.protocol import as_features
+from agents.linear.protocol import ServerBuffer, as_features
 from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, user_ids
 from bandit_envs.privacy.l2_ball import l2_ball_keep_probability, l2_ball_scale
 
@@ -107,7 +107,7 @@ class _StepKernels(StepKernels):
             self.report_one: Any = entry_point(step_report_one, (GENERATOR_HOLDER, obs, i8, f8, i8, i8, vec, vec, vec))
 
 
-class StatsServer:
+class StatsServer(ServerBuffer):
     """Server side of the batched statistics agents, for B copies (batch axis first).
 
     It holds only what it received, the closed batches' reports, and what it computed from them:
@@ -119,50 +119,6 @@ class StatsServer:
     single-env step passes one array to its compiled kernel: write into them in place; they
     cannot be rebound.
     """
-
-    def __init__(self, n_features: int, batch: int, initial_shift: float) -> None:
-        d = n_features
-        self.buffer: FloatArray = np.zeros(batch * 2 * d * (d + 1))
-        self._make_views(d, batch)
-        self.chol[:, np.arange(d), np.arange(d)] = math.sqrt(initial_shift)
-        self.t = 0
-        self.n_eig_floor: IntArray = np.zeros(batch, dtype=np.int64)
-
-    def _make_views(self, d: int, batch: int) -> None:
-        sizes = (batch * d * d, batch * d, batch * d * d, batch * d)
-        starts = np.cumsum((0, *sizes))
-        parts = [self.buffer[starts[i] : starts[i + 1]] for i in range(4)]
-        self._gram, self._moment = parts[0].reshape(batch, d, d), parts[1].reshape(batch, d)
-        self._chol, self._theta = parts[2].reshape(batch, d, d), parts[3].reshape(batch, d)
-
-    @property
-    def gram(self) -> FloatArray:
-        """V, the sum of the closed batches' reports, (B, d, d) (upper triangle)."""
-        return self._gram
-
-    @property
-    def moment(self) -> FloatArray:
-        """u, the sum of the closed batches' reports of y x, (B, d)."""
-        return self._moment
-
-    @property
-    def chol(self) -> FloatArray:
-        """The upper Cholesky factor of V + cI at the last refit, (B, d, d)."""
-        return self._chol
-
-    @property
-    def theta(self) -> FloatArray:
-        """θ of the last refit, (B, d)."""
-        return self._theta
-
-    def __getstate__(self) -> dict[str, Any]:
-        """The buffer, counters and shape (the views are rebuilt on unpickling, still sharing the buffer)."""
-        return {"buffer": self.buffer, "t": self.t, "n_eig_floor": self.n_eig_floor, "shape": self._theta.shape}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.buffer, self.t, self.n_eig_floor = state["buffer"], state["t"], state["n_eig_floor"]
-        batch, d = state["shape"]
-        self._make_views(d, batch)
 
 
 class OpenBatch:
