@@ -502,3 +502,42 @@ def test_workers_stopped_half_way_through_sending_a_result_let_banditlab_exit():
         cwd=ROOT,
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok", (done.stdout, done.stderr[-2000:])
+
+
+_TIMEOUTS_AROUND_A_GENERATOR_KERNEL = r"""
+import sys
+import numba
+import numpy as np
+from agents.experiments.core.runner import deadline
+from agents.user_agents import TaskTimeout
+
+@numba.njit(cache=False)
+def draw(rng, n):
+    total = 0.0
+    for _ in range(n):
+        total += rng.random()
+    return total
+
+draw(np.random.default_rng(0), 1)
+for i in range(int(sys.argv[1])):
+    try:
+        with deadline(0.002):
+            while True:  # a fresh Generator per call: numba unboxes it through ctypes.cast every time
+                draw(np.random.default_rng(i), 10)
+    except TaskTimeout:
+        pass
+print("ok")
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="SIGALRM interval timer (POSIX)")
+def test_task_timeouts_around_kernels_that_take_a_generator_never_crash_the_process():
+    """A timeout must not fire inside the Python code numba runs to unbox a Generator (it would segfault)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _TIMEOUTS_AROUND_A_GENERATOR_KERNEL, "150"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", (done.returncode, done.stderr[-2000:])

@@ -90,8 +90,11 @@ def describe_task(task: Task) -> str:
 
 #: Packages whose Python code a timeout never interrupts: an exception raised in the middle of
 #: numba's dispatcher, compiler or cache loader can leave a compiled function half set up, and
-#: the next call into it crashes the process.
-UNINTERRUPTIBLE = ("numba", "llvmlite")
+#: the next call into it crashes the process. ``ctypes`` too: numba unboxes a numpy Generator
+#: argument by calling ``ctypes.cast`` (Python code) at every call of a kernel that takes one,
+#: and does not check that call for an exception, so a timeout raised inside it crashes the
+#: process (numba 0.68, ``numba/core/boxing.py``, ``unbox_numpy_random_bitgenerator``).
+UNINTERRUPTIBLE = ("numba", "llvmlite", "ctypes")
 #: Seconds after which a timeout that fell inside :data:`UNINTERRUPTIBLE` code is tried again.
 RETRY_SECONDS = 0.05
 
@@ -119,8 +122,9 @@ def deadline(seconds: float | None) -> Iterator[None]:
     banditlab's own process with one job) raises it in whatever Python code runs then, a user
     agent's included, and again every second until the block ends, should that code catch it.
     Compiled code (a numba kernel, a C extension) is interrupted when it returns to Python, and
-    numba's own Python code (its dispatcher, compiler and cache loader) once it has returned
-    (:func:`interruptible`): stopped half-way, it could leave a kernel broken for the next call. The
+    numba's own Python code (its dispatcher, compiler and cache loader) and ctypes' (which numba
+    calls while it unboxes a Generator) once it has returned (:func:`interruptible`): stopped
+    half-way, it could leave a kernel broken for the next call, or crash the process. The
     timer is paused while numba compiles (a first run's kernels), which is no part of a task's
     time. ``None`` sets no timer.
     """
