@@ -32,6 +32,7 @@ the paper (its text could not be consulted when this was written), not checked; 
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 
 import numpy as np
 
@@ -71,9 +72,9 @@ class _GaussianAgent(StreamPrivateAgent):
         return self._counts.copy()
 
     @property
+    @abstractmethod
     def gdp_mu(self) -> float:
         """μ of the μ-GDP guarantee of the arms played so far (the worst copy)."""
-        raise NotImplementedError
 
     @property
     def privacy_spent(self) -> tuple[float, float]:
