@@ -83,7 +83,7 @@ def elimination_ratios(repeats: int) -> list[Ratio]:
     from bench_elimination import EPSILON as GAP_EPSILON
     from bench_elimination import HORIZON, N_ARMS, instance
 
-    env, table = instance()
+    env, table = instance(N_ARMS, HORIZON)
     out = []
     makers: dict[str, Callable[[str], Any]] = {
         "GAP": lambda s: GAP(N_ARMS, HORIZON, GAP_EPSILON, env.adjacency, seed=5, sampler=s),
