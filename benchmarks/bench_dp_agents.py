@@ -1,4 +1,4 @@
-"""Agent-steps per second of the batched private agents (agents/dp_ucb.py, agents/dp_thompson.py) vs batched UCB.
+"""Agent-steps per second of the batched private agents (agents/central_dp/) vs batched UCB.
 
 Goal: the private index agents (``HybridDPUCB``, ``TreeDPUCB``, ``AdaPUCB``) batched at K = 10
 arms × 1000 copies on one core reach at least 0.3× the agent-steps per second of batched
@@ -10,7 +10,7 @@ information, without a goal. Measured in one run:
 * each agent against batched UCB on the same pre-drawn Bernoulli reward table, act + update
   only, the two alternating every 50 rounds (medians over runs of the thread CPU time, so
   other processes on the machine do not count);
-* each agent against its plain per-copy Python loop (:mod:`agents.dp_reference`, one copy at
+* each agent against its plain per-copy Python loop (:mod:`agents.central_dp.reference`, one copy at
   a time, on a few copies of the same table), scaled per agent-step; the reference's arms are
   checked against the batched agent's copies (same seeds, same rewards: same arms).
 
@@ -30,10 +30,12 @@ import numpy as np
 from _common import Ratio, print_results
 from bench_ucb_batch import TABLE_ROWS, bernoulli_table, one_core
 
-from agents import dp_reference
-from agents.dp_thompson import DPThompsonSampling, LDPThompsonSampling
-from agents.dp_ucb import AdaPUCB, HybridDPUCB, TreeDPUCB
-from agents.index import UCB
+from agents.central_dp import reference as dp_reference
+from agents.central_dp.thompson import DPThompsonSampling
+from agents.central_dp.ucb import AdaPUCB, HybridDPUCB, TreeDPUCB
+from agents.local_dp import reference as ldp_reference
+from agents.local_dp.thompson import LDPThompsonSampling
+from agents.stochastic.index import UCB
 
 GOAL = 0.3  # a private index agent's agent-steps/s as a fraction of batched UCB's
 BLOCK = 50  # rounds timed at once when an agent and UCB alternate
@@ -66,7 +68,7 @@ def agents_under_test(horizon: int) -> dict[str, tuple[Callable[[int | None, int
         ),
         "LDPThompsonSampling": (
             lambda n, s: LDPThompsonSampling(ARMS, EPSILON, n_envs=n, seed=s),
-            lambda s: dp_reference.ReferenceLDPThompsonSampling(ARMS, EPSILON, seed=s),
+            lambda s: ldp_reference.ReferenceLDPThompsonSampling(ARMS, EPSILON, seed=s),
             False,
         ),
     }
@@ -153,7 +155,7 @@ def results(quick: bool = False) -> list[Ratio]:
                 Ratio(
                     f"batched {name} vs per-copy Python loop",
                     f"{name}(n_envs={COPIES}) act+update",
-                    f"agents.dp_reference, {ref_copies} copies one by one",
+                    f"agents.central_dp.reference, {ref_copies} copies one by one",
                     rate / ref_rate,
                     None,
                     f"{rate:.3e} vs {ref_rate:.3e} agent-steps/s; same arms as copies 0-{ref_copies - 1}: {same}",

@@ -20,7 +20,7 @@ Erdős–Rényi feedback graph with p = 0.2; Bernoulli arms):
   available: the full ``gap/privacy`` experiment on 2 processes with this code and with that
   commit's code, one after the other (goal: ≥ 3× faster). Both are run once at ``--quick``
   scale first, so each has its numba cache warm;
-* peak memory of a streamed GAP run (a :class:`agents.tables.UniformTable`) at T = 10^8 in a
+* peak memory of a streamed GAP run (a :class:`agents.common.tables.UniformTable`) at T = 10^8 in a
   child process (goal: ≤ 400 MB; T = 10^7 with ``--quick``), and that it equals the in-memory
   run on a shorter table.
 
@@ -50,8 +50,8 @@ import numba
 import numpy as np
 from _common import Ratio, interleaved, print_results
 
-from agents.elimination import AAE, DPSE, GAP
-from agents.reference import gap_elimination_slack, gap_epoch_length, get_ind_set
+from agents.elimination.policies import AAE, DPSE, GAP
+from agents.elimination.reference import gap_elimination_slack, gap_epoch_length, get_ind_set
 from bandit_envs.graph import GraphBanditEnv
 from bandit_envs.privacy.lattice import sum_grid
 from bandit_envs.privacy.streams import noise_generator
@@ -80,7 +80,7 @@ def numpy_gap(
     the closed neighbourhoods, and k active). Noise: one vector of Laplace draws for the active
     arms, in arm order, from :func:`bandit_envs.privacy.streams.noise_generator` (``seed``),
     released on GAP's lattice (:mod:`bandit_envs.privacy.lattice`), as
-    :class:`agents.elimination.GAP` draws and releases them. Returns the arm sequence, the
+    :class:`agents.elimination.policies.GAP` draws and releases them. Returns the arm sequence, the
     cumulative regret at ``checkpoints`` (per epoch in closed form: whole cycles times the
     cycle's regret plus a prefix) and the last epoch's sums (what ``simulate`` leaves in the
     agent's state). Sums are numpy's, in another order than GAP's round order, so a decision
@@ -306,8 +306,8 @@ def kernel_ratios(repeats: int) -> list[Ratio]:
 
 STREAM_CHILD = """
 import resource, sys, numpy as np
-from agents.elimination import GAP
-from agents.tables import UniformTable
+from agents.elimination.policies import GAP
+from agents.common.tables import UniformTable
 from bandit_envs.graph import GraphBanditEnv
 horizon = int(sys.argv[1])
 env = GraphBanditEnv(n_arms=10, edge_probability=0.2, gap=0.1, horizon=horizon, instance_seed=3)
@@ -329,7 +329,7 @@ def stream_ratios(horizon: int) -> list[Ratio]:
     seconds = time.perf_counter() - start
     peak_mb, regret = (float(x) for x in out.stdout.split())
     # The same code on a short table: streamed in blocks equals the in-memory run.
-    from agents.tables import UniformTable
+    from agents.common.tables import UniformTable
 
     short = GraphBanditEnv(n_arms=10, edge_probability=0.2, gap=0.1, horizon=50_000, instance_seed=3)
     streamed, in_memory = (

@@ -6,8 +6,8 @@ table (``bench_ucb_batch.bernoulli_table``; only ``act`` + ``update`` are timed)
 * its speed as a ratio to batched :class:`agents.UCB` measured in the same run, the two
   alternating every 50 rounds (medians of the repeats), goal >= 0.3;
 * its speed as a ratio to the same agent written as a plain per-copy Python loop (the readable
-  references of :mod:`agents._index_kernels`, :mod:`agents._exp3_kernels` and
-  :mod:`agents._thompson_kernels`) on a few copies of the same table, scaled per agent-step,
+  references of :mod:`agents.stochastic.index_kernels`, :mod:`agents.adversarial.kernels` and
+  :mod:`agents.stochastic.thompson_kernels`) on a few copies of the same table, scaled per agent-step,
   with a check that the loop chose the same arms as those copies of the batch (copy i of a
   batch seeded s draws as a single agent seeded s + i);
 * batched Exp3 (fixed η, horizon T) against a hand-written numba loop over the same copies and
@@ -19,7 +19,7 @@ table (``bench_ucb_batch.bernoulli_table``; only ``act`` + ``update`` are timed)
   rounding of a boundary between two arms (printed: the rounds on which all copies agreed);
 * Beta-Bernoulli Thompson sampling's whole step against numpy drawing only its K Beta variates
   per copy (``Generator.beta`` on the (copies, K) array, and the argmax): what the compiled
-  sampler of :mod:`agents._sampling` saves.
+  sampler of :mod:`agents.common.sampling` saves.
 
 ``results(quick)`` returns the ratios (``benchmarks/_common.py``); ``main`` prints them. Usage:
 ``python benchmarks/bench_index_agents.py [--quick]``.
@@ -39,10 +39,10 @@ from _common import Ratio, print_results
 from bench_ucb_batch import TABLE_ROWS, bernoulli_table, one_core
 
 from agents import KLUCB, MOSS, UCB, EpsilonGreedy, Exp3, ThompsonSampling
-from agents._exp3_kernels import ExpWeightsReference
-from agents._index_kernels import GreedyReference, KLUCBReference, MOSSReference
-from agents._thompson_kernels import ThompsonReference
+from agents.adversarial.kernels import ExpWeightsReference
 from agents.base import Agent
+from agents.stochastic.index_kernels import GreedyReference, KLUCBReference, MOSSReference
+from agents.stochastic.thompson_kernels import ThompsonReference
 from bandit_envs._jit import njit
 from bandit_envs.core import generator_addresses, next_double
 

@@ -28,8 +28,8 @@ from bench_dp_agents import alternate, run_batched
 from bench_ucb_batch import bernoulli_table, one_core
 
 from agents import DPSE, GAP, LDPOLS, UCB, LDPLinUCB, LDPWrapper
-from agents.dp_thompson import DPThompsonSampling
-from agents.dp_ucb import AdaPUCB, HybridDPUCB, TreeDPUCB
+from agents.central_dp.thompson import DPThompsonSampling
+from agents.central_dp.ucb import AdaPUCB, HybridDPUCB, TreeDPUCB
 
 GOAL = 1.0 / 1.5  # float time / lattice time
 COPIES, ARMS, EPSILON, SEED = 1000, 10, 1.0, 0

@@ -1,4 +1,4 @@
-"""Agent-steps per second of batched UCB (agents.index.UCB, numba kernels) vs a compiled loop and a plain loop.
+"""Agent-steps per second of batched UCB (agents.UCB, numba kernels) vs a compiled loop and a plain loop.
 
 Target: one core, 1000 copies, K = 10, act + update of all copies in <= 100 us, i.e.
 >= 1e7 agent-steps/s; and at least 0.85x the speed of a hand-written compiled numba loop doing
@@ -33,7 +33,7 @@ import numpy as np
 from _common import Ratio, print_results
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
-from agents.index import UCB
+from agents.stochastic.index import UCB
 from bandit_envs._jit import njit
 
 TARGET = 1e7  # agent-steps per second

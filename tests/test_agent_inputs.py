@@ -129,7 +129,7 @@ LINEAR = {"LinUCB", "LDPLinUCB", "LDPOLS", "ShuffleLinUCB"}
 #: Agents whose observation is not a per-arm array (they check it themselves).
 OWN_OBS = {"SMUCB", "LDP-SMUCB", "SB3"} | LINEAR
 
-#: The private agents of agents/dp_ucb.py and agents/dp_thompson.py (rewards in [0, 1]; private
+#: The private agents of agents/central_dp/ucb.py and agents/central_dp/thompson.py (rewards in [0, 1]; private
 #: already, so not wrapped in LDPWrapper).
 DP_AGENTS: dict[str, Make] = {
     "HybridDPUCB": lambda n: HybridDPUCB(K, 1.0, n_envs=n, seed=0),
@@ -629,7 +629,7 @@ def test_parameters_whose_schedule_or_noise_is_not_finite_are_refused(make, matc
 @pytest.mark.parametrize("value", [math.nan, 1.5, -0.25])
 @pytest.mark.parametrize("run", ["gap", "dpse", "aae"])
 def test_reference_runs_refuse_rewards_as_the_compiled_agents_do(run, value):
-    from agents import reference
+    from agents.elimination import reference
 
     table = np.full((40, K), 0.5)
     table[5, 2] = value

@@ -1,5 +1,5 @@
-"""Tests of the classic baselines: EpsilonGreedy, KLUCB, MOSS (agents.greedy, agents.optimistic) and
-Exp3, Exp3SET, Exp3IX (agents.adversarial).
+"""Tests of the classic baselines: EpsilonGreedy, KLUCB, MOSS (agents/stochastic/greedy.py, optimistic.py) and
+Exp3, Exp3SET, Exp3IX (agents.adversarial.exp3).
 
 Known answers (indices and probabilities computed here from the papers' formulas), the compiled
 agents against their plain-Python references, copy i of a batch against a single agent seeded
@@ -21,8 +21,9 @@ from conftest import lazy_module
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents import KLUCB, MOSS, UCB, EpsilonGreedy, Exp3, Exp3IX, Exp3SET, Random
-from agents._exp3_kernels import ExpWeightsReference
-from agents._index_kernels import (
+from agents.adversarial.kernels import ExpWeightsReference
+from agents.base import Agent
+from agents.stochastic.index_kernels import (
     GreedyReference,
     KLUCBReference,
     MOSSReference,
@@ -31,7 +32,6 @@ from agents._index_kernels import (
     kl_index_reference,
     kl_search,
 )
-from agents.base import Agent
 from bandit_envs.feedback_graphs import erdos_renyi
 
 optimize = lazy_module("scipy.optimize")
@@ -546,7 +546,7 @@ def test_names_and_repr():
 @pytest.mark.parametrize("make", [lambda: Exp3(6, 800, n_envs=40, seed=1), lambda: Exp3(6, eta=0.3, n_envs=40, seed=2)])
 def test_exp3_kept_weights_give_the_bits_of_a_full_recompute(make):
     """Exp3's update recomputes the pulled arm's weight only (η and min L̂ unchanged): p as from scratch."""
-    from agents._exp3_kernels import set_distribution_rows
+    from agents.adversarial.kernels import set_distribution_rows
 
     agent = make()
     rng = np.random.default_rng(0)

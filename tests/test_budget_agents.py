@@ -1,4 +1,4 @@
-"""Tests of agents.budget_agents: SM-UCB and FixedArm (FixHalf) of the privacy-budget paper."""
+"""Tests of agents.budget.smucb: SM-UCB and FixedArm (FixHalf) of the privacy-budget paper."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import agents
-from agents.budget_agents import SMUCB, FixedArm, sensitivity_weights
-from agents.index import UCB
+from agents.budget.smucb import SMUCB, FixedArm, sensitivity_weights
+from agents.stochastic.index import UCB
 
 
 def feed(agent: SMUCB, phi: float, expected: int, reward: float) -> None:

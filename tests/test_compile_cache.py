@@ -121,8 +121,8 @@ for agent in (
 #: The kernels of the dp-mab families (central-DP UCBs, AdaP, DP-TS, LDP-TS, KL-UCB, MOSS,
 #: ε-greedy, Exp3 and its graph versions) that Python calls: the first run of the "dp-mab" case
 #: must compile each of them (so the second run's silence is about them). The functions they call
-#: compile inside them and send no outermost event: the noise streams of ``agents._philox``
-#: (``_refill``, ``laplace``), the sampling passes of ``agents._sampling`` (``gamma_pass``,
+#: compile inside them and send no outermost event: the noise streams of ``agents.common.philox``
+#: (``_refill``, ``laplace``), the sampling passes of ``agents.common.sampling`` (``gamma_pass``,
 #: ``gamma_pass_finish``), ``standard_laplace``, ``tree_add`` and the ``inline="always"`` helpers.
 DPMAB_KERNELS = frozenset(
     f"agents.{module}.{name}"

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
-from agents.elimination import GAP
+from agents.elimination.policies import GAP
 from bandit_envs._jit import njit
 from bandit_envs.core import (
     copy_generators,

@@ -1,8 +1,8 @@
-"""Tests of the private agents of agents/dp_ucb.py and agents/dp_thompson.py and their noise streams.
+"""Tests of the private agents of agents/central_dp/ucb.py and agents/central_dp/thompson.py and their noise streams.
 
-* the compiled noise streams equal numpy's Philox generator draw for draw (agents/_philox.py;
+* the compiled noise streams equal numpy's Philox generator draw for draw (agents/common/philox.py;
   the samplers' streams are tested in tests/test_sampling.py);
-* each agent equals its plain-Python reference (agents/dp_reference.py): same releases, same arms;
+* each agent equals its plain-Python reference (agents/central_dp/reference.py): same releases, same arms;
 * copy i of a batch equals the single agent with copy i's seed; seeds reproduce runs;
 * known answers: noise terms and Laplace draws per release, epoch boundaries, budgets;
 * the noise of a release has the claimed Laplace law (KS tests, fixed seeds, level ALPHA, each
@@ -33,8 +33,9 @@ from agents import (
     ThompsonSampling,
     TreeDPUCB,
 )
-from agents import _philox as philox
-from agents import dp_reference as ref
+from agents.central_dp import reference as ref
+from agents.common import philox
+from agents.local_dp import reference as ldp_ref
 from bandit_envs.privacy.counters import laplace_sum_bound, tree_depth
 from bandit_envs.privacy.streams import philox_noise_generator
 
@@ -75,7 +76,7 @@ AGENTS: dict[str, tuple[Callable[[int | None, int], Any], Callable[[int], Any]]]
     ),
     "LDPThompsonSampling": (
         lambda n, s: LDPThompsonSampling(K, 1.0, n_envs=n, seed=s),
-        lambda s: ref.ReferenceLDPThompsonSampling(K, 1.0, seed=s),
+        lambda s: ldp_ref.ReferenceLDPThompsonSampling(K, 1.0, seed=s),
     ),
 }
 

@@ -1,4 +1,4 @@
-"""Tests of the Gaussian-DP Thompson samplers (agents/dp_gaussian_ts.py), their GDP accounting, and HybridDPUCB's and
+"""Tests of the Gaussian-DP Thompson samplers (agents/central_dp/gaussian_ts.py), GDP accounting, and HybridDPUCB's and
 TreeDPUCB's public-implementation options (bound="paper", relaxation_epsilon).
 
 * each agent equals its plain-Python reference (same arms for the same seed), and copy i of a batch the single agent
@@ -19,11 +19,11 @@ from numba import njit
 from scipy import stats
 
 from agents import DPTSUCB, HybridDPUCB, PrePullGaussianTS, TreeDPUCB
-from agents import _dp_gaussian_kernels as gk
-from agents import _philox as philox
-from agents import dp_reference as ref
 from agents.audit import NO_VIOLATION, VIOLATION, audit
-from agents.dp_gaussian_ts import ReferenceDPTSUCB, ReferenceGaussians, ReferencePrePullGaussianTS
+from agents.central_dp import gaussian_kernels as gk
+from agents.central_dp import reference as ref
+from agents.central_dp.gaussian_ts import ReferenceDPTSUCB, ReferenceGaussians, ReferencePrePullGaussianTS
+from agents.common import philox
 from bandit_envs.privacy.accounting import gdp_epsilon, gdp_mu
 from bandit_envs.privacy.streams import philox_noise_generator
 

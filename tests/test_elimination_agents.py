@@ -1,11 +1,11 @@
-"""Tests of agents.elimination: GAP, GAPU, DPSE, AAE and AlphaSample.
+"""Tests of agents.elimination.policies: GAP, GAPU, DPSE, AAE and AlphaSample.
 
 Known answers are computed by hand from the GAP paper's Algorithm 1 (Lu, Wang, Qiu, Zhang,
 Journal of Software 2022; line numbers below refer to it), active arm elimination (Even-Dar,
 Mannor, Mansour, JMLR 2006), AlphaSample (Cohen, Hazan, Koren, ICML 2016) and DP-SE (Sajed &
 Sheffet, ICML 2019). Where no public property exposes a quantity (noisy means, observation
 counts), the tests read the agent's state tuple through the names of the state layout in
-:mod:`agents._elim_kernels` (e.g. ``agent._state[GAP_COUNTERS][0, GAP_EPOCH]``).
+:mod:`agents.elimination.kernels` (e.g. ``agent._state[GAP_COUNTERS][0, GAP_EPOCH]``).
 
 Rounds are counted from 0 (the paper's s_1 = 1 is our round 0).
 """
@@ -25,8 +25,8 @@ import pytest
 from conftest import lazy_module
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
-from agents import _elim_kernels as kernels
-from agents._elim_kernels import (
+from agents.elimination import kernels
+from agents.elimination.kernels import (
     AAE_COUNTS,
     ACTIVE,
     ALPHA_COUNTERS,
@@ -44,7 +44,7 @@ from agents._elim_kernels import (
     GAP_ROUND,
     GAP_SUMS,
 )
-from agents.elimination import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
+from agents.elimination.policies import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
 from bandit_envs.graph import GraphBanditEnv, GraphBanditVectorEnv
 from bandit_envs.privacy.streams import noise_generator
 

@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 from recorded import assert_arrays_match
 
-from agents.elimination import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
-from agents.tables import UniformTable
+from agents.common.tables import UniformTable
+from agents.elimination.policies import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
 from bandit_envs.graph import GraphBanditEnv
 
 FIXTURE = Path(__file__).parent / "fixtures" / "elimination-sequences.npz"

@@ -1,4 +1,4 @@
-"""Tests of agents.index: Random, UCB, UCB-N and Thompson sampling (TS, TS-N)."""
+"""Tests of agents.stochastic.index: Random, UCB, UCB-N and Thompson sampling (TS, TS-N)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 from numba import types as nb_types
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
-from agents import index
 from agents.base import Agent, entry_point
-from agents.index import _STATE, UCB, UCBN, Random, ThompsonSampling, _pulled_step
+from agents.stochastic import index
+from agents.stochastic.index import _STATE, UCB, UCBN, Random, ThompsonSampling, _pulled_step
 
 PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)  # 0 - 1 - 2
 

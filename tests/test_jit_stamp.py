@@ -66,18 +66,18 @@ def test_an_edit_of_a_dependency_alone_recompiles_and_an_unchanged_tree_does_not
 
 
 def test_the_fingerprint_follows_the_modules_a_kernel_module_uses() -> None:
-    import agents._dp_kernels  # noqa: F401 - imported for sys.modules
-    import agents._sampling
+    import agents.central_dp.kernels  # noqa: F401 - imported for sys.modules
+    import agents.common.sampling
 
-    before = module_fingerprint("agents._dp_kernels")
-    assert module_fingerprint("agents._dp_kernels") == before
+    before = module_fingerprint("agents.central_dp.kernels")
+    assert module_fingerprint("agents.central_dp.kernels") == before
     # the sampler's source is part of it: pretend it changed
     from bandit_envs import _jit
 
-    path = agents._sampling.__file__
+    path = agents.common.sampling.__file__
     saved = _jit._DIGESTS[path]
     try:
         _jit._DIGESTS[path] = "changed"
-        assert module_fingerprint("agents._dp_kernels") != before
+        assert module_fingerprint("agents.central_dp.kernels") != before
     finally:
         _jit._DIGESTS[path] = saved

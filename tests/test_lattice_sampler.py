@@ -194,7 +194,7 @@ def _feed(agent, rewards: np.ndarray) -> None:
 
 @pytest.mark.parametrize("name", ["HybridDPUCB", "TreeDPUCB"])
 def test_counter_agents_release_sums_on_the_grid_for_neighbouring_rewards(name: str) -> None:
-    from agents.dp_ucb import HybridDPUCB, TreeDPUCB
+    from agents.central_dp.ucb import HybridDPUCB, TreeDPUCB
 
     def make(sampler: str):
         if name == "HybridDPUCB":
@@ -214,8 +214,8 @@ def test_counter_agents_release_sums_on_the_grid_for_neighbouring_rewards(name: 
 
 
 def test_epoch_and_elimination_agents_release_lattice_sums() -> None:
-    from agents.dp_ucb import AdaPUCB
-    from agents.elimination import DPSE
+    from agents.central_dp.ucb import AdaPUCB
+    from agents.elimination.policies import DPSE
 
     rewards = np.random.default_rng(1).random((300, 2)) / 3.0
     agent = AdaPUCB(3, 0.9, variant="cumulative", n_envs=2, seed=0)
@@ -226,7 +226,7 @@ def test_epoch_and_elimination_agents_release_lattice_sums() -> None:
     sums = forgetful.released_means * forgetful.release_sizes  # lattice sum / size, times size
     assert np.allclose(sums / forgetful.grid, np.rint(sums / forgetful.grid), rtol=0, atol=1e-6)
     # DPSE's released means: (snap(sum) + snap(noise)) / R_e, as the reference computes them.
-    from agents.reference import run_dpse
+    from agents.elimination.reference import run_dpse
 
     table = np.random.default_rng(2).random((4000, 3)) / 3.0
     lattice, raw = run_dpse(table, 5.0, 0.01, seed=0), run_dpse(table, 5.0, 0.01, seed=0, sampler="float")

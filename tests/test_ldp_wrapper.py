@@ -1,4 +1,4 @@
-"""Tests of agents.ldp.LDPWrapper: the generic local-DP conversion of context-free agents."""
+"""Tests of agents.local_dp.wrapper.LDPWrapper: the generic local-DP conversion of context-free agents."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from agents.experiments.registry import get_experiment
 AGENT = """
 import os
 
-from agents.greedy import EpsilonGreedy
+from agents.stochastic.greedy import EpsilonGreedy
 
 BUILT = [0]
 

@@ -330,7 +330,7 @@ def feedback(agent: Agent, action: Any) -> st.SearchStrategy[tuple[Any, Any, Any
 UNIT = {"TS", "TS-N", "GAP", "GAPU", "DPSE", "AAE", "AlphaSample", "KLUCB", "Exp3", "Exp3SET", "Exp3IX"}
 SIDE = {"UCBN", "TS-N", "GAP", "GAPU", "AAE", "AlphaSample", "Exp3SET", "Exp3IX"}
 
-#: The private agents of agents/dp_ucb.py, agents/dp_thompson.py and agents/dp_gaussian_ts.py (rewards in [0, 1]).
+#: The central-DP agents of agents/central_dp/ (rewards in [0, 1]).
 DP_AGENTS: dict[str, Callable[[int | None], Agent]] = {
     "HybridDPUCB": lambda n: HybridDPUCB(K, 1.0, n_envs=n, seed=0),
     "TreeDPUCB": lambda n: TreeDPUCB(K, 60, 1.0, n_envs=n, seed=0),

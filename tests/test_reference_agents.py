@@ -1,4 +1,4 @@
-"""The compiled agents of agents.elimination take the same actions as agents.reference.
+"""The compiled agents of agents.elimination.policies take the same actions as agents.elimination.reference.
 
 The references are plain-Python versions of GAP, DPSE and AAE written after the papers'
 algorithms; given the same reward table, graph, parameters and seed they must make the same
@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agents._elim_kernels import DPSE_COUNTERS, DPSE_RELEASES, GAP_COUNTERS, GAP_MEAN, GAP_RELEASES
-from agents.elimination import AAE, DPSE, GAP, EliminationAgent
-from agents.reference import (
+from agents.elimination.kernels import DPSE_COUNTERS, DPSE_RELEASES, GAP_COUNTERS, GAP_MEAN, GAP_RELEASES
+from agents.elimination.policies import AAE, DPSE, GAP, EliminationAgent
+from agents.elimination.reference import (
     ReferenceRun,
     gap_elimination_slack,
     gap_epoch_length,

@@ -1,4 +1,4 @@
-"""Tests of the sampling streams (agents/_sampling.py) and the Thompson sampling kernels built on them.
+"""Tests of the sampling streams (agents/common/sampling.py) and the Thompson sampling kernels built on them.
 
 * the compiled SFC64 words equal numpy's SFC64 draw for draw; seeds give independent streams;
 * normals, gammas and Betas equal their Python twins (SamplerReference) draw for draw, also
@@ -23,8 +23,8 @@ from conftest import lazy_module
 from numba import njit
 
 from agents import LDPThompsonSampling, ThompsonSampling
-from agents import _sampling as sampling
-from agents import _thompson_kernels as ts_kernels
+from agents.common import sampling
+from agents.stochastic import thompson_kernels as ts_kernels
 
 stats = lazy_module("scipy.stats")
 

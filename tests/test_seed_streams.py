@@ -10,7 +10,7 @@ import pytest
 from conftest import lazy_module
 
 import bandit_envs  # noqa: F401  (registers the envs)
-from agents import _elim_kernels as kernels
+from agents.elimination import kernels
 from agents.experiments.api import configure
 from agents.experiments.budget import task as budget_task_module
 from agents.experiments.core.seeds import agent_seed, table_seed
@@ -73,7 +73,7 @@ PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)
 def _private_agents() -> dict[str, Any]:
     """A maker ``seed -> agent`` for every private class exported by :mod:`agents`."""
     import agents
-    from agents.index import UCB
+    from agents.stochastic.index import UCB
 
     makers: dict[str, Any] = {
         "GAP": lambda s: agents.GAP(3, 10_000, 0.5, PATH3, delta=0.01, seed=s),
@@ -107,7 +107,7 @@ PRIVATE = _private_agents()
 
 def first_noise_uniform(agent: Any) -> float:
     """The uniform behind the agent's next noise draw (its noise stream's next double), state untouched."""
-    from agents import _philox
+    from agents.common import philox as _philox
 
     streams = getattr(agent, "_streams", None)
     if streams is not None:  # per-copy Philox noise streams

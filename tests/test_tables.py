@@ -1,4 +1,4 @@
-"""Reward tables streamed in blocks (agents.tables) and the elimination agents fed from them."""
+"""Reward tables streamed in blocks (agents.common.tables) and the elimination agents fed from them."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.elimination import AAE, DPSE, GAP, AlphaSample
-from agents.tables import BlockTable, UniformTable
+from agents.common.tables import BlockTable, UniformTable
+from agents.elimination.policies import AAE, DPSE, GAP, AlphaSample
 from bandit_envs.graph import GraphBanditEnv
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,8 +112,8 @@ def test_a_streamed_gap_run_of_1e8_rounds_stays_under_400_mb() -> None:
     child = textwrap.dedent(
         """
         import resource, numpy as np
-        from agents.elimination import GAP
-        from agents.tables import UniformTable
+        from agents.elimination.policies import GAP
+        from agents.common.tables import UniformTable
         from bandit_envs.graph import GraphBanditEnv
         horizon = 10**8
         env = GraphBanditEnv(n_arms=10, edge_probability=0.2, gap=0.1, horizon=horizon, instance_seed=3)

@@ -219,7 +219,7 @@ def audit(
         What is observed (:data:`VIEWS`): ``"arms"``, the arm sequence, or ``"releases"``, the arm
         sequence and the agent's private releases, with events on their privacy loss
         (:func:`agents.audit.events.release_loss`), for an agent that describes its releases
-        (``release_increment`` and ``released_sums`` of :class:`agents._dp_base.StreamPrivateAgent`:
+        (``release_increment`` and ``released_sums`` of :class:`agents.central_dp.base.StreamPrivateAgent`:
         HybridDPUCB, TreeDPUCB, or yours). Default: ``"releases"`` for the built-in HybridDPUCB,
         TreeDPUCB and TreeDPUCB-parallel, whose arm sequences cannot show the loss of three changed
         entries, ``"arms"`` for every other agent. The report's note names it.

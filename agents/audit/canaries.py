@@ -25,8 +25,8 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import PrivateAgent, check_float
-from agents.elimination import GAP
-from agents.index import SQRT2, UCB
+from agents.elimination.policies import GAP
+from agents.stochastic.index import SQRT2, UCB
 
 __all__ = ["LaplaceCount", "NonPrivateUCB", "OverclaimedGAP"]
 

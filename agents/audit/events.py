@@ -300,11 +300,11 @@ class ReleaseRuns:
         (n, T) the arm played at each round.
     values
         (n, T) the release of the arm played at round t after that round's update (a noisy
-        reward sum, :attr:`agents._dp_base.StreamPrivateAgent.released_sums`).
+        reward sum, :attr:`agents.central_dp.base.StreamPrivateAgent.released_sums`).
     first, second
         (T, K) the reward tables D and D′ of the pair (the same for the runs on either).
     increments
-        (m, b) of :meth:`agents._dp_base.StreamPrivateAgent.release_increment` for an arm's
+        (m, b) of :meth:`agents.central_dp.base.StreamPrivateAgent.release_increment` for an arm's
         releases n = 1, 2, ..., T.
     """
 
@@ -319,7 +319,7 @@ def release_loss(runs: ReleaseRuns) -> FloatArray:
     r"""Per run, the privacy loss ln(p(output | D) / p(output | D′)) of its arms and releases.
 
     For agents whose releases have independent Laplace increments
-    (:meth:`agents._dp_base.StreamPrivateAgent.release_increment`: arm k's release after its
+    (:meth:`agents.central_dp.base.StreamPrivateAgent.release_increment`: arm k's release after its
     n-th pull is R_k(n) = R_k(m) + Σ_{j=m+1}^{n} r_{t_j,k} + Laplace(b), t_j the round of its j-th
     pull) and choose their arms from the releases alone, the output's density factorises over
     the releases, and the log ratio is

@@ -6,7 +6,7 @@ what the counts of :mod:`agents.audit.events` need. Three ways to play the table
 arms the step API would:
 
 * :func:`simulate_runs`: the elimination agents' compiled table simulator
-  (:meth:`agents.elimination.EliminationAgent.simulate`, documented to equal ``act``/``update``
+  (:meth:`agents.elimination.policies.EliminationAgent.simulate`, documented to equal ``act``/``update``
   round after round), reseeded with ``reset(seed=...)`` before each run;
 * :func:`step_runs`: any agent through the Gymnasium step API on ``GraphBandit-v0`` replaying the
   table (``reset(options={"reward_table": R})``): one batched agent (``n_envs`` copies, whose
@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
-from agents.elimination import EliminationAgent
+from agents.elimination.policies import EliminationAgent
 from agents.linear import LinearAgent
 
 __all__ = ["CHUNK", "graph_env", "linear_runs", "run_seeds", "simulate_runs", "step_runs"]
@@ -88,7 +88,7 @@ def step_runs(
     native vector env; else one agent (``n_envs=None``) and one env per run. Each chunk or run
     gets its own seed from :func:`run_seeds`. ``releases``, an (n, T) array, receives the
     release of the arm played at each round after that round's update (the agents'
-    ``released_sums``, :mod:`agents._dp_base`).
+    ``released_sums``, :mod:`agents.central_dp.base`).
     """
     rounds = int(table.shape[0])
     out = np.empty((n, rounds), dtype=np.int16)

@@ -42,7 +42,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agents._dp_base import StreamPrivateAgent
 from agents.audit.canaries import LaplaceCount, NonPrivateUCB, OverclaimedGAP
 from agents.audit.events import ArmSequenceEvents, EventFamily, ReleaseEvents, ReleaseRuns, ThresholdEvents
 from agents.audit.neighbours import (
@@ -57,13 +56,15 @@ from agents.audit.neighbours import (
 )
 from agents.audit.runner import graph_env, linear_runs, run_seeds, simulate_runs, step_runs
 from agents.base import Agent, check_choice, check_float, check_int, describe
-from agents.dp_gaussian_ts import DPTSUCB, PrePullGaussianTS
-from agents.dp_thompson import DPThompsonSampling, LDPThompsonSampling
-from agents.dp_ucb import AdaPUCB, HybridDPUCB, TreeDPUCB
-from agents.elimination import DPSE, GAP, GAPU, EliminationAgent
-from agents.index import UCB
-from agents.ldp import LDPWrapper
+from agents.central_dp.base import StreamPrivateAgent
+from agents.central_dp.gaussian_ts import DPTSUCB, PrePullGaussianTS
+from agents.central_dp.thompson import DPThompsonSampling
+from agents.central_dp.ucb import AdaPUCB, HybridDPUCB, TreeDPUCB
+from agents.elimination.policies import DPSE, GAP, GAPU, EliminationAgent
 from agents.linear import LDPLinUCB, LinearAgent
+from agents.local_dp.thompson import LDPThompsonSampling
+from agents.local_dp.wrapper import LDPWrapper
+from agents.stochastic.index import UCB
 from agents.user_agents import UserAgent, UserAgentError, accepts_n_envs, failure, user_agent
 from bandit_envs.validation import summarize
 
@@ -324,13 +325,13 @@ def release_increments(agent: Any, rounds: int, label: str) -> tuple[tuple[int, 
     ------
     ValueError
         One sentence if the agent has no ``release_increment`` and ``released_sums``
-        (:class:`agents._dp_base.StreamPrivateAgent`) describing its releases.
+        (:class:`agents.central_dp.base.StreamPrivateAgent`) describing its releases.
     """
     describe_release = getattr(agent, "release_increment", None)
     if not callable(describe_release) or describe_release(1) is None or getattr(agent, "released_sums", None) is None:
         raise ValueError(
             f"view must be 'arms' for {label} (it does not describe its releases with release_increment and "
-            "released_sums, as agents._dp_base.StreamPrivateAgent's counters do), got 'releases'."
+            "released_sums, as agents.central_dp.base.StreamPrivateAgent's counters do), got 'releases'."
         )
     out = []
     for n in range(1, rounds + 1):
@@ -547,7 +548,7 @@ def agent_subject(
     ``setting = {"epsilon": ε, "horizon": T, "n_arms": 2}``; an Agent subclass is built by
     :func:`class_factory`. The claim is read from the agent built with seed 0 (:func:`_claim`).
     ``view="releases"`` (default ``"arms"``) observes the releases too, for an agent that describes
-    them as :class:`agents._dp_base.StreamPrivateAgent`'s counters do (:func:`release_increments`).
+    them as :class:`agents.central_dp.base.StreamPrivateAgent`'s counters do (:func:`release_increments`).
 
     Raises
     ------

@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
-from agents.budget_agents import SMUCB, FixedArm
+from agents.budget.smucb import SMUCB, FixedArm
 from agents.experiments.core.checkpoints import evenly_spaced
 from agents.experiments.core.seeds import agent_seed
 from agents.experiments.core.spec import Experiment
-from agents.index import UCB, Random
+from agents.stochastic.index import UCB, Random
 from agents.user_agents import UserAgent, first_setting, play
 from bandit_envs.budget.gowalla import PrivacyBudgetGowallaEnv, PrivacyBudgetGowallaVectorEnv
 from bandit_envs.budget.movielens import PrivacyBudgetMovieLensEnv, PrivacyBudgetMovieLensVectorEnv

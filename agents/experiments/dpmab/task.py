@@ -51,7 +51,7 @@ from agents import (
     TreeDPUCB,
 )
 from agents.base import Agent
-from agents.elimination import EliminationAgent
+from agents.elimination.policies import EliminationAgent
 from agents.experiments.core.checkpoints import evenly_spaced
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment

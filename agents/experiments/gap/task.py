@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from agents.elimination import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
+from agents.common.tables import UniformTable
+from agents.elimination.policies import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
 from agents.experiments.core.checkpoints import evenly_spaced
 from agents.experiments.core.graph_instances import graph_instance
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment
-from agents.tables import UniformTable
 from agents.user_agents import UserAgent, play
 from bandit_envs.graph import GraphBanditEnv
 
@@ -57,7 +57,7 @@ def probe_user(exp: Experiment, user: UserAgent) -> Any:
 
 
 #: Largest table of uniforms a task keeps in memory (and shares between its settings and agents);
-#: a longer horizon streams its table in blocks (:class:`agents.tables.UniformTable`).
+#: a longer horizon streams its table in blocks (:class:`agents.common.tables.UniformTable`).
 IN_MEMORY_TABLE_BYTES = 64 * 2**20
 
 
@@ -66,7 +66,7 @@ def uniforms(base_seed: int, run: int, horizon: int, n_arms: int) -> np.ndarray 
     """Run ``run``'s table of uniforms, shared by every setting of the run (read-only).
 
     Tasks are ordered run by run, so a worker draws each table once for all its settings. A table
-    above :data:`IN_MEMORY_TABLE_BYTES` is a :class:`~agents.tables.UniformTable` instead: the
+    above :data:`IN_MEMORY_TABLE_BYTES` is a :class:`~agents.common.tables.UniformTable` instead: the
     same uniforms, drawn in blocks as each run reaches them, so memory stays flat in T.
     """
     table = UniformTable(table_seed(base_seed, run), horizon, n_arms)

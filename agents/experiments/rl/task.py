@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from agents.base import Agent
-from agents.elimination import GAP
+from agents.elimination.policies import GAP
 from agents.experiments.core.checkpoints import evenly_spaced
 from agents.experiments.core.claims import committed_summary
 from agents.experiments.core.figures import regret_figure
@@ -44,8 +44,8 @@ from agents.experiments.core.graph_instances import check_instances, graph_insta
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment, Family, Param
 from agents.experiments.core.stats import mean_ci
-from agents.index import UCBN
-from agents.sb3 import SB3Agent
+from agents.rl.sb3 import SB3Agent
+from agents.stochastic.index import UCBN
 from agents.user_agents import UserAgent
 from bandit_envs.wrappers import ArmStatistics, ShuffleArms
 

@@ -1,0 +1,316 @@
+"""Compiled kernels of Exp3, Exp3-SET and Exp3-IX (:mod:`agents.adversarial.exp3`), with a plain-Python reference.
+
+The three agents keep the same packed state, one float64 row per copy b:
+
+    columns [0, K)     L       cumulative loss estimates L̂_k
+    columns [K, 2K)    p       the distribution p_t the next arm is drawn from
+    column  2K         eta     the learning rate η that made p
+    column  2K + 1     gamma   Exp3: the uniform-exploration weight γ; Exp3-IX: the implicit
+                               exploration γ_t of the round being played
+    column  2K + 2     S       Exp3-IX: Σ_s Q_s of its adaptive learning rate (else 0)
+    column  2K + 3     low     min L̂ when the weights were computed (NaN: weights to recompute)
+    columns [2K+4, 3K+4) w     the weights exp(−η (L̂_k − low)) that made p
+
+p = (1 − γ) w / Σ w + γ/K for Exp3 (γ = 0 for the graph agents), w = exp(−η (L̂ − min L̂)) so
+that no weight overflows. ``update`` turns the round's losses ℓ = 1 − r into
+importance-weighted estimates and computes the next p. Exp3 changes one L̂_a a round: when η
+and min L̂ are unchanged, every other weight is the number it was (the same operation on the
+same operands), so :func:`exp3_update` computes the one exponential exp(−η (L̂_a − low)) and
+then Σ w and p from the kept weights, as :func:`set_distribution` would from scratch: the same
+bits with one exponential instead of K (all K when η changes, as the anytime η_t does every
+round, or when the pulled arm held the minimum alone). ``act`` draws from p with one draw u
+from the copy's generator (:func:`bandit_envs.core.next_double`): the first arm whose cumulative
+probability exceeds u. :class:`ExpWeightsReference` is one copy of each agent in plain Python,
+drawing with ``rng.random()``, and makes the same choices (``tests/test_baseline_agents.py``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from bandit_envs._jit import njit
+from bandit_envs.core import next_double
+
+#: Columns of a state row besides its 3K per-arm columns (eta, gamma, S, low).
+EXTRA_COLUMNS = 4
+#: Smallest probability an importance weight divides by: an arm the agent gave (numerically)
+#: zero probability can only have been played by a caller that did not use ``act``.
+MIN_PROBABILITY = 1e-300
+
+
+@njit(inline="always")
+def n_arms_of(columns: int) -> int:  # pragma: no cover
+    """K of a packed row with ``columns`` columns."""
+    return (columns - EXTRA_COLUMNS) // 3
+
+
+@njit(inline="always")
+def min_loss(state: Any, b: int, k_arms: int) -> float:  # pragma: no cover
+    """Min L̂ of row b."""
+    low = state[b, 0]
+    for k in range(1, k_arms):
+        low = min(low, state[b, k])
+    return low
+
+
+@njit(inline="always")
+def normalize(state: Any, b: int, k_arms: int, gamma: float) -> None:  # pragma: no cover
+    """P = (1 − γ) w / Σ w + γ/K from row b's kept weights (summed in arm order)."""
+    weights = 2 * k_arms + EXTRA_COLUMNS
+    total = 0.0
+    for k in range(k_arms):
+        total += state[b, weights + k]
+    scale = (1.0 - gamma) / total
+    floor = gamma / k_arms
+    for k in range(k_arms):
+        state[b, k_arms + k] = state[b, weights + k] * scale + floor
+
+
+@njit(inline="always")
+def set_distribution(state: Any, b: int, k_arms: int, eta: float, gamma: float) -> None:  # pragma: no cover
+    """Set row b's p = (1 − γ) w / Σ w + γ/K with w = exp(−η (L̂ − min L̂)); keep η, min L̂ and w."""
+    low = min_loss(state, b, k_arms)
+    weights = 2 * k_arms + EXTRA_COLUMNS
+    for k in range(k_arms):
+        state[b, weights + k] = math.exp(-eta * (state[b, k] - low))
+    normalize(state, b, k_arms, gamma)
+    state[b, 2 * k_arms] = eta
+    state[b, 2 * k_arms + 3] = low
+
+
+@njit
+def set_distribution_rows(state: Any, eta: float, gamma: float) -> None:  # pragma: no cover
+    """:func:`set_distribution` of every row: p and the weights computed from scratch (tests compare)."""
+    k_arms = n_arms_of(state.shape[1])
+    for b in range(state.shape[0]):
+        set_distribution(state, b, k_arms, eta, gamma)
+
+
+@njit
+def sample(state: Any, bitgens: Any) -> Any:  # pragma: no cover
+    """One arm per copy b drawn from p: the first k with p_0 + ... + p_k > u, u from ``bitgens[b]``.
+
+    A u above the total (rounding) takes the last arm of positive probability. Reference:
+    :meth:`ExpWeightsReference.act`. The cumulative sums never decrease (p ≥ 0), so the first k
+    with u < p_0 + ... + p_k is the number of sums ≤ u, counted without a branch (the loop's
+    exit would be mispredicted about once a draw).
+    """
+    n_rows = state.shape[0]
+    k_arms = n_arms_of(state.shape[1])
+    out = np.empty(n_rows, dtype=np.int64)
+    for b in range(n_rows):
+        u = next_double(bitgens[b])
+        total = 0.0
+        below = 0
+        for k in range(k_arms):
+            total += state[b, k_arms + k]
+            below += total <= u
+        if below < k_arms:
+            out[b] = below
+        else:
+            last = 0
+            for k in range(k_arms):
+                if state[b, k_arms + k] > 0.0:
+                    last = k
+            out[b] = last
+    return out
+
+
+@njit(error_model="numpy")
+def exp3_update(state: Any, actions: Any, rewards: Any, eta_next: float, gamma: float) -> int:  # pragma: no cover
+    """Exp3's update of every copy; the first refused copy (nothing changed), or -1.
+
+    Refused: an action outside [0, K) or a reward that is not in [0, 1]. Else
+    L̂_a += (1 − r)/p_a for the pulled arm a (loss-based importance weighting), then p from
+    η = ``eta_next`` (:func:`set_distribution`); a copy with loss 0 and an unchanged η keeps its p
+    (recomputing it would give the same numbers). With η and min L̂ unchanged (L̂_a was above
+    the minimum, or another arm holds it too), only w_a is recomputed (module notes): the same p.
+    Reference: :meth:`ExpWeightsReference.update`.
+    """
+    n_rows = state.shape[0]
+    k_arms = n_arms_of(state.shape[1])
+    weights = 2 * k_arms + EXTRA_COLUMNS
+    for b in range(n_rows):
+        r = rewards[b]
+        if actions[b] < 0 or actions[b] >= k_arms or not 0.0 <= r <= 1.0:
+            return b
+    for b in range(n_rows):
+        a = actions[b]
+        loss = 1.0 - rewards[b]
+        same_eta = state[b, 2 * k_arms] == eta_next
+        if loss == 0.0 and same_eta:
+            continue  # L̂ and η as before: p would be recomputed to the same values
+        low = state[b, 2 * k_arms + 3]
+        was_low = not state[b, a] > low
+        state[b, a] += loss / max(state[b, k_arms + a], MIN_PROBABILITY)
+        if same_eta and (not was_low or min_loss(state, b, k_arms) == low):
+            state[b, weights + a] = math.exp(-eta_next * (state[b, a] - low))
+            normalize(state, b, k_arms, gamma)
+            continue
+        set_distribution(state, b, k_arms, eta_next, gamma)
+    return -1
+
+
+@njit(inline="always")
+def observation_probability(state: Any, b: int, k_arms: int, closed: Any, i: int) -> float:  # pragma: no cover
+    """q_i = Σ_{j ∈ N[i]} p_j: the probability that arm i's loss is observed (N[i] the closed neighbourhood)."""
+    q = 0.0
+    for j in range(k_arms):
+        if closed[i, j]:
+            q += state[b, k_arms + j]
+    return q
+
+
+@njit(error_model="numpy")
+def exp3set_update(state: Any, mask: Any, observed: Any, closed: Any, eta: float) -> None:  # pragma: no cover
+    """Exp3-SET's update of every copy (values already checked).
+
+    For every arm i observed (``mask[b, i]``): L̂_i += ℓ_i / q_i with ℓ_i = 1 − ``observed[b, i]``
+    and q_i = Σ_{j ∈ N[i]} p_j (:func:`observation_probability`), then p from η.
+    """
+    k_arms = n_arms_of(state.shape[1])
+    q = np.empty(k_arms)
+    for b in range(state.shape[0]):
+        for i in range(k_arms):
+            q[i] = observation_probability(state, b, k_arms, closed, i)
+        for i in range(k_arms):
+            if mask[b, i]:
+                state[b, i] += (1.0 - observed[b, i]) / max(q[i], MIN_PROBABILITY)
+        set_distribution(state, b, k_arms, eta, 0.0)
+
+
+@njit(error_model="numpy")
+def exp3ix_update(
+    state: Any, mask: Any, observed: Any, closed: Any, adaptive: bool, eta: float, gamma: float
+) -> None:  # pragma: no cover
+    """Exp3-IX's update of every copy (values already checked).
+
+    With γ_t the row's ``gamma``: for every arm i observed, L̂_i += ℓ_i / (q_i + γ_t) (implicit
+    exploration); Q_t = Σ_i p_i / (q_i + γ_t) is added to S. Next η and γ: adaptive,
+    η = sqrt(ln K / (K + S)) and γ = η/2; else the given ``eta`` and ``gamma``. Then p from η.
+    """
+    k_arms = n_arms_of(state.shape[1])
+    q = np.empty(k_arms)
+    log_k = math.log(k_arms)
+    for b in range(state.shape[0]):
+        g = state[b, 2 * k_arms + 1]
+        for i in range(k_arms):
+            q[i] = observation_probability(state, b, k_arms, closed, i) + g
+        spent = 0.0
+        for i in range(k_arms):
+            spent += state[b, k_arms + i] / q[i]
+            if mask[b, i]:
+                state[b, i] += (1.0 - observed[b, i]) / q[i]
+        state[b, 2 * k_arms + 2] += spent
+        if adaptive:
+            next_eta = math.sqrt(log_k / (k_arms + state[b, 2 * k_arms + 2]))
+            next_gamma = 0.5 * next_eta
+        else:
+            next_eta, next_gamma = eta, gamma
+        state[b, 2 * k_arms + 1] = next_gamma
+        set_distribution(state, b, k_arms, next_eta, 0.0)
+
+
+# One env: scalars in, an int out, each through its compiled entry point
+# (:class:`agents.base.SingleEnvKernel`). Each wraps the batched kernel above on one-element
+# arrays, so it computes and draws exactly what that kernel does for a batch of one copy.
+
+
+@njit
+def sample_one(state: Any, bitgen: Any) -> int:  # pragma: no cover
+    """:func:`sample` of one env (row 0), drawing from the generator at ``bitgen``."""
+    return sample(state, np.full(1, bitgen, dtype=np.uint64))[0]
+
+
+@njit(error_model="numpy")
+def exp3_step(state: Any, action: int, reward: float, eta_next: float, gamma: float) -> int:  # pragma: no cover
+    """:func:`exp3_update` of one env (row 0): 0 if refused (nothing changed), else -1."""
+    actions = np.full(1, action, dtype=np.int64)
+    rewards = np.full(1, reward)
+    return exp3_update(state, actions, rewards, eta_next, gamma)
+
+
+class ExpWeightsReference:
+    """One copy of Exp3, Exp3-SET or Exp3-IX in plain Python, drawing from ``rng``.
+
+    ``kind`` is ``"exp3"`` (``eta(t)`` gives η of round t, ``gamma`` the uniform exploration),
+    ``"set"`` (``closed`` the K×K closed neighbourhoods, fixed η) or ``"ix"`` (fixed η and γ, or
+    ``eta=None`` for the adaptive tuning).
+    """
+
+    def __init__(
+        self,
+        n_arms: int,
+        kind: str,
+        rng: np.random.Generator,
+        eta: Any,
+        gamma: float | None = 0.0,
+        closed: Any = None,
+    ) -> None:
+        self.k, self.kind, self.rng = n_arms, kind, rng
+        self.eta_of, self.gamma = eta, gamma
+        self.closed = closed
+        self.losses = [0.0] * n_arms
+        self.p = [1.0 / n_arms] * n_arms
+        self.t = 0
+        self.spent = 0.0
+        self.ix_gamma: float = 0.5 * math.sqrt(math.log(n_arms) / n_arms) if eta is None else float(gamma or 0.0)
+
+    def act(self) -> int:
+        """The arm this copy plays next."""
+        u = self.rng.random()
+        total, last = 0.0, 0
+        for k, pk in enumerate(self.p):
+            if pk > 0.0:
+                last = k
+            total += pk
+            if u < total:
+                return k
+        return last
+
+    def _distribution(self, eta: float, gamma: float) -> None:
+        low = min(self.losses)
+        weights = [math.exp(-eta * (loss - low)) for loss in self.losses]
+        total = 0.0  # summed left to right, as the kernel does
+        for w in weights:
+            total += w
+        self.p = [w * ((1.0 - gamma) / total) + gamma / self.k for w in weights]
+
+    def q(self, i: int) -> float:
+        """Probability that arm i's loss is observed under the current p."""
+        total = 0.0
+        for j in range(self.k):
+            if self.closed[i][j]:
+                total += self.p[j]
+        return total
+
+    def update(self, action: int, reward: float, observed: dict[int, float] | None = None) -> None:
+        """Learn from the round; ``observed`` maps each observed arm to its reward (graph agents)."""
+        self.t += 1
+        if self.kind == "exp3":
+            self.losses[action] += (1.0 - reward) / max(self.p[action], 1e-300)
+            self._distribution(self.eta_of(self.t + 1), float(self.gamma or 0.0))
+            return
+        assert observed is not None
+        q = [self.q(i) for i in range(self.k)]
+        if self.kind == "set":
+            for i, value in observed.items():
+                self.losses[i] += (1.0 - value) / max(q[i], 1e-300)
+            self._distribution(self.eta_of, 0.0)
+            return
+        g = self.ix_gamma
+        spent = 0.0
+        for i in range(self.k):
+            spent += self.p[i] / (q[i] + g)
+            if i in observed:
+                self.losses[i] += (1.0 - observed[i]) / (q[i] + g)
+        self.spent += spent
+        if self.eta_of is None:
+            eta = math.sqrt(math.log(self.k) / (self.k + self.spent))
+            self.ix_gamma = 0.5 * eta
+        else:
+            eta = self.eta_of
+        self._distribution(eta, 0.0)

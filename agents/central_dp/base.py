@@ -1,0 +1,185 @@
+"""What the central-DP index agents and the private Thompson samplers share: per-copy noise streams.
+
+:class:`StreamPrivateAgent` is a :class:`agents.base.PrivateAgent` whose noise comes from one
+stream per copy (:mod:`agents.common.philox`) instead of the one generator the copies of other agents
+share: copy i of an agent built with ``seed=s`` and ``n_envs=N`` draws from the stream of seed
+``s + i``, which is the stream of a single agent built with ``seed=s + i``. So copy i of a batch
+makes exactly the choices of that single agent on the same rewards, and running one agent on a
+fixed reward sequence with fresh seeds samples its output distribution (what an empirical
+privacy audit needs). The stream of seed s is
+:func:`bandit_envs.privacy.streams.philox_noise_generator` ``(s)``, independent of
+``numpy.random.default_rng(s)`` (an env seeded with the same integer does not share it). With
+``seed=None`` the first copy's seed is drawn from the operating system at every reset and kept
+in :attr:`StreamPrivateAgent.copy_seeds`.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.base import PrivateAgent, check_float
+from agents.common import philox as _philox
+from bandit_envs.privacy.lattice import check_sampler, sum_grid
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+#: ε below this makes the noise scales overflow (or lose all meaning); above, 1/ε underflows.
+EPSILON_RANGE = (1e-100, 1e100)
+
+
+def check_epsilon(value: Any) -> float:
+    """``epsilon`` as a float in :data:`EPSILON_RANGE` (one-sentence errors)."""
+    eps = check_float("epsilon", value, low=0.0, low_open=True)
+    low, high = EPSILON_RANGE
+    if not low <= eps <= high:
+        raise ValueError(
+            f"epsilon must be in [{low:g}, {high:g}] (beyond, the noise scales overflow or vanish), got {value!r}."
+        )
+    return eps
+
+
+def _fresh_seed() -> int:
+    """A seed from the operating system's entropy (numpy's 128-bit ``SeedSequence().entropy``)."""
+    entropy = np.random.SeedSequence().entropy
+    assert isinstance(entropy, int)
+    return entropy
+
+
+class StreamPrivateAgent(PrivateAgent):
+    """A private agent with one noise stream per copy; rewards in [0, 1]; subclasses set the learning state.
+
+    Subclasses implement ``_reset_learning`` (allocate the state), ``_choose(out)`` (the arms of
+    round ``t + 1`` into ``out``, shape (B,)) and ``_learn(actions, rewards)`` (checked feedback
+    of every copy). The round counter ``t`` (updates received) is shared by the copies.
+    """
+
+    reward_bounds = (0.0, 1.0)
+    reward_bounds_reason = "the privacy guarantee of {name} (the sensitivity of its releases) assumes it"
+    privacy_unit: str = (
+        "one round's reward r_t (event level: neighbouring reward sequences differ in one round's reward)"
+    )
+    _state_bytes_per_copy: ClassVar[int] = 8 * (_philox.STATE_WORDS + 4)
+
+    epsilon: float
+    #: ``"lattice"`` (default) or ``"float"``: how the released values are sampled (:meth:`_set_sampler`).
+    sampler: str = "lattice"
+    #: The lattice grid of the releases (0.0: the float sampler).
+    _grid: float = 0.0
+    _streams: npt.NDArray[np.uint64]
+    _draws: IntArray
+    _copy_seeds: list[int]
+    _t: int
+
+    def _set_sampler(self, sampler: str, release_epsilon: float) -> None:
+        """Check ``sampler``; the lattice grid is ``sum_grid(1 / release_epsilon, 1)`` (rewards in [0, 1]).
+
+        ``release_epsilon`` is the epsilon of one release of sensitivity 1 (a reward sum): the
+        grid is about ``2**-20`` of its Laplace scale ``1 / release_epsilon``, and the agents widen
+        every scale by ``1 + grid`` for the rounding (:mod:`bandit_envs.privacy.lattice`).
+        """
+        self.sampler = check_sampler(sampler)
+        self._grid = 0.0 if self.sampler == "float" else sum_grid(1.0 / release_epsilon, 1.0)
+
+    @property
+    def grid(self) -> float:
+        """The grid every released value is a multiple of (lattice sampler), 0.0 for the float sampler."""
+        return self._grid
+
+    def _reset_state(self) -> None:
+        first = self.seed if self.seed is not None else _fresh_seed()
+        self._copy_seeds = [first + i for i in range(self.batch)]
+        self._streams = _philox.new_streams(self._copy_seeds)
+        self._draws = np.zeros(self.batch, dtype=np.int64)
+        self._t = 0
+        self._reset_learning()
+
+    @abstractmethod
+    def _reset_learning(self) -> None: ...
+
+    @abstractmethod
+    def _choose(self, out: IntArray) -> None: ...
+
+    @abstractmethod
+    def _learn(self, actions: IntArray, rewards: FloatArray) -> int:
+        """Learn from every copy's feedback, checked first by the compiled kernel.
+
+        Returns the first bad copy (action outside [0, K) or reward outside [0, 1]; then nothing
+        is learnt), or -1.
+        """
+        ...
+
+    @property
+    def copy_seeds(self) -> list[int]:
+        """The seed of each copy's noise stream: copy i of an agent seeded with s has seed s + i."""
+        return list(self._copy_seeds)
+
+    @property
+    def n_draws(self) -> int | IntArray:
+        """Noise draws behind the releases so far (int for one env, (N,) per copy).
+
+        Laplace draws of the central agents (one per release), randomized-response reports of
+        :class:`agents.LDPThompsonSampling`; the samplers' Gaussian and Beta draws do not count.
+        """
+        return int(self._draws[0]) if self.n_envs is None else self._draws.copy()
+
+    @property
+    def t(self) -> int:
+        """Rounds completed (updates received)."""
+        return self._t
+
+    def act(self, obs: Any = None) -> Any:
+        """The arm of every copy for round ``t + 1``."""
+        if obs is not None:
+            self._check_obs(obs)
+        out = np.empty(self.batch, dtype=np.int64)
+        self._choose(out)
+        return self._out(out)
+
+    def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
+        """Learn from the pulled arm's reward (in [0, 1]); side observations in ``info`` are ignored."""
+        a, r = self._feedback(action, reward, info, check_values=False)
+        bad = self._learn(a, r)
+        if bad >= 0:
+            if not 0 <= a[bad] < self.n_arms:
+                raise self._action_range_error(int(a[bad]), bad)
+            raise self._reward_error(float(r[bad]), bad)
+        self._t += 1
+
+    def release_increment(self, n: int) -> tuple[int, float] | None:
+        """How an arm's n-th release (after its n-th pull, n >= 1) adds noise, for an audit of the releases.
+
+        ``(m, b)``: release(n) = release(m) + (the arm's rewards of its pulls m + 1 .. n) +
+        Laplace(b), with release(0) = 0 and the Laplace draw independent of every other release's
+        (a continual-release counter's fresh p-sum). Then the releases of one arm are a Laplace
+        mechanism on its reward stream, and the privacy loss of its whole release stream between
+        two neighbouring reward tables can be computed from the releases
+        (:func:`agents.audit.events.release_loss`). ``None`` (the default): the agent's releases
+        are not of this form (epochs released as means, randomized responses), so only its arm
+        sequence can be audited.
+        """
+        return None
+
+    @property
+    def released_sums(self) -> FloatArray | None:
+        """(B, K) each arm's last release as a noisy reward sum (0 before its first pull), or ``None``.
+
+        ``None`` for an agent without :meth:`release_increment`. The releases are what the privacy
+        guarantee is about (the arms are their post-processing); they are public.
+        """
+        return None
+
+    @property
+    def privacy_spent(self) -> tuple[float, float]:
+        """(ε, 0) under :attr:`privacy_unit` once any reward was received (it enters one release), else (0, 0)."""
+        return (self.epsilon if self._t > 0 else 0.0, 0.0)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(n_arms={self.n_arms}, epsilon={self.epsilon}, n_envs={self.n_envs}, "
+            f"seed={self.seed})"
+        )

@@ -1,0 +1,82 @@
+"""Compiled building blocks shared by the agents' kernels: reading a reward table, checking feedback, argmax.
+
+The elimination agents' table runs (:mod:`agents.elimination.drivers`) read a table entry by entry:
+an entry must pass :func:`valid`, then :func:`to_reward` maps it to a reward by the arm's law
+exactly as the env does (:mod:`bandit_envs.rewards`). (Written as two small functions the
+callers inline, rather than one reader returning a sentinel for a bad entry: numba compiles
+the latter into a loop several times slower.)
+"""
+
+from __future__ import annotations
+
+from bandit_envs._jit import njit
+from bandit_envs.rewards import KIND_CODES, reward_from_uniform, rewards_of_entries
+
+#: ``law[0]`` of :func:`to_reward`: the table holds uniforms, mapped to rewards by the arms' laws.
+TABLE_UNIFORMS = 0
+#: ``law[0]`` of :func:`to_reward`: the table holds the rewards themselves.
+TABLE_REWARDS = 1
+#: ``law[1]`` of :func:`to_reward` for Bernoulli arms (the others are truncated normals).
+BERNOULLI = KIND_CODES["bernoulli"]
+
+
+@njit(inline="always")
+def first_bad(actions, rewards, n_arms):  # pragma: no cover
+    """The first copy whose action is outside [0, K) or whose reward is not in [0, 1] (NaN is not); -1 if none."""
+    for b in range(actions.shape[0]):
+        if actions[b] < 0 or actions[b] >= n_arms or not (0.0 <= rewards[b] <= 1.0):
+            return b
+    return -1
+
+
+@njit(inline="always")
+def valid(value):  # pragma: no cover
+    """Whether a table entry is in [0, 1] (NaN is not), as the agents' bounds assume of every entry they read."""
+    return 0.0 <= value <= 1.0
+
+
+@njit(inline="always")
+def to_reward(value, k, law):  # pragma: no cover
+    """Arm k's reward for a valid table entry ``value``.
+
+    ``law = (mode, kind, loc, scale, cdf_lo, cdf_width)``: with ``mode == TABLE_REWARDS`` the
+    entry is the reward; with ``TABLE_UNIFORMS`` it is a uniform mapped to arm k's reward by
+    :func:`bandit_envs.rewards.reward_from_uniform` (parameters from
+    :meth:`bandit_envs.rewards.RewardModel.params`).
+    """
+    mode, kind, loc, scale, cdf_lo, cdf_width = law
+    if mode == TABLE_REWARDS:
+        return value
+    return law_reward(value, kind, loc[k], scale, cdf_lo[k], cdf_width[k])
+
+
+@njit
+def entries_to_rewards(values, arms, n, law, scratch):  # pragma: no cover
+    """:func:`to_reward` of every ``values[e]`` (arm ``arms[e]``), e < n, in place, as a batch.
+
+    The same values as entry by entry (:func:`bandit_envs.rewards.rewards_of_entries`);
+    ``scratch`` is a float array of length >= n.
+    """
+    mode, kind, loc, scale, cdf_lo, cdf_width = law
+    if mode != TABLE_REWARDS:
+        rewards_of_entries(values, arms, n, kind, loc, scale, cdf_lo, cdf_width, scratch)
+
+
+@njit
+def law_reward(u, kind, loc, scale, cdf_lo, cdf_width):  # pragma: no cover
+    """:func:`bandit_envs.rewards.reward_from_uniform`, compiled once here rather than inlined.
+
+    Every table run calls it, so inlining would type and compile the inverse CDF again in each
+    of them (seconds of a first run's compilation) for a call that costs about a nanosecond.
+    """
+    return reward_from_uniform(u, kind, loc, scale, cdf_lo, cdf_width)
+
+
+@njit
+def argmax_masked(values, mask):  # pragma: no cover
+    """Index of the largest ``values[k]`` with ``mask[k]``, lowest index on ties (-1 if none)."""
+    best = -1
+    for k in range(values.shape[0]):
+        if mask[k] and (best < 0 or values[k] > values[best]):
+            best = k
+    return best

@@ -1,0 +1,106 @@
+r"""Local-DP Thompson sampling: Beta-Bernoulli TS on randomized-response reports.
+
+Its report noise comes from per-copy Philox streams (:mod:`agents.central_dp.base`) and its
+posterior samples from per-copy sampling streams (:mod:`agents.common.sampling`): copy i of a
+batch seeded with s makes exactly the draws of a single agent seeded with s + i. Rewards must lie
+in [0, 1]. Its plain-Python twin is :class:`agents.local_dp.reference.ReferenceLDPThompsonSampling`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from scipy.special import expit
+
+from agents.central_dp import kernels
+from agents.central_dp.base import FloatArray, IntArray, StreamPrivateAgent, check_epsilon
+from agents.common import sampling
+from agents.stochastic import thompson_kernels as ts_kernels
+
+__all__ = ["LDPThompsonSampling"]
+
+
+class LDPThompsonSampling(StreamPrivateAgent):
+    r"""Beta-Bernoulli Thompson sampling on randomized-response bits (ε-LDP per report) [R/P].
+
+    The user of round t privatizes its reward r_t ∈ [0, 1] with the Bernoulli mechanism
+    (:func:`bandit_envs.privacy.randomized_response.bernoulli_mechanism`): the r-coin
+    b ~ Bernoulli(r_t) of Agrawal & Goyal (COLT 2012), then randomized response on b, i.e. the
+    report is 1 with probability q + (p − q) r_t, p = e^ε/(1 + e^ε), q = 1 − p. The agent sees
+    only the report and counts it as a success (S_a += 1) or failure (F_a += 1) of the pulled
+    arm; each round it draws θ_a ~ Beta(S_a + 1, F_a + 1) per arm and plays the argmax (ties to
+    the lowest arm). The reports' means q + (p − q) μ_a keep the arms' order, with gaps shrunk
+    by p − q = tanh(ε/2).
+
+    Privacy: every report is ε-LDP (δ = 0) for its round's reward: P(report | r) lies in
+    [q, p] for every r, a ratio of at most e^ε. So the agent is also ε-DP centrally at the event
+    level (one round's reward changes one report; the rest is post-processing),
+    :attr:`privacy_spent`. A user who sends k reports (e.g. one user behind all rounds of a
+    stream) loses kε by sequential composition: :attr:`stream_privacy_spent` is that bound for a
+    user behind every report so far, (t·ε, 0) after t rounds.
+
+    Noise: per round, one uniform for the report (the mechanism's draw) from the copy's noise
+    stream (:mod:`agents.common.philox`; in a deployment it is drawn on the user's side); the two gamma
+    draws per arm of the Beta samples (Marsaglia & Tsang) come from the copy's sampling stream,
+    with the kernels of :class:`agents.ThompsonSampling` (:mod:`agents.stochastic.thompson_kernels`).
+    Sampler: the reports are bits, so their output set {0, 1} never depends on the reward; no
+    float noise is released and there is no ``sampler`` argument.
+
+    Parameters
+    ----------
+    n_arms
+        Number of arms K (>= 2).
+    epsilon
+        ε of each report.
+    n_envs
+        ``None`` for one env, or the number N of copies run in lock-step.
+    seed
+        Seed of copy 0's stream (copy i: seed + i).
+
+    Attributes
+    ----------
+    successes, failures
+        (B, K) reported ones and zeros per arm.
+    """
+
+    name = "LDP-TS"
+    privacy_unit = "one round's reward r_t, sent as one randomized-response report (each report ε-LDP)"
+    _state_bytes_per_arm = 8 * (2 + ts_kernels.SHAPE_WORDS)
+
+    def __init__(self, n_arms: int, epsilon: float, *, n_envs: int | None = None, seed: int | None = None) -> None:
+        super().__init__(n_arms, n_envs=n_envs, seed=seed)
+        self.epsilon = check_epsilon(epsilon)
+        # The Bernoulli mechanism's P(report 1 | r) = expit(-eps) + tanh(eps / 2) * r, as it computes it.
+        self._p_zero = float(expit(-self.epsilon))
+        self._slope = math.tanh(self.epsilon / 2.0)
+        self._reset_state()
+
+    def _reset_learning(self) -> None:
+        self._successes, self._failures, self._shapes = ts_kernels.new_posteriors(self.batch, self.n_arms)
+        self._sampling = sampling.new_streams(self._copy_seeds)
+
+    @property
+    def successes(self) -> FloatArray:
+        """(B, K) reports equal to 1 per arm."""
+        return self._successes.copy()
+
+    @property
+    def failures(self) -> FloatArray:
+        """(B, K) reports equal to 0 per arm."""
+        return self._failures.copy()
+
+    @property
+    def stream_privacy_spent(self) -> tuple[float, float]:
+        """(t·ε, 0): what a user behind all t reports so far loses (sequential composition)."""
+        return (self._t * self.epsilon, 0.0)
+
+    def _choose(self, out: IntArray) -> None:
+        ts_kernels.beta_choose(self._shapes, self._sampling, out)
+
+    def _learn(self, actions: IntArray, rewards: FloatArray) -> int:
+        bad: int = kernels.rr_update(
+            self._successes, self._failures, self._shapes, actions, rewards, self._p_zero, self._slope, self._streams
+        )
+        if bad < 0:
+            self._draws += 1
+        return bad

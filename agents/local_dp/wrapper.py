@@ -1,0 +1,485 @@
+r"""Generic local-DP conversion of a context-free bandit agent (Zheng et al. 2020, "Algorithm 1").
+
+:class:`LDPWrapper` sits between the env and any context-free agent: ``act`` is the wrapped
+agent's (or, for UCB, a noise-aware index), and ``update`` clips the user's reward to
+``reward_range``, privatizes it on the user side and hands the wrapped agent *only* the
+privatized value. docs/algorithms.md describes the protocol and the mechanisms.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.base import Agent, PrivateAgent, check_choice, check_float, describe
+from agents.elimination.policies import EliminationAgent
+from agents.linear import LinearAgent
+from agents.stochastic.index import UCB, ThompsonSampling, _ucb_choose
+from bandit_envs.privacy import bernoulli_mechanism, gaussian_sigma_analytic, gaussian_sigma_classic, rr_debias
+from bandit_envs.privacy.accounting import (
+    ReportLedger,
+    ReportMechanism,
+    UserPrivacy,
+    report_cap,
+    user_ids,
+    user_privacy,
+)
+from bandit_envs.privacy.lattice import check_sampler, round_input, snap, sum_grid
+from bandit_envs.privacy.streams import noise_generator
+from bandit_envs.validation import summarize
+
+__all__ = ["LDPWrapper"]
+
+FloatArray = npt.NDArray[np.float64]
+
+MECHANISMS = ("laplace", "gaussian", "randomized_response")
+SIGMA_METHODS = ("classic", "analytic")
+RR_OUTPUTS = ("bits", "debias")
+
+#: Agents that refuse rewards outside [0, 1] (r-coins, elimination bounds): they need bits.
+_UNIT_REWARD_AGENTS = (ThompsonSampling, EliminationAgent)
+#: info keys that carry side observations; rewritten to "only the pulled arm was observed".
+_SIDE_KEYS = ("observed_mask", "observed_rewards")
+
+
+class LDPWrapper(PrivateAgent):
+    r"""Make a context-free agent locally differentially private in its rewards.
+
+    Protocol of each round (Zheng et al. [1]_ "Algorithm 1"; docs/algorithms.md, [R] for the
+    constant): the server-side agent picks the arm; the user clips its reward r to
+    ``reward_range`` = [lo, hi] (range R = hi - lo), privatizes it and sends only the result; the
+    agent learns from that value as if it were the reward. Mechanisms (docs/algorithms.md, privacy mechanisms):
+
+    * ``"laplace"``: r + Lap(R/ε), ε-LDP (7.2). Unbiased, variance 2(R/ε)².
+    * ``"gaussian"``: r + N(0, σ²), (ε, δ)-LDP (7.3); ``sigma_method="classic"``:
+      σ = R·sqrt(2 ln(1.25/δ))/ε, proven for ε < 1 only (larger ε is refused);
+      ``"analytic"``: the Balle-Wang σ for L2 sensitivity R, any ε.
+    * ``"randomized_response"``: the Bernoulli mechanism on (r - lo)/R ∈ [0, 1]: draw
+      b ~ Bernoulli((r - lo)/R), report b flipped with probability 1/(1 + e^ε) (7.1; for rewards
+      in {lo, hi} this is exactly randomized response on the reward bit), ε-LDP.
+      ``rr_output="bits"`` (default) feeds the bit itself, in {0, 1}: its mean
+      q + (p - q)(μ - lo)/R is increasing in μ, so arm order is kept with gaps shrunk by
+      tanh(ε/2) (the §9 route for Thompson sampling, and the only mechanism whose outputs stay in
+      [0, 1] for agents that require that). ``"debias"`` feeds lo + R·rr_debias(b), an unbiased
+      estimate of r outside [lo, hi].
+
+    The wrapped agent never sees the raw reward: ``update`` passes it the privatized value and an
+    ``info`` stripped of everything else (the env's info may carry the reward's ingredients, e.g.
+    ``recommendation_reward``, or ``regret``). Side observations of a feedback graph are
+    **stripped** [P]: each side observation is another user's value and would need its own
+    report (a budget split of ε over |N(a)| values); instead, the agent always gets
+    ``observed_mask``/``observed_rewards`` saying "only the pulled arm was observed, with the
+    privatized reward" (whether or not the env's info had side observations, or was None), so
+    side-observation agents (UCB-N, TS-N, GAP, DPSE, ...) run on any env, learning from their
+    own pulls only. A wrapped GAP or GAPU must declare an edgeless ``feedback_graph`` (its
+    ``update`` refuses a round that reveals fewer arms than its graph declares).
+
+    Noise-aware index (``noise_aware``, only for a plain :class:`agents.UCB`, whose state the
+    wrapper reads; ``agents/stochastic/index.py`` is not changed). After each arm's first pull, round t plays
+
+    .. math:: \arg\max_i \bar X_i + w \sqrt{\ln t / N_i},
+
+    with ``alpha`` the UCB's coefficient and
+
+    * Laplace: w = αR + sqrt(32)·R/ε, and arms with N_i <= 4 ln(t + 1) are forced first (lowest
+      index): LDP-UCB-L of Ren et al. [2]_ (repository ``WenboRen/Multi-armed-Bandits-with-
+      Local-Differential-Privacy``, ``DPclass.py`` ``pull_CTL`` [V-code]: α = √2, R = 1); that
+      code starts counts at a pseudo-count 1 with mean 0, here counts start at 0 [P];
+    * Gaussian: w = αR + sqrt(8)·σ [P]: the sub-Gaussian deviation of the noise mean at
+      confidence t⁻⁴, the level of UCB1's sqrt(2 ln t / N);
+    * randomized response: w = αR/tanh(ε/2) with ``"debias"`` (Hoeffding on the debiased range
+      R/tanh(ε/2)) [P]; w = α with ``"bits"``, i.e. UCB on the bits (Ren's LDP-UCB-B) — the same
+      arms as the wrapped UCB itself.
+
+    The counts, means and round counter are the wrapped UCB's, so its ``update`` does the learning.
+
+    Parameters
+    ----------
+    agent
+        A context-free agent (UCB, SMUCB, FixedArm, ThompsonSampling, UCBN, DPSE, GAP, AAE, ...).
+        Its batch size (``n_envs``) is the wrapper's. Agents that require rewards in [0, 1]
+        (Thompson sampling, elimination agents) need ``"randomized_response"`` with ``"bits"``.
+    mechanism
+        ``"laplace"`` (default), ``"gaussian"`` or ``"randomized_response"``.
+    epsilon
+        Privacy parameter ε (> 0) of each report. Default 1.0.
+    delta
+        δ in (0, 1) for ``"gaussian"`` (required there); must be None otherwise.
+    reward_range
+        (lo, hi), lo < hi: the reward bounds enforced by clipping. Default (0, 1).
+    sigma_method
+        ``"classic"`` (default) or ``"analytic"``; Gaussian only.
+    rr_output
+        ``"bits"`` (default) or ``"debias"``; randomized response only.
+    noise_aware
+        Use the noise-aware index above. ``None`` (default): yes iff ``agent`` is a plain UCB.
+    max_reports_per_user
+        Cap: a user sends at most this many reports (>= 1); later rounds of that user send
+        nothing. None (default): no cap. Exclusive with ``user_budget``.
+    user_budget
+        Cap as a per-user budget (ε_u, δ_u), δ_u in [0, 1) (> 0 for ``"gaussian"``): the most
+        reports whose tight composition (:func:`bandit_envs.privacy.accounting.max_reports`)
+        stays within it. None (default): no cap.
+    sampler
+        ``"lattice"`` (default) or ``"float"``, for ``"laplace"`` and ``"gaussian"``: with the
+        lattice sampler (:mod:`bandit_envs.privacy.lattice`) the clipped reward and the noise
+        are both rounded to the grid :attr:`grid` = ``sum_grid(b, max(|lo|, |hi|, R))`` with
+        ``b = R/ε`` (Laplace) or σ (Gaussian), a power of two about ``2**-20`` of the noise
+        scale (never below ``2**-24`` of the rewards' magnitude), so every
+        report is a multiple of the grid whatever the reward; the sensitivity is widened to
+        ``R + grid`` for the rounding (Laplace scale ``(R + grid)/ε``, Gaussian σ calibrated at
+        ``R + grid``): ε-LDP ((ε, δ)-LDP) exactly as stated. ``"float"``: the raw ``r + noise``,
+        faster, **not safe against floating-point attacks** (Mironov 2012). Randomized-response
+        reports are bits (or a fixed affine map of bits): their output set never depends on the
+        reward.
+    seed
+        Seed of the privacy noise: the wrapper's generator is
+        :func:`bandit_envs.privacy.streams.noise_generator` of it, a stream independent of
+        ``numpy.random.default_rng(seed)``, so the same integer given to the env or to the
+        wrapped agent does not reproduce the noise (the wrapped agent keeps its own generator
+        for its policy).
+
+    Attributes
+    ----------
+    agent
+        The wrapped agent.
+    report_mechanism
+        One report's mechanism for the accountant (:class:`~bandit_envs.privacy.accounting.ReportMechanism`).
+    max_reports_per_user
+        The cap in reports (from ``max_reports_per_user`` or ``user_budget``), or None.
+    n_clipped
+        Reports whose reward was clipped to ``reward_range`` (int, or (N,) per copy).
+    n_withheld
+        Rounds whose report the cap withheld (int, or (N,) per copy).
+
+    Privacy
+    -------
+    Unit: one user, i.e. every reward report that carries the user's id (``info["user_id"]``,
+    e.g. from ``MovieLensRecommendation-v0``, where a user is drawn every round and so reports
+    many times); any two reward sequences of that user in ``reward_range`` are neighbours. An
+    env without user ids is one user: the whole stream (a report without an id is charged to
+    every user). Each report is ε-LDP (Laplace, randomized response) or (ε, δ)-LDP (Gaussian):
+    :attr:`privacy_per_report`. A user with k reports loses what k reports compose to:
+    :meth:`privacy_per_user` gives, for the user with the most reports so far, k, the basic
+    bound (kε, kδ) and the tight bound of ``dp_accounting``'s privacy loss distribution, and
+    :attr:`privacy_spent` is that tight bound. The cap bounds k. In batch mode each copy is its
+    own population, and the guarantee is the worst over copies.
+
+    Cap in batch mode: when only some copies' users are capped, the wrapped agent is updated for
+    all copies, the capped ones with a report of ``lo`` (independent of their user's data, so
+    the guarantee does not depend on what follows), and then the capped copies' rows of the
+    agent's per-copy arrays (those with the batch axis first, the convention of
+    :mod:`agents.base`) are put back. Counters shared by all copies (UCB's round t) still
+    advance. When no copy may report, the wrapped agent's ``update`` is not called.
+
+    Private state
+    -------------
+    The wrapper simulates both sides; these attributes are the users' side or un-noised
+    diagnostics, outside the guarantee, and must not be published with the model:
+    ``rng`` and ``seed`` (whoever holds them can subtract the noise from every report);
+    ``n_clipped`` (how many users' rewards were clipped, counted before privatization); the
+    ledger behind ``max_user_reports`` and ``n_withheld`` (who reported how often: the guarantee
+    covers report values, not participation). Raw rewards are never stored; the wrapped agent
+    holds only privatized values and what it computes from them.
+
+    References
+    ----------
+    .. [1] K. Zheng, T. Cai, W. Huang, Z. Li, L. Wang, "Locally Differentially Private
+       (Contextual) Bandits Learning", NeurIPS 2020 (arXiv:2006.00701).
+    .. [2] W. Ren, X. Zhou, J. Liu, N. B. Shroff, "Multi-Armed Bandits with Local Differential
+       Privacy", arXiv:2007.03121, 2020.
+    """
+
+    privacy_unit = (
+        "one user: all reward reports carrying its info['user_id'] (without ids, the whole stream), "
+        "any values in reward_range"
+    )
+
+    def __init__(
+        self,
+        agent: Agent,
+        mechanism: str = "laplace",
+        epsilon: float = 1.0,
+        delta: float | None = None,
+        reward_range: tuple[float, float] = (0.0, 1.0),
+        *,
+        sigma_method: str = "classic",
+        rr_output: str = "bits",
+        noise_aware: bool | None = None,
+        max_reports_per_user: int | None = None,
+        user_budget: tuple[float, float] | None = None,
+        seed: int | None = None,
+        sampler: str = "lattice",
+    ) -> None:
+        if not isinstance(agent, Agent):
+            raise TypeError(f"agent must be an agents.Agent, got {type(agent).__name__}.")
+        if isinstance(agent, LinearAgent):
+            raise TypeError(
+                f"agent must be a context-free agent, got {type(agent).__name__}: its contexts would stay "
+                "unprotected; use agents.LDPLinUCB for linear contextual bandits."
+            )
+        super().__init__(agent.n_arms, n_envs=agent.n_envs, seed=seed)
+        self.agent = agent
+        self.mechanism = check_choice("mechanism", mechanism, MECHANISMS)
+        self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
+        self.lo, self.hi = _check_range(reward_range)
+        self.sigma_method = check_choice("sigma_method", sigma_method, SIGMA_METHODS)
+        self.rr_output = check_choice("rr_output", rr_output, RR_OUTPUTS)
+        width = self.hi - self.lo
+        self.delta = 0.0
+        self.scale = 0.0  # Laplace b or Gaussian σ
+        if mechanism == "gaussian":
+            if delta is None:
+                raise ValueError("delta must be given (a number in (0, 1)) for the Gaussian mechanism, got None.")
+            self.delta = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+            if sigma_method == "classic" and self.epsilon >= 1.0:
+                raise ValueError(
+                    f"epsilon must be < 1 for the classic Gaussian mechanism (Dwork & Roth Thm. 3.22), got "
+                    f"{epsilon!r}; use sigma_method='analytic' for epsilon >= 1."
+                )
+            sigma_fn = gaussian_sigma_classic if sigma_method == "classic" else gaussian_sigma_analytic
+            try:
+                self.scale = sigma_fn(self.epsilon, self.delta, width)
+            except (OverflowError, ZeroDivisionError):
+                self.scale = math.inf
+        else:
+            if delta is not None:
+                raise ValueError(
+                    f"delta must be None for the {mechanism} mechanism (it is pure ε-LDP), got {describe(delta)}."
+                )
+            if mechanism == "laplace":
+                self.scale = width / self.epsilon
+        _check_report_scale(mechanism, rr_output, self.scale, self.epsilon, width)
+        self.sampler = check_sampler(sampler)
+        #: The grid of the lattice sampler (0.0: float sampler, or randomized response).
+        self.grid = 0.0
+        self._sensitivity = width
+        if self.sampler == "lattice" and mechanism != "randomized_response":
+            self.grid = sum_grid(self.scale, max(abs(self.lo), abs(self.hi), width))
+            self._sensitivity = width + self.grid  # rounding r to the grid moves it by at most grid / 2
+            if mechanism == "laplace":
+                self.scale = self._sensitivity / self.epsilon
+            else:
+                sigma_fn = gaussian_sigma_classic if sigma_method == "classic" else gaussian_sigma_analytic
+                self.scale = sigma_fn(self.epsilon, self.delta, self._sensitivity)
+            round_input("reward_range", np.array([self.lo, self.hi]), self.grid)
+        bits = mechanism == "randomized_response" and rr_output == "bits"
+        if isinstance(agent, _UNIT_REWARD_AGENTS) and not bits:
+            raise ValueError(
+                f"mechanism must be 'randomized_response' with rr_output='bits' for {type(agent).__name__}, which "
+                f"needs rewards in [0, 1]; got mechanism={mechanism!r}, rr_output={rr_output!r}."
+            )
+        plain_ucb = type(agent) is UCB
+        if noise_aware is None:
+            noise_aware = plain_ucb
+        if not isinstance(noise_aware, bool | np.bool_):
+            raise TypeError(f"noise_aware must be True, False or None, got {describe(noise_aware)}.")
+        if noise_aware and not plain_ucb:
+            raise ValueError(f"noise_aware=True needs the wrapped agent to be agents.UCB, got {type(agent).__name__}.")
+        self.noise_aware = bool(noise_aware)
+        self.name = f"LDP-{agent.name}"
+        if mechanism == "laplace":
+            self.report_mechanism = ReportMechanism.laplace(self.epsilon)
+        elif mechanism == "gaussian":
+            self.report_mechanism = ReportMechanism.gaussian(self.scale, self._sensitivity, self.epsilon, self.delta)
+        else:
+            self.report_mechanism = ReportMechanism.randomized_response(self.epsilon)
+        self.max_reports_per_user = report_cap(self.report_mechanism, max_reports_per_user, user_budget)
+        self.user_budget = user_budget
+        self._ledger = ReportLedger(self.batch, self.max_reports_per_user)
+        self._reset_state()
+
+    def _reset_state(self) -> None:
+        self.agent.reset()
+        self._clipped = np.zeros(self.batch, dtype=np.int64)
+        self._ledger.reset()
+        self.rng = noise_generator(self.seed)
+
+    @property
+    def privacy_per_report(self) -> tuple[float, float]:
+        """(ε, δ) of one report (δ = 0 for Laplace and randomized response)."""
+        return self.epsilon, self.delta
+
+    def privacy_per_user(self, delta: float | None = None) -> UserPrivacy:
+        """What holds for every user so far: the composition over the reports of the user with the most.
+
+        Parameters
+        ----------
+        delta
+            δ of the tight bound; None: the per-report δ (0 for Laplace and randomized response,
+            where the tight bound is then kε).
+
+        Returns
+        -------
+        UserPrivacy
+            ``reports`` (that user's count, worst over copies), ``per_report``, ``basic``
+            (kε, kδ) and ``tight`` (ε', δ) from ``dp_accounting``'s privacy loss distribution.
+        """
+        return user_privacy(self.report_mechanism, int(self._ledger.worst.max()), delta)
+
+    @property
+    def privacy_spent(self) -> tuple[float, float]:
+        """(ε, δ) spent so far per user: the tight bound of :meth:`privacy_per_user` at the per-report δ."""
+        return self.privacy_per_user().tight
+
+    @property
+    def max_user_reports(self) -> int | npt.NDArray[np.int64]:
+        """Reports sent by the user with the most (per copy; reports without a user id count for all)."""
+        worst = self._ledger.worst
+        return int(worst[0]) if self.n_envs is None else worst
+
+    @property
+    def n_withheld(self) -> int | npt.NDArray[np.int64]:
+        """Rounds whose report the per-user cap withheld (per copy)."""
+        withheld = self._ledger.withheld
+        return int(withheld[0]) if self.n_envs is None else withheld
+
+    @property
+    def n_clipped(self) -> int | npt.NDArray[np.int64]:
+        """Reports whose reward was clipped to ``reward_range`` (per copy)."""
+        return int(self._clipped[0]) if self.n_envs is None else self._clipped.copy()
+
+    def width(self) -> FloatArray:
+        """Per copy, the coefficient w of the noise-aware index mean + w sqrt(ln t / N) (UCB only)."""
+        if not isinstance(self.agent, UCB):
+            raise TypeError(f"width() needs the wrapped agent to be agents.UCB, got {type(self.agent).__name__}.")
+        alpha = np.broadcast_to(np.asarray(self.agent.alpha, dtype=np.float64), (self.batch,))
+        span = self.hi - self.lo
+        if self.mechanism == "laplace":
+            return alpha * span + math.sqrt(32.0) * self.scale
+        if self.mechanism == "gaussian":
+            return alpha * span + math.sqrt(8.0) * self.scale
+        if self.rr_output == "debias":
+            return alpha * span / math.tanh(self.epsilon / 2.0)
+        return np.array(alpha, dtype=np.float64)
+
+    def act(self, obs: Any = None) -> Any:
+        """The wrapped agent's arm, or the noise-aware UCB index (see the class docstring)."""
+        self._check_obs(obs)
+        if not self.noise_aware:
+            return self.agent.act(obs)
+        ucb = self.agent
+        assert isinstance(ucb, UCB)
+        t = ucb.t + 1
+        actions = _ucb_choose(ucb.means, ucb.counts, np.square(self.width()) * math.log(t))
+        if self.mechanism == "laplace":
+            forced = ucb.counts <= 4.0 * math.log(t + 1)
+            rows = forced.any(axis=1)
+            actions[rows] = np.argmax(forced[rows], axis=1)
+        return self._out(actions)
+
+    def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
+        """Clip, privatize (user side) and pass only the privatized reward to the wrapped agent.
+
+        The round's user is ``info["user_id"]`` (none: the whole stream is one user); a user
+        over the cap sends nothing (see the class docstring).
+        """
+        a, r = self._feedback(action, reward, info)
+        users = user_ids(info, self.batch)
+        send = self._ledger.allowed(users)
+        if not send.any():
+            self._ledger.record(users, send)
+            return
+        clipped = np.clip(r, self.lo, self.hi)
+        self._clipped += (clipped != r) & send
+        # A withheld report is replaced by lo, which says nothing about its user.
+        noisy = self._privatize(np.where(send, clipped, self.lo))
+        out = float(noisy[0]) if self.n_envs is None else noisy
+        if send.all():
+            self.agent.update(action, out, self._strip(info, a, noisy))
+        else:
+            saved = _per_copy_state(self.agent, self.batch)
+            self.agent.update(action, out, self._strip(info, a, noisy))
+            _restore_rows(self.agent, saved, ~send)
+        self._ledger.record(users, send)
+
+    def _privatize(self, r: FloatArray) -> FloatArray:
+        """User side: the report of each clipped reward."""
+        if self.mechanism in ("laplace", "gaussian"):
+            draw = self.rng.laplace if self.mechanism == "laplace" else self.rng.normal
+            noise = draw(0.0, self.scale, size=r.shape)
+            if self.grid > 0.0:  # the lattice sampler: report and noise on the grid
+                return snap(r, self.grid) + snap(noise, self.grid)
+            return r + noise
+        span = self.hi - self.lo
+        unit = np.clip((r - self.lo) / span, 0.0, 1.0)
+        report = bernoulli_mechanism(unit, self.epsilon, self.rng).astype(np.float64)
+        if self.rr_output == "bits":
+            return report
+        return self.lo + span * rr_debias(report, self.epsilon)
+
+    def _strip(self, info: dict[str, Any] | None, a: npt.NDArray[np.int64], noisy: FloatArray) -> dict[str, Any] | None:
+        """The info the wrapped agent sees: a pulled-arm-only observation of ``noisy``, whatever the env gave.
+
+        The same with or without the env's side observations (they are never passed on), so an
+        agent that reads its rewards from ``observed_rewards`` (UCB-N, TS-N) learns from the
+        privatized pulled arm alone, as any other wrapped agent does.
+        """
+        mask = np.zeros((self.batch, self.n_arms), dtype=bool)
+        values = np.zeros((self.batch, self.n_arms))
+        rows = np.arange(self.batch)
+        mask[rows, a] = True
+        values[rows, a] = noisy
+        if self.n_envs is None:
+            return {"observed_mask": mask[0], "observed_rewards": values[0]}
+        return {"observed_mask": mask, "observed_rewards": values}
+
+    def __repr__(self) -> str:
+        delta = f", delta={self.delta}" if self.mechanism == "gaussian" else ""
+        return (
+            f"LDPWrapper({self.agent!r}, mechanism={self.mechanism!r}, epsilon={self.epsilon}{delta}, "
+            f"reward_range=({self.lo}, {self.hi}), seed={self.seed})"
+        )
+
+
+def _check_report_scale(mechanism: str, rr_output: str, scale: float, epsilon: float, width: float) -> None:
+    """Refuse parameters whose privatized reports would not be finite numbers."""
+    if mechanism == "randomized_response":
+        if rr_output == "bits":
+            return
+        scale = width / math.tanh(epsilon / 2.0) if math.tanh(epsilon / 2.0) > 0.0 else math.inf
+    if not math.isfinite(scale):
+        raise ValueError(
+            f"epsilon and reward_range must give finite reports, got epsilon={epsilon:g} and a range of width "
+            f"{width:g}, whose {mechanism} reports have an infinite scale."
+        )
+
+
+def _check_range(value: Any) -> tuple[float, float]:
+    """``reward_range`` as (lo, hi) finite floats with lo < hi."""
+    try:
+        lo, hi = value
+    except (TypeError, ValueError):
+        raise ValueError(f"reward_range must be a pair (lo, hi) with lo < hi, got {summarize(value)}.") from None
+    lo_f = check_float("reward_range[0]", lo)
+    hi_f = check_float("reward_range[1]", hi)
+    if not lo_f < hi_f:
+        raise ValueError(f"reward_range must be a pair (lo, hi) with lo < hi, got {summarize(value)}.")
+    return lo_f, hi_f
+
+
+_StatePath = tuple[str, int | None]
+
+
+def _per_copy_state(agent: Agent, batch: int) -> list[tuple[_StatePath, npt.NDArray[Any]]]:
+    """Copies of the agent's per-copy arrays (attributes or items of tuple/list attributes, batch axis first)."""
+    out: list[tuple[_StatePath, npt.NDArray[Any]]] = []
+    for name, value in vars(agent).items():
+        items = list(enumerate(value)) if isinstance(value, tuple | list) else [(None, value)]
+        for index, item in items:
+            if isinstance(item, np.ndarray) and item.ndim >= 1 and item.shape[0] == batch and item.flags.writeable:
+                out.append(((name, index), item.copy()))
+    return out
+
+
+def _restore_rows(agent: Agent, saved: list[tuple[_StatePath, npt.NDArray[Any]]], rows: npt.NDArray[np.bool_]) -> None:
+    """Put back the ``rows`` (copies) of the arrays saved by :func:`_per_copy_state`."""
+    for (name, index), before in saved:
+        current = getattr(agent, name, None)
+        if index is not None:
+            current = current[index] if isinstance(current, tuple | list) and index < len(current) else None
+        if isinstance(current, np.ndarray) and current.shape == before.shape and current.flags.writeable:
+            current[rows] = before[rows]

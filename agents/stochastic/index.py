@@ -1,0 +1,699 @@
+"""Index and sampling agents without privacy: Random, UCB, UCB-N and Thompson sampling (TS, TS-N).
+
+State arrays carry the batch axis first, shape (B, K) with B = ``self.batch``, so one env and N
+copies in lock-step run the same code. The per-step work of UCB and UCB-N (the index argmax and
+the count/mean update) is done by numba kernels looping over those arrays: the batched path must
+reach 10^7 agent-steps per second (1000 copies, K = 10, one core;
+``benchmarks/bench_ucb_batch.py`` measures it).
+
+UCB and UCB-N keep their state packed in one (B, 3K + 1) array. With one env, ``update`` with
+plain scalars is one compiled call that adds the reward and already chooses the next arm, which
+``act`` then returns: well under a microsecond per act + update
+(``benchmarks/bench_step_api.py`` measures it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from numba import types
+
+from agents.base import Agent, SingleEnvKernel, check_float, describe, entry_point
+from agents.common import sampling
+from agents.stochastic import thompson_kernels as ts_kernels
+from bandit_envs._jit import njit
+
+FloatArray = npt.NDArray[np.float64]
+SQRT2 = math.sqrt(2.0)
+IntArray = npt.NDArray[np.int64]
+_BOOL = np.dtype(np.bool_)
+_FLOAT64 = np.dtype(np.float64)
+_NP_INT64, _NP_FLOAT64 = np.int64, np.float64
+
+
+@njit
+def _ucb_choose(means: FloatArray, counts: IntArray, width: FloatArray) -> IntArray:  # pragma: no cover
+    """Per row b, the first arm with count 0, else argmax of mean + sqrt(width[b] / count).
+
+    ``width`` is the per-copy exploration numerator (alpha^2 ln t for UCB). Strict ``>`` breaks
+    ties towards the lowest index. Used by the agents that shift the means or widen the index
+    (SM-UCB, the noise-aware LDP wrapper); UCB and UCB-N choose with ``_choose_row``.
+    """
+    n_rows, n_arms = means.shape
+    out = np.empty(n_rows, dtype=np.int64)
+    for b in range(n_rows):
+        best = 0
+        best_value = -np.inf
+        for k in range(n_arms):
+            n = counts[b, k]
+            if n == 0:
+                best = k
+                break
+            value = means[b, k] + np.sqrt(width[b] / n)
+            if value > best_value:
+                best_value = value
+                best = k
+        out[b] = best
+    return out
+
+
+# Packed state of UCB and UCB-N ------------------------------------------------------------
+#
+# One float64 row per copy b, so that one env's step is one compiled call with one array:
+#
+#   columns [0, K)     sums    reward (observation) sum per arm
+#   columns [K, 2K)    means   sums / counts
+#   columns [2K, 3K)   counts  pulls (observations) per arm: int64 values stored in the same 8 bytes
+#   column  3K         c       squared exploration coefficient (alpha^2 for UCB, 2 for UCB-N)
+#
+# The kernels read the counts through ``state.view(np.int64)``; the agents expose ``sums``,
+# ``means`` and ``counts`` as views of the same memory. The round counter t is shared by the
+# copies and passed to the kernels as a number.
+
+#: Columns of a state row after the 3K per-arm columns (c).
+_EXTRA_COLUMNS = 1
+
+
+@njit(error_model="numpy", inline="always")
+def _choose_row(state: FloatArray, ints: IntArray, b: int, log_t: float, index: FloatArray) -> int:  # pragma: no cover
+    """Copy b's arm for round t + 1: the first arm never counted, else argmax of mean + sqrt(c ln(t + 1) / count).
+
+    The index of UCB1 (Auer, Cesa-Bianchi & Fischer 2002) with c = alpha^2, and of UCB-N (Caron
+    et al. 2012) with c = 2 and counts of observations. ``log_t`` is ln(t + 1), t the rounds
+    completed (the same for every copy: computed once per round by the caller); ``index`` is a
+    work array of K floats. Strict ``>`` breaks ties towards the lowest index. Pure-Python
+    equivalent, with ``counts``, ``means`` and ``c`` read from row b::
+
+        if 0 in counts:
+            return counts.index(0)
+        width = c * math.log(t + 1)
+        index = [means[k] + math.sqrt(width / counts[k]) for k in range(K)]
+        return index.index(max(index))
+
+    The indices are computed in a loop of their own, without branches (every count is > 0 there,
+    and ``error_model="numpy"`` drops numba's division check), which LLVM vectorizes; the values
+    are the same, sqrt and division being exactly rounded either way.
+    """
+    n_arms = index.shape[0]
+    for k in range(n_arms):
+        if ints[b, 2 * n_arms + k] == 0:
+            return k
+    width = state[b, 3 * n_arms] * log_t
+    for k in range(n_arms):
+        index[k] = state[b, n_arms + k] + np.sqrt(width / ints[b, 2 * n_arms + k])
+    best = 0
+    best_value = -np.inf
+    for k in range(n_arms):
+        if index[k] > best_value:
+            best_value = index[k]
+            best = k
+    return best
+
+
+@njit(error_model="numpy")
+def _choose_rows(state: FloatArray, t: int) -> IntArray:  # pragma: no cover
+    """``out[b] = _choose_row(state, ints, b, ln(t + 1), ...)`` for every copy b: the batched ``act``."""
+    ints = state.view(np.int64)
+    log_t = math.log(t + 1)
+    index = np.empty((state.shape[1] - _EXTRA_COLUMNS) // 3)
+    out = np.empty(state.shape[0], dtype=np.int64)
+    for b in range(state.shape[0]):
+        out[b] = _choose_row(state, ints, b, log_t, index)
+    return out
+
+
+@njit(error_model="numpy", inline="always")
+def _add_observation(state: FloatArray, ints: IntArray, b: int, k: int, value: float) -> None:  # pragma: no cover
+    """``counts[b, k] += 1; sums[b, k] += value; means[b, k] = sums[b, k] / counts[b, k]``.
+
+    Means are sum / count rather than a running update so that arms with equal reward histories
+    (in any order) have bit-equal means and exact ties go to the lowest index.
+    """
+    n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
+    ints[b, 2 * n_arms + k] += 1
+    state[b, k] += value
+    state[b, n_arms + k] = state[b, k] / ints[b, 2 * n_arms + k]
+
+
+@njit
+def _pulled_step(state: FloatArray, action: int, reward: float, t: int) -> int:  # pragma: no cover
+    """One env's UCB step: add ``reward`` to the pulled arm and return the arm of round t + 1.
+
+    ``t`` counts the rounds completed with this one. Works on row 0. Returns -1, changing
+    nothing, for an ``action`` outside [0, K) or a reward that is not finite. Python equivalent:
+    ``counts[a] += 1; sums[a] += r; means[a] = sums[a] / counts[a]; return choose(t)`` (see
+    :func:`_choose_row`).
+    """
+    ints = state.view(np.int64)
+    n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
+    if action < 0 or action >= n_arms or not np.isfinite(reward):
+        return -1
+    _add_observation(state, ints, 0, action, reward)
+    return _choose_row(state, ints, 0, math.log(t + 1), np.empty(n_arms))
+
+
+@njit
+def _pulled_update(state: FloatArray, actions: IntArray, rewards: FloatArray) -> int:  # pragma: no cover
+    """Per copy b, add ``rewards[b]`` to arm ``actions[b]``; return the first bad copy (-1 if none).
+
+    Nothing is updated when a copy has an action outside [0, K) or a non-finite reward.
+    """
+    ints = state.view(np.int64)
+    n_rows = state.shape[0]
+    n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
+    for b in range(n_rows):
+        if actions[b] < 0 or actions[b] >= n_arms or not np.isfinite(rewards[b]):
+            return b
+    for b in range(n_rows):
+        _add_observation(state, ints, b, actions[b], rewards[b])
+    return -1
+
+
+@njit
+def _observed_step(
+    state: FloatArray, action: int, reward: float, mask: npt.NDArray[np.bool_], observed: FloatArray, t: int
+) -> int:  # pragma: no cover
+    """One env's UCB-N step: add every observed reward (``mask``, shape (K,)) and return the arm of round t + 1.
+
+    ``t`` counts the rounds completed with this one. Works on row 0. Returns -1, changing
+    nothing, for an ``action`` outside [0, K), a reward that is not finite or a non-finite
+    observed reward. Python equivalent: ``for k in range(K): if mask[k]: counts[k] += 1;
+    sums[k] += observed[k]; means[k] = sums[k] / counts[k]``, then ``return choose(t)``.
+    """
+    ints = state.view(np.int64)
+    n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
+    if action < 0 or action >= n_arms or not np.isfinite(reward):
+        return -1
+    for k in range(n_arms):
+        if mask[k] and not np.isfinite(observed[k]):
+            return -1
+    for k in range(n_arms):
+        if mask[k]:
+            _add_observation(state, ints, 0, k, observed[k])
+    return _choose_row(state, ints, 0, math.log(t + 1), np.empty(n_arms))
+
+
+@njit
+def _observed_update(
+    state: FloatArray, actions: IntArray, rewards: FloatArray, mask: npt.NDArray[np.bool_], observed: FloatArray
+) -> int:  # pragma: no cover
+    """Per copy b, add every observed reward (``mask[b]``); return the first bad copy (-1 if none).
+
+    Nothing is updated when a copy has an action outside [0, K), a non-finite reward or a
+    non-finite observed reward.
+    """
+    ints = state.view(np.int64)
+    n_rows = state.shape[0]
+    n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
+    for b in range(n_rows):
+        if actions[b] < 0 or actions[b] >= n_arms or not np.isfinite(rewards[b]):
+            return b
+        for k in range(n_arms):
+            if mask[b, k] and not np.isfinite(observed[b, k]):
+                return b
+    for b in range(n_rows):
+        for k in range(n_arms):
+            if mask[b, k]:
+                _add_observation(state, ints, b, k, observed[b, k])
+    return -1
+
+
+_STATE = types.Array(types.float64, 2, "C")
+_ANY_FLAGS, _ANY_VALUES = types.Array(types.bool_, 1, "A"), types.Array(types.float64, 1, "A")  # any strides
+_TS_CHOOSE_ONE = SingleEnvKernel(
+    ts_kernels.beta_choose_one, (types.Array(types.float64, 3, "C"), types.Array(types.uint64, 2, "C"))
+)
+_TS_COIN_STEP = SingleEnvKernel(
+    ts_kernels.coin_step,
+    (
+        _STATE,
+        _STATE,
+        types.Array(types.float64, 3, "C"),
+        types.Array(types.uint64, 2, "C"),
+        types.int64,
+        types.float64,
+    ),
+)
+#: One env's step kernels as ``update`` calls them: the dispatchers until the first single-env
+#: agent is built, then their compiled entry points (:func:`_load_pulled_step`,
+#: :func:`_load_observed_step`).
+_pulled_step_call: Callable[..., int] = _pulled_step
+_observed_step_call: Callable[..., int] = _observed_step
+
+
+def _load_pulled_step() -> None:
+    """Make UCB's single-env step call the compiled entry point of ``_pulled_step`` (once per process)."""
+    global _pulled_step_call
+    if _pulled_step_call is _pulled_step:
+        _pulled_step_call = entry_point(_pulled_step, (_STATE, types.int64, types.float64, types.int64))
+
+
+def _load_observed_step() -> None:
+    """Make UCB-N's single-env step call the compiled entry point of ``_observed_step`` (once per process)."""
+    global _observed_step_call
+    if _observed_step_call is _observed_step:
+        signature = (_STATE, types.int64, types.float64, _ANY_FLAGS, _ANY_VALUES, types.int64)
+        _observed_step_call = entry_point(_observed_step, signature)
+
+
+def _row_error(b: int, n_envs: int | None, what: str, value: Any, allowed: str) -> ValueError:
+    """One-sentence error about copy ``b`` (or the single env)."""
+    where = "" if n_envs is None else f" for copy {b}"
+    return ValueError(f"{what} must be {allowed}{where}, got {value!r}.")
+
+
+def _kernel_error(agent: Agent, actions: IntArray, rewards: FloatArray, b: int) -> ValueError:
+    """Error for copy ``b``, refused by a kernel for its action (outside [0, K)) or its reward."""
+    if not 0 <= actions[b] < agent.n_arms:
+        return agent._action_range_error(int(actions[b]), b)
+    return agent._reward_error(float(rewards[b]), b)
+
+
+class Random(Agent):
+    """Pull an arm uniformly at random each round.
+
+    The usual lower reference in regret plots. Draws come from ``self.rng``.
+
+    Parameters
+    ----------
+    n_arms
+        Number of arms K (>= 2).
+    n_envs
+        ``None`` for one env, or the number N of copies run in lock-step.
+    seed
+        Seed of the agent's generator.
+    """
+
+    name = "Random"
+
+    def __init__(self, n_arms: int, *, n_envs: int | None = None, seed: int | None = None) -> None:
+        super().__init__(n_arms, n_envs=n_envs, seed=seed)
+        self._reset_state()
+
+    def _reset_state(self) -> None:
+        """Random keeps no learning state."""
+
+    def act(self, obs: Any = None) -> Any:
+        """Draw one uniform arm per copy."""
+        self._check_obs(obs)
+        return self._out(self.rng.integers(self.n_arms, size=self.batch, dtype=np.int64))
+
+    def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
+        """Check the feedback (it must fit the agent), then ignore it."""
+        self._feedback(action, reward, info)
+
+
+class _UCBIndex(Agent):
+    """Shared state and index choice of UCB and UCB-N: argmax mean + sqrt(c ln t / n).
+
+    The state is one packed float64 row per copy (layout above ``_choose_row``), and ``sums``,
+    ``means`` and ``counts`` are views of it. With one env, each ``update`` is one compiled call
+    that also chooses the next arm, and ``act`` returns that arm. Reading one of the state
+    attributes or setting ``t`` forgets the cached arm (the caller may write to the view), so
+    ``act`` then computes it afresh from the state.
+    """
+
+    #: Squared exploration coefficient per copy, shape (B,) (alpha^2 for UCB, 2 for UCB-N).
+    _width_coef: FloatArray
+    #: The packed state, shape (B, 3K + 1).
+    _state: FloatArray
+    #: One env: the arm ``act`` returns, chosen from the current state; -1 when not known.
+    _next: int
+
+    def _reset_state(self) -> None:
+        k = self.n_arms
+        self._state = np.zeros((self.batch, 3 * k + _EXTRA_COLUMNS))
+        self._state[:, 3 * k] = self._width_coef
+        self._t = 0
+        self._arm_shape = (k,)
+        self._next = 0 if self.n_envs is None else -1  # nothing counted yet: arm 0 first
+
+    @property
+    def sums(self) -> FloatArray:
+        """(B, K) reward (observation) sum per arm, a view of the agent's state."""
+        self._next = -1
+        return self._state[:, : self.n_arms]
+
+    @property
+    def means(self) -> FloatArray:
+        """(B, K) mean reward (observation) per arm, a view of the agent's state."""
+        self._next = -1
+        return self._state[:, self.n_arms : 2 * self.n_arms]
+
+    @property
+    def counts(self) -> IntArray:
+        """(B, K) number of pulls (observations) per arm, an int64 view of the agent's state."""
+        self._next = -1
+        # A view taken now: a stored view would part from a copied agent's state (pickle copies arrays).
+        return self._state.view(np.int64)[:, 2 * self.n_arms : 3 * self.n_arms]
+
+    @property
+    def t(self) -> int:
+        """Rounds completed (updates received)."""
+        return self._t
+
+    @t.setter
+    def t(self, value: int) -> None:
+        self._t = value
+        self._next = -1
+
+    def act(self, obs: Any = None) -> Any:
+        """Choose the arm with the largest index in round ``t + 1`` (unplayed arms first)."""
+        if obs is not None:
+            self._check_obs(obs)
+        chosen = self._next
+        if chosen >= 0:  # one env: chosen by the last update from the current state
+            return chosen
+        actions = _choose_rows(self._state, self._t)
+        if self.n_envs is None:
+            self._next = chosen = int(actions[0])
+            return chosen
+        return actions
+
+
+class UCB(_UCBIndex):
+    r"""UCB1-style index policy that learns only from the pulled arm.
+
+    After playing every arm once (lowest index first), round t (1-based) plays
+
+    .. math:: I_t = \arg\max_i \bar X_i + \alpha \sqrt{\ln t / N_i},
+
+    where :math:`\bar X_i` is the mean reward and :math:`N_i` the number of pulls of arm i; ties
+    go to the lowest index. ``alpha = sqrt(2)`` is UCB1 [1]_ [R]; the privacy-budget paper uses
+    the same index with ``alpha`` as a tuned parameter. UCB1 writes ln n with n = t - 1 plays so
+    far; we use the round number t, as UCB-N does [2]_, so that UCB-N on an empty graph is this
+    agent with ``alpha = sqrt(2)`` [P].
+
+    Parameters
+    ----------
+    n_arms
+        Number of arms K (>= 2).
+    alpha
+        Exploration coefficient (> 0); ``sqrt(2)`` gives UCB1. In batch mode also an array of
+        ``n_envs`` coefficients, one per copy (an α sweep run as one batch).
+    n_envs
+        ``None`` for one env, or the number N of copies run in lock-step.
+    seed
+        Seed of the agent's generator (UCB itself is deterministic).
+
+    Attributes
+    ----------
+    sums, counts, means
+        (B, K) reward sum, number of pulls and mean reward per arm, B = ``batch``.
+    t
+        Rounds completed (updates received).
+
+    References
+    ----------
+    .. [1] P. Auer, N. Cesa-Bianchi, P. Fischer, "Finite-time Analysis of the Multiarmed Bandit
+       Problem", Machine Learning 47, 235-256, 2002.
+    .. [2] S. Caron, B. Kveton, M. Lelarge, S. Bhagat, "Leveraging Side Observations in
+       Stochastic Bandits", UAI 2012.
+    """
+
+    name = "UCB"
+
+    def __init__(
+        self,
+        n_arms: int,
+        alpha: float | npt.ArrayLike = SQRT2,
+        *,
+        n_envs: int | None = None,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(n_arms, n_envs=n_envs, seed=seed)
+        self.alpha = per_copy_float("alpha", alpha, self.n_envs, low=0.0, low_open=True)
+        self._width_coef = np.broadcast_to(np.square(self.alpha), (self.batch,)).astype(np.float64)
+        self._reset_state()
+        if self.n_envs is None:
+            _load_pulled_step()
+
+    def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
+        """Add ``reward`` to the pulled arm's mean; side observations in ``info`` are ignored."""
+        tr, ta = type(reward), type(action)
+        if (tr is float or tr is _NP_FLOAT64) and (ta is int or ta is _NP_INT64) and self.n_envs is None:
+            r = reward if 0 <= action < self.n_arms else None  # the usual step: Agent._scalar_feedback inlined
+        else:
+            r = self._scalar_feedback(action, reward)
+        if r is not None:  # one env, plain scalars: one compiled call, which also chooses the next arm
+            if info is not None:
+                self._check_info(info)
+            t = self._t + 1
+            chosen = _pulled_step_call(self._state, action, r, t)
+            if chosen >= 0:
+                self._t = t
+                self._next = chosen
+                return
+        a, rewards = self._feedback(action, reward, info, check_values=False)
+        bad = _pulled_update(self._state, a, rewards)
+        if bad >= 0:
+            raise _kernel_error(self, a, rewards, bad)
+        self._t += 1
+        self._next = -1
+
+    def __repr__(self) -> str:
+        return f"UCB(n_arms={self.n_arms}, alpha={self.alpha}, n_envs={self.n_envs}, seed={self.seed})"
+
+
+class UCBN(_UCBIndex):
+    r"""UCB-N: UCB on all observations, including side observations of a feedback graph.
+
+    Caron et al. [1]_, Algorithm 1 [V-paper]. Round t (1-based) plays
+
+    .. math:: I_t = \arg\max_i \bar X_i + \sqrt{2 \ln t / O_i},
+
+    with :math:`\sqrt{1/0} = \infty` (unobserved arms first, lowest index; ties to the lowest
+    index), where :math:`\bar X_i` is the mean of all observations of arm i and :math:`O_i` their
+    number. After the step, every arm k in ``info["observed_mask"]`` (the closed neighbourhood of
+    the pulled arm) gets :math:`O_k \mathrel{+}= 1`, and :math:`X_k` =
+    ``info["observed_rewards"][k]`` joins its mean (kept as sum / O_k). On the empty graph this
+    is :class:`UCB` with ``alpha = sqrt(2)``.
+
+    Parameters
+    ----------
+    n_arms
+        Number of arms K (>= 2).
+    n_envs
+        ``None`` for one env, or the number N of copies run in lock-step.
+    seed
+        Seed of the agent's generator (UCB-N itself is deterministic).
+
+    Attributes
+    ----------
+    sums, counts, means
+        (B, K) sum, number O_i and mean of the observations of each arm.
+    t
+        Rounds completed (updates received).
+
+    References
+    ----------
+    .. [1] S. Caron, B. Kveton, M. Lelarge, S. Bhagat, "Leveraging Side Observations in
+       Stochastic Bandits", UAI 2012, pp. 142-151. arXiv:1210.4839.
+    """
+
+    name = "UCB-N"
+
+    def __init__(self, n_arms: int, *, n_envs: int | None = None, seed: int | None = None) -> None:
+        super().__init__(n_arms, n_envs=n_envs, seed=seed)
+        self._width_coef = np.full(self.batch, 2.0)
+        self._reset_state()
+        if self.n_envs is None:
+            _load_observed_step()
+
+    def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
+        """Add every observed reward (``observed_mask``, ``observed_rewards`` in ``info``)."""
+        r = self._scalar_feedback(action, reward)
+        if r is not None and type(info) is dict:  # one env, the env's own info: one compiled call
+            mask, observed = info.get("observed_mask"), info.get("observed_rewards")
+            best = info.get("optimal_action")
+            if (
+                type(mask) is np.ndarray
+                and (mask.dtype is _BOOL or mask.dtype == _BOOL)  # numba-made arrays: an equal dtype
+                and mask.shape == self._arm_shape
+                and type(observed) is np.ndarray
+                and (observed.dtype is _FLOAT64 or observed.dtype == _FLOAT64)
+                and observed.shape == self._arm_shape
+                and (best is None or ((type(best) is int or type(best) is np.int64) and best < self.n_arms))
+            ):
+                t = self._t + 1
+                chosen = _observed_step_call(self._state, action, r, mask, observed, t)
+                if chosen >= 0:
+                    self._t = t
+                    self._next = chosen
+                    return
+        a, rewards = self._feedback(action, reward, info, check_values=False)
+        mask, observed = self._side_observations(info, check_values=False)
+        bad = _observed_update(self._state, a, rewards, mask, observed)
+        if bad >= 0:
+            if 0 <= a[bad] < self.n_arms and np.isfinite(rewards[bad]):
+                self._check_observed(np.where(mask, observed, 0.0))
+            raise _kernel_error(self, a, rewards, bad)
+        self._t += 1
+        self._next = -1
+
+
+class ThompsonSampling(Agent):
+    r"""Beta-Bernoulli Thompson sampling with the r-coin trick; TS-N with side observations.
+
+    Each round draws :math:`\theta_i \sim \mathrm{Beta}(S_i + 1, F_i + 1)` (Beta(1, 1) prior) and
+    plays :math:`\arg\max_i \theta_i` (the first arm on an exact tie, an event of probability
+    about 0). Each observation :math:`r \in [0, 1]` is binarised by a fresh coin
+    :math:`b \sim \mathrm{Bernoulli}(r)` (exactly r for Bernoulli rewards) and counted in S
+    (b = 1) or F (b = 0): Agrawal & Goyal [1]_ [R]. With ``side_observations=True`` this is
+    TS-N [2]_ [R]: every arm revealed in ``info["observed_mask"]`` is updated with its own coin
+    on ``info["observed_rewards"]``, in arm order.
+
+    Draws: each copy has its own sampling stream (:mod:`agents.common.sampling`: SFC64 words, ziggurat
+    normals, Marsaglia & Tsang gammas, Beta = X/(X + Y)); copy i of an agent with ``seed=s`` and
+    ``n_envs=N`` draws exactly as a single agent with ``seed=s + i``, so it makes the same
+    choices on the same rewards. Per round: a round of two gammas per arm, in arm order (the
+    first word of every gamma, then the further words of the few that need them), then one
+    uniform per coin. The kernels are compiled (:mod:`agents.stochastic.thompson_kernels`, whose
+    :class:`~agents.stochastic.thompson_kernels.ThompsonReference` is one copy in plain Python).
+
+    Parameters
+    ----------
+    n_arms
+        Number of arms K (>= 2).
+    side_observations
+        ``False``: learn from the pulled arm only (TS); ``True``: from every revealed arm (TS-N).
+    n_envs
+        ``None`` for one env, or the number N of copies run in lock-step.
+    seed
+        Seed of copy 0's sampling stream (copy i: seed + i); ``None`` draws one from the
+        operating system at every reset (kept in :attr:`copy_seeds`).
+
+    Attributes
+    ----------
+    successes, failures
+        (B, K) coin counts S and F per arm (copies; the agent's own arrays are private).
+
+    References
+    ----------
+    .. [1] S. Agrawal, N. Goyal, "Analysis of Thompson Sampling for the Multi-armed Bandit
+       Problem", COLT 2012. arXiv:1111.1797.
+    .. [2] A. C. Y. Tossou, C. Dimitrakakis, D. Dubhashi, "Thompson Sampling for Stochastic
+       Bandits with Graph Feedback", AAAI 2017. arXiv:1701.04238.
+    """
+
+    name = "TS"
+    reward_bounds = (0.0, 1.0)
+    reward_bounds_reason = "the r-coin of Thompson sampling needs it"
+    _state_bytes_per_arm = 8 * (2 + ts_kernels.SHAPE_WORDS)
+
+    def __init__(
+        self,
+        n_arms: int,
+        *,
+        side_observations: bool = False,
+        n_envs: int | None = None,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(n_arms, n_envs=n_envs, seed=seed)
+        if not isinstance(side_observations, bool | np.bool_):
+            raise TypeError(
+                f"side_observations must be True or False, got {describe(side_observations, typed=False)} "
+                f"({type(side_observations).__name__})."
+            )
+        self.side_observations = bool(side_observations)
+        if self.side_observations:
+            self.name = "TS-N"
+        self._reset_state()
+        if self.n_envs is None:
+            _TS_CHOOSE_ONE.load()
+            _TS_COIN_STEP.load()
+
+    def _reset_state(self) -> None:
+        self._copy_seeds = sampling.copy_seeds(self.seed, self.batch)
+        self._streams = sampling.new_streams(self._copy_seeds)
+        self._successes, self._failures, self._shapes = ts_kernels.new_posteriors(self.batch, self.n_arms)
+
+    @property
+    def successes(self) -> FloatArray:
+        """(B, K) coins equal to 1 per arm."""
+        return self._successes.copy()
+
+    @property
+    def failures(self) -> FloatArray:
+        """(B, K) coins equal to 0 per arm."""
+        return self._failures.copy()
+
+    @property
+    def copy_seeds(self) -> list[int]:
+        """The seed of each copy's sampling stream: copy i of an agent seeded with s has seed s + i."""
+        return list(self._copy_seeds)
+
+    def act(self, obs: Any = None) -> Any:
+        """Sample the posteriors and play the argmax per copy."""
+        if obs is not None:
+            self._check_obs(obs)
+        if self.n_envs is None:  # one env: one call of the compiled entry point
+            arm: int = _TS_CHOOSE_ONE.call(self._shapes, self._streams)
+            return arm
+        out = np.empty(self.batch, dtype=np.int64)
+        ts_kernels.beta_choose(self._shapes, self._streams, out)
+        return self._out(out)
+
+    def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
+        """Toss one r-coin per observation and add it to S or F."""
+        if self.side_observations:
+            self._feedback(action, reward, info)
+            mask, observed = self._side_observations(info)
+            ts_kernels.coin_update_observed(
+                self._successes,
+                self._failures,
+                self._shapes,
+                np.ascontiguousarray(mask, dtype=np.bool_),
+                np.ascontiguousarray(observed, dtype=np.float64),
+                self._streams,
+            )
+        else:
+            tr, ta = type(reward), type(action)
+            if (
+                (tr is float or tr is _NP_FLOAT64)
+                and (ta is int or ta is _NP_INT64)
+                and self.n_envs is None
+                and 0 <= action < self.n_arms
+                and self._plain_low <= reward <= self._plain_high
+            ):  # Agent._plain_value inlined (the usual one-env step)
+                value = reward
+            else:
+                value = self._plain_value(action, reward)
+            if value is not None:  # one env, plain scalars that fit: one compiled call
+                if info is not None:
+                    self._check_info(info)
+                if _TS_COIN_STEP.call(self._successes, self._failures, self._shapes, self._streams, action, value) < 0:
+                    return
+            a, rewards = self._feedback(action, reward, info, check_values=False)
+            bad = ts_kernels.coin_update(self._successes, self._failures, self._shapes, a, rewards, self._streams)
+            if bad >= 0:
+                raise _kernel_error(self, a, rewards, bad)
+
+    def __repr__(self) -> str:
+        return (
+            f"ThompsonSampling(n_arms={self.n_arms}, "
+            f"side_observations={self.side_observations}, n_envs={self.n_envs}, "
+            f"seed={self.seed})"
+        )
+
+
+def per_copy_float(
+    name: str, value: Any, n_envs: int | None, *, low: float, low_open: bool = False
+) -> float | FloatArray:
+    """A float, or in batch mode optionally an (n_envs,) array of floats, each checked."""
+    if np.ndim(value) == 0:
+        return check_float(name, value, low=low, low_open=low_open)
+    if n_envs is None:
+        raise ValueError(
+            f"{name} must be a single number when n_envs is None, got an array of shape {np.shape(value)}."
+        )
+    arr = np.asarray(value)
+    if arr.shape != (n_envs,):
+        raise ValueError(f"{name} must be a number or an array of n_envs={n_envs} numbers, got shape {arr.shape}.")
+    for i, v in enumerate(arr.tolist()):
+        check_float(f"{name}[{i}]", v, low=low, low_open=low_open)
+    return arr.astype(np.float64)

@@ -1,0 +1,682 @@
+"""Compiled kernels of ε-greedy, KL-UCB and MOSS (``greedy.py``, ``optimistic.py`` in this package), with references.
+
+The three agents keep the same packed state: one float64 row per copy b,
+
+    columns [0, K)     sums    reward sum per arm
+    columns [K, 2K)    means   sums / counts
+    columns [2K, 3K)   counts  pulls per arm: int64 values stored in the same 8 bytes
+    columns [3K, 4K)   aux     per-arm value the agent keeps up to date when the arm is pulled:
+                               MOSS    the index mean + sqrt(max(ln(T / (K N)), 0) / N)
+                               ε-greedy, KL-UCB unused (0; KL-UCB keeps its anchors apart)
+    column  4K         param   per-copy parameter: ε (constant schedule) or cK/d² (decaying
+                               schedule) for ε-greedy, c for KL-UCB, T/K for MOSS
+
+as :mod:`agents.stochastic.index` packs UCB's (the kernels read the counts through ``state.view(np.int64)``).
+Means are sum / count, so arms with equal reward histories have bit-equal means and exact ties
+go to the lowest index. The round counter t is shared by the copies and passed as a number.
+
+Each kernel says what it computes; the classes at the end of the module (:class:`GreedyReference`,
+:class:`KLUCBReference`, :class:`MOSSReference`) are one copy of each agent in plain Python with
+the same arithmetic, and make the same choices (``tests/test_baseline_agents.py``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from bandit_envs._jit import njit
+from bandit_envs.core import next_double
+
+#: Columns of a state row after the 4K per-arm columns (param).
+EXTRA_COLUMNS = 1
+#: ``kind`` of :func:`mean_update`: which per-arm ``aux`` value the agent keeps.
+KIND_GREEDY, KIND_KLUCB, KIND_MOSS = 0, 1, 2
+#: Newton steps at most in :func:`kl_search` (from an arm's anchor it needs one or two).
+MAX_NEWTON = 100
+
+
+@njit(inline="always")
+def n_arms_of(columns: int) -> int:  # pragma: no cover
+    """K of a packed row with ``columns`` columns."""
+    return (columns - EXTRA_COLUMNS) // 4
+
+
+# Updates ---------------------------------------------------------------------------------------
+
+
+@njit(error_model="numpy")
+def mean_update(state: Any, actions: Any, rewards: Any, kind: int, low: float, high: float) -> int:  # pragma: no cover
+    """Per copy b, add ``rewards[b]`` to arm ``actions[b]``; return the first bad copy (-1 if none).
+
+    ``counts += 1; sums += r; means = sums / counts`` for the pulled arm, then its ``aux``
+    (module docstring) by ``kind``. Nothing is updated when a copy has an action outside [0, K)
+    or a reward that is not finite or outside [``low``, ``high``].
+    """
+    ints = state.view(np.int64)
+    n_rows = state.shape[0]
+    k_arms = n_arms_of(state.shape[1])
+    for b in range(n_rows):
+        r = rewards[b]
+        if actions[b] < 0 or actions[b] >= k_arms or not (low <= r <= high and np.isfinite(r)):
+            return b
+    for b in range(n_rows):
+        k = actions[b]
+        ints[b, 2 * k_arms + k] += 1
+        n = ints[b, 2 * k_arms + k]
+        state[b, k] += rewards[b]
+        mean = state[b, k] / n
+        state[b, k_arms + k] = mean
+        if kind == KIND_MOSS:
+            width = math.log(state[b, 4 * k_arms] / n)
+            state[b, 3 * k_arms + k] = mean + math.sqrt(max(width, 0.0) / n)
+    return -1
+
+
+@njit(inline="always")
+def first_unplayed(ints: Any, b: int, k_arms: int) -> int:  # pragma: no cover
+    """The lowest arm of copy b never pulled, or -1."""
+    for k in range(k_arms):
+        if ints[b, 2 * k_arms + k] == 0:
+            return k
+    return -1
+
+
+# ε-greedy -----------------------------------------------------------------------------------------
+
+
+@njit(error_model="numpy")
+def greedy_choose(state: Any, t: int, decaying: bool, bitgens: Any) -> Any:  # pragma: no cover
+    """ε-greedy's arm of round t + 1 for every copy b (``t`` rounds completed).
+
+    The first arm never pulled (no draw); else ε = param (constant) or min(1, param / (t + 1))
+    (decaying: param = cK/d², t + 1 the round number n of the paper), one draw u from copy b's
+    generator (at ``bitgens[b]``); u < ε: a uniform arm ``int(u' K)`` with a second draw u';
+    else the arm with the largest mean (ties to the lowest index). Reference:
+    :meth:`GreedyReference.act`.
+    """
+    n_rows = state.shape[0]
+    k_arms = n_arms_of(state.shape[1])
+    ints = state.view(np.int64)
+    out = np.empty(n_rows, dtype=np.int64)
+    for b in range(n_rows):
+        chosen = first_unplayed(ints, b, k_arms)
+        if chosen < 0:
+            epsilon = state[b, 4 * k_arms]
+            if decaying:
+                epsilon = min(1.0, epsilon / (t + 1))
+            if next_double(bitgens[b]) < epsilon:
+                chosen = min(int(next_double(bitgens[b]) * k_arms), k_arms - 1)
+            else:
+                chosen = 0
+                best = state[b, k_arms]
+                for k in range(1, k_arms):
+                    if state[b, k_arms + k] > best:
+                        best = state[b, k_arms + k]
+                        chosen = k
+        out[b] = chosen
+    return out
+
+
+# KL-UCB -----------------------------------------------------------------------------------------
+#
+# The computed index is a point of the grid tol·ℤ (tol the agent's accuracy): for 0 ≤ p < 1 and
+# d > 0, with u* = max{q ∈ [p, 1] : kl(p, q) ≤ d} the exact index,
+#
+#     û(p, d) = min({m·tol : m ∈ ℤ, p < m·tol < 1, kl(p, m·tol) > d} ∪ {1}),
+#
+# the first grid point right of u*, so u* < û ≤ u* + tol (û = 1 when no grid point below 1 is
+# right of u*). û depends on p, d and tol only, not on how u* was approached, so the kernels may
+# start their search anywhere (from a bound kept per arm) and still compute the value of the
+# readable reference (:func:`kl_index_reference`, which bisects). kl(p, ·) increases on (p, 1) by
+# f'·tol per grid step, far more than the rounding of its evaluation (tol ≥ 1e-12), so the
+# grid test is monotone and the search (:func:`grid_point`) finds that one m.
+
+#: Margin added to tol when bounds decide a comparison without computing an index (covers rounding).
+SLACK = 1e-12
+
+
+@njit(inline="always")
+def kl_terms(p: float, q: float) -> tuple[float, float]:  # pragma: no cover
+    """(kl(p, q), ∂kl/∂p (p, q)) for 0 ≤ p ≤ 1 and 0 < q < 1, with 0 ln 0 = 0.
+
+    kl(p, q) = p a + (1 − p) b with a = ln(p/q), b = ln((1 − p)/(1 − q)), and ∂kl/∂p = a − b:
+    two logarithms. Reference: :func:`kl_bernoulli` (same arithmetic).
+    """
+    a = math.log(p / q) if p > 0.0 else 0.0
+    b = math.log((1.0 - p) / (1.0 - q)) if p < 1.0 else 0.0
+    return p * a + (1.0 - p) * b, a - b
+
+
+@njit(inline="always")
+def kl_upper(p: float, d: float) -> float:  # pragma: no cover
+    """A q ≥ u* = max{q : kl(p, q) ≤ d} for 0 ≤ p < 1 and d > 0, without logarithms (may be ≥ 1).
+
+    The smaller of two points where kl(p, q) ≥ d by a lower bound of kl: Pinsker's p + sqrt(d/2)
+    (kl(p, q) ≥ 2(q − p)²), and p + a + sqrt(a² + 2pa) with a = d(1 − p)
+    (kl(p, q) ≥ (q − p)²/(2q(1 − p)), as x(1 − x) ≤ q(1 − p) on [p, q] in
+    kl(p, q) = ∫_p^q (q − x)/(x(1 − x)) dx).
+    """
+    a = d * (1.0 - p)
+    return min(p + math.sqrt(0.5 * d), p + a + math.sqrt(a * a + 2.0 * p * a))
+
+
+@njit(inline="always")
+def grid_point(p: float, d: float, tol: float, x: float) -> float:  # pragma: no cover
+    """û(p, d) (module notes above) from a point x near u*: the grid point right of x, then moved until it is û.
+
+    m = ⌊x / tol⌋ + 1 (at most the first grid point ≥ 1, at least the first right of p); m goes up while
+    kl(p, m·tol) ≤ d (m·tol < 1), then down while kl(p, (m − 1)·tol) > d ((m − 1)·tol > p).
+    Two evaluations of kl when |x − u*| < tol. Reference: :func:`grid_point_reference`.
+    """
+    m = math.floor(max(x, p) / tol) + 1
+    while (m - 1) * tol >= 1.0:
+        m -= 1
+    while m * tol <= p:
+        m += 1
+    while m * tol < 1.0 and not kl_terms(p, m * tol)[0] > d:
+        m += 1
+    while (m - 1) * tol > p and kl_terms(p, (m - 1) * tol)[0] > d:
+        m -= 1
+    return min(m * tol, 1.0)
+
+
+@njit(inline="always")
+def kl_search(p: float, d: float, tol: float, start: float) -> tuple[float, float, float, float]:  # pragma: no cover
+    """(û, x, kl(p, x), ∂kl/∂p(p, x)) for 0 ≤ p < 1, d > 0: the index and the last point where kl was evaluated.
+
+    Newton's method on the convex increasing f(q) = kl(p, q) − d from ``start`` (a guess near
+    u*, e.g. an upper bound kept per arm; :func:`kl_upper` if not in (p, 1)), kept in a bracket
+    [lo, hi] ∋ u* (bisection when a step leaves it), until the error after the step (about
+    step² f''/(2f'), bounded by step² (2 − x)/(2(1 − x)(x − p))) is below tol/8 or the bracket
+    below tol/4; then :func:`grid_point`, which
+    finds û from any point (a worse point costs it more steps, never another value).
+    The value does not depend on ``start`` (module notes).
+    """
+    lo, hi = p, 1.0
+    x = min(start, kl_upper(p, d))
+    if not p < x < 1.0:
+        x = 0.5 * (p + 1.0)
+    kx = gx = 0.0
+    xe = x
+    for _ in range(MAX_NEWTON):
+        kx, gx = kl_terms(p, x)
+        xe = x
+        f = kx - d
+        if f > 0.0:
+            hi = x
+        else:
+            lo = x
+        step = f * x * (1.0 - x) / (x - p)
+        x -= step
+        # The next error is about step² f''/(2f') <= step² (2 − x) / (2(1 − x)(x − p)) at the new x
+        # (f'' = p/x² + (1 − p)/(1 − x)², f' = (x − p)/(x(1 − x))): stop when it is below tol/8.
+        # Near 1 the curvature is large, and a criterion without the (1 − x) would stop far from u*.
+        if p < x < 1.0 and step * step * (2.0 - x) <= 0.25 * tol * (1.0 - x) * (x - p):
+            break
+        if not lo < x < hi:
+            x = 0.5 * (lo + hi)
+        if hi - lo <= 0.25 * tol:
+            break
+    return grid_point(p, d, tol, x), xe, kx, gx
+
+
+@njit
+def kl_index(p: float, d: float, tol: float) -> float:  # pragma: no cover
+    """The computed KL-UCB index û(p, d) (module notes above): p for d ≤ 0, 1 for p = 1.
+
+    û lies in (u*, u* + tol], u* = max{q ∈ [p, 1] : kl(p, q) ≤ d}. Reference: :func:`kl_index_reference`.
+    """
+    if not d > 0.0:
+        return p
+    if p >= 1.0:
+        return 1.0
+    return kl_search(p, d, tol, 1.0)[0]
+
+
+@njit(inline="always")
+def klucb_delta(log_t: float, loglog_t: float, c: float) -> float:  # pragma: no cover
+    """The KL-UCB threshold δ = ln t + c ln ln t, taken as 0 when negative or when t ≤ 1 (``log_t`` ≤ 0)."""
+    if not log_t > 0.0:
+        return 0.0
+    delta = log_t if c == 0.0 else log_t + c * loglog_t
+    return max(delta, 0.0)
+
+
+@njit(inline="always")
+def klucb_log_terms(t: int) -> tuple[float, float]:  # pragma: no cover
+    """(ln t, ln ln t) for :func:`klucb_delta` (0 where not defined)."""
+    log_t = math.log(t) if t > 1 else 0.0
+    return log_t, (math.log(log_t) if log_t > 0.0 else 0.0)
+
+
+#: Blocks of K columns of KL-UCB's anchor array (one row per copy): see :func:`set_anchor`.
+ANCHOR_BLOCKS = 6
+
+
+@njit(inline="always")
+def set_anchor(
+    cache: Any, b: int, k_arms: int, k: int, p: float, x: float, kx: float, gx: float
+) -> None:  # pragma: no cover
+    """Make x (p < x < 1, kl(p, x) = kx, ∂kl/∂p = gx) arm k's anchor.
+
+    Blocks: x, kl(p, x), 1/kl(p, x), 1/slope = x(1 − x)/(x − p), ∂kl/∂p, and (block 5, set by
+    the update) 1/N; the reciprocals from one division (their rounding is far below
+    :data:`SLACK`). Without a usable x (not in (p, 1), or kl(p, x) = 0) the anchor is cleared: x = p, 1/kl = 0,
+    1/slope = inf, which make the bounds of :func:`index_bounds` [p, 1].
+    """
+    if p < x < 1.0 and kx > 0.0:
+        w = 1.0 / (kx * (x - p))  # one division for both reciprocals
+        cache[b, k] = x
+        cache[b, k_arms + k] = kx
+        cache[b, 2 * k_arms + k] = (x - p) * w
+        cache[b, 3 * k_arms + k] = x * (1.0 - x) * kx * w
+        cache[b, 4 * k_arms + k] = gx
+    else:
+        cache[b, k] = p
+        cache[b, k_arms + k] = 0.0
+        cache[b, 2 * k_arms + k] = 0.0
+        cache[b, 3 * k_arms + k] = np.inf
+        cache[b, 4 * k_arms + k] = 0.0
+
+
+@njit(inline="always")
+def index_bounds(
+    p: float, d: float, x: float, kx: float, inv_kx: float, inv_sx: float
+) -> tuple[float, float]:  # pragma: no cover
+    """(lower, upper) bounds of u* = max{q : kl(p, q) ≤ d}, d > 0, from the arm's anchor x (:func:`set_anchor`).
+
+    x may be left or right of u*. By convexity of f(q) = kl(p, q) − d: the tangent at x lies
+    below f, so its zero x + (d − kx)/slope is ≥ u* (capped at 1); the chord from (p, −d) to
+    (x, kx − d) lies above f on [p, x], so when kx ≥ d its zero p + (x − p) d / kx ≤ x is ≤ u*;
+    when kx < d, x < u* and the chord's zero is above x, hence the min. No logarithm and no
+    division: the anchor keeps the reciprocals. A cleared anchor gives [p, 1].
+    """
+    lower = min(x, p + (x - p) * d * inv_kx)
+    upper = min(x + (d - kx) * inv_sx, 1.0)
+    return lower, upper
+
+
+@njit(inline="always")
+def quadratic_lower(p: float, x: float, r: float, inv_sx: float, upper: float) -> float:  # pragma: no cover
+    """A lower bound of u* closer than x, for an anchor x left of u* (kl(p, x) = d − r, r > 0) and u* ≤ upper < 1.
+
+    On [x, upper], f(q) = kl(p, q) − d ≤ −r + s (q − x) + M (q − x)²/2 with s = f'(x) = 1/``inv_sx``
+    and M = max(f''(x), f''(upper)) ≥ f'' there (f''(q) = p/q² + (1 − p)/(1 − q)² is convex);
+    the zero x + 2r/(s + sqrt(s² + 2Mr)) of the right-hand side is ≤ u*.
+    """
+    s = 1.0 / inv_sx
+    m = max(
+        p / (x * x) + (1.0 - p) / ((1.0 - x) * (1.0 - x)),
+        p / (upper * upper) + (1.0 - p) / ((1.0 - upper) * (1.0 - upper)),
+    )
+    return x + 2.0 * r / (s + math.sqrt(s * s + 2.0 * m * r))
+
+
+@njit(error_model="numpy")
+def klucb_update(state: Any, cache: Any, actions: Any, rewards: Any, t_next: int) -> int:  # pragma: no cover
+    """KL-UCB's update: counts, sums and means of the pulled arm, then a new anchor for it.
+
+    Rewards must be finite and in [0, 1] (else nothing changes and the first bad copy is
+    returned). The anchor is one point x' where kl(μ̂', ·) is evaluated (two logarithms), chosen
+    near the new index u* for d' = δ'/N', δ' that of round ``t_next`` + 1 (``t_next`` rounds
+    completed after this update): the first-order prediction from the old anchor x (kept for the
+    old mean μ̂), kl(μ̂', x') ≈ kl(μ̂, x) + ∂kl/∂p (μ̂' − μ̂) + slope (x' − x) = d', or
+    :func:`kl_upper` when that point is not in (μ̂', 1). Block 5 keeps 1/N'. The anchors only make
+    the choice cheaper: whatever they are, the bounds of :func:`index_bounds` hold and the arm
+    chosen is the same.
+    """
+    ints = state.view(np.int64)
+    n_rows = state.shape[0]
+    k_arms = n_arms_of(state.shape[1])
+    for b in range(n_rows):
+        r = rewards[b]
+        if actions[b] < 0 or actions[b] >= k_arms or not (0.0 <= r <= 1.0):
+            return b
+    log_t, loglog_t = klucb_log_terms(t_next)
+    for b in range(n_rows):
+        k = actions[b]
+        ints[b, 2 * k_arms + k] += 1
+        n = ints[b, 2 * k_arms + k]
+        state[b, k] += rewards[b]
+        old = state[b, k_arms + k]
+        p = state[b, k] / n
+        state[b, k_arms + k] = p
+        inv_n = 1.0 / n
+        cache[b, 5 * k_arms + k] = inv_n
+        d = klucb_delta(log_t, loglog_t, state[b, 4 * k_arms]) * inv_n
+        if not (p < 1.0 and d > 0.0):
+            set_anchor(cache, b, k_arms, k, p, p, 0.0, 0.0)
+            continue
+        x = cache[b, k]
+        x += (d - cache[b, k_arms + k] - cache[b, 4 * k_arms + k] * (p - old)) * cache[b, 3 * k_arms + k]
+        if not p < x < 1.0:
+            x = kl_upper(p, d)
+            if not x < 1.0:
+                x = 0.5 * (p + 1.0)
+        kx, gx = kl_terms(p, x)
+        set_anchor(cache, b, k_arms, k, p, x, kx, gx)
+    return -1
+
+
+@njit(error_model="numpy")
+def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: no cover
+    """KL-UCB's arm of round t + 1 for every copy (``t`` rounds completed, the paper's t).
+
+    The first arm never pulled; else the arm with the largest computed index û_k = û(μ̂_k, δ/N_k)
+    (module notes), δ = ln t + c ln ln t (:func:`klucb_delta`), ties to the lowest index: the
+    argmax of :meth:`KLUCBReference.act`, which computes every index. Here with few logarithms:
+    every arm has bounds lower_k ≤ u*_k ≤ upper_k from its anchor (:func:`index_bounds`), so
+    lower_k < û_k ≤ upper_k + tol; c = argmax lower_k. If upper_k + tol + SLACK < lower_c for
+    every other k, c is chosen without computing any index. Otherwise û_c is computed
+    (:func:`kl_search` from upper_c), then, in arm order, each other index unless
+    upper_k + tol + SLACK < v, v the best index so far, or kl(μ̂_k, q) > d_k at
+    q = v − tol − 2·SLACK (one evaluation: then u*_k < q + SLACK, as kl grows by far more than
+    its rounding over SLACK (module notes), so û_k ≤ u*_k + tol < v); each evaluation leaves its
+    point as the arm's anchor. δ ≤ 0 makes every index the mean: the first largest mean.
+    """
+    n_rows = state.shape[0]
+    k_arms = n_arms_of(state.shape[1])
+    ints = state.view(np.int64)
+    out = np.empty(n_rows, dtype=np.int64)
+    log_t, loglog_t = klucb_log_terms(t)
+    lower = np.empty(k_arms)
+    upper = np.empty(k_arms)
+    margin = tol + SLACK
+    all_played = t >= k_arms  # every copy plays its unplayed arms first, one a round
+    for b in range(n_rows):
+        if not all_played:
+            chosen = first_unplayed(ints, b, k_arms)
+            if chosen >= 0:
+                out[b] = chosen
+                continue
+        delta = klucb_delta(log_t, loglog_t, state[b, 4 * k_arms])
+        if not delta > 0.0:
+            c = 0
+            for k in range(1, k_arms):
+                if state[b, k_arms + k] > state[b, k_arms + c]:
+                    c = k
+            out[b] = c
+            continue
+        for k in range(k_arms):  # branch-free: LLVM vectorizes it
+            lower[k], upper[k] = index_bounds(
+                state[b, k_arms + k],
+                delta * cache[b, 5 * k_arms + k],
+                cache[b, k],
+                cache[b, k_arms + k],
+                cache[b, 2 * k_arms + k],
+                cache[b, 3 * k_arms + k],
+            )
+        # c = the first arm with the largest lower bound, top = the largest upper bound of the
+        # other arms: branch-free max chains (compare-and-branch argmax loops mispredict often).
+        best_lower = lower[0]
+        for k in range(1, k_arms):
+            best_lower = max(best_lower, lower[k])
+        c = 0
+        while c < k_arms - 1 and lower[c] != best_lower:
+            c += 1
+        top = -np.inf
+        for k in range(k_arms):
+            top = max(top, upper[k] if k != c else -np.inf)
+        if top + margin < lower[c]:
+            out[b] = c
+            continue
+        x = cache[b, c]
+        p = state[b, k_arms + c]
+        if top + margin < upper[c] and x > p:  # a closer lower bound of u*_c may still decide
+            r = delta * cache[b, 5 * k_arms + c] - cache[b, k_arms + c]
+            if r > 0.0:
+                lower[c] = quadratic_lower(p, x, r, cache[b, 3 * k_arms + c], upper[c])
+                if top + margin < lower[c]:
+                    out[b] = c
+                    continue
+        best = -1
+        v = 0.0
+        for j in range(k_arms):
+            k = c if j == 0 else (j - 1 if j <= c else j)  # c first, then the others in arm order
+            if best >= 0 and upper[k] + margin < v:
+                continue
+            p = state[b, k_arms + k]
+            d = delta / ints[b, 2 * k_arms + k]  # as the reference: δ / N, not δ · (1 / N)
+            if best >= 0 and p < 1.0:  # one evaluation of kl may rule k out (see the docstring)
+                q = v - margin - 2.0 * SLACK
+                if p + tol < q < 1.0:
+                    kq, gq = kl_terms(p, q)
+                    if kq > d:
+                        set_anchor(cache, b, k_arms, k, p, q, kq, gq)
+                        continue
+            if p >= 1.0:
+                u = 1.0
+            elif upper[k] - lower[k] <= 0.25 * tol:  # the bounds already locate u*: no Newton step
+                u = grid_point(p, d, tol, upper[k])
+            else:
+                u, x, kx, gx = kl_search(p, d, tol, upper[k])
+                set_anchor(cache, b, k_arms, k, p, x, kx, gx)
+            if best < 0 or u > v or (u == v and k < best):
+                best = k
+                v = u
+        out[b] = best
+    return out
+
+
+# MOSS -------------------------------------------------------------------------------------------
+
+
+@njit(error_model="numpy")
+def moss_choose(state: Any) -> Any:  # pragma: no cover
+    """MOSS's arm for every copy: the first arm never pulled, else the largest ``aux`` (ties to the lowest index).
+
+    ``aux`` holds each arm's index μ̂ + sqrt(max(ln(T/(K N)), 0)/N), which changes only when the
+    arm is pulled (:func:`mean_update`). Reference: :meth:`MOSSReference.act`.
+    """
+    n_rows = state.shape[0]
+    k_arms = n_arms_of(state.shape[1])
+    ints = state.view(np.int64)
+    out = np.empty(n_rows, dtype=np.int64)
+    for b in range(n_rows):
+        chosen = first_unplayed(ints, b, k_arms)
+        if chosen < 0:
+            chosen = 0
+            best = state[b, 3 * k_arms]
+            for k in range(1, k_arms):
+                if state[b, 3 * k_arms + k] > best:
+                    best = state[b, 3 * k_arms + k]
+                    chosen = k
+        out[b] = chosen
+    return out
+
+
+# One env ----------------------------------------------------------------------------------------
+#
+# A single-env agent's ``act`` and ``update`` each make one call of a kernel below through its
+# compiled entry point (:class:`agents.base.SingleEnvKernel`): scalars in, an int out, so that
+# numba neither types arguments nor boxes an array per call. Each wraps the batched kernel above
+# on one-element arrays it builds itself, so it computes (and draws) exactly what that kernel
+# computes for a batch of one copy; its reference is the batched kernel's.
+
+
+@njit(error_model="numpy")
+def mean_step(state: Any, action: int, reward: float, kind: int, low: float, high: float) -> int:  # pragma: no cover
+    """:func:`mean_update` of one env (row 0): 0 if refused (nothing changed), else -1."""
+    actions = np.full(1, action, dtype=np.int64)
+    rewards = np.full(1, reward)
+    return mean_update(state, actions, rewards, kind, low, high)
+
+
+@njit(error_model="numpy")
+def greedy_choose_one(state: Any, t: int, decaying: bool, bitgen: Any) -> int:  # pragma: no cover
+    """:func:`greedy_choose` of one env (row 0), drawing from the generator at ``bitgen``."""
+    return greedy_choose(state, t, decaying, np.full(1, bitgen, dtype=np.uint64))[0]
+
+
+@njit(error_model="numpy")
+def moss_choose_one(state: Any) -> int:  # pragma: no cover
+    """:func:`moss_choose` of one env (row 0)."""
+    return moss_choose(state)[0]
+
+
+@njit(error_model="numpy")
+def moss_step(state: Any, action: int, reward: float) -> int:  # pragma: no cover
+    """One env's MOSS step: :func:`mean_update` (any finite reward), then :func:`moss_choose`.
+
+    Returns the arm of the next round, or -1 if the feedback is refused (nothing changed).
+    """
+    if mean_step(state, action, reward, KIND_MOSS, -np.inf, np.inf) >= 0:
+        return -1
+    return moss_choose(state)[0]
+
+
+@njit(error_model="numpy")
+def klucb_step(state: Any, cache: Any, action: int, reward: float, t_next: int, tol: float) -> int:  # pragma: no cover
+    """One env's KL-UCB step: :func:`klucb_update`, then the arm of round ``t_next`` + 1 (:func:`klucb_choose`).
+
+    ``t_next`` counts the rounds completed with this one. -1 if the feedback is refused
+    (nothing changed).
+    """
+    actions = np.full(1, action, dtype=np.int64)
+    rewards = np.full(1, reward)
+    if klucb_update(state, cache, actions, rewards, t_next) >= 0:
+        return -1
+    return klucb_choose(state, cache, t_next, tol)[0]
+
+
+@njit(error_model="numpy")
+def klucb_choose_one(state: Any, cache: Any, t: int, tol: float) -> int:  # pragma: no cover
+    """:func:`klucb_choose` of one env (row 0)."""
+    return klucb_choose(state, cache, t, tol)[0]
+
+
+# Readable references (one copy, plain Python) -----------------------------------------------------
+
+
+class _PlainMeans:
+    """Pull counts, reward sums and means (sum / count) of one copy, in plain Python."""
+
+    def __init__(self, n_arms: int) -> None:
+        self.n_arms = n_arms
+        self.counts = [0] * n_arms
+        self.sums = [0.0] * n_arms
+        self.t = 0
+
+    def update(self, action: int, reward: float) -> None:
+        self.counts[action] += 1
+        self.sums[action] += reward
+        self.t += 1
+
+    def mean(self, k: int) -> float:
+        return self.sums[k] / self.counts[k]
+
+    def unplayed(self) -> int | None:
+        return self.counts.index(0) if 0 in self.counts else None
+
+    @staticmethod
+    def first_argmax(values: list[float]) -> int:
+        return values.index(max(values))
+
+
+class GreedyReference(_PlainMeans):
+    """One copy of :class:`agents.EpsilonGreedy` in plain Python, drawing from ``rng``."""
+
+    def __init__(self, n_arms: int, param: float, decaying: bool, rng: np.random.Generator) -> None:
+        super().__init__(n_arms)
+        self.param, self.decaying, self.rng = param, decaying, rng
+
+    def act(self) -> int:
+        """The arm this copy plays next (ties to the lowest arm)."""
+        unplayed = self.unplayed()
+        if unplayed is not None:
+            return unplayed
+        epsilon = min(1.0, self.param / (self.t + 1)) if self.decaying else self.param
+        if self.rng.random() < epsilon:
+            return min(int(self.rng.random() * self.n_arms), self.n_arms - 1)
+        return self.first_argmax([self.mean(k) for k in range(self.n_arms)])
+
+
+def kl_bernoulli(p: float, q: float) -> float:
+    """kl(p, q) = p ln(p/q) + (1 − p) ln((1 − p)/(1 − q)) with 0 ln 0 = 0, as :func:`kl_terms` computes it."""
+    a = math.log(p / q) if p > 0.0 else 0.0
+    b = math.log((1.0 - p) / (1.0 - q)) if p < 1.0 else 0.0
+    return p * a + (1.0 - p) * b
+
+
+def grid_point_reference(p: float, d: float, tol: float, x: float) -> float:
+    """:func:`grid_point` in plain Python: û(p, d) from a point x near u* (same steps, same result)."""
+    m = math.floor(max(x, p) / tol) + 1
+    while (m - 1) * tol >= 1.0:
+        m -= 1
+    while m * tol <= p:
+        m += 1
+    while m * tol < 1.0 and not kl_bernoulli(p, m * tol) > d:
+        m += 1
+    while (m - 1) * tol > p and kl_bernoulli(p, (m - 1) * tol) > d:
+        m -= 1
+    return min(m * tol, 1.0)
+
+
+def kl_index_reference(p: float, d: float, tol: float) -> float:
+    """The computed index û(p, d) of :func:`kl_index` in plain Python: bisection, then the grid point.
+
+    u* = max{q ∈ [p, 1] : kl(p, q) ≤ d} is bisected in [p, 1] until the bracket is below tol/4;
+    the grid point right of it (:func:`grid_point_reference`) is the first grid point right of
+    u*, the same value the kernels reach by Newton steps from elsewhere.
+    """
+    if not d > 0.0:
+        return p
+    if p >= 1.0:
+        return 1.0
+    lo, hi = p, 1.0  # kl(p, lo) <= d < kl(p, hi), kl(p, 1) being infinite
+    while hi - lo > 0.25 * tol:
+        mid = 0.5 * (lo + hi)
+        if kl_bernoulli(p, mid) > d:
+            hi = mid
+        else:
+            lo = mid
+    return grid_point_reference(p, d, tol, hi)
+
+
+class KLUCBReference(_PlainMeans):
+    """One copy of :class:`agents.KLUCB` in plain Python: every index computed, then the first argmax."""
+
+    def __init__(self, n_arms: int, c: float, tol: float) -> None:
+        super().__init__(n_arms)
+        self.c, self.tol = c, tol
+
+    def delta(self) -> float:
+        """The threshold δ = ln t + c ln ln t (0 when negative or t ≤ 1)."""
+        if self.t <= 1:
+            return 0.0
+        log_t = math.log(self.t)
+        return max(log_t if self.c == 0.0 else log_t + self.c * math.log(log_t), 0.0)
+
+    def index(self, k: int) -> float:
+        """The index of arm k."""
+        return kl_index_reference(self.mean(k), self.delta() / self.counts[k], self.tol)
+
+    def act(self) -> int:
+        """The arm this copy plays next (ties to the lowest arm)."""
+        unplayed = self.unplayed()
+        if unplayed is not None:
+            return unplayed
+        return self.first_argmax([self.index(k) for k in range(self.n_arms)])
+
+
+class MOSSReference(_PlainMeans):
+    """One copy of :class:`agents.MOSS` in plain Python."""
+
+    def __init__(self, n_arms: int, horizon: int) -> None:
+        super().__init__(n_arms)
+        self.horizon = horizon
+
+    def index(self, k: int) -> float:
+        """The index of arm k."""
+        n = self.counts[k]
+        return self.mean(k) + math.sqrt(max(math.log(self.horizon / self.n_arms / n), 0.0) / n)
+
+    def act(self) -> int:
+        """The arm this copy plays next (ties to the lowest arm)."""
+        unplayed = self.unplayed()
+        if unplayed is not None:
+            return unplayed
+        return self.first_argmax([self.index(k) for k in range(self.n_arms)])

@@ -1,0 +1,165 @@
+"""The packed per-arm mean state shared by ε-greedy, KL-UCB and MOSS (layout in :mod:`agents.stochastic.index_kernels`).
+
+:class:`MeanStateAgent` keeps one float64 row of 4K + 1 columns per copy and exposes ``sums``,
+``means`` and ``counts`` as views of it, as :class:`agents.UCB` does. ``update`` checks types and
+shapes in Python and leaves the action range and the reward values to the compiled
+:func:`~agents.stochastic.index_kernels.mean_update`, which reports the first bad copy (then nothing has
+changed); ``act`` is one compiled call for all copies (the subclass's ``_choose``).
+
+With one env, ``update`` with plain scalars (:meth:`agents.base.Agent._plain_value`) and
+``act`` are each one call of a one-env kernel's compiled entry point
+(:class:`agents.base.SingleEnvKernel`; the subclass's ``_step_one`` and ``_choose_one``), and
+for the agents whose choice draws nothing (KL-UCB, MOSS) the update's call also chooses the
+next arm, which ``act`` then returns, as :class:`agents.UCB` does (reading ``sums``, ``means``,
+``counts`` or setting ``t`` forgets it): below a microsecond per act + update
+(``benchmarks/bench_step_api.py``). Anything else takes the checked path, which gives the errors.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import abstractmethod
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+from numba import types
+
+from agents.base import Agent, SingleEnvKernel
+from agents.stochastic.index_kernels import EXTRA_COLUMNS, mean_step, mean_update
+
+FloatArray = npt.NDArray[np.float64]
+_NP_INT64, _NP_FLOAT64 = np.int64, np.float64
+IntArray = npt.NDArray[np.int64]
+
+#: The packed state as the one-env kernels take it.
+STATE_TYPE = types.Array(types.float64, 2, "C")
+_MEAN_STEP = SingleEnvKernel(
+    mean_step, (STATE_TYPE, types.int64, types.float64, types.int64, types.float64, types.float64)
+)
+
+
+class MeanStateAgent(Agent):
+    """Shared state and update of the agents that learn per-arm means from the pulled arm only.
+
+    Side observations in ``info`` are ignored (``info`` is checked like every agent's).
+    Subclasses set ``_kind`` (what the ``aux`` columns hold), ``_param`` (the per-copy parameter
+    column) and implement ``_choose``.
+    """
+
+    #: What :func:`~agents.stochastic.index_kernels.mean_update` keeps in the ``aux`` columns.
+    _kind: ClassVar[int]
+    _state_bytes_per_arm = 40
+    #: The per-copy parameter column (see :mod:`agents.stochastic.index_kernels`), shape (B,).
+    _param: FloatArray
+    _state: FloatArray
+
+    #: One env: the arm ``act`` returns, chosen by the last ``update`` (agents whose choice draws
+    #: nothing: their one-env step also chooses); a negative value when not known.
+    _next: int = -1
+    _t: int
+
+    def _load_single_env_kernels(self) -> None:
+        """Load the compiled entry points of the one-env kernels (constructor, one env only)."""
+        _MEAN_STEP.load()
+
+    def _reset_state(self) -> None:
+        if self.n_envs is None:
+            self._load_single_env_kernels()
+        k = self.n_arms
+        self._state = np.zeros((self.batch, 4 * k + EXTRA_COLUMNS))
+        self._state[:, 4 * k] = self._param
+        self.t = 0
+
+    @property
+    def t(self) -> int:
+        """Rounds completed (updates received)."""
+        return self._t
+
+    @t.setter
+    def t(self, value: int) -> None:
+        self._t = value
+        self._next = -1
+
+    @property
+    def sums(self) -> FloatArray:
+        """(B, K) reward sum per arm, a view of the agent's state."""
+        self._next = -1  # the caller may write to the view: the next arm is chosen afresh
+        return self._state[:, : self.n_arms]
+
+    @property
+    def means(self) -> FloatArray:
+        """(B, K) mean reward per arm, a view of the agent's state."""
+        self._next = -1
+        return self._state[:, self.n_arms : 2 * self.n_arms]
+
+    @property
+    def counts(self) -> IntArray:
+        """(B, K) number of pulls per arm, an int64 view of the agent's state."""
+        self._next = -1
+        # A view taken now: a stored view would part from a copied agent's state (pickle copies arrays).
+        return self._state.view(np.int64)[:, 2 * self.n_arms : 3 * self.n_arms]
+
+    @abstractmethod
+    def _choose(self) -> IntArray:
+        """The arm of round ``t + 1`` of every copy, shape (B,)."""
+        ...
+
+    @abstractmethod
+    def _choose_one(self) -> int:
+        """One env: the arm of round ``t + 1`` (one call of a one-env kernel)."""
+        ...
+
+    def act(self, obs: Any = None) -> Any:
+        """Choose the next arm of every copy (unplayed arms first, lowest index)."""
+        if obs is not None:
+            self._check_obs(obs)
+        if self.n_envs is None:
+            chosen = self._next
+            return chosen if chosen >= 0 else self._choose_one()
+        return self._choose()
+
+    def _apply(self, actions: IntArray, rewards: FloatArray) -> int:
+        """Add the rewards in one compiled call; the first copy refused (nothing changed then), or -1."""
+        low, high = (-math.inf, math.inf) if self.reward_bounds is None else self.reward_bounds
+        bad: int = mean_update(self._state, actions, rewards, self._kind, low, high)
+        return bad
+
+    def _step_one(self, action: int, reward: float) -> int:
+        """One env, checked scalars: :meth:`_apply` in one compiled call.
+
+        Returns -1 if the kernel refused the feedback (nothing changed), else the arm of the next
+        round when the step chose it too (agents whose choice draws nothing), else -2.
+        """
+        refused = _MEAN_STEP.call(self._state, action, reward, self._kind, self._plain_low, self._plain_high)
+        return -1 if refused >= 0 else -2
+
+    def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
+        """Add ``reward`` to the pulled arm's mean; side observations in ``info`` are ignored."""
+        tr, ta = type(reward), type(action)
+        if (
+            (tr is float or tr is _NP_FLOAT64)
+            and (ta is int or ta is _NP_INT64)
+            and self.n_envs is None
+            and 0 <= action < self.n_arms
+            and self._plain_low <= reward <= self._plain_high
+        ):  # Agent._plain_value inlined (the usual one-env step)
+            value = reward
+        else:
+            value = self._plain_value(action, reward)
+        if value is not None:  # one env, plain scalars that fit: one compiled call
+            if info is not None:
+                self._check_info(info)
+            t = self._t + 1
+            chosen = self._step_one(action, value)
+            if chosen != -1:
+                self._t = t
+                self._next = chosen
+                return
+        a, r = self._feedback(action, reward, info, check_values=False)
+        bad = self._apply(a, r)
+        if bad >= 0:
+            if not 0 <= a[bad] < self.n_arms:
+                raise self._action_range_error(int(a[bad]), bad)
+            raise self._reward_error(float(r[bad]), bad)
+        self.t += 1

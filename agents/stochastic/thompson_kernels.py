@@ -1,0 +1,251 @@
+"""Compiled kernels of Beta-Bernoulli Thompson sampling (:class:`agents.ThompsonSampling`), with a reference.
+
+State per copy b and arm k: the coin counts ``successes[b, k]`` = S and ``failures[b, k]`` = F,
+and ``shapes[:, k, b] = (d_S, c_S, d_F, c_F)``, the constants of Marsaglia & Tsang's gamma method
+(:func:`agents.common.sampling.gamma_constants`) for the posterior Beta(S + 1, F + 1)'s two gammas,
+kept up to date whenever S or F changes, so that a round's K Beta draws cost no square root
+(copies on the last axis: :func:`beta_choose` draws one arm's gammas for all copies in one
+pass). Draws come from the copies' sampling streams (:mod:`agents.common.sampling`), in this order: at
+:func:`beta_choose`, a round of 2K gammas (:meth:`agents.common.sampling.SamplerReference.gammas`:
+the first words of all 2K draws, then the further words of the few that need them), per arm in
+arm order the gamma of S + 1 then the gamma of F + 1; at an update, one uniform per
+observation (the r-coin, in arm order).
+
+:class:`ThompsonReference` is one copy in plain Python with the same draws and arithmetic; it
+makes the same choices (``tests/test_index_agents.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.common import sampling
+from agents.common.kernels import first_bad
+from bandit_envs._jit import njit
+
+#: Words per arm of ``shapes`` (d and c of the successes' gamma, then of the failures').
+SHAPE_WORDS = 4
+
+_ZERO = np.uint64(0)
+_ONE = np.uint64(1)
+
+
+def new_posteriors(copies: int, n_arms: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(successes, failures, shapes) of ``copies`` fresh Beta(1, 1) posteriors over ``n_arms`` arms."""
+    successes = np.zeros((copies, n_arms))
+    failures = np.zeros((copies, n_arms))
+    shapes = np.empty((SHAPE_WORDS, n_arms, copies))
+    refresh_all(successes, failures, shapes)
+    return successes, failures, shapes
+
+
+@njit(inline="always")
+def refresh(successes, failures, shapes, b, k):  # pragma: no cover
+    """Recompute ``shapes[:, k, b]`` from S and F of copy b's arm k."""
+    d, c = sampling.shape_constants(successes[b, k] + 1.0)
+    shapes[0, k, b] = d
+    shapes[1, k, b] = c
+    d, c = sampling.shape_constants(failures[b, k] + 1.0)
+    shapes[2, k, b] = d
+    shapes[3, k, b] = c
+
+
+@njit(inline="always")
+def count_coin(successes, failures, shapes, b, k, one):  # pragma: no cover
+    """Add a coin to copy b's arm k (S if ``one``, else F) and recompute that count's constants."""
+    if one:
+        successes[b, k] += 1.0
+        d, c = sampling.shape_constants(successes[b, k] + 1.0)
+        shapes[0, k, b] = d
+        shapes[1, k, b] = c
+    else:
+        failures[b, k] += 1.0
+        d, c = sampling.shape_constants(failures[b, k] + 1.0)
+        shapes[2, k, b] = d
+        shapes[3, k, b] = c
+
+
+@njit
+def refresh_all(successes, failures, shapes):  # pragma: no cover
+    """Recompute every copy's and arm's ``shapes`` (after a reset or a change of S, F)."""
+    for b in range(successes.shape[0]):
+        for k in range(successes.shape[1]):
+            refresh(successes, failures, shapes, b, k)
+
+
+@njit(error_model="numpy")
+def beta_choose(shapes, streams, out):  # pragma: no cover
+    """Per copy b: argmax over arms of θ_k = X_k / (X_k + Y_k), X_k ~ Gamma(S_k + 1), Y_k ~ Gamma(F_k + 1).
+
+    Arm by arm, the first trials of all copies' X draws, then of their Y draws
+    (:func:`agents.common.sampling.gamma_pass`, which keeps each trial's word), then the running
+    argmax over the arms whose θ they decided, branch-free, marking in ``pending`` (bit
+    min(k, 63)) the arms they left undecided (θ is NaN). Those are finished afterwards, copy by
+    copy: the undecided draws in draw order (:func:`agents.common.sampling.gamma_finish` on the kept
+    words, with the stream's further words), each θ then entering the argmax. The first arm
+    wins an exact tie (an event of probability about 0 with continuous draws).
+    """
+    n_arms, n_copies = shapes.shape[1], shapes.shape[2]
+    x = np.empty((n_arms, n_copies))
+    y = np.empty((n_arms, n_copies))
+    x_words = np.empty((n_arms, n_copies), dtype=np.uint64)
+    y_words = np.empty((n_arms, n_copies), dtype=np.uint64)
+    best = np.full(n_copies, -1.0)
+    pending = np.zeros(n_copies, dtype=np.uint64)
+    out[:] = 0
+    for k in range(n_arms):
+        sampling.gamma_pass(streams, shapes[0, k], shapes[1, k], x[k], x_words[k])
+        sampling.gamma_pass(streams, shapes[2, k], shapes[3, k], y[k], y_words[k])
+        bit = _ONE << np.uint64(min(k, 63))
+        for b in range(n_copies):
+            theta = x[k, b] / (x[k, b] + y[k, b])
+            better = theta > best[b]
+            best[b] = theta if better else best[b]
+            out[b] = k if better else out[b]
+            pending[b] |= bit if theta != theta else _ZERO
+    for b in range(n_copies):
+        if pending[b] != _ZERO:
+            state = sampling.load(streams, b)
+            top, arm = best[b], out[b]
+            for k in range(n_arms):
+                if (pending[b] >> np.uint64(min(k, 63))) & _ONE:
+                    xk, yk = x[k, b], y[k, b]
+                    if xk != xk:
+                        xk, state = sampling.gamma_finish(x_words[k, b], state, shapes[0, k, b], shapes[1, k, b])
+                    if yk != yk:
+                        yk, state = sampling.gamma_finish(y_words[k, b], state, shapes[2, k, b], shapes[3, k, b])
+                    theta = xk / (xk + yk)
+                    if theta > top or (theta == top and k < arm):
+                        top, arm = theta, k
+            sampling.store(streams, b, state)
+            out[b] = arm
+
+
+@njit
+def coin_update(successes, failures, shapes, actions, rewards, streams):  # pragma: no cover
+    """Per copy b, the r-coin of the pulled arm's reward r ∈ [0, 1]: U < r adds to S, else to F.
+
+    Returns :func:`agents.common.kernels.first_bad` of the feedback, changing nothing when it is not -1.
+    """
+    bad = first_bad(actions, rewards, successes.shape[1])
+    if bad >= 0:
+        return bad
+    u = np.empty(actions.shape[0])
+    sampling.uniform_pass(streams, u)  # the copies' uniforms first, then the coins
+    for b in range(actions.shape[0]):
+        count_coin(successes, failures, shapes, b, actions[b], u[b] < rewards[b])
+    return -1
+
+
+@njit
+def coin_update_observed(successes, failures, shapes, mask, observed, streams):  # pragma: no cover
+    """Per copy b, an r-coin for every revealed arm (``mask[b, k]``), in arm order (TS-N)."""
+    for b in range(mask.shape[0]):
+        state = sampling.load(streams, b)
+        for k in range(mask.shape[1]):
+            if mask[b, k]:
+                u, state = sampling.uniform(state)
+                count_coin(successes, failures, shapes, b, k, u < observed[b, k])
+        sampling.store(streams, b, state)
+
+
+# One env: scalars in, an int out, each called through its compiled entry point
+# (:class:`agents.base.SingleEnvKernel`), without the batched kernels' work arrays. Each draws
+# exactly the words that the batched kernel above draws for a batch of one copy, and chooses the
+# same arm (``tests/test_index_agents.py`` compares them).
+
+
+@njit(error_model="numpy")
+def beta_choose_one(shapes, streams):  # pragma: no cover
+    """:func:`beta_choose` of one env (``shapes`` (4, K, 1), ``streams`` (4, 1)): the arm.
+
+    The same round of draws: arm by arm, the first trial of X_k then of Y_k, one word each
+    (:func:`agents.common.sampling.gamma_trial`), the running argmax over the arms both decided (strict
+    ``>``, so the first arm wins a tie); then, for the arms left undecided, in arm order, X_k
+    and Y_k finished (:func:`agents.common.sampling.gamma_finish`) with the stream's further words,
+    each θ_k entering the argmax (ties to the lower arm). Instead of keeping every trial's word
+    in work arrays, the finishing pass draws the round's first words again from the stream
+    state the round started with (SFC64 is a deterministic recursion): the same words, so the
+    same trials.
+    """
+    n_arms = shapes.shape[1]
+    start = sampling.load(streams, 0)
+    state = start
+    best, arm = -1.0, 0
+    pending = False
+    for k in range(n_arms):
+        word, state = sampling.next_word(state)
+        x, x_done = sampling.gamma_trial(word, shapes[0, k, 0], shapes[1, k, 0])
+        word, state = sampling.next_word(state)
+        y, y_done = sampling.gamma_trial(word, shapes[2, k, 0], shapes[3, k, 0])
+        if x_done and y_done:
+            theta = x / (x + y)
+            if theta > best:
+                best, arm = theta, k
+        else:
+            pending = True
+    if pending:
+        again = start
+        for k in range(n_arms):
+            x_word, again = sampling.next_word(again)
+            x, x_done = sampling.gamma_trial(x_word, shapes[0, k, 0], shapes[1, k, 0])
+            y_word, again = sampling.next_word(again)
+            y, y_done = sampling.gamma_trial(y_word, shapes[2, k, 0], shapes[3, k, 0])
+            if x_done and y_done:
+                continue
+            if not x_done:
+                x, state = sampling.gamma_finish(x_word, state, shapes[0, k, 0], shapes[1, k, 0])
+            if not y_done:
+                y, state = sampling.gamma_finish(y_word, state, shapes[2, k, 0], shapes[3, k, 0])
+            theta = x / (x + y)
+            if theta > best or (theta == best and k < arm):
+                best, arm = theta, k
+    sampling.store(streams, 0, state)
+    return arm
+
+
+@njit
+def coin_step(successes, failures, shapes, streams, action, reward):  # pragma: no cover
+    """:func:`coin_update` of one env: 0 if refused (nothing changed), else -1 (one uniform drawn)."""
+    if action < 0 or action >= successes.shape[1] or not (0.0 <= reward <= 1.0):
+        return 0
+    u, state = sampling.uniform(sampling.load(streams, 0))
+    sampling.store(streams, 0, state)
+    count_coin(successes, failures, shapes, 0, action, u < reward)
+    return -1
+
+
+class ThompsonReference:
+    """One copy of :class:`agents.ThompsonSampling` in plain Python (copy seed ``seed``).
+
+    ``act() -> int``; ``update(arm, reward)`` for TS, ``update_observed(mask, observed)`` for TS-N.
+    """
+
+    def __init__(self, n_arms: int, seed: int) -> None:
+        self.draws = sampling.SamplerReference(seed)
+        self.successes = [0.0] * n_arms
+        self.failures = [0.0] * n_arms
+
+    def act(self) -> int:
+        """The argmax of a round of Beta samples (first arm on an exact tie)."""
+        thetas = self.draws.betas([(s + 1.0, f + 1.0) for s, f in zip(self.successes, self.failures, strict=True)])
+        best, arm = -1.0, 0
+        for k, theta in enumerate(thetas):
+            if theta > best:
+                best, arm = theta, k
+        return arm
+
+    def _coin(self, arm: int, reward: float) -> None:
+        if self.draws.uniform() < reward:
+            self.successes[arm] += 1.0
+        else:
+            self.failures[arm] += 1.0
+
+    def update(self, arm: int, reward: float) -> None:
+        """Toss the pulled arm's r-coin."""
+        self._coin(arm, reward)
+
+    def update_observed(self, mask: np.ndarray, observed: np.ndarray) -> None:
+        """Toss an r-coin per revealed arm, in arm order."""
+        for k in np.flatnonzero(mask):
+            self._coin(int(k), float(observed[k]))
