@@ -23,8 +23,8 @@ The check runs once per source file, when its first function is decorated.
 
 **Stale caches.** numba marks a cached function stale only when *its own* source file changes
 (its cache index keeps a stamp of that file alone), but a kernel compiles in the kernels it
-calls and the constants it reads from other modules: after an edit of ``agents/_sampling.py``
-alone, the cached Thompson kernels of ``agents/_dp_kernels.py`` would go on drawing with the
+calls and the constants it reads from other modules: after an edit of ``agents/common/sampling.py``
+alone, the cached Thompson kernels of ``agents/central_dp/kernels.py`` would go on drawing with the
 old sampler. So :func:`njit` adds to numba's stamp a fingerprint of the
 sources the function's module depends on (:func:`module_fingerprint`: the module's file and,
 transitively, those of the modules of this project whose names or objects it holds), and a change

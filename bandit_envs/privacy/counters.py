@@ -30,7 +30,7 @@ logarithmic release at a power of 2), from the ``numpy.random.Generator`` passed
 :meth:`BinaryTreeCounter.noise_scales` / :meth:`HybridCounter.noise_scales` list the scales of
 the Laplace terms inside the current release, and :func:`laplace_sum_bound` turns them into a
 bound on the release's error that holds with probability 1 - gamma (the confidence width of the
-private UCB agents, ``agents/dp_ucb.py``).
+private UCB agents, ``agents/central_dp/ucb.py``).
 
 Sampler: with the default ``sampler="lattice"`` (:mod:`bandit_envs.privacy.lattice`) every noisy
 p-sum (and logarithmic increment) is released as ``snap(exact) + snap(noise)`` on the grid

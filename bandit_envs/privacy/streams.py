@@ -10,7 +10,7 @@ where the mechanisms' noise comes from.
 
 :func:`philox_noise_generator` is the same stream definition on numpy's counter-based Philox bit
 generator, whose state compiled kernels can advance themselves (the per-copy noise streams of
-the batched private agents, ``agents/_philox.py``).
+the batched private agents, ``agents/common/philox.py``).
 """
 
 from __future__ import annotations
