@@ -22,7 +22,8 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import Agent, _as_array, as_float, check_float, check_int, check_state_size, describe
-from agents.stochastic.index import UCB, _row_error, _ucb_choose
+from agents.common.kernels import ucb_choose
+from agents.stochastic.index import UCB, row_error
 from bandit_envs._jit import njit
 
 FloatArray = npt.NDArray[np.float64]
@@ -184,9 +185,9 @@ class SMUCB(UCB):
         phi = _sensitivities(obs, self.n_envs)
         bad = _sensitivity_shift(self.means, phi, self.beta, self._shifted)
         if bad >= 0:
-            raise _row_error(bad, self.n_envs, "obs (the sensitivity φ_t)", float(phi[bad]), "a number in [0, 1]")
+            raise row_error(bad, self.n_envs, "obs (the sensitivity φ_t)", float(phi[bad]), "a number in [0, 1]")
         width = self._width_coef * math.log(self.t + 1)
-        return self._out(_ucb_choose(self._shifted, self.counts, width))
+        return self._out(ucb_choose(self._shifted, self.counts, width))
 
     def __repr__(self) -> str:
         return (

@@ -9,6 +9,8 @@ the latter into a loop several times slower.)
 
 from __future__ import annotations
 
+import numpy as np
+
 from bandit_envs._jit import njit
 from bandit_envs.rewards import KIND_CODES, reward_from_uniform, rewards_of_entries
 
@@ -80,3 +82,30 @@ def argmax_masked(values, mask):  # pragma: no cover
         if mask[k] and (best < 0 or values[k] > values[best]):
             best = k
     return best
+
+
+@njit
+def ucb_choose(means, counts, width):  # pragma: no cover
+    """Per row b, the first arm with count 0, else argmax of mean + sqrt(width[b] / count).
+
+    ``width`` is the per-copy exploration numerator (alpha^2 ln t for UCB). Strict ``>`` breaks
+    ties towards the lowest index. Used by the agents that shift the means or widen the index
+    (SM-UCB, the noise-aware LDP wrapper); UCB and UCB-N choose with their fused
+    ``_choose_row`` (``agents/stochastic/index.py``).
+    """
+    n_rows, n_arms = means.shape
+    out = np.empty(n_rows, dtype=np.int64)
+    for b in range(n_rows):
+        best = 0
+        best_value = -np.inf
+        for k in range(n_arms):
+            n = counts[b, k]
+            if n == 0:
+                best = k
+                break
+            value = means[b, k] + np.sqrt(width[b] / n)
+            if value > best_value:
+                best_value = value
+                best = k
+        out[b] = best
+    return out

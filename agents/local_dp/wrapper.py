@@ -15,9 +15,10 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.base import Agent, PrivateAgent, check_choice, check_float, describe
+from agents.common.kernels import ucb_choose
 from agents.elimination.policies import EliminationAgent
 from agents.linear import LinearAgent
-from agents.stochastic.index import UCB, ThompsonSampling, _ucb_choose
+from agents.stochastic.index import UCB, ThompsonSampling
 from bandit_envs.privacy import bernoulli_mechanism, gaussian_sigma_analytic, gaussian_sigma_classic, rr_debias
 from bandit_envs.privacy.accounting import (
     ReportLedger,
@@ -364,7 +365,7 @@ class LDPWrapper(PrivateAgent):
         ucb = self.agent
         assert isinstance(ucb, UCB)
         t = ucb.t + 1
-        actions = _ucb_choose(ucb.means, ucb.counts, np.square(self.width()) * math.log(t))
+        actions = ucb_choose(ucb.means, ucb.counts, np.square(self.width()) * math.log(t))
         if self.mechanism == "laplace":
             forced = ucb.counts <= 4.0 * math.log(t + 1)
             rows = forced.any(axis=1)

@@ -35,32 +35,6 @@ _FLOAT64 = np.dtype(np.float64)
 _NP_INT64, _NP_FLOAT64 = np.int64, np.float64
 
 
-@njit
-def _ucb_choose(means: FloatArray, counts: IntArray, width: FloatArray) -> IntArray:  # pragma: no cover
-    """Per row b, the first arm with count 0, else argmax of mean + sqrt(width[b] / count).
-
-    ``width`` is the per-copy exploration numerator (alpha^2 ln t for UCB). Strict ``>`` breaks
-    ties towards the lowest index. Used by the agents that shift the means or widen the index
-    (SM-UCB, the noise-aware LDP wrapper); UCB and UCB-N choose with ``_choose_row``.
-    """
-    n_rows, n_arms = means.shape
-    out = np.empty(n_rows, dtype=np.int64)
-    for b in range(n_rows):
-        best = 0
-        best_value = -np.inf
-        for k in range(n_arms):
-            n = counts[b, k]
-            if n == 0:
-                best = k
-                break
-            value = means[b, k] + np.sqrt(width[b] / n)
-            if value > best_value:
-                best_value = value
-                best = k
-        out[b] = best
-    return out
-
-
 # Packed state of UCB and UCB-N ------------------------------------------------------------
 #
 # One float64 row per copy b, so that one env's step is one compiled call with one array:
@@ -260,7 +234,7 @@ def _load_observed_step() -> None:
         _observed_step_call = entry_point(_observed_step, signature)
 
 
-def _row_error(b: int, n_envs: int | None, what: str, value: Any, allowed: str) -> ValueError:
+def row_error(b: int, n_envs: int | None, what: str, value: Any, allowed: str) -> ValueError:
     """One-sentence error about copy ``b`` (or the single env)."""
     where = "" if n_envs is None else f" for copy {b}"
     return ValueError(f"{what} must be {allowed}{where}, got {value!r}.")
