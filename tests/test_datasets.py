@@ -409,24 +409,42 @@ def test_downloaded_file_failing_its_checks_is_not_kept(
 
 
 def test_staging_folders_of_killed_runs_are_removed_and_live_ones_kept(ml_ratings: Path, tmp_path: Path) -> None:
-    import fcntl
+    from filelock import FileLock
 
     folder = tmp_path / "movielens" / "ml-latest-small"
-    dead, live = folder / ".incomplete-dead", folder / ".incomplete-live"
-    for stage in (dead, live):
+    dead, live, starting = folder / ".incomplete-dead", folder / ".incomplete-live", folder / ".incomplete-starting"
+    for stage in (dead, live, starting):
         stage.mkdir(parents=True)
         (stage / ".lock").touch()
         (stage / "ratings.csv").write_bytes(b"userId,movieId,rating,timestamp\n1,1,4.0,9")
+    for stage in (dead, live):
+        (stage / ".owner").write_text("12345\n")  # written by a run once it holds the lock
     _zip_latest_small(ml_ratings, tmp_path / "movielens" / "ml-latest-small.zip")
-    with (live / ".lock").open("rb") as held:
-        fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # a run still working there
+    with FileLock(live / ".lock"):  # a run still working there
         assert len(load_movielens(data_home=tmp_path, download=False)) == 100_836
         assert _tree(folder) == {
             "ratings.csv",
             ".incomplete-live",
             ".incomplete-live/.lock",
+            ".incomplete-live/.owner",
             ".incomplete-live/ratings.csv",
+            ".incomplete-starting",  # a run that made it and is about to take its lock
+            ".incomplete-starting/.lock",
+            ".incomplete-starting/ratings.csv",
         }
+
+
+def test_a_staging_folder_whose_run_has_not_taken_its_lock_yet_is_kept_for_an_hour(tmp_path: Path) -> None:
+    """Between making its folder and locking it, a run's lock is free: only its age tells it from a killed run."""
+    import bandit_envs.datasets._fetch as fetch
+
+    stage = tmp_path / ".incomplete-starting"
+    stage.mkdir()
+    (stage / ".lock").touch()
+    assert fetch.remove_stale_staging(tmp_path) == [] and stage.is_dir()
+    hour_ago = time.time() - 3700
+    os.utime(stage, (hour_ago, hour_ago))
+    assert fetch.remove_stale_staging(tmp_path) == [stage] and not stage.exists()
 
 
 #: Run in a child process: load ml-latest-small from its cached archive, and die (SIGKILL) while

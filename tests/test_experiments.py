@@ -148,6 +148,24 @@ def test_wilson_interval_known_values():
     assert np.isclose(sum(wilson(50, 100)), 1.0)
 
 
+def _wilson_closed_form(k: int, n: int) -> tuple[float, float]:
+    """Wilson (1927) score interval without continuity correction, as the textbook formula reads."""
+    z = 1.959963984540054
+    p, den = k / n, 1 + z**2 / n
+    centre, half = (p + z**2 / (2 * n)) / den, z * np.sqrt(p * (1 - p) / n + z**2 / (4 * n * n)) / den
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def test_wilson_is_the_score_interval_without_continuity_correction_and_exact_at_the_ends():
+    for n in (1, 2, 3, 7, 10, 30, 99, 100, 250, 1000):
+        for k in sorted({0, 1, n // 3, n // 2, n - 1, n}):
+            lo, hi = wilson(k, n)
+            ref_lo, ref_hi = _wilson_closed_form(k, n)
+            assert abs(lo - ref_lo) <= 1e-12 and abs(hi - ref_hi) <= 1e-12, (k, n, lo, hi, ref_lo, ref_hi)
+            assert type(lo) is float and type(hi) is float
+        assert wilson(0, n)[0] == 0.0 and wilson(n, n)[1] == 1.0  # an observed 0% or 100% lies in its interval
+
+
 def test_privacy_figure_with_all_pairs_identical(tmp_path):
     """A 100% ratio puts the Wilson bound a rounding error past it; the figure must still draw."""
     exp = get_experiment("gap/privacy").scaled(runs=3, horizon=100)

@@ -287,3 +287,17 @@ def test_outputs_are_written_by_name_only_inside_a_private_scratch_folder(tmp_pa
     assert entries == ["results.csv"], entries
     assert (tmp_path / "out" / "results.csv").read_text() == "data\n"
     assert not [p for p in (tmp_path / "out").iterdir() if p.name.startswith(SCRATCH)]  # removed afterwards
+
+
+def test_a_folder_open_for_writing_is_refused_until_closed_and_gets_no_lock_file(tmp_path):
+    """The lock is on the folder's own descriptor: a second opening is refused, none of its files is a lock file."""
+    from agents.experiments.core.outputs import OutputError, OutputFolder
+
+    out = tmp_path / "out"
+    with OutputFolder.open(out):
+        with pytest.raises(OutputError, match=f"--out {out} is in use by another banditlab process"):
+            OutputFolder.open(out)
+        assert list(out.iterdir()) == []
+    with OutputFolder.open(out):  # released by close
+        pass
+    assert list(out.iterdir()) == []

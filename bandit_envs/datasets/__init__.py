@@ -29,8 +29,8 @@ Integrity policy
   name (:func:`os.replace`, atomic); a downloaded archive is kept only once the file extracted
   from it passed. So a process killed midway, or a file that fails a check, leaves nothing
   under an official name, and staging folders never count as data; the staging folders of
-  killed runs are removed by the next download or extraction into the same folder (a lock
-  held while a run works tells them apart from a run still going).
+  killed runs are removed by the next download or extraction into the same folder (a lock,
+  :class:`filelock.FileLock`, held while a run works tells them apart from a run still going).
 * Tables loaded by the environments are kept in memory keyed on the file's size, modification
   time and inode, so a file changed on disk is read, and checked, again.
 """

@@ -2,15 +2,17 @@
 
 The integrity policy is described in the docstring of :mod:`bandit_envs.datasets`.
 
-A file enters the cache in three steps: it is written (downloaded, or extracted from an
+A file enters the cache in three steps: it is written (downloaded by pooch, or extracted from an
 archive) inside a private staging folder ``.incomplete-*`` next to its official name, it is
 verified there, and only then is it renamed to its official name with :func:`os.replace`, which
 is atomic on one file system. So a process killed midway, or a file that fails its checks,
 never leaves anything under an official name; the loaders look only at official names, so a
-staging folder never counts as data. A process holds a lock on its staging folder while it
-works, which the operating system releases when the process dies, so the next download or
-extraction in that folder removes the staging folders of earlier killed runs (on systems
-without ``fcntl`` they are left in place, and still ignored).
+staging folder never counts as data. A process holds a lock (:class:`filelock.FileLock`) on the
+file ``.lock`` of its staging folder while it works, and once it holds it writes its process id
+to ``.owner``; the operating system releases the lock when the process dies, so the next download
+or extraction in that folder removes the staging folders whose lock is free and that have an
+``.owner`` (runs that died). A folder without ``.owner`` may belong to a run that has made it but
+not locked it yet: it is removed only once it is an hour old.
 """
 
 from __future__ import annotations
@@ -24,12 +26,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, NoReturn, TypeVar
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not on POSIX
-    fcntl = None  # type: ignore[assignment]
+from typing import NoReturn, TypeVar
 
 T = TypeVar("T")
 
@@ -141,28 +138,51 @@ class DataFile:
 
 #: Name prefix of the staging folders where files are written before they are verified.
 STAGING_PREFIX = ".incomplete-"
-#: A staging folder without a lock file (its owner died right after creating it) is removed
-#: once it is this old (seconds).
+#: A staging folder whose owner may still be starting (no ``.owner`` file) is removed once it is
+#: this old (seconds).
 _UNLOCKED_STALE_AFTER = 3600.0
 _LOCK_NAME = ".lock"
+_OWNER_NAME = ".owner"
 
 
-def _try_lock(handle: IO[bytes], *, wait: bool) -> bool:
-    """Take an exclusive lock on ``handle`` (released when it is closed or the process dies)."""
-    if fcntl is None:  # pragma: no cover - not on POSIX
-        return wait
+def _dead_owner(stage: Path) -> bool:
+    """Whether the run that made staging folder ``stage`` has died, so that the folder can go.
+
+    Its lock must be free and it must hold an ``.owner`` file (written once the lock was taken);
+    a folder without one (a run between making the folder and taking the lock, or killed there)
+    counts as dead only once it is :data:`_UNLOCKED_STALE_AFTER` seconds old. The lock file is
+    opened as it is (never created), and locked with the primitive that :class:`filelock.FileLock`
+    uses, so that this check contends with the owner's lock.
+    """
+    from filelock import lock_descriptor  # deferred: only downloads and extractions need it
+
     try:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        fd = os.open(stage / _LOCK_NAME, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return _old(stage)
     except OSError:
         return False
-    return True
+    try:
+        if not lock_descriptor(fd, blocking=False):
+            return False  # a live run holds it
+        return (stage / _OWNER_NAME).is_file() or _old(stage)
+    except OSError:  # a file system without locks: left in place
+        return False
+    finally:
+        os.close(fd)
+
+
+def _old(stage: Path) -> bool:
+    try:
+        return time.time() - stage.stat().st_mtime > _UNLOCKED_STALE_AFTER
+    except OSError:  # it went meanwhile
+        return False
 
 
 def remove_stale_staging(folder: Path) -> list[Path]:
     """Remove the staging folders in ``folder`` left by killed downloads or extractions.
 
-    A staging folder is removed only if no live process holds its lock; without ``fcntl``
-    nothing is removed.
+    A staging folder is removed only if the run that made it has died (:func:`_dead_owner`).
 
     Parameters
     ----------
@@ -175,28 +195,12 @@ def remove_stale_staging(folder: Path) -> list[Path]:
         The staging folders removed.
     """
     removed: list[Path] = []
-    if fcntl is None or not folder.is_dir():  # pragma: no cover - not on POSIX
+    if not folder.is_dir():
         return removed
     for stage in folder.glob(STAGING_PREFIX + "*"):
-        if not stage.is_dir():
-            continue
-        try:
-            handle = (stage / _LOCK_NAME).open("rb")
-        except FileNotFoundError:
-            try:
-                stale = time.time() - stage.stat().st_mtime > _UNLOCKED_STALE_AFTER
-            except OSError:
-                continue
-            if stale:
-                shutil.rmtree(stage, ignore_errors=True)
-                removed.append(stage)
-            continue
-        except OSError:
-            continue
-        with handle:
-            if _try_lock(handle, wait=False):
-                shutil.rmtree(stage, ignore_errors=True)
-                removed.append(stage)
+        if stage.is_dir() and not stage.is_symlink() and _dead_owner(stage):
+            shutil.rmtree(stage, ignore_errors=True)
+            removed.append(stage)
     return removed
 
 
@@ -217,12 +221,14 @@ def staging(folder: Path) -> Iterator[Path]:
     pathlib.Path
         The staging folder.
     """
+    from filelock import FileLock  # deferred: only downloads and extractions need it
+
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_staging(folder)
     stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=folder))
     try:
-        with (stage / _LOCK_NAME).open("wb") as lock:
-            _try_lock(lock, wait=True)
+        with FileLock(stage / _LOCK_NAME):
+            (stage / _OWNER_NAME).write_text(f"{os.getpid()}\n", encoding="ascii")
             yield stage
     finally:
         shutil.rmtree(stage, ignore_errors=True)

@@ -32,16 +32,16 @@ killed at any point leaves a folder the next run still recognizes as banditlab's
 folder left by a killed run is ignored, not deleted (it is not recorded); delete it at will.
 
 One process at a time writes a folder: :meth:`OutputFolder.open` locks it (``flock`` on the
-folder itself, so no file is added; the kernel releases the lock when the process ends, however
-it ends) until :meth:`OutputFolder.close`, and a second ``banditlab run`` or ``report`` on the
-folder meanwhile is refused with one sentence.
+folder itself through :func:`filelock.lock_descriptor`, so no lock file is added to the folder;
+the kernel releases the lock when the process ends, however it ends) until
+:meth:`OutputFolder.close`, and a second ``banditlab run`` or ``report`` on the folder meanwhile is
+refused with one sentence.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -410,23 +410,27 @@ def _lock_folder(path: Path, option: str) -> int | None:
     """A descriptor of the folder ``path`` holding an exclusive ``flock`` on it (None where it cannot be locked).
 
     OutputError if another process holds the lock. The lock goes with the descriptor: closing it,
-    or the end of the process, releases it.
+    or the end of the process, releases it. :class:`filelock.FileLock` would need a lock file in
+    the folder, a file banditlab did not record; :func:`filelock.lock_descriptor` locks the
+    folder's own descriptor with the same primitive.
     """
+    from filelock import lock_descriptor  # deferred: ``import agents`` does not need it
+
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:  # a folder that can be written but not read: it stays unlocked
         return None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+        locked = lock_descriptor(fd, blocking=False)
+    except OSError:  # a file system without locks: it stays unlocked
+        os.close(fd)
+        return None
+    if not locked:
         os.close(fd)
         raise OutputError(
             f"{option} {path} is in use by another banditlab process (a run or report is writing there); wait until "
             f"it ends, or {_elsewhere(option)}."
-        ) from None
-    except OSError:  # a file system without locks: it stays unlocked
-        os.close(fd)
-        return None
+        )
     return fd
 
 

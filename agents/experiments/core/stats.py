@@ -20,14 +20,19 @@ Z95 = 1.959963984540054
 
 
 def wilson(successes: int, n: int) -> tuple[float, float]:
-    """Wilson 95% interval of a binomial proportion (``(0, 1)`` when ``n = 0``)."""
+    """Wilson 95% score interval of a binomial proportion, without continuity correction.
+
+    E. B. Wilson, "Probable inference, the law of succession, and statistical inference", JASA
+    22(158):209-212, 1927; computed by :meth:`scipy.stats.binomtest`'s ``proportion_ci`` (method
+    ``"wilson"``), whose bounds are exactly 0 at ``successes = 0`` and 1 at ``successes = n``.
+    ``(0, 1)`` when ``n = 0`` (nothing is known).
+    """
     if n == 0:
         return (0.0, 1.0)
-    p = successes / n
-    den = 1 + Z95**2 / n
-    centre = (p + Z95**2 / (2 * n)) / den
-    half = Z95 * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / den
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    from scipy.stats import binomtest  # imported when used: scipy.stats takes a large part of a second to import
+
+    ci = binomtest(successes, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return (float(ci.low), float(ci.high))
 
 
 def mean_ci(x: Sequence[float]) -> tuple[float, float, float]:
