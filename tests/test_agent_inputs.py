@@ -380,6 +380,111 @@ def test_batched_agents_refuse_an_optimal_action_beyond_their_arms():
     assert_all_refuse(AGENTS, N, call, "optimal_action")
 
 
+_ARM = "action must be an integer arm index in [0, 2] (an int or numpy integer), got "
+_ARMS = "action must be an integer array of shape (4,), one arm in [0, 2] per copy, got "
+_RANGE = "action must be an arm index in [0, 2] (the agent has 3 arms)"
+_REWARDS = "reward must be a real array of shape (4,), one reward per copy, got "
+_BEST = (
+    "info['optimal_action'] must be an arm index below the agent's 3 arms, got {}, "
+    "so the env has more arms than the agent."
+)
+#: (copies, argument, value, error, message), where {bounds} stands for " in [0, 1] (why)" if the
+#: agent has reward bounds: the exact sentences of agents.base's checks, whichever path an
+#: agent's update takes to them (its checked path, or a compiled step's fallback).
+EXACT_REFUSALS = [
+    (None, "action", 1.0, TypeError, _ARM + "1.0 (float)."),
+    (None, "action", True, TypeError, _ARM + "True (bool)."),
+    (None, "action", np.array(1.0), TypeError, _ARM + "an array of shape () and dtype float64."),
+    (None, "action", np.array([1]), TypeError, _ARM + "an array of shape (1,) and dtype int64."),
+    (None, "action", K, ValueError, _RANGE + ", got 3."),
+    (None, "action", np.array(K, dtype=np.uint8), ValueError, _RANGE + ", got 3."),
+    (None, "action", np.int32(-1), ValueError, _RANGE + ", got -1."),
+    (None, "action", 2**70, ValueError, _RANGE + f", got {2**70}."),
+    (None, "action", np.uint64(2**63 + 5), ValueError, _RANGE + f", got {2**63 + 5}."),
+    (None, "reward", math.nan, ValueError, "reward must be a finite number{bounds}, got nan."),
+    (None, "reward", np.float32(math.inf), ValueError, "reward must be a finite number{bounds}, got inf."),
+    (None, "reward", 10**400, ValueError, "reward must be a finite number{bounds}, got inf."),
+    (None, "reward", np.array(-math.inf), ValueError, "reward must be a finite number{bounds}, got -inf."),
+    (
+        None,
+        "reward",
+        np.array(True),
+        TypeError,
+        "reward must be a real number, got an array of shape () and dtype bool.",
+    ),
+    (None, "reward", "0.5", TypeError, "reward must be a real number, got '0.5' (str)."),
+    (
+        None,
+        "reward",
+        np.array([0.5]),
+        TypeError,
+        "reward must be a real number, got an array of shape (1,) and dtype float64.",
+    ),
+    (None, "info", {"optimal_action": np.array(K + 1)}, ValueError, _BEST.format(4)),
+    (
+        None,
+        "info",
+        {"observed_mask": np.ones(K + 1, dtype=bool)},
+        ValueError,
+        "info['observed_mask'] must have shape (3,), one entry per arm (the agent has 3 arms), got shape (4,).",
+    ),
+    (None, "info", 3.0, TypeError, "info must be the env's step info (a dict) or None, got 3.0 (float)."),
+    (N, "action", np.array([0.0, 1.0, 2.0, 0.0]), TypeError, _ARMS + "an array of shape (4,) and dtype float64."),
+    (N, "action", 1, ValueError, _ARMS + "1 (int)."),
+    (N, "action", np.array([0, 1, 2]), ValueError, _ARMS + "an array of shape (3,) and dtype int64."),
+    (N, "action", np.array([0, -1, 0, 0]), ValueError, _RANGE + " for copy 1, got -1."),
+    (
+        N,
+        "action",
+        np.array([0, 0, 2**63 + 1, 0], dtype=np.uint64),
+        ValueError,
+        _RANGE + f" for copy 2, got {2**63 + 1}.",
+    ),
+    (
+        N,
+        "reward",
+        np.array([0.5, 0.5, math.nan, 0.5]),
+        ValueError,
+        "reward must be a finite number{bounds}, got nan for copy 2.",
+    ),
+    (N, "reward", [0.5, 0.5, 0.5, math.inf], ValueError, "reward must be a finite number{bounds}, got inf for copy 3."),
+    (N, "reward", [0.5] * (N - 1), ValueError, _REWARDS + "a list of length 3."),
+    (N, "reward", None, TypeError, _REWARDS + "None (NoneType)."),
+    (N, "info", {"optimal_action": np.array([0, K + 4, 0, 0])}, ValueError, _BEST.format(7)),
+    (
+        N,
+        "info",
+        {"observed_rewards": np.full((N, K - 1), 0.5)},
+        ValueError,
+        "info['observed_rewards'] must have shape (4, 3), one entry per arm for each copy (the agent has 3 arms), got "
+        "shape (4, 2).",
+    ),
+]
+
+
+@pytest.mark.parametrize("name", ["Random", "UCB", "EpsilonGreedy", "KLUCB", "TS", "Exp3", "AAE", "HybridDPUCB"])
+def test_refusals_are_these_exact_sentences_for_one_env_and_for_copies(name):
+    found = []
+    for n, argument, value, error, message in EXACT_REFUSALS:
+        agent = AGENTS[name](n)
+        a = agent.act(obs_for(name, n))
+        args = [a, 0.5 if n is None else np.full(n, 0.5), good_info(n)]
+        if argument == "info":
+            args[2] = {**args[2], **value} if isinstance(value, dict) else value
+        else:
+            args[argument == "reward"] = value
+        bounds = "" if agent.reward_bounds is None else f" in [0, 1] ({agent._bounds_reason()})"
+        expected = message.format(bounds=bounds)
+        try:
+            agent.update(*args)
+        except (TypeError, ValueError) as exc:
+            if type(exc) is not error or str(exc) != expected:
+                found.append(f"{argument}={value!r} (n_envs={n}): {type(exc).__name__}: {exc}")
+        else:
+            found.append(f"{argument}={value!r} (n_envs={n}): accepted")
+    assert not found, "\n".join(found)
+
+
 def test_batched_agents_refuse_an_observation_with_another_number_of_arms():
     assert_all_refuse(
         [n for n in AGENTS if n not in OWN_OBS], N, lambda agent, a: agent.act(np.zeros((N, K + 2, D))), "obs"
