@@ -247,35 +247,6 @@ def gap_chunk(  # pragma: no cover
 
 
 @njit
-def gap_stretch(  # pragma: no cover
-    block, t0, t, stretch_end, i, m, revealed, n_revealed, law, c_b, omega_b, gaps, actions_out, total, bad
-):
-    """Rounds ``t .. stretch_end - 1`` of a GAP epoch, entry by entry; returns the total.
-
-    The stretch holds no overridden entry and no checkpoint before its last round, so the loop
-    tests neither. On a bad entry ``bad`` gets its round and arm, and the run stops there.
-    """
-    record = actions_out.shape[0] >= stretch_end
-    for s in range(t, stretch_end):
-        row = s - t0
-        for j in range(n_revealed[i]):
-            k = revealed[i, j]
-            r = block[row, k]
-            if not valid(r):
-                bad[0], bad[1] = s, k
-                return total
-            c_b[k] += to_reward(r, k, law)
-        a = omega_b[i]
-        total += gaps[a]
-        if record:
-            actions_out[s] = a
-        i += 1
-        if i == m:
-            i = 0
-    return total
-
-
-@njit
 def gap_run(  # pragma: no cover
     state,
     params,
@@ -302,15 +273,9 @@ def gap_run(  # pragma: no cover
     counts o are left short; :meth:`~agents.elimination.EliminationAgent.simulate` then restores
     the whole state.
 
-    A table of rewards is read round by round (:func:`gap_stretch`), in stretches that end at a
-    checkpoint and before the round of the overridden entry, which is read as a chunk of one
-    round. A table of uniforms is read in chunks of :data:`CHUNK_ROUNDS` rounds whose entries
-    are made rewards as a batch (:func:`gap_chunk`). Each loop is kept for its kind of table:
-    measured with ``benchmarks/bench_elimination.py --variants`` (three runs on a busy 2-core
-    machine, same arms either way), on uniforms chunks are 1.3x-1.4x faster than round by round
-    with an inverse CDF per entry for Bernoulli arms at K = 10, 1.5x-1.8x for truncated normals
-    at K = 10, 1.8x-2.0x at K = 100 and 1.9x-2.1x at K = 1,000; on rewards round by round is
-    1.3x-1.7x faster than chunks.
+    Two loops read the entries: :func:`gap_chunk` (chunks of rounds made rewards as a batch)
+    for a table of uniforms and for the round of the overridden entry, and a round-by-round
+    loop for a table of rewards.
     """
     active, omega = state[k_.ACTIVE], state[k_.GAP_OMEGA]
     o, c, ctr = state[k_.GAP_OBSERVATIONS], state[k_.GAP_SUMS], state[k_.GAP_COUNTERS]
@@ -319,42 +284,73 @@ def gap_run(  # pragma: no cover
     k_arms = active.shape[1]
     revealed = np.empty((k_arms, k_arms), dtype=np.int64)
     n_revealed = np.empty(k_arms, dtype=np.int64)
+    # A table of uniforms is read in chunks whose entries are made rewards as a batch
+    # (gap_chunk); a table of rewards round by round. Each loop is kept for its kind of table,
+    # where the other is slower: measured with benchmarks/bench_elimination.py --variants (four
+    # runs on a busy 2-core machine, same arms either way), on uniforms chunks are 1.3x-1.4x
+    # faster than round by round with an inverse CDF per entry for Bernoulli arms at K = 10,
+    # 1.5x-1.8x for truncated normals at K = 10, 1.8x-2.0x at K = 100 and 1.9x-2.1x at
+    # K = 1,000; on rewards round by round is 1.3x-1.8x faster than chunks.
     batched = law[0] == TABLE_UNIFORMS
     size = (CHUNK_ROUNDS if batched else 1) * k_arms
     buffers = (np.empty(size), np.empty(size, dtype=np.int64), np.empty(size))
+    record = actions_out.shape[0] >= stop
     t = ctr[b, k_.GAP_ROUND]
     end = min(stop, t0 + block.shape[0])
     ci = first_checkpoint_after(checkpoints, t)
+    next_ck = checkpoint_at(checkpoints, ci)
     while t < end:
         m = ctr[b, k_.GAP_OMEGA_SIZE]
-        list_revealed(omega_b, m, observes, active, b, revealed, n_revealed)
+        list_revealed(omega[b], m, observes, active, b, revealed, n_revealed)
         epoch_end = ctr[b, k_.GAP_EPOCH_END]
         i = (t - ctr[b, k_.GAP_EPOCH_START]) % m
         segment_end = min(epoch_end, end)
         segment_start, first_position = t, i
         while t < segment_end:
             if batched or t == override_t:
+                # A chunk of rounds read as a batch: a table of uniforms, or the round of the
+                # overridden entry in a table of rewards.
                 upto = min(segment_end, t + CHUNK_ROUNDS) if batched else t + 1
                 total, ci = gap_chunk(
                     block, t0, t, upto, i, m, revealed, n_revealed, override, law, buffers,
                     c_b, omega_b, gaps, checkpoints, ci, regret_out, actions_out, total, bad,
                 )  # fmt: skip
-            else:
+                if bad[0] >= 0:
+                    ctr[b, k_.GAP_ROUND] = bad[0]
+                    return total
+                i = (i + upto - t) % m
+                t = upto
                 next_ck = checkpoint_at(checkpoints, ci)
-                upto = segment_end if next_ck > segment_end or next_ck < 0 else next_ck
-                if t < override_t < upto:
-                    upto = override_t
-                total = gap_stretch(
-                    block, t0, t, upto, i, m, revealed, n_revealed, law, c_b, omega_b, gaps, actions_out, total, bad
-                )
-                if upto == next_ck:
-                    regret_out[ci] = total
-                    ci += 1
-            if bad[0] >= 0:
-                ctr[b, k_.GAP_ROUND] = bad[0]
-                return total
-            i = (i + upto - t) % m
-            t = upto
+                continue
+            # Rounds read one by one, in stretches that end before the round of the overridden
+            # entry (override_t = -1: none) and at a checkpoint, so that the loop tests neither.
+            # Written here rather than called: the law's arrays, unpacked once per call, cost a
+            # stretch about 100 ns.
+            stretch_end = segment_end if next_ck > segment_end or next_ck < 0 else next_ck
+            if t < override_t < stretch_end:
+                stretch_end = override_t
+            for s in range(t, stretch_end):
+                row = s - t0
+                for j in range(n_revealed[i]):
+                    k = revealed[i, j]
+                    r = block[row, k]
+                    if not valid(r):
+                        ctr[b, k_.GAP_ROUND] = s
+                        bad[0], bad[1] = s, k
+                        return total
+                    c_b[k] += to_reward(r, k, law)
+                a = omega_b[i]
+                total += gaps[a]
+                if record:
+                    actions_out[s] = a
+                i += 1
+                if i == m:
+                    i = 0
+            t = stretch_end
+            if t == next_ck:
+                regret_out[ci] = total
+                ci += 1
+                next_ck = checkpoint_at(checkpoints, ci)
         # o_{τ,k} += the segment's rounds that revealed k, counted per position of Ω rather than
         # added one by one in the loop (the same whole numbers, so the same floats).
         n_rounds = t - segment_start
