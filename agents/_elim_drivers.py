@@ -186,67 +186,6 @@ def round_of_entry(t, i, m, n_revealed, entry):  # pragma: no cover
 
 
 @njit
-def gap_chunk(  # pragma: no cover
-    block,
-    t0,
-    t,
-    chunk_end,
-    i,
-    m,
-    revealed,
-    n_revealed,
-    override,
-    law,
-    buffers,
-    c_b,
-    omega_b,
-    gaps,
-    checkpoints,
-    ci,
-    regret_out,
-    actions_out,
-    total,
-    bad,
-):
-    """Rounds ``t .. chunk_end - 1`` of a GAP epoch as one batch; returns (total, ci) after them.
-
-    The entries the rounds read (:func:`gather_entries`, into ``buffers = (values, arms,
-    scratch)``) are checked, made rewards as a batch (:func:`agents._kernels.entries_to_rewards`),
-    the overridden one replaced, and added to ``c_b`` in round order; then each round's regret,
-    arm and checkpoint. On a bad entry nothing is added and ``bad`` gets its round and arm.
-    """
-    override_t, override_k, override_v = override
-    values, arms, scratch = buffers
-    n, where = gather_entries(block, t0, t, chunk_end, i, m, revealed, n_revealed, override_t, override_k, values, arms)
-    wrong = first_invalid(values, n, where)
-    if wrong >= 0:
-        bad[0], bad[1] = round_of_entry(t, i, m, n_revealed, wrong), arms[wrong]
-        return total, ci
-    entries_to_rewards(values, arms, n, law, scratch)
-    if where >= 0:
-        values[where] = override_v
-    for e in range(n):
-        c_b[arms[e]] += values[e]
-    record = actions_out.shape[0] >= chunk_end
-    next_ck = checkpoint_at(checkpoints, ci)
-    for s in range(t, chunk_end):
-        a = omega_b[i]
-        # Round s's regret, arm and a checkpoint due after it. Written out in every kernel:
-        # an inlined helper returning (total, ci) makes the loop about twice as slow.
-        total += gaps[a]
-        if record:
-            actions_out[s] = a
-        if s + 1 == next_ck:
-            regret_out[ci] = total
-            ci += 1
-            next_ck = checkpoint_at(checkpoints, ci)
-        i += 1
-        if i == m:
-            i = 0
-    return total, ci
-
-
-@njit
 def gap_run(  # pragma: no cover
     state,
     params,
@@ -273,19 +212,21 @@ def gap_run(  # pragma: no cover
     counts o are left short; :meth:`~agents.elimination.EliminationAgent.simulate` then restores
     the whole state.
 
-    Two loops read the entries: :func:`gap_chunk` (chunks of rounds made rewards as a batch)
-    for a table of uniforms and for the round of the overridden entry, and a round-by-round
-    loop for a table of rewards.
+    Two loops read the entries: chunks of rounds whose entries are made rewards as a batch
+    (:func:`gather_entries`, :func:`agents._kernels.entries_to_rewards`) for a table of
+    uniforms and for the round of the overridden entry, and a round-by-round loop for a table
+    of rewards. Both are written here rather than called: a call per chunk or stretch, with
+    its array arguments, cost 2%-5% on uniforms and up to 3x with many checkpoints on rewards.
     """
     active, omega = state[k_.ACTIVE], state[k_.GAP_OMEGA]
     o, c, ctr = state[k_.GAP_OBSERVATIONS], state[k_.GAP_SUMS], state[k_.GAP_COUNTERS]
     o_b, c_b, omega_b = o[b], c[b], omega[b]
-    override_t = override[0]
+    override_t, override_k, override_v = override
     k_arms = active.shape[1]
     revealed = np.empty((k_arms, k_arms), dtype=np.int64)
     n_revealed = np.empty(k_arms, dtype=np.int64)
     # A table of uniforms is read in chunks whose entries are made rewards as a batch
-    # (gap_chunk); a table of rewards round by round. Each loop is kept for its kind of table,
+    # (the chunk loop); a table of rewards round by round. Each loop is kept for its kind of table,
     # where the other is slower: measured with benchmarks/bench_elimination.py --variants (four
     # runs on a busy 2-core machine, same arms either way), on uniforms chunks are 1.3x-1.4x
     # faster than round by round with an inverse CDF per entry for Bernoulli arms at K = 10,
@@ -293,7 +234,7 @@ def gap_run(  # pragma: no cover
     # K = 1,000; on rewards round by round is 1.3x-1.8x faster than chunks.
     batched = law[0] == TABLE_UNIFORMS
     size = (CHUNK_ROUNDS if batched else 1) * k_arms
-    buffers = (np.empty(size), np.empty(size, dtype=np.int64), np.empty(size))
+    values, arms, scratch = np.empty(size), np.empty(size, dtype=np.int64), np.empty(size)
     record = actions_out.shape[0] >= stop
     t = ctr[b, k_.GAP_ROUND]
     end = min(stop, t0 + block.shape[0])
@@ -311,21 +252,37 @@ def gap_run(  # pragma: no cover
                 # A chunk of rounds read as a batch: a table of uniforms, or the round of the
                 # overridden entry in a table of rewards.
                 upto = min(segment_end, t + CHUNK_ROUNDS) if batched else t + 1
-                total, ci = gap_chunk(
-                    block, t0, t, upto, i, m, revealed, n_revealed, override, law, buffers,
-                    c_b, omega_b, gaps, checkpoints, ci, regret_out, actions_out, total, bad,
-                )  # fmt: skip
-                if bad[0] >= 0:
-                    ctr[b, k_.GAP_ROUND] = bad[0]
+                n, where = gather_entries(
+                    block, t0, t, upto, i, m, revealed, n_revealed, override_t, override_k, values, arms
+                )
+                wrong = first_invalid(values, n, where)
+                if wrong >= 0:
+                    ctr[b, k_.GAP_ROUND] = bad[0] = round_of_entry(t, i, m, n_revealed, wrong)
+                    bad[1] = arms[wrong]
                     return total
-                i = (i + upto - t) % m
+                entries_to_rewards(values, arms, n, law, scratch)
+                if where >= 0:
+                    values[where] = override_v
+                for e in range(n):
+                    c_b[arms[e]] += values[e]
+                for s in range(t, upto):
+                    a = omega_b[i]
+                    # Round s's regret, arm and a checkpoint due after it. Written out in every
+                    # kernel: an inlined helper returning (total, ci) makes the loop about twice as slow.
+                    total += gaps[a]
+                    if record:
+                        actions_out[s] = a
+                    if s + 1 == next_ck:
+                        regret_out[ci] = total
+                        ci += 1
+                        next_ck = checkpoint_at(checkpoints, ci)
+                    i += 1
+                    if i == m:
+                        i = 0
                 t = upto
-                next_ck = checkpoint_at(checkpoints, ci)
                 continue
             # Rounds read one by one, in stretches that end before the round of the overridden
             # entry (override_t = -1: none) and at a checkpoint, so that the loop tests neither.
-            # Written here rather than called: the law's arrays, unpacked once per call, cost a
-            # stretch about 100 ns.
             stretch_end = segment_end if next_ck > segment_end or next_ck < 0 else next_ck
             if t < override_t < stretch_end:
                 stretch_end = override_t
