@@ -225,13 +225,12 @@ def gap_run(  # pragma: no cover
     k_arms = active.shape[1]
     revealed = np.empty((k_arms, k_arms), dtype=np.int64)
     n_revealed = np.empty(k_arms, dtype=np.int64)
-    # A table of uniforms is read in chunks whose entries are made rewards as a batch
-    # (the chunk loop); a table of rewards round by round. Each loop is kept for its kind of table,
-    # where the other is slower: measured with benchmarks/bench_elimination.py --variants (four
-    # runs on a busy 2-core machine, same arms either way), on uniforms chunks are 1.3x-1.4x
-    # faster than round by round with an inverse CDF per entry for Bernoulli arms at K = 10,
-    # 1.5x-1.8x for truncated normals at K = 10, 1.8x-2.0x at K = 100 and 1.9x-2.1x at
-    # K = 1,000; on rewards round by round is 1.3x-1.8x faster than chunks.
+    # Either loop reads either kind of table (the round-by-round loop makes each entry a reward
+    # on its own, a no-op for rewards); each is kept for the kind where the other is slower.
+    # Measured with benchmarks/bench_elimination.py --variants (five runs on a busy 2-core
+    # machine, same arms either way): on uniforms chunks are 1.3x-1.4x faster than round by
+    # round for Bernoulli arms at K = 10, 1.5x-1.8x for truncated normals at K = 10, 1.8x-2.0x
+    # at K = 100 and 1.9x-2.1x at K = 1,000; on rewards round by round is 1.3x-1.8x faster.
     batched = law[0] == TABLE_UNIFORMS
     size = (CHUNK_ROUNDS if batched else 1) * k_arms
     values, arms, scratch = np.empty(size), np.empty(size, dtype=np.int64), np.empty(size)
