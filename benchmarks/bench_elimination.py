@@ -23,7 +23,7 @@ Erdős–Rényi feedback graph with p = 0.2; truncated-normal arms, the env's de
 * with ``--variants``: GAP's table run with each of its two inner loops on both kinds of table
   (:func:`variant_ratios`): chunks made rewards as a batch (a table of uniforms) against round
   by round (a table of rewards), each on the other's table, same arms checked (no goal: the
-  figures :func:`agents._elim_drivers.gap_run` cites for keeping both);
+  figures GAP's table run (``GAP._run``) cites for keeping both);
 * peak memory of a streamed GAP run (a :class:`agents.tables.UniformTable`) at T = 10^8 in a
   child process (goal: ≤ 400 MB; T = 10^7 with ``--quick``), and that it equals the in-memory
   run on a shorter table.
