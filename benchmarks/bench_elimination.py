@@ -1,7 +1,7 @@
 """The elimination agents' table simulator against a strong numpy GAP, compiled floors, and the code before.
 
 Measured in one run, on the same reward tables (the gap paper's GAP: ε = 0.1, δ = 1/T, an
-Erdős–Rényi feedback graph with p = 0.2; Bernoulli arms):
+Erdős–Rényi feedback graph with p = 0.2; truncated-normal arms, the env's default):
 
 * ``GAP.simulate`` (compiled, an epoch at a time) against :func:`numpy_gap`, a numpy GAP that
   works an epoch at a time: the epoch's rows viewed as (cycles, |Ω|, K) and summed over the
@@ -20,6 +20,10 @@ Erdős–Rényi feedback graph with p = 0.2; Bernoulli arms):
   available: the full ``gap/privacy`` experiment on 2 processes with this code and with that
   commit's code, one after the other (goal: ≥ 3× faster). Both are run once at ``--quick``
   scale first, so each has its numba cache warm;
+* with ``--variants``: GAP's table run with each of its two inner loops on both kinds of table
+  (:func:`variant_ratios`): chunks made rewards as a batch (a table of uniforms) against round
+  by round (a table of rewards), each on the other's table, same arms checked (no goal: the
+  figures GAP's table run (``GAP._run``) cites for keeping both);
 * peak memory of a streamed GAP run (a :class:`agents.common.tables.UniformTable`) at T = 10^8 in a
   child process (goal: ≤ 400 MB; T = 10^7 with ``--quick``), and that it equals the in-memory
   run on a shorter table.
@@ -27,7 +31,7 @@ Erdős–Rényi feedback graph with p = 0.2; Bernoulli arms):
 Times are this thread's CPU time (``time.thread_time``), the median of interleaved calls, so a
 busy machine slows subject and reference alike. Every row states each side's ns per round.
 
-Usage: ``python benchmarks/bench_elimination.py [--quick] [--kernels] [--baseline REV]``
+Usage: ``python benchmarks/bench_elimination.py [--quick] [--kernels] [--variants] [--baseline REV]``
 (``--kernels``: only the simulate rows; run with ``PYTHONPATH`` set to another checkout, it
 measures that checkout's agents against the same references).
 """
@@ -35,6 +39,8 @@ measures that checkout's agents against the same references).
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import inspect
 import os
 import resource
 import shutil
@@ -154,13 +160,14 @@ def running_mean_floor(table, actions, counts, means):  # pragma: no cover
         means[a] += (table[t, a] - means[a]) / counts[a]
 
 
-def instance(n_arms: int, horizon: int) -> tuple[GraphBanditEnv, np.ndarray]:
+def instance(n_arms: int, horizon: int, reward: str = "truncnorm") -> tuple[GraphBanditEnv, np.ndarray]:
     """The env (the paper's means for K = 10, evenly spaced below the best arm beyond) and its reward table."""
+    common = {"n_arms": n_arms, "edge_probability": 0.2, "reward": reward, "horizon": horizon, "instance_seed": 3}
     if n_arms <= 10:
-        env = GraphBanditEnv(n_arms=n_arms, edge_probability=0.2, gap=0.1, horizon=horizon, instance_seed=3)
+        env = GraphBanditEnv(gap=0.1, **common)
     else:
         means = np.concatenate(([0.9], np.linspace(0.8, 0.1, n_arms - 1)))
-        env = GraphBanditEnv(n_arms=n_arms, edge_probability=0.2, means=means, horizon=horizon, instance_seed=3)
+        env = GraphBanditEnv(means=means, **common)
     uniforms = np.random.default_rng(4).random((horizon, n_arms))
     return env, env.reward_model.from_uniforms(uniforms)
 
@@ -304,6 +311,87 @@ def kernel_ratios(repeats: int) -> list[Ratio]:
     return out
 
 
+#: The line of ``gap_run`` that picks its inner loop by the kind of table (see :func:`variant_ratios`).
+GAP_LOOP_CHOICE = "    batched = law[0] == TABLE_UNIFORMS\n"
+
+
+def _gap_run_with(batched: bool, folder: Path) -> Callable[..., float]:
+    """``gap_run`` compiled from its module's source with its inner loop fixed (chunks if ``batched``)."""
+    source = inspect.getsource(inspect.getmodule(GAP._run.py_func))
+    if source.count(GAP_LOOP_CHOICE) != 1:
+        raise RuntimeError("gap_run no longer picks its loop with GAP_LOOP_CHOICE; update variant_ratios.")
+    path = folder / f"gap_run_{'chunks' if batched else 'rounds'}.py"
+    path.write_text(source.replace(GAP_LOOP_CHOICE, f"    batched = {batched}\n"))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.gap_run  # type: ignore[no-any-return]
+
+
+def _variant_rows(
+    loops: dict[bool, Callable[..., float]], n_arms: int, horizon: int, reward: str, repeats: int
+) -> list[Ratio]:
+    """Both loops of :func:`variant_ratios` on a table of rewards and one of uniforms (K = ``n_arms``)."""
+    env, rewards = instance(n_arms, horizon, reward)
+    uniforms = np.random.default_rng(4).random((horizon, n_arms))
+    step = max(1, horizon // 100)
+    checkpoints = np.arange(step, horizon + 1, step)
+    out: list[Ratio] = []
+    for table, law in ((rewards, None), (uniforms, env.reward_model)):
+
+        def play(batched: bool, table: np.ndarray = table, law: object = law) -> tuple[float, np.ndarray]:
+            agent = GAP(n_arms, horizon, EPSILON, env.adjacency, seed=5)
+            actions = np.zeros(horizon, dtype=np.int16)
+            bad = np.full(2, -1, dtype=np.int64)
+            total = loops[batched](
+                agent._state, agent._params, 0, agent._observes(env.adjacency), table, 0, horizon,
+                agent._law(law), agent._override(None, horizon), env.gaps, checkpoints,
+                np.zeros(checkpoints.size), actions, 0.0, agent.rng, bad,
+            )  # fmt: skip
+            return total, actions
+
+        chunks, rounds = play(True), play(False)
+        same = chunks[0] == rounds[0] and np.array_equal(chunks[1], rounds[1])
+        chunks_s, rounds_s = interleaved(lambda: play(True), lambda: play(False), repeats, time.thread_time)
+        kind, (faster, slower) = (
+            ("uniforms", ("chunks", "round by round")) if law else ("rewards", ("round by round", "chunks"))
+        )
+        out.append(
+            Ratio(
+                f"GAP's inner loops on a table of {kind}, {reward}, K = {n_arms}",
+                f"gap_run, {faster}",
+                f"gap_run, {slower}",
+                rounds_s / chunks_s if law else chunks_s / rounds_s,
+                None,
+                f"chunks {_ns(chunks_s, horizon)} vs round by round {_ns(rounds_s, horizon)} ns/round, "
+                f"T = {horizon:,}; same arms and regret: {'yes' if same else 'NO'}",
+            )
+        )
+    return out
+
+
+def variant_ratios(repeats: int) -> list[Ratio]:
+    """GAP's two inner loops against each other, each on both kinds of table (one run, same arms checked).
+
+    ``gap_run`` reads a table of uniforms in chunks made rewards as a batch and a table of
+    rewards round by round; here each loop is compiled alone (``gap_run``'s choice replaced by a
+    constant in a copy of its module's source) and run on both. Every ratio is how many times
+    faster the loop ``gap_run`` uses for that kind of table is than the other.
+    """
+    out: list[Ratio] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        loops = {batched: _gap_run_with(batched, Path(tmp)) for batched in (True, False)}
+        for n_arms, horizon, reward in (
+            (10, HORIZON, "bernoulli"),
+            (10, HORIZON, "truncnorm"),
+            (100, HORIZON, "bernoulli"),
+            (1000, 10_000, "bernoulli"),
+        ):
+            out += _variant_rows(loops, n_arms, horizon, reward, repeats)
+    return out
+
+
 STREAM_CHILD = """
 import resource, sys, numpy as np
 from agents.elimination.policies import GAP
@@ -418,8 +506,11 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="T = 10^7 stream, gap/privacy at --quick scale")
     parser.add_argument("--baseline", default=BASELINE, help="commit to compare gap/privacy against")
     parser.add_argument("--kernels", action="store_true", help="only the simulate rows")
+    parser.add_argument("--variants", action="store_true", help="only GAP's two inner loops against each other")
     args = parser.parse_args()
-    if args.kernels:
+    if args.variants:
+        print_results(variant_ratios(repeats=5 if args.quick else 11))
+    elif args.kernels:
         print_results(kernel_ratios(repeats=5 if args.quick else 11))
     else:
         print_results(results(args.quick, args.baseline))

@@ -671,6 +671,37 @@ def test_override_on_uniforms_equals_the_changed_reward_table(changed):
     assert lazy.total_regret == explicit.total_regret
 
 
+@pytest.mark.parametrize("changed", [(0, 0), (99, 3), (1_234, 4), (2_999, 1)])
+def test_override_on_rewards_equals_the_changed_table(changed):
+    # On a table of rewards the overridden round is read apart from the rounds around it; a
+    # checkpoint right after it (and rounds 0 and T - 1) must see the same regret and state.
+    env = GraphBanditEnv(n_arms=5, edge_probability=0.5, gap=0.1, horizon=3_000, instance_seed=2)
+    rewards = env.reward_model.from_uniforms(np.random.default_rng(5).random((3_000, 5)))
+    edited = rewards.copy()
+    edited[changed] = 0.0
+    checkpoints = np.unique([1, changed[0], changed[0] + 1, 1_500, 3_000])
+    checkpoints = checkpoints[(checkpoints >= 1) & (checkpoints <= 3_000)]
+    agents = [GAP(5, 3_000, 0.5, env.adjacency, seed=6) for _ in range(2)]
+    kwargs: dict[str, Any] = {"record_actions": True, "checkpoints": checkpoints}
+    overridden = agents[0].simulate(rewards, env.adjacency, env.gaps, override=(*changed, 0.0), **kwargs)
+    explicit = agents[1].simulate(edited, env.adjacency, env.gaps, **kwargs)
+    np.testing.assert_array_equal(overridden.actions, explicit.actions)
+    np.testing.assert_array_equal(overridden.checkpoint_regret, explicit.checkpoint_regret)
+    for x, y in zip(agents[0]._state, agents[1]._state, strict=True):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_override_round_on_rewards_names_another_bad_entry_of_its_row():
+    # The overridden entry may be out of range (it is replaced); another entry of its round is not.
+    env = GraphBanditEnv(n_arms=3, edge_probability=1.0, gap=0.1, horizon=500, instance_seed=2)
+    rewards = env.reward_model.from_uniforms(np.random.default_rng(5).random((500, 3)))
+    rewards[200] = [7.0, 0.5, -1.0]  # every arm reveals every arm: round 200 reads all three
+    agent = GAP(3, 500, 0.5, env.adjacency, seed=6)
+    with pytest.raises(ValueError, match=r"at round 200, arm 2\.$"):
+        agent.simulate(rewards, env.adjacency, env.gaps, override=(200, 0, 0.0))
+    assert int(agent._state[GAP_COUNTERS][0, GAP_ROUND]) == 0  # restored
+
+
 def test_simulate_continues_from_the_step_path_state():
     graph = PATH5
     table = np.random.default_rng(0).random((6000, 5))

@@ -211,6 +211,12 @@ def gap_run(  # pragma: no cover
     (and 1 to o_{τ,k}), as :func:`~agents.elimination.kernels.gap_update` does. On a bad entry the
     counts o are left short; :meth:`~agents.elimination.policies.EliminationAgent.simulate` then restores
     the whole state.
+
+    Two loops read the entries: chunks of rounds whose entries are made rewards as a batch
+    (:func:`gather_entries`, :func:`agents.common.kernels.entries_to_rewards`) for a table of
+    uniforms and for the round of the overridden entry, and a round-by-round loop for a table
+    of rewards. Both are written here rather than called: a call per chunk or stretch, with
+    its array arguments, cost 2%-5% on uniforms and up to 3x with many checkpoints on rewards.
     """
     active, omega = state[k_.ACTIVE], state[k_.GAP_OMEGA]
     o, c, ctr = state[k_.GAP_OBSERVATIONS], state[k_.GAP_SUMS], state[k_.GAP_COUNTERS]
@@ -219,14 +225,15 @@ def gap_run(  # pragma: no cover
     k_arms = active.shape[1]
     revealed = np.empty((k_arms, k_arms), dtype=np.int64)
     n_revealed = np.empty(k_arms, dtype=np.int64)
-    # A table of uniforms is read in chunks whose entries are made rewards as a batch (for
-    # truncated-normal arms 2.6x faster than an inverse CDF per entry, 25.7 against 10.0
-    # ns/round at K = 10, and 1.5x for Bernoulli arms); a table of rewards entry by entry.
+    # Either loop reads either kind of table (the round-by-round loop makes each entry a reward
+    # on its own, a no-op for rewards); each is kept for the kind where the other is slower.
+    # Measured with benchmarks/bench_elimination.py --variants (five runs on a busy 2-core
+    # machine, same arms either way): on uniforms chunks are 1.3x-1.4x faster than round by
+    # round for Bernoulli arms at K = 10, 1.5x-1.8x for truncated normals at K = 10, 1.8x-2.0x
+    # at K = 100 and 1.9x-2.1x at K = 1,000; on rewards round by round is 1.3x-1.8x faster.
     batched = law[0] == TABLE_UNIFORMS
-    size = CHUNK_ROUNDS * k_arms if batched else 0
-    values = np.empty(size)
-    arms = np.empty(size, dtype=np.int64)
-    scratch = np.empty(size)
+    size = (CHUNK_ROUNDS if batched else 1) * k_arms
+    values, arms, scratch = np.empty(size), np.empty(size, dtype=np.int64), np.empty(size)
     record = actions_out.shape[0] >= stop
     t = ctr[b, k_.GAP_ROUND]
     end = min(stop, t0 + block.shape[0])
@@ -239,84 +246,63 @@ def gap_run(  # pragma: no cover
         i = (t - ctr[b, k_.GAP_EPOCH_START]) % m
         segment_end = min(epoch_end, end)
         segment_start, first_position = t, i
-        while batched and t < segment_end:
-            # A chunk's entries read in round order, checked, made rewards, added in that order;
-            # then its regret.
-            chunk_end = min(segment_end, t + CHUNK_ROUNDS)
-            n, where = gather_entries(
-                block, t0, t, chunk_end, i, m, revealed, n_revealed, override_t, override_k, values, arms
-            )
-            wrong = first_invalid(values, n, where)
-            if wrong >= 0:
-                s = round_of_entry(t, i, m, n_revealed, wrong)
-                ctr[b, k_.GAP_ROUND] = s
-                bad[0], bad[1] = s, arms[wrong]
-                return total
-            entries_to_rewards(values, arms, n, law, scratch)
-            if where >= 0:
-                values[where] = override_v
-            for e in range(n):
-                c_b[arms[e]] += values[e]
-            while t < chunk_end:
-                a = omega_b[i]
-                # Round t's regret, arm and a checkpoint due after it. Written out in every kernel:
-                # an inlined helper returning (total, ci) makes the loop about twice as slow.
-                total += gaps[a]
-                if record:
-                    actions_out[t] = a
-                if t + 1 == next_ck:
-                    regret_out[ci] = total
-                    ci += 1
-                    next_ck = checkpoint_at(checkpoints, ci)
-                t += 1
-                i += 1
-                if i == m:
-                    i = 0
         while t < segment_end:
-            # A table of rewards: rounds read one by one, in stretches that end before the round
-            # of the overridden entry (override_t = -1: none) and at a checkpoint, so that the
-            # loop tests neither.
-            if t == override_t:
-                for j in range(n_revealed[i]):
-                    k = revealed[i, j]
-                    r = block[t - t0, k]
-                    if k == override_k:
-                        r = override_v
-                    elif not valid(r):
-                        ctr[b, k_.GAP_ROUND] = t
-                        bad[0], bad[1] = t, k
-                        return total
-                    c_b[k] += r
-                a = omega_b[i]
-                total += gaps[a]
-                if record:
-                    actions_out[t] = a
-                i += 1
-                if i == m:
-                    i = 0
-                t += 1
-            else:
-                stretch_end = segment_end if next_ck > segment_end or next_ck < 0 else next_ck
-                if t < override_t < stretch_end:
-                    stretch_end = override_t
-                for s in range(t, stretch_end):
-                    row = s - t0
-                    for j in range(n_revealed[i]):
-                        k = revealed[i, j]
-                        r = block[row, k]
-                        if not valid(r):
-                            ctr[b, k_.GAP_ROUND] = s
-                            bad[0], bad[1] = s, k
-                            return total
-                        c_b[k] += r
+            if batched or t == override_t:
+                # A chunk of rounds read as a batch: a table of uniforms, or the round of the
+                # overridden entry in a table of rewards.
+                upto = min(segment_end, t + CHUNK_ROUNDS) if batched else t + 1
+                n, where = gather_entries(
+                    block, t0, t, upto, i, m, revealed, n_revealed, override_t, override_k, values, arms
+                )
+                wrong = first_invalid(values, n, where)
+                if wrong >= 0:
+                    ctr[b, k_.GAP_ROUND] = bad[0] = round_of_entry(t, i, m, n_revealed, wrong)
+                    bad[1] = arms[wrong]
+                    return total
+                entries_to_rewards(values, arms, n, law, scratch)
+                if where >= 0:
+                    values[where] = override_v
+                for e in range(n):
+                    c_b[arms[e]] += values[e]
+                for s in range(t, upto):
                     a = omega_b[i]
+                    # Round s's regret, arm and a checkpoint due after it. Written out in every
+                    # kernel: an inlined helper returning (total, ci) makes the loop about twice as slow.
                     total += gaps[a]
                     if record:
                         actions_out[s] = a
+                    if s + 1 == next_ck:
+                        regret_out[ci] = total
+                        ci += 1
+                        next_ck = checkpoint_at(checkpoints, ci)
                     i += 1
                     if i == m:
                         i = 0
-                t = stretch_end
+                t = upto
+                continue
+            # Rounds read one by one, in stretches that end before the round of the overridden
+            # entry (override_t = -1: none) and at a checkpoint, so that the loop tests neither.
+            stretch_end = segment_end if next_ck > segment_end or next_ck < 0 else next_ck
+            if t < override_t < stretch_end:
+                stretch_end = override_t
+            for s in range(t, stretch_end):
+                row = s - t0
+                for j in range(n_revealed[i]):
+                    k = revealed[i, j]
+                    r = block[row, k]
+                    if not valid(r):
+                        ctr[b, k_.GAP_ROUND] = s
+                        bad[0], bad[1] = s, k
+                        return total
+                    c_b[k] += to_reward(r, k, law)
+                a = omega_b[i]
+                total += gaps[a]
+                if record:
+                    actions_out[s] = a
+                i += 1
+                if i == m:
+                    i = 0
+            t = stretch_end
             if t == next_ck:
                 regret_out[ci] = total
                 ci += 1
