@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: Version of the suite; part of every output. Bump it when a problem, a normalisation or a built-in changes.
-SUITE_VERSION = "score-1"
+SUITE_VERSION = "score-2"
 
 #: Capabilities an agent may declare, and what each means (docs/score.md).
 CAPABILITIES: dict[str, str] = {
@@ -67,8 +67,13 @@ class Problem:
 EASY_MEANS: tuple[float, ...] = (0.9, 0.7, 0.6, 0.6, 0.5, 0.5, 0.4, 0.4, 0.3, 0.2)
 HARD_MEANS: tuple[float, ...] = (0.5, 0.48, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3)
 K100_MEANS: tuple[float, ...] = tuple(round(0.9 - 0.005 * k, 3) for k in range(100))
-#: Every arm's Bernoulli mean on the adversarial table, before the adversary zeroes the reference's arm.
-ADVERSARIAL_MEANS: tuple[float, ...] = tuple(round(0.6 - 0.3 * k / 9, 4) for k in range(10))
+#: The adversarial table's Bernoulli means (best arm, every other arm) in its high and its low phases:
+#: the gap stays 0.1 while every arm's mean jumps by 0.8 from one phase to the next.
+ADVERSARIAL_PHASES: tuple[tuple[float, float], tuple[float, float]] = ((0.95, 0.85), (0.15, 0.05))
+#: Phase j of the adversarial table lasts ⌈ADVERSARIAL_GROWTH^j⌉ rounds (j = 0, 1, ..., high phases even).
+ADVERSARIAL_GROWTH = 1.6
+#: The env's means on the adversarial problem (only its arm count and the table matter: the table replaces its draws).
+ADVERSARIAL_MEANS: tuple[float, ...] = (0.55,) + (0.45,) * 9
 EPSILONS: tuple[float, ...] = (0.1, 1.0, 10.0)
 
 _PSEUDO = (
@@ -106,7 +111,7 @@ def _problems() -> tuple[Problem, ...]:
                 {"n_arms": 10, "edge_probability": 0.1, "gap": 0.1, "reward": "truncnorm"}, normalisation=_PSEUDO),
         Problem("graph-dense", "Graph feedback, Erdős–Rényi p = 0.5", "GraphBandit-v0", "graph", 20_000,
                 {"n_arms": 10, "edge_probability": 0.5, "gap": 0.1, "reward": "truncnorm"}, normalisation=_PSEUDO),
-        Problem("adversarial", "Adversarial table against index policies", "GraphBandit-v0", "adversarial", 20_000,
+        Problem("adversarial", "Stochastically constrained adversary, K = 10", "GraphBandit-v0", "adversarial", 20_000,
                 {"n_arms": 10, "edge_probability": 0.0, "means": list(ADVERSARIAL_MEANS), "reward": "bernoulli"},
                 normalisation=_ADV),
     )  # fmt: skip

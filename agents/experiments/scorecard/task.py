@@ -16,6 +16,7 @@ agent's seed + 1).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -31,7 +32,14 @@ from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment
 from agents.experiments.dpmab.task import reward_blocks
 from agents.experiments.scorecard.panel import PANEL, Entry, eligible, wrapped
-from agents.experiments.scorecard.suite import BY_NAME, SUITE_VERSION, Problem, scaled_horizon
+from agents.experiments.scorecard.suite import (
+    ADVERSARIAL_GROWTH,
+    ADVERSARIAL_PHASES,
+    BY_NAME,
+    SUITE_VERSION,
+    Problem,
+    scaled_horizon,
+)
 from agents.user_agents import GuardedAgent, UserAgent, check_fits, play
 from bandit_envs.budget.movielens import PrivacyBudgetMovieLensEnv, PrivacyBudgetMovieLensVectorEnv
 from bandit_envs.graph import GraphBanditEnv, GraphBanditVectorEnv
@@ -71,29 +79,41 @@ def user_plays(user: UserAgent) -> tuple[str, ...]:
 # ----------------------------------------------------------------------------- the adversary
 
 
+def adversarial_means(horizon: int, n_arms: int, best: int) -> FloatArray:
+    """The (horizon × K) Bernoulli means of the adversarial table with best arm ``best``.
+
+    Phase j = 0, 1, ... lasts ⌈1.6^j⌉ rounds (:data:`~agents.experiments.scorecard.suite.ADVERSARIAL_GROWTH`);
+    in even phases the best arm's mean is 0.95 and every other arm's 0.85, in odd phases 0.15 and
+    0.05 (:data:`~agents.experiments.scorecard.suite.ADVERSARIAL_PHASES`).
+    """
+    means = np.empty((horizon, n_arms), dtype=np.float64)
+    start, j = 0, 0
+    while start < horizon:
+        stop = min(horizon, start + math.ceil(ADVERSARIAL_GROWTH**j))
+        top, rest = ADVERSARIAL_PHASES[j % 2]
+        means[start:stop] = rest
+        means[start:stop, best] = top
+        start, j = stop, j + 1
+    return means
+
+
 def adversarial_table(problem: Problem, horizon: int, seed: int) -> FloatArray:
     """The seed's (horizon × K) reward table of the adversarial problem.
 
-    Every arm a pays Bernoulli(``means[a]``) draws from ``default_rng(seed)``, except that in
-    each round the arm a reference UCB1 index (Auer et al. 2002, ``mean + sqrt(2 ln t / n)``,
-    ties to the lowest arm, after one pull of each arm) would pull on this table pays 0. The table
-    is fixed before any agent plays (an oblivious adversary), but deterministic index policies
-    that follow the same optimism keep choosing the zeroed arm; randomized agents (Exp3, Thompson
-    sampling) do not.
+    A stochastically constrained adversarial table (Zimmert & Seldin, "Tsallis-INF: An Optimal
+    Algorithm for Stochastic and Adversarial Bandits", JMLR 22(28), 2021, Section 8): every arm's
+    Bernoulli mean jumps together between a high and a low level in phases of geometrically growing
+    length, while one arm stays best by the same gap (:func:`adversarial_means`). An agent that
+    estimates each arm by the mean of its own pulls compares arms whose samples come from
+    different phases, and keeps following the arm that was lucky in its timing; an agent with
+    importance-weighted cumulative estimates (Exp3) is unbiased whatever the timing. The best arm
+    is drawn per seed, then the rewards, both from ``default_rng(seed)``; the table is fixed before
+    any agent plays (an oblivious adversary).
     """
-    means = np.asarray(problem.keywords["means"], dtype=np.float64)
-    k = means.size
-    table = (np.random.default_rng(seed).random((horizon, k)) < means).astype(np.float64)
-    pulls = np.zeros(k)
-    sums = np.zeros(k)
-    for t in range(horizon):
-        if t < k:
-            a = t
-        else:
-            a = int(np.argmax(sums / pulls + np.sqrt(2.0 * np.log(t + 1) / pulls)))
-        table[t, a] = 0.0
-        pulls[a] += 1.0
-    return table
+    k = int(problem.keywords["n_arms"])
+    rng = np.random.default_rng(seed)
+    best = int(rng.integers(k))
+    return (rng.random((horizon, k)) < adversarial_means(horizon, k, best)).astype(np.float64)
 
 
 def table_regret(table: FloatArray, actions: npt.NDArray[np.int64], checkpoints: npt.NDArray[np.int64]) -> FloatArray:
