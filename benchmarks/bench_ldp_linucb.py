@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 import numba
 import numpy as np
-from _common import Ratio, interleaved
+from _common import Ratio, UserFeatures, interleaved, time_fast
 
 from agents import LDPLinUCB
 
@@ -85,34 +85,11 @@ class ReferenceLDPLinUCB:
         self.theta = self.Vc_inv @ self.u
 
 
-class Problem:
-    """MovieLens-like synthetic problem: per-user feature matrices, a random user each round."""
+class Problem(UserFeatures):
+    """MovieLens-like synthetic problem: 943 users' 20 x 20 feature matrices of unit rows, a random user each round."""
 
-    def __init__(self, seed: int = 0, n_users: int = 943) -> None:
-        rng = np.random.default_rng(seed)
-        feats = rng.normal(size=(n_users, ARMS, D))
-        self.features = feats / np.linalg.norm(feats, axis=2, keepdims=True)
-        theta = rng.normal(size=D)
-        self.rewards = np.clip(self.features @ (theta / np.linalg.norm(theta)), -1.0, 1.0)
-        self.users = np.random.default_rng(seed + 1).integers(n_users, size=BLOCK)
-
-    def block(self, start: int) -> tuple[np.ndarray, np.ndarray]:
-        users = np.roll(self.users, -start)
-        return self.features[users], self.rewards[users]
-
-
-def time_fast(agent: LDPLinUCB, problem: Problem, steps: int) -> tuple[float, float]:
-    """(seconds in ``run``, total regret of copy 0) over ``steps`` rounds fed in blocks."""
-    agent.reset()
-    spent, regret = 0.0, 0.0
-    for start in range(0, steps, BLOCK):
-        x, r = problem.block(start)
-        n = min(BLOCK, steps - start)
-        t0 = time.perf_counter()
-        res = agent.run(x[:n], r[:n])
-        spent += time.perf_counter() - t0
-        regret += float(np.atleast_1d(res.total_regret)[0])
-    return spent, regret
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__(ARMS, D, BLOCK, seed=seed)
 
 
 def time_steps(agent: LDPLinUCB, problem: Problem, steps: int) -> tuple[float, np.ndarray]:

@@ -32,25 +32,20 @@ Usage: ``python benchmarks/bench_recommendation_env.py [--steps 200000] [--vecto
 from __future__ import annotations
 
 import argparse
-import gc
 import platform
 import random
 import time
 import tracemalloc
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from _common import Ratio, interleaved
+from _common import Ratio, data_paths, interleaved, traced_vector_bytes
 
 import bandit_envs  # noqa: F401  (registers the ids)
 from bandit_envs.datasets.env_data import checkins_from, ratings_from
 from bandit_envs.recommendation import GowallaRecommendationEnv, MovieLensRecommendationEnv
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
-ML_DIR = DATA / "ml-latest-small"
-GOWALLA_NYC = DATA / "gowalla-snap-nyc" / "loc-gowalla_totalCheckins.nyc.txt.gz"
 PAPER_T = 1_000_000
 N_ENVS = 32
 #: Memory budget of one vector env copy at large N (20 arms, d = 20).
@@ -128,15 +123,6 @@ def fast_path(label: str, env: Any) -> None:
         f"{t_noise * 1000:5.1f} ms, reward gather {t_gather * 1000:5.1f} ms; features_of "
         f"{t_features * 1000:5.2f} us/round"
     )
-
-
-def data_paths(synthetic: bool = False) -> tuple[Any, Any, str]:
-    """(MovieLens data, Gowalla data, words): the real data of ``../shared/data`` if both are there, else None."""
-    if not synthetic and ML_DIR.exists() and GOWALLA_NYC.exists():
-        return str(ML_DIR), str(GOWALLA_NYC), "real data (ml-latest-small, Gowalla NYC)"
-    if synthetic:
-        return None, None, "synthetic defaults"
-    return None, None, f"synthetic defaults ({ML_DIR} or {GOWALLA_NYC} not found)"
 
 
 def single_loop(env_id: str, data: Any, steps: int) -> Any:
@@ -230,18 +216,8 @@ def results(quick: bool = False) -> list[Ratio]:
 
 def traced_bytes(env_id: str, data: Any, copies: int) -> int:
     """Bytes traced by tracemalloc while a vector env of ``copies`` copies and its last step's outputs live."""
-    gc.collect()
-    before = tracemalloc.get_traced_memory()[0]
-    venv = gym.make_vec(env_id, num_envs=copies, vectorization_mode="vector_entry_point", data=data,
-                        reward_noise=0.1)  # fmt: skip
-    venv.reset(seed=0)
-    for a in np.random.default_rng(2).integers(0, venv.single_action_space.n, size=(3, copies)):
-        out = venv.step(a)
-    gc.collect()
-    held = tracemalloc.get_traced_memory()[0] - before
-    del out, venv
-    gc.collect()
-    return held
+    kwargs = {"vectorization_mode": "vector_entry_point", "data": data, "reward_noise": 0.1}
+    return traced_vector_bytes(lambda: gym.make_vec(env_id, num_envs=copies, **kwargs))
 
 
 def memory_ratios(env_id: str, data: Any, copies: tuple[int, ...] = MEMORY_COPIES) -> list[Ratio]:
