@@ -14,7 +14,7 @@ import gc
 import statistics
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,6 +96,31 @@ def interleaved(
         if enabled:
             gc.enable()
     return statistics.median(s_times), statistics.median(r_times)
+
+
+def interleaved_per_step(
+    subject: Callable[[], float], reference: Callable[[], float], repeats: int
+) -> tuple[float, float]:
+    """Median per-step times (subject, reference) of alternating calls that each return their per-step time."""
+    s_out: list[float] = []
+    r_out: list[float] = []
+    interleaved(lambda: s_out.append(subject()), lambda: r_out.append(reference()), repeats)
+    return statistics.median(s_out), statistics.median(r_out)
+
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    """(``fn()``, its wall time in seconds)."""
+    start = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - start
+
+
+def loop_seconds(step: Callable[[Any], object], actions: Iterable[Any]) -> float:
+    """Wall seconds of ``step(a)`` for every ``a`` of ``actions``, in order."""
+    start = time.perf_counter()
+    for a in actions:
+        step(a)
+    return time.perf_counter() - start
 
 
 def print_results(results: list[Ratio]) -> None:

@@ -45,7 +45,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from _common import Ratio, data_paths, interleaved
+from _common import Ratio, data_paths, interleaved, loop_seconds, timed
 
 import bandit_envs  # noqa: F401  (registers the ids)
 from bandit_envs.budget import (
@@ -57,12 +57,6 @@ from bandit_envs.budget import (
 from bandit_envs.datasets.env_data import checkins_from, ratings_from
 
 PAPER_T = 20_000
-
-
-def timed(fn: Any) -> tuple[Any, float]:
-    start = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - start
 
 
 def construction(name: str, vector: Any, data: Any, users: list[int]) -> None:
@@ -79,11 +73,7 @@ def single_steps(env_id: str, data: Any, steps: int) -> None:
     env = gym.make(env_id, data=data, horizon=steps)
     actions = np.random.default_rng(0).integers(0, 10, steps).tolist()
     env.reset(seed=0)
-    step = env.step
-    start = time.perf_counter()
-    for a in actions:
-        step(a)
-    elapsed = time.perf_counter() - start
+    elapsed = loop_seconds(env.step, actions)
     print(f"{env_id:26s} single env (gym.make): {steps / elapsed:9,.0f} steps/s ({elapsed / steps * 1e6:6.1f} us/step)")
 
 
@@ -106,12 +96,8 @@ def half_exploring(
 def vector_steps(env_id: str, vector: Any, data: Any, users: list[int], settings: int, steps: int) -> None:
     n = len(users) * settings
     venv, actions, _ = half_exploring(vector, data, users, settings, steps)
-    for a in actions[:20]:
-        venv.step(a)
-    start = time.perf_counter()
-    for a in actions:
-        venv.step(a)
-    per_step = (time.perf_counter() - start) / steps
+    loop_seconds(venv.step, actions[:20])  # warm-up
+    per_step = loop_seconds(venv.step, actions) / steps
     print(
         f"{env_id:26s} vector {len(users):2d} users x {settings:2d} settings = {n:3d} copies: "
         f"{per_step * 1e6:7.1f} us/step, {per_step / n * 1e9:6.0f} ns/copy-step, "

@@ -21,13 +21,11 @@ from __future__ import annotations
 import argparse
 import math
 import platform
-import statistics
 import time
-from collections.abc import Callable
 
 import numba
 import numpy as np
-from _common import Ratio, UserFeatures, interleaved, time_fast
+from _common import Ratio, UserFeatures, interleaved_per_step, time_fast
 
 from agents import LDPOLS, ShuffleLinUCB
 from agents.linear.stats_base import StatsAgent
@@ -122,16 +120,6 @@ def time_reference(kind: str, problem: Problem, steps: int) -> tuple[float, floa
     for t in range(steps):
         ref.step(x[t], r[t])
     return time.perf_counter() - t0, ref.regret
-
-
-def interleaved_per_step(
-    subject: Callable[[], float], reference: Callable[[], float], repeats: int
-) -> tuple[float, float]:
-    """Median per-step times (subject, reference) of alternating calls that each return their per-step time."""
-    s_out: list[float] = []
-    r_out: list[float] = []
-    interleaved(lambda: s_out.append(subject()), lambda: r_out.append(reference()), repeats)
-    return statistics.median(s_out), statistics.median(r_out)
 
 
 def results(quick: bool = False) -> list[Ratio]:

@@ -24,13 +24,11 @@ from __future__ import annotations
 import argparse
 import math
 import platform
-import statistics
 import time
-from collections.abc import Callable
 
 import numba
 import numpy as np
-from _common import Ratio, UserFeatures, interleaved, time_fast
+from _common import Ratio, UserFeatures, interleaved_per_step, time_fast
 
 from agents import LDPLinUCB
 
@@ -121,16 +119,6 @@ def time_reference(problem: Problem, steps: int, horizon: int) -> tuple[float, f
 def make_agent(copies: int | None, horizon: int) -> LDPLinUCB:
     """LDP-LinUCB in the authors' setting, with the quadratic bonus of their code."""
     return LDPLinUCB(D, EPSILON, DELTA, ALPHA, horizon, bonus="quadratic", n_envs=copies, seed=0)
-
-
-def interleaved_per_step(
-    subject: Callable[[], float], reference: Callable[[], float], repeats: int
-) -> tuple[float, float]:
-    """Median per-step times (subject, reference) of alternating calls that each return their per-step time."""
-    s_out: list[float] = []
-    r_out: list[float] = []
-    interleaved(lambda: s_out.append(subject()), lambda: r_out.append(reference()), repeats)
-    return statistics.median(s_out), statistics.median(r_out)
 
 
 def results(quick: bool = False) -> list[Ratio]:

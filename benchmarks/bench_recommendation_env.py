@@ -34,13 +34,12 @@ from __future__ import annotations
 import argparse
 import platform
 import random
-import time
 import tracemalloc
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from _common import Ratio, data_paths, interleaved, traced_vector_bytes
+from _common import Ratio, data_paths, interleaved, loop_seconds, timed, traced_vector_bytes
 
 import bandit_envs  # noqa: F401  (registers the ids)
 from bandit_envs.datasets.env_data import checkins_from, ratings_from
@@ -52,12 +51,6 @@ N_ENVS = 32
 COPY_BUDGET = 16 * 1024
 #: Numbers of copies at which the memory per copy is measured.
 MEMORY_COPIES = (1000, 10_000)
-
-
-def timed(fn: Any) -> tuple[Any, float]:
-    start = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - start
 
 
 def construction(label: str, make: Any) -> Any:
@@ -75,18 +68,11 @@ def single_steps(env_id: str, data: Any, steps: int) -> None:
     env = gym.make(env_id, data=data, horizon=steps, reward_noise=0.1)
     actions = np.random.default_rng(0).integers(0, 20, steps).tolist()
     env.reset(seed=0)
-    step = env.step
-    start = time.perf_counter()
-    for a in actions:
-        step(a)
-    rate = steps / (time.perf_counter() - start)
+    rate = steps / loop_seconds(env.step, actions)
     print(f"  {env_id:28s} single env (gym.make): {rate:10,.0f} steps/s; T=10^6 in {PAPER_T / rate:5.1f} s")
     raw = env.unwrapped
     raw.reset(seed=0)
-    start = time.perf_counter()
-    for a in actions:
-        raw.step(a)
-    rate = steps / (time.perf_counter() - start)
+    rate = steps / loop_seconds(raw.step, actions)
     print(f"  {env_id:28s} single env (unwrapped): {rate:9,.0f} steps/s; T=10^6 in {PAPER_T / rate:5.1f} s")
 
 
@@ -100,12 +86,8 @@ def vector_steps(env_id: str, data: Any, steps: int) -> None:
                         horizon=PAPER_T, reward_noise=0.1)  # fmt: skip
     venv.reset(seed=0)
     actions = np.random.default_rng(1).integers(0, 20, (steps, N_ENVS))
-    for a in actions[:50]:
-        venv.step(a)
-    start = time.perf_counter()
-    for a in actions:
-        venv.step(a)
-    per_step = (time.perf_counter() - start) / steps
+    loop_seconds(venv.step, actions[:50])  # warm-up
+    per_step = loop_seconds(venv.step, actions) / steps
     print(
         f"  {env_id:28s} vector env N={N_ENVS}: {1 / per_step:9,.0f} steps/s = {N_ENVS / per_step:11,.0f} "
         f"copy-steps/s; {N_ENVS} runs of T=10^6 in {per_step * PAPER_T:5.1f} s"
