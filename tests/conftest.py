@@ -10,6 +10,7 @@
   has per-round tables). Every test that iterates the registered ids reads it
   (:func:`env_profile`, :func:`env_test_kwargs`, fixture :func:`env_kwargs`); a registered id
   without a row fails those tests with a sentence saying where to add it.
+* :func:`saved_tasks`: the task indices a partial store has saved, read from its batch files.
 * :func:`public_agent_classes` and :func:`missing_agents`: the agent tables of the shared refusal and
   fuzz tests are checked against ``agents.__all__``, so a new agent without an entry fails a test
   that names it.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -198,6 +200,17 @@ def missing_agents(covered: Iterable[type], table: str) -> str | None:
     if not missing:
         return None
     return f"agents {missing} of agents.__all__ have no entry in {table}; add one, so that their inputs are tested"
+
+
+def saved_tasks(parts: Path) -> list[int]:
+    """The task indices in the partial store's batch files ``parts/NNNNNN.json`` (as ``finished()`` reads them)."""
+    tasks: list[int] = []
+    for path in parts.glob("0*.json"):
+        try:
+            tasks += [record["task"] for record in json.loads(path.read_text())["tasks"]]
+        except (OSError, ValueError):  # absent (no store yet), or cut short: redone, as the store does
+            pass
+    return sorted(tasks)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

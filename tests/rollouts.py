@@ -39,6 +39,21 @@ def assert_plays_like_reference(agent: Any, reference: Any, table: np.ndarray) -
         reference.update(b, float(table[t, b]))
 
 
+def lockstep_from_seed(
+    makers: tuple[Callable[[int | None, int], Any], Callable[[int], Any]], seed: int, n_arms: int, rounds: int = 800
+) -> tuple[Any, Any]:
+    """(agent, reference) after :func:`assert_plays_like_reference` on ``rounds`` uniform rewards.
+
+    ``makers`` is (make(n_envs, seed), make_reference(seed)); both are built with ``seed`` (one env),
+    the (rounds, n_arms) table of U(0, 1) rewards is drawn with seed ``seed % 1000``.
+    """
+    make, make_reference = makers
+    table = np.random.default_rng(seed % 1000).random((rounds, n_arms))
+    agent, reference = make(None, seed), make_reference(seed)
+    assert_plays_like_reference(agent, reference, table)
+    return agent, reference
+
+
 @dataclass
 class Rollout:
     """What :func:`play_env` saw: the arms, the summed ``info["regret"]`` and every step's info."""

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from conftest import lazy_module
 from numba import njit
-from rollouts import assert_plays_like_reference, play_table
+from rollouts import assert_plays_like_reference, lockstep_from_seed, play_table
 
 from agents import (
     UCB,
@@ -127,10 +127,7 @@ def test_laplace_stream_draws_have_the_right_law():
 @pytest.mark.parametrize("name", AGENTS)
 @pytest.mark.parametrize("seed", [3, 2**33])
 def test_agent_equals_its_plain_python_reference(name, seed):
-    make, make_reference = AGENTS[name]
-    table = np.random.default_rng(seed % 1000).random((800, K))
-    agent, reference = make(None, seed), make_reference(seed)
-    assert_plays_like_reference(agent, reference, table)
+    agent, reference = lockstep_from_seed(AGENTS[name], seed, K)
     if hasattr(reference, "counters"):
         np.testing.assert_array_equal(agent.released[0], [c.value for c in reference.counters])
     if hasattr(reference, "mean"):

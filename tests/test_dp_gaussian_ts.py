@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pytest
 from numba import njit
-from rollouts import assert_plays_like_reference, play_table
+from rollouts import lockstep_from_seed, play_table
 from scipy import stats
 
 from agents import DPTSUCB, HybridDPUCB, PrePullGaussianTS, TreeDPUCB
@@ -70,10 +70,7 @@ AGENTS = {
 @pytest.mark.parametrize("name", AGENTS)
 @pytest.mark.parametrize("seed", [3, 2**33])
 def test_agent_equals_its_plain_python_reference(name, seed):
-    make, make_reference = AGENTS[name]
-    table = np.random.default_rng(seed % 1000).random((800, K))
-    agent, reference = make(None, seed), make_reference(seed)
-    assert_plays_like_reference(agent, reference, table)
+    agent, reference = lockstep_from_seed(AGENTS[name], seed, K)
 
 
 @pytest.mark.parametrize("name", ["PrePullGaussianTS", "DPTSUCB"])
