@@ -10,6 +10,9 @@
   has per-round tables). Every test that iterates the registered ids reads it
   (:func:`env_profile`, :func:`env_test_kwargs`, fixture :func:`env_kwargs`); a registered id
   without a row fails those tests with a sentence saying where to add it.
+* :func:`assert_copies_replay_single_envs`: copy i of a vector env is the single env seeded s + i,
+  across autoresets.
+* :func:`make_offline`: an env made with its defaults while any download fails the test.
 * :func:`saved_tasks`: the task indices a partial store has saved, read from its batch files.
 * :func:`public_agent_classes` and :func:`missing_agents`: the agent tables of the shared refusal and
   fuzz tests are checked against ``agents.__all__``, so a new agent without an entry fails a test
@@ -200,6 +203,52 @@ def missing_agents(covered: Iterable[type], table: str) -> str | None:
     if not missing:
         return None
     return f"agents {missing} of agents.__all__ have no entry in {table}; add one, so that their inputs are tested"
+
+
+def assert_copies_replay_single_envs(
+    venv: Any, make_single: Callable[[], Any], actions: Any, seed: int, restart_info: Mapping[str, Any] | None = None
+) -> None:
+    """Copy i of ``venv`` reset with ``seed`` is ``make_single()`` reset with ``seed + i``, step for step.
+
+    ``actions`` is (steps, num_envs). Across Gymnasium's NEXT_STEP autoreset: the step after a copy's
+    truncation restarts it (reward 0 and the ``restart_info`` values in its info) while the single
+    env is reset without a seed, its generator running on. Observations, rewards, truncations and
+    every key of the single env's info must match the copy's.
+    """
+    import numpy as np
+
+    obs_v, _ = venv.reset(seed=seed)
+    trace = [venv.step(a) for a in actions]
+    for i in range(venv.num_envs):
+        env = make_single()
+        obs, _ = env.reset(seed=seed + i)
+        np.testing.assert_array_equal(obs, obs_v[i])
+        for t, a in enumerate(actions[:, i]):
+            obs_t, reward_t, _, trunc_t, info_t = trace[t]
+            if t > 0 and trace[t - 1][3][i]:  # NEXT_STEP autoreset: this step restarts the copy
+                obs, _ = env.reset()
+                assert reward_t[i] == 0.0
+                for key, value in (restart_info or {}).items():
+                    assert info_t[key][i] == value, (key, t, i)
+            else:
+                obs, reward, _, trunc, info = env.step(int(a))
+                assert reward == reward_t[i] and trunc == trunc_t[i]
+                for key, value in info.items():
+                    np.testing.assert_array_equal(value, info_t[key][i], err_msg=key)
+            np.testing.assert_array_equal(obs, obs_t[i])
+
+
+def make_offline(env_id: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any, dict[str, Any]]:
+    """(``gym.make(env_id)``, and its observation and info after ``reset(seed=0)``), with downloads failing the test."""
+    import gymnasium as gym
+
+    def no_download(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the default env must not touch the network")
+
+    monkeypatch.setattr("pooch.retrieve", no_download)
+    env = gym.make(env_id)
+    obs, info = env.reset(seed=0)
+    return env, obs, info
 
 
 def saved_tasks(parts: Path) -> list[int]:
