@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from conftest import PATH3
 from gymnasium import spaces
 
 import agents
@@ -20,7 +21,6 @@ from agents.base import Agent
 
 K = 3  # arms
 D = 2  # features of the linear agents
-PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)  # 0 - 1 - 2
 
 Make = Callable[[int | None], Agent]
 

@@ -4,7 +4,9 @@
   does not import ``scipy.stats``, ``torch`` or stable-baselines3 (seconds).
 * :func:`shared_data`: the one place that knows where the real datasets live (``../shared/data``
   from the project root, never copied into the repository); a test asks for a file or folder by
-  its name there and is skipped, with the reason, when it is absent.
+  its name there and is skipped, with the reason, when it is absent (:data:`ML_RATINGS` and
+  :data:`GOWALLA_NYC` name the two files most tests read).
+* :data:`PATH3`: the three-arm path graph 0 - 1 - 2 that the agent tests play on.
 * :data:`ENV_PROFILES`: one row per registered env id, the only place tests look up what is
   particular to an id (cheap, easy and vector keywords, its documented memory per copy, whether it
   has per-round tables). Every test that iterates the registered ids reads it
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 
@@ -51,6 +54,12 @@ class lazy_module:  # noqa: N801 - used like the module it stands for
 
 #: Where the real datasets live (see shared/data/README.md).
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+#: Real data files, by their names under ../shared/data (the ``shared_data`` fixture finds them).
+ML_RATINGS = "ml-latest-small/ratings.csv"
+GOWALLA_NYC = "gowalla-snap-nyc/loc-gowalla_totalCheckins.nyc.txt.gz"
+
+#: The feedback graph 0 - 1 - 2 (three arms on a path), as the agent tests declare it.
+PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)
 
 
 # ------------------------------------------------------------------------------- env profiles

@@ -17,7 +17,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import lazy_module
+from conftest import PATH3, lazy_module
 from rollouts import assert_int, assert_int64_per_copy, assert_plays_like_reference, play_env
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
@@ -37,7 +37,6 @@ from bandit_envs.feedback_graphs import erdos_renyi
 
 optimize = lazy_module("scipy.optimize")
 
-PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)  # 0 - 1 - 2
 EMPTY5 = np.zeros((5, 5), dtype=bool)
 
 

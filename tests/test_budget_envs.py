@@ -13,7 +13,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import assert_copies_replay_single_envs, lazy_module, make_offline
+from conftest import GOWALLA_NYC, ML_RATINGS, assert_copies_replay_single_envs, lazy_module, make_offline
 from gymnasium.utils.env_checker import check_env as gym_check_env
 from scipy.special import expit
 
@@ -37,9 +37,6 @@ from bandit_envs.privacy import randomized_response
 
 stats = lazy_module("scipy.stats")
 
-#: Real data files, by their names under ../shared/data (the ``shared_data`` fixture finds them).
-ML_RATINGS = "ml-latest-small/ratings.csv"
-GOWALLA_NYC = "gowalla-snap-nyc/loc-gowalla_totalCheckins.nyc.txt.gz"
 
 ML_ID = "PrivacyBudgetMovieLens-v0"
 GW_ID = "PrivacyBudgetGowalla-v0"

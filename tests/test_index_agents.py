@@ -8,6 +8,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import PATH3
 from numba import types as nb_types
 from rollouts import assert_int, assert_int64_per_copy, play_env
 
@@ -15,8 +16,6 @@ import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents import index
 from agents.base import Agent, entry_point
 from agents.index import _STATE, UCB, UCBN, Random, ThompsonSampling, _pulled_step
-
-PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)  # 0 - 1 - 2
 
 
 def feed(agent: Agent, expected: int, reward: float) -> None:

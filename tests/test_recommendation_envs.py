@@ -16,7 +16,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import assert_copies_replay_single_envs, make_offline
+from conftest import GOWALLA_NYC, ML_RATINGS, assert_copies_replay_single_envs, make_offline
 from gymnasium.utils.env_checker import check_env as gym_check_env
 from gymnasium.vector.utils import batch_space
 
@@ -32,10 +32,6 @@ from bandit_envs.recommendation import (
 )
 from bandit_envs.recommendation._envs import BLOCK
 from bandit_envs.recommendation._problem import StreamStates
-
-#: Real data files, by their names under ../shared/data (the ``shared_data`` fixture finds them).
-ML_RATINGS = "ml-latest-small/ratings.csv"
-GOWALLA_NYC = "gowalla-snap-nyc/loc-gowalla_totalCheckins.nyc.txt.gz"
 
 ML_ID = "MovieLensRecommendation-v0"
 GW_ID = "GowallaRecommendation-v0"
