@@ -146,6 +146,16 @@ def data_paths(synthetic: bool = False) -> tuple[Any, Any, str]:
     return None, None, f"synthetic defaults ({ML_DIR} or {GOWALLA_NYC} not found)"
 
 
+def announce_data(synthetic: bool = False) -> tuple[Any, Any, str]:
+    """:func:`data_paths`, after printing the Python and numpy versions and which data the run uses."""
+    import platform
+
+    ml_data, gw_data, words = data_paths(synthetic)
+    print(f"{platform.python_implementation()} {platform.python_version()}, numpy {np.__version__}")
+    print(f"data: {words}")
+    return ml_data, gw_data, words
+
+
 def traced_vector_bytes(make: Callable[[], Any]) -> int:
     """Bytes traced by tracemalloc while the vector env ``make()`` builds and its last step's outputs live.
 

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -45,7 +44,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from _common import Ratio, data_paths, interleaved, loop_seconds, timed
+from _common import Ratio, announce_data, data_paths, interleaved, loop_seconds, timed
 
 import bandit_envs  # noqa: F401  (registers the ids)
 from bandit_envs.budget import (
@@ -302,9 +301,7 @@ def main() -> None:
     parser.add_argument("--single-steps", type=int, default=20_000, help="single-env steps timed")
     parser.add_argument("--synthetic", action="store_true", help="use the synthetic defaults even if real data exist")
     args = parser.parse_args()
-    ml_data, gw_data, words = data_paths(args.synthetic)
-    print(f"{platform.python_implementation()} {platform.python_version()}, numpy {np.__version__}")
-    print(f"data: {words}")
+    ml_data, gw_data, _ = announce_data(args.synthetic)
 
     # Users: the eligible users of the defaults (21 MovieLens, 11 NYC Gowalla users on real data).
     _, ml_load = timed(lambda: ratings_from(ml_data))

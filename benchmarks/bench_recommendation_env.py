@@ -32,14 +32,13 @@ Usage: ``python benchmarks/bench_recommendation_env.py [--steps 200000] [--vecto
 from __future__ import annotations
 
 import argparse
-import platform
 import random
 import tracemalloc
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from _common import Ratio, data_paths, interleaved, loop_seconds, timed, traced_vector_bytes
+from _common import Ratio, announce_data, data_paths, interleaved, loop_seconds, timed, traced_vector_bytes
 
 import bandit_envs  # noqa: F401  (registers the ids)
 from bandit_envs.datasets.env_data import checkins_from, ratings_from
@@ -254,9 +253,7 @@ def main() -> None:
     parser.add_argument("--synthetic", action="store_true", help="use the synthetic defaults even if real data exist")
     parser.add_argument("--memory-only", action="store_true", help="only the vector env's memory per copy")
     args = parser.parse_args()
-    ml_data, gw_data, words = data_paths(args.synthetic)
-    print(f"{platform.python_implementation()} {platform.python_version()}, numpy {np.__version__}")
-    print(f"data: {words}")
+    ml_data, gw_data, _ = announce_data(args.synthetic)
     if args.memory_only:
         print("memory per copy (tracemalloc)")
         for env_id, data in (("MovieLensRecommendation-v0", ml_data), ("GowallaRecommendation-v0", gw_data)):
