@@ -27,7 +27,6 @@ table (``bench_ucb_batch.bernoulli_table``; only ``act`` + ``update`` are timed)
 
 from __future__ import annotations
 
-import argparse
 import math
 import statistics
 import time
@@ -35,8 +34,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from _common import Ratio, print_results
-from bench_ucb_batch import TABLE_ROWS, bernoulli_table, one_core
+from _common import Ratio, quick_main
+from bench_ucb_batch import TABLE_ROWS, bernoulli_table, one_core, play_table
 
 from agents import KLUCB, MOSS, UCB, EpsilonGreedy, Exp3, ThompsonSampling
 from agents.adversarial.kernels import ExpWeightsReference
@@ -76,30 +75,14 @@ AGENTS: dict[str, tuple[Callable[[int, int], Agent], Callable[[int, int, int], A
 }
 
 
-def run_block(agent: Agent, table: np.ndarray, start: int, stop: int, actions: np.ndarray) -> float:
-    """Play rounds ``start..stop-1`` from the table; return the seconds spent in act + update."""
-    rows = np.arange(agent.batch)
-    spent = 0.0
-    for t in range(start, stop):
-        t0 = time.perf_counter()
-        a = agent.act()
-        t1 = time.perf_counter()
-        r = table[t % TABLE_ROWS, rows, a]
-        t2 = time.perf_counter()
-        agent.update(a, r)
-        spent += (t1 - t0) + (time.perf_counter() - t2)
-        actions[t] = a
-    return spent
-
-
 def against_ucb(name: str, table: np.ndarray, steps: int, repeats: int) -> tuple[Ratio, np.ndarray, float]:
     """The agent against batched UCB, alternating blocks; (ratio, the agent's actions, its seconds per step)."""
     make = AGENTS[name][0]
     agent, ucb = make(COPIES, steps), UCB(ARMS, n_envs=COPIES)
     actions = np.empty((steps, COPIES), dtype=np.int64)
     ucb_actions = np.empty((steps, COPIES), dtype=np.int64)
-    run_block(agent, table, 0, min(steps, 20), actions)  # compile / load the kernels
-    run_block(ucb, table, 0, min(steps, 20), ucb_actions)
+    play_table(agent, table, 0, min(steps, 20), actions)  # compile / load the kernels
+    play_table(ucb, table, 0, min(steps, 20), ucb_actions)
     agent_times, ucb_times = [], []
     for _ in range(repeats):
         agent.reset()
@@ -107,8 +90,8 @@ def against_ucb(name: str, table: np.ndarray, steps: int, repeats: int) -> tuple
         agent_s = ucb_s = 0.0
         for start in range(0, steps, BLOCK):
             stop = min(steps, start + BLOCK)
-            ucb_s += run_block(ucb, table, start, stop, ucb_actions)
-            agent_s += run_block(agent, table, start, stop, actions)
+            ucb_s += play_table(ucb, table, start, stop, ucb_actions)
+            agent_s += play_table(agent, table, start, stop, actions)
         agent_times.append(agent_s)
         ucb_times.append(ucb_s)
     agent_s, ucb_s = statistics.median(agent_times), statistics.median(ucb_times)
@@ -194,7 +177,7 @@ def compiled_exp3_ratio(table: np.ndarray, steps: int, repeats: int) -> Ratio:
     eta = float(agent.fixed_eta or 0.0)
     actions = np.empty((steps, COPIES), dtype=np.int64)
     loop_actions = np.empty((steps, COPIES), dtype=np.int64)
-    run_block(agent, table, 0, min(steps, 20), actions)  # compile / load the kernels
+    play_table(agent, table, 0, min(steps, 20), actions)  # compile / load the kernels
     agent_times, loop_times = [], []
     for _ in range(repeats):
         agent.reset()
@@ -205,7 +188,7 @@ def compiled_exp3_ratio(table: np.ndarray, steps: int, repeats: int) -> Ratio:
         agent_s = loop_s = 0.0
         for start in range(0, steps, BLOCK):
             stop = min(steps, start + BLOCK)
-            agent_s += run_block(agent, table, start, stop, actions)
+            agent_s += play_table(agent, table, start, stop, actions)
             t0 = time.perf_counter()
             compiled_exp3(table, start, stop, eta, bitgens, weights, totals, loop_actions)
             loop_s += time.perf_counter() - t0
@@ -235,7 +218,7 @@ def numpy_beta_ratio(table: np.ndarray, steps: int, repeats: int) -> Ratio:
     """
     ts = ThompsonSampling(ARMS, n_envs=COPIES, seed=SEED)
     actions = np.empty((steps, COPIES), dtype=np.int64)
-    run_block(ts, table, 0, min(steps, 20), actions)
+    play_table(ts, table, 0, min(steps, 20), actions)
     rng = np.random.default_rng(SEED)
     alpha = 1.0 + rng.integers(0, steps, (COPIES, ARMS)).astype(np.float64)
     beta = 1.0 + rng.integers(0, steps, (COPIES, ARMS)).astype(np.float64)
@@ -245,7 +228,7 @@ def numpy_beta_ratio(table: np.ndarray, steps: int, repeats: int) -> Ratio:
         ts_s = numpy_s = 0.0
         for start in range(0, steps, BLOCK):
             stop = min(steps, start + BLOCK)
-            ts_s += run_block(ts, table, start, stop, actions)
+            ts_s += play_table(ts, table, start, stop, actions)
             t0 = time.perf_counter()
             for _ in range(stop - start):
                 rng.beta(alpha, beta).argmax(axis=1)
@@ -280,10 +263,7 @@ def results(quick: bool = False) -> list[Ratio]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer rounds and repeats")
-    args = parser.parse_args()
-    print_results(results(quick=args.quick))
+    quick_main(results, __doc__, "fewer rounds and repeats")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ import statistics
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -179,6 +180,32 @@ def run_batched(
         agent_time += (t1 - t0) + (time.perf_counter() - t2)
         actions[t] = a
     return agent_time, time.perf_counter() - start, actions
+
+
+def play_table(
+    agent: Any,
+    table: np.ndarray,
+    start: int,
+    stop: int,
+    actions: np.ndarray,
+    clock: Callable[[], float] = time.perf_counter,
+) -> float:
+    """Seconds (by ``clock``) spent in act + update over rounds ``start..stop-1`` of ``table``; arms into ``actions``.
+
+    Round t reads row ``t % TABLE_ROWS`` of the (rows, B, K) table: copy b's reward is its entry at the arm it pulled.
+    """
+    rows = np.arange(agent.batch)
+    spent = 0.0
+    for t in range(start, stop):
+        begin = clock()
+        a = agent.act()
+        middle = clock()
+        r = table[t % TABLE_ROWS, rows, a]
+        resume = clock()
+        agent.update(a, r)
+        spent += (middle - begin) + (clock() - resume)
+        actions[t] = a
+    return spent
 
 
 def run_reference(copies: int, arms: int, steps: int, alpha: float, table: np.ndarray) -> tuple[float, np.ndarray]:

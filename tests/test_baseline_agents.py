@@ -17,7 +17,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import lazy_module
+from conftest import PATH3, lazy_module
+from rollouts import assert_int, assert_int64_per_copy, assert_plays_like_reference, play_env
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents import KLUCB, MOSS, UCB, EpsilonGreedy, Exp3, Exp3IX, Exp3SET, Random
@@ -36,7 +37,6 @@ from bandit_envs.feedback_graphs import erdos_renyi
 
 optimize = lazy_module("scipy.optimize")
 
-PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)  # 0 - 1 - 2
 EMPTY5 = np.zeros((5, 5), dtype=bool)
 
 
@@ -102,19 +102,11 @@ def uniform_rewards(means: list[float], horizon: int, seed: int) -> np.ndarray:
     return rng.beta(4 * m, 4 * (1 - m), size=(horizon, len(means)))
 
 
-def play_against_reference(agent: Agent, reference: Any, table: np.ndarray) -> None:
-    for t, row in enumerate(table):
-        action = agent.act()
-        assert action == reference.act(), f"round {t}"
-        agent.update(action, float(row[action]))
-        reference.update(action, float(row[action]))
-
-
 @pytest.mark.parametrize("rewards", [bernoulli_rewards, uniform_rewards])
 @pytest.mark.parametrize("c", [0.0, 3.0])
 def test_klucb_equals_its_plain_python_reference(rewards, c):
     table = rewards([0.45, 0.5, 0.55, 0.5, 0.3, 0.52], 1500, seed=3)
-    play_against_reference(KLUCB(6, c), KLUCBReference(6, c, 1e-9), table)
+    assert_plays_like_reference(KLUCB(6, c), KLUCBReference(6, c, 1e-9), table)
 
 
 @pytest.mark.parametrize("tol", [1e-3, 1e-6])
@@ -175,7 +167,7 @@ def test_moss_index_by_hand():
 @pytest.mark.parametrize("rewards", [bernoulli_rewards, uniform_rewards])
 def test_moss_equals_its_plain_python_reference(rewards):
     table = rewards([0.45, 0.5, 0.55, 0.5], 2000, seed=4)
-    play_against_reference(MOSS(4, 2000), MOSSReference(4, 2000), table)
+    assert_plays_like_reference(MOSS(4, 2000), MOSSReference(4, 2000), table)
 
 
 # EpsilonGreedy ------------------------------------------------------------------------------------
@@ -191,7 +183,7 @@ def test_epsilon_greedy_equals_its_plain_python_reference(kwargs, param, decayin
     if param is None:
         param = kwargs["c"] * 4 / 0.1**2
     agent = EpsilonGreedy(4, seed=11, **kwargs)
-    play_against_reference(agent, GreedyReference(4, param, decaying, np.random.default_rng(11)), table)
+    assert_plays_like_reference(agent, GreedyReference(4, param, decaying, np.random.default_rng(11)), table)
 
 
 def test_greedy_plays_each_arm_once_then_the_best_mean():
@@ -326,7 +318,7 @@ def test_exp3_equals_its_plain_python_reference(horizon):
     table = uniform_rewards([0.3, 0.5, 0.6, 0.55], 1500, seed=6)
     agent = Exp3(4, horizon, seed=3)
     reference = ExpWeightsReference(4, "exp3", np.random.default_rng(3), agent.eta_at)
-    play_against_reference(agent, reference, table)
+    assert_plays_like_reference(agent, reference, table)
 
 
 def test_exp3set_and_exp3ix_equal_their_plain_python_reference():
@@ -382,23 +374,12 @@ def test_batch_copy_i_equals_a_single_agent_seeded_seed_plus_i(name):
     make, n, horizon, seed = BATCHABLE[name], 4, 300, 20
     vec = gym.make_vec("GraphBandit-v0", num_envs=n, horizon=horizon, **ENV_KW)
     vec.reset(seed=100)
-    agent = make(n, seed)
-    batched = np.empty((horizon, n), dtype=np.int64)
-    for t in range(horizon):
-        a = agent.act()
-        assert a.shape == (n,) and a.dtype == np.int64
-        _, reward, _, _, info = vec.step(a)
-        agent.update(a, reward, info)
-        batched[t] = a
+    batched = np.array(play_env(make(n, seed), vec, horizon, check=assert_int64_per_copy(n)).actions)
     for i in range(n):
         env = gym.make("GraphBandit-v0", horizon=horizon, **ENV_KW)
         env.reset(seed=100 + i)
-        single = make(None, seed + i)
-        for t in range(horizon):
-            a = single.act()
-            assert isinstance(a, int) and a == batched[t, i], f"copy {i}, round {t}"
-            _, reward, _, _, info = env.step(a)
-            single.update(a, reward, info)
+        single = play_env(make(None, seed + i), env, horizon, check=assert_int).actions
+        np.testing.assert_array_equal(single, batched[:, i], err_msg=f"copy {i}")
 
 
 @pytest.mark.parametrize("name", sorted(BATCHABLE))

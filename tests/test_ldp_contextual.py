@@ -14,6 +14,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from conftest import lazy_module
+from rollouts import linear_problem
 
 import bandit_envs  # noqa: F401  (registers the envs)
 from agents import LDPOLS, UCB, LDPLinUCB, LDPThompsonSampling, LDPWrapper, LinUCB, ShuffleLinUCB
@@ -34,17 +35,6 @@ from bandit_envs.privacy import (
 from bandit_envs.privacy.accounting import ReportMechanism, tight_composition
 
 stats = lazy_module("scipy.stats")
-
-
-def linear_problem(n_rounds: int, n_arms: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Random unit features, ‖θ*‖ = 0.9, rewards x·θ* + N(0, 0.05²) clipped to [-1, 1]: (x, rewards, means)."""
-    rng = np.random.default_rng(seed)
-    theta = rng.normal(size=d)
-    theta *= 0.9 / np.linalg.norm(theta)
-    x = rng.normal(size=(n_rounds, n_arms, d))
-    x /= np.linalg.norm(x, axis=2, keepdims=True)
-    mean = x @ theta
-    return x, np.clip(mean + 0.05 * rng.normal(size=mean.shape), -1.0, 1.0), mean
 
 
 AGENTS = {

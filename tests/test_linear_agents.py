@@ -11,6 +11,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from conftest import lazy_module
+from rollouts import linear_problem
 
 import bandit_envs  # noqa: F401  (registers the envs)
 from agents import LDPLinUCB, LinUCB
@@ -18,23 +19,6 @@ from agents.linear import LinUCBServer, client_choose, client_report, ldp_linucb
 from agents.linear._kernels import cholesky_upper, server_receive, solve_theta
 
 dp_accounting = lazy_module("dp_accounting")  # imports scipy.stats
-
-
-def linear_problem(
-    n_rounds: int, n_arms: int, d: int, seed: int, noise: float = 0.05
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Random unit features each round, ‖θ*‖ = 0.9, rewards x·θ* + noise clipped to [-1, 1].
-
-    Returns (features (T, K, d), rewards (T, K), expected rewards (T, K)).
-    """
-    rng = np.random.default_rng(seed)
-    theta = rng.normal(size=d)
-    theta *= 0.9 / np.linalg.norm(theta)
-    x = rng.normal(size=(n_rounds, n_arms, d))
-    x /= np.linalg.norm(x, axis=2, keepdims=True)
-    mean = x @ theta
-    rewards = np.clip(mean + noise * rng.normal(size=mean.shape), -1.0, 1.0)
-    return x, rewards, mean
 
 
 def play_steps(agent, features, rewards, expected) -> tuple[np.ndarray, float]:
