@@ -116,6 +116,18 @@ def adversarial_table(problem: Problem, horizon: int, seed: int) -> FloatArray:
     return (rng.random((horizon, k)) < adversarial_means(horizon, k, best)).astype(np.float64)
 
 
+def adversarial_env(problem: Problem, horizon: int, seed: int) -> GraphBanditEnv:
+    """The env a user agent sees on the adversarial problem's seed: the table's means averaged over rounds.
+
+    So ``env.expected_rewards`` names the seed's best arm (drawn first from ``default_rng(seed)``,
+    as :func:`adversarial_table` draws it), as it does on the stochastic problems.
+    """
+    k = int(problem.keywords["n_arms"])
+    best = int(np.random.default_rng(seed).integers(k))
+    means = adversarial_means(horizon, k, best).mean(axis=0)
+    return GraphBanditEnv(**{**problem.keywords, "means": list(means)}, horizon=horizon, instance_seed=0)
+
+
 def table_regret(table: FloatArray, actions: npt.NDArray[np.int64], checkpoints: npt.NDArray[np.int64]) -> FloatArray:
     """Regret at the checkpoints against the best fixed arm in hindsight of the whole table."""
     best = int(np.argmax(table.sum(axis=0)))
@@ -301,10 +313,11 @@ def _user_agent(user: UserAgent, env: Any, ctx: _Play, seed: int, n_envs: int | 
 def _user_graph(ctx: _Play, user: UserAgent, env: GraphBanditEnv, tables: list[FloatArray]) -> FloatArray:
     problem, h, cps = ctx.problem, ctx.horizon, ctx.checkpoints
     if tables:
-        rows = [
-            table_regret(tables[r], _steps(env, _user_agent(user, env, ctx, run_seed(ctx.base, r)), tables[r], s), cps)
-            for r, s in zip(ctx.runs, ctx.seeds, strict=True)
-        ]
+        rows = []
+        for r, s in zip(ctx.runs, ctx.seeds, strict=True):
+            seed_env = adversarial_env(problem, h, s)
+            agent = _user_agent(user, seed_env, ctx, run_seed(ctx.base, r))
+            rows.append(table_regret(tables[r], _steps(seed_env, agent, tables[r], s), cps))
         return np.stack(rows)
     if user.batched():
         venv = GraphBanditVectorEnv(num_envs=len(ctx.runs), **problem.keywords, horizon=h, instance_seed=0)
