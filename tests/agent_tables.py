@@ -9,11 +9,13 @@ with :func:`conftest.missing_agents` that every public agent has an entry. Impor
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from conftest import PATH3
+from conftest import PATH3, public_agent_classes
 from gymnasium import spaces
 
 import agents
@@ -59,6 +61,38 @@ def context_free(horizon: int) -> dict[str, Make]:
         "Exp3SET": lambda n: agents.Exp3SET(K, PATH3, horizon, n_envs=n, seed=0),
         "Exp3IX": lambda n: agents.Exp3IX(K, PATH3, n_envs=n, seed=0),
     }
+
+
+def _named(tables: tuple[dict[str, Make], ...]) -> set[str]:
+    """The class names the builders of ``tables`` call (``Name(`` in their source)."""
+    calls = re.compile(r"\b([A-Z]\w*)\(")
+    return {name for table in tables for make in table.values() for name in calls.findall(inspect.getsource(make))}
+
+
+def _build_by_default(cls: type[Agent]) -> Make:
+    def make(n: int | None) -> Agent:
+        try:
+            return cls(K, n_envs=n, seed=0)  # type: ignore[call-arg]
+        except TypeError as exc:
+            raise AssertionError(
+                f"{cls.__name__} cannot be built as {cls.__name__}(K, n_envs=n, seed=0) ({exc}); add a builder for it "
+                "in tests/agent_tables.py"
+            ) from None
+
+    return make
+
+
+def by_default(*tables: dict[str, Make]) -> dict[str, Make]:
+    """Every public agent class that no builder of ``tables`` calls, built as ``Cls(K, n_envs=n, seed=0)``.
+
+    So a new agent whose constructor needs nothing more is fed by the refusal, copy and fuzz tests
+    with no edit here (and counted in :data:`UNIT` if it sets ``reward_bounds``); one that needs more
+    arguments fails them with a sentence saying to add a builder.
+    """
+    named = _named(tables)
+    new = [c for c in public_agent_classes() if c.__name__ not in named]
+    UNIT.update(c.__name__ for c in new if getattr(c, "reward_bounds", None) is not None)
+    return {c.__name__: _build_by_default(c) for c in new}
 
 
 def linear() -> dict[str, Make]:

@@ -16,7 +16,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from agent_tables import LINEAR, PATH3, SIDE, UNIT, D, K, Make, StubModel, context_free, linear, private
+from agent_tables import LINEAR, PATH3, SIDE, UNIT, D, K, Make, StubModel, by_default, context_free, linear, private
 from conftest import classes_built_by, missing_agents
 
 import bandit_envs  # noqa: F401  (registers the env ids)
@@ -68,6 +68,7 @@ AGENTS: dict[str, Make] = {
     "SB3": lambda n: SB3Agent(StubModel(), n_envs=n),  # type: ignore[arg-type]
     **private(1000),
 }
+AGENTS.update(by_default(AGENTS))  # a new agent that needs no arguments beyond K
 #: Agents whose observation is not a per-arm array (they check it themselves).
 OWN_OBS = {"SMUCB", "LDP-SMUCB", "SB3"} | LINEAR
 

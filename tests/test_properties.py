@@ -24,7 +24,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from agent_tables import PATH3, SIDE, UNIT, D, K, StubModel, context_free, linear, private
+from agent_tables import PATH3, SIDE, UNIT, D, K, StubModel, by_default, context_free, linear, private
 from conftest import classes_built_by, env_test_kwargs, missing_agents, public_agent_classes
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -249,6 +249,7 @@ AGENTS: dict[str, Callable[[int | None], Agent]] = {
     "SB3": lambda n: SB3Agent(StubModel(), n_envs=n),  # type: ignore[arg-type]
     **private(60),
 }
+AGENTS.update(by_default(AGENTS))  # a new agent that needs no arguments beyond K
 
 
 def feedback(agent: Agent, action: Any) -> st.SearchStrategy[tuple[Any, Any, Any]]:
