@@ -49,8 +49,8 @@ class Evidence:
     this project added beyond the source's (their verdict is a line of its own under the claim);
     ``added_words`` name them; ``params`` holds the setting parameters of each key and ``labels``
     their display names (:class:`Trends`); ``names`` a display name of a key where its agent's
-    name is not enough. ``decided_at``: a horizon the claims are
-    about; a contradiction at a shorter horizon is then undecided (the claim says "by T").
+    name is not enough. ``decided_at``: the horizon the claims are about; a contradiction at a
+    shorter horizon is then undecided (the claim says "by T").
     """
 
     curves: Mapping[Key, Mapping[int, Runs]]
@@ -174,6 +174,20 @@ class Compare:
         """The (a, b) curves at each group and x where both ran."""
         return [(k, (k[0], self.b, k[2])) for k in ev.keys(self.a) if (k[0], self.b, k[2]) in ev.curves]
 
+    def table(self, ev: Evidence, marked: bool = True) -> dict[Key, str]:
+        """Table cells ``m ± h ✓`` of a − b, per curve of a where b ran (the mark only if ``marked``).
+
+        The mark is :meth:`evaluate`'s rule for one setting: ✓ on the claimed side of 0, ✗ on the
+        other (and, at full scale, when the interval contains 0), – containing 0 below full scale.
+        """
+        out = {}
+        for ka, kb in self.cells(ev):
+            m, h = paired(ev.final(ka), ev.final(kb))
+            o = sided(m, h, self.direction)
+            mark = "–" if o is None and ev.below_full_scale else ("✓" if o else "✗")
+            out[ka] = f"{ev.num(m)} ± {ev.num(h)}" + (f" {mark}" if marked else "")
+        return out
+
     def evaluate(self, ev: Evidence) -> Verdict:
         """Per setting, the paired 95% interval of a − b on the claimed side of 0."""
         cells = self.cells(ev)
@@ -239,8 +253,8 @@ class GridTrend:
         right = [(m1 < m0) == (self.direction == "decreasing") and m1 != m0 for m0, m1 in itertools.pairwise(means)]
         holds: bool | None = all(right)
         word = f": {self.direction} at every step." if holds else ": not monotone."
-        within = all(r or math.isnan(s0) or math.isnan(s1) or abs(m1 - m0) <= Z95 * math.hypot(s0, s1)
-                     for r, ((m0, s0, _), (m1, s1, _)) in zip(right, itertools.pairwise(stats), strict=True))  # fmt: skip
+        steps = zip(right, itertools.pairwise(stats), strict=True)
+        within = all(r or not abs(m1 - m0) > Z95 * math.hypot(s0, s1) for r, ((m0, s0, _), (m1, s1, _)) in steps)
         if not holds and ev.below_full_scale and within:
             holds, word = None, ": not monotone, but no reversed step is outside its 95% interval."
         return Verdict(holds, f"Ours on {group}: " + ", ".join(ev.num(m) for m in means) + word)

@@ -27,7 +27,7 @@ from agents.experiments.core.claims import (
 )
 from agents.experiments.core.figures import regret_figure as _regret_figure
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.stats import final_regret, paired
+from agents.experiments.core.stats import final_regret
 
 LABELS = {"epsilon": "ε", "edge_probability": "p"}
 Final = Mapping[tuple[int, str], dict[int, float]]
@@ -80,26 +80,22 @@ def summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any]) -> 
     lines += zero_se_note(zero)
     # Each user agent against each built-in agent: the same paired differences, no claim of a paper.
     mine = user_claims(users, exp.agents, "<")
+    # The claims are about regret at the full horizon (the private agents' exploration epochs and
+    # noise bounds take many rounds to pay off): a shorter run that contradicts one says "not yet".
+    evidence = Evidence.of_settings(results, exp, key, x_name=LABELS.get(key, key), decided_at=exp.full_horizon)
     compares = [c.check for c in (*exp.claims, *mine) if isinstance(c.check, Compare)]
     if compares:
         lines += ["", "## Paired differences at T (95% CI over runs)", ""]
         lines += ["| setting | " + " | ".join(f"{c.a} − {c.b}" for c in compares) + " |"]
         lines += ["|---|" + "---|" * len(compares)]
+        tables = [c.table(evidence, marked=False) for c in compares]
         for i in cols:
-            cells = []
-            for c in compares:
-                if final.get((i, c.a)) and final.get((i, c.b)):
-                    m, h = paired(final[(i, c.a)], final[(i, c.b)])
-                    cells.append(f"{m:,.0f} ± {h:,.0f}")
-                else:
-                    cells.append("–")
+            x = float(exp.settings[i][key])
+            cells = [t.get(("", c.a, x), "–") for c, t in zip(compares, tables, strict=True)]
             if any(x != "–" for x in cells):
                 lines.append(f"| {fmt_setting(exp.settings[i])} | " + " | ".join(cells) + " |")
         lines.append("")
     scale = exp.scale_words()
-    # The claims are about regret at the full horizon (the private agents' exploration epochs and
-    # noise bounds take many rounds to pay off): a shorter run that contradicts one says "not yet".
-    evidence = Evidence.of_settings(results, exp, key, x_name=LABELS.get(key, key), decided_at=exp.full_horizon)
     lines += claims_section(exp.claims, evidence, note=exp.scale_note(), title="Claims", scale=scale)
     lines += claims_section(mine, evidence, title="Your agents against the built-in ones", scale=scale)
     return "\n".join(lines)

@@ -24,7 +24,6 @@ from agents.experiments.core.claims import (
     claims_section,
     run_notes,
     se_cell,
-    sided,
     user_claims,
     why_link,
     zero_se_note,
@@ -32,7 +31,7 @@ from agents.experiments.core.claims import (
 from agents.experiments.core.figures import pyplot
 from agents.experiments.core.figures import regret_figure as _regret_figure
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.stats import final_regret, paired, wilson
+from agents.experiments.core.stats import final_regret, wilson
 
 PARAM_LABELS = {"gap": "Δmin", "edge_probability": "p", "epsilon": "ε"}
 
@@ -218,13 +217,6 @@ def privacy_figure(results: pd.DataFrame, exp: Experiment, path: Path) -> None:
 # ---------------------------------------------------------------------------------- regret
 
 
-def _mark(outcome: bool | None, below_full_scale: bool) -> str:
-    """Table mark of one paired difference: ✓ holds, ✗ fails (at full scale also when undecided), – undecided."""
-    if outcome is None and below_full_scale:
-        return "–"
-    return "✓" if outcome else "✗"
-
-
 def regret_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any]) -> str:
     """Markdown: final regret (mean ± s.e.) per agent and setting; the paper's claims tested."""
     final = final_regret(results, exp.horizon)
@@ -250,26 +242,20 @@ def regret_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, An
     # Each user agent against each built-in agent: the same paired test, no claim of the paper.
     users = [Compare(u.name, b, "<") for u in exp.user_agents for b in exp.agents]
     table_checks = compares + users
+    varied = exp.varied or "gap"
+    evidence = Evidence.of_settings(results, exp, varied)
     if table_checks:
         lines += ["", "## Paired differences at T (95% CI over runs)", ""]
-        rows, heads = [], []
-        for c in table_checks:
-            marks = [
-                _mark(sided(*paired(final[(i, c.a)], final[(i, c.b)]), c.direction), exp.below_full_scale)
-                for i in range(len(exp.settings))
-            ]
+        tables = [c.table(evidence, marked=c in compares) for c in table_checks]
+        heads = []
+        for c, column in zip(table_checks, tables, strict=True):
             why = next((cl.why for cl in exp.claims if cl.check == c), "")
-            link = f" {why_link(why)}" if c in compares and why and any(m != "✓" for m in marks) else ""
-            heads.append(f"{c.a} − {c.b}{link}")
+            link = c in compares and why and any(not v.endswith("✓") for v in column.values())
+            heads.append(f"{c.a} − {c.b}{f' {why_link(why)}' if link else ''}")
         lines += ["| setting | " + " | ".join(heads) + " |", "|---|" + "---|" * len(table_checks)]
-        for i, s in enumerate(exp.settings):
-            cells = []
-            for c in table_checks:
-                m, h = paired(final[(i, c.a)], final[(i, c.b)])
-                mark = _mark(sided(m, h, c.direction), exp.below_full_scale) if c in compares else ""
-                cells.append(f"{m:,.0f} ± {h:,.0f} {mark}".rstrip())
-            rows.append(f"| {fmt_setting(s)} | " + " | ".join(cells) + " |")
-        lines += rows
+        for s in exp.settings:
+            row = [t[("", c.a, float(s[varied]))] for c, t in zip(table_checks, tables, strict=True)]
+            lines.append(f"| {fmt_setting(s)} | " + " | ".join(row) + " |")
         lines += [
             "",
             "✓ = the difference has the sign the paper claims and its 95% interval excludes 0; a column with a ✗ or "
@@ -280,7 +266,6 @@ def regret_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, An
         ]
     claims = [c for c in exp.claims if agents_named(c.check) <= set(agents)]
     scale = exp.scale_words()
-    evidence = Evidence.of_settings(results, exp, exp.varied or "gap")
     lines += claims_section(claims, evidence, note=exp.scale_note(), scale=scale)
     mine = user_claims([u.name for u in exp.user_agents], exp.agents, "<")
     lines += claims_section(mine, evidence, title="Your agents against the paper's", scale=scale)
