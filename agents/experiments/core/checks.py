@@ -333,7 +333,8 @@ class RatioBound:
         return Verdict(settle(outcomes, ev.below_full_scale), _in_groups(parts) + ".")
 
 
-def _fmt_ci(values: Sequence[float], digits: str) -> str:
+def fmt_ci(values: Sequence[float], digits: str = ".3f") -> str:
+    """``mean [low, high]`` of per-run values with the t-based 95% interval (``–`` without values)."""
     m, _, h = mean_ci(values)
     if math.isnan(m):
         return "–"
@@ -366,7 +367,7 @@ class RatioGoal:
             ratios = [v / rb[u] for u, v in ev.final(key).items() if rb.get(u, 0.0) > 0]
             m, _, h = mean_ci(ratios)
             outcomes.append(sided(m - self.bound, h, "<") if ratios else None)
-            parts.append(f"{key[0]}: R(T) / {self.b}'s = {_fmt_ci(ratios, '.3f')}")
+            parts.append(f"{key[0]}: R(T) / {self.b}'s = {fmt_ci(ratios, '.3f')}")
         return Verdict(settle(outcomes, ev.below_full_scale), "; ".join(parts) + ".")
 
 
@@ -395,7 +396,7 @@ class SqrtTFalling:
             change = sqrt_t_change(ev.curves[key])
             m, _, h = mean_ci(change)
             outcomes.append(sided(m - 1.0, h, "<") if change else None)
-            parts.append(f"{key[0]}{ev.at(key)}: {_fmt_ci(change, '.2f')}")
+            parts.append(f"{key[0]}{ev.at(key)}: {fmt_ci(change, '.2f')}")
         if not parts:
             return Verdict(None, "not run.", applicable=False)
         return Verdict(settle(outcomes, ev.below_full_scale), "(regret/√t at T) / (at T/10): " + "; ".join(parts) + ".")

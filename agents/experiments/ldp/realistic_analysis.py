@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agents.experiments.core.checks import sqrt_t_change
+from agents.experiments.core.checks import fmt_ci, sqrt_t_change
 from agents.experiments.core.claims import (
     Evidence,
     claims_section,
@@ -83,13 +83,6 @@ def _ratios(curves: Mapping[Key, Mapping[int, Mapping[int, float]]], key: Key) -
         return []
     t = max(mine)
     return [v / rand[t][run] for run, v in mine[t].items() if rand[t].get(run, 0.0) > 0]
-
-
-def _fmt_ci(values: Sequence[float], digits: str = ".3f") -> str:
-    m, _, h = mean_ci(values)
-    if math.isnan(m):
-        return "–"
-    return f"{m:{digits}}" + ("" if math.isnan(h) else f" [{m - h:{digits}}, {m + h:{digits}}]")
 
 
 def _known(value: Any) -> bool:
@@ -162,10 +155,10 @@ def realistic_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str,
             k_reports = max((int(r["max_user_reports"]) for r in ends), default=0)
             local, central = _guarantee(worst)
             eps = "–" if key[2] == 0.0 else f"{key[2]:g}"
-            ratio = "–" if key[1] == "uniform random" else _fmt_ci(_ratios(curves, key))
+            ratio = "–" if key[1] == "uniform random" else fmt_ci(_ratios(curves, key))
             lines.append(
                 f"| {key[1]} | {eps} | {m:,.0f}" + ("" if math.isnan(h) else f" ± {h:,.0f}") + f" | {ratio} | "
-                f"{_fmt_ci(sqrt_t_change(c), '.2f')} | {info[1]} | {info[2]} | {k_reports:,} | {local} | {central} |"
+                f"{fmt_ci(sqrt_t_change(c), '.2f')} | {info[1]} | {info[2]} | {k_reports:,} | {local} | {central} |"
             )
         lines.append("")
     frame = pd.DataFrame(
