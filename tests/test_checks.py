@@ -23,9 +23,8 @@ from agents.experiments.core.checks import (
     Peak,
     RatioBound,
     Trend,
-    evaluate,
 )
-from agents.experiments.core.claims import Claim
+from agents.experiments.core.claims import Claim, evaluate
 from agents.experiments.gap.analysis import regret_summary
 
 PACKAGE = Path(agents.experiments.__file__).parent

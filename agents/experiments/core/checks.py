@@ -24,21 +24,31 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from agents.experiments.core.stats import Z95, mean_ci, paired, wilson
-from agents.experiments.core.verdict import Verdict, added_line, settle, sided, tally
+from agents.experiments.core.verdict import Verdict, settle, sided, tally
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from agents.experiments.core.claims import Claim
-    from agents.experiments.core.spec import Experiment
-
 Key = tuple[str, str, float]  # (group, agent, x)
 Runs = dict[int, float]
+
+
+class Scaled(Protocol):
+    """What :meth:`Evidence.of_settings` reads of an experiment (:class:`~agents.experiments.core.spec.Experiment`)."""
+
+    @property
+    def settings(self) -> Sequence[Mapping[str, Any]]: ...  # noqa: D102
+
+    @property
+    def horizon(self) -> int: ...  # noqa: D102
+
+    @property
+    def below_full_scale(self) -> bool: ...  # noqa: D102
 
 
 @dataclass(frozen=True)
@@ -89,7 +99,7 @@ class Evidence:
         return cls(curves=dict(curves), added=added, names=names, params=params, **options)
 
     @classmethod
-    def of_settings(cls, results: pd.DataFrame, exp: Experiment, key: str, **options: Any) -> Evidence:
+    def of_settings(cls, results: pd.DataFrame, exp: Scaled, key: str, **options: Any) -> Evidence:
         """From a table with ``setting``, ``agent``, ``run``, ``t`` and ``regret`` columns, at T.
 
         x is each setting's value of parameter ``key``; one group; the run's scale from ``exp``.
@@ -631,21 +641,3 @@ Check = (
     | AtLeast
     | Trends
 )
-
-
-def evaluate(claim: Claim, ev: Evidence) -> Verdict:
-    """The verdict of ``claim`` on the evidence: the check decides on the source's settings.
-
-    When ``ev`` holds settings added beyond the source's, the check decides on them apart, on a
-    line of its own under the claim (linked to ``<claim.why>-added``), if it applies to them.
-    ``ev.decided_at``: a contradiction at a shorter horizon is undecided, with the evidence shown.
-    """
-    verdict = claim.check.evaluate(ev.part(added=False) if ev.added else ev)
-    if ev.added:
-        extra = claim.check.evaluate(ev.part(added=True))
-        if extra.applicable:
-            verdict = replace(verdict, extra=(added_line(extra, ev.added_words, claim.why + "-added"),))
-    if verdict.holds is False and ev.horizon < ev.decided_at:
-        return Verdict(None, f"{verdict.evidence} Contradicted at T = {ev.horizon:,}; the claim is about T = "
-                       f"{ev.decided_at:,}.")  # fmt: skip
-    return verdict

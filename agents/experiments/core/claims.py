@@ -12,7 +12,7 @@ generated from the same record the check reads.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agents.experiments.core.checks import (
@@ -31,7 +31,6 @@ from agents.experiments.core.checks import (
     SqrtTFalling,
     Trend,
     Trends,
-    evaluate,
 )
 from agents.experiments.core.stats import mean_ci
 from agents.experiments.core.verdict import (
@@ -145,6 +144,24 @@ def agents_named(check: Check) -> set[str]:
     return {str(getattr(check, k)) for k in ("a", "b", "agent") if getattr(check, k, None) is not None}
 
 
+def evaluate(claim: Claim, ev: Evidence) -> Verdict:
+    """The verdict of ``claim`` on the evidence: the check decides on the source's settings.
+
+    When ``ev`` holds settings added beyond the source's, the check decides on them apart, on a
+    line of its own under the claim (linked to ``<claim.why>-added``), if it applies to them.
+    ``ev.decided_at``: a contradiction at a shorter horizon is undecided, with the evidence shown.
+    """
+    verdict = claim.check.evaluate(ev.part(added=False) if ev.added else ev)
+    if ev.added:
+        extra = claim.check.evaluate(ev.part(added=True))
+        if extra.applicable:
+            verdict = replace(verdict, extra=(added_line(extra, ev.added_words, claim.why + "-added"),))
+    if verdict.holds is False and ev.horizon < ev.decided_at:
+        return Verdict(None, f"{verdict.evidence} Contradicted at T = {ev.horizon:,}; the claim is about T = "
+                       f"{ev.decided_at:,}.")  # fmt: skip
+    return verdict
+
+
 def claim_line(claim: Claim, verdict: Verdict, scale: str = "") -> str:
     """One bullet: the claim's mark, words and evidence; a ✗ or – links to its explanation.
 
@@ -176,7 +193,7 @@ def claims_section(
 ) -> list[str]:
     """Markdown lines: one bullet per claim, its words, our evidence and a ✓/✗/– mark.
 
-    Each claim's check decides itself on ``evidence`` (:func:`~agents.experiments.core.checks.evaluate`).
+    Each claim's check decides itself on ``evidence`` (:func:`evaluate`).
     Every ✗ and – links to the paragraph of :data:`README` that explains it (:func:`why_link`);
     ``scale`` (:func:`scale_words`) says how large the run was, next to each – it leaves open.
     """
