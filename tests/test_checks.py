@@ -19,6 +19,7 @@ from agents.experiments.core import checks
 from agents.experiments.core.checks import (
     Compare,
     Evidence,
+    Gap,
     GridTrend,
     Peak,
     RatioBound,
@@ -138,3 +139,12 @@ def test_added_settings_get_a_line_of_their_own():
 def test_peak_wants_the_highest_mean_inside_the_grid(means, expected):
     values = {("s", "A", float(x)): [m, m + 0.1] for x, m in enumerate(means)}
     assert Peak("alpha").evaluate(_evidence(values)).holds is expected
+
+
+def test_gap_needs_a_positive_distance_then_each_step_shrinking():
+    base = {("", "B", x): [1.0, 1.2, 0.8] for x in (1.0, 2.0)}
+    shrinking = {**base, ("", "A", 1.0): [11.0, 11.1, 10.9], ("", "A", 2.0): [6.0, 6.3, 5.8]}
+    assert Gap("A", "B").evaluate(_evidence(shrinking)).holds is True
+    crossing = {**base, ("", "A", 1.0): [11.0, 11.1, 10.9], ("", "A", 2.0): [0.0, 0.1, 0.2]}
+    verdict = Gap("A", "B").evaluate(_evidence(crossing))
+    assert verdict.applicable is False and "not above B in 1 of 2 settings" in verdict.evidence

@@ -293,11 +293,13 @@ class Gap:
 
     def evaluate(self, ev: Evidence) -> Verdict:
         """Not applicable unless a − b > 0 everywhere (point estimates); then each step as :class:`Trend`."""
-        cells = Compare(self.a, self.b, "<").cells(ev)
-        diff = [{u: v - ev.final(kb)[u] for u, v in ev.final(ka).items() if u in ev.final(kb)} for ka, kb in cells]
-        dist = [mean_ci(list(d.values()))[0] for d in diff]
+        diff: dict[str, list[Runs]] = defaultdict(list)
+        for ka, kb in Compare(self.a, self.b, "<").cells(ev):
+            rb = ev.final(kb)
+            diff[ka[0]].append({u: v - rb[u] for u, v in ev.final(ka).items() if u in rb})
+        dist = [mean_ci(list(d.values()))[0] for ds in diff.values() for d in ds]
         shown = ", ".join(ev.num(d) for d in dist)
-        if not cells or not all(d > 0 for d in dist):
+        if not dist or not all(d > 0 for d in dist):
             below = sum(d <= 0 for d in dist)
             return Verdict(
                 None,
@@ -305,7 +307,7 @@ class Gap:
                 "so there is no distance to shrink.",
                 applicable=False,
             )
-        ok = [sided(*paired(d1, d0), "<") for d0, d1 in itertools.pairwise(diff)]
+        ok = [sided(*paired(d1, d0), "<") for ds in diff.values() for d0, d1 in itertools.pairwise(ds)]
         return Verdict(
             settle(ok, ev.below_full_scale),
             f"{self.a} − {self.b} = {shown}: each step shrinking with a paired 95% interval excluding 0 in "
