@@ -4,7 +4,8 @@ Analysis is a pure function of the results table. Runs are paired by common rand
 (run r of every agent and setting reads the same rewards), so every comparison — between two
 agents in a setting, one agent in two settings, or a regret ratio — is the t-based 95% interval
 of per-run differences (:func:`agents.experiments.core.stats.paired`). Claims are declared as
-data in :mod:`agents.experiments.dpmab.settings`.
+data in :mod:`agents.experiments.dpmab.settings` and decide themselves on this module's
+:class:`~agents.experiments.core.checks.Evidence` table (:mod:`agents.experiments.core.checks`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from agents.experiments.core.spec import Experiment
 from agents.experiments.core.stats import final_regret
 
 LABELS = {"epsilon": "ε", "edge_probability": "p"}
-Final = Mapping[tuple[int, str], dict[int, float]]
 
 
 def fmt_setting(s: Mapping[str, Any]) -> str:
