@@ -49,6 +49,15 @@ _STATE = types.Array(types.float64, 2, "C")
 #: One env's ``act`` and Exp3's ``update``: one call each of a one-env kernel's compiled entry point.
 _SAMPLE_ONE = SingleEnvKernel(sample_one, (_STATE, types.uint64))
 _EXP3_STEP = SingleEnvKernel(exp3_step, (_STATE, types.int64, types.float64, types.float64, types.float64))
+#: N copies' ``act`` and Exp3's ``update``, through the compiled entry points of the batched kernels.
+#: Their arguments are arrays and numbers only (the generators are passed as the addresses of their
+#: C interface), of the exact types below: the agent's own state and addresses, and the int64 and
+#: float64 batches of shape (N,) that :meth:`Agent._feedback` returns (any strides: layout "A").
+_SAMPLE = SingleEnvKernel(sample, (_STATE, types.Array(types.uint64, 1, "C")))
+_EXP3_UPDATE = SingleEnvKernel(
+    exp3_update,
+    (_STATE, types.Array(types.int64, 1, "A"), types.Array(types.float64, 1, "A"), types.float64, types.float64),
+)
 
 
 class _ExpWeights(CopyStreams, Agent):
@@ -68,6 +77,8 @@ class _ExpWeights(CopyStreams, Agent):
     def _reset_state(self) -> None:
         if self.n_envs is None:
             _SAMPLE_ONE.load()
+        else:
+            _SAMPLE.load()
         k = self.n_arms
         self._state = np.zeros((self.batch, 3 * k + EXTRA_COLUMNS))
         self._state[:, k : 2 * k] = 1.0 / k
@@ -106,7 +117,7 @@ class _ExpWeights(CopyStreams, Agent):
         if self.n_envs is None:
             arm: int = _SAMPLE_ONE.call(self._state, self._bitgen_one)
             return arm
-        out: IntArray = sample(self._state, self._bitgens)
+        out: IntArray = _SAMPLE.call(self._state, self._bitgens)
         return out
 
 
@@ -192,6 +203,8 @@ class Exp3(_ExpWeights):
         self._reset_state()
         if self.n_envs is None:
             _EXP3_STEP.load()
+        else:
+            _EXP3_UPDATE.load()
 
     def eta_at(self, t: int) -> float:
         """η_t of round t (1-based): the fixed η, or sqrt(ln K / (t K))."""
@@ -221,8 +234,10 @@ class Exp3(_ExpWeights):
             if _EXP3_STEP.call(self._state, action, value, eta, self.gamma) < 0:
                 self.t += 1
                 return
-        a, r = self._feedback(action, reward, info, check_values=False)
-        bad = exp3_update(self._state, a, r, self.eta_at(self.t + 2), self.gamma)
+        a, r = self._feedback(action, reward, info, check_values=False)  # int64 and float64, shape (N,)
+        fixed = self.fixed_eta
+        eta = fixed if fixed is not None else math.sqrt(self._log_k_over_k / (self.t + 2))  # eta_at(t + 2)
+        bad = _EXP3_UPDATE.call(self._state, a, r, eta, self.gamma)
         if bad >= 0:
             if not 0 <= a[bad] < self.n_arms:
                 raise self._action_range_error(int(a[bad]), bad)
