@@ -212,6 +212,18 @@ def test_report_kernel_drawing_its_own_normals_matches_the_numpy_draws(sigma):
     assert drawn_rng.bit_generator.state == numpy_rng.bit_generator.state  # a buffer that does not fit: no draw
 
 
+def test_step_kernels_are_compiled_entry_points_for_both_ranks():
+    # Each step kernel is called through the entry point compiled for its declared argument types;
+    # a signature that does not fit the kernel would leave the dispatcher (typing every call).
+    from agents.linear.base import _StepKernels
+
+    for rank in (2, 3):
+        kernels = _StepKernels.load(rank)
+        names = ("choose", "update", "choose_one", "report_drawn") if rank == 2 else ("choose", "update")
+        for name in names:
+            assert not hasattr(getattr(kernels, name), "py_func"), (rank, name)
+
+
 def test_linear_agents_copied_mid_run_play_on_alike():
     x, r, _ = linear_problem(60, 5, 3, seed=22)
     agent = LDPLinUCB(3, 2.0, horizon=60, seed=1)

@@ -110,8 +110,8 @@ class _StepKernels(StepKernels):
         any_ints, any_floats = types.Array(i8, 1, "A"), types.Array(f8, 1, "A")
         any_flags = types.Array(types.bool_, 1, "A")
         choose_args = (mat, cube, vec, f8, flag)  # θ, U, schedule, l_x, quadratic
-        # schedule, l_x, l_y, σ, V, u, U, θ, clip counts, floor counts
-        report_args = (vec, f8, f8, f8, cube, mat, cube, mat, int_mat, ints)
+        # schedule, l_x, l_y, σ, grid, V, u, U, θ, clip counts, floor counts
+        report_args = (vec, f8, f8, f8, f8, cube, mat, cube, mat, int_mat, ints)
         self.choose: Callable[..., bool] = entry_point(step_choose, (obs, i8, *choose_args, ints))
         self.update: Callable[..., None] = entry_point(
             step_update, (obs, any_ints, any_floats, any_flags, mat, i8, *report_args)
