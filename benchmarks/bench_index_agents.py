@@ -19,7 +19,13 @@ table (``bench_ucb_batch.bernoulli_table``; only ``act`` + ``update`` are timed)
   rounding of a boundary between two arms (printed: the rounds on which all copies agreed);
 * Beta-Bernoulli Thompson sampling's whole step against numpy drawing only its K Beta variates
   per copy (``Generator.beta`` on the (copies, K) array, and the argmax): what the compiled
-  sampler of :mod:`agents.common.sampling` saves.
+  sampler of :mod:`agents.common.sampling` saves;
+* batched ``UCB``, ``ThompsonSampling`` and ``Exp3`` with 100 copies against the same agent with
+  1000 copies, per agent-step (the first 100 copies of the same table, alternating every 50
+  rounds, medians of the thread's CPU time with the table lookups taken out): what the fixed
+  cost of each ``act`` and ``update`` call (Python, argument checks, the calls into compiled
+  code) adds to a small batch. Goal: 100 copies' per-agent-step cost at most 1.5x the 1000
+  copies' (ratio >= 1/1.5).
 
 ``results(quick)`` returns the ratios (``benchmarks/_common.py``); ``main`` prints them. Usage:
 ``python benchmarks/bench_index_agents.py [--quick]``.
@@ -46,6 +52,8 @@ from bandit_envs._jit import njit
 from bandit_envs.core import generator_addresses, next_double
 
 GOAL = 0.3  # batched agent's speed as a fraction of batched UCB's
+SMALL_COPIES = 100  # the small batch, timed against COPIES copies per agent-step
+SMALL_GOAL = 1 / 1.5  # the small batch's per-agent-step speed as a fraction of the large batch's
 BLOCK = 50  # rounds timed at once when the agent and UCB alternate
 SEED = 7
 COPIES, ARMS = 1000, 10
@@ -247,6 +255,63 @@ def numpy_beta_ratio(table: np.ndarray, steps: int, repeats: int) -> Ratio:
     )
 
 
+def run_block_cpu(agent: Agent, table: np.ndarray, start: int, stop: int, actions: np.ndarray) -> float:
+    """:func:`run_block` timed in this thread's CPU time as a whole, the table lookups (replayed alone) taken out.
+
+    Two clock reads per block rather than four per round: at 100 copies a step costs a few
+    microseconds, and a CPU-time clock read (a system call) is a noticeable part of that.
+    """
+    rows = np.arange(agent.batch)
+    t0 = time.thread_time()
+    for t in range(start, stop):
+        a = agent.act()
+        agent.update(a, table[t % TABLE_ROWS, rows, a])
+        actions[t] = a
+    t1 = time.thread_time()
+    for t in range(start, stop):
+        table[t % TABLE_ROWS, rows, actions[t]]
+    return (t1 - t0) - (time.thread_time() - t1)
+
+
+def small_batch_ratio(name: str, table: np.ndarray, steps: int, repeats: int) -> Ratio:
+    """The agent with SMALL_COPIES copies against itself with COPIES copies, per agent-step, alternating blocks."""
+    make = UCB_MAKE if name == "UCB" else AGENTS[name][0]
+    small, large = make(SMALL_COPIES, steps), make(COPIES, steps)
+    small_table = table[:, :SMALL_COPIES]
+    small_actions = np.empty((steps, SMALL_COPIES), dtype=np.int64)
+    large_actions = np.empty((steps, COPIES), dtype=np.int64)
+    run_block_cpu(small, small_table, 0, min(steps, 20), small_actions)  # compile / load the kernels
+    run_block_cpu(large, table, 0, min(steps, 20), large_actions)
+    small_times, large_times = [], []
+    for _ in range(repeats):
+        small.reset()
+        large.reset()
+        small_s = large_s = 0.0
+        for start in range(0, steps, BLOCK):
+            stop = min(steps, start + BLOCK)
+            large_s += run_block_cpu(large, table, start, stop, large_actions)
+            small_s += run_block_cpu(small, small_table, start, stop, small_actions)
+        small_times.append(small_s)
+        large_times.append(large_s)
+    small_s, large_s = statistics.median(small_times), statistics.median(large_times)
+    per_small, per_large = small_s / (steps * SMALL_COPIES), large_s / (steps * COPIES)
+    same = np.array_equal(small_actions, large_actions[:, :SMALL_COPIES])
+    return Ratio(
+        f"batched {name}, {SMALL_COPIES} vs {COPIES} copies per agent-step",
+        f"{name}(n_envs={SMALL_COPIES}) act+update",
+        f"{name}(n_envs={COPIES}) act+update",
+        per_large / per_small,
+        SMALL_GOAL,
+        f"{per_small * 1e9:.1f} vs {per_large * 1e9:.1f} ns per agent-step ({small_s / steps * 1e6:.2f} vs "
+        f"{large_s / steps * 1e6:.2f} us per step of all copies), K={ARMS}, one core, thread CPU time less the "
+        f"table lookups (medians of {repeats} runs, alternating every {BLOCK} rounds); the {SMALL_COPIES} copies "
+        f"chose the arms of the first {SMALL_COPIES} of {COPIES}: {same}",
+    )
+
+
+UCB_MAKE: Callable[[int, int], Agent] = lambda n, steps: UCB(ARMS, n_envs=n)  # noqa: E731
+
+
 def results(quick: bool = False) -> list[Ratio]:
     """Each baseline batched (1000 copies, K = 10, one core) against batched UCB and against its plain loop."""
     steps, repeats, loop_copies = (300, 3, 2) if quick else (2000, 5, 5)
@@ -259,6 +324,7 @@ def results(quick: bool = False) -> list[Ratio]:
             out.append(against_loop(name, table, steps, loop_copies, actions, step_s))
         out.append(compiled_exp3_ratio(table, steps, repeats))
         out.append(numpy_beta_ratio(table, steps, repeats))
+        out.extend(small_batch_ratio(name, table, steps, repeats) for name in ("UCB", "ThompsonSampling", "Exp3"))
     return out
 
 

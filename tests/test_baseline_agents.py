@@ -321,6 +321,28 @@ def test_exp3_equals_its_plain_python_reference(horizon):
     assert_plays_like_reference(agent, reference, table)
 
 
+def test_batched_exp3_calls_compiled_entry_points_and_takes_strided_feedback():
+    # N copies' act and update call the batched kernels' compiled entry points (no argument typing);
+    # the update's entry point takes actions and rewards of any strides and read-only rewards.
+    from agents.adversarial import exp3 as exp3_module
+
+    agent, twin = Exp3(4, 500, n_envs=6, seed=2), Exp3(4, 500, n_envs=6, seed=2)
+    for kernel in (exp3_module._SAMPLE, exp3_module._EXP3_UPDATE):
+        assert kernel.call is not kernel.kernel
+    table = np.random.default_rng(4).random((200, 6, 4))
+    for t in range(200):
+        a, b = agent.act(), twin.act()
+        np.testing.assert_array_equal(a, b)
+        wide = np.stack([a, a], axis=1)  # (6, 2) int64: column 0 has a stride of 16 bytes
+        rewards = np.stack([table[t, np.arange(6), a]] * 3, axis=1)[:, 1]
+        rewards.flags.writeable = False
+        agent.update(wide[:, 0], rewards)
+        twin.update(np.ascontiguousarray(a), np.ascontiguousarray(rewards))
+    np.testing.assert_array_equal(agent.loss_estimates, twin.loss_estimates)
+    with pytest.raises(ValueError, match="for copy 2"):
+        agent.update(np.array([0, 1, 4, 0, 1, 2])[::1], np.zeros(6))
+
+
 def test_exp3set_and_exp3ix_equal_their_plain_python_reference():
     graph = erdos_renyi(6, 0.4, seed=2)
     closed = graph | np.eye(6, dtype=bool)

@@ -31,12 +31,15 @@ from typing import Any
 import numba
 import numpy as np
 import numpy.typing as npt
+from numba import types
+from numba.experimental import structref
 
 from bandit_envs._jit import njit
 
 __all__ = [
     "EIG_ATOL",
     "EIG_RTOL",
+    "GENERATOR_HOLDER",
     "PARAM_L_X",
     "PARAM_L_Y",
     "PARAM_QUADRATIC",
@@ -44,6 +47,7 @@ __all__ = [
     "PIVOT_RTOL",
     "SCHEDULE_CONSTANT",
     "SCHEDULE_LDP",
+    "GeneratorHolder",
     "all_finite",
     "choose_arm",
     "choose_batch",
@@ -62,6 +66,7 @@ __all__ = [
     "step_choose",
     "step_choose_one",
     "step_report",
+    "step_report_drawn",
     "step_update",
     "write_report",
 ]
@@ -82,6 +87,33 @@ SCHEDULE_CONSTANT, SCHEDULE_LDP = 0.0, 1.0
 #: Entries of the single-env kernels' parameter array after the 7 schedule parameters: the
 #: clipping bounds l_x and l_y, the noise scale σ and the bonus (1.0: quadratic, 0.0: sqrt).
 PARAM_L_X, PARAM_L_Y, PARAM_SIGMA, PARAM_QUADRATIC, PARAM_GRID = 7, 8, 9, 10, 11
+
+
+@structref.register
+class GeneratorHolderType(types.StructRef):
+    """numba type of :class:`GeneratorHolder`."""
+
+    def preprocess_fields(self, fields: Any) -> tuple[tuple[str, Any], ...]:
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class GeneratorHolder(structref.StructRefProxy):
+    """A numpy Generator held in a numba structure, passed to compiled code as one pointer.
+
+    Passing a numpy Generator to compiled code costs about 5 us a call (numba reads its bit
+    generator's C interface through ctypes each time), a numba typed list that holds it about
+    0.5 us, this structure about 0.15 us. It holds ``rng`` itself (the same bit generator):
+    draws through it are draws of ``rng``. Not picklable (build another for a copy).
+    """
+
+    def __new__(cls, rng: np.random.Generator) -> GeneratorHolder:
+        return structref.StructRefProxy.__new__(cls, rng)
+
+
+structref.define_proxy(GeneratorHolder, GeneratorHolderType, ["rng"])
+
+#: The numba type of a :class:`GeneratorHolder` (the single-env report kernel's first argument).
+GENERATOR_HOLDER = GeneratorHolderType([("rng", numba.typeof(np.random.default_rng(0)))])
 
 
 # --------------------------------------------------------------------------------------------
@@ -574,14 +606,54 @@ def step_report(
     d = x.shape[1]
     if state.shape[0] != 2 * d * (d + 1):
         return -1
+    work = np.empty((d + 1) * d)  # the report (gram, vec) in one allocation
+    return _report_into(x, action, reward, noise, t, params, state, work)
+
+
+@njit(error_model="numpy")
+def _report_into(
+    x: FloatArray,
+    action: int,
+    reward: float,
+    noise: FloatArray,
+    t: int,
+    params: FloatArray,
+    state: FloatArray,
+    work: FloatArray,
+) -> int:  # pragma: no cover
+    """:func:`step_report` once the buffer is checked, with the report (gram, vec) written in ``work[:(d+1)d]``."""
+    d = x.shape[1]
     _, shift, _ = round_schedule(t, params)
     v_sum, u_sum, u_fac, theta = server_views(state, d)
-    work = np.empty((d + 1) * d)  # the report (gram, vec) in one allocation
     gram = work[: d * d].reshape((d, d))
-    vec = work[d * d :]
+    vec = work[d * d : d * d + d]
     l_x, l_y, sigma, grid = params[PARAM_L_X], params[PARAM_L_Y], params[PARAM_SIGMA], params[PARAM_GRID]
     flags = write_report(x, action, reward, l_x, l_y, sigma, grid, noise, gram, vec)
     return flags + (4 if server_receive(v_sum, u_sum, gram, vec, shift, u_fac, theta) else 0)
+
+
+@njit(error_model="numpy")
+def step_report_drawn(
+    holder: Any, x: FloatArray, action: int, reward: float, t: int, params: FloatArray, state: FloatArray
+) -> int:  # pragma: no cover
+    """:func:`step_report` drawing the report's normals itself from ``holder.rng`` (:class:`GeneratorHolder`).
+
+    The m = d(d+1)/2 + d normals (none when σ = 0) are ``holder.rng.standard_normal()`` one at a
+    time, the same values as the ``rng.standard_normal(m)`` that :func:`step_report` is given
+    (numba's Generator draws reproduce numpy's, as :func:`fill_normals` does for the fast path).
+    Returns what :func:`step_report` returns; -1 (nothing drawn or written) when ``state`` does
+    not fit d.
+    """
+    d = x.shape[1]
+    if state.shape[0] != 2 * d * (d + 1):
+        return -1
+    m = d * (d + 1) // 2 + d if params[PARAM_SIGMA] > 0.0 else 0
+    work = np.empty((d + 1) * d + m)  # the report (gram, vec), then the noise, in one allocation
+    noise = work[(d + 1) * d :]
+    rng = holder.rng
+    for i in range(m):
+        noise[i] = rng.standard_normal()
+    return _report_into(x, action, reward, noise, t, params, state, work)
 
 
 @njit(error_model="numpy")

@@ -30,11 +30,11 @@ from typing import Any
 import numba
 import numpy as np
 import numpy.typing as npt
-from numba import types
-from numba.experimental import structref
 
 from agents.linear._kernels import (
+    GENERATOR_HOLDER,
     PIVOT_RTOL,
+    GeneratorHolder,
     all_finite,
     cholesky_upper,
     choose_arm,
@@ -83,33 +83,6 @@ MECH_NONE, MECH_GAUSSIAN, MECH_L2_BALL = 0, 1, 2
 #: then reg, noise level ν, shift_scale, width, batch_size and the draw counts of one report
 #: (normals, uniforms) and of one batch close (normals), 3 entries.
 P_BATCH_SD, P_REG, P_LEVEL, P_SHIFT_SCALE, P_WIDTH, P_BATCH_SIZE, P_DRAWS = 9, 15, 16, 17, 18, 19, 20
-
-
-@structref.register
-class GeneratorHolderType(types.StructRef):
-    """numba type of :class:`GeneratorHolder`."""
-
-    def preprocess_fields(self, fields: Any) -> tuple[tuple[str, Any], ...]:
-        return tuple((name, types.unliteral(typ)) for name, typ in fields)
-
-
-class GeneratorHolder(structref.StructRefProxy):
-    """A numpy Generator held in a numba structure, passed to compiled code as one pointer.
-
-    Passing a numpy Generator to compiled code costs about 5 us a call (numba reads its bit
-    generator's C interface through ctypes each time), a numba typed list that holds it about
-    0.5 us, this structure about 0.15 us. It holds ``rng`` itself (the same bit generator):
-    draws through it are draws of ``rng``. Not picklable (build another for a copy).
-    """
-
-    def __new__(cls, rng: np.random.Generator) -> GeneratorHolder:
-        return structref.StructRefProxy.__new__(cls, rng)
-
-
-structref.define_proxy(GeneratorHolder, GeneratorHolderType, ["rng"])
-
-#: The numba type of a :class:`GeneratorHolder` (the single-env report kernel's first argument).
-GENERATOR_HOLDER = GeneratorHolderType([("rng", numba.typeof(np.random.default_rng(0)))])
 
 
 @njit(error_model="numpy")

@@ -216,7 +216,8 @@ class LDPLinUCB(LocalDPLinearAgent):
     -------------
     The class simulates the server and the users; these attributes are the users' side or
     un-noised diagnostics, outside the guarantee, and must not be published with the model:
-    ``rng`` and ``seed`` (whoever holds them can subtract the noise from every report);
+    ``rng`` and ``seed`` (whoever holds them can subtract the noise from every report), and
+    ``_holder``, through which the single-env report draws from ``rng`` in compiled code (never pickled);
     ``_last_obs``, the candidate features of the current user between :meth:`act` and
     :meth:`update` (cleared by ``update``); ``n_clipped_features`` / ``n_clipped_rewards`` (counted
     before privatization); the ledger behind ``max_user_reports`` and ``n_withheld`` (who reported

@@ -356,21 +356,9 @@ class StatsAgent(LocalDPLinearAgent):
             held = self._held_rng = (self.rng, typed.List([self.rng]))
         return held[1]
 
-    def _rng_holder(self) -> GeneratorHolder:
-        """A :class:`~agents.linear._stats_kernels.GeneratorHolder` of ``rng`` itself, for the single-env report.
-
-        Built again when ``rng`` is another object (a reset, a copy of the agent), like
-        :meth:`_rng_held`, and never pickled.
-        """
-        holder = self._holder
-        if holder is None or holder[0] is not self.rng:
-            holder = self._holder = (self.rng, GeneratorHolder(self.rng))
-        return holder[1]
-
     def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
+        state = super().__getstate__()
         state["_held_rng"] = None
-        state["_holder"] = None
         return state
 
     # Schedule ---------------------------------------------------------------------------------
