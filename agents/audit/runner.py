@@ -29,11 +29,10 @@ import numpy.typing as npt
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents.elimination.policies import EliminationAgent
 from agents.linear import LinearAgent
+from bandit_envs._types import FloatArray
 
 __all__ = ["CHUNK", "graph_env", "linear_runs", "run_seeds", "simulate_runs", "step_runs"]
 
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 #: Most copies of one batched agent (memory: agent state and vector env per copy).
 CHUNK = 4096

@@ -40,7 +40,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from agents.audit.canaries import LaplaceCount, NonPrivateUCB, OverclaimedGAP
 from agents.audit.events import ArmSequenceEvents, EventFamily, ReleaseEvents, ReleaseRuns, ThresholdEvents
@@ -91,7 +90,6 @@ VIEWS = ("arms", "releases")
 #: The note of a subject observed through its releases.
 RELEASES_NOTE = "view: releases (the arm sequence and every release, which the agent's guarantee covers)"
 
-FloatArray = npt.NDArray[np.float64]
 
 #: Envs that replay a reward table (``reset(options={"reward_table": R})``).
 AUDIT_ENVS = ("GraphBandit-v0",)

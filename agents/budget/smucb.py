@@ -25,8 +25,7 @@ from agents.base import Agent, _as_array, as_float, check_float, check_int, chec
 from agents.common.kernels import ucb_choose
 from agents.stochastic.index import UCB, row_error
 from bandit_envs._jit import njit
-
-FloatArray = npt.NDArray[np.float64]
+from bandit_envs._types import FloatArray
 
 #: Slack subtracted before the ceiling in ⌈(1 - φ)K⌉, so that φ = 1 - j/K gives j although
 #: (1 - 0.7) * 10 is 3.0000000000000004 in binary floating point.

@@ -23,10 +23,8 @@ import numpy.typing as npt
 
 from agents.base import PrivateAgent, check_float
 from agents.common import philox as _philox
+from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.privacy.lattice import check_sampler, sum_grid
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 #: ε below this makes the noise scales overflow (or lose all meaning); above, 1/ε underflows.
 EPSILON_RANGE = (1e-100, 1e100)

@@ -38,8 +38,9 @@ import numpy as np
 
 from agents.base import check_float, check_int
 from agents.central_dp import gaussian_kernels as kernels
-from agents.central_dp.base import FloatArray, IntArray, StreamPrivateAgent
+from agents.central_dp.base import StreamPrivateAgent
 from agents.central_dp.reference import first_argmax
+from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.privacy.accounting import gdp_epsilon, gdp_mu
 from bandit_envs.privacy.streams import philox_noise_generator
 

@@ -12,9 +12,10 @@ and a third-party summary could be read, not the algorithm itself.
 from __future__ import annotations
 
 from agents.central_dp import kernels
-from agents.central_dp.base import IntArray, check_epsilon
+from agents.central_dp.base import check_epsilon
 from agents.central_dp.ucb import EpochAgent
 from agents.common import sampling
+from bandit_envs._types import IntArray
 
 __all__ = ["DPThompsonSampling"]
 

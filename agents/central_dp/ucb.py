@@ -32,7 +32,8 @@ import numpy as np
 
 from agents.base import check_choice, check_float, check_int
 from agents.central_dp import gaussian_kernels, kernels
-from agents.central_dp.base import FloatArray, IntArray, StreamPrivateAgent, check_epsilon
+from agents.central_dp.base import StreamPrivateAgent, check_epsilon
+from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.privacy.counters import hybrid_increment, tree_depth, tree_increment
 
 __all__ = ["AdaPUCB", "HybridDPUCB", "TreeDPUCB"]

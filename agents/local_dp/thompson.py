@@ -13,9 +13,10 @@ import math
 from scipy.special import expit
 
 from agents.central_dp import kernels
-from agents.central_dp.base import FloatArray, IntArray, StreamPrivateAgent, check_epsilon
+from agents.central_dp.base import StreamPrivateAgent, check_epsilon
 from agents.common import sampling
 from agents.stochastic import thompson_kernels as ts_kernels
+from bandit_envs._types import FloatArray, IntArray
 
 __all__ = ["LDPThompsonSampling"]
 

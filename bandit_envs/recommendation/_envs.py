@@ -22,19 +22,17 @@ import numpy as np
 from gymnasium import spaces
 
 from bandit_envs import core
+from bandit_envs._types import BoolArray, FloatArray, IntArray
 from bandit_envs.core import (
     GENERATOR_BYTES,
     BanditEnv,
     BanditVectorEnv,
-    BoolArray,
     NoiseBlock,
     NoiseBlocks,
     check_num_envs,
     check_options,
 )
 from bandit_envs.recommendation._problem import (
-    FloatArray,
-    IntArray,
     Problem,
     StreamStates,
     draw_contexts,
