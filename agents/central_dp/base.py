@@ -54,6 +54,22 @@ class StreamPrivateAgent(PrivateAgent):
     Subclasses implement ``_reset_learning`` (allocate the state), ``_choose(out)`` (the arms of
     round ``t + 1`` into ``out``, shape (B,)) and ``_learn(actions, rewards)`` (checked feedback
     of every copy). The round counter ``t`` (updates received) is shared by the copies.
+
+    Every subclass takes the keyword arguments below, written here once (a subclass's Parameters
+    section only names them).
+
+    Other Parameters
+    ----------------
+    n_envs
+        ``None`` for one env, or the number N of copies run in lock-step.
+    seed
+        Seed of copy 0's noise stream (copy i: seed + i).
+    sampler
+        The agents with Laplace releases (:meth:`_set_sampler`). ``"lattice"`` (default): every
+        release is ``snap(exact) + snap(noise)`` on the power-of-two grid :attr:`grid`
+        (:mod:`bandit_envs.privacy.lattice`), its output set independent of the rewards, with the
+        Laplace scales widened by ``1 + grid`` for the rounding; ``"float"``: raw floating-point
+        noise, faster, **not safe against floating-point attacks** (Mironov 2012).
     """
 
     reward_bounds = (0.0, 1.0)

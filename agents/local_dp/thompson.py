@@ -53,10 +53,9 @@ class LDPThompsonSampling(StreamPrivateAgent):
         Number of arms K (>= 2).
     epsilon
         ε of each report.
-    n_envs
-        ``None`` for one env, or the number N of copies run in lock-step.
-    seed
-        Seed of copy 0's stream (copy i: seed + i).
+    n_envs, seed
+        Copies run in lock-step and copy 0's noise seed (copy i: seed + i), as for every
+        :class:`~agents.central_dp.base.StreamPrivateAgent`.
 
     Attributes
     ----------
