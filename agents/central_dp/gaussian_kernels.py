@@ -63,8 +63,9 @@ def hybrid_paper_choose(stats, alpha, eps, t, out):  # pragma: no cover
     width = alpha * alpha * log_t
     scale = math.sqrt(8.0) / eps * math.log(4.0 * t**4)
     index = np.empty(stats.shape[2])
+    pull_counts = stats[:, PULLS]
     for b in range(stats.shape[0]):
-        best = first_zero(stats[:, PULLS], b)
+        best = first_zero(pull_counts, b)
         if best < 0:
             for k in range(index.shape[0]):
                 n = stats[b, PULLS, k]

@@ -226,7 +226,11 @@ def bound_choose(stats, alpha, power, relaxation, t, out):  # pragma: no cover
     n_arms = stats.shape[2]
     index = np.empty(n_arms)
     for b in range(stats.shape[0]):
-        best = first_zero(stats[:, PULLS], b)
+        best = -1
+        for k in range(n_arms):
+            if stats[b, PULLS, k] == 0.0:
+                best = k
+                break
         if best < 0:
             if use_bound:
                 for k in range(n_arms):
