@@ -60,11 +60,11 @@ class StreamPrivateAgent(PrivateAgent):
 
     Other Parameters
     ----------------
-    n_envs
+    n_envs : int or None
         ``None`` for one env, or the number N of copies run in lock-step.
-    seed
+    seed : int or None
         Seed of copy 0's noise stream (copy i: seed + i).
-    sampler
+    sampler : {"lattice", "float"}
         The agents with Laplace releases (:meth:`_set_sampler`). ``"lattice"`` (default): every
         release is ``snap(exact) + snap(noise)`` on the power-of-two grid :attr:`grid`
         (:mod:`bandit_envs.privacy.lattice`), its output set independent of the rewards, with the
