@@ -49,6 +49,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
+from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.validation import check_choice, check_float, check_int, check_memory, summarize
 
 __all__ = [
@@ -64,8 +65,6 @@ __all__ = [
     "env_arms",
 ]
 
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 #: info keys holding one entry per arm (with a leading batch axis for N copies).
 PER_ARM_INFO_KEYS = ("observed_mask", "observed_rewards")

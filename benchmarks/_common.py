@@ -156,6 +156,14 @@ def announce_data(synthetic: bool = False) -> tuple[Any, Any, str]:
     return ml_data, gw_data, words
 
 
+def parse_data_args(parser: argparse.ArgumentParser) -> tuple[argparse.Namespace, Any, Any]:
+    """Add ``--synthetic`` to ``parser``, parse the command line, announce the data: (args, MovieLens, Gowalla data)."""
+    parser.add_argument("--synthetic", action="store_true", help="use the synthetic defaults even if real data exist")
+    args = parser.parse_args()
+    ml_data, gw_data, _ = announce_data(args.synthetic)
+    return args, ml_data, gw_data
+
+
 def traced_vector_bytes(make: Callable[[], Any]) -> int:
     """Bytes traced by tracemalloc while the vector env ``make()`` builds and its last step's outputs live.
 

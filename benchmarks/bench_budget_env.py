@@ -44,7 +44,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from _common import Ratio, announce_data, data_paths, interleaved, loop_seconds, timed
+from _common import Ratio, data_paths, interleaved, loop_seconds, parse_data_args, timed
 
 import bandit_envs  # noqa: F401  (registers the ids)
 from bandit_envs.budget import (
@@ -299,9 +299,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2000, help="vector steps timed per configuration")
     parser.add_argument("--single-steps", type=int, default=20_000, help="single-env steps timed")
-    parser.add_argument("--synthetic", action="store_true", help="use the synthetic defaults even if real data exist")
-    args = parser.parse_args()
-    ml_data, gw_data, _ = announce_data(args.synthetic)
+    args, ml_data, gw_data = parse_data_args(parser)
 
     # Users: the eligible users of the defaults (21 MovieLens, 11 NYC Gowalla users on real data).
     _, ml_load = timed(lambda: ratings_from(ml_data))

@@ -38,7 +38,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from _common import Ratio, announce_data, data_paths, interleaved, loop_seconds, timed, traced_vector_bytes
+from _common import Ratio, data_paths, interleaved, loop_seconds, parse_data_args, timed, traced_vector_bytes
 
 import bandit_envs  # noqa: F401  (registers the ids)
 from bandit_envs.datasets.env_data import checkins_from, ratings_from
@@ -250,10 +250,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200_000, help="single-env steps timed")
     parser.add_argument("--vector-steps", type=int, default=20_000, help="vector-env steps timed")
-    parser.add_argument("--synthetic", action="store_true", help="use the synthetic defaults even if real data exist")
     parser.add_argument("--memory-only", action="store_true", help="only the vector env's memory per copy")
-    args = parser.parse_args()
-    ml_data, gw_data, _ = announce_data(args.synthetic)
+    args, ml_data, gw_data = parse_data_args(parser)
     if args.memory_only:
         print("memory per copy (tracemalloc)")
         for env_id, data in (("MovieLensRecommendation-v0", ml_data), ("GowallaRecommendation-v0", gw_data)):

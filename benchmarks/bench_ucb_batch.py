@@ -34,6 +34,7 @@ import numpy as np
 from _common import Ratio, print_results
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
+from agents.common.kernels import first_argmax
 from agents.stochastic.index import UCB
 from bandit_envs._jit import njit
 
@@ -120,8 +121,9 @@ def compiled_ucb_split(
     """:func:`compiled_ucb` with the arms' indices in a branch-free loop of their own (as the agent does).
 
     Once no count is 0, ``index[k] = means[b, k] + sqrt(width / counts[b, k])`` for every arm, then
-    the first largest; LLVM vectorizes that loop (``error_model="numpy"``: no division check). The
-    same values and actions as :func:`compiled_ucb`; the stronger reference.
+    the first largest (:func:`agents.common.kernels.first_argmax`, inlined); LLVM vectorizes that
+    loop (``error_model="numpy"``: no division check). The same values and actions as
+    :func:`compiled_ucb`; the stronger reference.
     """
     n_rows, n_copies, n_arms = table.shape
     index = np.empty(n_arms)
@@ -136,12 +138,7 @@ def compiled_ucb_split(
             if best < 0:
                 for k in range(n_arms):
                     index[k] = means[b, k] + np.sqrt(width / counts[b, k])
-                best = 0
-                best_value = -np.inf
-                for k in range(n_arms):
-                    if index[k] > best_value:
-                        best_value = index[k]
-                        best = k
+                best = first_argmax(index)
             counts[b, best] += 1
             sums[b, best] += table[t % n_rows, b, best]
             means[b, best] = sums[b, best] / counts[b, best]

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from bandit_envs._types import FloatArray
+
 __all__ = [
     "ALPHA",
     "LossInterval",
@@ -44,8 +46,6 @@ __all__ = [
 
 #: Error level of the audit's interval (a 95% interval).
 ALPHA = 0.05
-
-FloatArray = npt.NDArray[np.float64]
 
 
 def clopper_pearson(k: npt.ArrayLike, n: int, tail: float) -> tuple[FloatArray, FloatArray]:

@@ -19,7 +19,7 @@ arms the step API would:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -29,11 +29,10 @@ import numpy.typing as npt
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents.elimination.policies import EliminationAgent
 from agents.linear import LinearAgent
+from bandit_envs._types import FloatArray
 
 __all__ = ["CHUNK", "graph_env", "linear_runs", "run_seeds", "simulate_runs", "step_runs"]
 
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 #: Most copies of one batched agent (memory: agent state and vector env per copy).
 CHUNK = 4096
@@ -71,6 +70,16 @@ def simulate_runs(
     return out
 
 
+def _replay(env: Any, agent: Any, table: npt.NDArray[Any]) -> Iterator[tuple[int, Any]]:
+    """Play ``agent`` on ``env`` replaying ``table``: (round, action) after each round's update."""
+    obs, _ = env.reset(options={"reward_table": table})
+    for t in range(int(table.shape[0])):
+        action = agent.act(obs)
+        obs, reward, _, _, info = env.step(action)
+        agent.update(action, reward, info)
+        yield t, action
+
+
 def step_runs(
     build: Callable[[Any, int | None, int], Any],
     table: FloatArray,
@@ -100,11 +109,7 @@ def step_runs(
             env = graph_env(table, graph, env_id, n_envs=size)
             try:
                 agent = build(env, size, agent_seed)
-                obs, _ = env.reset(options={"reward_table": table})
-                for t in range(rounds):
-                    action = agent.act(obs)
-                    obs, reward, _, _, info = env.step(action)
-                    agent.update(action, reward, info)
+                for t, action in _replay(env, agent, table):
                     out[start : start + size, t] = action
                     if releases is not None:
                         releases[start : start + size, t] = agent.released_sums[np.arange(size), action]
@@ -115,11 +120,7 @@ def step_runs(
     try:
         for i, agent_seed in enumerate(run_seeds(seed, n)):
             agent = build(env, None, agent_seed)
-            obs, _ = env.reset(options={"reward_table": table})
-            for t in range(rounds):
-                action = agent.act(obs)
-                obs, reward, _, _, info = env.step(action)
-                agent.update(action, reward, info)
+            for t, action in _replay(env, agent, table):
                 out[i, t] = int(action)
                 if releases is not None:
                     releases[i, t] = agent.released_sums[0, int(action)]

@@ -35,6 +35,7 @@ from numba import types
 from numba.experimental import structref
 
 from bandit_envs._jit import njit
+from bandit_envs._types import FloatArray, IntArray
 
 __all__ = [
     "EIG_ATOL",
@@ -71,8 +72,6 @@ __all__ = [
     "write_report",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 #: A Cholesky pivot at or below this fraction of the largest diagonal entry counts as a failure
 #: (the shifted Gram matrix is indefinite or numerically singular) [P].

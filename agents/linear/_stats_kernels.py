@@ -44,6 +44,7 @@ from agents.linear._kernels import (
     solve_theta,
 )
 from bandit_envs._jit import njit
+from bandit_envs._types import FloatArray, IntArray
 
 __all__ = [
     "GENERATOR_HOLDER",
@@ -73,8 +74,6 @@ __all__ = [
     "write_report",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 #: Mechanism codes of :func:`write_report`: exact report, Gaussian noise, L2-ball mechanism.
 MECH_NONE, MECH_GAUSSIAN, MECH_L2_BALL = 0, 1, 2

@@ -15,11 +15,10 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from agents.base import Agent, _space, check_int, describe
+from bandit_envs._types import IntArray
 
 if TYPE_CHECKING:
     from stable_baselines3.common.base_class import BaseAlgorithm
-
-IntArray = npt.NDArray[np.int64]
 
 
 class SB3Agent(Agent):

@@ -31,9 +31,7 @@ from agents.stochastic.index_kernels import (
     moss_step,
 )
 from agents.stochastic.mean_state import STATE_TYPE, MeanStateAgent
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
+from bandit_envs._types import FloatArray, IntArray
 
 #: Default accuracy of the KL-UCB index (see :class:`KLUCB`).
 DEFAULT_TOL = 1e-9
