@@ -134,7 +134,8 @@ def problems_with(
     except Exception as exc:  # noqa: BLE001 - any other error is a finding
         return f"{name}: {type(exc).__name__}: {str(exc)[:200]!r}"
     else:
-        return f"{name}: accepted it"
+        hint = " (act(obs) should call self._check_obs(obs))" if "obs" in words else ""
+        return f"{name}: accepted it{hint}"
     good_update(agent, a, n)
     good_update(twin, a, n)
     if play_steps(agent, name, n) != play_steps(twin, name, n):
