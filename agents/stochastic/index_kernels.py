@@ -254,6 +254,12 @@ def klucb_log_terms(t: int) -> tuple[float, float]:  # pragma: no cover
 
 #: Blocks of K columns of KL-UCB's anchor array (one row per copy): see :func:`set_anchor`.
 ANCHOR_BLOCKS = 6
+#: Columns of KL-UCB's anchor array after the blocks: the copy's last decision by bounds (arm c,
+#: bound U, threshold δ'), see :func:`klucb_choose`.
+DECISION_COLUMNS = 3
+#: Rounds ahead (at least; a 64th of the rounds completed when more) for which a decision's
+#: bound U is computed: δ' is the threshold of round t + 1 + max(DECISION_ROUNDS, t // 64).
+DECISION_ROUNDS = 16
 
 
 @njit(inline="always")
@@ -336,8 +342,11 @@ def klucb_update(state: Any, cache: Any, actions: Any, rewards: Any, t_next: int
         if actions[b] < 0 or actions[b] >= k_arms or not (0.0 <= r <= 1.0):
             return b
     log_t, loglog_t = klucb_log_terms(t_next)
+    decision = ANCHOR_BLOCKS * k_arms
     for b in range(n_rows):
         k = actions[b]
+        if k != cache[b, decision]:  # another arm's mean and count change: the copy's U no longer holds
+            cache[b, decision + 2] = -1.0
         ints[b, 2 * k_arms + k] += 1
         n = ints[b, 2 * k_arms + k]
         state[b, k] += rewards[b]
@@ -386,6 +395,9 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
     upper = np.empty(k_arms)
     margin = tol + SLACK
     all_played = t >= k_arms  # every copy plays its unplayed arms first, one a round
+    decision = ANCHOR_BLOCKS * k_arms
+    ahead = t + 1 + max(DECISION_ROUNDS, t // 64)
+    log_ahead, loglog_ahead = klucb_log_terms(ahead)
     for b in range(n_rows):
         if not all_played:
             chosen = first_unplayed(ints, b, k_arms)
@@ -400,6 +412,13 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
                     c = k
             out[b] = c
             continue
+        if delta <= cache[b, decision + 2]:  # the last decision's U still bounds the other arms
+            c = int(cache[b, decision])
+            p = state[b, k_arms + c]
+            x = cache[b, c]
+            if cache[b, decision + 1] + margin < min(x, p + (x - p) * (delta * cache[b, 5 * k_arms + c]) * cache[b, 2 * k_arms + c]):
+                out[b] = c
+                continue
         for k in range(k_arms):  # branch-free: LLVM vectorizes it
             lower[k], upper[k] = index_bounds(
                 state[b, k_arms + k],
@@ -422,6 +441,21 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
             top = max(top, upper[k] if k != c else -np.inf)
         if top + margin < lower[c]:
             out[b] = c
+            delta_ahead = klucb_delta(log_ahead, loglog_ahead, state[b, 4 * k_arms])
+            top = -np.inf
+            for k in range(k_arms):
+                u = index_bounds(
+                    state[b, k_arms + k],
+                    delta_ahead * cache[b, 5 * k_arms + k],
+                    cache[b, k],
+                    cache[b, k_arms + k],
+                    cache[b, 2 * k_arms + k],
+                    cache[b, 3 * k_arms + k],
+                )[1]
+                top = max(top, u if k != c else -np.inf)
+            cache[b, decision] = c
+            cache[b, decision + 1] = top
+            cache[b, decision + 2] = delta_ahead
             continue
         x = cache[b, c]
         p = state[b, k_arms + c]

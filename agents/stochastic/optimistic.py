@@ -17,6 +17,7 @@ from agents.base import SingleEnvKernel, check_float, check_int
 from agents.stochastic.index import per_copy_float
 from agents.stochastic.index_kernels import (
     ANCHOR_BLOCKS,
+    DECISION_COLUMNS,
     KIND_KLUCB,
     KIND_MOSS,
     kl_index,
@@ -118,8 +119,9 @@ class KLUCB(MeanStateAgent):
     def _reset_state(self) -> None:
         super()._reset_state()
         # No anchor yet (a cleared anchor with p = 0; klucb_update sets them): bounds [0, 1].
-        self._anchors = np.zeros((self.batch, ANCHOR_BLOCKS * self.n_arms))
+        self._anchors = np.zeros((self.batch, ANCHOR_BLOCKS * self.n_arms + DECISION_COLUMNS))
         self._anchors[:, 3 * self.n_arms : 4 * self.n_arms] = np.inf
+        self._anchors[:, -1] = -1.0  # no decision by bounds yet
 
     def _load_single_env_kernels(self) -> None:
         super()._load_single_env_kernels()
