@@ -99,7 +99,7 @@ class KLUCB(MeanStateAgent):
     reward_bounds = (0.0, 1.0)
     reward_bounds_reason = "the Bernoulli KL divergence of {name} needs means in [0, 1]"
     _kind = KIND_KLUCB
-    _state_bytes_per_arm = 80
+    _state_bytes_per_arm = 96
 
     def __init__(
         self,
@@ -129,7 +129,7 @@ class KLUCB(MeanStateAgent):
         _KLUCB_CHOOSE_ONE.load()
 
     def _apply(self, actions: IntArray, rewards: FloatArray) -> int:
-        bad: int = klucb_update(self._state, self._anchors, actions, rewards, self.t + 1)
+        bad: int = klucb_update(self._state, self._anchors, actions, rewards, self.t + 1, self.tol)
         return bad
 
     def _step_one(self, action: int, reward: float) -> int:
