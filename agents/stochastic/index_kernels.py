@@ -265,6 +265,8 @@ DECISION_COLUMNS = 3
 #: Rounds ahead (at least; a 64th of the rounds completed when more) for which a decision's
 #: bound U is computed: δ' is the threshold of round t + 1 + max(DECISION_ROUNDS, t // 64).
 DECISION_ROUNDS = 16
+#: Evaluations of kl at most in :func:`klucb_choose`'s refinement of one copy's bounds.
+REFINEMENTS = 4
 
 
 @njit(inline="always")
@@ -420,6 +422,29 @@ def klucb_update(
     return -1
 
 
+@njit(inline="always")
+def keep_decision(state: Any, cache: Any, b: int, k_arms: int, c: int, delta_ahead: float) -> None:  # pragma: no cover
+    """Keep copy b's decision by bounds for arm c: (c, U, δ'), δ' = ``delta_ahead`` (:func:`klucb_choose`).
+
+    U is the largest upper bound (:func:`index_bounds`) of the arms k ≠ c at the threshold δ'.
+    """
+    top = -np.inf
+    for k in range(k_arms):
+        u = index_bounds(
+            state[b, k_arms + k],
+            delta_ahead * cache[b, 5 * k_arms + k],
+            cache[b, k],
+            cache[b, k_arms + k],
+            cache[b, 2 * k_arms + k],
+            cache[b, 3 * k_arms + k],
+        )[1]
+        top = max(top, u if k != c else -np.inf)
+    decision = ANCHOR_BLOCKS * k_arms
+    cache[b, decision] = c
+    cache[b, decision + 1] = top
+    cache[b, decision + 2] = delta_ahead
+
+
 @njit(error_model="numpy")
 def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: no cover
     """KL-UCB's arm of round t + 1 for every copy (``t`` rounds completed, the paper's t).
@@ -429,7 +454,13 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
     argmax of :meth:`KLUCBReference.act`, which computes every index. Here with few logarithms:
     every arm has bounds lower_k ≤ u*_k ≤ upper_k from its anchor (:func:`index_bounds`), so
     lower_k < û_k ≤ upper_k + tol; c = argmax lower_k. If upper_k + tol + SLACK < lower_c for
-    every other k, c is chosen without computing any index. Otherwise û_c is computed
+    every other k, c is chosen without computing any index. Otherwise up to :data:`REFINEMENTS`
+    single evaluations of kl narrow the bounds: each at the upper bound of whichever of c and j
+    (the other arm with the largest upper bound) has the wider ones, which makes that point the
+    arm's anchor (its tangent gives the next upper bound, a Newton step from the right, and its
+    chord the lower one), c becoming the arm with the largest lower bound again; they stop when
+    the bounds decide as above, or j has c's mean and count (an exact tie), or the bounds are
+    narrower than tol/4. Otherwise û_c is computed
     (:func:`kl_search` from upper_c), then, in arm order, each other index unless
     upper_k + tol + SLACK < v, v the best index so far, or kl(μ̂_k, q) > d_k at
     q = v − tol − 2·SLACK (one evaluation: then u*_k < q + SLACK, as kl grows by far more than
@@ -438,13 +469,14 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
     index (û depends on μ̂, δ/N and tol only): an exact tie, settled by the arm order without
     computing. δ ≤ 0 makes every index the mean: the first largest mean.
 
-    Each decision by bounds alone is kept (the last :data:`DECISION_COLUMNS` columns of the
-    anchor array): the arm c, U = the largest upper bound of the other arms at the threshold
-    δ' of round t + 1 + max(:data:`DECISION_ROUNDS`, t // 64), and δ'. While no other arm is
-    pulled (:func:`klucb_update` ends the decision otherwise), their means and counts stay, u*_k
-    grows with δ and upper bounds hold for any δ, so U ≥ u*_k for every k ≠ c as long as
-    δ ≤ δ'; then U + tol + SLACK < lower_c decides c (û_k ≤ u*_k + tol < lower_c < û_c) from
-    c's bounds alone, without the bounds of the other arms.
+    Each decision by bounds (before or after the refinement) is kept (:func:`keep_decision`,
+    in the last :data:`DECISION_COLUMNS` columns of the anchor array): the arm c, U = the
+    largest upper bound of the other arms at the threshold δ' of round
+    t + 1 + max(:data:`DECISION_ROUNDS`, t // 64), and δ'. While no other arm is pulled
+    (:func:`klucb_update` ends the decision otherwise), their means and counts stay, u*_k grows
+    with δ and upper bounds hold for any δ, so U ≥ u*_k for every k ≠ c as long as δ ≤ δ'; then
+    U + tol + SLACK < lower_c decides c (û_k ≤ u*_k + tol < lower_c < û_c) from c's bounds
+    alone, without the bounds of the other arms.
     """
     n_rows = state.shape[0]
     k_arms = n_arms_of(state.shape[1])
@@ -502,21 +534,7 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
             top = max(top, upper[k] if k != c else -np.inf)
         if top + margin < lower[c]:
             out[b] = c
-            delta_ahead = klucb_delta(log_ahead, loglog_ahead, state[b, 4 * k_arms])
-            top = -np.inf
-            for k in range(k_arms):
-                u = index_bounds(
-                    state[b, k_arms + k],
-                    delta_ahead * cache[b, 5 * k_arms + k],
-                    cache[b, k],
-                    cache[b, k_arms + k],
-                    cache[b, 2 * k_arms + k],
-                    cache[b, 3 * k_arms + k],
-                )[1]
-                top = max(top, u if k != c else -np.inf)
-            cache[b, decision] = c
-            cache[b, decision + 1] = top
-            cache[b, decision + 2] = delta_ahead
+            keep_decision(state, cache, b, k_arms, c, klucb_delta(log_ahead, loglog_ahead, state[b, 4 * k_arms]))
             continue
         x = cache[b, c]
         p = state[b, k_arms + c]
@@ -528,6 +546,46 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
                 if top + margin < lower[c]:
                     out[b] = c
                     continue
+        # Refinement: one evaluation of kl at a time, at the upper bound of whichever of c and the
+        # other arm with the largest upper bound has the wider bounds (a Newton step from the
+        # right: the tangent there is the new upper bound, the chord the new lower one), until the
+        # bounds decide, or both are narrower than tol/4, or the two arms tie (then the exact loop).
+        for _ in range(REFINEMENTS):
+            j = -1
+            top = -np.inf
+            for k in range(k_arms):
+                if k != c and upper[k] > top:
+                    top = upper[k]
+                    j = k
+            if j < 0 or top + margin < lower[c]:
+                break
+            if state[b, k_arms + j] == state[b, k_arms + c] and ints[b, 2 * k_arms + j] == ints[b, 2 * k_arms + c]:
+                break
+            if upper[c] - lower[c] >= upper[j] - lower[j]:
+                j = c
+            if upper[j] - lower[j] <= 0.25 * tol:
+                break
+            p = state[b, k_arms + j]
+            if not p < 1.0:
+                break
+            d = delta * cache[b, 5 * k_arms + j]
+            x = min(upper[j], kl_upper(p, d))
+            if not p < x < 1.0:
+                break
+            kx, gx = kl_terms(p, x)
+            set_anchor(cache, b, k_arms, j, p, x, kx, gx)
+            lower[j], upper[j] = index_bounds(
+                p, d, cache[b, j], cache[b, k_arms + j], cache[b, 2 * k_arms + j], cache[b, 3 * k_arms + j]
+            )
+            if lower[j] > lower[c] or (lower[j] == lower[c] and j < c):
+                c = j
+        top = -np.inf
+        for k in range(k_arms):
+            top = max(top, upper[k] if k != c else -np.inf)
+        if top + margin < lower[c]:
+            out[b] = c
+            keep_decision(state, cache, b, k_arms, c, klucb_delta(log_ahead, loglog_ahead, state[b, 4 * k_arms]))
+            continue
         best = -1
         v = 0.0
         for j in range(k_arms):
