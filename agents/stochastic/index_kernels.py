@@ -403,15 +403,16 @@ def klucb_update(
         if kept and delta_next <= cache[b, decision + 2] and 0.0 < pa < 1.0 and 0.0 < p < x < 1.0 and ka > 0.0:
             dp = p - pa
             lo = ka + ga * dp
-            hi = lo + dp * dp * 0.5 / min(pa * (1.0 - pa), p * (1.0 - p))
-            if hi > 0.0:
-                w = 1.0 / (hi * (x - p))
-                inv_hi = (x - p) * w
-                if cache[b, decision + 1] + tol + SLACK < min(x, p + (x - p) * (delta_next * inv_n) * inv_hi):
-                    cache[b, k_arms + k] = lo
-                    cache[b, 2 * k_arms + k] = inv_hi
-                    cache[b, 3 * k_arms + k] = x * (1.0 - x) * hi * w
-                    continue
+            m2 = 2.0 * min(pa * (1.0 - pa), p * (1.0 - p))
+            hi2 = m2 * lo + dp * dp  # m2 times the upper bound of kl(p, x)
+            keep = cache[b, decision + 1] + tol + SLACK
+            # The chord bound min(x, p + (x - p) d / hi) above U + tol + SLACK, without a division:
+            if hi2 > 0.0 and keep < x and (keep - p) * hi2 < (x - p) * d * m2:
+                w = 1.0 / (hi2 * (x - p))  # one division for 1/hi and the slope's reciprocal
+                cache[b, k_arms + k] = lo
+                cache[b, 2 * k_arms + k] = m2 * (x - p) * w
+                cache[b, 3 * k_arms + k] = x * (1.0 - x) * hi2 * w
+                continue
         x += (d - ka - ga * (p - pa)) * cache[b, 3 * k_arms + k]
         if not p < x < 1.0:
             x = kl_upper(p, d)
