@@ -100,6 +100,7 @@ class KLUCB(MeanStateAgent):
     reward_bounds_reason = "the Bernoulli KL divergence of {name} needs means in [0, 1]"
     _kind = KIND_KLUCB
     _state_bytes_per_arm = 96
+    _state_bytes_per_copy = 64 + 8 * DECISION_COLUMNS
 
     def __init__(
         self,
