@@ -25,6 +25,8 @@ from agents import KLUCB, MOSS, UCB, EpsilonGreedy, Exp3, Exp3IX, Exp3SET, Rando
 from agents.adversarial.kernels import ExpWeightsReference
 from agents.base import Agent
 from agents.stochastic.index_kernels import (
+    ANCHOR_BLOCKS,
+    DECISION_COLUMNS,
     GreedyReference,
     KLUCBReference,
     MOSSReference,
@@ -125,6 +127,34 @@ def test_klucb_copies_equal_the_reference_on_a_coarse_grid_with_arms_near_one(to
         batch.update(a, table[t, rows, a])
         for i, ref in enumerate(refs):
             ref.update(int(a[i]), float(table[t, i, a[i]]))
+
+
+def test_klucb_copies_keep_decisions_and_move_anchors_without_logarithms_and_equal_the_reference():
+    # Close Bernoulli arms, c = 0 and 3 per copy: most choices come from a kept decision by bounds and
+    # most updates of the decided arm keep its anchor (bounds of kl at the new mean, no logarithm);
+    # every copy still chooses as the reference, which computes every index.
+    copies, horizon = 8, 1200
+    means = np.array([0.45, 0.5, 0.55, 0.5, 0.3, 0.52])
+    k = means.size
+    rng = np.random.default_rng(5)
+    table = (rng.random((horizon, copies, k)) < means).astype(np.float64)
+    c = np.array([0.0, 3.0] * (copies // 2))
+    batch = KLUCB(k, c, n_envs=copies)
+    refs = [KLUCBReference(k, float(c[i]), 1e-9) for i in range(copies)]
+    rows = np.arange(copies)
+    assert batch._anchors.shape == (copies, ANCHOR_BLOCKS * k + DECISION_COLUMNS)
+    kept = moved = 0
+    for t in range(horizon):
+        a = batch.act()
+        assert list(a) == [ref.act() for ref in refs], f"round {t}"
+        batch.update(a, table[t, rows, a])
+        for i, ref in enumerate(refs):
+            ref.update(int(a[i]), float(table[t, i, a[i]]))
+        anchors = batch._anchors
+        kept += int(np.sum(anchors[:, ANCHOR_BLOCKS * k + 2] > 0.0))  # a decision whose threshold is still ahead
+        moved += int(np.sum(anchors[rows, 6 * k + a] != batch.means[rows, a]))  # anchor evaluated at another mean
+    assert kept > 0.5 * copies * horizon
+    assert moved > 0.25 * copies * horizon
 
 
 def test_kl_search_from_near_one_ends_near_the_index():
