@@ -27,9 +27,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numba
 import numpy as np
-import numpy.typing as npt
 
 from agents.linear._kernels import (
     GENERATOR_HOLDER,
@@ -39,12 +37,16 @@ from agents.linear._kernels import (
     cholesky_upper,
     choose_arm,
     clip_factor,
+    copy_drivers,
+    copy_row,
     eig_floor_factor,
+    record_round,
+    round_regret,
     server_views,
     solve_theta,
 )
 from bandit_envs._jit import njit
-from bandit_envs._types import FloatArray, IntArray
+from bandit_envs._types import BoolArray, FloatArray, IntArray
 
 __all__ = [
     "GENERATOR_HOLDER",
@@ -110,7 +112,7 @@ def fill_block_noise(
     normals: FloatArray,
     uniforms: FloatArray,
     batch_normals: FloatArray,
-    closes: npt.NDArray[np.bool_],
+    closes: BoolArray,
 ) -> None:  # pragma: no cover
     """Draw a block's noise in the order of the step API: round by round, each closing round's batch noise after it.
 
@@ -473,7 +475,7 @@ def step_report_one(
 
 @njit(error_model="numpy")
 def step_update(
-    rng: np.random.Generator,
+    rngs: Any,
     obs: FloatArray,
     actions: IntArray,
     rewards: FloatArray,
@@ -495,6 +497,10 @@ def step_update(
 ) -> None:  # pragma: no cover
     """One round's draws, reports for every copy b (the step API's ``update``), then the refit if ``close``.
 
+    The draws come from the generator ``rngs[0]`` of a numba typed list: passing a numpy Generator
+    to compiled code costs about 5 us a call (numba reads its bit generator's C interface through
+    ctypes each time); a typed list that holds it is passed as a pointer. The generator in the list
+    is the agent's own (the same bit generator): the same draws.
     ``obs`` is the round's (n_arms, d) or (B, n_arms, d). The draws go to the work buffers
     ``normals`` (B, Dr), ``uniforms`` (B, 2 or 0) and, when ``close`` and Db > 0, ``batch_normals``
     (B, Db), in the order of :func:`fill_block_noise` for one round; ``batch_sd = (sd_gram,
@@ -504,6 +510,7 @@ def step_update(
     p[b], xc)`` counted in ``clips[b]``, then, if ``close``, :func:`add_batch_noise` (when Db > 0)
     and ``floors[b] += refit(V[b], u[b], P[b], p[b], shift, U[b], θ[b])``.
     """
+    rng = rngs[0]
     fill_report_noise(rng, normals, uniforms)
     draw_batch = close and batch_normals.shape[1] > 0
     if draw_batch:
@@ -519,40 +526,6 @@ def step_update(
             if draw_batch:
                 add_batch_noise(pend_gram[b], pend_mom[b], batch_normals[b], batch_sd)
             floors[b] += refit(gram[b], mom[b], pend_gram[b], pend_mom[b], shift, u_fac[b], theta[b])
-
-
-@njit(error_model="numpy")
-def step_update_held(
-    rngs: Any,
-    obs: FloatArray,
-    actions: IntArray,
-    rewards: FloatArray,
-    normals: FloatArray,
-    uniforms: FloatArray,
-    batch_normals: FloatArray,
-    enc: FloatArray,
-    batch_sd: FloatArray,
-    close: bool,
-    shift: float,
-    gram: FloatArray,
-    mom: FloatArray,
-    pend_gram: FloatArray,
-    pend_mom: FloatArray,
-    u_fac: FloatArray,
-    theta: FloatArray,
-    clips: IntArray,
-    floors: IntArray,
-) -> None:  # pragma: no cover
-    """:func:`step_update` with the generator ``rngs[0]`` of a numba typed list (the step API's call).
-
-    Passing a numpy Generator to compiled code costs about 5 us a call (numba reads its bit
-    generator's C interface through ctypes each time); a typed list that holds it is passed as a
-    pointer. The generator in the list is the agent's own (the same bit generator): the same draws.
-    """
-    step_update(
-        rngs[0], obs, actions, rewards, normals, uniforms, batch_normals, enc, batch_sd, close, shift,
-        gram, mom, pend_gram, pend_mom, u_fac, theta, clips, floors,
-    )  # fmt: skip
 
 
 @njit(error_model="numpy")
@@ -578,10 +551,7 @@ def run_copy(
     t0, pending0, batch_size, enc, batch_sd, reg, level, shift_scale, width = params
     gram, mom, pend_gram, pend_mom, u_fac, theta, cum_regret, counters = state
     n_steps, _, n_arms, d = features.shape
-    fx = b if features.shape[1] > 1 else 0
-    fr = b if rewards.shape[1] > 1 else 0
-    fe = b if expected.shape[1] > 1 else 0
-    record = actions_out.shape[0] == n_steps
+    fx, fr, fe = copy_row(b, features), copy_row(b, rewards), copy_row(b, expected)
     work = np.empty((2 * d + 1) * n_arms)
     xc = np.empty(d)
     pending = pending0
@@ -589,11 +559,7 @@ def run_copy(
     for s in range(n_steps):
         x = features[s, fx]
         a = _choose(x, theta[b], u_fac[b], width, enc[1], work)
-        e = expected[s, fe]
-        top = e[0]
-        for k in range(1, n_arms):
-            top = max(top, e[k])
-        cum_regret[b] += top - e[a]
+        cum_regret[b] += round_regret(expected[s, fe], a)
         flags = write_report(x, a, rewards[s, fr, a], enc, normals[s, b], uniforms[s, b], pend_gram[b], pend_mom[b], xc)
         counters[b, 0] += flags & 1
         counters[b, 1] += flags >> 1
@@ -605,21 +571,9 @@ def run_copy(
                 add_batch_noise(pend_gram[b], pend_mom[b], batch_normals[closed, b], batch_sd)
             closed += 1
             counters[b, 2] += refit(gram[b], mom[b], pend_gram[b], pend_mom[b], shift, u_fac[b], theta[b])
-        if record:
-            actions_out[s, b] = a
-        if ck_slot[s] >= 0:
-            regret_out[ck_slot[s], b] = cum_regret[b]
+        record_round(s, b, a, cum_regret[b], ck_slot, regret_out, actions_out)
 
 
-@njit(error_model="numpy")
-def run_serial(tables: tuple[Any, ...], params: tuple[Any, ...], state: tuple[Any, ...]) -> None:  # pragma: no cover
-    """:func:`run_copy` for every copy, in the calling thread."""
-    for b in range(state[0].shape[0]):
-        run_copy(b, tables, params, state)
-
-
-@njit(parallel=True, error_model="numpy")
-def run_parallel(tables: tuple[Any, ...], params: tuple[Any, ...], state: tuple[Any, ...]) -> None:  # pragma: no cover
-    """:func:`run_copy` for every copy, copies spread over numba's threads (they share nothing)."""
-    for b in numba.prange(state[0].shape[0]):
-        run_copy(np.int64(b), tables, params, state)  # prange indices may be unsigned
+#: :func:`run_copy` for every copy, in the calling thread / over numba's threads
+#: (:func:`agents.linear._kernels.copy_drivers`).
+run_serial, run_parallel = copy_drivers(run_copy)
