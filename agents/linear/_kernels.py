@@ -54,6 +54,7 @@ __all__ = [
     "cholesky_upper",
     "clip_factor",
     "eig_floor_factor",
+    "factor_solve",
     "fill_normals",
     "receive_batch",
     "round_schedule",
@@ -229,6 +230,25 @@ def solve_theta(u_fac: FloatArray, rhs: FloatArray, theta: FloatArray) -> None: 
 
 
 @njit(error_model="numpy")
+def factor_solve(
+    v: FloatArray, u: FloatArray, shift: float, u_fac: FloatArray, theta: FloatArray
+) -> bool:  # pragma: no cover
+    """Factor V + shift·I into ``u_fac`` and solve θ; True if the eigenvalue floor was used.
+
+    ``u_fac`` is :func:`cholesky_upper` of ``v + shift * I`` (or :func:`eig_floor_factor` when a
+    pivot fails, see ``PIVOT_RTOL``); only ``v``'s upper triangle is read. ``theta`` is
+    :func:`solve_theta` of ``u_fac`` and ``u``, i.e. ``np.linalg.solve(v + shift * I, u)`` when
+    no floor is needed.
+    """
+    floored = False
+    if not cholesky_upper(v, shift, u_fac, PIVOT_RTOL):
+        eig_floor_factor(v, shift, u_fac)
+        floored = True
+    solve_theta(u_fac, u, theta)
+    return floored
+
+
+@njit(error_model="numpy")
 def choose_arm(
     x: FloatArray,
     theta: FloatArray,
@@ -372,12 +392,7 @@ def server_receive(
         u_sum[i] += vec[i]
         for j in range(d):
             v_sum[i, j] += gram[i, j]
-    floored = False
-    if not cholesky_upper(v_sum, shift, u_fac, PIVOT_RTOL):
-        eig_floor_factor(v_sum, shift, u_fac)
-        floored = True
-    solve_theta(u_fac, u_sum, theta)
-    return floored
+    return factor_solve(v_sum, u_sum, shift, u_fac, theta)
 
 
 @njit(error_model="numpy")

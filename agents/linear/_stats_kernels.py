@@ -31,19 +31,16 @@ import numpy as np
 
 from agents.linear._kernels import (
     GENERATOR_HOLDER,
-    PIVOT_RTOL,
     GeneratorHolder,
     all_finite,
-    cholesky_upper,
     choose_arm,
     clip_factor,
     copy_drivers,
     copy_row,
-    eig_floor_factor,
+    factor_solve,
     record_round,
     round_regret,
     server_views,
-    solve_theta,
 )
 from bandit_envs._jit import njit
 from bandit_envs._types import BoolArray, FloatArray, IntArray
@@ -172,10 +169,13 @@ def add_batch_noise(
 
 
 @njit(error_model="numpy")
-def choose_greedy(x: FloatArray, theta: FloatArray, l_x: float) -> int:  # pragma: no cover
+def choose_greedy(x: FloatArray, theta: FloatArray, l_x: float, check: bool = False) -> int:  # pragma: no cover
     """The arm of largest clipped score: ``argmax_a (x_a @ theta) * clip_factor(x_a @ x_a, l_x)``, ties to the lowest.
 
     numpy equivalent: ``np.argmax((x @ theta) * np.minimum(1, l_x / np.linalg.norm(x, axis=1)))``.
+    With ``check`` (the step API's call), -1 if ``x`` holds a value that is not finite: the check
+    is folded into the loop, since a row's sum of squares is finite exactly when its entries are,
+    unless it overflows (then the row is checked entry by entry).
     """
     n_arms, d = x.shape
     best = 0
@@ -186,6 +186,8 @@ def choose_greedy(x: FloatArray, theta: FloatArray, l_x: float) -> int:  # pragm
         for i in range(d):
             dot += x[a, i] * theta[i]
             sq += x[a, i] * x[a, i]
+        if check and not sq < np.inf and not all_finite(x[a]):
+            return -1
         value = dot * clip_factor(sq, l_x)
         if value > best_value:
             best_value = value
@@ -346,12 +348,7 @@ def refit(
         for j in range(i, d):
             gram[i, j] += pend_gram[i, j]
             pend_gram[i, j] = 0.0
-    floored = False
-    if not cholesky_upper(gram, shift, u_fac, PIVOT_RTOL):
-        eig_floor_factor(gram, shift, u_fac)
-        floored = True
-    solve_theta(u_fac, mom, theta)
-    return floored
+    return factor_solve(gram, mom, shift, u_fac, theta)
 
 
 @njit(error_model="numpy")
@@ -400,23 +397,7 @@ def step_choose_one(obs: FloatArray, params: FloatArray, state: FloatArray) -> i
             return -1
         work = np.empty((2 * d + 1) * n_arms)
         return _choose(obs, theta, u_fac, width, l_x, work)
-    # Greedy: choose_greedy's loop (the same arithmetic), with the check of the values folded in:
-    # a row's sum of squares is finite exactly when its entries are, unless it overflows.
-    best = 0
-    best_value = -np.inf
-    for a in range(n_arms):
-        dot = 0.0
-        sq = 0.0
-        for i in range(d):
-            dot += obs[a, i] * theta[i]
-            sq += obs[a, i] * obs[a, i]
-        if not sq < np.inf and not all_finite(obs[a]):
-            return -1
-        value = dot * clip_factor(sq, l_x)
-        if value > best_value:
-            best_value = value
-            best = a
-    return best
+    return choose_greedy(obs, theta, l_x, True)
 
 
 @njit(error_model="numpy")

@@ -73,8 +73,7 @@ def _header(exp: Experiment, rows: Sequence[Mapping[str, Any]], meta: Mapping[st
         "the env documents its open choices (privacy-loss model, unit of ε, thresholds).",
         "",
     ]
-    how = "through the step API, same users and reward draws, UCB's γ"
-    lines += run_notes(exp.overrides, [u.name for u in exp.user_agents], how)
+    lines += run_notes(exp, "through the step API, same users and reward draws, UCB's γ")
     return lines
 
 

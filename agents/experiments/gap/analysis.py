@@ -55,8 +55,7 @@ def _header(exp: Experiment, meta: Mapping[str, Any]) -> list[str]:
         "means of the truncated normals (0.9 → 0.8712), not the location parameters.",
         "",
     ]
-    how = "through the step API, same instances and reward draws"
-    lines += run_notes(exp.overrides, [u.name for u in exp.user_agents], how)
+    lines += run_notes(exp, "through the step API, same instances and reward draws")
     return lines
 
 

@@ -167,11 +167,7 @@ def ldp_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any])
         "that holds.",
         "",
     ]
-    lines += run_notes(
-        exp.overrides,
-        [u.name for u in exp.user_agents],
-        "through the step API, same users and reward noise, at each ε of the grid",
-    )
+    lines += run_notes(exp, "through the step API, same users and reward noise, at each ε of the grid")
     lines += [
         "| setting | R(T) mean ± s.e. | R(T/2) | R(T)/√T | authors' R(10^6) | busiest user's reports k | per user |",
         "|---|---|---|---|---|---|---|",

@@ -131,7 +131,7 @@ def realistic_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str,
         "batches, against the server only.",
         "",
     ]
-    lines += run_notes(exp.overrides, [u.name for u in exp.user_agents], "through the step API at each ε")
+    lines += run_notes(exp, "through the step API at each ε")
     last = defaultdict(list)
     for r in rows:
         if int(r["t"]) == horizon:
