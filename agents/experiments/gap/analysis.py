@@ -28,7 +28,7 @@ from agents.experiments.core.claims import (
     why_link,
     zero_se_note,
 )
-from agents.experiments.core.figures import pyplot
+from agents.experiments.core.figures import pyplot, save_figure
 from agents.experiments.core.figures import regret_figure as _regret_figure
 from agents.experiments.core.spec import Experiment
 from agents.experiments.core.stats import final_regret, wilson
@@ -208,9 +208,7 @@ def privacy_figure(results: pd.DataFrame, exp: Experiment, path: Path) -> None:
     ax.set_ylabel("identical arm sequences (%)")
     ax.set_title(f"{exp.id}: T={exp.horizon:,}, {exp.runs} pairs per setting")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
 
 
 # ---------------------------------------------------------------------------------- regret

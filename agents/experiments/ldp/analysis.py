@@ -16,7 +16,7 @@ from agents.experiments.core.claims import (
     claims_section,
     run_notes,
 )
-from agents.experiments.core.figures import pyplot
+from agents.experiments.core.figures import pyplot, save_figure
 from agents.experiments.core.spec import Experiment
 from agents.experiments.core.stats import mean_ci
 from agents.linear.ldp_linucb import ldp_linucb_sensitivity, ldp_linucb_sigma
@@ -219,6 +219,4 @@ def ldp_figure(results: pd.DataFrame, exp: Experiment, path: Path) -> None:
         ax.set_yscale("log")
     ax.legend(fontsize=7)
     ax.set_title(f"{exp.id} ({exp.source})", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)

@@ -30,6 +30,7 @@ from agents.experiments.core.checkpoints import evenly_spaced
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment
 from agents.experiments.dpmab.task import reward_blocks
+from agents.experiments.gap.task import step_actions
 from agents.experiments.scorecard.panel import PANEL, Entry, eligible, wrapped
 from agents.experiments.scorecard.suite import (
     ADVERSARIAL_GROWTH,
@@ -151,14 +152,7 @@ def _wrap(agent: Any, problem: Problem, seed: int) -> Any:
 def _steps(env: Any, agent: Any, table: FloatArray, seed: int) -> IntArray:
     """Step ``agent`` on the single ``env`` replaying ``table``; the arms it played."""
     check_fits(env, agent)
-    obs, _ = env.reset(seed=seed, options={"reward_table": table})
-    actions = np.empty(table.shape[0], dtype=np.int64)
-    for t in range(table.shape[0]):
-        a = agent.act(obs)
-        obs, reward, _, _, info = env.step(a)
-        agent.update(a, reward, info)
-        actions[t] = int(a)
-    return actions
+    return step_actions(env, agent, table, seed)
 
 
 def _lockstep(env: Any, agent: Any, horizon: int, checkpoints: IntArray, seeds: Any) -> FloatArray:
