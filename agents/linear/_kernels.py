@@ -58,7 +58,6 @@ __all__ = [
     "fill_normals",
     "receive_batch",
     "round_schedule",
-    "copy_drivers",
     "copy_row",
     "record_round",
     "round_regret",
@@ -740,29 +739,15 @@ def run_copy(
         record_round(s, b, a, cum_regret[b], ck_slot, regret_out, actions_out)
 
 
-def copy_drivers(run_copy: Any) -> tuple[Any, Any]:
-    """The drivers ``(run_serial, run_parallel)`` of a fast path's ``run_copy(b, tables, params, state)``.
-
-    Both call ``run_copy`` for every copy b of ``state[0]``'s first axis: ``run_serial`` in the
-    calling thread, ``run_parallel`` with copies spread over numba's threads (they share nothing).
-    Each compiled driver holds ``run_copy`` as a constant, so it is as fast as one written out.
-    """
-    Tables = tuple[Any, ...]  # the tuples (tables, params, state) of ``run_copy``
-
-    @njit(error_model="numpy")
-    def run_serial(tables: Tables, params: Tables, state: Tables) -> None:  # pragma: no cover
-        """``run_copy`` for every copy, in the calling thread."""
-        for b in range(state[0].shape[0]):
-            run_copy(b, tables, params, state)
-
-    @njit(parallel=True, error_model="numpy")
-    def run_parallel(tables: Tables, params: Tables, state: Tables) -> None:  # pragma: no cover
-        """``run_copy`` for every copy, copies spread over numba's threads (they share nothing)."""
-        for b in numba.prange(state[0].shape[0]):
-            run_copy(np.int64(b), tables, params, state)  # prange indices may be unsigned
-
-    return run_serial, run_parallel
+@njit(error_model="numpy")
+def run_serial(tables: tuple[Any, ...], params: tuple[Any, ...], state: tuple[Any, ...]) -> None:  # pragma: no cover
+    """:func:`run_copy` for every copy, in the calling thread."""
+    for b in range(state[0].shape[0]):
+        run_copy(b, tables, params, state)
 
 
-#: :func:`run_copy` for every copy, in the calling thread / over numba's threads (:func:`copy_drivers`).
-run_serial, run_parallel = copy_drivers(run_copy)
+@njit(parallel=True, error_model="numpy")
+def run_parallel(tables: tuple[Any, ...], params: tuple[Any, ...], state: tuple[Any, ...]) -> None:  # pragma: no cover
+    """:func:`run_copy` for every copy, copies spread over numba's threads (they share nothing)."""
+    for b in numba.prange(state[0].shape[0]):
+        run_copy(np.int64(b), tables, params, state)  # prange indices may be unsigned

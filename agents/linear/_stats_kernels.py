@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numba
 import numpy as np
 
 from agents.linear._kernels import (
@@ -35,7 +36,6 @@ from agents.linear._kernels import (
     all_finite,
     choose_arm,
     clip_factor,
-    copy_drivers,
     copy_row,
     factor_solve,
     record_round,
@@ -555,6 +555,15 @@ def run_copy(
         record_round(s, b, a, cum_regret[b], ck_slot, regret_out, actions_out)
 
 
-#: :func:`run_copy` for every copy, in the calling thread / over numba's threads
-#: (:func:`agents.linear._kernels.copy_drivers`).
-run_serial, run_parallel = copy_drivers(run_copy)
+@njit(error_model="numpy")
+def run_serial(tables: tuple[Any, ...], params: tuple[Any, ...], state: tuple[Any, ...]) -> None:  # pragma: no cover
+    """:func:`run_copy` for every copy, in the calling thread."""
+    for b in range(state[0].shape[0]):
+        run_copy(b, tables, params, state)
+
+
+@njit(parallel=True, error_model="numpy")
+def run_parallel(tables: tuple[Any, ...], params: tuple[Any, ...], state: tuple[Any, ...]) -> None:  # pragma: no cover
+    """:func:`run_copy` for every copy, copies spread over numba's threads (they share nothing)."""
+    for b in numba.prange(state[0].shape[0]):
+        run_copy(np.int64(b), tables, params, state)  # prange indices may be unsigned
