@@ -22,7 +22,6 @@ from abc import abstractmethod
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 from numba import types
 
 from agents.adversarial.kernels import (
@@ -36,12 +35,11 @@ from agents.adversarial.kernels import (
 )
 from agents.base import Agent, SingleEnvKernel, check_float, check_int, describe
 from agents.common.streams import GENERATOR_BYTES, CopyStreams
+from bandit_envs._types import BoolArray, FloatArray
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods, independence_number
 
-FloatArray = npt.NDArray[np.float64]
 _NP_INT64, _NP_FLOAT64 = np.int64, np.float64
 _INT64, _FLOAT64 = np.dtype(np.int64), np.dtype(np.float64)
-IntArray = npt.NDArray[np.int64]
 
 #: Largest K for which Exp3-SET computes the independence number α(G) exactly for its default η.
 EXACT_ALPHA_ARMS = 40
@@ -299,7 +297,7 @@ class _GraphExpWeights(_ExpWeights):
         self.t += 1
 
     @abstractmethod
-    def _add_losses(self, mask: npt.NDArray[np.bool_], observed: FloatArray) -> None:
+    def _add_losses(self, mask: BoolArray, observed: FloatArray) -> None:
         """Add the (B, K) observed losses ``1 - observed`` where ``mask`` to L̂, weighted by the algorithm's rule."""
         ...
 
@@ -393,7 +391,7 @@ class Exp3SET(_GraphExpWeights):
     def _initial_rates(self) -> tuple[float, float]:
         return self.fixed_eta, 0.0
 
-    def _add_losses(self, mask: npt.NDArray[np.bool_], observed: FloatArray) -> None:
+    def _add_losses(self, mask: BoolArray, observed: FloatArray) -> None:
         """Every observed arm's loss divided by its observation probability q_i."""
         exp3set_update(self._state, mask, observed, self._closed, self.fixed_eta)
 
@@ -492,7 +490,7 @@ class Exp3IX(_GraphExpWeights):
         gamma = self._state[:, 2 * self.n_arms + 1]
         return float(gamma[0]) if self.n_envs is None else gamma.copy()
 
-    def _add_losses(self, mask: npt.NDArray[np.bool_], observed: FloatArray) -> None:
+    def _add_losses(self, mask: BoolArray, observed: FloatArray) -> None:
         """Every observed arm's loss divided by (q_i + γ_t); the kernel also computes η and γ of the next round."""
         eta = 0.0 if self.fixed_eta is None else self.fixed_eta
         gamma = 0.0 if self.fixed_gamma is None else self.fixed_gamma

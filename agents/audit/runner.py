@@ -29,7 +29,7 @@ import numpy.typing as npt
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents.elimination.policies import EliminationAgent
 from agents.linear import LinearAgent
-from bandit_envs._types import FloatArray
+from bandit_envs._types import BoolArray, FloatArray
 
 __all__ = ["CHUNK", "graph_env", "linear_runs", "run_seeds", "simulate_runs", "step_runs"]
 
@@ -44,9 +44,7 @@ def run_seeds(seed: int, n: int, *stream: int) -> list[int]:
     return [int(s) for s in state[:n]]
 
 
-def graph_env(
-    table: FloatArray, graph: npt.NDArray[np.bool_], env_id: str = "GraphBandit-v0", n_envs: int | None = None
-) -> Any:
+def graph_env(table: FloatArray, graph: BoolArray, env_id: str = "GraphBandit-v0", n_envs: int | None = None) -> Any:
     """The env replaying ``table`` on ``graph``: ``gym.make`` (or ``gym.make_vec`` for ``n_envs`` copies)."""
     kwargs = {"graph": graph, "horizon": int(table.shape[0]), "means": table.mean(axis=0).clip(0.0, 1.0)}
     if n_envs is None:
@@ -55,7 +53,7 @@ def graph_env(
 
 
 def simulate_runs(
-    agent: EliminationAgent, table: FloatArray, graph: npt.NDArray[np.bool_], seeds: Sequence[int]
+    agent: EliminationAgent, table: FloatArray, graph: BoolArray, seeds: Sequence[int]
 ) -> npt.NDArray[np.int16]:
     """Arm sequences (n, T) of ``agent`` on ``table``, run i after ``agent.reset(seed=seeds[i])``."""
     env = graph_env(table, graph).unwrapped
@@ -83,7 +81,7 @@ def _replay(env: Any, agent: Any, table: npt.NDArray[Any]) -> Iterator[tuple[int
 def step_runs(
     build: Callable[[Any, int | None, int], Any],
     table: FloatArray,
-    graph: npt.NDArray[np.bool_],
+    graph: BoolArray,
     n: int,
     seed: int,
     *,

@@ -30,12 +30,11 @@ from typing import Any
 
 import numba
 import numpy as np
-import numpy.typing as npt
 from numba import types
 from numba.experimental import structref
 
 from bandit_envs._jit import njit
-from bandit_envs._types import FloatArray, IntArray
+from bandit_envs._types import BoolArray, FloatArray, IntArray
 
 __all__ = [
     "EIG_ATOL",
@@ -55,9 +54,13 @@ __all__ = [
     "cholesky_upper",
     "clip_factor",
     "eig_floor_factor",
+    "factor_solve",
     "fill_normals",
     "receive_batch",
     "round_schedule",
+    "copy_row",
+    "record_round",
+    "round_regret",
     "run_copy",
     "run_parallel",
     "run_serial",
@@ -226,6 +229,25 @@ def solve_theta(u_fac: FloatArray, rhs: FloatArray, theta: FloatArray) -> None: 
 
 
 @njit(error_model="numpy")
+def factor_solve(
+    v: FloatArray, u: FloatArray, shift: float, u_fac: FloatArray, theta: FloatArray
+) -> bool:  # pragma: no cover
+    """Factor V + shift·I into ``u_fac`` and solve θ; True if the eigenvalue floor was used.
+
+    ``u_fac`` is :func:`cholesky_upper` of ``v + shift * I`` (or :func:`eig_floor_factor` when a
+    pivot fails, see ``PIVOT_RTOL``); only ``v``'s upper triangle is read. ``theta`` is
+    :func:`solve_theta` of ``u_fac`` and ``u``, i.e. ``np.linalg.solve(v + shift * I, u)`` when
+    no floor is needed.
+    """
+    floored = False
+    if not cholesky_upper(v, shift, u_fac, PIVOT_RTOL):
+        eig_floor_factor(v, shift, u_fac)
+        floored = True
+    solve_theta(u_fac, u, theta)
+    return floored
+
+
+@njit(error_model="numpy")
 def choose_arm(
     x: FloatArray,
     theta: FloatArray,
@@ -369,12 +391,7 @@ def server_receive(
         u_sum[i] += vec[i]
         for j in range(d):
             v_sum[i, j] += gram[i, j]
-    floored = False
-    if not cholesky_upper(v_sum, shift, u_fac, PIVOT_RTOL):
-        eig_floor_factor(v_sum, shift, u_fac)
-        floored = True
-    solve_theta(u_fac, u_sum, theta)
-    return floored
+    return factor_solve(v_sum, u_sum, shift, u_fac, theta)
 
 
 @njit(error_model="numpy")
@@ -542,7 +559,7 @@ def step_update(
     obs: FloatArray,
     actions: IntArray,
     rewards: FloatArray,
-    send: npt.NDArray[np.bool_],
+    send: BoolArray,
     noise: FloatArray,
     t: int,
     sched: FloatArray,
@@ -656,6 +673,36 @@ def step_report_drawn(
 
 
 @njit(error_model="numpy")
+def copy_row(b: int | np.int64, table: FloatArray) -> int | np.int64:  # pragma: no cover
+    """Copy ``b``'s index on axis 1 of a fast-path table: ``b``, or 0 when the table's one row serves all copies."""
+    return b if table.shape[1] > 1 else 0
+
+
+@njit(error_model="numpy")
+def round_regret(e: FloatArray, a: int) -> float:  # pragma: no cover
+    """One round's regret ``max(e) - e[a]`` of arm ``a`` under the expected rewards ``e``."""
+    top = e[0]
+    for k in range(1, e.shape[0]):
+        top = max(top, e[k])
+    return top - e[a]
+
+
+@njit(error_model="numpy")
+def record_round(
+    s: int, b: int | np.int64, a: int, cum: float, ck_slot: IntArray, regret_out: FloatArray, actions_out: IntArray
+) -> None:  # pragma: no cover
+    """Store round ``s`` of copy ``b``'s action and cumulative regret ``cum``.
+
+    The action goes to ``actions_out[s, b]`` if ``actions_out`` has a row per round (as ``ck_slot``
+    does), the regret to ``regret_out[ck_slot[s], b]`` when ``ck_slot[s] >= 0``.
+    """
+    if actions_out.shape[0] == ck_slot.shape[0]:
+        actions_out[s, b] = a
+    if ck_slot[s] >= 0:
+        regret_out[ck_slot[s], b] = cum
+
+
+@njit(error_model="numpy")
 def run_copy(
     b: int | np.int64, tables: tuple[Any, ...], params: tuple[Any, ...], state: tuple[Any, ...]
 ) -> None:  # pragma: no cover
@@ -674,10 +721,7 @@ def run_copy(
     t0, sched, l_x, l_y, sigma, quadratic, grid = params
     v_sum, u_sum, u_fac, theta, cum_regret, counters = state
     n_steps, _, n_arms, d = features.shape
-    fx = b if features.shape[1] > 1 else 0
-    fr = b if rewards.shape[1] > 1 else 0
-    fe = b if expected.shape[1] > 1 else 0
-    record = actions_out.shape[0] == n_steps
+    fx, fr, fe = copy_row(b, features), copy_row(b, rewards), copy_row(b, expected)
     xt = np.empty((d, n_arms))
     z = np.empty((d, n_arms))
     scores = np.empty(n_arms)
@@ -687,19 +731,12 @@ def run_copy(
         _, shift, beta = round_schedule(t0 + s + 1, sched)
         x = features[s, fx]
         a = choose_arm(x, theta[b], u_fac[b], beta, l_x, quadratic, xt, z, scores)
-        e = expected[s, fe]
-        top = e[0]
-        for k in range(1, n_arms):
-            top = max(top, e[k])
-        cum_regret[b] += top - e[a]
+        cum_regret[b] += round_regret(expected[s, fe], a)
         flags = write_report(x, a, rewards[s, fr, a], l_x, l_y, sigma, grid, noise[s, b], gram, vec)
         counters[b, 0] += flags & 1
         counters[b, 1] += flags >> 1
         counters[b, 2] += server_receive(v_sum[b], u_sum[b], gram, vec, shift, u_fac[b], theta[b])
-        if record:
-            actions_out[s, b] = a
-        if ck_slot[s] >= 0:
-            regret_out[ck_slot[s], b] = cum_regret[b]
+        record_round(s, b, a, cum_regret[b], ck_slot, regret_out, actions_out)
 
 
 @njit(error_model="numpy")

@@ -29,22 +29,21 @@ from typing import Any
 
 import numba
 import numpy as np
-import numpy.typing as npt
 
 from agents.linear._kernels import (
     GENERATOR_HOLDER,
-    PIVOT_RTOL,
     GeneratorHolder,
     all_finite,
-    cholesky_upper,
     choose_arm,
     clip_factor,
-    eig_floor_factor,
+    copy_row,
+    factor_solve,
+    record_round,
+    round_regret,
     server_views,
-    solve_theta,
 )
 from bandit_envs._jit import njit
-from bandit_envs._types import FloatArray, IntArray
+from bandit_envs._types import BoolArray, FloatArray, IntArray
 
 __all__ = [
     "GENERATOR_HOLDER",
@@ -110,7 +109,7 @@ def fill_block_noise(
     normals: FloatArray,
     uniforms: FloatArray,
     batch_normals: FloatArray,
-    closes: npt.NDArray[np.bool_],
+    closes: BoolArray,
 ) -> None:  # pragma: no cover
     """Draw a block's noise in the order of the step API: round by round, each closing round's batch noise after it.
 
@@ -170,10 +169,13 @@ def add_batch_noise(
 
 
 @njit(error_model="numpy")
-def choose_greedy(x: FloatArray, theta: FloatArray, l_x: float) -> int:  # pragma: no cover
+def choose_greedy(x: FloatArray, theta: FloatArray, l_x: float, check: bool = False) -> int:  # pragma: no cover
     """The arm of largest clipped score: ``argmax_a (x_a @ theta) * clip_factor(x_a @ x_a, l_x)``, ties to the lowest.
 
     numpy equivalent: ``np.argmax((x @ theta) * np.minimum(1, l_x / np.linalg.norm(x, axis=1)))``.
+    With ``check`` (the step API's call), -1 if ``x`` holds a value that is not finite: the check
+    is folded into the loop, since a row's sum of squares is finite exactly when its entries are,
+    unless it overflows (then the row is checked entry by entry).
     """
     n_arms, d = x.shape
     best = 0
@@ -184,6 +186,8 @@ def choose_greedy(x: FloatArray, theta: FloatArray, l_x: float) -> int:  # pragm
         for i in range(d):
             dot += x[a, i] * theta[i]
             sq += x[a, i] * x[a, i]
+        if check and not sq < np.inf and not all_finite(x[a]):
+            return -1
         value = dot * clip_factor(sq, l_x)
         if value > best_value:
             best_value = value
@@ -344,12 +348,7 @@ def refit(
         for j in range(i, d):
             gram[i, j] += pend_gram[i, j]
             pend_gram[i, j] = 0.0
-    floored = False
-    if not cholesky_upper(gram, shift, u_fac, PIVOT_RTOL):
-        eig_floor_factor(gram, shift, u_fac)
-        floored = True
-    solve_theta(u_fac, mom, theta)
-    return floored
+    return factor_solve(gram, mom, shift, u_fac, theta)
 
 
 @njit(error_model="numpy")
@@ -398,23 +397,7 @@ def step_choose_one(obs: FloatArray, params: FloatArray, state: FloatArray) -> i
             return -1
         work = np.empty((2 * d + 1) * n_arms)
         return _choose(obs, theta, u_fac, width, l_x, work)
-    # Greedy: choose_greedy's loop (the same arithmetic), with the check of the values folded in:
-    # a row's sum of squares is finite exactly when its entries are, unless it overflows.
-    best = 0
-    best_value = -np.inf
-    for a in range(n_arms):
-        dot = 0.0
-        sq = 0.0
-        for i in range(d):
-            dot += obs[a, i] * theta[i]
-            sq += obs[a, i] * obs[a, i]
-        if not sq < np.inf and not all_finite(obs[a]):
-            return -1
-        value = dot * clip_factor(sq, l_x)
-        if value > best_value:
-            best_value = value
-            best = a
-    return best
+    return choose_greedy(obs, theta, l_x, True)
 
 
 @njit(error_model="numpy")
@@ -473,7 +456,7 @@ def step_report_one(
 
 @njit(error_model="numpy")
 def step_update(
-    rng: np.random.Generator,
+    rngs: Any,
     obs: FloatArray,
     actions: IntArray,
     rewards: FloatArray,
@@ -495,6 +478,10 @@ def step_update(
 ) -> None:  # pragma: no cover
     """One round's draws, reports for every copy b (the step API's ``update``), then the refit if ``close``.
 
+    The draws come from the generator ``rngs[0]`` of a numba typed list: passing a numpy Generator
+    to compiled code costs about 5 us a call (numba reads its bit generator's C interface through
+    ctypes each time); a typed list that holds it is passed as a pointer. The generator in the list
+    is the agent's own (the same bit generator): the same draws.
     ``obs`` is the round's (n_arms, d) or (B, n_arms, d). The draws go to the work buffers
     ``normals`` (B, Dr), ``uniforms`` (B, 2 or 0) and, when ``close`` and Db > 0, ``batch_normals``
     (B, Db), in the order of :func:`fill_block_noise` for one round; ``batch_sd = (sd_gram,
@@ -504,6 +491,7 @@ def step_update(
     p[b], xc)`` counted in ``clips[b]``, then, if ``close``, :func:`add_batch_noise` (when Db > 0)
     and ``floors[b] += refit(V[b], u[b], P[b], p[b], shift, U[b], θ[b])``.
     """
+    rng = rngs[0]
     fill_report_noise(rng, normals, uniforms)
     draw_batch = close and batch_normals.shape[1] > 0
     if draw_batch:
@@ -519,40 +507,6 @@ def step_update(
             if draw_batch:
                 add_batch_noise(pend_gram[b], pend_mom[b], batch_normals[b], batch_sd)
             floors[b] += refit(gram[b], mom[b], pend_gram[b], pend_mom[b], shift, u_fac[b], theta[b])
-
-
-@njit(error_model="numpy")
-def step_update_held(
-    rngs: Any,
-    obs: FloatArray,
-    actions: IntArray,
-    rewards: FloatArray,
-    normals: FloatArray,
-    uniforms: FloatArray,
-    batch_normals: FloatArray,
-    enc: FloatArray,
-    batch_sd: FloatArray,
-    close: bool,
-    shift: float,
-    gram: FloatArray,
-    mom: FloatArray,
-    pend_gram: FloatArray,
-    pend_mom: FloatArray,
-    u_fac: FloatArray,
-    theta: FloatArray,
-    clips: IntArray,
-    floors: IntArray,
-) -> None:  # pragma: no cover
-    """:func:`step_update` with the generator ``rngs[0]`` of a numba typed list (the step API's call).
-
-    Passing a numpy Generator to compiled code costs about 5 us a call (numba reads its bit
-    generator's C interface through ctypes each time); a typed list that holds it is passed as a
-    pointer. The generator in the list is the agent's own (the same bit generator): the same draws.
-    """
-    step_update(
-        rngs[0], obs, actions, rewards, normals, uniforms, batch_normals, enc, batch_sd, close, shift,
-        gram, mom, pend_gram, pend_mom, u_fac, theta, clips, floors,
-    )  # fmt: skip
 
 
 @njit(error_model="numpy")
@@ -578,10 +532,7 @@ def run_copy(
     t0, pending0, batch_size, enc, batch_sd, reg, level, shift_scale, width = params
     gram, mom, pend_gram, pend_mom, u_fac, theta, cum_regret, counters = state
     n_steps, _, n_arms, d = features.shape
-    fx = b if features.shape[1] > 1 else 0
-    fr = b if rewards.shape[1] > 1 else 0
-    fe = b if expected.shape[1] > 1 else 0
-    record = actions_out.shape[0] == n_steps
+    fx, fr, fe = copy_row(b, features), copy_row(b, rewards), copy_row(b, expected)
     work = np.empty((2 * d + 1) * n_arms)
     xc = np.empty(d)
     pending = pending0
@@ -589,11 +540,7 @@ def run_copy(
     for s in range(n_steps):
         x = features[s, fx]
         a = _choose(x, theta[b], u_fac[b], width, enc[1], work)
-        e = expected[s, fe]
-        top = e[0]
-        for k in range(1, n_arms):
-            top = max(top, e[k])
-        cum_regret[b] += top - e[a]
+        cum_regret[b] += round_regret(expected[s, fe], a)
         flags = write_report(x, a, rewards[s, fr, a], enc, normals[s, b], uniforms[s, b], pend_gram[b], pend_mom[b], xc)
         counters[b, 0] += flags & 1
         counters[b, 1] += flags >> 1
@@ -605,10 +552,7 @@ def run_copy(
                 add_batch_noise(pend_gram[b], pend_mom[b], batch_normals[closed, b], batch_sd)
             closed += 1
             counters[b, 2] += refit(gram[b], mom[b], pend_gram[b], pend_mom[b], shift, u_fac[b], theta[b])
-        if record:
-            actions_out[s, b] = a
-        if ck_slot[s] >= 0:
-            regret_out[ck_slot[s], b] = cum_regret[b]
+        record_round(s, b, a, cum_regret[b], ck_slot, regret_out, actions_out)
 
 
 @njit(error_model="numpy")

@@ -50,11 +50,10 @@ from agents.linear._kernels import (
     step_update,
 )
 from agents.linear.protocol import LinUCBServer, as_features
+from bandit_envs._types import BoolArray, FloatArray, IntArray
 
 __all__ = ["LinearAgent", "LinearRunResult"]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 #: Normal draws kept in memory at once by the fast path (per chunk of rounds), ~4 MB.
 _NOISE_CHUNK = 1 << 19
@@ -393,7 +392,7 @@ class LinearAgent(Agent):
             self._clips[0, 1] += (code >> 1) & 1
             srv.n_eig_floor[0] += code >> 2
 
-    def _report(self, x: FloatArray, actions: IntArray, rewards: FloatArray, send: npt.NDArray[np.bool_]) -> None:
+    def _report(self, x: FloatArray, actions: IntArray, rewards: FloatArray, send: BoolArray) -> None:
         """Round t+1's reports (from the copies with ``send``; the others send nothing) and server update.
 
         Every copy draws its ``d(d+1)/2 + d`` normals (when σ > 0) from ``rng``, in copy order,

@@ -37,14 +37,13 @@ from agents.linear._kernels import SCHEDULE_LDP
 from agents.linear.base import LinearRunResult
 from agents.linear.private_base import LocalDPLinearAgent
 from agents.linear.protocol import BONUSES
+from bandit_envs._types import IntArray
 from bandit_envs.privacy import gaussian_delta, gaussian_sigma_analytic
 from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, report_cap, user_ids
 from bandit_envs.privacy.lattice import check_sampler, report_grid
 
 __all__ = ["SIGMA_METHODS", "LDPLinUCB", "ldp_linucb_sensitivity", "ldp_linucb_sigma"]
 
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 #: Calibrations of σ: Dwork & Roth's classic formula (the authors' code) or Balle & Wang's analytic one.
 SIGMA_METHODS = ("classic", "analytic")
@@ -233,10 +232,6 @@ class LDPLinUCB(LocalDPLinearAgent):
     """
 
     name = "LDP-LinUCB"
-    privacy_unit = (
-        "one user: all the (x_t, y_t) reports carrying its info['user_id'] (without ids, the whole stream), "
-        "features of the arm it plays and its reward (local DP)"
-    )
 
     def __init__(
         self,

@@ -57,19 +57,18 @@ from agents.linear._stats_kernels import (
     step_choose,
     step_choose_one,
     step_report_one,
-    step_update_held,
+    step_update,
     write_report,
 )
 from agents.linear.base import LinearRunResult, StepKernels
 from agents.linear.private_base import LocalDPLinearAgent
 from agents.linear.protocol import ServerBuffer, as_features
+from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, user_ids
 from bandit_envs.privacy.l2_ball import l2_ball_keep_probability, l2_ball_scale
 
 __all__ = ["OpenBatch", "StatsAgent", "StatsServer"]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 #: Report draws (normals and uniforms) kept in memory at once by the fast path, ~4 MB.
 _NOISE_CHUNK = 1 << 19
@@ -98,7 +97,7 @@ class _StepKernels(StepKernels):
         rngs = types.ListType(numba.typeof(np.random.default_rng(0)))
         self.choose: Any = entry_point(step_choose, (obs, mat, cube, f8, f8, int_vec))
         self.update: Any = entry_point(
-            step_update_held,
+            step_update,
             (rngs, obs, types.Array(i8, 1, "A"), types.Array(f8, 1, "A"), mat, mat, mat, vec, vec, types.boolean, f8,
              cube, mat, cube, mat, cube, mat, int_mat, int_vec),
         )  # fmt: skip
@@ -346,7 +345,7 @@ class StatsAgent(LocalDPLinearAgent):
         )  # fmt: skip
 
     def _rng_held(self) -> Any:
-        """A numba typed list holding ``rng`` itself (for :func:`~agents.linear._stats_kernels.step_update_held`).
+        """A numba typed list holding ``rng`` itself (for :func:`~agents.linear._stats_kernels.step_update`).
 
         Built again when ``rng`` is another object (a reset, a copy of the agent): a copy's list
         would hold a copy of the generator, so it is never pickled (:meth:`__getstate__`).

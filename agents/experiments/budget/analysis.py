@@ -20,7 +20,7 @@ from agents.experiments.core.claims import (
     run_notes,
     user_claims,
 )
-from agents.experiments.core.figures import pyplot
+from agents.experiments.core.figures import pyplot, save_figure
 from agents.experiments.core.spec import Experiment
 from agents.experiments.core.stats import mean_ci, paired
 
@@ -73,8 +73,7 @@ def _header(exp: Experiment, rows: Sequence[Mapping[str, Any]], meta: Mapping[st
         "the env documents its open choices (privacy-loss model, unit of ε, thresholds).",
         "",
     ]
-    how = "through the step API, same users and reward draws, UCB's γ"
-    lines += run_notes(exp.overrides, [u.name for u in exp.user_agents], how)
+    lines += run_notes(exp, "through the step API, same users and reward draws, UCB's γ")
     return lines
 
 
@@ -212,6 +211,4 @@ def budget_figure(results: pd.DataFrame, exp: Experiment, path: Path) -> None:
         ax.set_title(scenario)
         ax.legend(fontsize=8)
     fig.suptitle(f"{exp.id} ({exp.source})", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)

@@ -158,6 +158,13 @@ class Evidence:
         return self.names.get(key, key[1])
 
 
+def _settled(ok: Sequence[bool | None], ev: Evidence, claim: str, unit: str) -> Verdict:
+    """:func:`settle` of the per-``unit`` outcomes ``ok``, said as ``claim`` in k/n ``unit`` (and :func:`tally`)."""
+    return Verdict(
+        settle(ok, ev.below_full_scale), f"{claim} in {sum(o is True for o in ok)}/{len(ok)} {unit}{tally(ok)}."
+    )
+
+
 def _in_groups(parts: Mapping[str, str]) -> str:
     """``a; b`` or ``g1: a; g2: b``: evidence per group (no group name when there is one unnamed group)."""
     return "; ".join(f"{g}: {p}" if g else p for g, p in parts.items())
@@ -210,10 +217,8 @@ class Compare:
         for (ka, _), (m, h) in zip(cells, diffs, strict=True):
             parts[ka[0]].append(f"{ev.num(m)} ± {ev.num(h)}" + (ev.at(ka) if len(xs) > 1 else ""))
         shown = _in_groups({g: f"{self.a} − {self.b} = {', '.join(p)}" for g, p in parts.items()})
-        return Verdict(
-            settle(ok, ev.below_full_scale),
-            f"{shown}: {self.describe()} with a paired 95% interval over {ev.unit} excluding 0 in "
-            f"{sum(o is True for o in ok)}/{len(ok)} settings{tally(ok)}.",
+        return _settled(
+            ok, ev, f"{shown}: {self.describe()} with a paired 95% interval over {ev.unit} excluding 0", "settings"
         )
 
 
@@ -238,10 +243,8 @@ class Trend:
         parts = {
             g: f"{self.agent} = " + ", ".join(ev.num(ev.mean(k)) + ev.at(k) for k in ks) for g, ks in series.items()
         }
-        return Verdict(
-            settle(ok, ev.below_full_scale),
-            f"{_in_groups(parts)}: each step {self.direction} with a paired 95% interval excluding 0 in "
-            f"{sum(o is True for o in ok)}/{len(ok)} steps{tally(ok)}.",
+        return _settled(
+            ok, ev, f"{_in_groups(parts)}: each step {self.direction} with a paired 95% interval excluding 0", "steps"
         )
 
 
@@ -308,11 +311,8 @@ class Gap:
                 applicable=False,
             )
         ok = [sided(*paired(d1, d0), "<") for ds in diff.values() for d0, d1 in itertools.pairwise(ds)]
-        return Verdict(
-            settle(ok, ev.below_full_scale),
-            f"{self.a} − {self.b} = {shown}: each step shrinking with a paired 95% interval excluding 0 in "
-            f"{sum(o is True for o in ok)}/{len(ok)} steps{tally(ok)}.",
-        )
+        claim = f"{self.a} − {self.b} = {shown}: each step shrinking with a paired 95% interval excluding 0"
+        return _settled(ok, ev, claim, "steps")
 
 
 @dataclass(frozen=True)

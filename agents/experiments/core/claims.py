@@ -11,9 +11,9 @@ generated from the same record the check reads.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from agents.experiments.core.checks import (
     AtLeast,
@@ -46,6 +46,7 @@ from agents.experiments.core.verdict import (
     tally,
     why_link,
 )
+from agents.user_agents import UserAgent
 
 __all__ = [
     "MARKS",
@@ -266,12 +267,22 @@ def user_claims(user_agents: Sequence[str], builtin: Sequence[str], direction: s
     )
 
 
-def run_notes(overrides: dict[str, Any], user_agents: Sequence[str], how: str) -> list[str]:
-    """Markdown lines naming the ``--set`` overrides and the user agents (``how`` they ran), if any."""
+class _Configured(Protocol):
+    """What :func:`run_notes` reads of a configured :class:`~agents.experiments.core.spec.Experiment`."""
+
+    @property
+    def overrides(self) -> Mapping[str, Any]: ...
+
+    @property
+    def user_agents(self) -> Sequence[UserAgent]: ...
+
+
+def run_notes(exp: _Configured, how: str) -> list[str]:
+    """Markdown lines naming the experiment's ``--set`` overrides and its user agents (``how`` they ran), if any."""
     lines: list[str] = []
-    if overrides:
-        shown = ", ".join(f"{k} = {v}" for k, v in overrides.items())
+    if exp.overrides:
+        shown = ", ".join(f"{k} = {v}" for k, v in exp.overrides.items())
         lines += [f"Overridden setting parameters (`--set`): {shown}.", ""]
-    if user_agents:
-        lines += [f"User agents ({how}): {', '.join(user_agents)}.", ""]
+    if exp.user_agents:
+        lines += [f"User agents ({how}): {', '.join(u.name for u in exp.user_agents)}.", ""]
     return lines

@@ -57,7 +57,7 @@ def summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any]) -> 
         "",
     ]
     users = [u.name for u in exp.user_agents]
-    lines += run_notes(exp.overrides, users, "through the step API at every setting, same reward draws")
+    lines += run_notes(exp, "through the step API at every setting, same reward draws")
     key = exp.varied or "epsilon"
     cols = sorted(range(len(exp.settings)), key=lambda i: float(exp.settings[i][key]))
     lines += [

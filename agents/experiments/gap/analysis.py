@@ -28,7 +28,7 @@ from agents.experiments.core.claims import (
     why_link,
     zero_se_note,
 )
-from agents.experiments.core.figures import pyplot
+from agents.experiments.core.figures import pyplot, save_figure
 from agents.experiments.core.figures import regret_figure as _regret_figure
 from agents.experiments.core.spec import Experiment
 from agents.experiments.core.stats import final_regret, wilson
@@ -55,8 +55,7 @@ def _header(exp: Experiment, meta: Mapping[str, Any]) -> list[str]:
         "means of the truncated normals (0.9 → 0.8712), not the location parameters.",
         "",
     ]
-    how = "through the step API, same instances and reward draws"
-    lines += run_notes(exp.overrides, [u.name for u in exp.user_agents], how)
+    lines += run_notes(exp, "through the step API, same instances and reward draws")
     return lines
 
 
@@ -209,9 +208,7 @@ def privacy_figure(results: pd.DataFrame, exp: Experiment, path: Path) -> None:
     ax.set_ylabel("identical arm sequences (%)")
     ax.set_title(f"{exp.id}: T={exp.horizon:,}, {exp.runs} pairs per setting")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
 
 
 # ---------------------------------------------------------------------------------- regret

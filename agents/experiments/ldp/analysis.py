@@ -16,7 +16,7 @@ from agents.experiments.core.claims import (
     claims_section,
     run_notes,
 )
-from agents.experiments.core.figures import pyplot
+from agents.experiments.core.figures import pyplot, save_figure
 from agents.experiments.core.spec import Experiment
 from agents.experiments.core.stats import mean_ci
 from agents.linear.ldp_linucb import ldp_linucb_sensitivity, ldp_linucb_sigma
@@ -167,11 +167,7 @@ def ldp_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any])
         "that holds.",
         "",
     ]
-    lines += run_notes(
-        exp.overrides,
-        [u.name for u in exp.user_agents],
-        "through the step API, same users and reward noise, at each ε of the grid",
-    )
+    lines += run_notes(exp, "through the step API, same users and reward noise, at each ε of the grid")
     lines += [
         "| setting | R(T) mean ± s.e. | R(T/2) | R(T)/√T | authors' R(10^6) | busiest user's reports k | per user |",
         "|---|---|---|---|---|---|---|",
@@ -223,6 +219,4 @@ def ldp_figure(results: pd.DataFrame, exp: Experiment, path: Path) -> None:
         ax.set_yscale("log")
     ax.legend(fontsize=7)
     ax.set_title(f"{exp.id} ({exp.source})", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)

@@ -23,7 +23,7 @@ from agents.experiments.core.claims import (
     claims_section,
     run_notes,
 )
-from agents.experiments.core.figures import pyplot
+from agents.experiments.core.figures import pyplot, save_figure
 from agents.experiments.core.spec import Experiment
 from agents.experiments.core.stats import mean_ci
 from agents.experiments.ldp.realistic import DELTA
@@ -131,7 +131,7 @@ def realistic_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str,
         "batches, against the server only.",
         "",
     ]
-    lines += run_notes(exp.overrides, [u.name for u in exp.user_agents], "through the step API at each ε")
+    lines += run_notes(exp, "through the step API at each ε")
     last = defaultdict(list)
     for r in rows:
         if int(r["t"]) == horizon:
@@ -210,6 +210,4 @@ def realistic_figure(results: pd.DataFrame, exp: Experiment, path: Path) -> None
         ax.set_title(ds, fontsize=9)
         ax.legend(fontsize=6)
     fig.suptitle(f"{exp.id}: ε = {GOAL_EPSILON:g} per report", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
