@@ -1,10 +1,12 @@
-"""Per-copy random streams of the randomized baseline agents (ε-greedy, Exp3 and its graph variants).
+"""Per-copy numpy generators of batched agents (ε-greedy, Exp3 and its graph variants, SB3Agent), and draws from them.
 
-Copy i of a batched agent built with ``seed=s`` draws from its own generator, seeded with
-``s + i``, as copy i of a native vector env is (:func:`bandit_envs.core.copy_seeds`). So copy i
-of ``Agent(..., n_envs=N, seed=s)`` plays exactly as ``Agent(..., seed=s + i)`` on the same
-rewards, whatever the other copies do. With ``seed=None`` each copy gets fresh entropy. One env
-(``n_envs=None``) draws from ``agent.rng`` itself.
+The seeding rule of every batched agent is docs/design.md ("Agents", Seeds): copy i of
+``Agent(..., n_envs=N, seed=s)`` plays exactly as ``Agent(..., seed=s + i)`` on the same rewards,
+whatever the other copies do, as copy i of a native vector env is the single env seeded
+``s + i`` (:func:`bandit_envs.core.copy_seeds`). :class:`CopyStreams` gives copy i the generator
+``default_rng(s + i)``; with ``seed=None`` each copy gets fresh entropy. One env
+(``n_envs=None``) draws from ``agent.rng`` itself. :func:`copy_draws` draws one value per copy
+from a numba typed list of such generators (the LDP wrapper's per-copy noise).
 
 The compiled kernels draw with :func:`bandit_envs.core.next_double` from each generator's C
 interface, whose address is kept next to the generators (``_bitgens``), the same stream as
@@ -20,7 +22,33 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from bandit_envs._jit import njit
 from bandit_envs.core import generator_addresses
+
+#: Kinds of :func:`copy_draws`: ``laplace(0, scale)``, ``normal(0, scale)``, ``random()``.
+LAPLACE, NORMAL, UNIFORM = 0, 1, 2
+
+
+@njit
+def copy_draws(rngs, kind, scale, out):  # pragma: no cover
+    """``out[b]`` = one draw of copy b's generator ``rngs[b]`` (a numba typed list of generators).
+
+    ``kind`` is :data:`LAPLACE` (``rngs[b].laplace(0.0, scale)``), :data:`NORMAL`
+    (``rngs[b].normal(0.0, scale)``) or :data:`UNIFORM` (``rngs[b].random()``). numba's
+    generator methods make numpy's draws (the same algorithms on the same bit generator), so
+    copy b draws exactly what a single agent with that generator draws one value at a time;
+    ``tests/test_seed_streams.py`` checks it. The list holds the generators themselves: their
+    states advance.
+    """
+    for b in range(out.shape[0]):
+        g = rngs[b]
+        if kind == 0:
+            out[b] = g.laplace(0.0, scale)
+        elif kind == 1:
+            out[b] = g.normal(0.0, scale)
+        else:
+            out[b] = g.random()
+
 
 #: Bytes per copy that a generator takes (PCG64 with its seed sequence, about 0.6 KiB), for the
 #: agents' state-size check.

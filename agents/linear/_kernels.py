@@ -50,6 +50,7 @@ __all__ = [
     "cholesky_upper",
     "clip_factor",
     "eig_floor_factor",
+    "fill_copy_normals",
     "fill_normals",
     "receive_batch",
     "round_schedule",
@@ -374,6 +375,23 @@ def round_schedule(t: int, p: FloatArray) -> tuple[float, float, float]:  # prag
         + (math.sqrt(3.0 * gamma) + math.sqrt(sigma * d * math.sqrt(t) / k1)) * d * log_t_max
     )
     return gamma, shift, width_scale * beta
+
+
+@njit(error_model="numpy")
+def fill_copy_normals(rngs: Any, out: FloatArray) -> None:  # pragma: no cover
+    """Fill ``out`` ((B, m) or (S, B, m), C-contiguous) with standard normals, copy b's from ``rngs[b]``.
+
+    ``rngs`` is a numba typed list of the copies' generators. Copy b's entries are drawn in memory
+    order (round by round), so copy b gets what :func:`fill_normals` gives a single agent with
+    generator ``rngs[b]`` on its (S, 1, m) block: copy i of a batch seeded s draws as a single
+    agent seeded s + i (docs/design.md, "Agents", Seeds).
+    """
+    x = out.reshape((-1, out.shape[-2], out.shape[-1]))
+    for b in range(x.shape[1]):
+        g = rngs[b]
+        for s in range(x.shape[0]):
+            for j in range(x.shape[2]):
+                x[s, b, j] = g.standard_normal()
 
 
 @njit(error_model="numpy")

@@ -59,8 +59,10 @@ __all__ = [
     "P_SHIFT_SCALE",
     "P_WIDTH",
     "add_batch_noise",
+    "apply_update",
     "choose_greedy",
     "fill_block_noise",
+    "fill_block_noise_copies",
     "fill_report_noise",
     "refit",
     "run_copy",
@@ -70,6 +72,7 @@ __all__ = [
     "step_choose_one",
     "step_report_one",
     "step_update",
+    "step_update_held",
     "write_report",
 ]
 
@@ -500,6 +503,35 @@ def step_report_one(
 
 
 @njit(error_model="numpy")
+def fill_block_noise_copies(
+    rngs: Any,
+    normals: FloatArray,
+    uniforms: FloatArray,
+    batch_normals: FloatArray,
+    closes: npt.NDArray[np.bool_],
+) -> None:  # pragma: no cover
+    """:func:`fill_block_noise` with one generator per copy: copy b's draws from ``rngs[b]`` (a numba typed list).
+
+    Copy b draws, round by round, its report's normals and uniforms and, when ``closes[s]``, its
+    row of the batch noise: what :func:`fill_block_noise` draws for a single agent with generator
+    ``rngs[b]``, so copy i of a batch seeded s draws as a single agent seeded s + i
+    (docs/design.md, "Agents", Seeds).
+    """
+    for b in range(normals.shape[1]):
+        g = rngs[b]
+        c = 0
+        for s in range(normals.shape[0]):
+            for i in range(normals.shape[2]):
+                normals[s, b, i] = g.standard_normal()
+            for i in range(uniforms.shape[2]):
+                uniforms[s, b, i] = g.random()
+            if closes[s]:
+                for i in range(batch_normals.shape[2]):
+                    batch_normals[c, b, i] = g.standard_normal()
+                c += 1
+
+
+@njit(error_model="numpy")
 def step_update(
     rng: np.random.Generator,
     obs: FloatArray,
@@ -536,6 +568,35 @@ def step_update(
     draw_batch = close and batch_normals.shape[1] > 0
     if draw_batch:
         fill_report_noise(rng, batch_normals, np.empty((batch_normals.shape[0], 0)))
+    apply_update(
+        obs, actions, rewards, normals, uniforms, batch_normals, enc, batch_sd, close, shift,
+        gram, mom, pend_gram, pend_mom, u_fac, theta, clips, floors,
+    )  # fmt: skip
+
+
+@njit(error_model="numpy")
+def apply_update(
+    obs: FloatArray,
+    actions: IntArray,
+    rewards: FloatArray,
+    normals: FloatArray,
+    uniforms: FloatArray,
+    batch_normals: FloatArray,
+    enc: FloatArray,
+    batch_sd: FloatArray,
+    close: bool,
+    shift: float,
+    gram: FloatArray,
+    mom: FloatArray,
+    pend_gram: FloatArray,
+    pend_mom: FloatArray,
+    u_fac: FloatArray,
+    theta: FloatArray,
+    clips: IntArray,
+    floors: IntArray,
+) -> None:  # pragma: no cover
+    """:func:`step_update` after its draws: every copy's report with the drawn noise, then the refit if ``close``."""
+    draw_batch = close and batch_normals.shape[1] > 0
     n_arms, d = obs.shape[-2], obs.shape[-1]
     x = obs.reshape((-1, n_arms, d))
     xc = np.empty(d)
@@ -571,14 +632,28 @@ def step_update_held(
     clips: IntArray,
     floors: IntArray,
 ) -> None:  # pragma: no cover
-    """:func:`step_update` with the generator ``rngs[0]`` of a numba typed list (the step API's call).
+    """:func:`step_update` with copy b's draws from ``rngs[b]``, a numba typed list (the step API's call).
 
     Passing a numpy Generator to compiled code costs about 5 us a call (numba reads its bit
-    generator's C interface through ctypes each time); a typed list that holds it is passed as a
-    pointer. The generator in the list is the agent's own (the same bit generator): the same draws.
+    generator's C interface through ctypes each time); a typed list that holds them is passed as
+    a pointer. The generators in the list are the agent's own (the same bit generators). Copy b
+    draws its report's normals, its uniforms and, if ``close``, its batch noise, in the order of
+    :func:`step_update` for one env: one env (``[rng]``) makes the same draws as ``step_update``,
+    and copy i of a batch seeded s those of a single agent seeded s + i (docs/design.md,
+    "Agents", Seeds).
     """
-    step_update(
-        rngs[0], obs, actions, rewards, normals, uniforms, batch_normals, enc, batch_sd, close, shift,
+    draw_batch = close and batch_normals.shape[1] > 0
+    for b in range(normals.shape[0]):
+        g = rngs[b]
+        for i in range(normals.shape[1]):
+            normals[b, i] = g.standard_normal()
+        for i in range(uniforms.shape[1]):
+            uniforms[b, i] = g.random()
+        if draw_batch:
+            for i in range(batch_normals.shape[1]):
+                batch_normals[b, i] = g.standard_normal()
+    apply_update(
+        obs, actions, rewards, normals, uniforms, batch_normals, enc, batch_sd, close, shift,
         gram, mom, pend_gram, pend_mom, u_fac, theta, clips, floors,
     )  # fmt: skip
 
