@@ -326,7 +326,8 @@ class Agent(ABC):
         ``None`` for one env, or the number N of copies run in lock-step.
     seed
         Seed of the agent's generator (policy randomness). Private agents draw their noise from
-        a stream derived from it for noise alone (docs/design.md, "Seeds").
+        a stream derived from it for noise alone; copy i of a batch draws as a single agent
+        seeded ``seed + i`` (docs/design.md, "Agents", Seeds).
 
     Raises
     ------

@@ -211,10 +211,12 @@ def _batchable() -> dict[str, Any]:
         "PrePullGaussianTS": lambda n, s: a.PrePullGaussianTS.for_budget(3, t, 1.0, n_envs=n, seed=s),
         "DPTSUCB": lambda n, s: a.DPTSUCB.for_budget(3, t, 1.0, n_envs=n, seed=s),
         "LDPWrapper": lambda n, s: a.LDPWrapper(a.EpsilonGreedy(3, 0.3, n_envs=n, seed=s), epsilon=1.0, seed=s),
-        "LDPWrapper-gaussian": lambda n, s: a.LDPWrapper(a.UCB(3, n_envs=n, seed=s), "gaussian", epsilon=0.5,
-                                                         delta=0.01, seed=s),
-        "LDPWrapper-rr": lambda n, s: a.LDPWrapper(a.ThompsonSampling(3, n_envs=n, seed=s), "randomized_response",
-                                                   seed=s),  # fmt: skip
+        "LDPWrapper-gaussian": lambda n, s: a.LDPWrapper(
+            a.UCB(3, n_envs=n, seed=s), "gaussian", epsilon=0.5, delta=0.01, seed=s
+        ),
+        "LDPWrapper-rr": lambda n, s: a.LDPWrapper(
+            a.ThompsonSampling(3, n_envs=n, seed=s), "randomized_response", seed=s
+        ),  # fmt: skip
         "LinUCB": lambda n, s: a.LinUCB(4, n_envs=n, seed=s),
         "LDPLinUCB": lambda n, s: a.LDPLinUCB(4, 1.0, horizon=t, n_envs=n, seed=s),
         "LDPOLS": lambda n, s: a.LDPOLS(4, 1.0, batch_size=7, n_envs=n, seed=s),
@@ -322,3 +324,22 @@ def test_copy_i_of_a_batch_seeded_s_draws_as_a_single_agent_seeded_s_plus_i(name
             )  # fmt: skip
     if name.startswith(("GAP", "DPSE")):  # the releases happened: the noise was compared
         assert batch.privacy_spent[0] > 0.0
+
+
+@pytest.mark.parametrize("name", ["LDPLinUCB", "LDPOLS", "LDPOLS-l2_ball", "ShuffleLinUCB"])
+def test_copy_i_of_a_batched_linear_run_draws_as_a_single_agent_seeded_s_plus_i(name):
+    # The compiled fast path draws each copy's report noise from the copy's own generator, in
+    # the single agent's order, also across blocks (two runs: 137 rounds, then 163).
+    rng = np.random.default_rng(5)
+    features = rng.uniform(-0.5, 0.5, (300, 3, K3, 4))
+    rewards = rng.random((300, 3, K3))
+    make = BATCHABLE[name]
+    batch = make(3, SEED)
+    got = [batch.run(features[a:b], rewards[a:b], record_actions=True) for a, b in ((0, 137), (137, 300))]
+    arms = np.concatenate([r.actions for r in got])
+    for i in range(3):
+        single = make(None, SEED + i)
+        blocks = [single.run(features[a:b, i], rewards[a:b, i], record_actions=True) for a, b in ((0, 137), (137, 300))]
+        want = np.concatenate([r.actions for r in blocks])
+        assert np.array_equal(arms[:, i], want), f"{name}: copy {i}'s run is not the single agent's (seed {SEED + i})"
+        np.testing.assert_allclose(batch.server.gram[i], single.server.gram[0], rtol=1e-12, atol=1e-15)

@@ -5,8 +5,9 @@ The seeding rule of every batched agent is docs/design.md ("Agents", Seeds): cop
 whatever the other copies do, as copy i of a native vector env is the single env seeded
 ``s + i`` (:func:`bandit_envs.core.copy_seeds`). :class:`CopyStreams` gives copy i the generator
 ``default_rng(s + i)``; with ``seed=None`` each copy gets fresh entropy. One env
-(``n_envs=None``) draws from ``agent.rng`` itself. :func:`copy_draws` draws one value per copy
-from a numba typed list of such generators (the LDP wrapper's per-copy noise).
+(``n_envs=None``) draws from ``agent.rng`` itself. :func:`copy_laplace`, :func:`copy_uniforms`
+and :func:`copy_normals` draw one value per copy from the copies' generators (the LDP wrapper's
+per-copy noise).
 
 The compiled kernels draw with :func:`bandit_envs.core.next_double` from each generator's C
 interface, whose address is kept next to the generators (``_bitgens``), the same stream as
@@ -17,37 +18,52 @@ generator objects, so the addresses are computed again for them.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from bandit_envs._jit import njit
-from bandit_envs.core import generator_addresses
-
-#: Kinds of :func:`copy_draws`: ``laplace(0, scale)``, ``normal(0, scale)``, ``random()``.
-LAPLACE, NORMAL, UNIFORM = 0, 1, 2
+from bandit_envs.core import generator_addresses, next_double
 
 
 @njit
-def copy_draws(rngs, kind, scale, out):  # pragma: no cover
-    """``out[b]`` = one draw of copy b's generator ``rngs[b]`` (a numba typed list of generators).
+def copy_laplace(bitgens, scale, out):  # pragma: no cover
+    """``out[b]`` = copy b's ``Generator.laplace(0.0, scale)``, drawn from the generator at ``bitgens[b]``.
 
-    ``kind`` is :data:`LAPLACE` (``rngs[b].laplace(0.0, scale)``), :data:`NORMAL`
-    (``rngs[b].normal(0.0, scale)``) or :data:`UNIFORM` (``rngs[b].random()``). numba's
-    generator methods make numpy's draws (the same algorithms on the same bit generator), so
-    copy b draws exactly what a single agent with that generator draws one value at a time;
-    ``tests/test_seed_streams.py`` checks it. The list holds the generators themselves: their
-    states advance.
+    numpy's ``random_laplace``: one uniform U (:func:`bandit_envs.core.next_double`, the stream of
+    ``Generator.random``), redrawn while U == 0, then ``0.0 - scale * log(2 - 2U)`` if U >= 1/2
+    else ``0.0 + scale * log(2U)``: the same floating-point operations, so copy b draws exactly
+    what a single agent with that generator draws (``tests/test_seed_streams.py``).
     """
     for b in range(out.shape[0]):
-        g = rngs[b]
-        if kind == 0:
-            out[b] = g.laplace(0.0, scale)
-        elif kind == 1:
-            out[b] = g.normal(0.0, scale)
-        else:
-            out[b] = g.random()
+        while True:
+            u = next_double(bitgens[b])
+            if u >= 0.5:
+                out[b] = 0.0 - scale * math.log(2.0 - u - u)
+                break
+            if u > 0.0:
+                out[b] = 0.0 + scale * math.log(u + u)
+                break
+
+
+@njit
+def copy_uniforms(bitgens, out):  # pragma: no cover
+    """``out[b]`` = copy b's ``Generator.random()``, drawn from the generator at ``bitgens[b]``."""
+    for b in range(out.shape[0]):
+        out[b] = next_double(bitgens[b])
+
+
+@njit
+def copy_normals(rngs, scale, out):  # pragma: no cover
+    """``out[b]`` = ``rngs[b].normal(0.0, scale)``, ``rngs`` a numba typed list of the copies' generators.
+
+    numba's generator methods make numpy's draws (the same algorithm on the same bit generator);
+    the list holds the generators themselves, so their states advance.
+    """
+    for b in range(out.shape[0]):
+        out[b] = rngs[b].normal(0.0, scale)
 
 
 #: Bytes per copy that a generator takes (PCG64 with its seed sequence, about 0.6 KiB), for the

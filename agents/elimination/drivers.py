@@ -6,7 +6,8 @@ The agents' decisions live once, in the state machines of :mod:`agents.eliminati
 
 * ``*_act_batch`` / ``*_update_batch``: the step API, one round for every copy of a batched
   agent, calling ``*_act`` / ``*_update`` per copy with the round's observed rewards as a row
-  (NaN where not observed) and the copy's own generator (:func:`copy_generator`).
+  (NaN where not observed) and the copies' generators (copy b's is looked up where it draws,
+  :func:`agents.elimination.kernels.copy_generator`).
 * ``*_run``: the table simulator, which plays one copy over a block of rows of a reward table.
   It does what ``*_act`` then ``*_update`` would do round after round, but an epoch (a pass for
   AAE, a sweep for AlphaSample) at a time: the arms each pull reveals are listed once per epoch,
@@ -36,9 +37,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from numba.core import types
-from numba.extending import overload
-
 from agents.common.kernels import TABLE_UNIFORMS, entries_to_rewards, to_reward, valid
 from agents.elimination import kernels as k_
 from bandit_envs._jit import njit
@@ -46,76 +44,60 @@ from bandit_envs._jit import njit
 # ------------------------------------------------------------------------ step API, per agent
 
 
-def copy_generator(rngs, b):  # pragma: no cover (the compiled form below is the one called)
-    """Copy b's generator: ``rngs`` itself for one env (a Generator), ``rngs[b]`` for a typed list of them.
-
-    One env passes the agent's ``rng``; a batched agent passes the numba typed list of its copies'
-    generators (copy i's is seeded ``seed + i``, docs/design.md, "Agents", Seeds).
-    """
-    return rngs if isinstance(rngs, np.random.Generator) else rngs[b]
-
-
-@overload(copy_generator)
-def _copy_generator(rngs, b):  # pragma: no cover
-    if isinstance(rngs, types.NumPyRandomGeneratorType):
-        return lambda rngs, b: rngs
-    return lambda rngs, b: rngs[b]
-
-
 @njit
 def gap_act_batch(state, params, rngs, out):  # pragma: no cover
     """``out[b]`` = copy b's next arm (GAP, GAPU)."""
     for b in range(out.shape[0]):
-        out[b] = k_.gap_act(state, params, b, copy_generator(rngs, b))
+        out[b] = k_.gap_act(state, params, b, rngs)
 
 
 @njit
 def gap_update_batch(state, params, actions, rewards, rngs):  # pragma: no cover
     """Feed copy b its arm and its row of observed rewards (GAP, GAPU)."""
     for b in range(actions.shape[0]):
-        k_.gap_update(state, params, b, actions[b], rewards[b], copy_generator(rngs, b))
+        k_.gap_update(state, params, b, actions[b], rewards[b], rngs)
 
 
 @njit
 def dpse_act_batch(state, params, rngs, out):  # pragma: no cover
     """``out[b]`` = copy b's next arm (DPSE)."""
     for b in range(out.shape[0]):
-        out[b] = k_.dpse_act(state, params, b, copy_generator(rngs, b))
+        out[b] = k_.dpse_act(state, params, b, rngs)
 
 
 @njit
 def dpse_update_batch(state, params, actions, rewards, rngs):  # pragma: no cover
     """Feed copy b its arm and its row of observed rewards (DPSE)."""
     for b in range(actions.shape[0]):
-        k_.dpse_update(state, params, b, actions[b], rewards[b], copy_generator(rngs, b))
+        k_.dpse_update(state, params, b, actions[b], rewards[b], rngs)
 
 
 @njit
 def aae_act_batch(state, params, rngs, out):  # pragma: no cover
     """``out[b]`` = copy b's next arm (AAE)."""
     for b in range(out.shape[0]):
-        out[b] = k_.aae_act(state, params, b, copy_generator(rngs, b))
+        out[b] = k_.aae_act(state, params, b, rngs)
 
 
 @njit
 def aae_update_batch(state, params, actions, rewards, rngs):  # pragma: no cover
     """Feed copy b its arm and its row of observed rewards (AAE)."""
     for b in range(actions.shape[0]):
-        k_.aae_update(state, params, b, actions[b], rewards[b], copy_generator(rngs, b))
+        k_.aae_update(state, params, b, actions[b], rewards[b], rngs)
 
 
 @njit
 def alpha_act_batch(state, params, rngs, out):  # pragma: no cover
     """``out[b]`` = copy b's next arm (AlphaSample; one draw of copy b's generator)."""
     for b in range(out.shape[0]):
-        out[b] = k_.alpha_act(state, params, b, copy_generator(rngs, b))
+        out[b] = k_.alpha_act(state, params, b, rngs)
 
 
 @njit
 def alpha_update_batch(state, params, actions, rewards, rngs):  # pragma: no cover
     """Feed copy b its arm and its row of observed rewards (AlphaSample)."""
     for b in range(actions.shape[0]):
-        k_.alpha_update(state, params, b, actions[b], rewards[b], copy_generator(rngs, b))
+        k_.alpha_update(state, params, b, actions[b], rewards[b], rngs)
 
 
 # ------------------------------------------------------------------- table runs, shared parts

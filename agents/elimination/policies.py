@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import numbers
 from abc import abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from copy import copy as shallow_copy
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
@@ -93,8 +93,6 @@ class EliminationAgent(Agent):
     _act_batch: ClassVar[Any]
     _update_batch: ClassVar[Any]
     _run: ClassVar[Any]
-    #: The generator of one env seeded ``seed`` (``rng``); copy i of a batch gets the one of ``seed + i``.
-    _stream: ClassVar[Callable[[int | None], np.random.Generator]] = staticmethod(np.random.default_rng)
     #: The copies' generators, in copy order (``(rng,)`` for one env); see :meth:`_seed_copies`.
     _copy_rngs: tuple[np.random.Generator, ...]
 
@@ -127,6 +125,10 @@ class EliminationAgent(Agent):
         state["_rng_list"] = None  # a numba typed list of this process's generator objects
         return state
 
+    def _stream(self, seed: int | None) -> np.random.Generator:
+        """The generator a single agent seeded ``seed`` draws from (its ``rng``): ``default_rng(seed)`` here."""
+        return np.random.default_rng(seed)
+
     def _seed_copies(self) -> None:
         """(Re)build the copies' generators: copy i of a batch seeded s gets ``_stream(s + i)``; one env uses ``rng``.
 
@@ -136,9 +138,9 @@ class EliminationAgent(Agent):
         if self.n_envs is None:
             self._copy_rngs = (self.rng,)
         elif self.seed is None:
-            self._copy_rngs = tuple(type(self)._stream(None) for _ in range(self.n_envs))
+            self._copy_rngs = tuple(self._stream(None) for _ in range(self.n_envs))
         else:
-            self._copy_rngs = tuple(type(self)._stream(self.seed + i) for i in range(self.n_envs))
+            self._copy_rngs = tuple(self._stream(self.seed + i) for i in range(self.n_envs))
         self._rng_list = None
 
     def _copy_rng(self, copy: int) -> np.random.Generator:
@@ -589,7 +591,6 @@ class GAP(EliminationAgent, PrivateAgent):
     side_observations = True
     reward_bounds_reason = "the privacy and confidence bounds of {name} assume it"
     privacy_unit = "one entry r_{t,k} of the T×K reward table (gap paper, Definition 3)"
-    _stream = staticmethod(noise_generator)
     _act_batch = drivers.gap_act_batch
     _update_batch = drivers.gap_update_batch
     _run = drivers.gap_run
@@ -628,6 +629,10 @@ class GAP(EliminationAgent, PrivateAgent):
 
     def _state_nbytes(self) -> float:
         return super()._state_nbytes() + float(self.n_arms) ** 2  # the K×K closed neighbourhoods
+
+    def _stream(self, seed: int | None) -> np.random.Generator:
+        """The noise generator of a single agent seeded ``seed``: ``noise_generator(seed)``."""
+        return noise_generator(seed)
 
     def _reset_state(self) -> None:
         self.rng = noise_generator(self.seed)
@@ -784,7 +789,6 @@ class DPSE(EliminationAgent, PrivateAgent):
     name = "DPSE"
     reward_bounds_reason = "the privacy and confidence bounds of {name} assume it"
     privacy_unit = "one reward entry r_{t,k} (event level)"
-    _stream = staticmethod(noise_generator)
     _act_batch = drivers.dpse_act_batch
     _update_batch = drivers.dpse_update_batch
     _run = drivers.dpse_run
@@ -817,6 +821,10 @@ class DPSE(EliminationAgent, PrivateAgent):
             f"epsilon={eps:g}, beta={beta:g} and schedule_scale={s:g}",
         )
         self._reset_state()
+
+    def _stream(self, seed: int | None) -> np.random.Generator:
+        """The noise generator of a single agent seeded ``seed``: ``noise_generator(seed)``."""
+        return noise_generator(seed)
 
     def _reset_state(self) -> None:
         self.rng = noise_generator(self.seed)

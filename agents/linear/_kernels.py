@@ -387,11 +387,12 @@ def fill_copy_normals(rngs: Any, out: FloatArray) -> None:  # pragma: no cover
     agent seeded s + i (docs/design.md, "Agents", Seeds).
     """
     x = out.reshape((-1, out.shape[-2], out.shape[-1]))
-    for b in range(x.shape[1]):
-        g = rngs[b]
-        for s in range(x.shape[0]):
-            for j in range(x.shape[2]):
-                x[s, b, j] = g.standard_normal()
+    for s0 in range(0, x.shape[0], 16):  # tiles of 16 rounds, so the copies' writes stay in cache
+        for b in range(x.shape[1]):
+            g = rngs[b]
+            for s in range(s0, min(x.shape[0], s0 + 16)):
+                for j in range(x.shape[2]):
+                    x[s, b, j] = g.standard_normal()
 
 
 @njit(error_model="numpy")

@@ -502,6 +502,10 @@ def step_report_one(
     return flags
 
 
+#: Rounds per tile of the per-copy fills (each copy draws a tile's rounds, then the next copy).
+_TILE = 16
+
+
 @njit(error_model="numpy")
 def fill_block_noise_copies(
     rngs: Any,
@@ -517,18 +521,24 @@ def fill_block_noise_copies(
     ``rngs[b]``, so copy i of a batch seeded s draws as a single agent seeded s + i
     (docs/design.md, "Agents", Seeds).
     """
-    for b in range(normals.shape[1]):
-        g = rngs[b]
-        c = 0
-        for s in range(normals.shape[0]):
-            for i in range(normals.shape[2]):
-                normals[s, b, i] = g.standard_normal()
-            for i in range(uniforms.shape[2]):
-                uniforms[s, b, i] = g.random()
-            if closes[s]:
-                for i in range(batch_normals.shape[2]):
-                    batch_normals[c, b, i] = g.standard_normal()
-                c += 1
+    n_rounds = normals.shape[0]
+    c0 = 0  # closes before the tile
+    for s0 in range(0, n_rounds, _TILE):  # tiles of rounds, so the writes of the copies stay in cache
+        s1 = min(n_rounds, s0 + _TILE)
+        for b in range(normals.shape[1]):
+            g = rngs[b]
+            c = c0
+            for s in range(s0, s1):
+                for i in range(normals.shape[2]):
+                    normals[s, b, i] = g.standard_normal()
+                for i in range(uniforms.shape[2]):
+                    uniforms[s, b, i] = g.random()
+                if closes[s]:
+                    for i in range(batch_normals.shape[2]):
+                        batch_normals[c, b, i] = g.standard_normal()
+                    c += 1
+        for s in range(s0, s1):
+            c0 += closes[s]
 
 
 @njit(error_model="numpy")

@@ -41,7 +41,7 @@ from typing import Any
 import numba
 import numpy as np
 import numpy.typing as npt
-from numba import typed, types
+from numba import types
 
 from agents.base import check_float, check_int, check_state_size, entry_point
 from agents.linear._stats_kernels import (

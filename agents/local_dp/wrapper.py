@@ -18,10 +18,11 @@ from scipy.special import expit
 
 from agents.base import Agent, PrivateAgent, check_choice, check_float, describe
 from agents.common.kernels import ucb_choose
-from agents.common.streams import LAPLACE, NORMAL, UNIFORM, copy_draws
+from agents.common.streams import copy_laplace, copy_normals, copy_uniforms
 from agents.elimination.policies import EliminationAgent
 from agents.linear import LinearAgent
 from agents.stochastic.index import UCB, ThompsonSampling
+from bandit_envs.core import generator_addresses
 from bandit_envs.privacy import bernoulli_mechanism, gaussian_sigma_analytic, gaussian_sigma_classic, rr_debias
 from bandit_envs.privacy.accounting import (
     ReportLedger,
@@ -307,19 +308,36 @@ class LDPWrapper(PrivateAgent):
         else:  # copy i: the noise of a single wrapper seeded seed + i (docs/design.md, "Agents", Seeds)
             seeds = [None if self.seed is None else self.seed + i for i in range(self.n_envs)]
             self._copy_rngs = tuple(noise_generator(s) for s in seeds)
+        self._bitgens = generator_addresses(self._copy_rngs)
         self._rng_list: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_rng_list"] = None  # a numba typed list of this process's generator objects
+        state.pop("_bitgens", None)  # addresses of this process's objects
         return state
 
-    def _copy_noise(self, kind: int, scale: float) -> FloatArray:
-        """One draw per copy from its own noise generator (batch mode): :func:`agents.common.streams.copy_draws`."""
-        if self._rng_list is None:
-            self._rng_list = typed.List(self._copy_rngs)
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self.n_envs is None:  # one env: the stream is rng's (a copy made its own object of it)
+            self._copy_rngs = (self.rng,)
+        self._bitgens = generator_addresses(self._copy_rngs)
+
+    def _copy_noise(self, mechanism: str) -> FloatArray:
+        """Batch mode: one draw per copy from its own noise generator (:mod:`agents.common.streams`).
+
+        A Laplace draw or a uniform (randomized response) through the generators' C interface,
+        a Gaussian one through numba's generator methods (a typed list of the generators).
+        """
         out = np.empty(self.batch)
-        copy_draws(self._rng_list, kind, scale, out)
+        if mechanism == "laplace":
+            copy_laplace(self._bitgens, self.scale, out)
+        elif mechanism == "gaussian":
+            if self._rng_list is None:
+                self._rng_list = typed.List(self._copy_rngs)
+            copy_normals(self._rng_list, self.scale, out)
+        else:
+            copy_uniforms(self._bitgens, out)
         return out
 
     @property
@@ -427,7 +445,7 @@ class LDPWrapper(PrivateAgent):
                 draw = self.rng.laplace if self.mechanism == "laplace" else self.rng.normal
                 noise = draw(0.0, self.scale, size=r.shape)
             else:
-                noise = self._copy_noise(LAPLACE if self.mechanism == "laplace" else NORMAL, self.scale)
+                noise = self._copy_noise(self.mechanism)
             if self.grid > 0.0:  # the lattice sampler: report and noise on the grid
                 return snap(r, self.grid) + snap(noise, self.grid)
             return r + noise
@@ -437,7 +455,7 @@ class LDPWrapper(PrivateAgent):
             report = bernoulli_mechanism(unit, self.epsilon, self.rng).astype(np.float64)
         else:  # bernoulli_mechanism's bits, with copy b's uniform from copy b's generator
             p_one = expit(-self.epsilon) + math.tanh(self.epsilon / 2.0) * unit
-            report = (self._copy_noise(UNIFORM, 0.0) < p_one).astype(np.float64)
+            report = (self._copy_noise(self.mechanism) < p_one).astype(np.float64)
         if self.rr_output == "bits":
             return report
         return self.lo + span * rr_debias(report, self.epsilon)
