@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from numba import typed
 from scipy.special import expit
 
 from agents.base import Agent, PrivateAgent, check_choice, check_float, describe
@@ -309,11 +308,9 @@ class LDPWrapper(PrivateAgent):
             seeds = [None if self.seed is None else self.seed + i for i in range(self.n_envs)]
             self._copy_rngs = tuple(noise_generator(s) for s in seeds)
         self._bitgens = generator_addresses(self._copy_rngs)
-        self._rng_list: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state["_rng_list"] = None  # a numba typed list of this process's generator objects
         state.pop("_bitgens", None)  # addresses of this process's objects
         return state
 
@@ -326,16 +323,15 @@ class LDPWrapper(PrivateAgent):
     def _copy_noise(self, mechanism: str) -> FloatArray:
         """Batch mode: one draw per copy from its own noise generator (:mod:`agents.common.streams`).
 
-        A Laplace draw or a uniform (randomized response) through the generators' C interface,
-        a Gaussian one through numba's generator methods (a typed list of the generators).
+        A Laplace or Gaussian draw, or a uniform (randomized response), through the generators'
+        C interface: numpy's algorithms on the same bit generators, the draws a single wrapper
+        makes.
         """
         out = np.empty(self.batch)
         if mechanism == "laplace":
             copy_laplace(self._bitgens, self.scale, out)
         elif mechanism == "gaussian":
-            if self._rng_list is None:
-                self._rng_list = typed.List(self._copy_rngs)
-            copy_normals(self._rng_list, self.scale, out)
+            copy_normals(self._bitgens, self.scale, out)
         else:
             copy_uniforms(self._bitgens, out)
         return out
