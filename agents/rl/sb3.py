@@ -15,7 +15,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from agents.base import Agent, _space, check_int, describe
-from agents.common.streams import CopyStreams
+from agents.common.streams import CopyStreams, copy_uniforms
 
 if TYPE_CHECKING:
     from stable_baselines3.common.base_class import BaseAlgorithm
@@ -178,7 +178,11 @@ class SB3Agent(CopyStreams, Agent):
             return np.asarray(actions, dtype=np.int64).reshape(self.batch)
         policy = model.policy
         rngs = self._copy_rngs  # copy i's generator: a single agent's seeded seed + i
-        u = self.rng.random(1) if self.n_envs is None else np.array([g.random() for g in rngs])
+        if self.n_envs is None:
+            u = self.rng.random(1)
+        else:  # each copy's Generator.random(), drawn in one compiled call
+            u = np.empty(self.batch)
+            copy_uniforms(self._bitgens, u)
         if callable(getattr(policy, "get_distribution", None)):
             import torch
 
