@@ -244,11 +244,19 @@ SHARED_GENERATOR: dict[str, str] = {
 }
 
 
+def _next_uniform(rng: np.random.Generator) -> float:
+    """The next ``random()`` of ``rng``, its state untouched."""
+    twin = np.random.Generator(type(rng.bit_generator)())
+    twin.bit_generator.state = rng.bit_generator.state
+    return float(twin.random())
+
+
 def _released(agent: Any) -> list[npt.NDArray[Any]]:
     """What the agent's noise produced, each with the copies along the first axis (empty if not exposed)."""
     a = _agents()
-    if isinstance(agent, a.EliminationAgent):  # noisy means released, epoch counters, Ω
-        return [np.asarray(x) for x in agent._state]
+    if isinstance(agent, a.EliminationAgent):  # noisy means released, epoch counters, Ω; what the noise consumed
+        generators = getattr(agent, "_copy_rngs", None) or [agent.rng] * agent.batch
+        return [np.asarray(x) for x in agent._state] + [np.array([_next_uniform(g) for g in generators])]
     if isinstance(agent, a.LDPWrapper):  # what the wrapped agent received: the users' reports
         inner = agent.agent
         return [np.asarray(inner.sums if hasattr(inner, "sums") else inner.successes, dtype=np.float64)]
