@@ -53,6 +53,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
+from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.validation import check_choice, check_float, check_int, check_memory, summarize
 
 __all__ = [
@@ -68,8 +69,6 @@ __all__ = [
     "env_arms",
 ]
 
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 #: info keys holding one entry per arm (with a leading batch axis for N copies).
 PER_ARM_INFO_KEYS = ("observed_mask", "observed_rewards")
@@ -288,6 +287,10 @@ def entry_point(kernel: Any, signature: tuple[Any, ...]) -> Callable[..., Any]:
 class SingleEnvKernel:
     """A kernel of the agents' one-env steps, called through its compiled entry point once loaded.
 
+    Exp3's batched ``act`` and ``update`` use it too: their arguments are arrays and numbers only
+    (never a numpy Generator, which numba would unbox through ctypes), of exactly the declared
+    types.
+
     ``call`` is the dispatcher itself until :meth:`load` (which an agent's constructor calls for
     one env) replaces it by :func:`entry_point` ``(kernel, signature)``: a module-level object,
     so agents keep no compiled function in their state (they stay picklable) and an agent
@@ -299,7 +302,7 @@ class SingleEnvKernel:
     kernel
         A numba dispatcher.
     signature
-        The numba types its one-env callers pass (see :func:`entry_point`).
+        The numba types its callers pass (see :func:`entry_point`).
     """
 
     __slots__ = ("call", "kernel", "signature")
@@ -583,7 +586,20 @@ class Agent(ABC):
         reward values to a compiled kernel. ``n_arms`` overrides the agent's K (linear agents
         read it from the last observation).
         """
-        value = None if self.n_envs is not None else self._scalar_feedback(action, reward, n_arms)
+        n = self.n_envs
+        if (
+            n is not None
+            and not check_values
+            and type(action) is np.ndarray
+            and type(reward) is np.ndarray
+            and action.shape == reward.shape == (n,)
+            and (action.dtype is _INT64 or action.dtype == _INT64)  # numba-made arrays: an equal dtype
+            and (reward.dtype is _FLOAT64 or reward.dtype == _FLOAT64)
+        ):  # N copies' usual batch: what _actions and _rewards return as they are when values are not checked
+            if info is not None:
+                self._check_info(info, n_arms)
+            return action, reward
+        value = None if n is not None else self._scalar_feedback(action, reward, n_arms)
         if value is not None:  # one env's plain int and float that fit: nothing left to check. This
             # skips the batch of one (0.7 us instead of 1.6 us, on single-env steps of 2.5 us and up).
             a, r = np.array([action], dtype=np.int64), np.array([value])

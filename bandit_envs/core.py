@@ -47,6 +47,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from bandit_envs._jit import njit
+from bandit_envs._types import BoolArray, FloatArray, IntArray
 from bandit_envs.rendering import (
     RENDER_FPS,
     RENDER_MODES,
@@ -57,9 +58,6 @@ from bandit_envs.rendering import (
 )
 from bandit_envs.validation import check_int, check_memory, format_bytes, summarize
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 ObsType = TypeVar("ObsType")
 
 

@@ -9,13 +9,11 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from bandit_envs._jit import njit
+from bandit_envs._types import BoolArray, FloatArray, IntArray
 from bandit_envs.core import (
     GENERATOR_BYTES,
     BanditEnv,
     BanditVectorEnv,
-    BoolArray,
-    FloatArray,
-    IntArray,
     NoiseBlock,
     check_num_envs,
     check_options,

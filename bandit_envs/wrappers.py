@@ -25,12 +25,11 @@ import numpy.typing as npt
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
+from bandit_envs._types import FloatArray
 from bandit_envs.core import check_action
 from bandit_envs.validation import check_float, summarize
 
 __all__ = ["ArmStatistics", "ShuffleArms", "SB3VecEnv", "split_vector_info", "update_statistics", "statistics_features"]
-
-FloatArray = npt.NDArray[np.float64]
 
 
 # ------------------------------------------------------------------------------ statistics

@@ -9,11 +9,22 @@ matters, so a busy machine slows both alike.
 
 from __future__ import annotations
 
+import argparse
 import gc
 import statistics
 import time
-from collections.abc import Callable
+import tracemalloc
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: The real datasets, beside the checkout (never copied into it).
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+ML_DIR = DATA / "ml-latest-small"
+GOWALLA_NYC = DATA / "gowalla-snap-nyc" / "loc-gowalla_totalCheckins.nyc.txt.gz"
 
 
 @dataclass(frozen=True)
@@ -87,7 +98,131 @@ def interleaved(
     return statistics.median(s_times), statistics.median(r_times)
 
 
+def interleaved_per_step(
+    subject: Callable[[], float], reference: Callable[[], float], repeats: int
+) -> tuple[float, float]:
+    """Median per-step times (subject, reference) of alternating calls that each return their per-step time."""
+    s_out: list[float] = []
+    r_out: list[float] = []
+    interleaved(lambda: s_out.append(subject()), lambda: r_out.append(reference()), repeats)
+    return statistics.median(s_out), statistics.median(r_out)
+
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    """(``fn()``, its wall time in seconds)."""
+    start = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - start
+
+
+def loop_seconds(step: Callable[[Any], object], actions: Iterable[Any]) -> float:
+    """Wall seconds of ``step(a)`` for every ``a`` of ``actions``, in order."""
+    start = time.perf_counter()
+    for a in actions:
+        step(a)
+    return time.perf_counter() - start
+
+
 def print_results(results: list[Ratio]) -> None:
     """Print one line per ratio."""
     for result in results:
         print(result.line())
+
+
+def quick_main(results: Callable[..., list[Ratio]], doc: str | None, quick_help: str = "shorter runs") -> None:
+    """The ``main()`` of a script whose only option is ``--quick``: parse it, print ``results(quick=...)``."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    args = parser.parse_args()
+    print_results(results(quick=args.quick))
+
+
+def data_paths(synthetic: bool = False) -> tuple[Any, Any, str]:
+    """(MovieLens data, Gowalla data, words): the real data of ``../shared/data`` if both are there, else None."""
+    if not synthetic and ML_DIR.exists() and GOWALLA_NYC.exists():
+        return str(ML_DIR), str(GOWALLA_NYC), "real data (ml-latest-small, Gowalla NYC)"
+    if synthetic:
+        return None, None, "synthetic defaults"
+    return None, None, f"synthetic defaults ({ML_DIR} or {GOWALLA_NYC} not found)"
+
+
+def announce_data(synthetic: bool = False) -> tuple[Any, Any, str]:
+    """:func:`data_paths`, after printing the Python and numpy versions and which data the run uses."""
+    import platform
+
+    ml_data, gw_data, words = data_paths(synthetic)
+    print(f"{platform.python_implementation()} {platform.python_version()}, numpy {np.__version__}")
+    print(f"data: {words}")
+    return ml_data, gw_data, words
+
+
+def parse_data_args(parser: argparse.ArgumentParser) -> tuple[argparse.Namespace, Any, Any]:
+    """Add ``--synthetic`` to ``parser``, parse the command line, announce the data: (args, MovieLens, Gowalla data)."""
+    parser.add_argument("--synthetic", action="store_true", help="use the synthetic defaults even if real data exist")
+    args = parser.parse_args()
+    ml_data, gw_data, _ = announce_data(args.synthetic)
+    return args, ml_data, gw_data
+
+
+def traced_vector_bytes(make: Callable[[], Any]) -> int:
+    """Bytes traced by tracemalloc while the vector env ``make()`` builds and its last step's outputs live.
+
+    The env is reset with seed 0 and stepped three times with uniform random arms (seed 2).
+    """
+    gc.collect()
+    before = tracemalloc.get_traced_memory()[0]
+    venv = make()
+    venv.reset(seed=0)
+    for a in np.random.default_rng(2).integers(0, venv.single_action_space.n, size=(3, venv.num_envs)):
+        out = venv.step(a)
+    gc.collect()
+    held = tracemalloc.get_traced_memory()[0] - before
+    del out, venv
+    gc.collect()
+    return held
+
+
+class UserFeatures:
+    """MovieLens-like synthetic contextual problem: per-user feature matrices, a random user each round.
+
+    ``n_users`` users each hold a fixed ``arms`` x ``d`` matrix of rows of norm ``feature_norm``;
+    rewards are ``x . theta`` clipped to [-1, 1], ``theta`` of norm ``theta_norm``. Rounds are fed
+    in blocks of ``block_size`` (the users of a block are a rotation of one random draw).
+    """
+
+    def __init__(
+        self,
+        arms: int,
+        d: int,
+        block_size: int,
+        feature_norm: float = 1.0,
+        theta_norm: float = 1.0,
+        seed: int = 0,
+        n_users: int = 943,
+    ) -> None:
+        rng = np.random.default_rng(seed)
+        feats = rng.normal(size=(n_users, arms, d))
+        self.features = feature_norm * feats / np.linalg.norm(feats, axis=2, keepdims=True)
+        theta = rng.normal(size=d)
+        self.rewards = np.clip(self.features @ (theta_norm * theta / np.linalg.norm(theta)), -1.0, 1.0)
+        self.block_size = block_size
+        self.users = np.random.default_rng(seed + 1).integers(n_users, size=block_size)
+
+    def block(self, start: int) -> tuple[np.ndarray, np.ndarray]:
+        """(features, rewards) of rounds ``start..start + block_size - 1``."""
+        users = np.roll(self.users, -start)
+        return self.features[users], self.rewards[users]
+
+
+def time_fast(agent: Any, problem: UserFeatures, steps: int) -> tuple[float, float]:
+    """(seconds in the agent's compiled ``run``, total regret of copy 0) over ``steps`` rounds fed in blocks."""
+    agent.reset()
+    spent, regret = 0.0, 0.0
+    for start in range(0, steps, problem.block_size):
+        x, r = problem.block(start)
+        n = min(problem.block_size, steps - start)
+        t0 = time.perf_counter()
+        res = agent.run(x[:n], r[:n])
+        spent += time.perf_counter() - t0
+        regret += float(np.atleast_1d(res.total_regret)[0])
+    return spent, regret

@@ -34,19 +34,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from _common import Ratio, interleaved
+from _common import Ratio, data_paths, interleaved, loop_seconds, parse_data_args, timed
 
 import bandit_envs  # noqa: F401  (registers the ids)
 from bandit_envs.budget import (
@@ -57,16 +55,7 @@ from bandit_envs.budget import (
 )
 from bandit_envs.datasets.env_data import checkins_from, ratings_from
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
-ML_DIR = DATA / "ml-latest-small"
-GOWALLA_NYC = DATA / "gowalla-snap-nyc" / "loc-gowalla_totalCheckins.nyc.txt.gz"
 PAPER_T = 20_000
-
-
-def timed(fn: Any) -> tuple[Any, float]:
-    start = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - start
 
 
 def construction(name: str, vector: Any, data: Any, users: list[int]) -> None:
@@ -83,29 +72,31 @@ def single_steps(env_id: str, data: Any, steps: int) -> None:
     env = gym.make(env_id, data=data, horizon=steps)
     actions = np.random.default_rng(0).integers(0, 10, steps).tolist()
     env.reset(seed=0)
-    step = env.step
-    start = time.perf_counter()
-    for a in actions:
-        step(a)
-    elapsed = time.perf_counter() - start
+    elapsed = loop_seconds(env.step, actions)
     print(f"{env_id:26s} single env (gym.make): {steps / elapsed:9,.0f} steps/s ({elapsed / steps * 1e6:6.1f} us/step)")
 
 
-def vector_steps(env_id: str, vector: Any, data: Any, users: list[int], settings: int, steps: int) -> None:
+def half_exploring(
+    vector: Any, data: Any, users: list[int], settings: int, steps: int
+) -> tuple[Any, np.ndarray, np.random.Generator]:
+    """(vector env of ``settings`` copies per user, reset with seed 0; ``steps`` rows of arms; the arms' Generator).
+
+    Half the copies pull random arms (exploration), half their best arm (exploitation).
+    """
     n = len(users) * settings
     venv = vector(num_envs=n, users=list(np.repeat(users, settings)), data=data, horizon=PAPER_T)
     venv.reset(seed=0)
     rng = np.random.default_rng(1)
-    # Half the copies pull random arms (exploration), half their best arm (exploitation).
     best = venv.expected_rewards_by_user.argmax(axis=1)[venv._who]
     explore = rng.integers(0, venv.n_budgets, (steps, n))
-    actions = np.where(np.arange(n) % 2 == 0, explore, best)
-    for a in actions[:20]:
-        venv.step(a)
-    start = time.perf_counter()
-    for a in actions:
-        venv.step(a)
-    per_step = (time.perf_counter() - start) / steps
+    return venv, np.where(np.arange(n) % 2 == 0, explore, best), rng
+
+
+def vector_steps(env_id: str, vector: Any, data: Any, users: list[int], settings: int, steps: int) -> None:
+    n = len(users) * settings
+    venv, actions, _ = half_exploring(vector, data, users, settings, steps)
+    loop_seconds(venv.step, actions[:20])  # warm-up
+    per_step = loop_seconds(venv.step, actions) / steps
     print(
         f"{env_id:26s} vector {len(users):2d} users x {settings:2d} settings = {n:3d} copies: "
         f"{per_step * 1e6:7.1f} us/step, {per_step / n * 1e9:6.0f} ns/copy-step, "
@@ -113,26 +104,12 @@ def vector_steps(env_id: str, vector: Any, data: Any, users: list[int], settings
     )
 
 
-def data_paths(synthetic: bool = False) -> tuple[Any, Any, str]:
-    """(MovieLens data, Gowalla data, words) : the real data of ``../shared/data`` if both are there, else None."""
-    if not synthetic and ML_DIR.exists() and GOWALLA_NYC.exists():
-        return str(ML_DIR), str(GOWALLA_NYC), "real data (ml-latest-small, Gowalla NYC)"
-    if synthetic:
-        return None, None, "synthetic defaults"
-    return None, None, f"synthetic defaults ({ML_DIR} or {GOWALLA_NYC} not found)"
-
-
 def vector_against_single(
     env_id: str, vector: Any, data: Any, users: list[int], settings: int, steps: int, single_steps: int, repeats: int
 ) -> tuple[float, float]:
     """Median seconds (per copy-step of the vector env, per step of the single env), alternating."""
     n = len(users) * settings
-    venv = vector(num_envs=n, users=list(np.repeat(users, settings)), data=data, horizon=PAPER_T)
-    venv.reset(seed=0)
-    rng = np.random.default_rng(1)
-    best = venv.expected_rewards_by_user.argmax(axis=1)[venv._who]
-    explore = rng.integers(0, venv.n_budgets, (steps, n))
-    actions = np.where(np.arange(n) % 2 == 0, explore, best)  # half explore, half exploit
+    venv, actions, rng = half_exploring(vector, data, users, settings, steps)
     env = gym.make(env_id, data=data, horizon=single_steps)
     single_actions = rng.integers(0, 10, single_steps).tolist()
 
@@ -322,11 +299,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2000, help="vector steps timed per configuration")
     parser.add_argument("--single-steps", type=int, default=20_000, help="single-env steps timed")
-    parser.add_argument("--synthetic", action="store_true", help="use the synthetic defaults even if real data exist")
-    args = parser.parse_args()
-    ml_data, gw_data, words = data_paths(args.synthetic)
-    print(f"{platform.python_implementation()} {platform.python_version()}, numpy {np.__version__}")
-    print(f"data: {words}")
+    args, ml_data, gw_data = parse_data_args(parser)
 
     # Users: the eligible users of the defaults (21 MovieLens, 11 NYC Gowalla users on real data).
     _, ml_load = timed(lambda: ratings_from(ml_data))

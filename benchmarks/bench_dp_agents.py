@@ -20,15 +20,14 @@ Usage: ``python benchmarks/bench_dp_agents.py [--quick]``.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from _common import Ratio, print_results
-from bench_ucb_batch import TABLE_ROWS, bernoulli_table, one_core
+from _common import Ratio, quick_main
+from bench_ucb_batch import TABLE_ROWS, bernoulli_table, one_core, play_table
 
 from agents.central_dp import reference as dp_reference
 from agents.central_dp.thompson import DPThompsonSampling
@@ -76,18 +75,7 @@ def agents_under_test(horizon: int) -> dict[str, tuple[Callable[[int | None, int
 
 def run_batched(agent: Any, table: np.ndarray, start: int, stop: int, actions: np.ndarray) -> float:
     """Thread CPU seconds of act + update over rounds ``start..stop-1`` of ``table``; arms into ``actions``."""
-    rows = np.arange(agent.batch)
-    spent = 0.0
-    for t in range(start, stop):
-        begin = time.thread_time()
-        a = agent.act()
-        middle = time.thread_time()
-        r = table[t % TABLE_ROWS, rows, a]
-        resume = time.thread_time()
-        agent.update(a, r)
-        spent += (middle - begin) + (time.thread_time() - resume)
-        actions[t] = a
-    return spent
+    return play_table(agent, table, start, stop, actions, clock=time.thread_time)
 
 
 def alternate(agent: Any, ucb: UCB, table: np.ndarray, steps: int) -> tuple[float, float, np.ndarray]:
@@ -165,10 +153,7 @@ def results(quick: bool = False) -> list[Ratio]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="shorter runs")
-    args = parser.parse_args()
-    print_results(results(quick=args.quick))
+    quick_main(results, __doc__)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import gc
 import platform
 import pstats
 import time
@@ -41,7 +40,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from _common import Ratio, interleaved, print_results
+from _common import Ratio, interleaved, print_results, traced_vector_bytes
 from gymnasium import spaces
 from gymnasium.envs.registration import register, registry
 
@@ -199,18 +198,7 @@ def vector_ratios(copies: int, steps: int, repeats: int, single_step: float) -> 
 
 def traced_bytes(copies: int) -> int:
     """Bytes traced by tracemalloc while a vector env of ``copies`` copies and its last step's outputs live."""
-    gc.collect()
-    before = tracemalloc.get_traced_memory()[0]
-    venv = gym.make_vec("GraphBandit-v0", num_envs=copies)
-    venv.reset(seed=0)
-    actions = np.random.default_rng(2).integers(0, K, size=(3, copies))
-    for a in actions:
-        out = venv.step(a)
-    gc.collect()
-    held = tracemalloc.get_traced_memory()[0] - before
-    del out, venv
-    gc.collect()
-    return held
+    return traced_vector_bytes(lambda: gym.make_vec("GraphBandit-v0", num_envs=copies))
 
 
 def memory_ratio(copies: int = 1000) -> Ratio:

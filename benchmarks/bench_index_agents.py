@@ -19,7 +19,13 @@ table (``bench_ucb_batch.bernoulli_table``; only ``act`` + ``update`` are timed)
   rounding of a boundary between two arms (printed: the rounds on which all copies agreed);
 * Beta-Bernoulli Thompson sampling's whole step against numpy drawing only its K Beta variates
   per copy (``Generator.beta`` on the (copies, K) array, and the argmax): what the compiled
-  sampler of :mod:`agents.common.sampling` saves.
+  sampler of :mod:`agents.common.sampling` saves;
+* batched ``UCB``, ``ThompsonSampling`` and ``Exp3`` with 100 copies against the same agent with
+  1000 copies, per agent-step (the first 100 copies of the same table, alternating every 50
+  rounds, medians of the thread's CPU time with the table lookups taken out): what the fixed
+  cost of each ``act`` and ``update`` call (Python, argument checks, the calls into compiled
+  code) adds to a small batch. Goal: 100 copies' per-agent-step cost at most 1.5x the 1000
+  copies' (ratio >= 1/1.5).
 
 ``results(quick)`` returns the ratios (``benchmarks/_common.py``); ``main`` prints them. Usage:
 ``python benchmarks/bench_index_agents.py [--quick]``.
@@ -27,7 +33,6 @@ table (``bench_ucb_batch.bernoulli_table``; only ``act`` + ``update`` are timed)
 
 from __future__ import annotations
 
-import argparse
 import math
 import statistics
 import time
@@ -35,8 +40,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from _common import Ratio, print_results
-from bench_ucb_batch import TABLE_ROWS, bernoulli_table, one_core
+from _common import Ratio, quick_main
+from bench_ucb_batch import TABLE_ROWS, bernoulli_table, one_core, play_table
 
 from agents import KLUCB, MOSS, UCB, EpsilonGreedy, Exp3, ThompsonSampling
 from agents.adversarial.kernels import ExpWeightsReference
@@ -47,6 +52,8 @@ from bandit_envs._jit import njit
 from bandit_envs.core import generator_addresses, next_double
 
 GOAL = 0.3  # batched agent's speed as a fraction of batched UCB's
+SMALL_COPIES = 100  # the small batch, timed against COPIES copies per agent-step
+SMALL_GOAL = 1 / 1.5  # the small batch's per-agent-step speed as a fraction of the large batch's
 BLOCK = 50  # rounds timed at once when the agent and UCB alternate
 SEED = 7
 COPIES, ARMS = 1000, 10
@@ -76,30 +83,14 @@ AGENTS: dict[str, tuple[Callable[[int, int], Agent], Callable[[int, int, int], A
 }
 
 
-def run_block(agent: Agent, table: np.ndarray, start: int, stop: int, actions: np.ndarray) -> float:
-    """Play rounds ``start..stop-1`` from the table; return the seconds spent in act + update."""
-    rows = np.arange(agent.batch)
-    spent = 0.0
-    for t in range(start, stop):
-        t0 = time.perf_counter()
-        a = agent.act()
-        t1 = time.perf_counter()
-        r = table[t % TABLE_ROWS, rows, a]
-        t2 = time.perf_counter()
-        agent.update(a, r)
-        spent += (t1 - t0) + (time.perf_counter() - t2)
-        actions[t] = a
-    return spent
-
-
 def against_ucb(name: str, table: np.ndarray, steps: int, repeats: int) -> tuple[Ratio, np.ndarray, float]:
     """The agent against batched UCB, alternating blocks; (ratio, the agent's actions, its seconds per step)."""
     make = AGENTS[name][0]
     agent, ucb = make(COPIES, steps), UCB(ARMS, n_envs=COPIES)
     actions = np.empty((steps, COPIES), dtype=np.int64)
     ucb_actions = np.empty((steps, COPIES), dtype=np.int64)
-    run_block(agent, table, 0, min(steps, 20), actions)  # compile / load the kernels
-    run_block(ucb, table, 0, min(steps, 20), ucb_actions)
+    play_table(agent, table, 0, min(steps, 20), actions)  # compile / load the kernels
+    play_table(ucb, table, 0, min(steps, 20), ucb_actions)
     agent_times, ucb_times = [], []
     for _ in range(repeats):
         agent.reset()
@@ -107,8 +98,8 @@ def against_ucb(name: str, table: np.ndarray, steps: int, repeats: int) -> tuple
         agent_s = ucb_s = 0.0
         for start in range(0, steps, BLOCK):
             stop = min(steps, start + BLOCK)
-            ucb_s += run_block(ucb, table, start, stop, ucb_actions)
-            agent_s += run_block(agent, table, start, stop, actions)
+            ucb_s += play_table(ucb, table, start, stop, ucb_actions)
+            agent_s += play_table(agent, table, start, stop, actions)
         agent_times.append(agent_s)
         ucb_times.append(ucb_s)
     agent_s, ucb_s = statistics.median(agent_times), statistics.median(ucb_times)
@@ -194,7 +185,7 @@ def compiled_exp3_ratio(table: np.ndarray, steps: int, repeats: int) -> Ratio:
     eta = float(agent.fixed_eta or 0.0)
     actions = np.empty((steps, COPIES), dtype=np.int64)
     loop_actions = np.empty((steps, COPIES), dtype=np.int64)
-    run_block(agent, table, 0, min(steps, 20), actions)  # compile / load the kernels
+    play_table(agent, table, 0, min(steps, 20), actions)  # compile / load the kernels
     agent_times, loop_times = [], []
     for _ in range(repeats):
         agent.reset()
@@ -205,7 +196,7 @@ def compiled_exp3_ratio(table: np.ndarray, steps: int, repeats: int) -> Ratio:
         agent_s = loop_s = 0.0
         for start in range(0, steps, BLOCK):
             stop = min(steps, start + BLOCK)
-            agent_s += run_block(agent, table, start, stop, actions)
+            agent_s += play_table(agent, table, start, stop, actions)
             t0 = time.perf_counter()
             compiled_exp3(table, start, stop, eta, bitgens, weights, totals, loop_actions)
             loop_s += time.perf_counter() - t0
@@ -235,7 +226,7 @@ def numpy_beta_ratio(table: np.ndarray, steps: int, repeats: int) -> Ratio:
     """
     ts = ThompsonSampling(ARMS, n_envs=COPIES, seed=SEED)
     actions = np.empty((steps, COPIES), dtype=np.int64)
-    run_block(ts, table, 0, min(steps, 20), actions)
+    play_table(ts, table, 0, min(steps, 20), actions)
     rng = np.random.default_rng(SEED)
     alpha = 1.0 + rng.integers(0, steps, (COPIES, ARMS)).astype(np.float64)
     beta = 1.0 + rng.integers(0, steps, (COPIES, ARMS)).astype(np.float64)
@@ -245,7 +236,7 @@ def numpy_beta_ratio(table: np.ndarray, steps: int, repeats: int) -> Ratio:
         ts_s = numpy_s = 0.0
         for start in range(0, steps, BLOCK):
             stop = min(steps, start + BLOCK)
-            ts_s += run_block(ts, table, start, stop, actions)
+            ts_s += play_table(ts, table, start, stop, actions)
             t0 = time.perf_counter()
             for _ in range(stop - start):
                 rng.beta(alpha, beta).argmax(axis=1)
@@ -264,6 +255,63 @@ def numpy_beta_ratio(table: np.ndarray, steps: int, repeats: int) -> Ratio:
     )
 
 
+def run_block_cpu(agent: Agent, table: np.ndarray, start: int, stop: int, actions: np.ndarray) -> float:
+    """:func:`run_block` timed in this thread's CPU time as a whole, the table lookups (replayed alone) taken out.
+
+    Two clock reads per block rather than four per round: at 100 copies a step costs a few
+    microseconds, and a CPU-time clock read (a system call) is a noticeable part of that.
+    """
+    rows = np.arange(agent.batch)
+    t0 = time.thread_time()
+    for t in range(start, stop):
+        a = agent.act()
+        agent.update(a, table[t % TABLE_ROWS, rows, a])
+        actions[t] = a
+    t1 = time.thread_time()
+    for t in range(start, stop):
+        table[t % TABLE_ROWS, rows, actions[t]]
+    return (t1 - t0) - (time.thread_time() - t1)
+
+
+def small_batch_ratio(name: str, table: np.ndarray, steps: int, repeats: int) -> Ratio:
+    """The agent with SMALL_COPIES copies against itself with COPIES copies, per agent-step, alternating blocks."""
+    make = UCB_MAKE if name == "UCB" else AGENTS[name][0]
+    small, large = make(SMALL_COPIES, steps), make(COPIES, steps)
+    small_table = table[:, :SMALL_COPIES]
+    small_actions = np.empty((steps, SMALL_COPIES), dtype=np.int64)
+    large_actions = np.empty((steps, COPIES), dtype=np.int64)
+    run_block_cpu(small, small_table, 0, min(steps, 20), small_actions)  # compile / load the kernels
+    run_block_cpu(large, table, 0, min(steps, 20), large_actions)
+    small_times, large_times = [], []
+    for _ in range(repeats):
+        small.reset()
+        large.reset()
+        small_s = large_s = 0.0
+        for start in range(0, steps, BLOCK):
+            stop = min(steps, start + BLOCK)
+            large_s += run_block_cpu(large, table, start, stop, large_actions)
+            small_s += run_block_cpu(small, small_table, start, stop, small_actions)
+        small_times.append(small_s)
+        large_times.append(large_s)
+    small_s, large_s = statistics.median(small_times), statistics.median(large_times)
+    per_small, per_large = small_s / (steps * SMALL_COPIES), large_s / (steps * COPIES)
+    same = np.array_equal(small_actions, large_actions[:, :SMALL_COPIES])
+    return Ratio(
+        f"batched {name}, {SMALL_COPIES} vs {COPIES} copies per agent-step",
+        f"{name}(n_envs={SMALL_COPIES}) act+update",
+        f"{name}(n_envs={COPIES}) act+update",
+        per_large / per_small,
+        SMALL_GOAL,
+        f"{per_small * 1e9:.1f} vs {per_large * 1e9:.1f} ns per agent-step ({small_s / steps * 1e6:.2f} vs "
+        f"{large_s / steps * 1e6:.2f} us per step of all copies), K={ARMS}, one core, thread CPU time less the "
+        f"table lookups (medians of {repeats} runs, alternating every {BLOCK} rounds); the {SMALL_COPIES} copies "
+        f"chose the arms of the first {SMALL_COPIES} of {COPIES}: {same}",
+    )
+
+
+UCB_MAKE: Callable[[int, int], Agent] = lambda n, steps: UCB(ARMS, n_envs=n)  # noqa: E731
+
+
 def results(quick: bool = False) -> list[Ratio]:
     """Each baseline batched (1000 copies, K = 10, one core) against batched UCB and against its plain loop."""
     steps, repeats, loop_copies = (300, 3, 2) if quick else (2000, 5, 5)
@@ -276,14 +324,12 @@ def results(quick: bool = False) -> list[Ratio]:
             out.append(against_loop(name, table, steps, loop_copies, actions, step_s))
         out.append(compiled_exp3_ratio(table, steps, repeats))
         out.append(numpy_beta_ratio(table, steps, repeats))
+        out.extend(small_batch_ratio(name, table, steps, repeats) for name in ("UCB", "ThompsonSampling", "Exp3"))
     return out
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer rounds and repeats")
-    args = parser.parse_args()
-    print_results(results(quick=args.quick))
+    quick_main(results, __doc__, "fewer rounds and repeats")
 
 
 if __name__ == "__main__":

@@ -24,13 +24,11 @@ from __future__ import annotations
 import argparse
 import math
 import platform
-import statistics
 import time
-from collections.abc import Callable
 
 import numba
 import numpy as np
-from _common import Ratio, interleaved
+from _common import Ratio, UserFeatures, interleaved_per_step, time_fast
 
 from agents import LDPLinUCB
 
@@ -85,34 +83,11 @@ class ReferenceLDPLinUCB:
         self.theta = self.Vc_inv @ self.u
 
 
-class Problem:
-    """MovieLens-like synthetic problem: per-user feature matrices, a random user each round."""
+class Problem(UserFeatures):
+    """MovieLens-like synthetic problem: 943 users' 20 x 20 feature matrices of unit rows, a random user each round."""
 
-    def __init__(self, seed: int = 0, n_users: int = 943) -> None:
-        rng = np.random.default_rng(seed)
-        feats = rng.normal(size=(n_users, ARMS, D))
-        self.features = feats / np.linalg.norm(feats, axis=2, keepdims=True)
-        theta = rng.normal(size=D)
-        self.rewards = np.clip(self.features @ (theta / np.linalg.norm(theta)), -1.0, 1.0)
-        self.users = np.random.default_rng(seed + 1).integers(n_users, size=BLOCK)
-
-    def block(self, start: int) -> tuple[np.ndarray, np.ndarray]:
-        users = np.roll(self.users, -start)
-        return self.features[users], self.rewards[users]
-
-
-def time_fast(agent: LDPLinUCB, problem: Problem, steps: int) -> tuple[float, float]:
-    """(seconds in ``run``, total regret of copy 0) over ``steps`` rounds fed in blocks."""
-    agent.reset()
-    spent, regret = 0.0, 0.0
-    for start in range(0, steps, BLOCK):
-        x, r = problem.block(start)
-        n = min(BLOCK, steps - start)
-        t0 = time.perf_counter()
-        res = agent.run(x[:n], r[:n])
-        spent += time.perf_counter() - t0
-        regret += float(np.atleast_1d(res.total_regret)[0])
-    return spent, regret
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__(ARMS, D, BLOCK, seed=seed)
 
 
 def time_steps(agent: LDPLinUCB, problem: Problem, steps: int) -> tuple[float, np.ndarray]:
@@ -144,16 +119,6 @@ def time_reference(problem: Problem, steps: int, horizon: int) -> tuple[float, f
 def make_agent(copies: int | None, horizon: int) -> LDPLinUCB:
     """LDP-LinUCB in the authors' setting, with the quadratic bonus of their code."""
     return LDPLinUCB(D, EPSILON, DELTA, ALPHA, horizon, bonus="quadratic", n_envs=copies, seed=0)
-
-
-def interleaved_per_step(
-    subject: Callable[[], float], reference: Callable[[], float], repeats: int
-) -> tuple[float, float]:
-    """Median per-step times (subject, reference) of alternating calls that each return their per-step time."""
-    s_out: list[float] = []
-    r_out: list[float] = []
-    interleaved(lambda: s_out.append(subject()), lambda: r_out.append(reference()), repeats)
-    return statistics.median(s_out), statistics.median(r_out)
 
 
 def results(quick: bool = False) -> list[Ratio]:

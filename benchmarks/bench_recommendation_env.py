@@ -32,37 +32,24 @@ Usage: ``python benchmarks/bench_recommendation_env.py [--steps 200000] [--vecto
 from __future__ import annotations
 
 import argparse
-import gc
-import platform
 import random
-import time
 import tracemalloc
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from _common import Ratio, interleaved
+from _common import Ratio, data_paths, interleaved, loop_seconds, parse_data_args, timed, traced_vector_bytes
 
 import bandit_envs  # noqa: F401  (registers the ids)
 from bandit_envs.datasets.env_data import checkins_from, ratings_from
 from bandit_envs.recommendation import GowallaRecommendationEnv, MovieLensRecommendationEnv
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
-ML_DIR = DATA / "ml-latest-small"
-GOWALLA_NYC = DATA / "gowalla-snap-nyc" / "loc-gowalla_totalCheckins.nyc.txt.gz"
 PAPER_T = 1_000_000
 N_ENVS = 32
 #: Memory budget of one vector env copy at large N (20 arms, d = 20).
 COPY_BUDGET = 16 * 1024
 #: Numbers of copies at which the memory per copy is measured.
 MEMORY_COPIES = (1000, 10_000)
-
-
-def timed(fn: Any) -> tuple[Any, float]:
-    start = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - start
 
 
 def construction(label: str, make: Any) -> Any:
@@ -80,18 +67,11 @@ def single_steps(env_id: str, data: Any, steps: int) -> None:
     env = gym.make(env_id, data=data, horizon=steps, reward_noise=0.1)
     actions = np.random.default_rng(0).integers(0, 20, steps).tolist()
     env.reset(seed=0)
-    step = env.step
-    start = time.perf_counter()
-    for a in actions:
-        step(a)
-    rate = steps / (time.perf_counter() - start)
+    rate = steps / loop_seconds(env.step, actions)
     print(f"  {env_id:28s} single env (gym.make): {rate:10,.0f} steps/s; T=10^6 in {PAPER_T / rate:5.1f} s")
     raw = env.unwrapped
     raw.reset(seed=0)
-    start = time.perf_counter()
-    for a in actions:
-        raw.step(a)
-    rate = steps / (time.perf_counter() - start)
+    rate = steps / loop_seconds(raw.step, actions)
     print(f"  {env_id:28s} single env (unwrapped): {rate:9,.0f} steps/s; T=10^6 in {PAPER_T / rate:5.1f} s")
 
 
@@ -105,12 +85,8 @@ def vector_steps(env_id: str, data: Any, steps: int) -> None:
                         horizon=PAPER_T, reward_noise=0.1)  # fmt: skip
     venv.reset(seed=0)
     actions = np.random.default_rng(1).integers(0, 20, (steps, N_ENVS))
-    for a in actions[:50]:
-        venv.step(a)
-    start = time.perf_counter()
-    for a in actions:
-        venv.step(a)
-    per_step = (time.perf_counter() - start) / steps
+    loop_seconds(venv.step, actions[:50])  # warm-up
+    per_step = loop_seconds(venv.step, actions) / steps
     print(
         f"  {env_id:28s} vector env N={N_ENVS}: {1 / per_step:9,.0f} steps/s = {N_ENVS / per_step:11,.0f} "
         f"copy-steps/s; {N_ENVS} runs of T=10^6 in {per_step * PAPER_T:5.1f} s"
@@ -128,15 +104,6 @@ def fast_path(label: str, env: Any) -> None:
         f"{t_noise * 1000:5.1f} ms, reward gather {t_gather * 1000:5.1f} ms; features_of "
         f"{t_features * 1000:5.2f} us/round"
     )
-
-
-def data_paths(synthetic: bool = False) -> tuple[Any, Any, str]:
-    """(MovieLens data, Gowalla data, words): the real data of ``../shared/data`` if both are there, else None."""
-    if not synthetic and ML_DIR.exists() and GOWALLA_NYC.exists():
-        return str(ML_DIR), str(GOWALLA_NYC), "real data (ml-latest-small, Gowalla NYC)"
-    if synthetic:
-        return None, None, "synthetic defaults"
-    return None, None, f"synthetic defaults ({ML_DIR} or {GOWALLA_NYC} not found)"
 
 
 def single_loop(env_id: str, data: Any, steps: int) -> Any:
@@ -230,18 +197,8 @@ def results(quick: bool = False) -> list[Ratio]:
 
 def traced_bytes(env_id: str, data: Any, copies: int) -> int:
     """Bytes traced by tracemalloc while a vector env of ``copies`` copies and its last step's outputs live."""
-    gc.collect()
-    before = tracemalloc.get_traced_memory()[0]
-    venv = gym.make_vec(env_id, num_envs=copies, vectorization_mode="vector_entry_point", data=data,
-                        reward_noise=0.1)  # fmt: skip
-    venv.reset(seed=0)
-    for a in np.random.default_rng(2).integers(0, venv.single_action_space.n, size=(3, copies)):
-        out = venv.step(a)
-    gc.collect()
-    held = tracemalloc.get_traced_memory()[0] - before
-    del out, venv
-    gc.collect()
-    return held
+    kwargs = {"vectorization_mode": "vector_entry_point", "data": data, "reward_noise": 0.1}
+    return traced_vector_bytes(lambda: gym.make_vec(env_id, num_envs=copies, **kwargs))
 
 
 def memory_ratios(env_id: str, data: Any, copies: tuple[int, ...] = MEMORY_COPIES) -> list[Ratio]:
@@ -293,12 +250,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200_000, help="single-env steps timed")
     parser.add_argument("--vector-steps", type=int, default=20_000, help="vector-env steps timed")
-    parser.add_argument("--synthetic", action="store_true", help="use the synthetic defaults even if real data exist")
     parser.add_argument("--memory-only", action="store_true", help="only the vector env's memory per copy")
-    args = parser.parse_args()
-    ml_data, gw_data, words = data_paths(args.synthetic)
-    print(f"{platform.python_implementation()} {platform.python_version()}, numpy {np.__version__}")
-    print(f"data: {words}")
+    args, ml_data, gw_data = parse_data_args(parser)
     if args.memory_only:
         print("memory per copy (tracemalloc)")
         for env_id, data in (("MovieLensRecommendation-v0", ml_data), ("GowallaRecommendation-v0", gw_data)):

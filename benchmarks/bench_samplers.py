@@ -16,14 +16,13 @@ Usage: ``python benchmarks/bench_samplers.py [--quick]``.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from _common import Ratio, interleaved, print_results
+from _common import Ratio, interleaved, quick_main
 from bench_dp_agents import alternate, run_batched
 from bench_ucb_batch import bernoulli_table, one_core
 
@@ -165,10 +164,7 @@ def results(quick: bool = False) -> list[Ratio]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="shorter runs")
-    args = parser.parse_args()
-    print_results(results(quick=args.quick))
+    quick_main(results, __doc__)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ import argparse
 import platform
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -109,11 +110,23 @@ def interleaved_thread_time(
     return interleaved(subject, reference, repeats, clock=time.thread_time)
 
 
-def ucb_ratios(quick: bool) -> list[Ratio]:
-    steps, repeats = (2_000, 5) if quick else (20_000, 15)
-    rows = bernoulli_rows(steps)
-    single, bare, batch1 = UCB(K), Bare(), UCB(K, n_envs=1)
-    one, ref, old = step_loop(single, rows), step_loop(bare, rows), batched_loop(batch1, rows)
+@dataclass(frozen=True)
+class StepTimes:
+    """Microseconds per act + update of a single-env agent against two bare method calls and its n_envs=1 path."""
+
+    us: float  # the single-env agent, wall time (interleaved with the bare calls)
+    bare_us: float
+    cpu_us: float  # the same pair in this thread's CPU time
+    bare_cpu_us: float
+    us_again: float  # the single-env agent interleaved with the checked n_envs=1 path
+    old_us: float
+    same: bool  # same actions as the n_envs=1 path over the first ``same_rounds`` rounds
+
+
+def step_times(single: Agent, batch1: Agent, rows: list[list[float]], repeats: int, same_rounds: int) -> StepTimes:
+    """Time ``single`` (n_envs None) against two bare method calls and ``batch1`` (n_envs=1) on ``rows``; medians."""
+    steps = len(rows)
+    one, ref, old = step_loop(single, rows), step_loop(Bare(), rows), batched_loop(batch1, rows)
     for fn in (one, ref, old):  # compile / load the kernels
         fn()
     us, bare_us = (x / steps * 1e6 for x in interleaved(one, ref, repeats))
@@ -122,7 +135,15 @@ def ucb_ratios(quick: bool) -> list[Ratio]:
     us_again, old_us = (x / steps * 1e6 for x in interleaved(one, old, max(3, repeats // 3)))
     single.reset()
     batch1.reset()
-    same = all(single_step(single, batch1, row) for row in rows[:500])
+    same = all(single_step(single, batch1, row) for row in rows[:same_rounds])
+    return StepTimes(us, bare_us, cpu_us, bare_cpu_us, us_again, old_us, same)
+
+
+def ucb_ratios(quick: bool) -> list[Ratio]:
+    steps, repeats = (2_000, 5) if quick else (20_000, 15)
+    times = step_times(UCB(K), UCB(K, n_envs=1), bernoulli_rows(steps), repeats, same_rounds=500)
+    us, bare_us, cpu_us, bare_cpu_us = times.us, times.bare_us, times.cpu_us, times.bare_cpu_us
+    us_again, old_us, same = times.us_again, times.old_us, times.same
     detail = (
         f"{us:.3f} us per act+update (K={K}, float rewards; wall time, median of {repeats}); two bare "
         f"method calls in the same loop {bare_us:.3f} us (UCB = {us / bare_us:.1f}x them); CPU time of the "
@@ -152,17 +173,8 @@ def ucb_ratios(quick: bool) -> list[Ratio]:
 def index_agent_ratio(name: str, make: Callable[[int | None], Agent], goal_us: float, quick: bool) -> Ratio:
     """One index agent's single-env act + update against its goal, with its n_envs=1 path for information."""
     steps, repeats = (2_000, 5) if quick else (20_000, 9)
-    rows = bernoulli_rows(steps)
-    single, batch1 = make(None), make(1)
-    one, ref, old = step_loop(single, rows), step_loop(Bare(), rows), batched_loop(batch1, rows)
-    for fn in (one, ref, old):
-        fn()
-    us, bare_us = (x / steps * 1e6 for x in interleaved(one, ref, repeats))
-    cpu_us, _ = (x / steps * 1e6 for x in interleaved_thread_time(one, ref, repeats))
-    _, old_us = (x / steps * 1e6 for x in interleaved(one, old, max(3, repeats // 3)))
-    single.reset()
-    batch1.reset()
-    same = all(single_step(single, batch1, row) for row in rows[:2_000])
+    times = step_times(make(None), make(1), bernoulli_rows(steps), repeats, same_rounds=2_000)
+    us, bare_us, cpu_us, old_us, same = times.us, times.bare_us, times.cpu_us, times.old_us, times.same
     return Ratio(
         f"{name} single-env act+update <= {goal_us:g} us",
         f"{name}({K}) act+update",

@@ -27,12 +27,14 @@ import statistics
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from _common import Ratio, print_results
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
+from agents.common.kernels import first_argmax
 from agents.stochastic.index import UCB
 from bandit_envs._jit import njit
 
@@ -119,8 +121,9 @@ def compiled_ucb_split(
     """:func:`compiled_ucb` with the arms' indices in a branch-free loop of their own (as the agent does).
 
     Once no count is 0, ``index[k] = means[b, k] + sqrt(width / counts[b, k])`` for every arm, then
-    the first largest; LLVM vectorizes that loop (``error_model="numpy"``: no division check). The
-    same values and actions as :func:`compiled_ucb`; the stronger reference.
+    the first largest (:func:`agents.common.kernels.first_argmax`, inlined); LLVM vectorizes that
+    loop (``error_model="numpy"``: no division check). The same values and actions as
+    :func:`compiled_ucb`; the stronger reference.
     """
     n_rows, n_copies, n_arms = table.shape
     index = np.empty(n_arms)
@@ -135,12 +138,7 @@ def compiled_ucb_split(
             if best < 0:
                 for k in range(n_arms):
                     index[k] = means[b, k] + np.sqrt(width / counts[b, k])
-                best = 0
-                best_value = -np.inf
-                for k in range(n_arms):
-                    if index[k] > best_value:
-                        best_value = index[k]
-                        best = k
+                best = first_argmax(index)
             counts[b, best] += 1
             sums[b, best] += table[t % n_rows, b, best]
             means[b, best] = sums[b, best] / counts[b, best]
@@ -179,6 +177,32 @@ def run_batched(
         agent_time += (t1 - t0) + (time.perf_counter() - t2)
         actions[t] = a
     return agent_time, time.perf_counter() - start, actions
+
+
+def play_table(
+    agent: Any,
+    table: np.ndarray,
+    start: int,
+    stop: int,
+    actions: np.ndarray,
+    clock: Callable[[], float] = time.perf_counter,
+) -> float:
+    """Seconds (by ``clock``) spent in act + update over rounds ``start..stop-1`` of ``table``; arms into ``actions``.
+
+    Round t reads row ``t % TABLE_ROWS`` of the (rows, B, K) table: copy b's reward is its entry at the arm it pulled.
+    """
+    rows = np.arange(agent.batch)
+    spent = 0.0
+    for t in range(start, stop):
+        begin = clock()
+        a = agent.act()
+        middle = clock()
+        r = table[t % TABLE_ROWS, rows, a]
+        resume = clock()
+        agent.update(a, r)
+        spent += (middle - begin) + (clock() - resume)
+        actions[t] = a
+    return spent
 
 
 def run_reference(copies: int, arms: int, steps: int, alpha: float, table: np.ndarray) -> tuple[float, np.ndarray]:

@@ -4,12 +4,18 @@
   does not import ``scipy.stats``, ``torch`` or stable-baselines3 (seconds).
 * :func:`shared_data`: the one place that knows where the real datasets live (``../shared/data``
   from the project root, never copied into the repository); a test asks for a file or folder by
-  its name there and is skipped, with the reason, when it is absent.
+  its name there and is skipped, with the reason, when it is absent (:data:`ML_RATINGS` and
+  :data:`GOWALLA_NYC` name the two files most tests read).
+* :data:`PATH3`: the three-arm path graph 0 - 1 - 2 that the agent tests play on.
 * :data:`ENV_PROFILES`: one row per registered env id, the only place tests look up what is
   particular to an id (cheap, easy and vector keywords, its documented memory per copy, whether it
   has per-round tables). Every test that iterates the registered ids reads it
   (:func:`env_profile`, :func:`env_test_kwargs`, fixture :func:`env_kwargs`); a registered id
   without a row fails those tests with a sentence saying where to add it.
+* :func:`assert_copies_replay_single_envs`: copy i of a vector env is the single env seeded s + i,
+  across autoresets.
+* :func:`make_offline`: an env made with its defaults while any download fails the test.
+* :func:`saved_tasks`: the task indices a partial store has saved, read from its batch files.
 * :func:`public_agent_classes` and :func:`missing_agents`: the agent tables of the shared refusal and
   fuzz tests are checked against ``agents.__all__``, so a new agent without an entry fails a test
   that names it.
@@ -19,11 +25,13 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 
@@ -46,6 +54,12 @@ class lazy_module:  # noqa: N801 - used like the module it stands for
 
 #: Where the real datasets live (see shared/data/README.md).
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+#: Real data files, by their names under ../shared/data (the ``shared_data`` fixture finds them).
+ML_RATINGS = "ml-latest-small/ratings.csv"
+GOWALLA_NYC = "gowalla-snap-nyc/loc-gowalla_totalCheckins.nyc.txt.gz"
+
+#: The feedback graph 0 - 1 - 2 (three arms on a path), as the agent tests declare it.
+PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)
 
 
 # ------------------------------------------------------------------------------- env profiles
@@ -198,6 +212,63 @@ def missing_agents(covered: Iterable[type], table: str) -> str | None:
     if not missing:
         return None
     return f"agents {missing} of agents.__all__ have no entry in {table}; add one, so that their inputs are tested"
+
+
+def assert_copies_replay_single_envs(
+    venv: Any, make_single: Callable[[], Any], actions: Any, seed: int, restart_info: Mapping[str, Any] | None = None
+) -> None:
+    """Copy i of ``venv`` reset with ``seed`` is ``make_single()`` reset with ``seed + i``, step for step.
+
+    ``actions`` is (steps, num_envs). Across Gymnasium's NEXT_STEP autoreset: the step after a copy's
+    truncation restarts it (reward 0 and the ``restart_info`` values in its info) while the single
+    env is reset without a seed, its generator running on. Observations, rewards, truncations and
+    every key of the single env's info must match the copy's.
+    """
+    import numpy as np
+
+    obs_v, _ = venv.reset(seed=seed)
+    trace = [venv.step(a) for a in actions]
+    for i in range(venv.num_envs):
+        env = make_single()
+        obs, _ = env.reset(seed=seed + i)
+        np.testing.assert_array_equal(obs, obs_v[i])
+        for t, a in enumerate(actions[:, i]):
+            obs_t, reward_t, _, trunc_t, info_t = trace[t]
+            if t > 0 and trace[t - 1][3][i]:  # NEXT_STEP autoreset: this step restarts the copy
+                obs, _ = env.reset()
+                assert reward_t[i] == 0.0
+                for key, value in (restart_info or {}).items():
+                    assert info_t[key][i] == value, (key, t, i)
+            else:
+                obs, reward, _, trunc, info = env.step(int(a))
+                assert reward == reward_t[i] and trunc == trunc_t[i]
+                for key, value in info.items():
+                    np.testing.assert_array_equal(value, info_t[key][i], err_msg=key)
+            np.testing.assert_array_equal(obs, obs_t[i])
+
+
+def make_offline(env_id: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any, dict[str, Any]]:
+    """(``gym.make(env_id)``, and its observation and info after ``reset(seed=0)``), with downloads failing the test."""
+    import gymnasium as gym
+
+    def no_download(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the default env must not touch the network")
+
+    monkeypatch.setattr("pooch.retrieve", no_download)
+    env = gym.make(env_id)
+    obs, info = env.reset(seed=0)
+    return env, obs, info
+
+
+def saved_tasks(parts: Path) -> list[int]:
+    """The task indices in the partial store's batch files ``parts/NNNNNN.json`` (as ``finished()`` reads them)."""
+    tasks: list[int] = []
+    for path in parts.glob("0*.json"):
+        try:
+            tasks += [record["task"] for record in json.loads(path.read_text())["tasks"]]
+        except (OSError, ValueError):  # absent (no store yet), or cut short: redone, as the store does
+            pass
+    return sorted(tasks)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -16,90 +16,34 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from agent_tables import LINEAR, PATH3, SIDE, UNIT, D, K, Make, StubModel, by_default, context_free, linear, private
 from conftest import classes_built_by, missing_agents
-from gymnasium import spaces
 
 import bandit_envs  # noqa: F401  (registers the env ids)
 from agents import (
     AAE,
     DPSE,
-    DPTSUCB,
     GAP,
     GAPU,
     KLUCB,
-    LDPOLS,
     MOSS,
-    SMUCB,
     UCB,
-    UCBN,
-    AdaPUCB,
     AlphaSample,
-    DPThompsonSampling,
     EpsilonGreedy,
     Exp3,
-    Exp3IX,
-    Exp3SET,
     FixedArm,
-    HybridDPUCB,
     LDPLinUCB,
-    LDPThompsonSampling,
     LDPWrapper,
     LinUCB,
-    PrePullGaussianTS,
     Random,
     SB3Agent,
-    ShuffleLinUCB,
     ThompsonSampling,
-    TreeDPUCB,
 )
 from agents.base import Agent
 from agents.user_agents import UserAgentError, play
 from bandit_envs.rewards import RewardModel
 
-K = 3  # arms
-D = 2  # features of the linear agents
 N = 4  # copies in batch mode
-PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)
-
-
-class StubModel:
-    """The part of a stable-baselines3 model that SB3Agent uses with ``deterministic=True``."""
-
-    action_space = spaces.Discrete(K)
-    observation_space = spaces.Box(0.0, 1.0, shape=(D,))
-
-    def predict(self, obs: Any, deterministic: bool = True) -> tuple[np.ndarray, None]:
-        return np.zeros(np.shape(obs)[0], dtype=np.int64), None
-
-
-Make = Callable[[int | None], Agent]
-
-BASE: dict[str, Make] = {
-    "Random": lambda n: Random(K, n_envs=n, seed=0),
-    "UCB": lambda n: UCB(K, n_envs=n),
-    "UCBN": lambda n: UCBN(K, n_envs=n),
-    "TS": lambda n: ThompsonSampling(K, n_envs=n, seed=0),
-    "TS-N": lambda n: ThompsonSampling(K, side_observations=True, n_envs=n, seed=0),
-    "SMUCB": lambda n: SMUCB(K, n_envs=n),
-    "FixedArm": lambda n: FixedArm(K, 1, n_envs=n),
-    "GAP": lambda n: GAP(K, 1000, 1.0, PATH3, n_envs=n, seed=0),
-    "GAPU": lambda n: GAPU(K, 1000, 1.0, PATH3, n_envs=n, seed=0),
-    "DPSE": lambda n: DPSE(K, 1000, 1.0, n_envs=n, seed=0),
-    "AAE": lambda n: AAE(K, 1000, n_envs=n),
-    "AAE-side": lambda n: AAE(K, 1000, side_observations=True, n_envs=n),
-    "AlphaSample": lambda n: AlphaSample(K, 1000, n_envs=n, seed=0),
-    "EpsilonGreedy": lambda n: EpsilonGreedy(K, n_envs=n, seed=0),
-    "EpsilonGreedy-decaying": lambda n: EpsilonGreedy(K, schedule="decaying", c=0.1, n_envs=n, seed=0),
-    "KLUCB": lambda n: KLUCB(K, n_envs=n),
-    "MOSS": lambda n: MOSS(K, 1000, n_envs=n),
-    "Exp3": lambda n: Exp3(K, n_envs=n, seed=0),
-    "Exp3SET": lambda n: Exp3SET(K, PATH3, 1000, n_envs=n, seed=0),
-    "Exp3IX": lambda n: Exp3IX(K, PATH3, n_envs=n, seed=0),
-}
-#: Agents whose guarantees need rewards in [0, 1] (their docstrings say so).
-UNIT = {"TS", "TS-N", "GAP", "GAPU", "DPSE", "AAE", "AAE-side", "AlphaSample", "KLUCB", "Exp3", "Exp3SET", "Exp3IX"}
-#: Agents that read info["observed_rewards"].
-SIDE = {"UCBN", "TS-N", "GAP", "GAPU", "AAE-side", "AlphaSample", "Exp3SET", "Exp3IX"}
 
 
 #: GAP and GAPU inside LDPWrapper, which reveals only the pulled arm: declared with an edgeless graph.
@@ -116,40 +60,22 @@ def _wrapped(name: str, make: Make) -> Make:
     return lambda n: LDPWrapper(inner(n), mechanism, 1.0, seed=0)
 
 
+BASE = context_free(1000)
 AGENTS: dict[str, Make] = {
     **BASE,
-    "LinUCB": lambda n: LinUCB(D, n_envs=n),
-    "LDPLinUCB": lambda n: LDPLinUCB(D, 1.0, n_envs=n, seed=0),
-    "LDPOLS": lambda n: LDPOLS(D, 1.0, batch_size=2, n_envs=n, seed=0),
-    "ShuffleLinUCB": lambda n: ShuffleLinUCB(D, 1.0, batch_size=2, n_envs=n, seed=0),
+    **linear(),
     **{f"LDP-{name}": _wrapped(name, make) for name, make in BASE.items()},
     "SB3": lambda n: SB3Agent(StubModel(), n_envs=n),  # type: ignore[arg-type]
+    **private(1000),
 }
-LINEAR = {"LinUCB", "LDPLinUCB", "LDPOLS", "ShuffleLinUCB"}
+AGENTS.update(by_default(AGENTS))  # a new agent that needs no arguments beyond K
 #: Agents whose observation is not a per-arm array (they check it themselves).
 OWN_OBS = {"SMUCB", "LDP-SMUCB", "SB3"} | LINEAR
-
-#: The private agents of agents/central_dp/ucb.py and agents/central_dp/thompson.py (rewards in [0, 1]; private
-#: already, so not wrapped in LDPWrapper).
-DP_AGENTS: dict[str, Make] = {
-    "HybridDPUCB": lambda n: HybridDPUCB(K, 1.0, n_envs=n, seed=0),
-    "TreeDPUCB": lambda n: TreeDPUCB(K, 1000, 1.0, n_envs=n, seed=0),
-    "AdaPUCB": lambda n: AdaPUCB(K, 1.0, n_envs=n, seed=0),
-    "AdaPUCB-cumulative": lambda n: AdaPUCB(K, 1.0, variant="cumulative", n_envs=n, seed=0),
-    "DPThompsonSampling": lambda n: DPThompsonSampling(K, 1.0, n_envs=n, seed=0),
-    "LDPThompsonSampling": lambda n: LDPThompsonSampling(K, 1.0, n_envs=n, seed=0),
-    "PrePullGaussianTS": lambda n: PrePullGaussianTS(K, 2, 2.0, n_envs=n, seed=0),
-    "DPTSUCB": lambda n: DPTSUCB(K, 1000, 0.5, n_envs=n, seed=0),
-}
-AGENTS.update(DP_AGENTS)
 
 
 def test_every_public_agent_has_a_feedback_entry() -> None:
     problem = missing_agents(classes_built_by(AGENTS), "AGENTS of tests/test_agent_inputs.py")
     assert problem is None, problem
-
-
-UNIT |= set(DP_AGENTS)
 
 
 def obs_for(name: str, n: int | None) -> Any:
@@ -208,7 +134,8 @@ def problems_with(
     except Exception as exc:  # noqa: BLE001 - any other error is a finding
         return f"{name}: {type(exc).__name__}: {str(exc)[:200]!r}"
     else:
-        return f"{name}: accepted it"
+        hint = " (act(obs) should call self._check_obs(obs))" if "obs" in words else ""
+        return f"{name}: accepted it{hint}"
     good_update(agent, a, n)
     good_update(twin, a, n)
     if play_steps(agent, name, n) != play_steps(twin, name, n):

@@ -17,13 +17,16 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import lazy_module
+from conftest import PATH3, lazy_module
+from rollouts import assert_int, assert_int64_per_copy, assert_plays_like_reference, play_env
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents import KLUCB, MOSS, UCB, EpsilonGreedy, Exp3, Exp3IX, Exp3SET, Random
 from agents.adversarial.kernels import ExpWeightsReference
 from agents.base import Agent
 from agents.stochastic.index_kernels import (
+    ANCHOR_BLOCKS,
+    DECISION_COLUMNS,
     GreedyReference,
     KLUCBReference,
     MOSSReference,
@@ -36,7 +39,6 @@ from bandit_envs.feedback_graphs import erdos_renyi
 
 optimize = lazy_module("scipy.optimize")
 
-PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)  # 0 - 1 - 2
 EMPTY5 = np.zeros((5, 5), dtype=bool)
 
 
@@ -102,19 +104,11 @@ def uniform_rewards(means: list[float], horizon: int, seed: int) -> np.ndarray:
     return rng.beta(4 * m, 4 * (1 - m), size=(horizon, len(means)))
 
 
-def play_against_reference(agent: Agent, reference: Any, table: np.ndarray) -> None:
-    for t, row in enumerate(table):
-        action = agent.act()
-        assert action == reference.act(), f"round {t}"
-        agent.update(action, float(row[action]))
-        reference.update(action, float(row[action]))
-
-
 @pytest.mark.parametrize("rewards", [bernoulli_rewards, uniform_rewards])
 @pytest.mark.parametrize("c", [0.0, 3.0])
 def test_klucb_equals_its_plain_python_reference(rewards, c):
     table = rewards([0.45, 0.5, 0.55, 0.5, 0.3, 0.52], 1500, seed=3)
-    play_against_reference(KLUCB(6, c), KLUCBReference(6, c, 1e-9), table)
+    assert_plays_like_reference(KLUCB(6, c), KLUCBReference(6, c, 1e-9), table)
 
 
 @pytest.mark.parametrize("tol", [1e-3, 1e-6])
@@ -133,6 +127,34 @@ def test_klucb_copies_equal_the_reference_on_a_coarse_grid_with_arms_near_one(to
         batch.update(a, table[t, rows, a])
         for i, ref in enumerate(refs):
             ref.update(int(a[i]), float(table[t, i, a[i]]))
+
+
+def test_klucb_copies_keep_decisions_and_move_anchors_without_logarithms_and_equal_the_reference():
+    # Close Bernoulli arms, c = 0 and 3 per copy: most choices come from a kept decision by bounds and
+    # most updates of the decided arm keep its anchor (bounds of kl at the new mean, no logarithm);
+    # every copy still chooses as the reference, which computes every index.
+    copies, horizon = 8, 1200
+    means = np.array([0.45, 0.5, 0.55, 0.5, 0.3, 0.52])
+    k = means.size
+    rng = np.random.default_rng(5)
+    table = (rng.random((horizon, copies, k)) < means).astype(np.float64)
+    c = np.array([0.0, 3.0] * (copies // 2))
+    batch = KLUCB(k, c, n_envs=copies)
+    refs = [KLUCBReference(k, float(c[i]), 1e-9) for i in range(copies)]
+    rows = np.arange(copies)
+    assert batch._anchors.shape == (copies, ANCHOR_BLOCKS * k + DECISION_COLUMNS)
+    kept = moved = 0
+    for t in range(horizon):
+        a = batch.act()
+        assert list(a) == [ref.act() for ref in refs], f"round {t}"
+        batch.update(a, table[t, rows, a])
+        for i, ref in enumerate(refs):
+            ref.update(int(a[i]), float(table[t, i, a[i]]))
+        anchors = batch._anchors
+        kept += int(np.sum(anchors[:, ANCHOR_BLOCKS * k + 2] > 0.0))  # a decision whose threshold is still ahead
+        moved += int(np.sum(anchors[rows, 6 * k + a] != batch.means[rows, a]))  # anchor evaluated at another mean
+    assert kept > 0.5 * copies * horizon
+    assert moved > 0.25 * copies * horizon
 
 
 def test_kl_search_from_near_one_ends_near_the_index():
@@ -175,7 +197,7 @@ def test_moss_index_by_hand():
 @pytest.mark.parametrize("rewards", [bernoulli_rewards, uniform_rewards])
 def test_moss_equals_its_plain_python_reference(rewards):
     table = rewards([0.45, 0.5, 0.55, 0.5], 2000, seed=4)
-    play_against_reference(MOSS(4, 2000), MOSSReference(4, 2000), table)
+    assert_plays_like_reference(MOSS(4, 2000), MOSSReference(4, 2000), table)
 
 
 # EpsilonGreedy ------------------------------------------------------------------------------------
@@ -191,7 +213,7 @@ def test_epsilon_greedy_equals_its_plain_python_reference(kwargs, param, decayin
     if param is None:
         param = kwargs["c"] * 4 / 0.1**2
     agent = EpsilonGreedy(4, seed=11, **kwargs)
-    play_against_reference(agent, GreedyReference(4, param, decaying, np.random.default_rng(11)), table)
+    assert_plays_like_reference(agent, GreedyReference(4, param, decaying, np.random.default_rng(11)), table)
 
 
 def test_greedy_plays_each_arm_once_then_the_best_mean():
@@ -326,7 +348,29 @@ def test_exp3_equals_its_plain_python_reference(horizon):
     table = uniform_rewards([0.3, 0.5, 0.6, 0.55], 1500, seed=6)
     agent = Exp3(4, horizon, seed=3)
     reference = ExpWeightsReference(4, "exp3", np.random.default_rng(3), agent.eta_at)
-    play_against_reference(agent, reference, table)
+    assert_plays_like_reference(agent, reference, table)
+
+
+def test_batched_exp3_calls_compiled_entry_points_and_takes_strided_feedback():
+    # N copies' act and update call the batched kernels' compiled entry points (no argument typing);
+    # the update's entry point takes actions and rewards of any strides and read-only rewards.
+    from agents.adversarial import exp3 as exp3_module
+
+    agent, twin = Exp3(4, 500, n_envs=6, seed=2), Exp3(4, 500, n_envs=6, seed=2)
+    for kernel in (exp3_module._SAMPLE, exp3_module._EXP3_UPDATE):
+        assert kernel.call is not kernel.kernel
+    table = np.random.default_rng(4).random((200, 6, 4))
+    for t in range(200):
+        a, b = agent.act(), twin.act()
+        np.testing.assert_array_equal(a, b)
+        wide = np.stack([a, a], axis=1)  # (6, 2) int64: column 0 has a stride of 16 bytes
+        rewards = np.stack([table[t, np.arange(6), a]] * 3, axis=1)[:, 1]
+        rewards.flags.writeable = False
+        agent.update(wide[:, 0], rewards)
+        twin.update(np.ascontiguousarray(a), np.ascontiguousarray(rewards))
+    np.testing.assert_array_equal(agent.loss_estimates, twin.loss_estimates)
+    with pytest.raises(ValueError, match="for copy 2"):
+        agent.update(np.array([0, 1, 4, 0, 1, 2])[::1], np.zeros(6))
 
 
 def test_exp3set_and_exp3ix_equal_their_plain_python_reference():
@@ -382,23 +426,12 @@ def test_batch_copy_i_equals_a_single_agent_seeded_seed_plus_i(name):
     make, n, horizon, seed = BATCHABLE[name], 4, 300, 20
     vec = gym.make_vec("GraphBandit-v0", num_envs=n, horizon=horizon, **ENV_KW)
     vec.reset(seed=100)
-    agent = make(n, seed)
-    batched = np.empty((horizon, n), dtype=np.int64)
-    for t in range(horizon):
-        a = agent.act()
-        assert a.shape == (n,) and a.dtype == np.int64
-        _, reward, _, _, info = vec.step(a)
-        agent.update(a, reward, info)
-        batched[t] = a
+    batched = np.array(play_env(make(n, seed), vec, horizon, check=assert_int64_per_copy(n)).actions)
     for i in range(n):
         env = gym.make("GraphBandit-v0", horizon=horizon, **ENV_KW)
         env.reset(seed=100 + i)
-        single = make(None, seed + i)
-        for t in range(horizon):
-            a = single.act()
-            assert isinstance(a, int) and a == batched[t, i], f"copy {i}, round {t}"
-            _, reward, _, _, info = env.step(a)
-            single.update(a, reward, info)
+        single = play_env(make(None, seed + i), env, horizon, check=assert_int).actions
+        np.testing.assert_array_equal(single, batched[:, i], err_msg=f"copy {i}")
 
 
 @pytest.mark.parametrize("name", sorted(BATCHABLE))

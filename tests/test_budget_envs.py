@@ -13,7 +13,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import lazy_module
+from conftest import GOWALLA_NYC, ML_RATINGS, assert_copies_replay_single_envs, lazy_module, make_offline
 from gymnasium.utils.env_checker import check_env as gym_check_env
 from scipy.special import expit
 
@@ -37,9 +37,6 @@ from bandit_envs.privacy import randomized_response
 
 stats = lazy_module("scipy.stats")
 
-#: Real data files, by their names under ../shared/data (the ``shared_data`` fixture finds them).
-ML_RATINGS = "ml-latest-small/ratings.csv"
-GOWALLA_NYC = "gowalla-snap-nyc/loc-gowalla_totalCheckins.nyc.txt.gz"
 
 ML_ID = "PrivacyBudgetMovieLens-v0"
 GW_ID = "PrivacyBudgetGowalla-v0"
@@ -107,12 +104,7 @@ def test_registered_with_native_vector_env(env_id: str) -> None:
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_make_without_arguments_works_offline(env_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    def no_download(*args: Any, **kwargs: Any) -> None:
-        raise AssertionError("the default env must not touch the network")
-
-    monkeypatch.setattr("pooch.retrieve", no_download)
-    env = gym.make(env_id)
-    obs, info = env.reset(seed=0)
+    env, obs, info = make_offline(env_id, monkeypatch)
     assert env.unwrapped.horizon == 20_000
     np.testing.assert_allclose(info["budgets"], np.arange(1, 11) / 10)
     assert env.observation_space.contains(obs)
@@ -440,23 +432,7 @@ def test_vector_copy_equals_single_env_across_autoresets(env_id: str) -> None:
     n, horizon, steps = 3, 7, 23
     venv = VECTOR[env_id](num_envs=n, horizon=horizon, **FAST)
     actions = np.random.default_rng(1).integers(0, 10, (steps, n))
-    obs_v, _ = venv.reset(seed=40)
-    trace = [venv.step(a) for a in actions]
-    for i in range(n):
-        env = SINGLE[env_id](horizon=horizon, **FAST)
-        obs, _ = env.reset(seed=40 + i)
-        np.testing.assert_array_equal(obs, obs_v[i])
-        for t, a in enumerate(actions[:, i]):
-            obs_t, reward_t, _, trunc_t, info_t = trace[t]
-            if t > 0 and trace[t - 1][3][i]:  # NEXT_STEP autoreset: this step restarts the copy
-                obs, _ = env.reset()
-                assert reward_t[i] == 0.0
-            else:
-                obs, reward, _, trunc, info = env.step(int(a))
-                assert reward == reward_t[i] and trunc == trunc_t[i]
-                for key, value in info.items():
-                    assert value == info_t[key][i], key
-            np.testing.assert_array_equal(obs, obs_t[i])
+    assert_copies_replay_single_envs(venv, lambda: SINGLE[env_id](horizon=horizon, **FAST), actions, seed=40)
 
 
 @pytest.mark.parametrize("env_id", IDS)

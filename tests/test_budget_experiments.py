@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from conftest import GOWALLA_NYC
 
 from agents.experiments.budget.paper import ALPHA_GRIDS
 from agents.experiments.cli import main, run_experiment
 from agents.experiments.core.data import scenario_of
-
-GOWALLA_NYC = "gowalla-snap-nyc/loc-gowalla_totalCheckins.nyc.txt.gz"
 
 
 @pytest.mark.parametrize("experiment_id", ["budget/alpha", "budget/baselines", "budget/smucb-vs-ucb"])

@@ -148,49 +148,31 @@ def _banditlab(*commands: str, jobs: int = 1) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _family_case(case_id: str, *commands: str, extra: str = "", kernels: frozenset[str] = frozenset()) -> Any:
+    """A slow case: ``banditlab`` ``commands`` (then the code ``extra``) and the kernels its first run must compile."""
+    return pytest.param(_banditlab(*commands) + extra, kernels, id=case_id, marks=pytest.mark.slow)
+
+
 CASES = [
     pytest.param(_STEP_API, frozenset(), id="step-api"),
-    pytest.param(
-        _banditlab(
-            "run gap/regret-eps --quick --runs 1 --horizon 400",
-            "run gap/privacy --quick --runs 1 --horizon 400",
-        ),
-        frozenset(),
-        id="gap",
-        marks=pytest.mark.slow,
+    _family_case(
+        "gap", "run gap/regret-eps --quick --runs 1 --horizon 400", "run gap/privacy --quick --runs 1 --horizon 400"
     ),
-    pytest.param(
-        _banditlab("run budget/alpha --quick --horizon 50", "run budget/baselines --quick --horizon 50"),
-        frozenset(),
-        id="budget",
-        marks=pytest.mark.slow,
+    _family_case("budget", "run budget/alpha --quick --horizon 50", "run budget/baselines --quick --horizon 50"),
+    _family_case(
+        "ldp-linucb",
+        "run ldp-linucb/epsilon --quick --horizon 500",
+        "run ldp-linucb/sqrt-t --quick --horizon 500",
+        "run ldp-linucb/realistic --quick --horizon 500",
     ),
-    pytest.param(
-        _banditlab(
-            "run ldp-linucb/epsilon --quick --horizon 500",
-            "run ldp-linucb/sqrt-t --quick --horizon 500",
-            "run ldp-linucb/realistic --quick --horizon 500",
-        ),
-        frozenset(),
-        id="ldp-linucb",
-        marks=pytest.mark.slow,
+    _family_case(
+        "dp-mab",
+        "run dp-mab/epsilon --quick --runs 2 --horizon 300",
+        "run graph/side-observations --quick --runs 2 --horizon 300",
+        extra=_DPMAB_AGENTS,
+        kernels=DPMAB_KERNELS,
     ),
-    pytest.param(
-        _banditlab(
-            "run dp-mab/epsilon --quick --runs 2 --horizon 300",
-            "run graph/side-observations --quick --runs 2 --horizon 300",
-        )
-        + _DPMAB_AGENTS,
-        DPMAB_KERNELS,
-        id="dp-mab",
-        marks=pytest.mark.slow,
-    ),
-    pytest.param(
-        _banditlab("run rl/graph --quick --runs 1 --horizon 50"),
-        frozenset(),
-        id="rl",
-        marks=pytest.mark.slow,
-    ),
+    _family_case("rl", "run rl/graph --quick --runs 1 --horizon 50"),
 ]
 
 

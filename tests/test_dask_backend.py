@@ -14,10 +14,9 @@ import signal
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
-from conftest import lazy_module
+from conftest import lazy_module, saved_tasks
 
 if importlib.util.find_spec("distributed") is None:
     pytest.skip("could not import 'distributed'", allow_module_level=True)
@@ -64,17 +63,6 @@ def _run(eid, folder, *extra):
         return main(["run", eid, *SMALL[eid], "--out", str(folder), "--no-progress", *extra])
     except SystemExit as exc:  # argparse rejects a bad option value itself
         return exc.code
-
-
-def _saved_tasks(parts: Path) -> list[int]:
-    """The task indices in the partial store's batch files ``parts/NNNNNN.json`` (as ``finished()`` reads them)."""
-    tasks: list[int] = []
-    for path in parts.glob("0*.json"):
-        try:
-            tasks += [record["task"] for record in json.loads(path.read_text())["tasks"]]
-        except (OSError, ValueError):  # absent (no store yet), or cut short: redone, as the store does
-            pass
-    return sorted(tasks)
 
 
 def _error_line(capsys):
@@ -128,7 +116,7 @@ def test_interrupted_run_resumes_only_the_missing_tasks(local_csv, tmp_path, mon
     assert _run(eid, tmp_path, "--jobs", "1") == 130
     line = _error_line(capsys)
     assert "interrupted; 10 of 27 tasks are saved in" in line and "running the same command again resumes" in line
-    assert len(_saved_tasks(tmp_path / "parts")) == 10
+    assert len(saved_tasks(tmp_path / "parts")) == 10
     assert not (tmp_path / "results.csv").exists()
 
     # Other options over the saved sweep are refused, and the saved tasks are left alone.
@@ -136,7 +124,7 @@ def test_interrupted_run_resumes_only_the_missing_tasks(local_csv, tmp_path, mon
     line = _error_line(capsys)
     assert "holds partial results of a different run (runs 1 there, 2 now; tasks 27 there, 54 now)" in line
     assert "--fresh" in line
-    assert len(_saved_tasks(tmp_path / "parts")) == 10
+    assert len(saved_tasks(tmp_path / "parts")) == 10
 
     # The same command resumes: only the 17 missing tasks run, and results.csv is the uninterrupted one.
     first = list(calls)
@@ -170,7 +158,7 @@ def test_a_local_interruption_resumes_on_the_cluster(cluster, local_csv, tmp_pat
     assert json.loads((folder / "meta.json").read_text())["resumed_tasks"] == 2
 
 
-def test_fresh_discards_the_saved_tasks(local_csv, tmp_path, monkeypatch, capsys):
+def test_fresh_discards_thesaved_tasks(local_csv, tmp_path, monkeypatch, capsys):
     eid = "gap/privacy"
 
     def interrupt_after_1(task, calls=[]):  # noqa: B006 - counts the calls
@@ -236,7 +224,7 @@ def test_a_worker_dying_mid_sweep_keeps_the_finished_tasks(cluster, local_csv, t
     line = _error_line(capsys)
     assert "were lost because the Dask workers running them died" in line
     assert "tasks are saved in" in line and "running the same command again resumes from them" in line
-    saved = _saved_tasks(tmp_path / "parts")
+    saved = saved_tasks(tmp_path / "parts")
     assert 5 not in saved and len(saved) >= 20
     monkeypatch.undo()
     assert _run(eid, tmp_path, "--jobs", "1") == 0  # resume locally
@@ -255,9 +243,9 @@ def test_a_killed_worker_is_replaced_and_the_sweep_completes(cluster, tmp_path):
 
     def kill_one_worker():
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and len(_saved_tasks(parts)) < 5:
+        while time.monotonic() < deadline and len(saved_tasks(parts)) < 5:
             time.sleep(0.01)
-        seen.append(len(_saved_tasks(parts)))
+        seen.append(len(saved_tasks(parts)))
         os.kill(next(iter(pids.values())), signal.SIGKILL)
 
     killer = threading.Thread(target=kill_one_worker)

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pooch
 import pytest
+from conftest import GOWALLA_NYC, ML_RATINGS
 
 from bandit_envs.datasets import (
     GOWALLA_URL,
@@ -41,10 +42,6 @@ from bandit_envs.datasets import (
     synthetic_movielens,
     top_users,
 )
-
-#: Real data files, by their names under ../shared/data (the ``shared_data`` fixture finds them).
-ML_RATINGS = "ml-latest-small/ratings.csv"
-GOWALLA_NYC = "gowalla-snap-nyc/loc-gowalla_totalCheckins.nyc.txt.gz"
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from conftest import lazy_module
 from numba import njit
+from rollouts import assert_plays_like_reference, lockstep_from_seed, play_table
 
 from agents import (
     UCB,
@@ -81,19 +82,6 @@ AGENTS: dict[str, tuple[Callable[[int | None, int], Any], Callable[[int], Any]]]
 }
 
 
-def play(agent: Any, table: np.ndarray) -> np.ndarray:
-    """Arms of every round; ``table`` is (T, K) for one env or (T, N, K) for N copies."""
-    actions = []
-    for t in range(table.shape[0]):
-        a = agent.act()
-        if table.ndim == 2:
-            agent.update(a, float(table[t, a]))
-        else:
-            agent.update(a, table[t, np.arange(table.shape[1]), a])
-        actions.append(a)
-    return np.array(actions)
-
-
 def bernoulli(shape: tuple[int, ...], means: list[float], seed: int = 0) -> np.ndarray:
     return (np.random.default_rng(seed).random(shape) < np.array(means)).astype(np.float64)
 
@@ -140,14 +128,7 @@ def test_laplace_stream_draws_have_the_right_law():
 @pytest.mark.parametrize("name", AGENTS)
 @pytest.mark.parametrize("seed", [3, 2**33])
 def test_agent_equals_its_plain_python_reference(name, seed):
-    make, make_reference = AGENTS[name]
-    table = np.random.default_rng(seed % 1000).random((800, K))
-    agent, reference = make(None, seed), make_reference(seed)
-    for t in range(table.shape[0]):
-        a, b = agent.act(), reference.act()
-        assert a == b, f"round {t}"
-        agent.update(a, float(table[t, a]))
-        reference.update(b, float(table[t, b]))
+    agent, reference = lockstep_from_seed(AGENTS[name], seed, K)
     if hasattr(reference, "counters"):
         np.testing.assert_array_equal(agent.released[0], [c.value for c in reference.counters])
     if hasattr(reference, "mean"):
@@ -184,11 +165,7 @@ def test_float_sampler_agent_equals_its_reference_and_differs_from_the_lattice(n
     make, make_reference = FLOAT_AGENTS[name]
     table = np.random.default_rng(6).random((600, K))
     agent, reference = make(), make_reference()
-    for t in range(table.shape[0]):
-        a, b = agent.act(), reference.act()
-        assert a == b, f"round {t}"
-        agent.update(a, float(table[t, a]))
-        reference.update(b, float(table[t, b]))
+    assert_plays_like_reference(agent, reference, table)
     released = agent.released[0] if hasattr(reference, "counters") else agent.released_means[0]
     expected = [c.value for c in reference.counters] if hasattr(reference, "counters") else reference.mean
     np.testing.assert_array_equal(released, expected)
@@ -201,10 +178,10 @@ def test_copy_i_of_a_batch_is_the_single_agent_with_copy_i_seed(name):
     table = bernoulli((600, 4, K), [0.7, 0.5, 0.45], seed=2)
     batch = make(4, 100)
     assert batch.copy_seeds == [100, 101, 102, 103]
-    actions = play(batch, table)
+    actions = play_table(batch, table)
     for i in range(4):
         single = make(None, 100 + i)
-        np.testing.assert_array_equal(play(single, table[:, i]), actions[:, i])
+        np.testing.assert_array_equal(play_table(single, table[:, i]), actions[:, i])
 
 
 @pytest.mark.parametrize("name", AGENTS)
@@ -212,17 +189,17 @@ def test_seeds_reproduce_runs_and_reset_restarts_them(name):
     make, _ = AGENTS[name]
     table = np.random.default_rng(4).random((300, K))
     agent = make(None, 8)
-    first = play(agent, table)
+    first = play_table(agent, table)
     agent.reset()
-    np.testing.assert_array_equal(play(agent, table), first)
+    np.testing.assert_array_equal(play_table(agent, table), first)
     agent.reset(seed=8)
-    np.testing.assert_array_equal(play(agent, table), first)
+    np.testing.assert_array_equal(play_table(agent, table), first)
     unseeded = make(None, 0)
     unseeded.seed = None
     unseeded.reset()
     recorded = unseeded.copy_seeds[0]
     again = make(None, recorded)
-    np.testing.assert_array_equal(play(again, table), play(unseeded, table))
+    np.testing.assert_array_equal(play_table(again, table), play_table(unseeded, table))
 
 
 # Known answers ------------------------------------------------------------------------------------
@@ -296,7 +273,7 @@ def test_tree_learns_nothing_past_its_horizon():
 
 def test_adap_ucb_episodes_double_each_arms_pulls():
     agent = AdaPUCB(2, 1.0, seed=1)
-    arms = play(agent, np.full((200, 2), 0.5))
+    arms = play_table(agent, np.full((200, 2), 0.5))
     runs = []  # (arm, length) of consecutive pulls
     for a in arms:
         if runs and runs[-1][0] == a:
@@ -401,7 +378,7 @@ GAPS = np.max(MEANS) - np.array(MEANS)
 
 
 def mean_regret(agent: Any, table: np.ndarray) -> float:
-    return float(GAPS[play(agent, table)].sum(axis=0).mean())
+    return float(GAPS[play_table(agent, table)].sum(axis=0).mean())
 
 
 def test_with_a_huge_epsilon_the_private_agents_are_close_to_ucb_and_ts():
@@ -461,8 +438,8 @@ def test_a_refused_update_changes_nothing(name):
     make, _ = AGENTS[name]
     agent, twin = make(3, 1), make(3, 1)
     table = np.random.default_rng(2).random((50, 3, K))
-    play(agent, table[:20])
-    play(twin, table[:20])
+    play_table(agent, table[:20])
+    play_table(twin, table[:20])
     a = agent.act()
     twin.act()
     with pytest.raises(ValueError, match="copy 1"):
@@ -471,4 +448,4 @@ def test_a_refused_update_changes_nothing(name):
         agent.update(np.array([0, 1, K]), np.full(3, 0.5))
     agent.update(a, np.full(3, 0.5))
     twin.update(a, np.full(3, 0.5))
-    np.testing.assert_array_equal(play(agent, table[20:]), play(twin, table[20:]))
+    np.testing.assert_array_equal(play_table(agent, table[20:]), play_table(twin, table[20:]))

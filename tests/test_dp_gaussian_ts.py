@@ -16,6 +16,7 @@ import math
 import numpy as np
 import pytest
 from numba import njit
+from rollouts import lockstep_from_seed, play_table
 from scipy import stats
 
 from agents import DPTSUCB, HybridDPUCB, PrePullGaussianTS, TreeDPUCB
@@ -66,38 +67,19 @@ AGENTS = {
 }
 
 
-def play(agent, table):
-    actions = []
-    for t in range(table.shape[0]):
-        a = agent.act()
-        if table.ndim == 2:
-            agent.update(a, float(table[t, a]))
-        else:
-            agent.update(a, table[t, np.arange(table.shape[1]), a])
-        actions.append(a)
-    return np.array(actions)
-
-
 @pytest.mark.parametrize("name", AGENTS)
 @pytest.mark.parametrize("seed", [3, 2**33])
 def test_agent_equals_its_plain_python_reference(name, seed):
-    make, make_reference = AGENTS[name]
-    table = np.random.default_rng(seed % 1000).random((800, K))
-    agent, reference = make(None, seed), make_reference(seed)
-    for t in range(table.shape[0]):
-        a, b = agent.act(), reference.act()
-        assert a == b, f"round {t}"
-        agent.update(a, float(table[t, a]))
-        reference.update(b, float(table[t, b]))
+    agent, reference = lockstep_from_seed(AGENTS[name], seed, K)
 
 
 @pytest.mark.parametrize("name", ["PrePullGaussianTS", "DPTSUCB"])
 def test_copy_i_of_a_batch_is_the_single_agent_with_copy_i_seed(name):
     make, _ = AGENTS[name]
     table = (np.random.default_rng(2).random((500, 3, K)) < [0.7, 0.5, 0.45]).astype(float)
-    actions = play(make(3, 100), table)
+    actions = play_table(make(3, 100), table)
     for i in range(3):
-        np.testing.assert_array_equal(play(make(None, 100 + i), table[:, i]), actions[:, i])
+        np.testing.assert_array_equal(play_table(make(None, 100 + i), table[:, i]), actions[:, i])
 
 
 @njit
@@ -150,7 +132,7 @@ def test_prepull_guarantee_and_budget():
     sized = PrePullGaussianTS.for_budget(5, 10_000, 1.0)
     assert sized.epsilon == pytest.approx(1.0, rel=1e-6) and sized.privacy_spent == (0.0, 0.0)
     table = np.random.default_rng(0).random((200, 5))
-    play(sized, table)
+    play_table(sized, table)
     mu = math.sqrt(200 - 5) * sized.per_round_mu  # 5 first pulls draw nothing
     assert sized.gdp_mu == pytest.approx(mu) and sized.privacy_spent[0] == pytest.approx(gdp_epsilon(mu, 1e-5))
     assert sized.user_privacy_spent(3)[0] == pytest.approx(gdp_epsilon(3 * mu, 1e-5))
@@ -206,7 +188,8 @@ def test_hybrid_paper_bound_has_less_regret_than_the_exact_one():
     table = (np.random.default_rng(1).random((10_000, 20, 5)) < means).astype(float)
     gaps = means.max() - means
     regret = {
-        b: gaps[play(HybridDPUCB(5, 1.0, bound=b, n_envs=20, seed=0), table)].sum(0).mean() for b in ("exact", "paper")
+        b: gaps[play_table(HybridDPUCB(5, 1.0, bound=b, n_envs=20, seed=0), table)].sum(0).mean()
+        for b in ("exact", "paper")
     }
     assert regret["paper"] < 0.8 * regret["exact"], regret
 

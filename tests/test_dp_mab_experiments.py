@@ -13,6 +13,7 @@ import gymnasium as gym
 import numpy as np
 import pandas as pd
 import pytest
+from rollouts import play_env
 
 import bandit_envs  # noqa: F401
 from agents.experiments import get_experiment
@@ -117,12 +118,7 @@ def test_copy_i_of_a_block_equals_a_single_agent_on_the_gym_env(experiment_id, s
             env = gym.make("GraphBandit-v0", reward=exp.options["reward"], horizon=exp.horizon, **kwargs)
             agent = make_agent(name, env.unwrapped, s, run_seed(base, r))
             env.reset(seed=table_seed(base, r))
-            regret = 0.0
-            for _ in range(exp.horizon):
-                a = agent.act()
-                _, reward, _, _, info = env.step(a)
-                agent.update(a, reward, info)
-                regret += info["regret"]
+            regret = play_env(agent, env, exp.horizon).regret
             final = [x["regret"] for x in rows if x["agent"] == name and x["run"] == r and x["t"] == exp.horizon]
             assert final == [pytest.approx(regret, rel=1e-12, abs=1e-9)], (name, r)
 

@@ -22,7 +22,7 @@ import gymnasium as gym
 import networkx as nx
 import numpy as np
 import pytest
-from conftest import lazy_module
+from conftest import PATH3, lazy_module
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents.elimination import kernels
@@ -50,7 +50,6 @@ from bandit_envs.privacy.streams import noise_generator
 
 stats = lazy_module("scipy.stats")
 
-PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)  # 0 - 1 - 2
 CYCLE4 = np.array([[0, 1, 0, 1], [1, 0, 1, 0], [0, 1, 0, 1], [1, 0, 1, 0]], dtype=bool)
 PATH5 = np.eye(5, k=1, dtype=bool) | np.eye(5, k=-1, dtype=bool)  # 0 - 1 - 2 - 3 - 4
 COMPLETE4 = ~np.eye(4, dtype=bool)

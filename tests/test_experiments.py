@@ -5,6 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+from rollouts import play_env
 
 import bandit_envs  # noqa: F401
 from agents import GAP
@@ -92,12 +93,7 @@ def test_runner_regret_equals_the_step_loop_on_the_gym_env():
     for name in exp.agents:
         agent = make_agent(name, env.unwrapped, setting, agent_seed(5, 0))
         env.reset(seed=table_seed(5, 0))
-        regret = 0.0
-        for _ in range(exp.horizon):
-            a = agent.act()
-            _, r, _, _, info = env.step(a)
-            agent.update(a, r, info)
-            regret += info["regret"]
+        regret = play_env(agent, env, exp.horizon).regret
         final = [x["regret"] for x in rows if x["agent"] == name and x["t"] == exp.horizon]
         assert final == [pytest.approx(regret, rel=1e-12, abs=1e-9)], name
 

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import saved_tasks
 
 from agents.experiments.cli import main, run_experiment
 
@@ -146,17 +147,6 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     return (folder / "results.csv").read_bytes()
 
 
-def _saved_tasks(parts: Path) -> list[int]:
-    """The task indices in the partial store's batch files ``parts/NNNNNN.json`` (as ``finished()`` reads them)."""
-    tasks: list[int] = []
-    for path in parts.glob("0*.json"):
-        try:
-            tasks += [record["task"] for record in json.loads(path.read_text())["tasks"]]
-        except (OSError, ValueError):  # absent (no store yet), or cut short: redone, as the store does
-            pass
-    return sorted(tasks)
-
-
 def _command(out: Path) -> list[str]:
     return ["run", EXPERIMENT, *SCALE, "--jobs", "2", "--no-progress", "--out", str(out)]
 
@@ -171,7 +161,7 @@ def _resume(out: Path, capsys: pytest.CaptureFixture[str]) -> str:
 def _stop_mid_sweep(banditlab: type[Banditlab], out: Path, sig: signal.Signals) -> tuple[Banditlab, set[int]]:
     """Start the sweep, send ``sig`` once a task is saved and both workers run; the workers' pids."""
     b = banditlab(*_command(out))
-    _poll(lambda: bool(_saved_tasks(out / "parts")) or b.proc.poll() is not None, "the first saved task")
+    _poll(lambda: bool(saved_tasks(out / "parts")) or b.proc.poll() is not None, "the first saved task")
     assert b.proc.poll() is None, "the sweep finished before it could be interrupted"
     workers = _children(b.proc.pid)
     b.seen |= workers | _naming(str(out))
@@ -210,7 +200,7 @@ def test_a_killed_sweep_leaves_no_worker_and_resumes_byte_identical(banditlab, r
     code, _, _ = b.finish()  # returns only once no worker holds the pipes any more
     assert code == -signal.SIGKILL
     _assert_gone(workers, out)
-    saved = len(_saved_tasks(out / "parts"))
+    saved = len(saved_tasks(out / "parts"))
     assert 0 < saved < TASKS  # everything written before the kill, none of what was still buffered
 
     err = _resume(out, capsys)
@@ -250,7 +240,7 @@ def test_sigterm_on_the_dask_backend_stops_the_client_and_leaves_no_process(band
     cluster_options = {"threads_per_worker": 1, "processes": True, "host": "127.0.0.1", "dashboard_address": None}
     with distributed.LocalCluster(n_workers=2, **cluster_options) as cluster:
         b = banditlab(*_command(out), "--backend", "dask", "--scheduler", cluster.scheduler_address)
-        _poll(lambda: bool(_saved_tasks(out / "parts")) or b.proc.poll() is not None, "the first saved task")
+        _poll(lambda: bool(saved_tasks(out / "parts")) or b.proc.poll() is not None, "the first saved task")
         assert b.proc.poll() is None, "the sweep finished before it could be interrupted"
         started = _children(b.proc.pid) | _naming(str(out))
         b.seen |= started
@@ -351,7 +341,7 @@ def test_a_failing_user_agent_is_one_sentence_with_its_frames_and_the_fixed_agen
     assert [x for x in lines if x.startswith("banditlab")] == lines[:1], err
     shown = [x.strip() for x in lines if x.strip().startswith("File ")]
     assert shown == ([f'File "{agent}", line {_line(agent, fail)}, in {_where(fail)}'] if frames else []), err
-    saved = _saved_tasks(out / "parts")
+    saved = saved_tasks(out / "parts")
     # One job: tasks 0 and 1 are saved, not the failing task 2; two: task 0 (in banditlab's process) and others
     assert 3 * int(failed[1]) + 2 not in saved and (saved == [0, 1] if jobs == "1" else 0 in saved), (saved, err)
     assert f"{len(saved)} of 6 tasks are saved in {out / 'parts'}" in lines[0]
@@ -397,7 +387,7 @@ def test_the_last_dask_worker_dying_mid_sweep_exits_3_after_timeout(banditlab, t
         worker = _dask("distributed.cli.dask_worker", scheduler, "--no-nanny", "--nthreads", "1", cwd=tmp_path)
         started.append(worker)
         b = banditlab(*_command(out), "--backend", "dask", "--scheduler", scheduler, "--timeout", "3")
-        _poll(lambda: bool(_saved_tasks(out / "parts")) or b.proc.poll() is not None, "the first saved task")
+        _poll(lambda: bool(saved_tasks(out / "parts")) or b.proc.poll() is not None, "the first saved task")
         assert b.proc.poll() is None, "the sweep finished before its worker could be killed"
         worker.kill()
         killed = time.monotonic()
@@ -438,7 +428,7 @@ def test_a_worker_its_timer_cannot_stop_is_killed_after_task_timeout(banditlab, 
     assert len(lines) == 1, err
     assert lines[0].startswith("banditlab: error: no task finished for 7 s although --task-timeout 2 s"), err
     assert "the worker processes were stopped" in lines[0] and "tasks are saved in" in lines[0], err
-    assert 0 in _saved_tasks(out / "parts")
+    assert 0 in saved_tasks(out / "parts")
 
 
 _KILLED_HOLDING_NUMBAS_LOCK = r"""

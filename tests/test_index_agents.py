@@ -8,14 +8,14 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import PATH3
 from numba import types as nb_types
+from rollouts import assert_int, assert_int64_per_copy, play_env
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents.base import Agent, entry_point
 from agents.stochastic import index
 from agents.stochastic.index import _STATE, UCB, UCBN, Random, ThompsonSampling, _pulled_step
-
-PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)  # 0 - 1 - 2
 
 
 def feed(agent: Agent, expected: int, reward: float) -> None:
@@ -175,13 +175,7 @@ def run_single(make_agent, n: int, horizon: int, seed: int, tables=None, **env_k
         env = gym.make("GraphBandit-v0", horizon=horizon, **env_kw)
         options = None if tables is None else {"reward_table": tables[i]}
         env.reset(seed=seed + i, options=options)
-        agent = make_agent(None, i)
-        for t in range(horizon):
-            action = agent.act()
-            assert isinstance(action, int)
-            _, reward, _, _, info = env.step(action)
-            agent.update(action, reward, info)
-            actions[t, i] = action
+        actions[:, i] = play_env(make_agent(None, i), env, horizon, check=assert_int).actions
     return actions
 
 
@@ -189,17 +183,8 @@ def run_batched(make_agent, n: int, horizon: int, seed: int, tables=None, **env_
     env = gym.make_vec("GraphBandit-v0", num_envs=n, horizon=horizon, **env_kw)
     options = None if tables is None else {"reward_table": tables}
     env.reset(seed=seed, options=options)
-    agent = make_agent(n, 0)
-    actions = np.empty((horizon, n), dtype=np.int64)
-    regret = np.zeros(n)
-    for t in range(horizon):
-        action = agent.act()
-        assert action.shape == (n,) and action.dtype == np.int64
-        _, reward, _, _, info = env.step(action)
-        agent.update(action, reward, info)
-        actions[t] = action
-        regret += info["regret"]
-    return actions, regret
+    played = play_env(make_agent(n, 0), env, horizon, check=assert_int64_per_copy(n))
+    return np.array(played.actions), played.regret
 
 
 DETERMINISTIC = {

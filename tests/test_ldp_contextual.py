@@ -14,6 +14,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from conftest import lazy_module
+from rollouts import linear_problem
 
 import bandit_envs  # noqa: F401  (registers the envs)
 from agents import LDPOLS, UCB, LDPLinUCB, LDPThompsonSampling, LDPWrapper, LinUCB, ShuffleLinUCB
@@ -34,17 +35,6 @@ from bandit_envs.privacy import (
 from bandit_envs.privacy.accounting import ReportMechanism, tight_composition
 
 stats = lazy_module("scipy.stats")
-
-
-def linear_problem(n_rounds: int, n_arms: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Random unit features, ‖θ*‖ = 0.9, rewards x·θ* + N(0, 0.05²) clipped to [-1, 1]: (x, rewards, means)."""
-    rng = np.random.default_rng(seed)
-    theta = rng.normal(size=d)
-    theta *= 0.9 / np.linalg.norm(theta)
-    x = rng.normal(size=(n_rounds, n_arms, d))
-    x /= np.linalg.norm(x, axis=2, keepdims=True)
-    mean = x @ theta
-    return x, np.clip(mean + 0.05 * rng.normal(size=mean.shape), -1.0, 1.0), mean
 
 
 AGENTS = {
@@ -601,3 +591,18 @@ def test_shuffle_batches_count_anonymous_and_named_steps_as_the_fast_path() -> N
     assert step.privacy_spent == fast.privacy_spent
     assert step.max_user_reports == fast.max_user_reports
     np.testing.assert_array_equal(step.theta, fast.theta)
+
+
+@pytest.mark.parametrize("cls", [LDPOLS, ShuffleLinUCB])
+def test_greedy_step_refuses_non_finite_features_and_keeps_overflowing_rows(cls: type) -> None:
+    """The greedy choice's folded finiteness check: NaN/inf refused, a row whose squares overflow still chosen."""
+    theta, l_x = np.array([0.5, -0.25, 0.1]), 1.0
+    finite = np.array([[0.1, 0.2, 0.3], [1e200, 0.0, 0.0], [0.3, -0.2, 0.0]])
+    assert choose_greedy(finite, theta, l_x, True) == choose_greedy(finite, theta, l_x) == 2
+    for bad in (np.inf, -np.inf, np.nan):
+        x = finite.copy()
+        x[2, 1] = bad
+        assert choose_greedy(x, theta, l_x, True) == -1
+        with pytest.raises(ValueError, match="obs must contain only finite numbers"):
+            cls(3, 1.0, seed=0).act(x)
+    assert cls(3, 1.0, seed=0).act(finite) in range(3)

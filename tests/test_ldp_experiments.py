@@ -8,6 +8,7 @@ import gymnasium as gym
 import numpy as np
 import pandas as pd
 import pytest
+from rollouts import play_env
 
 import bandit_envs  # noqa: F401
 from agents import LDPLinUCB
@@ -40,14 +41,8 @@ def test_fast_path_run_equals_the_gym_step_loop():
     agent = LDPLinUCB(20, setting["epsilon"], delta=0.1, alpha=0.1, horizon=horizon, sigma_method="classic",
                       bonus="quadratic", seed=policy_seed)  # fmt: skip
     obs, _ = env.reset(seed=env_seed)
-    regret = 0.0
-    users = []
-    for _ in range(horizon):
-        a = agent.act(obs)
-        obs, r, _, _, info = env.step(a)
-        agent.update(a, r, info)
-        regret += info["regret"]
-        users.append(info["user_id"])
+    played = play_env(agent, env, horizon, obs)
+    regret, users = played.regret, [info["user_id"] for info in played.infos]
     assert rows[-1]["t"] == horizon
     assert rows[-1]["regret"] == pytest.approx(regret, rel=1e-9, abs=1e-9)
     # Every row carries the busiest user's reports so far, the count the step loop's agent keeps.
@@ -103,13 +98,8 @@ def test_realistic_fast_path_equals_the_gym_step_loop_on_gowalla():
     env = gym.make("GowallaRecommendation-v0", horizon=horizon)
     agent = LDPOLS(20, setting["epsilon"], delta=0.1, mechanism="l2_ball", l_x=1.0, seed=agent_seed(2, 0))
     obs, _ = env.reset(seed=table_seed(2, 0))
-    regret, users = 0.0, []
-    for _ in range(horizon):
-        a = agent.act(obs)
-        obs, r, _, _, info = env.step(a)
-        agent.update(a, r, info)
-        regret += info["regret"]
-        users.append(info["user_id"])
+    played = play_env(agent, env, horizon, obs)
+    regret, users = played.regret, [info["user_id"] for info in played.infos]
     last = rows[-1]
     assert last["t"] == horizon
     assert last["regret"] == pytest.approx(regret, rel=1e-9, abs=1e-9)

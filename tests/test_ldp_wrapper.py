@@ -9,6 +9,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from conftest import lazy_module
+from rollouts import play_env
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents import DPSE, SMUCB, UCB, UCBN, FixedArm, LDPLinUCB, LDPWrapper, LinUCB, ThompsonSampling
@@ -280,12 +281,7 @@ def test_per_user_accounting_on_movielens_matches_dp_accounting():
     env = gym.make("MovieLensRecommendation-v0", horizon=3000)
     wrapper = LDPWrapper(UCB(20), "laplace", 0.5, reward_range=(-1.0, 1.0), seed=0)
     obs, _ = env.reset(seed=3)
-    seen = []
-    for _ in range(3000):
-        a = wrapper.act(obs)
-        obs, r, _, _, info = env.step(a)
-        wrapper.update(a, r, info)
-        seen.append(info["user_id"])
+    seen = [info["user_id"] for info in play_env(wrapper, env, 3000, obs).infos]
     k = int(np.unique(seen, return_counts=True)[1].max())
     assert 1 < k < 3000 and wrapper.max_user_reports == k
     accountant = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)

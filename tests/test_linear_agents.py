@@ -11,30 +11,22 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from conftest import lazy_module
+from rollouts import linear_problem
 
 import bandit_envs  # noqa: F401  (registers the envs)
 from agents import LDPLinUCB, LinUCB
 from agents.linear import LinUCBServer, client_choose, client_report, ldp_linucb_sigma
-from agents.linear._kernels import cholesky_upper, server_receive, solve_theta
+from agents.linear._kernels import (
+    PARAM_SIGMA,
+    GeneratorHolder,
+    cholesky_upper,
+    server_receive,
+    solve_theta,
+    step_report,
+    step_report_drawn,
+)
 
 dp_accounting = lazy_module("dp_accounting")  # imports scipy.stats
-
-
-def linear_problem(
-    n_rounds: int, n_arms: int, d: int, seed: int, noise: float = 0.05
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Random unit features each round, ‖θ*‖ = 0.9, rewards x·θ* + noise clipped to [-1, 1].
-
-    Returns (features (T, K, d), rewards (T, K), expected rewards (T, K)).
-    """
-    rng = np.random.default_rng(seed)
-    theta = rng.normal(size=d)
-    theta *= 0.9 / np.linalg.norm(theta)
-    x = rng.normal(size=(n_rounds, n_arms, d))
-    x /= np.linalg.norm(x, axis=2, keepdims=True)
-    mean = x @ theta
-    rewards = np.clip(mean + noise * rng.normal(size=mean.shape), -1.0, 1.0)
-    return x, rewards, mean
 
 
 def play_steps(agent, features, rewards, expected) -> tuple[np.ndarray, float]:
@@ -175,13 +167,45 @@ def test_single_env_steps_with_plain_values_take_the_one_call_path(monkeypatch):
     x, r, _ = linear_problem(10, 5, 3, seed=24)
     agent = LDPLinUCB(3, 2.0, horizon=10, seed=1)
     kernels, calls = agent._kernels, []
-    for name in ("choose_one", "report_one", "choose", "update"):
+    for name in ("choose_one", "report_drawn", "choose", "update"):
         inner = getattr(kernels, name)
         monkeypatch.setattr(kernels, name, lambda *args, n=name, f=inner: calls.append(n) or f(*args))
     for t in range(10):
         a = agent.act(x[t])
         agent.update(a, r[t, a], {"user_id": 3})
-    assert calls == ["choose_one", "report_one"] * 10
+    assert calls == ["choose_one", "report_drawn"] * 10
+
+
+@pytest.mark.parametrize("sigma", [0.0, 0.7])
+def test_report_kernel_drawing_its_own_normals_matches_the_numpy_draws(sigma):
+    # step_report_drawn draws the m normals from the held generator inside the compiled call; it
+    # must equal step_report given rng.standard_normal(m) and leave the generator where numpy does.
+    x, r, _ = linear_problem(1, 6, 4, seed=31)
+    agent = LDPLinUCB(4, 2.0, horizon=10, seed=3)
+    params = agent._params.copy()
+    params[PARAM_SIGMA] = sigma
+    m = 4 * 5 // 2 + 4 if sigma > 0 else 0
+    drawn_rng, numpy_rng = np.random.default_rng(8), np.random.default_rng(8)
+    drawn_state, numpy_state = agent.server.buffer.copy(), agent.server.buffer.copy()
+    code = step_report_drawn(GeneratorHolder(drawn_rng), x[0], 2, float(r[0, 2]), 1, params, drawn_state)
+    noise = numpy_rng.standard_normal(m) if m else np.empty(0)
+    assert code == step_report(x[0], 2, float(r[0, 2]), noise, 1, params, numpy_state)
+    np.testing.assert_array_equal(drawn_state, numpy_state)
+    assert drawn_rng.bit_generator.state == numpy_rng.bit_generator.state
+    assert step_report_drawn(GeneratorHolder(drawn_rng), x[0], 2, 0.5, 2, params, drawn_state[:-1]) == -1
+    assert drawn_rng.bit_generator.state == numpy_rng.bit_generator.state  # a buffer that does not fit: no draw
+
+
+def test_step_kernels_are_compiled_entry_points_for_both_ranks():
+    # Each step kernel is called through the entry point compiled for its declared argument types;
+    # a signature that does not fit the kernel would leave the dispatcher (typing every call).
+    from agents.linear.base import _StepKernels
+
+    for rank in (2, 3):
+        kernels = _StepKernels.load(rank)
+        names = ("choose", "update", "choose_one", "report_drawn") if rank == 2 else ("choose", "update")
+        for name in names:
+            assert not hasattr(getattr(kernels, name), "py_func"), (rank, name)
 
 
 def test_linear_agents_copied_mid_run_play_on_alike():

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import saved_tasks
 from test_cli_outputs import EID, SMALL, _sentence, made  # noqa: F401
-from test_faults import EXPERIMENT, _assert_gone, _children, _poll, _saved_tasks, banditlab  # noqa: F401
+from test_faults import EXPERIMENT, _assert_gone, _children, _poll, banditlab  # noqa: F401
 
 from agents.experiments.cli import main, run_experiment
 from agents.experiments.core.results import ResultsError, check_complete
@@ -143,7 +144,7 @@ def test_a_second_process_on_a_folder_in_use_is_refused_and_the_lock_dies_with_t
     # Minutes of work (the sweep of tests/test_faults.py, 20 times the runs): it is killed below.
     first = banditlab("run", EXPERIMENT, "--runs", "400", "--horizon", "100000", "--jobs", "2", "--no-progress",
                       "--out", str(out))  # fmt: skip
-    _poll(lambda: bool(_saved_tasks(out / "parts")) or first.proc.poll() is not None, "the first saved task")
+    _poll(lambda: bool(saved_tasks(out / "parts")) or first.proc.poll() is not None, "the first saved task")
     assert first.proc.poll() is None, "the first run finished before the second started"
     workers = _children(first.proc.pid)
     first.seen |= workers
@@ -156,7 +157,7 @@ def test_a_second_process_on_a_folder_in_use_is_refused_and_the_lock_dies_with_t
         assert len(lines) == 1 and "Traceback" not in err, err
         assert f"{out} is in use by another banditlab process" in lines[0], lines[0]
     assert first.proc.poll() is None
-    assert _saved_tasks(out / "parts")  # the first run's saved tasks are still there
+    assert saved_tasks(out / "parts")  # the first run's saved tasks are still there
 
     os.kill(first.proc.pid, signal.SIGKILL)  # the kernel releases the lock of a killed process
     first.finish()

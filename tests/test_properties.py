@@ -24,48 +24,28 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from agent_tables import PATH3, SIDE, UNIT, D, K, StubModel, by_default, context_free, linear, private
 from conftest import classes_built_by, env_test_kwargs, missing_agents, public_agent_classes
-from gymnasium import spaces
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import bandit_envs
 from agents import (
-    AAE,
-    DPSE,
-    DPTSUCB,
     GAP,
-    GAPU,
-    KLUCB,
     LDPOLS,
-    MOSS,
     SMUCB,
     UCB,
     UCBN,
-    AdaPUCB,
-    AlphaSample,
-    DPThompsonSampling,
-    EpsilonGreedy,
-    Exp3,
-    Exp3IX,
-    Exp3SET,
     FixedArm,
-    HybridDPUCB,
     LDPLinUCB,
-    LDPThompsonSampling,
     LDPWrapper,
     LinUCB,
-    PrePullGaussianTS,
-    Random,
     SB3Agent,
     ShuffleLinUCB,
-    ThompsonSampling,
-    TreeDPUCB,
 )
 from agents.base import Agent
 
-K, D, N = 3, 2, 3
-PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)
+N = 3
 EDGELESS = np.zeros((3, 3), dtype=bool)  # LDPWrapper reveals only the pulled arm
 ERRORS = (ValueError, TypeError)
 GYM_ERRORS = (ValueError, TypeError, gym.error.Error)
@@ -183,16 +163,6 @@ def valid_or_wild(valid: Any) -> st.SearchStrategy[Any]:
 # Agent constructors ---------------------------------------------------------------------------
 
 
-class StubModel:
-    """The part of a stable-baselines3 model that SB3Agent uses with ``deterministic=True``."""
-
-    action_space = spaces.Discrete(K)
-    observation_space = spaces.Box(0.0, 1.0, shape=(D,))
-
-    def predict(self, obs: Any, deterministic: bool = True) -> tuple[np.ndarray, None]:
-        return np.zeros(np.shape(obs)[0], dtype=np.int64), None
-
-
 #: Valid values of the required arguments (and of a few optional ones, so runs get deep).
 VALID: dict[str, Callable[[], Any]] = {
     "n_arms": lambda: K,
@@ -270,34 +240,16 @@ def test_agent_constructors_build_or_refuse_in_one_sentence(name, data):
 # Agent feedback -------------------------------------------------------------------------------
 
 AGENTS: dict[str, Callable[[int | None], Agent]] = {
-    "Random": lambda n: Random(K, n_envs=n, seed=0),
-    "UCB": lambda n: UCB(K, n_envs=n),
-    "UCBN": lambda n: UCBN(K, n_envs=n),
-    "TS": lambda n: ThompsonSampling(K, n_envs=n, seed=0),
-    "TS-N": lambda n: ThompsonSampling(K, side_observations=True, n_envs=n, seed=0),
-    "SMUCB": lambda n: SMUCB(K, n_envs=n),
-    "FixedArm": lambda n: FixedArm(K, 1, n_envs=n),
-    "GAP": lambda n: GAP(K, 60, 1.0, PATH3, n_envs=n, seed=0),
-    "GAPU": lambda n: GAPU(K, 60, 1.0, PATH3, n_envs=n, seed=0),
-    "DPSE": lambda n: DPSE(K, 60, 1.0, n_envs=n, seed=0),
-    "AAE": lambda n: AAE(K, 60, side_observations=True, n_envs=n),
-    "AlphaSample": lambda n: AlphaSample(K, 60, n_envs=n, seed=0),
-    "LinUCB": lambda n: LinUCB(D, n_envs=n),
-    "LDPLinUCB": lambda n: LDPLinUCB(D, 1.0, n_envs=n, seed=0),
-    "LDPOLS": lambda n: LDPOLS(D, 1.0, batch_size=2, n_envs=n, seed=0),
-    "ShuffleLinUCB": lambda n: ShuffleLinUCB(D, 1.0, batch_size=2, n_envs=n, seed=0),
+    **context_free(60),
+    **linear(),
     "LDP-UCB": lambda n: LDPWrapper(UCB(K, n_envs=n), "laplace", 1.0, seed=0),
     "LDP-UCBN": lambda n: LDPWrapper(UCBN(K, n_envs=n), "gaussian", 0.5, 0.1, seed=0),
     "LDP-GAP": lambda n: LDPWrapper(GAP(K, 60, 1.0, EDGELESS, n_envs=n), "randomized_response", 1.0, seed=0),
     "LDP-SMUCB": lambda n: LDPWrapper(SMUCB(K, n_envs=n), "laplace", 1.0, seed=0),
     "SB3": lambda n: SB3Agent(StubModel(), n_envs=n),  # type: ignore[arg-type]
-    "EpsilonGreedy": lambda n: EpsilonGreedy(K, n_envs=n, seed=0),
-    "KLUCB": lambda n: KLUCB(K, n_envs=n),
-    "MOSS": lambda n: MOSS(K, 60, n_envs=n),
-    "Exp3": lambda n: Exp3(K, n_envs=n, seed=0),
-    "Exp3SET": lambda n: Exp3SET(K, PATH3, 60, n_envs=n, seed=0),
-    "Exp3IX": lambda n: Exp3IX(K, PATH3, n_envs=n, seed=0),
+    **private(60),
 }
+AGENTS.update(by_default(AGENTS))  # a new agent that needs no arguments beyond K
 
 
 def feedback(agent: Agent, action: Any) -> st.SearchStrategy[tuple[Any, Any, Any]]:
@@ -324,24 +276,6 @@ def feedback(agent: Agent, action: Any) -> st.SearchStrategy[tuple[Any, Any, Any
         st.just({**info, "observed_rewards": np.full((*lead, K), math.nan)}),
     )
     return st.tuples(actions, rewards, infos)
-
-
-#: Agents whose guarantees need rewards in [0, 1], and agents that read info["observed_rewards"].
-UNIT = {"TS", "TS-N", "GAP", "GAPU", "DPSE", "AAE", "AlphaSample", "KLUCB", "Exp3", "Exp3SET", "Exp3IX"}
-SIDE = {"UCBN", "TS-N", "GAP", "GAPU", "AAE", "AlphaSample", "Exp3SET", "Exp3IX"}
-
-#: The central-DP agents of agents/central_dp/ (rewards in [0, 1]).
-DP_AGENTS: dict[str, Callable[[int | None], Agent]] = {
-    "HybridDPUCB": lambda n: HybridDPUCB(K, 1.0, n_envs=n, seed=0),
-    "TreeDPUCB": lambda n: TreeDPUCB(K, 60, 1.0, n_envs=n, seed=0),
-    "AdaPUCB": lambda n: AdaPUCB(K, 1.0, variant="cumulative", n_envs=n, seed=0),
-    "DPThompsonSampling": lambda n: DPThompsonSampling(K, 1.0, n_envs=n, seed=0),
-    "LDPThompsonSampling": lambda n: LDPThompsonSampling(K, 1.0, n_envs=n, seed=0),
-    "PrePullGaussianTS": lambda n: PrePullGaussianTS.for_budget(K, 60, 1.0, n_envs=n, seed=0),
-    "DPTSUCB": lambda n: DPTSUCB.for_budget(K, 60, 1.0, n_envs=n, seed=0),
-}
-AGENTS.update(DP_AGENTS)
-UNIT |= set(DP_AGENTS)
 
 
 def test_every_public_agent_has_a_feedback_entry() -> None:

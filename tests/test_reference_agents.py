@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import PATH3
 
 from agents.elimination.kernels import DPSE_COUNTERS, DPSE_RELEASES, GAP_COUNTERS, GAP_MEAN, GAP_RELEASES
 from agents.elimination.policies import AAE, DPSE, GAP, EliminationAgent
@@ -25,8 +26,6 @@ from agents.elimination.reference import (
 )
 from bandit_envs.graph import paper_means
 from bandit_envs.privacy.streams import noise_generator
-
-PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)  # 0 - 1 - 2
 
 
 def random_graph(n_arms: int, p: float, seed: int) -> np.ndarray:

@@ -13,6 +13,7 @@ import pytest
 from conftest import env_profile, lazy_module, registered_env_ids
 from gymnasium.utils.env_checker import check_env as gym_check_env
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
+from rollouts import play_env
 
 from agents import UCBN, Random, SB3Agent
 from agents.experiments import get_experiment
@@ -516,13 +517,7 @@ def test_rl_graph_full_scale_dqn_beats_ucbn(tmp_path) -> None:
 def test_bandit_and_rl_agents_share_the_wrapped_env() -> None:
     def actions(agent, env) -> list[int]:
         obs, _ = env.reset(seed=0)
-        out = []
-        for _ in range(40):
-            action = agent.act(obs)
-            obs, reward, _, _, info = env.step(action)
-            agent.update(action, reward, info)
-            out.append(int(action))
-        return out
+        return [int(action) for action in play_env(agent, env, 40, obs).actions]
 
     wrapped = ArmStatistics(gym.make("GraphBandit-v0", horizon=40))
     # The wrapper passes rewards and info through: UCB-N plays the same arms with or without it.

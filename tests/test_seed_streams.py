@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 import pytest
-from conftest import lazy_module
+from conftest import PATH3, lazy_module
 
 import bandit_envs  # noqa: F401  (registers the envs)
 from agents.elimination import kernels
@@ -67,8 +67,6 @@ def test_budget_experiment_seeds_the_agents_apart_from_every_env_copy(monkeypatc
 
 
 # Every private agent's noise: not a function of the env's draws for the same seed ----------------
-
-PATH3 = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)
 
 
 def _private_agents() -> dict[str, Any]:

@@ -22,7 +22,6 @@ from abc import abstractmethod
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 from numba import types
 
 from agents.adversarial.kernels import (
@@ -31,16 +30,16 @@ from agents.adversarial.kernels import (
     exp3_update,
     exp3ix_update,
     exp3set_update,
-    sample,
+    sample_into,
     sample_one,
 )
 from agents.base import Agent, SingleEnvKernel, check_float, check_int, describe
 from agents.common.streams import GENERATOR_BYTES, CopyStreams
+from bandit_envs._types import BoolArray, FloatArray
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods, independence_number
 
-FloatArray = npt.NDArray[np.float64]
 _NP_INT64, _NP_FLOAT64 = np.int64, np.float64
-IntArray = npt.NDArray[np.int64]
+_INT64, _FLOAT64 = np.dtype(np.int64), np.dtype(np.float64)
 
 #: Largest K for which Exp3-SET computes the independence number α(G) exactly for its default η.
 EXACT_ALPHA_ARMS = 40
@@ -49,6 +48,15 @@ _STATE = types.Array(types.float64, 2, "C")
 #: One env's ``act`` and Exp3's ``update``: one call each of a one-env kernel's compiled entry point.
 _SAMPLE_ONE = SingleEnvKernel(sample_one, (_STATE, types.uint64))
 _EXP3_STEP = SingleEnvKernel(exp3_step, (_STATE, types.int64, types.float64, types.float64, types.float64))
+#: N copies' ``act`` and Exp3's ``update``, through the compiled entry points of the batched kernels.
+#: Their arguments are arrays and numbers only (the generators are passed as the addresses of their
+#: C interface), of the exact types below: the agent's own state and addresses, and the int64 and
+#: float64 batches of shape (N,) that :meth:`Agent._feedback` returns (any strides: layout "A").
+_SAMPLE = SingleEnvKernel(sample_into, (_STATE, types.Array(types.uint64, 1, "C"), types.Array(types.int64, 1, "C")))
+_EXP3_UPDATE = SingleEnvKernel(
+    exp3_update,
+    (_STATE, types.Array(types.int64, 1, "A"), types.Array(types.float64, 1, "A"), types.float64, types.float64),
+)
 
 
 class _ExpWeights(CopyStreams, Agent):
@@ -68,6 +76,8 @@ class _ExpWeights(CopyStreams, Agent):
     def _reset_state(self) -> None:
         if self.n_envs is None:
             _SAMPLE_ONE.load()
+        else:
+            _SAMPLE.load()
         k = self.n_arms
         self._state = np.zeros((self.batch, 3 * k + EXTRA_COLUMNS))
         self._state[:, k : 2 * k] = 1.0 / k
@@ -103,10 +113,12 @@ class _ExpWeights(CopyStreams, Agent):
         """Draw one arm per copy from p_t (one draw from each copy's generator)."""
         if obs is not None:
             self._check_obs(obs)
-        if self.n_envs is None:
+        n = self.n_envs
+        if n is None:
             arm: int = _SAMPLE_ONE.call(self._state, self._bitgen_one)
             return arm
-        out: IntArray = sample(self._state, self._bitgens)
+        out = np.empty(n, _NP_INT64)  # allocated here: cheaper than an array returned by compiled code
+        _SAMPLE.call(self._state, self._bitgens, out)
         return out
 
 
@@ -192,6 +204,8 @@ class Exp3(_ExpWeights):
         self._reset_state()
         if self.n_envs is None:
             _EXP3_STEP.load()
+        else:
+            _EXP3_UPDATE.load()
 
     def eta_at(self, t: int) -> float:
         """η_t of round t (1-based): the fixed η, or sqrt(ln K / (t K))."""
@@ -202,27 +216,41 @@ class Exp3(_ExpWeights):
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Add the pulled arm's importance-weighted loss and compute p of the next round."""
-        tr, ta = type(reward), type(action)
-        if (
-            (tr is float or tr is _NP_FLOAT64)
-            and (ta is int or ta is _NP_INT64)
-            and self.n_envs is None
-            and 0 <= action < self.n_arms
-            and self._plain_low <= reward <= self._plain_high
-        ):  # Agent._plain_value inlined (the usual one-env step)
-            value = reward
+        n = self.n_envs
+        if n is None:
+            tr, ta = type(reward), type(action)
+            if (
+                (tr is float or tr is _NP_FLOAT64)
+                and (ta is int or ta is _NP_INT64)
+                and 0 <= action < self.n_arms
+                and self._plain_low <= reward <= self._plain_high
+            ):  # Agent._plain_value inlined (the usual one-env step)
+                value = reward
+            else:
+                value = self._plain_value(action, reward)
+            if value is not None:  # one env, plain scalars that fit: one compiled call
+                if info is not None:
+                    self._check_info(info)
+                fixed = self.fixed_eta
+                eta = fixed if fixed is not None else math.sqrt(self._log_k_over_k / (self.t + 2))  # eta_at(t + 2)
+                if _EXP3_STEP.call(self._state, action, value, eta, self.gamma) < 0:
+                    self.t += 1
+                    return
+            a, r = self._feedback(action, reward, info, check_values=False)
+        elif (
+            info is None
+            and type(action) is np.ndarray
+            and type(reward) is np.ndarray
+            and action.shape == reward.shape == (n,)
+            and (action.dtype is _INT64 or action.dtype == _INT64)
+            and (reward.dtype is _FLOAT64 or reward.dtype == _FLOAT64)
+        ):  # N copies' usual batch, which Agent._feedback returns as it is (its first case, inlined)
+            a, r = action, reward
         else:
-            value = self._plain_value(action, reward)
-        if value is not None:  # one env, plain scalars that fit: one compiled call
-            if info is not None:
-                self._check_info(info)
-            fixed = self.fixed_eta
-            eta = fixed if fixed is not None else math.sqrt(self._log_k_over_k / (self.t + 2))  # eta_at(t + 2)
-            if _EXP3_STEP.call(self._state, action, value, eta, self.gamma) < 0:
-                self.t += 1
-                return
-        a, r = self._feedback(action, reward, info, check_values=False)
-        bad = exp3_update(self._state, a, r, self.eta_at(self.t + 2), self.gamma)
+            a, r = self._feedback(action, reward, info, check_values=False)  # int64 and float64, shape (B,)
+        fixed = self.fixed_eta
+        eta = fixed if fixed is not None else math.sqrt(self._log_k_over_k / (self.t + 2))  # eta_at(t + 2)
+        bad = _EXP3_UPDATE.call(self._state, a, r, eta, self.gamma)
         if bad >= 0:
             if not 0 <= a[bad] < self.n_arms:
                 raise self._action_range_error(int(a[bad]), bad)
@@ -269,7 +297,7 @@ class _GraphExpWeights(_ExpWeights):
         self.t += 1
 
     @abstractmethod
-    def _add_losses(self, mask: npt.NDArray[np.bool_], observed: FloatArray) -> None:
+    def _add_losses(self, mask: BoolArray, observed: FloatArray) -> None:
         """Add the (B, K) observed losses ``1 - observed`` where ``mask`` to L̂, weighted by the algorithm's rule."""
         ...
 
@@ -363,7 +391,7 @@ class Exp3SET(_GraphExpWeights):
     def _initial_rates(self) -> tuple[float, float]:
         return self.fixed_eta, 0.0
 
-    def _add_losses(self, mask: npt.NDArray[np.bool_], observed: FloatArray) -> None:
+    def _add_losses(self, mask: BoolArray, observed: FloatArray) -> None:
         """Every observed arm's loss divided by its observation probability q_i."""
         exp3set_update(self._state, mask, observed, self._closed, self.fixed_eta)
 
@@ -462,7 +490,7 @@ class Exp3IX(_GraphExpWeights):
         gamma = self._state[:, 2 * self.n_arms + 1]
         return float(gamma[0]) if self.n_envs is None else gamma.copy()
 
-    def _add_losses(self, mask: npt.NDArray[np.bool_], observed: FloatArray) -> None:
+    def _add_losses(self, mask: BoolArray, observed: FloatArray) -> None:
         """Every observed arm's loss divided by (q_i + γ_t); the kernel also computes η and γ of the next round."""
         eta = 0.0 if self.fixed_eta is None else self.fixed_eta
         gamma = 0.0 if self.fixed_gamma is None else self.fixed_gamma

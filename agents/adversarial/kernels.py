@@ -91,16 +91,24 @@ def set_distribution_rows(state: Any, eta: float, gamma: float) -> None:  # prag
 
 @njit
 def sample(state: Any, bitgens: Any) -> Any:  # pragma: no cover
-    """One arm per copy b drawn from p: the first k with p_0 + ... + p_k > u, u from ``bitgens[b]``.
+    """One arm per copy b drawn from p: :func:`sample_into` a new int64 array of one entry per copy."""
+    out = np.empty(state.shape[0], dtype=np.int64)
+    sample_into(state, bitgens, out)
+    return out
+
+
+@njit
+def sample_into(state: Any, bitgens: Any, out: Any) -> None:  # pragma: no cover
+    """One arm per copy b drawn from p into ``out[b]``: the first k with p_0 + ... + p_k > u, u from ``bitgens[b]``.
 
     A u above the total (rounding) takes the last arm of positive probability. Reference:
     :meth:`ExpWeightsReference.act`. The cumulative sums never decrease (p ≥ 0), so the first k
     with u < p_0 + ... + p_k is the number of sums ≤ u, counted without a branch (the loop's
-    exit would be mispredicted about once a draw).
+    exit would be mispredicted about once a draw). The batched ``act`` allocates ``out`` in
+    Python: returning an array made in compiled code costs about 0.45 us more per call.
     """
     n_rows = state.shape[0]
     k_arms = n_arms_of(state.shape[1])
-    out = np.empty(n_rows, dtype=np.int64)
     for b in range(n_rows):
         u = next_double(bitgens[b])
         total = 0.0
@@ -116,7 +124,6 @@ def sample(state: Any, bitgens: Any) -> Any:  # pragma: no cover
                 if state[b, k_arms + k] > 0.0:
                     last = k
             out[b] = last
-    return out
 
 
 @njit(error_model="numpy")

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from bandit_envs._types import FloatArray, IntArray
+
 __all__ = [
     "ALPHA",
     "LossInterval",
@@ -44,8 +46,6 @@ __all__ = [
 
 #: Error level of the audit's interval (a 95% interval).
 ALPHA = 0.05
-
-FloatArray = npt.NDArray[np.float64]
 
 
 def clopper_pearson(k: npt.ArrayLike, n: int, tail: float) -> tuple[FloatArray, FloatArray]:
@@ -140,7 +140,7 @@ def runs_needed(epsilon: float, delta: float = 0.0, alpha: float = ALPHA) -> int
     return high
 
 
-def _flag_thresholds(n: int, epsilon: float, delta: float, alpha: float) -> npt.NDArray[np.int64]:
+def _flag_thresholds(n: int, epsilon: float, delta: float, alpha: float) -> IntArray:
     """For each count K₂ = j on D′, the smallest count K₁ on D whose lower bound exceeds ``epsilon`` (n + 1: none)."""
     counts = np.arange(n + 1)
     lo, _ = clopper_pearson(counts, n, alpha / 4.0)
@@ -149,7 +149,7 @@ def _flag_thresholds(n: int, epsilon: float, delta: float, alpha: float) -> npt.
     return np.searchsorted(lo, need, side="right").astype(np.int64)
 
 
-def _flagged(p_first: float, p_second: float, n: int, thresholds: npt.NDArray[np.int64]) -> float:
+def _flagged(p_first: float, p_second: float, n: int, thresholds: IntArray) -> float:
     from scipy import stats
 
     tail = np.where(thresholds <= n, stats.binom.sf(thresholds - 1, n, p_first), 0.0)

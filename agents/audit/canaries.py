@@ -22,11 +22,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from agents.base import PrivateAgent, check_float
 from agents.elimination.policies import GAP
 from agents.stochastic.index import SQRT2, UCB
+from bandit_envs._types import FloatArray
 
 __all__ = ["LaplaceCount", "NonPrivateUCB", "OverclaimedGAP"]
 
@@ -53,7 +53,7 @@ class LaplaceCount:
         noise = self.epsilon if noise_epsilon is None else noise_epsilon
         self.noise_epsilon = check_float("noise_epsilon", noise, low=0.0, low_open=True)
 
-    def sample(self, count: float, n: int, rng: np.random.Generator) -> npt.NDArray[np.float64]:
+    def sample(self, count: float, n: int, rng: np.random.Generator) -> FloatArray:
         """``n`` independent answers for a database whose true count is ``count``."""
         return count + rng.laplace(0.0, 1.0 / self.noise_epsilon, size=n)
 

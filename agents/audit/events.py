@@ -29,6 +29,7 @@ import numpy.typing as npt
 from scipy import special
 
 from agents.audit.bounds import ALPHA, loss_lower
+from bandit_envs._types import BoolArray, FloatArray, IntArray
 
 __all__ = [
     "ArmSequenceEvents",
@@ -43,9 +44,6 @@ __all__ = [
     "release_loss",
 ]
 
-BoolArray = npt.NDArray[np.bool_]
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 #: Most thresholds per real-valued feature (quantiles of the selection runs).
 MAX_THRESHOLDS = 64

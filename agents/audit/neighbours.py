@@ -38,7 +38,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
+
+from bandit_envs._types import BoolArray, FloatArray
 
 __all__ = [
     "UNITS",
@@ -52,8 +53,6 @@ __all__ = [
     "two_arm_graph",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-BoolArray = npt.NDArray[np.bool_]
 
 #: The units an audit can test, with what one neighbouring change is.
 UNITS: dict[str, str] = {

@@ -19,7 +19,7 @@ arms the step API would:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -29,11 +29,10 @@ import numpy.typing as npt
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents.elimination.policies import EliminationAgent
 from agents.linear import LinearAgent
+from bandit_envs._types import BoolArray, FloatArray
 
 __all__ = ["CHUNK", "graph_env", "linear_runs", "run_seeds", "simulate_runs", "step_runs"]
 
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 #: Most copies of one batched agent (memory: agent state and vector env per copy).
 CHUNK = 4096
@@ -45,9 +44,7 @@ def run_seeds(seed: int, n: int, *stream: int) -> list[int]:
     return [int(s) for s in state[:n]]
 
 
-def graph_env(
-    table: FloatArray, graph: npt.NDArray[np.bool_], env_id: str = "GraphBandit-v0", n_envs: int | None = None
-) -> Any:
+def graph_env(table: FloatArray, graph: BoolArray, env_id: str = "GraphBandit-v0", n_envs: int | None = None) -> Any:
     """The env replaying ``table`` on ``graph``: ``gym.make`` (or ``gym.make_vec`` for ``n_envs`` copies)."""
     kwargs = {"graph": graph, "horizon": int(table.shape[0]), "means": table.mean(axis=0).clip(0.0, 1.0)}
     if n_envs is None:
@@ -56,7 +53,7 @@ def graph_env(
 
 
 def simulate_runs(
-    agent: EliminationAgent, table: FloatArray, graph: npt.NDArray[np.bool_], seeds: Sequence[int]
+    agent: EliminationAgent, table: FloatArray, graph: BoolArray, seeds: Sequence[int]
 ) -> npt.NDArray[np.int16]:
     """Arm sequences (n, T) of ``agent`` on ``table``, run i after ``agent.reset(seed=seeds[i])``."""
     env = graph_env(table, graph).unwrapped
@@ -71,10 +68,20 @@ def simulate_runs(
     return out
 
 
+def _replay(env: Any, agent: Any, table: npt.NDArray[Any]) -> Iterator[tuple[int, Any]]:
+    """Play ``agent`` on ``env`` replaying ``table``: (round, action) after each round's update."""
+    obs, _ = env.reset(options={"reward_table": table})
+    for t in range(int(table.shape[0])):
+        action = agent.act(obs)
+        obs, reward, _, _, info = env.step(action)
+        agent.update(action, reward, info)
+        yield t, action
+
+
 def step_runs(
     build: Callable[[Any, int | None, int], Any],
     table: FloatArray,
-    graph: npt.NDArray[np.bool_],
+    graph: BoolArray,
     n: int,
     seed: int,
     *,
@@ -100,11 +107,7 @@ def step_runs(
             env = graph_env(table, graph, env_id, n_envs=size)
             try:
                 agent = build(env, size, agent_seed)
-                obs, _ = env.reset(options={"reward_table": table})
-                for t in range(rounds):
-                    action = agent.act(obs)
-                    obs, reward, _, _, info = env.step(action)
-                    agent.update(action, reward, info)
+                for t, action in _replay(env, agent, table):
                     out[start : start + size, t] = action
                     if releases is not None:
                         releases[start : start + size, t] = agent.released_sums[np.arange(size), action]
@@ -115,11 +118,7 @@ def step_runs(
     try:
         for i, agent_seed in enumerate(run_seeds(seed, n)):
             agent = build(env, None, agent_seed)
-            obs, _ = env.reset(options={"reward_table": table})
-            for t in range(rounds):
-                action = agent.act(obs)
-                obs, reward, _, _, info = env.step(action)
-                agent.update(action, reward, info)
+            for t, action in _replay(env, agent, table):
                 out[i, t] = int(action)
                 if releases is not None:
                     releases[i, t] = agent.released_sums[0, int(action)]

@@ -35,12 +35,11 @@ from __future__ import annotations
 import inspect
 import math
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from agents.audit.canaries import LaplaceCount, NonPrivateUCB, OverclaimedGAP
 from agents.audit.events import ArmSequenceEvents, EventFamily, ReleaseEvents, ReleaseRuns, ThresholdEvents
@@ -55,7 +54,7 @@ from agents.audit.neighbours import (
     two_arm_graph,
 )
 from agents.audit.runner import graph_env, linear_runs, run_seeds, simulate_runs, step_runs
-from agents.base import Agent, check_choice, check_float, check_int, describe
+from agents.base import Agent, PrivateAgent, check_choice, check_float, check_int, describe
 from agents.central_dp.base import StreamPrivateAgent
 from agents.central_dp.gaussian_ts import DPTSUCB, PrePullGaussianTS
 from agents.central_dp.thompson import DPThompsonSampling
@@ -91,7 +90,6 @@ VIEWS = ("arms", "releases")
 #: The note of a subject observed through its releases.
 RELEASES_NOTE = "view: releases (the arm sequence and every release, which the agent's guarantee covers)"
 
-FloatArray = npt.NDArray[np.float64]
 
 #: Envs that replay a reward table (``reset(options={"reward_table": R})``).
 AUDIT_ENVS = ("GraphBandit-v0",)
@@ -219,7 +217,25 @@ def gap_subject(
     pairs = release_pairs(rounds, reads, scale, center, OFFSETS, group=group, decision=decision)
     name = "OverclaimedGAP" if factor is not None else ("GAPU" if uniform else "GAP")
     end = length * len(probe.independent_set[0])
-    note = f"first release after round {end} (L_1 = {length})" + (
+    return _first_release_subject(name, eps, make, probe, pairs, rounds, end, f"L_1 = {length}")
+
+
+def _first_release_subject(
+    name: str,
+    eps: float,
+    make: Callable[[int], EliminationAgent],
+    probe: PrivateAgent,
+    pairs: Sequence[Any],
+    rounds: int,
+    end: int,
+    epoch: str,
+) -> Subject:
+    """An elimination agent on two arms (``probe = make(rounds)``), audited through its arms around one release.
+
+    ``end`` is the round after which that release is made (``epoch`` names its epoch's length);
+    the note says when it falls beyond the horizon, where the outputs cannot depend on the data.
+    """
+    note = f"first release after round {end} ({epoch})" + (
         "" if end < rounds else f", not within T = {rounds}: the outputs cannot depend on the data"
     )
     return Subject(
@@ -265,22 +281,7 @@ def dpse_subject(epsilon: float, *, horizon: int | None = None, group: int = 1) 
     pairs = release_pairs(
         rounds, reads, laplace_scale(eps, reps), center, OFFSETS, group=group, decision="arm 1's elimination"
     )
-    end = 2 * reps
-    note = f"first release after round {end} (R_1 = {reps})" + (
-        "" if end < rounds else f", not within T = {rounds}: the outputs cannot depend on the data"
-    )
-    return Subject(
-        "DPSE",
-        eps,
-        0.0,
-        "entry",
-        str(probe.privacy_unit),
-        tuple(pairs),
-        _simulated(make),
-        ArmSequenceEvents(2),
-        _neighbours_line,
-        note,
-    )
+    return _first_release_subject("DPSE", eps, make, probe, pairs, rounds, 2 * reps, f"R_1 = {reps}")
 
 
 def _stepped(

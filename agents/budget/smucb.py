@@ -25,8 +25,7 @@ from agents.base import Agent, _as_array, as_float, check_float, check_int, chec
 from agents.common.kernels import ucb_choose
 from agents.stochastic.index import UCB, row_error
 from bandit_envs._jit import njit
-
-FloatArray = npt.NDArray[np.float64]
+from bandit_envs._types import FloatArray
 
 #: Slack subtracted before the ceiling in ⌈(1 - φ)K⌉, so that φ = 1 - j/K gives j although
 #: (1 - 0.7) * 10 is 3.0000000000000004 in binary floating point.
@@ -141,17 +140,13 @@ class SMUCB(UCB):
     beta
         Weight of the sensitivity bonus (>= 0). Default 0.01, the paper's best on both data
         sets (§7.1.3 (3)) [V].
-    n_envs
-        ``None`` for one env, or the number N of copies run in lock-step.
-    seed
-        Seed of the agent's generator (SM-UCB itself is deterministic).
+    n_envs, seed
+        As :class:`UCB`'s (SM-UCB itself is deterministic: the seed changes nothing).
 
     Attributes
     ----------
-    sums, counts, means
-        (B, K) reward sum, number of pulls and mean reward per arm, B = ``batch``.
-    t
-        Rounds completed (updates received).
+    sums, counts, means, t
+        As :class:`UCB`'s (the per-arm statistics and the rounds completed).
 
     References
     ----------

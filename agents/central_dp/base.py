@@ -23,10 +23,8 @@ import numpy.typing as npt
 
 from agents.base import PrivateAgent, check_float
 from agents.common import philox as _philox
+from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.privacy.lattice import check_sampler, sum_grid
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 #: ε below this makes the noise scales overflow (or lose all meaning); above, 1/ε underflows.
 EPSILON_RANGE = (1e-100, 1e100)
@@ -56,6 +54,22 @@ class StreamPrivateAgent(PrivateAgent):
     Subclasses implement ``_reset_learning`` (allocate the state), ``_choose(out)`` (the arms of
     round ``t + 1`` into ``out``, shape (B,)) and ``_learn(actions, rewards)`` (checked feedback
     of every copy). The round counter ``t`` (updates received) is shared by the copies.
+
+    Every subclass takes the keyword arguments below, written here once (a subclass's Parameters
+    section only names them).
+
+    Other Parameters
+    ----------------
+    n_envs : int or None
+        ``None`` for one env, or the number N of copies run in lock-step.
+    seed : int or None
+        Seed of copy 0's noise stream (copy i: seed + i).
+    sampler : {"lattice", "float"}
+        The agents with Laplace releases (:meth:`_set_sampler`). ``"lattice"`` (default): every
+        release is ``snap(exact) + snap(noise)`` on the power-of-two grid :attr:`grid`
+        (:mod:`bandit_envs.privacy.lattice`), its output set independent of the rewards, with the
+        Laplace scales widened by ``1 + grid`` for the rounding; ``"float"``: raw floating-point
+        noise, faster, **not safe against floating-point attacks** (Mironov 2012).
     """
 
     reward_bounds = (0.0, 1.0)

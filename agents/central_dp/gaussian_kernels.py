@@ -26,7 +26,7 @@ import numpy as np
 
 from agents.central_dp.kernels import PULLS, RELEASE, first_zero
 from agents.common import philox as rng_
-from agents.common.kernels import first_bad
+from agents.common.kernels import first_argmax, first_bad
 from bandit_envs._jit import njit
 
 TWO_PI = 2.0 * math.pi
@@ -62,24 +62,17 @@ def hybrid_paper_choose(stats, alpha, eps, t, out):  # pragma: no cover
     log_t = math.log(t)
     width = alpha * alpha * log_t
     scale = math.sqrt(8.0) / eps * math.log(4.0 * t**4)
-    n_arms = stats.shape[2]
+    index = np.empty(stats.shape[2])
+    pull_counts = stats[:, PULLS]
     for b in range(stats.shape[0]):
-        best = -1
-        for k in range(n_arms):
-            if stats[b, PULLS, k] == 0.0:
-                best = k
-                break
+        best = first_zero(pull_counts, b)
         if best < 0:
-            best = 0
-            best_value = -np.inf
-            for k in range(n_arms):
+            for k in range(index.shape[0]):
                 n = stats[b, PULLS, k]
                 pulls = np.int64(n)
                 v = scale if pulls & (pulls - 1) == 0 else scale * (math.log(n) + 1.0)
-                value = stats[b, RELEASE, k] / n + math.sqrt(width / n) + v / n
-                if value > best_value:
-                    best_value = value
-                    best = k
+                index[k] = stats[b, RELEASE, k] / n + math.sqrt(width / n) + v / n
+            best = first_argmax(index)
         out[b] = best
 
 
@@ -116,6 +109,7 @@ def prepull_ts_choose(counts, sums, pre_pulls, variance, streams, draws, out):  
     """
     first = max(pre_pulls, 1)
     n_arms = counts.shape[1]
+    theta = np.empty(n_arms)
     for b in range(counts.shape[0]):
         best = -1
         for k in range(n_arms):
@@ -123,8 +117,6 @@ def prepull_ts_choose(counts, sums, pre_pulls, variance, streams, draws, out):  
                 best = k
                 break
         if best < 0:
-            best = 0
-            best_value = -np.inf
             spare = 0.0
             for k in range(n_arms):
                 if k % 2 == 0:
@@ -132,10 +124,8 @@ def prepull_ts_choose(counts, sums, pre_pulls, variance, streams, draws, out):  
                 else:
                     z = spare
                 n1 = counts[b, k] + 1.0
-                value = sums[b, k] / n1 + math.sqrt(variance / n1) * z
-                if value > best_value:
-                    best_value = value
-                    best = k
+                theta[k] = sums[b, k] / n1 + math.sqrt(variance / n1) * z
+            best = first_argmax(theta)
             draws[b] += 1
         out[b] = best
 
@@ -169,15 +159,13 @@ def ts_ucb_choose(counts, sums, used, top, budget, variance, streams, draws, out
     after that, the largest of its samples (``top[b, k]``), drawing nothing. ``draws[b]``
     counts the Gaussian draws.
     """
-    n_arms = counts.shape[1]
+    values = np.empty(counts.shape[1])
     for b in range(counts.shape[0]):
         best = first_zero(counts, b)
         if best < 0:
-            best = 0
-            best_value = -np.inf
             spare = 0.0
             have_spare = False
-            for k in range(n_arms):
+            for k in range(values.shape[0]):
                 if used[b, k] < budget:
                     if have_spare:
                         z = spare
@@ -193,7 +181,6 @@ def ts_ucb_choose(counts, sums, used, top, budget, variance, streams, draws, out
                         top[b, k] = value
                 else:
                     value = top[b, k]
-                if value > best_value:
-                    best_value = value
-                    best = k
+                values[k] = value
+            best = first_argmax(values)
         out[b] = best

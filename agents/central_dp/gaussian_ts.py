@@ -38,8 +38,9 @@ import numpy as np
 
 from agents.base import check_float, check_int
 from agents.central_dp import gaussian_kernels as kernels
-from agents.central_dp.base import FloatArray, IntArray, StreamPrivateAgent
+from agents.central_dp.base import StreamPrivateAgent
 from agents.central_dp.reference import first_argmax
+from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.privacy.accounting import gdp_epsilon, gdp_mu
 from bandit_envs.privacy.streams import philox_noise_generator
 
@@ -65,6 +66,10 @@ class _GaussianAgent(StreamPrivateAgent):
     delta: float
     _counts: IntArray
     _sums: FloatArray
+
+    def _reset_learning(self) -> None:
+        self._counts = np.zeros((self.batch, self.n_arms), dtype=np.int64)
+        self._sums = np.zeros((self.batch, self.n_arms))
 
     @property
     def counts(self) -> IntArray:
@@ -140,10 +145,9 @@ class PrePullGaussianTS(_GaussianAgent):
         c > 0 (the paper: c ≥ 1), the variance inflation. Default 1.
     delta
         δ in (0, 1) at which :attr:`privacy_spent` states ε. Default 1e-5.
-    n_envs
-        ``None`` for one env, or the number N of copies run in lock-step.
-    seed
-        Seed of copy 0's noise stream (copy i: seed + i).
+    n_envs, seed
+        Copies run in lock-step and copy 0's noise seed (copy i: seed + i), as for every
+        :class:`~agents.central_dp.base.StreamPrivateAgent`.
 
     References
     ----------
@@ -173,10 +177,6 @@ class PrePullGaussianTS(_GaussianAgent):
         #: No horizon, no total: inf until :meth:`for_budget` sets its budget's ε (privacy_spent is exact).
         self.epsilon = math.inf
         self._reset_state()
-
-    def _reset_learning(self) -> None:
-        self._counts = np.zeros((self.batch, self.n_arms), dtype=np.int64)
-        self._sums = np.zeros((self.batch, self.n_arms))
 
     @classmethod
     def for_budget(
@@ -291,10 +291,9 @@ class DPTSUCB(_GaussianAgent):
         φ >= 1 instead of ⌈T^{(1−α)/2}⌉ (then α is not used) [P]: e.g. φ ≥ log₂ T makes the
         maximum of a posterior's samples fall below its mean with probability at most 2^{−φ} ≤ 1/T,
         which avoids the failure above at a GDP cost of sqrt(φ).
-    n_envs
-        ``None`` for one env, or the number N of copies run in lock-step.
-    seed
-        Seed of copy 0's noise stream (copy i: seed + i).
+    n_envs, seed
+        Copies run in lock-step and copy 0's noise seed (copy i: seed + i), as for every
+        :class:`~agents.central_dp.base.StreamPrivateAgent`.
 
     Attributes
     ----------
@@ -338,11 +337,9 @@ class DPTSUCB(_GaussianAgent):
         self.epsilon = gdp_epsilon(self.gdp_mu_for_horizon(self.horizon), self.delta)
 
     def _reset_learning(self) -> None:
-        shape = (self.batch, self.n_arms)
-        self._counts = np.zeros(shape, dtype=np.int64)
-        self._sums = np.zeros(shape)
-        self._used = np.zeros(shape, dtype=np.int64)
-        self._top = np.full(shape, -np.inf)
+        super()._reset_learning()
+        self._used = np.zeros((self.batch, self.n_arms), dtype=np.int64)
+        self._top = np.full((self.batch, self.n_arms), -np.inf)
 
     @classmethod
     def for_budget(

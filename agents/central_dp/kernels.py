@@ -31,7 +31,7 @@ from numba.extending import intrinsic
 
 from agents.common import philox as rng_
 from agents.common import sampling
-from agents.common.kernels import first_bad
+from agents.common.kernels import first_argmax, first_bad
 from agents.stochastic import thompson_kernels as ts_kernels
 from bandit_envs._jit import njit
 
@@ -241,12 +241,7 @@ def bound_choose(stats, alpha, power, relaxation, t, out):  # pragma: no cover
                 for k in range(n_arms):
                     inverse = 1.0 / stats[b, PULLS, k]
                     index[k] = (stats[b, RELEASE, k] + relaxation) * inverse + math.sqrt(width * inverse)
-            best = 0
-            best_value = -np.inf
-            for k in range(n_arms):
-                if index[k] > best_value:
-                    best_value = index[k]
-                    best = k
+            best = first_argmax(index)
         out[b] = best
 
 
@@ -371,25 +366,21 @@ def adap_choose(counts, mean, n_mean, n_terms, committed, alpha, eps, cumulative
     hoeffding = alpha * math.log(2.0 * t) / 2.0
     privacy = alpha * log_t / eps
     log_g = math.log(2.0) + alpha * log_t
-    n_arms = counts.shape[1]
+    index = np.empty(counts.shape[1])
     for b in range(counts.shape[0]):
         if committed[b] >= 0:
             out[b] = committed[b]
             continue
         best = first_zero(counts, b)
         if best < 0:
-            best = 0
-            best_value = -np.inf
-            for k in range(n_arms):
+            for k in range(index.shape[0]):
                 n = n_mean[b, k]
                 if cumulative:
                     extra = max(math.sqrt(n_terms[b, k]), math.sqrt(log_g)) / eps * math.sqrt(8.0 * log_g)
                 else:
                     extra = privacy
-                value = mean[b, k] + math.sqrt(hoeffding / n) + extra / n
-                if value > best_value:
-                    best_value = value
-                    best = k
+                index[k] = mean[b, k] + math.sqrt(hoeffding / n) + extra / n
+            best = first_argmax(index)
         committed[b] = best
         out[b] = best
 
@@ -402,24 +393,20 @@ def gaussian_ts_choose(counts, n_mean, mean, eps, sampling_streams, out):  # pra
     from copy b's sampling stream (:func:`agents.common.sampling.normal` of one word), only when every
     arm has a release.
     """
-    n_arms = counts.shape[1]
+    theta = np.empty(counts.shape[1])
     for b in range(counts.shape[0]):
         best = first_zero(n_mean, b)
         if best < 0:
-            best = 0
-            best_value = -np.inf
             state = sampling.load(sampling_streams, b)
-            for k in range(n_arms):
+            for k in range(theta.shape[0]):
                 n = n_mean[b, k]
                 noise = 1.0 / (eps * n)
                 sd = math.sqrt(0.25 / n + 2.0 * noise * noise)
                 word, state = sampling.next_word(state)
                 x, state = sampling.normal(word, state)
-                value = mean[b, k] + sd * x
-                if value > best_value:
-                    best_value = value
-                    best = k
+                theta[k] = mean[b, k] + sd * x
             sampling.store(sampling_streams, b, state)
+            best = first_argmax(theta)
         out[b] = best
 
 

@@ -12,9 +12,9 @@ and a third-party summary could be read, not the algorithm itself.
 from __future__ import annotations
 
 from agents.central_dp import kernels
-from agents.central_dp.base import IntArray, check_epsilon
 from agents.central_dp.ucb import EpochAgent
 from agents.common import sampling
+from bandit_envs._types import IntArray
 
 __all__ = ["DPThompsonSampling"]
 
@@ -50,30 +50,12 @@ class DPThompsonSampling(EpochAgent):
         Number of arms K (>= 2).
     epsilon
         Privacy budget ε.
-    n_envs
-        ``None`` for one env, or the number N of copies run in lock-step.
-    seed
-        Seed of copy 0's noise stream (copy i: seed + i).
-    sampler
-        ``"lattice"`` (default) or ``"float"`` (raw noise, not safe against floating-point
-        attacks), see :mod:`bandit_envs.privacy.lattice`.
+    n_envs, seed, sampler
+        Copies run in lock-step, copy 0's noise seed (copy i: seed + i) and ``"lattice"`` (default)
+        or ``"float"`` releases, as for every :class:`~agents.central_dp.base.StreamPrivateAgent`.
     """
 
     name = "DP-TS"
-
-    def __init__(
-        self,
-        n_arms: int,
-        epsilon: float,
-        *,
-        n_envs: int | None = None,
-        seed: int | None = None,
-        sampler: str = "lattice",
-    ) -> None:
-        super().__init__(n_arms, n_envs=n_envs, seed=seed)
-        self.epsilon = check_epsilon(epsilon)
-        self._set_sampler(sampler, self.epsilon)
-        self._reset_state()
 
     def _reset_learning(self) -> None:
         super()._reset_learning()

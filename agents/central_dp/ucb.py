@@ -32,7 +32,8 @@ import numpy as np
 
 from agents.base import check_choice, check_float, check_int
 from agents.central_dp import gaussian_kernels, kernels
-from agents.central_dp.base import FloatArray, IntArray, StreamPrivateAgent, check_epsilon
+from agents.central_dp.base import StreamPrivateAgent, check_epsilon
+from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.privacy.counters import hybrid_increment, tree_depth, tree_increment
 
 __all__ = ["AdaPUCB", "HybridDPUCB", "TreeDPUCB"]
@@ -145,16 +146,9 @@ class HybridDPUCB(_CounterAgent):
         p in (0, 1000]: the ``"exact"`` noise bound holds with probability 1 − t^{-p}. Default 4.
     bound
         ``"exact"`` (default) or ``"paper"``: the noise bound B_i(t) of the index (above).
-    n_envs
-        ``None`` for one env, or the number N of copies run in lock-step.
-    seed
-        Seed of copy 0's noise stream (copy i: seed + i).
-    sampler
-        ``"lattice"`` (default): every release is ``snap(exact) + snap(noise)`` on the power-of-two
-        grid :attr:`grid` (:mod:`bandit_envs.privacy.lattice`), its output set independent of the
-        rewards, with the Laplace scales widened by ``1 + grid`` for the rounding;
-        ``"float"``: raw floating-point noise, faster, **not safe against floating-point
-        attacks** (Mironov 2012).
+    n_envs, seed, sampler
+        Copies run in lock-step, copy 0's noise seed (copy i: seed + i) and ``"lattice"`` (default)
+        or ``"float"`` releases, as for every :class:`~agents.central_dp.base.StreamPrivateAgent`.
 
     Attributes
     ----------
@@ -320,16 +314,9 @@ class TreeDPUCB(_CounterAgent):
         UCB coefficient (> 0); √2 (default): √(2 ln t / n), as the implementation above.
     confidence_power
         p in (0, 1000] of the ``"exact"`` width. Default 4.
-    n_envs
-        ``None`` for one env, or the number N of copies run in lock-step.
-    seed
-        Seed of copy 0's noise stream (copy i: seed + i).
-    sampler
-        ``"lattice"`` (default): every release is ``snap(exact) + snap(noise)`` on the power-of-two
-        grid :attr:`grid` (:mod:`bandit_envs.privacy.lattice`), its output set independent of the
-        rewards, with the Laplace scales widened by ``1 + grid`` for the rounding;
-        ``"float"``: raw floating-point noise, faster, **not safe against floating-point
-        attacks** (Mironov 2012).
+    n_envs, seed, sampler
+        Copies run in lock-step, copy 0's noise seed (copy i: seed + i) and ``"lattice"`` (default)
+        or ``"float"`` releases, as for every :class:`~agents.central_dp.base.StreamPrivateAgent`.
 
     Attributes
     ----------
@@ -464,6 +451,20 @@ class EpochAgent(StreamPrivateAgent):
     _cumulative = False
     _state_bytes_per_arm = 8 * 9
 
+    def __init__(
+        self,
+        n_arms: int,
+        epsilon: float,
+        *,
+        n_envs: int | None = None,
+        seed: int | None = None,
+        sampler: str = "lattice",
+    ) -> None:
+        super().__init__(n_arms, n_envs=n_envs, seed=seed)
+        self.epsilon = check_epsilon(epsilon)
+        self._set_sampler(sampler, self.epsilon)
+        self._reset_state()
+
     def _reset_learning(self) -> None:
         shape = (self.batch, self.n_arms)
         self._counts = np.zeros(shape, dtype=np.int64)
@@ -548,16 +549,9 @@ class AdaPUCB(EpochAgent):
         α > 0; the paper's bound needs α > 3, its experiments use 3.1 (the default).
     variant
         ``"forgetful"`` (the paper) or ``"cumulative"``.
-    n_envs
-        ``None`` for one env, or the number N of copies run in lock-step.
-    seed
-        Seed of copy 0's noise stream (copy i: seed + i).
-    sampler
-        ``"lattice"`` (default): every release is ``snap(exact) + snap(noise)`` on the power-of-two
-        grid :attr:`grid` (:mod:`bandit_envs.privacy.lattice`), its output set independent of the
-        rewards, with the Laplace scales widened by ``1 + grid`` for the rounding;
-        ``"float"``: raw floating-point noise, faster, **not safe against floating-point
-        attacks** (Mironov 2012).
+    n_envs, seed, sampler
+        Copies run in lock-step, copy 0's noise seed (copy i: seed + i) and ``"lattice"`` (default)
+        or ``"float"`` releases, as for every :class:`~agents.central_dp.base.StreamPrivateAgent`.
 
     References
     ----------
@@ -578,13 +572,10 @@ class AdaPUCB(EpochAgent):
         seed: int | None = None,
         sampler: str = "lattice",
     ) -> None:
-        super().__init__(n_arms, n_envs=n_envs, seed=seed)
-        self.epsilon = check_epsilon(epsilon)
-        self._set_sampler(sampler, self.epsilon)
+        super().__init__(n_arms, epsilon, n_envs=n_envs, seed=seed, sampler=sampler)
         self.alpha = check_float("alpha", alpha, low=0.0, high=1e100, low_open=True)
         self.variant = check_choice("variant", variant, ("forgetful", "cumulative"))
         self._cumulative = self.variant == "cumulative"
-        self._reset_state()
 
     @property
     def committed(self) -> IntArray:

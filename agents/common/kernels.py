@@ -74,6 +74,18 @@ def law_reward(u, kind, loc, scale, cdf_lo, cdf_width):  # pragma: no cover
     return reward_from_uniform(u, kind, loc, scale, cdf_lo, cdf_width)
 
 
+@njit(inline="always")
+def first_argmax(values):  # pragma: no cover
+    """Index of the largest ``values[k]``, lowest index on ties (strict ``>``); 0 when none exceeds -inf."""
+    best = 0
+    best_value = -np.inf
+    for k in range(values.shape[0]):
+        if values[k] > best_value:
+            best_value = values[k]
+            best = k
+    return best
+
+
 @njit
 def argmax_masked(values, mask):  # pragma: no cover
     """Index of the largest ``values[k]`` with ``mask[k]``, lowest index on ties (-1 if none)."""

@@ -7,6 +7,8 @@
 - :mod:`agents.elimination.reference`: plain-Python GAP, DPSE and AAE written after the papers.
 """
 
-from agents.elimination.policies import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent, SimulationResult
+from agents.elimination.policies import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
+from agents.elimination.policies import SimulationResult as SimulationResult
 
-__all__ = ["AAE", "DPSE", "GAP", "GAPU", "AlphaSample", "EliminationAgent", "SimulationResult"]
+#: The public agents (``SimulationResult``, what ``simulate`` returns, is importable from here too).
+__all__ = ["AAE", "DPSE", "GAP", "GAPU", "AlphaSample", "EliminationAgent"]

@@ -117,12 +117,17 @@ def _positive(name: str, minimum: int = 1) -> Any:
     return parse
 
 
+def _number(text: str) -> float:
+    """``text`` as a float; NaN when it is not a number (every range check then refuses it)."""
+    try:
+        return float(text)
+    except ValueError:
+        return float("nan")
+
+
 def _seconds(name: str, most: float = float("inf")) -> Any:
     def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = float("nan")
+        value = _number(text)
         if not value > 0 or value == float("inf"):
             raise argparse.ArgumentTypeError(f"{name} must be a positive number of seconds, got {summarize(text)}")
         if value > most:
@@ -229,20 +234,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _epsilon(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
+    value = _number(text)
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"--epsilon must be a finite number > 0, got {summarize(text)}")
     return value
 
 
 def _delta(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
+    value = _number(text)
     if not 0 <= value < 1:
         raise argparse.ArgumentTypeError(f"--delta must be a number in [0, 1), got {summarize(text)}")
     return value

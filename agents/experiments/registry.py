@@ -11,7 +11,15 @@ from agents.experiments import budget, dpmab, gap, ldp, rl
 from agents.experiments.core.spec import Experiment
 from bandit_envs.validation import summarize
 
-EXPERIMENTS: dict[str, Experiment] = {e.id: e for family in (gap, budget, ldp, rl, dpmab) for e in family.EXPERIMENTS}
+#: The families, one per line (a new family adds its line here).
+FAMILIES = (
+    gap,
+    budget,
+    ldp,
+    rl,
+    dpmab,
+)
+EXPERIMENTS: dict[str, Experiment] = {e.id: e for family in FAMILIES for e in family.EXPERIMENTS}
 
 
 def get_experiment(experiment_id: str) -> Experiment:

@@ -30,13 +30,16 @@ from typing import Any
 
 import numba
 import numpy as np
-import numpy.typing as npt
+from numba import types
+from numba.experimental import structref
 
 from bandit_envs._jit import njit
+from bandit_envs._types import BoolArray, FloatArray, IntArray
 
 __all__ = [
     "EIG_ATOL",
     "EIG_RTOL",
+    "GENERATOR_HOLDER",
     "PARAM_L_X",
     "PARAM_L_Y",
     "PARAM_QUADRATIC",
@@ -44,16 +47,21 @@ __all__ = [
     "PIVOT_RTOL",
     "SCHEDULE_CONSTANT",
     "SCHEDULE_LDP",
+    "GeneratorHolder",
     "all_finite",
     "choose_arm",
     "choose_batch",
     "cholesky_upper",
     "clip_factor",
     "eig_floor_factor",
+    "factor_solve",
     "fill_copy_normals",
     "fill_normals",
     "receive_batch",
     "round_schedule",
+    "copy_row",
+    "record_round",
+    "round_regret",
     "run_copy",
     "run_parallel",
     "run_serial",
@@ -63,12 +71,11 @@ __all__ = [
     "step_choose",
     "step_choose_one",
     "step_report",
+    "step_report_drawn",
     "step_update",
     "write_report",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 #: A Cholesky pivot at or below this fraction of the largest diagonal entry counts as a failure
 #: (the shifted Gram matrix is indefinite or numerically singular) [P].
@@ -83,6 +90,33 @@ SCHEDULE_CONSTANT, SCHEDULE_LDP = 0.0, 1.0
 #: Entries of the single-env kernels' parameter array after the 7 schedule parameters: the
 #: clipping bounds l_x and l_y, the noise scale σ and the bonus (1.0: quadratic, 0.0: sqrt).
 PARAM_L_X, PARAM_L_Y, PARAM_SIGMA, PARAM_QUADRATIC, PARAM_GRID = 7, 8, 9, 10, 11
+
+
+@structref.register
+class GeneratorHolderType(types.StructRef):
+    """numba type of :class:`GeneratorHolder`."""
+
+    def preprocess_fields(self, fields: Any) -> tuple[tuple[str, Any], ...]:
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class GeneratorHolder(structref.StructRefProxy):
+    """A numpy Generator held in a numba structure, passed to compiled code as one pointer.
+
+    Passing a numpy Generator to compiled code costs about 5 us a call (numba reads its bit
+    generator's C interface through ctypes each time), a numba typed list that holds it about
+    0.5 us, this structure about 0.15 us. It holds ``rng`` itself (the same bit generator):
+    draws through it are draws of ``rng``. Not picklable (build another for a copy).
+    """
+
+    def __new__(cls, rng: np.random.Generator) -> GeneratorHolder:
+        return structref.StructRefProxy.__new__(cls, rng)
+
+
+structref.define_proxy(GeneratorHolder, GeneratorHolderType, ["rng"])
+
+#: The numba type of a :class:`GeneratorHolder` (the single-env report kernel's first argument).
+GENERATOR_HOLDER = GeneratorHolderType([("rng", numba.typeof(np.random.default_rng(0)))])
 
 
 # --------------------------------------------------------------------------------------------
@@ -193,6 +227,25 @@ def solve_theta(u_fac: FloatArray, rhs: FloatArray, theta: FloatArray) -> None: 
         w = theta[k]
         for i in range(k):
             theta[i] -= u_fac[i, k] * w
+
+
+@njit(error_model="numpy")
+def factor_solve(
+    v: FloatArray, u: FloatArray, shift: float, u_fac: FloatArray, theta: FloatArray
+) -> bool:  # pragma: no cover
+    """Factor V + shift·I into ``u_fac`` and solve θ; True if the eigenvalue floor was used.
+
+    ``u_fac`` is :func:`cholesky_upper` of ``v + shift * I`` (or :func:`eig_floor_factor` when a
+    pivot fails, see ``PIVOT_RTOL``); only ``v``'s upper triangle is read. ``theta`` is
+    :func:`solve_theta` of ``u_fac`` and ``u``, i.e. ``np.linalg.solve(v + shift * I, u)`` when
+    no floor is needed.
+    """
+    floored = False
+    if not cholesky_upper(v, shift, u_fac, PIVOT_RTOL):
+        eig_floor_factor(v, shift, u_fac)
+        floored = True
+    solve_theta(u_fac, u, theta)
+    return floored
 
 
 @njit(error_model="numpy")
@@ -339,12 +392,7 @@ def server_receive(
         u_sum[i] += vec[i]
         for j in range(d):
             v_sum[i, j] += gram[i, j]
-    floored = False
-    if not cholesky_upper(v_sum, shift, u_fac, PIVOT_RTOL):
-        eig_floor_factor(v_sum, shift, u_fac)
-        floored = True
-    solve_theta(u_fac, u_sum, theta)
-    return floored
+    return factor_solve(v_sum, u_sum, shift, u_fac, theta)
 
 
 @njit(error_model="numpy")
@@ -530,7 +578,7 @@ def step_update(
     obs: FloatArray,
     actions: IntArray,
     rewards: FloatArray,
-    send: npt.NDArray[np.bool_],
+    send: BoolArray,
     noise: FloatArray,
     t: int,
     sched: FloatArray,
@@ -593,14 +641,84 @@ def step_report(
     d = x.shape[1]
     if state.shape[0] != 2 * d * (d + 1):
         return -1
+    work = np.empty((d + 1) * d)  # the report (gram, vec) in one allocation
+    return _report_into(x, action, reward, noise, t, params, state, work)
+
+
+@njit(error_model="numpy")
+def _report_into(
+    x: FloatArray,
+    action: int,
+    reward: float,
+    noise: FloatArray,
+    t: int,
+    params: FloatArray,
+    state: FloatArray,
+    work: FloatArray,
+) -> int:  # pragma: no cover
+    """:func:`step_report` once the buffer is checked, with the report (gram, vec) written in ``work[:(d+1)d]``."""
+    d = x.shape[1]
     _, shift, _ = round_schedule(t, params)
     v_sum, u_sum, u_fac, theta = server_views(state, d)
-    work = np.empty((d + 1) * d)  # the report (gram, vec) in one allocation
     gram = work[: d * d].reshape((d, d))
-    vec = work[d * d :]
+    vec = work[d * d : d * d + d]
     l_x, l_y, sigma, grid = params[PARAM_L_X], params[PARAM_L_Y], params[PARAM_SIGMA], params[PARAM_GRID]
     flags = write_report(x, action, reward, l_x, l_y, sigma, grid, noise, gram, vec)
     return flags + (4 if server_receive(v_sum, u_sum, gram, vec, shift, u_fac, theta) else 0)
+
+
+@njit(error_model="numpy")
+def step_report_drawn(
+    holder: Any, x: FloatArray, action: int, reward: float, t: int, params: FloatArray, state: FloatArray
+) -> int:  # pragma: no cover
+    """:func:`step_report` drawing the report's normals itself from ``holder.rng`` (:class:`GeneratorHolder`).
+
+    The m = d(d+1)/2 + d normals (none when σ = 0) are ``holder.rng.standard_normal()`` one at a
+    time, the same values as the ``rng.standard_normal(m)`` that :func:`step_report` is given
+    (numba's Generator draws reproduce numpy's, as :func:`fill_normals` does for the fast path).
+    Returns what :func:`step_report` returns; -1 (nothing drawn or written) when ``state`` does
+    not fit d.
+    """
+    d = x.shape[1]
+    if state.shape[0] != 2 * d * (d + 1):
+        return -1
+    m = d * (d + 1) // 2 + d if params[PARAM_SIGMA] > 0.0 else 0
+    work = np.empty((d + 1) * d + m)  # the report (gram, vec), then the noise, in one allocation
+    noise = work[(d + 1) * d :]
+    rng = holder.rng
+    for i in range(m):
+        noise[i] = rng.standard_normal()
+    return _report_into(x, action, reward, noise, t, params, state, work)
+
+
+@njit(error_model="numpy")
+def copy_row(b: int | np.int64, table: FloatArray) -> int | np.int64:  # pragma: no cover
+    """Copy ``b``'s index on axis 1 of a fast-path table: ``b``, or 0 when the table's one row serves all copies."""
+    return b if table.shape[1] > 1 else 0
+
+
+@njit(error_model="numpy")
+def round_regret(e: FloatArray, a: int) -> float:  # pragma: no cover
+    """One round's regret ``max(e) - e[a]`` of arm ``a`` under the expected rewards ``e``."""
+    top = e[0]
+    for k in range(1, e.shape[0]):
+        top = max(top, e[k])
+    return top - e[a]
+
+
+@njit(error_model="numpy")
+def record_round(
+    s: int, b: int | np.int64, a: int, cum: float, ck_slot: IntArray, regret_out: FloatArray, actions_out: IntArray
+) -> None:  # pragma: no cover
+    """Store round ``s`` of copy ``b``'s action and cumulative regret ``cum``.
+
+    The action goes to ``actions_out[s, b]`` if ``actions_out`` has a row per round (as ``ck_slot``
+    does), the regret to ``regret_out[ck_slot[s], b]`` when ``ck_slot[s] >= 0``.
+    """
+    if actions_out.shape[0] == ck_slot.shape[0]:
+        actions_out[s, b] = a
+    if ck_slot[s] >= 0:
+        regret_out[ck_slot[s], b] = cum
 
 
 @njit(error_model="numpy")
@@ -622,10 +740,7 @@ def run_copy(
     t0, sched, l_x, l_y, sigma, quadratic, grid = params
     v_sum, u_sum, u_fac, theta, cum_regret, counters = state
     n_steps, _, n_arms, d = features.shape
-    fx = b if features.shape[1] > 1 else 0
-    fr = b if rewards.shape[1] > 1 else 0
-    fe = b if expected.shape[1] > 1 else 0
-    record = actions_out.shape[0] == n_steps
+    fx, fr, fe = copy_row(b, features), copy_row(b, rewards), copy_row(b, expected)
     xt = np.empty((d, n_arms))
     z = np.empty((d, n_arms))
     scores = np.empty(n_arms)
@@ -635,19 +750,12 @@ def run_copy(
         _, shift, beta = round_schedule(t0 + s + 1, sched)
         x = features[s, fx]
         a = choose_arm(x, theta[b], u_fac[b], beta, l_x, quadratic, xt, z, scores)
-        e = expected[s, fe]
-        top = e[0]
-        for k in range(1, n_arms):
-            top = max(top, e[k])
-        cum_regret[b] += top - e[a]
+        cum_regret[b] += round_regret(expected[s, fe], a)
         flags = write_report(x, a, rewards[s, fr, a], l_x, l_y, sigma, grid, noise[s, b], gram, vec)
         counters[b, 0] += flags & 1
         counters[b, 1] += flags >> 1
         counters[b, 2] += server_receive(v_sum[b], u_sum[b], gram, vec, shift, u_fac[b], theta[b])
-        if record:
-            actions_out[s, b] = a
-        if ck_slot[s] >= 0:
-            regret_out[ck_slot[s], b] = cum_regret[b]
+        record_round(s, b, a, cum_regret[b], ck_slot, regret_out, actions_out)
 
 
 @njit(error_model="numpy")

@@ -29,21 +29,21 @@ from typing import Any
 
 import numba
 import numpy as np
-import numpy.typing as npt
-from numba import types
-from numba.experimental import structref
 
 from agents.linear._kernels import (
-    PIVOT_RTOL,
+    GENERATOR_HOLDER,
+    GeneratorHolder,
     all_finite,
-    cholesky_upper,
     choose_arm,
     clip_factor,
-    eig_floor_factor,
+    copy_row,
+    factor_solve,
+    record_round,
+    round_regret,
     server_views,
-    solve_theta,
 )
 from bandit_envs._jit import njit
+from bandit_envs._types import BoolArray, FloatArray, IntArray
 
 __all__ = [
     "GENERATOR_HOLDER",
@@ -59,7 +59,6 @@ __all__ = [
     "P_SHIFT_SCALE",
     "P_WIDTH",
     "add_batch_noise",
-    "apply_update",
     "choose_greedy",
     "fill_block_noise",
     "fill_block_noise_copies",
@@ -72,12 +71,9 @@ __all__ = [
     "step_choose_one",
     "step_report_one",
     "step_update",
-    "step_update_held",
     "write_report",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 #: Mechanism codes of :func:`write_report`: exact report, Gaussian noise, L2-ball mechanism.
 MECH_NONE, MECH_GAUSSIAN, MECH_L2_BALL = 0, 1, 2
@@ -86,33 +82,6 @@ MECH_NONE, MECH_GAUSSIAN, MECH_L2_BALL = 0, 1, 2
 #: then reg, noise level ν, shift_scale, width, batch_size and the draw counts of one report
 #: (normals, uniforms) and of one batch close (normals), 3 entries.
 P_BATCH_SD, P_REG, P_LEVEL, P_SHIFT_SCALE, P_WIDTH, P_BATCH_SIZE, P_DRAWS = 9, 15, 16, 17, 18, 19, 20
-
-
-@structref.register
-class GeneratorHolderType(types.StructRef):
-    """numba type of :class:`GeneratorHolder`."""
-
-    def preprocess_fields(self, fields: Any) -> tuple[tuple[str, Any], ...]:
-        return tuple((name, types.unliteral(typ)) for name, typ in fields)
-
-
-class GeneratorHolder(structref.StructRefProxy):
-    """A numpy Generator held in a numba structure, passed to compiled code as one pointer.
-
-    Passing a numpy Generator to compiled code costs about 5 us a call (numba reads its bit
-    generator's C interface through ctypes each time), a numba typed list that holds it about
-    0.5 us, this structure about 0.15 us. It holds ``rng`` itself (the same bit generator):
-    draws through it are draws of ``rng``. Not picklable (build another for a copy).
-    """
-
-    def __new__(cls, rng: np.random.Generator) -> GeneratorHolder:
-        return structref.StructRefProxy.__new__(cls, rng)
-
-
-structref.define_proxy(GeneratorHolder, GeneratorHolderType, ["rng"])
-
-#: The numba type of a :class:`GeneratorHolder` (the single-env report kernel's first argument).
-GENERATOR_HOLDER = GeneratorHolderType([("rng", numba.typeof(np.random.default_rng(0)))])
 
 
 @njit(error_model="numpy")
@@ -141,7 +110,7 @@ def fill_block_noise(
     normals: FloatArray,
     uniforms: FloatArray,
     batch_normals: FloatArray,
-    closes: npt.NDArray[np.bool_],
+    closes: BoolArray,
 ) -> None:  # pragma: no cover
     """Draw a block's noise in the order of the step API: round by round, each closing round's batch noise after it.
 
@@ -201,10 +170,13 @@ def add_batch_noise(
 
 
 @njit(error_model="numpy")
-def choose_greedy(x: FloatArray, theta: FloatArray, l_x: float) -> int:  # pragma: no cover
+def choose_greedy(x: FloatArray, theta: FloatArray, l_x: float, check: bool = False) -> int:  # pragma: no cover
     """The arm of largest clipped score: ``argmax_a (x_a @ theta) * clip_factor(x_a @ x_a, l_x)``, ties to the lowest.
 
     numpy equivalent: ``np.argmax((x @ theta) * np.minimum(1, l_x / np.linalg.norm(x, axis=1)))``.
+    With ``check`` (the step API's call), -1 if ``x`` holds a value that is not finite: the check
+    is folded into the loop, since a row's sum of squares is finite exactly when its entries are,
+    unless it overflows (then the row is checked entry by entry).
     """
     n_arms, d = x.shape
     best = 0
@@ -215,6 +187,8 @@ def choose_greedy(x: FloatArray, theta: FloatArray, l_x: float) -> int:  # pragm
         for i in range(d):
             dot += x[a, i] * theta[i]
             sq += x[a, i] * x[a, i]
+        if check and not sq < np.inf and not all_finite(x[a]):
+            return -1
         value = dot * clip_factor(sq, l_x)
         if value > best_value:
             best_value = value
@@ -375,12 +349,7 @@ def refit(
         for j in range(i, d):
             gram[i, j] += pend_gram[i, j]
             pend_gram[i, j] = 0.0
-    floored = False
-    if not cholesky_upper(gram, shift, u_fac, PIVOT_RTOL):
-        eig_floor_factor(gram, shift, u_fac)
-        floored = True
-    solve_theta(u_fac, mom, theta)
-    return floored
+    return factor_solve(gram, mom, shift, u_fac, theta)
 
 
 @njit(error_model="numpy")
@@ -429,23 +398,7 @@ def step_choose_one(obs: FloatArray, params: FloatArray, state: FloatArray) -> i
             return -1
         work = np.empty((2 * d + 1) * n_arms)
         return _choose(obs, theta, u_fac, width, l_x, work)
-    # Greedy: choose_greedy's loop (the same arithmetic), with the check of the values folded in:
-    # a row's sum of squares is finite exactly when its entries are, unless it overflows.
-    best = 0
-    best_value = -np.inf
-    for a in range(n_arms):
-        dot = 0.0
-        sq = 0.0
-        for i in range(d):
-            dot += obs[a, i] * theta[i]
-            sq += obs[a, i] * obs[a, i]
-        if not sq < np.inf and not all_finite(obs[a]):
-            return -1
-        value = dot * clip_factor(sq, l_x)
-        if value > best_value:
-            best_value = value
-            best = a
-    return best
+    return choose_greedy(obs, theta, l_x, True)
 
 
 @njit(error_model="numpy")
@@ -512,7 +465,7 @@ def fill_block_noise_copies(
     normals: FloatArray,
     uniforms: FloatArray,
     batch_normals: FloatArray,
-    closes: npt.NDArray[np.bool_],
+    closes: BoolArray,
 ) -> None:  # pragma: no cover
     """:func:`fill_block_noise` with one generator per copy: copy b's draws from ``rngs[b]`` (a numba typed list).
 
@@ -543,7 +496,7 @@ def fill_block_noise_copies(
 
 @njit(error_model="numpy")
 def step_update(
-    rng: np.random.Generator,
+    rngs: Any,
     obs: FloatArray,
     actions: IntArray,
     rewards: FloatArray,
@@ -565,95 +518,27 @@ def step_update(
 ) -> None:  # pragma: no cover
     """One round's draws, reports for every copy b (the step API's ``update``), then the refit if ``close``.
 
+    Copy b draws from ``rngs[b]``, a numba typed list of the agent's own generators (the same bit
+    generators; passing a numpy Generator to compiled code costs about 5 us a call, as numba reads
+    its bit generator's C interface through ctypes each time, while a typed list that holds them
+    is passed as a pointer): its report's normals, then its uniforms and, when ``close`` and
+    Db > 0, its batch noise, the order of :func:`fill_block_noise` for one round. One env
+    (``[rng]``) draws from ``rng``; copy i of a batch seeded s draws as a single agent seeded
+    s + i (docs/design.md, "Agents", Seeds).
     ``obs`` is the round's (n_arms, d) or (B, n_arms, d). The draws go to the work buffers
-    ``normals`` (B, Dr), ``uniforms`` (B, 2 or 0) and, when ``close`` and Db > 0, ``batch_normals``
-    (B, Db), in the order of :func:`fill_block_noise` for one round; ``batch_sd = (sd_gram,
-    sd_mom)``; the arrays (V, u, P, p, U, θ) have a batch axis: the server's V, u, U, θ and the
-    open batch's pending sums P, p (:class:`agents.linear.stats_base.OpenBatch`). Equivalent:
-    ``flags[b] = write_report(obs[b], actions[b], rewards[b], enc, normals[b], uniforms[b], P[b],
-    p[b], xc)`` counted in ``clips[b]``, then, if ``close``, :func:`add_batch_noise` (when Db > 0)
-    and ``floors[b] += refit(V[b], u[b], P[b], p[b], shift, U[b], θ[b])``.
+    ``normals`` (B, Dr), ``uniforms`` (B, 2 or 0) and ``batch_normals`` (B, Db); ``batch_sd =
+    (sd_gram, sd_mom)``; the arrays (V, u, P, p, U, θ) have a batch axis: the server's V, u, U, θ
+    and the open batch's pending sums P, p (:class:`agents.linear.stats_base.OpenBatch`).
+    Equivalent: ``flags[b] = write_report(obs[b], actions[b], rewards[b], enc, normals[b],
+    uniforms[b], P[b], p[b], xc)`` counted in ``clips[b]``, then, if ``close``,
+    :func:`add_batch_noise` (when Db > 0) and ``floors[b] += refit(V[b], u[b], P[b], p[b], shift,
+    U[b], θ[b])``.
     """
-    fill_report_noise(rng, normals, uniforms)
-    draw_batch = close and batch_normals.shape[1] > 0
-    if draw_batch:
-        fill_report_noise(rng, batch_normals, np.empty((batch_normals.shape[0], 0)))
-    apply_update(
-        obs, actions, rewards, normals, uniforms, batch_normals, enc, batch_sd, close, shift,
-        gram, mom, pend_gram, pend_mom, u_fac, theta, clips, floors,
-    )  # fmt: skip
-
-
-@njit(error_model="numpy")
-def apply_update(
-    obs: FloatArray,
-    actions: IntArray,
-    rewards: FloatArray,
-    normals: FloatArray,
-    uniforms: FloatArray,
-    batch_normals: FloatArray,
-    enc: FloatArray,
-    batch_sd: FloatArray,
-    close: bool,
-    shift: float,
-    gram: FloatArray,
-    mom: FloatArray,
-    pend_gram: FloatArray,
-    pend_mom: FloatArray,
-    u_fac: FloatArray,
-    theta: FloatArray,
-    clips: IntArray,
-    floors: IntArray,
-) -> None:  # pragma: no cover
-    """:func:`step_update` after its draws: every copy's report with the drawn noise, then the refit if ``close``."""
     draw_batch = close and batch_normals.shape[1] > 0
     n_arms, d = obs.shape[-2], obs.shape[-1]
     x = obs.reshape((-1, n_arms, d))
     xc = np.empty(d)
     for b in range(gram.shape[0]):
-        flags = write_report(x[b], actions[b], rewards[b], enc, normals[b], uniforms[b], pend_gram[b], pend_mom[b], xc)
-        clips[b, 0] += flags & 1
-        clips[b, 1] += flags >> 1
-        if close:
-            if draw_batch:
-                add_batch_noise(pend_gram[b], pend_mom[b], batch_normals[b], batch_sd)
-            floors[b] += refit(gram[b], mom[b], pend_gram[b], pend_mom[b], shift, u_fac[b], theta[b])
-
-
-@njit(error_model="numpy")
-def step_update_held(
-    rngs: Any,
-    obs: FloatArray,
-    actions: IntArray,
-    rewards: FloatArray,
-    normals: FloatArray,
-    uniforms: FloatArray,
-    batch_normals: FloatArray,
-    enc: FloatArray,
-    batch_sd: FloatArray,
-    close: bool,
-    shift: float,
-    gram: FloatArray,
-    mom: FloatArray,
-    pend_gram: FloatArray,
-    pend_mom: FloatArray,
-    u_fac: FloatArray,
-    theta: FloatArray,
-    clips: IntArray,
-    floors: IntArray,
-) -> None:  # pragma: no cover
-    """:func:`step_update` with copy b's draws from ``rngs[b]``, a numba typed list (the step API's call).
-
-    Passing a numpy Generator to compiled code costs about 5 us a call (numba reads its bit
-    generator's C interface through ctypes each time); a typed list that holds them is passed as
-    a pointer. The generators in the list are the agent's own (the same bit generators). Copy b
-    draws its report's normals, its uniforms and, if ``close``, its batch noise, in the order of
-    :func:`step_update` for one env: one env (``[rng]``) makes the same draws as ``step_update``,
-    and copy i of a batch seeded s those of a single agent seeded s + i (docs/design.md,
-    "Agents", Seeds).
-    """
-    draw_batch = close and batch_normals.shape[1] > 0
-    for b in range(normals.shape[0]):
         g = rngs[b]
         for i in range(normals.shape[1]):
             normals[b, i] = g.standard_normal()
@@ -662,10 +547,13 @@ def step_update_held(
         if draw_batch:
             for i in range(batch_normals.shape[1]):
                 batch_normals[b, i] = g.standard_normal()
-    apply_update(
-        obs, actions, rewards, normals, uniforms, batch_normals, enc, batch_sd, close, shift,
-        gram, mom, pend_gram, pend_mom, u_fac, theta, clips, floors,
-    )  # fmt: skip
+        flags = write_report(x[b], actions[b], rewards[b], enc, normals[b], uniforms[b], pend_gram[b], pend_mom[b], xc)
+        clips[b, 0] += flags & 1
+        clips[b, 1] += flags >> 1
+        if close:
+            if draw_batch:
+                add_batch_noise(pend_gram[b], pend_mom[b], batch_normals[b], batch_sd)
+            floors[b] += refit(gram[b], mom[b], pend_gram[b], pend_mom[b], shift, u_fac[b], theta[b])
 
 
 @njit(error_model="numpy")
@@ -691,10 +579,7 @@ def run_copy(
     t0, pending0, batch_size, enc, batch_sd, reg, level, shift_scale, width = params
     gram, mom, pend_gram, pend_mom, u_fac, theta, cum_regret, counters = state
     n_steps, _, n_arms, d = features.shape
-    fx = b if features.shape[1] > 1 else 0
-    fr = b if rewards.shape[1] > 1 else 0
-    fe = b if expected.shape[1] > 1 else 0
-    record = actions_out.shape[0] == n_steps
+    fx, fr, fe = copy_row(b, features), copy_row(b, rewards), copy_row(b, expected)
     work = np.empty((2 * d + 1) * n_arms)
     xc = np.empty(d)
     pending = pending0
@@ -702,11 +587,7 @@ def run_copy(
     for s in range(n_steps):
         x = features[s, fx]
         a = _choose(x, theta[b], u_fac[b], width, enc[1], work)
-        e = expected[s, fe]
-        top = e[0]
-        for k in range(1, n_arms):
-            top = max(top, e[k])
-        cum_regret[b] += top - e[a]
+        cum_regret[b] += round_regret(expected[s, fe], a)
         flags = write_report(x, a, rewards[s, fr, a], enc, normals[s, b], uniforms[s, b], pend_gram[b], pend_mom[b], xc)
         counters[b, 0] += flags & 1
         counters[b, 1] += flags >> 1
@@ -718,10 +599,7 @@ def run_copy(
                 add_batch_noise(pend_gram[b], pend_mom[b], batch_normals[closed, b], batch_sd)
             closed += 1
             counters[b, 2] += refit(gram[b], mom[b], pend_gram[b], pend_mom[b], shift, u_fac[b], theta[b])
-        if record:
-            actions_out[s, b] = a
-        if ck_slot[s] >= 0:
-            regret_out[ck_slot[s], b] = cum_regret[b]
+        record_round(s, b, a, cum_regret[b], ck_slot, regret_out, actions_out)
 
 
 @njit(error_model="numpy")

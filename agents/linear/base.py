@@ -5,10 +5,13 @@ copies in lock-step: ``act`` is the client's choice, ``update`` the client's rep
 the server's update, and :meth:`LinearAgent.run` plays a block of rounds in one compiled loop
 (:func:`agents.linear._kernels.run_copy`) with the same kernels and the same random draws, so it
 chooses the same actions as the step API. Each ``act`` and each ``update`` is one compiled call
-(``step_choose_one`` / ``step_report`` for one env, ``step_choose`` / ``step_update`` for
+(``step_choose_one`` / ``step_report_drawn`` for one env, ``step_choose`` / ``step_update`` for
 copies), called through its compiled entry point (:func:`agents.base.entry_point`); the noise
-comes from ``rng.standard_normal``, the same draws as the fast path's. The step API costs about
-1.5-2x ``run`` per round (``benchmarks/bench_step_api.py``). Subclasses set the schedule of
+is standard normals, the same draws as the fast path's (one env: ``rng``'s, drawn inside the
+compiled call through a :class:`~agents.linear._kernels.GeneratorHolder`; copies: copy b's from
+its own noise generator, :func:`~agents.linear._kernels.fill_copy_normals`, so copy i of a batch
+seeded s draws as a single agent seeded s + i). The one-env step API costs about 1.2-1.4x ``run`` per round for
+LDP-LinUCB (``benchmarks/bench_step_api.py``). Subclasses set the schedule of
 (γ_t, c_t, β_t), the noise scale and the clipping bounds; they add no per-round logic.
 """
 
@@ -36,6 +39,8 @@ from agents.base import (
     env_arms,
 )
 from agents.linear._kernels import (
+    GENERATOR_HOLDER,
+    GeneratorHolder,
     fill_copy_normals,
     fill_normals,
     round_schedule,
@@ -43,15 +48,14 @@ from agents.linear._kernels import (
     run_serial,
     step_choose,
     step_choose_one,
-    step_report,
+    step_report_drawn,
     step_update,
 )
 from agents.linear.protocol import LinUCBServer, as_features
+from bandit_envs._types import BoolArray, FloatArray, IntArray
 
 __all__ = ["LinearAgent", "LinearRunResult"]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 #: Normal draws kept in memory at once by the fast path (per chunk of rounds), ~4 MB.
 _NOISE_CHUNK = 1 << 19
@@ -91,9 +95,11 @@ class _StepKernels(StepKernels):
     The arrays the agent owns are C-contiguous; actions and rewards come from the caller and may
     have any strides (layout ``"A"``). ``choose`` and ``update`` end with the agent's
     ``_choose_args`` or ``_report_args`` (the arrays and parameters that do not change between
-    rounds). ``choose_one`` and ``report_one`` are one env's calls with plain scalars (rank 2
+    rounds). ``choose_one`` and ``report_drawn`` are one env's calls with plain scalars (rank 2
     only): they take the agent's parameter array ``_params`` and the server's ``buffer``, two
-    arrays where the batch calls take eight (each array argument costs about 0.05 us to pass).
+    arrays where the batch calls take eight (each array argument costs about 0.05 us to pass);
+    ``report_drawn`` draws the report's normals itself, from the agent's
+    generator held in a :class:`~agents.linear._kernels.GeneratorHolder`.
     """
 
     def __init__(self, rank: int) -> None:
@@ -105,15 +111,17 @@ class _StepKernels(StepKernels):
         any_ints, any_floats = types.Array(i8, 1, "A"), types.Array(f8, 1, "A")
         any_flags = types.Array(types.bool_, 1, "A")
         choose_args = (mat, cube, vec, f8, flag)  # θ, U, schedule, l_x, quadratic
-        # schedule, l_x, l_y, σ, V, u, U, θ, clip counts, floor counts
-        report_args = (vec, f8, f8, f8, cube, mat, cube, mat, int_mat, ints)
+        # schedule, l_x, l_y, σ, grid, V, u, U, θ, clip counts, floor counts
+        report_args = (vec, f8, f8, f8, f8, cube, mat, cube, mat, int_mat, ints)
         self.choose: Callable[..., bool] = entry_point(step_choose, (obs, i8, *choose_args, ints))
         self.update: Callable[..., None] = entry_point(
             step_update, (obs, any_ints, any_floats, any_flags, mat, i8, *report_args)
         )
         if rank == 2:  # one env: the agent's parameter array and the server's buffer
             self.choose_one: Callable[..., int] = entry_point(step_choose_one, (obs, i8, vec, vec))
-            self.report_one: Callable[..., int] = entry_point(step_report, (obs, i8, f8, vec, i8, vec, vec))
+            self.report_drawn: Callable[..., int] = entry_point(
+                step_report_drawn, (GENERATOR_HOLDER, obs, i8, f8, i8, vec, vec)
+            )
 
 
 @dataclass
@@ -233,8 +241,8 @@ class LinearAgent(Agent):
         self._last_obs: FloatArray | None = None
         self._send_all = np.ones(self.batch, dtype=np.bool_)
         self._no_noise = np.empty((self.batch, 0))
-        self._no_noise_row = np.empty(0)
         self._m = self._noise_size
+        self._holder: tuple[np.random.Generator, GeneratorHolder] | None = None
         self._bind_server()
         self._kernels = _StepKernels.load(2 if self.n_envs is None else 3)
 
@@ -267,6 +275,22 @@ class LinearAgent(Agent):
             self._clips,
             srv.n_eig_floor,
         )
+
+    def _rng_holder(self) -> GeneratorHolder:
+        """A :class:`~agents.linear._kernels.GeneratorHolder` of ``rng`` itself, for the single-env report.
+
+        Built again when ``rng`` is another object (a reset, a copy of the agent): a copy's holder
+        would hold a copy of the generator, so it is never pickled (:meth:`__getstate__`).
+        """
+        holder = self._holder
+        if holder is None or holder[0] is not self.rng:
+            holder = self._holder = (self.rng, GeneratorHolder(self.rng))
+        return holder[1]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_holder"] = None
+        return state
 
     def _per_copy(self, values: IntArray) -> int | IntArray:
         return int(values[0]) if self.n_envs is None else values.copy()
@@ -351,13 +375,17 @@ class LinearAgent(Agent):
         return self._scalar_feedback(action, reward, x.shape[-2])
 
     def _report_one(self, x: FloatArray, action: int, reward: float) -> None:
-        """One env's report of round t+1 and the server update, for an action and reward already checked."""
-        m = self._m
-        noise = self.rng.standard_normal(m) if m else self._no_noise_row
+        """One env's report of round t+1 and the server update, for an action and reward already checked.
+
+        One compiled call (:func:`~agents.linear._kernels.step_report_drawn`), which draws the
+        report's normals from ``rng`` itself: the same draws as ``rng.standard_normal(m)``.
+        """
         srv = self.server
         if srv is not self._bound_server:
             self._bind_server()
-        code = self._kernels.report_one(x, action, reward, noise, srv.t + 1, self._params, srv.buffer)
+        holder = self._holder
+        gen = holder[1] if holder is not None and holder[0] is self.rng else self._rng_holder()
+        code = self._kernels.report_drawn(gen, x, action, reward, srv.t + 1, self._params, srv.buffer)
         if code < 0:  # the server's buffer was replaced since it was bound
             raise ValueError(
                 f"server.buffer must hold V, u, U and theta of one copy of dimension {self.n_features} "
@@ -370,7 +398,7 @@ class LinearAgent(Agent):
             self._clips[0, 1] += (code >> 1) & 1
             srv.n_eig_floor[0] += code >> 2
 
-    def _report(self, x: FloatArray, actions: IntArray, rewards: FloatArray, send: npt.NDArray[np.bool_]) -> None:
+    def _report(self, x: FloatArray, actions: IntArray, rewards: FloatArray, send: BoolArray) -> None:
         """Round t+1's reports (from the copies with ``send``; the others send nothing) and server update.
 
         Every copy draws its ``d(d+1)/2 + d`` normals (when σ > 0) from its own noise generator

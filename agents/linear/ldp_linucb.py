@@ -37,14 +37,13 @@ from agents.linear._kernels import SCHEDULE_LDP
 from agents.linear.base import LinearRunResult
 from agents.linear.private_base import LocalDPLinearAgent
 from agents.linear.protocol import BONUSES
+from bandit_envs._types import IntArray
 from bandit_envs.privacy import gaussian_delta, gaussian_sigma_analytic
 from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, report_cap, user_ids
 from bandit_envs.privacy.lattice import check_sampler, report_grid
 
 __all__ = ["SIGMA_METHODS", "LDPLinUCB", "ldp_linucb_sensitivity", "ldp_linucb_sigma"]
 
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 #: Calibrations of σ: Dwork & Roth's classic formula (the authors' code) or Balle & Wang's analytic one.
 SIGMA_METHODS = ("classic", "analytic")
@@ -216,7 +215,8 @@ class LDPLinUCB(LocalDPLinearAgent):
     -------------
     The class simulates the server and the users; these attributes are the users' side or
     un-noised diagnostics, outside the guarantee, and must not be published with the model:
-    ``rng`` and ``seed`` (whoever holds them can subtract the noise from every report);
+    ``rng`` and ``seed`` (whoever holds them can subtract the noise from every report), and
+    ``_holder``, through which the single-env report draws from ``rng`` in compiled code (never pickled);
     ``_last_obs``, the candidate features of the current user between :meth:`act` and
     :meth:`update` (cleared by ``update``); ``n_clipped_features`` / ``n_clipped_rewards`` (counted
     before privatization); the ledger behind ``max_user_reports`` and ``n_withheld`` (who reported
@@ -232,10 +232,6 @@ class LDPLinUCB(LocalDPLinearAgent):
     """
 
     name = "LDP-LinUCB"
-    privacy_unit = (
-        "one user: all the (x_t, y_t) reports carrying its info['user_id'] (without ids, the whole stream), "
-        "features of the arm it plays and its reward (local DP)"
-    )
 
     def __init__(
         self,

@@ -179,10 +179,6 @@ class LDPOLS(StatsAgent):
 
     name = "LDP-OLS"
     _open_batch_type = BatchClients
-    privacy_unit = (
-        "one user: all the (x_t, y_t) reports carrying its info['user_id'] (without ids, the whole stream), "
-        "features of the arm it plays and its reward (local DP)"
-    )
 
     def __init__(
         self,

@@ -16,17 +16,15 @@ from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 from numba import typed
 
 from agents.base import PrivateAgent, check_float
 from agents.linear.base import LinearAgent
+from bandit_envs._types import IntArray
 from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, UserPrivacy, user_privacy
 from bandit_envs.privacy.streams import noise_generator
 
 __all__ = ["LocalDPLinearAgent"]
-
-IntArray = npt.NDArray[np.int64]
 
 
 class LocalDPLinearAgent(LinearAgent, PrivateAgent):
@@ -36,6 +34,12 @@ class LocalDPLinearAgent(LinearAgent, PrivateAgent):
     ledger) and call :meth:`_reset_reports` from their ``_reset_state``.
     """
 
+    #: One user's reports are the unit; a subclass whose reports reach the server another way (shuffled)
+    #: states its own.
+    privacy_unit = (
+        "one user: all the (x_t, y_t) reports carrying its info['user_id'] (without ids, the whole stream), "
+        "features of the arm it plays and its reward (local DP)"
+    )
     report_mechanism: ReportMechanism
     #: δ of the per-user tight bound (and of the mechanism, where it has one).
     delta: float
@@ -77,7 +81,7 @@ class LocalDPLinearAgent(LinearAgent, PrivateAgent):
         return held[1]
 
     def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
+        state = super().__getstate__()
         state["_held_rng"] = None
         return state
 

@@ -36,12 +36,11 @@ import numpy.typing as npt
 
 from agents.base import check_choice, check_float
 from agents.linear._kernels import choose_batch, fill_normals, receive_batch, write_report
+from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.validation import real_array
 
 __all__ = ["BONUSES", "LinUCBServer", "ServerBuffer", "as_features", "client_choose", "client_report"]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 #: Exploration bonuses of the client's index: sqrt(xᵀṼ⁻¹x) or xᵀṼ⁻¹x.
 BONUSES = ("sqrt", "quadratic")

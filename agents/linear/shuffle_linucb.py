@@ -79,9 +79,6 @@ __all__ = ["MAX_BATCH", "ShuffleLinUCB", "Shuffler"]
 #: Largest shuffle batch: the amplification bound evaluates binomial laws over the batch.
 MAX_BATCH = 10**6
 
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
-
 
 def _group_factor(m: int, epsilon: float) -> float:
     """(e^{m eps} - 1) / (e^eps - 1): the δ multiplier of group privacy for m changed reports (0 for m = 0)."""

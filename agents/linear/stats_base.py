@@ -58,19 +58,18 @@ from agents.linear._stats_kernels import (
     step_choose,
     step_choose_one,
     step_report_one,
-    step_update_held,
+    step_update,
     write_report,
 )
 from agents.linear.base import LinearRunResult, StepKernels
 from agents.linear.private_base import LocalDPLinearAgent
 from agents.linear.protocol import ServerBuffer, as_features
+from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, user_ids
 from bandit_envs.privacy.l2_ball import l2_ball_keep_probability, l2_ball_scale
 
 __all__ = ["OpenBatch", "StatsAgent", "StatsServer"]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 #: Report draws (normals and uniforms) kept in memory at once by the fast path, ~4 MB.
 _NOISE_CHUNK = 1 << 19
@@ -99,7 +98,7 @@ class _StepKernels(StepKernels):
         rngs = types.ListType(numba.typeof(np.random.default_rng(0)))
         self.choose: Any = entry_point(step_choose, (obs, mat, cube, f8, f8, int_vec))
         self.update: Any = entry_point(
-            step_update_held,
+            step_update,
             (rngs, obs, types.Array(i8, 1, "A"), types.Array(f8, 1, "A"), mat, mat, mat, vec, vec, types.boolean, f8,
              cube, mat, cube, mat, cube, mat, int_mat, int_vec),
         )  # fmt: skip
@@ -344,23 +343,6 @@ class StatsAgent(LocalDPLinearAgent):
             [*self._enc, *self._batch_sd, self.reg, self._level, self.shift_scale, self.width, self.batch_size,
              self._n_normals, self._n_uniforms, self._n_batch_normals], dtype=np.float64,
         )  # fmt: skip
-
-    def _rng_holder(self) -> GeneratorHolder:
-        """A :class:`~agents.linear._stats_kernels.GeneratorHolder` of ``rng`` itself, for the single-env report.
-
-        Built again when ``rng`` is another object (a reset, a copy of the agent), like
-        :meth:`_rng_held`, and never pickled.
-        """
-        holder = self._holder
-        if holder is None or holder[0] is not self.rng:
-            holder = self._holder = (self.rng, GeneratorHolder(self.rng))
-        return holder[1]
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_held_rng"] = None
-        state["_holder"] = None
-        return state
 
     # Schedule ---------------------------------------------------------------------------------
 

@@ -13,9 +13,10 @@ import math
 from scipy.special import expit
 
 from agents.central_dp import kernels
-from agents.central_dp.base import FloatArray, IntArray, StreamPrivateAgent, check_epsilon
+from agents.central_dp.base import StreamPrivateAgent, check_epsilon
 from agents.common import sampling
 from agents.stochastic import thompson_kernels as ts_kernels
+from bandit_envs._types import FloatArray, IntArray
 
 __all__ = ["LDPThompsonSampling"]
 
@@ -52,10 +53,9 @@ class LDPThompsonSampling(StreamPrivateAgent):
         Number of arms K (>= 2).
     epsilon
         ε of each report.
-    n_envs
-        ``None`` for one env, or the number N of copies run in lock-step.
-    seed
-        Seed of copy 0's stream (copy i: seed + i).
+    n_envs, seed
+        Copies run in lock-step and copy 0's noise seed (copy i: seed + i), as for every
+        :class:`~agents.central_dp.base.StreamPrivateAgent`.
 
     Attributes
     ----------

@@ -21,6 +21,7 @@ from agents.common.streams import copy_laplace, copy_normals, copy_uniforms
 from agents.elimination.policies import EliminationAgent
 from agents.linear import LinearAgent
 from agents.stochastic.index import UCB, ThompsonSampling
+from bandit_envs._types import FloatArray
 from bandit_envs.core import generator_addresses
 from bandit_envs.privacy import bernoulli_mechanism, gaussian_sigma_analytic, gaussian_sigma_classic, rr_debias
 from bandit_envs.privacy.accounting import (
@@ -37,7 +38,6 @@ from bandit_envs.validation import summarize
 
 __all__ = ["LDPWrapper"]
 
-FloatArray = npt.NDArray[np.float64]
 
 MECHANISMS = ("laplace", "gaussian", "randomized_response")
 SIGMA_METHODS = ("classic", "analytic")

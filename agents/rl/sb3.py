@@ -16,11 +16,10 @@ from gymnasium import spaces
 
 from agents.base import Agent, _space, check_int, describe
 from agents.common.streams import CopyStreams, copy_uniforms
+from bandit_envs._types import IntArray
 
 if TYPE_CHECKING:
     from stable_baselines3.common.base_class import BaseAlgorithm
-
-IntArray = npt.NDArray[np.int64]
 
 
 class SB3Agent(CopyStreams, Agent):

@@ -11,7 +11,12 @@ The three agents keep the same packed state: one float64 row per copy b,
     column  4K         param   per-copy parameter: ε (constant schedule) or cK/d² (decaying
                                schedule) for ε-greedy, c for KL-UCB, T/K for MOSS
 
-as :mod:`agents.stochastic.index` packs UCB's (the kernels read the counts through ``state.view(np.int64)``).
+as :mod:`agents.stochastic.index` packs UCB's (the kernels read the counts through ``state.view(np.int64)``),
+and for the same measured reason (the comment above UCB's layout): named fields, one array each,
+would be typed and unboxed at every call, and an empty kernel's call already costs 2-3x the
+packed row's with this state's five arrays and a per-copy record (257-379 ns against 80-124 ns)
+and 5-9x with KL-UCB's eleven and a record (540-789 ns; ``benchmarks/bench_named_state.py``),
+more than the 5% that named state was allowed to cost these sub-microsecond steps.
 Means are sum / count, so arms with equal reward histories have bit-equal means and exact ties
 go to the lowest index. The round counter t is shared by the copies and passed as a number.
 
@@ -253,7 +258,15 @@ def klucb_log_terms(t: int) -> tuple[float, float]:  # pragma: no cover
 
 
 #: Blocks of K columns of KL-UCB's anchor array (one row per copy): see :func:`set_anchor`.
-ANCHOR_BLOCKS = 6
+ANCHOR_BLOCKS = 8
+#: Columns of KL-UCB's anchor array after the blocks: the copy's last decision by bounds (arm c,
+#: bound U, threshold δ'), see :func:`klucb_choose`.
+DECISION_COLUMNS = 3
+#: Rounds ahead (at least; a 64th of the rounds completed when more) for which a decision's
+#: bound U is computed: δ' is the threshold of round t + 1 + max(DECISION_ROUNDS, t // 64).
+DECISION_ROUNDS = 16
+#: Evaluations of kl at most in :func:`klucb_choose`'s refinement of one copy's bounds.
+REFINEMENTS = 4
 
 
 @njit(inline="always")
@@ -262,10 +275,15 @@ def set_anchor(
 ) -> None:  # pragma: no cover
     """Make x (p < x < 1, kl(p, x) = kx, ∂kl/∂p = gx) arm k's anchor.
 
-    Blocks: x, kl(p, x), 1/kl(p, x), 1/slope = x(1 − x)/(x − p), ∂kl/∂p, and (block 5, set by
-    the update) 1/N; the reciprocals from one division (their rounding is far below
-    :data:`SLACK`). Without a usable x (not in (p, 1), or kl(p, x) = 0) the anchor is cleared: x = p, 1/kl = 0,
-    1/slope = inf, which make the bounds of :func:`index_bounds` [p, 1].
+    Blocks: x, kl(p, x), 1/kl(p, x), 1/slope = x(1 − x)/(x − p), ∂kl/∂p, (block 5, set by
+    the update) 1/N, and the mean p and kl(p, x) at which x was evaluated (blocks 6 and 7); the
+    reciprocals from one division (their rounding is far below :data:`SLACK`). Without a usable
+    x (not in (p, 1), or kl(p, x) = 0) the anchor is cleared: x = p, 1/kl = 0, 1/slope = inf,
+    which make the bounds of :func:`index_bounds` [p, 1].
+
+    :func:`klucb_update` may later move the arm's mean to p' without evaluating kl: blocks 1 and
+    2 then hold a lower bound of kl(p', x) and the reciprocal of an upper bound, and block 3 the
+    slope at (p', x), which keeps the bounds of :func:`index_bounds` valid (see there).
     """
     if p < x < 1.0 and kx > 0.0:
         w = 1.0 / (kx * (x - p))  # one division for both reciprocals
@@ -274,12 +292,16 @@ def set_anchor(
         cache[b, 2 * k_arms + k] = (x - p) * w
         cache[b, 3 * k_arms + k] = x * (1.0 - x) * kx * w
         cache[b, 4 * k_arms + k] = gx
+        cache[b, 6 * k_arms + k] = p
+        cache[b, 7 * k_arms + k] = kx
     else:
         cache[b, k] = p
         cache[b, k_arms + k] = 0.0
         cache[b, 2 * k_arms + k] = 0.0
         cache[b, 3 * k_arms + k] = np.inf
         cache[b, 4 * k_arms + k] = 0.0
+        cache[b, 6 * k_arms + k] = p
+        cache[b, 7 * k_arms + k] = 0.0
 
 
 @njit(inline="always")
@@ -292,7 +314,10 @@ def index_bounds(
     below f, so its zero x + (d − kx)/slope is ≥ u* (capped at 1); the chord from (p, −d) to
     (x, kx − d) lies above f on [p, x], so when kx ≥ d its zero p + (x − p) d / kx ≤ x is ≤ u*;
     when kx < d, x < u* and the chord's zero is above x, hence the min. No logarithm and no
-    division: the anchor keeps the reciprocals. A cleared anchor gives [p, 1].
+    division: the anchor keeps the reciprocals. A cleared anchor gives [p, 1]. Both bounds still
+    hold with any kx ≤ kl(p, x) in the tangent and any 1/inv_kx ≥ kl(p, x) in the chord (a lower
+    tangent, a higher chord end), as :func:`klucb_update` leaves them when it moves p without
+    evaluating kl.
     """
     lower = min(x, p + (x - p) * d * inv_kx)
     upper = min(x + (d - kx) * inv_sx, 1.0)
@@ -316,17 +341,34 @@ def quadratic_lower(p: float, x: float, r: float, inv_sx: float, upper: float) -
 
 
 @njit(error_model="numpy")
-def klucb_update(state: Any, cache: Any, actions: Any, rewards: Any, t_next: int) -> int:  # pragma: no cover
+def klucb_update(
+    state: Any, cache: Any, actions: Any, rewards: Any, t_next: int, tol: float
+) -> int:  # pragma: no cover
     """KL-UCB's update: counts, sums and means of the pulled arm, then a new anchor for it.
 
     Rewards must be finite and in [0, 1] (else nothing changes and the first bad copy is
     returned). The anchor is one point x' where kl(μ̂', ·) is evaluated (two logarithms), chosen
     near the new index u* for d' = δ'/N', δ' that of round ``t_next`` + 1 (``t_next`` rounds
-    completed after this update): the first-order prediction from the old anchor x (kept for the
-    old mean μ̂), kl(μ̂', x') ≈ kl(μ̂, x) + ∂kl/∂p (μ̂' − μ̂) + slope (x' − x) = d', or
+    completed after this update): the first-order prediction from the old anchor x (evaluated at
+    the mean p_a), kl(μ̂', x') ≈ kl(p_a, x) + ∂kl/∂p (μ̂' − p_a) + slope (x' − x) = d', or
     :func:`kl_upper` when that point is not in (μ̂', 1). Block 5 keeps 1/N'. The anchors only make
     the choice cheaper: whatever they are, the bounds of :func:`index_bounds` hold and the arm
     chosen is the same.
+
+    Without a logarithm when the copy pulled the arm of its last decision by bounds
+    (:func:`klucb_choose`) and bounds alone show the decision still holds next round: x stays,
+    evaluated at the mean p_a (blocks 6, 7: kl(p_a, x) = k_a, ∂kl/∂p = g_a in block 4), and as
+    kl(·, x) is convex with second derivative 1/(p(1 − p)) ≥ 0,
+
+        k_a + g_a (μ̂' − p_a) ≤ kl(μ̂', x) ≤ k_a + g_a (μ̂' − p_a) + (μ̂' − p_a)² / (2 min(v(p_a), v(μ̂'))),
+
+    v(p) = p(1 − p) (concave, so its minimum on [p_a, μ̂'] is at an end; 0 < p_a, μ̂' < 1). Blocks
+    1 and 2 take the lower bound and the reciprocal of the upper one, block 3 the slope at
+    (μ̂', x): :func:`index_bounds` then still bounds u* (its tangent bound needs kl(μ̂', x) from
+    below, its chord bound from above). This is done only when the chord bound of the new index
+    is above the decision's U by ``tol`` + :data:`SLACK`, so that the next choice is decided by
+    the same test; otherwise x' is evaluated as above. Pulling any other arm ends the copy's
+    decision (its U bounded the other arms for their means and counts of then).
     """
     ints = state.view(np.int64)
     n_rows = state.shape[0]
@@ -336,22 +378,42 @@ def klucb_update(state: Any, cache: Any, actions: Any, rewards: Any, t_next: int
         if actions[b] < 0 or actions[b] >= k_arms or not (0.0 <= r <= 1.0):
             return b
     log_t, loglog_t = klucb_log_terms(t_next)
+    decision = ANCHOR_BLOCKS * k_arms
     for b in range(n_rows):
         k = actions[b]
+        kept = k == cache[b, decision]
+        if not kept:  # another arm's mean and count change: the copy's U no longer holds
+            cache[b, decision + 2] = -1.0
         ints[b, 2 * k_arms + k] += 1
         n = ints[b, 2 * k_arms + k]
         state[b, k] += rewards[b]
-        old = state[b, k_arms + k]
         p = state[b, k] / n
         state[b, k_arms + k] = p
         inv_n = 1.0 / n
         cache[b, 5 * k_arms + k] = inv_n
-        d = klucb_delta(log_t, loglog_t, state[b, 4 * k_arms]) * inv_n
+        delta_next = klucb_delta(log_t, loglog_t, state[b, 4 * k_arms])
+        d = delta_next * inv_n
         if not (p < 1.0 and d > 0.0):
             set_anchor(cache, b, k_arms, k, p, p, 0.0, 0.0)
             continue
         x = cache[b, k]
-        x += (d - cache[b, k_arms + k] - cache[b, 4 * k_arms + k] * (p - old)) * cache[b, 3 * k_arms + k]
+        pa = cache[b, 6 * k_arms + k]
+        ka = cache[b, 7 * k_arms + k]
+        ga = cache[b, 4 * k_arms + k]
+        if kept and delta_next <= cache[b, decision + 2] and 0.0 < pa < 1.0 and 0.0 < p < x < 1.0 and ka > 0.0:
+            dp = p - pa
+            lo = ka + ga * dp
+            m2 = 2.0 * min(pa * (1.0 - pa), p * (1.0 - p))
+            hi2 = m2 * lo + dp * dp  # m2 times the upper bound of kl(p, x)
+            keep = cache[b, decision + 1] + tol + SLACK
+            # The chord bound min(x, p + (x - p) d / hi) above U + tol + SLACK, without a division:
+            if hi2 > 0.0 and keep < x and (keep - p) * hi2 < (x - p) * d * m2:
+                w = 1.0 / (hi2 * (x - p))  # one division for 1/hi and the slope's reciprocal
+                cache[b, k_arms + k] = lo
+                cache[b, 2 * k_arms + k] = m2 * (x - p) * w
+                cache[b, 3 * k_arms + k] = x * (1.0 - x) * hi2 * w
+                continue
+        x += (d - ka - ga * (p - pa)) * cache[b, 3 * k_arms + k]
         if not p < x < 1.0:
             x = kl_upper(p, d)
             if not x < 1.0:
@@ -359,6 +421,29 @@ def klucb_update(state: Any, cache: Any, actions: Any, rewards: Any, t_next: int
         kx, gx = kl_terms(p, x)
         set_anchor(cache, b, k_arms, k, p, x, kx, gx)
     return -1
+
+
+@njit(inline="always")
+def keep_decision(state: Any, cache: Any, b: int, k_arms: int, c: int, delta_ahead: float) -> None:  # pragma: no cover
+    """Keep copy b's decision by bounds for arm c: (c, U, δ'), δ' = ``delta_ahead`` (:func:`klucb_choose`).
+
+    U is the largest upper bound (:func:`index_bounds`) of the arms k ≠ c at the threshold δ'.
+    """
+    top = -np.inf
+    for k in range(k_arms):
+        u = index_bounds(
+            state[b, k_arms + k],
+            delta_ahead * cache[b, 5 * k_arms + k],
+            cache[b, k],
+            cache[b, k_arms + k],
+            cache[b, 2 * k_arms + k],
+            cache[b, 3 * k_arms + k],
+        )[1]
+        top = max(top, u if k != c else -np.inf)
+    decision = ANCHOR_BLOCKS * k_arms
+    cache[b, decision] = c
+    cache[b, decision + 1] = top
+    cache[b, decision + 2] = delta_ahead
 
 
 @njit(error_model="numpy")
@@ -370,12 +455,29 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
     argmax of :meth:`KLUCBReference.act`, which computes every index. Here with few logarithms:
     every arm has bounds lower_k ≤ u*_k ≤ upper_k from its anchor (:func:`index_bounds`), so
     lower_k < û_k ≤ upper_k + tol; c = argmax lower_k. If upper_k + tol + SLACK < lower_c for
-    every other k, c is chosen without computing any index. Otherwise û_c is computed
+    every other k, c is chosen without computing any index. Otherwise up to :data:`REFINEMENTS`
+    single evaluations of kl narrow the bounds: each at the upper bound of whichever of c and j
+    (the other arm with the largest upper bound) has the wider ones, which makes that point the
+    arm's anchor (its tangent gives the next upper bound, a Newton step from the right, and its
+    chord the lower one), c becoming the arm with the largest lower bound again; they stop when
+    the bounds decide as above, or j has c's mean and count (an exact tie), or the bounds are
+    narrower than tol/4. Otherwise û_c is computed
     (:func:`kl_search` from upper_c), then, in arm order, each other index unless
     upper_k + tol + SLACK < v, v the best index so far, or kl(μ̂_k, q) > d_k at
     q = v − tol − 2·SLACK (one evaluation: then u*_k < q + SLACK, as kl grows by far more than
     its rounding over SLACK (module notes), so û_k ≤ u*_k + tol < v); each evaluation leaves its
-    point as the arm's anchor. δ ≤ 0 makes every index the mean: the first largest mean.
+    point as the arm's anchor. An arm with the mean and count of the best arm so far has its
+    index (û depends on μ̂, δ/N and tol only): an exact tie, settled by the arm order without
+    computing. δ ≤ 0 makes every index the mean: the first largest mean.
+
+    Each decision by bounds (before or after the refinement) is kept (:func:`keep_decision`,
+    in the last :data:`DECISION_COLUMNS` columns of the anchor array): the arm c, U = the
+    largest upper bound of the other arms at the threshold δ' of round
+    t + 1 + max(:data:`DECISION_ROUNDS`, t // 64), and δ'. While no other arm is pulled
+    (:func:`klucb_update` ends the decision otherwise), their means and counts stay, u*_k grows
+    with δ and upper bounds hold for any δ, so U ≥ u*_k for every k ≠ c as long as δ ≤ δ'; then
+    U + tol + SLACK < lower_c decides c (û_k ≤ u*_k + tol < lower_c < û_c) from c's bounds
+    alone, without the bounds of the other arms.
     """
     n_rows = state.shape[0]
     k_arms = n_arms_of(state.shape[1])
@@ -386,6 +488,9 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
     upper = np.empty(k_arms)
     margin = tol + SLACK
     all_played = t >= k_arms  # every copy plays its unplayed arms first, one a round
+    decision = ANCHOR_BLOCKS * k_arms
+    ahead = t + 1 + max(DECISION_ROUNDS, t // 64)
+    log_ahead, loglog_ahead = klucb_log_terms(ahead)
     for b in range(n_rows):
         if not all_played:
             chosen = first_unplayed(ints, b, k_arms)
@@ -400,6 +505,14 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
                     c = k
             out[b] = c
             continue
+        if delta <= cache[b, decision + 2]:  # the last decision's U still bounds the other arms
+            c = int(cache[b, decision])
+            p = state[b, k_arms + c]
+            x = cache[b, c]
+            lower_c = min(x, p + (x - p) * (delta * cache[b, 5 * k_arms + c]) * cache[b, 2 * k_arms + c])
+            if cache[b, decision + 1] + margin < lower_c:  # index_bounds' lower bound of c
+                out[b] = c
+                continue
         for k in range(k_arms):  # branch-free: LLVM vectorizes it
             lower[k], upper[k] = index_bounds(
                 state[b, k_arms + k],
@@ -422,16 +535,58 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
             top = max(top, upper[k] if k != c else -np.inf)
         if top + margin < lower[c]:
             out[b] = c
+            keep_decision(state, cache, b, k_arms, c, klucb_delta(log_ahead, loglog_ahead, state[b, 4 * k_arms]))
             continue
         x = cache[b, c]
         p = state[b, k_arms + c]
-        if top + margin < upper[c] and x > p:  # a closer lower bound of u*_c may still decide
+        # A closer lower bound of u*_c may still decide (it needs kl(p, x) itself: an anchor evaluated at this p).
+        if top + margin < upper[c] and x > p and cache[b, 6 * k_arms + c] == p:
             r = delta * cache[b, 5 * k_arms + c] - cache[b, k_arms + c]
             if r > 0.0:
                 lower[c] = quadratic_lower(p, x, r, cache[b, 3 * k_arms + c], upper[c])
                 if top + margin < lower[c]:
                     out[b] = c
                     continue
+        # Refinement: one evaluation of kl at a time, at the upper bound of whichever of c and the
+        # other arm with the largest upper bound has the wider bounds (a Newton step from the
+        # right: the tangent there is the new upper bound, the chord the new lower one), until the
+        # bounds decide, or both are narrower than tol/4, or the two arms tie (then the exact loop).
+        for _ in range(REFINEMENTS):
+            j = -1
+            top = -np.inf
+            for k in range(k_arms):
+                if k != c and upper[k] > top:
+                    top = upper[k]
+                    j = k
+            if j < 0 or top + margin < lower[c]:
+                break
+            if state[b, k_arms + j] == state[b, k_arms + c] and ints[b, 2 * k_arms + j] == ints[b, 2 * k_arms + c]:
+                break
+            if upper[c] - lower[c] >= upper[j] - lower[j]:
+                j = c
+            if upper[j] - lower[j] <= 0.25 * tol:
+                break
+            p = state[b, k_arms + j]
+            if not p < 1.0:
+                break
+            d = delta * cache[b, 5 * k_arms + j]
+            x = min(upper[j], kl_upper(p, d))
+            if not p < x < 1.0:
+                break
+            kx, gx = kl_terms(p, x)
+            set_anchor(cache, b, k_arms, j, p, x, kx, gx)
+            lower[j], upper[j] = index_bounds(
+                p, d, cache[b, j], cache[b, k_arms + j], cache[b, 2 * k_arms + j], cache[b, 3 * k_arms + j]
+            )
+            if lower[j] > lower[c] or (lower[j] == lower[c] and j < c):
+                c = j
+        top = -np.inf
+        for k in range(k_arms):
+            top = max(top, upper[k] if k != c else -np.inf)
+        if top + margin < lower[c]:
+            out[b] = c
+            keep_decision(state, cache, b, k_arms, c, klucb_delta(log_ahead, loglog_ahead, state[b, 4 * k_arms]))
+            continue
         best = -1
         v = 0.0
         for j in range(k_arms):
@@ -440,6 +595,10 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
                 continue
             p = state[b, k_arms + k]
             d = delta / ints[b, 2 * k_arms + k]  # as the reference: δ / N, not δ · (1 / N)
+            if best >= 0 and p == state[b, k_arms + best] and ints[b, 2 * k_arms + k] == ints[b, 2 * k_arms + best]:
+                if k < best:  # the same mean and count as the best arm: the same index, an exact tie
+                    best = k
+                continue
             if best >= 0 and p < 1.0:  # one evaluation of kl may rule k out (see the docstring)
                 q = v - margin - 2.0 * SLACK
                 if p + tol < q < 1.0:
@@ -537,7 +696,7 @@ def klucb_step(state: Any, cache: Any, action: int, reward: float, t_next: int, 
     """
     actions = np.full(1, action, dtype=np.int64)
     rewards = np.full(1, reward)
-    if klucb_update(state, cache, actions, rewards, t_next) >= 0:
+    if klucb_update(state, cache, actions, rewards, t_next, tol) >= 0:
         return -1
     return klucb_choose(state, cache, t_next, tol)[0]
 

@@ -17,6 +17,7 @@ from agents.base import SingleEnvKernel, check_float, check_int
 from agents.stochastic.index import per_copy_float
 from agents.stochastic.index_kernels import (
     ANCHOR_BLOCKS,
+    DECISION_COLUMNS,
     KIND_KLUCB,
     KIND_MOSS,
     kl_index,
@@ -31,9 +32,7 @@ from agents.stochastic.index_kernels import (
     moss_step,
 )
 from agents.stochastic.mean_state import STATE_TYPE, MeanStateAgent
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
+from bandit_envs._types import FloatArray, IntArray
 
 #: Default accuracy of the KL-UCB index (see :class:`KLUCB`).
 DEFAULT_TOL = 1e-9
@@ -98,7 +97,8 @@ class KLUCB(MeanStateAgent):
     reward_bounds = (0.0, 1.0)
     reward_bounds_reason = "the Bernoulli KL divergence of {name} needs means in [0, 1]"
     _kind = KIND_KLUCB
-    _state_bytes_per_arm = 80
+    _state_bytes_per_arm = 96
+    _state_bytes_per_copy = 64 + 8 * DECISION_COLUMNS
 
     def __init__(
         self,
@@ -118,8 +118,9 @@ class KLUCB(MeanStateAgent):
     def _reset_state(self) -> None:
         super()._reset_state()
         # No anchor yet (a cleared anchor with p = 0; klucb_update sets them): bounds [0, 1].
-        self._anchors = np.zeros((self.batch, ANCHOR_BLOCKS * self.n_arms))
+        self._anchors = np.zeros((self.batch, ANCHOR_BLOCKS * self.n_arms + DECISION_COLUMNS))
         self._anchors[:, 3 * self.n_arms : 4 * self.n_arms] = np.inf
+        self._anchors[:, -1] = -1.0  # no decision by bounds yet
 
     def _load_single_env_kernels(self) -> None:
         super()._load_single_env_kernels()
@@ -127,7 +128,7 @@ class KLUCB(MeanStateAgent):
         _KLUCB_CHOOSE_ONE.load()
 
     def _apply(self, actions: IntArray, rewards: FloatArray) -> int:
-        bad: int = klucb_update(self._state, self._anchors, actions, rewards, self.t + 1)
+        bad: int = klucb_update(self._state, self._anchors, actions, rewards, self.t + 1, self.tol)
         return bad
 
     def _step_one(self, action: int, reward: float) -> int:

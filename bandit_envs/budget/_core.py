@@ -14,9 +14,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Protocol, TypeVar
 
 import numpy as np
-import numpy.typing as npt
 from scipy.special import ndtr, ndtri
 
+from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.validation import check_float, check_int, check_memory, real_array, summarize
 
 #: Largest allowed budget. The paper's grid is {0.1, ..., 1}; beyond 5 randomized response
@@ -26,8 +26,6 @@ MAX_BUDGET = 5.0
 #: Rows of uniforms drawn per refill (speed only: results are a function of the stream).
 BLOCK_ROWS = 512
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 ConfigT = TypeVar("ConfigT", bound="BudgetConfig")
 
 

@@ -16,21 +16,12 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
-from bandit_envs.budget._core import (
-    BLOCK_ROWS,
-    BudgetConfig,
-    FloatArray,
-    IntArray,
-    Oracle,
-    SensitivityModel,
-    World,
-    payoff,
-)
+from bandit_envs._types import BoolArray, FloatArray, IntArray
+from bandit_envs.budget._core import BLOCK_ROWS, BudgetConfig, Oracle, SensitivityModel, World, payoff
 from bandit_envs.core import (
     GENERATOR_BYTES,
     BanditEnv,
     BanditVectorEnv,
-    BoolArray,
     NoiseBlock,
     NoiseBlocks,
     check_num_envs,

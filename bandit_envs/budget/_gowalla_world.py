@@ -18,7 +18,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from bandit_envs.budget._core import BudgetConfig, FloatArray, IntArray, Oracle, monte_carlo_oracle
+from bandit_envs._types import FloatArray, IntArray
+from bandit_envs.budget._core import BudgetConfig, Oracle, monte_carlo_oracle
 from bandit_envs.budget._envs import Instance
 from bandit_envs.budget._geo import Grid, GridStack, build_grid
 from bandit_envs.datasets import CheckIns

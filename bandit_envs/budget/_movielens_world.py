@@ -15,13 +15,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import expit
 
-from bandit_envs.budget._core import (
-    BudgetConfig,
-    FloatArray,
-    IntArray,
-    Oracle,
-    monte_carlo_oracle,
-)
+from bandit_envs._types import FloatArray, IntArray
+from bandit_envs.budget._core import BudgetConfig, Oracle, monte_carlo_oracle
 from bandit_envs.budget._envs import Instance
 from bandit_envs.datasets import Ratings, filter_min_counts
 from bandit_envs.datasets.env_data import ratings_from, shared_scenario

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bandit_envs.budget._core import BudgetConfig, IntArray
+from bandit_envs._types import IntArray
+from bandit_envs.budget._core import BudgetConfig
 from bandit_envs.budget._gowalla_world import GowallaBudgetConfig, gowalla_scenario
 from bandit_envs.budget._movielens_world import MovieLensBudgetConfig, movielens_scenario
 from bandit_envs.validation import check_choice, check_float, check_int

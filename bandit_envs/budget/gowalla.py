@@ -108,11 +108,8 @@ class PrivacyBudgetGowallaEnv(BudgetEnv):
 class PrivacyBudgetGowallaVectorEnv(BudgetVectorEnv):
     """``num_envs`` copies of :class:`PrivacyBudgetGowallaEnv` stepped by one numpy call.
 
-    ``users`` lists one user id per copy (repeat ids for several copies of a user); without it
-    every copy is ``user`` (or the user drawn from ``instance_seed``). Every other argument is that
-    of the single env. ``reset(seed=s)`` seeds copy i with ``s + i`` (or ``seed[i]``), so copy i
-    reproduces the single env of its user reset with that seed, step for step. Autoreset follows
-    Gymnasium's NEXT_STEP mode. Step and reset info hold the single env's keys with a batch axis.
+    ``users`` (one user id per copy), the other arguments, seeding, autoreset and info as
+    :class:`~bandit_envs.budget.movielens.PrivacyBudgetMovieLensVectorEnv`'s.
     """
 
     env_id = "PrivacyBudgetGowalla-v0"

@@ -62,6 +62,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from bandit_envs._types import BoolArray, IntArray
 from bandit_envs.privacy._checks import check_epsilon, check_positive
 from bandit_envs.privacy.gaussian import _log_gaussian_delta
 from bandit_envs.validation import check_float, check_int, summarize
@@ -93,9 +94,6 @@ USER_ID_KEY = "user_id"
 
 #: Past this epsilon the PLD is not discretized (see the module docstring).
 _PLD_MAX_EPSILON = 1e5
-
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 
 @dataclass(frozen=True)

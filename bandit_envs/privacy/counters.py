@@ -323,15 +323,9 @@ class HybridCounter:
 
     Parameters
     ----------
-    epsilon
-        Privacy parameter of the stream, > 0.
-    rng
-        Source of the noise.
-    bounds
-        (lower, upper): the values an item may take. Default (0, 1).
-    sampler
-        ``"lattice"`` (default) or ``"float"`` (not safe against floating-point attacks); both
-        parts use the grid ``g = sum_grid(width / epsilon, width)`` and the widened ``w = width + g``.
+    epsilon, rng, bounds, sampler
+        As :class:`BinaryTreeCounter`'s (the counter has no horizon); both parts use the grid
+        ``g = sum_grid(width / epsilon, width)`` and the widened ``w = width + g``.
 
     Attributes
     ----------

@@ -124,26 +124,8 @@ def gaussian_sigma_classic(epsilon: float, delta: float, l2_sensitivity: float =
     larger epsilon is rejected; use :func:`gaussian_sigma_analytic` there. For epsilon < 1 the
     analytic scale is strictly smaller, so this one is valid but wasteful.
 
-    Parameters
-    ----------
-    epsilon : float
-        Privacy parameter, in (0, 1).
-    delta : float
-        Privacy parameter, in (0, 1).
-    l2_sensitivity : float, default 1.0
-        L2 sensitivity of the query, > 0.
-
-    Returns
-    -------
-    float
-        The noise standard deviation.
-
-    Raises
-    ------
-    ValueError
-        If ``epsilon`` is not in (0, 1), ``delta`` not in (0, 1), or ``l2_sensitivity`` <= 0.
-    TypeError
-        If an argument is not a real number.
+    Parameters, return value and errors are those of :func:`gaussian_sigma_analytic`, except that
+    ``epsilon`` must be in (0, 1).
     """
     eps = check_epsilon("epsilon", epsilon)
     if eps >= 1.0:

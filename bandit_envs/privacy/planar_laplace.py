@@ -231,24 +231,8 @@ def spherical_laplace_radius_cdf(r: ArrayLike, epsilon_per_m: float) -> NDArray[
     ``(1 - e^{-a u} (cos u + a sin u)) / (1 + e^{-a pi})``, and 1 beyond the antipode. For
     ``r`` much smaller than ``R`` it is :func:`planar_laplace_radius_cdf` (``sin(r/R) ~ r/R``).
 
-    Parameters
-    ----------
-    r : array_like of float
-        Great-circle distances in metres, >= 0 (``inf`` allowed).
-    epsilon_per_m : float
-        Geo-indistinguishability parameter in 1/metre, > 0.
-
-    Returns
-    -------
-    numpy.ndarray of float64
-        Probabilities ``P(D <= r)``, same shape as ``r``.
-
-    Raises
-    ------
-    ValueError
-        If ``epsilon_per_m`` is not finite and positive or ``r`` has negative or NaN entries.
-    TypeError
-        If an argument has the wrong type.
+    Parameters, return value and errors are those of :func:`planar_laplace_radius_cdf`, with ``r``
+    the great-circle distances in metres and the probabilities ``P(D <= r)``.
     """
     radii, eps = _radius_args(r, epsilon_per_m)
     return _sphere_cdf(radii / EARTH_RADIUS_M, eps * EARTH_RADIUS_M)
@@ -260,24 +244,9 @@ def spherical_laplace_radius_quantile(p: ArrayLike, epsilon_per_m: float) -> NDA
     The CDF has no closed-form inverse; 64 halvings of ``[0, pi]`` in ``u = r / R`` bring the
     bracket below float spacing, so the result is exact to rounding. Vectorized over ``p``.
 
-    Parameters
-    ----------
-    p : array_like of float in [0, 1]
-        Probabilities.
-    epsilon_per_m : float
-        Geo-indistinguishability parameter in 1/metre, > 0.
-
-    Returns
-    -------
-    numpy.ndarray of float64
-        Great-circle distances in metres, in ``[0, pi R]``, same shape as ``p``.
-
-    Raises
-    ------
-    ValueError
-        If ``epsilon_per_m`` is not finite and positive or ``p`` is outside [0, 1].
-    TypeError
-        If an argument has the wrong type.
+    Parameters, return value and errors are those of :func:`planar_laplace_radius_quantile`, with
+    ``p`` in [0, 1] (1 included) and the result the great-circle distances in metres, in
+    ``[0, pi R]``.
     """
     eps = check_epsilon("epsilon_per_m", epsilon_per_m)
     probs = check_unit_array("p", p)

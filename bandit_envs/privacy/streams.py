@@ -58,21 +58,8 @@ def philox_noise_generator(seed: int) -> np.random.Generator:
     :func:`noise_generator`, hence also independent of ``numpy.random.default_rng(seed)``, with
     numpy's Philox4x64-10 as the bit generator (its key is the sequence's first two 64-bit words).
 
-    Parameters
-    ----------
-    seed : int
-        A seed >= 0.
-
-    Returns
-    -------
-    numpy.random.Generator
-
-    Raises
-    ------
-    ValueError
-        If ``seed`` is negative.
-    TypeError
-        If ``seed`` is not an integer.
+    Parameters, return value and errors are those of :func:`noise_generator`, except that ``seed``
+    may not be None.
     """
     entropy = check_int("seed", seed, minimum=0)
     return np.random.Generator(np.random.Philox(np.random.SeedSequence(entropy, spawn_key=(NOISE_SPAWN_KEY,))))

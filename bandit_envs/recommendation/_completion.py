@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bandit_envs.recommendation._problem import FloatArray
+from bandit_envs._types import FloatArray
 
 #: The authors' rating normalization r -> 0.4 (r - 2.5): 1..5 stars -> [-0.6, 1], unrated (0) -> -1.
 RATING_SCALE = 0.4

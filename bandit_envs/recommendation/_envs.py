@@ -22,19 +22,18 @@ import numpy as np
 from gymnasium import spaces
 
 from bandit_envs import core
+from bandit_envs._types import BoolArray, FloatArray, IntArray
 from bandit_envs.core import (
     GENERATOR_BYTES,
     BanditEnv,
     BanditVectorEnv,
-    BoolArray,
     NoiseBlock,
     NoiseBlocks,
     check_num_envs,
     check_options,
+    check_render_mode,
 )
 from bandit_envs.recommendation._problem import (
-    FloatArray,
-    IntArray,
     Problem,
     StreamStates,
     draw_contexts,
@@ -178,6 +177,7 @@ class RecommendationEnv(_RecommendationCore, BanditEnv[FloatArray]):
     def _init_env(
         self, build: Callable[[], Problem], reward_noise: Any, horizon: Any, render_mode: str | None = None
     ) -> None:
+        check_render_mode(self.env_id, render_mode)
         self._setup(build, reward_noise, horizon)
         self.action_space, self.observation_space = self._spaces()
         # Blocks as lists: the step reads Python ints and floats (faster than numpy scalars).
@@ -259,6 +259,7 @@ class RecommendationVectorEnv(_RecommendationCore, BanditVectorEnv):
         horizon: Any,
         render_mode: str | None = None,
     ) -> None:
+        check_render_mode(self.env_id, render_mode, num_envs)
         check_int("num_envs", num_envs, minimum=1)
         self._setup(build, reward_noise, horizon)
         half = buffer_budget(num_envs)  # for each of the contexts and the noise

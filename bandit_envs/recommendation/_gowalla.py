@@ -10,9 +10,10 @@ from scipy import sparse
 from scipy.sparse.linalg import svds
 from scipy.spatial import cKDTree
 
+from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.datasets import CheckIns
 from bandit_envs.datasets.env_data import checkins_from, shared_scenario
-from bandit_envs.recommendation._problem import FloatArray, IntArray, Problem, uniform_index
+from bandit_envs.recommendation._problem import Problem, uniform_index
 from bandit_envs.validation import check_choice, check_float, check_int, check_memory
 
 REWARDS = ("log_visits", "visited")

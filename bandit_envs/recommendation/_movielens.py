@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.datasets import Ratings
 from bandit_envs.datasets.env_data import ratings_from, shared_scenario
 from bandit_envs.recommendation._completion import (
@@ -15,7 +16,7 @@ from bandit_envs.recommendation._completion import (
     normalize_ratings,
     product_features,
 )
-from bandit_envs.recommendation._problem import FloatArray, IntArray, Problem, uniform_index
+from bandit_envs.recommendation._problem import Problem, uniform_index
 from bandit_envs.validation import check_choice, check_float, check_int, check_memory
 
 COMPLETIONS = ("authors", "lowrank")

@@ -15,10 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
+from bandit_envs._types import FloatArray, IntArray
 
 #: Largest seed drawn for an episode's generators (numpy accepts any non-negative int).
 _SEED_BOUND = 2**62

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from bandit_envs.core import check_render_mode
 from bandit_envs.recommendation._envs import RecommendationEnv, RecommendationVectorEnv
 from bandit_envs.recommendation._gowalla import GowallaProblem, gowalla_problem
 
@@ -66,11 +65,8 @@ class GowallaRecommendationEnv(RecommendationEnv):
     ``terminated`` is always False.
 
     ## Rendering
-    ``render_mode`` None (default: nothing is tracked), ``"ansi"`` (``render()`` returns a text
-    frame: round, the round's user, the chosen item, reward, regret so far, and per arm its pulls
-    and empirical mean), ``"rgb_array"`` (a 360 × 640 × 3 uint8 panel of the same per-arm
-    quantities beside the regret curve) or ``"human"`` (the text frame printed at every reset and
-    step). See :mod:`bandit_envs.rendering`.
+    As ``MovieLensRecommendation-v0``'s (:class:`~bandit_envs.recommendation.MovieLensRecommendationEnv`):
+    ``render_mode`` None (default), ``"ansi"``, ``"rgb_array"`` or ``"human"``.
 
     ## Arguments
     * ``data``: None (the seeded synthetic ``synthetic_gowalla(seed=0)``, works offline), a
@@ -107,7 +103,6 @@ class GowallaRecommendationEnv(RecommendationEnv):
         instance_seed: int = 0,
         render_mode: str | None = None,
     ) -> None:
-        check_render_mode(self.env_id, render_mode)
         self._init_env(
             lambda: gowalla_problem(data, n_arms, rank, min_user_checkins, reward, distance_km, instance_seed),
             reward_noise,
@@ -119,12 +114,10 @@ class GowallaRecommendationEnv(RecommendationEnv):
 class GowallaRecommendationVectorEnv(RecommendationVectorEnv):
     """``num_envs`` independent copies of :class:`GowallaRecommendationEnv` stepped by one numpy call.
 
-    Every argument but ``num_envs`` is the single env's. All copies share the instance; each has its
-    own generator: ``reset(seed=s)`` seeds copy i with ``s + i`` (or ``seed[i]`` for a list), so copy
-    i reproduces the single env reset with that seed, round for round. Autoreset follows Gymnasium's
-    NEXT_STEP mode (the step after truncation resets the copy: reward and regret 0, ``context``,
-    ``optimal_action`` and the id entries −1). Info holds the single env's keys with a batch axis.
-    ``round_contexts(T, seed)`` is (num_envs, T): row i is the single env's with ``seed + i``.
+    Arguments, seeding, autoreset and info as
+    :class:`~bandit_envs.recommendation.MovieLensRecommendationVectorEnv`'s (after an autoreset the
+    id entries are −1). ``round_contexts(T, seed)`` is (num_envs, T): row i is the single env's with
+    ``seed + i``.
     """
 
     env_id = "GowallaRecommendation-v0"
@@ -144,7 +137,6 @@ class GowallaRecommendationVectorEnv(RecommendationVectorEnv):
         instance_seed: int = 0,
         render_mode: str | None = None,
     ) -> None:
-        check_render_mode(self.env_id, render_mode, num_envs)
         self._init_env(
             num_envs,
             lambda: gowalla_problem(data, n_arms, rank, min_user_checkins, reward, distance_km, instance_seed),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from bandit_envs.core import check_render_mode
 from bandit_envs.recommendation._envs import RecommendationEnv, RecommendationVectorEnv
 from bandit_envs.recommendation._movielens import MovieLensProblem, movielens_problem
 
@@ -122,7 +121,6 @@ class MovieLensRecommendationEnv(RecommendationEnv):
         instance_seed: int = 0,
         render_mode: str | None = None,
     ) -> None:
-        check_render_mode(self.env_id, render_mode)
         self._init_env(
             lambda: movielens_problem(
                 data, n_movies, movie_selection, rank, completion, singular_values, regularization, instance_seed
@@ -167,7 +165,6 @@ class MovieLensRecommendationVectorEnv(RecommendationVectorEnv):
         instance_seed: int = 0,
         render_mode: str | None = None,
     ) -> None:
-        check_render_mode(self.env_id, render_mode, num_envs)
         self._init_env(
             num_envs,
             lambda: movielens_problem(

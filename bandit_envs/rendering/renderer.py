@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from bandit_envs._types import BoolArray, FloatArray, IntArray
 from bandit_envs.rendering.scenes import Scene
-from bandit_envs.rendering.stats import BoolArray, EpisodeStats, FloatArray, IntArray
+from bandit_envs.rendering.stats import EpisodeStats
 from bandit_envs.rendering.text import text_frame
 from bandit_envs.validation import summarize
 

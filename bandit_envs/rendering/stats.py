@@ -17,11 +17,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
+from bandit_envs._types import BoolArray, FloatArray, IntArray
 
 #: Most points of a copy's regret curve held at once: when full, every other point is dropped and
 #: the spacing doubles, so a curve of any length takes at most 8 KiB per copy.

@@ -13,20 +13,14 @@ import pandas as pd
 
 from agents.experiments.budget.paper import ALPHA_GRIDS, PAPER_BEST_ALPHA
 from agents.experiments.core.claims import (
-    Best,
-    Claim,
     Compare,
-    Peak,
-    Verdict,
+    Evidence,
     agents_named,
     claims_section,
     run_notes,
-    settle,
-    sided,
-    tally,
     user_claims,
 )
-from agents.experiments.core.figures import pyplot
+from agents.experiments.core.figures import pyplot, save_figure
 from agents.experiments.core.spec import Experiment
 from agents.experiments.core.stats import mean_ci, paired
 
@@ -79,8 +73,7 @@ def _header(exp: Experiment, rows: Sequence[Mapping[str, Any]], meta: Mapping[st
         "the env documents its open choices (privacy-loss model, unit of ε, thresholds).",
         "",
     ]
-    how = "through the step API, same users and reward draws, UCB's γ"
-    lines += run_notes(exp.overrides, [u.name for u in exp.user_agents], how)
+    lines += run_notes(exp, "through the step API, same users and reward draws, UCB's γ")
     return lines
 
 
@@ -108,85 +101,25 @@ def _alpha_tables(final: Final, exp: Experiment, lines: list[str]) -> None:
         lines.append("")
 
 
-def _best_verdict(check: Best, final: Final) -> Verdict:
-    grid = _grid(final, check.scenario, check.agent)
-    if not grid:
-        return Verdict(None, f"not run on {check.scenario}.", applicable=False)
-    means = [mean_ci(list(final[(check.scenario, check.agent, a)].values()))[0] for a in grid]
-    best = grid[int(np.argmax(means))]
-    nearest = min(grid, key=lambda a: abs(a - check.value))
-    diff, half = paired(final[(check.scenario, check.agent, best)], final[(check.scenario, check.agent, nearest)])
-    note = "" if nearest == check.value else f" (not on the paper's own grid; nearest grid value {nearest:g})"
-    if best == nearest:  # the difference of a value with itself: exactly 0, nothing to estimate
-        evidence = f"Our best α = {best:g}{note}, the grid value nearest the paper's"
-    else:
-        evidence = (
-            f"Our best α = {best:g}{note}; U(T) at our best minus at α = {nearest:g}: {diff:,.1f} ± {half:,.1f} "
-            "(paired 95% CI over users)"
-        )
-    if best == check.value:
-        return Verdict(True, evidence + ".")
-    if best == nearest:
-        return Verdict(None, evidence + f"; {check.value:g} itself is not on the grid, so it cannot be told apart.",
-                       applicable=False)  # fmt: skip
-    if math.isnan(half) or diff - half <= 0:
-        return Verdict(None, evidence + ": the difference is not significant.")
-    return Verdict(False, evidence + ".")
-
-
-def _edge_undecided(final: Final, scenario: str, agent: str, grid: Sequence[float], means: Sequence[float]) -> bool:
-    """Whether a peak found at an edge of the grid is within its 95% interval of the best interior value."""
-    if len(grid) < 3:
-        return False
-    edge = grid[int(np.argmax(means))]
-    inner = grid[1 + int(np.argmax(means[1:-1]))]
-    diff, half = paired(final[(scenario, agent, edge)], final[(scenario, agent, inner)])
-    return math.isnan(half) or diff - half <= 0
-
-
-def _peak_verdict(check: Peak, final: Final, small: bool) -> Verdict:
-    parts: list[str] = []
-    inside: list[bool | None] = []
-    for scenario, agent in sorted({(k[0], k[1]) for k in final}):
-        grid = _grid(final, scenario, agent)
-        if not grid:
-            continue
-        means = [mean_ci(list(final[(scenario, agent, a)].values()))[0] for a in grid]
-        ok: bool | None = int(np.argmax(means)) not in (0, len(grid) - 1)
-        if not ok and small and _edge_undecided(final, scenario, agent, grid, means):
-            ok = None
-        inside.append(ok)
-        parts.append(f"{scenario}/{agent}: {'yes' if ok else ('no' if ok is False else 'at an edge, within the CI')}")
-    return Verdict(settle(inside, small), "Peak inside the grid: " + ", ".join(parts) + ".")
-
-
-def _compare_verdict(check: Compare, final: Final, small: bool) -> Verdict:
-    by_agent = _by_agent(final)
-    scenarios = sorted({k[0] for k in by_agent if (k[0], check.a) in by_agent and (k[0], check.b) in by_agent})
-    parts: list[str] = []
-    oks: list[bool | None] = []
-    for scenario in scenarios:
-        d, h = paired(by_agent[(scenario, check.a)], by_agent[(scenario, check.b)])
-        oks.append(sided(d, h, check.direction))
-        parts.append(f"{scenario}: {check.a} − {check.b} = {d:,.1f} ± {h:,.1f}")
-    if not oks:
-        return Verdict(None, "not run.", applicable=False)
-    return Verdict(settle(oks, small), "; ".join(parts) + f" (paired 95% CI over users){tally(oks)}.")
-
-
-def verdict(claim: Claim, final: Final, small: bool = False) -> Verdict:
-    """Evaluate a budget claim (:class:`Best`, :class:`Peak` or :class:`Compare`).
-
-    ``small``: the run is below full scale, so a comparison whose interval contains 0 is undecided.
-    """
-    check = claim.check
-    if isinstance(check, Best):
-        return _best_verdict(check, final)
-    if isinstance(check, Peak):
-        return _peak_verdict(check, final, small)
-    if isinstance(check, Compare):
-        return _compare_verdict(check, final, small)
-    raise TypeError(f"a budget claim must be Best, Peak or Compare, got {type(check).__name__}.")
+def evidence(rows: Sequence[Mapping[str, Any]], exp: Experiment) -> Evidence:
+    """The claims' table: U(T) per user; x = α in an α sweep (the paper's grid only), else one x per agent."""
+    sweep = exp.options.get("figure") == "alpha"
+    last = [r for r in rows if int(r["t"]) == exp.horizon]
+    if sweep:
+        last = [r for r in last if float(r["alpha"]) in ALPHA_GRIDS.get((str(r["scenario"]), str(r["agent"])), ())]
+    frame = pd.DataFrame(
+        {
+            "group": [str(r["scenario"]) for r in last],
+            "agent": [str(r["agent"]) for r in last],
+            "x": [float(r["alpha"]) if sweep else 0.0 for r in last],
+            "unit": [int(r["user"]) for r in last],
+            "t": exp.horizon,
+            "value": [float(r["payoff"]) for r in last],
+        },
+        columns=["group", "agent", "x", "unit", "t", "value"],
+    )
+    options = {"below_full_scale": exp.below_full_scale, "horizon": exp.horizon}
+    return Evidence.of(frame, x_name="α", unit="users", fmt=",.1f", **options)
 
 
 def _versus(rows: Sequence[Mapping[str, Any]], final: Final, exp: Experiment, lines: list[str]) -> None:
@@ -232,16 +165,14 @@ def budget_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, An
     else:
         _versus(rows, final, exp, lines)
     claims = [c for c in exp.claims if agents_named(c.check) <= set(exp.all_agents)]
-    small = exp.below_full_scale
     users = sorted({len(v) for v in final.values()})  # the paired intervals are over users
     shown = "–".join(str(n) for n in dict.fromkeys((users[0], users[-1]))) if users else "0"
     scale = f"{shown} users per scenario, T = {exp.horizon:,}"
-    lines += claims_section(claims, lambda c: verdict(c, final, small), note=exp.scale_note(), scale=scale)
+    ev = evidence(rows, exp)
+    lines += claims_section(claims, ev, note=exp.scale_note(), scale=scale)
     if exp.options.get("figure") != "alpha":  # in the α sweep the built-in agents have many α: see the tables
         mine = user_claims([u.name for u in exp.user_agents], exp.agents, ">")
-        lines += claims_section(
-            mine, lambda c: verdict(c, final, small), title="Your agents against the paper's", scale=scale
-        )
+        lines += claims_section(mine, ev, title="Your agents against the paper's", scale=scale)
     return "\n".join(lines)
 
 
@@ -280,6 +211,4 @@ def budget_figure(results: pd.DataFrame, exp: Experiment, path: Path) -> None:
         ax.set_title(scenario)
         ax.legend(fontsize=8)
     fig.suptitle(f"{exp.id} ({exp.source})", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)

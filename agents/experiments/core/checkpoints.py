@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
+
+from bandit_envs._types import IntArray
 
 
-def evenly_spaced(horizon: int, n: int) -> npt.NDArray[np.int64]:
+def evenly_spaced(horizon: int, n: int) -> IntArray:
     """Up to ``n`` rounds in [1, horizon], evenly spaced and ending at ``horizon``.
 
     ``floor(horizon * j / n)`` for j = 1..n, duplicates and round 0 removed, so a horizon shorter

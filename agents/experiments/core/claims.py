@@ -2,106 +2,92 @@
 
 A :class:`Claim` holds what the paper says (``text``, in the paper's sense) and a *check*: a small
 frozen record naming who is compared with whom and in which direction (:class:`Compare`,
-:class:`Trend`, :class:`Gap`, :class:`AtLeast`, ...). A family's analysis evaluates each check
-on its results and returns a :class:`Verdict`; :func:`claims_section` writes the Markdown. The
-prose of a summary is therefore generated from the same record the check reads.
+:class:`Trend`, :class:`Gap`, :class:`AtLeast`, ... in :mod:`agents.experiments.core.checks`). Each check
+evaluates itself on an :class:`~agents.experiments.core.checks.Evidence` table, with the one rule of
+:mod:`agents.experiments.core.verdict`; a family only builds that table and its own tables of
+numbers, and :func:`claims_section` writes the Markdown. The prose of a summary is therefore
+generated from the same record the check reads.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
 
+from agents.experiments.core.checks import (
+    AtLeast,
+    Best,
+    Check,
+    Compare,
+    Evidence,
+    FlatSqrtT,
+    Gap,
+    GridTrend,
+    Peak,
+    RatioBound,
+    RatioGoal,
+    Slowing,
+    SqrtTFalling,
+    Trend,
+    Trends,
+)
 from agents.experiments.core.stats import mean_ci
+from agents.experiments.core.verdict import (
+    MARKS,
+    README,
+    README_FROM_SUMMARY,
+    UNDECIDED,
+    YOUR_AGENTS,
+    Verdict,
+    added_line,
+    settle,
+    sided,
+    tally,
+    why_link,
+)
+from agents.user_agents import UserAgent
 
-#: Marks written next to a verdict.
-MARKS = {True: "✓", False: "✗", None: "–"}
-
-
-@dataclass(frozen=True)
-class Compare:
-    """``a``'s final metric is below (``"<"``) or above (``">"``) ``b``'s; per setting, paired 95% CI."""
-
-    a: str
-    b: str
-    direction: str  # "<" or ">"
-
-    def describe(self) -> str:
-        """Plain words for the check."""
-        return f"{self.a} {'below' if self.direction == '<' else 'above'} {self.b}"
-
-
-@dataclass(frozen=True)
-class Trend:
-    """``agent``'s final metric moves in ``direction`` (``"decreasing"``/``"increasing"``) along ``over``."""
-
-    agent: str
-    direction: str
-    over: str = "varied"  # a setting parameter, or "varied": the parameter the experiment varies
-
-
-@dataclass(frozen=True)
-class Gap:
-    """The difference ``a − b`` shrinks along the varied parameter (and stays positive)."""
-
-    a: str
-    b: str
-
-
-@dataclass(frozen=True)
-class AtLeast:
-    """Every setting's statistic ``what`` is at least ``value`` (e.g. identical-sequence ratio ≥ 0.85)."""
-
-    what: str
-    value: float
-
-
-@dataclass(frozen=True)
-class Trends:
-    """``what`` is higher with larger or smaller values of several parameters: ``{param: "larger"|"smaller"}``."""
-
-    what: str
-    directions: tuple[tuple[str, str], ...]
-
-
-@dataclass(frozen=True)
-class Best:
-    """The best value of parameter ``param`` for ``agent`` in ``scenario`` is ``value`` (the paper's)."""
-
-    scenario: str
-    agent: str
-    param: str
-    value: float
-
-
-@dataclass(frozen=True)
-class Peak:
-    """The final metric first rises then falls along ``param`` (one interior peak), for every curve."""
-
-    param: str
-
-
-@dataclass(frozen=True)
-class Shape:
-    """A statement about the shape of curves over time, named by ``kind`` (family-specific)."""
-
-    kind: str
-    detail: tuple[tuple[str, Any], ...] = ()
-
-
-Check = Compare | Trend | Gap | AtLeast | Trends | Best | Peak | Shape
-
-
-#: Where the explanations of ✗ and – verdicts live, from the repository's root.
-README = "docs/reproductions/README.md"
-#: The same file seen from a committed summary, ``docs/reproductions/<experiment>/summary.md``.
-README_FROM_SUMMARY = "../README.md"
-#: Anchors of :data:`README` used when a claim names none: a user agent's claims, and the general
-#: paragraph on verdicts a run's scale cannot decide.
-YOUR_AGENTS = "your-agents"
-UNDECIDED = "not-resolvable-at-this-scale"
+__all__ = [
+    "MARKS",
+    "README",
+    "README_FROM_SUMMARY",
+    "UNDECIDED",
+    "YOUR_AGENTS",
+    "AtLeast",
+    "Best",
+    "Check",
+    "Claim",
+    "Compare",
+    "Evidence",
+    "FlatSqrtT",
+    "Gap",
+    "GridTrend",
+    "Peak",
+    "RatioBound",
+    "RatioGoal",
+    "Slowing",
+    "SqrtTFalling",
+    "Trend",
+    "Trends",
+    "Verdict",
+    "added_line",
+    "agents_named",
+    "claim_line",
+    "claims_section",
+    "committed_summary",
+    "evaluate",
+    "run_notes",
+    "scale_note",
+    "scale_words",
+    "se_cell",
+    "settle",
+    "sided",
+    "tally",
+    "user_claims",
+    "why_link",
+    "zero_se_note",
+]
 
 
 @dataclass(frozen=True)
@@ -118,66 +104,6 @@ class Claim:
     where: str = ""
     why: str = ""
     added: bool = False
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The outcome of a check: ``holds`` (True, False, or None when it cannot be decided) and the evidence.
-
-    A None verdict is *not resolvable at this scale* (the run has too few runs or too short a
-    horizon, or the intervals overlap) unless ``applicable`` is False: then the claim's premise
-    does not hold here (e.g. a distance that should shrink is not positive), whatever the scale.
-    ``extra`` holds further lines under the claim, e.g. the verdict on settings this project
-    added beyond the source's (:func:`added_line`).
-    """
-
-    holds: bool | None
-    evidence: str
-    applicable: bool = True
-    extra: tuple[str, ...] = ()
-
-
-def sided(mean: float, half: float, direction: str) -> bool | None:
-    """Where the 95% interval ``mean ± half`` of a difference lies: on the claimed side of 0 (True).
-
-    ``direction`` is ``"<"`` (the claim says the difference is negative) or ``">"``. False when the
-    interval lies wholly on the other side (the results contradict the claim), None when it
-    contains 0 or cannot be computed (the interval is wider than the effect: undecided).
-    """
-    if math.isnan(mean) or math.isnan(half):
-        return None
-    below, above = mean + half < 0, mean - half > 0
-    if direction == "<":
-        return True if below else (False if above else None)
-    return True if above else (False if below else None)
-
-
-def settle(outcomes: Sequence[bool | None], below_full_scale: bool) -> bool | None:
-    """One verdict from per-setting outcomes (:func:`sided`): every setting must hold.
-
-    Any contradicted setting makes the claim fail. Settings whose interval contains 0 make it
-    fail at full scale (the claim says *clearly*), but below full scale they leave it undecided
-    (None): a shorter horizon or fewer runs cannot tell, and the full-scale run decides.
-    """
-    if not outcomes:
-        return None
-    if all(o is True for o in outcomes):
-        return True
-    if any(o is False for o in outcomes):
-        return False
-    return None if below_full_scale else False
-
-
-def tally(outcomes: Sequence[bool | None]) -> str:
-    """Words for per-setting outcomes beyond the ones that hold: how many contradict, how many cannot tell."""
-    against = sum(o is False for o in outcomes)
-    unsure = sum(o is None for o in outcomes)
-    parts = []
-    if against:
-        parts.append(f"the opposite in {against}")
-    if unsure:
-        parts.append(f"an interval containing 0 in {unsure}")
-    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def committed_summary(experiment_id: str) -> str:
@@ -214,24 +140,27 @@ def scale_words(horizon: int, runs: int, unit: str = "runs per setting") -> str:
     return f"{runs} {unit}, T = {horizon:,}"
 
 
-def why_link(anchor: str) -> str:
-    """The Markdown link of a ✗ or – to the paragraph ``anchor`` of :data:`README` that explains it.
-
-    Its target is relative to a committed summary (``docs/reproductions/<experiment>/``); its
-    text names the file from the repository's root, so it also reads right in any other folder.
-    """
-    return f"[why: {README}#{anchor}]({README_FROM_SUMMARY}#{anchor})"
-
-
-def added_line(verdict: Verdict, what: str, anchor: str) -> str:
-    """A sub-bullet with the verdict of a claim on settings this project added beyond the source's."""
-    link = "" if verdict.holds is True else f" {why_link(anchor)}"
-    return f"  - {MARKS[verdict.holds]} *Added by this project, not in the source* ({what}): {verdict.evidence}{link}"
-
-
 def agents_named(check: Check) -> set[str]:
     """The agent names a check compares (a claim is checked only when all of them ran)."""
     return {str(getattr(check, k)) for k in ("a", "b", "agent") if getattr(check, k, None) is not None}
+
+
+def evaluate(claim: Claim, ev: Evidence) -> Verdict:
+    """The verdict of ``claim`` on the evidence: the check decides on the source's settings.
+
+    When ``ev`` holds settings added beyond the source's, the check decides on them apart, on a
+    line of its own under the claim (linked to ``<claim.why>-added``), if it applies to them.
+    ``ev.decided_at``: a contradiction at a shorter horizon is undecided, with the evidence shown.
+    """
+    verdict = claim.check.evaluate(ev.part(added=False) if ev.added else ev)
+    if ev.added:
+        extra = claim.check.evaluate(ev.part(added=True))
+        if extra.applicable:
+            verdict = replace(verdict, extra=(added_line(extra, ev.added_words, claim.why + "-added"),))
+    if verdict.holds is False and ev.horizon < ev.decided_at:
+        return Verdict(None, f"{verdict.evidence} Contradicted at T = {ev.horizon:,}; the claim is about T = "
+                       f"{ev.decided_at:,}.")  # fmt: skip
+    return verdict
 
 
 def claim_line(claim: Claim, verdict: Verdict, scale: str = "") -> str:
@@ -257,7 +186,7 @@ def claim_line(claim: Claim, verdict: Verdict, scale: str = "") -> str:
 
 def claims_section(
     claims: Sequence[Claim],
-    evaluate: Callable[[Claim], Verdict],
+    evidence: Evidence,
     *,
     note: str = "",
     title: str = "The paper's claims",
@@ -265,6 +194,7 @@ def claims_section(
 ) -> list[str]:
     """Markdown lines: one bullet per claim, its words, our evidence and a ✓/✗/– mark.
 
+    Each claim's check decides itself on ``evidence`` (:func:`evaluate`).
     Every ✗ and – links to the paragraph of :data:`README` that explains it (:func:`why_link`);
     ``scale`` (:func:`scale_words`) says how large the run was, next to each – it leaves open.
     """
@@ -274,7 +204,7 @@ def claims_section(
     if note:
         lines += [note, ""]
     for claim in claims:
-        lines.append(claim_line(claim, evaluate(claim), scale))
+        lines.append(claim_line(claim, evaluate(claim, evidence), scale))
     lines += [
         "",
         "✓ the claim holds here, ✗ it does not, – it cannot be decided from these results (not resolvable at this "
@@ -337,12 +267,22 @@ def user_claims(user_agents: Sequence[str], builtin: Sequence[str], direction: s
     )
 
 
-def run_notes(overrides: dict[str, Any], user_agents: Sequence[str], how: str) -> list[str]:
-    """Markdown lines naming the ``--set`` overrides and the user agents (``how`` they ran), if any."""
+class _Configured(Protocol):
+    """What :func:`run_notes` reads of a configured :class:`~agents.experiments.core.spec.Experiment`."""
+
+    @property
+    def overrides(self) -> Mapping[str, Any]: ...
+
+    @property
+    def user_agents(self) -> Sequence[UserAgent]: ...
+
+
+def run_notes(exp: _Configured, how: str) -> list[str]:
+    """Markdown lines naming the experiment's ``--set`` overrides and its user agents (``how`` they ran), if any."""
     lines: list[str] = []
-    if overrides:
-        shown = ", ".join(f"{k} = {v}" for k, v in overrides.items())
+    if exp.overrides:
+        shown = ", ".join(f"{k} = {v}" for k, v in exp.overrides.items())
         lines += [f"Overridden setting parameters (`--set`): {shown}.", ""]
-    if user_agents:
-        lines += [f"User agents ({how}): {', '.join(user_agents)}.", ""]
+    if exp.user_agents:
+        lines += [f"User agents ({how}): {', '.join(u.name for u in exp.user_agents)}.", ""]
     return lines

@@ -28,6 +28,13 @@ def pyplot() -> Any:
     return plt
 
 
+def save_figure(fig: Any, path: Path, dpi: int = 110) -> None:
+    """Lay out ``fig``, write it to ``path`` at ``dpi`` and close it (pyplot keeps open figures alive)."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    pyplot().close(fig)
+
+
 def regret_figure(
     results: pd.DataFrame, exp: Experiment, path: Path, title: Callable[[Mapping[str, Any]], str] | None = None
 ) -> None:
@@ -59,6 +66,4 @@ def regret_figure(
             ax.set_ylabel("cumulative regret")
             ax.legend(fontsize=8)
     fig.suptitle(f"{exp.id} ({exp.source}); {exp.runs} runs, mean ± s.e.", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)

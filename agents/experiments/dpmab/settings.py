@@ -3,7 +3,7 @@
 The claims are expectations from the papers behind the agents (central DP costs regret that
 shrinks as ε grows; adaptive epochs beat continual-release counters; side observations lower
 regret; privacy costs regret), declared once as :class:`~agents.experiments.core.claims.Claim`
-records and checked by :mod:`agents.experiments.dpmab.analysis` with paired 95% intervals.
+records; each check decides itself (:mod:`agents.experiments.core.checks`) with paired 95% intervals.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from agents.experiments.core.claims import Claim, Compare, Shape, Trend
+from agents.experiments.core.claims import Claim, Compare, RatioBound, Trend
 from agents.experiments.core.spec import Experiment, Family, Param
 from agents.experiments.dpmab import analysis
 from agents.experiments.dpmab.task import BUILTIN_AGENTS, probe_user, regret_task
@@ -51,7 +51,7 @@ def _ratio(a: str) -> Claim:
     b = VERSION[a]
     return Claim(
         f"At ε = 5, {a}'s regret is at most {RATIO_BOUND:g}× {b}'s",
-        Shape("ratio", (("a", a), ("b", b), ("at", 5.0), ("bound", RATIO_BOUND))),
+        RatioBound(a, b, at=5.0, bound=RATIO_BOUND),
         "approaches its non-private version",
         why="dp-mab-ratio",
     )

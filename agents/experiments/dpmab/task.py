@@ -32,7 +32,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from agents import (
     DPSE,
@@ -56,6 +55,7 @@ from agents.experiments.core.checkpoints import evenly_spaced
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment
 from agents.user_agents import UserAgent, play
+from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.graph import GraphBanditEnv
 
 N_CHECKPOINTS = 100
@@ -144,9 +144,7 @@ def reward_blocks(env: GraphBanditEnv, seeds: list[int]) -> Any:
         yield env.reward_model.from_uniforms(u.reshape(-1, k)).reshape(rows, len(seeds), k)
 
 
-def play_batches(
-    agents: list[Agent], env: GraphBanditEnv, seeds: list[int], checkpoints: npt.NDArray[np.int64]
-) -> list[npt.NDArray[np.float64]]:
+def play_batches(agents: list[Agent], env: GraphBanditEnv, seeds: list[int], checkpoints: IntArray) -> list[FloatArray]:
     """Per agent, (B, checkpoints) cumulative pseudo-regret of batched agents on the copies' reward streams.
 
     The agents are independent: each block of rewards is drawn once and every agent plays its
@@ -185,8 +183,8 @@ def simulate_run(
     setting: dict[str, Any],
     seed: int,
     env_seed: int,
-    checkpoints: npt.NDArray[np.int64],
-) -> npt.NDArray[np.float64]:
+    checkpoints: IntArray,
+) -> FloatArray:
     """Checkpoint regret of one run of an elimination agent: its compiled ``simulate`` on the run's uniforms."""
     agent = make_agent(name, env, setting, seed)
     if not isinstance(agent, EliminationAgent):
@@ -209,7 +207,7 @@ def regret_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -
     shown = {k: v for k, v in setting.items() if k != "agents"}
     rows: list[dict[str, Any]] = []
     names = plays(exp, setting)
-    regrets: dict[str, npt.NDArray[np.float64]] = {}
+    regrets: dict[str, FloatArray] = {}
     batched: list[tuple[str, Agent]] = []
     for name in names:
         agent = make_agent(name, env, setting, run_seed(base_seed, run), n_envs=len(runs))

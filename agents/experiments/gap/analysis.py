@@ -8,7 +8,6 @@ paired by common random numbers). Claims are declared once, as data, in
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -19,28 +18,20 @@ import numpy as np
 import pandas as pd
 
 from agents.experiments.core.claims import (
-    AtLeast,
-    Claim,
     Compare,
-    Gap,
-    Trend,
-    Trends,
-    Verdict,
+    Evidence,
     agents_named,
     claims_section,
     run_notes,
     se_cell,
-    settle,
-    sided,
-    tally,
     user_claims,
     why_link,
     zero_se_note,
 )
-from agents.experiments.core.figures import pyplot
+from agents.experiments.core.figures import pyplot, save_figure
 from agents.experiments.core.figures import regret_figure as _regret_figure
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.stats import Z95, final_regret, mean_ci, paired, wilson
+from agents.experiments.core.stats import final_regret, wilson
 
 PARAM_LABELS = {"gap": "Δmin", "edge_probability": "p", "epsilon": "ε"}
 
@@ -64,8 +55,7 @@ def _header(exp: Experiment, meta: Mapping[str, Any]) -> list[str]:
         "means of the truncated normals (0.9 → 0.8712), not the location parameters.",
         "",
     ]
-    how = "through the step API, same instances and reward draws"
-    lines += run_notes(exp.overrides, [u.name for u in exp.user_agents], how)
+    lines += run_notes(exp, "through the step API, same instances and reward draws")
     return lines
 
 
@@ -102,57 +92,28 @@ def privacy_table(results: pd.DataFrame, exp: Experiment, agent: str | None = No
     return out
 
 
+def privacy_evidence(results: pd.DataFrame, exp: Experiment, agent: str) -> Evidence:
+    """``agent``'s identical-sequence indicator per run, one curve per setting (x = its index)."""
+    rows = results[results["agent"].astype(str) == agent]
+    params = ("gap", "edge_probability", "epsilon")
+    frame = pd.DataFrame(
+        {
+            "group": "",
+            "agent": agent,
+            "x": rows["setting"].astype(float),
+            "unit": rows["run"],
+            "t": 0,
+            "value": rows["identical"].astype(float),
+            "name": [fmt_setting(exp.settings[int(i)]) for i in rows["setting"]],
+            **{k: [exp.settings[int(i)][k] for i in rows["setting"]] for k in params},
+        }
+    )
+    return Evidence.of(frame, param_columns=params, labels=PARAM_LABELS, below_full_scale=exp.below_full_scale)
+
+
 def _pooled(table: Sequence[dict[str, Any]], key: str, value: float) -> tuple[int, int]:
     sub = [r for r in table if r[key] == value]
     return sum(r["identical"] for r in sub), sum(r["n"] for r in sub)
-
-
-def privacy_verdict(claim: Claim, table: Sequence[dict[str, Any]], below_full_scale: bool = False) -> Verdict:
-    """Evaluate a privacy claim (:class:`AtLeast` or :class:`Trends`) on a privacy table.
-
-    Below full scale a ratio whose Wilson interval still reaches the claimed value leaves the
-    claim undecided rather than failed.
-    """
-    check = claim.check
-    if isinstance(check, AtLeast):
-        lowest = min(table, key=lambda r: r["ratio"])
-        where = (
-            f"Lowest ratio here: {100 * lowest['ratio']:.0f}% ({fmt_setting(lowest)}, 95% CI "
-            f"[{100 * lowest['lo']:.0f}, {100 * lowest['hi']:.0f}])"
-        )
-        if lowest["lo"] > check.value:
-            return Verdict(True, f"{where}: holds.")
-        if lowest["ratio"] > check.value:
-            return Verdict(None, f"{where}: holds in point estimate only.")
-        if below_full_scale and lowest["hi"] >= check.value:
-            reach = f"{100 * check.value:.0f}%"
-            return Verdict(None, f"{where}: below in point estimate, but the interval reaches {reach}.")
-        return Verdict(False, f"{where}: does not hold.")
-    if isinstance(check, Trends):
-        parts: list[str] = []
-        outcomes: list[bool | None] = []
-        for key, direction in check.directions:
-            values = sorted({r[key] for r in table})
-            lo_v, hi_v = values[0], values[-1]
-            (s_lo, n_lo), (s_hi, n_hi) = _pooled(table, key, lo_v), _pooled(table, key, hi_v)
-            ci_lo, ci_hi = wilson(s_lo, n_lo), wilson(s_hi, n_hi)
-            small, large = (ci_lo, ci_hi) if direction == "larger" else (ci_hi, ci_lo)
-            if small[1] < large[0]:
-                outcomes.append(True)
-                word = "supported"
-            elif large[1] < small[0]:
-                outcomes.append(False)
-                word = "reversed"
-            else:
-                outcomes.append(None)
-                word = "not decided (intervals overlap)"
-            parts.append(
-                f"{PARAM_LABELS.get(key, key)} {lo_v:g} → {hi_v:g}: "
-                f"{100 * s_lo / max(n_lo, 1):.1f}% → {100 * s_hi / max(n_hi, 1):.1f}%, {word}"
-            )
-        holds = False if False in outcomes else (True if all(outcomes) else None)
-        return Verdict(holds, "; ".join(parts) + " (extreme values pooled over the other parameters, Wilson 95% CIs).")
-    raise TypeError(f"a privacy claim must be AtLeast or Trends, got {type(check).__name__}.")
 
 
 def privacy_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any]) -> str:
@@ -197,10 +158,9 @@ def privacy_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, A
                 f"{np.mean(paper) if paper else math.nan:.1f} |"
             )
     lines.append("")
-    small = exp.below_full_scale
     lines += claims_section(
         exp.claims,
-        lambda c: privacy_verdict(c, table, small),
+        privacy_evidence(results, exp, exp.all_agents[0]),
         note=exp.scale_note(),
         scale=exp.scale_words("pairs per setting"),
     )
@@ -248,79 +208,10 @@ def privacy_figure(results: pd.DataFrame, exp: Experiment, path: Path) -> None:
     ax.set_ylabel("identical arm sequences (%)")
     ax.set_title(f"{exp.id}: T={exp.horizon:,}, {exp.runs} pairs per setting")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
 
 
 # ---------------------------------------------------------------------------------- regret
-
-
-def _mark(outcome: bool | None, below_full_scale: bool) -> str:
-    """Table mark of one paired difference: ✓ holds, ✗ fails (at full scale also when undecided), – undecided."""
-    if outcome is None and below_full_scale:
-        return "–"
-    return "✓" if outcome else "✗"
-
-
-def _trend_steps(exp: Experiment, final: Mapping[tuple[int, str], dict[int, float]], check: Trend) -> list[bool | None]:
-    """Per step between consecutive settings, whether the mean moved the claimed way.
-
-    True when it did, False when it moved the other way with a 95% interval excluding 0, None
-    when it moved the other way within the interval.
-    """
-    stats_ = [mean_ci(list(final[(i, check.agent)].values())) for i in range(len(exp.settings))]
-    out: list[bool | None] = []
-    for (m0, se0, _), (m1, se1, _) in itertools.pairwise(stats_):
-        step, half = m1 - m0, Z95 * math.hypot(se0, se1)
-        right = step < 0 if check.direction == "decreasing" else step > 0
-        out.append(True if right else (None if math.isnan(half) or abs(step) <= half else False))
-    return out
-
-
-def regret_verdict(claim: Claim, exp: Experiment, final: Mapping[tuple[int, str], dict[int, float]]) -> Verdict:
-    """Evaluate a regret claim (:class:`Compare`, :class:`Trend` or :class:`Gap`) on the final regrets."""
-    check = claim.check
-    n = len(exp.settings)
-    varied = exp.varied or "gap"
-    if isinstance(check, Compare):
-        ok = [sided(*paired(final[(i, check.a)], final[(i, check.b)]), check.direction) for i in range(n)]
-        return Verdict(
-            settle(ok, exp.below_full_scale),
-            f"{check.describe()} with a 95% interval excluding 0 in {sum(o is True for o in ok)}/{n} settings"
-            f"{tally(ok)}.",
-        )
-    if isinstance(check, Trend):
-        means = [mean_ci(list(final[(i, check.agent)].values()))[0] for i in range(n)]
-        steps = _trend_steps(exp, final, check) if exp.below_full_scale else []
-        right = [m1 < m0 if check.direction == "decreasing" else m1 > m0 for m0, m1 in itertools.pairwise(means)]
-        holds: bool | None = all(right)
-        word = "holds" if holds else "does not hold monotonically"
-        if not holds and steps and False not in steps:
-            holds, word = None, "not monotone, but every reversed step lies within its 95% interval"
-        vals = [s[varied] for s in exp.settings]
-        return Verdict(
-            holds,
-            f"{check.agent} = "
-            + ", ".join(f"{g:,.0f} ({varied}={v:g})" for g, v in zip(means, vals, strict=True))
-            + f": {word}.",
-        )
-    if isinstance(check, Gap):
-        dist = [paired(final[(i, check.a)], final[(i, check.b)])[0] for i in range(n)]
-        shown = ", ".join(f"{d:,.0f}" for d in dist)
-        if not all(d > 0 for d in dist):
-            below = sum(d <= 0 for d in dist)
-            return Verdict(
-                None,
-                f"{check.a} − {check.b} = {shown}: {check.a} is not above {check.b} in {below} of {n} settings, so "
-                "there is no distance to shrink.",
-                applicable=False,
-            )
-        holds = bool(np.all(np.diff(dist) < 0))
-        return Verdict(
-            holds, f"{check.a} − {check.b} = {shown}: {'holds' if holds else 'does not shrink monotonically'}."
-        )
-    raise TypeError(f"a regret claim must be Compare, Trend or Gap, got {type(check).__name__}.")
 
 
 def regret_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any]) -> str:
@@ -348,26 +239,20 @@ def regret_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, An
     # Each user agent against each built-in agent: the same paired test, no claim of the paper.
     users = [Compare(u.name, b, "<") for u in exp.user_agents for b in exp.agents]
     table_checks = compares + users
+    varied = exp.varied or "gap"
+    evidence = Evidence.of_settings(results, exp, varied)
     if table_checks:
         lines += ["", "## Paired differences at T (95% CI over runs)", ""]
-        rows, heads = [], []
-        for c in table_checks:
-            marks = [
-                _mark(sided(*paired(final[(i, c.a)], final[(i, c.b)]), c.direction), exp.below_full_scale)
-                for i in range(len(exp.settings))
-            ]
+        tables = [c.table(evidence, marked=c in compares) for c in table_checks]
+        heads = []
+        for c, column in zip(table_checks, tables, strict=True):
             why = next((cl.why for cl in exp.claims if cl.check == c), "")
-            link = f" {why_link(why)}" if c in compares and why and any(m != "✓" for m in marks) else ""
-            heads.append(f"{c.a} − {c.b}{link}")
+            link = c in compares and why and any(not v.endswith("✓") for v in column.values())
+            heads.append(f"{c.a} − {c.b}{f' {why_link(why)}' if link else ''}")
         lines += ["| setting | " + " | ".join(heads) + " |", "|---|" + "---|" * len(table_checks)]
-        for i, s in enumerate(exp.settings):
-            cells = []
-            for c in table_checks:
-                m, h = paired(final[(i, c.a)], final[(i, c.b)])
-                mark = _mark(sided(m, h, c.direction), exp.below_full_scale) if c in compares else ""
-                cells.append(f"{m:,.0f} ± {h:,.0f} {mark}".rstrip())
-            rows.append(f"| {fmt_setting(s)} | " + " | ".join(cells) + " |")
-        lines += rows
+        for s in exp.settings:
+            row = [t[("", c.a, float(s[varied]))] for c, t in zip(table_checks, tables, strict=True)]
+            lines.append(f"| {fmt_setting(s)} | " + " | ".join(row) + " |")
         lines += [
             "",
             "✓ = the difference has the sign the paper claims and its 95% interval excludes 0; a column with a ✗ or "
@@ -378,11 +263,9 @@ def regret_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, An
         ]
     claims = [c for c in exp.claims if agents_named(c.check) <= set(agents)]
     scale = exp.scale_words()
-    lines += claims_section(claims, lambda c: regret_verdict(c, exp, final), note=exp.scale_note(), scale=scale)
+    lines += claims_section(claims, evidence, note=exp.scale_note(), scale=scale)
     mine = user_claims([u.name for u in exp.user_agents], exp.agents, "<")
-    lines += claims_section(
-        mine, lambda c: regret_verdict(c, exp, final), title="Your agents against the paper's", scale=scale
-    )
+    lines += claims_section(mine, evidence, title="Your agents against the paper's", scale=scale)
     return "\n".join(lines)
 
 

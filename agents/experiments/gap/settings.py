@@ -7,6 +7,7 @@ from these records by :mod:`agents.experiments.gap.analysis`.
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 from agents.experiments.core.claims import AtLeast, Claim, Compare, Gap, Trend, Trends
@@ -100,28 +101,25 @@ SCHEMA: dict[str, Param] = {
 }
 
 
-PRIVACY = Family(
+#: What both gap families share: the schema, the agents the tasks build, the user-agent probe and
+#: the check of the graph instances.
+_gap_family = functools.partial(
+    Family, schema=SCHEMA, builtin_agents=BUILTIN_AGENTS, probe=probe_user, validate=check_instances
+)
+PRIVACY = _gap_family(
     name="gap.privacy",
     task=privacy_task,
     summary=analysis.privacy_summary,
     figure=analysis.privacy_figure,
-    schema=SCHEMA,
-    builtin_agents=BUILTIN_AGENTS,
-    probe=probe_user,
-    validate=check_instances,
     columns=("setting", "run", "agent", "entry_observed", "identical", "first_difference"),
     keys=("setting", "run", "agent"),
     checkpoints=1,
 )
-REGRET = Family(
+REGRET = _gap_family(
     name="gap.regret",
     task=regret_task,
     summary=analysis.regret_summary,
     figure=analysis.regret_figure,
-    schema=SCHEMA,
-    builtin_agents=BUILTIN_AGENTS,
-    probe=probe_user,
-    validate=check_instances,
     columns=("setting", "run", "agent", "t", "regret"),
     keys=("setting", "run", "agent", "t"),
 )

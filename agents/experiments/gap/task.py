@@ -22,6 +22,7 @@ from agents.experiments.core.graph_instances import graph_instance
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment
 from agents.user_agents import UserAgent, play
+from bandit_envs._types import IntArray
 from bandit_envs.graph import GraphBanditEnv
 
 N_CHECKPOINTS = 100
@@ -111,9 +112,12 @@ def regret_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -
     return rows
 
 
-def _step_actions(env: GraphBanditEnv, agent: Any, table: np.ndarray) -> np.ndarray:
-    """The arm sequence of ``agent`` replaying the reward ``table`` on ``env`` through the step API."""
-    obs, _ = env.reset(options={"reward_table": table})
+def step_actions(env: Any, agent: Any, table: np.ndarray, seed: int | None = None) -> IntArray:
+    """The arm sequence of ``agent`` replaying the reward ``table`` on the single ``env`` through the step API.
+
+    ``env`` is reset with ``seed`` (None: not reseeded) and the table as its ``reward_table`` option.
+    """
+    obs, _ = env.reset(seed=seed, options={"reward_table": table})
     actions = np.empty(table.shape[0], dtype=np.int64)
     for t in range(table.shape[0]):
         action = agent.act(obs)
@@ -201,8 +205,8 @@ def privacy_task(exp: Experiment, setting_index: int, run: int, base_seed: int) 
         changed = rewards.copy()
         changed[t_changed, k_changed] = 0.0
         for user in exp.user_agents:
-            a1 = _step_actions(env, user.build(env, setting, seed), rewards)
-            a2 = _step_actions(env, user.build(env, setting, seed2), changed)
+            a1 = step_actions(env, user.build(env, setting, seed), rewards)
+            a2 = step_actions(env, user.build(env, setting, seed2), changed)
             diff = np.flatnonzero(a1 != a2)
             add(user.name, bool(env.neighbourhoods[a1[t_changed], k_changed]), int(diff[0]) if diff.size else -1)
     return rows

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,17 +12,13 @@ import numpy as np
 import pandas as pd
 
 from agents.experiments.core.claims import (
-    Claim,
-    Shape,
-    Trend,
-    Verdict,
-    added_line,
+    Evidence,
     claims_section,
     run_notes,
 )
-from agents.experiments.core.figures import pyplot
+from agents.experiments.core.figures import pyplot, save_figure
 from agents.experiments.core.spec import Experiment
-from agents.experiments.core.stats import Z95, mean_ci
+from agents.experiments.core.stats import mean_ci
 from agents.linear.ldp_linucb import ldp_linucb_sensitivity, ldp_linucb_sigma
 from bandit_envs.privacy import gaussian_delta
 from bandit_envs.privacy.accounting import ReportMechanism, basic_composition, tight_composition
@@ -84,19 +78,6 @@ def _busiest(rows: Sequence[Mapping[str, Any]], label: str, t: int) -> int | Non
     return max(counts) if counts else None
 
 
-#: Evidence ending of a shape claim below full scale: the claim is about curves up to the paper's horizon.
-_SHORT = ": at T = {:,} the curves have not reached the paper's horizon, so their shape cannot decide this."
-
-
-def _reversals_undecided(curves: Curves, labels: Sequence[str]) -> bool:
-    """Whether every step of the final regrets that goes the wrong way along ``labels`` is within its 95% CI."""
-    stats_ = [mean_ci(curves[lb][max(curves[lb])]) for lb in labels]
-    for (m0, se0, _), (m1, se1, _) in itertools.pairwise(stats_):
-        if m1 >= m0 and not (math.isnan(se0) or math.isnan(se1) or m1 - m0 <= Z95 * math.hypot(se0, se1)):
-            return False
-    return True
-
-
 def _near(c: Mapping[int, list[float]], t: float) -> float:
     return float(np.mean(c[min(c, key=lambda s: abs(s - t))]))
 
@@ -128,106 +109,38 @@ def source_labels(rows: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[st
     return list(dict.fromkeys(source)), list(dict.fromkeys(added))
 
 
-def _slowing(curves: Curves, labels: Sequence[str], horizon: int, below_full_scale: bool) -> Verdict:
-    """Whether the second half of the horizon adds less regret than the first, for every curve of ``labels``."""
-    slowing = [
-        k
-        for k in labels
-        if (np.mean(curves[k][max(curves[k])]) - _near(curves[k], horizon / 2)) < _near(curves[k], horizon / 2)
-    ]
-    evidence = f"The second half adds less regret than the first for {len(slowing)} of {len(labels)} settings"
-    if labels and len(slowing) < len(labels):
-        evidence += " (not for " + ", ".join(k for k in labels if k not in slowing) + ")"
-    if below_full_scale and len(slowing) < len(labels):
-        return Verdict(None, evidence + _SHORT.format(horizon))
-    if not labels:
-        return Verdict(None, "no such setting was run.", applicable=False)
-    return Verdict(len(slowing) == len(labels), evidence + ".")
+def _grid(r: Mapping[str, Any]) -> str:
+    """The ε grid a row's setting belongs to, in words (the group of its curve)."""
+    if r["grid"] == "authors":
+        source = r["sigma_method"] == "classic" and r["bonus"] == "quadratic"
+        return "the authors' grid" + ("" if source else f" ({r['sigma_method']} σ, {r['bonus']} bonus)")
+    return f"the {r['grid']} grid" if r["grid"] in ("realistic",) else str(r["grid"])
 
 
-def _flat(curves: Curves, labels: Sequence[str], horizon: int, below_full_scale: bool) -> Verdict:
-    """Whether regret/√t at T is within ±25% of its value at T/10, for every curve of ``labels``."""
-    parts, flat = [], []
-    for label in labels:
-        c = curves[label]
-        ts = sorted(c)
-        early = ts[len(ts) // 10]
-        ratio = (np.mean(c[ts[-1]]) / math.sqrt(ts[-1])) / (np.mean(c[early]) / math.sqrt(early))
-        ok = bool(0.75 <= ratio <= 1.25)
-        flat.append(ok)
-        parts.append(
-            f"{label}: regret/√t at T over regret/√t at t = {early:,}: {ratio:.2f} "
-            f"({'flat within ±25%' if ok else 'not flat'})"
-        )
-    if not labels:
-        return Verdict(None, "no such setting was run.", applicable=False)
-    if below_full_scale and not all(flat):
-        return Verdict(None, "; ".join(parts) + _SHORT.format(horizon))
-    return Verdict(all(flat), "; ".join(parts) + ".")
-
-
-def _trend(
-    rows: Sequence[Mapping[str, Any]], curves: Curves, finals: Mapping[str, float], grid: str, below_full_scale: bool
-) -> Verdict | None:
-    """Whether LDP-LinUCB's final regret falls as ε grows along the ε grid ``grid`` (None if fewer than 2 ε)."""
+def evidence(results: pd.DataFrame, exp: Experiment) -> Evidence:
+    """The claims' table: a curve per setting (group: its ε grid), LDP-LinUCB off the source's settings added."""
+    rows = results.to_dict("records")
     source, _ = source_labels(rows)
-    points = sorted(
-        (float(r["epsilon"]), _label(r))
-        for r in rows
-        if r.get("grid") == grid and str(r["agent"]) == "LDP-LinUCB" and (grid != "authors" or _label(r) in source)
+    names = [_label(r) for r in rows]
+    frame = pd.DataFrame(
+        {
+            "group": [_grid(r) for r in rows],
+            "agent": results["agent"].astype(str),
+            "x": results["epsilon"].astype(float),
+            "unit": results["run"],
+            "t": results["t"],
+            "value": results["regret"],
+            "name": names,
+            "added": [r["agent"] == "LDP-LinUCB" and n not in source for r, n in zip(rows, names, strict=True)],
+        }
     )
-    labels = [lb for _, lb in dict.fromkeys(points)]
-    order = [finals[label] for label in labels]
-    if len(order) < 2:
-        return None
-    holds: bool | None = bool(all(np.diff(order) < 0))
-    word = ": smaller ε, more regret." if holds else ": not monotone."
-    if not holds and below_full_scale and _reversals_undecided(curves, labels):
-        holds, word = None, ": not monotone, but no reversed step is outside its 95% interval."
-    where = "the authors' grid" if grid == "authors" else f"the {grid} grid"
-    return Verdict(holds, f"Ours on {where}: " + ", ".join(f"{v:,.0f}" for v in order) + word)
-
-
-def verdict(
-    claim: Claim,
-    exp: Experiment,
-    rows: Sequence[Mapping[str, Any]],
-    curves: Curves,
-    finals: Mapping[str, float],
-    horizon: int,
-) -> Verdict:
-    """Evaluate an LDP claim: :class:`Trend` over ε on the authors' grid, or a :class:`Shape` of the curves.
-
-    A shape claim is decided on the settings the source ran (the authors' ε grid, their code's σ
-    and bonus); the settings this project added (realistic ε, another σ or bonus) get a verdict of
-    their own, on a line labelled as added (:func:`~agents.experiments.core.claims.added_line`).
-    """
-    check = claim.check
-    source, added = source_labels(rows)
-    small = exp.below_full_scale
-    if isinstance(check, Shape) and check.kind in ("slowing", "flat-sqrt-t"):
-        judge = _slowing if check.kind == "slowing" else _flat
-        main = judge(curves, source, horizon, small)
-        if check.kind == "flat-sqrt-t":
-            baselines = [k for k in curves if k not in source and k not in added]
-            shown = _flat(curves, baselines, horizon, False).evidence if baselines else ""
-            if shown:
-                main = replace(main, evidence=f"{main.evidence} For comparison (not part of the verdict): {shown}")
-        if not added:
-            return main
-        extra = judge(curves, added, horizon, small)
-        line = added_line(extra, "its realistic-ε and other σ/bonus settings", claim.why + "-added")
-        return replace(main, extra=(line,))
-    if isinstance(check, Trend):
-        on_source = _trend(rows, curves, finals, "authors", small)
-        if on_source is None:
-            return Verdict(None, "the authors' ε grid was not run.", applicable=False)
-        other = _trend(rows, curves, finals, "realistic", small)
-        if other is None:
-            return on_source
-        line = added_line(other, "its realistic ε grid, analytic σ and √ bonus", claim.why + "-added")
-        return replace(on_source, extra=(line,))
-    raise TypeError(f"an LDP claim must be Trend or Shape, got {type(check).__name__}.")
+    return Evidence.of(
+        frame,
+        below_full_scale=exp.below_full_scale,
+        x_name="ε",
+        horizon=int(results["t"].max()),
+        added_words="its realistic-ε and other σ/bonus settings",
+    )
 
 
 def ldp_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any]) -> str:
@@ -254,20 +167,14 @@ def ldp_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any])
         "that holds.",
         "",
     ]
-    lines += run_notes(
-        exp.overrides,
-        [u.name for u in exp.user_agents],
-        "through the step API, same users and reward noise, at each ε of the grid",
-    )
+    lines += run_notes(exp, "through the step API, same users and reward noise, at each ε of the grid")
     lines += [
         "| setting | R(T) mean ± s.e. | R(T/2) | R(T)/√T | authors' R(10^6) | busiest user's reports k | per user |",
         "|---|---|---|---|---|---|---|",
     ]
-    finals: dict[str, float] = {}
     for label, c in curves.items():
         ts = sorted(c)
         m, se, _ = mean_ci(c[ts[-1]]) if len(c[ts[-1]]) > 1 else (float(np.mean(c[ts[-1]])), math.nan, math.nan)
-        finals[label] = m
         first = next(r for r in rows if _label(r) == label)
         eps = float(first["epsilon"])
         published = published_cell(eps) if "classic" in label and "quadratic" in label else "–"
@@ -288,7 +195,7 @@ def ldp_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any])
     ]
     lines += claims_section(
         exp.claims,
-        lambda c: verdict(c, exp, rows, curves, finals, horizon),
+        evidence(results, exp),
         note=exp.scale_note(),
         scale=exp.scale_words("run(s) per setting"),
     )
@@ -312,6 +219,4 @@ def ldp_figure(results: pd.DataFrame, exp: Experiment, path: Path) -> None:
         ax.set_yscale("log")
     ax.legend(fontsize=7)
     ax.set_title(f"{exp.id} ({exp.source})", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)

@@ -8,7 +8,6 @@ T/10 to T. Intervals are t-based 95% over runs (seeds), paired by run against un
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -18,18 +17,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from agents.experiments.core.checks import fmt_ci, sqrt_t_change
 from agents.experiments.core.claims import (
-    Claim,
-    Compare,
-    Shape,
-    Trend,
-    Verdict,
+    Evidence,
     claims_section,
     run_notes,
-    settle,
-    sided,
 )
-from agents.experiments.core.figures import pyplot
+from agents.experiments.core.figures import pyplot, save_figure
 from agents.experiments.core.spec import Experiment
 from agents.experiments.core.stats import mean_ci
 from agents.experiments.ldp.realistic import DELTA
@@ -91,72 +85,6 @@ def _ratios(curves: Mapping[Key, Mapping[int, Mapping[int, float]]], key: Key) -
     return [v / rand[t][run] for run, v in mine[t].items() if rand[t].get(run, 0.0) > 0]
 
 
-def _sqrt_t_change(c: Mapping[int, Mapping[int, float]]) -> list[float]:
-    """Per run, regret/√t at T over regret/√t at the checkpoint nearest T/10."""
-    ts = sorted(c)
-    t_end = ts[-1]
-    early = min(ts, key=lambda s: abs(s - t_end / 10))
-    return [
-        (v / math.sqrt(t_end)) / (c[early][run] / math.sqrt(early))
-        for run, v in c[t_end].items()
-        if c[early].get(run, 0.0) > 0
-    ]
-
-
-def _fmt_ci(values: Sequence[float], digits: str = ".3f") -> str:
-    m, _, h = mean_ci(values)
-    if math.isnan(m):
-        return "–"
-    return f"{m:{digits}}" + ("" if math.isnan(h) else f" [{m - h:{digits}}, {m + h:{digits}}]")
-
-
-def verdict(claim: Claim, exp: Experiment, curves: Mapping[Key, Mapping[int, Mapping[int, float]]]) -> Verdict:
-    """Evaluate one claim of the experiment on the curves (per setting, 95% intervals over runs)."""
-    check, below = claim.check, exp.below_full_scale
-    detail = dict(check.detail) if isinstance(check, Shape) else {}
-    if isinstance(check, Shape) and check.kind == "goal":
-        keys = [k for k in curves if k[1] == detail["agent"] and k[2] == GOAL_EPSILON and "(authors)" in k[0]]
-        if not keys:
-            return Verdict(None, "not run on the authors' MovieLens construction at ε = 1.", applicable=False)
-        outcomes, parts = [], []
-        for key in keys:
-            ratios = _ratios(curves, key)
-            m, _, h = mean_ci(ratios)
-            outcomes.append(sided(m - GOAL_RATIO, h, "<") if ratios else None)
-            parts.append(f"{key[0]}: R(T) / uniform random's = {_fmt_ci(ratios)}")
-        return Verdict(settle(outcomes, below), "; ".join(parts) + ".")
-    if isinstance(check, Trend):
-        outcomes, parts = [], []
-        for ds in sorted({k[0] for k in curves}):
-            keys = sorted(k for k in curves if k[0] == ds and k[1] == check.agent)
-            finals = [curves[k][max(curves[k])] for k in keys]
-            for fa, fb in itertools.pairwise(finals):
-                m, _, h = mean_ci([fa[r] - fb[r] for r in fa if r in fb])
-                outcomes.append(sided(m, h, ">") if not math.isnan(m) else None)
-            parts.append(f"{ds}: " + " > ".join(f"{np.mean(list(f.values())):,.0f}" for f in finals))
-        return Verdict(settle(outcomes, below), "R(T) from small to large ε: " + "; ".join(parts) + ".")
-    if isinstance(check, Compare):
-        outcomes, parts = [], []
-        for ds in sorted({k[0] for k in curves}):
-            a, b = curves.get((ds, check.a, 0.0)), curves.get((ds, check.b, 0.0))
-            if not a or not b:
-                continue
-            t = max(a)
-            m, _, h = mean_ci([a[t][r] - b[t][r] for r in a[t] if r in b[t]])
-            outcomes.append(sided(m, h, check.direction))
-            parts.append(f"{ds}: {check.a} − {check.b} = {m:,.0f} ± {h:,.0f}")
-        return Verdict(settle(outcomes, below), "; ".join(parts) + ".")
-    if isinstance(check, Shape) and check.kind == "sqrt-t-falling":
-        outcomes, parts = [], []
-        for key in sorted(k for k in curves if k[1] == detail["agent"]):
-            change = _sqrt_t_change(curves[key])
-            m, _, h = mean_ci(change)
-            outcomes.append(sided(m - 1.0, h, "<") if change else None)
-            parts.append(f"{key[0]} ε={key[2]:g}: {_fmt_ci(change, '.2f')}")
-        return Verdict(settle(outcomes, below), "(regret/√t at T) / (at T/10): " + "; ".join(parts) + ".")
-    raise TypeError(f"a claim of ldp-linucb/realistic must be Shape, Trend or Compare, got {type(check).__name__}.")
-
-
 def _known(value: Any) -> bool:
     """Whether a privacy cell holds a number (not missing, not NaN)."""
     return value is not None and value == value
@@ -203,7 +131,7 @@ def realistic_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str,
         "batches, against the server only.",
         "",
     ]
-    lines += run_notes(exp.overrides, [u.name for u in exp.user_agents], "through the step API at each ε")
+    lines += run_notes(exp, "through the step API at each ε")
     last = defaultdict(list)
     for r in rows:
         if int(r["t"]) == horizon:
@@ -227,15 +155,26 @@ def realistic_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str,
             k_reports = max((int(r["max_user_reports"]) for r in ends), default=0)
             local, central = _guarantee(worst)
             eps = "–" if key[2] == 0.0 else f"{key[2]:g}"
-            ratio = "–" if key[1] == "uniform random" else _fmt_ci(_ratios(curves, key))
+            ratio = "–" if key[1] == "uniform random" else fmt_ci(_ratios(curves, key))
             lines.append(
                 f"| {key[1]} | {eps} | {m:,.0f}" + ("" if math.isnan(h) else f" ± {h:,.0f}") + f" | {ratio} | "
-                f"{_fmt_ci(_sqrt_t_change(c), '.2f')} | {info[1]} | {info[2]} | {k_reports:,} | {local} | {central} |"
+                f"{fmt_ci(sqrt_t_change(c), '.2f')} | {info[1]} | {info[2]} | {k_reports:,} | {local} | {central} |"
             )
         lines.append("")
+    frame = pd.DataFrame(
+        {
+            "group": results["dataset"].astype(str),
+            "agent": [agent_name(r) for r in rows],
+            "x": results["epsilon"].astype(float),
+            "unit": results["run"],
+            "t": results["t"],
+            "value": results["regret"],
+        }
+    )
+    evidence = Evidence.of(frame, below_full_scale=exp.below_full_scale, x_name="ε", horizon=horizon)
     lines += claims_section(
         exp.claims,
-        lambda cl: verdict(cl, exp, curves),
+        evidence,
         note=exp.scale_note(),
         scale=exp.scale_words("run(s) (seeds) per setting"),
     )
@@ -271,6 +210,4 @@ def realistic_figure(results: pd.DataFrame, exp: Experiment, path: Path) -> None
         ax.set_title(ds, fontsize=9)
         ax.legend(fontsize=6)
     fig.suptitle(f"{exp.id}: ε = {GOAL_EPSILON:g} per report", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)

@@ -11,7 +11,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from agents.experiments.core.claims import Claim, Compare, Shape, Trend
+from agents.experiments.core.claims import (
+    Claim,
+    Compare,
+    FlatSqrtT,
+    GridTrend,
+    RatioGoal,
+    Slowing,
+    SqrtTFalling,
+    Trend,
+)
 from agents.experiments.core.data import scenario_of
 from agents.experiments.core.spec import Experiment, Family, Param
 from agents.experiments.ldp import analysis, realistic, realistic_analysis
@@ -44,7 +53,7 @@ SQRT_T_SETTINGS: tuple[dict[str, Any], ...] = (
 EPSILON_CLAIMS: tuple[Claim, ...] = (
     Claim(
         "Regret grows more and more slowly over time",
-        Shape("slowing"),
+        Slowing("LDP-LinUCB"),
         "blog's text on its LDP-LinUCB figure; tested on the blog's ε grid",
         why="ldp-slowing",
     ),
@@ -52,7 +61,7 @@ EPSILON_CLAIMS: tuple[Claim, ...] = (
         "Smaller ε, more regret (the blog's figure, ε = 1e5 / 2e5 / 4e5 / 8e5 at T = 10^6; its curves end near "
         "≈ 6,250 / 3,800 / 1,960 / 950, approximate values read off the figure, not stated in any text; the "
         "authors' repository prints one value, 962.4 at ε = 8e5)",
-        Trend("LDP-LinUCB", "decreasing", over="epsilon"),
+        GridTrend("LDP-LinUCB", "decreasing"),
         "blog, text and LDP-LinUCB figure",
         why="ldp-epsilon-trend",
     ),
@@ -60,7 +69,7 @@ EPSILON_CLAIMS: tuple[Claim, ...] = (
 SQRT_T_CLAIMS: tuple[Claim, ...] = (
     Claim(
         "LDP-LinUCB's regret grows like √T (a flat regret/√t curve), though the bound is T^{3/4}/ε",
-        Shape("flat-sqrt-t"),
+        FlatSqrtT("LDP-LinUCB"),
         "blog; tested on the authors' setting, ε = 8e5 with their code's σ and bonus",
         why="ldp-sqrt-t",
     ),
@@ -117,7 +126,13 @@ REALISTIC_CLAIMS: tuple[Claim, ...] = (
         Claim(
             f"Goal: {name} at ε = 1 per report has R(T) <= 15% of uniform random's on the authors' MovieLens "
             "construction",
-            Shape("goal", (("agent", name),)),
+            RatioGoal(
+                name,
+                "uniform random",
+                at=realistic_analysis.GOAL_EPSILON,
+                bound=realistic_analysis.GOAL_RATIO,
+                groups="(authors)",
+            ),
             "our goal",
             why="ldp-realistic-goal",
         )
@@ -126,7 +141,7 @@ REALISTIC_CLAIMS: tuple[Claim, ...] = (
     *(
         Claim(
             f"{name}: smaller ε, more regret",
-            Trend(name, "decreasing", over="epsilon"),
+            Trend(name, "decreasing"),
             "every LDP bound",
             why="ldp-realistic-trend",
         )
@@ -140,7 +155,7 @@ REALISTIC_CLAIMS: tuple[Claim, ...] = (
     *(
         Claim(
             f"{name}: regret/√t falls from T/10 to T (√T-type or better growth)",
-            Shape("sqrt-t-falling", (("agent", name),)),
+            SqrtTFalling(name),
             rate,
             why="ldp-realistic-sqrt-t",
         )

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agents.experiments.core.figures import pyplot
+from agents.experiments.core.figures import pyplot, save_figure
 from agents.experiments.core.spec import Experiment
 from agents.experiments.core.stats import mean_ci
 from agents.experiments.scorecard.panel import PANEL, SPEED_REFERENCE
@@ -222,9 +222,7 @@ def radar(results: pd.DataFrame, exp: Experiment, path: Path) -> None:
     ax.set_ylim(0, 1)
     ax.set_title(f"Scorecard ({SUITE_VERSION}); n/a drawn as 0", fontsize=10)
     ax.legend(loc="lower left", bbox_to_anchor=(-0.1, -0.12), fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save_figure(fig, path, dpi=90)
 
 
 def regret_figure(results: pd.DataFrame, exp: Experiment, path: Path) -> None:
@@ -254,6 +252,4 @@ def regret_figure(results: pd.DataFrame, exp: Experiment, path: Path) -> None:
         ax.axis("off")
     fig.supxlabel("t / T")
     fig.supylabel("regret / uniform play's regret at T")
-    fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
+    save_figure(fig, path, dpi=80)

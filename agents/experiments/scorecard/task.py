@@ -22,7 +22,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from agents import LDPWrapper
 from agents.base import Agent
@@ -31,6 +30,7 @@ from agents.experiments.core.checkpoints import evenly_spaced
 from agents.experiments.core.seeds import agent_seed, table_seed
 from agents.experiments.core.spec import Experiment
 from agents.experiments.dpmab.task import reward_blocks
+from agents.experiments.gap.task import step_actions
 from agents.experiments.scorecard.panel import PANEL, Entry, eligible, wrapped
 from agents.experiments.scorecard.suite import (
     ADVERSARIAL_GROWTH,
@@ -41,11 +41,11 @@ from agents.experiments.scorecard.suite import (
     scaled_horizon,
 )
 from agents.user_agents import GuardedAgent, UserAgent, check_fits, play
+from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.budget.movielens import PrivacyBudgetMovieLensEnv, PrivacyBudgetMovieLensVectorEnv
 from bandit_envs.graph import GraphBanditEnv, GraphBanditVectorEnv
 from bandit_envs.recommendation.movielens import MovieLensRecommendationEnv
 
-FloatArray = npt.NDArray[np.float64]
 N_CHECKPOINTS = 10
 #: Columns of every row, problem or audit (a row leaves the other kind's columns empty).
 COLUMNS: tuple[str, ...] = (
@@ -116,7 +116,19 @@ def adversarial_table(problem: Problem, horizon: int, seed: int) -> FloatArray:
     return (rng.random((horizon, k)) < adversarial_means(horizon, k, best)).astype(np.float64)
 
 
-def table_regret(table: FloatArray, actions: npt.NDArray[np.int64], checkpoints: npt.NDArray[np.int64]) -> FloatArray:
+def adversarial_env(problem: Problem, horizon: int, seed: int) -> GraphBanditEnv:
+    """The env a user agent sees on the adversarial problem's seed: the table's means averaged over rounds.
+
+    So ``env.expected_rewards`` names the seed's best arm (drawn first from ``default_rng(seed)``,
+    as :func:`adversarial_table` draws it), as it does on the stochastic problems.
+    """
+    k = int(problem.keywords["n_arms"])
+    best = int(np.random.default_rng(seed).integers(k))
+    means = adversarial_means(horizon, k, best).mean(axis=0)
+    return GraphBanditEnv(**{**problem.keywords, "means": list(means)}, horizon=horizon, instance_seed=0)
+
+
+def table_regret(table: FloatArray, actions: IntArray, checkpoints: IntArray) -> FloatArray:
     """Regret at the checkpoints against the best fixed arm in hindsight of the whole table."""
     best = int(np.argmax(table.sum(axis=0)))
     got = table[np.arange(table.shape[0]), actions]
@@ -137,20 +149,13 @@ def _wrap(agent: Any, problem: Problem, seed: int) -> Any:
     return LDPWrapper(agent, "randomized_response", epsilon=problem.epsilon or 1.0, seed=seed + 1)
 
 
-def _steps(env: Any, agent: Any, table: FloatArray, seed: int) -> npt.NDArray[np.int64]:
+def _steps(env: Any, agent: Any, table: FloatArray, seed: int) -> IntArray:
     """Step ``agent`` on the single ``env`` replaying ``table``; the arms it played."""
     check_fits(env, agent)
-    obs, _ = env.reset(seed=seed, options={"reward_table": table})
-    actions = np.empty(table.shape[0], dtype=np.int64)
-    for t in range(table.shape[0]):
-        a = agent.act(obs)
-        obs, reward, _, _, info = env.step(a)
-        agent.update(a, reward, info)
-        actions[t] = int(a)
-    return actions
+    return step_actions(env, agent, table, seed)
 
 
-def _lockstep(env: Any, agent: Any, horizon: int, checkpoints: npt.NDArray[np.int64], seeds: Any) -> FloatArray:
+def _lockstep(env: Any, agent: Any, horizon: int, checkpoints: IntArray, seeds: Any) -> FloatArray:
     """Cumulative ``fixed_arm_regret`` at the checkpoints of an agent stepping a budget env: (C,) or (C, B)."""
     check_fits(env, agent)
     obs, _ = env.reset(seed=seeds)
@@ -231,9 +236,7 @@ def play_graph(ctx: _Play, names: list[str], users: list[UserAgent]) -> dict[str
     return out
 
 
-def _reward_batch(
-    agent: Any, env: GraphBanditEnv, blocks: Any, cps: npt.NDArray[np.int64], record: bool = False
-) -> Any:
+def _reward_batch(agent: Any, env: GraphBanditEnv, blocks: Any, cps: IntArray, record: bool = False) -> Any:
     """A batched agent on (rounds, B, K) reward blocks: (B, C) pseudo-regret at ``cps``, or (B, T) arms if ``record``.
 
     Every round the agent gets the closed neighbourhood of its arm as ``observed_mask`` (only the
@@ -301,10 +304,11 @@ def _user_agent(user: UserAgent, env: Any, ctx: _Play, seed: int, n_envs: int | 
 def _user_graph(ctx: _Play, user: UserAgent, env: GraphBanditEnv, tables: list[FloatArray]) -> FloatArray:
     problem, h, cps = ctx.problem, ctx.horizon, ctx.checkpoints
     if tables:
-        rows = [
-            table_regret(tables[r], _steps(env, _user_agent(user, env, ctx, run_seed(ctx.base, r)), tables[r], s), cps)
-            for r, s in zip(ctx.runs, ctx.seeds, strict=True)
-        ]
+        rows = []
+        for r, s in zip(ctx.runs, ctx.seeds, strict=True):
+            seed_env = adversarial_env(problem, h, s)
+            agent = _user_agent(user, seed_env, ctx, run_seed(ctx.base, r))
+            rows.append(table_regret(tables[r], _steps(seed_env, agent, tables[r], s), cps))
         return np.stack(rows)
     if user.batched():
         venv = GraphBanditVectorEnv(num_envs=len(ctx.runs), **problem.keywords, horizon=h, instance_seed=0)
