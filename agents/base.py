@@ -4,12 +4,16 @@ An agent built with ``n_envs=None`` plays one env: ``act`` returns an ``int`` an
 takes a scalar reward and the env's step ``info``. Built with ``n_envs=N`` it plays N
 independent copies in lock-step on a vector env: ``act`` returns an int array of shape (N,)
 and ``update`` takes arrays with a leading batch axis (the vector env's info). All randomness,
-including privacy noise, comes from a ``numpy.random.Generator`` built from ``seed``.
+including privacy noise, comes from generators built from ``seed``, never from global state.
+
+Seeds (docs/design.md, "Agents", Seeds): copy i of an agent built with ``n_envs=N, seed=s``
+makes exactly the draws of the same agent built with ``seed=s + i`` (policy randomness and
+privacy noise, each from its own stream), as copy i of a vector env reset with seed s is the
+single env reset with s + i.
 
 Episodes: an agent learns within one episode of its env. When a vector env autoresets a copy
 (Gymnasium's NEXT_STEP mode: the step after ``truncated`` returns reward 0 and observes
-nothing), call ``agent.reset()`` rather than ``update`` for that step. The copies of a batched
-agent share the agent's generator and draw from it in copy order.
+nothing), call ``agent.reset()`` rather than ``update`` for that step.
 
 Input checks. Every agent refuses feedback that does not fit it, with one sentence naming the
 argument, what was given and what is allowed (a ``TypeError`` for the wrong kind of value, a
@@ -325,7 +329,8 @@ class Agent(ABC):
         ``None`` for one env, or the number N of copies run in lock-step.
     seed
         Seed of the agent's generator (policy randomness). Private agents draw their noise from
-        a stream derived from it for noise alone (docs/design.md, "Seeds").
+        a stream derived from it for noise alone; copy i of a batch draws as a single agent
+        seeded ``seed + i`` (docs/design.md, "Agents", Seeds).
 
     Raises
     ------

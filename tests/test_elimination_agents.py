@@ -298,8 +298,8 @@ def test_gap_laplace_noise_scale_ks(sampler):
     assert stats.kstest(noise, stats.laplace(scale=scale / 2).cdf).pvalue < 1e-6
     if sampler == "lattice":  # the lattice's widened scale is within 2**-20 of the float one
         return
-    # The copies share the agent's generator and drew from it in the order they were run.
-    expected = noise_generator(11).laplace(0.0, scale, 3 * n)
+    # Copy i drew from its own generator, a single agent's seeded 11 + i (docs/design.md, "Agents", Seeds).
+    expected = np.concatenate([noise_generator(11 + i).laplace(0.0, scale, 3) for i in range(n)])
     np.testing.assert_allclose(noise, expected, rtol=0, atol=1e-15)
 
 
@@ -342,11 +342,11 @@ def test_gapu_draws_each_maximal_independent_set_half_the_time(graph, sets):
 
 
 def test_gapu_batched_draws_match_single_agents_statistically():
-    # Batched copies take Ω_1 from one shared generator, singles from their own seeds: both
-    # must give the path's two maximal independent sets with the same frequency.
+    # Batched copy i takes Ω_1 from its own stream (seed 5 + i), singles seeded 2000.. from
+    # theirs: both must give the path's two maximal independent sets with the same frequency.
     n = 1000
     batched = GAPU(3, 1000, 0.5, PATH3, n_envs=n, seed=5).independent_set
-    singles = [GAPU(3, 1000, 0.5, PATH3, seed=s).independent_set[0] for s in range(n)]
+    singles = [GAPU(3, 1000, 0.5, PATH3, seed=s).independent_set[0] for s in range(2000, 2000 + n)]
     table = [
         [sum(s == [1] for s in batched), sum(s != [1] for s in batched)],
         [sum(s == [1] for s in singles), sum(s != [1] for s in singles)],
@@ -440,8 +440,9 @@ def test_dpse_release_noise_scale():
         agent.simulate(table, np.zeros((2, 2)), np.zeros(2), copy=i)
     eliminated = int((~agent.active).any(axis=1).sum())
     assert stats.binomtest(eliminated, n, 1.5 / math.e).pvalue > 1e-3
-    # Each copy consumed exactly K = 2 Laplace draws of the shared generator.
-    assert agent.rng.bit_generator.state == generator_after(4, lambda r: r.laplace(size=2 * n))
+    # Each copy consumed exactly K = 2 Laplace draws of its own generator (copy i: seed 4 + i).
+    for i in (0, 1, n - 1):
+        assert agent._copy_rngs[i].bit_generator.state == generator_after(4 + i, lambda r: r.laplace(size=2))
 
 
 def test_dpse_learns_only_from_the_pulled_arm():
@@ -569,8 +570,9 @@ def test_alphasample_first_pick_is_uniform():
     agent = AlphaSample(5, 100, n_envs=5000, seed=0)
     counts = np.bincount(agent.act(), minlength=5)
     assert stats.chisquare(counts).pvalue > 1e-3
-    # Copies draw from the shared generator in copy order: copy 0 is the single agent.
-    assert AlphaSample(5, 100, n_envs=3, seed=0).act()[0] == AlphaSample(5, 100, seed=0).act()
+    # Copy i draws as a single agent seeded seed + i (docs/design.md, "Agents", Seeds).
+    firsts = [AlphaSample(5, 100, seed=i).act() for i in range(8)]
+    assert AlphaSample(5, 100, n_envs=8, seed=0).act().tolist() == firsts and len(set(firsts)) > 1
 
 
 # Step path = compiled simulator ---------------------------------------------------------
@@ -770,42 +772,59 @@ def test_batched_aae_equals_single_agents(side):
     assert not batched.active.all()
 
 
-def test_batched_gap_copies_draw_noise_in_copy_order():
-    # All copies of a batched agent share ONE generator. Epoch 1 is the same for every copy
-    # (μ̄_0 = 0 gives Ω_1 = {0, 2}, L_1 = 997), so all copies release in the same round and
-    # update_batch draws copy 0's three Laplace values, then copy 1's, ... What is compared:
-    # the epoch-1 actions (identical, deterministic), the empirical means c/o (identical:
-    # vector copy i sees the rewards of single env seed 30 + i) and the noise: a single agent
-    # with seed 8 adds the draws 0..2 of noise_generator(8), batched copy i the draws 3i..3i+2.
-    # So only copy 0 reproduces the single agent with the same seed; later copies do not.
+def test_batched_gap_copy_i_draws_the_noise_of_a_single_agent_seeded_seed_plus_i():
+    # Copy i of a batch seeded 8 draws from noise_generator(8 + i), the single agent seeded
+    # 8 + i's (docs/design.md, "Agents", Seeds). Epoch 1 is the same for every copy (μ̄_0 = 0
+    # gives Ω_1 = {0, 2}, L_1 = 997), so all copies release in the same round; vector copy i sees
+    # the rewards of single env seed 30 + i. Compared: the actions, the released means and the
+    # copies' generators after the release.
     n, horizon, epsilon = 3, 2 * 997, 0.5
     kw: dict[str, Any] = {"graph": PATH3, "means": [0.6, 0.5, 0.4]}
-    # The float sampler: the released means are c/o + draw exactly (the lattice's are rounded).
     batched = GAP(3, horizon, epsilon, PATH3, delta=0.01, n_envs=n, seed=8, sampler="float")
     got = run_vector(batched, n, horizon, 30, **kw)
-    want, singles = run_singles(
-        lambda: GAP(3, horizon, epsilon, PATH3, delta=0.01, seed=8, sampler="float"), n, horizon, 30, **kw
-    )
+    want = np.empty((horizon, n), dtype=np.int64)
+    singles = []
+    for i in range(n):
+        env = GraphBanditEnv(horizon=horizon, **kw)
+        env.reset(seed=30 + i)
+        singles.append(GAP(3, horizon, epsilon, PATH3, delta=0.01, seed=8 + i, sampler="float"))
+        want[:, i] = play(env, singles[-1], horizon)[0]
     np.testing.assert_array_equal(got, want)
-    draws = noise_generator(8).laplace(0.0, 1 / (epsilon * 997), (n, 3))
-    single_mu = np.vstack([s._state[GAP_MEAN][0] for s in singles])
-    np.testing.assert_allclose(batched._state[GAP_MEAN] - single_mu, draws - draws[0], rtol=0, atol=1e-12)
-    np.testing.assert_array_equal(batched.active[0], singles[0].active[0])
-    assert batched.independent_set[0] == singles[0].independent_set[0]
+    np.testing.assert_array_equal(batched._state[GAP_MEAN], np.vstack([s._state[GAP_MEAN][0] for s in singles]))
+    for i in range(n):  # copy i drew its three values, and only them, from noise_generator(8 + i)
+        assert batched.independent_set[i] == singles[i].independent_set[0]
+        assert batched._copy_rngs[i].bit_generator.state == generator_after(8 + i, lambda r: r.laplace(size=3))
     assert batched.privacy_spent == (epsilon, 0.0)
 
 
-def test_batched_dpse_draws_independent_noise_per_copy_and_arm():
+def test_batched_dpse_copy_i_draws_as_a_single_agent_seeded_seed_plus_i():
     # DPSE is deterministic within an epoch; the first release draws |S| = 3 values per copy
-    # from the shared generator (N × K draws in all), after which copies may diverge.
+    # from the copy's own generator, noise_generator(9 + i) for copy i.
     n, horizon = 3, 3 * 20
     kw: dict[str, Any] = {"graph": PATH3, "means": [0.6, 0.5, 0.4]}
     batched = DPSE(3, horizon, 1.0, beta=0.01, schedule_scale=0.02, n_envs=n, seed=9)
     assert batched.epoch_repetitions[0] == 20  # ⌈0.02 × 996.25⌉
     got = run_vector(batched, n, horizon, 40, **kw)
     want, _ = run_singles(lambda: DPSE(3, horizon, 1.0, beta=0.01, schedule_scale=0.02, seed=9), n, horizon, 40, **kw)
-    np.testing.assert_array_equal(got, want)
-    assert batched.rng.bit_generator.state == generator_after(9, lambda r: r.laplace(size=3 * n))
+    np.testing.assert_array_equal(got[:, 0], want[:, 0])  # copy 0: the single agent seeded 9
+    for i in range(n):
+        assert batched._copy_rngs[i].bit_generator.state == generator_after(9 + i, lambda r: r.laplace(size=3))
+
+
+def test_batched_simulate_of_copy_i_equals_the_single_agent_seeded_seed_plus_i():
+    # simulate(copy=i) plays copy i with its own generator, as a single agent seeded seed + i.
+    table = np.random.default_rng(3).random((6_000, 3))
+    for make in (
+        lambda n, s: GAPU(3, 6_000, 0.5, PATH3, delta=0.01, n_envs=n, seed=s),
+        lambda n, s: DPSE(3, 6_000, 0.5, schedule_scale=0.05, n_envs=n, seed=s),
+        lambda n, s: AlphaSample(3, 6_000, n_envs=n, seed=s),
+    ):
+        batched = make(3, 4)
+        for i in (2, 0, 1):  # in any order: the copies' streams are independent
+            got = batched.simulate(table, PATH3, np.zeros(3), record_actions=True, copy=i)
+            want = make(None, 4 + i).simulate(table, PATH3, np.zeros(3), record_actions=True)
+            np.testing.assert_array_equal(got.actions, want.actions)
+            assert got.total_regret == want.total_regret
 
 
 # Privacy bookkeeping --------------------------------------------------------------------

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from agents.common.tables import BlockTable, UniformTable
-from agents.elimination.policies import AAE, DPSE, GAP, AlphaSample
+from agents.elimination.policies import AAE, DPSE, GAP, GAPU, AlphaSample
 from bandit_envs.graph import GraphBanditEnv
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,6 +105,22 @@ def test_fork_goes_on_exactly_like_the_original() -> None:
     np.testing.assert_array_equal(a.actions, b.actions)
     assert agent.rng.random() == twin.rng.random()
     assert twin._state[0] is not agent._state[0]
+
+
+def test_fork_of_a_batch_copies_every_copys_generator() -> None:
+    # Each copy draws from its own generator (docs/design.md, "Agents", Seeds): the fork gets
+    # its own copies of them, in their current states, and then goes on as the original.
+    env = GraphBanditEnv(n_arms=10, edge_probability=0.3, gap=0.2, horizon=20_000, instance_seed=1)
+    table = UniformTable(5, 20_000, 10).array()
+    agent = GAPU(10, 20_000, 1.0, env.adjacency, delta=0.1, n_envs=3, seed=2)
+    agent.simulate(table[:7_000], env.adjacency, env.gaps, law=env.reward_model, copy=1)
+    twin = agent.fork()
+    for copy in (1, 2):
+        a = agent.simulate(table, env.adjacency, env.gaps, law=env.reward_model, record_actions=True, copy=copy)
+        b = twin.simulate(table, env.adjacency, env.gaps, law=env.reward_model, record_actions=True, copy=copy)
+        np.testing.assert_array_equal(a.actions, b.actions)
+    for mine, theirs in zip(agent._copy_rngs, twin._copy_rngs, strict=True):
+        assert mine is not theirs and mine.random() == theirs.random()
 
 
 @pytest.mark.slow

@@ -1,9 +1,9 @@
 """What the central-DP index agents and the private Thompson samplers share: per-copy noise streams.
 
 :class:`StreamPrivateAgent` is a :class:`agents.base.PrivateAgent` whose noise comes from one
-stream per copy (:mod:`agents.common.philox`) instead of the one generator the copies of other agents
-share: copy i of an agent built with ``seed=s`` and ``n_envs=N`` draws from the stream of seed
-``s + i``, which is the stream of a single agent built with ``seed=s + i``. So copy i of a batch
+stream per copy (:mod:`agents.common.philox`), following the seeding rule of every batched agent
+(docs/design.md, "Agents", Seeds): copy i of an agent built with ``seed=s`` and ``n_envs=N`` draws
+from the stream of seed ``s + i``, which is the stream of a single agent built with ``seed=s + i``. So copy i of a batch
 makes exactly the choices of that single agent on the same rewards, and running one agent on a
 fixed reward sequence with fresh seeds samples its output distribution (what an empirical
 privacy audit needs). The stream of seed s is

@@ -1,7 +1,7 @@
 """Per-copy noise streams inside compiled kernels: numpy's Philox bit generator, written out for numba.
 
 A batched private agent gives each copy its own stream, so that copy i of a batch behaves
-exactly as a single agent seeded with copy i's seed (:mod:`agents.central_dp.ucb`). numba cannot loop
+exactly as a single agent seeded with copy i's seed (docs/design.md, "Agents", Seeds). numba cannot loop
 over a list of :class:`numpy.random.Generator` objects, so the kernels carry the streams as rows
 of one ``(B, 11)`` uint64 array: the state of numpy's :class:`numpy.random.Philox` bit
 generator (Philox4x64-10 of Salmon, Moraes, Dror, Shaw, "Parallel random numbers: as easy as 1,

@@ -2,7 +2,7 @@
 
 Thompson samplers draw K posterior samples per copy and round, so the sampler is their whole
 cost. The kernels here give each copy its own stream (copy i of a batch seeded s draws exactly as
-a single agent seeded s + i, like the noise streams of :mod:`agents.common.philox`) and draw:
+a single agent seeded s + i, docs/design.md, "Agents", Seeds) and draw:
 
 * **words** from numpy's :class:`numpy.random.SFC64` bit generator (Chris Doty-Humphrey's Small
   Fast Chaotic generator, 256 bits of state, period at least 2⁶⁴), written out for numba: a

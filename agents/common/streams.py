@@ -1,10 +1,14 @@
-"""Per-copy random streams of the randomized baseline agents (ε-greedy, Exp3 and its graph variants).
+"""Per-copy numpy generators of batched agents (ε-greedy, Exp3 and its graph variants, SB3Agent), and draws from them.
 
-Copy i of a batched agent built with ``seed=s`` draws from its own generator, seeded with
-``s + i``, as copy i of a native vector env is (:func:`bandit_envs.core.copy_seeds`). So copy i
-of ``Agent(..., n_envs=N, seed=s)`` plays exactly as ``Agent(..., seed=s + i)`` on the same
-rewards, whatever the other copies do. With ``seed=None`` each copy gets fresh entropy. One env
-(``n_envs=None``) draws from ``agent.rng`` itself.
+The seeding rule of every batched agent is docs/design.md ("Agents", Seeds): copy i of
+``Agent(..., n_envs=N, seed=s)`` plays exactly as ``Agent(..., seed=s + i)`` on the same rewards,
+whatever the other copies do, as copy i of a native vector env is the single env seeded
+``s + i`` (:func:`bandit_envs.core.copy_seeds`). :class:`CopyStreams` gives copy i the generator
+``default_rng(s + i)``; with ``seed=None`` each copy gets fresh entropy. One env
+(``n_envs=None``) draws from ``agent.rng`` itself. :func:`copy_laplace`, :func:`copy_uniforms`
+and :func:`copy_normals` draw one value per copy from the copies' generators through their C
+interface (the LDP wrapper's per-copy noise), with numpy's own algorithms, so each copy draws
+exactly what ``Generator.laplace``, ``random`` and ``normal`` would.
 
 The compiled kernels draw with :func:`bandit_envs.core.next_double` from each generator's C
 interface, whose address is kept next to the generators (``_bitgens``), the same stream as
@@ -15,12 +19,119 @@ generator objects, so the addresses are computed again for them.
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from collections.abc import Callable
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+from numba.np.random._constants import fi_double, ki_double, wi_double, ziggurat_nor_inv_r, ziggurat_nor_r
 
-from bandit_envs.core import generator_addresses
+from bandit_envs._jit import njit
+from bandit_envs.core import generator_addresses, next_double
+
+
+@njit
+def copy_laplace(bitgens, scale, out):  # pragma: no cover
+    """``out[b]`` = copy b's ``Generator.laplace(0.0, scale)``, drawn from the generator at ``bitgens[b]``.
+
+    numpy's ``random_laplace``: one uniform U (:func:`bandit_envs.core.next_double`, the stream of
+    ``Generator.random``), redrawn while U == 0, then ``0.0 - scale * log(2 - 2U)`` if U >= 1/2
+    else ``0.0 + scale * log(2U)``: the same floating-point operations, so copy b draws exactly
+    what a single agent with that generator draws (``tests/test_seed_streams.py``).
+    """
+    for b in range(out.shape[0]):
+        while True:
+            u = next_double(bitgens[b])
+            if u >= 0.5:
+                out[b] = 0.0 - scale * math.log(2.0 - u - u)
+                break
+            if u > 0.0:
+                out[b] = 0.0 + scale * math.log(u + u)
+                break
+
+
+@njit
+def copy_uniforms(bitgens, out):  # pragma: no cover
+    """``out[b]`` = copy b's ``Generator.random()``, drawn from the generator at ``bitgens[b]``."""
+    for b in range(out.shape[0]):
+        out[b] = next_double(bitgens[b])
+
+
+#: numpy's ziggurat tables and constants for ``standard_normal`` (as numba ships them for its generators).
+_WI, _KI, _FI = wi_double, ki_double, fi_double
+_NOR_R, _NOR_INV_R = float(ziggurat_nor_r), float(ziggurat_nor_inv_r)
+
+
+def _next_uint64(typingctx: Any, bitgen: Any) -> Any:  # pragma: no cover - compiled
+    """``next_uint64(bitgen)``: the next 64 random bits of the generator whose ``bitgen_t`` is at ``bitgen``.
+
+    Compiled code only, like :func:`bandit_envs.core.next_double`: it calls
+    ``bitgen->next_uint64(bitgen->state)``, the function numpy's own samplers call.
+    """
+    if not isinstance(bitgen, types.Integer):
+        return None
+    sig = types.uint64(bitgen)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        void_p = ir.IntType(8).as_pointer()
+        draw_t = ir.FunctionType(ir.IntType(64), [void_p])
+        # struct bitgen { void *state; next_uint64; next_uint32; next_double; next_raw; }
+        bitgen_t = ir.LiteralStructType([void_p, draw_t.as_pointer(), void_p, void_p, void_p])
+        struct = builder.inttoptr(args[0], bitgen_t.as_pointer())
+        zero, field = ir.Constant(ir.IntType(32), 0), ir.IntType(32)
+        state = builder.load(builder.gep(struct, [zero, field(0)]))
+        draw = builder.load(builder.gep(struct, [zero, field(1)]))
+        return builder.call(draw, [state])
+
+    return sig, codegen
+
+
+#: ``next_uint64(address)``, compiled code only (typed here as what it is to its callers).
+next_uint64 = cast(Callable[[Any], int], intrinsic(_next_uint64))
+
+
+@njit
+def standard_normal(bitgen):  # pragma: no cover
+    """``Generator.standard_normal()`` of the generator at address ``bitgen`` (numpy's ziggurat, exactly).
+
+    numpy's ``random_standard_normal`` (``numpy/random/src/distributions/distributions.c``), as
+    numba ports it for its own generators, with the same 256-layer tables: one 64-bit word gives
+    the layer (8 bits), the sign (1 bit) and the abscissa (52 bits); outside the layer's
+    rectangle, the wedge test or the tail beyond r draw further doubles.
+    """
+    while True:
+        r = next_uint64(bitgen)
+        idx = r & 0xFF
+        r >>= 8
+        sign = r & 0x1
+        rabs = (r >> 1) & 0x000FFFFFFFFFFFFF
+        x = rabs * _WI[idx]
+        if sign & 0x1:
+            x = -x
+        if rabs < _KI[idx]:
+            return x
+        if idx == 0:
+            while True:
+                xx = -_NOR_INV_R * np.log1p(-next_double(bitgen))
+                yy = -np.log1p(-next_double(bitgen))
+                if yy + yy > xx * xx:
+                    if (rabs >> 8) & 0x1:
+                        return -(_NOR_R + xx)
+                    return _NOR_R + xx
+        elif (_FI[idx - 1] - _FI[idx]) * next_double(bitgen) + _FI[idx] < np.exp(-0.5 * x * x):
+            return x
+
+
+@njit
+def copy_normals(bitgens, scale, out):  # pragma: no cover
+    """``out[b]`` = copy b's ``Generator.normal(0.0, scale)`` (numpy's ``0.0 + scale * standard_normal``)."""
+    for b in range(out.shape[0]):
+        out[b] = 0.0 + scale * standard_normal(bitgens[b])
+
 
 #: Bytes per copy that a generator takes (PCG64 with its seed sequence, about 0.6 KiB), for the
 #: agents' state-size check.

@@ -6,7 +6,8 @@ The agents' decisions live once, in the state machines of :mod:`agents.eliminati
 
 * ``*_act_batch`` / ``*_update_batch``: the step API, one round for every copy of a batched
   agent, calling ``*_act`` / ``*_update`` per copy with the round's observed rewards as a row
-  (NaN where not observed).
+  (NaN where not observed) and the copies' generators (copy b's is looked up where it draws,
+  :func:`agents.elimination.kernels.copy_generator`).
 * ``*_run``: the table simulator, which plays one copy over a block of rows of a reward table.
   It does what ``*_act`` then ``*_update`` would do round after round, but an epoch (a pass for
   AAE, a sweep for AlphaSample) at a time: the arms each pull reveals are listed once per epoch,
@@ -44,59 +45,59 @@ from bandit_envs._jit import njit
 
 
 @njit
-def gap_act_batch(state, params, rng, out):  # pragma: no cover
+def gap_act_batch(state, params, rngs, out):  # pragma: no cover
     """``out[b]`` = copy b's next arm (GAP, GAPU)."""
     for b in range(out.shape[0]):
-        out[b] = k_.gap_act(state, params, b, rng)
+        out[b] = k_.gap_act(state, params, b, rngs)
 
 
 @njit
-def gap_update_batch(state, params, actions, rewards, rng):  # pragma: no cover
+def gap_update_batch(state, params, actions, rewards, rngs):  # pragma: no cover
     """Feed copy b its arm and its row of observed rewards (GAP, GAPU)."""
     for b in range(actions.shape[0]):
-        k_.gap_update(state, params, b, actions[b], rewards[b], rng)
+        k_.gap_update(state, params, b, actions[b], rewards[b], rngs)
 
 
 @njit
-def dpse_act_batch(state, params, rng, out):  # pragma: no cover
+def dpse_act_batch(state, params, rngs, out):  # pragma: no cover
     """``out[b]`` = copy b's next arm (DPSE)."""
     for b in range(out.shape[0]):
-        out[b] = k_.dpse_act(state, params, b, rng)
+        out[b] = k_.dpse_act(state, params, b, rngs)
 
 
 @njit
-def dpse_update_batch(state, params, actions, rewards, rng):  # pragma: no cover
+def dpse_update_batch(state, params, actions, rewards, rngs):  # pragma: no cover
     """Feed copy b its arm and its row of observed rewards (DPSE)."""
     for b in range(actions.shape[0]):
-        k_.dpse_update(state, params, b, actions[b], rewards[b], rng)
+        k_.dpse_update(state, params, b, actions[b], rewards[b], rngs)
 
 
 @njit
-def aae_act_batch(state, params, rng, out):  # pragma: no cover
+def aae_act_batch(state, params, rngs, out):  # pragma: no cover
     """``out[b]`` = copy b's next arm (AAE)."""
     for b in range(out.shape[0]):
-        out[b] = k_.aae_act(state, params, b, rng)
+        out[b] = k_.aae_act(state, params, b, rngs)
 
 
 @njit
-def aae_update_batch(state, params, actions, rewards, rng):  # pragma: no cover
+def aae_update_batch(state, params, actions, rewards, rngs):  # pragma: no cover
     """Feed copy b its arm and its row of observed rewards (AAE)."""
     for b in range(actions.shape[0]):
-        k_.aae_update(state, params, b, actions[b], rewards[b], rng)
+        k_.aae_update(state, params, b, actions[b], rewards[b], rngs)
 
 
 @njit
-def alpha_act_batch(state, params, rng, out):  # pragma: no cover
-    """``out[b]`` = copy b's next arm (AlphaSample; one draw of the generator per copy)."""
+def alpha_act_batch(state, params, rngs, out):  # pragma: no cover
+    """``out[b]`` = copy b's next arm (AlphaSample; one draw of copy b's generator)."""
     for b in range(out.shape[0]):
-        out[b] = k_.alpha_act(state, params, b, rng)
+        out[b] = k_.alpha_act(state, params, b, rngs)
 
 
 @njit
-def alpha_update_batch(state, params, actions, rewards, rng):  # pragma: no cover
+def alpha_update_batch(state, params, actions, rewards, rngs):  # pragma: no cover
     """Feed copy b its arm and its row of observed rewards (AlphaSample)."""
     for b in range(actions.shape[0]):
-        k_.alpha_update(state, params, b, actions[b], rewards[b], rng)
+        k_.alpha_update(state, params, b, actions[b], rewards[b], rngs)
 
 
 # ------------------------------------------------------------------- table runs, shared parts

@@ -2,7 +2,10 @@
 
 Conventions: ``state`` is a tuple of arrays with a batch axis first, ``params`` a tuple of
 constants, ``b`` the copy, ``rewards`` a length-K row holding the observed rewards of this
-round and NaN elsewhere. Rounds are counted from 0 (the paper's s_1 = 1 is our 0).
+round and NaN elsewhere. Rounds are counted from 0 (the paper's s_1 = 1 is our 0). ``rng`` is
+copy b's generator, or a numba typed list of the copies' generators of which copy b draws from
+``rng[b]`` (:func:`copy_generator`, looked up only where a draw is made): copy i of a batch
+seeded s draws as a single agent seeded s + i (docs/design.md, "Agents", Seeds).
 
 State layout
 ------------
@@ -20,9 +23,29 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from numba.core import types
+from numba.extending import overload
 
 from agents.common.kernels import argmax_masked
 from bandit_envs._jit import njit
+
+
+def copy_generator(rngs, b):  # pragma: no cover (the compiled form below is the one called)
+    """Copy b's generator: ``rngs`` itself if it is a Generator (one env, or one copy's), else ``rngs[b]``.
+
+    A batched agent's step kernels take the numba typed list of its copies' generators and look
+    copy b's up only where it draws (a lookup costs tens of nanoseconds); one env and the table
+    runs pass a Generator, which this returns as it is (no cost).
+    """
+    return rngs if isinstance(rngs, np.random.Generator) else rngs[b]
+
+
+@overload(copy_generator)
+def _copy_generator(rngs, b):  # pragma: no cover
+    if isinstance(rngs, types.NumPyRandomGeneratorType):
+        return lambda rngs, b: rngs
+    return lambda rngs, b: rngs[b]
+
 
 #: Position of the (B, K) bool active set (arms not yet eliminated) in every agent's state.
 ACTIVE = 0
@@ -224,7 +247,7 @@ def gap_plan(state, params, b, rng):  # pragma: no cover
     l2 = 2.0 ** (3 + tau) / eps * math.log(4.0 * n_active * tau * tau / delta)
     length = math.ceil(max(l1, l2))
     if uniform:
-        m = uniform_maximal_independent_set(active[b], closed, omega[b], rng)
+        m = uniform_maximal_independent_set(active[b], closed, omega[b], copy_generator(rng, b))
     else:
         m = greedy_independent_set(active[b], mu[b], closed, omega[b], by_index)
     o[b, :] = 0.0
@@ -278,13 +301,14 @@ def gap_release(state, params, b, rng):  # pragma: no cover
         n_active += active[b, k]
     scale = 1.0 / (eps * length)
     best = -np.inf
+    g = copy_generator(rng, b)
     for k in range(k_arms):  # one Laplace draw per active arm, in arm order
         if active[b, k]:
             if grid > 0.0:  # lattice: the sum on the grid, noise of the same size on the sum's scale
-                noise = rng.laplace(0.0, (1.0 + grid) * o[b, k] / (eps * length))
+                noise = g.laplace(0.0, (1.0 + grid) * o[b, k] / (eps * length))
                 mu[b, k] = (np.rint(c[b, k] / grid) * grid + np.rint(noise / grid) * grid) / o[b, k]
             else:
-                mu[b, k] = c[b, k] / o[b, k] + rng.laplace(0.0, scale)
+                mu[b, k] = c[b, k] / o[b, k] + g.laplace(0.0, scale)
             best = max(best, mu[b, k])
     width = math.sqrt(2.0 * math.log(8.0 * n_active * tau * tau / delta) / length) + 2.0 * math.log(
         4.0 * n_active * tau * tau / delta
@@ -351,13 +375,14 @@ def dpse_release(state, params, b, rng):  # pragma: no cover
     k_arms = active.shape[1]
     noisy = np.full(k_arms, -np.inf)
     best = -np.inf
+    g = copy_generator(rng, b)
     for k in range(k_arms):  # one Laplace draw per active arm, in arm order
         if active[b, k]:
             if grid > 0.0:  # lattice: the sum on the grid, Laplace((1 + grid)/eps) on the sum
-                noise = rng.laplace(0.0, (1.0 + grid) / eps)
+                noise = g.laplace(0.0, (1.0 + grid) / eps)
                 noisy[k] = (np.rint(sums[b, k] / grid) * grid + np.rint(noise / grid) * grid) / reps
             else:
-                noisy[k] = sums[b, k] / reps + rng.laplace(0.0, 1.0 / (eps * reps))
+                noisy[k] = sums[b, k] / reps + g.laplace(0.0, 1.0 / (eps * reps))
             best = max(best, noisy[k])
     h = math.sqrt(math.log(8.0 * n * e * e / beta) / (2.0 * reps))
     cw = math.log(4.0 * n * e * e / beta) / (eps * reps)
@@ -460,7 +485,7 @@ def alpha_act(state, params, b, rng):  # pragma: no cover
     count = 0
     for k in range(unseen.shape[1]):
         count += unseen[b, k]
-    pick = rng.integers(0, count)
+    pick = copy_generator(rng, b).integers(0, count)
     for k in range(unseen.shape[1]):
         if unseen[b, k]:
             if pick == 0:

@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 import numpy.typing as npt
-from numba import typeof
+from numba import typed, typeof
 from numba.core import types as nb_types
 
 from agents.base import (
@@ -50,6 +50,13 @@ from bandit_envs.rewards import RewardModel
 
 #: Compiled entry points of the step kernels, by (kernel, argument kinds): see ``EliminationAgent._entry``.
 _ENTRY_POINTS: dict[tuple[Any, ...], Any] = {}
+
+
+def _clone(rng: np.random.Generator) -> np.random.Generator:
+    """A new generator in ``rng``'s state (the same stream from here on, drawn independently)."""
+    other = np.random.Generator(type(rng.bit_generator)())
+    other.bit_generator.state = rng.bit_generator.state
+    return other
 
 
 def _kinds(values: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -86,6 +93,8 @@ class EliminationAgent(Agent):
     _act_batch: ClassVar[Any]
     _update_batch: ClassVar[Any]
     _run: ClassVar[Any]
+    #: The copies' generators, in copy order (``(rng,)`` for one env); see :meth:`_seed_copies`.
+    _copy_rngs: tuple[np.random.Generator, ...]
 
     def __init__(self, n_arms: int, horizon: int, *, n_envs: int | None = None, seed: int | None = None) -> None:
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
@@ -94,6 +103,8 @@ class EliminationAgent(Agent):
         self._params: tuple[Any, ...] = ()
         #: Per step kernel (act, update): (state, params, generator, compiled entry) of the last lookup.
         self._entries: list[tuple[Any, Any, Any, Any] | None] = [None, None]
+        #: The numba typed list of the copies' generators that the batched step kernels take (built lazily).
+        self._rng_list: Any = None
 
     #: The lattice grid of the released noisy means' sums (0.0: float sampler or no noise).
     _grid: float = 0.0
@@ -111,13 +122,44 @@ class EliminationAgent(Agent):
         """
         state = dict(self.__dict__)
         state["_entries"] = [None, None]
+        state["_rng_list"] = None  # a numba typed list of this process's generator objects
         return state
+
+    def _stream(self, seed: int | None) -> np.random.Generator:
+        """The generator a single agent seeded ``seed`` draws from (its ``rng``): ``default_rng(seed)`` here."""
+        return np.random.default_rng(seed)
+
+    def _seed_copies(self) -> None:
+        """(Re)build the copies' generators: copy i of a batch seeded s gets ``_stream(s + i)``; one env uses ``rng``.
+
+        So copy i plays exactly as a single agent seeded ``s + i`` (docs/design.md, "Agents", Seeds);
+        with ``seed=None`` every copy gets fresh entropy. Call it after ``rng`` is set.
+        """
+        if self.n_envs is None:
+            self._copy_rngs = (self.rng,)
+        elif self.seed is None:
+            self._copy_rngs = tuple(self._stream(None) for _ in range(self.n_envs))
+        else:
+            self._copy_rngs = tuple(self._stream(self.seed + i) for i in range(self.n_envs))
+        self._rng_list = None
+
+    def _copy_rng(self, copy: int) -> np.random.Generator:
+        """Copy ``copy``'s generator (``rng`` for one env)."""
+        return self.rng if self.n_envs is None else self._copy_rngs[copy]
+
+    def _step_rngs(self) -> Any:
+        """What the step kernels take: ``rng`` for one env, a numba typed list of the copies' generators for a batch."""
+        if self.n_envs is None:
+            return self.rng
+        if self._rng_list is None:  # the list holds the generators themselves: its draws are theirs
+            self._rng_list = typed.List(self._copy_rngs)
+        return self._rng_list
 
     def act(self, obs: Any = None) -> Any:
         """Next arm of every copy."""
         self._check_obs(obs)
         out = np.empty(self.batch, dtype=np.int64)
-        self._entry(type(self)._act_batch, 0)(self._state, self._params, self.rng, out)
+        self._entry(type(self)._act_batch, 0)(self._state, self._params, self._step_rngs(), out)
         return self._out(out)
 
     def _entry(self, kernel: Any, which: int) -> Any:
@@ -128,24 +170,27 @@ class EliminationAgent(Agent):
         per state, parameters and generator objects (they change only at reset, or when a user
         replaces them) and kept in a cache shared by every agent with the same argument types.
         """
+        rngs = self._step_rngs()
         cached = self._entries[which]
-        if cached is not None and cached[0] is self._state and cached[1] is self._params and cached[2] is self.rng:
+        if cached is not None and cached[0] is self._state and cached[1] is self._params and cached[2] is rngs:
             return cached[3]
         entry = kernel
-        if type(self.rng) is np.random.Generator:
-            key = (kernel, _kinds(self._state), _kinds(self._params), type(self.rng.bit_generator))
+        if type(rngs) is np.random.Generator or self.n_envs is not None:
+            kind = type(rngs.bit_generator) if self.n_envs is None else typeof(rngs)
+            key = (kernel, _kinds(self._state), _kinds(self._params), kind)
             entry = _ENTRY_POINTS.get(key)
             if entry is None:
                 entry = _ENTRY_POINTS[key] = entry_point(kernel, self._signature(kernel, which))
-        self._entries[which] = (self._state, self._params, self.rng, entry)
+        self._entries[which] = (self._state, self._params, rngs, entry)
         return entry
 
     def _signature(self, kernel: Any, which: int) -> tuple[Any, ...]:
         """The numba types of ``kernel``'s arguments as :meth:`act` (0) or :meth:`update` (1) pass them."""
         head = (typeof(self._state), typeof(self._params))
+        rngs = typeof(self._step_rngs())
         if which == 0:
-            return (*head, typeof(self.rng), nb_types.int64[::1])
-        return (*head, nb_types.int64[::1], nb_types.float64[:, ::1], typeof(self.rng))
+            return (*head, rngs, nb_types.int64[::1])
+        return (*head, nb_types.int64[::1], nb_types.float64[:, ::1], rngs)
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Feed the step's reward (and the revealed neighbours' rewards if the agent uses them).
@@ -165,7 +210,7 @@ class EliminationAgent(Agent):
         kernel = type(self)._update_batch
         if a.dtype == np.int64 and a.flags.c_contiguous and rows.flags.c_contiguous:
             kernel = self._entry(kernel, 1)
-        kernel(self._state, self._params, a, rows, self.rng)
+        kernel(self._state, self._params, a, rows, self._step_rngs())
 
     def _check_revealed(self, actions: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_]) -> None:
         """Check the arms the env revealed (``mask``, (B, K)) against what the agent assumes; nothing by default."""
@@ -249,7 +294,8 @@ class EliminationAgent(Agent):
         start = int(self._rounds_played(copy))
         # The kernel checks every entry it reads (no extra pass over the table); on a bad one it
         # stops, and the state and generator are put back as they were.
-        saved = tuple(array.copy() for array in self._state), self.rng.bit_generator.state
+        rng = self._copy_rng(copy)
+        saved = tuple(array.copy() for array in self._state), rng.bit_generator.state
         bad = np.full(2, -1, dtype=np.int64)
         total = 0.0
         t0 = 0
@@ -272,7 +318,7 @@ class EliminationAgent(Agent):
                         ck_out,
                         actions,
                         total,
-                        self.rng,
+                        rng,
                         bad,
                     )
                     if bad[0] >= 0:
@@ -291,7 +337,7 @@ class EliminationAgent(Agent):
         except BaseException:  # a bad entry or block, or an interruption: the agent is as it was
             for array, copied in zip(self._state, saved[0], strict=True):
                 array[...] = copied
-            self.rng.bit_generator.state = saved[1]
+            rng.bit_generator.state = saved[1]
             raise
         return SimulationResult(float(total), ck_out, actions if record_actions else None)
 
@@ -382,8 +428,9 @@ class EliminationAgent(Agent):
         other = shallow_copy(self)
         other._entries = [None, None]
         other._state = tuple(array.copy() for array in self._state)
-        other.rng = np.random.Generator(type(self.rng.bit_generator)())
-        other.rng.bit_generator.state = self.rng.bit_generator.state
+        other.rng = _clone(self.rng)
+        other._copy_rngs = (other.rng,) if self.n_envs is None else tuple(_clone(g) for g in self._copy_rngs)
+        other._rng_list = None
         return other
 
     @abstractmethod
@@ -492,8 +539,9 @@ class GAP(EliminationAgent, PrivateAgent):
     Noise: one Laplace draw per active arm, in increasing arm order, at the
     last round of every completed epoch, from the agent's generator ``rng``, which is
     :func:`bandit_envs.privacy.streams.noise_generator` ``(seed)``: a stream no env, reward table
-    or other generator seeded with the same integer reproduces (copies of a batched agent share
-    it and draw in copy order; GAPU's uniform draws of Ω_τ come from it too, between releases).
+    or other generator seeded with the same integer reproduces (GAPU's uniform draws of Ω_τ come
+    from it too, between releases). Copy i of a batch seeded s draws from ``noise_generator(s + i)``
+    (docs/design.md, "Agents", Seeds).
     :func:`agents.elimination.reference.run_gap` is a plain-Python version of Algorithm 1 that makes the same
     decisions with the same draws.
 
@@ -582,14 +630,19 @@ class GAP(EliminationAgent, PrivateAgent):
     def _state_nbytes(self) -> float:
         return super()._state_nbytes() + float(self.n_arms) ** 2  # the K×K closed neighbourhoods
 
+    def _stream(self, seed: int | None) -> np.random.Generator:
+        """The noise generator of a single agent seeded ``seed``: ``noise_generator(seed)``."""
+        return noise_generator(seed)
+
     def _reset_state(self) -> None:
         self.rng = noise_generator(self.seed)
+        self._seed_copies()
         self._state = kernels.new_gap_state(self.batch, self.n_arms)
         self._params = (
             self.epsilon, self.delta, self.neighbourhoods, self._uniform, self.round_robin == "index", self._grid
         )  # fmt: skip
         for i in range(self.batch):
-            kernels.gap_plan(self._state, self._params, i, self.rng)
+            kernels.gap_plan(self._state, self._params, i, self._copy_rng(i))
 
     def _rounds_played(self, copy: int) -> int:
         return int(self._state[kernels.GAP_COUNTERS][copy, kernels.GAP_ROUND])
@@ -716,7 +769,8 @@ class DPSE(EliminationAgent, PrivateAgent):
     r_{t,k}); each reward enters one release, a mean of R_e values of sensitivity 1/R_e with
     Laplace(1/(εR_e)) noise from the agent's generator ``rng``,
     :func:`bandit_envs.privacy.streams.noise_generator` ``(seed)`` (independent of an env or a
-    table seeded with the same integer); epochs use disjoint data. The
+    table seeded with the same integer; copy i of a batch seeded s draws from
+    ``noise_generator(s + i)``, docs/design.md, "Agents", Seeds); epochs use disjoint data. The
     ``schedule_scale`` s and ``width_scale`` w [P] change regret, not privacy. Epochs go on
     (and release) when one arm is left; an epoch cut short by the horizon releases nothing.
     Plain-Python version: :func:`agents.elimination.reference.run_dpse`.
@@ -768,8 +822,13 @@ class DPSE(EliminationAgent, PrivateAgent):
         )
         self._reset_state()
 
+    def _stream(self, seed: int | None) -> np.random.Generator:
+        """The noise generator of a single agent seeded ``seed``: ``noise_generator(seed)``."""
+        return noise_generator(seed)
+
     def _reset_state(self) -> None:
         self.rng = noise_generator(self.seed)
+        self._seed_copies()
         self._state = kernels.new_dpse_state(self.batch, self.n_arms)
         self._params = (self.epsilon, self.beta, self.schedule_scale, self.width_scale, self._grid)
         for i in range(self.batch):
@@ -828,6 +887,7 @@ class AAE(EliminationAgent):
         self._reset_state()
 
     def _reset_state(self) -> None:
+        self._seed_copies()
         self._state = kernels.new_aae_state(self.batch, self.n_arms)
         self._params = (self.delta, self.c, self.radius == "hoeffding")
         for i in range(self.batch):
@@ -879,6 +939,7 @@ class AlphaSample(EliminationAgent):
         self._reset_state()
 
     def _reset_state(self) -> None:
+        self._seed_copies()
         sweeps = max(1, math.ceil(self.coeff * 2.0 * math.log(1.0 / self.delta) / self.epsilon1**2))
         self._state = kernels.new_alpha_state(self.batch, self.n_arms, self.epsilon1, sweeps)
         self._params = (self.delta, self.coeff)

@@ -55,6 +55,7 @@ __all__ = [
     "clip_factor",
     "eig_floor_factor",
     "factor_solve",
+    "fill_copy_normals",
     "fill_normals",
     "receive_batch",
     "round_schedule",
@@ -422,6 +423,24 @@ def round_schedule(t: int, p: FloatArray) -> tuple[float, float, float]:  # prag
         + (math.sqrt(3.0 * gamma) + math.sqrt(sigma * d * math.sqrt(t) / k1)) * d * log_t_max
     )
     return gamma, shift, width_scale * beta
+
+
+@njit(error_model="numpy")
+def fill_copy_normals(rngs: Any, out: FloatArray) -> None:  # pragma: no cover
+    """Fill ``out`` ((B, m) or (S, B, m), C-contiguous) with standard normals, copy b's from ``rngs[b]``.
+
+    ``rngs`` is a numba typed list of the copies' generators. Copy b's entries are drawn in memory
+    order (round by round), so copy b gets what :func:`fill_normals` gives a single agent with
+    generator ``rngs[b]`` on its (S, 1, m) block: copy i of a batch seeded s draws as a single
+    agent seeded s + i (docs/design.md, "Agents", Seeds).
+    """
+    x = out.reshape((-1, out.shape[-2], out.shape[-1]))
+    for s0 in range(0, x.shape[0], 16):  # tiles of 16 rounds, so the copies' writes stay in cache
+        for b in range(x.shape[1]):
+            g = rngs[b]
+            for s in range(s0, min(x.shape[0], s0 + 16)):
+                for j in range(x.shape[2]):
+                    x[s, b, j] = g.standard_normal()
 
 
 @njit(error_model="numpy")

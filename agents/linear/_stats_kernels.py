@@ -61,6 +61,7 @@ __all__ = [
     "add_batch_noise",
     "choose_greedy",
     "fill_block_noise",
+    "fill_block_noise_copies",
     "fill_report_noise",
     "refit",
     "run_copy",
@@ -454,6 +455,45 @@ def step_report_one(
     return flags
 
 
+#: Rounds per tile of the per-copy fills (each copy draws a tile's rounds, then the next copy).
+_TILE = 16
+
+
+@njit(error_model="numpy")
+def fill_block_noise_copies(
+    rngs: Any,
+    normals: FloatArray,
+    uniforms: FloatArray,
+    batch_normals: FloatArray,
+    closes: BoolArray,
+) -> None:  # pragma: no cover
+    """:func:`fill_block_noise` with one generator per copy: copy b's draws from ``rngs[b]`` (a numba typed list).
+
+    Copy b draws, round by round, its report's normals and uniforms and, when ``closes[s]``, its
+    row of the batch noise: what :func:`fill_block_noise` draws for a single agent with generator
+    ``rngs[b]``, so copy i of a batch seeded s draws as a single agent seeded s + i
+    (docs/design.md, "Agents", Seeds).
+    """
+    n_rounds = normals.shape[0]
+    c0 = 0  # closes before the tile
+    for s0 in range(0, n_rounds, _TILE):  # tiles of rounds, so the writes of the copies stay in cache
+        s1 = min(n_rounds, s0 + _TILE)
+        for b in range(normals.shape[1]):
+            g = rngs[b]
+            c = c0
+            for s in range(s0, s1):
+                for i in range(normals.shape[2]):
+                    normals[s, b, i] = g.standard_normal()
+                for i in range(uniforms.shape[2]):
+                    uniforms[s, b, i] = g.random()
+                if closes[s]:
+                    for i in range(batch_normals.shape[2]):
+                        batch_normals[c, b, i] = g.standard_normal()
+                    c += 1
+        for s in range(s0, s1):
+            c0 += closes[s]
+
+
 @njit(error_model="numpy")
 def step_update(
     rngs: Any,
@@ -478,28 +518,35 @@ def step_update(
 ) -> None:  # pragma: no cover
     """One round's draws, reports for every copy b (the step API's ``update``), then the refit if ``close``.
 
-    The draws come from the generator ``rngs[0]`` of a numba typed list: passing a numpy Generator
-    to compiled code costs about 5 us a call (numba reads its bit generator's C interface through
-    ctypes each time); a typed list that holds it is passed as a pointer. The generator in the list
-    is the agent's own (the same bit generator): the same draws.
+    Copy b draws from ``rngs[b]``, a numba typed list of the agent's own generators (the same bit
+    generators; passing a numpy Generator to compiled code costs about 5 us a call, as numba reads
+    its bit generator's C interface through ctypes each time, while a typed list that holds them
+    is passed as a pointer): its report's normals, then its uniforms and, when ``close`` and
+    Db > 0, its batch noise, the order of :func:`fill_block_noise` for one round. One env
+    (``[rng]``) draws from ``rng``; copy i of a batch seeded s draws as a single agent seeded
+    s + i (docs/design.md, "Agents", Seeds).
     ``obs`` is the round's (n_arms, d) or (B, n_arms, d). The draws go to the work buffers
-    ``normals`` (B, Dr), ``uniforms`` (B, 2 or 0) and, when ``close`` and Db > 0, ``batch_normals``
-    (B, Db), in the order of :func:`fill_block_noise` for one round; ``batch_sd = (sd_gram,
-    sd_mom)``; the arrays (V, u, P, p, U, θ) have a batch axis: the server's V, u, U, θ and the
-    open batch's pending sums P, p (:class:`agents.linear.stats_base.OpenBatch`). Equivalent:
-    ``flags[b] = write_report(obs[b], actions[b], rewards[b], enc, normals[b], uniforms[b], P[b],
-    p[b], xc)`` counted in ``clips[b]``, then, if ``close``, :func:`add_batch_noise` (when Db > 0)
-    and ``floors[b] += refit(V[b], u[b], P[b], p[b], shift, U[b], θ[b])``.
+    ``normals`` (B, Dr), ``uniforms`` (B, 2 or 0) and ``batch_normals`` (B, Db); ``batch_sd =
+    (sd_gram, sd_mom)``; the arrays (V, u, P, p, U, θ) have a batch axis: the server's V, u, U, θ
+    and the open batch's pending sums P, p (:class:`agents.linear.stats_base.OpenBatch`).
+    Equivalent: ``flags[b] = write_report(obs[b], actions[b], rewards[b], enc, normals[b],
+    uniforms[b], P[b], p[b], xc)`` counted in ``clips[b]``, then, if ``close``,
+    :func:`add_batch_noise` (when Db > 0) and ``floors[b] += refit(V[b], u[b], P[b], p[b], shift,
+    U[b], θ[b])``.
     """
-    rng = rngs[0]
-    fill_report_noise(rng, normals, uniforms)
     draw_batch = close and batch_normals.shape[1] > 0
-    if draw_batch:
-        fill_report_noise(rng, batch_normals, np.empty((batch_normals.shape[0], 0)))
     n_arms, d = obs.shape[-2], obs.shape[-1]
     x = obs.reshape((-1, n_arms, d))
     xc = np.empty(d)
     for b in range(gram.shape[0]):
+        g = rngs[b]
+        for i in range(normals.shape[1]):
+            normals[b, i] = g.standard_normal()
+        for i in range(uniforms.shape[1]):
+            uniforms[b, i] = g.random()
+        if draw_batch:
+            for i in range(batch_normals.shape[1]):
+                batch_normals[b, i] = g.standard_normal()
         flags = write_report(x[b], actions[b], rewards[b], enc, normals[b], uniforms[b], pend_gram[b], pend_mom[b], xc)
         clips[b, 0] += flags & 1
         clips[b, 1] += flags >> 1

@@ -7,9 +7,10 @@ the server's update, and :meth:`LinearAgent.run` plays a block of rounds in one 
 chooses the same actions as the step API. Each ``act`` and each ``update`` is one compiled call
 (``step_choose_one`` / ``step_report_drawn`` for one env, ``step_choose`` / ``step_update`` for
 copies), called through its compiled entry point (:func:`agents.base.entry_point`); the noise
-is ``rng``'s standard normals, the same draws as the fast path's (one env: drawn inside the
-compiled call, through a :class:`~agents.linear._kernels.GeneratorHolder`; copies:
-``rng.standard_normal``). The one-env step API costs about 1.2-1.4x ``run`` per round for
+is standard normals, the same draws as the fast path's (one env: ``rng``'s, drawn inside the
+compiled call through a :class:`~agents.linear._kernels.GeneratorHolder`; copies: copy b's from
+its own noise generator, :func:`~agents.linear._kernels.fill_copy_normals`, so copy i of a batch
+seeded s draws as a single agent seeded s + i). The one-env step API costs about 1.2-1.4x ``run`` per round for
 LDP-LinUCB (``benchmarks/bench_step_api.py``). Subclasses set the schedule of
 (γ_t, c_t, β_t), the noise scale and the clipping bounds; they add no per-round logic.
 """
@@ -40,6 +41,7 @@ from agents.base import (
 from agents.linear._kernels import (
     GENERATOR_HOLDER,
     GeneratorHolder,
+    fill_copy_normals,
     fill_normals,
     round_schedule,
     run_parallel,
@@ -224,6 +226,10 @@ class LinearAgent(Agent):
             )
         self._check_env_copies(env)
 
+    def _rng_held(self) -> Any:
+        """A numba typed list of the copies' noise generators (the private agents' report noise; none here)."""
+        raise NotImplementedError(f"{type(self).__name__} draws no report noise.")
+
     @property
     def _noise_size(self) -> int:
         d = self.n_features
@@ -395,12 +401,19 @@ class LinearAgent(Agent):
     def _report(self, x: FloatArray, actions: IntArray, rewards: FloatArray, send: BoolArray) -> None:
         """Round t+1's reports (from the copies with ``send``; the others send nothing) and server update.
 
-        Every copy draws its ``d(d+1)/2 + d`` normals (when σ > 0) from ``rng``, in copy order,
-        whether it reports or not; ``step_update`` (:mod:`agents.linear._kernels`) does the rest in
-        one compiled call.
+        Every copy draws its ``d(d+1)/2 + d`` normals (when σ > 0) from its own noise generator
+        (``rng`` for one env; copy i of a batch seeded s: a single agent's seeded s + i,
+        docs/design.md, "Agents", Seeds), whether it reports or not; ``step_update``
+        (:mod:`agents.linear._kernels`) does the rest in one compiled call.
         """
         m = self._m
-        noise = self.rng.standard_normal((self.batch, m)) if m else self._no_noise
+        if not m:
+            noise = self._no_noise
+        elif self.n_envs is None:
+            noise = self.rng.standard_normal((1, m))
+        else:
+            noise = np.empty((self.batch, m))
+            fill_copy_normals(self._rng_held(), noise)
         srv = self.server
         if srv is not self._bound_server:
             self._bind_server()
@@ -453,7 +466,10 @@ class LinearAgent(Agent):
         for start in range(0, n_steps, chunk):
             stop = min(n_steps, start + chunk)
             noise = np.empty((stop - start, n_copies, m))
-            fill_normals(self.rng, noise)
+            if self.n_envs is None:
+                fill_normals(self.rng, noise)
+            elif m:  # copy b's normals from its own generator, as the step API draws them
+                fill_copy_normals(self._rng_held(), noise)
             driver = run_parallel if block.parallel else run_serial
             driver(
                 (*block.tables(start, stop), noise, block.slots(start, stop), block.regret, block.actions[start:stop]),

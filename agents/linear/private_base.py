@@ -13,6 +13,10 @@ restarted here on reset.
 from __future__ import annotations
 
 from collections.abc import Hashable
+from typing import Any
+
+import numpy as np
+from numba import typed
 
 from agents.base import PrivateAgent, check_float
 from agents.linear.base import LinearAgent
@@ -54,6 +58,32 @@ class LocalDPLinearAgent(LinearAgent, PrivateAgent):
         self._pending_named: list[dict[Hashable, int]] = [{} for _ in range(self.batch)]
         self._pending_users = False
         self.rng = noise_generator(self.seed)
+        # Copy i of a batch seeded s: the noise generator of a single agent seeded s + i
+        # (docs/design.md, "Agents", Seeds); one env: rng itself.
+        if self.n_envs is None:
+            self._copy_rngs: tuple[np.random.Generator, ...] = (self.rng,)
+        else:
+            seeds = [None if self.seed is None else self.seed + i for i in range(self.n_envs)]
+            self._copy_rngs = tuple(noise_generator(s) for s in seeds)
+        self._held_rng: tuple[Any, Any] | None = None
+
+    def _rng_held(self) -> Any:
+        """A numba typed list of each copy's noise generator (``[rng]`` for one env), for the compiled kernels.
+
+        The list holds the generators themselves (draws through it are theirs). Built again when
+        ``rng`` (one env) or the copies' generators are other objects (a reset, a copy of the
+        agent): a copy's list would hold copies of the generators, so it is never pickled.
+        """
+        key: Any = self.rng if self.n_envs is None else self._copy_rngs
+        held = self._held_rng
+        if held is None or held[0] is not key:
+            held = self._held_rng = (key, typed.List([self.rng] if self.n_envs is None else list(self._copy_rngs)))
+        return held[1]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state["_held_rng"] = None
+        return state
 
     @property
     def _ledger(self) -> ReportLedger:

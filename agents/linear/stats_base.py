@@ -41,7 +41,7 @@ from typing import Any
 import numba
 import numpy as np
 import numpy.typing as npt
-from numba import typed, types
+from numba import types
 
 from agents.base import check_float, check_int, check_state_size, entry_point
 from agents.linear._stats_kernels import (
@@ -51,6 +51,7 @@ from agents.linear._stats_kernels import (
     MECH_NONE,
     GeneratorHolder,
     fill_block_noise,
+    fill_block_noise_copies,
     fill_report_noise,
     run_parallel,
     run_serial,
@@ -335,7 +336,6 @@ class StatsAgent(LocalDPLinearAgent):
         self._batch_normals = np.empty((self.batch, self._n_batch_normals))
         self._a1 = np.zeros(1, dtype=np.int64)
         self._r1 = np.zeros(1)
-        self._held_rng: tuple[np.random.Generator, Any] | None = None
         self._holder: tuple[np.random.Generator, GeneratorHolder] | None = None
         #: The single-env kernels' parameters (``enc``, then the ``P_*`` entries of
         #: :mod:`agents.linear._stats_kernels`), fixed at construction like the fast path's.
@@ -343,22 +343,6 @@ class StatsAgent(LocalDPLinearAgent):
             [*self._enc, *self._batch_sd, self.reg, self._level, self.shift_scale, self.width, self.batch_size,
              self._n_normals, self._n_uniforms, self._n_batch_normals], dtype=np.float64,
         )  # fmt: skip
-
-    def _rng_held(self) -> Any:
-        """A numba typed list holding ``rng`` itself (for :func:`~agents.linear._stats_kernels.step_update`).
-
-        Built again when ``rng`` is another object (a reset, a copy of the agent): a copy's list
-        would hold a copy of the generator, so it is never pickled (:meth:`__getstate__`).
-        """
-        held = self._held_rng
-        if held is None or held[0] is not self.rng:
-            held = self._held_rng = (self.rng, typed.List([self.rng]))
-        return held[1]
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = super().__getstate__()
-        state["_held_rng"] = None
-        return state
 
     # Schedule ---------------------------------------------------------------------------------
 
@@ -566,7 +550,11 @@ class StatsAgent(LocalDPLinearAgent):
             uniforms = np.empty((stop - start, n_copies, self._n_uniforms))
             closes = (ob.count + np.arange(1, stop - start + 1)) % self.batch_size == 0
             batch_normals = np.empty((int(closes.sum()), n_copies, self._n_batch_normals))
-            fill_block_noise(self.rng, normals, uniforms, batch_normals, closes & (self._n_batch_normals > 0))
+            drawn = closes & (self._n_batch_normals > 0)
+            if self.n_envs is None:
+                fill_block_noise(self.rng, normals, uniforms, batch_normals, drawn)
+            else:  # copy b's draws from its own generator, in the order a single agent makes them
+                fill_block_noise_copies(self._rng_held(), normals, uniforms, batch_normals, drawn)
             driver(
                 (*block.tables(start, stop), normals, uniforms, batch_normals, block.slots(start, stop),
                  block.regret, block.actions[start:stop]),

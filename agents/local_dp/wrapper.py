@@ -13,13 +13,16 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from scipy.special import expit
 
 from agents.base import Agent, PrivateAgent, check_choice, check_float, describe
 from agents.common.kernels import ucb_choose
+from agents.common.streams import copy_laplace, copy_normals, copy_uniforms
 from agents.elimination.policies import EliminationAgent
 from agents.linear import LinearAgent
 from agents.stochastic.index import UCB, ThompsonSampling
 from bandit_envs._types import FloatArray
+from bandit_envs.core import generator_addresses
 from bandit_envs.privacy import bernoulli_mechanism, gaussian_sigma_analytic, gaussian_sigma_classic, rr_debias
 from bandit_envs.privacy.accounting import (
     ReportLedger,
@@ -141,7 +144,8 @@ class LDPWrapper(PrivateAgent):
         :func:`bandit_envs.privacy.streams.noise_generator` of it, a stream independent of
         ``numpy.random.default_rng(seed)``, so the same integer given to the env or to the
         wrapped agent does not reproduce the noise (the wrapped agent keeps its own generator
-        for its policy).
+        for its policy). Copy i of a batch draws from ``noise_generator(seed + i)``
+        (docs/design.md, "Agents", Seeds).
 
     Attributes
     ----------
@@ -298,6 +302,39 @@ class LDPWrapper(PrivateAgent):
         self._clipped = np.zeros(self.batch, dtype=np.int64)
         self._ledger.reset()
         self.rng = noise_generator(self.seed)
+        if self.n_envs is None:
+            self._copy_rngs: tuple[np.random.Generator, ...] = (self.rng,)
+        else:  # copy i: the noise of a single wrapper seeded seed + i (docs/design.md, "Agents", Seeds)
+            seeds = [None if self.seed is None else self.seed + i for i in range(self.n_envs)]
+            self._copy_rngs = tuple(noise_generator(s) for s in seeds)
+        self._bitgens = generator_addresses(self._copy_rngs)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_bitgens", None)  # addresses of this process's objects
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self.n_envs is None:  # one env: the stream is rng's (a copy made its own object of it)
+            self._copy_rngs = (self.rng,)
+        self._bitgens = generator_addresses(self._copy_rngs)
+
+    def _copy_noise(self, mechanism: str) -> FloatArray:
+        """Batch mode: one draw per copy from its own noise generator (:mod:`agents.common.streams`).
+
+        A Laplace or Gaussian draw, or a uniform (randomized response), through the generators'
+        C interface: numpy's algorithms on the same bit generators, the draws a single wrapper
+        makes.
+        """
+        out = np.empty(self.batch)
+        if mechanism == "laplace":
+            copy_laplace(self._bitgens, self.scale, out)
+        elif mechanism == "gaussian":
+            copy_normals(self._bitgens, self.scale, out)
+        else:
+            copy_uniforms(self._bitgens, out)
+        return out
 
     @property
     def privacy_per_report(self) -> tuple[float, float]:
@@ -400,14 +437,21 @@ class LDPWrapper(PrivateAgent):
     def _privatize(self, r: FloatArray) -> FloatArray:
         """User side: the report of each clipped reward."""
         if self.mechanism in ("laplace", "gaussian"):
-            draw = self.rng.laplace if self.mechanism == "laplace" else self.rng.normal
-            noise = draw(0.0, self.scale, size=r.shape)
+            if self.n_envs is None:
+                draw = self.rng.laplace if self.mechanism == "laplace" else self.rng.normal
+                noise = draw(0.0, self.scale, size=r.shape)
+            else:
+                noise = self._copy_noise(self.mechanism)
             if self.grid > 0.0:  # the lattice sampler: report and noise on the grid
                 return snap(r, self.grid) + snap(noise, self.grid)
             return r + noise
         span = self.hi - self.lo
         unit = np.clip((r - self.lo) / span, 0.0, 1.0)
-        report = bernoulli_mechanism(unit, self.epsilon, self.rng).astype(np.float64)
+        if self.n_envs is None:
+            report = bernoulli_mechanism(unit, self.epsilon, self.rng).astype(np.float64)
+        else:  # bernoulli_mechanism's bits, with copy b's uniform from copy b's generator
+            p_one = expit(-self.epsilon) + math.tanh(self.epsilon / 2.0) * unit
+            report = (self._copy_noise(self.mechanism) < p_one).astype(np.float64)
         if self.rr_output == "bits":
             return report
         return self.lo + span * rr_debias(report, self.epsilon)

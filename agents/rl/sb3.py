@@ -15,13 +15,14 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from agents.base import Agent, _space, check_int, describe
+from agents.common.streams import CopyStreams, copy_uniforms
 from bandit_envs._types import IntArray
 
 if TYPE_CHECKING:
     from stable_baselines3.common.base_class import BaseAlgorithm
 
 
-class SB3Agent(Agent):
+class SB3Agent(CopyStreams, Agent):
     """Act with a stable-baselines3 model (PPO, A2C, DQN, …) through the agent interface.
 
     ``act(obs)`` feeds ``obs`` to the model, so ``obs`` must be what the model was trained on:
@@ -31,7 +32,8 @@ class SB3Agent(Agent):
 
     Acting. ``deterministic=True`` (default) plays ``model.predict(obs, deterministic=True)``:
     the greedy action. ``deterministic=False`` plays the policy as it acts in training, with
-    draws from the agent's own generator (``seed``), not SB3's global ones: actor-critic models
+    draws from the agent's own generator (``seed``; copy i of a batch from its own, docs/design.md,
+    "Agents", Seeds), not SB3's global ones: actor-critic models
     (PPO, A2C) sample their action distribution; DQN is ε-greedy with ``model.exploration_rate``.
     A policy that learned to explore by randomizing (PPO on :class:`ArmStatistics`, see
     ``docs/rl.md``) explores only when stochastic.
@@ -68,7 +70,8 @@ class SB3Agent(Agent):
         ``None`` for one env, or the number N of copies run in lock-step (``act`` takes a batch
         of N observations). With ``learn_online`` it must equal the model's number of envs.
     seed
-        Seed of the agent's generator (stochastic acting).
+        Seed of the agent's generator (stochastic acting); copy i of a batch draws as a single agent
+        seeded ``seed + i`` (:mod:`agents.common.streams`).
     """
 
     name = "SB3"
@@ -150,6 +153,7 @@ class SB3Agent(Agent):
             model.set_logger(Logger(folder=None, output_formats=[]))
 
     def _reset_state(self) -> None:
+        self._seed_copies()
         self._last_obs: npt.NDArray[Any] | None = None
         self._pending: tuple[npt.NDArray[Any], IntArray, npt.NDArray[np.float64]] | None = None
         self._online_steps = 0
@@ -172,7 +176,12 @@ class SB3Agent(Agent):
             actions, _ = model.predict(x, deterministic=True)
             return np.asarray(actions, dtype=np.int64).reshape(self.batch)
         policy = model.policy
-        u = self.rng.random(self.batch)
+        rngs = self._copy_rngs  # copy i's generator: a single agent's seeded seed + i
+        if self.n_envs is None:
+            u = self.rng.random(1)
+        else:  # each copy's Generator.random(), drawn in one compiled call
+            u = np.empty(self.batch)
+            copy_uniforms(self._bitgens, u)
         if callable(getattr(policy, "get_distribution", None)):
             import torch
 
@@ -185,7 +194,10 @@ class SB3Agent(Agent):
             return np.minimum(actions, self.n_arms - 1).astype(np.int64)
         if hasattr(model, "exploration_rate"):
             greedy, _ = model.predict(x, deterministic=True)
-            arms = self.rng.integers(self.n_arms, size=self.batch)
+            if self.n_envs is None:
+                arms = self.rng.integers(self.n_arms, size=1)
+            else:
+                arms = np.array([g.integers(self.n_arms) for g in rngs], dtype=np.int64)
             greedy = np.asarray(greedy, dtype=np.int64).reshape(self.batch)
             return np.where(u < model.exploration_rate, arms, greedy)
         raise ValueError(
