@@ -25,6 +25,7 @@ from numba import types
 from agents.base import Agent, SingleEnvKernel, check_float, describe, entry_point
 from agents.common import sampling
 from agents.stochastic import thompson_kernels as ts_kernels
+from agents.stochastic.mean_state import PackedMeanViews
 from bandit_envs._jit import njit
 
 FloatArray = npt.NDArray[np.float64]
@@ -289,7 +290,7 @@ class Random(Agent):
         self._feedback(action, reward, info)
 
 
-class _UCBIndex(Agent):
+class _UCBIndex(PackedMeanViews, Agent):
     """Shared state and index choice of UCB and UCB-N: argmax mean + sqrt(c ln t / n).
 
     The state is one packed float64 row per copy (layout above ``_choose_row``), and ``sums``,
@@ -313,35 +314,6 @@ class _UCBIndex(Agent):
         self._t = 0
         self._arm_shape = (k,)
         self._next = 0 if self.n_envs is None else -1  # nothing counted yet: arm 0 first
-
-    @property
-    def sums(self) -> FloatArray:
-        """(B, K) reward (observation) sum per arm, a view of the agent's state."""
-        self._next = -1
-        return self._state[:, : self.n_arms]
-
-    @property
-    def means(self) -> FloatArray:
-        """(B, K) mean reward (observation) per arm, a view of the agent's state."""
-        self._next = -1
-        return self._state[:, self.n_arms : 2 * self.n_arms]
-
-    @property
-    def counts(self) -> IntArray:
-        """(B, K) number of pulls (observations) per arm, an int64 view of the agent's state."""
-        self._next = -1
-        # A view taken now: a stored view would part from a copied agent's state (pickle copies arrays).
-        return self._state.view(np.int64)[:, 2 * self.n_arms : 3 * self.n_arms]
-
-    @property
-    def t(self) -> int:
-        """Rounds completed (updates received)."""
-        return self._t
-
-    @t.setter
-    def t(self, value: int) -> None:
-        self._t = value
-        self._next = -1
 
     def act(self, obs: Any = None) -> Any:
         """Choose the arm with the largest index in round ``t + 1`` (unplayed arms first)."""
