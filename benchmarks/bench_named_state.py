@@ -44,6 +44,7 @@ from bench_ucb_batch import one_core
 from numba import types
 
 from agents.base import entry_point
+from agents.common.kernels import first_argmax
 from agents.stochastic import index as ucb_kernels
 from bandit_envs._jit import njit
 
@@ -104,13 +105,7 @@ def named_choose_row(s: Any, b: int, log_t: float, index: Any) -> int:  # pragma
     width = s.per_copy[b].c * log_t
     for k in range(n_arms):
         index[k] = s.means[b, k] + np.sqrt(width / s.counts[b, k])
-    best = 0
-    best_value = -np.inf
-    for k in range(n_arms):
-        if index[k] > best_value:
-            best_value = index[k]
-            best = k
-    return best
+    return first_argmax(index)
 
 
 @njit(error_model="numpy")
@@ -169,13 +164,7 @@ def record_choose_row(s: Any, b: int, log_t: float, index: Any) -> int:  # pragm
     width = row.c * log_t
     for k in range(n_arms):
         index[k] = means[k] + np.sqrt(width / counts[k])
-    best = 0
-    best_value = -np.inf
-    for k in range(n_arms):
-        if index[k] > best_value:
-            best_value = index[k]
-            best = k
-    return best
+    return first_argmax(index)
 
 
 @njit(error_model="numpy")

@@ -34,7 +34,7 @@ import numpy as np
 from _common import Ratio, print_results
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
-from agents.common.kernels import first_argmax
+from agents.common.kernels import first_argmax, ucb_row_choice
 from agents.stochastic.index import UCB
 from bandit_envs._jit import njit
 
@@ -67,6 +67,16 @@ class ReferenceUCB:
         self.t += 1
 
 
+@njit(inline="always")
+def _add_pull(
+    reward: float, b: int, arm: int, sums: np.ndarray, means: np.ndarray, counts: np.ndarray
+) -> None:  # pragma: no cover
+    """Copy b pulled ``arm``: one more count, ``reward`` added to the sum, the mean recomputed (sum / count)."""
+    counts[b, arm] += 1
+    sums[b, arm] += reward
+    means[b, arm] = sums[b, arm] / counts[b, arm]
+
+
 @njit
 def compiled_ucb(
     table: np.ndarray,
@@ -86,24 +96,12 @@ def compiled_ucb(
     ``means``; the arm goes to ``actions[t, b]``. The same arithmetic as :class:`agents.UCB` with
     ``alpha**2 == coef``, written the plain way.
     """
-    n_rows, n_copies, n_arms = table.shape
+    n_rows, n_copies, _ = table.shape
     for t in range(start, stop):
         width = coef * math.log(t + 1)
         for b in range(n_copies):
-            best = 0
-            best_value = -np.inf
-            for k in range(n_arms):
-                n = counts[b, k]
-                if n == 0:
-                    best = k
-                    break
-                value = means[b, k] + np.sqrt(width / n)
-                if value > best_value:
-                    best_value = value
-                    best = k
-            counts[b, best] += 1
-            sums[b, best] += table[t % n_rows, b, best]
-            means[b, best] = sums[b, best] / counts[b, best]
+            best = ucb_row_choice(means, counts, b, width)
+            _add_pull(table[t % n_rows, b, best], b, best, sums, means, counts)
             actions[t, b] = best
 
 
@@ -139,9 +137,7 @@ def compiled_ucb_split(
                 for k in range(n_arms):
                     index[k] = means[b, k] + np.sqrt(width / counts[b, k])
                 best = first_argmax(index)
-            counts[b, best] += 1
-            sums[b, best] += table[t % n_rows, b, best]
-            means[b, best] = sums[b, best] / counts[b, best]
+            _add_pull(table[t % n_rows, b, best], b, best, sums, means, counts)
             actions[t, b] = best
 
 

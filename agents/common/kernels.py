@@ -96,6 +96,22 @@ def argmax_masked(values, mask):  # pragma: no cover
     return best
 
 
+@njit(inline="always")
+def ucb_row_choice(means, counts, b, width):  # pragma: no cover
+    """Row b's first arm with count 0, else argmax of ``means[b, k] + sqrt(width / counts[b, k])`` (strict ``>``)."""
+    best = 0
+    best_value = -np.inf
+    for k in range(means.shape[1]):
+        n = counts[b, k]
+        if n == 0:
+            return k
+        value = means[b, k] + np.sqrt(width / n)
+        if value > best_value:
+            best_value = value
+            best = k
+    return best
+
+
 @njit
 def ucb_choose(means, counts, width):  # pragma: no cover
     """Per row b, the first arm with count 0, else argmax of mean + sqrt(width[b] / count).
@@ -105,19 +121,7 @@ def ucb_choose(means, counts, width):  # pragma: no cover
     (SM-UCB, the noise-aware LDP wrapper); UCB and UCB-N choose with their fused
     ``_choose_row`` (``agents/stochastic/index.py``).
     """
-    n_rows, n_arms = means.shape
-    out = np.empty(n_rows, dtype=np.int64)
-    for b in range(n_rows):
-        best = 0
-        best_value = -np.inf
-        for k in range(n_arms):
-            n = counts[b, k]
-            if n == 0:
-                best = k
-                break
-            value = means[b, k] + np.sqrt(width[b] / n)
-            if value > best_value:
-                best_value = value
-                best = k
-        out[b] = best
+    out = np.empty(means.shape[0], dtype=np.int64)
+    for b in range(means.shape[0]):
+        out[b] = ucb_row_choice(means, counts, b, width[b])
     return out

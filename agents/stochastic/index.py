@@ -24,6 +24,7 @@ from numba import types
 
 from agents.base import Agent, SingleEnvKernel, check_float, describe, entry_point
 from agents.common import sampling
+from agents.common.kernels import first_argmax
 from agents.stochastic import thompson_kernels as ts_kernels
 from agents.stochastic.mean_state import PackedMeanViews
 from bandit_envs._jit import njit
@@ -88,13 +89,7 @@ def _choose_row(state: FloatArray, ints: IntArray, b: int, log_t: float, index: 
     width = state[b, 3 * n_arms] * log_t
     for k in range(n_arms):
         index[k] = state[b, n_arms + k] + np.sqrt(width / ints[b, 2 * n_arms + k])
-    best = 0
-    best_value = -np.inf
-    for k in range(n_arms):
-        if index[k] > best_value:
-            best_value = index[k]
-            best = k
-    return best
+    return first_argmax(index)
 
 
 @njit(error_model="numpy")
@@ -122,6 +117,12 @@ def _add_observation(state: FloatArray, ints: IntArray, b: int, k: int, value: f
     state[b, n_arms + k] = state[b, k] / ints[b, 2 * n_arms + k]
 
 
+@njit(inline="always")
+def _refused(action: int, reward: float, n_arms: int) -> bool:  # pragma: no cover
+    """Whether a kernel refuses a copy's feedback: ``action`` outside [0, K) or a ``reward`` that is not finite."""
+    return action < 0 or action >= n_arms or not np.isfinite(reward)
+
+
 @njit
 def _pulled_step(state: FloatArray, action: int, reward: float, t: int) -> int:  # pragma: no cover
     """One env's UCB step: add ``reward`` to the pulled arm and return the arm of round t + 1.
@@ -133,7 +134,7 @@ def _pulled_step(state: FloatArray, action: int, reward: float, t: int) -> int: 
     """
     ints = state.view(np.int64)
     n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
-    if action < 0 or action >= n_arms or not np.isfinite(reward):
+    if _refused(action, reward, n_arms):
         return -1
     _add_observation(state, ints, 0, action, reward)
     return _choose_row(state, ints, 0, math.log(t + 1), np.empty(n_arms))
@@ -149,7 +150,7 @@ def _pulled_update(state: FloatArray, actions: IntArray, rewards: FloatArray) ->
     n_rows = state.shape[0]
     n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
     for b in range(n_rows):
-        if actions[b] < 0 or actions[b] >= n_arms or not np.isfinite(rewards[b]):
+        if _refused(actions[b], rewards[b], n_arms):
             return b
     for b in range(n_rows):
         _add_observation(state, ints, b, actions[b], rewards[b])
@@ -169,7 +170,7 @@ def _observed_step(
     """
     ints = state.view(np.int64)
     n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
-    if action < 0 or action >= n_arms or not np.isfinite(reward):
+    if _refused(action, reward, n_arms):
         return -1
     for k in range(n_arms):
         if mask[k] and not np.isfinite(observed[k]):
@@ -193,7 +194,7 @@ def _observed_update(
     n_rows = state.shape[0]
     n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
     for b in range(n_rows):
-        if actions[b] < 0 or actions[b] >= n_arms or not np.isfinite(rewards[b]):
+        if _refused(actions[b], rewards[b], n_arms):
             return b
         for k in range(n_arms):
             if mask[b, k] and not np.isfinite(observed[b, k]):
