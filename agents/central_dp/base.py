@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from agents.base import PrivateAgent, check_float
 from agents.common import philox as _philox
+from agents.common.kernels import kernel_error
 from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.privacy.lattice import check_sampler, sum_grid
 
@@ -159,9 +160,7 @@ class StreamPrivateAgent(PrivateAgent):
         a, r = self._feedback(action, reward, info, check_values=False)
         bad = self._learn(a, r)
         if bad >= 0:
-            if not 0 <= a[bad] < self.n_arms:
-                raise self._action_range_error(int(a[bad]), bad)
-            raise self._reward_error(float(r[bad]), bad)
+            raise kernel_error(self, a, r, bad)
         self._t += 1
 
     def release_increment(self, n: int) -> tuple[int, float] | None:

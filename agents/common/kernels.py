@@ -9,10 +9,16 @@ the latter into a loop several times slower.)
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from bandit_envs._jit import njit
 from bandit_envs.rewards import KIND_CODES, reward_from_uniform, rewards_of_entries
+
+if TYPE_CHECKING:
+    from agents.base import Agent
+    from bandit_envs._types import FloatArray, IntArray
 
 #: ``law[0]`` of :func:`to_reward`: the table holds uniforms, mapped to rewards by the arms' laws.
 TABLE_UNIFORMS = 0
@@ -29,6 +35,13 @@ def first_bad(actions, rewards, n_arms):  # pragma: no cover
         if actions[b] < 0 or actions[b] >= n_arms or not (0.0 <= rewards[b] <= 1.0):
             return b
     return -1
+
+
+def kernel_error(agent: Agent, actions: IntArray, rewards: FloatArray, b: int) -> ValueError:
+    """The agent's error for copy ``b``, refused by a kernel: its action (outside [0, K)), else its reward."""
+    if not 0 <= actions[b] < agent.n_arms:
+        return agent._action_range_error(int(actions[b]), b)
+    return agent._reward_error(float(rewards[b]), b)
 
 
 @njit(inline="always")

@@ -24,7 +24,7 @@ from numba import types
 
 from agents.base import Agent, SingleEnvKernel, check_float, describe, entry_point
 from agents.common import sampling
-from agents.common.kernels import first_argmax
+from agents.common.kernels import first_argmax, kernel_error
 from agents.stochastic import thompson_kernels as ts_kernels
 from agents.stochastic.mean_state import PackedMeanViews
 from bandit_envs._jit import njit
@@ -250,13 +250,6 @@ def row_error(b: int, n_envs: int | None, what: str, value: Any, allowed: str) -
     return ValueError(f"{what} must be {allowed}{where}, got {value!r}.")
 
 
-def _kernel_error(agent: Agent, actions: IntArray, rewards: FloatArray, b: int) -> ValueError:
-    """Error for copy ``b``, refused by a kernel for its action (outside [0, K)) or its reward."""
-    if not 0 <= actions[b] < agent.n_arms:
-        return agent._action_range_error(int(actions[b]), b)
-    return agent._reward_error(float(rewards[b]), b)
-
-
 class Random(Agent):
     """Pull an arm uniformly at random each round.
 
@@ -406,7 +399,7 @@ class UCB(_UCBIndex):
         a, rewards = self._feedback(action, reward, info, check_values=False)
         bad = _pulled_update(self._state, a, rewards)
         if bad >= 0:
-            raise _kernel_error(self, a, rewards, bad)
+            raise kernel_error(self, a, rewards, bad)
         self._t += 1
         self._next = -1
 
@@ -486,7 +479,7 @@ class UCBN(_UCBIndex):
         if bad >= 0:
             if 0 <= a[bad] < self.n_arms and np.isfinite(rewards[bad]):
                 self._check_observed(np.where(mask, observed, 0.0))
-            raise _kernel_error(self, a, rewards, bad)
+            raise kernel_error(self, a, rewards, bad)
         self._t += 1
         self._next = -1
 
@@ -626,7 +619,7 @@ class ThompsonSampling(Agent):
             a, rewards = self._feedback(action, reward, info, check_values=False)
             bad = ts_kernels.coin_update(self._successes, self._failures, self._shapes, a, rewards, self._streams)
             if bad >= 0:
-                raise _kernel_error(self, a, rewards, bad)
+                raise kernel_error(self, a, rewards, bad)
 
     def __repr__(self) -> str:
         return (

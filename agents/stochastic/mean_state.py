@@ -26,6 +26,7 @@ import numpy.typing as npt
 from numba import types
 
 from agents.base import Agent, SingleEnvKernel
+from agents.common.kernels import kernel_error
 from agents.stochastic.index_kernels import EXTRA_COLUMNS, mean_step, mean_update
 
 FloatArray = npt.NDArray[np.float64]
@@ -173,7 +174,5 @@ class MeanStateAgent(PackedMeanViews, Agent):
         a, r = self._feedback(action, reward, info, check_values=False)
         bad = self._apply(a, r)
         if bad >= 0:
-            if not 0 <= a[bad] < self.n_arms:
-                raise self._action_range_error(int(a[bad]), bad)
-            raise self._reward_error(float(r[bad]), bad)
+            raise kernel_error(self, a, r, bad)
         self.t += 1
