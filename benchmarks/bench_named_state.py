@@ -131,7 +131,7 @@ def named_add(s: Any, b: int, k: int, value: float) -> None:  # pragma: no cover
 def named_step(s: Any, action: int, reward: float, t: int) -> int:  # pragma: no cover
     """``_pulled_step`` on the named state."""
     n_arms = s.means.shape[1]
-    if action < 0 or action >= n_arms or not np.isfinite(reward):
+    if ucb_kernels._refused(action, reward, n_arms):
         return -1
     named_add(s, 0, action, reward)
     return named_choose_row(s, 0, math.log(t + 1), np.empty(n_arms))
@@ -142,7 +142,7 @@ def named_update(s: Any, actions: Any, rewards: Any) -> int:  # pragma: no cover
     """``_pulled_update`` on the named state."""
     n_rows, n_arms = s.means.shape
     for b in range(n_rows):
-        if actions[b] < 0 or actions[b] >= n_arms or not np.isfinite(rewards[b]):
+        if ucb_kernels._refused(actions[b], rewards[b], n_arms):
             return b
     for b in range(n_rows):
         named_add(s, b, actions[b], rewards[b])
@@ -191,7 +191,7 @@ def record_add(s: Any, b: int, k: int, value: float) -> None:  # pragma: no cove
 def record_step(s: Any, action: int, reward: float, t: int) -> int:  # pragma: no cover
     """``_pulled_step`` on the record rows."""
     n_arms = s[0].means.shape[0]
-    if action < 0 or action >= n_arms or not np.isfinite(reward):
+    if ucb_kernels._refused(action, reward, n_arms):
         return -1
     record_add(s, 0, action, reward)
     return record_choose_row(s, 0, math.log(t + 1), np.empty(n_arms))
@@ -202,7 +202,7 @@ def record_update(s: Any, actions: Any, rewards: Any) -> int:  # pragma: no cove
     """``_pulled_update`` on the record rows."""
     n_rows, n_arms = s.shape[0], s[0].means.shape[0]
     for b in range(n_rows):
-        if actions[b] < 0 or actions[b] >= n_arms or not np.isfinite(rewards[b]):
+        if ucb_kernels._refused(actions[b], rewards[b], n_arms):
             return b
     for b in range(n_rows):
         record_add(s, b, actions[b], rewards[b])

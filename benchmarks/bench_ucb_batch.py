@@ -67,16 +67,6 @@ class ReferenceUCB:
         self.t += 1
 
 
-@njit(inline="always")
-def _add_pull(
-    reward: float, b: int, arm: int, sums: np.ndarray, means: np.ndarray, counts: np.ndarray
-) -> None:  # pragma: no cover
-    """Copy b pulled ``arm``: one more count, ``reward`` added to the sum, the mean recomputed (sum / count)."""
-    counts[b, arm] += 1
-    sums[b, arm] += reward
-    means[b, arm] = sums[b, arm] / counts[b, arm]
-
-
 @njit
 def compiled_ucb(
     table: np.ndarray,
@@ -101,7 +91,9 @@ def compiled_ucb(
         width = coef * math.log(t + 1)
         for b in range(n_copies):
             best = ucb_row_choice(means, counts, b, width)
-            _add_pull(table[t % n_rows, b, best], b, best, sums, means, counts)
+            counts[b, best] += 1
+            sums[b, best] += table[t % n_rows, b, best]
+            means[b, best] = sums[b, best] / counts[b, best]
             actions[t, b] = best
 
 
@@ -137,7 +129,9 @@ def compiled_ucb_split(
                 for k in range(n_arms):
                     index[k] = means[b, k] + np.sqrt(width / counts[b, k])
                 best = first_argmax(index)
-            _add_pull(table[t % n_rows, b, best], b, best, sums, means, counts)
+            counts[b, best] += 1
+            sums[b, best] += table[t % n_rows, b, best]
+            means[b, best] = sums[b, best] / counts[b, best]
             actions[t, b] = best
 
 

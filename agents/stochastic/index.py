@@ -104,6 +104,12 @@ def _choose_rows(state: FloatArray, t: int) -> IntArray:  # pragma: no cover
     return out
 
 
+@njit(inline="always")
+def _counts_and_arms(state: FloatArray) -> tuple[IntArray, int]:  # pragma: no cover
+    """The int64 view of a packed state (the counts' columns are read through it) and its number of arms K."""
+    return state.view(np.int64), (state.shape[1] - _EXTRA_COLUMNS) // 3
+
+
 @njit(error_model="numpy", inline="always")
 def _add_observation(state: FloatArray, ints: IntArray, b: int, k: int, value: float) -> None:  # pragma: no cover
     """``counts[b, k] += 1; sums[b, k] += value; means[b, k] = sums[b, k] / counts[b, k]``.
@@ -132,8 +138,7 @@ def _pulled_step(state: FloatArray, action: int, reward: float, t: int) -> int: 
     ``counts[a] += 1; sums[a] += r; means[a] = sums[a] / counts[a]; return choose(t)`` (see
     :func:`_choose_row`).
     """
-    ints = state.view(np.int64)
-    n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
+    ints, n_arms = _counts_and_arms(state)
     if _refused(action, reward, n_arms):
         return -1
     _add_observation(state, ints, 0, action, reward)
@@ -146,9 +151,8 @@ def _pulled_update(state: FloatArray, actions: IntArray, rewards: FloatArray) ->
 
     Nothing is updated when a copy has an action outside [0, K) or a non-finite reward.
     """
-    ints = state.view(np.int64)
+    ints, n_arms = _counts_and_arms(state)
     n_rows = state.shape[0]
-    n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
     for b in range(n_rows):
         if _refused(actions[b], rewards[b], n_arms):
             return b
@@ -168,8 +172,7 @@ def _observed_step(
     observed reward. Python equivalent: ``for k in range(K): if mask[k]: counts[k] += 1;
     sums[k] += observed[k]; means[k] = sums[k] / counts[k]``, then ``return choose(t)``.
     """
-    ints = state.view(np.int64)
-    n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
+    ints, n_arms = _counts_and_arms(state)
     if _refused(action, reward, n_arms):
         return -1
     for k in range(n_arms):
@@ -190,9 +193,8 @@ def _observed_update(
     Nothing is updated when a copy has an action outside [0, K), a non-finite reward or a
     non-finite observed reward.
     """
-    ints = state.view(np.int64)
+    ints, n_arms = _counts_and_arms(state)
     n_rows = state.shape[0]
-    n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
     for b in range(n_rows):
         if _refused(actions[b], rewards[b], n_arms):
             return b
@@ -425,10 +427,8 @@ class UCBN(_UCBIndex):
     ----------
     n_arms
         Number of arms K (>= 2).
-    n_envs
-        ``None`` for one env, or the number N of copies run in lock-step.
-    seed
-        Seed of the agent's generator (UCB-N itself is deterministic).
+    n_envs, seed
+        As :class:`UCB` (UCB-N itself is deterministic: ``seed`` only seeds ``rng``).
 
     Attributes
     ----------
