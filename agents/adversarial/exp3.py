@@ -419,23 +419,17 @@ class Exp3IX(_GraphExpWeights):
 
     Parameters
     ----------
-    n_arms
-        Number of arms K (>= 2).
-    feedback_graph
-        networkx graph or K×K boolean adjacency (undirected, no self loops) of the env.
+    n_arms, feedback_graph, n_envs, seed
+        As :class:`Exp3SET`.
     eta
         A fixed learning rate η > 0 (None: the adaptive tuning).
     gamma
         A fixed implicit exploration γ >= 0 (only with ``eta``; default η/2).
-    n_envs
-        ``None`` for one env, or the number N of copies run in lock-step.
-    seed
-        Seed of the generators: copy i of a batch uses ``seed + i``.
 
     Attributes
     ----------
     adjacency, neighbourhoods
-        K×K adjacency of the feedback graph and its closed neighbourhoods N[i] (for q).
+        As :class:`Exp3SET`.
     fixed_eta, fixed_gamma
         The fixed η and γ (None: the adaptive tuning).
     gamma
