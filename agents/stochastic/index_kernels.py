@@ -130,7 +130,10 @@ def greedy_choose(state: Any, t: int, decaying: bool, bitgens: Any) -> Any:  # p
     else the arm with the largest mean (ties to the lowest index). Reference:
     :meth:`GreedyReference.act`.
     """
-    n_rows, k_arms, ints, out = choice_frame(state)
+    n_rows = state.shape[0]
+    k_arms = n_arms_of(state.shape[1])
+    ints = state.view(np.int64)
+    out = np.empty(n_rows, dtype=np.int64)
     for b in range(n_rows):
         chosen = first_unplayed(ints, b, k_arms)
         if chosen < 0:
@@ -140,7 +143,12 @@ def greedy_choose(state: Any, t: int, decaying: bool, bitgens: Any) -> Any:  # p
             if next_double(bitgens[b]) < epsilon:
                 chosen = min(int(next_double(bitgens[b]) * k_arms), k_arms - 1)
             else:
-                chosen = column_argmax(state, b, k_arms, k_arms)
+                chosen = 0
+                best = state[b, k_arms]
+                for k in range(1, k_arms):
+                    if state[b, k_arms + k] > best:
+                        best = state[b, k_arms + k]
+                        chosen = k
         out[b] = chosen
     return out
 
