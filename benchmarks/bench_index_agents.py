@@ -83,26 +83,40 @@ AGENTS: dict[str, tuple[Callable[[int, int], Agent], Callable[[int, int, int], A
 }
 
 
+def alternate_blocks(
+    play: Callable[[Agent, np.ndarray, int, int, np.ndarray], float],
+    runs: list[tuple[Agent, np.ndarray, np.ndarray]],
+    steps: int,
+    repeats: int,
+) -> list[float]:
+    """Median seconds of each (agent, table, actions) run over ``repeats`` runs of ``steps`` rounds.
+
+    Each run first plays 20 rounds (compiling / loading the kernels); then every repeat resets the
+    agents and plays them in turn, ``BLOCK`` rounds each, in the order given, timed by ``play``.
+    """
+    for agent, rewards, actions in runs:
+        play(agent, rewards, 0, min(steps, 20), actions)
+    times: list[list[float]] = [[] for _ in runs]
+    for _ in range(repeats):
+        for agent, _rewards, _actions in runs:
+            agent.reset()
+        seconds = [0.0] * len(runs)
+        for start in range(0, steps, BLOCK):
+            stop = min(steps, start + BLOCK)
+            for i, (agent, rewards, actions) in enumerate(runs):
+                seconds[i] += play(agent, rewards, start, stop, actions)
+        for i, s in enumerate(seconds):
+            times[i].append(s)
+    return [statistics.median(t) for t in times]
+
+
 def against_ucb(name: str, table: np.ndarray, steps: int, repeats: int) -> tuple[Ratio, np.ndarray, float]:
     """The agent against batched UCB, alternating blocks; (ratio, the agent's actions, its seconds per step)."""
     make = AGENTS[name][0]
     agent, ucb = make(COPIES, steps), UCB(ARMS, n_envs=COPIES)
     actions = np.empty((steps, COPIES), dtype=np.int64)
     ucb_actions = np.empty((steps, COPIES), dtype=np.int64)
-    play_table(agent, table, 0, min(steps, 20), actions)  # compile / load the kernels
-    play_table(ucb, table, 0, min(steps, 20), ucb_actions)
-    agent_times, ucb_times = [], []
-    for _ in range(repeats):
-        agent.reset()
-        ucb.reset()
-        agent_s = ucb_s = 0.0
-        for start in range(0, steps, BLOCK):
-            stop = min(steps, start + BLOCK)
-            ucb_s += play_table(ucb, table, start, stop, ucb_actions)
-            agent_s += play_table(agent, table, start, stop, actions)
-        agent_times.append(agent_s)
-        ucb_times.append(ucb_s)
-    agent_s, ucb_s = statistics.median(agent_times), statistics.median(ucb_times)
+    ucb_s, agent_s = alternate_blocks(play_table, [(ucb, table, ucb_actions), (agent, table, actions)], steps, repeats)
     ratio = Ratio(
         f"batched {name} vs batched UCB",
         f"{name}(n_envs={COPIES}) act+update",
@@ -280,20 +294,8 @@ def small_batch_ratio(name: str, table: np.ndarray, steps: int, repeats: int) ->
     small_table = table[:, :SMALL_COPIES]
     small_actions = np.empty((steps, SMALL_COPIES), dtype=np.int64)
     large_actions = np.empty((steps, COPIES), dtype=np.int64)
-    run_block_cpu(small, small_table, 0, min(steps, 20), small_actions)  # compile / load the kernels
-    run_block_cpu(large, table, 0, min(steps, 20), large_actions)
-    small_times, large_times = [], []
-    for _ in range(repeats):
-        small.reset()
-        large.reset()
-        small_s = large_s = 0.0
-        for start in range(0, steps, BLOCK):
-            stop = min(steps, start + BLOCK)
-            large_s += run_block_cpu(large, table, start, stop, large_actions)
-            small_s += run_block_cpu(small, small_table, start, stop, small_actions)
-        small_times.append(small_s)
-        large_times.append(large_s)
-    small_s, large_s = statistics.median(small_times), statistics.median(large_times)
+    runs = [(large, table, large_actions), (small, small_table, small_actions)]
+    large_s, small_s = alternate_blocks(run_block_cpu, runs, steps, repeats)
     per_small, per_large = small_s / (steps * SMALL_COPIES), large_s / (steps * COPIES)
     same = np.array_equal(small_actions, large_actions[:, :SMALL_COPIES])
     return Ratio(

@@ -44,6 +44,7 @@ from bench_ucb_batch import one_core
 from numba import types
 
 from agents.base import entry_point
+from agents.common.kernels import first_argmax
 from agents.stochastic import index as ucb_kernels
 from bandit_envs._jit import njit
 
@@ -104,13 +105,7 @@ def named_choose_row(s: Any, b: int, log_t: float, index: Any) -> int:  # pragma
     width = s.per_copy[b].c * log_t
     for k in range(n_arms):
         index[k] = s.means[b, k] + np.sqrt(width / s.counts[b, k])
-    best = 0
-    best_value = -np.inf
-    for k in range(n_arms):
-        if index[k] > best_value:
-            best_value = index[k]
-            best = k
-    return best
+    return first_argmax(index)
 
 
 @njit(error_model="numpy")
@@ -136,7 +131,7 @@ def named_add(s: Any, b: int, k: int, value: float) -> None:  # pragma: no cover
 def named_step(s: Any, action: int, reward: float, t: int) -> int:  # pragma: no cover
     """``_pulled_step`` on the named state."""
     n_arms = s.means.shape[1]
-    if action < 0 or action >= n_arms or not np.isfinite(reward):
+    if ucb_kernels._refused(action, reward, n_arms):
         return -1
     named_add(s, 0, action, reward)
     return named_choose_row(s, 0, math.log(t + 1), np.empty(n_arms))
@@ -147,7 +142,7 @@ def named_update(s: Any, actions: Any, rewards: Any) -> int:  # pragma: no cover
     """``_pulled_update`` on the named state."""
     n_rows, n_arms = s.means.shape
     for b in range(n_rows):
-        if actions[b] < 0 or actions[b] >= n_arms or not np.isfinite(rewards[b]):
+        if ucb_kernels._refused(actions[b], rewards[b], n_arms):
             return b
     for b in range(n_rows):
         named_add(s, b, actions[b], rewards[b])
@@ -169,13 +164,7 @@ def record_choose_row(s: Any, b: int, log_t: float, index: Any) -> int:  # pragm
     width = row.c * log_t
     for k in range(n_arms):
         index[k] = means[k] + np.sqrt(width / counts[k])
-    best = 0
-    best_value = -np.inf
-    for k in range(n_arms):
-        if index[k] > best_value:
-            best_value = index[k]
-            best = k
-    return best
+    return first_argmax(index)
 
 
 @njit(error_model="numpy")
@@ -202,7 +191,7 @@ def record_add(s: Any, b: int, k: int, value: float) -> None:  # pragma: no cove
 def record_step(s: Any, action: int, reward: float, t: int) -> int:  # pragma: no cover
     """``_pulled_step`` on the record rows."""
     n_arms = s[0].means.shape[0]
-    if action < 0 or action >= n_arms or not np.isfinite(reward):
+    if ucb_kernels._refused(action, reward, n_arms):
         return -1
     record_add(s, 0, action, reward)
     return record_choose_row(s, 0, math.log(t + 1), np.empty(n_arms))
@@ -213,7 +202,7 @@ def record_update(s: Any, actions: Any, rewards: Any) -> int:  # pragma: no cove
     """``_pulled_update`` on the record rows."""
     n_rows, n_arms = s.shape[0], s[0].means.shape[0]
     for b in range(n_rows):
-        if actions[b] < 0 or actions[b] >= n_arms or not np.isfinite(rewards[b]):
+        if ucb_kernels._refused(actions[b], rewards[b], n_arms):
             return b
     for b in range(n_rows):
         record_add(s, b, actions[b], rewards[b])

@@ -34,7 +34,7 @@ import numpy as np
 from _common import Ratio, print_results
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
-from agents.common.kernels import first_argmax
+from agents.common.kernels import first_argmax, ucb_row_choice
 from agents.stochastic.index import UCB
 from bandit_envs._jit import njit
 
@@ -86,21 +86,11 @@ def compiled_ucb(
     ``means``; the arm goes to ``actions[t, b]``. The same arithmetic as :class:`agents.UCB` with
     ``alpha**2 == coef``, written the plain way.
     """
-    n_rows, n_copies, n_arms = table.shape
+    n_rows, n_copies, _ = table.shape
     for t in range(start, stop):
         width = coef * math.log(t + 1)
         for b in range(n_copies):
-            best = 0
-            best_value = -np.inf
-            for k in range(n_arms):
-                n = counts[b, k]
-                if n == 0:
-                    best = k
-                    break
-                value = means[b, k] + np.sqrt(width / n)
-                if value > best_value:
-                    best_value = value
-                    best = k
+            best = ucb_row_choice(means, counts, b, width)
             counts[b, best] += 1
             sums[b, best] += table[t % n_rows, b, best]
             means[b, best] = sums[b, best] / counts[b, best]

@@ -111,6 +111,16 @@ def test_klucb_equals_its_plain_python_reference(rewards, c):
     assert_plays_like_reference(KLUCB(6, c), KLUCBReference(6, c, 1e-9), table)
 
 
+def _step_as_references(batch: KLUCB, refs: list[KLUCBReference], table: np.ndarray, t: int) -> np.ndarray:
+    """Round t: the batch's actions equal the references' ones; each copy and its reference then get ``table[t]``."""
+    a = batch.act()
+    assert list(a) == [ref.act() for ref in refs], f"round {t}"
+    batch.update(a, table[t, np.arange(len(refs)), a])
+    for i, ref in enumerate(refs):
+        ref.update(int(a[i]), float(table[t, i, a[i]]))
+    return a
+
+
 @pytest.mark.parametrize("tol", [1e-3, 1e-6])
 def test_klucb_copies_equal_the_reference_on_a_coarse_grid_with_arms_near_one(tol):
     # a coarse grid makes exact ties between indices common; means near 1 put u* close to 1
@@ -120,13 +130,8 @@ def test_klucb_copies_equal_the_reference_on_a_coarse_grid_with_arms_near_one(to
     table = (rng.random((horizon, copies, means.size)) < means).astype(np.float64)
     batch = KLUCB(means.size, tol=tol, n_envs=copies)
     refs = [KLUCBReference(means.size, 0.0, tol) for _ in range(copies)]
-    rows = np.arange(copies)
     for t in range(horizon):
-        a = batch.act()
-        assert list(a) == [ref.act() for ref in refs], f"round {t}"
-        batch.update(a, table[t, rows, a])
-        for i, ref in enumerate(refs):
-            ref.update(int(a[i]), float(table[t, i, a[i]]))
+        _step_as_references(batch, refs, table, t)
 
 
 def test_klucb_copies_keep_decisions_and_move_anchors_without_logarithms_and_equal_the_reference():
@@ -145,11 +150,7 @@ def test_klucb_copies_keep_decisions_and_move_anchors_without_logarithms_and_equ
     assert batch._anchors.shape == (copies, ANCHOR_BLOCKS * k + DECISION_COLUMNS)
     kept = moved = 0
     for t in range(horizon):
-        a = batch.act()
-        assert list(a) == [ref.act() for ref in refs], f"round {t}"
-        batch.update(a, table[t, rows, a])
-        for i, ref in enumerate(refs):
-            ref.update(int(a[i]), float(table[t, i, a[i]]))
+        a = _step_as_references(batch, refs, table, t)
         anchors = batch._anchors
         kept += int(np.sum(anchors[:, ANCHOR_BLOCKS * k + 2] > 0.0))  # a decision whose threshold is still ahead
         moved += int(np.sum(anchors[rows, 6 * k + a] != batch.means[rows, a]))  # anchor evaluated at another mean

@@ -34,6 +34,7 @@ from agents.adversarial.kernels import (
     sample_one,
 )
 from agents.base import Agent, SingleEnvKernel, check_float, check_int, describe
+from agents.common.kernels import kernel_error
 from agents.common.streams import GENERATOR_BYTES, CopyStreams
 from bandit_envs._types import BoolArray, FloatArray
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods, independence_number
@@ -252,9 +253,7 @@ class Exp3(_ExpWeights):
         eta = fixed if fixed is not None else math.sqrt(self._log_k_over_k / (self.t + 2))  # eta_at(t + 2)
         bad = _EXP3_UPDATE.call(self._state, a, r, eta, self.gamma)
         if bad >= 0:
-            if not 0 <= a[bad] < self.n_arms:
-                raise self._action_range_error(int(a[bad]), bad)
-            raise self._reward_error(float(r[bad]), bad)
+            raise kernel_error(self, a, r, bad)
         self.t += 1
 
     def __repr__(self) -> str:
@@ -420,23 +419,17 @@ class Exp3IX(_GraphExpWeights):
 
     Parameters
     ----------
-    n_arms
-        Number of arms K (>= 2).
-    feedback_graph
-        networkx graph or K×K boolean adjacency (undirected, no self loops) of the env.
+    n_arms, feedback_graph, n_envs, seed
+        As :class:`Exp3SET`.
     eta
         A fixed learning rate η > 0 (None: the adaptive tuning).
     gamma
         A fixed implicit exploration γ >= 0 (only with ``eta``; default η/2).
-    n_envs
-        ``None`` for one env, or the number N of copies run in lock-step.
-    seed
-        Seed of the generators: copy i of a batch uses ``seed + i``.
 
     Attributes
     ----------
     adjacency, neighbourhoods
-        K×K adjacency of the feedback graph and its closed neighbourhoods N[i] (for q).
+        As :class:`Exp3SET`.
     fixed_eta, fixed_gamma
         The fixed η and γ (None: the adaptive tuning).
     gamma

@@ -16,18 +16,53 @@ in :attr:`StreamPrivateAgent.copy_seeds`.
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from agents.base import PrivateAgent, check_float
 from agents.common import philox as _philox
+from agents.common.kernels import kernel_error
 from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.privacy.lattice import check_sampler, sum_grid
 
 #: ε below this makes the noise scales overflow (or lose all meaning); above, 1/ε underflows.
 EPSILON_RANGE = (1e-100, 1e100)
+
+
+_Array = TypeVar("_Array", bound=np.ndarray)
+
+
+class CopiedState(Generic[_Array]):
+    """A read-only attribute that returns a copy of one of the agent's state arrays (never a view).
+
+    ``counts: CopiedState[IntArray] = CopiedState("_counts", "(B, K) pulls per arm.")`` reads as the
+    property ``return self._counts.copy()`` with that docstring.
+    """
+
+    def __init__(self, name: str, doc: str) -> None:
+        self._name = name
+        self._public = name
+        self.__doc__ = doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._public = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> CopiedState[_Array]: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> _Array: ...
+
+    def __get__(self, obj: object | None, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return getattr(obj, self._name).copy()
+
+    def __set__(self, obj: object, value: Any) -> None:
+        """Refused, as for a property without a setter."""
+        raise AttributeError(f"property {self._public!r} of {type(obj).__name__!r} object has no setter")
 
 
 def check_epsilon(value: Any) -> float:
@@ -159,9 +194,7 @@ class StreamPrivateAgent(PrivateAgent):
         a, r = self._feedback(action, reward, info, check_values=False)
         bad = self._learn(a, r)
         if bad >= 0:
-            if not 0 <= a[bad] < self.n_arms:
-                raise self._action_range_error(int(a[bad]), bad)
-            raise self._reward_error(float(r[bad]), bad)
+            raise kernel_error(self, a, r, bad)
         self._t += 1
 
     def release_increment(self, n: int) -> tuple[int, float] | None:

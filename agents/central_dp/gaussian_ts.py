@@ -38,7 +38,7 @@ import numpy as np
 
 from agents.base import check_float, check_int
 from agents.central_dp import gaussian_kernels as kernels
-from agents.central_dp.base import StreamPrivateAgent
+from agents.central_dp.base import CopiedState, StreamPrivateAgent
 from agents.central_dp.reference import first_argmax
 from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.privacy.accounting import gdp_epsilon, gdp_mu
@@ -71,10 +71,7 @@ class _GaussianAgent(StreamPrivateAgent):
         self._counts = np.zeros((self.batch, self.n_arms), dtype=np.int64)
         self._sums = np.zeros((self.batch, self.n_arms))
 
-    @property
-    def counts(self) -> IntArray:
-        """(B, K) pulls per arm."""
-        return self._counts.copy()
+    counts: CopiedState[IntArray] = CopiedState("_counts", "(B, K) pulls per arm.")
 
     @property
     @abstractmethod

@@ -46,13 +46,9 @@ class DPThompsonSampling(EpochAgent):
 
     Parameters
     ----------
-    n_arms
-        Number of arms K (>= 2).
-    epsilon
-        Privacy budget ε.
-    n_envs, seed, sampler
-        Copies run in lock-step, copy 0's noise seed (copy i: seed + i) and ``"lattice"`` (default)
-        or ``"float"`` releases, as for every :class:`~agents.central_dp.base.StreamPrivateAgent`.
+    n_arms, epsilon, n_envs, seed, sampler
+        As :class:`~agents.central_dp.ucb.AdaPUCB`: K >= 2 arms, the privacy budget ε, the copies run
+        in lock-step, copy 0's noise seed (copy i: seed + i) and ``"lattice"`` or ``"float"`` releases.
     """
 
     name = "DP-TS"

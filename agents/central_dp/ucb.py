@@ -32,7 +32,7 @@ import numpy as np
 
 from agents.base import check_choice, check_float, check_int
 from agents.central_dp import gaussian_kernels, kernels
-from agents.central_dp.base import StreamPrivateAgent, check_epsilon
+from agents.central_dp.base import CopiedState, StreamPrivateAgent, check_epsilon
 from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.privacy.counters import hybrid_increment, tree_depth, tree_increment
 
@@ -477,25 +477,16 @@ class EpochAgent(StreamPrivateAgent):
         self._n_terms = np.zeros(shape, dtype=np.int64)
         self._committed = np.full(self.batch, -1, dtype=np.int64)
 
-    @property
-    def counts(self) -> IntArray:
-        """(B, K) pulls per arm."""
-        return self._counts.copy()
-
-    @property
-    def released_means(self) -> FloatArray:
-        """(B, K) the last released noisy mean of each arm (0 before its first release)."""
-        return self._mean.copy()
-
-    @property
-    def release_sizes(self) -> IntArray:
-        """(B, K) the rewards behind each arm's last release (its epoch's, or all for ``cumulative``)."""
-        return self._n_mean.copy()
-
-    @property
-    def epoch_lengths(self) -> IntArray:
-        """(B, K) the length of each arm's open epoch (1, 1, 2, 4, ...)."""
-        return self._length.copy()
+    counts: CopiedState[IntArray] = CopiedState("_counts", "(B, K) pulls per arm.")
+    released_means: CopiedState[FloatArray] = CopiedState(
+        "_mean", "(B, K) the last released noisy mean of each arm (0 before its first release)."
+    )
+    release_sizes: CopiedState[IntArray] = CopiedState(
+        "_n_mean", "(B, K) the rewards behind each arm's last release (its epoch's, or all for ``cumulative``)."
+    )
+    epoch_lengths: CopiedState[IntArray] = CopiedState(
+        "_length", "(B, K) the length of each arm's open epoch (1, 1, 2, 4, ...)."
+    )
 
     def _learn(self, actions: IntArray, rewards: FloatArray) -> int:
         bad: int = kernels.epoch_update(
@@ -577,10 +568,9 @@ class AdaPUCB(EpochAgent):
         self.variant = check_choice("variant", variant, ("forgetful", "cumulative"))
         self._cumulative = self.variant == "cumulative"
 
-    @property
-    def committed(self) -> IntArray:
-        """(B,) the arm of each copy's open episode (-1: the next act starts a new one)."""
-        return self._committed.copy()
+    committed: CopiedState[IntArray] = CopiedState(
+        "_committed", "(B,) the arm of each copy's open episode (-1: the next act starts a new one)."
+    )
 
     def _choose(self, out: IntArray) -> None:
         kernels.adap_choose(

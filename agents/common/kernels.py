@@ -9,10 +9,16 @@ the latter into a loop several times slower.)
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from bandit_envs._jit import njit
 from bandit_envs.rewards import KIND_CODES, reward_from_uniform, rewards_of_entries
+
+if TYPE_CHECKING:
+    from agents.base import Agent
+    from bandit_envs._types import FloatArray, IntArray
 
 #: ``law[0]`` of :func:`to_reward`: the table holds uniforms, mapped to rewards by the arms' laws.
 TABLE_UNIFORMS = 0
@@ -29,6 +35,13 @@ def first_bad(actions, rewards, n_arms):  # pragma: no cover
         if actions[b] < 0 or actions[b] >= n_arms or not (0.0 <= rewards[b] <= 1.0):
             return b
     return -1
+
+
+def kernel_error(agent: Agent, actions: IntArray, rewards: FloatArray, b: int) -> ValueError:
+    """The agent's error for copy ``b``, refused by a kernel: its action (outside [0, K)), else its reward."""
+    if not 0 <= actions[b] < agent.n_arms:
+        return agent._action_range_error(int(actions[b]), b)
+    return agent._reward_error(float(rewards[b]), b)
 
 
 @njit(inline="always")
@@ -96,6 +109,22 @@ def argmax_masked(values, mask):  # pragma: no cover
     return best
 
 
+@njit(inline="always")
+def ucb_row_choice(means, counts, b, width):  # pragma: no cover
+    """Row b's first arm with count 0, else argmax of ``means[b, k] + sqrt(width / counts[b, k])`` (strict ``>``)."""
+    best = 0
+    best_value = -np.inf
+    for k in range(means.shape[1]):
+        n = counts[b, k]
+        if n == 0:
+            return k
+        value = means[b, k] + np.sqrt(width / n)
+        if value > best_value:
+            best_value = value
+            best = k
+    return best
+
+
 @njit
 def ucb_choose(means, counts, width):  # pragma: no cover
     """Per row b, the first arm with count 0, else argmax of mean + sqrt(width[b] / count).
@@ -105,19 +134,7 @@ def ucb_choose(means, counts, width):  # pragma: no cover
     (SM-UCB, the noise-aware LDP wrapper); UCB and UCB-N choose with their fused
     ``_choose_row`` (``agents/stochastic/index.py``).
     """
-    n_rows, n_arms = means.shape
-    out = np.empty(n_rows, dtype=np.int64)
-    for b in range(n_rows):
-        best = 0
-        best_value = -np.inf
-        for k in range(n_arms):
-            n = counts[b, k]
-            if n == 0:
-                best = k
-                break
-            value = means[b, k] + np.sqrt(width[b] / n)
-            if value > best_value:
-                best_value = value
-                best = k
-        out[b] = best
+    out = np.empty(means.shape[0], dtype=np.int64)
+    for b in range(means.shape[0]):
+        out[b] = ucb_row_choice(means, counts, b, width[b])
     return out

@@ -34,6 +34,7 @@ class EpsilonGreedy(CopyStreams, MeanStateAgent):
     (1-based) draws u ~ U[0, 1) from the copy's generator: if u < ε_t it plays a uniformly random
     arm (a second draw), else the arm with the largest mean reward so far (ties to the lowest
     index). Rewards are any finite numbers; only the pulled arm's reward is used.
+    ``sums``, ``counts``, ``means`` (views of the packed state) and ``t`` are as in :class:`agents.UCB`.
 
     Schedules (``schedule``):
 
@@ -63,13 +64,6 @@ class EpsilonGreedy(CopyStreams, MeanStateAgent):
         ``None`` for one env, or the number N of copies run in lock-step.
     seed
         Seed of the generators: copy i of a batch uses ``seed + i`` (:mod:`agents.common.streams`).
-
-    Attributes
-    ----------
-    sums, counts, means
-        (B, K) reward sum, number of pulls and mean reward per arm, B = ``batch``.
-    t
-        Rounds completed (updates received).
 
     References
     ----------

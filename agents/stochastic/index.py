@@ -24,7 +24,9 @@ from numba import types
 
 from agents.base import Agent, SingleEnvKernel, check_float, describe, entry_point
 from agents.common import sampling
+from agents.common.kernels import first_argmax, kernel_error
 from agents.stochastic import thompson_kernels as ts_kernels
+from agents.stochastic.mean_state import PackedMeanViews
 from bandit_envs._jit import njit
 
 FloatArray = npt.NDArray[np.float64]
@@ -87,13 +89,7 @@ def _choose_row(state: FloatArray, ints: IntArray, b: int, log_t: float, index: 
     width = state[b, 3 * n_arms] * log_t
     for k in range(n_arms):
         index[k] = state[b, n_arms + k] + np.sqrt(width / ints[b, 2 * n_arms + k])
-    best = 0
-    best_value = -np.inf
-    for k in range(n_arms):
-        if index[k] > best_value:
-            best_value = index[k]
-            best = k
-    return best
+    return first_argmax(index)
 
 
 @njit(error_model="numpy")
@@ -106,6 +102,12 @@ def _choose_rows(state: FloatArray, t: int) -> IntArray:  # pragma: no cover
     for b in range(state.shape[0]):
         out[b] = _choose_row(state, ints, b, log_t, index)
     return out
+
+
+@njit(inline="always")
+def _counts_and_arms(state: FloatArray) -> tuple[IntArray, int]:  # pragma: no cover
+    """The int64 view of a packed state (the counts' columns are read through it) and its number of arms K."""
+    return state.view(np.int64), (state.shape[1] - _EXTRA_COLUMNS) // 3
 
 
 @njit(error_model="numpy", inline="always")
@@ -121,6 +123,12 @@ def _add_observation(state: FloatArray, ints: IntArray, b: int, k: int, value: f
     state[b, n_arms + k] = state[b, k] / ints[b, 2 * n_arms + k]
 
 
+@njit(inline="always")
+def _refused(action: int, reward: float, n_arms: int) -> bool:  # pragma: no cover
+    """Whether a kernel refuses a copy's feedback: ``action`` outside [0, K) or a ``reward`` that is not finite."""
+    return action < 0 or action >= n_arms or not np.isfinite(reward)
+
+
 @njit
 def _pulled_step(state: FloatArray, action: int, reward: float, t: int) -> int:  # pragma: no cover
     """One env's UCB step: add ``reward`` to the pulled arm and return the arm of round t + 1.
@@ -130,9 +138,8 @@ def _pulled_step(state: FloatArray, action: int, reward: float, t: int) -> int: 
     ``counts[a] += 1; sums[a] += r; means[a] = sums[a] / counts[a]; return choose(t)`` (see
     :func:`_choose_row`).
     """
-    ints = state.view(np.int64)
-    n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
-    if action < 0 or action >= n_arms or not np.isfinite(reward):
+    ints, n_arms = _counts_and_arms(state)
+    if _refused(action, reward, n_arms):
         return -1
     _add_observation(state, ints, 0, action, reward)
     return _choose_row(state, ints, 0, math.log(t + 1), np.empty(n_arms))
@@ -144,11 +151,10 @@ def _pulled_update(state: FloatArray, actions: IntArray, rewards: FloatArray) ->
 
     Nothing is updated when a copy has an action outside [0, K) or a non-finite reward.
     """
-    ints = state.view(np.int64)
+    ints, n_arms = _counts_and_arms(state)
     n_rows = state.shape[0]
-    n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
     for b in range(n_rows):
-        if actions[b] < 0 or actions[b] >= n_arms or not np.isfinite(rewards[b]):
+        if _refused(actions[b], rewards[b], n_arms):
             return b
     for b in range(n_rows):
         _add_observation(state, ints, b, actions[b], rewards[b])
@@ -166,9 +172,8 @@ def _observed_step(
     observed reward. Python equivalent: ``for k in range(K): if mask[k]: counts[k] += 1;
     sums[k] += observed[k]; means[k] = sums[k] / counts[k]``, then ``return choose(t)``.
     """
-    ints = state.view(np.int64)
-    n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
-    if action < 0 or action >= n_arms or not np.isfinite(reward):
+    ints, n_arms = _counts_and_arms(state)
+    if _refused(action, reward, n_arms):
         return -1
     for k in range(n_arms):
         if mask[k] and not np.isfinite(observed[k]):
@@ -188,11 +193,10 @@ def _observed_update(
     Nothing is updated when a copy has an action outside [0, K), a non-finite reward or a
     non-finite observed reward.
     """
-    ints = state.view(np.int64)
+    ints, n_arms = _counts_and_arms(state)
     n_rows = state.shape[0]
-    n_arms = (state.shape[1] - _EXTRA_COLUMNS) // 3
     for b in range(n_rows):
-        if actions[b] < 0 or actions[b] >= n_arms or not np.isfinite(rewards[b]):
+        if _refused(actions[b], rewards[b], n_arms):
             return b
         for k in range(n_arms):
             if mask[b, k] and not np.isfinite(observed[b, k]):
@@ -248,13 +252,6 @@ def row_error(b: int, n_envs: int | None, what: str, value: Any, allowed: str) -
     return ValueError(f"{what} must be {allowed}{where}, got {value!r}.")
 
 
-def _kernel_error(agent: Agent, actions: IntArray, rewards: FloatArray, b: int) -> ValueError:
-    """Error for copy ``b``, refused by a kernel for its action (outside [0, K)) or its reward."""
-    if not 0 <= actions[b] < agent.n_arms:
-        return agent._action_range_error(int(actions[b]), b)
-    return agent._reward_error(float(rewards[b]), b)
-
-
 class Random(Agent):
     """Pull an arm uniformly at random each round.
 
@@ -289,7 +286,7 @@ class Random(Agent):
         self._feedback(action, reward, info)
 
 
-class _UCBIndex(Agent):
+class _UCBIndex(PackedMeanViews, Agent):
     """Shared state and index choice of UCB and UCB-N: argmax mean + sqrt(c ln t / n).
 
     The state is one packed float64 row per copy (layout above ``_choose_row``), and ``sums``,
@@ -313,35 +310,6 @@ class _UCBIndex(Agent):
         self._t = 0
         self._arm_shape = (k,)
         self._next = 0 if self.n_envs is None else -1  # nothing counted yet: arm 0 first
-
-    @property
-    def sums(self) -> FloatArray:
-        """(B, K) reward (observation) sum per arm, a view of the agent's state."""
-        self._next = -1
-        return self._state[:, : self.n_arms]
-
-    @property
-    def means(self) -> FloatArray:
-        """(B, K) mean reward (observation) per arm, a view of the agent's state."""
-        self._next = -1
-        return self._state[:, self.n_arms : 2 * self.n_arms]
-
-    @property
-    def counts(self) -> IntArray:
-        """(B, K) number of pulls (observations) per arm, an int64 view of the agent's state."""
-        self._next = -1
-        # A view taken now: a stored view would part from a copied agent's state (pickle copies arrays).
-        return self._state.view(np.int64)[:, 2 * self.n_arms : 3 * self.n_arms]
-
-    @property
-    def t(self) -> int:
-        """Rounds completed (updates received)."""
-        return self._t
-
-    @t.setter
-    def t(self, value: int) -> None:
-        self._t = value
-        self._next = -1
 
     def act(self, obs: Any = None) -> Any:
         """Choose the arm with the largest index in round ``t + 1`` (unplayed arms first)."""
@@ -433,7 +401,7 @@ class UCB(_UCBIndex):
         a, rewards = self._feedback(action, reward, info, check_values=False)
         bad = _pulled_update(self._state, a, rewards)
         if bad >= 0:
-            raise _kernel_error(self, a, rewards, bad)
+            raise kernel_error(self, a, rewards, bad)
         self._t += 1
         self._next = -1
 
@@ -459,10 +427,8 @@ class UCBN(_UCBIndex):
     ----------
     n_arms
         Number of arms K (>= 2).
-    n_envs
-        ``None`` for one env, or the number N of copies run in lock-step.
-    seed
-        Seed of the agent's generator (UCB-N itself is deterministic).
+    n_envs, seed
+        As :class:`UCB` (UCB-N itself is deterministic: ``seed`` only seeds ``rng``).
 
     Attributes
     ----------
@@ -513,7 +479,7 @@ class UCBN(_UCBIndex):
         if bad >= 0:
             if 0 <= a[bad] < self.n_arms and np.isfinite(rewards[bad]):
                 self._check_observed(np.where(mask, observed, 0.0))
-            raise _kernel_error(self, a, rewards, bad)
+            raise kernel_error(self, a, rewards, bad)
         self._t += 1
         self._next = -1
 
@@ -653,7 +619,7 @@ class ThompsonSampling(Agent):
             a, rewards = self._feedback(action, reward, info, check_values=False)
             bad = ts_kernels.coin_update(self._successes, self._failures, self._shapes, a, rewards, self._streams)
             if bad >= 0:
-                raise _kernel_error(self, a, rewards, bad)
+                raise kernel_error(self, a, rewards, bad)
 
     def __repr__(self) -> str:
         return (

@@ -89,6 +89,34 @@ def first_unplayed(ints: Any, b: int, k_arms: int) -> int:  # pragma: no cover
     return -1
 
 
+@njit(inline="always")
+def choice_frame(state: Any) -> Any:  # pragma: no cover
+    """What a batched choice reads and fills: (B, K, the int64 view of the counts, an empty (B,) int64 ``out``)."""
+    n_rows = state.shape[0]
+    return n_rows, n_arms_of(state.shape[1]), state.view(np.int64), np.empty(n_rows, dtype=np.int64)
+
+
+@njit(inline="always")
+def other_top(upper: Any, c: int) -> float:  # pragma: no cover
+    """The largest ``upper[k]`` over the arms k != c (-inf if none): a branch-free max chain."""
+    top = -np.inf
+    for k in range(upper.shape[0]):
+        top = max(top, upper[k] if k != c else -np.inf)
+    return top
+
+
+@njit(inline="always")
+def column_argmax(state: Any, b: int, start: int, k_arms: int) -> int:  # pragma: no cover
+    """The arm k < K of the largest ``state[b, start + k]``, the lowest on ties (strict ``>``)."""
+    chosen = 0
+    best = state[b, start]
+    for k in range(1, k_arms):
+        if state[b, start + k] > best:
+            best = state[b, start + k]
+            chosen = k
+    return chosen
+
+
 # ε-greedy -----------------------------------------------------------------------------------------
 
 
@@ -479,10 +507,7 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
     U + tol + SLACK < lower_c decides c (û_k ≤ u*_k + tol < lower_c < û_c) from c's bounds
     alone, without the bounds of the other arms.
     """
-    n_rows = state.shape[0]
-    k_arms = n_arms_of(state.shape[1])
-    ints = state.view(np.int64)
-    out = np.empty(n_rows, dtype=np.int64)
+    n_rows, k_arms, ints, out = choice_frame(state)
     log_t, loglog_t = klucb_log_terms(t)
     lower = np.empty(k_arms)
     upper = np.empty(k_arms)
@@ -530,9 +555,7 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
         c = 0
         while c < k_arms - 1 and lower[c] != best_lower:
             c += 1
-        top = -np.inf
-        for k in range(k_arms):
-            top = max(top, upper[k] if k != c else -np.inf)
+        top = other_top(upper, c)
         if top + margin < lower[c]:
             out[b] = c
             keep_decision(state, cache, b, k_arms, c, klucb_delta(log_ahead, loglog_ahead, state[b, 4 * k_arms]))
@@ -580,9 +603,7 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
             )
             if lower[j] > lower[c] or (lower[j] == lower[c] and j < c):
                 c = j
-        top = -np.inf
-        for k in range(k_arms):
-            top = max(top, upper[k] if k != c else -np.inf)
+        top = other_top(upper, c)
         if top + margin < lower[c]:
             out[b] = c
             keep_decision(state, cache, b, k_arms, c, klucb_delta(log_ahead, loglog_ahead, state[b, 4 * k_arms]))
@@ -630,19 +651,11 @@ def moss_choose(state: Any) -> Any:  # pragma: no cover
     ``aux`` holds each arm's index μ̂ + sqrt(max(ln(T/(K N)), 0)/N), which changes only when the
     arm is pulled (:func:`mean_update`). Reference: :meth:`MOSSReference.act`.
     """
-    n_rows = state.shape[0]
-    k_arms = n_arms_of(state.shape[1])
-    ints = state.view(np.int64)
-    out = np.empty(n_rows, dtype=np.int64)
+    n_rows, k_arms, ints, out = choice_frame(state)
     for b in range(n_rows):
         chosen = first_unplayed(ints, b, k_arms)
         if chosen < 0:
-            chosen = 0
-            best = state[b, 3 * k_arms]
-            for k in range(1, k_arms):
-                if state[b, 3 * k_arms + k] > best:
-                    best = state[b, 3 * k_arms + k]
-                    chosen = k
+            chosen = column_argmax(state, b, 3 * k_arms, k_arms)
         out[b] = chosen
     return out
 

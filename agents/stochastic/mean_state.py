@@ -26,6 +26,7 @@ import numpy.typing as npt
 from numba import types
 
 from agents.base import Agent, SingleEnvKernel
+from agents.common.kernels import kernel_error
 from agents.stochastic.index_kernels import EXTRA_COLUMNS, mean_step, mean_update
 
 FloatArray = npt.NDArray[np.float64]
@@ -39,7 +40,50 @@ _MEAN_STEP = SingleEnvKernel(
 )
 
 
-class MeanStateAgent(Agent):
+class PackedMeanViews:
+    """``sums``, ``means``, ``counts`` and ``t`` of a packed per-arm state (UCB, UCB-N, ε-greedy, KL-UCB, MOSS).
+
+    The state's first 3K columns are the sums, the means and the counts (int64 values in the same
+    8 bytes) of each arm. Reading a view or setting ``t`` forgets the arm chosen by the last
+    one-env ``update`` (``_next``): the caller may write to the view, so ``act`` chooses afresh.
+    """
+
+    n_arms: int
+    _state: FloatArray
+    _next: int
+    _t: int
+
+    @property
+    def t(self) -> int:
+        """Rounds completed (updates received)."""
+        return self._t
+
+    @t.setter
+    def t(self, value: int) -> None:
+        self._t = value
+        self._next = -1
+
+    @property
+    def sums(self) -> FloatArray:
+        """(B, K) reward (observation) sum per arm, a view of the agent's state."""
+        self._next = -1  # the caller may write to the view: the next arm is chosen afresh
+        return self._state[:, : self.n_arms]
+
+    @property
+    def means(self) -> FloatArray:
+        """(B, K) mean reward (observation) per arm, a view of the agent's state."""
+        self._next = -1
+        return self._state[:, self.n_arms : 2 * self.n_arms]
+
+    @property
+    def counts(self) -> IntArray:
+        """(B, K) number of pulls (observations) per arm, an int64 view of the agent's state."""
+        self._next = -1
+        # A view taken now: a stored view would part from a copied agent's state (pickle copies arrays).
+        return self._state.view(np.int64)[:, 2 * self.n_arms : 3 * self.n_arms]
+
+
+class MeanStateAgent(PackedMeanViews, Agent):
     """Shared state and update of the agents that learn per-arm means from the pulled arm only.
 
     Side observations in ``info`` are ignored (``info`` is checked like every agent's).
@@ -70,35 +114,6 @@ class MeanStateAgent(Agent):
         self._state = np.zeros((self.batch, 4 * k + EXTRA_COLUMNS))
         self._state[:, 4 * k] = self._param
         self.t = 0
-
-    @property
-    def t(self) -> int:
-        """Rounds completed (updates received)."""
-        return self._t
-
-    @t.setter
-    def t(self, value: int) -> None:
-        self._t = value
-        self._next = -1
-
-    @property
-    def sums(self) -> FloatArray:
-        """(B, K) reward sum per arm, a view of the agent's state."""
-        self._next = -1  # the caller may write to the view: the next arm is chosen afresh
-        return self._state[:, : self.n_arms]
-
-    @property
-    def means(self) -> FloatArray:
-        """(B, K) mean reward per arm, a view of the agent's state."""
-        self._next = -1
-        return self._state[:, self.n_arms : 2 * self.n_arms]
-
-    @property
-    def counts(self) -> IntArray:
-        """(B, K) number of pulls per arm, an int64 view of the agent's state."""
-        self._next = -1
-        # A view taken now: a stored view would part from a copied agent's state (pickle copies arrays).
-        return self._state.view(np.int64)[:, 2 * self.n_arms : 3 * self.n_arms]
 
     @abstractmethod
     def _choose(self) -> IntArray:
@@ -159,7 +174,5 @@ class MeanStateAgent(Agent):
         a, r = self._feedback(action, reward, info, check_values=False)
         bad = self._apply(a, r)
         if bad >= 0:
-            if not 0 <= a[bad] < self.n_arms:
-                raise self._action_range_error(int(a[bad]), bad)
-            raise self._reward_error(float(r[bad]), bad)
+            raise kernel_error(self, a, r, bad)
         self.t += 1

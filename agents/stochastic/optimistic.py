@@ -59,6 +59,7 @@ class KLUCB(MeanStateAgent):
     for any rewards in [0, 1], which the agent requires). Theorem 1 of [1]_ is proved with c = 3;
     the paper's simulations use c = 0, the default here. A right-hand side below 0 (c > 0 and t
     < e) is taken as 0, which makes the index the mean.
+    ``sums``, ``counts``, ``means`` (views of the packed state) and ``t`` are as in :class:`agents.UCB`.
 
     The index is computed to ``tol`` on the grid tol·ℤ: the computed index is the first grid
     point right of the exact u (capped at 1), so it lies in (u, u + tol] (default tol = 1e-9;
@@ -75,17 +76,8 @@ class KLUCB(MeanStateAgent):
         Coefficient c >= 0 of ln ln t (default 0); in batch mode also an array of ``n_envs`` values.
     tol
         Accuracy of the index, in [1e-12, 0.01] (default 1e-9).
-    n_envs
-        ``None`` for one env, or the number N of copies run in lock-step.
-    seed
-        Seed of the agent's generator (KL-UCB itself is deterministic).
-
-    Attributes
-    ----------
-    sums, counts, means
-        (B, K) reward sum, number of pulls and mean reward per arm, B = ``batch``.
-    t
-        Rounds completed (updates received).
+    n_envs, seed
+        As :class:`agents.UCB` (KL-UCB itself is deterministic: ``seed`` only seeds ``rng``).
 
     References
     ----------
@@ -171,6 +163,7 @@ class MOSS(MeanStateAgent):
     agent keeps it per arm. For rewards in [0, 1] the paper bounds the regret of MOSS by a
     constant times sqrt(TK), without the sqrt(ln T) factor of UCB1. Rewards here are any finite
     numbers (as for :class:`agents.UCB`), the bonus being scaled for [0, 1].
+    ``sums``, ``counts``, ``means`` (views of the packed state) and ``t`` are as in :class:`agents.UCB`.
 
     Parameters
     ----------
@@ -178,17 +171,8 @@ class MOSS(MeanStateAgent):
         Number of arms K (>= 2).
     horizon
         The number of rounds T (>= 1) the index is tuned for.
-    n_envs
-        ``None`` for one env, or the number N of copies run in lock-step.
-    seed
-        Seed of the agent's generator (MOSS itself is deterministic).
-
-    Attributes
-    ----------
-    sums, counts, means
-        (B, K) reward sum, number of pulls and mean reward per arm, B = ``batch``.
-    t
-        Rounds completed (updates received).
+    n_envs, seed
+        As :class:`agents.UCB` (MOSS itself is deterministic: ``seed`` only seeds ``rng``).
 
     References
     ----------

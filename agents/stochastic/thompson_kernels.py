@@ -155,6 +155,20 @@ def coin_update_observed(successes, failures, shapes, mask, observed, streams): 
 # same arm (``tests/test_index_agents.py`` compares them).
 
 
+@njit(inline="always")
+def _beta_trials(shapes, k, state):  # pragma: no cover
+    """One env, arm k: the first gamma trials of X_k and Y_k from two words of ``state``.
+
+    Returns ``(x, x_done, x_word, y, y_done, y_word, state)`` (:func:`agents.common.sampling.gamma_trial`;
+    the words are kept for :func:`agents.common.sampling.gamma_finish`).
+    """
+    x_word, state = sampling.next_word(state)
+    x, x_done = sampling.gamma_trial(x_word, shapes[0, k, 0], shapes[1, k, 0])
+    y_word, state = sampling.next_word(state)
+    y, y_done = sampling.gamma_trial(y_word, shapes[2, k, 0], shapes[3, k, 0])
+    return x, x_done, x_word, y, y_done, y_word, state
+
+
 @njit(error_model="numpy")
 def beta_choose_one(shapes, streams):  # pragma: no cover
     """:func:`beta_choose` of one env (``shapes`` (4, K, 1), ``streams`` (4, 1)): the arm.
@@ -174,10 +188,7 @@ def beta_choose_one(shapes, streams):  # pragma: no cover
     best, arm = -1.0, 0
     pending = False
     for k in range(n_arms):
-        word, state = sampling.next_word(state)
-        x, x_done = sampling.gamma_trial(word, shapes[0, k, 0], shapes[1, k, 0])
-        word, state = sampling.next_word(state)
-        y, y_done = sampling.gamma_trial(word, shapes[2, k, 0], shapes[3, k, 0])
+        x, x_done, _, y, y_done, _, state = _beta_trials(shapes, k, state)
         if x_done and y_done:
             theta = x / (x + y)
             if theta > best:
@@ -187,10 +198,7 @@ def beta_choose_one(shapes, streams):  # pragma: no cover
     if pending:
         again = start
         for k in range(n_arms):
-            x_word, again = sampling.next_word(again)
-            x, x_done = sampling.gamma_trial(x_word, shapes[0, k, 0], shapes[1, k, 0])
-            y_word, again = sampling.next_word(again)
-            y, y_done = sampling.gamma_trial(y_word, shapes[2, k, 0], shapes[3, k, 0])
+            x, x_done, x_word, y, y_done, y_word, again = _beta_trials(shapes, k, again)
             if x_done and y_done:
                 continue
             if not x_done:
