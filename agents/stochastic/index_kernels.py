@@ -474,6 +474,168 @@ def keep_decision(state: Any, cache: Any, b: int, k_arms: int, c: int, delta_ahe
     cache[b, decision + 2] = delta_ahead
 
 
+@njit(inline="always")
+def _largest_mean(state: Any, b: int, k_arms: int) -> int:  # pragma: no cover
+    """The first arm with the largest mean (every index is the mean when δ ≤ 0)."""
+    c = 0
+    for k in range(1, k_arms):
+        if state[b, k_arms + k] > state[b, k_arms + c]:
+            c = k
+    return c
+
+
+@njit(inline="always")
+def _kept_decision(state: Any, cache: Any, b: int, k_arms: int, delta: float, margin: float) -> int:  # pragma: no cover
+    """The arm of copy b's kept decision if it still decides at δ (:func:`keep_decision`), else -1."""
+    decision = ANCHOR_BLOCKS * k_arms
+    if delta > cache[b, decision + 2]:  # the last decision's U no longer bounds the other arms
+        return -1
+    c = int(cache[b, decision])
+    p = state[b, k_arms + c]
+    x = cache[b, c]
+    lower_c = min(x, p + (x - p) * (delta * cache[b, 5 * k_arms + c]) * cache[b, 2 * k_arms + c])
+    return c if cache[b, decision + 1] + margin < lower_c else -1  # index_bounds' lower bound of c
+
+
+@njit(inline="always")
+def _all_bounds(
+    state: Any, cache: Any, b: int, k_arms: int, delta: float, lower: Any, upper: Any
+) -> int:  # pragma: no cover
+    """Every arm's index bounds into ``lower`` and ``upper``; the first arm with the largest lower bound."""
+    for k in range(k_arms):  # branch-free: LLVM vectorizes it
+        lower[k], upper[k] = index_bounds(
+            state[b, k_arms + k],
+            delta * cache[b, 5 * k_arms + k],
+            cache[b, k],
+            cache[b, k_arms + k],
+            cache[b, 2 * k_arms + k],
+            cache[b, 3 * k_arms + k],
+        )
+    # Branch-free max chains (compare-and-branch argmax loops mispredict often).
+    best_lower = lower[0]
+    for k in range(1, k_arms):
+        best_lower = max(best_lower, lower[k])
+    c = 0
+    while c < k_arms - 1 and lower[c] != best_lower:
+        c += 1
+    return c
+
+
+@njit(inline="always")
+def _closer_lower(
+    state: Any, cache: Any, b: int, k_arms: int, c: int, delta: float, top: float, margin: float, lower: Any, upper: Any
+) -> bool:  # pragma: no cover
+    """Whether a closer lower bound of u*_c decides c (it needs kl(p, x) itself: an anchor evaluated at this p)."""
+    x = cache[b, c]
+    p = state[b, k_arms + c]
+    if top + margin < upper[c] and x > p and cache[b, 6 * k_arms + c] == p:
+        r = delta * cache[b, 5 * k_arms + c] - cache[b, k_arms + c]
+        if r > 0.0:
+            lower[c] = quadratic_lower(p, x, r, cache[b, 3 * k_arms + c], upper[c])
+            return top + margin < lower[c]
+    return False
+
+
+@njit(inline="always")
+def _refine(
+    state: Any,
+    cache: Any,
+    ints: Any,
+    b: int,
+    k_arms: int,
+    c: int,
+    delta: float,
+    tol: float,
+    margin: float,
+    lower: Any,
+    upper: Any,
+) -> int:  # pragma: no cover
+    """Up to :data:`REFINEMENTS` evaluations of kl narrowing the bounds (see :func:`klucb_choose`); the new c.
+
+    Each is at the upper bound of whichever of c and the other arm with the largest upper bound has
+    the wider bounds (a Newton step from the right: the tangent there is the new upper bound, the
+    chord the new lower one), until the bounds decide, or both are narrower than tol/4, or the two
+    arms tie (then the exact loop).
+    """
+    for _ in range(REFINEMENTS):
+        j = -1
+        top = -np.inf
+        for k in range(k_arms):
+            if k != c and upper[k] > top:
+                top = upper[k]
+                j = k
+        if j < 0 or top + margin < lower[c]:
+            break
+        if state[b, k_arms + j] == state[b, k_arms + c] and ints[b, 2 * k_arms + j] == ints[b, 2 * k_arms + c]:
+            break
+        if upper[c] - lower[c] >= upper[j] - lower[j]:
+            j = c
+        if upper[j] - lower[j] <= 0.25 * tol:
+            break
+        p = state[b, k_arms + j]
+        if not p < 1.0:
+            break
+        d = delta * cache[b, 5 * k_arms + j]
+        x = min(upper[j], kl_upper(p, d))
+        if not p < x < 1.0:
+            break
+        kx, gx = kl_terms(p, x)
+        set_anchor(cache, b, k_arms, j, p, x, kx, gx)
+        lower[j], upper[j] = index_bounds(
+            p, d, cache[b, j], cache[b, k_arms + j], cache[b, 2 * k_arms + j], cache[b, 3 * k_arms + j]
+        )
+        if lower[j] > lower[c] or (lower[j] == lower[c] and j < c):
+            c = j
+    return c
+
+
+@njit(inline="always")
+def _exact_choice(
+    state: Any,
+    cache: Any,
+    ints: Any,
+    b: int,
+    k_arms: int,
+    c: int,
+    delta: float,
+    tol: float,
+    margin: float,
+    lower: Any,
+    upper: Any,
+) -> int:  # pragma: no cover
+    """The arm of largest computed index, c first, then the others in arm order (see :func:`klucb_choose`)."""
+    best = -1
+    v = 0.0
+    for j in range(k_arms):
+        k = c if j == 0 else (j - 1 if j <= c else j)  # c first, then the others in arm order
+        if best >= 0 and upper[k] + margin < v:
+            continue
+        p = state[b, k_arms + k]
+        d = delta / ints[b, 2 * k_arms + k]  # as the reference: δ / N, not δ · (1 / N)
+        if best >= 0 and p == state[b, k_arms + best] and ints[b, 2 * k_arms + k] == ints[b, 2 * k_arms + best]:
+            if k < best:  # the same mean and count as the best arm: the same index, an exact tie
+                best = k
+            continue
+        if best >= 0 and p < 1.0:  # one evaluation of kl may rule k out (see klucb_choose's docstring)
+            q = v - margin - 2.0 * SLACK
+            if p + tol < q < 1.0:
+                kq, gq = kl_terms(p, q)
+                if kq > d:
+                    set_anchor(cache, b, k_arms, k, p, q, kq, gq)
+                    continue
+        if p >= 1.0:
+            u = 1.0
+        elif upper[k] - lower[k] <= 0.25 * tol:  # the bounds already locate u*: no Newton step
+            u = grid_point(p, d, tol, upper[k])
+        else:
+            u, x, kx, gx = kl_search(p, d, tol, upper[k])
+            set_anchor(cache, b, k_arms, k, p, x, kx, gx)
+        if best < 0 or u > v or (u == v and k < best):
+            best = k
+            v = u
+    return best
+
+
 @njit(error_model="numpy")
 def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: no cover
     """KL-UCB's arm of round t + 1 for every copy (``t`` rounds completed, the paper's t).
@@ -513,9 +675,7 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
     upper = np.empty(k_arms)
     margin = tol + SLACK
     all_played = t >= k_arms  # every copy plays its unplayed arms first, one a round
-    decision = ANCHOR_BLOCKS * k_arms
-    ahead = t + 1 + max(DECISION_ROUNDS, t // 64)
-    log_ahead, loglog_ahead = klucb_log_terms(ahead)
+    log_ahead, loglog_ahead = klucb_log_terms(t + 1 + max(DECISION_ROUNDS, t // 64))
     for b in range(n_rows):
         if not all_played:
             chosen = first_unplayed(ints, b, k_arms)
@@ -524,120 +684,27 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
                 continue
         delta = klucb_delta(log_t, loglog_t, state[b, 4 * k_arms])
         if not delta > 0.0:
-            c = 0
-            for k in range(1, k_arms):
-                if state[b, k_arms + k] > state[b, k_arms + c]:
-                    c = k
-            out[b] = c
+            out[b] = _largest_mean(state, b, k_arms)
             continue
-        if delta <= cache[b, decision + 2]:  # the last decision's U still bounds the other arms
-            c = int(cache[b, decision])
-            p = state[b, k_arms + c]
-            x = cache[b, c]
-            lower_c = min(x, p + (x - p) * (delta * cache[b, 5 * k_arms + c]) * cache[b, 2 * k_arms + c])
-            if cache[b, decision + 1] + margin < lower_c:  # index_bounds' lower bound of c
-                out[b] = c
-                continue
-        for k in range(k_arms):  # branch-free: LLVM vectorizes it
-            lower[k], upper[k] = index_bounds(
-                state[b, k_arms + k],
-                delta * cache[b, 5 * k_arms + k],
-                cache[b, k],
-                cache[b, k_arms + k],
-                cache[b, 2 * k_arms + k],
-                cache[b, 3 * k_arms + k],
-            )
-        # c = the first arm with the largest lower bound, top = the largest upper bound of the
-        # other arms: branch-free max chains (compare-and-branch argmax loops mispredict often).
-        best_lower = lower[0]
-        for k in range(1, k_arms):
-            best_lower = max(best_lower, lower[k])
-        c = 0
-        while c < k_arms - 1 and lower[c] != best_lower:
-            c += 1
+        kept = _kept_decision(state, cache, b, k_arms, delta, margin)
+        if kept >= 0:
+            out[b] = kept
+            continue
+        c = _all_bounds(state, cache, b, k_arms, delta, lower, upper)
         top = other_top(upper, c)
         if top + margin < lower[c]:
             out[b] = c
             keep_decision(state, cache, b, k_arms, c, klucb_delta(log_ahead, loglog_ahead, state[b, 4 * k_arms]))
             continue
-        x = cache[b, c]
-        p = state[b, k_arms + c]
-        # A closer lower bound of u*_c may still decide (it needs kl(p, x) itself: an anchor evaluated at this p).
-        if top + margin < upper[c] and x > p and cache[b, 6 * k_arms + c] == p:
-            r = delta * cache[b, 5 * k_arms + c] - cache[b, k_arms + c]
-            if r > 0.0:
-                lower[c] = quadratic_lower(p, x, r, cache[b, 3 * k_arms + c], upper[c])
-                if top + margin < lower[c]:
-                    out[b] = c
-                    continue
-        # Refinement: one evaluation of kl at a time, at the upper bound of whichever of c and the
-        # other arm with the largest upper bound has the wider bounds (a Newton step from the
-        # right: the tangent there is the new upper bound, the chord the new lower one), until the
-        # bounds decide, or both are narrower than tol/4, or the two arms tie (then the exact loop).
-        for _ in range(REFINEMENTS):
-            j = -1
-            top = -np.inf
-            for k in range(k_arms):
-                if k != c and upper[k] > top:
-                    top = upper[k]
-                    j = k
-            if j < 0 or top + margin < lower[c]:
-                break
-            if state[b, k_arms + j] == state[b, k_arms + c] and ints[b, 2 * k_arms + j] == ints[b, 2 * k_arms + c]:
-                break
-            if upper[c] - lower[c] >= upper[j] - lower[j]:
-                j = c
-            if upper[j] - lower[j] <= 0.25 * tol:
-                break
-            p = state[b, k_arms + j]
-            if not p < 1.0:
-                break
-            d = delta * cache[b, 5 * k_arms + j]
-            x = min(upper[j], kl_upper(p, d))
-            if not p < x < 1.0:
-                break
-            kx, gx = kl_terms(p, x)
-            set_anchor(cache, b, k_arms, j, p, x, kx, gx)
-            lower[j], upper[j] = index_bounds(
-                p, d, cache[b, j], cache[b, k_arms + j], cache[b, 2 * k_arms + j], cache[b, 3 * k_arms + j]
-            )
-            if lower[j] > lower[c] or (lower[j] == lower[c] and j < c):
-                c = j
-        top = other_top(upper, c)
-        if top + margin < lower[c]:
+        if _closer_lower(state, cache, b, k_arms, c, delta, top, margin, lower, upper):
+            out[b] = c
+            continue
+        c = _refine(state, cache, ints, b, k_arms, c, delta, tol, margin, lower, upper)
+        if other_top(upper, c) + margin < lower[c]:
             out[b] = c
             keep_decision(state, cache, b, k_arms, c, klucb_delta(log_ahead, loglog_ahead, state[b, 4 * k_arms]))
             continue
-        best = -1
-        v = 0.0
-        for j in range(k_arms):
-            k = c if j == 0 else (j - 1 if j <= c else j)  # c first, then the others in arm order
-            if best >= 0 and upper[k] + margin < v:
-                continue
-            p = state[b, k_arms + k]
-            d = delta / ints[b, 2 * k_arms + k]  # as the reference: δ / N, not δ · (1 / N)
-            if best >= 0 and p == state[b, k_arms + best] and ints[b, 2 * k_arms + k] == ints[b, 2 * k_arms + best]:
-                if k < best:  # the same mean and count as the best arm: the same index, an exact tie
-                    best = k
-                continue
-            if best >= 0 and p < 1.0:  # one evaluation of kl may rule k out (see the docstring)
-                q = v - margin - 2.0 * SLACK
-                if p + tol < q < 1.0:
-                    kq, gq = kl_terms(p, q)
-                    if kq > d:
-                        set_anchor(cache, b, k_arms, k, p, q, kq, gq)
-                        continue
-            if p >= 1.0:
-                u = 1.0
-            elif upper[k] - lower[k] <= 0.25 * tol:  # the bounds already locate u*: no Newton step
-                u = grid_point(p, d, tol, upper[k])
-            else:
-                u, x, kx, gx = kl_search(p, d, tol, upper[k])
-                set_anchor(cache, b, k_arms, k, p, x, kx, gx)
-            if best < 0 or u > v or (u == v and k < best):
-                best = k
-                v = u
-        out[b] = best
+        out[b] = _exact_choice(state, cache, ints, b, k_arms, c, delta, tol, margin, lower, upper)
     return out
 
 
