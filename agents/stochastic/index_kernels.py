@@ -537,19 +537,7 @@ def _closer_lower(
 
 
 @njit(inline="always")
-def _refine(
-    state: Any,
-    cache: Any,
-    ints: Any,
-    b: int,
-    k_arms: int,
-    c: int,
-    delta: float,
-    tol: float,
-    margin: float,
-    lower: Any,
-    upper: Any,
-) -> int:  # pragma: no cover
+def _refine(arrays: Any, b: int, k_arms: int, c: int, delta: float, tol: float, bounds: Any) -> int:  # pragma: no cover
     """Up to :data:`REFINEMENTS` evaluations of kl narrowing the bounds (see :func:`klucb_choose`); the new c.
 
     Each is at the upper bound of whichever of c and the other arm with the largest upper bound has
@@ -557,6 +545,9 @@ def _refine(
     chord the new lower one), until the bounds decide, or both are narrower than tol/4, or the two
     arms tie (then the exact loop).
     """
+    state, cache, ints = arrays
+    lower, upper = bounds
+    margin = tol + SLACK
     for _ in range(REFINEMENTS):
         j = -1
         top = -np.inf
@@ -591,19 +582,12 @@ def _refine(
 
 @njit(inline="always")
 def _exact_choice(
-    state: Any,
-    cache: Any,
-    ints: Any,
-    b: int,
-    k_arms: int,
-    c: int,
-    delta: float,
-    tol: float,
-    margin: float,
-    lower: Any,
-    upper: Any,
+    arrays: Any, b: int, k_arms: int, c: int, delta: float, tol: float, bounds: Any
 ) -> int:  # pragma: no cover
     """The arm of largest computed index, c first, then the others in arm order (see :func:`klucb_choose`)."""
+    state, cache, ints = arrays
+    lower, upper = bounds
+    margin = tol + SLACK
     best = -1
     v = 0.0
     for j in range(k_arms):
@@ -699,12 +683,12 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
         if _closer_lower(state, cache, b, k_arms, c, delta, top, margin, lower, upper):
             out[b] = c
             continue
-        c = _refine(state, cache, ints, b, k_arms, c, delta, tol, margin, lower, upper)
+        c = _refine((state, cache, ints), b, k_arms, c, delta, tol, (lower, upper))
         if other_top(upper, c) + margin < lower[c]:
             out[b] = c
             keep_decision(state, cache, b, k_arms, c, klucb_delta(log_ahead, loglog_ahead, state[b, 4 * k_arms]))
             continue
-        out[b] = _exact_choice(state, cache, ints, b, k_arms, c, delta, tol, margin, lower, upper)
+        out[b] = _exact_choice((state, cache, ints), b, k_arms, c, delta, tol, (lower, upper))
     return out
 
 
