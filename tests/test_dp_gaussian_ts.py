@@ -15,9 +15,9 @@ import math
 
 import numpy as np
 import pytest
+from conftest import lazy_module
 from numba import njit
 from rollouts import lockstep_from_seed, play_table
-from scipy import stats
 
 from agents import DPTSUCB, HybridDPUCB, PrePullGaussianTS, TreeDPUCB
 from agents.audit import NO_VIOLATION, VIOLATION, audit
@@ -28,6 +28,7 @@ from agents.common import philox
 from bandit_envs.privacy.accounting import gdp_epsilon, gdp_mu
 from bandit_envs.privacy.streams import philox_noise_generator
 
+stats = lazy_module("scipy.stats")  # imported when a test first uses it
 ALPHA = 1e-3
 K = 3
 

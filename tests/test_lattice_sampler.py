@@ -12,11 +12,12 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
+from conftest import lazy_module
 
 from bandit_envs import privacy as P
 from bandit_envs.privacy import lattice as L
 
+stats = lazy_module("scipy.stats")  # imported when a test first uses it
 ALPHA = 1e-3
 
 
