@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 import pytest
-from conftest import PATH3, lazy_module
+from conftest import PATH3, lazy_module, public_agent_classes
 
 import bandit_envs  # noqa: F401  (registers the envs)
 from agents.elimination import kernels
@@ -90,13 +90,7 @@ def _private_agents() -> dict[str, Any]:
         "PrePullGaussianTS": lambda s: agents.PrePullGaussianTS.for_budget(3, 1_000, 1.0, seed=s),
         "DPTSUCB": lambda s: agents.DPTSUCB.for_budget(3, 1_000, 1.0, seed=s),
     }
-    private = {
-        name
-        for name in agents.__all__
-        if isinstance(getattr(agents, name), type)
-        and issubclass(getattr(agents, name), agents.PrivateAgent)
-        and not getattr(getattr(agents, name), "__abstractmethods__", None)
-    }
+    private = {c.__name__ for c in public_agent_classes() if issubclass(c, agents.PrivateAgent)}
     assert private == set(makers), "a private agent without a case here"
     return makers
 
@@ -222,13 +216,7 @@ def _batchable() -> dict[str, Any]:
         "ShuffleLinUCB": lambda n, s: a.ShuffleLinUCB(4, 1.0, batch_size=7, n_envs=n, seed=s),
         "SB3Agent": _sb3_agent,
     }
-    exported = {
-        name
-        for name in a.__all__
-        if isinstance(getattr(a, name), type)
-        and issubclass(getattr(a, name), a.Agent)
-        and not getattr(getattr(a, name), "__abstractmethods__", None)
-    }
+    exported = {c.__name__ for c in public_agent_classes()}
     assert exported == {name.split("-")[0] for name in makers}, "an exported agent without a case here"
     return makers
 
