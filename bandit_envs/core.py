@@ -244,6 +244,35 @@ def generator_addresses(rngs: Sequence[np.random.Generator]) -> npt.NDArray[np.u
     ).reshape(len(rngs))
 
 
+#: The members of numpy's ``bitgen_t`` struct, in order (``numpy/random/bitgen.h``): the state, then
+#: the functions that draw from it.
+BITGEN_MEMBERS: tuple[str, ...] = ("state", "next_uint64", "next_uint32", "next_double", "next_raw")
+
+
+def bitgen_draw_codegen(member: str, result: ir.Type) -> Callable[[Any, Any, Any, Any], Any]:
+    """The codegen of an intrinsic ``draw(bitgen)`` that calls ``bitgen->member(bitgen->state)``.
+
+    ``bitgen`` is the address of a generator's ``bitgen_t`` (:func:`generator_addresses`);
+    ``member`` names one of its draw functions (:data:`BITGEN_MEMBERS`: ``"next_uint64"``,
+    ``"next_uint32"``, ``"next_double"`` or ``"next_raw"``) and ``result`` is the LLVM type it
+    returns. The call is the one numpy's own samplers make, so the draws are the generator's own
+    stream. Shared by :func:`next_double` and ``agents.common.streams.next_uint64``.
+    """
+    index = BITGEN_MEMBERS.index(member)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        void_p = ir.IntType(8).as_pointer()
+        members: list[ir.Type] = [void_p] * len(BITGEN_MEMBERS)
+        members[index] = ir.FunctionType(result, [void_p]).as_pointer()
+        struct = builder.inttoptr(args[0], ir.LiteralStructType(members).as_pointer())
+        zero, field = ir.Constant(ir.IntType(32), 0), ir.IntType(32)
+        state = builder.load(builder.gep(struct, [zero, field(0)]))
+        draw = builder.load(builder.gep(struct, [zero, field(index)]))
+        return builder.call(draw, [state])
+
+    return codegen
+
+
 def _next_double(typingctx: Any, bitgen: Any) -> Any:  # pragma: no cover - compiled
     """``next_double(bitgen)``: the next double in [0, 1) of the generator whose ``bitgen_t`` is at ``bitgen``.
 
@@ -255,20 +284,7 @@ def _next_double(typingctx: Any, bitgen: Any) -> Any:  # pragma: no cover - comp
     """
     if not isinstance(bitgen, types.Integer):
         return None
-    sig = types.float64(bitgen)
-
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        void_p = ir.IntType(8).as_pointer()
-        draw_t = ir.FunctionType(ir.DoubleType(), [void_p])
-        # struct bitgen { void *state; next_uint64; next_uint32; next_double; next_raw; }
-        bitgen_t = ir.LiteralStructType([void_p, void_p, void_p, draw_t.as_pointer(), void_p])
-        struct = builder.inttoptr(args[0], bitgen_t.as_pointer())
-        zero, field = ir.Constant(ir.IntType(32), 0), ir.IntType(32)
-        state = builder.load(builder.gep(struct, [zero, field(0)]))
-        draw = builder.load(builder.gep(struct, [zero, field(3)]))
-        return builder.call(draw, [state])
-
-    return sig, codegen
+    return types.float64(bitgen), bitgen_draw_codegen("next_double", ir.DoubleType())
 
 
 #: ``next_double(address)``, compiled code only: see :func:`_next_double` (typed here as what it is

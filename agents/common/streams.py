@@ -31,7 +31,7 @@ from numba.extending import intrinsic
 from numba.np.random._constants import fi_double, ki_double, wi_double, ziggurat_nor_inv_r, ziggurat_nor_r
 
 from bandit_envs._jit import njit
-from bandit_envs.core import generator_addresses, next_double
+from bandit_envs.core import bitgen_draw_codegen, generator_addresses, next_double
 
 
 @njit
@@ -74,20 +74,7 @@ def _next_uint64(typingctx: Any, bitgen: Any) -> Any:  # pragma: no cover - comp
     """
     if not isinstance(bitgen, types.Integer):
         return None
-    sig = types.uint64(bitgen)
-
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        void_p = ir.IntType(8).as_pointer()
-        draw_t = ir.FunctionType(ir.IntType(64), [void_p])
-        # struct bitgen { void *state; next_uint64; next_uint32; next_double; next_raw; }
-        bitgen_t = ir.LiteralStructType([void_p, draw_t.as_pointer(), void_p, void_p, void_p])
-        struct = builder.inttoptr(args[0], bitgen_t.as_pointer())
-        zero, field = ir.Constant(ir.IntType(32), 0), ir.IntType(32)
-        state = builder.load(builder.gep(struct, [zero, field(0)]))
-        draw = builder.load(builder.gep(struct, [zero, field(1)]))
-        return builder.call(draw, [state])
-
-    return sig, codegen
+    return types.uint64(bitgen), bitgen_draw_codegen("next_uint64", ir.IntType(64))
 
 
 #: ``next_uint64(address)``, compiled code only (typed here as what it is to its callers).
