@@ -15,8 +15,9 @@ import functools
 import os
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from bandit_envs.datasets import (
     MOVIELENS,
@@ -48,49 +49,77 @@ SYNTHETIC_SEED = 0
 _RATINGS_FILES = {"ratings.csv": "ml-latest-small", "u.data": "ml-100k", "ratings.dat": "ml-10m"}
 
 
+@dataclass(frozen=True)
+class _DataArgument(Generic[T]):
+    """How an env's ``data`` argument resolves to the table of one dataset (MovieLens or Gowalla).
+
+    ``data`` is the table itself (returned as is), None (the synthetic table), one of ``names``
+    (``named`` loads that dataset from the cache folder), or the path of a file or folder that
+    exists (``from_path`` reads it, given the resolved path); anything else is refused with one
+    sentence naming what is allowed.
+    """
+
+    table: type[T]
+    names: tuple[str, ...]
+    synthetic: Callable[[], T]
+    named: Callable[[str], T]
+    from_path: Callable[[Path], T]
+    #: What the files at a path hold, for the refusal: e.g. ``"MovieLens ratings"``.
+    files: str
+
+    def resolve(self, data: Any) -> T:
+        """The table ``data`` stands for (see the class docstring)."""
+        if isinstance(data, self.table):
+            return data
+        if data is None:
+            return self.synthetic()
+        kind = self.table.__name__
+        if isinstance(data, str | os.PathLike):
+            if isinstance(data, str) and data in self.names:
+                return self.named(data)
+            path = Path(data).expanduser()
+            if path.exists():
+                return self.from_path(path.resolve())
+            raise ValueError(
+                f"data must be None, a {kind} table, one of {list(self.names)} or the path of a "
+                f"{self.files} file or folder, got {summarize(data)} (no such dataset name or path)."
+            )
+        raise TypeError(f"data must be None, a {kind} table, a dataset name or a path, got {type(data).__name__}.")
+
+
 def ratings_from(data: Any) -> Ratings:
     """Resolve the MovieLens env's ``data`` argument (see the env docstring)."""
-    if isinstance(data, Ratings):
-        return data
-    if data is None:
-        return _synthetic_ratings()
-    if isinstance(data, str | os.PathLike):
-        if isinstance(data, str) and data in MOVIELENS_NAMES:
-            name = MOVIELENS_ALIASES.get(data, data)
-            home = get_data_home()
-            return _named_ratings(name, str(home), _signature(_movielens.cache_path(name, home)))
-        path = Path(data).expanduser()
-        if path.exists():
-            resolved = path.resolve()
-            inside = [resolved / f for f in _RATINGS_FILES] if resolved.is_dir() else [resolved]
-            return _ratings_file(str(resolved), tuple(_signature(p) for p in inside))
-        raise ValueError(
-            f"data must be None, a Ratings table, one of {list(MOVIELENS_NAMES)} or the path of a "
-            f"MovieLens ratings file or folder, got {summarize(data)} (no such dataset name or path)."
-        )
-    raise TypeError(f"data must be None, a Ratings table, a dataset name or a path, got {type(data).__name__}.")
+    return _MOVIELENS_DATA.resolve(data)
 
 
 def checkins_from(data: Any) -> CheckIns:
     """Resolve the Gowalla env's ``data`` argument (see the env docstring)."""
-    if isinstance(data, CheckIns):
-        return data
-    if data is None:
-        return _synthetic_checkins()
-    if isinstance(data, str | os.PathLike):
-        if isinstance(data, str) and data in GOWALLA_NAMES:
-            home = get_data_home()
-            return _named_checkins(data, str(home), _signature(_gowalla.cache_path(home)))
-        path = Path(data).expanduser()
-        if path.exists():
-            resolved = path.resolve()
-            read = resolved / _gowalla.GOWALLA_FILE if resolved.is_dir() else resolved
-            return _checkins_file(str(resolved), _signature(read))
-        raise ValueError(
-            f"data must be None, a CheckIns table, one of {list(GOWALLA_NAMES)} or the path of a "
-            f"SNAP check-in file or folder, got {summarize(data)} (no such dataset name or path)."
-        )
-    raise TypeError(f"data must be None, a CheckIns table, a dataset name or a path, got {type(data).__name__}.")
+    return _GOWALLA_DATA.resolve(data)
+
+
+def _movielens_named(data: str) -> Ratings:
+    """A MovieLens dataset name (or alias), loaded from the cache folder."""
+    name = MOVIELENS_ALIASES.get(data, data)
+    home = get_data_home()
+    return _named_ratings(name, str(home), _signature(_movielens.cache_path(name, home)))
+
+
+def _movielens_path(resolved: Path) -> Ratings:
+    """A MovieLens ratings file, or a folder holding one, keyed on the files it may read."""
+    inside = [resolved / f for f in _RATINGS_FILES] if resolved.is_dir() else [resolved]
+    return _ratings_file(str(resolved), tuple(_signature(p) for p in inside))
+
+
+def _gowalla_named(data: str) -> CheckIns:
+    """``"gowalla"`` or ``"gowalla-nyc"``, loaded from the cache folder."""
+    home = get_data_home()
+    return _named_checkins(data, str(home), _signature(_gowalla.cache_path(home)))
+
+
+def _gowalla_path(resolved: Path) -> CheckIns:
+    """A SNAP check-in file, or a folder holding the official one, keyed on the file it reads."""
+    read = resolved / _gowalla.GOWALLA_FILE if resolved.is_dir() else resolved
+    return _checkins_file(str(resolved), _signature(read))
 
 
 @functools.lru_cache(maxsize=1)
@@ -145,6 +174,13 @@ def _named_checkins(name: str, home: str, signature: tuple[int, int, int] | None
 def _checkins_file(path: str, signature: tuple[int, int, int] | None) -> CheckIns:
     return load_gowalla(path=path)
 
+
+_MOVIELENS_DATA = _DataArgument(
+    Ratings, MOVIELENS_NAMES, _synthetic_ratings, _movielens_named, _movielens_path, "MovieLens ratings"
+)
+_GOWALLA_DATA = _DataArgument(
+    CheckIns, GOWALLA_NAMES, _synthetic_checkins, _gowalla_named, _gowalla_path, "SNAP check-in"
+)
 
 _SCENARIOS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], Any]] = weakref.WeakKeyDictionary()
 
