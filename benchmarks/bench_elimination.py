@@ -18,7 +18,10 @@ Erdős–Rényi feedback graph with p = 0.2; truncated-normal arms, the env's de
   floor against numpy GAP (``bound on GAP vs numpy GAP`` rows, :func:`_gap_bound`), numpy ÷
   floor, about the most a GAP that reads every revealed entry can reach; for AAE
   also :func:`running_mean_floor`, which updates the pulled arm's running mean as AAE does
-  (reported only: the division each update waits for is what bounds AAE);
+  (reported only: the division each update waits for), and what bounds AAE's goal
+  (``bound on AAE`` row, :func:`_aae_bounds`): :func:`aae_round_floor`, AAE's work in every
+  round without its elimination, plus ``simulate``'s fixed cost a call, against the
+  revealed-entry floor;
 * with ``--baseline REV`` (default: the last commit before the epoch-level kernels) and git
   available: the full ``gap/privacy`` experiment on 2 processes with this code and with that
   commit's code, one after the other (goal: ≥ 3× faster). Both are run once at ``--quick``

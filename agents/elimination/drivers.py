@@ -35,6 +35,9 @@ outside [0, 1] (or NaN) stops the run before it is used: its round and arm go to
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, cast
+
 import numpy as np
 from llvmlite import ir
 from numba import types
@@ -147,8 +150,7 @@ PREFETCH_BATCH = 2
 PREFETCH_SPAN = 256
 
 
-@intrinsic
-def prefetch(typingctx, array, row, col):  # pragma: no cover
+def _prefetch(typingctx, array, row, col):  # pragma: no cover
     """Hint the processor to load the cache line of ``array[row, col]`` (LLVM's ``prefetch``; no effect on results).
 
     A hint only: it reads nothing into the program and cannot fault, so ``row`` may run past the
@@ -169,6 +171,10 @@ def prefetch(typingctx, array, row, col):  # pragma: no cover
         return context.get_dummy_value()
 
     return signature, codegen
+
+
+#: ``prefetch(array, row, col)``, compiled code only (see :func:`_prefetch`).
+prefetch = cast(Callable[[Any, int, int], None], intrinsic(_prefetch))
 
 
 @njit(inline="always")
