@@ -146,6 +146,8 @@ PREFETCH_ROWS = 64
 #: on a table of rewards (one run, ns a round): no prefetch 49, 32 rows every 32 rounds 35, 4 rows 32
 #: ahead 21, 2 rows 64 ahead 17.6; at K = 10 (nothing prefetched) the same as without, within 5%.
 PREFETCH_BATCH = 2
+#: The batch of rounds where nothing is prefetched: all of them, in one loop.
+NO_BATCH = 1 << 40
 #: Widest span of columns (entries) that :func:`gap_run` prefetches: 32 cache lines of 8 float64.
 PREFETCH_SPAN = 256
 
@@ -225,10 +227,11 @@ def gather_entries(  # pragma: no cover
     """
     n, where = 0, -1
     lo, hi = prefetch_span(revealed, n_revealed, m, block.shape[1])
-    for first in range(t, stop, PREFETCH_BATCH):
+    batch = PREFETCH_BATCH if hi > lo else NO_BATCH
+    for first in range(t, stop, batch):
         if hi > lo:
-            prefetch_rows(block, first - t0 + PREFETCH_ROWS, first - t0 + PREFETCH_ROWS + PREFETCH_BATCH, lo, hi)
-        for s in range(first, min(first + PREFETCH_BATCH, stop)):
+            prefetch_rows(block, first - t0 + PREFETCH_ROWS, first - t0 + PREFETCH_ROWS + batch, lo, hi)
+        for s in range(first, min(first + batch, stop)):
             row = s - t0
             for j in range(n_revealed[i]):
                 k = revealed[i, j]
@@ -326,6 +329,7 @@ def gap_run(  # pragma: no cover
         m = ctr[b, k_.GAP_OMEGA_SIZE]
         list_revealed(omega[b], m, observes, active, b, revealed, n_revealed)
         lo, hi = prefetch_span(revealed, n_revealed, m, k_arms)
+        batch = PREFETCH_BATCH if hi > lo else NO_BATCH
         epoch_end = ctr[b, k_.GAP_EPOCH_END]
         i = (t - ctr[b, k_.GAP_EPOCH_START]) % m
         segment_end = min(epoch_end, end)
@@ -369,11 +373,11 @@ def gap_run(  # pragma: no cover
             stretch_end = segment_end if next_ck > segment_end or next_ck < 0 else next_ck
             if t < override_t < stretch_end:
                 stretch_end = override_t
-            for first in range(t, stretch_end, PREFETCH_BATCH):
+            for first in range(t, stretch_end, batch):
                 if hi > lo:  # the rows PREFETCH_ROWS ahead (see prefetch_span)
                     ahead = first - t0 + PREFETCH_ROWS
-                    prefetch_rows(block, ahead, ahead + PREFETCH_BATCH, lo, hi)
-                for s in range(first, min(first + PREFETCH_BATCH, stretch_end)):
+                    prefetch_rows(block, ahead, ahead + batch, lo, hi)
+                for s in range(first, min(first + batch, stretch_end)):
                     row = s - t0
                     for j in range(n_revealed[i]):
                         k = revealed[i, j]
