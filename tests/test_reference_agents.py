@@ -193,3 +193,25 @@ def test_aae_equals_reference(k, graph_name, kwargs, kind):
     reference = run_aae(table, graph, horizon=horizon, **kwargs)
     assert_same(agent, reference, actions)
     assert len(reference.active) < k  # something was eliminated
+
+
+@pytest.mark.parametrize("side", [False, True])
+@pytest.mark.parametrize("radius", ["evendar", "hoeffding"])
+def test_aae_equals_reference_when_the_rewards_turn(side, radius):
+    # Long stretches of equal means let the compiled run skip many pass-end checks at once
+    # (agents.elimination.drivers.aae_passes_kept); then one arm's rewards turn to 1 and another's
+    # to 0, so the means move as fast as they can (1/n an update) and the skipped passes must
+    # still stop before the first pass that eliminates, as the reference checks every pass.
+    k, horizon = 4, 30_000
+    rng = np.random.default_rng(11)
+    table = np.clip(0.5 + 0.05 * rng.standard_normal((horizon, k)), 0.0, 1.0)
+    table[horizon // 2 :, 1] = 1.0
+    table[2 * horizon // 3 :, 3] = 0.0
+    graph = graphs(k)["random"]
+    kwargs: dict[str, Any] = {"side_observations": side, "radius": radius, "delta": 0.1}
+    agent = AAE(k, horizon, **kwargs)
+    actions = compiled_actions(agent, table, graph)
+    reference = run_aae(table, graph, horizon=horizon, **kwargs)
+    assert_same(agent, reference, actions)
+    assert len(reference.active) < k  # something was eliminated, after the turn
+    assert reference.actions[horizon // 2 - 1] != reference.actions[horizon // 2]  # several arms still active
