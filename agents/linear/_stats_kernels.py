@@ -70,6 +70,7 @@ __all__ = [
     "step_choose",
     "step_choose_one",
     "step_report_one",
+    "step_report_plain",
     "step_update",
     "write_report",
 ]
@@ -391,14 +392,64 @@ def step_choose_one(obs: FloatArray, params: FloatArray, state: FloatArray) -> i
     n_arms, d = obs.shape
     if n_arms < 1 or state.shape[0] != 2 * d * (d + 1):
         return -1
-    _, _, u_fac, theta = server_views(state, d)
     width, l_x = params[P_WIDTH], params[1]
     if width != 0.0:
         if not all_finite(obs):
             return -1
+        _, _, u_fac, theta = server_views(state, d)
         work = np.empty((2 * d + 1) * n_arms)
         return _choose(obs, theta, u_fac, width, l_x, work)
-    return choose_greedy(obs, theta, l_x, True)
+    return choose_greedy(obs, state[2 * d * d + d : 2 * d * d + 2 * d], l_x, True)  # θ, the buffer's last d
+
+
+@njit(error_model="numpy")
+def _step_fits(
+    obs: FloatArray,
+    action: int,
+    reward: float,
+    params: FloatArray,
+    state: FloatArray,
+    pending: FloatArray,
+    work: FloatArray,
+) -> int:  # pragma: no cover
+    """0 when a one-env step's inputs fit (:func:`step_report_one`), else its refusal code (-2, then -1)."""
+    n_arms, d = obs.shape
+    if action < 0 or action >= n_arms or not -np.inf < reward < np.inf:
+        return -2
+    n_draws = int(params[P_DRAWS]) + int(params[P_DRAWS + 1]) + int(params[P_DRAWS + 2])
+    if state.shape[0] != 2 * d * (d + 1) or pending.shape[0] != d * d + d or work.shape[0] < n_draws + d:
+        return -1
+    return 0
+
+
+@njit(error_model="numpy")
+def _step_report(
+    obs: FloatArray,
+    action: int,
+    reward: float,
+    t: int,
+    close: bool,
+    params: FloatArray,
+    state: FloatArray,
+    pending: FloatArray,
+    work: FloatArray,
+) -> int:  # pragma: no cover
+    """:func:`step_report_one` once the round's draws are in ``work`` (normals, uniforms, batch normals)."""
+    d = obs.shape[1]
+    dd = d * d
+    n_n, n_u, n_b = int(params[P_DRAWS]), int(params[P_DRAWS + 1]), int(params[P_DRAWS + 2])
+    pend_gram = pending[:dd].reshape((d, d))
+    pend_mom = pending[dd:]
+    xc = work[n_n + n_u + n_b : n_n + n_u + n_b + d]
+    flags = write_report(obs, action, reward, params, work[:n_n], work[n_n : n_n + n_u], pend_gram, pend_mom, xc)
+    if close:
+        gram, mom, u_fac, theta = server_views(state, d)
+        if n_b > 0:
+            add_batch_noise(pend_gram, pend_mom, work[n_n + n_u : n_n + n_u + n_b], params[P_BATCH_SD : P_BATCH_SD + 6])
+        shift = _shift(t, params[P_REG], params[P_LEVEL], params[P_SHIFT_SCALE])
+        if refit(gram, mom, pend_gram, pend_mom, shift, u_fac, theta):
+            flags += 4
+    return flags
 
 
 @njit(error_model="numpy")
@@ -412,47 +463,63 @@ def step_report_one(
     params: FloatArray,
     state: FloatArray,
     pending: FloatArray,
+    work: FloatArray,
 ) -> int:  # pragma: no cover
     """One env's draws, report and (at a batch's end) refit: the step API's ``update`` with plain scalars.
 
     ``holder.rng`` is the agent's generator (:class:`GeneratorHolder`), ``t`` the reports
     received with this one, ``count`` the open batch's reports before it, ``params`` and
     ``state`` as in :func:`step_choose_one`, ``pending`` the open batch's buffer (its P (d, d),
-    then p (d,); :class:`agents.linear.stats_base.OpenBatch`). The same draws, in the same order,
-    and the same arithmetic as :func:`step_update` for one copy, with ``close = count + 1 ==
-    batch_size`` and the shift c_t of :func:`_shift`. Returns the clip flags (1: x, 2: y) plus 4
-    if the eigenvalue floor was used, or -1 (nothing drawn or written) when a buffer does not fit d.
+    then p (d,); :class:`agents.linear.stats_base.OpenBatch`) and ``work`` the agent's scratch
+    for the draws and the clipped x (at least Dr + n_u + Db + d floats; its content is not kept).
+    The same draws, in the same order, and the same arithmetic as :func:`step_update` for one
+    copy, with ``close = count + 1 == batch_size`` and the shift c_t of :func:`_shift`. Returns
+    the clip flags (1: x, 2: y) plus 4 if the eigenvalue floor was used, or -1 (nothing drawn or
+    written) when a buffer does not fit d, -2 (nothing drawn or written) when ``action`` is not an
+    arm of ``obs`` or ``reward`` is not finite (the caller's checked path then says which).
     """
-    d = obs.shape[1]
-    dd = d * d
-    if state.shape[0] != 2 * d * (d + 1) or pending.shape[0] != dd + d:
-        return -1
-    rng = holder.rng
+    status = _step_fits(obs, action, reward, params, state, pending, work)
+    if status:
+        return status
     n_n, n_u, n_b = int(params[P_DRAWS]), int(params[P_DRAWS + 1]), int(params[P_DRAWS + 2])
     close = count + 1 == int(params[P_BATCH_SIZE])
-    work = np.empty(n_n + n_u + n_b + d)
-    normals = work[:n_n]
-    uniforms = work[n_n : n_n + n_u]
-    batch_normals = work[n_n + n_u : n_n + n_u + n_b]
-    xc = work[n_n + n_u + n_b :]
+    rng = holder.rng
     for i in range(n_n):
-        normals[i] = rng.standard_normal()
+        work[i] = rng.standard_normal()
     for i in range(n_u):
-        uniforms[i] = rng.random()
+        work[n_n + i] = rng.random()
     if close:
         for i in range(n_b):
-            batch_normals[i] = rng.standard_normal()
-    pend_gram = pending[:dd].reshape((d, d))
-    pend_mom = pending[dd:]
-    flags = write_report(obs, action, reward, params, normals, uniforms, pend_gram, pend_mom, xc)
-    if close:
-        gram, mom, u_fac, theta = server_views(state, d)
-        if n_b > 0:
-            add_batch_noise(pend_gram, pend_mom, batch_normals, params[P_BATCH_SD : P_BATCH_SD + 6])
-        shift = _shift(t, params[P_REG], params[P_LEVEL], params[P_SHIFT_SCALE])
-        if refit(gram, mom, pend_gram, pend_mom, shift, u_fac, theta):
-            flags += 4
-    return flags
+            work[n_n + n_u + i] = rng.standard_normal()
+    return _step_report(obs, action, reward, t, close, params, state, pending, work)
+
+
+@njit(error_model="numpy")
+def step_report_plain(
+    obs: FloatArray,
+    action: int,
+    reward: float,
+    t: int,
+    count: int,
+    params: FloatArray,
+    state: FloatArray,
+    pending: FloatArray,
+    work: FloatArray,
+) -> int:  # pragma: no cover
+    """:func:`step_report_one` for a round that draws nothing, without the generator (one argument less to pass).
+
+    Such a round sends a report without per-report draws (LDP-OLS's Gaussian reports, whose noise
+    the simulation adds per batch) and does not close a batch with batch draws. A round that would
+    draw returns -1 with nothing written (the caller takes :func:`step_report_one`); other codes as
+    there.
+    """
+    status = _step_fits(obs, action, reward, params, state, pending, work)
+    if status:
+        return status
+    close = count + 1 == int(params[P_BATCH_SIZE])
+    if int(params[P_DRAWS]) + int(params[P_DRAWS + 1]) > 0 or (close and int(params[P_DRAWS + 2]) > 0):
+        return -1
+    return _step_report(obs, action, reward, t, close, params, state, pending, work)
 
 
 #: Rounds per tile of the per-copy fills (each copy draws a tile's rounds, then the next copy).
