@@ -70,7 +70,6 @@ __all__ = [
     "step_choose",
     "step_choose_one",
     "step_report_one",
-    "step_report_plain",
     "step_update",
     "write_report",
 ]
@@ -477,48 +476,29 @@ def step_report_one(
     the clip flags (1: x, 2: y) plus 4 if the eigenvalue floor was used, or -1 (nothing drawn or
     written) when a buffer does not fit d, -2 (nothing drawn or written) when ``action`` is not an
     arm of ``obs`` or ``reward`` is not finite (the caller's checked path then says which).
+
+    ``holder`` None (an entry point compiled for it, which passes one argument less): for a round
+    that draws nothing, a report without per-report draws (LDP-OLS's Gaussian reports, whose noise
+    the simulation adds per batch) that does not close a batch with batch draws; a round that
+    would draw returns -1 with nothing written.
     """
     status = _step_fits(obs, action, reward, params, state, pending, work)
     if status:
         return status
     n_n, n_u, n_b = int(params[P_DRAWS]), int(params[P_DRAWS + 1]), int(params[P_DRAWS + 2])
     close = count + 1 == int(params[P_BATCH_SIZE])
-    rng = holder.rng
-    for i in range(n_n):
-        work[i] = rng.standard_normal()
-    for i in range(n_u):
-        work[n_n + i] = rng.random()
-    if close:
-        for i in range(n_b):
-            work[n_n + n_u + i] = rng.standard_normal()
-    return _step_report(obs, action, reward, t, close, params, state, pending, work)
-
-
-@njit(error_model="numpy")
-def step_report_plain(
-    obs: FloatArray,
-    action: int,
-    reward: float,
-    t: int,
-    count: int,
-    params: FloatArray,
-    state: FloatArray,
-    pending: FloatArray,
-    work: FloatArray,
-) -> int:  # pragma: no cover
-    """:func:`step_report_one` for a round that draws nothing, without the generator (one argument less to pass).
-
-    Such a round sends a report without per-report draws (LDP-OLS's Gaussian reports, whose noise
-    the simulation adds per batch) and does not close a batch with batch draws. A round that would
-    draw returns -1 with nothing written (the caller takes :func:`step_report_one`); other codes as
-    there.
-    """
-    status = _step_fits(obs, action, reward, params, state, pending, work)
-    if status:
-        return status
-    close = count + 1 == int(params[P_BATCH_SIZE])
-    if int(params[P_DRAWS]) + int(params[P_DRAWS + 1]) > 0 or (close and int(params[P_DRAWS + 2]) > 0):
-        return -1
+    if holder is None:  # compiled apart (the branch is pruned): a round that must draw nothing
+        if n_n + n_u > 0 or (close and n_b > 0):
+            return -1
+    else:
+        rng = holder.rng
+        for i in range(n_n):
+            work[i] = rng.standard_normal()
+        for i in range(n_u):
+            work[n_n + i] = rng.random()
+        if close:
+            for i in range(n_b):
+                work[n_n + n_u + i] = rng.standard_normal()
     return _step_report(obs, action, reward, t, close, params, state, pending, work)
 
 

@@ -58,7 +58,6 @@ from agents.linear._stats_kernels import (
     step_choose,
     step_choose_one,
     step_report_one,
-    step_report_plain,
     step_update,
     write_report,
 )
@@ -88,8 +87,8 @@ class _StepKernels(StepKernels):
     have any strides (layout ``"A"``). ``choose_one`` and ``report_one`` are one env's calls with
     plain scalars (rank 2 only): they take the agent's parameter array ``_params``, the server's
     ``buffer``, the open batch's ``buffer`` and the agent's scratch ``_work`` where the batch calls
-    take a dozen arrays; ``report_plain`` is ``report_one`` without the generator, for the rounds
-    that draw nothing (LDP-OLS's Gaussian reports between batch closes).
+    take a dozen arrays; ``report_plain`` is ``report_one`` compiled for no generator (None), for
+    the rounds that draw nothing (LDP-OLS's Gaussian reports between batch closes).
     """
 
     def __init__(self, rank: int) -> None:
@@ -110,7 +109,7 @@ class _StepKernels(StepKernels):
             self.report_one: Any = entry_point(
                 step_report_one, (GENERATOR_HOLDER, obs, i8, f8, i8, i8, vec, vec, vec, vec)
             )
-            self.report_plain: Any = entry_point(step_report_plain, (obs, i8, f8, i8, i8, vec, vec, vec, vec))
+            self.report_plain: Any = entry_point(step_report_one, (types.none, obs, i8, f8, i8, i8, vec, vec, vec, vec))
 
 
 class StatsServer(ServerBuffer):
@@ -445,7 +444,7 @@ class StatsAgent(LocalDPLinearAgent):
         try:
             if count < self._no_draws_before:  # a round that draws nothing: the call without the generator
                 code = self._step.report_plain(
-                    x, action, r, srv.t + 1, count, self._params, srv.buffer, ob.buffer, self._work
+                    None, x, action, r, srv.t + 1, count, self._params, srv.buffer, ob.buffer, self._work
                 )
             else:
                 holder = self._holder
