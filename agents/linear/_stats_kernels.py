@@ -402,56 +402,6 @@ def step_choose_one(obs: FloatArray, params: FloatArray, state: FloatArray) -> i
 
 
 @njit(error_model="numpy")
-def _step_fits(
-    obs: FloatArray,
-    action: int,
-    reward: float,
-    params: FloatArray,
-    state: FloatArray,
-    pending: FloatArray,
-    work: FloatArray,
-) -> int:  # pragma: no cover
-    """0 when a one-env step's inputs fit (:func:`step_report_one`), else its refusal code (-2, then -1)."""
-    n_arms, d = obs.shape
-    if action < 0 or action >= n_arms or not -np.inf < reward < np.inf:
-        return -2
-    n_draws = int(params[P_DRAWS]) + int(params[P_DRAWS + 1]) + int(params[P_DRAWS + 2])
-    if state.shape[0] != 2 * d * (d + 1) or pending.shape[0] != d * d + d or work.shape[0] < n_draws + d:
-        return -1
-    return 0
-
-
-@njit(error_model="numpy")
-def _step_report(
-    obs: FloatArray,
-    action: int,
-    reward: float,
-    t: int,
-    close: bool,
-    params: FloatArray,
-    state: FloatArray,
-    pending: FloatArray,
-    work: FloatArray,
-) -> int:  # pragma: no cover
-    """:func:`step_report_one` once the round's draws are in ``work`` (normals, uniforms, batch normals)."""
-    d = obs.shape[1]
-    dd = d * d
-    n_n, n_u, n_b = int(params[P_DRAWS]), int(params[P_DRAWS + 1]), int(params[P_DRAWS + 2])
-    pend_gram = pending[:dd].reshape((d, d))
-    pend_mom = pending[dd:]
-    xc = work[n_n + n_u + n_b : n_n + n_u + n_b + d]
-    flags = write_report(obs, action, reward, params, work[:n_n], work[n_n : n_n + n_u], pend_gram, pend_mom, xc)
-    if close:
-        gram, mom, u_fac, theta = server_views(state, d)
-        if n_b > 0:
-            add_batch_noise(pend_gram, pend_mom, work[n_n + n_u : n_n + n_u + n_b], params[P_BATCH_SD : P_BATCH_SD + 6])
-        shift = _shift(t, params[P_REG], params[P_LEVEL], params[P_SHIFT_SCALE])
-        if refit(gram, mom, pend_gram, pend_mom, shift, u_fac, theta):
-            flags += 4
-    return flags
-
-
-@njit(error_model="numpy")
 def step_report_one(
     holder: Any,
     obs: FloatArray,
@@ -482,24 +432,41 @@ def step_report_one(
     the simulation adds per batch) that does not close a batch with batch draws; a round that
     would draw returns -1 with nothing written.
     """
-    status = _step_fits(obs, action, reward, params, state, pending, work)
-    if status:
-        return status
+    n_arms, d = obs.shape
+    if action < 0 or action >= n_arms or not -np.inf < reward < np.inf:
+        return -2
+    dd = d * d
     n_n, n_u, n_b = int(params[P_DRAWS]), int(params[P_DRAWS + 1]), int(params[P_DRAWS + 2])
+    if state.shape[0] != 2 * d * (d + 1) or pending.shape[0] != dd + d or work.shape[0] < n_n + n_u + n_b + d:
+        return -1
     close = count + 1 == int(params[P_BATCH_SIZE])
+    normals = work[:n_n]
+    uniforms = work[n_n : n_n + n_u]
+    batch_normals = work[n_n + n_u : n_n + n_u + n_b]
+    xc = work[n_n + n_u + n_b : n_n + n_u + n_b + d]
     if holder is None:  # compiled apart (the branch is pruned): a round that must draw nothing
         if n_n + n_u > 0 or (close and n_b > 0):
             return -1
     else:
         rng = holder.rng
         for i in range(n_n):
-            work[i] = rng.standard_normal()
+            normals[i] = rng.standard_normal()
         for i in range(n_u):
-            work[n_n + i] = rng.random()
+            uniforms[i] = rng.random()
         if close:
             for i in range(n_b):
-                work[n_n + n_u + i] = rng.standard_normal()
-    return _step_report(obs, action, reward, t, close, params, state, pending, work)
+                batch_normals[i] = rng.standard_normal()
+    pend_gram = pending[:dd].reshape((d, d))
+    pend_mom = pending[dd:]
+    flags = write_report(obs, action, reward, params, normals, uniforms, pend_gram, pend_mom, xc)
+    if close:
+        gram, mom, u_fac, theta = server_views(state, d)
+        if n_b > 0:
+            add_batch_noise(pend_gram, pend_mom, batch_normals, params[P_BATCH_SD : P_BATCH_SD + 6])
+        shift = _shift(t, params[P_REG], params[P_LEVEL], params[P_SHIFT_SCALE])
+        if refit(gram, mom, pend_gram, pend_mom, shift, u_fac, theta):
+            flags += 4
+    return flags
 
 
 #: Rounds per tile of the per-copy fills (each copy draws a tile's rounds, then the next copy).

@@ -63,7 +63,7 @@ from agents.linear._stats_kernels import (
 )
 from agents.linear.base import LinearRunResult, StepKernels
 from agents.linear.private_base import LocalDPLinearAgent
-from agents.linear.protocol import ServerBuffer, as_features
+from agents.linear.protocol import ServerBuffer, SharedBuffer, as_features
 from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, user_ids
 from bandit_envs.privacy.l2_ball import l2_ball_keep_probability, l2_ball_scale
@@ -126,7 +126,7 @@ class StatsServer(ServerBuffer):
     """
 
 
-class OpenBatch:
+class OpenBatch(SharedBuffer):
     """The reports of the open batch, summed outside the server until the batch closes (B copies, batch axis first).
 
     ``gram`` (B, d, d; upper triangle) and ``moment`` (B, d) are the sums of the decoded reports
@@ -140,33 +140,8 @@ class OpenBatch:
     """
 
     def __init__(self, n_features: int, batch: int) -> None:
-        d = n_features
-        self.buffer: FloatArray = np.zeros(batch * d * (d + 1))
-        self._make_views(d, batch)
+        super().__init__(n_features, batch)
         self.count = 0
-
-    def _make_views(self, d: int, batch: int) -> None:
-        self._gram = self.buffer[: batch * d * d].reshape(batch, d, d)
-        self._moment = self.buffer[batch * d * d :].reshape(batch, d)
-
-    @property
-    def gram(self) -> FloatArray:
-        """The sum of the open batch's decoded Gram reports, (B, d, d) (upper triangle)."""
-        return self._gram
-
-    @property
-    def moment(self) -> FloatArray:
-        """The sum of the open batch's decoded y x reports, (B, d)."""
-        return self._moment
-
-    def __getstate__(self) -> dict[str, Any]:
-        """The buffer, count and shape (the views are rebuilt on unpickling, still sharing the buffer)."""
-        return {"buffer": self.buffer, "count": self.count, "shape": self._moment.shape}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.buffer, self.count = state["buffer"], state["count"]
-        batch, d = state["shape"]
-        self._make_views(d, batch)
 
 
 class StatsAgent(LocalDPLinearAgent):
