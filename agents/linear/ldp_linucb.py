@@ -27,14 +27,13 @@ against the authors' code ``MIFA-Lab/LDPbandit2020`` ``src/linucb.py``.
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from agents.base import check_choice, check_float, check_int
 from agents.linear._kernels import SCHEDULE_LDP
-from agents.linear.base import LinearRunResult
 from agents.linear.private_base import LocalDPLinearAgent
 from agents.linear.protocol import BONUSES
 from bandit_envs._types import IntArray
@@ -340,48 +339,17 @@ class LDPLinUCB(LocalDPLinearAgent):
             self._last_obs = None
         self._ledger.record(users, send)
 
-    def run(
-        self,
-        features: npt.ArrayLike,
-        rewards: npt.ArrayLike,
-        expected_rewards: npt.ArrayLike | None = None,
-        *,
-        users: npt.ArrayLike | None = None,
-        checkpoints: npt.ArrayLike | None = None,
-        record_actions: bool = False,
-        parallel: bool | None = None,
-    ) -> LinearRunResult:
-        """The compiled fast path of :meth:`LinearAgent.run`, with the round's users for the accounting.
+    def _check_block(self, block: list[dict[Hashable, int]] | None, n_steps: int) -> None:
+        """Refuse a :meth:`run` block in which some user would exceed ``max_reports_per_user``.
 
-        ``users`` holds the user of each round, (T,) for every copy or (T, N) per copy (any labels
-        that are one-to-one with the users, e.g. the env's contexts); None: the block's rounds
-        have no user id and count against every user. The compiled loop sends every report, so a
-        block in which some user would exceed ``max_reports_per_user`` is refused; play it with
-        ``act``/``update``. Other arguments and the result are those of :meth:`LinearAgent.run`.
+        The compiled loop sends every report; play such rounds with ``act``/``update``, which withhold them.
         """
-        shape = np.shape(features)
-        if len(shape) not in (3, 4):  # the base method refuses it
-            return super().run(
-                features, rewards, expected_rewards, checkpoints=checkpoints, record_actions=record_actions
-            )
-        n_steps = int(shape[0])
-        block = self._ledger.block_counts(users, n_steps)
         cap = self.max_reports_per_user
         if cap is not None and (self._ledger.worst_after(block, n_steps) > cap).any():
             raise ValueError(
                 f"users must not send more than max_reports_per_user = {cap} reports within a run() block: the "
                 "compiled loop sends every report; play such rounds with act/update, which withhold them."
             )
-        result = super().run(
-            features,
-            rewards,
-            expected_rewards,
-            checkpoints=checkpoints,
-            record_actions=record_actions,
-            parallel=parallel,
-        )
-        self._ledger.record_block(block, n_steps)
-        return result
 
     def __repr__(self) -> str:
         return (

@@ -61,7 +61,7 @@ from agents.linear._stats_kernels import (
     step_update,
     write_report,
 )
-from agents.linear.base import LinearRunResult, StepKernels
+from agents.linear.base import StepKernels, _RunBlock
 from agents.linear.private_base import LocalDPLinearAgent
 from agents.linear.protocol import ServerBuffer, SharedBuffer, as_features
 from bandit_envs._types import FloatArray, IntArray
@@ -511,30 +511,14 @@ class StatsAgent(LocalDPLinearAgent):
 
     # Fast path --------------------------------------------------------------------------------
 
-    def run(
-        self,
-        features: npt.ArrayLike,
-        rewards: npt.ArrayLike,
-        expected_rewards: npt.ArrayLike | None = None,
-        *,
-        users: npt.ArrayLike | None = None,
-        checkpoints: npt.ArrayLike | None = None,
-        record_actions: bool = False,
-        parallel: bool | None = None,
-    ) -> LinearRunResult:
-        """Play a block of T rounds from the current state in a compiled loop (the fast path).
+    def _play_block(self, block: _RunBlock, users: Any) -> None:
+        """The compiled loop of :meth:`run` (same kernels and draws as the step API) over a checked block.
 
-        Same kernels and draws, hence the same actions, as T ``act``/``update`` calls; call it
-        again with the next block to continue (the round counter, the open batch and the model
-        carry on). ``users`` holds the user of each round for the accounting, (T,) for every copy
-        or (T, N) per copy (any labels one-to-one with the users); None: the rounds have no user
-        id and count against every user. The other arguments and the result are those of
-        :meth:`agents.linear.base.LinearAgent.run`.
+        ``users`` (checked): the block's users, counted in the shuffle batches by
+        :meth:`_before_count` before the loop.
         """
-        block = self._run_inputs(features, rewards, expected_rewards, checkpoints, record_actions, parallel)
         n_copies, n_steps = self.batch, block.n_steps
         srv, ob = self.server, self.open_batch
-        counts = self._ledger.block_counts(users, n_steps)  # checks users before anything runs
         self._before_count(users, n_steps)
         per_round = max(1, n_copies * (self._n_normals + self._n_uniforms + self._n_batch_normals // self.batch_size))
         chunk = max(1, _NOISE_CHUNK // per_round)
@@ -559,5 +543,3 @@ class StatsAgent(LocalDPLinearAgent):
             )  # fmt: skip
             ob.count = (ob.count + stop - start) % self.batch_size
             srv.t += stop - start
-        self._ledger.record_block(counts, n_steps)
-        return self._run_result(block)
