@@ -28,7 +28,7 @@ import time
 
 import numba
 import numpy as np
-from _common import Ratio, UserFeatures, interleaved, interleaved_per_step, time_fast
+from _common import Ratio, UserFeatures, interleaved_per_step, step_api_vs_run, time_fast
 
 from agents import LDPOLS, ShuffleLinUCB
 from agents.linear.stats_base import StatsAgent
@@ -129,40 +129,9 @@ def step_vs_run(kind: str, problem: Problem, quick: bool) -> Ratio:
     """The step API (act + update over T rounds) against the same agent's ``run`` over the same T rounds."""
     steps, repeats = (5_000, 5) if quick else (BLOCK, 9)
     x, r = problem.block(0)
-    x, r = x[:steps], r[:steps]
     agent = make_agent(kind)
-
-    def step_api() -> None:
-        agent.reset()
-        act, update = agent.act, agent.update
-        for t in range(steps):
-            a = act(x[t])
-            update(a, float(r[t, a]))
-
-    def compiled() -> None:
-        agent.reset()
-        agent.run(x, r)
-
-    step_api()
-    compiled()
-    step_s, run_s = interleaved(step_api, compiled, repeats)
-    agent.reset()
-    chosen = []
-    for t in range(steps):
-        a = agent.act(x[t])
-        agent.update(a, float(r[t, a]))
-        chosen.append(a)
-    agent.reset()
-    result = agent.run(x, r, record_actions=True)
-    same = result.actions is not None and np.array_equal(result.actions, chosen)
-    return Ratio(
-        f"{kind} step API vs its run",
-        f"{type(agent).__name__} act+update",
-        f"{type(agent).__name__}.run",
-        run_s / step_s,
-        0.5,
-        f"{step_s / steps * 1e6:.2f} us vs {run_s / steps * 1e6:.2f} us per round (d={D}, {ARMS} arms, ε={EPSILON:g}, "
-        f"{steps} rounds, median of {repeats} alternating runs); same actions: {same}",
+    return step_api_vs_run(
+        kind, type(agent).__name__, agent, x[:steps], r[:steps], repeats, f"d={D}, {ARMS} arms, ε={EPSILON:g}"
     )
 
 
