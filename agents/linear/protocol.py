@@ -29,6 +29,7 @@ in, scaled by ``sigma``. Everything the server computes is post-processing of th
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -57,15 +58,20 @@ def as_features(name: str, value: Any, lead: tuple[int, ...], d: int) -> FloatAr
     return arr
 
 
+def _view(name: str, doc: str) -> Any:
+    """A read-only attribute of a :class:`SharedBuffer`: its view ``_<name>`` (write into it in place)."""
+    return property(operator.attrgetter("_" + name), doc=doc)
+
+
 class SharedBuffer:
     """Arrays of B copies (batch axis first) that are C-contiguous views of one float buffer, ``buffer``.
 
     ``_layout`` names the views in buffer order with the rank of one copy's part (2: a (d, d)
     matrix, 1: a (d,) vector), the sums of the reports ``gram`` (upper triangle) and ``moment``
-    first; each is kept as ``_<name>`` and read through a property, so it cannot be rebound:
-    write into it in place. The buffer lets a single-env step pass one array to its compiled
-    kernel. Pickled as the buffer and the public attributes; the views are rebuilt on
-    unpickling, still sharing the buffer.
+    first; each is kept as ``_<name>`` and read through a read-only property of the same name
+    (``_view``), so it cannot be rebound: write into it in place. The buffer lets a single-env
+    step pass one array to its compiled kernel. Pickled as the buffer and the public attributes;
+    the views are rebuilt on unpickling, still sharing the buffer.
     """
 
     _layout: ClassVar[tuple[tuple[str, int], ...]] = (("gram", 2), ("moment", 1))
@@ -85,15 +91,8 @@ class SharedBuffer:
             setattr(self, "_" + name, self.buffer[start : start + size].reshape((batch,) + (d,) * rank))
             start += size
 
-    @property
-    def gram(self) -> FloatArray:
-        """The sum of the reports' x xᵀ, (B, d, d): the server's V (the shift cI not added), the open batch's P."""
-        return self._gram
-
-    @property
-    def moment(self) -> FloatArray:
-        """The sum of the reports' y x, (B, d): the server's u, the open batch's p."""
-        return self._moment
+    gram: FloatArray = _view("gram", "The sum of the reports' x xᵀ, (B, d, d): the server's V, the open batch's P.")
+    moment: FloatArray = _view("moment", "The sum of the reports' y x, (B, d): the server's u, the open batch's p.")
 
     def __getstate__(self) -> dict[str, Any]:
         """The buffer, the other public attributes and the shape (B, d)."""
@@ -142,15 +141,8 @@ class ServerBuffer(SharedBuffer):
         #: Per copy, how often V + cI was indefinite and the eigenvalue floor was used.
         self.n_eig_floor: IntArray = np.zeros(batch, dtype=np.int64)
 
-    @property
-    def chol(self) -> FloatArray:
-        """The upper Cholesky factor U of V + cI, (B, d, d)."""
-        return self._chol
-
-    @property
-    def theta(self) -> FloatArray:
-        """The estimate θ = (V + cI)⁻¹u, (B, d)."""
-        return self._theta
+    chol: FloatArray = _view("chol", "The upper Cholesky factor U of V + cI, (B, d, d).")
+    theta: FloatArray = _view("theta", "The estimate θ = (V + cI)⁻¹u, (B, d).")
 
 
 class LinUCBServer(ServerBuffer):
