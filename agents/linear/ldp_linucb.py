@@ -27,7 +27,7 @@ against the authors' code ``MIFA-Lab/LDPbandit2020`` ``src/linucb.py``.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import numpy as np
@@ -48,6 +48,20 @@ __all__ = ["SIGMA_METHODS", "LDPLinUCB", "ldp_linucb_sensitivity", "ldp_linucb_s
 SIGMA_METHODS = ("classic", "analytic")
 
 
+def _finite_positive(compute: Callable[[], float], refusal: Callable[[float], str]) -> float:
+    """``compute()`` if it is finite and positive, else one ``ValueError`` with the sentence ``refusal(value)``.
+
+    An overflow or a division by zero in ``compute`` counts as an infinite value.
+    """
+    try:
+        value = compute()
+    except (OverflowError, ZeroDivisionError):
+        value = math.inf
+    if not 0.0 < value < math.inf:
+        raise ValueError(refusal(value))
+    return value
+
+
 def ldp_linucb_sensitivity(l_x: float = 1.0, l_y: float = 1.0) -> float:
     """L2 sensitivity Δ₂ = 2·sqrt(l_x⁴ + l_x² l_y²) of one user's report (upper triangle of x xᵀ, y x).
 
@@ -59,16 +73,13 @@ def ldp_linucb_sensitivity(l_x: float = 1.0, l_y: float = 1.0) -> float:
     """
     lx = check_float("l_x", l_x, low=0.0, low_open=True)
     ly = check_float("l_y", l_y, low=0.0, low_open=True)
-    try:
-        value = 2.0 * math.sqrt(lx**4 + lx**2 * ly**2)
-    except OverflowError:
-        value = math.inf
-    if not 0.0 < value < math.inf:
-        raise ValueError(
+    return _finite_positive(
+        lambda: 2.0 * math.sqrt(lx**4 + lx**2 * ly**2),
+        lambda value: (
             f"l_x and l_y must give a finite, positive sensitivity 2·sqrt(l_x⁴ + l_x² l_y²), got l_x={lx:g} and "
             f"l_y={ly:g} (sensitivity {value:g})."
-        )
-    return value
+        ),
+    )
 
 
 def ldp_linucb_sigma(
@@ -85,19 +96,17 @@ def ldp_linucb_sigma(
     dlt = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     check_choice("sigma_method", method, SIGMA_METHODS)
     sens = ldp_linucb_sensitivity(l_x, l_y)
-    try:
-        if method == "analytic":
-            sigma = gaussian_sigma_analytic(eps, dlt, sens)
-        else:
-            sigma = math.sqrt(2.0 * math.log(1.25 / dlt)) * sens / eps
-    except (OverflowError, ZeroDivisionError):
-        sigma = math.inf
-    if not 0.0 < sigma < math.inf:
-        raise ValueError(
+    return _finite_positive(
+        lambda: (
+            gaussian_sigma_analytic(eps, dlt, sens)
+            if method == "analytic"
+            else math.sqrt(2.0 * math.log(1.25 / dlt)) * sens / eps
+        ),
+        lambda sigma: (
             f"epsilon and delta must give a finite, positive noise scale σ, got epsilon={eps:g}, delta={dlt:g} "
             f"(σ = {sigma:g} with sensitivity {sens:g})."
-        )
-    return sigma
+        ),
+    )
 
 
 class LDPLinUCB(LocalDPLinearAgent):
