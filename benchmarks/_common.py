@@ -214,6 +214,54 @@ class UserFeatures:
         return self.features[users], self.rewards[users]
 
 
+def step_api_vs_run(
+    name: str, label: str, agent: Any, features: np.ndarray, rewards: np.ndarray, repeats: int, where: str
+) -> Ratio:
+    """A contextual agent's step API against its own compiled ``run`` over the same rounds: goal 0.5x.
+
+    The step API is ``act(features[t])`` + ``update(a, rewards[t, a])`` for every round t after a
+    reset; ``run`` plays the same rounds in one call after a reset. Timed alternately (wall time,
+    medians of ``repeats``), after one untimed call of each; both must choose the same actions
+    (checked, stated in the detail). ``label`` is the class name, ``where`` the problem in words.
+    """
+    import numba
+
+    steps = features.shape[0]
+
+    def step_api() -> None:
+        agent.reset()
+        act, update = agent.act, agent.update
+        for t in range(steps):
+            a = act(features[t])
+            update(a, rewards[t, a])
+
+    def compiled() -> None:
+        agent.reset()
+        agent.run(features, rewards)
+
+    step_api()
+    compiled()
+    step_s, run_s = interleaved(step_api, compiled, repeats)
+    agent.reset()
+    chosen = []
+    for t in range(steps):
+        a = agent.act(features[t])
+        agent.update(a, rewards[t, a])
+        chosen.append(a)
+    agent.reset()
+    result = agent.run(features, rewards, record_actions=True)
+    same = result.actions is not None and np.array_equal(result.actions, chosen)
+    return Ratio(
+        f"{name} step API vs its run",
+        f"{label} act+update",
+        f"{label}.run",
+        run_s / step_s,
+        0.5,
+        f"{step_s / steps * 1e6:.2f} us vs {run_s / steps * 1e6:.2f} us per round ({where}, {steps} rounds, median of "
+        f"{repeats} alternating runs, numba {numba.get_num_threads()} threads); same actions: {same}",
+    )
+
+
 def time_fast(agent: Any, problem: UserFeatures, steps: int) -> tuple[float, float]:
     """(seconds in the agent's compiled ``run``, total regret of copy 0) over ``steps`` rounds fed in blocks."""
     agent.reset()

@@ -7,11 +7,14 @@ round; rewards x.theta* in [-1, 1]), against a plain numpy loop of the same algo
 choice, the clipped report encoded in the unit ball, privatized (LDP-OLS: Gaussian noise drawn
 once per batch of 100, as the agent's simulation does; Shuffle-LinUCB: the L2-ball mechanism on
 every report), added to the batch, and a ridge refit with ``np.linalg.solve`` at the end of each
-batch (Shuffle-LinUCB: batches of 1000). Also the step API (``act`` + ``update``) of each agent.
+batch (Shuffle-LinUCB: batches of 1000). Also the step API (``act`` + ``update``) of each agent,
+against the numpy loop and against the agent's own ``run`` over the same rounds (goal: the step
+API at least 0.5x the speed of ``run``, as for LinUCB and LDP-LinUCB in ``bench_step_api.py``;
+both must choose the same actions, checked).
 
-``results(quick)`` returns the ratios (fast path and step API over the numpy loop), timed
-alternately in the same run, medians; the 100,000 steps/s target is stated as the ratio it needs
-against the numpy loop measured in that run.
+``results(quick)`` returns the ratios (fast path and step API over the numpy loop, step API over
+``run``), timed alternately in the same run, medians; the 100,000 steps/s target is stated as the
+ratio it needs against the numpy loop measured in that run.
 
 Usage: ``python benchmarks/bench_ldp_contextual.py [--steps 100000] [--ref-steps 5000] [--repeats 3]``.
 """
@@ -25,7 +28,7 @@ import time
 
 import numba
 import numpy as np
-from _common import Ratio, UserFeatures, interleaved_per_step, time_fast
+from _common import Ratio, UserFeatures, interleaved_per_step, step_api_vs_run, time_fast
 
 from agents import LDPOLS, ShuffleLinUCB
 from agents.linear.stats_base import StatsAgent
@@ -122,8 +125,18 @@ def time_reference(kind: str, problem: Problem, steps: int) -> tuple[float, floa
     return time.perf_counter() - t0, ref.regret
 
 
+def step_vs_run(kind: str, problem: Problem, quick: bool) -> Ratio:
+    """The step API (act + update over T rounds) against the same agent's ``run`` over the same T rounds."""
+    steps, repeats = (5_000, 5) if quick else (BLOCK, 9)
+    x, r = problem.block(0)
+    agent = make_agent(kind)
+    return step_api_vs_run(
+        kind, type(agent).__name__, agent, x[:steps], r[:steps], repeats, f"d={D}, {ARMS} arms, ε={EPSILON:g}"
+    )
+
+
 def results(quick: bool = False) -> list[Ratio]:
-    """Fast path and step API of each agent against its numpy loop, alternating, medians."""
+    """Fast path and step API of each agent against its numpy loop, and the step API against ``run``; medians."""
     steps, api_steps, ref_steps = (20_000, 2_000, 2_000) if quick else (100_000, 5_000, 5_000)
     repeats = 3 if quick else 5
     problem = Problem()
@@ -163,6 +176,7 @@ def results(quick: bool = False) -> list[Ratio]:
                 None,
                 f"{1 / api_t:,.0f} vs {1 / ref2_t:,.0f} steps/s, {where}",
             ),
+            step_vs_run(kind, problem, quick),
         ]
     return out
 

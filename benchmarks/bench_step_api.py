@@ -35,9 +35,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
-import numba
 import numpy as np
-from _common import Ratio, interleaved, print_results
+from _common import Ratio, interleaved, print_results, step_api_vs_run
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents import KLUCB, MOSS, UCB, UCBN, EpsilonGreedy, Exp3, LDPLinUCB, LinUCB, ThompsonSampling
@@ -246,40 +245,7 @@ def linear_problem(rounds: int, seed: int = 0, n_users: int = 943) -> tuple[np.n
 def linear_ratio(name: str, make: Callable[[], LinUCB | LDPLinUCB], quick: bool) -> Ratio:
     steps, repeats = (1_000, 5) if quick else (5_000, 9)
     x, r = linear_problem(steps)
-    agent = make()
-
-    def steps_api() -> None:
-        agent.reset()
-        act, update = agent.act, agent.update
-        for t in range(steps):
-            a = act(x[t])
-            update(a, r[t, a])
-
-    def compiled() -> None:
-        agent.reset()
-        agent.run(x, r)
-
-    steps_api()
-    compiled()
-    step_s, run_s = interleaved(steps_api, compiled, repeats)
-    agent.reset()
-    chosen = []
-    for t in range(steps):
-        a = agent.act(x[t])
-        agent.update(a, r[t, a])
-        chosen.append(a)
-    agent.reset()
-    result = agent.run(x, r, record_actions=True)
-    same = result.actions is not None and np.array_equal(result.actions, chosen)
-    return Ratio(
-        f"{name} step API vs its run",
-        f"{name} act+update",
-        f"{name}.run",
-        run_s / step_s,
-        0.5,
-        f"{step_s / steps * 1e6:.2f} us vs {run_s / steps * 1e6:.2f} us per round (d={D}, {ARMS} arms, "
-        f"{steps} rounds, numba {numba.get_num_threads()} threads); same actions: {same}",
-    )
+    return step_api_vs_run(name, name, make(), x, r, repeats, f"d={D}, {ARMS} arms")
 
 
 def results(quick: bool = False) -> list[Ratio]:

@@ -606,3 +606,32 @@ def test_greedy_step_refuses_non_finite_features_and_keeps_overflowing_rows(cls:
         with pytest.raises(ValueError, match="obs must contain only finite numbers"):
             cls(3, 1.0, seed=0).act(x)
     assert cls(3, 1.0, seed=0).act(finite) in range(3)
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_single_env_step_refuses_bad_feedback_before_drawing_or_writing(name: str) -> None:
+    """The one-call step checks the arm and the reward in the kernel: a refusal draws and writes nothing."""
+    x, _, _ = linear_problem(4, 5, 4, seed=14)
+    for bad_action, bad_reward, match in (
+        (5, 0.5, "action must be an arm index"),
+        (-1, 0.5, "action must be an arm index"),
+        (10**30, 0.5, "action must be an arm index"),
+        (np.int64(7), 0.5, "action must be an arm index"),
+        (1, math.nan, "reward must be a finite number"),
+        (1, -math.inf, "reward must be a finite number"),
+    ):
+        agent = AGENTS[name](batch_size=2, seed=5)
+        agent.update(agent.act(x[0]), 0.5)  # the next round closes the batch (draws for every mechanism)
+        agent.act(x[1])
+        rng_state, server, pending = (
+            agent.rng.bit_generator.state,
+            agent.server.buffer.copy(),
+            agent.open_batch.buffer.copy(),
+        )
+        with pytest.raises(ValueError, match=match):
+            agent.update(bad_action, bad_reward)
+        assert agent.rng.bit_generator.state == rng_state and agent.t == 1 and agent.open_batch.count == 1
+        np.testing.assert_array_equal(agent.server.buffer, server)
+        np.testing.assert_array_equal(agent.open_batch.buffer, pending)
+        agent.update(1, 0.25)  # the round can still be reported
+        assert agent.t == 2 and agent.open_batch.count == 0

@@ -413,6 +413,13 @@ def test_fast_path_refuses_a_block_that_would_exceed_the_cap():
         agent.run(x[:1], r[:1], users=users[:1])
     with pytest.raises(ValueError, match="^users"):
         LDPLinUCB(3, 1.0, horizon=40, max_reports_per_user=10, seed=0).run(x[:11], r[:11])
+    # The features and rewards are checked first (as every linear agent's run checks them), then the cap.
+    bad = x[:11].copy()
+    bad[3, 0, 0] = np.nan
+    with pytest.raises(ValueError, match="^features must contain only finite numbers"):
+        LDPLinUCB(3, 1.0, horizon=40, max_reports_per_user=10, seed=0).run(bad, r[:11])
+    with pytest.raises(ValueError, match="^rewards must have shape"):
+        LDPLinUCB(3, 1.0, horizon=40, max_reports_per_user=10, seed=0).run(x[:11], r[:11, :2])
 
 
 def test_user_budget_sets_the_cap():

@@ -391,14 +391,14 @@ def step_choose_one(obs: FloatArray, params: FloatArray, state: FloatArray) -> i
     n_arms, d = obs.shape
     if n_arms < 1 or state.shape[0] != 2 * d * (d + 1):
         return -1
-    _, _, u_fac, theta = server_views(state, d)
     width, l_x = params[P_WIDTH], params[1]
     if width != 0.0:
         if not all_finite(obs):
             return -1
+        _, _, u_fac, theta = server_views(state, d)
         work = np.empty((2 * d + 1) * n_arms)
         return _choose(obs, theta, u_fac, width, l_x, work)
-    return choose_greedy(obs, theta, l_x, True)
+    return choose_greedy(obs, state[2 * d * d + d : 2 * d * d + 2 * d], l_x, True)  # θ, the buffer's last d
 
 
 @njit(error_model="numpy")
@@ -412,36 +412,50 @@ def step_report_one(
     params: FloatArray,
     state: FloatArray,
     pending: FloatArray,
+    work: FloatArray,
 ) -> int:  # pragma: no cover
     """One env's draws, report and (at a batch's end) refit: the step API's ``update`` with plain scalars.
 
     ``holder.rng`` is the agent's generator (:class:`GeneratorHolder`), ``t`` the reports
     received with this one, ``count`` the open batch's reports before it, ``params`` and
     ``state`` as in :func:`step_choose_one`, ``pending`` the open batch's buffer (its P (d, d),
-    then p (d,); :class:`agents.linear.stats_base.OpenBatch`). The same draws, in the same order,
-    and the same arithmetic as :func:`step_update` for one copy, with ``close = count + 1 ==
-    batch_size`` and the shift c_t of :func:`_shift`. Returns the clip flags (1: x, 2: y) plus 4
-    if the eigenvalue floor was used, or -1 (nothing drawn or written) when a buffer does not fit d.
+    then p (d,); :class:`agents.linear.stats_base.OpenBatch`) and ``work`` the agent's scratch
+    for the draws and the clipped x (at least Dr + n_u + Db + d floats; its content is not kept).
+    The same draws, in the same order, and the same arithmetic as :func:`step_update` for one
+    copy, with ``close = count + 1 == batch_size`` and the shift c_t of :func:`_shift`. Returns
+    the clip flags (1: x, 2: y) plus 4 if the eigenvalue floor was used, or -1 (nothing drawn or
+    written) when a buffer does not fit d, -2 (nothing drawn or written) when ``action`` is not an
+    arm of ``obs`` or ``reward`` is not finite (the caller's checked path then says which).
+
+    ``holder`` None (an entry point compiled for it, which passes one argument less): for a round
+    that draws nothing, a report without per-report draws (LDP-OLS's Gaussian reports, whose noise
+    the simulation adds per batch) that does not close a batch with batch draws; a round that
+    would draw returns -1 with nothing written.
     """
-    d = obs.shape[1]
+    n_arms, d = obs.shape
+    if action < 0 or action >= n_arms or not -np.inf < reward < np.inf:
+        return -2
     dd = d * d
-    if state.shape[0] != 2 * d * (d + 1) or pending.shape[0] != dd + d:
-        return -1
-    rng = holder.rng
     n_n, n_u, n_b = int(params[P_DRAWS]), int(params[P_DRAWS + 1]), int(params[P_DRAWS + 2])
+    if state.shape[0] != 2 * d * (d + 1) or pending.shape[0] != dd + d or work.shape[0] < n_n + n_u + n_b + d:
+        return -1
     close = count + 1 == int(params[P_BATCH_SIZE])
-    work = np.empty(n_n + n_u + n_b + d)
     normals = work[:n_n]
     uniforms = work[n_n : n_n + n_u]
     batch_normals = work[n_n + n_u : n_n + n_u + n_b]
-    xc = work[n_n + n_u + n_b :]
-    for i in range(n_n):
-        normals[i] = rng.standard_normal()
-    for i in range(n_u):
-        uniforms[i] = rng.random()
-    if close:
-        for i in range(n_b):
-            batch_normals[i] = rng.standard_normal()
+    xc = work[n_n + n_u + n_b : n_n + n_u + n_b + d]
+    if holder is None:  # compiled apart (the branch is pruned): a round that must draw nothing
+        if n_n + n_u > 0 or (close and n_b > 0):
+            return -1
+    else:
+        rng = holder.rng
+        for i in range(n_n):
+            normals[i] = rng.standard_normal()
+        for i in range(n_u):
+            uniforms[i] = rng.random()
+        if close:
+            for i in range(n_b):
+                batch_normals[i] = rng.standard_normal()
     pend_gram = pending[:dd].reshape((d, d))
     pend_mom = pending[dd:]
     flags = write_report(obs, action, reward, params, normals, uniforms, pend_gram, pend_mom, xc)

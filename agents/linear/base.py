@@ -459,6 +459,11 @@ class LinearAgent(Agent):
             Regret over this block (not since reset) and optionally the actions.
         """
         block = self._run_inputs(features, rewards, expected_rewards, checkpoints, record_actions, parallel)
+        self._play_block(block, None)
+        return self._run_result(block)
+
+    def _play_block(self, block: _RunBlock, users: Any) -> None:
+        """The compiled loop of :meth:`run` over a checked block (``users``: its rounds' users, unused here)."""
         n_copies, n_steps = self.batch, block.n_steps
         m = self._noise_size
         chunk = max(1, _NOISE_CHUNK // max(1, n_copies * m))
@@ -477,7 +482,6 @@ class LinearAgent(Agent):
                 (srv.gram, srv.moment, srv.chol, srv.theta, block.cum, block.counters),
             )
             srv.t += stop - start
-        return self._run_result(block)
 
     def _run_inputs(
         self,

@@ -27,14 +27,13 @@ against the authors' code ``MIFA-Lab/LDPbandit2020`` ``src/linucb.py``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from agents.base import check_choice, check_float, check_int
 from agents.linear._kernels import SCHEDULE_LDP
-from agents.linear.base import LinearRunResult
 from agents.linear.private_base import LocalDPLinearAgent
 from agents.linear.protocol import BONUSES
 from bandit_envs._types import IntArray
@@ -49,6 +48,20 @@ __all__ = ["SIGMA_METHODS", "LDPLinUCB", "ldp_linucb_sensitivity", "ldp_linucb_s
 SIGMA_METHODS = ("classic", "analytic")
 
 
+def _finite_positive(compute: Callable[[], float], refusal: Callable[[float], str]) -> float:
+    """``compute()`` if it is finite and positive, else one ``ValueError`` with the sentence ``refusal(value)``.
+
+    An overflow or a division by zero in ``compute`` counts as an infinite value.
+    """
+    try:
+        value = compute()
+    except (OverflowError, ZeroDivisionError):
+        value = math.inf
+    if not 0.0 < value < math.inf:
+        raise ValueError(refusal(value))
+    return value
+
+
 def ldp_linucb_sensitivity(l_x: float = 1.0, l_y: float = 1.0) -> float:
     """L2 sensitivity Δ₂ = 2·sqrt(l_x⁴ + l_x² l_y²) of one user's report (upper triangle of x xᵀ, y x).
 
@@ -60,16 +73,13 @@ def ldp_linucb_sensitivity(l_x: float = 1.0, l_y: float = 1.0) -> float:
     """
     lx = check_float("l_x", l_x, low=0.0, low_open=True)
     ly = check_float("l_y", l_y, low=0.0, low_open=True)
-    try:
-        value = 2.0 * math.sqrt(lx**4 + lx**2 * ly**2)
-    except OverflowError:
-        value = math.inf
-    if not 0.0 < value < math.inf:
-        raise ValueError(
+    return _finite_positive(
+        lambda: 2.0 * math.sqrt(lx**4 + lx**2 * ly**2),
+        lambda value: (
             f"l_x and l_y must give a finite, positive sensitivity 2·sqrt(l_x⁴ + l_x² l_y²), got l_x={lx:g} and "
             f"l_y={ly:g} (sensitivity {value:g})."
-        )
-    return value
+        ),
+    )
 
 
 def ldp_linucb_sigma(
@@ -86,19 +96,17 @@ def ldp_linucb_sigma(
     dlt = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     check_choice("sigma_method", method, SIGMA_METHODS)
     sens = ldp_linucb_sensitivity(l_x, l_y)
-    try:
-        if method == "analytic":
-            sigma = gaussian_sigma_analytic(eps, dlt, sens)
-        else:
-            sigma = math.sqrt(2.0 * math.log(1.25 / dlt)) * sens / eps
-    except (OverflowError, ZeroDivisionError):
-        sigma = math.inf
-    if not 0.0 < sigma < math.inf:
-        raise ValueError(
+    return _finite_positive(
+        lambda: (
+            gaussian_sigma_analytic(eps, dlt, sens)
+            if method == "analytic"
+            else math.sqrt(2.0 * math.log(1.25 / dlt)) * sens / eps
+        ),
+        lambda sigma: (
             f"epsilon and delta must give a finite, positive noise scale σ, got epsilon={eps:g}, delta={dlt:g} "
             f"(σ = {sigma:g} with sensitivity {sens:g})."
-        )
-    return sigma
+        ),
+    )
 
 
 class LDPLinUCB(LocalDPLinearAgent):
@@ -340,48 +348,17 @@ class LDPLinUCB(LocalDPLinearAgent):
             self._last_obs = None
         self._ledger.record(users, send)
 
-    def run(
-        self,
-        features: npt.ArrayLike,
-        rewards: npt.ArrayLike,
-        expected_rewards: npt.ArrayLike | None = None,
-        *,
-        users: npt.ArrayLike | None = None,
-        checkpoints: npt.ArrayLike | None = None,
-        record_actions: bool = False,
-        parallel: bool | None = None,
-    ) -> LinearRunResult:
-        """The compiled fast path of :meth:`LinearAgent.run`, with the round's users for the accounting.
+    def _check_block(self, block: list[dict[Hashable, int]] | None, n_steps: int) -> None:
+        """Refuse a :meth:`run` block in which some user would exceed ``max_reports_per_user``.
 
-        ``users`` holds the user of each round, (T,) for every copy or (T, N) per copy (any labels
-        that are one-to-one with the users, e.g. the env's contexts); None: the block's rounds
-        have no user id and count against every user. The compiled loop sends every report, so a
-        block in which some user would exceed ``max_reports_per_user`` is refused; play it with
-        ``act``/``update``. Other arguments and the result are those of :meth:`LinearAgent.run`.
+        The compiled loop sends every report; play such rounds with ``act``/``update``, which withhold them.
         """
-        shape = np.shape(features)
-        if len(shape) not in (3, 4):  # the base method refuses it
-            return super().run(
-                features, rewards, expected_rewards, checkpoints=checkpoints, record_actions=record_actions
-            )
-        n_steps = int(shape[0])
-        block = self._ledger.block_counts(users, n_steps)
         cap = self.max_reports_per_user
         if cap is not None and (self._ledger.worst_after(block, n_steps) > cap).any():
             raise ValueError(
                 f"users must not send more than max_reports_per_user = {cap} reports within a run() block: the "
                 "compiled loop sends every report; play such rounds with act/update, which withhold them."
             )
-        result = super().run(
-            features,
-            rewards,
-            expected_rewards,
-            checkpoints=checkpoints,
-            record_actions=record_actions,
-            parallel=parallel,
-        )
-        self._ledger.record_block(block, n_steps)
-        return result
 
     def __repr__(self) -> str:
         return (

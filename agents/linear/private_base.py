@@ -16,10 +16,11 @@ from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from numba import typed
 
 from agents.base import PrivateAgent, check_float
-from agents.linear.base import LinearAgent
+from agents.linear.base import LinearAgent, LinearRunResult
 from bandit_envs._types import IntArray
 from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, UserPrivacy, user_privacy
 from bandit_envs.privacy.streams import noise_generator
@@ -106,6 +107,37 @@ class LocalDPLinearAgent(LinearAgent, PrivateAgent):
         for counts, user in zip(self._pending_named, users, strict=True):
             counts[user] = counts.get(user, 0) + 1
         self._pending_users = True
+
+    def run(
+        self,
+        features: npt.ArrayLike,
+        rewards: npt.ArrayLike,
+        expected_rewards: npt.ArrayLike | None = None,
+        *,
+        users: npt.ArrayLike | None = None,
+        checkpoints: npt.ArrayLike | None = None,
+        record_actions: bool = False,
+        parallel: bool | None = None,
+    ) -> LinearRunResult:
+        """The compiled fast path of :meth:`LinearAgent.run`, with the round's users for the accounting.
+
+        ``users`` holds the user of each round, (T,) for every copy or (T, N) per copy (any labels
+        that are one-to-one with the users, e.g. the env's contexts); None: the block's rounds
+        have no user id and count against every user. Every round of the block sends its report
+        (the block's reports are added to the ledger after the loop). The arguments are checked
+        before anything runs (the features and rewards, then ``users``, then the subclass's
+        :meth:`_check_block`); the other arguments and the result are those of
+        :meth:`LinearAgent.run`.
+        """
+        block = self._run_inputs(features, rewards, expected_rewards, checkpoints, record_actions, parallel)
+        counts = self._ledger.block_counts(users, block.n_steps)
+        self._check_block(counts, block.n_steps)
+        self._play_block(block, users)
+        self._ledger.record_block(counts, block.n_steps)
+        return self._run_result(block)
+
+    def _check_block(self, block: list[dict[Hashable, int]] | None, n_steps: int) -> None:
+        """Hook: refuse a :meth:`run` block (its users' report counts) before it runs; nothing by default."""
 
     def privacy_per_user(self, delta: float | None = None) -> UserPrivacy:
         """What holds for every user so far: the composition over the reports of the user with the most.

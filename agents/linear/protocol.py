@@ -29,7 +29,8 @@ in, scaled by ``sigma``. Everything the server computes is post-processing of th
 from __future__ import annotations
 
 import math
-from typing import Any
+import operator
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -39,7 +40,7 @@ from agents.linear._kernels import choose_batch, fill_normals, receive_batch, wr
 from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.validation import real_array
 
-__all__ = ["BONUSES", "LinUCBServer", "ServerBuffer", "as_features", "client_choose", "client_report"]
+__all__ = ["BONUSES", "LinUCBServer", "ServerBuffer", "SharedBuffer", "as_features", "client_choose", "client_report"]
 
 
 #: Exploration bonuses of the client's index: sqrt(xᵀṼ⁻¹x) or xᵀṼ⁻¹x.
@@ -57,7 +58,56 @@ def as_features(name: str, value: Any, lead: tuple[int, ...], d: int) -> FloatAr
     return arr
 
 
-class ServerBuffer:
+def _view(name: str, doc: str) -> Any:
+    """A read-only attribute of a :class:`SharedBuffer`: its view ``_<name>`` (write into it in place)."""
+    return property(operator.attrgetter("_" + name), doc=doc)
+
+
+class SharedBuffer:
+    """Arrays of B copies (batch axis first) that are C-contiguous views of one float buffer, ``buffer``.
+
+    ``_layout`` names the views in buffer order with the rank of one copy's part (2: a (d, d)
+    matrix, 1: a (d,) vector), the sums of the reports ``gram`` (upper triangle) and ``moment``
+    first; each is kept as ``_<name>`` and read through a read-only property of the same name
+    (``_view``), so it cannot be rebound: write into it in place. The buffer lets a single-env
+    step pass one array to its compiled kernel. Pickled as the buffer and the public attributes;
+    the views are rebuilt on unpickling, still sharing the buffer.
+    """
+
+    _layout: ClassVar[tuple[tuple[str, int], ...]] = (("gram", 2), ("moment", 1))
+    _gram: FloatArray
+    _moment: FloatArray
+
+    def __init__(self, n_features: int, batch: int) -> None:
+        d = n_features
+        self.buffer: FloatArray = np.zeros(batch * sum(d**rank for _, rank in self._layout))
+        self._make_views(d, batch)
+
+    def _make_views(self, d: int, batch: int) -> None:
+        self._shape = (batch, d)
+        start = 0
+        for name, rank in self._layout:
+            size = batch * d**rank
+            setattr(self, "_" + name, self.buffer[start : start + size].reshape((batch,) + (d,) * rank))
+            start += size
+
+    gram: FloatArray = _view("gram", "The sum of the reports' x xᵀ, (B, d, d): the server's V, the open batch's P.")
+    moment: FloatArray = _view("moment", "The sum of the reports' y x, (B, d): the server's u, the open batch's p.")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The buffer, the other public attributes and the shape (B, d)."""
+        state = {key: value for key, value in self.__dict__.items() if not key.startswith("_")}
+        state["shape"] = self._shape
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        batch, d = state.pop("shape")
+        self.__dict__.update(state)
+        self._make_views(d, batch)
+
+
+class ServerBuffer(SharedBuffer):
     """The arrays of a linear agents' server, for B copies: V, u, the factor U of V + cI, and θ.
 
     ``gram`` (B, d, d; upper triangle) is V, ``moment`` (B, d) is u, ``chol`` (B, d, d) is the upper
@@ -78,51 +128,21 @@ class ServerBuffer:
         c before the first report (V = 0, U = sqrt(c)·I, θ = 0).
     """
 
+    _layout = (("gram", 2), ("moment", 1), ("chol", 2), ("theta", 1))
+    _chol: FloatArray
+    _theta: FloatArray
+
     def __init__(self, n_features: int, batch: int, initial_shift: float) -> None:
+        super().__init__(n_features, batch)
         d = n_features
-        self.buffer: FloatArray = np.zeros(batch * 2 * d * (d + 1))
-        self._make_views(d, batch)
         self.chol[:, np.arange(d), np.arange(d)] = math.sqrt(initial_shift)
         #: Reports received (the round number t of the last one).
         self.t = 0
         #: Per copy, how often V + cI was indefinite and the eigenvalue floor was used.
         self.n_eig_floor: IntArray = np.zeros(batch, dtype=np.int64)
 
-    def _make_views(self, d: int, batch: int) -> None:
-        sizes = (batch * d * d, batch * d, batch * d * d, batch * d)
-        starts = np.cumsum((0, *sizes))
-        parts = [self.buffer[starts[i] : starts[i + 1]] for i in range(4)]
-        self._gram, self._moment = parts[0].reshape(batch, d, d), parts[1].reshape(batch, d)
-        self._chol, self._theta = parts[2].reshape(batch, d, d), parts[3].reshape(batch, d)
-
-    @property
-    def gram(self) -> FloatArray:
-        """The sum V = Σ x xᵀ of the reports, (B, d, d) (the shift cI is not added)."""
-        return self._gram
-
-    @property
-    def moment(self) -> FloatArray:
-        """The sum u = Σ y x of the reports, (B, d)."""
-        return self._moment
-
-    @property
-    def chol(self) -> FloatArray:
-        """The upper Cholesky factor U of V + cI, (B, d, d)."""
-        return self._chol
-
-    @property
-    def theta(self) -> FloatArray:
-        """The estimate θ = (V + cI)⁻¹u, (B, d)."""
-        return self._theta
-
-    def __getstate__(self) -> dict[str, Any]:
-        """The buffer, counters and shape (the views are rebuilt on unpickling, still sharing the buffer)."""
-        return {"buffer": self.buffer, "t": self.t, "n_eig_floor": self.n_eig_floor, "shape": self._theta.shape}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.buffer, self.t, self.n_eig_floor = state["buffer"], state["t"], state["n_eig_floor"]
-        batch, d = state["shape"]
-        self._make_views(d, batch)
+    chol: FloatArray = _view("chol", "The upper Cholesky factor U of V + cI, (B, d, d).")
+    theta: FloatArray = _view("theta", "The estimate θ = (V + cI)⁻¹u, (B, d).")
 
 
 class LinUCBServer(ServerBuffer):

@@ -61,9 +61,9 @@ from agents.linear._stats_kernels import (
     step_update,
     write_report,
 )
-from agents.linear.base import LinearRunResult, StepKernels
+from agents.linear.base import StepKernels, _RunBlock
 from agents.linear.private_base import LocalDPLinearAgent
-from agents.linear.protocol import ServerBuffer, as_features
+from agents.linear.protocol import ServerBuffer, SharedBuffer, as_features
 from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, user_ids
 from bandit_envs.privacy.l2_ball import l2_ball_keep_probability, l2_ball_scale
@@ -86,7 +86,9 @@ class _StepKernels(StepKernels):
     The arrays the agent owns are C-contiguous; actions and rewards come from the caller and may
     have any strides (layout ``"A"``). ``choose_one`` and ``report_one`` are one env's calls with
     plain scalars (rank 2 only): they take the agent's parameter array ``_params``, the server's
-    ``buffer`` and the open batch's ``buffer`` where the batch calls take a dozen arrays.
+    ``buffer``, the open batch's ``buffer`` and the agent's scratch ``_work`` where the batch calls
+    take a dozen arrays; ``report_plain`` is ``report_one`` compiled for no generator (None), for
+    the rounds that draw nothing (LDP-OLS's Gaussian reports between batch closes).
     """
 
     def __init__(self, rank: int) -> None:
@@ -104,7 +106,10 @@ class _StepKernels(StepKernels):
         )  # fmt: skip
         if rank == 2:  # one env: the parameter array, the server's buffer and the open batch's
             self.choose_one: Any = entry_point(step_choose_one, (obs, vec, vec))
-            self.report_one: Any = entry_point(step_report_one, (GENERATOR_HOLDER, obs, i8, f8, i8, i8, vec, vec, vec))
+            self.report_one: Any = entry_point(
+                step_report_one, (GENERATOR_HOLDER, obs, i8, f8, i8, i8, vec, vec, vec, vec)
+            )
+            self.report_plain: Any = entry_point(step_report_one, (types.none, obs, i8, f8, i8, i8, vec, vec, vec, vec))
 
 
 class StatsServer(ServerBuffer):
@@ -121,7 +126,7 @@ class StatsServer(ServerBuffer):
     """
 
 
-class OpenBatch:
+class OpenBatch(SharedBuffer):
     """The reports of the open batch, summed outside the server until the batch closes (B copies, batch axis first).
 
     ``gram`` (B, d, d; upper triangle) and ``moment`` (B, d) are the sums of the decoded reports
@@ -135,33 +140,8 @@ class OpenBatch:
     """
 
     def __init__(self, n_features: int, batch: int) -> None:
-        d = n_features
-        self.buffer: FloatArray = np.zeros(batch * d * (d + 1))
-        self._make_views(d, batch)
+        super().__init__(n_features, batch)
         self.count = 0
-
-    def _make_views(self, d: int, batch: int) -> None:
-        self._gram = self.buffer[: batch * d * d].reshape(batch, d, d)
-        self._moment = self.buffer[batch * d * d :].reshape(batch, d)
-
-    @property
-    def gram(self) -> FloatArray:
-        """The sum of the open batch's decoded Gram reports, (B, d, d) (upper triangle)."""
-        return self._gram
-
-    @property
-    def moment(self) -> FloatArray:
-        """The sum of the open batch's decoded y x reports, (B, d)."""
-        return self._moment
-
-    def __getstate__(self) -> dict[str, Any]:
-        """The buffer, count and shape (the views are rebuilt on unpickling, still sharing the buffer)."""
-        return {"buffer": self.buffer, "count": self.count, "shape": self._moment.shape}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.buffer, self.count = state["buffer"], state["count"]
-        batch, d = state["shape"]
-        self._make_views(d, batch)
 
 
 class StatsAgent(LocalDPLinearAgent):
@@ -336,6 +316,11 @@ class StatsAgent(LocalDPLinearAgent):
         self._batch_normals = np.empty((self.batch, self._n_batch_normals))
         self._a1 = np.zeros(1, dtype=np.int64)
         self._r1 = np.zeros(1)
+        #: Rounds whose open batch holds fewer reports than this draw nothing (no per-report draws, no
+        #: batch close): ``batch_size - 1`` for LDP-OLS's Gaussian reports, else 0.
+        self._no_draws_before = self.batch_size - 1 if self._n_normals + self._n_uniforms == 0 else 0
+        #: Scratch of the single-env report (its draws and the clipped x; not state).
+        self._work = np.empty(self._n_normals + self._n_uniforms + self._n_batch_normals + self.n_features)
         self._holder: tuple[np.random.Generator, GeneratorHolder] | None = None
         #: The single-env kernels' parameters (``enc``, then the ``P_*`` entries of
         #: :mod:`agents.linear._stats_kernels`), fixed at construction like the fast path's.
@@ -408,8 +393,6 @@ class StatsAgent(LocalDPLinearAgent):
         (the draws, the reports and, at the end of a batch, the refit).
         """
         x = self._last_obs
-        if x is None:
-            raise RuntimeError("update() needs the features of the last act(obs); call act(obs) first.")
         tr, ta = type(reward), type(action)
         users: list[Any] | None = None
         if (
@@ -417,11 +400,12 @@ class StatsAgent(LocalDPLinearAgent):
             and (tr is float or tr is _NP_FLOAT64)
             and (ta is int or ta is _NP_INT64)
             and self.n_envs is None
-            and 0 <= action < len(x)
-            and -_INF < reward < _INF
-        ):  # the usual one-env feedback, checked inline (what _plain_feedback accepts)
+            and x is not None
+        ):  # the usual one-env feedback: the kernel checks the arm's range and the reward's finiteness
             r = reward
         else:
+            if x is None:
+                raise RuntimeError("update() needs the features of the last act(obs); call act(obs) first.")
             r = self._plain_feedback(x, action, reward)
             if r is None:
                 self._update_copies(x, action, reward, info)
@@ -429,14 +413,26 @@ class StatsAgent(LocalDPLinearAgent):
             if info is not None:
                 self._check_info(info, x.shape[-2])
                 users = user_ids(info, 1) if info else None
-        # One env, plain scalars: one compiled call on the agent's three buffers.
+        # One env, plain scalars: one compiled call on the agent's buffers.
         srv, ob = self.server, self.open_batch
-        holder = self._holder
-        gen = holder[1] if holder is not None and holder[0] is self.rng else self._rng_holder()
         count = ob.count
-        code = self._step.report_one(gen, x, action, r, srv.t + 1, count, self._params, srv.buffer, ob.buffer)
+        try:
+            if count < self._no_draws_before:  # a round that draws nothing: the call without the generator
+                code = self._step.report_plain(
+                    None, x, action, r, srv.t + 1, count, self._params, srv.buffer, ob.buffer, self._work
+                )
+            else:
+                holder = self._holder
+                gen = holder[1] if holder is not None and holder[0] is self.rng else self._rng_holder()
+                code = self._step.report_one(
+                    gen, x, action, r, srv.t + 1, count, self._params, srv.buffer, ob.buffer, self._work
+                )
+        except OverflowError:  # an int action beyond int64: not an arm
+            code = -2
         if code:
-            if code < 0:  # a buffer was replaced by one of another size
+            if code < 0:
+                if code == -2:  # an arm outside the observation or a reward that is not finite
+                    self._feedback(action, reward, info, n_arms=x.shape[-2])  # raises the sentence that says which
                 raise ValueError(
                     f"server.buffer and open_batch.buffer must hold the state of one copy of dimension "
                     f"{self.n_features}, got {srv.buffer.shape[0]} and {ob.buffer.shape[0]} floats."
@@ -515,30 +511,14 @@ class StatsAgent(LocalDPLinearAgent):
 
     # Fast path --------------------------------------------------------------------------------
 
-    def run(
-        self,
-        features: npt.ArrayLike,
-        rewards: npt.ArrayLike,
-        expected_rewards: npt.ArrayLike | None = None,
-        *,
-        users: npt.ArrayLike | None = None,
-        checkpoints: npt.ArrayLike | None = None,
-        record_actions: bool = False,
-        parallel: bool | None = None,
-    ) -> LinearRunResult:
-        """Play a block of T rounds from the current state in a compiled loop (the fast path).
+    def _play_block(self, block: _RunBlock, users: Any) -> None:
+        """The compiled loop of :meth:`run` (same kernels and draws as the step API) over a checked block.
 
-        Same kernels and draws, hence the same actions, as T ``act``/``update`` calls; call it
-        again with the next block to continue (the round counter, the open batch and the model
-        carry on). ``users`` holds the user of each round for the accounting, (T,) for every copy
-        or (T, N) per copy (any labels one-to-one with the users); None: the rounds have no user
-        id and count against every user. The other arguments and the result are those of
-        :meth:`agents.linear.base.LinearAgent.run`.
+        ``users`` (checked): the block's users, counted in the shuffle batches by
+        :meth:`_before_count` before the loop.
         """
-        block = self._run_inputs(features, rewards, expected_rewards, checkpoints, record_actions, parallel)
         n_copies, n_steps = self.batch, block.n_steps
         srv, ob = self.server, self.open_batch
-        counts = self._ledger.block_counts(users, n_steps)  # checks users before anything runs
         self._before_count(users, n_steps)
         per_round = max(1, n_copies * (self._n_normals + self._n_uniforms + self._n_batch_normals // self.batch_size))
         chunk = max(1, _NOISE_CHUNK // per_round)
@@ -563,5 +543,3 @@ class StatsAgent(LocalDPLinearAgent):
             )  # fmt: skip
             ob.count = (ob.count + stop - start) % self.batch_size
             srv.t += stop - start
-        self._ledger.record_block(counts, n_steps)
-        return self._run_result(block)
