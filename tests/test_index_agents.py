@@ -312,6 +312,59 @@ def test_a_refused_update_keeps_the_next_choice():
     assert agent.act() == before and agent.t == 4
 
 
+def test_batched_ucb_update_chooses_the_next_arms_in_the_same_call(monkeypatch):
+    agent = UCB(4, alpha=np.array([0.5, 1.0, 2.0]), n_envs=3)  # built first: it loads the entry point the spy wraps
+    choose_rows, update = index._choose_rows, index._pulled_update_call
+    calls = []
+    monkeypatch.setattr(index, "_pulled_update_call", lambda *args: calls.append(1) or update(*args))
+    monkeypatch.setattr(index, "_choose_rows", lambda *args: pytest.fail("act chose afresh"))
+    rng = np.random.default_rng(3)
+    action = choose_rows(agent._state, agent.t)
+    for _ in range(40):
+        agent.update(action, rng.random(3))
+        expected = choose_rows(agent._state, agent.t)
+        action = agent.act()
+        np.testing.assert_array_equal(action, expected)
+    assert len(calls) == 40
+
+
+def test_batched_ucb_act_gives_a_new_array_and_sees_written_state():
+    agent = UCB(3, alpha=1.0, n_envs=2)
+    for arm, reward in [(0, 1.0), (1, 0.0), (2, 0.64), (0, 1.0)]:
+        agent.update(np.array([arm, arm]), np.array([reward, reward]))
+    first = agent.act()
+    second = agent.act()  # nothing learned in between: the same arms, in an array of its own
+    np.testing.assert_array_equal(first, [2, 2])
+    np.testing.assert_array_equal(second, first)
+    assert second is not first
+    agent.update(np.array([2, 2]), np.array([0.5, 0.5]))
+    agent.t = 3  # as test_writing_the_state_or_t_is_seen_by_the_next_act, one round later
+    np.testing.assert_array_equal(agent.act(), [0, 0])
+    agent.update(np.array([0, 1]), np.array([0.0, 0.0]))
+    agent.means[1, 2] = 5.0
+    np.testing.assert_array_equal(agent.act()[1], 2)
+    agent.update(np.array([1, 1]), np.array([1.0, 1.0]))
+    agent.counts[0, 1] = 0
+    np.testing.assert_array_equal(agent.act()[0], 1)
+
+
+def test_a_refused_batched_update_keeps_the_next_choice():
+    agent = UCB(4, n_envs=2)
+    for arm in range(4):
+        agent.update(np.array([arm, 3 - arm]), np.array([float(arm), 1.0]))
+    agent.update(agent.act(), np.array([0.5, 0.25]))
+    before = agent.act()
+    agent.update(before, np.array([1.0, 0.0]))
+    for action, reward in [(before, np.array([0.0, math.nan])), (np.array([0, 4]), np.array([0.5, 0.5]))]:
+        with pytest.raises(ValueError, match="for copy 1"):
+            agent.update(action, reward)
+    fresh = UCB(4, n_envs=2)
+    fresh._state[:] = agent._state
+    fresh.t = agent.t
+    np.testing.assert_array_equal(agent.act(), fresh.act())
+    assert agent.t == 6
+
+
 def test_entry_point_falls_back_to_the_dispatcher():
     class NoCompile:
         def compile(self, signature: Any) -> Any:
