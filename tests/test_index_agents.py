@@ -15,6 +15,7 @@ from rollouts import assert_int, assert_int64_per_copy, play_env
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents.base import Agent, entry_point
 from agents.stochastic import index
+from agents.stochastic import thompson_kernels as ts_kernels
 from agents.stochastic.index import _STATE, UCB, UCBN, Random, ThompsonSampling, _pulled_step
 
 
@@ -363,6 +364,25 @@ def test_a_refused_batched_update_keeps_the_next_choice():
     fresh.t = agent.t
     np.testing.assert_array_equal(agent.act(), fresh.act())
     assert agent.t == 6
+
+
+def test_batched_ts_steps_are_one_entry_point_call_each_and_equal_the_reference(monkeypatch):
+    agent = ThompsonSampling(5, n_envs=3, seed=11)  # built first: it loads the entry points the spies wrap
+    calls: list[str] = []
+    for name in ("_TS_CHOOSE", "_TS_COIN_UPDATE"):
+        kernel = getattr(index, name)
+        inner = kernel.call
+        monkeypatch.setattr(kernel, "call", lambda *args, inner=inner, name=name: calls.append(name) or inner(*args))
+    refs = [ts_kernels.ThompsonReference(5, 11 + i) for i in range(3)]
+    rng = np.random.default_rng(4)
+    for _ in range(60):
+        action = agent.act()
+        assert action.tolist() == [ref.act() for ref in refs]
+        rewards = rng.random(3)
+        agent.update(action, rewards)
+        for ref, arm, reward in zip(refs, action.tolist(), rewards.tolist(), strict=True):
+            ref.update(arm, reward)
+    assert calls == ["_TS_CHOOSE", "_TS_COIN_UPDATE"] * 60
 
 
 def test_entry_point_falls_back_to_the_dispatcher():

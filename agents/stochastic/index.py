@@ -256,6 +256,27 @@ _PULLED_UPDATE_SIGNATURE = (
     types.int64,
     types.Array(types.int64, 1, "C"),
 )
+#: N copies' Thompson sampling ``act`` and ``update`` (without side observations), through the
+#: compiled entry points of :func:`~agents.stochastic.thompson_kernels.beta_choose` and
+#: :func:`~agents.stochastic.thompson_kernels.coin_update`: the agent's own arrays (its new output
+#: array for ``act``) and the int64 and float64 batches of shape (N,) that :meth:`Agent._feedback`
+#: returns (any strides: layout "A").
+_POSTERIORS = types.Array(types.float64, 2, "C")
+_TS_CHOOSE = SingleEnvKernel(
+    ts_kernels.beta_choose,
+    (types.Array(types.float64, 3, "C"), types.Array(types.uint64, 2, "C"), types.Array(types.int64, 1, "C")),
+)
+_TS_COIN_UPDATE = SingleEnvKernel(
+    ts_kernels.coin_update,
+    (
+        _POSTERIORS,
+        _POSTERIORS,
+        types.Array(types.float64, 3, "C"),
+        types.Array(types.int64, 1, "A"),
+        types.Array(types.float64, 1, "A"),
+        types.Array(types.uint64, 2, "C"),
+    ),
+)
 #: One env's step kernels as ``update`` calls them: the dispatchers until the first single-env
 #: agent is built, then their compiled entry points (:func:`_load_pulled_step`,
 #: :func:`_load_observed_step`).
@@ -628,11 +649,15 @@ class ThompsonSampling(Agent):
         if self.n_envs is None:
             _TS_CHOOSE_ONE.load()
             _TS_COIN_STEP.load()
+        else:
+            _TS_CHOOSE.load()
+            _TS_COIN_UPDATE.load()
 
     def _reset_state(self) -> None:
         self._copy_seeds = sampling.copy_seeds(self.seed, self.batch)
         self._streams = sampling.new_streams(self._copy_seeds)
         self._successes, self._failures, self._shapes = ts_kernels.new_posteriors(self.batch, self.n_arms)
+        self._batch_shape = (self.batch,)
 
     @property
     def successes(self) -> FloatArray:
@@ -653,12 +678,13 @@ class ThompsonSampling(Agent):
         """Sample the posteriors and play the argmax per copy."""
         if obs is not None:
             self._check_obs(obs)
-        if self.n_envs is None:  # one env: one call of the compiled entry point
+        n = self.n_envs
+        if n is None:  # one env: one call of the compiled entry point
             arm: int = _TS_CHOOSE_ONE.call(self._shapes, self._streams)
             return arm
-        out = np.empty(self.batch, dtype=np.int64)
-        ts_kernels.beta_choose(self._shapes, self._streams, out)
-        return self._out(out)
+        out = _EMPTY(n, _INT64)  # allocated here: cheaper than an array returned by compiled code
+        _TS_CHOOSE.call(self._shapes, self._streams, out)
+        return out
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Toss one r-coin per observation and add it to S or F."""
@@ -673,12 +699,26 @@ class ThompsonSampling(Agent):
                 np.ascontiguousarray(observed, dtype=np.float64),
                 self._streams,
             )
+        elif self.n_envs is not None:  # N copies: one call of the compiled entry point
+            if (
+                type(action) is _NDARRAY
+                and type(reward) is _NDARRAY
+                and (action.dtype is _INT64 or action.dtype == _INT64)  # numba-made arrays: an equal dtype
+                and (reward.dtype is _FLOAT64 or reward.dtype == _FLOAT64)
+                and action.shape == reward.shape == self._batch_shape
+                and info is None
+            ):  # the usual batch, which Agent._feedback returns as it is (its first case, inlined)
+                a, rewards = action, reward
+            else:
+                a, rewards = self._feedback(action, reward, info, check_values=False)
+            bad = _TS_COIN_UPDATE.call(self._successes, self._failures, self._shapes, a, rewards, self._streams)
+            if bad >= 0:
+                raise kernel_error(self, a, rewards, bad)
         else:
             tr, ta = type(reward), type(action)
             if (
                 (tr is float or tr is _NP_FLOAT64)
                 and (ta is int or ta is _NP_INT64)
-                and self.n_envs is None
                 and 0 <= action < self.n_arms
                 and self._plain_low <= reward <= self._plain_high
             ):  # Agent._plain_value inlined (the usual one-env step)
@@ -690,7 +730,7 @@ class ThompsonSampling(Agent):
                     self._check_info(info)
                 if _TS_COIN_STEP.call(self._successes, self._failures, self._shapes, self._streams, action, value) < 0:
                     return
-            a, rewards = self._feedback(action, reward, info, check_values=False)
+            a, rewards = self._feedback(action, reward, info, check_values=False)  # one env's other inputs
             bad = ts_kernels.coin_update(self._successes, self._failures, self._shapes, a, rewards, self._streams)
             if bad >= 0:
                 raise kernel_error(self, a, rewards, bad)
