@@ -15,6 +15,7 @@ from rollouts import assert_int, assert_int64_per_copy, play_env
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents.base import Agent, entry_point
 from agents.stochastic import index
+from agents.stochastic import thompson_kernels as ts_kernels
 from agents.stochastic.index import _STATE, UCB, UCBN, Random, ThompsonSampling, _pulled_step
 
 
@@ -310,6 +311,78 @@ def test_a_refused_update_keeps_the_next_choice():
         with pytest.raises((TypeError, ValueError)):
             agent.update(action, reward)
     assert agent.act() == before and agent.t == 4
+
+
+def test_batched_ucb_update_chooses_the_next_arms_in_the_same_call(monkeypatch):
+    agent = UCB(4, alpha=np.array([0.5, 1.0, 2.0]), n_envs=3)  # built first: it loads the entry point the spy wraps
+    choose_rows, update = index._choose_rows, index._pulled_update_call
+    calls = []
+    monkeypatch.setattr(index, "_pulled_update_call", lambda *args: calls.append(1) or update(*args))
+    monkeypatch.setattr(index, "_choose_rows", lambda *args: pytest.fail("act chose afresh"))
+    rng = np.random.default_rng(3)
+    action = choose_rows(agent._state, agent.t)
+    for _ in range(40):
+        agent.update(action, rng.random(3))
+        expected = choose_rows(agent._state, agent.t)
+        action = agent.act()
+        np.testing.assert_array_equal(action, expected)
+    assert len(calls) == 40
+
+
+def test_batched_ucb_act_gives_a_new_array_and_sees_written_state():
+    agent = UCB(3, alpha=1.0, n_envs=2)
+    for arm, reward in [(0, 1.0), (1, 0.0), (2, 0.64), (0, 1.0)]:
+        agent.update(np.array([arm, arm]), np.array([reward, reward]))
+    first = agent.act()
+    second = agent.act()  # nothing learned in between: the same arms, in an array of its own
+    np.testing.assert_array_equal(first, [2, 2])
+    np.testing.assert_array_equal(second, first)
+    assert second is not first
+    agent.update(np.array([2, 2]), np.array([0.5, 0.5]))
+    agent.t = 3  # as test_writing_the_state_or_t_is_seen_by_the_next_act, one round later
+    np.testing.assert_array_equal(agent.act(), [0, 0])
+    agent.update(np.array([0, 1]), np.array([0.0, 0.0]))
+    agent.means[1, 2] = 5.0
+    np.testing.assert_array_equal(agent.act()[1], 2)
+    agent.update(np.array([1, 1]), np.array([1.0, 1.0]))
+    agent.counts[0, 1] = 0
+    np.testing.assert_array_equal(agent.act()[0], 1)
+
+
+def test_a_refused_batched_update_keeps_the_next_choice():
+    agent = UCB(4, n_envs=2)
+    for arm in range(4):
+        agent.update(np.array([arm, 3 - arm]), np.array([float(arm), 1.0]))
+    agent.update(agent.act(), np.array([0.5, 0.25]))
+    before = agent.act()
+    agent.update(before, np.array([1.0, 0.0]))
+    for action, reward in [(before, np.array([0.0, math.nan])), (np.array([0, 4]), np.array([0.5, 0.5]))]:
+        with pytest.raises(ValueError, match="for copy 1"):
+            agent.update(action, reward)
+    fresh = UCB(4, n_envs=2)
+    fresh._state[:] = agent._state
+    fresh.t = agent.t
+    np.testing.assert_array_equal(agent.act(), fresh.act())
+    assert agent.t == 6
+
+
+def test_batched_ts_steps_are_one_entry_point_call_each_and_equal_the_reference(monkeypatch):
+    agent = ThompsonSampling(5, n_envs=3, seed=11)  # built first: it loads the entry points the spies wrap
+    calls: list[str] = []
+    for name in ("_TS_CHOOSE", "_TS_COIN_UPDATE"):
+        kernel = getattr(index, name)
+        inner = kernel.call
+        monkeypatch.setattr(kernel, "call", lambda *args, inner=inner, name=name: calls.append(name) or inner(*args))
+    refs = [ts_kernels.ThompsonReference(5, 11 + i) for i in range(3)]
+    rng = np.random.default_rng(4)
+    for _ in range(60):
+        action = agent.act()
+        assert action.tolist() == [ref.act() for ref in refs]
+        rewards = rng.random(3)
+        agent.update(action, rewards)
+        for ref, arm, reward in zip(refs, action.tolist(), rewards.tolist(), strict=True):
+            ref.update(arm, reward)
+    assert calls == ["_TS_CHOOSE", "_TS_COIN_UPDATE"] * 60
 
 
 def test_entry_point_falls_back_to_the_dispatcher():

@@ -41,6 +41,7 @@ from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods, ind
 
 _NP_INT64, _NP_FLOAT64 = np.int64, np.float64
 _INT64, _FLOAT64 = np.dtype(np.int64), np.dtype(np.float64)
+_NDARRAY, _EMPTY = np.ndarray, np.empty
 
 #: Largest K for which Exp3-SET computes the independence number α(G) exactly for its default η.
 EXACT_ALPHA_ARMS = 40
@@ -87,6 +88,7 @@ class _ExpWeights(CopyStreams, Agent):
         self._state[:, 2 * k + 1] = gamma
         self._state[:, 2 * k + EXTRA_COLUMNS :] = 1.0  # w = exp(-eta (0 - 0)), with min L = 0 in column 2K + 3
         self.t = 0
+        self._batch_shape = (self.batch,)
 
     def reset(self, seed: int | None = None) -> None:
         """Forget everything learned and restart every copy's generator (reseeded if ``seed`` is given)."""
@@ -118,7 +120,7 @@ class _ExpWeights(CopyStreams, Agent):
         if n is None:
             arm: int = _SAMPLE_ONE.call(self._state, self._bitgen_one)
             return arm
-        out = np.empty(n, _NP_INT64)  # allocated here: cheaper than an array returned by compiled code
+        out = _EMPTY(n, _INT64)  # allocated here: cheaper than an array returned by compiled code
         _SAMPLE.call(self._state, self._bitgens, out)
         return out
 
@@ -239,22 +241,23 @@ class Exp3(_ExpWeights):
                     return
             a, r = self._feedback(action, reward, info, check_values=False)
         elif (
-            info is None
-            and type(action) is np.ndarray
-            and type(reward) is np.ndarray
-            and action.shape == reward.shape == (n,)
+            type(action) is _NDARRAY
+            and type(reward) is _NDARRAY
             and (action.dtype is _INT64 or action.dtype == _INT64)
             and (reward.dtype is _FLOAT64 or reward.dtype == _FLOAT64)
+            and action.shape == reward.shape == self._batch_shape
+            and info is None
         ):  # N copies' usual batch, which Agent._feedback returns as it is (its first case, inlined)
             a, r = action, reward
         else:
             a, r = self._feedback(action, reward, info, check_values=False)  # int64 and float64, shape (B,)
+        t = self.t
         fixed = self.fixed_eta
-        eta = fixed if fixed is not None else math.sqrt(self._log_k_over_k / (self.t + 2))  # eta_at(t + 2)
+        eta = fixed if fixed is not None else math.sqrt(self._log_k_over_k / (t + 2))  # eta_at(t + 2)
         bad = _EXP3_UPDATE.call(self._state, a, r, eta, self.gamma)
         if bad >= 0:
             raise kernel_error(self, a, r, bad)
-        self.t += 1
+        self.t = t + 1
 
     def __repr__(self) -> str:
         return (

@@ -9,7 +9,10 @@ reach 10^7 agent-steps per second (1000 copies, K = 10, one core;
 UCB and UCB-N keep their state packed in one (B, 3K + 1) array. With one env, ``update`` with
 plain scalars is one compiled call that adds the reward and already chooses the next arm, which
 ``act`` then returns: well under a microsecond per act + update
-(``benchmarks/bench_step_api.py`` measures it).
+(``benchmarks/bench_step_api.py`` measures it). With N copies, UCB's ``update`` is likewise one
+call of a compiled entry point that adds the rewards and chooses every copy's next arm, so that
+the fixed cost of a round stays small next to 100 copies' work
+(``benchmarks/bench_index_agents.py``, 100 against 1000 copies).
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ SQRT2 = math.sqrt(2.0)
 IntArray = npt.NDArray[np.int64]
 _BOOL = np.dtype(np.bool_)
 _FLOAT64 = np.dtype(np.float64)
+_INT64 = np.dtype(np.int64)
+_NDARRAY, _EMPTY = np.ndarray, np.empty
 _NP_INT64, _NP_FLOAT64 = np.int64, np.float64
 
 
@@ -145,19 +150,34 @@ def _pulled_step(state: FloatArray, action: int, reward: float, t: int) -> int: 
     return _choose_row(state, ints, 0, math.log(t + 1), np.empty(n_arms))
 
 
-@njit
-def _pulled_update(state: FloatArray, actions: IntArray, rewards: FloatArray) -> int:  # pragma: no cover
-    """Per copy b, add ``rewards[b]`` to arm ``actions[b]``; return the first bad copy (-1 if none).
+@njit(error_model="numpy")
+def _pulled_update(
+    state: FloatArray, actions: IntArray, rewards: FloatArray, t: int, out: IntArray
+) -> int:  # pragma: no cover
+    """Per copy b, add ``rewards[b]`` to arm ``actions[b]`` and put the arm of round t + 1 in ``out[b]``.
 
-    Nothing is updated when a copy has an action outside [0, K) or a non-finite reward.
+    The batched UCB step in one call: ``t`` counts the rounds completed with this one, and
+    ``out[b]`` is :func:`_choose_row` of the updated row b (what the next ``act`` would compute);
+    an ``out`` of another length than the number of copies (empty) asks for the update alone.
+    Returns the first bad copy (-1 if none): nothing is updated, and ``out`` not written, when a
+    copy has an action outside [0, K) or a non-finite reward. Python equivalent, per copy:
+    ``counts[a] += 1; sums[a] += r; means[a] = sums[a] / counts[a]; out[b] = choose(t)``.
     """
     ints, n_arms = _counts_and_arms(state)
     n_rows = state.shape[0]
     for b in range(n_rows):
         if _refused(actions[b], rewards[b], n_arms):
             return b
-    for b in range(n_rows):
+    if out.shape[0] != n_rows:  # an agent that chooses otherwise (SM-UCB): the update alone
+        for b in range(n_rows):
+            _add_observation(state, ints, b, actions[b], rewards[b])
+        return -1
+    for b in range(n_rows):  # every update first: choosing each row right after its update took 1.8x as long
         _add_observation(state, ints, b, actions[b], rewards[b])
+    log_t = math.log(t + 1)
+    index = np.empty(n_arms)
+    for b in range(n_rows):
+        out[b] = _choose_row(state, ints, b, log_t, index)
     return -1
 
 
@@ -224,6 +244,39 @@ _TS_COIN_STEP = SingleEnvKernel(
         types.float64,
     ),
 )
+#: N copies' UCB step as ``update`` calls it: :func:`_pulled_update` until the first batched UCB
+#: is built, then its compiled entry point (:func:`_load_pulled_update`), which takes the agent's
+#: own state, the int64 and float64 batches of shape (N,) that :meth:`Agent._feedback` returns
+#: (any strides: layout "A"), the round and the agent's new (N,) output array.
+_pulled_update_call: Callable[..., int] = _pulled_update
+_PULLED_UPDATE_SIGNATURE = (
+    _STATE,
+    types.Array(types.int64, 1, "A"),
+    types.Array(types.float64, 1, "A"),
+    types.int64,
+    types.Array(types.int64, 1, "C"),
+)
+#: N copies' Thompson sampling ``act`` and ``update`` (without side observations), through the
+#: compiled entry points of :func:`~agents.stochastic.thompson_kernels.beta_choose` and
+#: :func:`~agents.stochastic.thompson_kernels.coin_update`: the agent's own arrays (its new output
+#: array for ``act``) and the int64 and float64 batches of shape (N,) that :meth:`Agent._feedback`
+#: returns (any strides: layout "A").
+_POSTERIORS = types.Array(types.float64, 2, "C")
+_TS_CHOOSE = SingleEnvKernel(
+    ts_kernels.beta_choose,
+    (types.Array(types.float64, 3, "C"), types.Array(types.uint64, 2, "C"), types.Array(types.int64, 1, "C")),
+)
+_TS_COIN_UPDATE = SingleEnvKernel(
+    ts_kernels.coin_update,
+    (
+        _POSTERIORS,
+        _POSTERIORS,
+        types.Array(types.float64, 3, "C"),
+        types.Array(types.int64, 1, "A"),
+        types.Array(types.float64, 1, "A"),
+        types.Array(types.uint64, 2, "C"),
+    ),
+)
 #: One env's step kernels as ``update`` calls them: the dispatchers until the first single-env
 #: agent is built, then their compiled entry points (:func:`_load_pulled_step`,
 #: :func:`_load_observed_step`).
@@ -236,6 +289,13 @@ def _load_pulled_step() -> None:
     global _pulled_step_call
     if _pulled_step_call is _pulled_step:
         _pulled_step_call = entry_point(_pulled_step, (_STATE, types.int64, types.float64, types.int64))
+
+
+def _load_pulled_update() -> None:
+    """Make batched UCB's ``update`` call the compiled entry point of ``_pulled_update`` (once per process)."""
+    global _pulled_update_call
+    if _pulled_update_call is _pulled_update:
+        _pulled_update_call = entry_point(_pulled_update, _PULLED_UPDATE_SIGNATURE)
 
 
 def _load_observed_step() -> None:
@@ -293,7 +353,9 @@ class _UCBIndex(PackedMeanViews, Agent):
     ``means`` and ``counts`` are views of it. With one env, each ``update`` is one compiled call
     that also chooses the next arm, and ``act`` returns that arm. Reading one of the state
     attributes or setting ``t`` forgets the cached arm (the caller may write to the view), so
-    ``act`` then computes it afresh from the state.
+    ``act`` then computes it afresh from the state. With N copies, UCB's ``update`` chooses the
+    next arms in the same compiled call too (``_next_rows``, a new array each round), which
+    ``act`` returns once.
     """
 
     #: Squared exploration coefficient per copy, shape (B,) (alpha^2 for UCB, 2 for UCB-N).
@@ -309,7 +371,9 @@ class _UCBIndex(PackedMeanViews, Agent):
         self._state[:, 3 * k] = self._width_coef
         self._t = 0
         self._arm_shape = (k,)
+        self._batch_shape = (self.batch,)
         self._next = 0 if self.n_envs is None else -1  # nothing counted yet: arm 0 first
+        self._next_rows = None
 
     def act(self, obs: Any = None) -> Any:
         """Choose the arm with the largest index in round ``t + 1`` (unplayed arms first)."""
@@ -318,6 +382,10 @@ class _UCBIndex(PackedMeanViews, Agent):
         chosen = self._next
         if chosen >= 0:  # one env: chosen by the last update from the current state
             return chosen
+        rows = self._next_rows
+        if rows is not None:  # N copies: chosen by the last update (returned once: the caller owns it)
+            self._next_rows = None
+            return rows
         actions = _choose_rows(self._state, self._t)
         if self.n_envs is None:
             self._next = chosen = int(actions[0])
@@ -379,11 +447,37 @@ class UCB(_UCBIndex):
         self.alpha = per_copy_float("alpha", alpha, self.n_envs, low=0.0, low_open=True)
         self._width_coef = np.broadcast_to(np.square(self.alpha), (self.batch,)).astype(np.float64)
         self._reset_state()
+        # Subclasses that choose otherwise (SM-UCB) have the update alone computed.
+        self._choose_in_update = type(self).act is _UCBIndex.act
         if self.n_envs is None:
             _load_pulled_step()
+        else:
+            _load_pulled_update()
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Add ``reward`` to the pulled arm's mean; side observations in ``info`` are ignored."""
+        n = self.n_envs
+        if n is not None:  # N copies: one compiled call, which also chooses the next arms
+            if (
+                type(action) is _NDARRAY
+                and type(reward) is _NDARRAY
+                and (action.dtype is _INT64 or action.dtype == _INT64)  # numba-made arrays: an equal dtype
+                and (reward.dtype is _FLOAT64 or reward.dtype == _FLOAT64)
+                and action.shape == reward.shape == self._batch_shape
+                and info is None
+            ):  # the usual batch, which Agent._feedback returns as it is (its first case, inlined)
+                a, rewards = action, reward
+            else:
+                a, rewards = self._feedback(action, reward, info, check_values=False)
+            choose = self._choose_in_update
+            out = _EMPTY(n if choose else 0, _INT64)
+            t = self._t + 1
+            bad = _pulled_update_call(self._state, a, rewards, t, out)
+            if bad >= 0:
+                raise kernel_error(self, a, rewards, bad)
+            self._t = t
+            self._next_rows = out if choose else None
+            return
         tr, ta = type(reward), type(action)
         if (tr is float or tr is _NP_FLOAT64) and (ta is int or ta is _NP_INT64) and self.n_envs is None:
             r = reward if 0 <= action < self.n_arms else None  # the usual step: Agent._scalar_feedback inlined
@@ -398,8 +492,8 @@ class UCB(_UCBIndex):
                 self._t = t
                 self._next = chosen
                 return
-        a, rewards = self._feedback(action, reward, info, check_values=False)
-        bad = _pulled_update(self._state, a, rewards)
+        a, rewards = self._feedback(action, reward, info, check_values=False)  # one env's other inputs
+        bad = _pulled_update(self._state, a, rewards, self._t + 1, np.empty(0, _INT64))
         if bad >= 0:
             raise kernel_error(self, a, rewards, bad)
         self._t += 1
@@ -482,6 +576,7 @@ class UCBN(_UCBIndex):
             raise kernel_error(self, a, rewards, bad)
         self._t += 1
         self._next = -1
+        self._next_rows = None
 
 
 class ThompsonSampling(Agent):
@@ -554,11 +649,15 @@ class ThompsonSampling(Agent):
         if self.n_envs is None:
             _TS_CHOOSE_ONE.load()
             _TS_COIN_STEP.load()
+        else:
+            _TS_CHOOSE.load()
+            _TS_COIN_UPDATE.load()
 
     def _reset_state(self) -> None:
         self._copy_seeds = sampling.copy_seeds(self.seed, self.batch)
         self._streams = sampling.new_streams(self._copy_seeds)
         self._successes, self._failures, self._shapes = ts_kernels.new_posteriors(self.batch, self.n_arms)
+        self._batch_shape = (self.batch,)
 
     @property
     def successes(self) -> FloatArray:
@@ -579,12 +678,13 @@ class ThompsonSampling(Agent):
         """Sample the posteriors and play the argmax per copy."""
         if obs is not None:
             self._check_obs(obs)
-        if self.n_envs is None:  # one env: one call of the compiled entry point
+        n = self.n_envs
+        if n is None:  # one env: one call of the compiled entry point
             arm: int = _TS_CHOOSE_ONE.call(self._shapes, self._streams)
             return arm
-        out = np.empty(self.batch, dtype=np.int64)
-        ts_kernels.beta_choose(self._shapes, self._streams, out)
-        return self._out(out)
+        out = _EMPTY(n, _INT64)  # allocated here: cheaper than an array returned by compiled code
+        _TS_CHOOSE.call(self._shapes, self._streams, out)
+        return out
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Toss one r-coin per observation and add it to S or F."""
@@ -599,12 +699,26 @@ class ThompsonSampling(Agent):
                 np.ascontiguousarray(observed, dtype=np.float64),
                 self._streams,
             )
+        elif self.n_envs is not None:  # N copies: one call of the compiled entry point
+            if (
+                type(action) is _NDARRAY
+                and type(reward) is _NDARRAY
+                and (action.dtype is _INT64 or action.dtype == _INT64)  # numba-made arrays: an equal dtype
+                and (reward.dtype is _FLOAT64 or reward.dtype == _FLOAT64)
+                and action.shape == reward.shape == self._batch_shape
+                and info is None
+            ):  # the usual batch, which Agent._feedback returns as it is (its first case, inlined)
+                a, rewards = action, reward
+            else:
+                a, rewards = self._feedback(action, reward, info, check_values=False)
+            bad = _TS_COIN_UPDATE.call(self._successes, self._failures, self._shapes, a, rewards, self._streams)
+            if bad >= 0:
+                raise kernel_error(self, a, rewards, bad)
         else:
             tr, ta = type(reward), type(action)
             if (
                 (tr is float or tr is _NP_FLOAT64)
                 and (ta is int or ta is _NP_INT64)
-                and self.n_envs is None
                 and 0 <= action < self.n_arms
                 and self._plain_low <= reward <= self._plain_high
             ):  # Agent._plain_value inlined (the usual one-env step)
@@ -616,7 +730,7 @@ class ThompsonSampling(Agent):
                     self._check_info(info)
                 if _TS_COIN_STEP.call(self._successes, self._failures, self._shapes, self._streams, action, value) < 0:
                     return
-            a, rewards = self._feedback(action, reward, info, check_values=False)
+            a, rewards = self._feedback(action, reward, info, check_values=False)  # one env's other inputs
             bad = ts_kernels.coin_update(self._successes, self._failures, self._shapes, a, rewards, self._streams)
             if bad >= 0:
                 raise kernel_error(self, a, rewards, bad)

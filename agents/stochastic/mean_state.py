@@ -51,6 +51,8 @@ class PackedMeanViews:
     n_arms: int
     _state: FloatArray
     _next: int
+    #: N copies: the arms ``act`` returns, chosen by the last ``update`` (UCB); None when not known.
+    _next_rows: IntArray | None = None
     _t: int
 
     @property
@@ -62,23 +64,27 @@ class PackedMeanViews:
     def t(self, value: int) -> None:
         self._t = value
         self._next = -1
+        self._next_rows = None
 
     @property
     def sums(self) -> FloatArray:
         """(B, K) reward (observation) sum per arm, a view of the agent's state."""
         self._next = -1  # the caller may write to the view: the next arm is chosen afresh
+        self._next_rows = None
         return self._state[:, : self.n_arms]
 
     @property
     def means(self) -> FloatArray:
         """(B, K) mean reward (observation) per arm, a view of the agent's state."""
         self._next = -1
+        self._next_rows = None
         return self._state[:, self.n_arms : 2 * self.n_arms]
 
     @property
     def counts(self) -> IntArray:
         """(B, K) number of pulls (observations) per arm, an int64 view of the agent's state."""
         self._next = -1
+        self._next_rows = None
         # A view taken now: a stored view would part from a copied agent's state (pickle copies arrays).
         return self._state.view(np.int64)[:, 2 * self.n_arms : 3 * self.n_arms]
 

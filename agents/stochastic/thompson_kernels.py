@@ -77,13 +77,21 @@ def refresh_all(successes, failures, shapes):  # pragma: no cover
 def beta_choose(shapes, streams, out):  # pragma: no cover
     """Per copy b: argmax over arms of θ_k = X_k / (X_k + Y_k), X_k ~ Gamma(S_k + 1), Y_k ~ Gamma(F_k + 1).
 
-    Arm by arm, the first trials of all copies' X draws, then of their Y draws
-    (:func:`agents.common.sampling.gamma_pass`, which keeps each trial's word), then the running
-    argmax over the arms whose θ they decided, branch-free, marking in ``pending`` (bit
+    Arm by arm, one pass over the copies makes each copy's first trial of X_k, then of Y_k (one
+    word each, :func:`agents.common.sampling.gamma_trial`, keeping the words: what
+    :func:`agents.common.sampling.gamma_pass` does for one gamma), then a second pass takes the
+    running argmax over the arms whose θ they decided, branch-free, marking in ``pending`` (bit
     min(k, 63)) the arms they left undecided (θ is NaN). Those are finished afterwards, copy by
     copy: the undecided draws in draw order (:func:`agents.common.sampling.gamma_finish` on the kept
     words, with the stream's further words), each θ then entering the argmax. The first arm
-    wins an exact tie (an event of probability about 0 with continuous draws).
+    wins an exact tie (an event of probability about 0 with continuous draws). Each copy's
+    stream gives its words in the order of :class:`ThompsonReference`, whatever the passes.
+
+    The X and Y trials share one loop rather than two ``gamma_pass`` calls: 7.1 rather than 7.4 us
+    for 100 copies, the same 61 us for 1000 (K = 10, one round). Adding the argmax to that loop
+    stops its vectorization (1.8x slower per copy). The work arrays are allocated here: taken
+    from the caller, they ran 1000 copies 1.7x slower (the compiler can then no longer tell that
+    they do not overlap).
     """
     n_arms, n_copies = shapes.shape[1], shapes.shape[2]
     x = np.empty((n_arms, n_copies))
@@ -92,10 +100,20 @@ def beta_choose(shapes, streams, out):  # pragma: no cover
     y_words = np.empty((n_arms, n_copies), dtype=np.uint64)
     best = np.full(n_copies, -1.0)
     pending = np.zeros(n_copies, dtype=np.uint64)
+    sa, sb, sc, sw = streams[0], streams[1], streams[2], streams[3]
     out[:] = 0
     for k in range(n_arms):
-        sampling.gamma_pass(streams, shapes[0, k], shapes[1, k], x[k], x_words[k])
-        sampling.gamma_pass(streams, shapes[2, k], shapes[3, k], y[k], y_words[k])
+        xk, yk, xk_words, yk_words = x[k], y[k], x_words[k], y_words[k]
+        d_x, c_x, d_y, c_y = shapes[0, k], shapes[1, k], shapes[2, k], shapes[3, k]
+        for b in range(n_copies):  # gamma_pass of X_k and of Y_k in one loop
+            word = sampling.step_copy(sa, sb, sc, sw, b)
+            value, accepted = sampling.gamma_trial(word, d_x[b], c_x[b])
+            xk[b] = value if accepted else np.nan
+            xk_words[b] = word
+            word = sampling.step_copy(sa, sb, sc, sw, b)
+            value, accepted = sampling.gamma_trial(word, d_y[b], c_y[b])
+            yk[b] = value if accepted else np.nan
+            yk_words[b] = word
         bit = _ONE << np.uint64(min(k, 63))
         for b in range(n_copies):
             theta = x[k, b] / (x[k, b] + y[k, b])
