@@ -119,21 +119,22 @@ for agent in (
 """
 
 #: The kernels of the dp-mab families (central-DP UCBs, AdaP, DP-TS, LDP-TS, KL-UCB, MOSS,
-#: ε-greedy, Exp3 and its graph versions) that Python calls: the first run of the "dp-mab" case
-#: must compile each of them (so the second run's silence is about them). The functions they call
-#: compile inside them and send no outermost event: the noise streams of ``agents.common.philox``
+#: ε-greedy, Exp3 and its graph versions) that Python calls (directly or through a compiled entry
+#: point): the first run of the "dp-mab" case must compile each of them (so the second run's
+#: silence is about them). The functions they call compile inside them and send no outermost
+#: event: Exp3's ``sample``, the noise streams of ``agents.common.philox``
 #: (``_refill``, ``laplace``), the sampling passes of ``agents.common.sampling`` (``gamma_pass``,
 #: ``gamma_pass_finish``), ``standard_laplace``, ``tree_add`` and the ``inline="always"`` helpers.
 DPMAB_KERNELS = frozenset(
     f"agents.{module}.{name}"
     for module, names in {
-        "_dp_kernels": (
+        "central_dp.kernels": (
             "hybrid_update", "bound_choose", "tree_update", "epoch_update", "adap_choose", "gaussian_ts_choose",
             "rr_update",
         ),
-        "_thompson_kernels": ("refresh_all", "beta_choose", "coin_update", "coin_update_observed"),
-        "_index_kernels": ("mean_update", "greedy_choose", "klucb_update", "klucb_choose", "moss_choose"),
-        "_exp3_kernels": ("sample", "exp3_update", "exp3set_update", "exp3ix_update"),
+        "stochastic.thompson_kernels": ("refresh_all", "beta_choose", "coin_update", "coin_update_observed"),
+        "stochastic.index_kernels": ("mean_update", "greedy_choose", "klucb_update", "klucb_choose", "moss_choose"),
+        "adversarial.kernels": ("exp3_update", "exp3set_update", "exp3ix_update"),
     }.items()
     for name in names
 )  # fmt: skip
