@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pytest
 from conftest import lazy_module
-from numba import njit
+from bandit_envs._jit import njit  # cached on disk, with its dependencies stamped (a warm run loads it)
 from rollouts import lockstep_from_seed, play_table
 
 from agents import DPTSUCB, HybridDPUCB, PrePullGaussianTS, TreeDPUCB

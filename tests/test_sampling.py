@@ -20,7 +20,7 @@ import math
 import numpy as np
 import pytest
 from conftest import lazy_module
-from numba import njit
+from bandit_envs._jit import njit  # cached on disk, with its dependencies stamped (a warm run loads it)
 
 from agents import LDPThompsonSampling, ThompsonSampling
 from agents.common import sampling
