@@ -19,6 +19,8 @@
 * :func:`public_agent_classes` and :func:`missing_agents`: the agent tables of the shared refusal and
   fuzz tests are checked against ``agents.__all__``, so a new agent without an entry fails a test
   that names it.
+* Hypothesis profiles ``fast`` (the default) and ``thorough`` (``HYPOTHESIS_PROFILE=thorough``):
+  :func:`examples` scales the number of examples a property test names by the loaded profile.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +36,19 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import settings
+
+#: ``thorough`` runs every example a property test names; ``fast`` (the default, for the fast tier)
+#: half of them. The examples are derandomized, so either profile is deterministic; set
+#: ``HYPOTHESIS_PROFILE=thorough`` for the full count (docs/contributing.md, "Tests").
+settings.register_profile("thorough", max_examples=100)
+settings.register_profile("fast", max_examples=50)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
+
+
+def examples(named: int) -> int:
+    """The number of examples to run of a property test that names ``named``: all under ``thorough``."""
+    return max(1, round(named * settings.default.max_examples / 100))
 
 
 class lazy_module:  # noqa: N801 - used like the module it stands for
