@@ -107,6 +107,7 @@ def test_make_without_arguments_works_offline(env_id: str, monkeypatch: pytest.M
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.integration  # reads the real MovieLens ratings
 def test_movielens_real_data_smoke(shared_data: Callable[[str], Path]) -> None:
     path = shared_data(ML_RATINGS).parent
     env = MovieLensRecommendationEnv(data=str(path), horizon=300)
@@ -127,6 +128,7 @@ def test_movielens_real_data_smoke(shared_data: Callable[[str], Path]) -> None:
     assert np.all(np.abs(popular.rewards) <= 1.0)
 
 
+@pytest.mark.integration  # reads the real Gowalla check-ins
 def test_gowalla_real_data_smoke(shared_data: Callable[[str], Path]) -> None:
     path = shared_data(GOWALLA_NYC)
     env = GowallaRecommendationEnv(data=str(path), horizon=300)
