@@ -19,8 +19,9 @@
 * :func:`public_agent_classes` and :func:`missing_agents`: the agent tables of the shared refusal and
   fuzz tests are checked against ``agents.__all__``, so a new agent without an entry fails a test
   that names it.
-* Hypothesis profiles ``fast`` (the default) and ``thorough`` (``HYPOTHESIS_PROFILE=thorough``):
-  :func:`examples` scales the number of examples a property test names by the loaded profile.
+* Hypothesis profiles ``fast`` (the fast tier's) and ``thorough`` (a run with the integration tier,
+  or ``HYPOTHESIS_PROFILE=thorough``): :func:`examples` scales the number of examples a property
+  test names by the loaded profile.
 """
 
 from __future__ import annotations
@@ -38,12 +39,23 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
-#: ``thorough`` runs every example a property test names; ``fast`` (the default, for the fast tier)
-#: half of them. The examples are derandomized, so either profile is deterministic; set
-#: ``HYPOTHESIS_PROFILE=thorough`` for the full count (docs/contributing.md, "Tests").
+#: ``thorough`` runs every example a property test names, ``fast`` half of them; the examples are
+#: derandomized, so either profile is deterministic. :func:`pytest_configure` picks one.
 settings.register_profile("thorough", max_examples=100)
 settings.register_profile("fast", max_examples=50)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Load ``$HYPOTHESIS_PROFILE`` if set, else ``fast`` for a run without the integration tier, else ``thorough``.
+
+    So the fast tier (``-m "not slow and not integration"``) runs half the examples and ``python -m
+    pytest`` (both tiers, as CI runs it) all of them (docs/contributing.md, "Checks"). Test modules
+    are imported after this hook, when their ``@settings`` read the loaded profile.
+    """
+    chosen = os.environ.get("HYPOTHESIS_PROFILE")
+    if not chosen:
+        chosen = "fast" if "not integration" in (config.getoption("markexpr", "") or "") else "thorough"
+    settings.load_profile(chosen)
 
 
 def examples(named: int) -> int:

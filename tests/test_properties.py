@@ -9,8 +9,8 @@ keyword at a time, the others cheap), and ``reset``/``step`` inputs of every id 
 vector env). A message is "one sentence" when it is one line shorter than 300 characters.
 
 Hypothesis runs derandomized with a small number of examples, so the file is deterministic and fast:
-the numbers below are the thorough profile's (``HYPOTHESIS_PROFILE=thorough``); the default ``fast``
-profile of tests/conftest.py runs half of each.
+the numbers below are the thorough profile's (a run with the integration tier, as CI's); the fast
+tier loads tests/conftest.py's ``fast`` profile, which runs half of each.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ GYM_ERRORS = (ValueError, TypeError, gym.error.Error)
 
 
 def fast(max_examples: int) -> settings:
-    """Derandomized settings without shrinking; ``max_examples`` under the thorough profile, half by default."""
+    """Derandomized settings without shrinking; ``max_examples`` under the thorough profile, half under fast."""
     return settings(
         max_examples=examples(max_examples),
         deadline=None,
