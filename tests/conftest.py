@@ -19,6 +19,9 @@
 * :func:`public_agent_classes` and :func:`missing_agents`: the agent tables of the shared refusal and
   fuzz tests are checked against ``agents.__all__``, so a new agent without an entry fails a test
   that names it.
+* Hypothesis profiles ``fast`` (the fast tier's) and ``thorough`` (a run with the integration tier,
+  or ``HYPOTHESIS_PROFILE=thorough``): :func:`examples` scales the number of examples a property
+  test names by the loaded profile.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +37,30 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import settings
+
+#: ``thorough`` runs every example a property test names, ``fast`` half of them; the examples are
+#: derandomized, so either profile is deterministic. :func:`pytest_configure` picks one.
+settings.register_profile("thorough", max_examples=100)
+settings.register_profile("fast", max_examples=50)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Load ``$HYPOTHESIS_PROFILE`` if set, else ``fast`` for a run without the integration tier, else ``thorough``.
+
+    So the fast tier (``-m "not slow and not integration"``) runs half the examples and ``python -m
+    pytest`` (both tiers, as CI runs it) all of them (docs/contributing.md, "Checks"). Test modules
+    are imported after this hook, when their ``@settings`` read the loaded profile.
+    """
+    chosen = os.environ.get("HYPOTHESIS_PROFILE")
+    if not chosen:
+        chosen = "fast" if "not integration" in (config.getoption("markexpr", "") or "") else "thorough"
+    settings.load_profile(chosen)
+
+
+def examples(named: int) -> int:
+    """The number of examples to run of a property test that names ``named``: all under ``thorough``."""
+    return max(1, round(named * settings.default.max_examples / 100))
 
 
 class lazy_module:  # noqa: N801 - used like the module it stands for

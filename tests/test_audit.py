@@ -411,7 +411,7 @@ def test_an_agent_whose_action_carries_one_raw_reward_is_flagged(tmp_path: Path,
 
 
 def test_the_search_spans_the_horizon_and_its_power_says_so(tmp_path: Path) -> None:
-    result = audit("private", factory=_leaky(tmp_path, "private"), epsilon=1.0, horizon=1000, runs=400)
+    result = audit("private", factory=_leaky(tmp_path, "private"), epsilon=1.0, horizon=1000, runs=200)
     assert result.verdict == NO_VIOLATION
     rounds = [int(t) for t in result.note.split("changes searched at rounds ")[1].split(" (")[0].split(", ")]
     assert rounds[:3] == [0, 1, 2] and 500 in rounds and rounds[-1] == 998

@@ -116,6 +116,7 @@ def test_make_without_arguments_works_offline(env_id: str, monkeypatch: pytest.M
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.integration  # reads the real MovieLens ratings
 def test_movielens_real_data_smoke(shared_data: Callable[[str], Path]) -> None:
     path = shared_data(ML_RATINGS).parent
     scenario = movielens_scenario(str(path))
@@ -131,6 +132,7 @@ def test_movielens_real_data_smoke(shared_data: Callable[[str], Path]) -> None:
     assert movielens_scenario(str(path)) is scenario
 
 
+@pytest.mark.integration  # reads the real Gowalla check-ins
 def test_gowalla_real_data_smoke(shared_data: Callable[[str], Path]) -> None:
     path = shared_data(GOWALLA_NYC)
     scenario = gowalla_scenario(str(path))

@@ -22,6 +22,7 @@ def test_budget_experiments_run_on_the_synthetic_default(experiment_id, tmp_path
         assert "SM-UCB − " in text
 
 
+@pytest.mark.integration  # an experiment end to end on the real datasets
 def test_budget_experiment_runs_on_real_data(tmp_path, shared_data):
     ml_small, gowalla_nyc = shared_data("ml-latest-small"), shared_data(GOWALLA_NYC)
     folder, text = run_experiment(

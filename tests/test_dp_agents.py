@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import lazy_module
-from numba import njit
 from rollouts import assert_plays_like_reference, lockstep_from_seed, play_table
 
 from agents import (
@@ -37,6 +36,7 @@ from agents import (
 from agents.central_dp import reference as ref
 from agents.common import philox
 from agents.local_dp import reference as ldp_ref
+from bandit_envs._jit import njit  # cached on disk, with its dependencies stamped (a warm run loads it)
 from bandit_envs.privacy.counters import laplace_sum_bound, tree_depth
 from bandit_envs.privacy.streams import philox_noise_generator
 

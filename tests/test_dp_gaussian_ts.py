@@ -16,7 +16,6 @@ import math
 import numpy as np
 import pytest
 from conftest import lazy_module
-from numba import njit
 from rollouts import lockstep_from_seed, play_table
 
 from agents import DPTSUCB, HybridDPUCB, PrePullGaussianTS, TreeDPUCB
@@ -25,6 +24,7 @@ from agents.central_dp import gaussian_kernels as gk
 from agents.central_dp import reference as ref
 from agents.central_dp.gaussian_ts import ReferenceDPTSUCB, ReferenceGaussians, ReferencePrePullGaussianTS
 from agents.common import philox
+from bandit_envs._jit import njit  # cached on disk, with its dependencies stamped (a warm run loads it)
 from bandit_envs.privacy.accounting import gdp_epsilon, gdp_mu
 from bandit_envs.privacy.streams import philox_noise_generator
 

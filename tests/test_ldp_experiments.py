@@ -63,6 +63,7 @@ def test_summary_states_the_per_user_guarantee(tmp_path):
     assert 1.0 < eps < k  # more than one report's ε, less than basic composition
 
 
+@pytest.mark.integration  # an experiment end to end on the real MovieLens ratings
 def test_ldp_experiment_on_real_movielens(tmp_path, shared_data):
     ml_small = shared_data("ml-latest-small")
     _, text = run_experiment("ldp-linucb/sqrt-t", horizon=1000, runs=1, jobs=1, out=tmp_path, progress=False,

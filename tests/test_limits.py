@@ -106,6 +106,7 @@ def test_json_nested_100000_levels_deep_is_one_sentence(name, small_run, tmp_pat
 # --- sizes ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.integration  # fault injection: banditlab in a subprocess capped at 3 GiB of address space
 @pytest.mark.parametrize("eid", ["gap/privacy", "dp-mab/epsilon"])
 def test_runs_whose_tasks_and_results_would_not_fit_are_refused_before_allocating(eid, tmp_path):
     """A child capped at 3 GiB of address space: building a billion tasks would fail there, or run on."""

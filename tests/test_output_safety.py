@@ -110,6 +110,7 @@ def test_a_link_planted_in_an_interrupted_runs_folder_is_refused_and_its_target_
         assert planted.is_symlink()
 
 
+@pytest.mark.integration  # fault injection: a named pipe planted for banditlab run in a subprocess
 @pytest.mark.parametrize("name", ["parts/manifest.json", "parts/000001.json", ".banditlab.json"])
 def test_a_fifo_planted_under_a_name_banditlab_reads_is_refused_without_waiting_on_it(name, interrupted, banditlab):  # noqa: F811
     """A named pipe is not read (reading one waits for a writer forever): refused like a link."""

@@ -8,7 +8,9 @@ the constructor keywords of every registered ``bandit_envs`` id through ``gym.ma
 keyword at a time, the others cheap), and ``reset``/``step`` inputs of every id (single and
 vector env). A message is "one sentence" when it is one line shorter than 300 characters.
 
-Hypothesis runs derandomized with a small number of examples, so the file is deterministic and fast.
+Hypothesis runs derandomized with a small number of examples, so the file is deterministic and fast:
+the numbers below are the thorough profile's (a run with the integration tier, as CI's); the fast
+tier loads tests/conftest.py's ``fast`` profile, which runs half of each.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from agent_tables import PATH3, SIDE, UNIT, D, K, StubModel, by_default, context_free, linear, private
-from conftest import classes_built_by, env_test_kwargs, missing_agents, public_agent_classes
+from conftest import classes_built_by, env_test_kwargs, examples, missing_agents, public_agent_classes
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -52,8 +54,9 @@ GYM_ERRORS = (ValueError, TypeError, gym.error.Error)
 
 
 def fast(max_examples: int) -> settings:
+    """Derandomized settings without shrinking; ``max_examples`` under the thorough profile, half under fast."""
     return settings(
-        max_examples=max_examples,
+        max_examples=examples(max_examples),
         deadline=None,
         derandomize=True,
         database=None,

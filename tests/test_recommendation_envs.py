@@ -107,6 +107,7 @@ def test_make_without_arguments_works_offline(env_id: str, monkeypatch: pytest.M
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.integration  # reads the real MovieLens ratings
 def test_movielens_real_data_smoke(shared_data: Callable[[str], Path]) -> None:
     path = shared_data(ML_RATINGS).parent
     env = MovieLensRecommendationEnv(data=str(path), horizon=300)
@@ -127,6 +128,7 @@ def test_movielens_real_data_smoke(shared_data: Callable[[str], Path]) -> None:
     assert np.all(np.abs(popular.rewards) <= 1.0)
 
 
+@pytest.mark.integration  # reads the real Gowalla check-ins
 def test_gowalla_real_data_smoke(shared_data: Callable[[str], Path]) -> None:
     path = shared_data(GOWALLA_NYC)
     env = GowallaRecommendationEnv(data=str(path), horizon=300)
@@ -432,7 +434,7 @@ def _traced_bytes(env_id: str, n: int) -> int:
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_vector_env_memory_per_copy_is_small_at_large_num_envs(env_id: str) -> None:
-    """A copy holds at most 24 KiB at N = 500 and 1000 (all bytes over N, and N = 1000 minus N = 500, per copy).
+    """A copy holds at most 24 KiB at N = 250 and 500 (all bytes over N, and N = 500 minus N = 250, per copy).
 
     The benchmark's goal is 16 KiB (benchmarks/bench_recommendation_env.py); about 12.5 KiB are
     measured at 20 arms and d = 20: the observation (3.2 KiB), the buffered contexts and noise
@@ -441,12 +443,12 @@ def test_vector_env_memory_per_copy_is_small_at_large_num_envs(env_id: str) -> N
     gym.make_vec(env_id, num_envs=2, vectorization_mode="vector_entry_point").reset(seed=0)  # data cached
     tracemalloc.start()
     try:
-        small, large = _traced_bytes(env_id, 500), _traced_bytes(env_id, 1000)
+        small, large = _traced_bytes(env_id, 250), _traced_bytes(env_id, 500)
     finally:
         tracemalloc.stop()
-    bound = 24 * 1024
-    assert small / 500 <= bound and large / 1000 <= bound, f"{small / 500:.0f}, {large / 1000:.0f} bytes per copy"
-    assert (large - small) / 500 <= bound, f"{(large - small) / 500:.0f} bytes per added copy"
+    bound = 24 * 1024  # what is shared by the copies counts more per copy at these N than at larger ones
+    assert small / 250 <= bound and large / 500 <= bound, f"{small / 250:.0f}, {large / 500:.0f} bytes per copy"
+    assert (large - small) / 250 <= bound, f"{(large - small) / 250:.0f} bytes per added copy"
 
 
 @pytest.mark.parametrize(("env_id", "kwargs"), CASES)

@@ -20,11 +20,11 @@ import math
 import numpy as np
 import pytest
 from conftest import lazy_module
-from numba import njit
 
 from agents import LDPThompsonSampling, ThompsonSampling
 from agents.common import sampling
 from agents.stochastic import thompson_kernels as ts_kernels
+from bandit_envs._jit import njit  # cached on disk, with its dependencies stamped (a warm run loads it)
 
 stats = lazy_module("scipy.stats")
 

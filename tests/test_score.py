@@ -114,6 +114,16 @@ def agent_file(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def oracle_card(tmp_path_factory: pytest.TempPathFactory) -> tuple[pd.DataFrame, Path]:
+    """The scorecard of ``oracle`` (its results and folder), scored once for the tests that read it."""
+    folder = tmp_path_factory.mktemp("oracle")
+    path = folder / "my_agents.py"
+    path.write_text(AGENTS)
+    out = folder / "card"
+    return score(f"{path}:oracle", scale=TINY, builtins=(), out=out), out
+
+
 def _scores(df: pd.DataFrame, agent: str) -> dict[str, float]:
     return dict(zip(df.loc[df["agent"] == agent, "problem"], df.loc[df["agent"] == agent, "raw_mean"], strict=True))
 
@@ -142,8 +152,13 @@ def test_the_two_declarations_cover_every_problem() -> None:
         pytest.param("private_oracle", marks=pytest.mark.slow),
     ],
 )
-def test_uniform_scores_near_zero_and_oracle_near_one(factory: str, agent_file: Path, tmp_path: Path) -> None:
-    df = score(f"{agent_file}:{factory}", scale=TINY, builtins=(), out=tmp_path / factory)
+def test_uniform_scores_near_zero_and_oracle_near_one(
+    factory: str, agent_file: Path, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    if factory == "oracle":
+        df, _ = request.getfixturevalue("oracle_card")
+    else:
+        df = score(f"{agent_file}:{factory}", scale=TINY, builtins=(), out=tmp_path / factory)
     values = _scores(df, factory)
     assert set(values) == {p.name for p in PROBLEMS if eligible(PLAYS[factory], p)}
     for problem, value in values.items():
@@ -153,9 +168,8 @@ def test_uniform_scores_near_zero_and_oracle_near_one(factory: str, agent_file: 
             assert abs(value) < 0.2, (problem, value)
 
 
-def test_card_through_the_file_form(agent_file: Path, tmp_path: Path) -> None:
-    out = tmp_path / "card"
-    df = score(f"{agent_file}:oracle", scale=TINY, builtins=(), out=out)
+def test_card_through_the_file_form(oracle_card: tuple[pd.DataFrame, Path]) -> None:
+    df, out = oracle_card
     assert set(df["suite"]) == {SUITE_VERSION}
     for name in ("summary.md", "figure.png", "regret.png", "results.csv", "meta.json"):
         assert (out / name).is_file(), name

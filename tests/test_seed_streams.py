@@ -292,6 +292,8 @@ def _play(agent: Any, copies: list[int], rounds: int, linear: bool) -> tuple[npt
     [
         pytest.param(name, marks=pytest.mark.xfail(reason=SHARED_GENERATOR[name], strict=True, raises=AssertionError))
         if name in SHARED_GENERATOR
+        else pytest.param(name, marks=pytest.mark.integration)  # builds a stable-baselines3 PPO model (torch)
+        if name == "SB3Agent"
         else name
         for name in sorted(BATCHABLE)
     ],
