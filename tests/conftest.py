@@ -58,6 +58,15 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.load_profile(chosen)
 
 
+def thorough() -> bool:
+    """True under the ``thorough`` profile: statistical tests then draw their full sample sizes.
+
+    The fast tier draws smaller samples (each test states the power it keeps); ``python -m pytest``
+    (CI) draws the full ones, so an overspending mechanism is caught at the finer margin there.
+    """
+    return bool(settings.default.max_examples >= 100)
+
+
 def examples(named: int) -> int:
     """The number of examples to run of a property test that names ``named``: all under ``thorough``."""
     return max(1, round(named * settings.default.max_examples / 100))
