@@ -58,6 +58,7 @@ __all__ = [
     "P_REG",
     "P_SHIFT_SCALE",
     "P_WIDTH",
+    "P_WORK",
     "add_batch_noise",
     "choose_greedy",
     "fill_block_noise",
@@ -80,8 +81,9 @@ MECH_NONE, MECH_GAUSSIAN, MECH_L2_BALL = 0, 1, 2
 #: Entries of the single-env kernels' parameter array (:func:`step_choose_one`, :func:`step_report_one`)
 #: after the 9 of ``enc`` (:func:`write_report`): ``batch_sd`` (6 entries, :func:`add_batch_noise`),
 #: then reg, noise level ν, shift_scale, width, batch_size and the draw counts of one report
-#: (normals, uniforms) and of one batch close (normals), 3 entries.
-P_BATCH_SD, P_REG, P_LEVEL, P_SHIFT_SCALE, P_WIDTH, P_BATCH_SIZE, P_DRAWS = 9, 15, 16, 17, 18, 19, 20
+#: (normals, uniforms) and of one batch close (normals), 3 entries; from ``P_WORK`` on, the scratch
+#: of :func:`step_report_one` (one array argument less to pass per call).
+P_BATCH_SD, P_REG, P_LEVEL, P_SHIFT_SCALE, P_WIDTH, P_BATCH_SIZE, P_DRAWS, P_WORK = 9, 15, 16, 17, 18, 19, 20, 23
 
 
 @njit(error_model="numpy")
@@ -170,13 +172,16 @@ def add_batch_noise(
 
 
 @njit(error_model="numpy")
-def choose_greedy(x: FloatArray, theta: FloatArray, l_x: float, check: bool = False) -> int:  # pragma: no cover
+def choose_greedy(
+    x: FloatArray, theta: FloatArray, l_x: float, check: bool = False, start: int = 0
+) -> int:  # pragma: no cover
     """The arm of largest clipped score: ``argmax_a (x_a @ theta) * clip_factor(x_a @ x_a, l_x)``, ties to the lowest.
 
     numpy equivalent: ``np.argmax((x @ theta) * np.minimum(1, l_x / np.linalg.norm(x, axis=1)))``.
     With ``check`` (the step API's call), -1 if ``x`` holds a value that is not finite: the check
     is folded into the loop, since a row's sum of squares is finite exactly when its entries are,
-    unless it overflows (then the row is checked entry by entry).
+    unless it overflows (then the row is checked entry by entry). θ is ``theta[start : start + d]``
+    (the step API passes the server's buffer, without making a view of it).
     """
     n_arms, d = x.shape
     best = 0
@@ -185,7 +190,7 @@ def choose_greedy(x: FloatArray, theta: FloatArray, l_x: float, check: bool = Fa
         dot = 0.0
         sq = 0.0
         for i in range(d):
-            dot += x[a, i] * theta[i]
+            dot += x[a, i] * theta[start + i]
             sq += x[a, i] * x[a, i]
         if check and not sq < np.inf and not all_finite(x[a]):
             return -1
@@ -382,14 +387,15 @@ def step_choose(
 def step_choose_one(obs: FloatArray, params: FloatArray, state: FloatArray) -> int:  # pragma: no cover
     """One env's choice (the step API's ``act``), or -1 when ``obs`` does not fit.
 
-    ``obs`` (C-contiguous) should be the (n_arms, d) feature matrix, n_arms >= 1, d the server's,
-    all finite; otherwise -1 is returned and nothing computed. ``params`` is the agent's parameter
-    array (``enc``, then ``P_*``) and ``state`` the one-copy server buffer
+    ``obs`` should be the (n_arms, d) feature matrix, C-contiguous (checked here, from its strides,
+    so that the caller need not read numpy's flags; its entry point takes any layout), n_arms >= 1,
+    d the server's, all finite; otherwise -1 is returned and nothing computed. ``params`` is the
+    agent's parameter array (``enc``, then ``P_*``) and ``state`` the one-copy server buffer
     (:func:`agents.linear._kernels.server_views`: V, u, U, θ). Same as :func:`step_choose` for one
     copy.
     """
     n_arms, d = obs.shape
-    if n_arms < 1 or state.shape[0] != 2 * d * (d + 1):
+    if n_arms < 1 or state.shape[0] != 2 * d * (d + 1) or obs.strides[1] != 8 or obs.strides[0] != 8 * d:
         return -1
     width, l_x = params[P_WIDTH], params[1]
     if width != 0.0:
@@ -398,7 +404,7 @@ def step_choose_one(obs: FloatArray, params: FloatArray, state: FloatArray) -> i
         _, _, u_fac, theta = server_views(state, d)
         work = np.empty((2 * d + 1) * n_arms)
         return _choose(obs, theta, u_fac, width, l_x, work)
-    return choose_greedy(obs, state[2 * d * d + d : 2 * d * d + 2 * d], l_x, True)  # θ, the buffer's last d
+    return choose_greedy(obs, state, l_x, True, 2 * d * d + d)  # θ, the buffer's last d
 
 
 @njit(error_model="numpy")
@@ -412,17 +418,16 @@ def step_report_one(
     params: FloatArray,
     state: FloatArray,
     pending: FloatArray,
-    work: FloatArray,
 ) -> int:  # pragma: no cover
     """One env's draws, report and (at a batch's end) refit: the step API's ``update`` with plain scalars.
 
     ``holder.rng`` is the agent's generator (:class:`GeneratorHolder`), ``t`` the reports
     received with this one, ``count`` the open batch's reports before it, ``params`` and
     ``state`` as in :func:`step_choose_one`, ``pending`` the open batch's buffer (its P (d, d),
-    then p (d,); :class:`agents.linear.stats_base.OpenBatch`) and ``work`` the agent's scratch
-    for the draws and the clipped x (at least Dr + n_u + Db + d floats; its content is not kept).
-    The same draws, in the same order, and the same arithmetic as :func:`step_update` for one
-    copy, with ``close = count + 1 == batch_size`` and the shift c_t of :func:`_shift`. Returns
+    then p (d,); :class:`agents.linear.stats_base.OpenBatch`). ``params[P_WORK:]`` is the agent's
+    scratch for the draws and the clipped x (at least Dr + n_u + Db + d floats; its content is not
+    kept). The same draws, in the same order, and the same arithmetic as :func:`step_update` for
+    one copy, with ``close = count + 1 == batch_size`` and the shift c_t of :func:`_shift`. Returns
     the clip flags (1: x, 2: y) plus 4 if the eigenvalue floor was used, or -1 (nothing drawn or
     written) when a buffer does not fit d, -2 (nothing drawn or written) when ``action`` is not an
     arm of ``obs`` or ``reward`` is not finite (the caller's checked path then says which).
@@ -437,36 +442,55 @@ def step_report_one(
         return -2
     dd = d * d
     n_n, n_u, n_b = int(params[P_DRAWS]), int(params[P_DRAWS + 1]), int(params[P_DRAWS + 2])
-    if state.shape[0] != 2 * d * (d + 1) or pending.shape[0] != dd + d or work.shape[0] < n_n + n_u + n_b + d:
+    w = P_WORK
+    if state.shape[0] != 2 * d * (d + 1) or pending.shape[0] != dd + d or params.shape[0] < w + n_n + n_u + n_b + d:
         return -1
     close = count + 1 == int(params[P_BATCH_SIZE])
-    normals = work[:n_n]
-    uniforms = work[n_n : n_n + n_u]
-    batch_normals = work[n_n + n_u : n_n + n_u + n_b]
-    xc = work[n_n + n_u + n_b : n_n + n_u + n_b + d]
+    # Views of the scratch are made only where used: each view of an argument costs about 12 ns
+    # (its reference count), as much as the rest of a round's bookkeeping.
+    xc = params[w + n_n + n_u + n_b : w + n_n + n_u + n_b + d]
+    pend_gram = pending[:dd].reshape((d, d))
+    pend_mom = pending[dd:]
     if holder is None:  # compiled apart (the branch is pruned): a round that must draw nothing
         if n_n + n_u > 0 or (close and n_b > 0):
             return -1
-    else:
-        rng = holder.rng
-        for i in range(n_n):
-            normals[i] = rng.standard_normal()
-        for i in range(n_u):
-            uniforms[i] = rng.random()
+        # write_report reads no normals nor uniforms without draws (MECH_NONE): xc stands in for them
+        flags = write_report(obs, action, reward, params, xc, xc, pend_gram, pend_mom, xc)
         if close:
-            for i in range(n_b):
-                batch_normals[i] = rng.standard_normal()
-    pend_gram = pending[:dd].reshape((d, d))
-    pend_mom = pending[dd:]
+            flags += _close_batch(t, params, state, pend_gram, pend_mom, xc[:0])
+        return flags
+    rng = holder.rng
+    normals = params[w : w + n_n]
+    uniforms = params[w + n_n : w + n_n + n_u]
+    batch_normals = params[w + n_n + n_u : w + n_n + n_u + n_b]
+    for i in range(n_n):
+        normals[i] = rng.standard_normal()
+    for i in range(n_u):
+        uniforms[i] = rng.random()
+    if close:
+        for i in range(n_b):
+            batch_normals[i] = rng.standard_normal()
     flags = write_report(obs, action, reward, params, normals, uniforms, pend_gram, pend_mom, xc)
     if close:
-        gram, mom, u_fac, theta = server_views(state, d)
-        if n_b > 0:
-            add_batch_noise(pend_gram, pend_mom, batch_normals, params[P_BATCH_SD : P_BATCH_SD + 6])
-        shift = _shift(t, params[P_REG], params[P_LEVEL], params[P_SHIFT_SCALE])
-        if refit(gram, mom, pend_gram, pend_mom, shift, u_fac, theta):
-            flags += 4
+        flags += _close_batch(t, params, state, pend_gram, pend_mom, batch_normals)
     return flags
+
+
+@njit(error_model="numpy")
+def _close_batch(
+    t: int,
+    params: FloatArray,
+    state: FloatArray,
+    pend_gram: FloatArray,
+    pend_mom: FloatArray,
+    batch_normals: FloatArray,
+) -> int:  # pragma: no cover
+    """:func:`step_report_one`'s batch close: the batch noise (if any normals), the refit; 4 if the floor was used."""
+    gram, mom, u_fac, theta = server_views(state, pend_mom.shape[0])
+    if batch_normals.shape[0] > 0:
+        add_batch_noise(pend_gram, pend_mom, batch_normals, params[P_BATCH_SD : P_BATCH_SD + 6])
+    shift = _shift(t, params[P_REG], params[P_LEVEL], params[P_SHIFT_SCALE])
+    return 4 if refit(gram, mom, pend_gram, pend_mom, shift, u_fac, theta) else 0
 
 
 #: Rounds per tile of the per-copy fills (each copy draws a tile's rounds, then the next copy).

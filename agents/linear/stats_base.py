@@ -49,6 +49,7 @@ from agents.linear._stats_kernels import (
     MECH_GAUSSIAN,
     MECH_L2_BALL,
     MECH_NONE,
+    P_WORK,
     GeneratorHolder,
     fill_block_noise,
     fill_block_noise_copies,
@@ -76,6 +77,7 @@ _NOISE_CHUNK = 1 << 19
 
 
 _FLOAT64 = np.dtype(np.float64)
+_NDARRAY = np.ndarray
 _NP_INT64, _NP_FLOAT64 = np.int64, np.float64
 _INF = math.inf
 
@@ -85,10 +87,12 @@ class _StepKernels(StepKernels):
 
     The arrays the agent owns are C-contiguous; actions and rewards come from the caller and may
     have any strides (layout ``"A"``). ``choose_one`` and ``report_one`` are one env's calls with
-    plain scalars (rank 2 only): they take the agent's parameter array ``_params``, the server's
-    ``buffer``, the open batch's ``buffer`` and the agent's scratch ``_work`` where the batch calls
-    take a dozen arrays; ``report_plain`` is ``report_one`` compiled for no generator (None), for
-    the rounds that draw nothing (LDP-OLS's Gaussian reports between batch closes).
+    plain scalars (rank 2 only): they take the agent's parameter array ``_params`` (its scratch
+    included), the server's ``buffer`` and the open batch's ``buffer`` where the batch calls take a
+    dozen arrays (each array argument costs about 25 ns to pass); ``report_plain`` is
+    ``report_one`` compiled for no generator (None), for the rounds that draw nothing (LDP-OLS's
+    Gaussian reports between batch closes). ``choose_one`` takes the observation in any layout and
+    checks in the kernel that it is C-contiguous (cheaper than numpy's ``flags`` in Python).
     """
 
     def __init__(self, rank: int) -> None:
@@ -105,11 +109,9 @@ class _StepKernels(StepKernels):
              cube, mat, cube, mat, cube, mat, int_mat, int_vec),
         )  # fmt: skip
         if rank == 2:  # one env: the parameter array, the server's buffer and the open batch's
-            self.choose_one: Any = entry_point(step_choose_one, (obs, vec, vec))
-            self.report_one: Any = entry_point(
-                step_report_one, (GENERATOR_HOLDER, obs, i8, f8, i8, i8, vec, vec, vec, vec)
-            )
-            self.report_plain: Any = entry_point(step_report_one, (types.none, obs, i8, f8, i8, i8, vec, vec, vec, vec))
+            self.choose_one: Any = entry_point(step_choose_one, (types.Array(f8, 2, "A"), vec, vec))
+            self.report_one: Any = entry_point(step_report_one, (GENERATOR_HOLDER, obs, i8, f8, i8, i8, vec, vec, vec))
+            self.report_plain: Any = entry_point(step_report_one, (types.none, obs, i8, f8, i8, i8, vec, vec, vec))
 
 
 class StatsServer(ServerBuffer):
@@ -319,15 +321,15 @@ class StatsAgent(LocalDPLinearAgent):
         #: Rounds whose open batch holds fewer reports than this draw nothing (no per-report draws, no
         #: batch close): ``batch_size - 1`` for LDP-OLS's Gaussian reports, else 0.
         self._no_draws_before = self.batch_size - 1 if self._n_normals + self._n_uniforms == 0 else 0
-        #: Scratch of the single-env report (its draws and the clipped x; not state).
-        self._work = np.empty(self._n_normals + self._n_uniforms + self._n_batch_normals + self.n_features)
         self._holder: tuple[np.random.Generator, GeneratorHolder] | None = None
         #: The single-env kernels' parameters (``enc``, then the ``P_*`` entries of
-        #: :mod:`agents.linear._stats_kernels`), fixed at construction like the fast path's.
-        self._params = np.array(
-            [*self._enc, *self._batch_sd, self.reg, self._level, self.shift_scale, self.width, self.batch_size,
-             self._n_normals, self._n_uniforms, self._n_batch_normals], dtype=np.float64,
-        )  # fmt: skip
+        #: :mod:`agents.linear._stats_kernels`), fixed at construction like the fast path's, then
+        #: from ``P_WORK`` on the single-env report's scratch (its draws and the clipped x; not state).
+        params = [*self._enc, *self._batch_sd, self.reg, self._level, self.shift_scale, self.width, self.batch_size,
+                  self._n_normals, self._n_uniforms, self._n_batch_normals]  # fmt: skip
+        work = self._n_normals + self._n_uniforms + self._n_batch_normals + self.n_features
+        self._params = np.zeros(P_WORK + work)
+        self._params[: len(params)] = params
 
     # Schedule ---------------------------------------------------------------------------------
 
@@ -350,15 +352,14 @@ class StatsAgent(LocalDPLinearAgent):
         for ``update``, which reports the chosen row. One compiled call.
         """
         if (
-            self.n_envs is None
-            and type(obs) is np.ndarray
+            type(obs) is _NDARRAY
             and obs.ndim == 2
             and (obs.dtype is _FLOAT64 or obs.dtype == _FLOAT64)
-            and obs.flags.c_contiguous
-        ):  # the usual observation, used as it is: the kernel checks its shape and values
+            and self.n_envs is None
+        ):  # the usual observation, used as it is: the kernel checks its layout, shape and values
             chosen = self._step.choose_one(obs, self._params, self.server.buffer)
             if chosen >= 0:
-                self.n_arms = obs.shape[0]
+                self.n_arms = len(obs)
                 self._last_obs = obs
                 return chosen
         srv = self.server
@@ -394,53 +395,63 @@ class StatsAgent(LocalDPLinearAgent):
         """
         x = self._last_obs
         tr, ta = type(reward), type(action)
-        users: list[Any] | None = None
         if (
             info is None
-            and (tr is float or tr is _NP_FLOAT64)
+            and (tr is _NP_FLOAT64 or tr is float)
             and (ta is int or ta is _NP_INT64)
-            and self.n_envs is None
             and x is not None
+            and self.n_envs is None
         ):  # the usual one-env feedback: the kernel checks the arm's range and the reward's finiteness
-            r = reward
-        else:
-            if x is None:
-                raise RuntimeError("update() needs the features of the last act(obs); call act(obs) first.")
-            r = self._plain_feedback(x, action, reward)
-            if r is None:
-                self._update_copies(x, action, reward, info)
+            srv, ob = self.server, self.open_batch
+            count = ob.count
+            t = srv.t + 1
+            if count < self._no_draws_before:  # draws nothing and closes no batch: the call without the generator
+                try:
+                    code = self._step.report_plain(
+                        None, x, action, reward, t, count, self._params, srv.buffer, ob.buffer
+                    )
+                except OverflowError:  # an int action beyond int64: not an arm
+                    code = -2
+                if code:
+                    self._report_code(code, x, action, reward)
+                self._last_obs = None
+                self._pending_anonymous += 1
+                srv.t = t
+                ob.count = count + 1
                 return
-            if info is not None:
-                self._check_info(info, x.shape[-2])
-                users = user_ids(info, 1) if info else None
-        # One env, plain scalars: one compiled call on the agent's buffers.
+            self._report_drawn(x, action, reward, None)
+            return
+        if x is None:
+            raise RuntimeError("update() needs the features of the last act(obs); call act(obs) first.")
+        r = self._plain_feedback(x, action, reward)
+        if r is None:
+            self._update_copies(x, action, reward, info)
+            return
+        users = None
+        if info is not None:
+            self._check_info(info, x.shape[-2])
+            users = user_ids(info, 1) if info else None
+        self._report_drawn(x, action, r, users)
+
+    def _report_drawn(self, x: FloatArray, action: Any, reward: float, users: list[Any] | None) -> None:
+        """One env's report with plain scalars (a float reward) that may draw or close a batch: one compiled call."""
         srv, ob = self.server, self.open_batch
         count = ob.count
         try:
             if count < self._no_draws_before:  # a round that draws nothing: the call without the generator
                 code = self._step.report_plain(
-                    None, x, action, r, srv.t + 1, count, self._params, srv.buffer, ob.buffer, self._work
+                    None, x, action, reward, srv.t + 1, count, self._params, srv.buffer, ob.buffer
                 )
             else:
                 holder = self._holder
                 gen = holder[1] if holder is not None and holder[0] is self.rng else self._rng_holder()
                 code = self._step.report_one(
-                    gen, x, action, r, srv.t + 1, count, self._params, srv.buffer, ob.buffer, self._work
+                    gen, x, action, reward, srv.t + 1, count, self._params, srv.buffer, ob.buffer
                 )
         except OverflowError:  # an int action beyond int64: not an arm
             code = -2
         if code:
-            if code < 0:
-                if code == -2:  # an arm outside the observation or a reward that is not finite
-                    self._feedback(action, reward, info, n_arms=x.shape[-2])  # raises the sentence that says which
-                raise ValueError(
-                    f"server.buffer and open_batch.buffer must hold the state of one copy of dimension "
-                    f"{self.n_features}, got {srv.buffer.shape[0]} and {ob.buffer.shape[0]} floats."
-                )
-            # clip flags (1: x, 2: y) and the eigenvalue floor (4)
-            self._clips[0, 0] += code & 1
-            self._clips[0, 1] += (code >> 1) & 1
-            srv.n_eig_floor[0] += code >> 2
+            self._report_code(code, x, action, reward)
         self._last_obs = None
         if users is None:  # counted inline; a subclass sees a completed batch after the counters advance
             self._pending_anonymous += 1
@@ -455,6 +466,21 @@ class StatsAgent(LocalDPLinearAgent):
         self._count_one(users, close)
         srv.t += 1
         ob.count = 0 if close else count + 1
+
+    def _report_code(self, code: int, x: FloatArray, action: Any, reward: float) -> None:
+        """Act on a nonzero code of the single-env report kernel: raise for a refusal, else count its flags."""
+        if code < 0:
+            if code == -2:  # an arm outside the observation or a reward that is not finite
+                self._feedback(action, reward, None, n_arms=x.shape[-2])  # raises the sentence that says which
+            srv, ob = self.server, self.open_batch
+            raise ValueError(
+                f"server.buffer and open_batch.buffer must hold the state of one copy of dimension "
+                f"{self.n_features}, got {srv.buffer.shape[0]} and {ob.buffer.shape[0]} floats."
+            )
+        # clip flags (1: x, 2: y) and the eigenvalue floor (4)
+        self._clips[0, 0] += code & 1
+        self._clips[0, 1] += (code >> 1) & 1
+        self.server.n_eig_floor[0] += code >> 2
 
     def _update_copies(self, x: FloatArray, action: Any, reward: Any, info: dict[str, Any] | None) -> None:
         """:meth:`update` for N copies, or for one env's feedback that is not plain scalars (checked here)."""
