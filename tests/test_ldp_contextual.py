@@ -576,6 +576,54 @@ def test_server_and_open_batch_arrays_are_views_of_one_buffer_each(name: str) ->
         agent.update(0, 0.5)
 
 
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_single_env_choice_reads_the_layout_from_the_strides(name: str) -> None:
+    """The step's choice kernel refuses a strided or Fortran-ordered observation; ``act`` plays it as its copy."""
+    x, _, _ = linear_problem(2, 5, 8, seed=15)
+    agent = AGENTS[name](batch_size=5, seed=1)
+    params, buffer = agent._params, agent.server.buffer
+    strided = x[0][:, ::2]  # (5, 4), rows 64 bytes apart
+    for obs in (strided, np.asfortranarray(x[1][:, :4]), np.ascontiguousarray(x[0][:, ::2])[::-1]):
+        assert agent._step.choose_one(obs, params, buffer) == -1
+        assert agent.act(obs) == agent.act(np.ascontiguousarray(obs))
+    assert agent._step.choose_one(np.ascontiguousarray(strided), params, buffer) >= 0
+
+
+def test_plain_report_kernel_refuses_rounds_that_draw_or_close_and_matches_the_full_one() -> None:
+    """``step_report_plain``: nothing written for a round that would draw or close; else ``step_report_one``'s sums."""
+    from agents.linear._stats_kernels import step_report_one, step_report_plain
+
+    x, _, _ = linear_problem(1, 5, 4, seed=16)
+    obs = np.ascontiguousarray(x[0])
+    gauss, ball = LDPOLS(4, 2.0, batch_size=3, seed=0), LDPOLS(4, 2.0, mechanism="l2_ball", batch_size=3, seed=0)
+    pending = np.zeros_like(gauss.open_batch.buffer)
+    assert step_report_plain(obs, 1, 0.5, 2, gauss._params, pending) == -1  # closes the batch
+    assert step_report_plain(obs, 1, 0.5, 0, ball._params, pending) == -1  # draws per report
+    assert step_report_plain(obs, 1, 0.5, 0, gauss._params, np.zeros(5)) == -1
+    assert step_report_plain(obs, 5, 0.5, 0, gauss._params, pending) == -2
+    assert not pending.any()
+    assert step_report_plain(obs, 1, 0.5, 1, gauss._params, pending) == 0
+    full = np.zeros_like(pending)
+    holder = gauss._rng_holder()
+    step_report_one(holder, obs, 1, 0.5, 2, 1, gauss._params, gauss.server.buffer.copy(), full)
+    np.testing.assert_array_equal(pending, full)
+
+
+def test_replaced_server_buffer_is_refused_by_the_next_round_that_reads_it() -> None:
+    """LDP-OLS's plain rounds do not pass the server's buffer: the batch close refuses it, writing nothing."""
+    x, _, _ = linear_problem(4, 5, 4, seed=17)
+    agent = LDPOLS(4, 2.0, batch_size=3, seed=0)
+    agent.server.buffer = np.zeros(5)
+    for t in range(2):
+        agent.update(agent.act(x[t]), 0.5)  # the choice falls back to the server's views; the report to the users
+    agent.act(x[2])
+    pending, state = agent.open_batch.buffer.copy(), agent.rng.bit_generator.state
+    with pytest.raises(ValueError, match="server.buffer and open_batch.buffer must hold"):
+        agent.update(0, 0.5)
+    np.testing.assert_array_equal(agent.open_batch.buffer, pending)
+    assert agent.rng.bit_generator.state == state and agent.t == 2
+
+
 def test_shuffle_batches_count_anonymous_and_named_steps_as_the_fast_path() -> None:
     """Steps without a user id, then with, then without again: the same shuffle-batch ledger as ``run``."""
     x, r, _ = linear_problem(60, 5, 4, seed=13)

@@ -71,6 +71,7 @@ __all__ = [
     "step_choose",
     "step_choose_one",
     "step_report_one",
+    "step_report_plain",
     "step_update",
     "write_report",
 ]
@@ -387,9 +388,10 @@ def step_choose(
 def step_choose_one(obs: FloatArray, params: FloatArray, state: FloatArray) -> int:  # pragma: no cover
     """One env's choice (the step API's ``act``), or -1 when ``obs`` does not fit.
 
-    ``obs`` should be the (n_arms, d) feature matrix, C-contiguous (checked here, from its strides,
-    so that the caller need not read numpy's flags; its entry point takes any layout), n_arms >= 1,
-    d the server's, all finite; otherwise -1 is returned and nothing computed. ``params`` is the
+    ``obs`` should be the (n_arms, d) feature matrix, C-contiguous, n_arms >= 1, d the server's,
+    all finite; otherwise -1 is returned and nothing computed. The layout is checked here, from
+    the strides numba copies from the array whatever layout the entry point declares (C, for the
+    speed of the loops), before any entry is read: the caller need not read numpy's flags. ``params`` is the
     agent's parameter array (``enc``, then ``P_*``) and ``state`` the one-copy server buffer
     (:func:`agents.linear._kernels.server_views`: V, u, U, θ). Same as :func:`step_choose` for one
     copy.
@@ -432,10 +434,7 @@ def step_report_one(
     written) when a buffer does not fit d, -2 (nothing drawn or written) when ``action`` is not an
     arm of ``obs`` or ``reward`` is not finite (the caller's checked path then says which).
 
-    ``holder`` None (an entry point compiled for it, which passes one argument less): for a round
-    that draws nothing, a report without per-report draws (LDP-OLS's Gaussian reports, whose noise
-    the simulation adds per batch) that does not close a batch with batch draws; a round that
-    would draw returns -1 with nothing written.
+    A round that draws nothing and closes no batch can take :func:`step_report_plain` instead.
     """
     n_arms, d = obs.shape
     if action < 0 or action >= n_arms or not -np.inf < reward < np.inf:
@@ -451,14 +450,6 @@ def step_report_one(
     xc = params[w + n_n + n_u + n_b : w + n_n + n_u + n_b + d]
     pend_gram = pending[:dd].reshape((d, d))
     pend_mom = pending[dd:]
-    if holder is None:  # compiled apart (the branch is pruned): a round that must draw nothing
-        if n_n + n_u > 0 or (close and n_b > 0):
-            return -1
-        # write_report reads no normals nor uniforms without draws (MECH_NONE): xc stands in for them
-        flags = write_report(obs, action, reward, params, xc, xc, pend_gram, pend_mom, xc)
-        if close:
-            flags += _close_batch(t, params, state, pend_gram, pend_mom, xc[:0])
-        return flags
     rng = holder.rng
     normals = params[w : w + n_n]
     uniforms = params[w + n_n : w + n_n + n_u]
@@ -474,6 +465,33 @@ def step_report_one(
     if close:
         flags += _close_batch(t, params, state, pend_gram, pend_mom, batch_normals)
     return flags
+
+
+@njit(error_model="numpy")
+def step_report_plain(
+    obs: FloatArray, action: int, reward: float, count: int, params: FloatArray, pending: FloatArray
+) -> int:  # pragma: no cover
+    """:func:`step_report_one` for a round that draws nothing and closes no batch, without the generator and server.
+
+    For a mechanism without per-report draws (LDP-OLS's Gaussian reports, whose noise the
+    simulation adds per batch at its close) and a round that leaves the batch open
+    (``count + 1 < batch_size``): the report of arm ``action`` added to the open batch's
+    ``pending``, nothing drawn, the server's buffer not read (two arguments and an array fewer to
+    pass than :func:`step_report_one`). Returns the clip flags (1: x, 2: y), -2 as
+    :func:`step_report_one`, or -1 (nothing written) when ``pending`` or ``params`` does not fit
+    d, or the round would draw or close the batch.
+    """
+    n_arms, d = obs.shape
+    if action < 0 or action >= n_arms or not -np.inf < reward < np.inf:
+        return -2
+    dd = d * d
+    n_n, n_u, n_b = int(params[P_DRAWS]), int(params[P_DRAWS + 1]), int(params[P_DRAWS + 2])
+    w = P_WORK + n_n + n_u + n_b
+    if pending.shape[0] != dd + d or params.shape[0] < w + d or n_n + n_u > 0 or count + 1 >= int(params[P_BATCH_SIZE]):
+        return -1
+    xc = params[w : w + d]
+    # write_report reads no normals nor uniforms without draws (MECH_NONE): xc stands in for them
+    return write_report(obs, action, reward, params, xc, xc, pending[:dd].reshape((d, d)), pending[dd:], xc)
 
 
 @njit(error_model="numpy")

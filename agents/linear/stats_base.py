@@ -59,6 +59,7 @@ from agents.linear._stats_kernels import (
     step_choose,
     step_choose_one,
     step_report_one,
+    step_report_plain,
     step_update,
     write_report,
 )
@@ -89,10 +90,11 @@ class _StepKernels(StepKernels):
     have any strides (layout ``"A"``). ``choose_one`` and ``report_one`` are one env's calls with
     plain scalars (rank 2 only): they take the agent's parameter array ``_params`` (its scratch
     included), the server's ``buffer`` and the open batch's ``buffer`` where the batch calls take a
-    dozen arrays (each array argument costs about 25 ns to pass); ``report_plain`` is
-    ``report_one`` compiled for no generator (None), for the rounds that draw nothing (LDP-OLS's
-    Gaussian reports between batch closes). ``choose_one`` takes the observation in any layout and
-    checks in the kernel that it is C-contiguous (cheaper than numpy's ``flags`` in Python).
+    dozen arrays (each array argument costs about 25 ns to pass); ``report_plain``
+    (:func:`~agents.linear._stats_kernels.step_report_plain`, without the generator nor the
+    server's buffer) takes the rounds that draw nothing and close no batch (LDP-OLS's Gaussian
+    reports between batch closes). ``choose_one`` checks the observation's strides in the
+    kernel (cheaper than numpy's ``flags`` in Python).
     """
 
     def __init__(self, rank: int) -> None:
@@ -109,9 +111,9 @@ class _StepKernels(StepKernels):
              cube, mat, cube, mat, cube, mat, int_mat, int_vec),
         )  # fmt: skip
         if rank == 2:  # one env: the parameter array, the server's buffer and the open batch's
-            self.choose_one: Any = entry_point(step_choose_one, (types.Array(f8, 2, "A"), vec, vec))
+            self.choose_one: Any = entry_point(step_choose_one, (obs, vec, vec))
             self.report_one: Any = entry_point(step_report_one, (GENERATOR_HOLDER, obs, i8, f8, i8, i8, vec, vec, vec))
-            self.report_plain: Any = entry_point(step_report_one, (types.none, obs, i8, f8, i8, i8, vec, vec, vec))
+            self.report_plain: Any = entry_point(step_report_plain, (obs, i8, f8, i8, vec, vec))
 
 
 class StatsServer(ServerBuffer):
@@ -402,21 +404,18 @@ class StatsAgent(LocalDPLinearAgent):
             and x is not None
             and self.n_envs is None
         ):  # the usual one-env feedback: the kernel checks the arm's range and the reward's finiteness
-            srv, ob = self.server, self.open_batch
+            ob = self.open_batch
             count = ob.count
-            t = srv.t + 1
-            if count < self._no_draws_before:  # draws nothing and closes no batch: the call without the generator
+            if count < self._no_draws_before:  # draws nothing, closes no batch: no generator, no server buffer
                 try:
-                    code = self._step.report_plain(
-                        None, x, action, reward, t, count, self._params, srv.buffer, ob.buffer
-                    )
+                    code = self._step.report_plain(x, action, reward, count, self._params, ob.buffer)
                 except OverflowError:  # an int action beyond int64: not an arm
                     code = -2
                 if code:
                     self._report_code(code, x, action, reward)
                 self._last_obs = None
                 self._pending_anonymous += 1
-                srv.t = t
+                self.server.t += 1
                 ob.count = count + 1
                 return
             self._report_drawn(x, action, reward, None)
@@ -439,9 +438,7 @@ class StatsAgent(LocalDPLinearAgent):
         count = ob.count
         try:
             if count < self._no_draws_before:  # a round that draws nothing: the call without the generator
-                code = self._step.report_plain(
-                    None, x, action, reward, srv.t + 1, count, self._params, srv.buffer, ob.buffer
-                )
+                code = self._step.report_plain(x, action, reward, count, self._params, ob.buffer)
             else:
                 holder = self._holder
                 gen = holder[1] if holder is not None and holder[0] is self.rng else self._rng_holder()
