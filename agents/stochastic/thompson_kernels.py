@@ -52,17 +52,23 @@ def refresh(successes, failures, shapes, b, k):  # pragma: no cover
 
 @njit(inline="always")
 def count_coin(successes, failures, shapes, b, k, one):  # pragma: no cover
-    """Add a coin to copy b's arm k (S if ``one``, else F) and recompute that count's constants."""
-    if one:
-        successes[b, k] += 1.0
-        d, c = sampling.shape_constants(successes[b, k] + 1.0)
-        shapes[0, k, b] = d
-        shapes[1, k, b] = c
-    else:
-        failures[b, k] += 1.0
-        d, c = sampling.shape_constants(failures[b, k] + 1.0)
-        shapes[2, k, b] = d
-        shapes[3, k, b] = c
+    """Add a coin to copy b's arm k (S if ``one``, else F) and recompute that count's constants.
+
+    Branch-free (selects, both counts written, one of them plus 0): the coin is a fair guess for
+    the branch predictor, and the batched update of 1000 copies (K = 10) took 7.4-7.6 us with the
+    branch against 4.9-5.2 us without it. The values are those of ``S += 1`` (or ``F += 1``) and
+    :func:`agents.common.sampling.shape_constants` of the new count + 1, bit for bit (counts are
+    non-negative, so adding 0.0 leaves them as they are).
+    """
+    old_s = successes[b, k]
+    old_f = failures[b, k]
+    add = 1.0 if one else 0.0
+    successes[b, k] = old_s + add
+    failures[b, k] = old_f + (1.0 - add)
+    d, c = sampling.shape_constants((old_s if one else old_f) + 1.0 + 1.0)
+    row = 0 if one else 2
+    shapes[row, k, b] = d
+    shapes[row + 1, k, b] = c
 
 
 @njit
