@@ -326,7 +326,10 @@ def gap_run(  # pragma: no cover
     # round for Bernoulli arms at K = 10, 1.5x-1.8x for truncated normals at K = 10, 1.8x-2.0x
     # at K = 100 and 1.9x-2.1x at K = 1,000; on rewards round by round is 1.3x-1.8x faster.
     # One run with both loops prefetching (--variants --quick): 1.43x, 1.75x, 2.83x, 2.15x on
-    # uniforms; 1.54x-1.62x on rewards.
+    # uniforms; 1.54x-1.62x on rewards; again after GAPU's planning moved out of the kernels:
+    # 1.42x, 1.23x, 2.76x, 2.13x on uniforms, 1.41x-1.61x on rewards. So one loop for both kinds
+    # would make the experiments (uniforms) up to 2.8x slower, or GAP.simulate on a table of
+    # rewards 1.4x-1.6x slower.
     batched = law[0] == TABLE_UNIFORMS
     size = (CHUNK_ROUNDS if batched else 1) * k_arms
     values, arms, scratch = np.empty(size), np.empty(size, dtype=np.int64), np.empty(size)
