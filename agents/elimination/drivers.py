@@ -60,9 +60,15 @@ def gap_act_batch(state, params, rngs, out):  # pragma: no cover
 
 @njit
 def gap_update_batch(state, params, actions, rewards, rngs):  # pragma: no cover
-    """Feed copy b its arm and its row of observed rewards (GAP, GAPU)."""
+    """Feed copy b its arm and its row of observed rewards (GAP, GAPU); True if an epoch ended (release due).
+
+    The release of a copy whose epoch ended (its round count at its epoch's end) is left to the
+    caller (:meth:`agents.elimination.policies.GAP._end_epochs`).
+    """
+    ended = False
     for b in range(actions.shape[0]):
-        k_.gap_update(state, params, b, actions[b], rewards[b], rngs)
+        ended |= k_.gap_update(state, params, b, actions[b], rewards[b], rngs)
+    return ended
 
 
 @njit
@@ -296,7 +302,9 @@ def gap_run(  # pragma: no cover
     s_τ + j pulls Ω_τ[j mod |Ω_τ|] and adds every revealed active arm's reward to c_{τ,k}
     (and 1 to o_{τ,k}), as :func:`~agents.elimination.kernels.gap_update` does. On a bad entry the
     counts o are left short; :meth:`~agents.elimination.policies.EliminationAgent.simulate` then restores
-    the whole state.
+    the whole state. GAPU's run stops at the end of each epoch, its next Ω_τ pending
+    (:func:`~agents.elimination.kernels.gap_plan`): ``simulate`` draws it
+    (:func:`~agents.elimination.kernels.gapu_plan`) and calls the run again from there.
 
     Two loops read the entries: chunks of rounds whose entries are made rewards as a batch
     (:func:`gather_entries`, :func:`agents.common.kernels.entries_to_rewards`) for a table of
@@ -318,7 +326,10 @@ def gap_run(  # pragma: no cover
     # round for Bernoulli arms at K = 10, 1.5x-1.8x for truncated normals at K = 10, 1.8x-2.0x
     # at K = 100 and 1.9x-2.1x at K = 1,000; on rewards round by round is 1.3x-1.8x faster.
     # One run with both loops prefetching (--variants --quick): 1.43x, 1.75x, 2.83x, 2.15x on
-    # uniforms; 1.54x-1.62x on rewards.
+    # uniforms; 1.54x-1.62x on rewards; again after GAPU's planning moved out of the kernels:
+    # 1.42x, 1.23x, 2.76x, 2.13x on uniforms, 1.41x-1.61x on rewards. So one loop for both kinds
+    # would make the experiments (uniforms) up to 2.8x slower, or GAP.simulate on a table of
+    # rewards 1.4x-1.6x slower.
     batched = law[0] == TABLE_UNIFORMS
     size = (CHUNK_ROUNDS if batched else 1) * k_arms
     values, arms, scratch = np.empty(size), np.empty(size, dtype=np.int64), np.empty(size)
@@ -411,6 +422,8 @@ def gap_run(  # pragma: no cover
         ctr[b, k_.GAP_ROUND] = t
         if t == epoch_end:
             k_.gap_release(state, params, b, rng)
+            if ctr[b, k_.GAP_OMEGA_SIZE] == 0:  # GAPU: Ω_τ is drawn by the caller (kernels.gapu_plan)
+                return total
     return total
 
 
@@ -658,7 +671,7 @@ def alpha_run(  # pragma: no cover
     for k in range(k_arms):
         left += unseen_b[k]
     while t < end:
-        pick = rng.integers(0, left)
+        pick = k_.integer_below(rng, left)
         a = -1
         for k in range(k_arms):
             if unseen_b[k]:

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 from numba.core import types
 from numba.extending import overload
+from numba.np.random.generator_core import next_uint32
 
 from agents.common.kernels import argmax_masked
 from bandit_envs._jit import njit
@@ -45,6 +46,31 @@ def _copy_generator(rngs, b):  # pragma: no cover
     if isinstance(rngs, types.NumPyRandomGeneratorType):
         return lambda rngs, b: rngs
     return lambda rngs, b: rngs[b]
+
+
+@njit
+def integer_below(rng, n):  # pragma: no cover
+    """``rng.integers(0, n)`` for 1 <= n < 2**32: the same integer, from the same draws of ``rng``.
+
+    NumPy's bounded integers on a range that fits 32 bits (``random_bounded_uint64_fill`` of
+    ``numpy/random/src/distributions/distributions.c``): nothing is drawn for n = 1; otherwise
+    Lemire's multiply-and-reject (Lemire, "Fast random integer generation in an interval", ACM
+    TOMACS 29(1), 2019) on the generator's 32-bit draws (``next_uint32``, which PCG64 serves
+    from halves of its 64-bit draws, as NumPy does). Written here because numba's
+    ``Generator.integers`` takes several tenths of a second of CPU time to compile (its argument
+    checks, array output and 64-bit branch), a large part of a first run.
+    """
+    if n <= 1:
+        return 0
+    bound = np.uint64(n)
+    m = np.uint64(next_uint32(rng.bit_generator)) * bound
+    leftover = m & np.uint64(0xFFFFFFFF)
+    if leftover < bound:
+        threshold = (np.uint64(0xFFFFFFFF) - (bound - np.uint64(1))) % bound
+        while leftover < threshold:
+            m = np.uint64(next_uint32(rng.bit_generator)) * bound
+            leftover = m & np.uint64(0xFFFFFFFF)
+    return np.int64(m >> np.uint64(32))
 
 
 #: Position of the (B, K) bool active set (arms not yet eliminated) in every agent's state.
@@ -152,12 +178,13 @@ def new_alpha_state(batch: int, n_arms: int, epsilon1: float, sweeps: int) -> tu
 # ----------------------------------------------------------------------------------- GAP
 
 
-@njit
+@njit(inline="always")
 def greedy_independent_set(active, means, closed, out, by_index):  # pragma: no cover
     """GetIndSet (GAP paper, Algorithm 1 lines 26-32): greedy by largest (noisy) mean.
 
     Returns |Ω|; ``out[:|Ω|]`` holds Ω in the order GetIndSet added the arms, or sorted by arm
-    index if ``by_index``.
+    index if ``by_index``. Inlined into its one caller, :func:`gap_plan`: compiled apart, it took
+    0.15-0.2 s more of a first run's CPU time (the README snippet's, one run each).
     """
     remaining = active.copy()
     m = 0
@@ -187,7 +214,7 @@ def uniform_maximal_independent_set(active, closed, out, rng):  # pragma: no cov
 
     Enumerates the subsets of the active arms as bit masks (so K ≤ 20), in decreasing order of
     the mask, counts the maximal independent ones, then returns the one whose position in that
-    order is ``rng.integers(0, count)`` (one draw per call). Returns |Ω|; ``out[:|Ω|]`` holds
+    order is ``rng.integers(0, count)`` (:func:`integer_below`, one draw per call). Returns |Ω|; ``out[:|Ω|]`` holds
     Ω sorted by arm index.
     """
     k_arms = active.shape[0]
@@ -203,7 +230,7 @@ def uniform_maximal_independent_set(active, closed, out, rng):  # pragma: no cov
     chosen = -1
     for rounds in range(2):
         if rounds == 1:
-            chosen = rng.integers(0, count)
+            chosen = integer_below(rng, count)
         seen = 0
         sub = amask
         while sub > 0:
@@ -235,7 +262,12 @@ def uniform_maximal_independent_set(active, closed, out, rng):  # pragma: no cov
 
 @njit
 def gap_plan(state, params, b, rng):  # pragma: no cover
-    """Lines 3-12 of Algorithm 1: fresh sums, Ω_τ, L_τ and the next epoch's start."""
+    """Lines 3-12 of Algorithm 1: fresh sums, Ω_τ, L_τ and the next epoch's start.
+
+    GAPU's Ω_τ (``uniform``) is left to :func:`gapu_plan`, which the agent calls right after
+    this (|Ω_τ| = 0 until then; no draw of ``rng`` comes in between): compiled on its own, the
+    uniform rule and its draw are compiled only by a GAPU, not in every GAP kernel that plans.
+    """
     active, mu = state[ACTIVE], state[GAP_MEAN]
     o, c, omega, ctr = state[GAP_OBSERVATIONS], state[GAP_SUMS], state[GAP_OMEGA], state[GAP_COUNTERS]
     eps, delta, closed, uniform, by_index, grid = params
@@ -246,15 +278,24 @@ def gap_plan(state, params, b, rng):  # pragma: no cover
     l1 = 2.0 ** (5 + 2 * tau) * math.log(8.0 * n_active * tau * tau / delta)
     l2 = 2.0 ** (3 + tau) / eps * math.log(4.0 * n_active * tau * tau / delta)
     length = math.ceil(max(l1, l2))
-    if uniform:
-        m = uniform_maximal_independent_set(active[b], closed, omega[b], copy_generator(rng, b))
-    else:
-        m = greedy_independent_set(active[b], mu[b], closed, omega[b], by_index)
+    m = 0 if uniform else greedy_independent_set(active[b], mu[b], closed, omega[b], by_index)
     o[b, :] = 0.0
     c[b, :] = 0.0
     ctr[b, GAP_OMEGA_SIZE] = m
     ctr[b, GAP_EPOCH_LENGTH] = length
     ctr[b, GAP_EPOCH_END] = ctr[b, GAP_EPOCH_START] + length * m
+
+
+@njit
+def gapu_plan(state, params, b, rng):  # pragma: no cover
+    """GAPU's Ω_τ, which :func:`gap_plan` left pending: a uniform maximal independent set (one draw of ``rng``).
+
+    ``rng`` is copy b's generator. Sets |Ω_τ| and the next epoch's start as :func:`gap_plan` does.
+    """
+    active, omega, ctr = state[ACTIVE], state[GAP_OMEGA], state[GAP_COUNTERS]
+    m = uniform_maximal_independent_set(active[b], params[2], omega[b], rng)
+    ctr[b, GAP_OMEGA_SIZE] = m
+    ctr[b, GAP_EPOCH_END] = ctr[b, GAP_EPOCH_START] + ctr[b, GAP_EPOCH_LENGTH] * m
 
 
 @njit(inline="always")
@@ -271,7 +312,11 @@ def gap_act(state, params, b, rng):  # pragma: no cover
 
 @njit(inline="always")
 def gap_update(state, params, b, a, rewards, rng):  # pragma: no cover
-    """Lines 15-19: accumulate this epoch's observations; at the epoch's end, :func:`gap_release`."""
+    """Lines 15-19: accumulate this epoch's observations; True at the epoch's end, where :func:`gap_release` is due.
+
+    The caller releases (the step API from Python, once per epoch, so that its update kernel
+    does not compile in the release and the planning).
+    """
     active = state[ACTIVE]
     o, c, ctr = state[GAP_OBSERVATIONS], state[GAP_SUMS], state[GAP_COUNTERS]
     k_arms = active.shape[1]
@@ -280,8 +325,7 @@ def gap_update(state, params, b, a, rewards, rng):  # pragma: no cover
             o[b, k] += 1.0
             c[b, k] += rewards[k]
     ctr[b, GAP_ROUND] += 1
-    if ctr[b, GAP_ROUND] == ctr[b, GAP_EPOCH_END]:
-        gap_release(state, params, b, rng)
+    return ctr[b, GAP_ROUND] == ctr[b, GAP_EPOCH_END]
 
 
 @njit
@@ -485,7 +529,7 @@ def alpha_act(state, params, b, rng):  # pragma: no cover
     count = 0
     for k in range(unseen.shape[1]):
         count += unseen[b, k]
-    pick = copy_generator(rng, b).integers(0, count)
+    pick = integer_below(copy_generator(rng, b), count)
     for k in range(unseen.shape[1]):
         if unseen[b, k]:
             if pick == 0:

@@ -210,7 +210,11 @@ class EliminationAgent(Agent):
         kernel = type(self)._update_batch
         if a.dtype == np.int64 and a.flags.c_contiguous and rows.flags.c_contiguous:
             kernel = self._entry(kernel, 1)
-        kernel(self._state, self._params, a, rows, self._step_rngs())
+        if kernel(self._state, self._params, a, rows, self._step_rngs()):
+            self._end_epochs()
+
+    def _end_epochs(self) -> None:
+        """What the update kernel left to do at the end of copies' epochs (its result was True); nothing here."""
 
     def _check_revealed(self, actions: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_]) -> None:
         """Check the arms the env revealed (``mask``, (B, K)) against what the agent assumes; nothing by default."""
@@ -302,7 +306,7 @@ class EliminationAgent(Agent):
         try:
             for block in blocks:
                 rows = block.shape[0]
-                if t0 + rows > start:
+                while t0 + rows > start:
                     total = type(self)._run(
                         self._state,
                         self._params,
@@ -331,6 +335,8 @@ class EliminationAgent(Agent):
                         raise value_error(
                             "table", value, (0.0, 1.0), "uniforms that law maps to rewards", where, plural=True
                         )
+                    if not self._resume(copy):
+                        break
                 t0 += rows
             if t0 != n_rounds:
                 raise ValueError(f"table's blocks must make {n_rounds} rows (its shape), got {t0}.")
@@ -340,6 +346,10 @@ class EliminationAgent(Agent):
             rng.bit_generator.state = saved[1]
             raise
         return SimulationResult(float(total), ck_out, actions if record_actions else None)
+
+    def _resume(self, copy: int) -> bool:
+        """After copy ``copy``'s table run returned: do what it stopped for and say whether to run on (never here)."""
+        return False
 
     def _observes(self, feedback_graph: Any) -> npt.NDArray[np.bool_]:
         """Row a: the arms pulling a reveals to the agent (N(a) with side observations, else a).
@@ -647,6 +657,12 @@ class GAP(EliminationAgent, PrivateAgent):
     def _rounds_played(self, copy: int) -> int:
         return int(self._state[kernels.GAP_COUNTERS][copy, kernels.GAP_ROUND])
 
+    def _end_epochs(self) -> None:
+        """Release (lines 20-24) every copy whose epoch ended in this update, from its own generator."""
+        ctr = self._state[kernels.GAP_COUNTERS]
+        for i in np.flatnonzero(ctr[:, kernels.GAP_ROUND] == ctr[:, kernels.GAP_EPOCH_END]):
+            kernels.gap_release(self._state, self._params, int(i), self._copy_rng(int(i)))
+
     def _check_revealed(self, actions: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_]) -> None:
         """Refuse a round that does not reveal every arm of the pulled arm's neighbourhood in ``feedback_graph``.
 
@@ -754,6 +770,30 @@ class GAPU(GAP):
         super().__init__(
             n_arms, horizon, epsilon, feedback_graph, delta, "index", n_envs=n_envs, seed=seed, sampler=sampler
         )
+
+    # Ω_τ is drawn by its own kernel (kernels.gapu_plan) right after kernels.gap_plan, which leaves
+    # it pending (|Ω_τ| = 0), so that GAP's kernels do not compile the uniform rule.
+
+    def _reset_state(self) -> None:
+        super()._reset_state()
+        self._draw_pending()
+
+    def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
+        """As :meth:`GAP.update`; a copy whose epoch ended then draws its next Ω_τ."""
+        super().update(action, reward, info)
+        self._draw_pending()
+
+    def _draw_pending(self) -> None:
+        """Draw Ω_τ of every copy whose epoch ended (each from its own generator)."""
+        for i in np.flatnonzero(self._state[kernels.GAP_COUNTERS][:, kernels.GAP_OMEGA_SIZE] == 0):
+            kernels.gapu_plan(self._state, self._params, int(i), self._copy_rng(int(i)))
+
+    def _resume(self, copy: int) -> bool:
+        """The table run stops at an epoch's end with Ω_τ pending: draw it, and run on."""
+        if self._state[kernels.GAP_COUNTERS][copy, kernels.GAP_OMEGA_SIZE]:
+            return False
+        kernels.gapu_plan(self._state, self._params, copy, self._copy_rng(copy))
+        return True
 
 
 class DPSE(EliminationAgent, PrivateAgent):

@@ -1,0 +1,80 @@
+"""A first run compiles only the elimination kernels it uses, and the cheaper draws keep NumPy's stream.
+
+GAP's step API compiles neither GAPU's uniform rule nor the release before an epoch ends
+(``agents.elimination.kernels.gap_plan`` leaves GAPU's Ω_τ to ``gapu_plan``, and the update
+kernel leaves the release to ``GAP._end_epochs``); ``integer_below`` draws what
+``Generator.integers(0, n)`` draws.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.elimination.kernels import integer_below
+from bandit_envs._jit import njit
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@njit
+def _draw_all(rng, bounds, out):  # pragma: no cover - compiled
+    for i in range(bounds.shape[0]):
+        out[i] = integer_below(rng, bounds[i])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_integer_below_draws_what_generator_integers_draws(seed):
+    source = np.random.default_rng(100 + seed)
+    bounds = np.concatenate(
+        [
+            source.integers(1, 50, 3000),  # small ranges, as GAPU's and AlphaSample's
+            source.integers(1, 2**32 - 1, 3000),  # wide ranges, where Lemire's method rejects more often
+            np.array([1, 2, 2**31, 2**31 + 1, 2**32 - 1] * 20),
+        ]
+    )
+    source.shuffle(bounds)
+    ours, numpy = np.random.default_rng(seed), np.random.default_rng(seed)
+    numpy.random()  # a double drawn first: the 32-bit draws then start on a fresh 64-bit word
+    ours.random()
+    out = np.empty(bounds.size, dtype=np.int64)
+    _draw_all(ours, bounds, out)
+    assert out.tolist() == [int(numpy.integers(0, n)) for n in bounds]
+    assert ours.bit_generator.state == numpy.bit_generator.state  # the same draws, the half-word buffer too
+
+
+SNIPPET = """
+import numpy as np
+from agents import GAP
+from agents.elimination import kernels
+from bandit_envs.graph import GraphBanditEnv
+
+env = GraphBanditEnv(n_arms=10, edge_probability=0.2, gap=0.1, horizon=1000, instance_seed=1)
+obs, info = env.reset(seed=1)
+agent = GAP(10, 1000, 0.1, info["feedback_graph"], seed=0)
+for _ in range(200):
+    action = agent.act(obs)
+    obs, reward, terminated, truncated, info = env.step(action)
+    agent.update(action, reward, info)
+assert agent.privacy_spent[0] == 0.0  # no epoch ended
+used = [f.__name__ for f in (kernels.gap_release, kernels.gapu_plan, kernels.uniform_maximal_independent_set,
+        kernels.integer_below) if f.signatures]
+print(used)
+"""
+
+
+@pytest.mark.integration  # a fresh Python process with an empty numba cache (about 3 s compiling)
+def test_gap_step_api_compiles_neither_the_release_nor_the_uniform_rule_before_an_epoch_ends():
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
+        out = subprocess.run(
+            [sys.executable, "-c", SNIPPET], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300
+        )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
