@@ -210,6 +210,12 @@ def record_update(s: Any, actions: Any, rewards: Any) -> int:  # pragma: no cove
 
 
 @njit
+def packed_update(state: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> int:  # pragma: no cover
+    """``_pulled_update`` on the packed state, the update alone (an empty ``out``: no choice made)."""
+    return ucb_kernels._pulled_update(state, actions, rewards, 0, np.empty(0, np.int64))
+
+
+@njit
 def nothing(s: Any) -> int:  # pragma: no cover
     """A kernel that only receives its argument."""
     return 0
@@ -218,7 +224,7 @@ def nothing(s: Any) -> int:  # pragma: no cover
 # Timing ------------------------------------------------------------------------------------------
 
 LAYOUTS = {
-    "packed": (new_packed, ucb_kernels._pulled_step, ucb_kernels._choose_rows, ucb_kernels._pulled_update),
+    "packed": (new_packed, ucb_kernels._pulled_step, ucb_kernels._choose_rows, packed_update),
     "named": (new_named, named_step, named_choose_rows, named_update),
     "record": (new_record, record_step, record_choose_rows, record_update),
 }
