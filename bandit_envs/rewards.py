@@ -56,19 +56,7 @@ FAR_DEN = (
 )  # fmt: skip
 
 
-# The quantile helpers (:func:`horner` to :func:`ndtri`) are compiled once each and called, not
-# inlined by numba (``inline="always"``), which would type and lower their bodies again at every
-# call site: ``law_reward`` of ``agents/common/kernels.py`` took 1.0 s of CPU time to compile with
-# them inlined and takes 0.2 s now, and the first `banditlab run gap/regret-eps --quick`
-# compiles in 7.2-7.4 s of CPU time instead of 8.0 s (measured in one session, alternated).
-# LLVM inlines them into their callers all the same: :func:`ndtri_many` still vectorises
-# (1.6 ns per entry before and after), the rewards are the same to the bit, and a loop of
-# ``law_reward`` runs in 6.1 ns per entry instead of 7.2 ns. The four small helpers after
-# :func:`ndtri` stay inlined by numba: called instead, they made the table runs of
-# ``gap/privacy`` a third slower.
-
-
-@njit
+@njit(inline="always")
 def horner(coefficients: tuple[float, ...], x: float) -> float:  # pragma: no cover - compiled
     """The polynomial with ``coefficients`` (highest power first) at ``x``: ``(c0·x + c1)·x + c2 …``, Horner's rule."""
     value = coefficients[0]
@@ -77,7 +65,7 @@ def horner(coefficients: tuple[float, ...], x: float) -> float:  # pragma: no co
     return value
 
 
-@njit
+@njit(inline="always")
 def ndtri_central(q: float) -> float:  # pragma: no cover - compiled
     """AS241's central region, ``|q| <= 0.425`` with ``q = p - 0.5``: polynomials in ``0.180625 - q²``.
 
@@ -89,7 +77,7 @@ def ndtri_central(q: float) -> float:  # pragma: no cover - compiled
     return horner(CENTRAL_NUM, r) * q / horner(CENTRAL_DEN, r)
 
 
-@njit
+@njit(inline="always")
 def ndtri_tail_near(r: float) -> float:  # pragma: no cover - compiled
     """AS241's tails for ``r = sqrt(-log(min(p, 1 - p))) <= 5``: ``|ndtri(p)|``, polynomials in ``r - 1.6``.
 
@@ -100,7 +88,7 @@ def ndtri_tail_near(r: float) -> float:  # pragma: no cover - compiled
     return horner(NEAR_NUM, r) / horner(NEAR_DEN, r)
 
 
-@njit
+@njit(inline="always")
 def ndtri_tail_far(r: float) -> float:  # pragma: no cover - compiled
     """AS241's tails for ``r > 5`` (``min(p, 1 - p) < exp(-25)``): polynomials in ``r - 5``.
 
@@ -110,7 +98,7 @@ def ndtri_tail_far(r: float) -> float:  # pragma: no cover - compiled
     return horner(FAR_NUM, r) / horner(FAR_DEN, r)
 
 
-@njit
+@njit(inline="always")
 def ndtri_tail(p: float, q: float) -> float:  # pragma: no cover - compiled
     """AS241's tails, ``|q| > 0.425`` with ``q = p - 0.5``: functions of ``r = sqrt(-log(min(p, 1 - p)))``.
 
@@ -124,7 +112,7 @@ def ndtri_tail(p: float, q: float) -> float:  # pragma: no cover - compiled
     return -x if q < 0.0 else x
 
 
-@njit
+@njit(inline="always")
 def ndtri(p: float) -> float:  # pragma: no cover - compiled
     """Standard normal quantile, Wichura's AS241 (PPND16), relative accuracy about 1e-16.
 
