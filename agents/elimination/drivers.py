@@ -196,7 +196,7 @@ def prefetch_span(revealed, n_revealed, m, k_arms):  # pragma: no cover
     Nothing is prefetched for rows of fewer than 32 entries or spans wider than
     :data:`PREFETCH_SPAN` (there the hints cost more than they save).
     """
-    lo, hi = k_arms, 0
+    lo, hi = k_arms, np.int64(0)  # not the literal 0: numba would compile prefetch_rows once more for it
     for i in range(m):
         if n_revealed[i] > 0:
             lo = min(lo, revealed[i, 0])
@@ -667,7 +667,7 @@ def alpha_run(  # pragma: no cover
     end = min(stop, t0 + block.shape[0])
     ci = first_checkpoint_after(checkpoints, t)
     next_ck = checkpoint_at(checkpoints, ci)
-    left = 0
+    left = np.int64(0)  # not the literal 0 (see uniform_maximal_independent_set)
     for k in range(k_arms):
         left += unseen_b[k]
     while t < end:

@@ -226,7 +226,7 @@ def uniform_maximal_independent_set(active, closed, out, rng):  # pragma: no cov
         for j in range(k_arms):
             if closed[i, j] and i != j:
                 nbr[i] |= 1 << j
-    count = 0
+    count = np.int64(0)  # not the literal 0, for which numba would compile integer_below once more
     chosen = -1
     for rounds in range(2):
         if rounds == 1:
@@ -526,7 +526,7 @@ def aae_end_pass(state, params, b):  # pragma: no cover
 def alpha_act(state, params, b, rng):  # pragma: no cover
     """AlphaSample: a uniformly random arm among the active arms not yet observed this sweep."""
     unseen = state[ALPHA_UNSEEN]
-    count = 0
+    count = np.int64(0)  # not the literal 0 (see uniform_maximal_independent_set)
     for k in range(unseen.shape[1]):
         count += unseen[b, k]
     pick = integer_below(copy_generator(rng, b), count)
