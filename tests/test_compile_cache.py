@@ -18,11 +18,13 @@ fails rather than passing vacuously.
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -357,9 +359,67 @@ def test_banditlab_run_says_it_compiles_and_for_how_long(
 @pytest.mark.skipif(multiprocessing.get_start_method() != "fork", reason="only forked workers see the patched run_task")
 def test_with_workers_the_first_task_runs_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(backends, "run_task", lambda task: [{"pid": os.getpid(), "task": task}])
+    monkeypatch.setattr(backends, "warm_up_parts", lambda task, parts: [])
     pending: list[Any] = [(i, f"task {i}") for i in range(6)]
     done = list(backends.LocalBackend(2).run(pending))
     assert done[0] == (0, [{"pid": os.getpid(), "task": "task 0"}])
     assert sorted(index for index, _ in done) == list(range(6))
     assert all(rows == [{"pid": rows[0]["pid"], "task": f"task {index}"}] for index, rows in done)
     assert os.getpid() not in {rows[0]["pid"] for _, rows in done[1:]}
+
+
+@pytest.mark.skipif(multiprocessing.get_start_method() != "fork", reason="only forked workers see the patched run_task")
+def test_with_workers_the_first_tasks_agents_compile_in_groups_side_by_side(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The first task's later group of agents is played by a worker while this process plays the first group;
+    this process plays the full first task only once both have finished, then the workers play the rest."""
+    log = tmp_path / "log"
+
+    def run_task(task: Any) -> list[dict[str, Any]]:
+        with log.open("a") as f:
+            f.write(f"{os.getpid()} start {task}\n")
+        if task == "group 1":
+            time.sleep(0.5)  # a worker still compiling while this process has finished its group
+        with log.open("a") as f:
+            f.write(f"{os.getpid()} end {task}\n")
+        return [{"pid": os.getpid(), "task": task}]
+
+    monkeypatch.setattr(backends, "run_task", run_task)
+    groups = ["group 0", "group 1"]
+    monkeypatch.setattr(backends, "warm_up_parts", lambda task, parts: groups if task == "task 0" else [])
+    pending: list[Any] = [(i, f"task {i}") for i in range(6)]
+    done = list(backends.LocalBackend(2).run(pending))
+    assert done[0] == (0, [{"pid": os.getpid(), "task": "task 0"}])
+    assert sorted(index for index, _ in done) == list(range(6))
+    events = [line.split(" ", 1) for line in log.read_text().splitlines()]
+    me = str(os.getpid())
+    assert [event for pid, event in events if pid == me] == [
+        "start group 0", "end group 0", "start task 0", "end task 0"
+    ]  # fmt: skip
+    worker = {pid for pid, event in events if event == "start group 1"}
+    assert len(worker) == 1 and me not in worker
+    order = [event for _, event in events]
+    assert order.index("end group 1") < order.index("start task 0")
+
+
+def test_warm_up_parts_split_the_built_in_agents_into_contiguous_groups() -> None:
+    from agents.experiments.core.runner import tasks_for, warm_up_parts
+    from agents.experiments.registry import get_experiment
+    from agents.user_agents import UserAgent
+
+    exp = get_experiment("gap/regret-eps").scaled(runs=2, horizon=2000)
+    assert exp.agents == ("GAP", "GAPU", "AlphaSample", "DPSE", "AAE")
+    task = tasks_for(exp, 3)[0]
+    groups = warm_up_parts(task, 2)
+    assert [g.experiment.agents for g in groups] == [("GAP", "GAPU"), ("AlphaSample", "DPSE", "AAE")]
+    assert all((g.setting_index, g.run, g.base_seed) == (task.setting_index, task.run, task.base_seed) for g in groups)
+    assert [g.experiment.agents for g in warm_up_parts(task, 9)] == [(a,) for a in exp.agents]
+    assert warm_up_parts(task, 1) == []
+    with_user = dataclasses.replace(task, experiment=dataclasses.replace(exp, user_agents=(UserAgent("mine", "m:f"),)))
+    # A user's code runs only in real tasks.
+    assert all(g.experiment.user_agents == () for g in warm_up_parts(with_user, 2))
+    single = tasks_for(get_experiment("gap/privacy").scaled(runs=2, horizon=2000), 0)[0]
+    assert warm_up_parts(single, 2) == []  # one agent: nothing to split
+    rl = get_experiment("rl/graph").scaled(runs=1, horizon=2000)
+    assert warm_up_parts(tasks_for(rl, 0)[0], 2) == []  # training a network costs more than it compiles

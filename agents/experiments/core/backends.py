@@ -39,7 +39,7 @@ from typing import Any
 
 import numba
 
-from agents.experiments.core.runner import Task, run_checked, run_task, timeout_supported
+from agents.experiments.core.runner import Task, run_checked, run_task, timeout_supported, warm_up_parts
 from agents.user_agents import UserAgentError
 from bandit_envs.validation import summarize
 
@@ -153,6 +153,18 @@ def _ready() -> None:
     """Nothing: submitted to start a pool's workers."""
 
 
+def _warm_up(task: Task, timeout: float | None = None) -> None:
+    """Play ``task``, a group of the first task's agents, for the kernels it compiles and saves.
+
+    Its rows and its failures are dropped: the full first task reports them
+    (:func:`~agents.experiments.core.runner.warm_up_parts`).
+    """
+    try:
+        run_checked(run_task, task, timeout)
+    except Exception:  # noqa: BLE001 - a warm-up only compiles; the full first task raises what it raises
+        pass
+
+
 def _run_chunk(chunk: Sequence[tuple[int, Task]], timeout: float | None = None) -> list[tuple[int, Rows]]:
     return [(index, run_checked(run_task, task, timeout)) for index, task in chunk]
 
@@ -248,11 +260,16 @@ class LocalBackend:
     :class:`~agents.user_agents.UserAgentError` saying so.
 
     At most one worker per task starts (:attr:`workers` is the number that did). With workers,
-    the first task runs in this process while they wait, so that the numba kernels are compiled
-    once, here, and saved to numba's on-disk cache, from which the workers then load them; started
-    together, every worker would compile the same kernels at the same time. The workers are started
-    before that first task: a process forked after it ran a parallel kernel would abort (GNU
-    OpenMP, one of numba's threading layers, cannot be forked once its threads run).
+    the first task runs in this process before any other, so that the numba kernels are compiled
+    once and saved to numba's on-disk cache, from which the workers then load them; started
+    together, every worker would compile the same kernels at the same time. Meanwhile the workers,
+    idle otherwise, each play that first task with one later group of its built-in agents
+    (:func:`~agents.experiments.core.runner.warm_up_parts`): on a first run each compiles its
+    group's kernels while this process compiles the first group's, and this process loads theirs
+    from the cache when it reaches them; on later runs that costs the workers one task's worth of
+    work done before their first chunk. The workers are started before that first task: a process
+    forked after it ran a parallel kernel would abort (GNU OpenMP, one of numba's threading
+    layers, cannot be forked once its threads run).
     """
 
     name = "local"
@@ -291,6 +308,12 @@ class LocalBackend:
         try:
             pool.submit(_ready)  # with the fork start method, every worker is forked at the first submit
             first, rest = pending[0], pending[1:]
+            # A first run compiles the first task's agents in groups, side by side (see the class docstring).
+            groups = warm_up_parts(first[1], min(1 + self.workers, cores))
+            if groups:
+                others = [pool.submit(_warm_up, group, self.task_timeout) for group in groups[1:]]
+                _warm_up(groups[0], self.task_timeout)
+                wait(others)
             yield first[0], run_checked(run_task, first[1], self.task_timeout)
             # Small contiguous chunks: few round trips, a worker reuses a run's reward table across
             # settings, and an interruption loses at most `jobs` chunks of work.

@@ -11,6 +11,7 @@ sentence naming the setting and the run.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import threading
@@ -191,6 +192,30 @@ def run_checked(
         raise UserAgentError(
             f"the task of {describe_task(task)} was still running after --task-timeout {timeout:g} s and was stopped"
         ) from None
+
+
+def warm_up_parts(task: Task, parts: int) -> list[Task]:
+    """``task`` with its built-in agents split into ``parts`` contiguous groups, one task per group.
+
+    A first run compiles every built-in agent's numba kernels inside the first task, one agent
+    after another. Played by ``parts`` processes at once, one group each, these tasks compile the
+    groups' kernels side by side and save them to numba's on-disk cache, from which the full task
+    then loads them (:class:`~agents.experiments.core.backends.LocalBackend`). The groups are
+    contiguous (``agents[i * n // parts : (i + 1) * n // parts]``), so that agents listed side by
+    side, which often share kernels (GAP and GAPU), are compiled by one process. The tasks have no
+    user agents: their rows are thrown away, and a user's code runs only in real tasks. Empty
+    where the family does not allow it (:attr:`~agents.experiments.core.spec.Family.split_first_task`)
+    or there are fewer than two built-in agents.
+    """
+    exp = task.experiment
+    n = len(exp.agents)
+    parts = min(parts, n)
+    if parts < 2 or not exp.family.split_first_task:
+        return []
+    groups = [exp.agents[i * n // parts : (i + 1) * n // parts] for i in range(parts)]
+    return [
+        dataclasses.replace(task, experiment=dataclasses.replace(exp, agents=group, user_agents=())) for group in groups
+    ]
 
 
 def tasks_for(experiment: Experiment, base_seed: int = 0) -> list[Task]:

@@ -125,6 +125,10 @@ class Family:
     #: Most rows one run of one agent records (its checkpoints, or 1 for a run summarized in one
     #: row): the scale check (:func:`agents.experiments.api.check_scale`) bounds the results by it.
     checkpoints: int = 100
+    #: Whether a first run may play the first task's built-in agents in groups on the worker
+    #: processes, to compile their kernels side by side (:func:`~agents.experiments.core.runner.warm_up_parts`);
+    #: False where an agent's run costs much more than compiling it (training a network).
+    split_first_task: bool = True
     #: Further figures the report writes beside ``figure.png``: (file name, figure function) pairs.
     extra_figures: tuple[tuple[str, Callable[[pd.DataFrame, Experiment, Path], None]], ...] = ()
 
