@@ -222,12 +222,6 @@ def _batchable() -> dict[str, Any]:
 
 
 BATCHABLE = _batchable()
-#: Agents still drawing from one generator in copy order, and why they cannot change yet.
-SHARED_GENERATOR: dict[str, str] = {
-    "Random": "Random's batch draws its arms from one generator in copy order: budget/baselines runs it batched "
-    "with one seed for all users, and per-copy streams would change that experiment's recorded results "
-    "(tests/fixtures/experiment-results-small/budget-baselines.csv.gz: 746 of 3,200 payoffs).",
-}
 
 
 def _next_uniform(rng: np.random.Generator) -> float:
@@ -290,9 +284,7 @@ def _play(agent: Any, copies: list[int], rounds: int, linear: bool) -> tuple[npt
 @pytest.mark.parametrize(
     "name",
     [
-        pytest.param(name, marks=pytest.mark.xfail(reason=SHARED_GENERATOR[name], strict=True, raises=AssertionError))
-        if name in SHARED_GENERATOR
-        else pytest.param(name, marks=pytest.mark.integration)  # builds a stable-baselines3 PPO model (torch)
+        pytest.param(name, marks=pytest.mark.integration)  # builds a stable-baselines3 PPO model (torch)
         if name == "SB3Agent"
         else name
         for name in sorted(BATCHABLE)
@@ -362,3 +354,24 @@ def test_per_copy_draws_through_the_generators_addresses_are_numpys():
         want = np.stack([reference(noise_generator(s)) for s in range(4)], axis=1)
         np.testing.assert_array_equal(got, want)
         assert rngs[0].bit_generator.state == (lambda g: (reference(g), g.bit_generator.state)[1])(noise_generator(0))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_copy_integers_draw_what_each_copys_generator_integers_draws(seed):
+    """Random's batched draws: copy b's ``Generator.integers(n)``, for small and for wide ranges."""
+    from agents.common.streams import copy_integers
+    from bandit_envs.core import generator_addresses
+
+    source = np.random.default_rng(200 + seed)
+    wide = source.integers(2, 2**32 - 1, 300)
+    bounds = np.concatenate([source.integers(2, 50, 300), wide, [2, 2**31 + 1, 2**32 - 1]])
+    ours = tuple(np.random.default_rng(seed + i) for i in range(3))
+    numpy = tuple(np.random.default_rng(seed + i) for i in range(3))
+    ours[1].random()  # a double drawn first: copy 1's 32-bit draws start on a fresh 64-bit word
+    numpy[1].random()
+    bitgens = generator_addresses(ours)
+    out = np.empty(3, dtype=np.int64)
+    for n in bounds:
+        copy_integers(bitgens, int(n), out)
+        assert out.tolist() == [int(g.integers(n)) for g in numpy], n
+    assert [g.bit_generator.state for g in ours] == [g.bit_generator.state for g in numpy]

@@ -81,6 +81,53 @@ def _next_uint64(typingctx: Any, bitgen: Any) -> Any:  # pragma: no cover - comp
 next_uint64 = cast(Callable[[Any], int], intrinsic(_next_uint64))
 
 
+def _next_uint32(typingctx: Any, bitgen: Any) -> Any:  # pragma: no cover - compiled
+    """``next_uint32(bitgen)``: the generator's next 32 random bits, as :func:`_next_uint64` its next 64.
+
+    numpy's PCG64 serves them from halves of its 64-bit draws (the other half kept in its state
+    for the next call), so they interleave with ``Generator.integers`` exactly as numpy's do.
+    """
+    if not isinstance(bitgen, types.Integer):
+        return None
+    return types.uint32(bitgen), bitgen_draw_codegen("next_uint32", ir.IntType(32))
+
+
+#: ``next_uint32(address)``, compiled code only.
+next_uint32 = cast(Callable[[Any], int], intrinsic(_next_uint32))
+
+_LOW32 = np.uint64(0xFFFFFFFF)
+
+
+@njit(inline="always")
+def lemire_keeps(m, bound):  # pragma: no cover
+    """Whether the product ``m`` = (32 random bits) x ``bound`` gives an unbiased integer below ``bound``.
+
+    Lemire's multiply-and-reject (Lemire, "Fast random integer generation in an interval", ACM
+    TOMACS 29(1), 2019), as numpy's ``buffered_bounded_lemire_uint32``
+    (``numpy/random/src/distributions/distributions.c``) applies it: the low 32 bits of ``m`` must
+    be at least (2^32 - bound) mod bound, a modulo computed only when they are below ``bound``.
+    The integer is then ``m >> 32``; a rejected product is drawn again.
+    """
+    leftover = m & _LOW32
+    return leftover >= bound or leftover >= (_LOW32 - (bound - np.uint64(1))) % bound
+
+
+@njit
+def copy_integers(bitgens, n, out):  # pragma: no cover
+    """``out[b]`` = copy b's ``Generator.integers(n)`` (2 <= n < 2^32), from the generator at ``bitgens[b]``.
+
+    numpy's bounded integers on a range that fits 32 bits: :func:`lemire_keeps` on the
+    generator's 32-bit draws, so copy b draws exactly what a single agent with that generator draws.
+    """
+    bound = np.uint64(n)
+    for b in range(out.shape[0]):
+        while True:
+            m = np.uint64(next_uint32(bitgens[b])) * bound
+            if lemire_keeps(m, bound):
+                out[b] = np.int64(m >> np.uint64(32))
+                break
+
+
 @njit
 def standard_normal(bitgen):  # pragma: no cover
     """``Generator.standard_normal()`` of the generator at address ``bitgen`` (numpy's ziggurat, exactly).

@@ -28,6 +28,7 @@ from numba.extending import overload
 from numba.np.random.generator_core import next_uint32
 
 from agents.common.kernels import argmax_masked
+from agents.common.streams import lemire_keeps
 from bandit_envs._jit import njit
 
 
@@ -54,23 +55,19 @@ def integer_below(rng, n):  # pragma: no cover
 
     NumPy's bounded integers on a range that fits 32 bits (``random_bounded_uint64_fill`` of
     ``numpy/random/src/distributions/distributions.c``): nothing is drawn for n = 1; otherwise
-    Lemire's multiply-and-reject (Lemire, "Fast random integer generation in an interval", ACM
-    TOMACS 29(1), 2019) on the generator's 32-bit draws (``next_uint32``, which PCG64 serves
-    from halves of its 64-bit draws, as NumPy does). Written here because numba's
+    Lemire's multiply-and-reject (:func:`agents.common.streams.lemire_keeps`) on the generator's
+    32-bit draws (``next_uint32``, which PCG64 serves from halves of its 64-bit draws, as NumPy
+    does). Written here because numba's
     ``Generator.integers`` takes several tenths of a second of CPU time to compile (its argument
     checks, array output and 64-bit branch), a large part of a first run.
     """
     if n <= 1:
         return 0
     bound = np.uint64(n)
-    m = np.uint64(next_uint32(rng.bit_generator)) * bound
-    leftover = m & np.uint64(0xFFFFFFFF)
-    if leftover < bound:
-        threshold = (np.uint64(0xFFFFFFFF) - (bound - np.uint64(1))) % bound
-        while leftover < threshold:
-            m = np.uint64(next_uint32(rng.bit_generator)) * bound
-            leftover = m & np.uint64(0xFFFFFFFF)
-    return np.int64(m >> np.uint64(32))
+    while True:
+        m = np.uint64(next_uint32(rng.bit_generator)) * bound
+        if lemire_keeps(m, bound):
+            return np.int64(m >> np.uint64(32))
 
 
 #: Position of the (B, K) bool active set (arms not yet eliminated) in every agent's state.

@@ -28,6 +28,7 @@ from numba import types
 from agents.base import Agent, SingleEnvKernel, check_float, describe, entry_point
 from agents.common import sampling
 from agents.common.kernels import first_argmax, kernel_error
+from agents.common.streams import GENERATOR_BYTES, CopyStreams, copy_integers
 from agents.stochastic import thompson_kernels as ts_kernels
 from agents.stochastic.mean_state import PackedMeanViews
 from bandit_envs._jit import njit
@@ -312,10 +313,12 @@ def row_error(b: int, n_envs: int | None, what: str, value: Any, allowed: str) -
     return ValueError(f"{what} must be {allowed}{where}, got {value!r}.")
 
 
-class Random(Agent):
+class Random(CopyStreams, Agent):
     """Pull an arm uniformly at random each round.
 
-    The usual lower reference in regret plots. Draws come from ``self.rng``.
+    The usual lower reference in regret plots. Draws come from ``self.rng`` (one env), and copy i
+    of a batch seeded s from ``default_rng(s + i)`` (:class:`agents.common.streams.CopyStreams`):
+    the arms a single agent seeded s + i pulls.
 
     Parameters
     ----------
@@ -328,18 +331,29 @@ class Random(Agent):
     """
 
     name = "Random"
+    _state_bytes_per_copy = GENERATOR_BYTES
 
     def __init__(self, n_arms: int, *, n_envs: int | None = None, seed: int | None = None) -> None:
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
+        self._seed_copies()
         self._reset_state()
+
+    def reset(self, seed: int | None = None) -> None:
+        """Restart every copy's generator (reseeded if ``seed`` is given)."""
+        super().reset(seed)
+        self._seed_copies()
 
     def _reset_state(self) -> None:
         """Random keeps no learning state."""
 
     def act(self, obs: Any = None) -> Any:
-        """Draw one uniform arm per copy."""
+        """Draw one uniform arm per copy, each from its copy's generator."""
         self._check_obs(obs)
-        return self._out(self.rng.integers(self.n_arms, size=self.batch, dtype=np.int64))
+        if self.n_envs is None:
+            return int(self.rng.integers(self.n_arms))
+        out = np.empty(self.batch, dtype=np.int64)
+        copy_integers(self._bitgens, self.n_arms, out)
+        return out
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Check the feedback (it must fit the agent), then ignore it."""
