@@ -287,9 +287,10 @@ def tight_composition(mechanism: ReportMechanism, reports: int, delta: float) ->
 
     Parameters
     ----------
-    mechanism, reports
-        As in :func:`basic_composition`: the mechanism of each report, the number of reports of
-        one user (>= 0).
+    mechanism : ReportMechanism
+        The mechanism of each report.
+    reports : int
+        Number of reports of one user, >= 0.
     delta : float
         Target delta in [0, 1); > 0 for the Gaussian.
 

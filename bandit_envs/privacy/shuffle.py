@@ -180,8 +180,10 @@ def local_epsilon_for_shuffle(epsilon: float, n: int, delta: float) -> float:
     ----------
     epsilon : float
         Target central epsilon, > 0.
-    n, delta
-        As in :func:`shuffle_epsilon`: reports shuffled together (>= 1), central delta in (0, 1).
+    n : int
+        Reports shuffled together, >= 1.
+    delta : float
+        Central delta in (0, 1).
 
     Returns
     -------
