@@ -145,10 +145,12 @@ class LDPOLS(StatsAgent):
         β of the optional bonus (>= 0; 0: greedy, the paper). Default 0.
     batch_size
         Reports per refit (>= 1). Default 100 [P].
-    n_envs, seed, sampler
+    n_envs, seed
         As :class:`~agents.linear.ldp_linucb.LDPLinUCB` (``None`` or the number of copies run in
-        lock-step; the seed of the privacy noise; ``"lattice"``, the default, or ``"float"``), the
-        sampler for the Gaussian mechanism only (ignored by ``"l2_ball"``).
+        lock-step; the seed of the privacy noise).
+    sampler
+        ``"lattice"`` (default) or ``"float"`` (raw noise, not safe against floating-point
+        attacks) for the Gaussian mechanism; ignored by ``"l2_ball"``.
 
     Attributes
     ----------
