@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import saved_tasks
@@ -85,22 +86,21 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def _python_m(*args: str, cwd: Path, **popen: Any) -> subprocess.Popen[Any]:
+    """``python -m ARGS`` in its own session, importing this tree; ``popen``: where its output goes, and so on."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.Popen([sys.executable, "-m", *args], cwd=cwd, env=env, start_new_session=True, **popen)
+
+
 class Banditlab:
     """``python -m agents.experiments.cli ARGS`` in its own session, output captured through pipes."""
 
     def __init__(self, *args: str, cwd: Path) -> None:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "agents.experiments.cli", *args],
-            cwd=cwd,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-            # As from an interactive shell: a shell that runs these tests in the background
-            # ignores SIGINT for its children, and banditlab (rightly) keeps an ignored SIGINT.
-            preexec_fn=_default_sigint,
+        pipe = subprocess.PIPE
+        # As from an interactive shell: a shell that runs these tests in the background ignores
+        # SIGINT for its children, and banditlab (rightly) keeps an ignored SIGINT.
+        self.proc = _python_m(
+            "agents.experiments.cli", *args, cwd=cwd, stdout=pipe, stderr=pipe, text=True, preexec_fn=_default_sigint
         )
         self.seen: set[int] = {self.proc.pid}
 
@@ -366,9 +366,7 @@ def _where(fail: str) -> str:
 
 def _dask(*args: str, cwd: Path) -> subprocess.Popen[bytes]:
     """``dask ARGS`` (scheduler or worker) in its own session, importing this tree, its output discarded."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.Popen([sys.executable, "-m", *args], cwd=cwd, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    return _python_m(*args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def test_the_last_dask_worker_dying_mid_sweep_exits_3_after_timeout(banditlab, tmp_path):

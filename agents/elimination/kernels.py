@@ -124,49 +124,56 @@ ALPHA_N_COUNTERS = 4
 ALPHA_ACCURACY = 5  # (B,) float: ε_r, the current epoch's accuracy
 
 
+def _new_state(
+    batch: int,
+    n_arms: int,
+    size: int,
+    counters: tuple[int, int],
+    floats: tuple[int, ...] = (),
+    ints: tuple[int, ...] = (),
+    flags: tuple[int, ...] = (),
+) -> list[npt.NDArray[Any]]:
+    """The ``size`` slots of a fresh state: every arm active, then zeros (or True) everywhere.
+
+    Slot :data:`ACTIVE` and the slots ``flags`` are (B, K) True, the slots ``floats`` (B, K)
+    float 0, ``ints`` (B, K) int64 0, and ``counters = (slot, n)`` a (B, n) int64 0.
+    """
+    state: list[npt.NDArray[Any]] = [np.empty(0)] * size
+    for slot in (ACTIVE, *flags):
+        state[slot] = np.ones((batch, n_arms), dtype=np.bool_)
+    for slot in floats:
+        state[slot] = np.zeros((batch, n_arms))
+    for slot in ints:
+        state[slot] = np.zeros((batch, n_arms), dtype=np.int64)
+    state[counters[0]] = np.zeros((batch, counters[1]), dtype=np.int64)
+    return state
+
+
 def new_gap_state(batch: int, n_arms: int) -> tuple[npt.NDArray[Any], ...]:
     """GAP state before planning epoch 1: all arms active, μ̄_0 = 0, τ = 1 (line 1)."""
-    state: list[npt.NDArray[Any]] = [np.empty(0)] * 6
-    state[ACTIVE] = np.ones((batch, n_arms), dtype=np.bool_)
-    state[GAP_MEAN] = np.zeros((batch, n_arms))
-    state[GAP_OBSERVATIONS] = np.zeros((batch, n_arms))
-    state[GAP_SUMS] = np.zeros((batch, n_arms))
-    state[GAP_OMEGA] = np.zeros((batch, n_arms), dtype=np.int64)
-    state[GAP_COUNTERS] = np.zeros((batch, GAP_N_COUNTERS), dtype=np.int64)
+    floats = (GAP_MEAN, GAP_OBSERVATIONS, GAP_SUMS)
+    state = _new_state(batch, n_arms, 6, (GAP_COUNTERS, GAP_N_COUNTERS), floats, ints=(GAP_OMEGA,))
     state[GAP_COUNTERS][:, GAP_EPOCH] = 1
     return tuple(state)
 
 
 def new_dpse_state(batch: int, n_arms: int) -> tuple[npt.NDArray[Any], ...]:
     """DPSE state before planning epoch 1: all arms active, e = 1."""
-    state: list[npt.NDArray[Any]] = [np.empty(0)] * 4
-    state[ACTIVE] = np.ones((batch, n_arms), dtype=np.bool_)
-    state[DPSE_SUMS] = np.zeros((batch, n_arms))
-    state[DPSE_SCHEDULE] = np.zeros((batch, n_arms), dtype=np.int64)
-    state[DPSE_COUNTERS] = np.zeros((batch, DPSE_N_COUNTERS), dtype=np.int64)
+    state = _new_state(batch, n_arms, 4, (DPSE_COUNTERS, DPSE_N_COUNTERS), (DPSE_SUMS,), ints=(DPSE_SCHEDULE,))
     state[DPSE_COUNTERS][:, DPSE_EPOCH] = 1
     return tuple(state)
 
 
 def new_aae_state(batch: int, n_arms: int) -> tuple[npt.NDArray[Any], ...]:
     """AAE state before the first pass: all arms active, no observations."""
-    state: list[npt.NDArray[Any]] = [np.empty(0)] * 5
-    state[ACTIVE] = np.ones((batch, n_arms), dtype=np.bool_)
-    state[AAE_COUNTS] = np.zeros((batch, n_arms))
-    state[AAE_MEANS] = np.zeros((batch, n_arms))
-    state[AAE_ORDER] = np.zeros((batch, n_arms), dtype=np.int64)
-    state[AAE_COUNTERS] = np.zeros((batch, AAE_N_COUNTERS), dtype=np.int64)
-    return tuple(state)
+    return tuple(_new_state(batch, n_arms, 5, (AAE_COUNTERS, AAE_N_COUNTERS), (AAE_COUNTS, AAE_MEANS), (AAE_ORDER,)))
 
 
 def new_alpha_state(batch: int, n_arms: int, epsilon1: float, sweeps: int) -> tuple[npt.NDArray[Any], ...]:
     """AlphaSample state at the start of epoch 1: accuracy ε_1 and m_1 = ``sweeps`` sweeps."""
-    state: list[npt.NDArray[Any]] = [np.empty(0)] * 6
-    state[ACTIVE] = np.ones((batch, n_arms), dtype=np.bool_)
-    state[ALPHA_UNSEEN] = np.ones((batch, n_arms), dtype=np.bool_)
-    state[ALPHA_COUNTS] = np.zeros((batch, n_arms))
-    state[ALPHA_MEANS] = np.zeros((batch, n_arms))
-    state[ALPHA_COUNTERS] = np.zeros((batch, ALPHA_N_COUNTERS), dtype=np.int64)
+    state = _new_state(
+        batch, n_arms, 6, (ALPHA_COUNTERS, ALPHA_N_COUNTERS), (ALPHA_COUNTS, ALPHA_MEANS), flags=(ALPHA_UNSEEN,)
+    )
     state[ALPHA_COUNTERS][:, ALPHA_SWEEPS_PER_EPOCH] = sweeps
     state[ALPHA_ACCURACY] = np.full(batch, epsilon1)
     return tuple(state)

@@ -563,25 +563,17 @@ def _run_from_args(args: argparse.Namespace, argv: Sequence[str] | None) -> tupl
                 f"--set {shorten(key)} is given twice ({summarize(overrides[key])} and {summarize(value)})."
             )
         overrides[key] = value
+    from agents.experiments.scorecard.cli import sweep_keywords
+
     return run_experiment(
         args.experiment,
         extra_agents=args.agent,
-        quick=args.quick,
         runs=args.runs,
         horizon=args.horizon,
-        jobs=args.jobs,
-        seed=args.seed,
-        out=args.out,
-        progress=not args.no_progress,
         data=args.data,
         overrides=overrides,
-        backend=args.backend,
-        scheduler=args.scheduler,
-        timeout=args.timeout,
-        fresh=args.fresh,
-        force=args.force,
         task_timeout=args.task_timeout,
-        command=["banditlab", *(sys.argv[1:] if argv is None else argv)],
+        **sweep_keywords(args, argv),
     )
 
 

@@ -145,10 +145,9 @@ class LDPOLS(StatsAgent):
         β of the optional bonus (>= 0; 0: greedy, the paper). Default 0.
     batch_size
         Reports per refit (>= 1). Default 100 [P].
-    n_envs
-        ``None`` for one env, or the number N of copies run in lock-step.
-    seed
-        Seed of the privacy noise (through :func:`~bandit_envs.privacy.streams.noise_generator`).
+    n_envs, seed
+        As :class:`~agents.linear.ldp_linucb.LDPLinUCB` (``None`` or the number of copies run in
+        lock-step; the seed of the privacy noise).
     sampler
         ``"lattice"`` (default) or ``"float"`` (raw noise, not safe against floating-point
         attacks) for the Gaussian mechanism; ignored by ``"l2_ball"``.

@@ -38,10 +38,8 @@ class LinUCB(LinearAgent):
         Exploration width β (>= 0; 0 is greedy ridge regression). Default 1.0 [P].
     reg
         Ridge parameter λ (> 0).
-    n_envs
-        ``None`` for one env, or the number N of copies run in lock-step.
-    seed
-        Seed of the agent's generator (LinUCB itself is deterministic).
+    n_envs, seed
+        As :class:`~agents.base.Agent` (LinUCB itself is deterministic).
 
     Attributes
     ----------

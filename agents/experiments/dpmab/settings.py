@@ -77,17 +77,14 @@ EPSILON_CLAIMS: tuple[Claim, ...] = (
 
 SIDE_AGENTS: tuple[str, ...] = ("UCB", "UCBN", "TS-N", "Exp3SET", "Exp3IX", "GAP")
 SIDE_CLAIMS: tuple[Claim, ...] = (
-    Claim(
-        "UCB-N's regret is below UCB's at every p",
-        Compare("UCBN", "UCB", "<"),
-        "value of side observations",
-        why="side-compare",
-    ),
-    Claim(
-        "TS-N's regret is below UCB's at every p",
-        Compare("TS-N", "UCB", "<"),
-        "value of side observations",
-        why="side-compare",
+    *(
+        Claim(
+            f"{shown}'s regret is below UCB's at every p",
+            Compare(a, "UCB", "<"),
+            "value of side observations",
+            why="side-compare",
+        )
+        for a, shown in (("UCBN", "UCB-N"), ("TS-N", "TS-N"))
     ),
     *(
         Claim(f"{a}'s regret falls as p grows", Trend(a, "decreasing"), "more side observations", why="side-trend")

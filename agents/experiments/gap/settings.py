@@ -139,12 +139,11 @@ def _privacy(eid: str, title: str, source: str, noise: str) -> Experiment:
     )
 
 
-def _regret(
-    eid: str, title: str, fig: str, varied: str, values: tuple[float, ...], fixed: dict[str, float]
-) -> Experiment:
+def _regret(eid: str, fig: str, varied: str, values: tuple[float, ...], fixed: dict[str, float]) -> Experiment:
+    """The regret figure ``fig`` of the paper: ``varied`` takes ``values``, the other parameters ``fixed``."""
     return Experiment(
         id=eid,
-        title=title,
+        title=f"Cumulative regret, {analysis.PARAM_LABELS[varied]} varied",
         source=f"gap paper §5.2, {fig}",
         family=REGRET,
         settings=tuple({**fixed, varied: v} for v in values),
@@ -167,28 +166,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "gap paper §5.1, Table 1 (literal protocol)",
         "fresh",
     ),
-    _regret(
-        "gap/regret-gap",
-        "Cumulative regret, Δmin varied",
-        "Figure 1",
-        "gap",
-        (0.05, 0.1, 0.2),
-        {"epsilon": 0.05, "edge_probability": 0.2},
-    ),
-    _regret(
-        "gap/regret-p",
-        "Cumulative regret, p varied",
-        "Figure 2",
-        "edge_probability",
-        (0.1, 0.2, 0.3),
-        {"gap": 0.1, "epsilon": 0.1},
-    ),
-    _regret(
-        "gap/regret-eps",
-        "Cumulative regret, ε varied",
-        "Figure 3",
-        "epsilon",
-        (0.05, 0.1, 0.2),
-        {"gap": 0.2, "edge_probability": 0.1},
-    ),
+    _regret("gap/regret-gap", "Figure 1", "gap", (0.05, 0.1, 0.2), {"epsilon": 0.05, "edge_probability": 0.2}),
+    _regret("gap/regret-p", "Figure 2", "edge_probability", (0.1, 0.2, 0.3), {"gap": 0.1, "epsilon": 0.1}),
+    _regret("gap/regret-eps", "Figure 3", "epsilon", (0.05, 0.1, 0.2), {"gap": 0.2, "edge_probability": 0.1}),
 )

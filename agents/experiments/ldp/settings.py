@@ -177,30 +177,48 @@ REALISTIC_FAMILY = Family(
     keys=("setting", "run", "agent", "t"),
 )
 
-_COMMON: dict[str, Any] = {"horizon": 1_000_000, "runs": 3, "quick_horizon": 20_000, "quick_runs": 1}
+
+def _blog(
+    figure: str,
+    title: str,
+    source: str,
+    settings: tuple[dict[str, Any], ...],
+    agents: tuple[str, ...],
+    claims: tuple[Claim, ...],
+) -> Experiment:
+    """The blog's figure ``figure`` as ``ldp-linucb/<figure>``: 10⁶ rounds, 3 runs (quick: 20,000, 1)."""
+    return Experiment(
+        id=f"ldp-linucb/{figure}",
+        title=title,
+        source=source,
+        family=FAMILY,
+        settings=settings,
+        agents=agents,
+        options={"figure": figure},
+        claims=claims,
+        horizon=1_000_000,
+        runs=3,
+        quick_horizon=20_000,
+        quick_runs=1,
+    )
+
 
 EXPERIMENTS: tuple[Experiment, ...] = (
-    Experiment(
-        id="ldp-linucb/epsilon",
-        title="LDP-LinUCB cumulative regret for several ε",
-        source="LDP bandit blog (Zheng et al., NeurIPS 2020 code), MovieLens figure",
-        family=FAMILY,
-        settings=EPSILON_SETTINGS,
-        agents=("LDP-LinUCB", "LinUCB", "uniform random"),
-        options={"figure": "epsilon"},
-        claims=EPSILON_CLAIMS,
-        **_COMMON,
+    _blog(
+        "epsilon",
+        "LDP-LinUCB cumulative regret for several ε",
+        "LDP bandit blog (Zheng et al., NeurIPS 2020 code), MovieLens figure",
+        EPSILON_SETTINGS,
+        ("LDP-LinUCB", "LinUCB", "uniform random"),
+        EPSILON_CLAIMS,
     ),
-    Experiment(
-        id="ldp-linucb/sqrt-t",
-        title="Regret / √t of LDP-LinUCB against LinUCB",
-        source="LDP bandit blog (Zheng et al., NeurIPS 2020 code)",
-        family=FAMILY,
-        settings=SQRT_T_SETTINGS,
-        agents=("LinUCB", "LDP-LinUCB", "uniform random"),
-        options={"figure": "sqrt-t"},
-        claims=SQRT_T_CLAIMS,
-        **_COMMON,
+    _blog(
+        "sqrt-t",
+        "Regret / √t of LDP-LinUCB against LinUCB",
+        "LDP bandit blog (Zheng et al., NeurIPS 2020 code)",
+        SQRT_T_SETTINGS,
+        ("LinUCB", "LDP-LinUCB", "uniform random"),
+        SQRT_T_CLAIMS,
     ),
     Experiment(
         id="ldp-linucb/realistic",

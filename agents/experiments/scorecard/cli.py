@@ -50,6 +50,28 @@ def add_parser(sub: Any, positive: Any, seconds: Any) -> None:
     p.add_argument("--page", type=Path, default=PAGE, help=f"the leaderboard page to write (default {PAGE})")
 
 
+def sweep_keywords(args: argparse.Namespace, argv: Sequence[str] | None) -> dict[str, Any]:
+    """The keywords ``banditlab score`` and ``banditlab run`` pass alike to their sweep.
+
+    :func:`~agents.experiments.scorecard.score` and :func:`~agents.experiments.api.run_experiment`
+    take the same scale, output, backend and progress options, and the command line to record in
+    ``meta.json`` (``argv``, or ``sys.argv`` when None).
+    """
+    return {
+        "quick": args.quick,
+        "out": args.out,
+        "jobs": args.jobs,
+        "seed": args.seed,
+        "backend": args.backend,
+        "scheduler": args.scheduler,
+        "timeout": args.timeout,
+        "fresh": args.fresh,
+        "force": args.force,
+        "progress": not args.no_progress,
+        "command": ["banditlab", *(sys.argv[1:] if argv is None else argv)],
+    }
+
+
 def main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     """Run ``banditlab score``; the exit status (2 with one sentence for bad input)."""
     from agents.experiments.api import UsageError
@@ -63,22 +85,8 @@ def main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     if not args.leaderboard and len(given) != 1:
         what = "none" if not given else f"both {args.agent!r} and --agent {args.user!r}"
         return _error(f"banditlab score needs one agent: a built-in name or --agent FILE.py:Factory, got {what}.")
-    command = ["banditlab", *(sys.argv[1:] if argv is None else argv)]
     try:
-        table = score(
-            None if args.leaderboard else given[0],
-            quick=args.quick,
-            out=args.out,
-            jobs=args.jobs,
-            seed=args.seed,
-            backend=args.backend,
-            scheduler=args.scheduler,
-            timeout=args.timeout,
-            fresh=args.fresh,
-            force=args.force,
-            progress=not args.no_progress,
-            command=command,
-        )
+        table = score(None if args.leaderboard else given[0], **sweep_keywords(args, argv))
     except (UsageError, UserAgentError, BackendError, SweepInterrupted) as exc:
         return run_error_status(exc)
     folder = args.out or Path("results") / ("score-leaderboard" if args.leaderboard else f"score-{given[0]}")
