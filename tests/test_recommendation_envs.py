@@ -561,3 +561,25 @@ def test_invalid_step_reset_and_fast_path_arguments(env_id: str) -> None:
             venv.step(actions)
     with pytest.raises(ValueError, match="seed"):
         venv.reset(seed=[1, 2, 3])
+
+
+def test_product_features_drop_the_directions_the_completed_matrix_does_not_determine() -> None:
+    """A rank-3 matrix asked for rank 5: the two extra directions get zero features and θ*, the rewards are exact.
+
+    A change at the level of rounding then moves the features by about as much, not by a rotation of a near-null space.
+    """
+    from bandit_envs.recommendation._completion import SINGULAR_TOLERANCE, product_features
+
+    rng = np.random.default_rng(3)
+    completed = rng.uniform(-1, 1, (40, 3)) @ rng.uniform(-1, 1, (3, 12)) / 3
+    for singular_values in ("theta", "features"):
+        features, theta = product_features(completed, 5, singular_values)
+        assert features.shape == (40, 12, 5)
+        assert np.all(features[..., 3:] == 0.0) and (singular_values == "features" or np.all(theta[3:] == 0.0))
+        assert np.abs(features @ theta - completed).max() < 1e-12
+        nudged = completed + rng.uniform(-1e-15, 1e-15, completed.shape)
+        again, _ = product_features(nudged, 5, singular_values)
+        assert np.abs(again - features).max() < 1e-9
+    weak = np.diag([1.0, 0.5, 0.5 * SINGULAR_TOLERANCE])  # a direction just under the tolerance is dropped
+    features, theta = product_features(weak, 3, "theta")
+    assert theta[2] == 0.0 and np.all(features[..., 2] == 0.0) and theta[1] == 0.5

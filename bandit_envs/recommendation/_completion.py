@@ -22,6 +22,9 @@ ALS_TOLERANCE = 1e-5
 ALS_MAX_ITERATIONS = 500
 #: Rewards beyond [-1, 1] by more than rounding are clipped and counted.
 CLIP_TOLERANCE = 1e-9
+#: Singular directions of a completed matrix weaker than this fraction of its largest are dropped
+#: from the features (:func:`product_features`).
+SINGULAR_TOLERANCE = 1e-6
 
 
 def normalize_ratings(stars: FloatArray) -> FloatArray:
@@ -93,8 +96,20 @@ def product_features(completed: FloatArray, rank: int, singular_values: str) -> 
     and θ* = 1, so a feature vector's sum is the completed rating. Both are then divided by
     c = max(1, max ‖x_ij‖) and θ* multiplied by c, which keeps ‖x‖ <= 1 without changing x^T θ*
     (with "theta" ‖U_i ⊙ V_j‖ <= ‖U_i‖ max_k |V_jk| <= 1 already, so c = 1 up to rounding).
+
+    A direction whose singular value is below :data:`SINGULAR_TOLERANCE` times the largest gets
+    zero features (and θ*_k = 0 with "theta"). The completed matrix does not determine it: the ALS completion
+    (:func:`als_completion`, stopped at changes of :data:`ALS_TOLERANCE`) leaves a rank-10 fit with
+    singular values down to 1e-15 on MovieLens, and the singular vectors of such a near-null space
+    are whatever the LAPACK build returns; they differ between CPUs (OpenBLAS picks its kernels at
+    run time), and so would the features and every agent's run. The rewards ``features @ θ*``
+    change by at most those singular values.
     """
     u, s, v = truncated_svd(completed, rank)
+    if s.size and s[0] > 0.0:
+        weak = s < SINGULAR_TOLERANCE * s[0]
+        u, s, v = u.copy(), s.copy(), v.copy()
+        u[:, weak], v[:, weak], s[weak] = 0.0, 0.0, 0.0
     features = u[:, None, :] * v[None, :, :]
     theta = s.copy()
     if singular_values == "features":

@@ -37,7 +37,10 @@ class MovieLensRecommendationEnv(RecommendationEnv):
        into both factors instead, x_ij = (U_i √s) ⊙ (V_j √s), θ* = 1: the features of an arm sum to
        its completed rating. Features are then divided by c = max(1, max ‖x_ij‖) and θ* multiplied
        by c, so ‖x‖₂ ≤ 1 as LDP-LinUCB assumes (Zheng et al., NeurIPS 2020) and xᵀθ* is unchanged; with
-       "theta" ‖U_i ⊙ V_j‖ ≤ ‖U_i‖ max_k |V_jk| ≤ 1 already (c = 1). Nothing is clipped.
+       "theta" ‖U_i ⊙ V_j‖ ≤ ‖U_i‖ max_k |V_jk| ≤ 1 already (c = 1). Nothing is clipped. A direction
+       with s_k below 10⁻⁶ s_1 (the low-rank fit has some near 10⁻¹⁵) gets zero features: its singular
+       vectors are not determined by the matrix and differed between CPUs
+       (:func:`~bandit_envs.recommendation._completion.product_features`).
     6. Reward of arm j for user i: the completed rating, clipped to [−1, 1] (the number of clipped
        entries is ``n_clipped``: 0 for the default construction, where the reward is the data),
        plus N(0, ``reward_noise``²) noise (default 0, as the authors). The noiseless reward is
