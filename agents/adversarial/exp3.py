@@ -90,11 +90,6 @@ class _ExpWeights(CopyStreams, Agent):
         self.t = 0
         self._batch_shape = (self.batch,)
 
-    def reset(self, seed: int | None = None) -> None:
-        """Forget everything learned and restart every copy's generator (reseeded if ``seed`` is given)."""
-        super().reset(seed)
-        self._seed_copies()
-
     @property
     def probabilities(self) -> FloatArray:
         """(B, K) distribution p_t the next ``act`` draws from, a view of the agent's state."""

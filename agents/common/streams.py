@@ -200,6 +200,11 @@ class CopyStreams:
         self._bitgens = generator_addresses(generators)
         self._bitgen_one = int(self._bitgens[0])
 
+    def reset(self, seed: int | None = None) -> None:
+        """Forget everything learned and restart every copy's generator (reseeded if ``seed`` is given)."""
+        super().reset(seed)  # type: ignore[misc]  # the agent class after this mixin
+        self._seed_copies()
+
     @property
     def copy_rngs(self) -> tuple[np.random.Generator, ...]:
         """The generator of each copy (``(rng,)`` for one env)."""

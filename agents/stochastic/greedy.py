@@ -117,11 +117,6 @@ class EpsilonGreedy(CopyStreams, MeanStateAgent):
         self._seed_copies()
         self._reset_state()
 
-    def reset(self, seed: int | None = None) -> None:
-        """Forget everything learned and restart every copy's generator (reseeded if ``seed`` is given)."""
-        super().reset(seed)
-        self._seed_copies()
-
     def _load_single_env_kernels(self) -> None:
         super()._load_single_env_kernels()
         _GREEDY_CHOOSE_ONE.load()

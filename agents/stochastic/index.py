@@ -338,11 +338,6 @@ class Random(CopyStreams, Agent):
         self._seed_copies()
         self._reset_state()
 
-    def reset(self, seed: int | None = None) -> None:
-        """Restart every copy's generator (reseeded if ``seed`` is given)."""
-        super().reset(seed)
-        self._seed_copies()
-
     def _reset_state(self) -> None:
         """Random keeps no learning state."""
 
