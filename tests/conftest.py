@@ -19,6 +19,9 @@
 * :func:`public_agent_classes` and :func:`missing_agents`: the agent tables of the shared refusal and
   fuzz tests are checked against ``agents.__all__``, so a new agent without an entry fails a test
   that names it.
+* Figures: in the fast tier a test draws and saves a figure only if it checks one (fixture
+  :func:`rendered_figures`, or :func:`drawing_figures` in a module fixture); the others save a
+  placeholder PNG (:func:`_fast_tier_figures`). ``python -m pytest`` draws every figure.
 * Hypothesis profiles ``fast`` (the fast tier's) and ``thorough`` (a run with the integration tier,
   or ``HYPOTHESIS_PROFILE=thorough``): :func:`examples` scales the number of examples a property
   test names by the loaded profile.
@@ -30,7 +33,8 @@ import importlib
 import inspect
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -306,6 +310,88 @@ def saved_tasks(parts: Path) -> list[int]:
         except (OSError, ValueError):  # absent (no store yet), or cut short: redone, as the store does
             pass
     return sorted(tasks)
+
+
+#: A 1 x 1 grey PNG: what a figure saved without drawing holds (:func:`_fast_tier_figures`).
+PLACEHOLDER_PNG = (
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x00\x00\x00\x00:~\x9bU\x00"
+    b"\x00\x00\nIDATx\x9cc`\x00\x00\x00\x02\x00\x01H\xaf\xa4q\x00\x00\x00\x00IEND\xaeB`\x82"
+)
+
+
+class _FigureDrawing:
+    """Whether ``Figure.savefig`` draws now (see :func:`_fast_tier_figures`)."""
+
+    on = True
+
+
+_DRAWING = _FigureDrawing()
+
+
+@contextmanager
+def drawing_figures() -> Iterator[None]:
+    """Figures saved inside the block are drawn, in every tier (for a module fixture whose tests check one)."""
+    before, _DRAWING.on = _DRAWING.on, True
+    try:
+        yield
+    finally:
+        _DRAWING.on = before
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fast_tier_figures() -> Iterator[None]:
+    """In the fast tier, figures are drawn and saved only by the tests that check a figure.
+
+    Drawing and saving a figure (``tight_layout`` and ``savefig``: text layout, rasterising, PNG
+    encoding) takes 0.2-0.3 s, and most tests that run a small experiment check its results and
+    summary, not its figure. There the figure is still built (every plotting call made), but
+    ``Figure.tight_layout`` does nothing and ``Figure.savefig`` writes :data:`PLACEHOLDER_PNG`. A
+    test that checks a figure asks for the fixture :func:`rendered_figures` (a module fixture uses
+    :func:`drawing_figures`). Under the ``thorough`` profile (``python -m pytest``, as CI runs it)
+    every test draws and saves its figures.
+    """
+    if thorough():
+        yield
+        return
+    from matplotlib.figure import Figure
+
+    savefig, tight_layout = Figure.savefig, Figure.tight_layout
+
+    def save(fig: Any, fname: Any, *args: Any, **kwargs: Any) -> Any:
+        if _DRAWING.on:
+            return savefig(fig, fname, *args, **kwargs)
+        if hasattr(fname, "write"):
+            fname.write(PLACEHOLDER_PNG)
+        else:
+            Path(os.fspath(fname)).write_bytes(PLACEHOLDER_PNG)
+        return None
+
+    def layout(fig: Any, *args: Any, **kwargs: Any) -> Any:
+        return tight_layout(fig, *args, **kwargs) if _DRAWING.on else None
+
+    Figure.savefig, Figure.tight_layout = save, layout
+    _DRAWING.on = False
+    try:
+        yield
+    finally:
+        Figure.savefig, Figure.tight_layout = savefig, tight_layout
+        _DRAWING.on = True
+
+
+@pytest.fixture(autouse=True)
+def _figures_drawn_where_checked(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Each test starts with figures not drawn (fast tier) unless it asks for :func:`rendered_figures`."""
+    if thorough():
+        yield
+        return
+    _DRAWING.on = "rendered_figures" in request.fixturenames
+    yield
+    _DRAWING.on = False
+
+
+@pytest.fixture
+def rendered_figures() -> None:
+    """Ask for it in a test that checks a figure file: its figures are then drawn and saved in every tier."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -195,7 +195,7 @@ def _main(argv: list[str]) -> int:
 
 
 def test_audit_all_writes_the_summary_and_figure_and_never_replaces_foreign_files(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], rendered_figures: None
 ) -> None:
     plans = (Planned("AdaPUCB"), Planned("AdaPUCB", 1.0, 3, runs=400, role="group"), Planned("NonPrivateUCB"))
     monkeypatch.setattr(summary, "ALL_AUDITS", plans)

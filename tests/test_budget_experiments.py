@@ -11,7 +11,7 @@ from agents.experiments.core.data import scenario_of
 
 
 @pytest.mark.parametrize("experiment_id", ["budget/alpha", "budget/baselines", "budget/smucb-vs-ucb"])
-def test_budget_experiments_run_on_the_synthetic_default(experiment_id, tmp_path):
+def test_budget_experiments_run_on_the_synthetic_default(experiment_id, tmp_path, rendered_figures):
     folder, text = run_experiment(experiment_id, horizon=300, jobs=1, out=tmp_path, progress=False)
     for name in ("results.csv", "figure.png", "summary.md"):
         assert (folder / name).stat().st_size > 0

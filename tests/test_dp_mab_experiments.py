@@ -32,7 +32,7 @@ from bandit_envs.graph import GraphBanditVectorEnv
 
 
 @pytest.mark.parametrize("experiment_id", ["dp-mab/epsilon", "graph/side-observations"])
-def test_runs_at_tiny_scale_and_writes_summary_and_rows(experiment_id, tmp_path):
+def test_runs_at_tiny_scale_and_writes_summary_and_rows(experiment_id, tmp_path, rendered_figures):
     folder, text = run_experiment(experiment_id, runs=3, horizon=400, jobs=1, out=tmp_path, progress=False)
     for name in ("results.csv", "figure.png", "summary.md"):
         assert (folder / name).stat().st_size > 0

@@ -21,7 +21,7 @@ from agents.experiments.gap.task import make_agent, privacy_task, regret_task
 
 
 @pytest.mark.parametrize("experiment_id", sorted(e for e in EXPERIMENTS if e.startswith("gap/")))
-def test_every_gap_experiment_runs_and_writes_outputs(experiment_id, tmp_path):
+def test_every_gap_experiment_runs_and_writes_outputs(experiment_id, tmp_path, rendered_figures):
     folder, text = run_experiment(experiment_id, runs=2, horizon=3000, jobs=1, out=tmp_path, progress=False)
     for name in ("results.csv", "figure.png", "summary.md"):
         assert (folder / name).stat().st_size > 0
@@ -162,7 +162,7 @@ def test_wilson_is_the_score_interval_without_continuity_correction_and_exact_at
         assert wilson(0, n)[0] == 0.0 and wilson(n, n)[1] == 1.0  # an observed 0% or 100% lies in its interval
 
 
-def test_privacy_figure_with_all_pairs_identical(tmp_path):
+def test_privacy_figure_with_all_pairs_identical(tmp_path, rendered_figures):
     """A 100% ratio puts the Wilson bound a rounding error past it; the figure must still draw."""
     exp = get_experiment("gap/privacy").scaled(runs=3, horizon=100)
     rows = [{**s, "setting": i, "run": r, "agent": "GAP", "identical": True, "entry_observed": False}

@@ -19,7 +19,7 @@ from agents.experiments.ldp.task import ldp_task
 
 
 @pytest.mark.parametrize("experiment_id", ["ldp-linucb/epsilon", "ldp-linucb/sqrt-t"])
-def test_ldp_experiments_run_quick(experiment_id, tmp_path):
+def test_ldp_experiments_run_quick(experiment_id, tmp_path, rendered_figures):
     folder, text = run_experiment(experiment_id, horizon=2000, runs=1, jobs=1, out=tmp_path, progress=False)
     for name in ("results.csv", "figure.png", "summary.md"):
         assert (folder / name).stat().st_size > 0
@@ -171,7 +171,7 @@ def test_realistic_summary_goal_missed_and_undecided_below_full_scale():
 
 
 @pytest.mark.slow
-def test_realistic_runs_tiny_on_synthetic_movielens(tmp_path):
+def test_realistic_runs_tiny_on_synthetic_movielens(tmp_path, rendered_figures):
     folder, text = run_experiment("ldp-linucb/realistic", horizon=300, runs=1, jobs=1, out=tmp_path, progress=False,
                                   data=["synthetic-movielens"])  # fmt: skip
     for name in ("results.csv", "figure.png", "summary.md"):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import drawing_figures
 
 from agents.experiments import UsageError, UserAgentError, score
 from agents.experiments.cli import main
@@ -121,7 +122,8 @@ def oracle_card(tmp_path_factory: pytest.TempPathFactory) -> tuple[pd.DataFrame,
     path = folder / "my_agents.py"
     path.write_text(AGENTS)
     out = folder / "card"
-    return score(f"{path}:oracle", scale=TINY, builtins=(), out=out), out
+    with drawing_figures():  # test_card_through_the_file_form checks its figures
+        return score(f"{path}:oracle", scale=TINY, builtins=(), out=out), out
 
 
 def _scores(df: pd.DataFrame, agent: str) -> dict[str, float]:
@@ -248,7 +250,7 @@ def test_resume_after_a_failing_agent(
     assert not (out / "parts").exists()
 
 
-def test_leaderboard_page_names_its_scale_and_command(tmp_path: Path) -> None:
+def test_leaderboard_page_names_its_scale_and_command(tmp_path: Path, rendered_figures: None) -> None:
     from agents.experiments.scorecard.cli import write_page
 
     out = tmp_path / "board"

@@ -99,7 +99,7 @@ AGENT_FILE = textwrap.dedent(
 )
 
 
-def test_cli_agent_from_a_file_and_a_module(tmp_path, capsys):
+def test_cli_agent_from_a_file_and_a_module(tmp_path, capsys, rendered_figures):
     path = tmp_path / "mine.py"
     path.write_text(AGENT_FILE)
     out = tmp_path / "out"
