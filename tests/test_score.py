@@ -250,7 +250,7 @@ def test_resume_after_a_failing_agent(
     assert not (out / "parts").exists()
 
 
-def test_leaderboard_page_names_its_scale_and_command(tmp_path: Path, rendered_figures: None) -> None:
+def test_leaderboard_page_names_its_scale_and_command(tmp_path: Path) -> None:
     from agents.experiments.scorecard.cli import write_page
 
     out = tmp_path / "board"
@@ -262,6 +262,7 @@ def test_leaderboard_page_names_its_scale_and_command(tmp_path: Path, rendered_f
     assert "**Scale: quick**" in text and "not the full scale" in text
     assert "banditlab score --leaderboard --quick --jobs 2" in text
     assert "| bernoulli-easy | TS " in text or "| bernoulli-easy | UCB " in text
+    # The card's two figures copied beside the page (test_card_through_the_file_form checks a card's drawn figures).
     assert (tmp_path / "docs" / "leaderboard" / "figure.png").is_file()
     assert (tmp_path / "docs" / "leaderboard" / "regret.png").is_file()
 
