@@ -423,3 +423,7 @@ def test_warm_up_parts_split_the_built_in_agents_into_contiguous_groups() -> Non
     assert warm_up_parts(single, 2) == []  # one agent: nothing to split
     rl = get_experiment("rl/graph").scaled(runs=1, horizon=2000)
     assert warm_up_parts(tasks_for(rl, 0)[0], 2) == []  # training a network costs more than it compiles
+    ldp = get_experiment("ldp-linucb/epsilon").scaled(runs=1, horizon=2000)
+    assert len(ldp.agents) > 1 and warm_up_parts(tasks_for(ldp, 0)[0], 2) == []  # a setting names its one agent
+    dpmab = get_experiment("dp-mab/epsilon").scaled(runs=2, horizon=2000)
+    assert warm_up_parts(tasks_for(dpmab, 0)[0], 2) == []  # a task is a block of runs: too much to play twice

@@ -19,10 +19,10 @@ The compiled numba kernels are saved to numba's on-disk cache by the first run t
 (:mod:`bandit_envs._jit`) and loaded by later runs. A run that compiles says so when it starts
 compiling and, if that took more than half a second, how long it took, in one line at the end
 (:mod:`agents.experiments.core.compiling`; the time of banditlab's own process). With ``--jobs``
-above 1, the first task's built-in agents are compiled in groups, one per process side by side
-(banditlab's own and the workers'), then the first task runs in banditlab's own process and the
-workers load the kernels from the cache instead of each compiling them
-(:class:`agents.experiments.core.backends.LocalBackend`).
+above 1, the first task runs in banditlab's own process and the workers load the kernels it
+compiled instead of each compiling them; for the gap experiments, the first task's built-in
+agents are compiled before that in groups, one per process side by side (banditlab's own and the
+workers') (:class:`agents.experiments.core.backends.LocalBackend`).
 
 Each finished task is saved within half a second under ``DIR/parts`` (:mod:`agents.experiments.core.partial`),
 so a run stopped by Ctrl-C, SIGTERM, SIGKILL, a crash or a lost cluster resumes when the same

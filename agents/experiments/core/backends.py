@@ -262,12 +262,13 @@ class LocalBackend:
     At most one worker per task starts (:attr:`workers` is the number that did). With workers,
     the first task runs in this process before any other, so that the numba kernels are compiled
     once and saved to numba's on-disk cache, from which the workers then load them; started
-    together, every worker would compile the same kernels at the same time. Meanwhile the workers,
-    idle otherwise, each play that first task with one later group of its built-in agents
-    (:func:`~agents.experiments.core.runner.warm_up_parts`): on a first run each compiles its
-    group's kernels while this process compiles the first group's, and this process loads theirs
-    from the cache when it reaches them; on later runs that costs the workers one task's worth of
-    work done before their first chunk. The workers are started before that first task: a process
+    together, every worker would compile the same kernels at the same time. Where the family
+    allows it (:attr:`~agents.experiments.core.spec.Family.split_first_task`), this process and
+    the workers first play that task's built-in agents in groups, one group each
+    (:func:`~agents.experiments.core.runner.warm_up_parts`), and this process waits for them all:
+    on a first run each process compiles its group's kernels side by side, and the first task
+    then loads every kernel from the cache; on later runs the groups cost about one task's work
+    more, before the first result. The workers are started before that first task: a process
     forked after it ran a parallel kernel would abort (GNU OpenMP, one of numba's threading
     layers, cannot be forked once its threads run).
     """

@@ -126,9 +126,13 @@ class Family:
     #: row): the scale check (:func:`agents.experiments.api.check_scale`) bounds the results by it.
     checkpoints: int = 100
     #: Whether a first run may play the first task's built-in agents in groups on the worker
-    #: processes, to compile their kernels side by side (:func:`~agents.experiments.core.runner.warm_up_parts`);
-    #: False where an agent's run costs much more than compiling it (training a network).
-    split_first_task: bool = True
+    #: processes, to compile their kernels side by side (:func:`~agents.experiments.core.runner.warm_up_parts`).
+    #: Only for a small task (one run) that plays every agent of ``experiment.agents``, as the gap
+    #: families' do: the groups then cost about one such task's work on later runs. Not where a
+    #: setting names its one agent (each group would play the whole task again), where a task is
+    #: a block of many runs (dp-mab, the scorecard: a block's work, for a few tasks in all), nor
+    #: where an agent's run costs much more than compiling it (training a network).
+    split_first_task: bool = False
     #: Further figures the report writes beside ``figure.png``: (file name, figure function) pairs.
     extra_figures: tuple[tuple[str, Callable[[pd.DataFrame, Experiment, Path], None]], ...] = ()
 

@@ -104,7 +104,12 @@ SCHEMA: dict[str, Param] = {
 #: What both gap families share: the schema, the agents the tasks build, the user-agent probe and
 #: the check of the graph instances.
 _gap_family = functools.partial(
-    Family, schema=SCHEMA, builtin_agents=BUILTIN_AGENTS, probe=probe_user, validate=check_instances
+    Family,
+    schema=SCHEMA,
+    builtin_agents=BUILTIN_AGENTS,
+    probe=probe_user,
+    validate=check_instances,
+    split_first_task=True,  # a task is one run of every agent of the experiment
 )
 PRIVACY = _gap_family(
     name="gap.privacy",

@@ -318,7 +318,6 @@ FAMILY = Family(
     install='pip install "torch==2.13.0" "bandit-envs[rl]"',
     columns=("setting", "run", "agent", "t", "regret", "train_timesteps"),
     keys=("setting", "run", "agent", "t"),
-    split_first_task=False,  # an RL agent's task trains a network: seconds to minutes, against little to compile
 )
 
 EXPERIMENTS: tuple[Experiment, ...] = (
