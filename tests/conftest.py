@@ -410,6 +410,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.set_threshold(10_000, 10, 10)
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (pytest-xdist): one worker per CPU this process may run on.
+
+    xdist's own count is psutil's physical cores of the whole host, which in a container limited
+    to a few CPUs can be many more than it may use; the CPU affinity mask is what it gets.
+    """
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Run the ``integration`` tier after the fast tier (a stable sort: each tier keeps its order)."""
     items.sort(key=lambda item: item.get_closest_marker("integration") is not None)
