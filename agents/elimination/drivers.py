@@ -151,6 +151,7 @@ PREFETCH_ROWS = 64
 #: Rounds between two calls of :func:`prefetch_rows`, each for as many rows. GAP at K = 100, T = 10^5
 #: on a table of rewards (one run, ns a round): no prefetch 49, 32 rows every 32 rounds 35, 4 rows 32
 #: ahead 21, 2 rows 64 ahead 17.6; at K = 10 (nothing prefetched) the same as without, within 5%.
+#: A later machine with less memory bandwidth: no prefetch 58, 2 rows 16 to 256 ahead 43-46.
 PREFETCH_BATCH = 2
 #: The batch of rounds where nothing is prefetched: all of them, in one loop.
 NO_BATCH = 1 << 40
