@@ -391,22 +391,28 @@ def gaussian_ts_choose(counts, n_mean, mean, eps, sampling_streams, out):  # pra
 
     ``n = n_mean[b, k]`` (the rewards behind the release). One normal draw per arm, in arm order,
     from copy b's sampling stream (:func:`agents.common.sampling.normal` of one word), only when every
-    arm has a release.
+    arm has a release. The argmax is taken as the draws come (the first largest, as
+    :func:`~agents.common.kernels.first_argmax`): writing θ to an array and calling that helper
+    made the batched agent about 8% slower (benchmarks/bench_dp_agents.py).
     """
-    theta = np.empty(counts.shape[1])
+    n_arms = counts.shape[1]
     for b in range(counts.shape[0]):
         best = first_zero(n_mean, b)
         if best < 0:
+            best = 0
+            best_value = -np.inf
             state = sampling.load(sampling_streams, b)
-            for k in range(theta.shape[0]):
+            for k in range(n_arms):
                 n = n_mean[b, k]
                 noise = 1.0 / (eps * n)
                 sd = math.sqrt(0.25 / n + 2.0 * noise * noise)
                 word, state = sampling.next_word(state)
                 x, state = sampling.normal(word, state)
-                theta[k] = mean[b, k] + sd * x
+                value = mean[b, k] + sd * x
+                if value > best_value:
+                    best_value = value
+                    best = k
             sampling.store(sampling_streams, b, state)
-            best = first_argmax(theta)
         out[b] = best
 
 
