@@ -4,6 +4,7 @@ and argument validation."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import gymnasium as gym
@@ -15,6 +16,7 @@ from gymnasium.utils.env_checker import check_env as gym_check_env
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from bandit_envs.graph import GraphBanditEnv, GraphBanditVectorEnv, paper_means
+from bandit_envs.rewards import RewardModel
 
 stats = lazy_module("scipy.stats")
 
@@ -170,6 +172,24 @@ def test_truncnorm_true_means() -> None:
     loc = [0.0, 0.05, 0.5, 0.9, 1.0]
     env = GraphBanditEnv(graph=np.zeros((5, 5), bool), means=loc, reward_std=0.2, horizon=1)
     np.testing.assert_allclose(env.expected_rewards, truncnorm_mean(loc, 0.2), rtol=1e-12)
+
+
+def test_truncnorm_means_within_four_units_of_scipy_and_right_for_wide_and_narrow_normals() -> None:
+    """The closed form of :func:`bandit_envs.rewards._truncnorm_means` against scipy.stats (σ <= 1)
+    and against the limits scipy.stats does not reach: a wide normal is flat on [0, 1] (mean
+    0.5 - (1 - 2μ)/(24σ²) to first order), a narrow one has its mean at μ."""
+    loc = np.concatenate(([0.0, 1.0, 1e-12, 1.0 - 1e-12], np.linspace(0.0, 1.0, 41)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow or invalid-value warning at any σ
+        for sd in (1e-3, 0.05, 0.1, 0.2, 0.5, 1.0):
+            got = RewardModel("truncnorm", loc, sd).expected
+            want = truncnorm_mean(loc, sd)
+            assert np.all(np.abs(got - want) <= 4 * np.spacing(want)), sd
+        for sd in (1e5, 1e7):
+            got = RewardModel("truncnorm", loc, sd).expected
+            np.testing.assert_allclose(got, 0.5 - (1 - 2 * loc) / (24 * sd**2), rtol=0, atol=4e-16)
+        assert np.all(RewardModel("truncnorm", loc, 1e300).expected == 0.5)
+        np.testing.assert_allclose(RewardModel("truncnorm", loc, 1e-300).expected, loc, rtol=0, atol=1e-299)
 
 
 def sample_all_arms(n: int, seed: int, **kwargs: Any) -> tuple[np.ndarray, np.ndarray]:
