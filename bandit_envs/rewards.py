@@ -261,11 +261,10 @@ def _truncnorm_means(loc: bytes, scale: float) -> tuple[float, ...]:
     ``φ(a) − φ(b)`` as the larger density times ``expm1`` of half the difference of the squares
     (``b² − a² = (b − a)(b + a)``), with the sign that keeps ``expm1``'s argument <= 0. Within 2
     units in the last place of the exact mean for every σ checked (10⁻⁴ to 10⁶, against 50-digit
-    arithmetic); scipy.stats'
-    ``truncnorm`` agrees with it to 4 units for σ <= 1 and loses digits for wider normals
-    (2·10⁻³ relative at σ = 10⁶). Written out rather than taken from scipy.stats, whose import
-    takes a large part of a second. Cached: experiments build the same arms for thousands of
-    runs.
+    arithmetic); scipy.stats' ``truncnorm`` agrees with it to 4 units for σ <= 1 and loses digits
+    for wider normals (2·10⁻³ relative at σ = 10⁶). Written out rather than taken from
+    scipy.stats, whose import takes a large part of a second. Cached: experiments build the same
+    arms for thousands of runs.
     """
     mu = np.frombuffer(loc, dtype=np.float64)
     if scale >= 1e8:  # flat on [0, 1]: the mean is 0.5 - (1 - 2μ)/(24σ²) + ..., 0.5 in float64
