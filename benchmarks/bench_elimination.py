@@ -29,7 +29,7 @@ Erdős–Rényi feedback graph with p = 0.2; truncated-normal arms, the env's de
 * with ``--variants``: GAP's table run with each of its two inner loops on both kinds of table
   (:func:`variant_ratios`): chunks made rewards as a batch (a table of uniforms) against round
   by round (a table of rewards), each on the other's table, same arms checked (no goal: the
-  figures GAP's table run (``GAP._run``) cites for keeping both);
+  figures :func:`agents.elimination.drivers.compile_gap_run` cites for keeping both);
 * peak memory of a streamed GAP run (a :class:`agents.common.tables.UniformTable`) at T = 10^8 in a
   child process (goal: ≤ 400 MB; T = 10^7 with ``--quick``), and that it equals the in-memory
   run on a shorter table. The figure is the child's ``VmHWM`` (its own peak RSS): its
@@ -46,8 +46,6 @@ measures that checkout's agents against the same references).
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import inspect
 import os
 import resource
 import shutil
@@ -63,6 +61,7 @@ import numba
 import numpy as np
 from _common import Ratio, interleaved, print_results
 
+from agents.elimination.drivers import compile_gap_run
 from agents.elimination.policies import AAE, DPSE, GAP
 from agents.elimination.reference import gap_elimination_slack, gap_epoch_length, get_ind_set
 from bandit_envs.graph import GraphBanditEnv
@@ -443,24 +442,6 @@ def kernel_ratios(repeats: int) -> list[Ratio]:
     return out
 
 
-#: The line of ``gap_run`` that picks its inner loop by the kind of table (see :func:`variant_ratios`).
-GAP_LOOP_CHOICE = "    batched = law[0] == TABLE_UNIFORMS\n"
-
-
-def _gap_run_with(batched: bool, folder: Path) -> Callable[..., float]:
-    """``gap_run`` compiled from its module's source with its inner loop fixed (chunks if ``batched``)."""
-    source = inspect.getsource(inspect.getmodule(GAP._run.py_func))
-    if source.count(GAP_LOOP_CHOICE) != 1:
-        raise RuntimeError("gap_run no longer picks its loop with GAP_LOOP_CHOICE; update variant_ratios.")
-    path = folder / f"gap_run_{'chunks' if batched else 'rounds'}.py"
-    path.write_text(source.replace(GAP_LOOP_CHOICE, f"    batched = {batched}\n"))
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.gap_run  # type: ignore[no-any-return]
-
-
 def _variant_rows(
     loops: dict[bool, Callable[..., float]], n_arms: int, horizon: int, reward: str, repeats: int
 ) -> list[Ratio]:
@@ -506,21 +487,20 @@ def _variant_rows(
 def variant_ratios(repeats: int) -> list[Ratio]:
     """GAP's two inner loops against each other, each on both kinds of table (one run, same arms checked).
 
-    ``gap_run`` reads a table of uniforms in chunks made rewards as a batch and a table of
-    rewards round by round; here each loop is compiled alone (``gap_run``'s choice replaced by a
-    constant in a copy of its module's source) and run on both. Every ratio is how many times
-    faster the loop ``gap_run`` uses for that kind of table is than the other.
+    GAP reads a table of uniforms in chunks made rewards as a batch (``gap_run_uniforms``) and a
+    table of rewards round by round (``gap_run_rewards``); here each loop
+    (:func:`agents.elimination.drivers.compile_gap_run`) runs on both. Every ratio is how many
+    times faster the loop GAP uses for that kind of table is than the other.
     """
     out: list[Ratio] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        loops = {batched: _gap_run_with(batched, Path(tmp)) for batched in (True, False)}
-        for n_arms, horizon, reward in (
-            (10, HORIZON, "bernoulli"),
-            (10, HORIZON, "truncnorm"),
-            (100, HORIZON, "bernoulli"),
-            (1000, 10_000, "bernoulli"),
-        ):
-            out += _variant_rows(loops, n_arms, horizon, reward, repeats)
+    loops = {chunks: compile_gap_run(chunks) for chunks in (True, False)}
+    for n_arms, horizon, reward in (
+        (10, HORIZON, "bernoulli"),
+        (10, HORIZON, "truncnorm"),
+        (100, HORIZON, "bernoulli"),
+        (1000, 10_000, "bernoulli"),
+    ):
+        out += _variant_rows(loops, n_arms, horizon, reward, repeats)
     return out
 
 

@@ -78,3 +78,41 @@ def test_gap_step_api_compiles_neither_the_release_nor_the_uniform_rule_before_a
         )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+TABLE_RUNS = """
+import numpy as np
+from agents import DPSE, GAP
+from agents.common import kernels as common
+from agents.elimination import drivers
+from bandit_envs import rewards
+from bandit_envs.graph import GraphBanditEnv
+
+env = GraphBanditEnv(n_arms=10, edge_probability=0.2, gap=0.1, horizon=500, instance_seed=1)
+table = np.random.default_rng(0).random((500, 10))
+names = {drivers.gap_run_rewards: "gap_run_rewards", drivers.gap_run_uniforms: "gap_run_uniforms",
+         common.law_reward: "law_reward", rewards.rewards_of_entries: "rewards_of_entries"}
+def used():
+    return [name for f, name in names.items() if f.signatures]
+for agent in (GAP(10, 500, 1.0, env.adjacency, seed=0), DPSE(10, 500, 1.0, seed=0)):
+    agent.simulate(table, env.adjacency, env.gaps)  # a table of rewards
+print(used())
+GAP(10, 500, 1.0, env.adjacency, seed=0).simulate(table, env.adjacency, env.gaps, law=env.reward_model)
+print(used())
+"""
+
+
+@pytest.mark.integration  # a fresh Python process with an empty numba cache (about 5 s compiling)
+def test_table_runs_compile_only_the_loop_and_reward_law_their_table_needs():
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
+        out = subprocess.run(
+            [sys.executable, "-c", TABLE_RUNS], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300
+        )
+    assert out.returncode == 0, out.stderr
+    # On rewards: GAP's round-by-round run only, and no reward law (the entries are the rewards).
+    # On uniforms: GAP's chunked run, which makes rewards in batches, never the scalar law.
+    assert out.stdout.split("\n")[:2] == [
+        "['gap_run_rewards']",
+        "['gap_run_rewards', 'gap_run_uniforms', 'rewards_of_entries']",
+    ]

@@ -20,11 +20,7 @@ if TYPE_CHECKING:
     from agents.base import Agent
     from bandit_envs._types import FloatArray, IntArray
 
-#: ``law[0]`` of :func:`to_reward`: the table holds uniforms, mapped to rewards by the arms' laws.
-TABLE_UNIFORMS = 0
-#: ``law[0]`` of :func:`to_reward`: the table holds the rewards themselves.
-TABLE_REWARDS = 1
-#: ``law[1]`` of :func:`to_reward` for Bernoulli arms (the others are truncated normals).
+#: ``law[0]`` of :func:`to_reward` for Bernoulli arms (the others are truncated normals).
 BERNOULLI = KIND_CODES["bernoulli"]
 
 
@@ -54,27 +50,27 @@ def valid(value):  # pragma: no cover
 def to_reward(value, k, law):  # pragma: no cover
     """Arm k's reward for a valid table entry ``value``.
 
-    ``law = (mode, kind, loc, scale, cdf_lo, cdf_width)``: with ``mode == TABLE_REWARDS`` the
-    entry is the reward; with ``TABLE_UNIFORMS`` it is a uniform mapped to arm k's reward by
-    :func:`bandit_envs.rewards.reward_from_uniform` (parameters from
-    :meth:`bandit_envs.rewards.RewardModel.params`).
+    ``law`` is ``None`` where the table holds the rewards themselves (the entry is the reward),
+    else ``(kind, loc, scale, cdf_lo, cdf_width)`` (:meth:`bandit_envs.rewards.RewardModel.params`)
+    for a table of uniforms, each mapped to arm k's reward by
+    :func:`bandit_envs.rewards.reward_from_uniform`. The test is on the argument's type, so numba
+    drops the branch not taken before compiling: a run on rewards never compiles the inverse CDF.
     """
-    mode, kind, loc, scale, cdf_lo, cdf_width = law
-    if mode == TABLE_REWARDS:
+    if law is None:
         return value
+    kind, loc, scale, cdf_lo, cdf_width = law
     return law_reward(value, kind, loc[k], scale, cdf_lo[k], cdf_width[k])
 
 
 @njit
 def entries_to_rewards(values, arms, n, law, scratch):  # pragma: no cover
-    """:func:`to_reward` of every ``values[e]`` (arm ``arms[e]``), e < n, in place, as a batch.
+    """:func:`to_reward` of every ``values[e]`` (arm ``arms[e]``), e < n, in place, as a batch (``law`` not None).
 
     The same values as entry by entry (:func:`bandit_envs.rewards.rewards_of_entries`);
     ``scratch`` is a float array of length >= n.
     """
-    mode, kind, loc, scale, cdf_lo, cdf_width = law
-    if mode != TABLE_REWARDS:
-        rewards_of_entries(values, arms, n, kind, loc, scale, cdf_lo, cdf_width, scratch)
+    kind, loc, scale, cdf_lo, cdf_width = law
+    rewards_of_entries(values, arms, n, kind, loc, scale, cdf_lo, cdf_width, scratch)
 
 
 @njit

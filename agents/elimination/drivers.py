@@ -25,12 +25,16 @@ Every ``*_run`` has the same signature::
 ``block`` holds rows ``t0 .. t0 + len(block) - 1`` of the table, and the copy plays from its
 current round to ``min(stop, t0 + len(block))``. ``observes[a]`` are the arms pulling ``a``
 reveals (the closed neighbourhood with side observations, else ``a`` alone); only active
-revealed arms are read. ``law`` is ``(mode, kind, loc, scale, cdf_lo, cdf_width)``
-(:func:`agents.common.kernels.to_reward`); ``override`` is ``(t, k, v)``, entry (t, k) read as the
-reward ``v`` (``t = -1``: none). ``total`` is the regret so far; it comes back with this block's rounds
-added, and the cumulative regret is written to ``regret_out[i]`` at round count
-``checkpoints[i]``; arms go to ``actions_out[t]`` if it has ``stop`` entries. A table entry
-outside [0, 1] (or NaN) stops the run before it is used: its round and arm go to ``bad``.
+revealed arms are read. ``law`` is ``None`` for a table of rewards, else the arms' laws
+``(kind, loc, scale, cdf_lo, cdf_width)`` for a table of uniforms
+(:func:`agents.common.kernels.to_reward`). numba compiles a run once per kind of table and drops
+the branches a ``None`` argument does not take, so a run on rewards never compiles the inverse
+CDF; GAP's run, the one with a loop for each kind, is two functions (:func:`compile_gap_run`).
+``override`` is ``(t, k, v)``, entry (t, k) read as the reward ``v`` (``t = -1``: none).
+``total`` is the regret so far; it comes back with this block's rounds added, and the cumulative
+regret is written to ``regret_out[i]`` at round count ``checkpoints[i]``; arms go to
+``actions_out[t]`` if it has ``stop`` entries. A table entry outside [0, 1] (or NaN) stops the
+run before it is used: its round and arm go to ``bad``.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from agents.common.kernels import TABLE_UNIFORMS, entries_to_rewards, to_reward, valid
+from agents.common.kernels import entries_to_rewards, to_reward, valid
 from agents.elimination import kernels as k_
 from bandit_envs._jit import njit
 
@@ -278,154 +282,173 @@ def round_of_entry(t, i, m, n_revealed, entry):  # pragma: no cover
 # ------------------------------------------------------------------------ table runs, per agent
 
 
-@njit
-def gap_run(  # pragma: no cover
-    state,
-    params,
-    b,
-    observes,
-    block,
-    t0,
-    stop,
-    law,
-    override,
-    gaps,
-    checkpoints,
-    regret_out,
-    actions_out,
-    total,
-    rng,
-    bad,
-):
-    """GAP / GAPU over a block (Algorithm 1, lines 13-24 an epoch at a time).
+def compile_gap_run(chunks: bool) -> Any:
+    """GAP / GAPU's table run with one of its two loops: ``chunks`` (a constant of the closure) picks it.
 
-    Epoch τ is a round-robin over Ω_τ (see :func:`agents.elimination.kernels.gap_act`): round
-    s_τ + j pulls Ω_τ[j mod |Ω_τ|] and adds every revealed active arm's reward to c_{τ,k}
-    (and 1 to o_{τ,k}), as :func:`~agents.elimination.kernels.gap_update` does. On a bad entry the
-    counts o are left short; :meth:`~agents.elimination.policies.EliminationAgent.simulate` then restores
-    the whole state. GAPU's run stops at the end of each epoch, its next Ω_τ pending
-    (:func:`~agents.elimination.kernels.gap_plan`): ``simulate`` draws it
-    (:func:`~agents.elimination.kernels.gapu_plan`) and calls the run again from there.
-
-    Two loops read the entries: chunks of rounds whose entries are made rewards as a batch
-    (:func:`gather_entries`, :func:`agents.common.kernels.entries_to_rewards`) for a table of
-    uniforms and for the round of the overridden entry, and a round-by-round loop for a table
-    of rewards. Both are written here rather than called: a call per chunk or stretch, with
-    its array arguments, cost 2%-5% on uniforms and up to 3x with many checkpoints on rewards.
+    numba drops the branches on a constant before it compiles, so each run holds one loop and
+    compiles in about two thirds of the time of one holding both, and a first run compiles only
+    the loop its kind of table uses (the inverse CDF is never compiled for a table of rewards).
+    The two are :data:`gap_run_uniforms` and :data:`gap_run_rewards`; benchmarks compile the other
+    pairings (``benchmarks/bench_elimination.py --variants``).
     """
-    active, omega = state[k_.ACTIVE], state[k_.GAP_OMEGA]
-    o, c, ctr = state[k_.GAP_OBSERVATIONS], state[k_.GAP_SUMS], state[k_.GAP_COUNTERS]
-    o_b, c_b, omega_b = o[b], c[b], omega[b]
-    override_t, override_k, override_v = override
-    k_arms = active.shape[1]
-    revealed = np.empty((k_arms, k_arms), dtype=np.int64)
-    n_revealed = np.empty(k_arms, dtype=np.int64)
-    # Either loop reads either kind of table (the round-by-round loop makes each entry a reward
-    # on its own, a no-op for rewards); each is kept for the kind where the other is slower.
-    # Measured with benchmarks/bench_elimination.py --variants (five runs on a busy 2-core
-    # machine, same arms either way): on uniforms chunks are 1.3x-1.4x faster than round by
-    # round for Bernoulli arms at K = 10, 1.5x-1.8x for truncated normals at K = 10, 1.8x-2.0x
-    # at K = 100 and 1.9x-2.1x at K = 1,000; on rewards round by round is 1.3x-1.8x faster.
-    # One run with both loops prefetching (--variants --quick): 1.43x, 1.75x, 2.83x, 2.15x on
-    # uniforms; 1.54x-1.62x on rewards; again after GAPU's planning moved out of the kernels:
-    # 1.42x, 1.23x, 2.76x, 2.13x on uniforms, 1.41x-1.61x on rewards. So one loop for both kinds
-    # would make the experiments (uniforms) up to 2.8x slower, or GAP.simulate on a table of
-    # rewards 1.4x-1.6x slower.
-    batched = law[0] == TABLE_UNIFORMS
-    size = (CHUNK_ROUNDS if batched else 1) * k_arms
-    values, arms, scratch = np.empty(size), np.empty(size, dtype=np.int64), np.empty(size)
-    record = actions_out.shape[0] >= stop
-    t = ctr[b, k_.GAP_ROUND]
-    end = min(stop, t0 + block.shape[0])
-    ci = first_checkpoint_after(checkpoints, t)
-    next_ck = checkpoint_at(checkpoints, ci)
-    while t < end:
-        m = ctr[b, k_.GAP_OMEGA_SIZE]
-        list_revealed(omega[b], m, observes, active, b, revealed, n_revealed)
-        lo, hi = prefetch_span(revealed, n_revealed, m, k_arms)
-        batch = PREFETCH_BATCH if hi > lo else NO_BATCH
-        epoch_end = ctr[b, k_.GAP_EPOCH_END]
-        i = (t - ctr[b, k_.GAP_EPOCH_START]) % m
-        segment_end = min(epoch_end, end)
-        segment_start, first_position = t, i
-        while t < segment_end:
-            if batched or t == override_t:
-                # A chunk of rounds read as a batch: a table of uniforms, or the round of the
-                # overridden entry in a table of rewards.
-                upto = min(segment_end, t + CHUNK_ROUNDS) if batched else t + 1
-                n, where = gather_entries(
-                    block, t0, t, upto, i, m, revealed, n_revealed, override_t, override_k, values, arms
-                )
-                wrong = first_invalid(values, n, where)
-                if wrong >= 0:
-                    ctr[b, k_.GAP_ROUND] = bad[0] = round_of_entry(t, i, m, n_revealed, wrong)
-                    bad[1] = arms[wrong]
+
+    @njit
+    def gap_run(  # pragma: no cover
+        state,
+        params,
+        b,
+        observes,
+        block,
+        t0,
+        stop,
+        law,
+        override,
+        gaps,
+        checkpoints,
+        regret_out,
+        actions_out,
+        total,
+        rng,
+        bad,
+    ):
+        """GAP / GAPU over a block (Algorithm 1, lines 13-24 an epoch at a time).
+
+        Epoch τ is a round-robin over Ω_τ (see :func:`agents.elimination.kernels.gap_act`): round
+        s_τ + j pulls Ω_τ[j mod |Ω_τ|] and adds every revealed active arm's reward to c_{τ,k}
+        (and 1 to o_{τ,k}), as :func:`~agents.elimination.kernels.gap_update` does. On a bad entry the
+        counts o are left short; :meth:`~agents.elimination.policies.EliminationAgent.simulate` then restores
+        the whole state. GAPU's run stops at the end of each epoch, its next Ω_τ pending
+        (:func:`~agents.elimination.kernels.gap_plan`): ``simulate`` draws it
+        (:func:`~agents.elimination.kernels.gapu_plan`) and calls the run again from there.
+
+        Two loops read the entries: chunks of rounds whose entries are made rewards as a batch
+        (:func:`gather_entries`, :func:`agents.common.kernels.entries_to_rewards`) for a table of
+        uniforms and for the round of the overridden entry, and a round-by-round loop for a table
+        of rewards; ``chunks`` keeps only the first. Both are written here rather than called: a
+        call per chunk or stretch, with its array arguments, cost 2%-5% on uniforms and up to 3x
+        with many checkpoints on rewards.
+        """
+        active, omega = state[k_.ACTIVE], state[k_.GAP_OMEGA]
+        o, c, ctr = state[k_.GAP_OBSERVATIONS], state[k_.GAP_SUMS], state[k_.GAP_COUNTERS]
+        o_b, c_b, omega_b = o[b], c[b], omega[b]
+        override_t, override_k, override_v = override
+        k_arms = active.shape[1]
+        revealed = np.empty((k_arms, k_arms), dtype=np.int64)
+        n_revealed = np.empty(k_arms, dtype=np.int64)
+        # Either loop reads either kind of table (the round-by-round loop makes each entry a reward
+        # on its own, a no-op for rewards); each is kept for the kind where the other is slower.
+        # Measured with benchmarks/bench_elimination.py --variants (five runs on a busy 2-core
+        # machine, same arms either way): on uniforms chunks are 1.3x-1.4x faster than round by
+        # round for Bernoulli arms at K = 10, 1.5x-1.8x for truncated normals at K = 10, 1.8x-2.0x
+        # at K = 100 and 1.9x-2.1x at K = 1,000; on rewards round by round is 1.3x-1.8x faster.
+        # One run with both loops prefetching (--variants --quick): 1.43x, 1.75x, 2.83x, 2.15x on
+        # uniforms; 1.54x-1.62x on rewards; again after GAPU's planning moved out of the kernels:
+        # 1.42x, 1.23x, 2.76x, 2.13x on uniforms, 1.41x-1.61x on rewards. So one loop for both kinds
+        # would make the experiments (uniforms) up to 2.8x slower, or GAP.simulate on a table of
+        # rewards 1.4x-1.6x slower.
+        size = (CHUNK_ROUNDS if chunks else 1) * k_arms
+        values, arms, scratch = np.empty(size), np.empty(size, dtype=np.int64), np.empty(size)
+        record = actions_out.shape[0] >= stop
+        t = ctr[b, k_.GAP_ROUND]
+        end = min(stop, t0 + block.shape[0])
+        ci = first_checkpoint_after(checkpoints, t)
+        next_ck = checkpoint_at(checkpoints, ci)
+        while t < end:
+            m = ctr[b, k_.GAP_OMEGA_SIZE]
+            list_revealed(omega[b], m, observes, active, b, revealed, n_revealed)
+            lo, hi = prefetch_span(revealed, n_revealed, m, k_arms)
+            batch = PREFETCH_BATCH if hi > lo else NO_BATCH
+            epoch_end = ctr[b, k_.GAP_EPOCH_END]
+            i = (t - ctr[b, k_.GAP_EPOCH_START]) % m
+            segment_end = min(epoch_end, end)
+            segment_start, first_position = t, i
+            while t < segment_end:
+                if chunks or t == override_t:
+                    # A chunk of rounds read as a batch: a table of uniforms, or the round of the
+                    # overridden entry in a table of rewards.
+                    upto = min(segment_end, t + CHUNK_ROUNDS) if chunks else t + 1
+                    n, where = gather_entries(
+                        block, t0, t, upto, i, m, revealed, n_revealed, override_t, override_k, values, arms
+                    )
+                    wrong = first_invalid(values, n, where)
+                    if wrong >= 0:
+                        ctr[b, k_.GAP_ROUND] = bad[0] = round_of_entry(t, i, m, n_revealed, wrong)
+                        bad[1] = arms[wrong]
+                        return total
+                    if law is not None:
+                        entries_to_rewards(values, arms, n, law, scratch)
+                    if where >= 0:
+                        values[where] = override_v
+                    for e in range(n):
+                        c_b[arms[e]] += values[e]
+                    for s in range(t, upto):
+                        a = omega_b[i]
+                        # Round s's regret, arm and a checkpoint due after it. Written out in every
+                        # kernel: an inlined helper returning (total, ci) makes the loop about twice as slow.
+                        total += gaps[a]
+                        if record:
+                            actions_out[s] = a
+                        if s + 1 == next_ck:
+                            regret_out[ci] = total
+                            ci += 1
+                            next_ck = checkpoint_at(checkpoints, ci)
+                        i += 1
+                        if i == m:
+                            i = 0
+                    t = upto
+                    continue
+                # Rounds read one by one, in stretches that end before the round of the overridden
+                # entry (override_t = -1: none) and at a checkpoint, so that the loop tests neither.
+                stretch_end = segment_end if next_ck > segment_end or next_ck < 0 else next_ck
+                if t < override_t < stretch_end:
+                    stretch_end = override_t
+                for first in range(t, stretch_end, batch):
+                    if hi > lo:  # the rows PREFETCH_ROWS ahead (see prefetch_span)
+                        ahead = first - t0 + PREFETCH_ROWS
+                        prefetch_rows(block, ahead, ahead + batch, lo, hi)
+                    for s in range(first, min(first + batch, stretch_end)):
+                        row = s - t0
+                        for j in range(n_revealed[i]):
+                            k = revealed[i, j]
+                            r = block[row, k]
+                            if not valid(r):
+                                ctr[b, k_.GAP_ROUND] = s
+                                bad[0], bad[1] = s, k
+                                return total
+                            c_b[k] += to_reward(r, k, law)
+                        a = omega_b[i]
+                        total += gaps[a]
+                        if record:
+                            actions_out[s] = a
+                        i += 1
+                        if i == m:
+                            i = 0
+                t = stretch_end
+                if t == next_ck:
+                    regret_out[ci] = total
+                    ci += 1
+                    next_ck = checkpoint_at(checkpoints, ci)
+            # o_{τ,k} += the segment's rounds that revealed k, counted per position of Ω rather than
+            # added one by one in the loop (the same whole numbers, so the same floats).
+            n_rounds = t - segment_start
+            for position in range(m):
+                pulls = n_rounds // m + (1 if (position - first_position) % m < n_rounds % m else 0)
+                for j in range(n_revealed[position]):
+                    o_b[revealed[position, j]] += pulls
+            ctr[b, k_.GAP_ROUND] = t
+            if t == epoch_end:
+                k_.gap_release(state, params, b, rng)
+                if ctr[b, k_.GAP_OMEGA_SIZE] == 0:  # GAPU: Ω_τ is drawn by the caller (kernels.gapu_plan)
                     return total
-                entries_to_rewards(values, arms, n, law, scratch)
-                if where >= 0:
-                    values[where] = override_v
-                for e in range(n):
-                    c_b[arms[e]] += values[e]
-                for s in range(t, upto):
-                    a = omega_b[i]
-                    # Round s's regret, arm and a checkpoint due after it. Written out in every
-                    # kernel: an inlined helper returning (total, ci) makes the loop about twice as slow.
-                    total += gaps[a]
-                    if record:
-                        actions_out[s] = a
-                    if s + 1 == next_ck:
-                        regret_out[ci] = total
-                        ci += 1
-                        next_ck = checkpoint_at(checkpoints, ci)
-                    i += 1
-                    if i == m:
-                        i = 0
-                t = upto
-                continue
-            # Rounds read one by one, in stretches that end before the round of the overridden
-            # entry (override_t = -1: none) and at a checkpoint, so that the loop tests neither.
-            stretch_end = segment_end if next_ck > segment_end or next_ck < 0 else next_ck
-            if t < override_t < stretch_end:
-                stretch_end = override_t
-            for first in range(t, stretch_end, batch):
-                if hi > lo:  # the rows PREFETCH_ROWS ahead (see prefetch_span)
-                    ahead = first - t0 + PREFETCH_ROWS
-                    prefetch_rows(block, ahead, ahead + batch, lo, hi)
-                for s in range(first, min(first + batch, stretch_end)):
-                    row = s - t0
-                    for j in range(n_revealed[i]):
-                        k = revealed[i, j]
-                        r = block[row, k]
-                        if not valid(r):
-                            ctr[b, k_.GAP_ROUND] = s
-                            bad[0], bad[1] = s, k
-                            return total
-                        c_b[k] += to_reward(r, k, law)
-                    a = omega_b[i]
-                    total += gaps[a]
-                    if record:
-                        actions_out[s] = a
-                    i += 1
-                    if i == m:
-                        i = 0
-            t = stretch_end
-            if t == next_ck:
-                regret_out[ci] = total
-                ci += 1
-                next_ck = checkpoint_at(checkpoints, ci)
-        # o_{τ,k} += the segment's rounds that revealed k, counted per position of Ω rather than
-        # added one by one in the loop (the same whole numbers, so the same floats).
-        n_rounds = t - segment_start
-        for position in range(m):
-            pulls = n_rounds // m + (1 if (position - first_position) % m < n_rounds % m else 0)
-            for j in range(n_revealed[position]):
-                o_b[revealed[position, j]] += pulls
-        ctr[b, k_.GAP_ROUND] = t
-        if t == epoch_end:
-            k_.gap_release(state, params, b, rng)
-            if ctr[b, k_.GAP_OMEGA_SIZE] == 0:  # GAPU: Ω_τ is drawn by the caller (kernels.gapu_plan)
-                return total
-    return total
+        return total
+
+    return gap_run
+
+
+#: GAP / GAPU's table run for a table of uniforms: chunks of rounds, their entries made rewards as a batch.
+gap_run_uniforms = compile_gap_run(chunks=True)
+#: GAP / GAPU's table run for a table of rewards: round by round (chunks only for the round of ``override``).
+gap_run_rewards = compile_gap_run(chunks=False)
 
 
 @njit

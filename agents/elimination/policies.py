@@ -40,7 +40,6 @@ from agents.base import (
     entry_point,
     value_error,
 )
-from agents.common.kernels import TABLE_REWARDS, TABLE_UNIFORMS
 from agents.common.tables import BlockTable
 from agents.elimination import drivers, kernels
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
@@ -93,6 +92,8 @@ class EliminationAgent(Agent):
     _act_batch: ClassVar[Any]
     _update_batch: ClassVar[Any]
     _run: ClassVar[Any]
+    #: The table run for a table of rewards where it differs from ``_run`` (compiled with another loop), else None.
+    _run_on_rewards: ClassVar[Any] = None
     #: The copies' generators, in copy order (``(rng,)`` for one env); see :meth:`_seed_copies`.
     _copy_rngs: tuple[np.random.Generator, ...]
 
@@ -303,11 +304,12 @@ class EliminationAgent(Agent):
         bad = np.full(2, -1, dtype=np.int64)
         total = 0.0
         t0 = 0
+        run = type(self)._run if law_tuple is not None or self._run_on_rewards is None else type(self)._run_on_rewards
         try:
             for block in blocks:
                 rows = block.shape[0]
                 while t0 + rows > start:
-                    total = type(self)._run(
+                    total = run(
                         self._state,
                         self._params,
                         copy,
@@ -392,20 +394,16 @@ class EliminationAgent(Agent):
             raise ValueError(f"table must have shape (T, {self.n_arms}), got {arr.shape}.")
         return np.ascontiguousarray(arr, dtype=np.float64)
 
-    def _law(self, law: Any) -> tuple[Any, ...]:
-        """``law`` as the compiled reader's tuple (mode, kind, loc, scale, cdf_lo, cdf_width)."""
-        if law is None:  # the kernels only read these arrays: one tuple per agent
-            plain = getattr(self, "_rewards_law", None)
-            if plain is None:
-                plain = TABLE_REWARDS, 0, np.zeros(self.n_arms), 1.0, np.zeros(self.n_arms), np.ones(self.n_arms)
-                self._rewards_law = plain
-            return plain
+    def _law(self, law: Any) -> tuple[Any, ...] | None:
+        """``law`` as the compiled reader's tuple (kind, loc, scale, cdf_lo, cdf_width); None for a table of rewards."""
+        if law is None:
+            return None
         if not isinstance(law, RewardModel):
             raise TypeError(f"law must be a bandit_envs.rewards.RewardModel or None, got {describe(law)}.")
         if law.n_arms != self.n_arms:
             raise ValueError(f"law must have one reward law per arm ({self.n_arms}), got {law.n_arms}.")
         kind, loc, scale, lo, width = law.params()
-        return TABLE_UNIFORMS, kind, loc, scale, lo, width
+        return kind, loc, scale, lo, width
 
     def _override(self, override: Any, n_rounds: int) -> tuple[int, int, float]:
         """``override`` as (round, arm, reward), checked; (-1, -1, 0) for None."""
@@ -603,7 +601,8 @@ class GAP(EliminationAgent, PrivateAgent):
     privacy_unit = "one entry r_{t,k} of the T×K reward table (gap paper, Definition 3)"
     _act_batch = drivers.gap_act_batch
     _update_batch = drivers.gap_update_batch
-    _run = drivers.gap_run
+    _run = drivers.gap_run_uniforms
+    _run_on_rewards = drivers.gap_run_rewards
     _uniform = 0
 
     def __init__(
