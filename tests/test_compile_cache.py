@@ -427,3 +427,24 @@ def test_warm_up_parts_split_the_built_in_agents_into_contiguous_groups() -> Non
     assert len(ldp.agents) > 1 and warm_up_parts(tasks_for(ldp, 0)[0], 2) == []  # a setting names its one agent
     dpmab = get_experiment("dp-mab/epsilon").scaled(runs=2, horizon=2000)
     assert warm_up_parts(tasks_for(dpmab, 0)[0], 2) == []  # a task is a block of runs: too much to play twice
+
+
+_REGISTRIES = r"""
+import sys
+import agents.experiments.cli  # everything banditlab imports before it forks its workers
+from agents.experiments.core.backends import load_numba_registries
+from agents.experiments.core.compiling import CompileWatch
+import numba.np.ufunc.parallel as parallel
+
+before = "numba.core.typing.arraydecl" in sys.modules
+with CompileWatch() as watch:
+    load_numba_registries()
+print(before, "numba.core.typing.arraydecl" in sys.modules, watch.names, parallel._is_initialized)
+"""
+
+
+def test_banditlab_loads_numba_s_registries_before_forking_without_compiling_or_starting_threads() -> None:
+    """What its workers inherit instead of loading again; a thread pool started before the fork would abort them."""
+    out = subprocess.run([sys.executable, "-c", _REGISTRIES], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True", "[]", "False"]

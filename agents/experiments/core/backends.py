@@ -235,6 +235,23 @@ def own_numba_start_lock() -> None:
         setattr(parallel, "_backend_init_process_lock", threading.RLock())  # noqa: B010 - numba's private name
 
 
+def load_numba_registries() -> None:
+    """Load numba's typing and lowering registries in this process, before it forks its workers.
+
+    numba loads them on its first compilation or first load from its cache in a process (about a
+    quarter of a second: it imports some seventy of its modules); forked after, every worker
+    inherits them instead of loading them again. It compiles nothing and starts no thread.
+    ``refresh`` is not part of numba's documented API: where it is missing, nothing is done.
+    """
+    try:
+        from numba.core.registry import cpu_target
+
+        cpu_target.typing_context.refresh()
+        cpu_target.target_context.refresh()
+    except Exception:  # noqa: BLE001 - numba's internals changed: each worker loads them itself
+        pass
+
+
 def _init_worker(parent: int | None, threads: int) -> None:
     """Pool worker set-up: the parent handles Ctrl-C and SIGTERM (it stops the workers); die with it.
 
@@ -268,7 +285,9 @@ class LocalBackend:
     (:func:`~agents.experiments.core.runner.warm_up_parts`), and this process waits for them all:
     on a first run each process compiles its group's kernels side by side, and the first task
     then loads every kernel from the cache; on later runs the groups cost about one task's work
-    more, before the first result. The workers are started before that first task: a process
+    more, before the first result. Before forking the workers, this process loads numba's registries
+    (:func:`load_numba_registries`), which each worker would otherwise load again. The workers
+    are started before that first task: a process
     forked after it ran a parallel kernel would abort (GNU OpenMP, one of numba's threading
     layers, cannot be forked once its threads run).
     """
@@ -307,6 +326,8 @@ class LocalBackend:
         )
         finished = False
         try:
+            if context.get_start_method() == "fork":
+                load_numba_registries()  # once here, not again in every forked worker
             pool.submit(_ready)  # with the fork start method, every worker is forked at the first submit
             first, rest = pending[0], pending[1:]
             # A first run compiles the first task's agents in groups, side by side (see the class docstring).
