@@ -5,7 +5,8 @@
   equals its reference; a vector env copied by ``copy.deepcopy`` or ``pickle`` draws from its own
   generators.
 * :func:`bandit_envs.rewards.ndtri_many` equals :func:`~bandit_envs.rewards.ndtri` bit for bit,
-  on random arguments and on the edges of AS241's regions.
+  on random arguments and on the edges of AS241's regions; its regions' polynomials, written
+  out, equal :func:`~bandit_envs.rewards.horner` of AS241's coefficients bit for bit.
 * :func:`bandit_envs.graph.play_drawn_rows` equals its reference, on real generators and on
   chosen uniforms (a stand-in bit generator that returns them), for both reward laws.
 * The vector env, the single env and the agents' compiled ``simulate`` give the same rewards;
@@ -26,6 +27,7 @@ import pytest
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents.elimination.policies import GAP
+from bandit_envs import rewards
 from bandit_envs._jit import njit
 from bandit_envs.core import (
     copy_generators,
@@ -42,7 +44,19 @@ from bandit_envs.graph import (
     play_drawn_rows,
     play_drawn_rows_reference,
 )
-from bandit_envs.rewards import RewardModel, ndtri, ndtri_many, reward_from_uniform
+from bandit_envs.rewards import (
+    CENTRAL_DEN,
+    CENTRAL_NUM,
+    FAR_DEN,
+    FAR_NUM,
+    NEAR_DEN,
+    NEAR_NUM,
+    RewardModel,
+    horner,
+    ndtri,
+    ndtri_many,
+    reward_from_uniform,
+)
 
 K = 10
 
@@ -162,6 +176,38 @@ def test_ndtri_many_equals_ndtri_to_the_bit() -> None:
         out = np.empty(n)
         ndtri_many(p[-n - 3 : -3] if n else p[:0], out)
         assert same_bits(out, ndtri_one_by_one(p[-n - 3 : -3] if n else p[:0]))
+
+
+def test_the_quantile_s_written_out_polynomials_equal_horner_s_rule_to_the_bit() -> None:
+    """The compiled regions write Horner's rule out; :func:`~bandit_envs.rewards.horner` is their reference."""
+    q = np.random.default_rng(6).uniform(-0.425, 0.425, 2_000)
+    r = np.concatenate([np.random.default_rng(7).uniform(0.0, 5.0, 2_000), [0.0, 1.6, 5.0]])
+    far = np.random.default_rng(8).uniform(5.0, 27.0, 2_000)
+    cases = (
+        (
+            rewards.ndtri_central,
+            q,
+            lambda x: horner(CENTRAL_NUM, 0.180625 - x * x) * x / horner(CENTRAL_DEN, 0.180625 - x * x),
+        ),
+        (rewards.ndtri_tail_near, r, lambda x: horner(NEAR_NUM, x - 1.6) / horner(NEAR_DEN, x - 1.6)),
+        (rewards.ndtri_tail_far, far, lambda x: horner(FAR_NUM, x - 5.0) / horner(FAR_DEN, x - 5.0)),
+    )
+    for compiled, xs, reference in cases:
+        got = _each(compiled)(xs)
+        assert same_bits(got, np.array([reference(float(x)) for x in xs])), compiled.py_func.__name__
+
+
+def _each(function: Any) -> Any:
+    """A compiled loop applying the inline-only compiled ``function`` to every entry of an array."""
+
+    @njit
+    def each(xs):  # pragma: no cover - compiled
+        out = np.empty_like(xs)
+        for j in range(xs.shape[0]):
+            out[j] = function(xs[j])
+        return out
+
+    return each
 
 
 # ---------------------------------------------------------------------------------------------
