@@ -64,11 +64,13 @@ def to_reward(value, k, law):  # pragma: no cover
 
 @njit
 def entries_to_rewards(values, arms, n, law, scratch):  # pragma: no cover
-    """:func:`to_reward` of every ``values[e]`` (arm ``arms[e]``), e < n, in place, as a batch (``law`` not None).
+    """:func:`to_reward` of every ``values[e]`` (arm ``arms[e]``), e < n, in place, as a batch.
 
     The same values as entry by entry (:func:`bandit_envs.rewards.rewards_of_entries`);
-    ``scratch`` is a float array of length >= n.
+    ``scratch`` is a float array of length >= n. Nothing to do for ``law`` None (compiled empty).
     """
+    if law is None:
+        return
     kind, loc, scale, cdf_lo, cdf_width = law
     rewards_of_entries(values, arms, n, kind, loc, scale, cdf_lo, cdf_width, scratch)
 

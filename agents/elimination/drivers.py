@@ -375,8 +375,7 @@ def compile_gap_run(chunks: bool) -> Any:
                         ctr[b, k_.GAP_ROUND] = bad[0] = round_of_entry(t, i, m, n_revealed, wrong)
                         bad[1] = arms[wrong]
                         return total
-                    if law is not None:
-                        entries_to_rewards(values, arms, n, law, scratch)
+                    entries_to_rewards(values, arms, n, law, scratch)
                     if where >= 0:
                         values[where] = override_v
                     for e in range(n):
