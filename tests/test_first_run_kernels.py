@@ -69,15 +69,20 @@ print(used)
 """
 
 
-@pytest.mark.integration  # a fresh Python process with an empty numba cache (about 3 s compiling)
-def test_gap_step_api_compiles_neither_the_release_nor_the_uniform_rule_before_an_epoch_ends():
+def fresh_process_output(source: str) -> list[str]:
+    """The lines ``source`` prints, run in a fresh Python process with an empty numba cache."""
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
         out = subprocess.run(
-            [sys.executable, "-c", SNIPPET], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300
+            [sys.executable, "-c", source], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300
         )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"
+    return out.stdout.splitlines()
+
+
+@pytest.mark.integration  # a fresh Python process with an empty numba cache (about 3 s compiling)
+def test_gap_step_api_compiles_neither_the_release_nor_the_uniform_rule_before_an_epoch_ends():
+    assert fresh_process_output(SNIPPET) == ["[]"]
 
 
 TABLE_RUNS = """
@@ -104,15 +109,10 @@ print(used())
 
 @pytest.mark.integration  # a fresh Python process with an empty numba cache (about 5 s compiling)
 def test_table_runs_compile_only_the_loop_and_reward_law_their_table_needs():
-    with tempfile.TemporaryDirectory() as cache:
-        env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
-        out = subprocess.run(
-            [sys.executable, "-c", TABLE_RUNS], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300
-        )
-    assert out.returncode == 0, out.stderr
+    lines = fresh_process_output(TABLE_RUNS)
     # On rewards: GAP's round-by-round run only, and no reward law (the entries are the rewards).
     # On uniforms: GAP's chunked run, which makes rewards in batches, never the scalar law.
-    assert out.stdout.split("\n")[:2] == [
+    assert lines == [
         "['gap_run_rewards']",
         "['gap_run_rewards', 'gap_run_uniforms', 'rewards_of_entries']",
     ]
