@@ -3,7 +3,7 @@
 GAP's step API compiles neither GAPU's uniform rule nor the release before an epoch ends
 (``agents.elimination.kernels.gap_plan`` leaves GAPU's Ω_τ to ``gapu_plan``, and the update
 kernel leaves the release to ``GAP._end_epochs``); ``integer_below`` draws what
-``Generator.integers(0, n)`` draws.
+``Generator.integers(0, n)`` draws and ``laplace_draw`` what ``Generator.laplace(0.0, scale)`` draws.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.elimination.kernels import integer_below
+from agents.elimination.kernels import integer_below, laplace_draw
 from bandit_envs._jit import njit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,6 +47,23 @@ def test_integer_below_draws_what_generator_integers_draws(seed):
     _draw_all(ours, bounds, out)
     assert out.tolist() == [int(numpy.integers(0, n)) for n in bounds]
     assert ours.bit_generator.state == numpy.bit_generator.state  # the same draws, the half-word buffer too
+
+
+@njit
+def _laplace_all(rng, scales, out):  # pragma: no cover - compiled
+    for i in range(scales.shape[0]):
+        out[i] = laplace_draw(rng, scales[i])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_laplace_draw_draws_what_generator_laplace_draws(seed):
+    scales = np.random.default_rng(300 + seed).choice([1e-9, 0.01, 1.0, 3.5, 1e6], 100_000)
+    ours, numpy = np.random.default_rng(seed), np.random.default_rng(seed)
+    out = np.empty(scales.size)
+    _laplace_all(ours, scales, out)
+    want = np.array([numpy.laplace(0.0, scale) for scale in scales])
+    assert np.array_equal(out, want) and np.array_equal(np.signbit(out), np.signbit(want))  # zeros' signs too
+    assert ours.bit_generator.state == numpy.bit_generator.state
 
 
 SNIPPET = """

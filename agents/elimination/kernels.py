@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 from numba.core import types
 from numba.extending import overload
-from numba.np.random.generator_core import next_uint32
+from numba.np.random.generator_core import next_double, next_uint32
 
 from agents.common.kernels import argmax_masked
 from agents.common.streams import lemire_keeps
@@ -68,6 +68,26 @@ def integer_below(rng, n):  # pragma: no cover
         m = np.uint64(next_uint32(rng.bit_generator)) * bound
         if lemire_keeps(m, bound):
             return np.int64(m >> np.uint64(32))
+
+
+@njit
+def laplace_draw(rng, scale):  # pragma: no cover
+    """``rng.laplace(0.0, scale)``: the same value, from the same draw of ``rng``.
+
+    NumPy's ``random_laplace`` (``numpy/random/src/distributions/distributions.c``): one uniform U
+    (``next_double``, the stream of ``Generator.random``), drawn again while U == 0, then
+    ``0.0 - scale * log(2 - 2U)`` if U >= 1/2, else ``0.0 + scale * log(2U)``: the same
+    floating-point operations. Written here because numba's ``Generator.laplace`` takes a few
+    tenths of a second of CPU time to compile (its layers of argument handling), which every
+    first run of GAP or DPSE paid.
+    """
+    bit_generator = rng.bit_generator
+    while True:
+        u = next_double(bit_generator)
+        if u >= 0.5:
+            return 0.0 - scale * math.log(2.0 - u - u)
+        if u > 0.0:
+            return 0.0 + scale * math.log(u + u)
 
 
 #: Position of the (B, K) bool active set (arms not yet eliminated) in every agent's state.
@@ -353,10 +373,10 @@ def gap_release(state, params, b, rng):  # pragma: no cover
     for k in range(k_arms):  # one Laplace draw per active arm, in arm order
         if active[b, k]:
             if grid > 0.0:  # lattice: the sum on the grid, noise of the same size on the sum's scale
-                noise = g.laplace(0.0, (1.0 + grid) * o[b, k] / (eps * length))
+                noise = laplace_draw(g, (1.0 + grid) * o[b, k] / (eps * length))
                 mu[b, k] = (np.rint(c[b, k] / grid) * grid + np.rint(noise / grid) * grid) / o[b, k]
             else:
-                mu[b, k] = c[b, k] / o[b, k] + g.laplace(0.0, scale)
+                mu[b, k] = c[b, k] / o[b, k] + laplace_draw(g, scale)
             best = max(best, mu[b, k])
     width = math.sqrt(2.0 * math.log(8.0 * n_active * tau * tau / delta) / length) + 2.0 * math.log(
         4.0 * n_active * tau * tau / delta
@@ -427,10 +447,10 @@ def dpse_release(state, params, b, rng):  # pragma: no cover
     for k in range(k_arms):  # one Laplace draw per active arm, in arm order
         if active[b, k]:
             if grid > 0.0:  # lattice: the sum on the grid, Laplace((1 + grid)/eps) on the sum
-                noise = g.laplace(0.0, (1.0 + grid) / eps)
+                noise = laplace_draw(g, (1.0 + grid) / eps)
                 noisy[k] = (np.rint(sums[b, k] / grid) * grid + np.rint(noise / grid) * grid) / reps
             else:
-                noisy[k] = sums[b, k] / reps + g.laplace(0.0, 1.0 / (eps * reps))
+                noisy[k] = sums[b, k] / reps + laplace_draw(g, 1.0 / (eps * reps))
             best = max(best, noisy[k])
     h = math.sqrt(math.log(8.0 * n * e * e / beta) / (2.0 * reps))
     cw = math.log(4.0 * n * e * e / beta) / (eps * reps)
