@@ -64,14 +64,20 @@ def gap_act_batch(state, params, rngs, out):  # pragma: no cover
 
 @njit
 def gap_update_batch(state, params, actions, rewards, rngs):  # pragma: no cover
-    """Feed copy b its arm and its row of observed rewards (GAP, GAPU); True if an epoch ended (release due).
+    """Feed copy b its arm and its row of observed rewards (GAP, GAPU); 1 if an epoch ended (release due), else 0.
 
-    The release of a copy whose epoch ended (its round count at its epoch's end) is left to the
-    caller (:meth:`agents.elimination.policies.GAP._end_epochs`).
+    First :func:`agents.elimination.kernels.gap_feedback_ok` on the round's revealed arms (the
+    rewards that are not NaN; ``params[2]`` holds the declared closed neighbourhoods): where they
+    fall short, nothing changes and the result is -1. The release of a copy whose epoch ended
+    (its round count at its epoch's end) is left to the caller
+    (:meth:`agents.elimination.policies.GAP._end_epochs`).
     """
-    ended = False
+    if not k_.gap_feedback_ok(params[2], actions, rewards, state):
+        return -1
+    ended = 0
     for b in range(actions.shape[0]):
-        ended |= k_.gap_update(state, params, b, actions[b], rewards[b], rngs)
+        if k_.gap_update(state, params, b, actions[b], rewards[b], rngs):
+            ended = 1
     return ended
 
 

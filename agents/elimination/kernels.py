@@ -605,26 +605,28 @@ def alpha_end_sweep(state, params, b):  # pragma: no cover
         unseen[b, k] = active[b, k]
 
 
-@njit
-def gap_feedback_ok(neighbourhoods, actions, mask, state):  # pragma: no cover
+@njit(inline="always")
+def gap_feedback_ok(neighbourhoods, actions, rewards, state):  # pragma: no cover
     """Whether a round's revealed arms keep GAP's/GAPU's privacy noise sound, for every copy.
 
-    True when pulling ``actions[b]`` revealed every arm of its closed neighbourhood in the
-    declared graph (``mask[b]`` covers ``neighbourhoods[actions[b]]``) and, in a round that ends
-    an epoch, every active arm then has at least L_τ observations. The step API's check on each
-    update (``GAP._check_revealed`` says which arm and round when this is False); numpy
-    equivalent: ``not (neighbourhoods[actions] & ~mask).any()`` and, for the copies whose round
-    ends the epoch, ``((observations + (mask & active) >= L_τ) | ~active).all()``.
+    ``rewards[b, k]`` is NaN where copy b did not observe arm k. True when pulling
+    ``actions[b]`` revealed every arm of its closed neighbourhood in the declared graph (no NaN
+    in ``rewards[b]`` where ``neighbourhoods[actions[b]]``) and, in a round that ends an epoch,
+    every active arm then has at least L_τ observations. The step API's check on each update,
+    made by the update kernel before it changes anything (``GAP._refuse_revealed`` says which arm
+    and round when this is False); numpy equivalent, with ``seen = ~isnan(rewards)``:
+    ``not (neighbourhoods[actions] & ~seen).any()`` and, for the copies whose round ends the
+    epoch, ``((observations + (seen & active) >= L_τ) | ~active).all()``.
     """
     active, obs, ctr = state[ACTIVE], state[GAP_OBSERVATIONS], state[GAP_COUNTERS]
     for b in range(actions.shape[0]):
         row = neighbourhoods[actions[b]]
         for k in range(row.shape[0]):
-            if row[k] and not mask[b, k]:
+            if row[k] and rewards[b, k] != rewards[b, k]:
                 return False
         if ctr[b, GAP_ROUND] + 1 == ctr[b, GAP_EPOCH_END]:
             for k in range(row.shape[0]):
-                seen = obs[b, k] + (1.0 if mask[b, k] and active[b, k] else 0.0)
+                seen = obs[b, k] + (1.0 if rewards[b, k] == rewards[b, k] and active[b, k] else 0.0)
                 if active[b, k] and seen < ctr[b, GAP_EPOCH_LENGTH]:
                     return False
     return True

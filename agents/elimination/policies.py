@@ -92,6 +92,8 @@ class EliminationAgent(Agent):
     _act_batch: ClassVar[Any]
     _update_batch: ClassVar[Any]
     _run: ClassVar[Any]
+    #: Whether ``_act_batch`` or ``_update_batch`` draw from the generators (else they are passed None).
+    _steps_draw: ClassVar[bool] = True
     #: The table run for a table of rewards where it differs from ``_run`` (compiled with another loop), else None.
     _run_on_rewards: ClassVar[Any] = None
     #: The copies' generators, in copy order (``(rng,)`` for one env); see :meth:`_seed_copies`.
@@ -149,7 +151,13 @@ class EliminationAgent(Agent):
         return self.rng if self.n_envs is None else self._copy_rngs[copy]
 
     def _step_rngs(self) -> Any:
-        """What the step kernels take: ``rng`` for one env, a numba typed list of the copies' generators for a batch."""
+        """What the step kernels take: ``rng`` for one env, a numba typed list of the copies' generators for a batch.
+
+        None for an agent whose step kernels draw nothing (:attr:`_steps_draw`): handing numba a
+        generator costs microseconds a call (it reads the generator's C interface through ctypes).
+        """
+        if not self._steps_draw:
+            return None
         if self.n_envs is None:
             return self.rng
         if self._rng_list is None:  # the list holds the generators themselves: its draws are theirs
@@ -176,8 +184,8 @@ class EliminationAgent(Agent):
         if cached is not None and cached[0] is self._state and cached[1] is self._params and cached[2] is rngs:
             return cached[3]
         entry = kernel
-        if type(rngs) is np.random.Generator or self.n_envs is not None:
-            kind = type(rngs.bit_generator) if self.n_envs is None else typeof(rngs)
+        if rngs is None or type(rngs) is np.random.Generator or self.n_envs is not None:
+            kind = None if rngs is None else type(rngs.bit_generator) if self.n_envs is None else typeof(rngs)
             key = (kernel, _kinds(self._state), _kinds(self._params), kind)
             entry = _ENTRY_POINTS.get(key)
             if entry is None:
@@ -211,7 +219,10 @@ class EliminationAgent(Agent):
         kernel = type(self)._update_batch
         if a.dtype == np.int64 and a.flags.c_contiguous and rows.flags.c_contiguous:
             kernel = self._entry(kernel, 1)
-        if kernel(self._state, self._params, a, rows, self._step_rngs()):
+        result = kernel(self._state, self._params, a, rows, self._step_rngs())
+        if result:  # None or 0 for a round that ends no epoch
+            if result < 0:  # GAP's kernel refused the revealed arms and changed nothing
+                self._refuse_revealed(a, mask)
             self._end_epochs()
 
     def _end_epochs(self) -> None:
@@ -219,6 +230,10 @@ class EliminationAgent(Agent):
 
     def _check_revealed(self, actions: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_]) -> None:
         """Check the arms the env revealed (``mask``, (B, K)) against what the agent assumes; nothing by default."""
+
+    def _refuse_revealed(self, actions: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_]) -> None:
+        """Raise for revealed arms (``mask``) that the update kernel refused (it returned -1); only GAP's does."""
+        raise RuntimeError(f"{self.name}'s update kernel refused the round's revealed arms.")
 
     def simulate(
         self,
@@ -601,6 +616,7 @@ class GAP(EliminationAgent, PrivateAgent):
     privacy_unit = "one entry r_{t,k} of the T×K reward table (gap paper, Definition 3)"
     _act_batch = drivers.gap_act_batch
     _update_batch = drivers.gap_update_batch
+    _steps_draw = False  # the round-robin and the sums draw nothing; the release draws, from Python (_end_epochs)
     _run = drivers.gap_run_uniforms
     _run_on_rewards = drivers.gap_run_rewards
     _uniform = 0
@@ -674,13 +690,17 @@ class GAP(EliminationAgent, PrivateAgent):
         it). Arms revealed beyond N(a) are counted: more observations only lower the sensitivity.
         :meth:`simulate` reads the graph it is given itself and cannot fall short of it.
         """
-        if kernels.gap_feedback_ok(self.neighbourhoods, actions, mask, self._state):
-            return
-        declared = self.neighbourhoods[actions]  # the slow path: which copy, arm and round
+        pulled = mask[0, actions[0]] if self.batch == 1 else mask[np.arange(self.batch), actions].all()
+        if not pulled:  # the rest is checked by the update kernel (kernels.gap_feedback_ok)
+            self._refuse_revealed(actions, mask)
+
+    def _refuse_revealed(self, actions: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_]) -> None:
+        """Raise the sentence for a round whose revealed arms fall short: which copy, arm and round."""
+        declared = self.neighbourhoods[actions]
         missing = declared & ~mask
         if not missing.any():
             self._check_release_counts(mask)
-            return
+            super()._refuse_revealed(actions, mask)  # not reached: the kernel refuses only these two
         copy, arm, where = self._first_offence(missing)
         raise ValueError(
             f"info['observed_mask'] must reveal every arm of the pulled arm's closed neighbourhood in {self.name}'s "
