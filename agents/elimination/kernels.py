@@ -285,12 +285,13 @@ def uniform_maximal_independent_set(active, closed, out, rng):  # pragma: no cov
 
 
 @njit
-def gap_plan(state, params, b, rng):  # pragma: no cover
-    """Lines 3-12 of Algorithm 1: fresh sums, Ω_τ, L_τ and the next epoch's start.
+def gap_plan(state, params, b):  # pragma: no cover
+    """Lines 3-12 of Algorithm 1: fresh sums, Ω_τ, L_τ and the next epoch's start (no draw).
 
     GAPU's Ω_τ (``uniform``) is left to :func:`gapu_plan`, which the agent calls right after
-    this (|Ω_τ| = 0 until then; no draw of ``rng`` comes in between): compiled on its own, the
-    uniform rule and its draw are compiled only by a GAPU, not in every GAP kernel that plans.
+    this (|Ω_τ| = 0 until then): compiled on its own, the uniform rule and its draw are compiled
+    only by a GAPU, not in every GAP kernel that plans. No generator argument: handing one to
+    a compiled function costs its wrapper code and every call the unboxing.
     """
     active, mu = state[ACTIVE], state[GAP_MEAN]
     o, c, omega, ctr = state[GAP_OBSERVATIONS], state[GAP_SUMS], state[GAP_OMEGA], state[GAP_COUNTERS]
@@ -387,7 +388,7 @@ def gap_release(state, params, b, rng):  # pragma: no cover
     ctr[b, GAP_RELEASES] += 1
     ctr[b, GAP_EPOCH] += 1
     ctr[b, GAP_EPOCH_START] = ctr[b, GAP_EPOCH_END]
-    gap_plan(state, params, b, rng)
+    gap_plan(state, params, b)
 
 
 # ---------------------------------------------------------------------------------- DP-SE

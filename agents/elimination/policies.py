@@ -667,7 +667,7 @@ class GAP(EliminationAgent, PrivateAgent):
             self.epsilon, self.delta, self.neighbourhoods, self._uniform, self.round_robin == "index", self._grid
         )  # fmt: skip
         for i in range(self.batch):
-            kernels.gap_plan(self._state, self._params, i, self._copy_rng(i))
+            kernels.gap_plan(self._state, self._params, i)
 
     def _rounds_played(self, copy: int) -> int:
         return int(self._state[kernels.GAP_COUNTERS][copy, kernels.GAP_ROUND])
