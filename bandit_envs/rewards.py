@@ -219,20 +219,21 @@ def rewards_of_entries(
     u: np.ndarray,
     arms: np.ndarray,
     n: int,
-    kind: int,
-    loc: np.ndarray,
-    scale: float,
-    cdf_lo: np.ndarray,
-    cdf_width: np.ndarray,
+    law: tuple[int, np.ndarray, float, np.ndarray, np.ndarray] | None,
     scratch: np.ndarray,
 ) -> None:  # pragma: no cover - compiled
     """Replace ``u[e]`` by arm ``arms[e]``'s reward from that uniform, for e < n, in passes.
 
-    The same value as :func:`reward_from_uniform` to the bit: Bernoulli entries by one
+    ``law`` is :meth:`RewardModel.params` ``(kind, loc, scale, cdf_lo, cdf_width)``, or None
+    where the entries are rewards already (nothing to do; numba drops the rest when it compiles
+    for None). The same value as :func:`reward_from_uniform` to the bit: Bernoulli entries by one
     comparison each; truncated-normal entries through :func:`ndtri_many` (the quantile argument
     of every entry into ``scratch`` (length >= n), then the normal quantiles, then the rewards),
     which a batch of uniforms costs about a third of calling :func:`ndtri` entry by entry.
     """
+    if law is None:
+        return
+    kind, loc, scale, cdf_lo, cdf_width = law
     if kind == 1:
         for e in range(n):
             u[e] = bernoulli_from_uniform(u[e], loc[arms[e]])

@@ -113,7 +113,7 @@ from bandit_envs.graph import GraphBanditEnv
 env = GraphBanditEnv(n_arms=10, edge_probability=0.2, gap=0.1, horizon=500, instance_seed=1)
 table = np.random.default_rng(0).random((500, 10))
 names = {drivers.gap_run_rewards: "gap_run_rewards", drivers.gap_run_uniforms: "gap_run_uniforms",
-         common.law_reward: "law_reward", rewards.rewards_of_entries: "rewards_of_entries"}
+         common.law_reward: "law_reward", rewards.ndtri_many: "ndtri_many"}
 def used():
     return [name for f, name in names.items() if f.signatures]
 for agent in (GAP(10, 500, 1.0, env.adjacency, seed=0), DPSE(10, 500, 1.0, seed=0)):
@@ -128,8 +128,8 @@ print(used())
 def test_table_runs_compile_only_the_loop_and_reward_law_their_table_needs():
     lines = fresh_process_output(TABLE_RUNS)
     # On rewards: GAP's round-by-round run only, and no reward law (the entries are the rewards).
-    # On uniforms: GAP's chunked run, which makes rewards in batches, never the scalar law.
+    # On uniforms: GAP's chunked run, which makes rewards in batches (ndtri_many), never the scalar law.
     assert lines == [
         "['gap_run_rewards']",
-        "['gap_run_rewards', 'gap_run_uniforms', 'rewards_of_entries']",
+        "['gap_run_rewards', 'gap_run_uniforms', 'ndtri_many']",
     ]

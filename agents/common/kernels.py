@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bandit_envs._jit import njit
-from bandit_envs.rewards import KIND_CODES, reward_from_uniform, rewards_of_entries
+from bandit_envs.rewards import KIND_CODES, reward_from_uniform
 
 if TYPE_CHECKING:
     from agents.base import Agent
@@ -60,19 +60,6 @@ def to_reward(value, k, law):  # pragma: no cover
         return value
     kind, loc, scale, cdf_lo, cdf_width = law
     return law_reward(value, kind, loc[k], scale, cdf_lo[k], cdf_width[k])
-
-
-@njit
-def entries_to_rewards(values, arms, n, law, scratch):  # pragma: no cover
-    """:func:`to_reward` of every ``values[e]`` (arm ``arms[e]``), e < n, in place, as a batch.
-
-    The same values as entry by entry (:func:`bandit_envs.rewards.rewards_of_entries`);
-    ``scratch`` is a float array of length >= n. Nothing to do for ``law`` None (compiled empty).
-    """
-    if law is None:
-        return
-    kind, loc, scale, cdf_lo, cdf_width = law
-    rewards_of_entries(values, arms, n, kind, loc, scale, cdf_lo, cdf_width, scratch)
 
 
 @njit

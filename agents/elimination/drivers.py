@@ -48,9 +48,10 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from agents.common.kernels import entries_to_rewards, to_reward, valid
+from agents.common.kernels import to_reward, valid
 from agents.elimination import kernels as k_
 from bandit_envs._jit import njit
+from bandit_envs.rewards import rewards_of_entries
 
 # ------------------------------------------------------------------------ step API, per agent
 
@@ -328,7 +329,7 @@ def compile_gap_run(chunks: bool) -> Any:
         (:func:`~agents.elimination.kernels.gapu_plan`) and calls the run again from there.
 
         Two loops read the entries: chunks of rounds whose entries are made rewards as a batch
-        (:func:`gather_entries`, :func:`agents.common.kernels.entries_to_rewards`) for a table of
+        (:func:`gather_entries`, :func:`bandit_envs.rewards.rewards_of_entries`) for a table of
         uniforms and for the round of the overridden entry, and a round-by-round loop for a table
         of rewards; ``chunks`` keeps only the first. Both are written here rather than called: a
         call per chunk or stretch, with its array arguments, cost 2%-5% on uniforms and up to 3x
@@ -381,7 +382,7 @@ def compile_gap_run(chunks: bool) -> Any:
                         ctr[b, k_.GAP_ROUND] = bad[0] = round_of_entry(t, i, m, n_revealed, wrong)
                         bad[1] = arms[wrong]
                         return total
-                    entries_to_rewards(values, arms, n, law, scratch)
+                    rewards_of_entries(values, arms, n, law, scratch)
                     if where >= 0:
                         values[where] = override_v
                     for e in range(n):

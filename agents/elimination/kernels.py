@@ -232,14 +232,15 @@ def greedy_independent_set(active, means, closed, out, by_index):  # pragma: no 
     return m
 
 
-@njit
+@njit(inline="always")
 def uniform_maximal_independent_set(active, closed, out, rng):  # pragma: no cover
     """Draw Ω uniformly from the maximal independent sets of the subgraph induced by ``active``.
 
     Enumerates the subsets of the active arms as bit masks (so K ≤ 20), in decreasing order of
     the mask, counts the maximal independent ones, then returns the one whose position in that
     order is ``rng.integers(0, count)`` (:func:`integer_below`, one draw per call). Returns |Ω|; ``out[:|Ω|]`` holds
-    Ω sorted by arm index.
+    Ω sorted by arm index. Inlined into its one caller, :func:`gapu_plan` (a function compiled
+    apart costs its own wrapper and module, about a tenth of a second of a first run).
     """
     k_arms = active.shape[0]
     nbr = np.zeros(k_arms, dtype=np.int64)
