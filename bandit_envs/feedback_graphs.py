@@ -7,9 +7,9 @@ adds the diagonal.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
-import networkx as nx
 import numpy as np
 import numpy.typing as npt
 
@@ -61,9 +61,12 @@ def as_adjacency(graph: Any, n_arms: int | None = None) -> npt.NDArray[np.bool_]
     """Validate a networkx graph or a square boolean/0-1 matrix and return its adjacency.
 
     Nodes of a networkx graph must be the integers ``0..K-1``. Self loops, directed graphs,
-    asymmetric matrices and a size different from ``n_arms`` are refused.
+    asymmetric matrices and a size different from ``n_arms`` are refused. networkx is not
+    imported for a matrix (its import takes a tenth of a second of every process): a networkx
+    graph exists only where networkx was imported.
     """
-    if isinstance(graph, nx.Graph):
+    nx = sys.modules.get("networkx")
+    if nx is not None and isinstance(graph, nx.Graph):
         if graph.is_directed():
             raise ValueError("graph must be undirected, got a directed networkx graph.")
         k = graph.number_of_nodes()
@@ -110,5 +113,7 @@ def closed_neighbourhoods(adjacency: npt.NDArray[np.bool_]) -> npt.NDArray[np.bo
 
 def independence_number(adjacency: npt.NDArray[np.bool_]) -> int:
     """Exact independence number α(G) (maximum clique of the complement; fine for K ≲ 60)."""
+    import networkx as nx  # imported when used (see as_adjacency)
+
     comp = nx.complement(nx.from_numpy_array(adjacency.astype(int)))
     return max(len(c) for c in nx.find_cliques(comp))
