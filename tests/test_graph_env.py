@@ -612,3 +612,29 @@ def test_step_past_horizon_raises() -> None:
         env.step(0)
     env.reset()
     run(env, [0])
+
+
+_IMPORTS = """
+import sys
+import gymnasium as gym
+import bandit_envs
+from agents import GAP
+
+env = gym.make("GraphBandit-v0", horizon=100, gap=0.1, edge_probability=0.2)
+obs, info = env.reset(seed=1)
+agent = GAP(n_arms=10, horizon=100, epsilon=0.1, feedback_graph=info["feedback_graph"], seed=0)
+env.step(agent.act(obs))
+print(sorted(name for name in ("networkx", "scipy.stats", "scipy.optimize") if name in sys.modules))
+"""
+
+
+def test_a_graph_bandit_and_gap_import_neither_networkx_nor_scipy_stats() -> None:
+    """The README's first steps import only what they use: networkx and scipy.stats take tenths of a second."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", _IMPORTS], capture_output=True, text=True, cwd=root, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[-2] == "[]"
