@@ -3,7 +3,8 @@
 GAP's step API compiles neither GAPU's uniform rule nor the release before an epoch ends
 (``agents.elimination.kernels.gap_plan`` leaves GAPU's Ω_τ to ``gapu_plan``, and the update
 kernel leaves the release to ``GAP._end_epochs``); ``integer_below`` draws what
-``Generator.integers(0, n)`` draws and ``laplace_draw`` what ``Generator.laplace(0.0, scale)`` draws.
+``Generator.integers(0, n)`` draws and ``agents.common.streams.laplace_draw`` what ``Generator.laplace(0.0, scale)``
+draws.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.elimination.kernels import integer_below, laplace_draw
+from agents.common.streams import laplace_draw
+from agents.elimination.kernels import integer_below
 from bandit_envs._jit import njit
 
 ROOT = Path(__file__).resolve().parents[1]

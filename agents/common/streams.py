@@ -8,7 +8,8 @@ whatever the other copies do, as copy i of a native vector env is the single env
 (``n_envs=None``) draws from ``agent.rng`` itself. :func:`copy_laplace`, :func:`copy_uniforms`
 and :func:`copy_normals` draw one value per copy from the copies' generators through their C
 interface (the LDP wrapper's per-copy noise), with numpy's own algorithms, so each copy draws
-exactly what ``Generator.laplace``, ``random`` and ``normal`` would.
+exactly what ``Generator.laplace``, ``random`` and ``normal`` would; :func:`laplace_draw` is
+``Generator.laplace`` for a generator handed to compiled code (the elimination agents' releases).
 
 The compiled kernels draw with :func:`bandit_envs.core.next_double` from each generator's C
 interface, whose address is kept next to the generators (``_bitgens``), the same stream as
@@ -29,9 +30,23 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 from numba.np.random._constants import fi_double, ki_double, wi_double, ziggurat_nor_inv_r, ziggurat_nor_r
+from numba.np.random.generator_core import next_double as generator_next_double
 
 from bandit_envs._jit import njit
 from bandit_envs.core import bitgen_draw_codegen, generator_addresses, next_double
+
+
+@njit(inline="always")
+def laplace_of_double(u, scale):  # pragma: no cover
+    """NumPy's ``random_laplace`` from its uniform U in (0, 1): Laplace(0, ``scale``).
+
+    ``0.0 - scale * log(2 - 2U)`` if U >= 1/2, else ``0.0 + scale * log(2U)``: the same
+    floating-point operations as ``numpy/random/src/distributions/distributions.c``, which
+    draws U again while U == 0 (the callers' loops do).
+    """
+    if u >= 0.5:
+        return 0.0 - scale * math.log(2.0 - u - u)
+    return 0.0 + scale * math.log(u + u)
 
 
 @njit
@@ -39,19 +54,31 @@ def copy_laplace(bitgens, scale, out):  # pragma: no cover
     """``out[b]`` = copy b's ``Generator.laplace(0.0, scale)``, drawn from the generator at ``bitgens[b]``.
 
     numpy's ``random_laplace``: one uniform U (:func:`bandit_envs.core.next_double`, the stream of
-    ``Generator.random``), redrawn while U == 0, then ``0.0 - scale * log(2 - 2U)`` if U >= 1/2
-    else ``0.0 + scale * log(2U)``: the same floating-point operations, so copy b draws exactly
-    what a single agent with that generator draws (``tests/test_seed_streams.py``).
+    ``Generator.random``), redrawn while U == 0, then :func:`laplace_of_double`, so copy b draws
+    exactly what a single agent with that generator draws (``tests/test_seed_streams.py``).
     """
     for b in range(out.shape[0]):
         while True:
             u = next_double(bitgens[b])
-            if u >= 0.5:
-                out[b] = 0.0 - scale * math.log(2.0 - u - u)
-                break
             if u > 0.0:
-                out[b] = 0.0 + scale * math.log(u + u)
+                out[b] = laplace_of_double(u, scale)
                 break
+
+
+@njit
+def laplace_draw(rng, scale):  # pragma: no cover
+    """``rng.laplace(0.0, scale)`` for a numpy Generator ``rng`` in compiled code: the same value, from the same draw.
+
+    As :func:`copy_laplace`, with U from numba's binding of the generator (``next_double`` of
+    ``rng.bit_generator``). Written here because numba's ``Generator.laplace`` takes a few tenths
+    of a second of CPU time to compile (its layers of argument handling), which every first run
+    of GAP or DPSE paid for their releases.
+    """
+    bit_generator = rng.bit_generator
+    while True:
+        u = generator_next_double(bit_generator)
+        if u > 0.0:
+            return laplace_of_double(u, scale)
 
 
 @njit

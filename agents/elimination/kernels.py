@@ -25,10 +25,10 @@ import numpy as np
 import numpy.typing as npt
 from numba.core import types
 from numba.extending import overload
-from numba.np.random.generator_core import next_double, next_uint32
+from numba.np.random.generator_core import next_uint32
 
 from agents.common.kernels import argmax_masked
-from agents.common.streams import lemire_keeps
+from agents.common.streams import laplace_draw, lemire_keeps
 from bandit_envs._jit import njit
 
 
@@ -68,26 +68,6 @@ def integer_below(rng, n):  # pragma: no cover
         m = np.uint64(next_uint32(rng.bit_generator)) * bound
         if lemire_keeps(m, bound):
             return np.int64(m >> np.uint64(32))
-
-
-@njit
-def laplace_draw(rng, scale):  # pragma: no cover
-    """``rng.laplace(0.0, scale)``: the same value, from the same draw of ``rng``.
-
-    NumPy's ``random_laplace`` (``numpy/random/src/distributions/distributions.c``): one uniform U
-    (``next_double``, the stream of ``Generator.random``), drawn again while U == 0, then
-    ``0.0 - scale * log(2 - 2U)`` if U >= 1/2, else ``0.0 + scale * log(2U)``: the same
-    floating-point operations. Written here because numba's ``Generator.laplace`` takes a few
-    tenths of a second of CPU time to compile (its layers of argument handling), which every
-    first run of GAP or DPSE paid.
-    """
-    bit_generator = rng.bit_generator
-    while True:
-        u = next_double(bit_generator)
-        if u >= 0.5:
-            return 0.0 - scale * math.log(2.0 - u - u)
-        if u > 0.0:
-            return 0.0 + scale * math.log(u + u)
 
 
 #: Position of the (B, K) bool active set (arms not yet eliminated) in every agent's state.

@@ -19,7 +19,7 @@ same documented choices:
 * sums and running means are accumulated in the same order and with the same floating-point
   expressions as the compiled agents, so the released numbers are bit-for-bit identical.
 
-The compiled agents draw their noise with :func:`agents.elimination.kernels.laplace_draw`,
+The compiled agents draw their noise with :func:`agents.common.streams.laplace_draw`,
 NumPy's ``Generator.laplace`` algorithm on the same bit generator, which consumes it exactly
 like NumPy's; the tests check the generators end in the same state.
 """
