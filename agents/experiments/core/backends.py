@@ -285,11 +285,11 @@ class LocalBackend:
     (:func:`~agents.experiments.core.runner.warm_up_parts`), and this process waits for them all:
     on a first run each process compiles its group's kernels side by side, and the first task
     then loads every kernel from the cache; on later runs the groups cost about one task's work
-    more, before the first result. Before forking the workers, this process loads numba's registries
-    (:func:`load_numba_registries`), which each worker would otherwise load again. The workers
-    are started before that first task: a process
-    forked after it ran a parallel kernel would abort (GNU OpenMP, one of numba's threading
-    layers, cannot be forked once its threads run).
+    more, before the first result. Before forking the workers, this process loads numba's
+    registries (:func:`load_numba_registries`), which each worker would otherwise load again. The
+    workers are started before that first task: a process forked after it ran a parallel kernel
+    would abort (GNU OpenMP, one of numba's threading layers, cannot be forked once its threads
+    run).
     """
 
     name = "local"
