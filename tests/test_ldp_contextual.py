@@ -596,16 +596,25 @@ def test_plain_report_kernel_refuses_rounds_that_draw_or_close_and_matches_the_f
     x, _, _ = linear_problem(1, 5, 4, seed=16)
     obs = np.ascontiguousarray(x[0])
     gauss, ball = LDPOLS(4, 2.0, batch_size=3, seed=0), LDPOLS(4, 2.0, mechanism="l2_ball", batch_size=3, seed=0)
-    pending = np.zeros_like(gauss.open_batch.buffer)
-    assert step_report_plain(obs, 1, 0.5, 2, gauss._params, pending) == -1  # closes the batch
-    assert step_report_plain(obs, 1, 0.5, 0, ball._params, pending) == -1  # draws per report
-    assert step_report_plain(obs, 1, 0.5, 0, gauss._params, np.zeros(5)) == -1
-    assert step_report_plain(obs, 5, 0.5, 0, gauss._params, pending) == -2
-    assert not pending.any()
-    assert step_report_plain(obs, 1, 0.5, 1, gauss._params, pending) == 0
+    pending, clips = np.zeros_like(gauss.open_batch.buffer), np.zeros((1, 2), dtype=np.int64)
+    assert step_report_plain(obs, 1, 0.5, 2, gauss._params, pending, clips) == -1  # closes the batch
+    assert step_report_plain(obs, 1, 0.5, 0, ball._params, pending, clips) == -1  # draws per report
+    assert step_report_plain(obs, 1, 0.5, 0, gauss._params, np.zeros(5), clips) == -1
+    assert step_report_plain(obs, 5, 0.5, 0, gauss._params, pending, clips) == -2
+    assert step_report_plain(obs, 1, 0.5, 0, gauss._params, pending, np.zeros((1, 3), dtype=np.int64)) == -1
+    assert not pending.any() and not clips.any()
+    assert step_report_plain(obs, 1, 0.5, 1, gauss._params, pending, clips) == 0
     full = np.zeros_like(pending)
     holder = gauss._rng_holder()
-    step_report_one(holder, obs, 1, 0.5, 2, 1, gauss._params, gauss.server.buffer.copy(), full)
+    assert step_report_one(holder, obs, 1, 0.5, 2, 1, gauss._params, gauss.server.buffer.copy(), full) == 0
+    np.testing.assert_array_equal(pending, full)
+    assert not clips.any()
+    # a clipped report: counted in the kernel, in the row of the first copy, as step_report_one's flags say
+    big = obs * 100.0
+    flags = step_report_one(holder, big, 1, 1e6, 2, 1, gauss._params, gauss.server.buffer.copy(), full)
+    assert flags == 3
+    assert step_report_plain(big, 1, 1e6, 1, gauss._params, pending, clips) == 0
+    np.testing.assert_array_equal(clips, [[1, 1]])
     np.testing.assert_array_equal(pending, full)
 
 

@@ -469,7 +469,13 @@ def step_report_one(
 
 @njit(error_model="numpy")
 def step_report_plain(
-    obs: FloatArray, action: int, reward: float, count: int, params: FloatArray, pending: FloatArray
+    obs: FloatArray,
+    action: int,
+    reward: float,
+    count: int,
+    params: FloatArray,
+    pending: FloatArray,
+    clips: IntArray,
 ) -> int:  # pragma: no cover
     """:func:`step_report_one` for a round that draws nothing and closes no batch, without the generator and server.
 
@@ -477,9 +483,10 @@ def step_report_plain(
     simulation adds per batch at its close) and a round that leaves the batch open
     (``count + 1 < batch_size``): the report of arm ``action`` added to the open batch's
     ``pending``, nothing drawn, the server's buffer not read (two arguments and an array fewer to
-    pass than :func:`step_report_one`). Returns the clip flags (1: x, 2: y), -2 as
-    :func:`step_report_one`, or -1 (nothing written) when ``pending`` or ``params`` does not fit
-    d, or the round would draw or close the batch.
+    pass than :func:`step_report_one`). The clip flags are counted here, in the first copy's row
+    of ``clips`` (x, y), rather than returned, so that a round that clips takes no further Python
+    step. Returns 0, -2 as :func:`step_report_one`, or -1 (nothing written) when ``pending``,
+    ``params`` or ``clips`` does not fit, or the round would draw or close the batch.
     """
     n_arms, d = obs.shape
     if action < 0 or action >= n_arms or not -np.inf < reward < np.inf:
@@ -487,11 +494,21 @@ def step_report_plain(
     dd = d * d
     n_n, n_u, n_b = int(params[P_DRAWS]), int(params[P_DRAWS + 1]), int(params[P_DRAWS + 2])
     w = P_WORK + n_n + n_u + n_b
-    if pending.shape[0] != dd + d or params.shape[0] < w + d or n_n + n_u > 0 or count + 1 >= int(params[P_BATCH_SIZE]):
+    if (
+        pending.shape[0] != dd + d
+        or params.shape[0] < w + d
+        or clips.shape[0] < 1
+        or clips.shape[1] != 2
+        or n_n + n_u > 0
+        or count + 1 >= int(params[P_BATCH_SIZE])
+    ):
         return -1
     xc = params[w : w + d]
     # write_report reads no normals nor uniforms without draws (MECH_NONE): xc stands in for them
-    return write_report(obs, action, reward, params, xc, xc, pending[:dd].reshape((d, d)), pending[dd:], xc)
+    flags = write_report(obs, action, reward, params, xc, xc, pending[:dd].reshape((d, d)), pending[dd:], xc)
+    clips[0, 0] += flags & 1
+    clips[0, 1] += flags >> 1
+    return 0
 
 
 @njit(error_model="numpy")

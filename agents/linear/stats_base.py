@@ -113,7 +113,7 @@ class _StepKernels(StepKernels):
         if rank == 2:  # one env: the parameter array, the server's buffer and the open batch's
             self.choose_one: Any = entry_point(step_choose_one, (obs, vec, vec))
             self.report_one: Any = entry_point(step_report_one, (GENERATOR_HOLDER, obs, i8, f8, i8, i8, vec, vec, vec))
-            self.report_plain: Any = entry_point(step_report_plain, (obs, i8, f8, i8, vec, vec))
+            self.report_plain: Any = entry_point(step_report_plain, (obs, i8, f8, i8, vec, vec, int_mat))
 
 
 class StatsServer(ServerBuffer):
@@ -407,8 +407,8 @@ class StatsAgent(LocalDPLinearAgent):
             ob = self.open_batch
             count = ob.count
             if count < self._no_draws_before:  # draws nothing, closes no batch: no generator, no server buffer
-                try:
-                    code = self._step.report_plain(x, action, reward, count, self._params, ob.buffer)
+                try:  # the kernel counts the clips
+                    code = self._step.report_plain(x, action, reward, count, self._params, ob.buffer, self._clips)
                 except OverflowError:  # an int action beyond int64: not an arm
                     code = -2
                 if code:
@@ -438,7 +438,7 @@ class StatsAgent(LocalDPLinearAgent):
         count = ob.count
         try:
             if count < self._no_draws_before:  # a round that draws nothing: the call without the generator
-                code = self._step.report_plain(x, action, reward, count, self._params, ob.buffer)
+                code = self._step.report_plain(x, action, reward, count, self._params, ob.buffer, self._clips)
             else:
                 holder = self._holder
                 gen = holder[1] if holder is not None and holder[0] is self.rng else self._rng_holder()
