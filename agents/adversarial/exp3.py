@@ -217,21 +217,22 @@ class Exp3(_ExpWeights):
         n = self.n_envs
         if n is None:
             tr, ta = type(reward), type(action)
-            if (
-                (tr is float or tr is _NP_FLOAT64)
-                and (ta is int or ta is _NP_INT64)
-                and 0 <= action < self.n_arms
-                and self._plain_low <= reward <= self._plain_high
-            ):  # Agent._plain_value inlined (the usual one-env step)
-                value = reward
-            else:
-                value = self._plain_value(action, reward)
-            if value is not None:  # one env, plain scalars that fit: one compiled call
+            value = (
+                reward
+                if (tr is float or tr is _NP_FLOAT64) and (ta is int or ta is _NP_INT64)
+                else self._plain_value(action, reward)  # an int reward, say: a float if it fits
+            )
+            if value is not None:  # the usual one-env step: one compiled call, which refuses (changing
+                # nothing) an action outside [0, K) or a reward outside [0, 1]; the checked path then says which
                 if info is not None:
                     self._check_info(info)
                 fixed = self.fixed_eta
                 eta = fixed if fixed is not None else math.sqrt(self._log_k_over_k / (self.t + 2))  # eta_at(t + 2)
-                if _EXP3_STEP.call(self._state, action, value, eta, self.gamma) < 0:
+                try:
+                    done = _EXP3_STEP.call(self._state, action, value, eta, self.gamma) < 0
+                except OverflowError:  # an int action beyond int64: not an arm
+                    done = False
+                if done:
                     self.t += 1
                     return
             a, r = self._feedback(action, reward, info, check_values=False)

@@ -725,19 +725,22 @@ class ThompsonSampling(Agent):
                 raise kernel_error(self, a, rewards, bad)
         else:
             tr, ta = type(reward), type(action)
-            if (
-                (tr is float or tr is _NP_FLOAT64)
-                and (ta is int or ta is _NP_INT64)
-                and 0 <= action < self.n_arms
-                and self._plain_low <= reward <= self._plain_high
-            ):  # Agent._plain_value inlined (the usual one-env step)
-                value = reward
-            else:
-                value = self._plain_value(action, reward)
-            if value is not None:  # one env, plain scalars that fit: one compiled call
+            value = (
+                reward
+                if (tr is float or tr is _NP_FLOAT64) and (ta is int or ta is _NP_INT64)
+                else self._plain_value(action, reward)  # an int reward, say: a float if it fits
+            )
+            if value is not None:  # one env, plain scalars: one compiled call, which refuses (changing
+                # nothing) an action outside [0, K) or a reward outside [0, 1]; the checked path then says which
                 if info is not None:
                     self._check_info(info)
-                if _TS_COIN_STEP.call(self._successes, self._failures, self._shapes, self._streams, action, value) < 0:
+                try:
+                    done = _TS_COIN_STEP.call(
+                        self._successes, self._failures, self._shapes, self._streams, action, value
+                    )
+                except OverflowError:  # an int action beyond int64: not an arm
+                    done = 0
+                if done < 0:
                     return
             a, rewards = self._feedback(action, reward, info, check_values=False)  # one env's other inputs
             bad = ts_kernels.coin_update(self._successes, self._failures, self._shapes, a, rewards, self._streams)

@@ -54,30 +54,43 @@ def n_arms_of(columns: int) -> int:  # pragma: no cover
 
 @njit(error_model="numpy")
 def mean_update(state: Any, actions: Any, rewards: Any, kind: int, low: float, high: float) -> int:  # pragma: no cover
-    """Per copy b, add ``rewards[b]`` to arm ``actions[b]``; return the first bad copy (-1 if none).
+    """Per copy b, add ``rewards[b]`` to arm ``actions[b]`` (:func:`mean_add`); return the first bad copy (-1 if none).
 
-    ``counts += 1; sums += r; means = sums / counts`` for the pulled arm, then its ``aux``
-    (module docstring) by ``kind``. Nothing is updated when a copy has an action outside [0, K)
-    or a reward that is not finite or outside [``low``, ``high``].
+    Nothing is updated when a copy has an action outside [0, K) or a reward that is not finite
+    or outside [``low``, ``high``].
     """
     ints = state.view(np.int64)
     n_rows = state.shape[0]
     k_arms = n_arms_of(state.shape[1])
     for b in range(n_rows):
-        r = rewards[b]
-        if actions[b] < 0 or actions[b] >= k_arms or not (low <= r <= high and np.isfinite(r)):
+        if not feedback_fits(actions[b], rewards[b], k_arms, low, high):
             return b
     for b in range(n_rows):
-        k = actions[b]
-        ints[b, 2 * k_arms + k] += 1
-        n = ints[b, 2 * k_arms + k]
-        state[b, k] += rewards[b]
-        mean = state[b, k] / n
-        state[b, k_arms + k] = mean
-        if kind == KIND_MOSS:
-            width = math.log(state[b, 4 * k_arms] / n)
-            state[b, 3 * k_arms + k] = mean + math.sqrt(max(width, 0.0) / n)
+        mean_add(state, ints, b, k_arms, actions[b], rewards[b], kind)
     return -1
+
+
+@njit(inline="always")
+def feedback_fits(action: int, reward: float, k_arms: int, low: float, high: float) -> bool:  # pragma: no cover
+    """Whether ``action`` is in [0, K) and ``reward`` is finite and in [``low``, ``high``]."""
+    return 0 <= action < k_arms and low <= reward <= high and np.isfinite(reward)
+
+
+@njit(inline="always")
+def mean_add(state: Any, ints: Any, b: int, k_arms: int, k: int, r: float, kind: int) -> None:  # pragma: no cover
+    """Copy b pulled arm k for reward r: ``counts += 1; sums += r; means = sums / counts``, then its ``aux``.
+
+    Which ``aux`` is said by ``kind``. ``ints`` is ``state.view(np.int64)`` (the counts); the
+    caller has checked k and r.
+    """
+    ints[b, 2 * k_arms + k] += 1
+    n = ints[b, 2 * k_arms + k]
+    state[b, k] += r
+    mean = state[b, k] / n
+    state[b, k_arms + k] = mean
+    if kind == KIND_MOSS:
+        width = math.log(state[b, 4 * k_arms] / n)
+        state[b, 3 * k_arms + k] = mean + math.sqrt(max(width, 0.0) / n)
 
 
 @njit(inline="always")
@@ -122,35 +135,43 @@ def column_argmax(state: Any, b: int, start: int, k_arms: int) -> int:  # pragma
 
 @njit(error_model="numpy")
 def greedy_choose(state: Any, t: int, decaying: bool, bitgens: Any) -> Any:  # pragma: no cover
-    """ε-greedy's arm of round t + 1 for every copy b (``t`` rounds completed).
-
-    The first arm never pulled (no draw); else ε = param (constant) or min(1, param / (t + 1))
-    (decaying: param = cK/d², t + 1 the round number n of the paper), one draw u from copy b's
-    generator (at ``bitgens[b]``); u < ε: a uniform arm ``int(u' K)`` with a second draw u';
-    else the arm with the largest mean (ties to the lowest index). Reference:
-    :meth:`GreedyReference.act`.
-    """
+    """ε-greedy's arm of round t + 1 for every copy b (:func:`greedy_row`, drawing from ``bitgens[b]``)."""
     n_rows = state.shape[0]
     k_arms = n_arms_of(state.shape[1])
     ints = state.view(np.int64)
     out = np.empty(n_rows, dtype=np.int64)
     for b in range(n_rows):
-        chosen = first_unplayed(ints, b, k_arms)
-        if chosen < 0:
-            epsilon = state[b, 4 * k_arms]
-            if decaying:
-                epsilon = min(1.0, epsilon / (t + 1))
-            if next_double(bitgens[b]) < epsilon:
-                chosen = min(int(next_double(bitgens[b]) * k_arms), k_arms - 1)
-            else:
-                chosen = 0
-                best = state[b, k_arms]
-                for k in range(1, k_arms):
-                    if state[b, k_arms + k] > best:
-                        best = state[b, k_arms + k]
-                        chosen = k
-        out[b] = chosen
+        out[b] = greedy_row(state, ints, b, k_arms, t, decaying, bitgens[b])
     return out
+
+
+@njit(inline="always")
+def greedy_row(
+    state: Any, ints: Any, b: int, k_arms: int, t: int, decaying: bool, bitgen: Any
+) -> int:  # pragma: no cover
+    """ε-greedy's arm of round t + 1 for copy b (``t`` rounds completed).
+
+    The first arm never pulled (no draw); else ε = param (constant) or min(1, param / (t + 1))
+    (decaying: param = cK/d², t + 1 the round number n of the paper), one draw u from the copy's
+    generator (at ``bitgen``); u < ε: a uniform arm ``int(u' K)`` with a second draw u';
+    else the arm with the largest mean (ties to the lowest index). Reference:
+    :meth:`GreedyReference.act`.
+    """
+    chosen = first_unplayed(ints, b, k_arms)
+    if chosen >= 0:
+        return chosen
+    epsilon = state[b, 4 * k_arms]
+    if decaying:
+        epsilon = min(1.0, epsilon / (t + 1))
+    if next_double(bitgen) < epsilon:
+        return min(int(next_double(bitgen) * k_arms), k_arms - 1)
+    chosen = 0
+    best = state[b, k_arms]
+    for k in range(1, k_arms):
+        if state[b, k_arms + k] > best:
+            best = state[b, k_arms + k]
+            chosen = k
+    return chosen
 
 
 # KL-UCB -----------------------------------------------------------------------------------------
@@ -405,50 +426,61 @@ def klucb_update(
         r = rewards[b]
         if actions[b] < 0 or actions[b] >= k_arms or not (0.0 <= r <= 1.0):
             return b
-    log_t, loglog_t = klucb_log_terms(t_next)
-    decision = ANCHOR_BLOCKS * k_arms
+    log_terms = klucb_log_terms(t_next)
     for b in range(n_rows):
-        k = actions[b]
-        kept = k == cache[b, decision]
-        if not kept:  # another arm's mean and count change: the copy's U no longer holds
-            cache[b, decision + 2] = -1.0
-        ints[b, 2 * k_arms + k] += 1
-        n = ints[b, 2 * k_arms + k]
-        state[b, k] += rewards[b]
-        p = state[b, k] / n
-        state[b, k_arms + k] = p
-        inv_n = 1.0 / n
-        cache[b, 5 * k_arms + k] = inv_n
-        delta_next = klucb_delta(log_t, loglog_t, state[b, 4 * k_arms])
-        d = delta_next * inv_n
-        if not (p < 1.0 and d > 0.0):
-            set_anchor(cache, b, k_arms, k, p, p, 0.0, 0.0)
-            continue
-        x = cache[b, k]
-        pa = cache[b, 6 * k_arms + k]
-        ka = cache[b, 7 * k_arms + k]
-        ga = cache[b, 4 * k_arms + k]
-        if kept and delta_next <= cache[b, decision + 2] and 0.0 < pa < 1.0 and 0.0 < p < x < 1.0 and ka > 0.0:
-            dp = p - pa
-            lo = ka + ga * dp
-            m2 = 2.0 * min(pa * (1.0 - pa), p * (1.0 - p))
-            hi2 = m2 * lo + dp * dp  # m2 times the upper bound of kl(p, x)
-            keep = cache[b, decision + 1] + tol + SLACK
-            # The chord bound min(x, p + (x - p) d / hi) above U + tol + SLACK, without a division:
-            if hi2 > 0.0 and keep < x and (keep - p) * hi2 < (x - p) * d * m2:
-                w = 1.0 / (hi2 * (x - p))  # one division for 1/hi and the slope's reciprocal
-                cache[b, k_arms + k] = lo
-                cache[b, 2 * k_arms + k] = m2 * (x - p) * w
-                cache[b, 3 * k_arms + k] = x * (1.0 - x) * hi2 * w
-                continue
-        x += (d - ka - ga * (p - pa)) * cache[b, 3 * k_arms + k]
-        if not p < x < 1.0:
-            x = kl_upper(p, d)
-            if not x < 1.0:
-                x = 0.5 * (p + 1.0)
-        kx, gx = kl_terms(p, x)
-        set_anchor(cache, b, k_arms, k, p, x, kx, gx)
+        klucb_add((state, cache, ints), b, k_arms, actions[b], rewards[b], log_terms, tol)
     return -1
+
+
+@njit(inline="always")
+def klucb_add(
+    arrays: Any, b: int, k_arms: int, k: int, r: float, log_terms: Any, tol: float
+) -> None:  # pragma: no cover
+    """:func:`klucb_update` of copy b, arm k, reward r (checked by the caller); ``arrays`` = (state, cache, ints).
+
+    ``log_terms`` = :func:`klucb_log_terms` of the rounds completed with this one.
+    """
+    state, cache, ints = arrays
+    decision = ANCHOR_BLOCKS * k_arms
+    kept = k == cache[b, decision]
+    if not kept:  # another arm's mean and count change: the copy's U no longer holds
+        cache[b, decision + 2] = -1.0
+    ints[b, 2 * k_arms + k] += 1
+    n = ints[b, 2 * k_arms + k]
+    state[b, k] += r
+    p = state[b, k] / n
+    state[b, k_arms + k] = p
+    inv_n = 1.0 / n
+    cache[b, 5 * k_arms + k] = inv_n
+    delta_next = klucb_delta(log_terms[0], log_terms[1], state[b, 4 * k_arms])
+    d = delta_next * inv_n
+    if not (p < 1.0 and d > 0.0):
+        set_anchor(cache, b, k_arms, k, p, p, 0.0, 0.0)
+        return
+    x = cache[b, k]
+    pa = cache[b, 6 * k_arms + k]
+    ka = cache[b, 7 * k_arms + k]
+    ga = cache[b, 4 * k_arms + k]
+    if kept and delta_next <= cache[b, decision + 2] and 0.0 < pa < 1.0 and 0.0 < p < x < 1.0 and ka > 0.0:
+        dp = p - pa
+        lo = ka + ga * dp
+        m2 = 2.0 * min(pa * (1.0 - pa), p * (1.0 - p))
+        hi2 = m2 * lo + dp * dp  # m2 times the upper bound of kl(p, x)
+        keep = cache[b, decision + 1] + tol + SLACK
+        # The chord bound min(x, p + (x - p) d / hi) above U + tol + SLACK, without a division:
+        if hi2 > 0.0 and keep < x and (keep - p) * hi2 < (x - p) * d * m2:
+            w = 1.0 / (hi2 * (x - p))  # one division for 1/hi and the slope's reciprocal
+            cache[b, k_arms + k] = lo
+            cache[b, 2 * k_arms + k] = m2 * (x - p) * w
+            cache[b, 3 * k_arms + k] = x * (1.0 - x) * hi2 * w
+            return
+    x += (d - ka - ga * (p - pa)) * cache[b, 3 * k_arms + k]
+    if not p < x < 1.0:
+        x = kl_upper(p, d)
+        if not x < 1.0:
+            x = 0.5 * (p + 1.0)
+    kx, gx = kl_terms(p, x)
+    set_anchor(cache, b, k_arms, k, p, x, kx, gx)
 
 
 @njit(inline="always")
@@ -734,47 +766,54 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
 
 @njit(error_model="numpy")
 def moss_choose(state: Any) -> Any:  # pragma: no cover
-    """MOSS's arm for every copy: the first arm never pulled, else the largest ``aux`` (ties to the lowest index).
-
-    ``aux`` holds each arm's index μ̂ + sqrt(max(ln(T/(K N)), 0)/N), which changes only when the
-    arm is pulled (:func:`mean_update`). Reference: :meth:`MOSSReference.act`.
-    """
+    """MOSS's arm for every copy (:func:`moss_row`)."""
     n_rows, k_arms, ints, out = choice_frame(state)
     for b in range(n_rows):
-        chosen = first_unplayed(ints, b, k_arms)
-        if chosen < 0:
-            chosen = column_argmax(state, b, 3 * k_arms, k_arms)
-        out[b] = chosen
+        out[b] = moss_row(state, ints, b, k_arms)
     return out
+
+
+@njit(inline="always")
+def moss_row(state: Any, ints: Any, b: int, k_arms: int) -> int:  # pragma: no cover
+    """MOSS's arm for copy b: the first arm never pulled, else the largest ``aux`` (ties to the lowest index).
+
+    ``aux`` holds each arm's index μ̂ + sqrt(max(ln(T/(K N)), 0)/N), which changes only when the
+    arm is pulled (:func:`mean_add`). Reference: :meth:`MOSSReference.act`.
+    """
+    chosen = first_unplayed(ints, b, k_arms)
+    return chosen if chosen >= 0 else column_argmax(state, b, 3 * k_arms, k_arms)
 
 
 # One env ----------------------------------------------------------------------------------------
 #
 # A single-env agent's ``act`` and ``update`` each make one call of a kernel below through its
 # compiled entry point (:class:`agents.base.SingleEnvKernel`): scalars in, an int out, so that
-# numba neither types arguments nor boxes an array per call. Each wraps the batched kernel above
-# on one-element arrays it builds itself, so it computes (and draws) exactly what that kernel
-# computes for a batch of one copy; its reference is the batched kernel's.
+# numba neither types arguments nor boxes an array per call. Each computes row 0 with the row
+# functions the batched kernels above loop over (no one-element arrays: an allocation costs about
+# 15 ns), so it computes (and draws) exactly what that kernel computes for a batch of one copy;
+# its reference is the batched kernel's.
 
 
 @njit(error_model="numpy")
 def mean_step(state: Any, action: int, reward: float, kind: int, low: float, high: float) -> int:  # pragma: no cover
     """:func:`mean_update` of one env (row 0): 0 if refused (nothing changed), else -1."""
-    actions = np.full(1, action, dtype=np.int64)
-    rewards = np.full(1, reward)
-    return mean_update(state, actions, rewards, kind, low, high)
+    k_arms = n_arms_of(state.shape[1])
+    if not feedback_fits(action, reward, k_arms, low, high):
+        return 0
+    mean_add(state, state.view(np.int64), 0, k_arms, action, reward, kind)
+    return -1
 
 
 @njit(error_model="numpy")
 def greedy_choose_one(state: Any, t: int, decaying: bool, bitgen: Any) -> int:  # pragma: no cover
     """:func:`greedy_choose` of one env (row 0), drawing from the generator at ``bitgen``."""
-    return greedy_choose(state, t, decaying, np.full(1, bitgen, dtype=np.uint64))[0]
+    return greedy_row(state, state.view(np.int64), 0, n_arms_of(state.shape[1]), t, decaying, bitgen)
 
 
 @njit(error_model="numpy")
 def moss_choose_one(state: Any) -> int:  # pragma: no cover
     """:func:`moss_choose` of one env (row 0)."""
-    return moss_choose(state)[0]
+    return moss_row(state, state.view(np.int64), 0, n_arms_of(state.shape[1]))
 
 
 @njit(error_model="numpy")
@@ -785,7 +824,7 @@ def moss_step(state: Any, action: int, reward: float) -> int:  # pragma: no cove
     """
     if mean_step(state, action, reward, KIND_MOSS, -np.inf, np.inf) >= 0:
         return -1
-    return moss_choose(state)[0]
+    return moss_choose_one(state)
 
 
 @njit(error_model="numpy")
@@ -795,11 +834,11 @@ def klucb_step(state: Any, cache: Any, action: int, reward: float, t_next: int, 
     ``t_next`` counts the rounds completed with this one. -1 if the feedback is refused
     (nothing changed).
     """
-    actions = np.full(1, action, dtype=np.int64)
-    rewards = np.full(1, reward)
-    if klucb_update(state, cache, actions, rewards, t_next, tol) >= 0:
+    k_arms = n_arms_of(state.shape[1])
+    if action < 0 or action >= k_arms or not (0.0 <= reward <= 1.0):
         return -1
-    return klucb_choose(state, cache, t_next, tol)[0]
+    klucb_add((state, cache, state.view(np.int64)), 0, k_arms, action, reward, klucb_log_terms(t_next), tol)
+    return klucb_choose_one(state, cache, t_next, tol)
 
 
 @njit(error_model="numpy")

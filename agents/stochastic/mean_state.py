@@ -158,21 +158,20 @@ class MeanStateAgent(PackedMeanViews, Agent):
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Add ``reward`` to the pulled arm's mean; side observations in ``info`` are ignored."""
         tr, ta = type(reward), type(action)
-        if (
-            (tr is float or tr is _NP_FLOAT64)
-            and (ta is int or ta is _NP_INT64)
-            and self.n_envs is None
-            and 0 <= action < self.n_arms
-            and self._plain_low <= reward <= self._plain_high
-        ):  # Agent._plain_value inlined (the usual one-env step)
-            value = reward
-        else:
-            value = self._plain_value(action, reward)
-        if value is not None:  # one env, plain scalars that fit: one compiled call
+        value = (
+            reward
+            if (tr is float or tr is _NP_FLOAT64) and (ta is int or ta is _NP_INT64) and self.n_envs is None
+            else self._plain_value(action, reward)  # an int reward, say: a float if it fits
+        )
+        if value is not None:  # one env, plain scalars: one compiled call, which refuses (changing
+            # nothing) an action outside [0, K) or a reward outside the bounds; the checked path then says which
             if info is not None:
                 self._check_info(info)
             t = self._t + 1
-            chosen = self._step_one(action, value)
+            try:
+                chosen = self._step_one(action, value)
+            except OverflowError:  # an int action beyond int64: not an arm
+                chosen = -1
             if chosen != -1:
                 self._t = t
                 self._next = chosen
