@@ -28,7 +28,7 @@ import time
 
 import numba
 import numpy as np
-from _common import Ratio, UserFeatures, interleaved_per_step, step_api_vs_run, time_fast
+from _common import Ratio, UserFeatures, interleaved, interleaved_per_step, step_api_vs_run, time_fast
 
 from agents import LDPOLS, ShuffleLinUCB
 from agents.linear.stats_base import StatsAgent
@@ -125,6 +125,66 @@ def time_reference(kind: str, problem: Problem, steps: int) -> tuple[float, floa
     return time.perf_counter() - t0, ref.regret
 
 
+def kernel_calls(agent: StatsAgent, features: np.ndarray, rewards: np.ndarray) -> list[int]:
+    """The step API's compiled calls alone, from a Python loop: LDP-OLS's rounds without its Python methods.
+
+    Per round: the choice kernel, then the report kernel that draws nothing (or, at the round
+    before a batch closes, the one that draws and refits), with the agent's own arrays, as
+    ``act`` and ``update`` call them, but without their checks (the observation's type, rank
+    and dtype, the action's and reward's types) and bookkeeping (the round and batch counters,
+    the privacy ledger's count, the last observation). The bound of any step API made of these
+    kernels: returns the arms, which must be ``run``'s.
+    """
+    agent.reset()
+    step, params = agent._step, agent._params
+    choose, plain, drawn = step.choose_one, step.report_plain, step.report_one
+    server, pending, clips = agent.server.buffer, agent.open_batch.buffer, agent._clips
+    holder = agent._rng_holder()
+    no_draws, batch = agent._no_draws_before, agent.batch_size
+    count, chosen = 0, []
+    for t in range(features.shape[0]):
+        x = features[t]
+        a = choose(x, params, server)
+        if count < no_draws:
+            plain(x, a, rewards[t, a], count, params, pending, clips)
+        else:
+            drawn(holder, x, a, rewards[t, a], t + 1, count, params, server, pending)
+        count = 0 if count + 1 == batch else count + 1
+        chosen.append(a)
+    return chosen
+
+
+def calls_bound(problem: Problem, quick: bool) -> Ratio:
+    """LDP-OLS's compiled calls alone from Python (:func:`kernel_calls`) against its ``run``: the step API's bound."""
+    steps, repeats = (5_000, 5) if quick else (BLOCK, 9)
+    x, r = problem.block(0)
+    x, r = x[:steps], r[:steps]
+    agent = make_agent("LDP-OLS")
+    kernel_calls(agent, x, r)
+
+    def compiled() -> None:
+        agent.reset()
+        agent.run(x, r)
+
+    compiled()
+    calls_s, run_s = interleaved(lambda: kernel_calls(agent, x, r), compiled, repeats)
+    chosen = kernel_calls(agent, x, r)
+    agent.reset()
+    result = agent.run(x, r, record_actions=True)
+    same = result.actions is not None and np.array_equal(result.actions, chosen)
+    return Ratio(
+        "bound on LDP-OLS step API vs its run: the compiled calls alone",
+        "LDP-OLS's choice and report kernels called from a Python loop, without act's and update's checks and "
+        "bookkeeping",
+        "LDPOLS.run",
+        run_s / calls_s,
+        None,
+        f"{calls_s / steps * 1e6:.2f} us vs {run_s / steps * 1e6:.2f} us per round (d={D}, {ARMS} arms, "
+        f"ε={EPSILON:g}, {steps} rounds, median of {repeats} alternating runs); same actions: {same}. What the "
+        "step API adds to this is Python's: act's and update's calls and their checks and counters",
+    )
+
+
 def step_vs_run(kind: str, problem: Problem, quick: bool) -> Ratio:
     """The step API (act + update over T rounds) against the same agent's ``run`` over the same T rounds."""
     steps, repeats = (5_000, 5) if quick else (BLOCK, 9)
@@ -178,6 +238,8 @@ def results(quick: bool = False) -> list[Ratio]:
             ),
             step_vs_run(kind, problem, quick),
         ]
+        if kind == "LDP-OLS":
+            out.append(calls_bound(problem, quick))
     return out
 
 
