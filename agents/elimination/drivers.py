@@ -289,6 +289,24 @@ def round_of_entry(t, i, m, n_revealed, entry):  # pragma: no cover
 # ------------------------------------------------------------------------ table runs, per agent
 
 
+@njit
+def first_bad_entry(block, t0, t, i, m, revealed, n_revealed):  # pragma: no cover
+    """(round, arm) of the first entry outside [0, 1] or NaN read from round ``t`` on (position ``i`` of Ω).
+
+    Entries in the order the round-robin reads them; there is one (the caller saw it).
+    """
+    s = t
+    while True:
+        for j in range(n_revealed[i]):
+            k = revealed[i, j]
+            if not valid(block[s - t0, k]):
+                return s, k
+        s += 1
+        i += 1
+        if i == m:
+            i = 0
+
+
 @njit(inline="always")
 def count_segment(o_b, revealed, n_revealed, m, first_position, n_rounds):  # pragma: no cover
     """o_{τ,k} += the rounds of a segment that revealed k (``n_rounds`` rounds of Ω from ``first_position``).
@@ -422,6 +440,7 @@ def compile_gap_run(chunks: bool) -> Any:
                 stretch_end = segment_end if next_ck > segment_end or next_ck < 0 else next_ck
                 if t < override_t < stretch_end:
                     stretch_end = override_t
+                stretch_position, ok = i, True
                 for first in range(t, stretch_end, batch):
                     if hi > lo:  # the rows PREFETCH_ROWS ahead (see prefetch_span)
                         ahead = first - t0 + PREFETCH_ROWS
@@ -431,10 +450,7 @@ def compile_gap_run(chunks: bool) -> Any:
                         for j in range(n_revealed[i]):
                             k = revealed[i, j]
                             r = block[row, k]
-                            if not valid(r):
-                                ctr[b, k_.GAP_ROUND] = s
-                                bad[0], bad[1] = s, k
-                                return total
+                            ok &= valid(r)  # without a branch; a bad entry is looked for after the stretch
                             c_b[k] += to_reward(r, k, law)
                         a = omega_b[i]
                         total += gaps[a]
@@ -443,6 +459,10 @@ def compile_gap_run(chunks: bool) -> Any:
                         i += 1
                         if i == m:
                             i = 0
+                if not ok:  # the stretch's first bad entry (the sums it reached are restored by the caller)
+                    bad[0], bad[1] = first_bad_entry(block, t0, t, stretch_position, m, revealed, n_revealed)
+                    ctr[b, k_.GAP_ROUND] = bad[0]
+                    return total
                 t = stretch_end
                 if t == next_ck:
                     regret_out[ci] = total
