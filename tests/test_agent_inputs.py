@@ -165,6 +165,13 @@ def test_every_agent_refuses_an_action_outside_its_arms(action):
     assert_all_refuse(AGENTS, None, lambda agent, a: agent.update(action, 0.5, good_info(None)), "action")
 
 
+@pytest.mark.parametrize("action", [2**70, -(2**70)])
+def test_an_action_beyond_int64_is_named_before_a_bad_info(action):
+    """As the checked path does (it cannot make it an int64), also where a fast path leaves the range to a kernel."""
+    bad_info = {**good_info(None), "observed_mask": np.ones(K + 3, dtype=bool)}
+    assert_all_refuse(AGENTS, None, lambda agent, a: agent.update(action, 0.5, bad_info), "action must")
+
+
 def test_integer_actions_of_any_integer_type_are_accepted_but_integral_floats_are_not():
     for name, make in AGENTS.items():
         agent = make(None)

@@ -222,8 +222,10 @@ class Exp3(_ExpWeights):
                 if (tr is float or tr is _NP_FLOAT64) and (ta is int or ta is _NP_INT64)
                 else self._plain_value(action, reward)  # an int reward, say: a float if it fits
             )
-            if value is not None:  # the usual one-env step: one compiled call, which refuses (changing
-                # nothing) an action outside [0, K) or a reward outside [0, 1]; the checked path then says which
+            if value is not None and (info is None or self._plain_value(action, value) is not None):
+                # the usual one-env step: one compiled call, which refuses (changing nothing) an action
+                # outside [0, K) or a reward outside [0, 1]; the checked path then says which. With an
+                # info, the range is checked first, so that a bad action is named before a bad info.
                 if info is not None:
                     self._check_info(info)
                 fixed = self.fixed_eta
