@@ -37,6 +37,14 @@ way in every later run; it also raises when a cache file cannot be written (a fu
 file-size limit). :func:`njit` makes an unreadable index or entry count as missing, so the
 function is compiled afresh and its new entry replaces the bad one, and makes a failed write
 leave the function compiled in memory only, as if no cache folder could be written.
+
+**No C-callable wrapper.** numba compiles, besides each function and the wrapper Python calls
+it through, a C-callable wrapper (``cfunc``) that only a first-class function value needs (a
+jitted function passed as an argument of type ``FunctionType`` or stored in a typed container).
+The project never uses one, and :func:`njit` asks numba not to build it
+(``no_cfunc_wrapper=True``, an option a caller may set otherwise): 4% less of a first run's
+compilation (``banditlab run gap/regret-eps --quick``: 5.05 against 5.28 s of banditlab's own
+process, the mean of four cold runs each, alternating).
 """
 
 from __future__ import annotations
@@ -319,7 +327,7 @@ def njit(func: F | None = None, /, **options: Any) -> F | Callable[[F], F]:
 
     def decorate(function: F) -> F:
         cache = can_cache(function)
-        compiled: F = numba.njit(cache=cache, **options)(function)
+        compiled: F = numba.njit(cache=cache, **{"no_cfunc_wrapper": True, **options})(function)
         if cache:
             _stamp_dependencies(compiled, function)
             _tolerate_bad_cache_files(compiled)
