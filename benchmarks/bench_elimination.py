@@ -18,7 +18,7 @@ Erdős–Rényi feedback graph with p = 0.2; truncated-normal arms, the env's de
   floor against numpy GAP (``bound on GAP vs numpy GAP`` rows, :func:`_gap_bound`), numpy ÷
   floor, about the most a GAP that reads every revealed entry can reach; for AAE
   also :func:`running_mean_floor`, which updates the pulled arm's running mean as AAE does
-  (reported only: the division each update waits for), and what bounds AAE's goal
+  (reported only: what the running means cost in a loop that does nothing else), and what bounds AAE's goal
   (``bound on AAE`` row, :func:`_aae_bounds`): :func:`aae_round_floor`, AAE's work in every
   round without its elimination, plus ``simulate``'s fixed cost a call, against the
   revealed-entry floor;
@@ -378,9 +378,8 @@ def _aae_bounds(
 
     AAE against :func:`running_mean_floor`, and :func:`aae_round_floor` (AAE's per-round work
     without its elimination) against the revealed-entry floor: the most an AAE could reach
-    against that floor. Its running means are its state (the step API's, bit for bit), so each
-    update's division waits for the arm's previous update: with two arms left, for most of the
-    run, every other round.
+    against that floor. Its running means are its state (the step API's, bit for bit); in a loop
+    that does nothing else they cost about 1 ns a round more than the floor's sums.
     """
     horizon, k_arms = table.shape
     acts = actions.astype(np.int64)
