@@ -281,8 +281,8 @@ def gap_plan(state, params, b):  # pragma: no cover
     n_active = 0
     for k in range(active.shape[1]):
         n_active += active[b, k]
-    l1 = 2.0 ** (5 + 2 * tau) * math.log(8.0 * n_active * tau * tau / delta)
-    l2 = 2.0 ** (3 + tau) / eps * math.log(4.0 * n_active * tau * tau / delta)
+    l1 = math.ldexp(1.0, 5 + 2 * tau) * math.log(8.0 * n_active * tau * tau / delta)  # 2^(5+2τ), exactly
+    l2 = math.ldexp(1.0, 3 + tau) / eps * math.log(4.0 * n_active * tau * tau / delta)
     length = math.ceil(max(l1, l2))
     m = 0 if uniform else greedy_independent_set(active[b], mu[b], closed, omega[b], by_index)
     o[b, :] = 0.0
@@ -386,7 +386,7 @@ def dpse_plan(state, params, b):  # pragma: no cover
         if active[b, k]:
             sched[b, n] = k
             n += 1
-    d = 2.0 ** (-e)
+    d = math.ldexp(1.0, -e)  # 2^-e, exactly
     r1 = 32.0 * math.log(8.0 * n * e * e / beta) / (d * d)
     r2 = 8.0 * math.log(4.0 * n * e * e / beta) / (eps * d)
     reps = max(1, math.ceil(schedule_scale * max(r1, r2)))
@@ -493,8 +493,8 @@ def aae_radius(n, k_arms, delta, cconst, hoeffding):  # pragma: no cover
     if n <= 0.0:
         return np.inf
     if hoeffding:
-        return math.sqrt(math.log(4.0 * k_arms * n**2 / delta) / (2.0 * n))
-    return math.sqrt(math.log(cconst * k_arms * n**2 / delta) / n)
+        return math.sqrt(math.log(4.0 * k_arms * (n * n) / delta) / (2.0 * n))
+    return math.sqrt(math.log(cconst * k_arms * (n * n) / delta) / n)
 
 
 @njit
@@ -580,7 +580,7 @@ def alpha_end_sweep(state, params, b):  # pragma: no cover
             if active[b, k] and mean[b, k] < best - 2.0 * eps_r[b]:
                 active[b, k] = False
         eps_r[b] = eps_r[b] / 2.0
-        ctr[b, ALPHA_SWEEPS_PER_EPOCH] = max(1, math.ceil(coeff * 2.0 * math.log(1.0 / delta) / eps_r[b] ** 2))
+        ctr[b, ALPHA_SWEEPS_PER_EPOCH] = max(1, math.ceil(coeff * 2.0 * math.log(1.0 / delta) / (eps_r[b] * eps_r[b])))
         ctr[b, ALPHA_SWEEPS] = 0
         ctr[b, ALPHA_EPOCH] += 1
     for k in range(k_arms):
