@@ -1112,3 +1112,24 @@ def test_gap_releases_nothing_when_fed_other_arms_than_it_chose(n_envs):
     with pytest.raises(ValueError, match=message):
         agent.update(np.zeros(lead, dtype=int) if lead else 0, np.full(lead, reward) if lead else reward, info)
     assert agent.privacy_spent == (0.0, 0.0) and agent._state[GAP_COUNTERS][0, GAP_ROUND] == 2 * 997 - 1
+
+
+def test_a_graph_checked_by_one_agent_is_checked_again_when_it_differs():
+    # The last graph checked is kept for the next agent given an equal one; any other graph, the
+    # same array changed in place, or the same graph for another number of arms, is checked anew.
+    graph = CYCLE4.copy()
+    first = GAP(4, 10_000, 1.0, graph, seed=0)
+    second = GAP(4, 10_000, 1.0, graph.copy(), seed=0)
+    np.testing.assert_array_equal(second.neighbourhoods, closed(CYCLE4))
+    second.neighbourhoods[0, 2] = True  # each agent has its own array
+    np.testing.assert_array_equal(first.neighbourhoods, closed(CYCLE4))
+    np.testing.assert_array_equal(GAP(4, 10_000, 1.0, CYCLE4, seed=0).neighbourhoods, closed(CYCLE4))
+    graph[0, 1] = False  # now not symmetric
+    with pytest.raises(ValueError, match="symmetric"):
+        GAP(4, 10_000, 1.0, graph, seed=0)
+    with pytest.raises(ValueError, match="n_arms=5 nodes, got 4"):
+        GAP(5, 10_000, 1.0, CYCLE4, seed=0)
+    table = constant_table([0.5, 0.6, 0.7, 0.8], 50)
+    AAE(4, 50, side_observations=True).simulate(table, CYCLE4, np.zeros(4))
+    with pytest.raises(ValueError, match="symmetric"):
+        AAE(4, 50, side_observations=True).simulate(table, graph, np.zeros(4))
