@@ -425,9 +425,8 @@ def _aae_bounds(
             f"an AAE that did no more than this would reach {bound:.2f}x of the floor "
             f"({'above' if bound >= 0.5 else 'below'} the 0.5x goal); AAE's other "
             f"{max(0.0, (ours_s - round_s - fixed_s) / horizon * 1e9):.1f} ns/round: its pass-end checks "
-            "(passes of 2 or 3 rounds for most of the run; about 0.4 ns a round asking whether passes may be "
-            "played unchecked and 0.4 ns checking for an elimination, measured by doing each twice) and its "
-            "pass loop's own cost (the position in the pass, the override test, the arm's lookup)",
+            "(passes of 2 or 3 rounds for most of the run) and its pass loop's own work (the position in the "
+            "pass, the override test, the arm's lookup), in a split not pinned down (docs/reproductions)",
         ),
     ]
 

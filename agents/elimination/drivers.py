@@ -636,7 +636,7 @@ def aae_run(  # pragma: no cover
     cost 2 ns of AAE's 7 ns a round; the checkpoint test, the lists and half as many checks
     (the bound of :func:`aae_passes_kept` that uses how far rewards in [0, 1] can move a mean)
     together 1.2-1.7 ns of what was left (three runs). A second loop for the rounds without side
-    observations gained 5% more and is not kept.
+    observations gained 2-5% more and is not kept.
     """
     active, order = state[k_.ACTIVE], state[k_.AAE_ORDER]
     n_obs, mean, ctr = state[k_.AAE_COUNTS], state[k_.AAE_MEANS], state[k_.AAE_COUNTERS]
