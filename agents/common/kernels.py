@@ -25,6 +25,21 @@ BERNOULLI = KIND_CODES["bernoulli"]
 
 
 @njit(inline="always")
+def unsigned(index):  # pragma: no cover
+    """A non-negative ``index`` as an unsigned integer, for indexing an array with it.
+
+    numba indexes with a signed integer as Python does, a negative one counting from the end, so
+    every such read or write tests the index's sign and adds the length; with an unsigned one it
+    does not. The table runs' hot loops index with arm numbers and rows read from arrays, where
+    the compiler cannot tell the sign: measured on their loops at K = 10, T = 10^5
+    (benchmarks/bench_elimination.py), GAP's on a table of rewards 5.0 -> 3.2 ns a round, DP-SE's
+    3.4 -> 2.2, AAE's 5.0 -> 4.1, and the floor that only adds each revealed entry 2.2 -> 1.5. Only for an index known to be >= 0 (a
+    negative one would become a huge one: numba does not check bounds).
+    """
+    return np.uint64(index)
+
+
+@njit(inline="always")
 def first_bad(actions, rewards, n_arms):  # pragma: no cover
     """The first copy whose action is outside [0, K) or whose reward is not in [0, 1] (NaN is not); -1 if none."""
     for b in range(actions.shape[0]):

@@ -48,7 +48,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from agents.common.kernels import to_reward, valid
+from agents.common.kernels import to_reward, unsigned, valid
 from agents.elimination import kernels as k_
 from bandit_envs._jit import njit
 from bandit_envs.rewards import rewards_of_entries
@@ -250,10 +250,10 @@ def gather_entries(  # pragma: no cover
         if hi > lo:
             prefetch_rows(block, first - t0 + PREFETCH_ROWS, first - t0 + PREFETCH_ROWS + batch, lo, hi)
         for s in range(first, min(first + batch, stop)):
-            row = s - t0
-            for j in range(n_revealed[i]):
-                k = revealed[i, j]
-                values[n] = block[row, k]
+            row, iu = unsigned(s - t0), unsigned(i)
+            for j in range(n_revealed[iu]):
+                k = revealed[iu, j]
+                values[n] = block[row, unsigned(k)]
                 arms[n] = k
                 if s == override_t and k == override_k:
                     where = n
@@ -418,7 +418,7 @@ def compile_gap_run(chunks: bool) -> Any:
                     if where >= 0:
                         values[where] = override_v
                     for e in range(n):
-                        c_b[arms[e]] += values[e]
+                        c_b[unsigned(arms[e])] += values[e]
                     for s in range(t, upto):
                         a = omega_b[i]
                         # Round s's regret, arm and a checkpoint due after it. Written out in every
@@ -446,16 +446,17 @@ def compile_gap_run(chunks: bool) -> Any:
                         ahead = first - t0 + PREFETCH_ROWS
                         prefetch_rows(block, ahead, ahead + batch, lo, hi)
                     for s in range(first, min(first + batch, stretch_end)):
-                        row = s - t0
-                        for j in range(n_revealed[i]):
-                            k = revealed[i, j]
-                            r = block[row, k]
+                        # unsigned indices: no wraparound test (see agents.common.kernels.unsigned)
+                        row, iu = unsigned(s - t0), unsigned(i)
+                        for j in range(n_revealed[iu]):
+                            k = revealed[iu, j]
+                            r = block[row, unsigned(k)]
                             ok &= valid(r)  # without a branch; a bad entry is looked for after the stretch
-                            c_b[k] += to_reward(r, k, law)
-                        a = omega_b[i]
-                        total += gaps[a]
+                            c_b[unsigned(k)] += to_reward(r, k, law)
+                        a = omega_b[iu]
+                        total += gaps[unsigned(a)]
                         if record:
-                            actions_out[s] = a
+                            actions_out[unsigned(s)] = a
                         i += 1
                         if i == m:
                             i = 0
@@ -519,8 +520,8 @@ def dpse_run(  # pragma: no cover
         i = (t - ctr[b, k_.DPSE_EPOCH_START]) % n
         segment_end = min(epoch_end, end)
         while t < segment_end:
-            a = sched[b, i]
-            r = block[t - t0, a]
+            a = sched[b, unsigned(i)]
+            r = block[unsigned(t - t0), unsigned(a)]
             if t == override_t and a == override_k:
                 r = override_v
             elif not valid(r):
@@ -529,12 +530,12 @@ def dpse_run(  # pragma: no cover
                 return total
             else:
                 r = to_reward(r, a, law)
-            sums_b[a] += r
+            sums_b[unsigned(a)] += r  # unsigned indices: see agents.common.kernels.unsigned
             # Round t's regret, arm and a checkpoint due after it. Written out in every kernel:
             # an inlined helper returning (total, ci) makes the loop about twice as slow.
-            total += gaps[a]
+            total += gaps[unsigned(a)]
             if record:
-                actions_out[t] = a
+                actions_out[unsigned(t)] = a
             if t + 1 == next_ck:
                 regret_out[ci] = total
                 ci += 1
@@ -669,9 +670,11 @@ def aae_run(  # pragma: no cover
             while t < upto:  # up to the next checkpoint, then record it
                 stretch = min(upto, next_ck) if next_ck > t else upto
                 for s in range(t, stretch):
-                    for j in range(1 if single else n_revealed[i]):
-                        k = order_b[i] if single else revealed[i, j]
-                        r = block[s - t0, k]
+                    iu = unsigned(i)  # unsigned indices: see agents.common.kernels.unsigned
+                    for j in range(1 if single else n_revealed[iu]):
+                        k = order_b[iu] if single else revealed[iu, j]
+                        ku = unsigned(k)
+                        r = block[unsigned(s - t0), ku]
                         if s == override_t and k == override_k:
                             r = override_v
                         elif not valid(r):
@@ -681,14 +684,14 @@ def aae_run(  # pragma: no cover
                             return total
                         else:
                             r = to_reward(r, k, law)
-                        n_b[k] += 1.0
-                        mean_b[k] += (r - mean_b[k]) / n_b[k]
+                        n_b[ku] += 1.0
+                        mean_b[ku] += (r - mean_b[ku]) / n_b[ku]
                     # Round s's regret and arm. Written out in every kernel: an inlined helper
                     # returning (total, ci) makes the loop about twice as slow.
-                    a = order_b[i]
-                    total += gaps[a]
+                    a = order_b[iu]
+                    total += gaps[unsigned(a)]
                     if record:
-                        actions_out[s] = a
+                        actions_out[unsigned(s)] = a
                     i += 1
                     if i == length:
                         i = 0
