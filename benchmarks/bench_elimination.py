@@ -12,7 +12,8 @@ Erdős–Rényi feedback graph with p = 0.2; truncated-normal arms, the env's de
 * GAP, DPSE and AAE ``simulate`` against two compiled floors on the same table, given the
   agent's own arm sequence: :func:`revealed_floor` adds every entry the env reveals (the closed
   neighbourhood of the pulled arm for GAP, the pulled arm for DPSE and AAE) once to a per-arm
-  sum, :func:`table_floor` reads the whole table once into per-arm sums (goals: GAP ≥ 0.6×,
+  sum, :func:`table_floor` reads the whole table once into per-arm sums (both index with
+  unsigned integers, as the table runs do, the fastest plain loops; goals: GAP ≥ 0.6×,
   DPSE and AAE ≥ 0.5× of the revealed-entry floor; the table floor is reported only), GAP's at
   K = 10 and K = 100 (T = 10^5). What bounds GAP's goals against numpy there: the revealed-entry
   floor against numpy GAP (``bound on GAP vs numpy GAP`` rows, :func:`_gap_bound`), numpy ÷

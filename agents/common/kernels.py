@@ -33,8 +33,9 @@ def unsigned(index):  # pragma: no cover
     does not. The table runs' hot loops index with arm numbers and rows read from arrays, where
     the compiler cannot tell the sign: measured on their loops at K = 10, T = 10^5
     (benchmarks/bench_elimination.py), GAP's on a table of rewards 5.0 -> 3.2 ns a round, DP-SE's
-    3.4 -> 2.2, AAE's 5.0 -> 4.1, and the floor that only adds each revealed entry 2.2 -> 1.5. Only for an index known to be >= 0 (a
-    negative one would become a huge one: numba does not check bounds).
+    3.4 -> 2.2, AAE's 5.0 -> 4.2, and the floor that only adds each revealed entry 2.2 -> 1.5.
+    Only for an index known to be >= 0 (a negative one would become a huge one: numba does not
+    check bounds).
     """
     return np.uint64(index)
 
