@@ -178,23 +178,28 @@ def compiled_exp3(
     the sum by the difference. One exponential per copy and round.
     """
     n_rows, n_copies, n_arms = table.shape
+    # Unsigned indices (np.uint64): numba then compiles no negative-index test (as the agents' table
+    # runs, agents.common.kernels.unsigned); 6-8% faster here (three alternating runs): the stronger reference.
     for t in range(start, stop):
+        tu, row = np.uint64(t), np.uint64(t % n_rows)
         for b in range(n_copies):
-            total = totals[b]
-            u = next_double(bitgens[b]) * total
+            bu = np.uint64(b)
+            total = totals[bu]
+            u = next_double(bitgens[bu]) * total
             acc = 0.0
             arm = n_arms - 1
             for k in range(n_arms):
-                acc += weights[b, k]
+                acc += weights[bu, np.uint64(k)]
                 if u < acc:
                     arm = k
                     break
-            loss = 1.0 - table[t % n_rows, b, arm]
-            old = weights[b, arm]
+            au = np.uint64(arm)
+            loss = 1.0 - table[row, bu, au]
+            old = weights[bu, au]
             new = old * math.exp(-eta * loss * total / old)
-            weights[b, arm] = new
-            totals[b] = total - old + new
-            actions[t, b] = arm
+            weights[bu, au] = new
+            totals[bu] = total - old + new
+            actions[tu, bu] = arm
 
 
 def compiled_exp3_ratio(table: np.ndarray, steps: int, repeats: int) -> Ratio:
