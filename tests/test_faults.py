@@ -492,6 +492,49 @@ def test_workers_stopped_half_way_through_sending_a_result_let_banditlab_exit():
     assert done.returncode == 0 and done.stdout.strip() == "ok", (done.stdout, done.stderr[-2000:])
 
 
+_STOPPED_WHILE_TASKS_RUN = r"""
+import sys, time
+from concurrent.futures import ProcessPoolExecutor
+from agents.experiments.core.backends import _stop
+
+def task(x):
+    time.sleep(0.05)
+    return x
+
+if __name__ == "__main__":
+    pool = ProcessPoolExecutor(max_workers=2)
+    futures = [pool.submit(task, i) for i in range(40)]
+    futures[0].result()
+    manager = pool._executor_manager_thread
+    _stop(pool)
+    print("running" if manager.is_alive() else "ended", flush=True)
+    sys.exit(130)  # at once, as banditlab does after saying what it saved
+"""
+
+
+def test_stopping_the_pool_waits_for_its_manager_thread_so_the_exit_prints_no_traceback(tmp_path):
+    """Ctrl-C stops the pool and banditlab exits: the pool's manager thread must be done by then.
+
+    Still running, it may be closing the pool's wake-up pipe while the interpreter's exit hook of
+    concurrent.futures writes to it, which prints a traceback (bad file descriptor) after the
+    one-sentence message.
+    """
+    script = tmp_path / "stop.py"
+    script.write_text(_STOPPED_WHILE_TASKS_RUN)
+    for _ in range(3):
+        done = subprocess.run(
+            [sys.executable, str(script)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        assert done.returncode == 130, done.stderr[-2000:]
+        assert done.stdout.strip() == "ended", done.stdout
+        assert "Traceback" not in done.stderr, done.stderr[-2000:]
+
+
 _TIMEOUTS_AROUND_A_GENERATOR_KERNEL = r"""
 import sys
 import numba

@@ -380,9 +380,15 @@ def _stop(pool: ProcessPoolExecutor) -> None:
     interpreter, which joins that thread at exit, never exits. So once every worker is gone,
     this process's own copy of the pipe's write end is closed too: the manager thread's read then
     ends (end of file), and it winds the pool down as it does for a worker that died.
+
+    That thread is then waited for (at most :data:`STOP_GRACE` seconds). Left running, it could
+    still be closing the pool's wake-up pipe when the interpreter exits, and the exit hook of
+    :mod:`concurrent.futures` writes to that pipe without a lock: it would print a traceback
+    (bad file descriptor) after the message that the sweep was interrupted.
     """
     processes = list((getattr(pool, "_processes", None) or {}).values())
     results = getattr(pool, "_result_queue", None)  # shutdown() forgets it
+    manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it too
     for process in processes:
         process.terminate()
     pool.shutdown(wait=False, cancel_futures=True)
@@ -394,6 +400,8 @@ def _stop(pool: ProcessPoolExecutor) -> None:
     writer = getattr(results, "_writer", None)
     if writer is not None:
         writer.close()
+    if manager is not None:
+        manager.join(STOP_GRACE)
 
 
 def _ignore_abandoned_gathers(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
