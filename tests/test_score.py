@@ -15,6 +15,7 @@ from conftest import drawing_figures
 
 from agents.experiments import UsageError, UserAgentError, score
 from agents.experiments.cli import main
+from agents.experiments.core.outputs import OutputError
 from agents.experiments.scorecard import PROBLEMS, SUITE_VERSION, Scale
 from agents.experiments.scorecard.panel import eligible
 
@@ -265,6 +266,47 @@ def test_leaderboard_page_names_its_scale_and_command(tmp_path: Path) -> None:
     # The card's two figures copied beside the page (test_card_through_the_file_form checks a card's drawn figures).
     assert (tmp_path / "docs" / "leaderboard" / "figure.png").is_file()
     assert (tmp_path / "docs" / "leaderboard" / "regret.png").is_file()
+
+    # Its own page is replaced; one edited since, or a figure edited since, is not.
+    write_page(out, page, table, quick=False)
+    assert "**Scale: full**" in page.read_text()
+    for edited in (page, tmp_path / "docs" / "leaderboard" / "regret.png"):
+        before = edited.read_bytes()
+        edited.write_bytes(before + b"\n")
+        with pytest.raises(OutputError, match="or has been edited since, so it is not replaced"):
+            write_page(out, page, table, quick=True)
+        assert edited.read_bytes() == before + b"\n"
+        edited.write_bytes(before)
+    write_page(out, page, table, quick=True)
+
+
+def test_leaderboard_never_replaces_a_page_or_figure_it_did_not_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    mine = tmp_path / "docs" / "leaderboard.md"  # the default --page, relative to the working folder
+    mine.parent.mkdir()
+    mine.write_text("my own notes\n")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "figs").mkdir()
+    (tmp_path / "figs" / "figure.png").write_bytes(b"my figure")
+    (tmp_path / "linked.md").symlink_to(mine)
+    cases = [
+        ([], "--page docs/leaderboard.md was not written by banditlab score --leaderboard"),
+        (["--page", "notes"], "--page must be a Markdown file whose name ends in .md, got 'notes'."),
+        (["--page", "figs.md"], "figs/figure.png was not written by banditlab score --leaderboard"),
+        (["--page", "linked.md"], "linked.md is a link, so banditlab does not write its leaderboard there"),
+    ]
+    for extra, start in cases:
+        # Refused before any agent is scored: nothing is written, not even the output folder.
+        assert main(["score", "--leaderboard", "--quick", "--out", str(tmp_path / "out"), *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"banditlab: error: {start}"), err
+        assert err.count("\n") == 1
+        assert not (tmp_path / "out").exists()
+    assert mine.read_text() == "my own notes\n"
+    assert (tmp_path / "figs" / "figure.png").read_bytes() == b"my figure"
+    assert sorted(p.name for p in (tmp_path / "notes").iterdir()) == []
 
 
 @pytest.mark.slow

@@ -4,20 +4,23 @@
 [--out DIR] [--jobs J] [--seed S] [--backend local|dask --scheduler ADDRESS] [--fresh] [--force]``
 scores one agent (:func:`agents.experiments.scorecard.score`); ``banditlab score --leaderboard
 [--quick] [--page docs/leaderboard.md]`` scores the built-in agents only and rewrites the
-leaderboard page (docs/leaderboard.md) with its figures beside it.
+leaderboard page (docs/leaderboard.md) with its figures beside it, only while the page is as
+banditlab wrote it (:mod:`agents.experiments.scorecard.page`).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from agents.experiments.core.outputs import OutputError
+from agents.experiments.scorecard.page import FIGURES, check_page, figures_folder, write_page_files
 
 #: Where ``--leaderboard`` writes its page; the figures go to the folder of the same name.
 PAGE = Path("docs/leaderboard.md")
@@ -85,13 +88,21 @@ def main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     if not args.leaderboard and len(given) != 1:
         what = "none" if not given else f"both {args.agent!r} and --agent {args.user!r}"
         return _error(f"banditlab score needs one agent: a built-in name or --agent FILE.py:Factory, got {what}.")
+    if args.leaderboard:  # before scoring: a page that is not banditlab's to replace is refused at once
+        try:
+            check_page(args.page)
+        except OutputError as exc:
+            return _error(str(exc))
     try:
         table = score(None if args.leaderboard else given[0], **sweep_keywords(args, argv))
     except (UsageError, UserAgentError, BackendError, SweepInterrupted) as exc:
         return run_error_status(exc)
     folder = args.out or Path("results") / ("score-leaderboard" if args.leaderboard else f"score-{given[0]}")
     if args.leaderboard:
-        write_page(folder, args.page, table, quick=args.quick)
+        try:
+            write_page(folder, args.page, table, quick=args.quick)
+        except OutputError as exc:  # the page or a figure changed while the agents were scored
+            return _error(str(exc))
         print(f"Wrote {args.page} and its figures from {folder}.")
     else:
         print((folder / "summary.md").read_text(encoding="utf-8"))
@@ -105,18 +116,17 @@ def _error(sentence: str) -> int:
 
 
 def write_page(folder: Path, page: Path, table: pd.DataFrame, *, quick: bool) -> None:
-    """The leaderboard page: scale, time, the exact command, top three per problem, and the two figures."""
+    """The leaderboard page: scale, time, the exact command, top three per problem, and the two figures.
+
+    Raises OutputError if the page or a figure is not banditlab's to replace (:func:`check_page`).
+    """
     import json
 
     from agents.experiments.scorecard.analysis import leaders
     from agents.experiments.scorecard.suite import FULL, PROBLEMS, QUICK, SUITE_VERSION
 
     meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-    figures = page.with_suffix("")
-    figures.mkdir(parents=True, exist_ok=True)
-    for name in ("figure.png", "regret.png"):
-        shutil.copyfile(folder / name, figures / name)
-    rel = os.path.relpath(figures, page.parent)
+    rel = os.path.relpath(figures_folder(page), page.parent)
     scale = QUICK if quick else FULL
     seconds = float(meta["seconds"])
     lines = [
@@ -161,4 +171,4 @@ def write_page(folder: Path, page: Path, table: pd.DataFrame, *, quick: bool) ->
         f"![regret per problem]({rel}/regret.png)",
         "",
     ]
-    page.write_text("\n".join(lines), encoding="utf-8")
+    write_page_files(page, "\n".join(lines), {name: folder / name for name in FIGURES})
