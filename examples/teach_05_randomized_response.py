@@ -94,10 +94,14 @@ values = rng.beta(2.0, 5.0, size=N_USERS)  # e.g. normalized ratings in [0, 1]
 print(f"\nLaplace mechanism on a mean of {N_USERS:,} values in [0, 1] (true mean {values.mean():.3f}).")
 print("epsilon  local sd theory  local sd empirical  central sd theory  central sd empirical")
 local_sd, central_sd = [], []
+# Each of the REPEATS rows is one hypothetical run of the survey, simulated to measure the spread: in one
+# run each user sends one report, eps-LDP. They are trials, not releases: a user who really sent all
+# REPEATS reports of the same value would have spent REPEATS * eps.
 for epsilon in EPSILONS:
     noisy = laplace_mechanism(np.broadcast_to(values, (REPEATS, N_USERS)), epsilon, noise, lower=0.0, upper=1.0)
     local = noisy.mean(axis=1)
-    # Central model: the curator sees the true values and noises their mean once (sensitivity 1/n).
+    # Central model: the curator sees the true values and noises their mean once (sensitivity 1/n), eps-DP;
+    # again REPEATS independent trials of that one release (all of them released would cost REPEATS * eps).
     central = laplace_mechanism(np.full(REPEATS, values.mean()), epsilon, noise, sensitivity=1.0 / N_USERS)
     local_sd.append(local.std())
     central_sd.append(central.std())

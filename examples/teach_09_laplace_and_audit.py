@@ -120,6 +120,9 @@ true_count = 412  # e.g. 412 of 1,000 users have property P
 print(f"(a) Laplace counting query: true count {true_count}, {DRAWS:,} noisy answers per epsilon.")
 print("epsilon   beta    alpha = ln(1/beta)/eps   P(|error| > alpha) measured")
 measured = {}
+# Each entry is one release of the count, eps-DP on its own (sensitivity 1: one user changes it by 1).
+# The DRAWS entries are independent trials of that release, drawn at once to measure its error; they
+# are not one release (all of them published together would cost DRAWS * eps).
 for epsilon in EPSILONS:
     answers = laplace_mechanism(np.full(DRAWS, float(true_count)), epsilon, noise, sensitivity=1.0)
     errors = np.abs(answers - true_count)
