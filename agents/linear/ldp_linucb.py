@@ -38,6 +38,7 @@ from agents.linear.private_base import LocalDPLinearAgent
 from agents.linear.protocol import BONUSES
 from bandit_envs._types import IntArray
 from bandit_envs.privacy import gaussian_delta, gaussian_sigma_analytic
+from bandit_envs.privacy._checks import check_epsilon
 from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, report_cap, user_ids
 from bandit_envs.privacy.lattice import check_sampler, report_grid
 
@@ -92,7 +93,7 @@ def ldp_linucb_sigma(
     is proven only for ε < 1. ``"analytic"``: the smallest σ that is (ε, δ)-DP for Δ₂ (Balle & Wang,
     ICML 2018, Thm. 8; :func:`bandit_envs.privacy.gaussian_sigma_analytic`), any ε.
     """
-    eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
+    eps = check_epsilon("epsilon", epsilon)
     dlt = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     check_choice("sigma_method", method, SIGMA_METHODS)
     sens = ldp_linucb_sensitivity(l_x, l_y)
@@ -157,8 +158,12 @@ class LDPLinUCB(LocalDPLinearAgent):
     what makes Δ₂ a bound: ``n_clipped_features`` and ``n_clipped_rewards`` count the reports
     whose x or y was clipped. With ``"classic"`` the guarantee is proven only for ε < 1; for
     larger ε, :attr:`privacy_per_report` returns the exact δ' at which this σ is (ε, δ')-DP
-    (Balle & Wang, Thm. 8) when it exceeds δ. At the authors' ε = 8e5 that δ' is ≈ 1: no
-    meaningful guarantee (σ ≈ 8e-6 ≪ Δ₂). Use ``"analytic"`` for a valid (ε, δ) at any ε.
+    (Balle & Wang, Thm. 8) when it exceeds δ. ε is limited to (0, 15] (``MAX_EPSILON``): the
+    authors' ε = 8e5 is refused (σ ≈ 8e-6 ≪ Δ₂ would leave no meaningful guarantee, and numpy's
+    normal draw, bounded near 12.23σ, would make neighbouring reports distinguishable outright).
+    With ``"analytic"`` each report is (ε, δ + δ_s)-LDP at every allowed ε, δ_s = Φ(Δ₂/σ − 12.23)
+    the probability of the sampler's tail event (at most 1.5e-7 for δ <= 0.9 and 5.4e-15 for
+    δ <= 0.1 at ε = 15; :mod:`bandit_envs.privacy.lattice`).
 
     Unit of the agent's guarantee (``privacy_unit``): one user, i.e. every report that carries
     its ``info["user_id"]``. ``MovieLensRecommendation-v0`` draws a user every round, so over

@@ -24,6 +24,7 @@ from agents.stochastic.index import UCB, ThompsonSampling
 from bandit_envs._types import FloatArray
 from bandit_envs.core import generator_addresses
 from bandit_envs.privacy import bernoulli_mechanism, gaussian_sigma_analytic, gaussian_sigma_classic, rr_debias
+from bandit_envs.privacy._checks import check_epsilon
 from bandit_envs.privacy.accounting import (
     ReportLedger,
     ReportMechanism,
@@ -229,7 +230,7 @@ class LDPWrapper(PrivateAgent):
         super().__init__(agent.n_arms, n_envs=agent.n_envs, seed=seed)
         self.agent = agent
         self.mechanism = check_choice("mechanism", mechanism, MECHANISMS)
-        self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
+        self.epsilon = check_epsilon("epsilon", epsilon)
         self.lo, self.hi = _check_range(reward_range)
         self.sigma_method = check_choice("sigma_method", sigma_method, SIGMA_METHODS)
         self.rr_output = check_choice("rr_output", rr_output, RR_OUTPUTS)

@@ -346,7 +346,7 @@ def max_reports(mechanism: ReportMechanism, epsilon: float, delta: float) -> int
     TypeError
         If an argument has the wrong type.
     """
-    budget = check_epsilon("epsilon", epsilon)
+    budget = check_positive("epsilon", epsilon)  # a per-user total: each report is checked on its own
     dlt = check_float("delta", delta, low=0.0, high=1.0, high_open=True)
 
     def fits(k: int) -> bool:
