@@ -48,7 +48,6 @@ ENTRY_POINTS: dict[str, Callable[[float], Any]] = {
     "HybridDPUCB": lambda e: HybridDPUCB(3, e),
     "GAP": lambda e: GAP(3, 100, e, G),
     "DPSE": lambda e: DPSE(3, 100, e),
-    "LDPLinUCB": lambda e: LDPLinUCB(2, e),
     "LDPOLS": lambda e: LDPOLS(2, e),
     "ShuffleLinUCB": lambda e: ShuffleLinUCB(2, e),
     "audit subject_for": lambda e: subject_for("GAP", epsilon=e),
@@ -67,6 +66,16 @@ def test_epsilon_above_the_cap_is_refused_in_one_sentence(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(ENTRY_POINTS))
 def test_epsilon_at_the_cap_is_accepted(name: str) -> None:
     ENTRY_POINTS[name](MAX_EPSILON)
+
+
+def test_ldp_linucb_takes_any_epsilon_and_states_the_delta_that_holds() -> None:
+    # Its (epsilon, delta) per report adds the normal sampler's tail event, so it holds at any
+    # epsilon: negligible at the cap, about 1 (no guarantee) at the authors' epsilon = 8e5.
+    eps, delta = LDPLinUCB(2, MAX_EPSILON, 0.1, sigma_method="analytic").privacy_per_report
+    assert eps == MAX_EPSILON and 0.1 <= delta <= 0.1 + 1e-12
+    for method in ("classic", "analytic"):
+        eps, delta = LDPLinUCB(2, 8e5, 0.1, sigma_method=method).privacy_per_report
+        assert eps == 8e5 and delta > 0.99
 
 
 def test_cli_audit_refuses_epsilon_above_the_cap(capsys: pytest.CaptureFixture[str]) -> None:

@@ -136,7 +136,9 @@ class LDPWrapper(PrivateAgent):
         scale (never below ``2**-24`` of the rewards' magnitude), so every
         report is a multiple of the grid whatever the reward; the sensitivity is widened to
         ``R + grid`` for the rounding (Laplace scale ``(R + grid)/ε``, Gaussian σ calibrated at
-        ``R + grid``): ε-LDP ((ε, δ)-LDP) exactly as stated. ``"float"``: the raw ``r + noise``,
+        ``R + grid``): ε-LDP ((ε, δ)-LDP) as stated, up to the noise sampler's tail event
+        (probability at most ``e**(ε - 36.04) / 2`` per Laplace report;
+        :mod:`bandit_envs.privacy.lattice`). ``"float"``: the raw ``r + noise``,
         faster, **not safe against floating-point attacks** (Mironov 2012). Randomized-response
         reports are bits (or a fixed affine map of bits): their output set never depends on the
         reward.

@@ -24,6 +24,7 @@ __all__ = [
     "check_epsilon",
     "check_rng",
     "clipped_sensitivity",
+    "gaussian_tail_delta",
     "laplace_tail_delta",
     "finite_array",
     "latitude_array",
@@ -50,8 +51,9 @@ GAUSSIAN_SAMPLER_BOUND = 3.6541528853610088 + math.sqrt(106.0 * math.log(2.0))
 #: ``expit(epsilon)``, so the stated guarantees fail for large epsilon: with Laplace noise of scale
 #: ``b`` and a neighbour shifted by ``epsilon b`` the draw lands where the neighbour's cannot
 #: with probability up to :func:`laplace_tail_delta` ``= e**(epsilon - 36.04) / 2`` (about 0.99
-#: at epsilon = 40), the Gaussian's counterpart reaches 8e-4 at epsilon = 100 and delta = 1e-5,
-#: and ``expit(37) == 1.0``, so randomized response would be deterministic. At epsilon <= 15 the
+#: at epsilon = 40), the Gaussian's counterpart (:func:`gaussian_tail_delta`) reaches about 0.05
+#: at epsilon = 100 and delta = 1e-5, and ``expit(37) == 1.0``, so randomized response would be
+#: deterministic. At epsilon <= 15 the
 #: Laplace tail event has probability at most ``3.6e-10`` per draw, the Gaussian's at most
 #: ``1.5e-7`` for delta <= 0.9 (``5.4e-15`` for delta <= 0.1) and randomized response's flip
 #: probability ``e**-15 / (1 + e**-15)``, about ``3.06e-7``, is held within a relative ``1e-9``.
@@ -68,6 +70,17 @@ def laplace_tail_delta(epsilon: float) -> float:
     gives less. About ``3.6e-10`` at :data:`MAX_EPSILON`.
     """
     return 0.5 * math.exp(epsilon - LAPLACE_SAMPLER_BOUND)
+
+
+def gaussian_tail_delta(shift: float) -> float:
+    """``Phi(shift - GAUSSIAN_SAMPLER_BOUND)``: the additive delta of bounded Gaussian noise, ``shift`` in sigmas.
+
+    With neighbouring inputs at L2 distance ``shift * sigma``, the event "some entry of the output
+    lies where the neighbour's cannot" has probability at most ``Phi(shift - B)`` plus a term of
+    order ``Phi(-B)`` per entry, about ``1e-34`` (``B`` = :data:`GAUSSIAN_SAMPLER_BOUND`: the
+    shift is largest when it falls on one entry). Computed with ``erfc``, exact in the far tail.
+    """
+    return 0.5 * math.erfc((GAUSSIAN_SAMPLER_BOUND - shift) / math.sqrt(2.0))
 
 
 def check_positive(name: str, value: Any) -> float:

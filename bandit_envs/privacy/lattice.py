@@ -57,7 +57,9 @@ the Gaussian it is ``delta_s = Phi(D / sigma - 12.23)`` (``D`` the L2 sensitivit
 one entry; spread over entries it is smaller), added to delta: at epsilon = 15 at most
 ``1.5e-7`` for delta <= 0.9 and ``5.4e-15`` for delta <= 0.1; at epsilon = 100, delta = 1e-5 it
 would be ``0.05``. Every entry point therefore refuses epsilon above ``MAX_EPSILON = 15``
-(``bandit_envs.privacy._checks``). These are small-probability, small-ratio effects of the
+(``bandit_envs.privacy._checks``), except LDP-LinUCB, whose stated delta per report includes
+this delta_s (:attr:`agents.linear.LDPLinUCB.privacy_per_report`). These are small-probability,
+small-ratio effects of the
 sampler's tail at allowed epsilon; the lattice removes the
 disjoint-support attack of [M12]_ (an empirical epsilon of 7 to 9 on the float sampler). The
 exact rejection samplers of [CKS20]_ (Alg. 1-3) would remove them too, at many uniforms per draw;
