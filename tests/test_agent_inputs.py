@@ -638,10 +638,10 @@ def test_linear_run_refuses_rewards_as_the_step_api_does(name, value):
 @pytest.mark.parametrize(
     ("make", "match"),
     [
-        (lambda: GAP(K, 60, 1e-300, PATH3), "first epoch of GAP"),
+        (lambda: GAP(K, 60, 1e-300, PATH3), r"epsilon must be in \[1e-100"),
         (lambda: GAP(K, 60, 1.0, PATH3, delta=5e-324), "first epoch of GAP"),
-        (lambda: GAPU(K, 60, 1e-300, PATH3), "first epoch of GAPU"),
-        (lambda: DPSE(K, 60, 5e-324), "first epoch of DPSE"),
+        (lambda: GAPU(K, 60, 1e-300, PATH3), r"epsilon must be in \[1e-100"),
+        (lambda: DPSE(K, 60, 5e-324), r"epsilon must be in \[1e-100"),
         (lambda: DPSE(K, 60, 1.0, schedule_scale=1e300), "first epoch of DPSE"),
         (lambda: AlphaSample(K, 60, epsilon1=1e-300), "first epoch of AlphaSample"),
         (lambda: AlphaSample(K, 60, coeff=1e300), "first epoch of AlphaSample"),
@@ -650,13 +650,13 @@ def test_linear_run_refuses_rewards_as_the_step_api_does(name, value):
         (lambda: LDPLinUCB(D, 1.0, l_x=5e-324), "l_x and l_y"),
         (lambda: LDPLinUCB(D, 5e-324), "epsilon and delta"),
         (lambda: LDPLinUCB(D, 1.0, delta=5e-324), "epsilon and delta"),
-        (lambda: LDPWrapper(UCB(K), "laplace", 5e-324), "epsilon and reward_range"),
+        (lambda: LDPWrapper(UCB(K), "laplace", 5e-324), r"epsilon must be in \[1e-100"),
         (lambda: LDPWrapper(UCB(K), "laplace", 1.0, reward_range=(-1e308, 1e308)), "epsilon and reward_range"),
         (
             lambda: LDPWrapper(UCB(K), "gaussian", 5e-324, 0.1, sigma_method="analytic"),
             r"epsilon (and reward_range|must be in \[1e-100)",
         ),
-        (lambda: LDPWrapper(UCB(K), "randomized_response", 5e-324, rr_output="debias"), "epsilon and reward_range"),
+        (lambda: LDPWrapper(UCB(K), "randomized_response", 5e-324, rr_output="debias"), r"epsilon must be in \[1e-100"),
     ],
 )
 def test_parameters_whose_schedule_or_noise_is_not_finite_are_refused(make, match):

@@ -227,6 +227,7 @@ def test_hybrid_draws_once_per_update_and_bounds_its_release_noise():
     assert raw.grid == 0.0 and raw.noise_bound()[0][0] == pytest.approx(laplace_sum_bound([1.0], 2.0**-4), rel=1e-12)
 
 
+@pytest.mark.usefixtures("uncapped_epsilon")
 def test_hybrid_plays_every_arm_once_then_its_index():
     agent = HybridDPUCB(3, 1e6, alpha=1.0, seed=0)
     arms = []
@@ -308,6 +309,7 @@ def test_epoch_sizes_and_releases_of_dp_thompson_sampling():
     assert agent.act() == 1  # an arm without a release goes first
 
 
+@pytest.mark.usefixtures("uncapped_epsilon")
 def test_ldp_thompson_sampling_reports_are_the_r_coins_at_huge_epsilon():
     agent = LDPThompsonSampling(2, 1e3, seed=0)
     rewards = [1.0, 0.0, 1.0, 1.0, 0.0]
@@ -381,6 +383,7 @@ def mean_regret(agent: Any, table: np.ndarray) -> float:
     return float(GAPS[play_table(agent, table)].sum(axis=0).mean())
 
 
+@pytest.mark.usefixtures("uncapped_epsilon")
 def test_with_a_huge_epsilon_the_private_agents_are_close_to_ucb_and_ts():
     copies, horizon = 100, 3000
     table = bernoulli((horizon, copies, K), MEANS, seed=6)

@@ -199,6 +199,7 @@ def test_gap_epoch_2_length_uses_the_surviving_arms():
     np.testing.assert_array_equal(agent._state[GAP_OBSERVATIONS], [[0, 10, 0]])
 
 
+@pytest.mark.usefixtures("uncapped_epsilon")
 def test_gap_line_23_eliminates_exactly_the_arms_below_the_threshold():
     # ε = 1e9 makes the Laplace noise (scale 1/(εL) ≈ 1e-12) negligible; rewards are constant.
     epsilon, delta = 1e9, 0.01
@@ -406,6 +407,7 @@ def test_dpse_epoch_repetitions():
     np.testing.assert_array_equal(agent.epoch_repetitions, [37053])
 
 
+@pytest.mark.usefixtures("uncapped_epsilon")
 def test_dpse_round_robin_and_release_threshold():
     # ε = 1e9: negligible noise. R_1 = ⌈0.01 × 32 ln(8·3/0.01)/(1/4)⌉ = ⌈0.01 × 996.25⌉ = 10.
     agent = DPSE(3, 1000, 1e9, beta=0.01, schedule_scale=0.01, width_scale=0.1, seed=0)

@@ -131,6 +131,7 @@ def test_a_side_observation_agent_runs_wrapped_on_an_env_without_side_observatio
     assert wrapper.agent.counts.sum() == 6  # one (privatized) observation per round, the pulled arm's
 
 
+@pytest.mark.usefixtures("uncapped_epsilon")
 def test_rewards_are_clipped_and_counted():
     spy = Spy()
     wrapper = LDPWrapper(spy, "laplace", 1e9, seed=7)  # tiny noise: the clipped value shows
@@ -328,6 +329,7 @@ def test_a_users_reports_through_the_wrapper_lose_what_privacy_spent_says():
     assert loss <= spent
 
 
+@pytest.mark.usefixtures("uncapped_epsilon")
 def test_cap_stops_each_users_reports_at_the_limit():
     spy = Spy()
     wrapper = LDPWrapper(spy, "laplace", 1e9, max_reports_per_user=2, seed=0)  # tiny noise: values show
@@ -363,6 +365,7 @@ def test_user_budget_sets_the_cap_to_the_last_report_within_it(mechanism, args, 
     assert over.reports == cap
 
 
+@pytest.mark.usefixtures("uncapped_epsilon")
 def test_cap_in_batch_mode_withholds_per_copy_and_keeps_the_others_learning():
     ucb = UCB(3, n_envs=2)
     wrapper = LDPWrapper(ucb, "laplace", 1e9, max_reports_per_user=2, seed=0)

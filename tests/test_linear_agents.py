@@ -314,7 +314,9 @@ def test_privacy_per_report_says_what_holds():
     assert LDPLinUCB(5, 3.0, 0.01, sigma_method="analytic").privacy_per_report == (3.0, 0.01)
     eps, delta = LDPLinUCB(5, 8e5).privacy_per_report  # the authors' setting: classic σ ≈ 8e-6 ≪ Δ₂
     assert eps == 8e5 and delta > 0.99
-    assert LDPLinUCB(5, 8e5, sigma_method="analytic").privacy_per_report == (8e5, 0.1)
+    # analytic σ at ε = 8e5 is so small that numpy's bounded normal draw gives the reports away
+    eps, delta = LDPLinUCB(5, 8e5, sigma_method="analytic").privacy_per_report
+    assert eps == 8e5 and delta > 0.99
     assert "one user" in LDPLinUCB.privacy_unit and "user_id" in LDPLinUCB.privacy_unit
 
 

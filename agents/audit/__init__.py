@@ -34,6 +34,7 @@ from agents.audit.procedure import DEFAULT_RUNS, MIN_RUNS, run_audit
 from agents.audit.result import INCONCLUSIVE, NO_VIOLATION, VIOLATION, AuditResult, Power, table_header
 from agents.audit.subjects import AUDIT_ENVS, BUILTINS, VIEWS, Subject, agent_subject, builtin_subject
 from agents.base import Agent, check_choice, check_float, check_int, describe
+from bandit_envs.privacy._checks import check_epsilon
 from bandit_envs.validation import check_memory, summarize
 
 __all__ = [
@@ -114,7 +115,7 @@ def subject_for(
     view: str | None = None,
 ) -> Subject:
     """The :class:`Subject` :func:`audit` runs for these arguments (see there)."""
-    eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
+    eps = check_epsilon("epsilon", epsilon)
     if view is not None:
         check_choice("view", view, VIEWS)
     if view is not None and isinstance(agent, Subject):

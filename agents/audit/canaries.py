@@ -27,6 +27,7 @@ from agents.base import PrivateAgent, check_float
 from agents.elimination.policies import GAP
 from agents.stochastic.index import SQRT2, UCB
 from bandit_envs._types import FloatArray
+from bandit_envs.privacy._checks import check_epsilon
 
 __all__ = ["LaplaceCount", "NonPrivateUCB", "OverclaimedGAP"]
 
@@ -49,7 +50,7 @@ class LaplaceCount:
     privacy_unit = "one record (the count changes by at most 1)"
 
     def __init__(self, epsilon: float, noise_epsilon: float | None = None) -> None:
-        self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
+        self.epsilon = check_epsilon("epsilon", epsilon)
         noise = self.epsilon if noise_epsilon is None else noise_epsilon
         self.noise_epsilon = check_float("noise_epsilon", noise, low=0.0, low_open=True)
 
@@ -120,7 +121,7 @@ class NonPrivateUCB(UCB, PrivateAgent):
         seed: int | None = None,
     ) -> None:
         super().__init__(n_arms, alpha, n_envs=n_envs, seed=seed)
-        self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
+        self.epsilon = check_epsilon("epsilon", epsilon)
 
     @property
     def privacy_spent(self) -> tuple[float, float]:

@@ -65,6 +65,7 @@ from agents.local_dp.thompson import LDPThompsonSampling
 from agents.local_dp.wrapper import LDPWrapper
 from agents.stochastic.index import UCB
 from agents.user_agents import UserAgent, UserAgentError, accepts_n_envs, failure, user_agent
+from bandit_envs.privacy._checks import check_epsilon
 from bandit_envs.validation import summarize
 
 __all__ = [
@@ -189,7 +190,7 @@ def gap_subject(
     elimination shows (line 23: arm 1 is dropped below max μ̄ − w, w =
     √(2 ln(8·2/δ)/L_1) + 2 ln(4·2/δ)/(εL_1) for two active arms in epoch 1): pairs around w.
     """
-    eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
+    eps = check_epsilon("epsilon", epsilon)
     graph = two_arm_graph()
 
     def make(rounds: int) -> GAP:
@@ -260,7 +261,7 @@ def dpse_subject(epsilon: float, *, horizon: int | None = None, group: int = 1) 
     h_1 = √(ln(8·2/β)/(2R_1)) and c_1 = ln(4·2/β)/(εR_1) (Sajed & Sheffet, ICML 2019, DP-SE; the
     agent's ``width_scale`` w = 1, β = 1/T). The round after the release shows whether arm 1 is left.
     """
-    eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
+    eps = check_epsilon("epsilon", epsilon)
 
     def make(rounds: int) -> DPSE:
         return DPSE(2, rounds, eps, seed=0)
@@ -352,7 +353,7 @@ def ldp_wrapper_subject(
     Claim: ``privacy_per_report`` (ε, 0) of the mechanism (Laplace or randomized response). The
     pairs change round 0's rewards, 1 on D and 0 on D′, so the report of round 0 changes.
     """
-    eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
+    eps = check_epsilon("epsilon", epsilon)
     mech = check_choice("mechanism", mechanism, ("laplace", "randomized_response"))
     rounds = DEFAULT_HORIZON if horizon is None else check_int("horizon", horizon, minimum=2)
 
@@ -385,7 +386,7 @@ def ldp_linucb_subject(
     at ε ≥ 1). Rewards are ±1 (the clipping range l_y = 1), and round 0's rewards change from +1
     on D to −1 on D′: the report y·x + ξ of round 0 moves by 2 in one coordinate.
     """
-    eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
+    eps = check_epsilon("epsilon", epsilon)
     rounds = LINEAR_HORIZON if horizon is None else check_int("horizon", horizon, minimum=2)
     method = check_choice("sigma_method", sigma_method, ("classic", "analytic"))
 
@@ -415,7 +416,7 @@ def ldp_linucb_subject(
 
 def nonprivate_ucb_subject(epsilon: float, *, horizon: int | None = None, group: int = 1) -> Subject:
     """:class:`NonPrivateUCB` (UCB claiming ε-DP per entry): must be rejected."""
-    eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
+    eps = check_epsilon("epsilon", epsilon)
     rounds = 200 if horizon is None else check_int("horizon", horizon, minimum=2)
 
     def build(env: Any, n_envs: int | None, seed: int) -> NonPrivateUCB:
@@ -558,7 +559,7 @@ def agent_subject(
     ValueError
         For ``env_id`` not in :data:`AUDIT_ENVS`, or bad ``epsilon``, ``horizon``, ``group``, ``unit``.
     """
-    eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
+    eps = check_epsilon("epsilon", epsilon)
     rounds = DEFAULT_HORIZON if horizon is None else check_int("horizon", horizon, minimum=2)
     if env_id not in AUDIT_ENVS:
         raise ValueError(f"env must be an env that replays reward tables, one of {list(AUDIT_ENVS)}, got {env_id!r}.")
@@ -716,7 +717,7 @@ def stream_subject(
     whose arm sequences cannot show a violation on three changed entries (their first decisions
     read only a part of each counter's noise), ``"arms"`` for the others.
     """
-    eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
+    eps = check_epsilon("epsilon", epsilon)
     rounds = INDEX_HORIZON if horizon is None else check_int("horizon", horizon, minimum=2)
     makers: dict[str, Callable[[int | None, int], StreamPrivateAgent]] = {
         "HybridDPUCB": lambda n, s: HybridDPUCB(2, eps, n_envs=n, seed=s),
@@ -827,7 +828,7 @@ def builtin_subject(
     """
     if not isinstance(name, str):
         raise TypeError(f"agent must be a name, a factory or an Agent subclass, got {describe(name)}.")
-    check_float("epsilon", epsilon, low=0.0, low_open=True)
+    check_epsilon("epsilon", epsilon)
     check_int("group", group, minimum=1)
     if view is not None:
         check_choice("view", view, VIEWS)

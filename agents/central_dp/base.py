@@ -21,14 +21,17 @@ from typing import Any, ClassVar, Generic, TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import PrivateAgent, check_float
+from agents.base import PrivateAgent
 from agents.common import philox as _philox
 from agents.common.kernels import kernel_error
 from bandit_envs._types import FloatArray, IntArray
+from bandit_envs.privacy._checks import MAX_EPSILON, check_positive
+from bandit_envs.privacy._checks import check_epsilon as _check_epsilon
 from bandit_envs.privacy.lattice import check_sampler, sum_grid
 
-#: ε below this makes the noise scales overflow (or lose all meaning); above, 1/ε underflows.
-EPSILON_RANGE = (1e-100, 1e100)
+#: ε below this makes the noise scales overflow (or lose all meaning); above ``MAX_EPSILON`` the
+#: bounded noise samplers break the stated guarantee (:data:`bandit_envs.privacy.MAX_EPSILON`).
+EPSILON_RANGE = (1e-100, MAX_EPSILON)
 
 
 _Array = TypeVar("_Array", bound=np.ndarray)
@@ -67,13 +70,7 @@ class CopiedState(Generic[_Array]):
 
 def check_epsilon(value: Any) -> float:
     """``epsilon`` as a float in :data:`EPSILON_RANGE` (one-sentence errors)."""
-    eps = check_float("epsilon", value, low=0.0, low_open=True)
-    low, high = EPSILON_RANGE
-    if not low <= eps <= high:
-        raise ValueError(
-            f"epsilon must be in [{low:g}, {high:g}] (beyond, the noise scales overflow or vanish), got {value!r}."
-        )
-    return eps
+    return check_positive("epsilon", _check_epsilon("epsilon", value))
 
 
 def _fresh_seed() -> int:

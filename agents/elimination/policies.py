@@ -43,6 +43,7 @@ from agents.base import (
 from agents.common.tables import BlockTable
 from agents.elimination import drivers, kernels
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
+from bandit_envs.privacy._checks import check_epsilon
 from bandit_envs.privacy.lattice import check_sampler, sum_grid
 from bandit_envs.privacy.streams import noise_generator
 from bandit_envs.rewards import RewardModel
@@ -661,7 +662,7 @@ class GAP(EliminationAgent, PrivateAgent):
     ) -> None:
         super().__init__(n_arms, horizon, n_envs=n_envs, seed=seed)
         self.round_robin = check_choice("round_robin", round_robin, ("greedy", "index"))
-        self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
+        self.epsilon = check_epsilon("epsilon", epsilon)
         self.sampler = check_sampler(sampler)
         self._grid = 0.0 if self.sampler == "float" else sum_grid(1.0 / self.epsilon, 1.0)
         self.delta = _confidence("delta", delta, 1.0 / self.horizon)
@@ -891,7 +892,7 @@ class DPSE(EliminationAgent, PrivateAgent):
         sampler: str = "lattice",
     ) -> None:
         super().__init__(n_arms, horizon, n_envs=n_envs, seed=seed)
-        self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
+        self.epsilon = check_epsilon("epsilon", epsilon)
         self.sampler = check_sampler(sampler)
         self._grid = 0.0 if self.sampler == "float" else sum_grid(1.0 / self.epsilon, 1.0)
         self.beta = _confidence("beta", beta, 1.0 / self.horizon)

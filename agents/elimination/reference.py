@@ -33,8 +33,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import _as_array, check_choice, check_float, check_values, describe
+from agents.base import _as_array, check_choice, check_values, describe
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
+from bandit_envs.privacy._checks import check_epsilon
 from bandit_envs.privacy.lattice import check_sampler, sum_grid
 from bandit_envs.privacy.streams import noise_generator
 
@@ -187,7 +188,7 @@ def run_gap(
     n_rounds, n_arms = rewards.shape
     neighbourhoods = _neighbourhoods(graph, n_arms)
     check_choice("round_robin", round_robin, ("greedy", "index"))
-    epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
+    epsilon = check_epsilon("epsilon", epsilon)
     delta = 1.0 / (horizon or n_rounds) if delta is None else delta
     grid = 0.0 if check_sampler(sampler) == "float" else sum_grid(1.0 / epsilon, 1.0)
     rng = _generator(seed)
@@ -296,7 +297,7 @@ def run_dpse(
     """
     rewards = _rewards(table)
     n_rounds, n_arms = rewards.shape
-    epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
+    epsilon = check_epsilon("epsilon", epsilon)
     beta = 1.0 / (horizon or n_rounds) if beta is None else beta
     grid = 0.0 if check_sampler(sampler) == "float" else sum_grid(1.0 / epsilon, 1.0)
     rng = _generator(seed)

@@ -16,7 +16,9 @@ ids the whole stream is one user). A user with k reports is what k Gaussian repo
 ``sigma_method="classic"`` (Dwork & Roth 2014, Thm. 3.22) the per-report guarantee is proven
 only for ε < 1; for larger ε, :attr:`LDPLinUCB.privacy_per_report` gives the exact δ' at which
 σ is (ε, δ')-DP (Balle & Wang, ICML 2018, Thm. 8). ``sigma_method="analytic"`` is (ε, δ)-DP
-for every ε. Noise: ``d(d+1)/2 + d`` standard normals per report from the agent's generator,
+for every ε, up to the normal sampler's tail event, which :attr:`LDPLinUCB.privacy_per_report`
+adds to δ (negligible at ε <= 15, about 1 at ε = 8e5). Noise: ``d(d+1)/2 + d`` standard normals per
+report from the agent's generator,
 :func:`bandit_envs.privacy.streams.noise_generator` of ``seed`` (a stream independent of
 ``numpy.random.default_rng(seed)`` and of an env reset with the same seed).
 
@@ -38,6 +40,7 @@ from agents.linear.private_base import LocalDPLinearAgent
 from agents.linear.protocol import BONUSES
 from bandit_envs._types import IntArray
 from bandit_envs.privacy import gaussian_delta, gaussian_sigma_analytic
+from bandit_envs.privacy._checks import gaussian_tail_delta
 from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, report_cap, user_ids
 from bandit_envs.privacy.lattice import check_sampler, report_grid
 
@@ -92,7 +95,7 @@ def ldp_linucb_sigma(
     is proven only for ε < 1. ``"analytic"``: the smallest σ that is (ε, δ)-DP for Δ₂ (Balle & Wang,
     ICML 2018, Thm. 8; :func:`bandit_envs.privacy.gaussian_sigma_analytic`), any ε.
     """
-    eps = check_float("epsilon", epsilon, low=0.0, low_open=True)
+    eps = check_float("epsilon", epsilon, low=0.0, low_open=True)  # a scale, any ε (see LDPLinUCB)
     dlt = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     check_choice("sigma_method", method, SIGMA_METHODS)
     sens = ldp_linucb_sensitivity(l_x, l_y)
@@ -157,8 +160,14 @@ class LDPLinUCB(LocalDPLinearAgent):
     what makes Δ₂ a bound: ``n_clipped_features`` and ``n_clipped_rewards`` count the reports
     whose x or y was clipped. With ``"classic"`` the guarantee is proven only for ε < 1; for
     larger ε, :attr:`privacy_per_report` returns the exact δ' at which this σ is (ε, δ')-DP
-    (Balle & Wang, Thm. 8) when it exceeds δ. At the authors' ε = 8e5 that δ' is ≈ 1: no
-    meaningful guarantee (σ ≈ 8e-6 ≪ Δ₂). Use ``"analytic"`` for a valid (ε, δ) at any ε.
+    (Balle & Wang, Thm. 8) when it exceeds δ. To that δ it adds δ_s = Φ(Δ₂/σ − 12.23)
+    (:func:`bandit_envs.privacy._checks.gaussian_tail_delta`), the probability that numpy's
+    normal draw, bounded near 12.23σ, puts a report where a neighbour's cannot be: below
+    1e-28 at ε <= 15 with δ <= 0.1, about 1 at the authors' ε = 8e5. Unlike the other
+    mechanisms and agents of the package, LDP-LinUCB therefore takes any ε > 0, not only ε <= 15
+    (``MAX_EPSILON``): what it returns as its (ε, δ) holds whatever ε, so the authors' non-private
+    settings (ε = 1e5 to 8e5, σ ≈ 8e-6 ≪ Δ₂) can be reproduced and are reported with δ ≈ 1, no
+    guarantee.
 
     Unit of the agent's guarantee (``privacy_unit``): one user, i.e. every report that carries
     its ``info["user_id"]``. ``MovieLensRecommendation-v0`` draws a user every round, so over
@@ -263,7 +272,7 @@ class LDPLinUCB(LocalDPLinearAgent):
         sampler: str = "lattice",
     ) -> None:
         super().__init__(n_features, n_envs=n_envs, seed=seed)
-        self._check_epsilon_delta(epsilon, delta)
+        self._check_epsilon_delta(epsilon, delta, capped=False)  # privacy_per_report says what holds at any ε
         self.sampler = check_sampler(sampler)
         self.alpha = check_float("alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True)
         self.horizon = check_int("horizon", horizon, minimum=2)
@@ -284,8 +293,8 @@ class LDPLinUCB(LocalDPLinearAgent):
             self.sigma = self.sigma * (wide / self.sensitivity)  # σ is linear in the sensitivity
         #: The L2 sensitivity the reports' σ is calibrated to: Δ₂, widened by √D·grid for the lattice.
         self.report_sensitivity = wide
-        exact = gaussian_delta(self.sigma, self.epsilon, wide)
-        self._delta_spent = self.delta if exact <= self.delta else exact
+        exact = max(self.delta, gaussian_delta(self.sigma, self.epsilon, wide))
+        self._delta_spent = min(1.0, exact + gaussian_tail_delta(wide / self.sigma))
         d, t_max = float(self.n_features), float(self.horizon)
         k1 = 4.0 * math.sqrt(d) + 2.0 * math.log(2.0 * t_max / self.alpha)
         self._sched = np.array(
@@ -312,7 +321,7 @@ class LDPLinUCB(LocalDPLinearAgent):
 
     @property
     def privacy_per_report(self) -> tuple[float, float]:
-        """(ε, δ) of one report: (ε, δ) when the mechanism guarantees it, else (ε, exact δ' > δ)."""
+        """(ε, δ) of one report: δ, or the exact δ' > δ of this σ, plus the sampler's tail δ_s (see the class)."""
         return self.epsilon, self._delta_spent
 
     @property

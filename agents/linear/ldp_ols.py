@@ -20,7 +20,8 @@ privatized by
 * ``mechanism="gaussian"`` (default, as the paper): i.i.d. :math:`N(0, \sigma^2)` noise on the
   D = d(d+1)/2 + d coordinates, σ the analytic Gaussian scale of Balle & Wang (ICML 2018,
   Thm. 8; :func:`bandit_envs.privacy.gaussian_sigma_analytic`) for L2 sensitivity 2 (the
-  diameter of the ball): (ε, δ)-LDP per report for every ε (the paper's code calibrates
+  diameter of the ball): (ε, δ)-LDP per report for every ε <= 15 (plus the normal sampler's
+  tail event, below 1e-28 for δ <= 0.1: :mod:`bandit_envs.privacy.lattice`; the paper's code calibrates
   :math:`\sigma = 6\sqrt{2\ln(2.5/\delta)}/\varepsilon` with the classic formula instead);
 * ``mechanism="l2_ball"``: Duchi et al.'s L2-ball mechanism at ε
   (:mod:`bandit_envs.privacy.l2_ball`): ε-LDP per report, δ = 0 [P].

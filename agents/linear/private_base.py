@@ -22,6 +22,7 @@ from numba import typed
 from agents.base import PrivateAgent, check_float
 from agents.linear.base import LinearAgent, LinearRunResult
 from bandit_envs._types import IntArray
+from bandit_envs.privacy._checks import check_epsilon
 from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, UserPrivacy, user_privacy
 from bandit_envs.privacy.streams import noise_generator
 
@@ -46,9 +47,12 @@ class LocalDPLinearAgent(LinearAgent, PrivateAgent):
     delta: float
     _reports: ReportLedger
 
-    def _check_epsilon_delta(self, epsilon: float, delta: float) -> None:
-        """Check and keep ε > 0 and δ in (0, 1) of one report."""
-        self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
+    def _check_epsilon_delta(self, epsilon: float, delta: float, capped: bool = True) -> None:
+        """Check and keep ε in (0, ``MAX_EPSILON``] (any ε > 0 if not ``capped``) and δ in (0, 1) of one report."""
+        if capped:
+            self.epsilon = check_epsilon("epsilon", epsilon)
+        else:
+            self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
         self.delta = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
 
     def _reset_reports(self) -> None:

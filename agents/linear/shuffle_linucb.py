@@ -72,6 +72,7 @@ import numpy.typing as npt
 
 from agents.base import check_float
 from agents.linear.stats_base import OpenBatch, StatsAgent
+from bandit_envs.privacy._checks import MAX_EPSILON
 from bandit_envs.privacy.shuffle import local_epsilon_for_shuffle
 
 __all__ = ["MAX_BATCH", "ShuffleLinUCB", "Shuffler"]
@@ -273,8 +274,9 @@ class ShuffleLinUCB(StatsAgent):
                 f"batch_size must be at most {MAX_BATCH:,} (the amplification bound sums over the batch), "
                 f"got {self.batch_size:,}."
             )
-        #: ε0 of each report: the largest whose ``batch_size`` shuffled reports are (ε, δ)-DP.
-        self.local_epsilon = local_epsilon_for_shuffle(self.epsilon, self.batch_size, self.delta)
+        #: ε0 of each report: the largest whose ``batch_size`` shuffled reports are (ε, δ)-DP, at most
+        #: ``MAX_EPSILON`` (a smaller ε0 keeps the bound: an ε0'-LDP report is ε0-LDP for ε0 >= ε0').
+        self.local_epsilon = min(local_epsilon_for_shuffle(self.epsilon, self.batch_size, self.delta), MAX_EPSILON)
         self._setup_l2_ball(self.local_epsilon)
         self._reset_state()
 

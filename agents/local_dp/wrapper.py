@@ -24,6 +24,7 @@ from agents.stochastic.index import UCB, ThompsonSampling
 from bandit_envs._types import FloatArray
 from bandit_envs.core import generator_addresses
 from bandit_envs.privacy import bernoulli_mechanism, gaussian_sigma_analytic, gaussian_sigma_classic, rr_debias
+from bandit_envs.privacy._checks import check_epsilon
 from bandit_envs.privacy.accounting import (
     ReportLedger,
     ReportMechanism,
@@ -135,7 +136,9 @@ class LDPWrapper(PrivateAgent):
         scale (never below ``2**-24`` of the rewards' magnitude), so every
         report is a multiple of the grid whatever the reward; the sensitivity is widened to
         ``R + grid`` for the rounding (Laplace scale ``(R + grid)/ε``, Gaussian σ calibrated at
-        ``R + grid``): ε-LDP ((ε, δ)-LDP) exactly as stated. ``"float"``: the raw ``r + noise``,
+        ``R + grid``): ε-LDP ((ε, δ)-LDP) as stated, up to the noise sampler's tail event
+        (probability at most ``e**(ε - 36.04) / 2`` per Laplace report;
+        :mod:`bandit_envs.privacy.lattice`). ``"float"``: the raw ``r + noise``,
         faster, **not safe against floating-point attacks** (Mironov 2012). Randomized-response
         reports are bits (or a fixed affine map of bits): their output set never depends on the
         reward.
@@ -229,7 +232,7 @@ class LDPWrapper(PrivateAgent):
         super().__init__(agent.n_arms, n_envs=agent.n_envs, seed=seed)
         self.agent = agent
         self.mechanism = check_choice("mechanism", mechanism, MECHANISMS)
-        self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True)
+        self.epsilon = check_epsilon("epsilon", epsilon)
         self.lo, self.hi = _check_range(reward_range)
         self.sigma_method = check_choice("sigma_method", sigma_method, SIGMA_METHODS)
         self.rr_output = check_choice("rr_output", rr_output, RR_OUTPUTS)

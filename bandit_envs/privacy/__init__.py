@@ -46,6 +46,7 @@ guarantee (the privacy unit, epsilon and delta, per report) and where its noise 
 Argument checks shared by these modules live in the private ``bandit_envs.privacy._checks``.
 """
 
+from bandit_envs.privacy._checks import MAX_EPSILON as MAX_EPSILON
 from bandit_envs.privacy.gaussian import GAUSSIAN_METHODS as GAUSSIAN_METHODS
 from bandit_envs.privacy.gaussian import (
     gaussian_delta,
@@ -70,6 +71,7 @@ from bandit_envs.privacy.shuffle import group_privacy, local_epsilon_for_shuffle
 
 __all__ = [
     "EARTH_RADIUS_M",
+    "MAX_EPSILON",
     "bernoulli_mechanism",
     "gaussian_delta",
     "gaussian_mechanism",

@@ -7,6 +7,7 @@ draw no randomness and have no privacy meaning of their own.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -15,11 +16,16 @@ from numpy.typing import NDArray
 from bandit_envs.validation import check_float, real_array
 
 __all__ = [
+    "GAUSSIAN_SAMPLER_BOUND",
+    "LAPLACE_SAMPLER_BOUND",
+    "MAX_EPSILON",
     "bit_array",
     "check_delta",
     "check_epsilon",
     "check_rng",
     "clipped_sensitivity",
+    "gaussian_tail_delta",
+    "laplace_tail_delta",
     "finite_array",
     "latitude_array",
     "longitude_array",
@@ -31,6 +37,50 @@ __all__ = [
 POSITIVE_RANGE = (1e-100, 1e100)
 #: Smallest delta: below it ln(1.25 / delta) overflows.
 MIN_DELTA = 1e-300
+
+#: Largest |N| / b of numpy's Laplace sampler ``Generator.laplace(0, b)``: it takes
+#: ``b log(2 U)`` or ``-b log(2 - 2 U)`` of a uniform ``U`` on the multiples of ``2**-53``, so
+#: ``|N| <= 52 ln 2 b``, about ``36.04 b`` (reached at ``U = 2**-53`` and ``1 - 2**-53``).
+LAPLACE_SAMPLER_BOUND = 52.0 * math.log(2.0)
+#: Largest |N| / sigma of numpy's normal sampler ``Generator.normal`` (its ziggurat's tail returns
+#: ``r + x`` with ``r = 3.6542`` only when ``2 y > x**2``, ``y = -log1p(-U) <= 53 ln 2``), so
+#: ``|N| < 3.6542 + sqrt(106 ln 2)``, about ``12.23 sigma``.
+GAUSSIAN_SAMPLER_BOUND = 3.6541528853610088 + math.sqrt(106.0 * math.log(2.0))
+#: Largest epsilon a mechanism or agent of this package accepts. numpy's noise samplers are
+#: bounded (above) and randomized response keeps a bit with the float64 probability
+#: ``expit(epsilon)``, so the stated guarantees fail for large epsilon: with Laplace noise of scale
+#: ``b`` and a neighbour shifted by ``epsilon b`` the draw lands where the neighbour's cannot
+#: with probability up to :func:`laplace_tail_delta` ``= e**(epsilon - 36.04) / 2`` (about 0.99
+#: at epsilon = 40), the Gaussian's counterpart (:func:`gaussian_tail_delta`) reaches about 0.05
+#: at epsilon = 100 and delta = 1e-5, and ``expit(37) == 1.0``, so randomized response would be
+#: deterministic. At epsilon <= 15 the
+#: Laplace tail event has probability at most ``3.6e-10`` per draw, the Gaussian's at most
+#: ``1.5e-7`` for delta <= 0.9 (``5.4e-15`` for delta <= 0.1) and randomized response's flip
+#: probability ``e**-15 / (1 + e**-15)``, about ``3.06e-7``, is held within a relative ``1e-9``.
+MAX_EPSILON = 15.0
+
+
+def laplace_tail_delta(epsilon: float) -> float:
+    """``e**(epsilon - LAPLACE_SAMPLER_BOUND) / 2``: the additive delta of one bounded Laplace draw.
+
+    With ``x`` and ``x'`` at L1 distance ``epsilon b`` (the sensitivity of a scale-``b``
+    release at that epsilon), the event "``x + N`` is below every value ``x' + N`` can take"
+    has probability ``(e**(epsilon - B) - e**-B) / 2 <= e**(epsilon - B) / 2`` under ``x`` and 0
+    under ``x'`` (``B`` = :data:`LAPLACE_SAMPLER_BOUND`); a shift spread over several entries
+    gives less. About ``3.6e-10`` at :data:`MAX_EPSILON`.
+    """
+    return 0.5 * math.exp(epsilon - LAPLACE_SAMPLER_BOUND)
+
+
+def gaussian_tail_delta(shift: float) -> float:
+    """``Phi(shift - GAUSSIAN_SAMPLER_BOUND)``: the additive delta of bounded Gaussian noise, ``shift`` in sigmas.
+
+    With neighbouring inputs at L2 distance ``shift * sigma``, the event "some entry of the output
+    lies where the neighbour's cannot" has probability at most ``Phi(shift - B)`` plus a term of
+    order ``Phi(-B)`` per entry, about ``1e-34`` (``B`` = :data:`GAUSSIAN_SAMPLER_BOUND`: the
+    shift is largest when it falls on one entry). Computed with ``erfc``, exact in the far tail.
+    """
+    return 0.5 * math.erfc((GAUSSIAN_SAMPLER_BOUND - shift) / math.sqrt(2.0))
 
 
 def check_positive(name: str, value: Any) -> float:
@@ -53,7 +103,7 @@ def check_positive(name: str, value: Any) -> float:
 
 
 def check_epsilon(name: str, value: Any) -> float:
-    """Return ``value`` as a float if it is a finite number > 0 (a privacy parameter epsilon).
+    """Return ``value`` as a float if it is a privacy parameter epsilon in ``(0, MAX_EPSILON]``.
 
     Parameters
     ----------
@@ -70,11 +120,18 @@ def check_epsilon(name: str, value: Any) -> float:
     Raises
     ------
     ValueError
-        If ``value`` is not finite or not > 0.
+        If ``value`` is not finite, below ``POSITIVE_RANGE[0]`` or above :data:`MAX_EPSILON`
+        (one sentence saying why).
     TypeError
         If ``value`` is not a real number.
     """
-    return check_positive(name, value)
+    v = check_float(name, value, low=0.0, low_open=True)
+    if v > MAX_EPSILON:
+        raise ValueError(
+            f"{name} must be in (0, {MAX_EPSILON:g}], got {v!r}: above it numpy's bounded noise samplers "
+            "and float64 randomized response no longer give the stated privacy guarantee."
+        )
+    return check_positive(name, v)
 
 
 def check_delta(value: Any) -> float:

@@ -130,11 +130,12 @@ class ReportMechanism:
         """Gaussian noise ``N(0, sigma^2)`` on a report of L2 sensitivity ``l2_sensitivity``.
 
         ``(epsilon, delta)`` is the per-report guarantee that is stated (the delta that holds
-        at this epsilon); composition uses ``sigma / l2_sensitivity`` only.
+        at this epsilon, any epsilon > 0: LDP-LinUCB states the delta of its sigma at the
+        authors' epsilon up to 8e5); composition uses ``sigma / l2_sensitivity`` only.
         """
         s = check_positive("sigma", sigma)
         d2 = check_positive("l2_sensitivity", l2_sensitivity)
-        eps = check_epsilon("epsilon", epsilon)
+        eps = check_positive("epsilon", epsilon)
         dlt = check_float("delta", delta, low=0.0, high=1.0)
         return cls("gaussian", eps, dlt, s / d2)
 
@@ -346,7 +347,7 @@ def max_reports(mechanism: ReportMechanism, epsilon: float, delta: float) -> int
     TypeError
         If an argument has the wrong type.
     """
-    budget = check_epsilon("epsilon", epsilon)
+    budget = check_positive("epsilon", epsilon)  # a per-user total: each report is checked on its own
     dlt = check_float("delta", delta, low=0.0, high=1.0, high_open=True)
 
     def fits(k: int) -> bool:

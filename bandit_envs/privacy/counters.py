@@ -37,7 +37,9 @@ p-sum (and logarithmic increment) is released as ``snap(exact) + snap(noise)`` o
 ``g = sum_grid(width / epsilon, width)`` (a power of two about ``2**-20`` of the per-item scale), so
 every release is a sum of multiples of ``g`` whatever the items; rounding an exact sum moves it by
 at most ``g / 2``, so the per-item sensitivity becomes ``width + g`` and every scale above uses
-``width + g`` in place of ``width``: epsilon-DP exactly as stated. ``sampler="float"``: the raw
+``width + g`` in place of ``width``: epsilon-DP as stated, up to the Laplace sampler's tail event
+(probability at most ``e**(epsilon - 36.04) / 2`` per release; :mod:`bandit_envs.privacy.lattice`).
+``sampler="float"``: the raw
 ``exact + noise`` of the float Laplace draws, whose low-order bits depend on the items [M12]_,
 **not safe against floating-point attacks**.
 

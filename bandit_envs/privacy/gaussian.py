@@ -23,7 +23,11 @@ With the default ``sampler="lattice"`` (:mod:`bandit_envs.privacy.lattice`) the 
 rounded to a power-of-two grid ``g`` (:func:`~bandit_envs.privacy.lattice.grid_step` of the
 nominal ``sigma`` over ``sqrt(n)``), ``sigma`` is calibrated to the widened L2 sensitivity
 ``l2_sensitivity + sqrt(n) g``, the noise is rounded to the same grid, and every output is a
-multiple of ``g`` whatever ``x`` is: (epsilon, delta)-DP as stated. ``sampler="float"`` returns
+multiple of ``g`` whatever ``x`` is: (epsilon, delta + delta_s)-DP, ``delta_s`` the **sampler
+tail event**: numpy's normal draw stays below about ``12.23 sigma``, so the output lands where
+a neighbour's cannot with probability ``delta_s = Phi(D / sigma - 12.23)`` (``D`` the L2
+sensitivity; at most ``1.5e-7`` for delta <= 0.9 and ``5.4e-15`` for delta <= 0.1 at the
+largest allowed epsilon, 15; :mod:`bandit_envs.privacy.lattice`). Larger epsilon is refused. ``sampler="float"`` returns
 ``x + rng.normal(0, sigma)``, whose low-order bits depend on ``x`` [M12]_: faster, **not safe
 against floating-point attacks**.
 
@@ -111,7 +115,7 @@ def gaussian_delta(sigma: float, epsilon: float, l2_sensitivity: float = 1.0) ->
         If an argument is not a real number.
     """
     s = check_positive("sigma", sigma)
-    eps = check_epsilon("epsilon", epsilon)
+    eps = check_positive("epsilon", epsilon)  # a point of the curve: no release at this epsilon
     d2 = check_positive("l2_sensitivity", l2_sensitivity)
     return math.exp(_log_gaussian_delta(s, eps, d2))
 
@@ -171,7 +175,7 @@ def gaussian_sigma_analytic(epsilon: float, delta: float, l2_sensitivity: float 
     TypeError
         If an argument is not a real number.
     """
-    eps = check_epsilon("epsilon", epsilon)
+    eps = check_positive("epsilon", epsilon)  # a calibration: gaussian_mechanism checks its epsilon
     dlt = check_delta(delta)
     d2 = check_positive("l2_sensitivity", l2_sensitivity)
     target = math.log(dlt)
@@ -213,7 +217,7 @@ def gaussian_mechanism(
 
     Privacy guarantee: (epsilon, delta)-DP for the neighbouring relation "``x`` and ``x'``
     differ by at most ``l2_sensitivity`` in L2 norm over the whole array". ``sigma`` comes from
-    :func:`gaussian_sigma_analytic` (Balle & Wang [BW18]_, any epsilon > 0; the default) or
+    :func:`gaussian_sigma_analytic` (Balle & Wang [BW18]_, any epsilon in (0, 15]; the default) or
     :func:`gaussian_sigma_classic` ([DR14]_ Thm. 3.22, epsilon in (0, 1) only). One
     ``rng.normal`` draw per entry.
 
@@ -223,7 +227,9 @@ def gaussian_mechanism(
     ``l2_sensitivity + sqrt(n) g`` (rounding moves the L2 distance of two inputs by at most
     ``sqrt(n) g``), the noise ``N(0, sigma^2)`` is rounded to the grid, and the output is a
     multiple of ``g`` for every input (:mod:`bandit_envs.privacy.lattice`, after Canonne, Kamath
-    & Steinke 2020): (epsilon, delta)-DP exactly as stated. ``sampler="float"``:
+    & Steinke 2020): (epsilon, delta + delta_s)-DP, ``delta_s = Phi(l2_sensitivity / sigma -
+    12.23)`` the probability that numpy's bounded normal draw lands where a neighbour's cannot
+    (at most ``1.5e-7`` for delta <= 0.9 and ``5.4e-15`` for delta <= 0.1 at epsilon <= 15). ``sampler="float"``:
     ``x + N(0, sigma_0^2)``, the old behaviour, **not safe against floating-point attacks**
     ([M12]_).
 
@@ -239,7 +245,7 @@ def gaussian_mechanism(
     x : array_like of float
         Exact values (finite).
     epsilon : float
-        Privacy parameter, > 0 (< 1 for ``method="classic"``).
+        Privacy parameter, in (0, 15] (``MAX_EPSILON``; < 1 for ``method="classic"``).
     delta : float
         Privacy parameter, in (0, 1).
     rng : numpy.random.Generator
@@ -271,6 +277,7 @@ def gaussian_mechanism(
         If an argument has the wrong type.
     """
     values = finite_array("x", x)
+    check_epsilon("epsilon", epsilon)
     gen = check_rng(rng)
     check_choice("method", method, GAUSSIAN_METHODS)
     d2, bounds = clipped_sensitivity("l2_sensitivity", l2_sensitivity, lower, upper)

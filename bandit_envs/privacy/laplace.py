@@ -2,7 +2,8 @@
 
 :func:`laplace_mechanism` is the Laplace mechanism of [DR14]_ (Def. 3.3, Thm. 3.6).
 
-Guarantee: epsilon-DP (``delta = 0``) per release of the whole array ``x``, for the
+Guarantee: epsilon-DP per release of the whole array ``x`` up to the sampler tail event below
+(so (epsilon, delta_s)-DP, ``delta_s = e**(epsilon - 36.04) / 2``), for the
 neighbouring relation "``x`` and ``x'`` differ by at most ``sensitivity`` in L1 norm over the
 whole array" (``sensitivity`` is the L1 sensitivity of the query that produced ``x``). With
 clipping bounds ``[lower, upper]`` the sensitivity follows from them: one clipped entry moves by
@@ -17,9 +18,14 @@ are rounded to a power-of-two grid ``g`` (:func:`~bandit_envs.privacy.lattice.gr
 ``sensitivity / epsilon`` over ``n`` entries), the noise ``Laplace(0, (sensitivity + n g) /
 epsilon)`` is rounded to the same grid, and every output is a multiple of ``g`` whatever ``x`` is:
 epsilon-DP for the stated sensitivity, the rounding's ``n g`` being paid for by the widened
-scale. ``sampler="float"`` returns ``x + rng.laplace(0, sensitivity / epsilon)``, whose output
-set depends on ``x`` through the low-order bits [M12]_: faster, **not safe against
-floating-point attacks**.
+scale, except on the **sampler tail event**: numpy's Laplace draw never exceeds
+``52 ln 2 b``, about ``36.04 b``, so with a neighbour at L1 distance ``epsilon b`` the output
+lands below everything the neighbour can produce with probability at most
+``delta_s = e**(epsilon - 36.04) / 2`` per release (0 under the neighbour), an additive delta
+(:mod:`bandit_envs.privacy.lattice`). epsilon is therefore limited to ``(0, 15]``, where
+``delta_s <= 3.6e-10``; larger epsilon is refused. ``sampler="float"`` returns
+``x + rng.laplace(0, sensitivity / epsilon)``, whose output set depends on ``x`` through the
+low-order bits [M12]_: faster, **not safe against floating-point attacks**.
 
 References
 ----------
@@ -64,7 +70,9 @@ def laplace_mechanism(
     ``b = (sensitivity + n g) / epsilon`` is rounded to the grid too, and the output, their sum,
     is a multiple of ``g`` for every input (:mod:`bandit_envs.privacy.lattice`, after Canonne,
     Kamath & Steinke 2020). Rounding moves the L1 distance of two inputs by at most ``n g``,
-    which the widened scale pays for: epsilon-DP exactly as stated. ``sampler="float"``:
+    which the widened scale pays for: epsilon-DP for the stated epsilon and sensitivity, up to
+    the additive ``delta_s = e**(epsilon - 36.04) / 2`` of numpy's bounded Laplace draw (at most
+    ``3.6e-10`` at the largest allowed epsilon, 15; see :mod:`bandit_envs.privacy.lattice`). ``sampler="float"``:
     ``x + Laplace(0, sensitivity / epsilon)``, the old behaviour, **not safe against
     floating-point attacks** (the output's low-order bits depend on ``x``, [M12]_).
 
@@ -81,7 +89,7 @@ def laplace_mechanism(
     x : array_like of float
         Exact values (finite).
     epsilon : float
-        Privacy parameter, > 0.
+        Privacy parameter, in (0, 15] (``MAX_EPSILON``).
     rng : numpy.random.Generator
         Source of the noise.
     sensitivity : float or None, default None
@@ -101,7 +109,7 @@ def laplace_mechanism(
     Raises
     ------
     ValueError
-        If ``epsilon`` or ``sensitivity`` is not finite and positive, ``x`` is not finite, only
+        If ``epsilon`` is not in (0, 15] or ``sensitivity`` is not finite and positive, ``x`` is not finite, only
         one bound is given, ``lower >= upper``, ``sensitivity < upper - lower``, ``sampler`` is
         unknown, or (lattice) an entry exceeds ``2**50`` grid steps.
     TypeError

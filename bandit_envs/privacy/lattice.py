@@ -43,10 +43,24 @@ relative error of about ``2**-32``; it grows like the inverse of the density, to
 ``|N| = 20 b`` for the Laplace sampler (tail probability ``e**-20``, about ``2e-9``) and a few
 per cent at ``6 sigma`` for the Gaussian one (tail probability about ``2e-9``). So the
 implementation's privacy loss stays within about ``2**-30`` of the design's except on events of
-about that probability (an estimate, not a proof); and ``N`` is bounded (``|N| <= 37 b`` for the Laplace sampler,
-whose smallest uniform is ``2**-53``), so the outputs lie in ``x_g + g [-Z_max, Z_max]``, which
-neighbouring inputs shift: an event of probability at most ``2**-52`` per draw. These are
-small-probability, small-ratio effects of the sampler's tail; the lattice removes the
+about that probability (an estimate, not a proof). And ``N`` is bounded: ``|N| <= 52 ln 2 b``,
+about ``36.04 b``, for the Laplace sampler (its uniform's smallest value is ``2**-53``;
+``LAPLACE_SAMPLER_BOUND`` in ``bandit_envs.privacy._checks``) and ``|N| < 12.23 sigma`` for the
+Gaussian one (its ziggurat's tail; ``GAUSSIAN_SAMPLER_BOUND``). So the outputs lie in
+``x_g + g [-Z_max, Z_max]``, which neighbouring inputs shift, and the output lands where the
+neighbour's cannot with positive probability. For Laplace noise of scale ``b`` and a neighbour
+at L1 distance ``epsilon b`` that **sampler tail event** has probability at most
+``delta_s = e**(epsilon - 36.04) / 2`` per release (:func:`~bandit_envs.privacy._checks.laplace_tail_delta`;
+about ``1.8e-16`` at epsilon = 1, ``3.6e-10`` at epsilon = 15, ``0.99`` at epsilon = 40), under
+one input and 0 under the other: the release is (epsilon, delta_s)-DP, not pure epsilon-DP. For
+the Gaussian it is ``delta_s = Phi(D / sigma - 12.23)`` (``D`` the L2 sensitivity, the shift in
+one entry; spread over entries it is smaller), added to delta: at epsilon = 15 at most
+``1.5e-7`` for delta <= 0.9 and ``5.4e-15`` for delta <= 0.1; at epsilon = 100, delta = 1e-5 it
+would be ``0.05``. Every entry point therefore refuses epsilon above ``MAX_EPSILON = 15``
+(``bandit_envs.privacy._checks``), except LDP-LinUCB, whose stated delta per report includes
+this delta_s (:attr:`agents.linear.LDPLinUCB.privacy_per_report`). These are small-probability,
+small-ratio effects of the
+sampler's tail at allowed epsilon; the lattice removes the
 disjoint-support attack of [M12]_ (an empirical epsilon of 7 to 9 on the float sampler). The
 exact rejection samplers of [CKS20]_ (Alg. 1-3) would remove them too, at many uniforms per draw;
 they are not used here.

@@ -45,7 +45,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammainc, lambertw
 
-from bandit_envs.privacy._checks import check_epsilon, check_rng, finite_array, latitude_array, longitude_array
+from bandit_envs.privacy._checks import check_positive, check_rng, finite_array, latitude_array, longitude_array
 from bandit_envs.privacy.geodesy import EARTH_RADIUS_M
 from bandit_envs.validation import check_choice, check_unit_array
 
@@ -67,7 +67,7 @@ _BISECTION_STEPS = 64
 
 
 def _radius_args(r: ArrayLike, epsilon_per_m: float) -> tuple[NDArray[np.float64], float]:
-    eps = check_epsilon("epsilon_per_m", epsilon_per_m)
+    eps = check_positive("epsilon_per_m", epsilon_per_m)
     try:
         radii = np.asarray(r, dtype=np.float64)
     except (TypeError, ValueError):
@@ -140,7 +140,7 @@ def planar_laplace_radius_quantile(p: ArrayLike, epsilon_per_m: float) -> NDArra
     TypeError
         If an argument has the wrong type.
     """
-    eps = check_epsilon("epsilon_per_m", epsilon_per_m)
+    eps = check_positive("epsilon_per_m", epsilon_per_m)
     probs = check_unit_array("p", p)
     if np.any(probs == 1.0):
         raise ValueError("p must contain probabilities in [0, 1), got 1 (the radius would be inf).")
@@ -207,7 +207,7 @@ def planar_laplace(
     points = finite_array("xy", xy)
     if points.ndim == 0 or points.shape[-1] != 2:
         raise ValueError(f"xy must have shape (..., 2), got shape {points.shape}.")
-    eps = check_epsilon("epsilon_per_m", epsilon_per_m)
+    eps = check_positive("epsilon_per_m", epsilon_per_m)
     gen = check_rng(rng)
     check_choice("method", method, PLANAR_LAPLACE_METHODS)
     radii, angles = _polar_noise(points.shape[:-1], eps, gen, method)
@@ -248,7 +248,7 @@ def spherical_laplace_radius_quantile(p: ArrayLike, epsilon_per_m: float) -> NDA
     ``p`` in [0, 1] (1 included) and the result the great-circle distances in metres, in
     ``[0, pi R]``.
     """
-    eps = check_epsilon("epsilon_per_m", epsilon_per_m)
+    eps = check_positive("epsilon_per_m", epsilon_per_m)
     probs = check_unit_array("p", p)
     a = eps * EARTH_RADIUS_M
     lo = np.zeros(probs.shape)
@@ -386,7 +386,7 @@ def planar_laplace_latlon(
         raise ValueError(
             f"lat and lon must have broadcastable shapes, got {lat_deg.shape} and {lon_deg.shape}."
         ) from None
-    eps_km = check_epsilon("epsilon_per_km", epsilon_per_km)
+    eps_km = check_positive("epsilon_per_km", epsilon_per_km)
     gen = check_rng(rng)
     check_choice("method", method, PLANAR_LAPLACE_METHODS)
     radii = _sphere_radii(lat_deg.shape, eps_km / 1000.0, gen, method)

@@ -157,7 +157,8 @@ def ldp_summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any])
         f"data `{data}` through `MovieLensRecommendation-v0` (the authors' construction: first 20 movies, rank-20 "
         f"SVD, 0.4(r − 2.5), unrated −1); wall time {meta.get('seconds', math.nan):.1f} s on {meta.get('jobs', 1)} "
         'process(es). δ = 0.1, α = 0.1 for LDP-LinUCB; "classic" σ = 4√(ln(1.25/δ))/ε reproduces the authors\' code '
-        '(its (ε, δ) guarantee needs ε < 1); "analytic" is the Balle–Wang σ, valid for every ε. Regret is against '
+        '(its (ε, δ) guarantee needs ε < 1); "analytic" is the Balle–Wang σ, valid for every ε (with the normal '
+        "sampler's tail event added to δ: negligible at ε <= 15, about 1 at the authors' ε). Regret is against "
         "the noiseless best movie of each round's user.",
         "",
         "Privacy per user: `MovieLensRecommendation-v0` draws a user every round, so each user reports many times "
