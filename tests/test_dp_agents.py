@@ -177,7 +177,7 @@ def test_copy_i_of_a_batch_is_the_single_agent_with_copy_i_seed(name):
     make, _ = AGENTS[name]
     table = bernoulli((600, 4, K), [0.7, 0.5, 0.45], seed=2)
     batch = make(4, 100)
-    assert batch.copy_seeds == [100, 101, 102, 103]
+    assert batch._copy_seeds == [100, 101, 102, 103]
     actions = play_table(batch, table)
     for i in range(4):
         single = make(None, 100 + i)
@@ -185,20 +185,19 @@ def test_copy_i_of_a_batch_is_the_single_agent_with_copy_i_seed(name):
 
 
 @pytest.mark.parametrize("name", AGENTS)
-def test_seeds_reproduce_runs_and_reset_restarts_them(name):
+def test_seeds_reproduce_runs_and_reset_continues_the_noise(name):
     make, _ = AGENTS[name]
     table = np.random.default_rng(4).random((300, K))
     agent = make(None, 8)
     first = play_table(agent, table)
-    agent.reset()
+    np.testing.assert_array_equal(play_table(make(None, 8), table), first)
+    agent.reset()  # fresh noise: the same table gives another run
+    assert agent.t == 0 and agent.privacy_spent == (0.0, 0.0)
+    assert (play_table(agent, table) != first).any()
+    agent.reset(seed=8)  # an explicit seed restarts its streams
     np.testing.assert_array_equal(play_table(agent, table), first)
-    agent.reset(seed=8)
-    np.testing.assert_array_equal(play_table(agent, table), first)
-    unseeded = make(None, 0)
-    unseeded.seed = None
-    unseeded.reset()
-    recorded = unseeded.copy_seeds[0]
-    again = make(None, recorded)
+    unseeded = make(None, None)  # copy 0's seed drawn from the operating system, kept as private state
+    again = make(None, unseeded._copy_seeds[0])
     np.testing.assert_array_equal(play_table(again, table), play_table(unseeded, table))
 
 

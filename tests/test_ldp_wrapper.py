@@ -237,21 +237,24 @@ def test_wraps_graph_agents_on_the_graph_env():
     assert agents[1].agent.successes.sum() + agents[1].agent.failures.sum() == 300
 
 
-def test_reset_restarts_the_wrapped_agent_and_the_noise():
+def test_reset_restarts_the_wrapped_agent_and_continues_the_noise():
+    def episode(wrapper: LDPWrapper) -> tuple[list[int], np.ndarray]:
+        actions = []
+        for _ in range(30):
+            a = wrapper.act()
+            wrapper.update(a, 0.5)
+            actions.append(a)
+        return actions, wrapper.agent.means.copy()
+
     wrapper = LDPWrapper(UCB(3), "laplace", 1.0, seed=13)
-    first = []
-    for _ in range(30):
-        a = wrapper.act()
-        wrapper.update(a, 0.5)
-        first.append(a)
+    first, means = episode(wrapper)
     wrapper.reset()
-    assert wrapper.agent.t == 0
-    again = []
-    for _ in range(30):
-        a = wrapper.act()
-        wrapper.update(a, 0.5)
-        again.append(a)
+    assert wrapper.agent.t == 0 and not wrapper.agent.counts.any()
+    assert not np.array_equal(episode(wrapper)[1], means)  # fresh noise
+    wrapper.reset(seed=13)  # an explicit seed replays its noise
+    again, again_means = episode(wrapper)
     assert first == again
+    np.testing.assert_array_equal(again_means, means)
 
 
 def test_privacy_accounting():

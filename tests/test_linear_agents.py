@@ -573,11 +573,13 @@ def test_batched_ldp_step_path_equals_fast_path():
     assert shared.total_regret.shape == (2,)
 
 
-def test_reset_replays_the_same_run():
+def test_reset_continues_the_noise_and_a_seed_replays_the_run():
     x, r, e = linear_problem(100, 5, 3, seed=13)
     agent = LDPLinUCB(3, 2.0, horizon=100, seed=5)
     first = agent.run(x, r, record_actions=True).actions
-    agent.reset()
+    agent.reset()  # fresh noise: the same problem gives another run
+    assert (agent.run(x, r, record_actions=True).actions != first).any()
+    agent.reset(seed=5)
     np.testing.assert_array_equal(agent.run(x, r, record_actions=True).actions, first)
     agent.reset(seed=6)
     assert agent.t == 0 and agent.n_clipped_features == 0

@@ -77,6 +77,9 @@ class LDPThompsonSampling(StreamPrivateAgent):
 
     def _reset_learning(self) -> None:
         self._successes, self._failures, self._shapes = ts_kernels.new_posteriors(self.batch, self.n_arms)
+
+    def _seed_streams(self) -> None:
+        super()._seed_streams()
         self._sampling = sampling.new_streams(self._copy_seeds)
 
     @property

@@ -145,7 +145,9 @@ class LDPWrapper(PrivateAgent):
         ``numpy.random.default_rng(seed)``, so the same integer given to the env or to the
         wrapped agent does not reproduce the noise (the wrapped agent keeps its own generator
         for its policy). Copy i of a batch draws from ``noise_generator(seed + i)``
-        (docs/design.md, "Agents", Seeds).
+        (docs/design.md, "Agents", Seeds). :meth:`reset` continues the noise generator (fresh
+        noise for every episode); ``reset(seed=s)`` restarts it from ``s``, so reusing a seed
+        on other data reuses its noise (:meth:`agents.base.PrivateAgent.reset`).
 
     Attributes
     ----------
@@ -170,7 +172,9 @@ class LDPWrapper(PrivateAgent):
     :attr:`privacy_per_report`. A user with k reports loses what k reports compose to:
     :meth:`privacy_per_user` gives, for the user with the most reports so far, k, the basic
     bound (kε, kδ) and the tight bound of ``dp_accounting``'s privacy loss distribution, and
-    :attr:`privacy_spent` is that tight bound. The cap bounds k. In batch mode each copy is its
+    :attr:`privacy_spent` is that tight bound. The cap bounds k. The ledger counts the reports
+    since the last :meth:`reset`: a user who reports in several episodes loses what all its
+    reports compose to. In batch mode each copy is its
     own population, and the guarantee is the worst over copies.
 
     Cap in batch mode: when only some copies' users are capped, the wrapped agent is updated for
@@ -184,7 +188,9 @@ class LDPWrapper(PrivateAgent):
     -------------
     The wrapper simulates both sides; these attributes are the users' side or un-noised
     diagnostics, outside the guarantee, and must not be published with the model:
-    ``rng`` and ``seed`` (whoever holds them can subtract the noise from every report);
+    ``rng`` and ``seed`` (whoever holds them can subtract the noise from every report; neither
+    is in the ``repr``, and a :func:`copy.deepcopy` or pickle of the wrapper holds the same future
+    noise: never run a copy and the original on different data and release both);
     ``n_clipped`` (how many users' rewards were clipped, counted before privatization); the
     ledger behind ``max_user_reports`` and ``n_withheld`` (who reported how often: the guarantee
     covers report values, not participation). Raw rewards are never stored; the wrapped agent
@@ -301,13 +307,14 @@ class LDPWrapper(PrivateAgent):
         self.agent.reset()
         self._clipped = np.zeros(self.batch, dtype=np.int64)
         self._ledger.reset()
-        self.rng = noise_generator(self.seed)
-        if self.n_envs is None:
-            self._copy_rngs: tuple[np.random.Generator, ...] = (self.rng,)
-        else:  # copy i: the noise of a single wrapper seeded seed + i (docs/design.md, "Agents", Seeds)
-            seeds = [None if self.seed is None else self.seed + i for i in range(self.n_envs)]
-            self._copy_rngs = tuple(noise_generator(s) for s in seeds)
-        self._bitgens = generator_addresses(self._copy_rngs)
+        if self._noise_due():  # construction or reset(seed=s); reset() continues the noise
+            self.rng = noise_generator(self.seed)
+            if self.n_envs is None:
+                self._copy_rngs: tuple[np.random.Generator, ...] = (self.rng,)
+            else:  # copy i: the noise of a single wrapper seeded seed + i (docs/design.md, "Agents", Seeds)
+                seeds = [None if self.seed is None else self.seed + i for i in range(self.n_envs)]
+                self._copy_rngs = tuple(noise_generator(s) for s in seeds)
+            self._bitgens = generator_addresses(self._copy_rngs)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -476,7 +483,7 @@ class LDPWrapper(PrivateAgent):
         delta = f", delta={self.delta}" if self.mechanism == "gaussian" else ""
         return (
             f"LDPWrapper({self.agent!r}, mechanism={self.mechanism!r}, epsilon={self.epsilon}{delta}, "
-            f"reward_range=({self.lo}, {self.hi}), seed={self.seed})"
+            f"reward_range=({self.lo}, {self.hi}))"
         )
 
 
