@@ -470,6 +470,18 @@ def test_report_without_noise_is_the_clipped_pair():
     assert flags == 3
 
 
+def test_report_is_clipped_by_default_and_refuses_infinite_bounds():
+    rng = np.random.default_rng(0)
+    for y in (50.0, -50.0):
+        gram, vec, flags = client_report([3.0, 4.0], y, 0.0, rng)  # defaults l_x = l_y = 1
+        np.testing.assert_allclose(gram, np.outer([0.6, 0.8], [0.6, 0.8]), rtol=1e-15)
+        np.testing.assert_allclose(vec, np.sign(y) * np.array([0.6, 0.8]), rtol=1e-15)
+        assert flags == 3
+    for bound in ("l_x", "l_y"):
+        with pytest.raises(ValueError, match=bound):
+            client_report([3.0, 4.0], 2.5, 0.5, rng, **{bound: math.inf})
+
+
 def test_client_choose_quadratic_vs_sqrt_bonus():
     # Ṽ = UᵀU = diag(1, 0.04); xᵀṼ⁻¹x = 1 for arm 0, 0.09/0.04 = 2.25 for arm 1; means 0.6 and 0.
     chol = np.diag([1.0, 0.2])
