@@ -314,15 +314,34 @@ def test_ldp_thompson_sampling_reports_are_the_r_coins_at_huge_epsilon():
         agent.update(0, r)
     np.testing.assert_array_equal(agent.successes, [[3, 0]])
     np.testing.assert_array_equal(agent.failures, [[2, 0]])
-    assert agent.privacy_spent == (1e3, 0.0)
+    assert agent.privacy_spent == pytest.approx((5e3, 0.0))  # no user ids: the stream is one user
     assert agent.stream_privacy_spent == (5e3, 0.0)
+
+
+def test_ldp_thompson_sampling_composes_the_reports_of_each_user():
+    agent = LDPThompsonSampling(2, 1.0, seed=0)
+    for _ in range(1000):
+        agent.update(agent.act(), 0.5, {"user_id": 7})
+    assert agent.max_user_reports == 1000 and agent.privacy_per_report == (1.0, 0.0)
+    assert agent.privacy_spent == pytest.approx((1000.0, 0.0))
+    agent.reset()
+    assert agent.privacy_spent == (0.0, 0.0)
+    for t in range(1000):  # two users, 500 reports each
+        agent.update(agent.act(), 0.5, {"user_id": t % 2})
+    assert agent.max_user_reports == 500 and agent.privacy_spent == pytest.approx((500.0, 0.0))
+    batch = LDPThompsonSampling(2, 1.0, n_envs=2, seed=0)
+    for t in range(10):
+        batch.update(batch.act(), np.full(2, 0.5), {"user_id": np.array([7, t])})
+    np.testing.assert_array_equal(batch.max_user_reports, [10, 1])
+    assert batch.privacy_spent == pytest.approx((10.0, 0.0))
 
 
 def test_privacy_attributes():
     for name, (make, _) in AGENTS.items():
         agent = make(None, 0)
         assert isinstance(agent, PrivateAgent)
-        assert agent.privacy_unit and "\n" not in agent.privacy_unit and "one round's reward" in agent.privacy_unit
+        unit = "one user" if isinstance(agent, LDPThompsonSampling) else "one round's reward"
+        assert agent.privacy_unit and "\n" not in agent.privacy_unit and unit in agent.privacy_unit
         assert agent.privacy_spent == (0.0, 0.0), name
         agent.update(agent.act(), 0.5)
         assert agent.privacy_spent[0] > 0.0 and agent.privacy_spent[1] == 0.0, name

@@ -20,6 +20,7 @@ from agents.common.kernels import ucb_choose
 from agents.common.streams import copy_laplace, copy_normals, copy_uniforms
 from agents.elimination.policies import EliminationAgent
 from agents.linear import LinearAgent
+from agents.local_dp.accounting import PerUserReports
 from agents.stochastic.index import UCB, ThompsonSampling
 from bandit_envs._types import FloatArray
 from bandit_envs.core import generator_addresses
@@ -27,10 +28,8 @@ from bandit_envs.privacy import bernoulli_mechanism, gaussian_sigma_analytic, ga
 from bandit_envs.privacy.accounting import (
     ReportLedger,
     ReportMechanism,
-    UserPrivacy,
     report_cap,
     user_ids,
-    user_privacy,
 )
 from bandit_envs.privacy.lattice import check_sampler, round_input, snap, sum_grid
 from bandit_envs.privacy.streams import noise_generator
@@ -49,7 +48,7 @@ _UNIT_REWARD_AGENTS = (ThompsonSampling, EliminationAgent)
 _SIDE_KEYS = ("observed_mask", "observed_rewards")
 
 
-class LDPWrapper(PrivateAgent):
+class LDPWrapper(PerUserReports, PrivateAgent):
     r"""Make a context-free agent locally differentially private in its rewards.
 
     Protocol of each round (Zheng et al. [1]_ "Algorithm 1"; docs/algorithms.md, [R] for the
@@ -347,34 +346,6 @@ class LDPWrapper(PrivateAgent):
     def privacy_per_report(self) -> tuple[float, float]:
         """(ε, δ) of one report (δ = 0 for Laplace and randomized response)."""
         return self.epsilon, self.delta
-
-    def privacy_per_user(self, delta: float | None = None) -> UserPrivacy:
-        """What holds for every user so far: the composition over the reports of the user with the most.
-
-        Parameters
-        ----------
-        delta
-            δ of the tight bound; None: the per-report δ (0 for Laplace and randomized response,
-            where the tight bound is then kε).
-
-        Returns
-        -------
-        UserPrivacy
-            ``reports`` (that user's count, worst over copies), ``per_report``, ``basic``
-            (kε, kδ) and ``tight`` (ε', δ) from ``dp_accounting``'s privacy loss distribution.
-        """
-        return user_privacy(self.report_mechanism, int(self._ledger.worst.max()), delta)
-
-    @property
-    def privacy_spent(self) -> tuple[float, float]:
-        """(ε, δ) spent so far per user: the tight bound of :meth:`privacy_per_user` at the per-report δ."""
-        return self.privacy_per_user().tight
-
-    @property
-    def max_user_reports(self) -> int | npt.NDArray[np.int64]:
-        """Reports sent by the user with the most (per copy; reports without a user id count for all)."""
-        worst = self._ledger.worst
-        return int(worst[0]) if self.n_envs is None else worst
 
     @property
     def n_withheld(self) -> int | npt.NDArray[np.int64]:
