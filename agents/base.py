@@ -341,6 +341,9 @@ class Agent(ABC):
 
     #: Short name used in tables and figures.
     name: str = "Agent"
+    #: Whether ``act`` reads the env's observation (contexts, sensitivities, the RL model's input).
+    #: :class:`agents.LDPWrapper` refuses such agents: an observation can carry raw rewards.
+    reads_obs: ClassVar[bool] = False
     #: Rewards the agent accepts, (low, high) inclusive; None: any finite number.
     reward_bounds: ClassVar[tuple[float, float] | None] = None
     #: Why ``reward_bounds`` is needed, said in the error for a reward outside them.

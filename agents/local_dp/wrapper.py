@@ -69,7 +69,9 @@ class LDPWrapper(PerUserReports, PrivateAgent):
       [0, 1] for agents that require that). ``"debias"`` feeds lo + R·rr_debias(b), an unbiased
       estimate of r outside [lo, hi].
 
-    The wrapped agent never sees the raw reward: ``update`` passes it the privatized value and an
+    The wrapped agent never sees the raw reward: ``act`` calls it without the env's observation
+    (``act(None)``; an observation such as ``ArmStatistics``' can hold reward statistics, so
+    agents that read observations, ``reads_obs``, are refused); ``update`` passes it the privatized value and an
     ``info`` stripped of everything else (the env's info may carry the reward's ingredients, e.g.
     ``recommendation_reward``, or ``regret``). Side observations of a feedback graph are
     **stripped** [P]: each side observation is another user's value and would need its own
@@ -102,7 +104,8 @@ class LDPWrapper(PerUserReports, PrivateAgent):
     Parameters
     ----------
     agent
-        A context-free agent (UCB, SMUCB, FixedArm, ThompsonSampling, UCBN, DPSE, GAP, AAE, ...).
+        A context-free agent (UCB, FixedArm, ThompsonSampling, UCBN, DPSE, GAP, AAE, ...), one
+        that does not read the observation (``reads_obs`` False: not SMUCB, SB3Agent or a linear agent).
         Its batch size (``n_envs``) is the wrapper's. Agents that require rewards in [0, 1]
         (Thompson sampling, elimination agents) need ``"randomized_response"`` with ``"bits"``.
     mechanism
@@ -230,6 +233,11 @@ class LDPWrapper(PerUserReports, PrivateAgent):
             raise TypeError(
                 f"agent must be a context-free agent, got {type(agent).__name__}: its contexts would stay "
                 "unprotected; use agents.LDPLinUCB for linear contextual bandits."
+            )
+        if agent.reads_obs:
+            raise TypeError(
+                f"agent must not read the env's observation, got {type(agent).__name__}, which does: an "
+                "observation can carry raw rewards (e.g. ArmStatistics), so its arms would not be private."
             )
         super().__init__(agent.n_arms, n_envs=agent.n_envs, seed=seed)
         self.agent = agent
@@ -375,8 +383,8 @@ class LDPWrapper(PerUserReports, PrivateAgent):
     def act(self, obs: Any = None) -> Any:
         """The wrapped agent's arm, or the noise-aware UCB index (see the class docstring)."""
         self._check_obs(obs)
-        if not self.noise_aware:
-            return self.agent.act(obs)
+        if not self.noise_aware:  # never the env's observation: it can carry raw rewards
+            return self.agent.act(None)
         ucb = self.agent
         assert isinstance(ucb, UCB)
         t = ucb.t + 1
