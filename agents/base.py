@@ -341,6 +341,9 @@ class Agent(ABC):
 
     #: Short name used in tables and figures.
     name: str = "Agent"
+    #: Whether ``act`` reads the env's observation (contexts, sensitivities, the RL model's input).
+    #: :class:`agents.LDPWrapper` refuses such agents: an observation can carry raw rewards.
+    reads_obs: ClassVar[bool] = False
     #: Rewards the agent accepts, (low, high) inclusive; None: any finite number.
     reward_bounds: ClassVar[tuple[float, float] | None] = None
     #: Why ``reward_bounds`` is needed, said in the error for a reward outside them.
@@ -385,7 +388,12 @@ class Agent(ABC):
         check_state_size(self._state_nbytes(), f"{copies}n_arms={self.n_arms}")
 
     def reset(self, seed: int | None = None) -> None:
-        """Forget everything learned; reseed the generator if ``seed`` is given."""
+        """Forget everything learned and restart the generator: from ``seed`` if given, else from the stored seed.
+
+        So an agent without privacy noise replays its run on the same feedback after ``reset()``
+        (with ``seed=None`` at construction, a generator of fresh entropy). A private agent
+        (:meth:`PrivateAgent.reset`) continues its generators instead unless ``seed`` is given.
+        """
         if seed is not None:
             check_int("seed", seed, minimum=0)
             self.seed = seed
@@ -750,12 +758,55 @@ class PrivateAgent(Agent):
 
     Subclasses document the privacy unit (what one neighbouring change is), ε (and δ), and
     where their noise comes from, and report the budget used so far in ``privacy_spent``.
+
+    Noise across episodes: :meth:`reset` without a seed forgets what was learned but continues
+    the agent's generators (noise and any other draws), as Gymnasium's ``env.reset()`` without a
+    seed continues the env's generator, so every episode gets fresh noise. ``reset(seed=s)``
+    restarts them from ``s``: the same draws as an agent constructed with ``seed=s``, so two
+    episodes run with the same seed on different data share their noise, and the difference of
+    their releases is the difference of the exact values (never release both).
+
+    Copies: :func:`copy.deepcopy` or :mod:`pickle` of an agent (and ``fork`` of the elimination
+    agents) holds its generators in their current state, so the copy makes the same future
+    draws as the original. Never run a copy and the original on different data and release
+    both: their noise cancels in the difference.
+
+    ``privacy_spent`` covers the data since the last reset (or construction). A user whose data
+    enters several episodes loses what those episodes' guarantees compose to.
     """
 
     #: Plain-language neighbouring relation, e.g. "one entry r_{t,k} of the reward table".
     privacy_unit: str = ""
+    #: Whether the noise generators are built from ``seed`` (set by :meth:`_noise_due`).
+    _noise_seeded: bool = False
+
+    def reset(self, seed: int | None = None) -> None:
+        """Forget everything learned; the generators continue, or restart from ``seed`` if it is given.
+
+        Without ``seed``, the next episode's noise is fresh (the generators go on from where the
+        last episode left them). With ``seed``, the agent draws as one constructed with it:
+        reusing a seed on other data reuses its noise.
+        """
+        if seed is not None:
+            check_int("seed", seed, minimum=0)
+            self.seed = seed
+            self._noise_seeded = False
+        self._reset_state()
+
+    def _noise_due(self) -> bool:
+        """Whether ``_reset_state`` must build the generators from ``seed`` (construction, ``reset(seed=s)``).
+
+        True once per seeding: the call marks them built, so a later ``reset()`` continues them.
+        """
+        if self._noise_seeded:
+            return False
+        self._noise_seeded = True
+        return True
+
+    def __repr__(self) -> str:  # without the seed: whoever holds it can subtract the noise
+        return f"{type(self).__name__}(n_arms={self.n_arms}, n_envs={self.n_envs})"
 
     @property
     @abstractmethod
     def privacy_spent(self) -> tuple[float, float]:
-        """(ε, δ) spent so far under ``privacy_unit``."""
+        """(ε, δ) spent since the last reset under ``privacy_unit`` (a user in several episodes composes them)."""

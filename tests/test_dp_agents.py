@@ -177,7 +177,7 @@ def test_copy_i_of_a_batch_is_the_single_agent_with_copy_i_seed(name):
     make, _ = AGENTS[name]
     table = bernoulli((600, 4, K), [0.7, 0.5, 0.45], seed=2)
     batch = make(4, 100)
-    assert batch.copy_seeds == [100, 101, 102, 103]
+    assert batch._copy_seeds == [100, 101, 102, 103]
     actions = play_table(batch, table)
     for i in range(4):
         single = make(None, 100 + i)
@@ -185,20 +185,19 @@ def test_copy_i_of_a_batch_is_the_single_agent_with_copy_i_seed(name):
 
 
 @pytest.mark.parametrize("name", AGENTS)
-def test_seeds_reproduce_runs_and_reset_restarts_them(name):
+def test_seeds_reproduce_runs_and_reset_continues_the_noise(name):
     make, _ = AGENTS[name]
     table = np.random.default_rng(4).random((300, K))
     agent = make(None, 8)
     first = play_table(agent, table)
-    agent.reset()
+    np.testing.assert_array_equal(play_table(make(None, 8), table), first)
+    agent.reset()  # fresh noise: the same table gives another run
+    assert agent.t == 0 and agent.privacy_spent == (0.0, 0.0)
+    assert (play_table(agent, table) != first).any()
+    agent.reset(seed=8)  # an explicit seed restarts its streams
     np.testing.assert_array_equal(play_table(agent, table), first)
-    agent.reset(seed=8)
-    np.testing.assert_array_equal(play_table(agent, table), first)
-    unseeded = make(None, 0)
-    unseeded.seed = None
-    unseeded.reset()
-    recorded = unseeded.copy_seeds[0]
-    again = make(None, recorded)
+    unseeded = make(None, None)  # copy 0's seed drawn from the operating system, kept as private state
+    again = make(None, unseeded._copy_seeds[0])
     np.testing.assert_array_equal(play_table(again, table), play_table(unseeded, table))
 
 
@@ -317,15 +316,34 @@ def test_ldp_thompson_sampling_reports_are_the_r_coins_at_huge_epsilon():
         agent.update(0, r)
     np.testing.assert_array_equal(agent.successes, [[3, 0]])
     np.testing.assert_array_equal(agent.failures, [[2, 0]])
-    assert agent.privacy_spent == (1e3, 0.0)
+    assert agent.privacy_spent == pytest.approx((5e3, 0.0))  # no user ids: the stream is one user
     assert agent.stream_privacy_spent == (5e3, 0.0)
+
+
+def test_ldp_thompson_sampling_composes_the_reports_of_each_user():
+    agent = LDPThompsonSampling(2, 1.0, seed=0)
+    for _ in range(1000):
+        agent.update(agent.act(), 0.5, {"user_id": 7})
+    assert agent.max_user_reports == 1000 and agent.privacy_per_report == (1.0, 0.0)
+    assert agent.privacy_spent == pytest.approx((1000.0, 0.0))
+    agent.reset()
+    assert agent.privacy_spent == (0.0, 0.0)
+    for t in range(1000):  # two users, 500 reports each
+        agent.update(agent.act(), 0.5, {"user_id": t % 2})
+    assert agent.max_user_reports == 500 and agent.privacy_spent == pytest.approx((500.0, 0.0))
+    batch = LDPThompsonSampling(2, 1.0, n_envs=2, seed=0)
+    for t in range(10):
+        batch.update(batch.act(), np.full(2, 0.5), {"user_id": np.array([7, t])})
+    np.testing.assert_array_equal(batch.max_user_reports, [10, 1])
+    assert batch.privacy_spent == pytest.approx((10.0, 0.0))
 
 
 def test_privacy_attributes():
     for name, (make, _) in AGENTS.items():
         agent = make(None, 0)
         assert isinstance(agent, PrivateAgent)
-        assert agent.privacy_unit and "\n" not in agent.privacy_unit and "one round's reward" in agent.privacy_unit
+        unit = "one user" if isinstance(agent, LDPThompsonSampling) else "one round's reward"
+        assert agent.privacy_unit and "\n" not in agent.privacy_unit and unit in agent.privacy_unit
         assert agent.privacy_spent == (0.0, 0.0), name
         agent.update(agent.act(), 0.5)
         assert agent.privacy_spent[0] > 0.0 and agent.privacy_spent[1] == 0.0, name

@@ -719,11 +719,13 @@ def test_simulate_continues_from_the_step_path_state():
     assert rest.total_regret == pytest.approx(full.total_regret - full.checkpoint_regret[0])
 
 
-def test_reset_replays_the_same_run():
+def test_reset_continues_the_noise_and_a_seed_replays_the_run():
     table = np.random.default_rng(0).random((5000, 5))
     agent = GAPU(5, 5000, 0.5, PATH5, delta=0.5, seed=4)
     first = agent.simulate(table, PATH5, np.zeros(5), record_actions=True).actions
-    agent.reset()
+    agent.reset()  # fresh noise: the same table gives another run
+    assert (agent.simulate(table, PATH5, np.zeros(5), record_actions=True).actions != first).any()
+    agent.reset(seed=4)
     again = agent.simulate(table, PATH5, np.zeros(5), record_actions=True).actions
     np.testing.assert_array_equal(again, first)
     agent.reset(seed=5)

@@ -294,12 +294,14 @@ def test_step_api_and_fast_path_choose_the_same_actions(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(AGENTS))
-def test_reset_replays_the_same_run(name: str) -> None:
+def test_reset_continues_the_noise_and_a_seed_replays_the_run(name: str) -> None:
     x, r, e = linear_problem(120, 4, 4, seed=3)
     agent = AGENTS[name](batch_size=10, seed=8)
     a = agent.run(x, r, e, record_actions=True).actions
-    agent.reset()
+    agent.reset()  # fresh noise: the same problem gives another run
     assert agent.t == 0 and agent.max_user_reports == 0
+    assert (agent.run(x, r, e, record_actions=True).actions != a).any()
+    agent.reset(seed=8)
     np.testing.assert_array_equal(agent.run(x, r, e, record_actions=True).actions, a)
 
 

@@ -225,7 +225,6 @@ def test_wraps_graph_agents_on_the_graph_env():
         LDPWrapper(UCBN(5), "laplace", 1.0, seed=0),
         LDPWrapper(ThompsonSampling(5, side_observations=True, seed=0), "randomized_response", 1.0, seed=0),
         LDPWrapper(DPSE(5, horizon=300, epsilon=1.0, seed=0), "randomized_response", 1.0, seed=0),
-        LDPWrapper(SMUCB(5), "laplace", 1.0, seed=0),
         LDPWrapper(FixedArm(5, 2), "laplace", 1.0, seed=0),
     ]
     for agent in agents:
@@ -238,21 +237,24 @@ def test_wraps_graph_agents_on_the_graph_env():
     assert agents[1].agent.successes.sum() + agents[1].agent.failures.sum() == 300
 
 
-def test_reset_restarts_the_wrapped_agent_and_the_noise():
+def test_reset_restarts_the_wrapped_agent_and_continues_the_noise():
+    def episode(wrapper: LDPWrapper) -> tuple[list[int], np.ndarray]:
+        actions = []
+        for _ in range(30):
+            a = wrapper.act()
+            wrapper.update(a, 0.5)
+            actions.append(a)
+        return actions, wrapper.agent.means.copy()
+
     wrapper = LDPWrapper(UCB(3), "laplace", 1.0, seed=13)
-    first = []
-    for _ in range(30):
-        a = wrapper.act()
-        wrapper.update(a, 0.5)
-        first.append(a)
+    first, means = episode(wrapper)
     wrapper.reset()
-    assert wrapper.agent.t == 0
-    again = []
-    for _ in range(30):
-        a = wrapper.act()
-        wrapper.update(a, 0.5)
-        again.append(a)
+    assert wrapper.agent.t == 0 and not wrapper.agent.counts.any()
+    assert not np.array_equal(episode(wrapper)[1], means)  # fresh noise
+    wrapper.reset(seed=13)  # an explicit seed replays its noise
+    again, again_means = episode(wrapper)
     assert first == again
+    np.testing.assert_array_equal(again_means, means)
 
 
 def test_privacy_accounting():
@@ -449,7 +451,9 @@ def test_wrapper_rejects_incompatible_agents():
     with pytest.raises(ValueError, match="rr_output"):
         LDPWrapper(DPSE(3, horizon=10, epsilon=1.0), "randomized_response", 1.0, rr_output="debias")
     with pytest.raises(ValueError, match="noise_aware"):
-        LDPWrapper(SMUCB(3), "laplace", 1.0, noise_aware=True)
+        LDPWrapper(UCBN(3), "laplace", 1.0, noise_aware=True)
+    with pytest.raises(TypeError, match="observation"):
+        LDPWrapper(SMUCB(3), "laplace", 1.0)  # it reads φ_t from the observation
     with pytest.raises(TypeError, match="agent"):
         LDPWrapper(LinUCB(3), "laplace", 1.0)
     with pytest.raises(TypeError, match="agent"):
@@ -463,12 +467,31 @@ def test_wrapper_rejects_incompatible_agents():
         wrapper.update(5, 0.5)
 
 
+class ObsSpy(Spy):
+    """A Spy that keeps every observation ``act`` is given."""
+
+    def _reset_state(self) -> None:
+        super()._reset_state()
+        self.observations: list[Any] = []
+
+    def act(self, obs: Any = None) -> Any:
+        self.observations.append(obs)
+        return super().act(obs)
+
+
+def test_wrapped_agent_never_gets_the_env_observation():
+    wrapper = LDPWrapper(ObsSpy(3), "laplace", 1.0, seed=0)
+    for _ in range(5):
+        wrapper.update(wrapper.act(np.array([0.3])), 0.5)  # e.g. a budget env's φ_t, or reward statistics
+    assert isinstance(wrapper.agent, ObsSpy) and wrapper.agent.observations == [None] * 5
+
+
 def test_wraps_budget_agents_on_the_budget_env():
     """The wrapper privatizes the payoff (range [0.5, 1.5] at γ = 1) of the budget agents."""
     env = gym.make("PrivacyBudgetMovieLens-v0", horizon=300)
     for agent in (
         LDPWrapper(UCB(10, alpha=0.3), "laplace", 1.0, reward_range=(0.5, 1.5), seed=0),
-        LDPWrapper(SMUCB(10), "gaussian", 0.5, delta=1e-5, reward_range=(0.5, 1.5), seed=0),
+        LDPWrapper(UCB(10, alpha=0.3), "gaussian", 0.5, delta=1e-5, reward_range=(0.5, 1.5), seed=0),
         LDPWrapper(FixedArm.fix_half(10), "laplace", 1.0, reward_range=(0.5, 1.5), seed=0),
     ):
         obs, _ = env.reset(seed=1)

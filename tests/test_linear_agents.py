@@ -472,6 +472,18 @@ def test_report_without_noise_is_the_clipped_pair():
     assert flags == 3
 
 
+def test_report_is_clipped_by_default_and_refuses_infinite_bounds():
+    rng = np.random.default_rng(0)
+    for y in (50.0, -50.0):
+        gram, vec, flags = client_report([3.0, 4.0], y, 0.0, rng)  # defaults l_x = l_y = 1
+        np.testing.assert_allclose(gram, np.outer([0.6, 0.8], [0.6, 0.8]), rtol=1e-15)
+        np.testing.assert_allclose(vec, np.sign(y) * np.array([0.6, 0.8]), rtol=1e-15)
+        assert flags == 3
+    for bound in ("l_x", "l_y"):
+        with pytest.raises(ValueError, match=bound):
+            client_report([3.0, 4.0], 2.5, 0.5, rng, **{bound: math.inf})
+
+
 def test_client_choose_quadratic_vs_sqrt_bonus():
     # Ṽ = UᵀU = diag(1, 0.04); xᵀṼ⁻¹x = 1 for arm 0, 0.09/0.04 = 2.25 for arm 1; means 0.6 and 0.
     chol = np.diag([1.0, 0.2])
@@ -575,11 +587,13 @@ def test_batched_ldp_step_path_equals_fast_path():
     assert shared.total_regret.shape == (2,)
 
 
-def test_reset_replays_the_same_run():
+def test_reset_continues_the_noise_and_a_seed_replays_the_run():
     x, r, e = linear_problem(100, 5, 3, seed=13)
     agent = LDPLinUCB(3, 2.0, horizon=100, seed=5)
     first = agent.run(x, r, record_actions=True).actions
-    agent.reset()
+    agent.reset()  # fresh noise: the same problem gives another run
+    assert (agent.run(x, r, record_actions=True).actions != first).any()
+    agent.reset(seed=5)
     np.testing.assert_array_equal(agent.run(x, r, record_actions=True).actions, first)
     agent.reset(seed=6)
     assert agent.t == 0 and agent.n_clipped_features == 0

@@ -248,7 +248,6 @@ AGENTS: dict[str, Callable[[int | None], Agent]] = {
     "LDP-UCB": lambda n: LDPWrapper(UCB(K, n_envs=n), "laplace", 1.0, seed=0),
     "LDP-UCBN": lambda n: LDPWrapper(UCBN(K, n_envs=n), "gaussian", 0.5, 0.1, seed=0),
     "LDP-GAP": lambda n: LDPWrapper(GAP(K, 60, 1.0, EDGELESS, n_envs=n), "randomized_response", 1.0, seed=0),
-    "LDP-SMUCB": lambda n: LDPWrapper(SMUCB(K, n_envs=n), "laplace", 1.0, seed=0),
     "SB3": lambda n: SB3Agent(StubModel(), n_envs=n),  # type: ignore[arg-type]
     **private(60),
 }

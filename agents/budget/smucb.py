@@ -154,6 +154,7 @@ class SMUCB(UCB):
     """
 
     name = "SM-UCB"
+    reads_obs = True  # φ_t
 
     def __init__(
         self,

@@ -9,8 +9,19 @@ fixed reward sequence with fresh seeds samples its output distribution (what an 
 privacy audit needs). The stream of seed s is
 :func:`bandit_envs.privacy.streams.philox_noise_generator` ``(s)``, independent of
 ``numpy.random.default_rng(s)`` (an env seeded with the same integer does not share it). With
-``seed=None`` the first copy's seed is drawn from the operating system at every reset and kept
-in :attr:`StreamPrivateAgent.copy_seeds`.
+``seed=None`` the first copy's seed is drawn from the operating system at construction (and by
+``reset(seed=None)`` never again: ``reset()`` continues the streams) and kept in the private
+``_copy_seeds``: whoever holds it can regenerate the noise, so it is never shown.
+
+Episodes: ``reset()`` continues every stream (fresh noise for the next episode);
+``reset(seed=s)`` restarts them as for an agent constructed with ``seed=s``
+(:meth:`agents.base.PrivateAgent.reset`). ``privacy_spent`` covers the rewards since the last
+reset; a user whose rewards enter several episodes composes their guarantees. A
+:func:`copy.deepcopy` or pickle of an agent holds its streams' state and makes the same future
+draws: never run a copy and the original on different data and release both.
+
+Private state: ``seed``, ``_copy_seeds`` and the streams' states (``_streams``, and the samplers'
+``_sampling``) are the curator's; they are not part of the agents' ``repr``.
 """
 
 from __future__ import annotations
@@ -137,12 +148,17 @@ class StreamPrivateAgent(PrivateAgent):
         return self._grid
 
     def _reset_state(self) -> None:
-        first = self.seed if self.seed is not None else _fresh_seed()
-        self._copy_seeds = [first + i for i in range(self.batch)]
-        self._streams = _philox.new_streams(self._copy_seeds)
+        if self._noise_due():  # construction or reset(seed=s); reset() continues the streams
+            first = self.seed if self.seed is not None else _fresh_seed()
+            self._copy_seeds = [first + i for i in range(self.batch)]
+            self._seed_streams()
         self._draws = np.zeros(self.batch, dtype=np.int64)
         self._t = 0
         self._reset_learning()
+
+    def _seed_streams(self) -> None:
+        """Build every copy's streams from ``_copy_seeds``; a subclass with more streams (sampling) adds them."""
+        self._streams = _philox.new_streams(self._copy_seeds)
 
     @abstractmethod
     def _reset_learning(self) -> None: ...
@@ -158,11 +174,6 @@ class StreamPrivateAgent(PrivateAgent):
         is learnt), or -1.
         """
         ...
-
-    @property
-    def copy_seeds(self) -> list[int]:
-        """The seed of each copy's noise stream: copy i of an agent seeded with s has seed s + i."""
-        return list(self._copy_seeds)
 
     @property
     def n_draws(self) -> int | IntArray:
@@ -222,8 +233,5 @@ class StreamPrivateAgent(PrivateAgent):
         """(ε, 0) under :attr:`privacy_unit` once any reward was received (it enters one release), else (0, 0)."""
         return (self.epsilon if self._t > 0 else 0.0, 0.0)
 
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}(n_arms={self.n_arms}, epsilon={self.epsilon}, n_envs={self.n_envs}, "
-            f"seed={self.seed})"
-        )
+    def __repr__(self) -> str:  # without the seed: it regenerates the noise
+        return f"{type(self).__name__}(n_arms={self.n_arms}, epsilon={self.epsilon}, n_envs={self.n_envs})"

@@ -227,7 +227,7 @@ class PrePullGaussianTS(_GaussianAgent):
     def __repr__(self) -> str:
         return (
             f"PrePullGaussianTS(n_arms={self.n_arms}, pre_pulls={self.pre_pulls}, variance={self.variance}, "
-            f"delta={self.delta}, n_envs={self.n_envs}, seed={self.seed})"
+            f"delta={self.delta}, n_envs={self.n_envs})"
         )
 
 
@@ -383,7 +383,7 @@ class DPTSUCB(_GaussianAgent):
     def __repr__(self) -> str:
         return (
             f"DPTSUCB(n_arms={self.n_arms}, horizon={self.horizon}, alpha={self.alpha}, variance={self.variance}, "
-            f"delta={self.delta}, budget={self.budget}, n_envs={self.n_envs}, seed={self.seed})"
+            f"delta={self.delta}, budget={self.budget}, n_envs={self.n_envs})"
         )
 
 

@@ -53,8 +53,8 @@ class DPThompsonSampling(EpochAgent):
 
     name = "DP-TS"
 
-    def _reset_learning(self) -> None:
-        super()._reset_learning()
+    def _seed_streams(self) -> None:
+        super()._seed_streams()
         self._sampling = sampling.new_streams(self._copy_seeds)
 
     def _choose(self, out: IntArray) -> None:

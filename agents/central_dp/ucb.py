@@ -234,7 +234,7 @@ class HybridDPUCB(_CounterAgent):
     def __repr__(self) -> str:
         return (
             f"HybridDPUCB(n_arms={self.n_arms}, epsilon={self.epsilon}, alpha={self.alpha}, "
-            f"confidence_power={self.confidence_power}, bound={self.bound!r}, n_envs={self.n_envs}, seed={self.seed})"
+            f"confidence_power={self.confidence_power}, bound={self.bound!r}, n_envs={self.n_envs})"
         )
 
 
@@ -433,7 +433,7 @@ class TreeDPUCB(_CounterAgent):
     def __repr__(self) -> str:
         return (
             f"TreeDPUCB(n_arms={self.n_arms}, horizon={self.horizon}, epsilon={self.epsilon}, "
-            f"per_arm_budget={self.per_arm_budget!r}, width={self.width!r}, n_envs={self.n_envs}, seed={self.seed})"
+            f"per_arm_budget={self.per_arm_budget!r}, width={self.width!r}, n_envs={self.n_envs})"
         )
 
 
@@ -581,5 +581,5 @@ class AdaPUCB(EpochAgent):
     def __repr__(self) -> str:
         return (
             f"AdaPUCB(n_arms={self.n_arms}, epsilon={self.epsilon}, alpha={self.alpha}, variant={self.variant!r}, "
-            f"n_envs={self.n_envs}, seed={self.seed})"
+            f"n_envs={self.n_envs})"
         )

@@ -446,6 +446,11 @@ class EliminationAgent(Agent):
         same state). Cheaper than :func:`copy.deepcopy`, which the privacy pairs of the
         experiments would otherwise pay thousands of times: the parameters are shared, as they
         are never written after construction.
+
+        It is public, for coupled measurements such as those pairs: a run and its neighbouring
+        run (one reward changed) with common noise. For a private agent (GAP, GAPU, DPSE) the
+        fork draws the same noise as the original, so the two runs' releases on different data
+        differ by the exact values' difference: never release both; the guarantee covers one.
         """
         other = shallow_copy(self)
         other._entries = [None, None]
@@ -686,8 +691,9 @@ class GAP(EliminationAgent, PrivateAgent):
         return noise_generator(seed)
 
     def _reset_state(self) -> None:
-        self.rng = noise_generator(self.seed)
-        self._seed_copies()
+        if self._noise_due():  # construction or reset(seed=s); reset() continues the noise
+            self.rng = noise_generator(self.seed)
+            self._seed_copies()
         self._state = kernels.new_gap_state(self.batch, self.n_arms)
         self._params = (
             self.epsilon, self.delta, self.neighbourhoods, self._uniform, self.round_robin == "index", self._grid
@@ -912,8 +918,9 @@ class DPSE(EliminationAgent, PrivateAgent):
         return noise_generator(seed)
 
     def _reset_state(self) -> None:
-        self.rng = noise_generator(self.seed)
-        self._seed_copies()
+        if self._noise_due():  # construction or reset(seed=s); reset() continues the noise
+            self.rng = noise_generator(self.seed)
+            self._seed_copies()
         self._state = kernels.new_dpse_state(self.batch, self.n_arms)
         self._params = (self.epsilon, self.beta, self.schedule_scale, self.width_scale, self._grid)
         for i in range(self.batch):

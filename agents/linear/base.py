@@ -186,6 +186,7 @@ class LinearAgent(Agent):
     _sched: FloatArray
     _sigma: float
     #: Grid of the lattice sampler of the reports (0.0: float sampler, or no noise).
+    reads_obs = True  # the arms' features
     _grid: float = 0.0
     _l_x: float
     _l_y: float

@@ -373,5 +373,5 @@ class LDPLinUCB(LocalDPLinearAgent):
         return (
             f"LDPLinUCB(n_features={self.n_features}, epsilon={self.epsilon}, delta={self.delta}, "
             f"alpha={self.alpha}, horizon={self.horizon}, sigma_method={self.sigma_method!r}, "
-            f"bonus={self.bonus!r}, n_envs={self.n_envs}, seed={self.seed})"
+            f"bonus={self.bonus!r}, n_envs={self.n_envs})"
         )

@@ -246,5 +246,5 @@ class LDPOLS(StatsAgent):
             f"LDPOLS(n_features={self.n_features}, epsilon={self.epsilon}, delta={self.delta}, "
             f"mechanism={self.mechanism!r}, l_x={self.l_x}, l_y={self.l_y}, gram_weight={self.gram_weight}, "
             f"shift_scale={self.shift_scale}, width={self.width}, batch_size={self.batch_size}, "
-            f"n_envs={self.n_envs}, seed={self.seed})"
+            f"n_envs={self.n_envs})"
         )

@@ -7,7 +7,7 @@ ledger of reports per user (:class:`~bandit_envs.privacy.accounting.ReportLedger
 step API's reports in bulk until the ledger is next read, composes the busiest user's reports
 (:meth:`LocalDPLinearAgent.privacy_per_user`) and exposes the clip counters. The noise of every
 agent of the family comes from :func:`~bandit_envs.privacy.streams.noise_generator` of ``seed``,
-restarted here on reset.
+built here at construction and by ``reset(seed=s)``; ``reset()`` continues it (fresh noise).
 """
 
 from __future__ import annotations
@@ -56,21 +56,26 @@ class LocalDPLinearAgent(LinearAgent, PrivateAgent):
         self.delta = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
 
     def _reset_reports(self) -> None:
-        """Forget the reports counted since the ledger was last read and restart the noise generator."""
+        """Forget the reports counted since the ledger was last read; build the noise generators when due.
+
+        They are built from ``seed`` at construction and by ``reset(seed=s)``; ``reset()`` continues
+        them (:meth:`agents.base.PrivateAgent.reset`).
+        """
         # Reports every user may send are counted here and added to the ledger before anything
         # reads it (one ledger call per look instead of one per round).
         self._pending_anonymous = 0
         self._pending_named: list[dict[Hashable, int]] = [{} for _ in range(self.batch)]
         self._pending_users = False
-        self.rng = noise_generator(self.seed)
-        # Copy i of a batch seeded s: the noise generator of a single agent seeded s + i
-        # (docs/design.md, "Agents", Seeds); one env: rng itself.
-        if self.n_envs is None:
-            self._copy_rngs: tuple[np.random.Generator, ...] = (self.rng,)
-        else:
-            seeds = [None if self.seed is None else self.seed + i for i in range(self.n_envs)]
-            self._copy_rngs = tuple(noise_generator(s) for s in seeds)
-        self._held_rng: tuple[Any, Any] | None = None
+        if self._noise_due():  # construction or reset(seed=s); reset() continues the noise
+            self.rng = noise_generator(self.seed)
+            # Copy i of a batch seeded s: the noise generator of a single agent seeded s + i
+            # (docs/design.md, "Agents", Seeds); one env: rng itself.
+            if self.n_envs is None:
+                self._copy_rngs: tuple[np.random.Generator, ...] = (self.rng,)
+            else:
+                seeds = [None if self.seed is None else self.seed + i for i in range(self.n_envs)]
+                self._copy_rngs = tuple(noise_generator(s) for s in seeds)
+            self._held_rng: tuple[Any, Any] | None = None
 
     def _rng_held(self) -> Any:
         """A numba typed list of each copy's noise generator (``[rng]`` for one env), for the compiled kernels.

@@ -211,21 +211,26 @@ def client_report(
     sigma: float,
     rng: np.random.Generator,
     *,
-    l_x: float = math.inf,
-    l_y: float = math.inf,
+    l_x: float = 1.0,
+    l_y: float = 1.0,
     grid: float = 0.0,
 ) -> tuple[FloatArray, FloatArray, int]:
     """Client side: the privatized report (x xᵀ + B, y x + ξ) and the clip flags of one user.
 
-    ``x`` (d,) is clipped to norm ``l_x`` and ``y`` to [-l_y, l_y]; B is a symmetric Gaussian
-    matrix (upper triangle with the diagonal i.i.d. N(0, σ²), drawn row by row, mirrored) and
-    ξ ~ N(0, σ²I), drawn after B. Flags: 1 if x was clipped, 2 if y was clipped (summed).
+    ``x`` (d,) is clipped to norm ``l_x`` and ``y`` to [-l_y, l_y]: finite positive bounds, default
+    1 as the agents use, so no report is ever unclipped (the (ε, δ)-LDP statement of a report
+    assumes ‖x‖ <= l_x and |y| <= l_y, with ``sigma`` calibrated to the same bounds by
+    :func:`~agents.linear.ldp_linucb.ldp_linucb_sigma`). B is a symmetric Gaussian matrix (upper
+    triangle with the diagonal i.i.d. N(0, σ²), drawn row by row, mirrored) and ξ ~ N(0, σ²I),
+    drawn after B. Flags: 1 if x was clipped, 2 if y was clipped (summed).
     ``grid`` > 0 (e.g. :attr:`agents.LDPLinUCB.grid`, with its σ): the lattice sampler, every
     entry ``snap(exact) + snap(noise)`` on that grid; 0 (default here): the raw float sum, not
     safe against floating-point attacks.
     """
     sigma = check_float("sigma", sigma, low=0.0)
     grid = check_float("grid", grid, low=0.0)
+    l_x = check_float("l_x", l_x, low=0.0, low_open=True)  # finite: an infinite bound clips nothing
+    l_y = check_float("l_y", l_y, low=0.0, low_open=True)
     row = np.ascontiguousarray(x, dtype=np.float64).reshape(1, -1)
     d = row.shape[1]
     noise = np.empty(d * (d + 1) // 2 + d if sigma > 0 else 0)

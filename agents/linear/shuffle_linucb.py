@@ -355,5 +355,5 @@ class ShuffleLinUCB(StatsAgent):
         return (
             f"ShuffleLinUCB(n_features={self.n_features}, epsilon={self.epsilon}, delta={self.delta}, "
             f"batch_size={self.batch_size}, l_x={self.l_x}, l_y={self.l_y}, gram_weight={self.gram_weight}, "
-            f"shift_scale={self.shift_scale}, width={self.width}, n_envs={self.n_envs}, seed={self.seed})"
+            f"shift_scale={self.shift_scale}, width={self.width}, n_envs={self.n_envs})"
         )

@@ -9,19 +9,23 @@ in [0, 1]. Its plain-Python twin is :class:`agents.local_dp.reference.ReferenceL
 from __future__ import annotations
 
 import math
+from typing import Any
 
+import numpy as np
 from scipy.special import expit
 
 from agents.central_dp import kernels
 from agents.central_dp.base import StreamPrivateAgent, check_epsilon
 from agents.common import sampling
+from agents.local_dp.accounting import PerUserReports
 from agents.stochastic import thompson_kernels as ts_kernels
 from bandit_envs._types import FloatArray, IntArray
+from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, user_ids
 
 __all__ = ["LDPThompsonSampling"]
 
 
-class LDPThompsonSampling(StreamPrivateAgent):
+class LDPThompsonSampling(PerUserReports, StreamPrivateAgent):
     r"""Beta-Bernoulli Thompson sampling on randomized-response bits (ε-LDP per report) [R/P].
 
     The user of round t privatizes its reward r_t ∈ [0, 1] with the Bernoulli mechanism
@@ -34,11 +38,14 @@ class LDPThompsonSampling(StreamPrivateAgent):
     by p − q = tanh(ε/2).
 
     Privacy: every report is ε-LDP (δ = 0) for its round's reward: P(report | r) lies in
-    [q, p] for every r, a ratio of at most e^ε. So the agent is also ε-DP centrally at the event
-    level (one round's reward changes one report; the rest is post-processing),
-    :attr:`privacy_spent`. A user who sends k reports (e.g. one user behind all rounds of a
-    stream) loses kε by sequential composition: :attr:`stream_privacy_spent` is that bound for a
-    user behind every report so far, (t·ε, 0) after t rounds.
+    [q, p] for every r, a ratio of at most e^ε (:attr:`privacy_per_report`); so one round's
+    reward is also ε-DP centrally (the rest is post-processing). Unit: one user, i.e. every
+    report that carries its id (``info["user_id"]``; an env without ids is one user, the whole
+    stream), as for :class:`agents.LDPWrapper`: a user with k reports loses what k reports
+    compose to, and :attr:`privacy_spent` is the tight bound for the user with the most reports
+    since the last reset (:meth:`privacy_per_user`, :attr:`max_user_reports`; kε for pure
+    ε-reports). :attr:`stream_privacy_spent` is (t·ε, 0), a user behind all t reports. A user
+    who reports in several episodes composes them.
 
     Noise: per round, one uniform for the report (the mechanism's draw) from the copy's noise
     stream (:mod:`agents.common.philox`; in a deployment it is drawn on the user's side); the two gamma
@@ -64,7 +71,10 @@ class LDPThompsonSampling(StreamPrivateAgent):
     """
 
     name = "LDP-TS"
-    privacy_unit = "one round's reward r_t, sent as one randomized-response report (each report ε-LDP)"
+    privacy_unit = (
+        "one user: all randomized-response reports carrying its info['user_id'] (without ids, the whole stream), "
+        "any rewards in [0, 1]"
+    )
     _state_bytes_per_arm = 8 * (2 + ts_kernels.SHAPE_WORDS)
 
     def __init__(self, n_arms: int, epsilon: float, *, n_envs: int | None = None, seed: int | None = None) -> None:
@@ -73,10 +83,17 @@ class LDPThompsonSampling(StreamPrivateAgent):
         # The Bernoulli mechanism's P(report 1 | r) = expit(-eps) + tanh(eps / 2) * r, as it computes it.
         self._p_zero = float(expit(-self.epsilon))
         self._slope = math.tanh(self.epsilon / 2.0)
+        self.report_mechanism = ReportMechanism.randomized_response(self.epsilon)
+        self._ledger = ReportLedger(self.batch)
+        self._sent = np.ones(self.batch, dtype=np.bool_)
         self._reset_state()
 
     def _reset_learning(self) -> None:
+        self._ledger.reset()
         self._successes, self._failures, self._shapes = ts_kernels.new_posteriors(self.batch, self.n_arms)
+
+    def _seed_streams(self) -> None:
+        super()._seed_streams()
         self._sampling = sampling.new_streams(self._copy_seeds)
 
     @property
@@ -88,6 +105,17 @@ class LDPThompsonSampling(StreamPrivateAgent):
     def failures(self) -> FloatArray:
         """(B, K) reports equal to 0 per arm."""
         return self._failures.copy()
+
+    @property
+    def privacy_per_report(self) -> tuple[float, float]:
+        """(ε, 0): one report's guarantee."""
+        return self.epsilon, 0.0
+
+    def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
+        """Learn from the round's report; it is charged to ``info["user_id"]`` (none: every user)."""
+        users = user_ids(info, self.batch)
+        super().update(action, reward, info)
+        self._ledger.record(users, self._sent)
 
     @property
     def stream_privacy_spent(self) -> tuple[float, float]:

@@ -20,6 +20,7 @@ from agents.common.kernels import ucb_choose
 from agents.common.streams import copy_laplace, copy_normals, copy_uniforms
 from agents.elimination.policies import EliminationAgent
 from agents.linear import LinearAgent
+from agents.local_dp.accounting import PerUserReports
 from agents.stochastic.index import UCB, ThompsonSampling
 from bandit_envs._types import FloatArray
 from bandit_envs.core import generator_addresses
@@ -28,10 +29,8 @@ from bandit_envs.privacy._checks import check_epsilon
 from bandit_envs.privacy.accounting import (
     ReportLedger,
     ReportMechanism,
-    UserPrivacy,
     report_cap,
     user_ids,
-    user_privacy,
 )
 from bandit_envs.privacy.lattice import check_sampler, round_input, snap, sum_grid
 from bandit_envs.privacy.streams import noise_generator
@@ -50,7 +49,7 @@ _UNIT_REWARD_AGENTS = (ThompsonSampling, EliminationAgent)
 _SIDE_KEYS = ("observed_mask", "observed_rewards")
 
 
-class LDPWrapper(PrivateAgent):
+class LDPWrapper(PerUserReports, PrivateAgent):
     r"""Make a context-free agent locally differentially private in its rewards.
 
     Protocol of each round (Zheng et al. [1]_ "Algorithm 1"; docs/algorithms.md, [R] for the
@@ -71,7 +70,9 @@ class LDPWrapper(PrivateAgent):
       [0, 1] for agents that require that). ``"debias"`` feeds lo + R·rr_debias(b), an unbiased
       estimate of r outside [lo, hi].
 
-    The wrapped agent never sees the raw reward: ``update`` passes it the privatized value and an
+    The wrapped agent never sees the raw reward: ``act`` calls it without the env's observation
+    (``act(None)``; an observation such as ``ArmStatistics``' can hold reward statistics, so
+    agents that read observations, ``reads_obs``, are refused); ``update`` passes it the privatized value and an
     ``info`` stripped of everything else (the env's info may carry the reward's ingredients, e.g.
     ``recommendation_reward``, or ``regret``). Side observations of a feedback graph are
     **stripped** [P]: each side observation is another user's value and would need its own
@@ -104,7 +105,8 @@ class LDPWrapper(PrivateAgent):
     Parameters
     ----------
     agent
-        A context-free agent (UCB, SMUCB, FixedArm, ThompsonSampling, UCBN, DPSE, GAP, AAE, ...).
+        A context-free agent (UCB, FixedArm, ThompsonSampling, UCBN, DPSE, GAP, AAE, ...), one
+        that does not read the observation (``reads_obs`` False: not SMUCB, SB3Agent or a linear agent).
         Its batch size (``n_envs``) is the wrapper's. Agents that require rewards in [0, 1]
         (Thompson sampling, elimination agents) need ``"randomized_response"`` with ``"bits"``.
     mechanism
@@ -148,7 +150,9 @@ class LDPWrapper(PrivateAgent):
         ``numpy.random.default_rng(seed)``, so the same integer given to the env or to the
         wrapped agent does not reproduce the noise (the wrapped agent keeps its own generator
         for its policy). Copy i of a batch draws from ``noise_generator(seed + i)``
-        (docs/design.md, "Agents", Seeds).
+        (docs/design.md, "Agents", Seeds). :meth:`reset` continues the noise generator (fresh
+        noise for every episode); ``reset(seed=s)`` restarts it from ``s``, so reusing a seed
+        on other data reuses its noise (:meth:`agents.base.PrivateAgent.reset`).
 
     Attributes
     ----------
@@ -173,7 +177,9 @@ class LDPWrapper(PrivateAgent):
     :attr:`privacy_per_report`. A user with k reports loses what k reports compose to:
     :meth:`privacy_per_user` gives, for the user with the most reports so far, k, the basic
     bound (kε, kδ) and the tight bound of ``dp_accounting``'s privacy loss distribution, and
-    :attr:`privacy_spent` is that tight bound. The cap bounds k. In batch mode each copy is its
+    :attr:`privacy_spent` is that tight bound. The cap bounds k. The ledger counts the reports
+    since the last :meth:`reset`: a user who reports in several episodes loses what all its
+    reports compose to. In batch mode each copy is its
     own population, and the guarantee is the worst over copies.
 
     Cap in batch mode: when only some copies' users are capped, the wrapped agent is updated for
@@ -187,7 +193,9 @@ class LDPWrapper(PrivateAgent):
     -------------
     The wrapper simulates both sides; these attributes are the users' side or un-noised
     diagnostics, outside the guarantee, and must not be published with the model:
-    ``rng`` and ``seed`` (whoever holds them can subtract the noise from every report);
+    ``rng`` and ``seed`` (whoever holds them can subtract the noise from every report; neither
+    is in the ``repr``, and a :func:`copy.deepcopy` or pickle of the wrapper holds the same future
+    noise: never run a copy and the original on different data and release both);
     ``n_clipped`` (how many users' rewards were clipped, counted before privatization); the
     ledger behind ``max_user_reports`` and ``n_withheld`` (who reported how often: the guarantee
     covers report values, not participation). Raw rewards are never stored; the wrapped agent
@@ -228,6 +236,11 @@ class LDPWrapper(PrivateAgent):
             raise TypeError(
                 f"agent must be a context-free agent, got {type(agent).__name__}: its contexts would stay "
                 "unprotected; use agents.LDPLinUCB for linear contextual bandits."
+            )
+        if agent.reads_obs:
+            raise TypeError(
+                f"agent must not read the env's observation, got {type(agent).__name__}, which does: an "
+                "observation can carry raw rewards (e.g. ArmStatistics), so its arms would not be private."
             )
         super().__init__(agent.n_arms, n_envs=agent.n_envs, seed=seed)
         self.agent = agent
@@ -304,13 +317,14 @@ class LDPWrapper(PrivateAgent):
         self.agent.reset()
         self._clipped = np.zeros(self.batch, dtype=np.int64)
         self._ledger.reset()
-        self.rng = noise_generator(self.seed)
-        if self.n_envs is None:
-            self._copy_rngs: tuple[np.random.Generator, ...] = (self.rng,)
-        else:  # copy i: the noise of a single wrapper seeded seed + i (docs/design.md, "Agents", Seeds)
-            seeds = [None if self.seed is None else self.seed + i for i in range(self.n_envs)]
-            self._copy_rngs = tuple(noise_generator(s) for s in seeds)
-        self._bitgens = generator_addresses(self._copy_rngs)
+        if self._noise_due():  # construction or reset(seed=s); reset() continues the noise
+            self.rng = noise_generator(self.seed)
+            if self.n_envs is None:
+                self._copy_rngs: tuple[np.random.Generator, ...] = (self.rng,)
+            else:  # copy i: the noise of a single wrapper seeded seed + i (docs/design.md, "Agents", Seeds)
+                seeds = [None if self.seed is None else self.seed + i for i in range(self.n_envs)]
+                self._copy_rngs = tuple(noise_generator(s) for s in seeds)
+            self._bitgens = generator_addresses(self._copy_rngs)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -344,34 +358,6 @@ class LDPWrapper(PrivateAgent):
         """(ε, δ) of one report (δ = 0 for Laplace and randomized response)."""
         return self.epsilon, self.delta
 
-    def privacy_per_user(self, delta: float | None = None) -> UserPrivacy:
-        """What holds for every user so far: the composition over the reports of the user with the most.
-
-        Parameters
-        ----------
-        delta
-            δ of the tight bound; None: the per-report δ (0 for Laplace and randomized response,
-            where the tight bound is then kε).
-
-        Returns
-        -------
-        UserPrivacy
-            ``reports`` (that user's count, worst over copies), ``per_report``, ``basic``
-            (kε, kδ) and ``tight`` (ε', δ) from ``dp_accounting``'s privacy loss distribution.
-        """
-        return user_privacy(self.report_mechanism, int(self._ledger.worst.max()), delta)
-
-    @property
-    def privacy_spent(self) -> tuple[float, float]:
-        """(ε, δ) spent so far per user: the tight bound of :meth:`privacy_per_user` at the per-report δ."""
-        return self.privacy_per_user().tight
-
-    @property
-    def max_user_reports(self) -> int | npt.NDArray[np.int64]:
-        """Reports sent by the user with the most (per copy; reports without a user id count for all)."""
-        worst = self._ledger.worst
-        return int(worst[0]) if self.n_envs is None else worst
-
     @property
     def n_withheld(self) -> int | npt.NDArray[np.int64]:
         """Rounds whose report the per-user cap withheld (per copy)."""
@@ -400,8 +386,8 @@ class LDPWrapper(PrivateAgent):
     def act(self, obs: Any = None) -> Any:
         """The wrapped agent's arm, or the noise-aware UCB index (see the class docstring)."""
         self._check_obs(obs)
-        if not self.noise_aware:
-            return self.agent.act(obs)
+        if not self.noise_aware:  # never the env's observation: it can carry raw rewards
+            return self.agent.act(None)
         ucb = self.agent
         assert isinstance(ucb, UCB)
         t = ucb.t + 1
@@ -479,7 +465,7 @@ class LDPWrapper(PrivateAgent):
         delta = f", delta={self.delta}" if self.mechanism == "gaussian" else ""
         return (
             f"LDPWrapper({self.agent!r}, mechanism={self.mechanism!r}, epsilon={self.epsilon}{delta}, "
-            f"reward_range=({self.lo}, {self.hi}), seed={self.seed})"
+            f"reward_range=({self.lo}, {self.hi}))"
         )
 
 

@@ -75,6 +75,7 @@ class SB3Agent(CopyStreams, Agent):
     """
 
     name = "SB3"
+    reads_obs = True  # the model's input
 
     def __init__(
         self,
