@@ -98,6 +98,7 @@ def test_runner_regret_equals_the_step_loop_on_the_gym_env():
         assert final == [pytest.approx(regret, rel=1e-12, abs=1e-9)], name
 
 
+@pytest.mark.usefixtures("uncapped_epsilon")  # ε = 1e6: noise of 1e-9, the noiseless limit
 def test_privacy_pair_mechanism_detects_a_decisive_change():
     """Two tied arms on an edge, ε huge (noise ≈ 1e-9): arm 1 leads epoch 1 by one entry; zeroing
     that entry hands the lead to arm 0, so Ω_2 and the arm sequence change right after epoch 1."""

@@ -159,6 +159,7 @@ DPSE_CASES = [
 ]
 
 
+@pytest.mark.usefixtures("uncapped_epsilon")  # the last case: ε = 1e9, the noiseless limit
 @pytest.mark.parametrize(("k", "epsilon", "beta", "scale", "width", "seed", "kind"), DPSE_CASES)
 def test_dpse_equals_reference(k, epsilon, beta, scale, width, seed, kind):
     horizon = 20_000

@@ -113,7 +113,9 @@ class LDPThompsonSampling(PerUserReports, StreamPrivateAgent):
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Learn from the round's report; it is charged to ``info["user_id"]`` (none: every user)."""
-        users = user_ids(info, self.batch)
+        # The user ids are read first (a bad one is refused before any state changes); an info
+        # that is not a dict is refused by the update's own checks, with their sentence.
+        users = user_ids(info, self.batch) if info is None or isinstance(info, dict) else None
         super().update(action, reward, info)
         self._ledger.record(users, self._sent)
 
