@@ -365,11 +365,9 @@ class Agent(ABC):
     def __init__(self, n_arms: int, *, n_envs: int | None = None, seed: int | None = None) -> None:
         self.n_arms = check_int("n_arms", n_arms, minimum=2)
         self.n_envs = None if n_envs is None else check_int("n_envs", n_envs, minimum=1)
-        if seed is not None:
-            check_int("seed", seed, minimum=0)
-        self.seed = seed
+        self.seed = None if seed is None else check_int("seed", seed, minimum=0)  # a numpy integer as an int
         self._check_state_size()
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(self.seed)
 
     @property
     def batch(self) -> int:
@@ -385,11 +383,14 @@ class Agent(ABC):
         check_state_size(self._state_nbytes(), f"{copies}n_arms={self.n_arms}")
 
     def reset(self, seed: int | None = None) -> None:
-        """Forget everything learned; reseed the generator if ``seed`` is given."""
+        """Forget everything learned; reseed the generator if ``seed`` is given.
+
+        A ``seed`` that is not an integer >= 0 is refused before anything changes; a numpy integer
+        is kept as the ``int`` it equals.
+        """
         if seed is not None:
-            check_int("seed", seed, minimum=0)
-            self.seed = seed
-        self.rng = np.random.default_rng(self.seed if seed is None else seed)
+            self.seed = check_int("seed", seed, minimum=0)
+        self.rng = np.random.default_rng(self.seed)
         self._reset_state()
 
     @abstractmethod

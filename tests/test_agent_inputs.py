@@ -29,10 +29,12 @@ from agents import (
     MOSS,
     UCB,
     AlphaSample,
+    DPThompsonSampling,
     EpsilonGreedy,
     Exp3,
     FixedArm,
     LDPLinUCB,
+    LDPThompsonSampling,
     LDPWrapper,
     LinUCB,
     Random,
@@ -423,6 +425,50 @@ def test_batched_agents_refuse_an_observation_with_another_number_of_arms():
     assert_all_refuse(
         [n for n in AGENTS if n not in OWN_OBS], N, lambda agent, a: agent.act(np.zeros((N, K + 2, D))), "obs"
     )
+
+
+# Seeds -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [None, N], ids=["one", "copies"])
+@pytest.mark.parametrize("seed", [np.int64(7), np.uint32(7), np.uint8(255)], ids=["int64", "uint32", "uint8-255"])
+def test_every_agent_takes_a_numpy_integer_seed_as_the_int_it_equals_and_keeps_it_through_refusals(seed, n):
+    """Copies seeded s + i must not wrap in the seed's dtype (a uint8 255 + 1 is 0); a refused seed changes nothing."""
+    found = []
+    for name, make in AGENTS.items():
+        agent, twin = make(n), make(n)
+        try:
+            agent.reset(seed)
+            twin.reset(int(seed))
+            for bad in (-1, 1.5, True, np.float64(2.0), "3"):
+                with pytest.raises((TypeError, ValueError), match=r"^seed must be an integer"):
+                    agent.reset(bad)
+            if type(agent.seed) is not int or agent.seed != int(seed):
+                found.append(f"{name}: seed kept as {agent.seed!r}")
+                continue
+            if play_steps(agent, name, n) != play_steps(twin, name, n):
+                found.append(f"{name}: plays otherwise than with seed {int(seed)}")
+            agent.reset()  # the same seed again: the agent still works
+            twin.reset()
+            if play_steps(agent, name, n) != play_steps(twin, name, n):
+                found.append(f"{name}: plays otherwise than with seed {int(seed)} after reset()")
+        except Exception as exc:  # noqa: BLE001 - any error is a finding
+            found.append(f"{name}: {type(exc).__name__}: {str(exc)[:200]!r}")
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("n", [None, N], ids=["one", "copies"])
+def test_agents_drawing_from_sampling_streams_are_built_with_numpy_integer_seeds(n):
+    for make in (
+        lambda s: ThompsonSampling(K, n_envs=n, seed=s),
+        lambda s: ThompsonSampling(K, side_observations=True, n_envs=n, seed=s),
+        lambda s: LDPThompsonSampling(K, 1.0, n_envs=n, seed=s),
+        lambda s: DPThompsonSampling(K, 1.0, n_envs=n, seed=s),
+    ):
+        for seed in (np.int64(3), np.uint32(3)):
+            agent, twin = make(seed), make(3)
+            assert type(agent.seed) is int and agent.seed == 3
+            assert play_steps(agent, "TS", n, steps=6) == play_steps(twin, "TS", n, steps=6)
 
 
 # Pairing with an env -----------------------------------------------------------------------
