@@ -22,7 +22,8 @@ argument, what was given and what is allowed (a ``TypeError`` for the wrong kind
 * ``action``: one env, an ``int`` or numpy integer scalar (not a float such as 1.0, not a bool,
   not a string); N copies, an integer-dtype array of shape (N,). Every arm in [0, K).
 * ``reward``: a real number (array of shape (N,)), finite, and inside the agent's reward range
-  where its guarantees need one (Thompson sampling and the elimination agents: [0, 1]).
+  where its guarantees need one (Thompson sampling and the elimination agents: [0, 1]) or its
+  sums would overflow without one (LinUCB, which sums y x unclipped: [-1e100, 1e100]).
 * ``info``: a dict or None. Its per-arm arrays (``observed_mask``, ``observed_rewards``) must
   have shape (K,) ((N, K) for N copies), the mask boolean, and observed rewards finite (and in
   the reward range) where the mask is True; ``optimal_action`` must be an arm below K.

@@ -670,12 +670,17 @@ def test_linear_run_refuses_rewards_as_the_step_api_does(name, value):
     features = np.full((6, K, D), 0.3)
     rewards = np.full((6, K), 0.5)
     rewards[2, 1] = value
-    with pytest.raises(ValueError, match=r"^rewards must be finite numbers, got .* at round 2, arm 1\.$"):
+    with pytest.raises(ValueError, match=r"^rewards must be finite numbers.*, got .* at round 2, arm 1\.$") as run:
         AGENTS[name](None).run(features, rewards)
     agent = AGENTS[name](None)
     agent.act(features[0])
-    with pytest.raises(ValueError, match=r"^reward must be a finite number, got"):
+    with pytest.raises(ValueError, match=r"^reward must be a finite number") as step:
         agent.update(1, value)
+    # The same rule (LinUCB's says its bounds, the private agents' any finite number).
+    assert (
+        str(run.value).split("numbers", 1)[1].split(", got")[0]
+        == str(step.value).split("number", 1)[1].split(", got")[0]
+    )
 
 
 # Extreme parameters ------------------------------------------------------------------------
