@@ -20,7 +20,8 @@ argument, what was given and what is allowed (a ``TypeError`` for the wrong kind
 ``ValueError`` for a wrong shape or value), and leaves its state unchanged:
 
 * ``action``: one env, an ``int`` or numpy integer scalar (not a float such as 1.0, not a bool,
-  not a string); N copies, an integer-dtype array of shape (N,). Every arm in [0, K).
+  not a string); N copies, an integer-dtype array of shape (N,) (an object array only if each
+  entry is an int or numpy integer). Every arm in [0, K).
 * ``reward``: a real number (array of shape (N,)), finite, and inside the agent's reward range
   where its guarantees need one (Thompson sampling and the elimination agents: [0, 1]) or its
   sums would overflow without one (LinUCB, which sums y x unclipped: [-1e100, 1e100]).
@@ -494,21 +495,26 @@ class Agent(ABC):
         """``action`` as an int64 array of shape (B,), checked (type, shape and, by default, range).
 
         One env's arm is an integer (``int``, a numpy integer or a 0-d integer array; a Python int
-        beyond int64 becomes an object array, which the range check refuses). ``check_range=False``
-        leaves the range of an int64 batch to a compiled kernel that reports the first bad copy
-        (then raise :meth:`_action_range_error`); other integer dtypes are checked before conversion.
+        beyond int64 becomes an object array, which the range check refuses). An object array of
+        N copies is taken only if each entry is an integer (an ``int`` or a numpy integer, not a
+        bool), then range-checked alike. ``check_range=False`` leaves the range of an int64 batch
+        to a compiled kernel that reports the first bad copy (then raise
+        :meth:`_action_range_error`); other integer dtypes are checked before conversion.
         """
         k = self.n_arms if n_arms is None else n_arms
         arr = self._batch_view(action, _ACTION)
+        many = f"an integer array of shape {{shape}}, one arm in [0, {k - 1}] per copy"
         if arr is None or arr.dtype.kind not in "iuO" or arr.shape != (self.n_envs or 1,):
             raise self._input_error(
-                "action",
-                action,
-                arr,
-                "iu",
-                f"an integer arm index in [0, {k - 1}] (an int or numpy integer)",
-                f"an integer array of shape {{shape}}, one arm in [0, {k - 1}] per copy",
+                "action", action, arr, "iu", f"an integer arm index in [0, {k - 1}] (an int or numpy integer)", many
             )
+        if arr.dtype.kind == "O":  # a cast to int64 would truncate 1.5 and fail on '1' inside numpy
+            for b, entry in enumerate(arr):
+                if isinstance(entry, bool) or not isinstance(entry, int | np.integer):
+                    raise TypeError(
+                        f"action must be {many.format(shape=(self.n_envs,))}, got an object array holding "
+                        f"{describe(entry)}{self._where(b)}."
+                    )
         if check_range or arr.dtype != _INT64:
             b = _first_outside(arr, 0, k - 1)
             if b >= 0:

@@ -261,8 +261,24 @@ def test_every_agent_refuses_an_observation_with_another_number_of_arms():
         np.array([0, 1, 2]),
         np.zeros((N, 1), dtype=np.int64),
         1,
+        np.array([1.5, 0, 0, 0], dtype=object),
+        np.array([0, "1", 0, 0], dtype=object),
+        np.array([0, 0, True, 0], dtype=object),
+        np.array([0, 0, 0, None], dtype=object),
     ],
-    ids=["float-array", "bool-array", "str-array", "float-list", "short", "2d", "scalar"],
+    ids=[
+        "float-array",
+        "bool-array",
+        "str-array",
+        "float-list",
+        "short",
+        "2d",
+        "scalar",
+        "object-float",
+        "object-str",
+        "object-bool",
+        "object-None",
+    ],
 )
 def test_batched_agents_refuse_actions_that_are_not_an_integer_array_of_shape_n(action):
     assert_all_refuse(AGENTS, N, lambda agent, a: agent.update(action, np.full(N, 0.5), good_info(N)), "action")
@@ -270,7 +286,7 @@ def test_batched_agents_refuse_actions_that_are_not_an_integer_array_of_shape_n(
 
 def test_batched_agents_accept_integer_arrays_of_any_integer_dtype_but_not_integral_floats():
     for name, make in AGENTS.items():
-        for dtype in (np.int64, np.int32, np.uint8):
+        for dtype in (np.int64, np.int32, np.uint8, object):  # an object array of integers too
             agent = make(N)
             a = np.asarray(agent.act(obs_for(name, N)))
             agent.update(a.astype(dtype), np.full(N, 0.5), good_info(N))
@@ -367,6 +383,14 @@ EXACT_REFUSALS = [
     (None, "info", 3.0, TypeError, "info must be the env's step info (a dict) or None, got 3.0 (float)."),
     (N, "action", np.array([0.0, 1.0, 2.0, 0.0]), TypeError, _ARMS + "an array of shape (4,) and dtype float64."),
     (N, "action", 1, ValueError, _ARMS + "1 (int)."),
+    (
+        N,
+        "action",
+        np.array([0, 1.5, 2, 0], dtype=object),
+        TypeError,
+        _ARMS + "an object array holding 1.5 (float) for copy 1.",
+    ),
+    (N, "action", np.array([0, 1, 2**70, 0], dtype=object), ValueError, _RANGE + f" for copy 2, got {2**70}."),
     (N, "action", np.array([0, 1, 2]), ValueError, _ARMS + "an array of shape (3,) and dtype int64."),
     (N, "action", np.array([0, -1, 0, 0]), ValueError, _RANGE + " for copy 1, got -1."),
     (
