@@ -65,6 +65,7 @@ __all__ = [
     "check_choice",
     "check_float",
     "check_int",
+    "check_int_range",
     "check_state_size",
     "describe",
     "entry_point",
@@ -80,6 +81,8 @@ _INT64 = np.dtype(np.int64)
 _FLOAT64 = np.dtype(np.float64)
 _NP_INT64, _NP_FLOAT64 = np.int64, np.float64
 _INT64_BOUND = 1 << 63  # Python ints that numpy makes int64 arrays of: [-2**63, 2**63)
+#: The largest int64, the bound of the integer parameters that compiled kernels take as int64.
+INT64_MAX = _INT64_BOUND - 1
 
 
 def describe(value: Any, typed: bool = True) -> str:
@@ -95,6 +98,26 @@ def describe(value: Any, typed: bool = True) -> str:
         return f"a {type(value).__name__} of length {len(value)}"
     text = " ".join(summarize(value).split())  # one line
     return f"{text} ({type(value).__name__})" if typed else text
+
+
+def check_int_range(name: str, value: Any, low: int, high: int, reason: str) -> int:
+    """``value`` as an ``int`` if it is an integer (not a bool) in [``low``, ``high``].
+
+    For the integer parameters that reach compiled code, whose types hold only so much
+    (``reason`` says what bounds ``high``, e.g. ``"the compiled kernels count pulls in int64"``).
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not an integer (as :func:`check_int`).
+    ValueError
+        One sentence with the allowed range, ``reason`` and the value given.
+    """
+    v = check_int(name, value)
+    if not low <= v <= high:
+        got = describe(v, typed=False)
+        raise ValueError(f"{name} must be an integer in [{low:,}, {high:,}] ({reason}), got {got}.")
+    return v
 
 
 def as_float(value: Any) -> float:

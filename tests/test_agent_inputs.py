@@ -23,9 +23,11 @@ import bandit_envs  # noqa: F401  (registers the env ids)
 from agents import (
     AAE,
     DPSE,
+    DPTSUCB,
     GAP,
     GAPU,
     KLUCB,
+    LDPOLS,
     MOSS,
     UCB,
     AlphaSample,
@@ -37,8 +39,10 @@ from agents import (
     LDPThompsonSampling,
     LDPWrapper,
     LinUCB,
+    PrePullGaussianTS,
     Random,
     SB3Agent,
+    ShuffleLinUCB,
     ThompsonSampling,
 )
 from agents.base import Agent
@@ -738,6 +742,35 @@ def test_parameters_whose_schedule_or_noise_is_not_finite_are_refused(make, matc
     with pytest.raises(ValueError, match=match) as exc:
         make()
     assert "\n" not in str(exc.value) and len(str(exc.value)) < 300
+
+
+#: (agent name, parameter, builder of the agent with that parameter, its largest value): integer
+#: parameters that compiled kernels receive, as an int64 or as a float64 (exact up to 2**53).
+INTEGER_CAPS = [
+    ("PrePullGaussianTS", "pre_pulls", lambda v, n: PrePullGaussianTS(K, v, n_envs=n, seed=0), 2**63 - 1),
+    (
+        "PrePullGaussianTS",
+        "pre_pulls",
+        lambda v, n: PrePullGaussianTS.for_budget(K, 100, 1.0, pre_pulls=v, n_envs=n, seed=0),
+        2**63 - 1,
+    ),
+    ("DPTSUCB", "budget", lambda v, n: DPTSUCB(K, 100, variance=1e100, budget=v, n_envs=n, seed=0), 2**63 - 1),
+    ("LDPOLS", "batch_size", lambda v, n: LDPOLS(D, 1.0, batch_size=v, n_envs=n, seed=0), 2**53),
+    ("ShuffleLinUCB", "batch_size", lambda v, n: ShuffleLinUCB(D, 1.0, batch_size=v, n_envs=n, seed=0), 10**6),
+]
+
+
+@pytest.mark.parametrize("n", [None, N], ids=["one", "copies"])
+@pytest.mark.parametrize(("name", "key", "make", "cap"), INTEGER_CAPS, ids=[f"{c[0]}-{c[1]}" for c in INTEGER_CAPS])
+def test_integer_parameters_that_reach_compiled_code_are_capped_in_one_sentence(name, key, make, cap, n):
+    """Beyond the cap numba raised a TypingError or an OverflowError, or a kernel gave a wrong sentence."""
+    agent = make(cap, n)
+    play_steps(agent, name, n)
+    if name in LINEAR:
+        agent.run(np.full((5, *np.shape(obs_for(name, None))), 0.3), np.full((5, K), 0.5))
+    for value in (cap + 1, 2**63, 2**70):
+        with pytest.raises(ValueError, match=rf"^{key} must be an integer in \[\d, {cap:,}\] \(.+\), got {value}\.$"):
+            make(value, n)
 
 
 @pytest.mark.parametrize("value", [math.nan, 1.5, -0.25])
