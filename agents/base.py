@@ -128,6 +128,25 @@ def as_float(value: Any) -> float:
         return math.inf if value > 0 else -math.inf
 
 
+def overflowed(value: Any, converted: float) -> bool:
+    """Whether :func:`as_float` made the real number ``value`` infinite though it is finite (a huge int)."""
+    return math.isinf(converted) and not isinstance(value, float | np.number | np.ndarray)
+
+
+def given(value: Any, converted: float) -> Any:
+    """What a refusal quotes for the real number ``value`` that :func:`as_float` made ``converted``.
+
+    ``value`` itself where the conversion overflowed (a Python int beyond the floats, which
+    ``converted`` would show as ``inf``), else ``converted``.
+    """
+    return value if overflowed(value, converted) else converted
+
+
+def quote(value: Any) -> str:
+    """A number as a refusal quotes it: a float as ``nan``, ``1e+300``, ..., any other value by :func:`describe`."""
+    return repr(float(value)) if isinstance(value, float) else describe(value, typed=False)
+
+
 def check_state_size(nbytes: float, what: str) -> None:
     """Refuse a learning state of ``nbytes`` bytes above the memory limit, before allocating it.
 
@@ -223,7 +242,7 @@ def _as_mask(mask: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
 
 def value_error(
     what: str,
-    value: float,
+    value: Any,
     bounds: tuple[float, float] | None,
     reason: str,
     where: str = "",
@@ -237,7 +256,8 @@ def value_error(
     what
         What holds the value, e.g. ``"reward"``, ``"info['observed_rewards']"``, ``"table"``.
     value
-        The first bad value.
+        The first bad value: a float, or the number given where its float would misquote it
+        (:func:`given`).
     bounds
         The allowed (low, high), inclusive, or None for any finite number.
     reason
@@ -255,7 +275,7 @@ def value_error(
     allowed += condition
     if reason:
         allowed += f" ({reason})"
-    return ValueError(f"{what} must be {allowed}, got {value!r}{where}.")
+    return ValueError(f"{what} must be {allowed}, got {quote(value)}{where}.")
 
 
 def check_values(
@@ -565,6 +585,8 @@ class Agent(ABC):
                 "reward", reward, arr, "iuf", "a real number", "a real array of shape {shape}, one reward per copy"
             )
         r: FloatArray = arr if arr.dtype == _FLOAT64 else arr.astype(np.float64)
+        if self.n_envs is None and overflowed(reward, r[0]):  # an int beyond the floats: quoted as given, not inf
+            raise self._reward_error(reward, 0)
         if check:
             b = _first_outside(r, self._plain_low, self._plain_high)
             if b >= 0:
@@ -595,7 +617,7 @@ class Agent(ABC):
     #: action and a float reward, compared against ``_plain_low`` and ``_plain_high``).
     _plain_value = _scalar_feedback
 
-    def _reward_error(self, value: float, b: int) -> ValueError:
+    def _reward_error(self, value: Any, b: int) -> ValueError:
         """The error for copy ``b``'s reward ``value`` (not finite or outside :attr:`reward_bounds`)."""
         return value_error("reward", value, self.reward_bounds, self._bounds_reason(), self._where(b))
 

@@ -29,6 +29,7 @@ from agents import (
     KLUCB,
     LDPOLS,
     MOSS,
+    SMUCB,
     UCB,
     AlphaSample,
     DPThompsonSampling,
@@ -48,6 +49,7 @@ from agents import (
 from agents.base import Agent
 from agents.user_agents import UserAgentError, play
 from bandit_envs.rewards import RewardModel
+from bandit_envs.validation import summarize
 
 N = 4  # copies in batch mode
 
@@ -185,6 +187,17 @@ def test_integer_actions_of_any_integer_type_are_accepted_but_integral_floats_ar
             agent.act(obs_for(name, None))
             agent.update(action, 0.5, good_info(None))
     assert_all_refuse(AGENTS, None, lambda agent, a: agent.update(float(a), 0.5, good_info(None)), "action")
+
+
+@pytest.mark.parametrize("value", [2**1100, -(2**1100), 10**5000], ids=["2**1100", "-2**1100", "10**5000"])
+def test_a_number_beyond_the_floats_is_quoted_as_given_not_as_inf(value):
+    """A Python int that float() cannot hold was quoted as its conversion, inf."""
+    shown = summarize(value)
+    assert_all_refuse(AGENTS, None, lambda agent, a: agent.update(a, value, good_info(None)), f"got {shown}")
+    with pytest.raises(ValueError, match=rf"^obs \(the sensitivity φ_t\) must be a number in \[0, 1\], got {shown}\.$"):
+        SMUCB(K).act(value)
+    with pytest.raises(ValueError, match=rf"^override\[2\] \(the reward v\) must be .*, got {shown}\.$"):
+        GAP(K, 50, 1.0, PATH3).simulate(np.full((50, K), 0.5), PATH3, np.zeros(K), override=(3, 1, value))
 
 
 @pytest.mark.parametrize(
@@ -359,7 +372,21 @@ EXACT_REFUSALS = [
     (None, "action", np.uint64(2**63 + 5), ValueError, _RANGE + f", got {2**63 + 5}."),
     (None, "reward", math.nan, ValueError, "reward must be a finite number{bounds}, got nan."),
     (None, "reward", np.float32(math.inf), ValueError, "reward must be a finite number{bounds}, got inf."),
-    (None, "reward", 10**400, ValueError, "reward must be a finite number{bounds}, got inf."),
+    (
+        None,
+        "reward",
+        10**400,
+        ValueError,
+        "reward must be a finite number{bounds}, got 100000000000000000...0000000000000000000.",
+    ),
+    (
+        None,
+        "reward",
+        -(10**5000),
+        ValueError,
+        "reward must be a finite number{bounds}, got a negative integer of about 5,001 digits.",
+    ),
+    (None, "action", 10**5000, ValueError, _RANGE + ", got an integer of about 5,001 digits."),
     (None, "reward", np.array(-math.inf), ValueError, "reward must be a finite number{bounds}, got -inf."),
     (
         None,
