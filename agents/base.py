@@ -20,9 +20,11 @@ argument, what was given and what is allowed (a ``TypeError`` for the wrong kind
 ``ValueError`` for a wrong shape or value), and leaves its state unchanged:
 
 * ``action``: one env, an ``int`` or numpy integer scalar (not a float such as 1.0, not a bool,
-  not a string); N copies, an integer-dtype array of shape (N,). Every arm in [0, K).
+  not a string); N copies, an integer-dtype array of shape (N,) (an object array only if each
+  entry is an int or numpy integer). Every arm in [0, K).
 * ``reward``: a real number (array of shape (N,)), finite, and inside the agent's reward range
-  where its guarantees need one (Thompson sampling and the elimination agents: [0, 1]).
+  where its guarantees need one (Thompson sampling and the elimination agents: [0, 1]) or its
+  sums would overflow without one (LinUCB, which sums y x unclipped: [-1e100, 1e100]).
 * ``info``: a dict or None. Its per-arm arrays (``observed_mask``, ``observed_rewards``) must
   have shape (K,) ((N, K) for N copies), the mask boolean, and observed rewards finite (and in
   the reward range) where the mask is True; ``optimal_action`` must be an arm below K.
@@ -63,6 +65,7 @@ __all__ = [
     "check_choice",
     "check_float",
     "check_int",
+    "check_int_range",
     "check_state_size",
     "describe",
     "entry_point",
@@ -78,6 +81,8 @@ _INT64 = np.dtype(np.int64)
 _FLOAT64 = np.dtype(np.float64)
 _NP_INT64, _NP_FLOAT64 = np.int64, np.float64
 _INT64_BOUND = 1 << 63  # Python ints that numpy makes int64 arrays of: [-2**63, 2**63)
+#: The largest int64, the bound of the integer parameters that compiled kernels take as int64.
+INT64_MAX = _INT64_BOUND - 1
 
 
 def describe(value: Any, typed: bool = True) -> str:
@@ -95,12 +100,51 @@ def describe(value: Any, typed: bool = True) -> str:
     return f"{text} ({type(value).__name__})" if typed else text
 
 
+def check_int_range(name: str, value: Any, low: int, high: int, reason: str) -> int:
+    """``value`` as an ``int`` if it is an integer (not a bool) in [``low``, ``high``].
+
+    For the integer parameters that reach compiled code, whose types hold only so much
+    (``reason`` says what bounds ``high``, e.g. ``"the compiled kernels count pulls in int64"``).
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not an integer (as :func:`check_int`).
+    ValueError
+        One sentence with the allowed range, ``reason`` and the value given.
+    """
+    v = check_int(name, value)
+    if not low <= v <= high:
+        got = describe(v, typed=False)
+        raise ValueError(f"{name} must be an integer in [{low:,}, {high:,}] ({reason}), got {got}.")
+    return v
+
+
 def as_float(value: Any) -> float:
     """``float(value)`` for a real number, infinite (with its sign) where that overflows (huge ints)."""
     try:
         return float(value)
     except OverflowError:
         return math.inf if value > 0 else -math.inf
+
+
+def overflowed(value: Any, converted: float) -> bool:
+    """Whether :func:`as_float` made the real number ``value`` infinite though it is finite (a huge int)."""
+    return math.isinf(converted) and not isinstance(value, float | np.number | np.ndarray)
+
+
+def given(value: Any, converted: float) -> Any:
+    """What a refusal quotes for the real number ``value`` that :func:`as_float` made ``converted``.
+
+    ``value`` itself where the conversion overflowed (a Python int beyond the floats, which
+    ``converted`` would show as ``inf``), else ``converted``.
+    """
+    return value if overflowed(value, converted) else converted
+
+
+def quote(value: Any) -> str:
+    """A number as a refusal quotes it: a float as ``nan``, ``1e+300``, ..., any other value by :func:`describe`."""
+    return repr(float(value)) if isinstance(value, float) else describe(value, typed=False)
 
 
 def check_state_size(nbytes: float, what: str) -> None:
@@ -198,7 +242,7 @@ def _as_mask(mask: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
 
 def value_error(
     what: str,
-    value: float,
+    value: Any,
     bounds: tuple[float, float] | None,
     reason: str,
     where: str = "",
@@ -212,7 +256,8 @@ def value_error(
     what
         What holds the value, e.g. ``"reward"``, ``"info['observed_rewards']"``, ``"table"``.
     value
-        The first bad value.
+        The first bad value: a float, or the number given where its float would misquote it
+        (:func:`given`).
     bounds
         The allowed (low, high), inclusive, or None for any finite number.
     reason
@@ -230,7 +275,7 @@ def value_error(
     allowed += condition
     if reason:
         allowed += f" ({reason})"
-    return ValueError(f"{what} must be {allowed}, got {value!r}{where}.")
+    return ValueError(f"{what} must be {allowed}, got {quote(value)}{where}.")
 
 
 def check_values(
@@ -368,11 +413,9 @@ class Agent(ABC):
     def __init__(self, n_arms: int, *, n_envs: int | None = None, seed: int | None = None) -> None:
         self.n_arms = check_int("n_arms", n_arms, minimum=2)
         self.n_envs = None if n_envs is None else check_int("n_envs", n_envs, minimum=1)
-        if seed is not None:
-            check_int("seed", seed, minimum=0)
-        self.seed = seed
+        self.seed = None if seed is None else check_int("seed", seed, minimum=0)  # a numpy integer as an int
         self._check_state_size()
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(self.seed)
 
     @property
     def batch(self) -> int:
@@ -393,11 +436,12 @@ class Agent(ABC):
         So an agent without privacy noise replays its run on the same feedback after ``reset()``
         (with ``seed=None`` at construction, a generator of fresh entropy). A private agent
         (:meth:`PrivateAgent.reset`) continues its generators instead unless ``seed`` is given.
+        A ``seed`` that is not an integer >= 0 is refused before anything changes; a numpy integer
+        is kept as the ``int`` it equals.
         """
         if seed is not None:
-            check_int("seed", seed, minimum=0)
-            self.seed = seed
-        self.rng = np.random.default_rng(self.seed if seed is None else seed)
+            self.seed = check_int("seed", seed, minimum=0)
+        self.rng = np.random.default_rng(self.seed)
         self._reset_state()
 
     @abstractmethod
@@ -500,21 +544,26 @@ class Agent(ABC):
         """``action`` as an int64 array of shape (B,), checked (type, shape and, by default, range).
 
         One env's arm is an integer (``int``, a numpy integer or a 0-d integer array; a Python int
-        beyond int64 becomes an object array, which the range check refuses). ``check_range=False``
-        leaves the range of an int64 batch to a compiled kernel that reports the first bad copy
-        (then raise :meth:`_action_range_error`); other integer dtypes are checked before conversion.
+        beyond int64 becomes an object array, which the range check refuses). An object array of
+        N copies is taken only if each entry is an integer (an ``int`` or a numpy integer, not a
+        bool), then range-checked alike. ``check_range=False`` leaves the range of an int64 batch
+        to a compiled kernel that reports the first bad copy (then raise
+        :meth:`_action_range_error`); other integer dtypes are checked before conversion.
         """
         k = self.n_arms if n_arms is None else n_arms
         arr = self._batch_view(action, _ACTION)
+        many = f"an integer array of shape {{shape}}, one arm in [0, {k - 1}] per copy"
         if arr is None or arr.dtype.kind not in "iuO" or arr.shape != (self.n_envs or 1,):
             raise self._input_error(
-                "action",
-                action,
-                arr,
-                "iu",
-                f"an integer arm index in [0, {k - 1}] (an int or numpy integer)",
-                f"an integer array of shape {{shape}}, one arm in [0, {k - 1}] per copy",
+                "action", action, arr, "iu", f"an integer arm index in [0, {k - 1}] (an int or numpy integer)", many
             )
+        if arr.dtype.kind == "O":  # a cast to int64 would truncate 1.5 and fail on '1' inside numpy
+            for b, entry in enumerate(arr):
+                if isinstance(entry, bool) or not isinstance(entry, int | np.integer):
+                    raise TypeError(
+                        f"action must be {many.format(shape=(self.n_envs,))}, got an object array holding "
+                        f"{describe(entry)}{self._where(b)}."
+                    )
         if check_range or arr.dtype != _INT64:
             b = _first_outside(arr, 0, k - 1)
             if b >= 0:
@@ -542,6 +591,8 @@ class Agent(ABC):
                 "reward", reward, arr, "iuf", "a real number", "a real array of shape {shape}, one reward per copy"
             )
         r: FloatArray = arr if arr.dtype == _FLOAT64 else arr.astype(np.float64)
+        if self.n_envs is None and overflowed(reward, r[0]):  # an int beyond the floats: quoted as given, not inf
+            raise self._reward_error(reward, 0)
         if check:
             b = _first_outside(r, self._plain_low, self._plain_high)
             if b >= 0:
@@ -572,7 +623,7 @@ class Agent(ABC):
     #: action and a float reward, compared against ``_plain_low`` and ``_plain_high``).
     _plain_value = _scalar_feedback
 
-    def _reward_error(self, value: float, b: int) -> ValueError:
+    def _reward_error(self, value: Any, b: int) -> ValueError:
         """The error for copy ``b``'s reward ``value`` (not finite or outside :attr:`reward_bounds`)."""
         return value_error("reward", value, self.reward_bounds, self._bounds_reason(), self._where(b))
 

@@ -52,7 +52,9 @@ def summarize(value: Any) -> str:
         ``repr(value)`` for a short value; for a numpy array of more than one element its dtype
         and shape (``"a float64 array of shape (3, 4)"``); for a string (or bytes) of more than
         80 characters the repr of its first 80 and its length (``"'abc...' (100000
-        characters)"``); otherwise a repr cut to about 60 characters with ``...``.
+        characters)"``); otherwise a repr cut to about 60 characters with ``...``; an int of more
+        digits than Python writes out (``sys.get_int_max_str_digits()``) by its sign and its number
+        of digits.
     """
     if isinstance(value, np.ndarray) and value.size > 1:
         return f"a {value.dtype} array of shape {value.shape}"
@@ -61,7 +63,13 @@ def summarize(value: Any) -> str:
             return repr(value)
         head = repr(value[:_STRING_PREFIX])
         return f"{head[:-1]}...{head[-1]} ({len(value)} {'characters' if isinstance(value, str) else 'bytes'})"
-    return _SHORT.repr(value)
+    try:
+        return _SHORT.repr(value)
+    except ValueError:  # an int too long to be written out: say how long
+        if not isinstance(value, int):
+            raise
+        digits = int(math.log10(abs(value))) + 1  # exact but where the logarithm rounds across an integer
+        return f"{'a negative' if value < 0 else 'an'} integer of about {digits:,} digits"
 
 
 def format_bytes(n: float) -> str:

@@ -23,25 +23,33 @@ import bandit_envs  # noqa: F401  (registers the env ids)
 from agents import (
     AAE,
     DPSE,
+    DPTSUCB,
     GAP,
     GAPU,
     KLUCB,
+    LDPOLS,
     MOSS,
+    SMUCB,
     UCB,
     AlphaSample,
+    DPThompsonSampling,
     EpsilonGreedy,
     Exp3,
     FixedArm,
     LDPLinUCB,
+    LDPThompsonSampling,
     LDPWrapper,
     LinUCB,
+    PrePullGaussianTS,
     Random,
     SB3Agent,
+    ShuffleLinUCB,
     ThompsonSampling,
 )
 from agents.base import Agent
 from agents.user_agents import UserAgentError, play
 from bandit_envs.rewards import RewardModel
+from bandit_envs.validation import summarize
 
 N = 4  # copies in batch mode
 
@@ -182,6 +190,17 @@ def test_integer_actions_of_any_integer_type_are_accepted_but_integral_floats_ar
     assert_all_refuse(AGENTS, None, lambda agent, a: agent.update(float(a), 0.5, good_info(None)), "action")
 
 
+@pytest.mark.parametrize("value", [2**1100, -(2**1100), 10**5000], ids=["2**1100", "-2**1100", "10**5000"])
+def test_a_number_beyond_the_floats_is_quoted_as_given_not_as_inf(value):
+    """A Python int that float() cannot hold was quoted as its conversion, inf."""
+    shown = summarize(value)
+    assert_all_refuse(AGENTS, None, lambda agent, a: agent.update(a, value, good_info(None)), f"got {shown}")
+    with pytest.raises(ValueError, match=rf"^obs \(the sensitivity φ_t\) must be a number in \[0, 1\], got {shown}\.$"):
+        SMUCB(K).act(value)
+    with pytest.raises(ValueError, match=rf"^override\[2\] \(the reward v\) must be .*, got {shown}\.$"):
+        GAP(K, 50, 1.0, PATH3).simulate(np.full((50, K), 0.5), PATH3, np.zeros(K), override=(3, 1, value))
+
+
 @pytest.mark.parametrize(
     "reward",
     [math.nan, math.inf, -math.inf, "0.5", None, True, 1 + 0j, np.array([0.5]), [0.5]],
@@ -260,8 +279,24 @@ def test_every_agent_refuses_an_observation_with_another_number_of_arms():
         np.array([0, 1, 2]),
         np.zeros((N, 1), dtype=np.int64),
         1,
+        np.array([1.5, 0, 0, 0], dtype=object),
+        np.array([0, "1", 0, 0], dtype=object),
+        np.array([0, 0, True, 0], dtype=object),
+        np.array([0, 0, 0, None], dtype=object),
     ],
-    ids=["float-array", "bool-array", "str-array", "float-list", "short", "2d", "scalar"],
+    ids=[
+        "float-array",
+        "bool-array",
+        "str-array",
+        "float-list",
+        "short",
+        "2d",
+        "scalar",
+        "object-float",
+        "object-str",
+        "object-bool",
+        "object-None",
+    ],
 )
 def test_batched_agents_refuse_actions_that_are_not_an_integer_array_of_shape_n(action):
     assert_all_refuse(AGENTS, N, lambda agent, a: agent.update(action, np.full(N, 0.5), good_info(N)), "action")
@@ -269,7 +304,7 @@ def test_batched_agents_refuse_actions_that_are_not_an_integer_array_of_shape_n(
 
 def test_batched_agents_accept_integer_arrays_of_any_integer_dtype_but_not_integral_floats():
     for name, make in AGENTS.items():
-        for dtype in (np.int64, np.int32, np.uint8):
+        for dtype in (np.int64, np.int32, np.uint8, object):  # an object array of integers too
             agent = make(N)
             a = np.asarray(agent.act(obs_for(name, N)))
             agent.update(a.astype(dtype), np.full(N, 0.5), good_info(N))
@@ -338,7 +373,21 @@ EXACT_REFUSALS = [
     (None, "action", np.uint64(2**63 + 5), ValueError, _RANGE + f", got {2**63 + 5}."),
     (None, "reward", math.nan, ValueError, "reward must be a finite number{bounds}, got nan."),
     (None, "reward", np.float32(math.inf), ValueError, "reward must be a finite number{bounds}, got inf."),
-    (None, "reward", 10**400, ValueError, "reward must be a finite number{bounds}, got inf."),
+    (
+        None,
+        "reward",
+        10**400,
+        ValueError,
+        "reward must be a finite number{bounds}, got 100000000000000000...0000000000000000000.",
+    ),
+    (
+        None,
+        "reward",
+        -(10**5000),
+        ValueError,
+        "reward must be a finite number{bounds}, got a negative integer of about 5,001 digits.",
+    ),
+    (None, "action", 10**5000, ValueError, _RANGE + ", got an integer of about 5,001 digits."),
     (None, "reward", np.array(-math.inf), ValueError, "reward must be a finite number{bounds}, got -inf."),
     (
         None,
@@ -366,6 +415,14 @@ EXACT_REFUSALS = [
     (None, "info", 3.0, TypeError, "info must be the env's step info (a dict) or None, got 3.0 (float)."),
     (N, "action", np.array([0.0, 1.0, 2.0, 0.0]), TypeError, _ARMS + "an array of shape (4,) and dtype float64."),
     (N, "action", 1, ValueError, _ARMS + "1 (int)."),
+    (
+        N,
+        "action",
+        np.array([0, 1.5, 2, 0], dtype=object),
+        TypeError,
+        _ARMS + "an object array holding 1.5 (float) for copy 1.",
+    ),
+    (N, "action", np.array([0, 1, 2**70, 0], dtype=object), ValueError, _RANGE + f" for copy 2, got {2**70}."),
     (N, "action", np.array([0, 1, 2]), ValueError, _ARMS + "an array of shape (3,) and dtype int64."),
     (N, "action", np.array([0, -1, 0, 0]), ValueError, _RANGE + " for copy 1, got -1."),
     (
@@ -424,6 +481,50 @@ def test_batched_agents_refuse_an_observation_with_another_number_of_arms():
     assert_all_refuse(
         [n for n in AGENTS if n not in OWN_OBS], N, lambda agent, a: agent.act(np.zeros((N, K + 2, D))), "obs"
     )
+
+
+# Seeds -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [None, N], ids=["one", "copies"])
+@pytest.mark.parametrize("seed", [np.int64(7), np.uint32(7), np.uint8(255)], ids=["int64", "uint32", "uint8-255"])
+def test_every_agent_takes_a_numpy_integer_seed_as_the_int_it_equals_and_keeps_it_through_refusals(seed, n):
+    """Copies seeded s + i must not wrap in the seed's dtype (a uint8 255 + 1 is 0); a refused seed changes nothing."""
+    found = []
+    for name, make in AGENTS.items():
+        agent, twin = make(n), make(n)
+        try:
+            agent.reset(seed)
+            twin.reset(int(seed))
+            for bad in (-1, 1.5, True, np.float64(2.0), "3"):
+                with pytest.raises((TypeError, ValueError), match=r"^seed must be an integer"):
+                    agent.reset(bad)
+            if type(agent.seed) is not int or agent.seed != int(seed):
+                found.append(f"{name}: seed kept as {agent.seed!r}")
+                continue
+            if play_steps(agent, name, n) != play_steps(twin, name, n):
+                found.append(f"{name}: plays otherwise than with seed {int(seed)}")
+            agent.reset()  # the same seed again: the agent still works
+            twin.reset()
+            if play_steps(agent, name, n) != play_steps(twin, name, n):
+                found.append(f"{name}: plays otherwise than with seed {int(seed)} after reset()")
+        except Exception as exc:  # noqa: BLE001 - any error is a finding
+            found.append(f"{name}: {type(exc).__name__}: {str(exc)[:200]!r}")
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("n", [None, N], ids=["one", "copies"])
+def test_agents_drawing_from_sampling_streams_are_built_with_numpy_integer_seeds(n):
+    for make in (
+        lambda s: ThompsonSampling(K, n_envs=n, seed=s),
+        lambda s: ThompsonSampling(K, side_observations=True, n_envs=n, seed=s),
+        lambda s: LDPThompsonSampling(K, 1.0, n_envs=n, seed=s),
+        lambda s: DPThompsonSampling(K, 1.0, n_envs=n, seed=s),
+    ):
+        for seed in (np.int64(3), np.uint32(3)):
+            agent, twin = make(seed), make(3)
+            assert type(agent.seed) is int and agent.seed == 3
+            assert play_steps(agent, "TS", n, steps=6) == play_steps(twin, "TS", n, steps=6)
 
 
 # Pairing with an env -----------------------------------------------------------------------
@@ -625,12 +726,17 @@ def test_linear_run_refuses_rewards_as_the_step_api_does(name, value):
     features = np.full((6, K, D), 0.3)
     rewards = np.full((6, K), 0.5)
     rewards[2, 1] = value
-    with pytest.raises(ValueError, match=r"^rewards must be finite numbers, got .* at round 2, arm 1\.$"):
+    with pytest.raises(ValueError, match=r"^rewards must be finite numbers.*, got .* at round 2, arm 1\.$") as run:
         AGENTS[name](None).run(features, rewards)
     agent = AGENTS[name](None)
     agent.act(features[0])
-    with pytest.raises(ValueError, match=r"^reward must be a finite number, got"):
+    with pytest.raises(ValueError, match=r"^reward must be a finite number") as step:
         agent.update(1, value)
+    # The same rule (LinUCB's says its bounds, the private agents' any finite number).
+    assert (
+        str(run.value).split("numbers", 1)[1].split(", got")[0]
+        == str(step.value).split("number", 1)[1].split(", got")[0]
+    )
 
 
 # Extreme parameters ------------------------------------------------------------------------
@@ -664,6 +770,35 @@ def test_parameters_whose_schedule_or_noise_is_not_finite_are_refused(make, matc
     with pytest.raises(ValueError, match=match) as exc:
         make()
     assert "\n" not in str(exc.value) and len(str(exc.value)) < 300
+
+
+#: (agent name, parameter, builder of the agent with that parameter, its largest value): integer
+#: parameters that compiled kernels receive, as an int64 or as a float64 (exact up to 2**53).
+INTEGER_CAPS = [
+    ("PrePullGaussianTS", "pre_pulls", lambda v, n: PrePullGaussianTS(K, v, n_envs=n, seed=0), 2**63 - 1),
+    (
+        "PrePullGaussianTS",
+        "pre_pulls",
+        lambda v, n: PrePullGaussianTS.for_budget(K, 100, 1.0, pre_pulls=v, n_envs=n, seed=0),
+        2**63 - 1,
+    ),
+    ("DPTSUCB", "budget", lambda v, n: DPTSUCB(K, 100, variance=1e100, budget=v, n_envs=n, seed=0), 2**63 - 1),
+    ("LDPOLS", "batch_size", lambda v, n: LDPOLS(D, 1.0, batch_size=v, n_envs=n, seed=0), 2**53),
+    ("ShuffleLinUCB", "batch_size", lambda v, n: ShuffleLinUCB(D, 1.0, batch_size=v, n_envs=n, seed=0), 10**6),
+]
+
+
+@pytest.mark.parametrize("n", [None, N], ids=["one", "copies"])
+@pytest.mark.parametrize(("name", "key", "make", "cap"), INTEGER_CAPS, ids=[f"{c[0]}-{c[1]}" for c in INTEGER_CAPS])
+def test_integer_parameters_that_reach_compiled_code_are_capped_in_one_sentence(name, key, make, cap, n):
+    """Beyond the cap numba raised a TypingError or an OverflowError, or a kernel gave a wrong sentence."""
+    agent = make(cap, n)
+    play_steps(agent, name, n)
+    if name in LINEAR:
+        agent.run(np.full((5, *np.shape(obs_for(name, None))), 0.3), np.full((5, K), 0.5))
+    for value in (cap + 1, 2**63, 2**70):
+        with pytest.raises(ValueError, match=rf"^{key} must be an integer in \[\d, {cap:,}\] \(.+\), got {value}\.$"):
+            make(value, n)
 
 
 @pytest.mark.parametrize("value", [math.nan, 1.5, -0.25])

@@ -155,6 +155,16 @@ def test_dptsucb_guarantee_and_budget():
         DPTSUCB(5, 100, budget=0)
 
 
+def test_dptsucb_names_its_arguments_when_their_mu_is_beyond_the_accountant_and_for_budget_takes_a_large_budget():
+    # mu = sqrt(budget·H_T/variance) > 1e6 was refused by the accountant as "mu must be ...", an
+    # argument the caller never gave; for_budget refused a large budget so, though its variance brings mu down.
+    with pytest.raises(ValueError, match=r"^horizon, budget and variance must give a GDP mu .* budget=1099511627776, "):
+        DPTSUCB(5, 100, budget=2**40)
+    agent = DPTSUCB.for_budget(5, 100, 2.0, budget=2**40)
+    assert agent.budget == 2**40 and agent.epsilon == pytest.approx(2.0, rel=1e-6)
+    assert agent.act() == 0
+
+
 def test_dptsucb_draws_at_most_budget_samples_per_posterior():
     for seed in range(20):
         agent = DPTSUCB(2, 16, 0.5, seed=seed)  # budget 2

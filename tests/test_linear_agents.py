@@ -667,3 +667,45 @@ def test_complex_features_are_refused_not_cast(n_envs: int | None) -> None:
         warnings.simplefilter("error")  # numpy's ComplexWarning would be a silent cast here
         with pytest.raises(TypeError, match="must be a float array of shape .* got complex numbers"):
             agent.act(features)
+
+
+@pytest.mark.parametrize("n_envs", [None, 3])
+def test_linucb_refuses_features_and_rewards_that_would_overflow_its_sums_and_keeps_working(n_envs):
+    """x xᵀ or y x beyond the floats made V or u infinite: every later update then failed in numba's eigh."""
+    x, r, e = linear_problem(40, 4, 3, seed=41)
+    if n_envs is not None:
+        x, r, e = (np.repeat(v[:, None], n_envs, axis=1) for v in (x, r, e))
+    agent, twin = LinUCB(3, n_envs=n_envs), LinUCB(3, n_envs=n_envs)
+    play_steps(agent, x[:10], r[:10], e[:10])
+    play_steps(twin, x[:10], r[:10], e[:10])
+    bounds = r"must contain only finite numbers in \[-1e\+100, 1e\+100\] \(LinUCB adds x xᵀ unclipped"
+    for scale in (1e101, 1e160, 1e300):
+        with pytest.raises(ValueError, match=rf"^obs {bounds}.*, got [-\d.e+]+ at (copy 0, )?arm 0, feature \d\.$"):
+            agent.act(x[10] * scale)
+        with pytest.raises(ValueError, match=rf"^features {bounds}.*, got [-\d.e+]+ at round 0, "):
+            agent.run(x[10:20] * scale, r[10:20])
+    a = agent.act(x[10])
+    twin.act(x[10])
+    huge = 1e300 if n_envs is None else np.array([0.5, 1e300, 0.5])
+    with pytest.raises(ValueError, match=r"^reward must be a finite number in \[-1e\+100, 1e\+100\] .*, got 1e\+300"):
+        agent.update(a, huge)
+    bad = r[10:20].copy()
+    bad[3] = -1e200
+    with pytest.raises(ValueError, match=r"^rewards must be finite numbers in \[-1e\+100, 1e\+100\] .* at round 3, "):
+        agent.run(x[10:20], bad)
+    np.testing.assert_array_equal(agent.server.buffer, twin.server.buffer)
+    reward = r[10, a] if n_envs is None else r[10, np.arange(n_envs), a]
+    agent.update(a, reward)
+    twin.update(a, reward)
+    np.testing.assert_array_equal(
+        play_steps(agent, x[11:30], r[11:30], e[11:30])[0], play_steps(twin, x[11:30], r[11:30], e[11:30])[0]
+    )
+    ours, theirs = (z.run(x[30:], r[30:], record_actions=True).actions for z in (agent, twin))
+    np.testing.assert_array_equal(ours, theirs)
+    # The bounds themselves are taken, by the step API and by the fast path, and the sums stay finite.
+    edge = np.full(x[0].shape, 1e100)
+    agent.update(agent.act(edge), 1e100 if n_envs is None else np.full(n_envs, -1e100))
+    assert np.isfinite(agent.server.buffer).all()
+    fast = LinUCB(3, n_envs=n_envs)
+    fast.run(np.full(x[:5].shape, -1e100), np.full(r[:5].shape, 1e100))
+    assert np.isfinite(fast.server.buffer).all()

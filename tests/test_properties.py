@@ -312,10 +312,14 @@ def fits(value: Any, n: int | None, kinds: str, inside: Callable[[np.ndarray], b
     return arr is not None and arr.shape == (n,) and arr.dtype.kind in kinds and bool(inside(arr))
 
 
+#: LinUCB's rewards: unclipped, they are bounded so that its sums of y x stay finite.
+LINUCB_REWARDS = (-1e100, 1e100)
+
+
 def feedback_fits(name: str, agent: Agent, a: Any, r: Any, info: Any) -> bool:
     """The specification of ``update``: does this (action, reward, info) fit the agent?"""
     n, k = agent.n_envs, agent.n_arms
-    low, high = (0.0, 1.0) if name in UNIT else (-math.inf, math.inf)
+    low, high = (0.0, 1.0) if name in UNIT else LINUCB_REWARDS if name == "LinUCB" else (-math.inf, math.inf)
     if not fits(a, n, "iu", lambda v: bool(np.all((v >= 0) & (v < k)))):
         return False
     if not fits(r, n, "iuf", lambda v: bool(np.all(np.isfinite(v.astype(float)) & (v >= low) & (v <= high)))):

@@ -109,6 +109,10 @@ def test_words_are_numpys_sfc64_and_streams_are_per_seed():
     # the sampling stream of a seed is neither default_rng's nor another seed's
     assert not np.array_equal(sampling.sampling_bit_generator(3).random_raw(4), np.random.SFC64(3).random_raw(4))
     assert sampling.copy_seeds(5, 3) == [5, 6, 7]
+    seeds = sampling.copy_seeds(np.uint8(255), 2)  # a numpy integer seed: ints, not wrapping at the dtype's end
+    assert seeds == [255, 256] and all(type(s) is int for s in seeds)
+    with pytest.raises(ValueError, match=r"^seed must be an integer >= 0, got -1\.$"):
+        sampling.copy_seeds(-1, 2)
     first = sampling.copy_seeds(None, 2)
     assert first[1] == first[0] + 1
 

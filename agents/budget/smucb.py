@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import Agent, _as_array, as_float, check_float, check_int, check_state_size, describe
+from agents.base import Agent, _as_array, as_float, check_float, check_int, check_state_size, describe, given
 from agents.common.kernels import ucb_choose
 from agents.stochastic.index import UCB, row_error
 from bandit_envs._jit import njit
@@ -181,7 +181,8 @@ class SMUCB(UCB):
         phi = _sensitivities(obs, self.n_envs)
         bad = _sensitivity_shift(self.means, phi, self.beta, self._shifted)
         if bad >= 0:
-            raise row_error(bad, self.n_envs, "obs (the sensitivity φ_t)", float(phi[bad]), "a number in [0, 1]")
+            value = given(obs, phi[0]) if self.n_envs is None else float(phi[bad])  # a huge int as given, not inf
+            raise row_error(bad, self.n_envs, "obs (the sensitivity φ_t)", value, "a number in [0, 1]")
         width = self._width_coef * math.log(self.t + 1)
         return self._out(ucb_choose(self._shifted, self.counts, width))
 

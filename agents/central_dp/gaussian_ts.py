@@ -36,7 +36,7 @@ from abc import abstractmethod
 
 import numpy as np
 
-from agents.base import check_float, check_int
+from agents.base import INT64_MAX, check_float, check_int, check_int_range
 from agents.central_dp import gaussian_kernels as kernels
 from agents.central_dp.base import CopiedState, StreamPrivateAgent
 from agents.central_dp.reference import first_argmax
@@ -56,8 +56,16 @@ __all__ = [
 DEFAULT_DELTA = 1e-5
 
 
+#: The largest GDP μ whose ε :func:`~bandit_envs.privacy.accounting.gdp_epsilon` computes.
+MAX_MU = 1e6
+
+
 def _check_delta(value: object) -> float:
     return check_float("delta", value, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
+def _check_pre_pulls(value: object) -> int:
+    return check_int_range("pre_pulls", value, 0, INT64_MAX, "the compiled kernels count pulls in int64")
 
 
 class _GaussianAgent(StreamPrivateAgent):
@@ -137,7 +145,7 @@ class PrePullGaussianTS(_GaussianAgent):
     n_arms
         Number of arms K (>= 2).
     pre_pulls
-        b >= 0, pulls of every arm before sampling starts. Default 0.
+        b in [0, 2⁶³ − 1], pulls of every arm before sampling starts. Default 0.
     variance
         c > 0 (the paper: c ≥ 1), the variance inflation. Default 1.
     delta
@@ -168,7 +176,7 @@ class PrePullGaussianTS(_GaussianAgent):
         seed: int | None = None,
     ) -> None:
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
-        self.pre_pulls = check_int("pre_pulls", pre_pulls, minimum=0)
+        self.pre_pulls = _check_pre_pulls(pre_pulls)
         self.variance = check_float("variance", variance, low=0.0, high=1e100, low_open=True)
         self.delta = _check_delta(delta)
         #: No horizon, no total: inf until :meth:`for_budget` sets its budget's ε (privacy_spent is exact).
@@ -193,7 +201,7 @@ class PrePullGaussianTS(_GaussianAgent):
         """
         k = check_int("n_arms", n_arms, minimum=2)
         t = check_int("horizon", horizon, minimum=1)
-        m = max(check_int("pre_pulls", pre_pulls, minimum=0), 1)
+        m = max(_check_pre_pulls(pre_pulls), 1)
         mu = gdp_mu(epsilon, delta)
         variance = max(1.0, max(t - k * m, 1) / (mu * mu * (m + 1)))
         agent = cls(n_arms, pre_pulls, variance, delta, n_envs=n_envs, seed=seed)
@@ -285,9 +293,10 @@ class DPTSUCB(_GaussianAgent):
     delta
         δ in (0, 1) at which :attr:`privacy_spent` states ε. Default 1e-5.
     budget
-        φ >= 1 instead of ⌈T^{(1−α)/2}⌉ (then α is not used) [P]: e.g. φ ≥ log₂ T makes the
-        maximum of a posterior's samples fall below its mean with probability at most 2^{−φ} ≤ 1/T,
-        which avoids the failure above at a GDP cost of sqrt(φ).
+        φ in [1, 2⁶³ − 1] instead of ⌈T^{(1−α)/2}⌉ (then α is not used) [P]: e.g. φ ≥ log₂ T makes
+        the maximum of a posterior's samples fall below its mean with probability at most
+        2^{−φ} ≤ 1/T, which avoids the failure above at a GDP cost of sqrt(φ). φ, T and σ² must
+        keep μ = sqrt(φ H_T)/σ at most 1e6 (no ε is computed beyond), else they are refused.
     n_envs, seed
         Copies run in lock-step and copy 0's noise seed (copy i: seed + i), as for every
         :class:`~agents.central_dp.base.StreamPrivateAgent`.
@@ -324,14 +333,17 @@ class DPTSUCB(_GaussianAgent):
         self.alpha = check_float("alpha", alpha, low=0.0, high=1.0)
         self.variance = check_float("variance", variance, low=0.0, high=1e100, low_open=True)
         self.delta = _check_delta(delta)
-        self.budget = (
-            max(1, math.ceil(self.horizon ** ((1.0 - self.alpha) / 2.0)))
-            if budget is None
-            else check_int("budget", budget, minimum=1)
-        )
+        self.budget = self._phi(self.horizon, self.alpha, budget)
+        mu = self.gdp_mu_for_horizon(self.horizon)
+        if not mu <= MAX_MU:
+            raise ValueError(
+                f"horizon, budget and variance must give a GDP mu = sqrt(budget·H_T/variance) of at most "
+                f"{MAX_MU:g} over the horizon (the largest that epsilon is computed for), got mu={mu:g} with "
+                f"horizon={self.horizon}, budget={self.budget}, variance={self.variance:g}."
+            )
         self._reset_state()
         #: ε at ``delta`` of the whole horizon (:meth:`gdp_mu_for_horizon`).
-        self.epsilon = gdp_epsilon(self.gdp_mu_for_horizon(self.horizon), self.delta)
+        self.epsilon = gdp_epsilon(mu, self.delta)
 
     def _reset_learning(self) -> None:
         super()._reset_learning()
@@ -352,14 +364,27 @@ class DPTSUCB(_GaussianAgent):
         seed: int | None = None,
     ) -> DPTSUCB:
         """The agent whose first ``horizon`` rounds are (ε, δ)-DP: σ² = max(1, φ H_T / μ²), μ = gdp_mu(ε, δ)."""
-        probe = cls(n_arms, horizon, alpha, 1.0, delta, budget)
+        t = check_int("horizon", horizon, minimum=1)
+        phi = cls._phi(t, check_float("alpha", alpha, low=0.0, high=1.0), budget)
         mu = gdp_mu(epsilon, delta)
-        variance = max(1.0, probe.gdp_mu_for_horizon(probe.horizon) ** 2 / (mu * mu))
+        variance = max(1.0, cls._gdp_mu(phi, 1.0, t, math.inf) ** 2 / (mu * mu))
         return cls(n_arms, horizon, alpha, variance, delta, budget, n_envs=n_envs, seed=seed)
 
-    def _mu(self, rounds: int, draws: float) -> float:
+    @staticmethod
+    def _phi(horizon: int, alpha: float, budget: object) -> int:
+        """φ: ``budget`` checked, or ⌈T^{(1−α)/2}⌉ when it is None."""
+        if budget is None:
+            return max(1, math.ceil(horizon ** ((1.0 - alpha) / 2.0)))
+        return check_int_range("budget", budget, 1, INT64_MAX, "the compiled kernels count samples in int64")
+
+    @staticmethod
+    def _gdp_mu(budget: int, variance: float, rounds: int, draws: float) -> float:
+        """sqrt(min(φ H_t, D)/σ²) for φ = ``budget``, σ² = ``variance``, t = ``rounds``, D = ``draws``."""
         harmonic = sum(1.0 / n for n in range(1, rounds + 1)) if rounds < 10**6 else math.log(rounds) + 0.5773
-        return math.sqrt(min(self.budget * harmonic, draws) / self.variance)
+        return math.sqrt(min(budget * harmonic, draws) / variance)
+
+    def _mu(self, rounds: int, draws: float) -> float:
+        return self._gdp_mu(self.budget, self.variance, rounds, draws)
 
     @property
     def gdp_mu(self) -> float:

@@ -137,8 +137,11 @@ def sampling_bit_generator(seed: int) -> np.random.SFC64:
 
 def copy_seeds(seed: int | None, copies: int) -> list[int]:
     """Seeds s, s + 1, ..., s + copies − 1 of the copies; s from the operating system if ``seed`` is None."""
-    first = seed if seed is not None else np.random.SeedSequence().entropy
-    assert isinstance(first, int)
+    if seed is None:
+        first = np.random.SeedSequence().entropy
+        assert isinstance(first, int)  # what numpy draws from the operating system
+    else:
+        first = check_int("seed", seed, minimum=0)  # a numpy integer as an int, so s + i cannot wrap
     return [first + i for i in range(copies)]
 
 

@@ -38,6 +38,7 @@ from agents.base import (
     check_values,
     describe,
     entry_point,
+    overflowed,
     value_error,
 )
 from agents.common.tables import BlockTable
@@ -436,6 +437,8 @@ class EliminationAgent(Agent):
         if isinstance(v, bool | np.bool_) or not isinstance(v, numbers.Real):
             raise TypeError(f"override[2] (the reward v) must be a real number, got {describe(v)}.")
         value = as_float(v)
+        if overflowed(v, value):  # an int beyond the floats: quoted as given, not inf
+            raise value_error("override[2] (the reward v)", v, self.reward_bounds, self._bounds_reason())
         check_values("override[2] (the reward v)", np.array(value), self.reward_bounds, self._bounds_reason(), ())
         return t, k, value
 

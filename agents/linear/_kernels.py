@@ -44,11 +44,13 @@ __all__ = [
     "PARAM_L_Y",
     "PARAM_QUADRATIC",
     "PARAM_SIGMA",
+    "PARAM_X_MAX",
     "PIVOT_RTOL",
     "SCHEDULE_CONSTANT",
     "SCHEDULE_LDP",
     "GeneratorHolder",
     "all_finite",
+    "all_within",
     "choose_arm",
     "choose_batch",
     "cholesky_upper",
@@ -88,8 +90,10 @@ EIG_ATOL = 1e-12
 #: Schedule kinds (entry 0 of the schedule parameters read by :func:`round_schedule`).
 SCHEDULE_CONSTANT, SCHEDULE_LDP = 0.0, 1.0
 #: Entries of the single-env kernels' parameter array after the 7 schedule parameters: the
-#: clipping bounds l_x and l_y, the noise scale σ and the bonus (1.0: quadratic, 0.0: sqrt).
-PARAM_L_X, PARAM_L_Y, PARAM_SIGMA, PARAM_QUADRATIC, PARAM_GRID = 7, 8, 9, 10, 11
+#: clipping bounds l_x and l_y, the noise scale σ, the bonus (1.0: quadratic, 0.0: sqrt), the
+#: lattice grid and the largest |entry| of a feature matrix that the agent takes (the largest
+#: float when it takes any finite number).
+PARAM_L_X, PARAM_L_Y, PARAM_SIGMA, PARAM_QUADRATIC, PARAM_GRID, PARAM_X_MAX = 7, 8, 9, 10, 11, 12
 
 
 @structref.register
@@ -500,6 +504,21 @@ def all_finite(values: FloatArray) -> bool:  # pragma: no cover
 
 
 @njit(error_model="numpy")
+def all_within(values: FloatArray, bound: float) -> bool:  # pragma: no cover
+    """Whether every entry of ``values`` (C-contiguous) lies in [-bound, bound]: ``(np.abs(values) <= bound).all()``.
+
+    NaN lies nowhere, so with ``bound`` the largest float this is :func:`all_finite`. The loop has
+    no exit, so the compiler vectorizes it: a 20 x 20 matrix in about 0.1 us, where
+    :func:`all_finite`'s loop, which stops at the first bad entry, takes 0.4 us.
+    """
+    flat = values.reshape(values.size)
+    ok = True
+    for i in range(flat.shape[0]):
+        ok &= abs(flat[i]) <= bound
+    return ok
+
+
+@njit(error_model="numpy")
 def server_views(
     state: FloatArray, d: int
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:  # pragma: no cover
@@ -522,13 +541,14 @@ def step_choose_one(x: FloatArray, t: int, params: FloatArray, state: FloatArray
     """One env's choice in round ``t`` (the step API's ``act``), or -1 when ``x`` does not fit.
 
     ``x`` (C-contiguous) should be the (n_arms, d) feature matrix, n_arms >= 1, d the server's,
-    all finite; otherwise -1 is returned and nothing computed. ``params`` is the agent's
-    (schedule (7), l_x, l_y, σ, quadratic) (``PARAM_*``) and ``state`` its one-copy server buffer
+    every entry in [-x_max, x_max] (so finite); otherwise -1 is returned and nothing computed.
+    ``params`` is the agent's (schedule (7), l_x, l_y, σ, quadratic, grid, x_max) (``PARAM_*``)
+    and ``state`` its one-copy server buffer
     (:func:`server_views`). With β = ``round_schedule(t, params)[2]``: ``choose_arm(x, θ, U, β,
     l_x, quadratic, ...)``, as :func:`step_choose` for one copy.
     """
     n_arms, d = x.shape
-    if n_arms < 1 or state.shape[0] != 2 * d * (d + 1) or not all_finite(x):
+    if n_arms < 1 or state.shape[0] != 2 * d * (d + 1) or not all_within(x, params[PARAM_X_MAX]):
         return -1
     _, _, beta = round_schedule(t, params)
     _, _, chol, theta = server_views(state, d)
@@ -548,6 +568,7 @@ def step_choose(
     sched: FloatArray,
     l_x: float,
     quadratic: bool,
+    x_max: float,
     out: IntArray,
 ) -> bool:  # pragma: no cover
     """The clients' choices in round ``t`` (the step API's ``act``): ``out[b]`` for every copy b.
@@ -558,9 +579,9 @@ def step_choose(
     ``obs`` (C-contiguous) is one env's (n_arms, d) feature matrix or B copies' (B, n_arms, d).
     With β = ``round_schedule(t, sched)[2]``, ``out[b] = choose_arm(obs[b], theta[b], u_fac[b],
     β, l_x, quadratic, ...)``, as :func:`choose_batch`. Returns False, writing nothing, when
-    ``obs`` holds a NaN or an infinity.
+    an entry of ``obs`` lies outside [-x_max, x_max] (a NaN or an infinity always does).
     """
-    if not all_finite(obs):
+    if not all_within(obs, x_max):
         return False
     n_arms, d = obs.shape[-2], obs.shape[-1]
     x = obs.reshape((-1, n_arms, d))

@@ -17,7 +17,7 @@ LDP-LinUCB (``benchmarks/bench_step_api.py``). Subclasses set the schedule of
 
 from __future__ import annotations
 
-import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self, cast
@@ -110,7 +110,7 @@ class _StepKernels(StepKernels):
         ints, int_mat = types.Array(i8, 1, "C"), types.Array(i8, 2, "C")
         any_ints, any_floats = types.Array(i8, 1, "A"), types.Array(f8, 1, "A")
         any_flags = types.Array(types.bool_, 1, "A")
-        choose_args = (mat, cube, vec, f8, flag)  # θ, U, schedule, l_x, quadratic
+        choose_args = (mat, cube, vec, f8, flag, f8)  # θ, U, schedule, l_x, quadratic, x_max
         # schedule, l_x, l_y, σ, grid, V, u, U, θ, clip counts, floor counts
         report_args = (vec, f8, f8, f8, f8, cube, mat, cube, mat, int_mat, ints)
         self.choose: Callable[..., bool] = entry_point(step_choose, (obs, i8, *choose_args, ints))
@@ -192,6 +192,11 @@ class LinearAgent(Agent):
     _l_y: float
     _quadratic: bool
     _initial_shift: float
+    #: Largest |entry| of the features the agent takes (``act``'s ``obs``, ``run``'s ``features``);
+    #: None: any finite number (the private agents clip each row to norm l_x).
+    feature_bound: ClassVar[float | None] = None
+    #: Why ``feature_bound`` is needed, said in the refusal of features outside it.
+    feature_bound_reason: ClassVar[str] = ""
 
     def __init__(self, n_features: int, *, n_envs: int | None, seed: int | None) -> None:
         # The arm count is read from each observation; Agent's fixed-K check does not apply.
@@ -261,8 +266,11 @@ class LinearAgent(Agent):
                 f"got {type(srv).__name__} with theta of shape {shape}."
             )
         self._bound_server = srv
-        self._params = np.array([*self._sched, self._l_x, self._l_y, self._sigma, float(self._quadratic), self._grid])
-        self._choose_args = (srv.theta, srv.chol, self._sched, self._l_x, self._quadratic)
+        x_max = sys.float_info.max if self.feature_bound is None else self.feature_bound  # the kernels' check
+        self._params = np.array(
+            [*self._sched, self._l_x, self._l_y, self._sigma, float(self._quadratic), self._grid, x_max]
+        )
+        self._choose_args = (srv.theta, srv.chol, self._sched, self._l_x, self._quadratic, x_max)
         self._report_args = (
             self._sched,
             self._l_x,
@@ -319,8 +327,9 @@ class LinearAgent(Agent):
     def act(self, obs: Any = None) -> Any:
         """Client side of round t+1: score the candidates of ``obs`` with the broadcast θ, U, β_{t+1}.
 
-        ``obs`` is the (n_arms, d) feature matrix (with ``n_envs=N``: (N, n_arms, d)); it is kept
-        for ``update``, which reports the chosen row.
+        ``obs`` is the (n_arms, d) feature matrix (with ``n_envs=N``: (N, n_arms, d)) of finite
+        numbers (inside [-:attr:`feature_bound`, :attr:`feature_bound`] where the agent has one);
+        it is kept for ``update``, which reports the chosen row.
         """
         if (
             self.n_envs is None
@@ -337,7 +346,8 @@ class LinearAgent(Agent):
                 self.n_arms = obs.shape[0]
                 self._last_obs = obs
                 return chosen
-        x = as_features("obs", obs, () if self.n_envs is None else (self.n_envs,), self.n_features)
+        lead, axes = ((), ()) if self.n_envs is None else ((self.n_envs,), ("copy",))
+        x = self._features("obs", obs, lead, axes)
         srv = self.server
         if srv is not self._bound_server:
             self._bind_server()
@@ -365,14 +375,20 @@ class LinearAgent(Agent):
         a, rewards = self._feedback(action, reward, info, n_arms=x.shape[-2])
         self._report(x, a, rewards, self._send_all)
 
+    def _features(self, name: str, value: Any, lead: tuple[int, ...], axes: tuple[str, ...]) -> FloatArray:
+        """:func:`~agents.linear.protocol.as_features` with :attr:`feature_bound` (``axes`` names ``lead``'s axes)."""
+        reason = self.feature_bound_reason.format(name=self.name)
+        return as_features(name, value, lead, self.n_features, self.feature_bound, reason, axes)
+
     def _plain_feedback(self, x: FloatArray, action: Any, reward: Any) -> float | None:
         """:meth:`Agent._scalar_feedback` for the arms of ``x``, with the usual case (int, float) inlined.
 
-        The linear agents take any finite reward (``reward_bounds`` is None: LDP-LinUCB clips).
+        The rewards must lie inside ``reward_bounds`` (LinUCB's), or be finite (the private agents
+        clip them: their ``reward_bounds`` is None).
         """
         tr, ta = type(reward), type(action)
         if (tr is float or tr is _NP_FLOAT64) and (ta is int or ta is _NP_INT64) and self.n_envs is None:
-            return reward if 0 <= action < x.shape[0] and -math.inf < reward < math.inf else None
+            return reward if 0 <= action < x.shape[0] and self._plain_low <= reward <= self._plain_high else None
         return self._scalar_feedback(action, reward, x.shape[-2])
 
     def _report_one(self, x: FloatArray, action: int, reward: float) -> None:
@@ -509,8 +525,8 @@ class LinearAgent(Agent):
             allowed = "(T, n_arms, d)" + ("" if self.n_envs is None else f" or (T, {n_copies}, n_arms, d)")
             raise ValueError(f"features must have shape {allowed} with d={d}, got {feat.shape}.")
         n_steps = feat.shape[0]
-        lead = (n_steps, n_copies) if per_copy else (n_steps,)
-        feat = as_features("features", feat, lead, d).reshape(n_steps, -1, feat.shape[-2], d)
+        lead, axes = ((n_steps, n_copies), ("round", "copy")) if per_copy else ((n_steps,), ("round",))
+        feat = self._features("features", feat, lead, axes).reshape(n_steps, -1, feat.shape[-2], d)
         n_arms = feat.shape[2]
         rew = self._table("rewards", rewards, n_steps, n_arms)
         exp = rew if expected_rewards is None else self._table("expected_rewards", expected_rewards, n_steps, n_arms)
@@ -541,7 +557,7 @@ class LinearAgent(Agent):
         return LinearRunResult(cum, regret, actions)
 
     def _table(self, name: str, value: Any, n_steps: int, n_arms: int) -> FloatArray:
-        """Reward-like table as (T, 1 or B, n_arms) float64, finite."""
+        """Reward-like table as (T, 1 or B, n_arms) float64, finite (and inside ``reward_bounds``, LinUCB's)."""
         raw = _as_array(value)
         if raw is None or raw.dtype.kind not in "iuf":
             raise TypeError(f"{name} must be a real array, got {describe(value)}.")

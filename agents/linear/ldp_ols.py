@@ -145,7 +145,7 @@ class LDPOLS(StatsAgent):
     width
         β of the optional bonus (>= 0; 0: greedy, the paper). Default 0.
     batch_size
-        Reports per refit (>= 1). Default 100 [P].
+        Reports per refit, in [1, 2⁵³] (the compiled kernels hold it as a float64). Default 100 [P].
     n_envs, seed
         As :class:`~agents.linear.ldp_linucb.LDPLinUCB` (``None`` or the number of copies run in
         lock-step; the seed of the privacy noise).

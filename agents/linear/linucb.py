@@ -16,7 +16,11 @@ from agents.base import check_float
 from agents.linear._kernels import SCHEDULE_CONSTANT
 from agents.linear.base import LinearAgent
 
-__all__ = ["LinUCB"]
+__all__ = ["FEATURE_BOUND", "LinUCB"]
+
+#: The largest |entry| of LinUCB's features and |reward| [P]: every product x_i x_j and y x_i is
+#: at most 1e200, so the sums of up to 2⁶³ rounds stay below 1e219, far from overflowing.
+FEATURE_BOUND = 1e100
 
 
 class LinUCB(LinearAgent):
@@ -29,6 +33,12 @@ class LinUCB(LinearAgent):
     :math:`\beta_t = R\sqrt{d \ln((1 + t/\lambda)/\delta)} + \sqrt\lambda S` [2]_ grows like
     :math:`\sqrt{\ln t}`, and in practice a tuned constant (Li et al.'s α [1]_) is standard.
     It is LDP-LinUCB without noise, clipping or growing shift (one protocol: :class:`LinUCBServer`).
+
+    Features and rewards are used as they are (no clipping), so their sizes are bounded instead:
+    ``act`` and ``run`` refuse features with an entry outside [-1e100, 1e100], and ``update`` and
+    ``run`` rewards outside [-1e100, 1e100] [P]. Within these bounds the sums V and u stay finite
+    for any number of rounds below 2⁶³ (a round adds at most 1e200 to each of their entries);
+    beyond them x xᵀ and y x can overflow, and V and u would stay infinite.
 
     Parameters
     ----------
@@ -55,6 +65,10 @@ class LinUCB(LinearAgent):
     """
 
     name = "LinUCB"
+    feature_bound = FEATURE_BOUND
+    feature_bound_reason = "{name} adds x xᵀ unclipped to its sums, which must stay finite"
+    reward_bounds = (-FEATURE_BOUND, FEATURE_BOUND)
+    reward_bounds_reason = "{name} adds y x unclipped to its sums, which must stay finite"
 
     def __init__(
         self,

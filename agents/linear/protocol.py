@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from agents.base import check_choice, check_float
+from agents.base import _first_bad, check_choice, check_float
 from agents.linear._kernels import choose_batch, fill_normals, receive_batch, write_report
 from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.validation import real_array
@@ -47,14 +47,35 @@ __all__ = ["BONUSES", "LinUCBServer", "ServerBuffer", "SharedBuffer", "as_featur
 BONUSES = ("sqrt", "quadratic")
 
 
-def as_features(name: str, value: Any, lead: tuple[int, ...], d: int) -> FloatArray:
-    """``value`` as a C-contiguous float64 array of shape lead + (n_arms, d), finite, n_arms >= 1."""
+def as_features(
+    name: str,
+    value: Any,
+    lead: tuple[int, ...],
+    d: int,
+    bound: float | None = None,
+    reason: str = "",
+    axes: tuple[str, ...] = (),
+) -> FloatArray:
+    """``value`` as a C-contiguous float64 array of shape lead + (n_arms, d), finite, n_arms >= 1.
+
+    With ``bound``, every entry must also lie in [-bound, bound] (``reason`` says why, in the
+    refusal, which names the first entry outside by ``axes``, the names of the ``lead`` axes,
+    then its arm and feature).
+    """
     shape_text = "(" + ", ".join([str(n) for n in lead] + ["n_arms", str(d)]) + ")"
     arr = np.ascontiguousarray(real_array(name, value, f"a float array of shape {shape_text}"))
     if arr.ndim != len(lead) + 2 or arr.shape[: len(lead)] != lead or arr.shape[-1] != d or arr.shape[-2] < 1:
         raise ValueError(f"{name} must have shape {shape_text}, got {arr.shape}.")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} must contain only finite numbers, but it has NaN or inf.")
+    if bound is None:
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} must contain only finite numbers, but it has NaN or inf.")
+    elif not (-bound <= arr.min() and arr.max() <= bound):  # NaN fails too, and no array is made
+        index = _first_bad(np.abs(arr) <= bound)
+        where = ", ".join(f"{axis} {i}" for axis, i in zip((*axes, "arm", "feature"), index, strict=True))
+        raise ValueError(
+            f"{name} must contain only finite numbers in [{-bound:g}, {bound:g}] ({reason}), got "
+            f"{float(arr[index])!r} at {where}."
+        )
     return arr
 
 

@@ -230,6 +230,8 @@ class ShuffleLinUCB(StatsAgent):
 
     name = "Shuffle-LinUCB"
     _open_batch_type = Shuffler
+    max_batch_size = MAX_BATCH
+    max_batch_size_reason = "the amplification bound sums over the batch"
     privacy_unit = (
         "one user: all the (x_t, y_t) reports carrying its info['user_id'] (without ids, the whole stream), "
         "features of the arm it plays and its reward (local ε0-DP per report; central (ε, δ) per report in a "
@@ -269,11 +271,6 @@ class ShuffleLinUCB(StatsAgent):
         self.user_delta = check_float("user_delta", user_delta, low=0.0, high=1.0, low_open=True, high_open=True)
         if not 1e-100 <= self.epsilon < 700.0:
             raise ValueError(f"epsilon must be in [1e-100, 700) (e^epsilon must be finite), got {self.epsilon:g}.")
-        if self.batch_size > MAX_BATCH:
-            raise ValueError(
-                f"batch_size must be at most {MAX_BATCH:,} (the amplification bound sums over the batch), "
-                f"got {self.batch_size:,}."
-            )
         #: ε0 of each report: the largest whose ``batch_size`` shuffled reports are (ε, δ)-DP, at most
         #: ``MAX_EPSILON`` (a smaller ε0 keeps the bound: an ε0'-LDP report is ε0-LDP for ε0 >= ε0').
         self.local_epsilon = min(local_epsilon_for_shuffle(self.epsilon, self.batch_size, self.delta), MAX_EPSILON)

@@ -43,7 +43,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import types
 
-from agents.base import check_float, check_int, check_state_size, entry_point
+from agents.base import check_float, check_int, check_int_range, check_state_size, entry_point
 from agents.linear._stats_kernels import (
     GENERATOR_HOLDER,
     MECH_GAUSSIAN,
@@ -158,6 +158,10 @@ class StatsAgent(LocalDPLinearAgent):
     server: StatsServer  # type: ignore[assignment]  # LinearAgent's properties read theta, t, n_eig_floor
     #: The class of ``open_batch``: who holds the open batch's reports (set by each agent).
     _open_batch_type: type[OpenBatch] = OpenBatch
+    #: The largest ``batch_size`` and why: the kernels' parameter array holds it as a float64,
+    #: exact up to 2⁵³ (a subclass may bound it further).
+    max_batch_size: int = 2**53
+    max_batch_size_reason: str = "the compiled kernels hold it as a float64, exact up to 2**53"
 
     def __init__(
         self,
@@ -182,7 +186,7 @@ class StatsAgent(LocalDPLinearAgent):
         self.reg = check_float("reg", reg, low=0.0, low_open=True)
         self.shift_scale = check_float("shift_scale", shift_scale, low=0.0)
         self.width = check_float("width", width, low=0.0)
-        self.batch_size = check_int("batch_size", batch_size, minimum=1)
+        self.batch_size = check_int_range("batch_size", batch_size, 1, self.max_batch_size, self.max_batch_size_reason)
         self._mech = MECH_NONE
         self._sigma = 0.0
         self._scale = 0.0

@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import types
 
-from agents.base import Agent, SingleEnvKernel, check_float, describe, entry_point
+from agents.base import Agent, SingleEnvKernel, check_float, describe, entry_point, quote
 from agents.common import sampling
 from agents.common.kernels import first_argmax, kernel_error
 from agents.common.streams import GENERATOR_BYTES, CopyStreams, copy_integers
@@ -310,7 +310,7 @@ def _load_observed_step() -> None:
 def row_error(b: int, n_envs: int | None, what: str, value: Any, allowed: str) -> ValueError:
     """One-sentence error about copy ``b`` (or the single env)."""
     where = "" if n_envs is None else f" for copy {b}"
-    return ValueError(f"{what} must be {allowed}{where}, got {value!r}.")
+    return ValueError(f"{what} must be {allowed}{where}, got {quote(value)}.")
 
 
 class Random(CopyStreams, Agent):
