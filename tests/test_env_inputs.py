@@ -159,6 +159,19 @@ def test_vector_action_out_of_range_is_named_with_its_index(env_id: str, env_kwa
     assert one_sentence(error).endswith(f"got actions[2] = {n + 6}.")
 
 
+# ------------------------------------------------------------------------------------ seeds
+
+
+@pytest.mark.parametrize("seed", [True, 1.5, "1", -1], ids=["bool", "float", "str", "negative"])
+@pytest.mark.parametrize("env_id", IDS)
+def test_wrapped_envs_refuse_seeds_that_are_not_integers(env_id: str, seed: Any, env_kwargs: Kwargs) -> None:
+    """Through gym.make's wrappers and ShuffleArms, whose own generator takes the seed first."""
+    for env in (make(env_id, env_kwargs), ShuffleArms(make(env_id, env_kwargs))):
+        with pytest.raises((TypeError, ValueError), match=r"^seed must be None or an integer >= 0") as error:
+            env.reset(seed=seed)
+        one_sentence(error)
+
+
 # ------------------------------------------------------------------------------ messages
 
 
