@@ -35,7 +35,7 @@ from __future__ import annotations
 import ctypes
 import numbers
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
 import gymnasium as gym
@@ -81,21 +81,32 @@ def check_render_mode(env_id: str, render_mode: Any, num_envs: Any = None) -> No
         raise error
 
 
-def check_options(env_id: str, options: dict[str, Any] | None, allowed: Sequence[str] = ()) -> dict[str, Any]:
-    """Return the ``reset`` options (``{}`` for None), refusing keys outside ``allowed``."""
-    if not options:
+def check_options(env_id: str, options: Any, allowed: Sequence[str] = ()) -> dict[str, Any]:
+    """Return the ``reset`` options (``{}`` for None): a dict (or another mapping) whose keys are in ``allowed``.
+
+    Raises
+    ------
+    TypeError
+        One sentence for options that are not a mapping (a list or a string of key names, say).
+    ValueError
+        One sentence for keys outside ``allowed``.
+    """
+    if options is None:
         return {}
+    takes = f"{env_id} takes no reset options" if not allowed else f"{env_id} takes {', '.join(map(repr, allowed))}"
+    if not isinstance(options, Mapping):
+        raise TypeError(
+            f"options must be None or a dict ({takes}), got {summarize(options)} ({type(options).__name__})."
+        )
     unknown = sorted(set(options) - set(allowed), key=str)
     if unknown:
         if not allowed:
-            raise ValueError(
-                f"options must be None or empty ({env_id} takes no reset options), got keys {summarize(unknown)}."
-            )
+            raise ValueError(f"options must be None or empty ({takes}), got keys {summarize(unknown)}.")
         raise ValueError(
             f"options of {env_id} may only contain {', '.join(repr(k) for k in allowed)}, "
             f"got unknown keys {summarize(unknown)}."
         )
-    return options
+    return dict(options)
 
 
 def check_action(action: Any, n_actions: int) -> int:

@@ -342,9 +342,10 @@ class GraphBanditEnv(_GraphBanditCore, BanditEnv[np.int64]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.int64, dict[str, Any]]:
         """Start an episode; ``options["reward_table"]`` replays a (horizon × K) table."""
-        self._start_episode(seed)
         table = check_options(self.env_id, options, ("reward_table",)).get("reward_table")
-        self._rows = self._noise.restart(self.horizon, None if table is None else self._check_table(table))
+        replayed = None if table is None else self._check_table(table)
+        self._start_episode(seed)
+        self._rows = self._noise.restart(self.horizon, replayed)
         return self._obs, {"feedback_graph": self.adjacency.copy(), "expected_rewards": self.expected_rewards.copy()}
 
     def _draw(self, rows: int) -> FloatArray:
@@ -420,14 +421,13 @@ class GraphBanditVectorEnv(_GraphBanditCore, BanditVectorEnv):
     ) -> tuple[npt.NDArray[np.int64], dict[str, Any]]:
         """Reset every copy; see the class docstring for seeding and reward tables."""
         n = self.num_envs
+        table = check_options(self.env_id, options, ("reward_table",)).get("reward_table")
+        tables = None if table is None else self._check_table(table, leading=(n,))
         if seed is None and self._tables is None:
             self._discard_block_rests()
         self._seed(seed)
         self._restart_all()
-        self._tables = None
-        table = check_options(self.env_id, options, ("reward_table",)).get("reward_table")
-        if table is not None:
-            self._tables = self._check_table(table, leading=(n,))
+        self._tables = tables
         info = {
             "feedback_graph": np.broadcast_to(self.adjacency, (n, self.n_arms, self.n_arms)),
             "expected_rewards": np.broadcast_to(self.expected_rewards, (n, self.n_arms)),

@@ -245,6 +245,40 @@ def test_stepping_outside_an_episode_and_unknown_options(env_id: str, env_kwargs
         make_vec(env_id, env_kwargs).reset(seed=[1, 2])
 
 
+BAD_OPTIONS = [
+    pytest.param(["reward_table"], id="list-of-keys"),
+    pytest.param([1], id="list"),
+    pytest.param("reward_table", id="str"),
+    pytest.param("", id="empty-str"),
+    pytest.param(5, id="int"),
+    pytest.param(np.zeros(3), id="array"),
+]
+
+
+@pytest.mark.parametrize("options", BAD_OPTIONS)
+@pytest.mark.parametrize("env_id", IDS)
+def test_options_that_are_not_a_dict_are_refused_and_change_nothing(
+    env_id: str, options: Any, env_kwargs: Kwargs
+) -> None:
+    env, twin = make(env_id, env_kwargs), make(env_id, env_kwargs)
+    venv, vtwin = make_vec(env_id, env_kwargs), make_vec(env_id, env_kwargs)
+    for e in (env, twin, venv, vtwin):
+        e.reset(seed=SEED)
+    n = int(env.action_space.n)
+    for reset in (env.reset, venv.reset):
+        with pytest.raises(TypeError, match=rf"^options must be None or a dict \({env_id} takes .*\), got ") as err:
+            reset(seed=SEED + 1, options=options)
+        assert str(err.value).count(". ") == 0 and len(str(err.value)) < 300  # one short sentence
+    for a in actions_for(env_id, n, (3,)):  # the refused reset neither reseeded nor restarted
+        x, y = env.step(int(a)), twin.step(int(a))
+        assert_same(x[0], y[0], "obs")
+        assert x[1] == y[1], "reward"
+    for a in actions_for(env_id, n, (3, NUM_ENVS)):
+        x, y = venv.step(a), vtwin.step(a)
+        assert_same(x[0], y[0], "vector obs")
+        assert_same(x[1], y[1], "vector reward")
+
+
 BAD_SEEDS = [
     pytest.param(1.5, TypeError, id="float"),
     pytest.param(2.0, TypeError, id="integral-float"),

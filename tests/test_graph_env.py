@@ -273,6 +273,22 @@ def test_bad_reward_table_refused(table: np.ndarray) -> None:
         venv.reset(options={"reward_table": table})
 
 
+def test_refused_reward_table_leaves_the_episode_running_as_it_was() -> None:
+    bad = np.full((10, K), 1.5)
+    env, twin = gym.make(ENV_ID, horizon=10), gym.make(ENV_ID, horizon=10)
+    venv, vtwin = (gym.make_vec(ENV_ID, num_envs=2, horizon=10) for _ in range(2))
+    for e in (env, twin, venv, vtwin):
+        e.reset(seed=3)
+    assert run(env, [0, 1]) and run(twin, [0, 1])
+    with pytest.raises(ValueError, match="reward_table"):
+        env.reset(seed=4, options={"reward_table": bad})
+    with pytest.raises(ValueError, match="reward_table"):
+        venv.reset(seed=4, options={"reward_table": bad})
+    assert [r for r, _, _ in run(env, list(range(8)))] == [r for r, _, _ in run(twin, list(range(8)))]
+    for a in range(K):
+        np.testing.assert_array_equal(venv.step(np.array([a, a]))[1], vtwin.step(np.array([a, a]))[1])
+
+
 def test_bad_reward_table_type_refused() -> None:
     env = gym.make(ENV_ID, horizon=2)
     with pytest.raises((TypeError, ValueError), match="reward_table"):

@@ -180,8 +180,8 @@ class BudgetEnv(_BudgetCore, BanditEnv[FloatArray]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[FloatArray, dict[str, Any]]:
         """Start an episode: draw the first datum and its sensitivity (the observation)."""
-        self._start_episode(seed)
         check_options(self.env_id, options)
+        self._start_episode(seed)
         self._rows = self._noise.restart(self.horizon + 1)
         self._state, self._phi = self._start(next(self._rows)[None])
         return self._phi.copy(), self._reset_info(0)
