@@ -227,7 +227,7 @@ class _GraphBanditCore:
                     "layout 0.9 − gap − 0.05(k−2); use a smaller gap, fewer arms or pass means."
                 )
         else:
-            loc = check_unit_array("means", means, shape=(n_arms,))
+            loc = check_unit_array("means", means, shape=(n_arms,), booleans=False)
         self.n_arms = self.n_actions = n_arms
         self.adjacency = adjacency
         #: Closed neighbourhoods N(a) as rows (the adjacency plus self loops).
@@ -249,9 +249,9 @@ class _GraphBanditCore:
         A (horizon × K) table given to a vector env is copied once and broadcast to every copy.
         """
         shape = (*leading, self.horizon, self.n_arms)
-        arr = table if isinstance(table, np.ndarray) else check_unit_array("reward_table", table)
+        arr = table if isinstance(table, np.ndarray) else check_unit_array("reward_table", table, booleans=False)
         shared = bool(leading) and arr.shape != shape and arr.shape == shape[1:]
-        arr = check_unit_array("reward_table", arr, shape=shape[1:] if shared else shape)
+        arr = check_unit_array("reward_table", arr, shape=shape[1:] if shared else shape, booleans=False)
         arr = np.array(arr, dtype=np.float64, order="C", copy=True)
         arr.setflags(write=False)
         return np.broadcast_to(arr, shape) if shared else arr

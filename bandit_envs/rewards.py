@@ -320,7 +320,7 @@ class RewardModel:
 
     def __post_init__(self) -> None:
         check_choice("reward", self.kind, KIND_CODES)
-        object.__setattr__(self, "loc", check_unit_array("means", self.loc))
+        object.__setattr__(self, "loc", check_unit_array("means", self.loc, booleans=False))
         check_float("reward_std", self.scale, low=0.0, low_open=True)
         lo = special.ndtr((0.0 - self.loc) / self.scale)
         hi = special.ndtr((1.0 - self.loc) / self.scale)

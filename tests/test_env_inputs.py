@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from conftest import ENV_PROFILES, env_profile, registered_env_ids
 
-from bandit_envs import core
+from bandit_envs import GraphBanditEnv, GraphBanditVectorEnv, core
 from bandit_envs.wrappers import ShuffleArms
 
 IDS = registered_env_ids()
@@ -87,6 +87,43 @@ def test_complex_reward_table_is_refused_not_cast(vector: bool) -> None:
         one_sentence(e)
         with pytest.raises(TypeError, match="^reward_table .* got complex"):  # even with zero imaginary parts
             env.reset(seed=0, options={"reward_table": table.real + 0j})
+
+
+NOT_REAL_TABLES = [
+    pytest.param(np.array([["0.5"] * 3] * 6, dtype=object), "an entry '0.5' \\(str\\)", id="object-strings"),
+    pytest.param([["0.5"] * 3] * 6, "strings \\(a <U3 array of shape \\(6, 3\\)\\)", id="list-of-strings"),
+    pytest.param(np.full((6, 3), "0.5"), "strings", id="string-array"),
+    pytest.param(np.ones((6, 3), dtype=bool), "booleans \\(a bool array of shape \\(6, 3\\)\\)", id="bool-array"),
+    pytest.param([[True, 0.5, 0.5]] + [[0.5] * 3] * 5, "an entry True \\(bool\\)", id="bool-among-floats"),
+    pytest.param(np.array([[0.5, None, 0.5]] * 6, dtype=object), "an entry None", id="object-None"),
+]
+
+
+@pytest.mark.parametrize(("table", "named"), NOT_REAL_TABLES)
+@pytest.mark.parametrize("vector", [False, True], ids=["single", "vector"])
+def test_reward_table_of_strings_or_booleans_is_refused_not_parsed(vector: bool, table: Any, named: str) -> None:
+    if vector:
+        env = gym.make_vec("GraphBandit-v0", num_envs=NUM_ENVS, horizon=6, n_arms=3)
+    else:
+        env = gym.make("GraphBandit-v0", horizon=6, n_arms=3)
+    with pytest.raises(TypeError, match=rf"^reward_table must be an array of numbers in \[0, 1\], got {named}") as e:
+        env.reset(seed=0, options={"reward_table": table})
+    one_sentence(e)
+
+
+@pytest.mark.parametrize("means", [["0.5", "0.5", "0.5"], [True, False, True], [True, 0.5, 0.5]])
+def test_means_of_strings_or_booleans_are_refused(means: list[Any]) -> None:
+    for env_class in (GraphBanditEnv, GraphBanditVectorEnv):
+        with pytest.raises(TypeError, match=r"^means must be an array of numbers in \[0, 1\], got ") as e:
+            env_class(n_arms=3, means=means)
+        one_sentence(e)
+
+
+@pytest.mark.parametrize("env_id", ["PrivacyBudgetMovieLens-v0", "PrivacyBudgetGowalla-v0"])
+@pytest.mark.parametrize("budgets", [["0.5", "1"], [True, 0.5], np.array([1, 0], dtype=bool)])
+def test_budgets_of_strings_or_booleans_are_refused(env_id: str, budgets: Any) -> None:
+    with pytest.raises(TypeError, match=r"^budgets must be a 1-D array of numbers, got "):
+        gym.make(env_id, horizon=7, oracle_samples=1000, budgets=budgets)
 
 
 def test_complex_budgets_are_refused_not_cast() -> None:
