@@ -16,7 +16,7 @@ from gymnasium.utils.env_checker import check_env as gym_check_env
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from bandit_envs.graph import GraphBanditEnv, GraphBanditVectorEnv, paper_means
-from bandit_envs.rewards import RewardModel
+from bandit_envs.rewards import FLAT, FLAT_SCALE, RewardModel
 
 stats = lazy_module("scipy.stats")
 
@@ -212,6 +212,33 @@ def test_truncnorm_empirical_law() -> None:
     for k in (0, 5, 9):  # the whole law, not just the mean: inverse-CDF sampler is exact
         law = stats.truncnorm(a[k], b[k], loc=loc[k], scale=0.1)
         assert stats.kstest(rows[:, k], law.cdf).pvalue > 1e-4
+
+
+@pytest.mark.parametrize("sd", [1e5, 1e7, 1e15, 1e16, 1e17, 1e100, 2**70])
+def test_very_wide_truncated_normal_is_uniform_with_the_mean_the_info_reports(sd: float) -> None:
+    """Above about 1e15 the inversion's quantile argument spans a handful of doubles (every reward
+    0.9 or 0.8 from 1e17): a normal that wide truncated to [0, 1] is flat, its rewards uniform."""
+    loc = np.array([0.0, 0.3, 0.9, 1.0])
+    n = 20_000
+    rows, expected = sample_all_arms(n, 3, means=loc, reward_std=sd)
+    np.testing.assert_allclose(expected, 0.5, rtol=0, atol=5e-12)
+    venv = GraphBanditVectorEnv(num_envs=8, graph=nx.complete_graph(4), means=loc, reward_std=sd, horizon=n)
+    venv.reset(seed=3)
+    copies = np.concatenate([venv.step(np.zeros(8, dtype=np.int64))[4]["observed_rewards"] for _ in range(n // 8)])
+    for sample in (rows, copies):
+        z = (sample.mean(axis=0) - expected) / np.sqrt(1 / 12 / sample.shape[0])
+        assert np.all(np.abs(z) < 4.5), z
+        for k in range(loc.size):
+            assert stats.kstest(sample[:, k], stats.uniform.cdf).pvalue > 1e-4
+
+
+def test_truncated_normal_rewards_move_by_a_few_1e_11_where_the_law_becomes_flat() -> None:
+    u = np.random.default_rng(8).random((5_000, 1))
+    for mu in (0.0, 0.3, 0.9, 1.0):
+        below, at = (RewardModel("truncnorm", np.array([mu]), sd) for sd in (np.nextafter(FLAT_SCALE, 0), FLAT_SCALE))
+        assert below.code == 0 and at.code == FLAT
+        assert np.abs(below.from_uniforms(u) - at.from_uniforms(u)).max() < 5e-11
+        assert abs(below.expected[0] - at.expected[0]) < 1e-15
 
 
 def test_bernoulli_rewards() -> None:
