@@ -614,6 +614,31 @@ def test_invalid_constructor_argument(name: str, kwargs: dict[str, Any]) -> None
         GraphBanditVectorEnv(num_envs=2, **kwargs)
 
 
+NOT_ADJACENCIES = [
+    pytest.param(np.array([[0, 2], [2, 0]]), "a boolean or 0/1 adjacency matrix, got graph[0, 1] = 2.", id="two"),
+    pytest.param(np.array([[0, 0.5], [0.5, 0]]), "0/1 adjacency matrix, got graph[0, 1] = 0.5.", id="half"),
+    pytest.param(np.array([[0, np.nan], [np.nan, 0]]), "0/1 adjacency matrix, got graph[0, 1] = nan.", id="nan"),
+    pytest.param(np.array([["0", "1"], ["1", "0"]]), "0/1 adjacency matrix, got graph[0, 0] = '0'.", id="strings"),
+    pytest.param(np.array([[0, 1j], [1j, 0]]), "0/1 adjacency matrix, got graph[0, 0] = 0j.", id="complex"),
+    pytest.param(np.array([[0, None], [None, 0]]), "0/1 adjacency matrix, got graph[0, 1] = None.", id="None"),
+    pytest.param(np.eye(3, dtype=int)[::-1], "got 1 on the diagonal, the first graph[1, 1] = 1.", id="loop"),
+    pytest.param(np.triu(np.ones((3, 3)), 1), "got graph[0, 1] = 1.0 but graph[1, 0] = 0.0.", id="asymmetric"),
+]
+
+
+@pytest.mark.parametrize(("graph", "message"), NOT_ADJACENCIES)
+def test_graph_that_is_not_an_adjacency_is_refused_quoting_its_first_offending_entry(graph: Any, message: str) -> None:
+    for env_class in (GraphBanditEnv, lambda **k: GraphBanditVectorEnv(num_envs=2, **k)):
+        with pytest.raises(ValueError) as error:
+            env_class(graph=graph)
+        assert str(error.value).startswith("graph must ") and str(error.value).endswith(message), str(error.value)
+
+
+def test_graph_of_python_zeros_and_ones_is_an_adjacency() -> None:
+    objects = np.array([[0, 1, False], [1, 0, True], [0.0, True, 0]], dtype=object)
+    np.testing.assert_array_equal(GraphBanditEnv(graph=objects).adjacency, objects.astype(bool))
+
+
 def test_invalid_argument_through_gym_make() -> None:
     with pytest.raises(ValueError, match=r"edge_probability.*1\.5"):
         gym.make(ENV_ID, edge_probability=1.5)
