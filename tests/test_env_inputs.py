@@ -7,16 +7,18 @@ otherwise sensible setting lower the limit with ``$BANDIT_ENVS_MEMORY_LIMIT``.
 
 from __future__ import annotations
 
+import shutil
 import tracemalloc
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import networkx as nx
 import numpy as np
 import pytest
-from conftest import ENV_PROFILES, env_profile, registered_env_ids
+from conftest import ENV_PROFILES, GOWALLA_NYC, ML_RATINGS, env_profile, registered_env_ids
 
 from bandit_envs import GraphBanditEnv, GraphBanditVectorEnv, core
 from bandit_envs.wrappers import ShuffleArms
@@ -194,6 +196,40 @@ def test_vector_action_out_of_range_is_named_with_its_index(env_id: str, env_kwa
     with pytest.raises(ValueError) as error:
         venv.step(np.array([0, 1, n + 6, -1, n]))
     assert one_sentence(error).endswith(f"got actions[2] = {n + 6}.")
+
+
+# ------------------------------------------------------------------------ modified data files
+
+#: The ids that read a data file, with the loader a remedy names and the official file name.
+DATA_FILES = {
+    "PrivacyBudgetMovieLens-v0": ("load_movielens", "ratings.csv"),
+    "MovieLensRecommendation-v0": ("load_movielens", "ratings.csv"),
+    "PrivacyBudgetGowalla-v0": ("load_gowalla", "loc-gowalla_totalCheckins.txt.gz"),
+    "GowallaRecommendation-v0": ("load_gowalla", "loc-gowalla_totalCheckins.txt.gz"),
+}
+
+
+@pytest.mark.parametrize("env_id", sorted(DATA_FILES))
+def test_a_modified_official_file_is_refused_with_a_remedy_the_env_call_can_follow(
+    env_id: str, env_kwargs: Kwargs, tmp_path: Path, shared_data: Callable[[str], Path]
+) -> None:
+    """The envs take no ``verify``: the remedy loads the copy with the loader, whose table is ``data=``."""
+    from bandit_envs import datasets
+
+    loader, official = DATA_FILES[env_id]
+    copy = tmp_path / official
+    if loader == "load_movielens":  # one rating changed: the pinned sha256 no longer matches
+        original = shared_data(ML_RATINGS).read_bytes()
+        copy.write_bytes(original.replace(b"1,1,4.0,964982703", b"1,1,5.0,964982703", 1))
+    else:  # the New York City rows under the whole file's name: not its row count
+        shutil.copyfile(shared_data(GOWALLA_NYC), copy)
+    with pytest.raises(datasets.DatasetError) as error:
+        make(env_id, env_kwargs, data=copy)
+    message = str(error.value)
+    assert f"bandit_envs.datasets.{loader}(" in message and 'verify="schema")' in message, message
+    assert message.endswith("(and give an env that table as data=).")
+    table = getattr(datasets, loader)(path=copy, verify="schema")  # the remedy, followed
+    make(env_id, env_kwargs, data=table).reset(seed=0)
 
 
 # ------------------------------------------------------------------------------------ seeds
