@@ -29,7 +29,7 @@ from bandit_envs.core import (
     check_render_mode,
 )
 from bandit_envs.rendering import Scene, budget_scene
-from bandit_envs.validation import summarize
+from bandit_envs.validation import check_int, summarize
 
 #: Upper bound of the noise columns a step of either scenario consumes (MovieLens 4, Gowalla 5).
 MAX_NOISE_COLUMNS = 6
@@ -282,4 +282,7 @@ def copy_users(users: Any, user: Any, num_envs: int) -> list[Any]:
         )
     if user is not None:
         raise ValueError(f"give either user or users, not both (got user={summarize(user)}).")
+    for i, u in enumerate(listed):  # named as given: the scenario's own check would say "user"
+        if u is not None:
+            check_int(f"users[{i}]", u)
     return listed
