@@ -12,7 +12,8 @@ same transition. What lives here:
   :class:`~bandit_envs.rendering.Renderer` fed from what its steps return (family hook
   :meth:`BanditEnv._scene`); without one it holds nothing and its step pays one ``is None`` test;
 * per-copy seeding: ``reset(seed=s)`` seeds copy i of a vector env with ``s + i`` (or ``seed[i]``
-  for a list), through the same :func:`gymnasium.utils.seeding.np_random` as ``gym.Env.reset``,
+  for a list; a seed is None or an integer >= 0, numpy integers included, never a bool:
+  :func:`check_seed`), through the same :func:`gymnasium.utils.seeding.np_random` as ``gym.Env.reset``,
   so copy i reproduces the single env reset with that seed (:func:`copy_generators`);
 * compiled draws: :func:`next_double` draws, inside numba code, the next double of a numpy
   generator given the address of its C interface (:func:`generator_addresses`), the very
@@ -32,8 +33,9 @@ same transition. What lives here:
 from __future__ import annotations
 
 import ctypes
+import numbers
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
 import gymnasium as gym
@@ -79,21 +81,32 @@ def check_render_mode(env_id: str, render_mode: Any, num_envs: Any = None) -> No
         raise error
 
 
-def check_options(env_id: str, options: dict[str, Any] | None, allowed: Sequence[str] = ()) -> dict[str, Any]:
-    """Return the ``reset`` options (``{}`` for None), refusing keys outside ``allowed``."""
-    if not options:
+def check_options(env_id: str, options: Any, allowed: Sequence[str] = ()) -> dict[str, Any]:
+    """Return the ``reset`` options (``{}`` for None): a dict (or another mapping) whose keys are in ``allowed``.
+
+    Raises
+    ------
+    TypeError
+        One sentence for options that are not a mapping (a list or a string of key names, say).
+    ValueError
+        One sentence for keys outside ``allowed``.
+    """
+    if options is None:
         return {}
+    takes = f"{env_id} takes no reset options" if not allowed else f"{env_id} takes {', '.join(map(repr, allowed))}"
+    if not isinstance(options, Mapping):
+        raise TypeError(
+            f"options must be None or a dict ({takes}), got {summarize(options)} ({type(options).__name__})."
+        )
     unknown = sorted(set(options) - set(allowed), key=str)
     if unknown:
         if not allowed:
-            raise ValueError(
-                f"options must be None or empty ({env_id} takes no reset options), got keys {summarize(unknown)}."
-            )
+            raise ValueError(f"options must be None or empty ({takes}), got keys {summarize(unknown)}.")
         raise ValueError(
             f"options of {env_id} may only contain {', '.join(repr(k) for k in allowed)}, "
             f"got unknown keys {summarize(unknown)}."
         )
-    return options
+    return dict(options)
 
 
 def check_action(action: Any, n_actions: int) -> int:
@@ -175,15 +188,47 @@ def check_actions(actions: Any, num_envs: int, n_actions: int) -> IntArray:
     return a
 
 
+def check_seed(seed: Any, name: str = "seed") -> int | None:
+    """Return a ``reset`` seed as an ``int`` (None stays None), refusing anything but an integer >= 0.
+
+    Parameters
+    ----------
+    seed : Any
+        What the user gave: None, an int or a numpy integer (which seeds as the int of the same
+        value, in a single env as in a vector env).
+    name : str
+        The argument, for the message (``"seed[1]"`` for an entry of a vector env's list).
+
+    Raises
+    ------
+    TypeError
+        One sentence for a bool (not a seed, though Python counts it as an int), a float (even an
+        integral one), a string or anything else that is not an integer.
+    ValueError
+        One sentence for a negative integer.
+    """
+    if seed is None:
+        return None
+    if isinstance(seed, bool | np.bool_) or not isinstance(seed, numbers.Integral):
+        raise TypeError(
+            f"{name} must be None or an integer >= 0 (int or numpy integer), "
+            f"got {summarize(seed)} ({type(seed).__name__})."
+        )
+    if seed < 0:
+        raise ValueError(f"{name} must be None or an integer >= 0, got {summarize(seed)}.")
+    return int(seed)
+
+
 def copy_seeds(seed: Any, num_envs: int) -> list[int | None] | None:
     """The seed of each copy for ``reset(seed=seed)`` of a vector env.
 
     Parameters
     ----------
     seed : None, int or sequence
-        None keeps every copy's generator running (as ``gym.Env.reset``); an int ``s`` seeds copy
-        i with ``s + i``, so copy i reproduces the single env reset with that seed; a sequence
-        gives one seed (or None) per copy.
+        None keeps every copy's generator running (as ``gym.Env.reset``); an integer ``s`` >= 0
+        (an int or a numpy integer) seeds copy i with ``s + i``, so copy i reproduces the single
+        env reset with that seed; a sequence (a list, a tuple or a 1-D array) gives one seed (an
+        integer >= 0, or None) per copy.
     num_envs : int
         Number of copies.
 
@@ -191,15 +236,29 @@ def copy_seeds(seed: Any, num_envs: int) -> list[int | None] | None:
     -------
     list or None
         One seed per copy, or None.
+
+    Raises
+    ------
+    TypeError
+        One sentence for a seed that is neither None, an integer nor a sequence (a float, a
+        string, a bool), or an entry of a sequence that is neither None nor an integer.
+    ValueError
+        One sentence for a negative seed, or a sequence without one entry per copy.
     """
     if seed is None:
         return None  # as in gym.Env.reset: no seed keeps each copy's generator running
-    if isinstance(seed, int | np.integer):
+    allowed = f"None, an integer >= 0 or a list of num_envs={num_envs} seeds"
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        check_seed(seed)
         return [int(seed) + i for i in range(num_envs)]
+    if isinstance(seed, str | bytes) or not (
+        isinstance(seed, Sequence) or (isinstance(seed, np.ndarray) and seed.ndim == 1)
+    ):
+        raise TypeError(f"seed must be {allowed}, got {summarize(seed)} ({type(seed).__name__}).")
     seeds = list(seed)
     if len(seeds) != num_envs:
-        raise ValueError(f"seed must be an int or a list of num_envs={num_envs} seeds, got {len(seeds)} seeds.")
-    return seeds
+        raise ValueError(f"seed must be {allowed}, got a list of {len(seeds)} seeds.")
+    return [check_seed(s, f"seed[{i}]") for i, s in enumerate(seeds)]
 
 
 def copy_generators(seed: Any, num_envs: int) -> list[np.random.Generator] | None:
@@ -564,9 +623,9 @@ class BanditEnv(gym.Env[ObsType, np.int64], Generic[ObsType]):
             self._renderer.close()
         super().close()
 
-    def _start_episode(self, seed: int | None) -> None:
-        """Seed ``np_random`` (if ``seed`` is given) and start counting steps."""
-        gym.Env.reset(self, seed=seed)
+    def _start_episode(self, seed: Any) -> None:
+        """Seed ``np_random`` (if ``seed`` is given; checked by :func:`check_seed`) and start counting steps."""
+        gym.Env.reset(self, seed=check_seed(seed))
         self._t = 0
         if self._renderer is not None:
             self._renderer.reset()

@@ -24,6 +24,7 @@ from bandit_envs.core import (
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods, erdos_renyi
 from bandit_envs.rendering import Scene, graph_scene
 from bandit_envs.rewards import (
+    FLAT,
     RewardModel,
     bernoulli_from_uniform,
     ndtri_many,
@@ -131,7 +132,8 @@ def play_drawn_rows(
     env gets from ``np_random.random((rows, K))``. The uniforms of the closed neighbourhood of its
     action become rewards by :func:`~bandit_envs.rewards.reward_from_uniform`'s steps; for a
     truncated normal the normal quantiles of all copies' entries are computed in one batch
-    (:func:`~bandit_envs.rewards.ndtri_many`). The other uniforms are drawn and not used
+    (:func:`~bandit_envs.rewards.ndtri_many`), and a flat one (:data:`~bandit_envs.rewards.FLAT`)
+    keeps its uniforms. The other uniforms are drawn and not used
     (:func:`observe` multiplies them by 0). Then, as :func:`observe` of the row: ``reward[i]`` the
     pulled arm's reward, ``mask[i]`` its closed neighbourhood, ``observed[i]`` the rewards there
     and 0.0 elsewhere, ``regret[i]`` its gap. A copy that does not play (it restarts at this step)
@@ -165,11 +167,15 @@ def play_drawn_rows(
                     at[m] = i * k_arms + k
                     m += 1
     if m:
-        z = np.empty(m)
-        ndtri_many(p[:m], z)
         flat = observed.reshape(n * k_arms)
-        for j in range(m):
-            flat[at[j]] = truncnorm_from_normal(z[j], loc[arms[j]], scale)
+        if kind == FLAT:  # the quantile argument is the uniform (cdf_lo 0, cdf_width 1), and so is the reward
+            for j in range(m):
+                flat[at[j]] = p[j]
+        else:
+            z = np.empty(m)
+            ndtri_many(p[:m], z)
+            for j in range(m):
+                flat[at[j]] = truncnorm_from_normal(z[j], loc[arms[j]], scale)
     for i in range(n):
         if playing[i]:
             reward[i] = observed[i, actions[i]]
@@ -227,7 +233,7 @@ class _GraphBanditCore:
                     "layout 0.9 − gap − 0.05(k−2); use a smaller gap, fewer arms or pass means."
                 )
         else:
-            loc = check_unit_array("means", means, shape=(n_arms,))
+            loc = check_unit_array("means", means, shape=(n_arms,), booleans=False)
         self.n_arms = self.n_actions = n_arms
         self.adjacency = adjacency
         #: Closed neighbourhoods N(a) as rows (the adjacency plus self loops).
@@ -249,9 +255,9 @@ class _GraphBanditCore:
         A (horizon × K) table given to a vector env is copied once and broadcast to every copy.
         """
         shape = (*leading, self.horizon, self.n_arms)
-        arr = table if isinstance(table, np.ndarray) else check_unit_array("reward_table", table)
+        arr = table if isinstance(table, np.ndarray) else check_unit_array("reward_table", table, booleans=False)
         shared = bool(leading) and arr.shape != shape and arr.shape == shape[1:]
-        arr = check_unit_array("reward_table", arr, shape=shape[1:] if shared else shape)
+        arr = check_unit_array("reward_table", arr, shape=shape[1:] if shared else shape, booleans=False)
         arr = np.array(arr, dtype=np.float64, order="C", copy=True)
         arr.setflags(write=False)
         return np.broadcast_to(arr, shape) if shared else arr
@@ -299,7 +305,8 @@ class GraphBanditEnv(_GraphBanditCore, BanditEnv[np.int64]):
     ``n_arms`` (10), ``edge_probability`` (0.2), ``gap`` (Δmin, 0.1), ``graph`` (networkx graph
     or K×K boolean adjacency; overrides ``n_arms``/``edge_probability``), ``means`` (per-arm
     locations in [0,1]; overrides ``gap``), ``reward`` (``"truncnorm"`` or ``"bernoulli"``),
-    ``reward_std`` (0.1), ``horizon`` (100000), ``instance_seed`` (0: fixes the graph).
+    ``reward_std`` (0.1; from 10⁵ on the truncated normal is flat and its rewards uniform on [0, 1],
+    see :mod:`bandit_envs.rewards`), ``horizon`` (100000), ``instance_seed`` (0: fixes the graph).
     ``reset(seed=...)`` seeds the reward noise; ``reset(options={"reward_table": R})`` replays a
     (horizon × K) table instead of sampling (neighbouring-data experiments); the table is checked
     and copied, so later edits of ``R`` change nothing. ``n_arms`` (or a graph) whose K×K tables
@@ -342,9 +349,10 @@ class GraphBanditEnv(_GraphBanditCore, BanditEnv[np.int64]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.int64, dict[str, Any]]:
         """Start an episode; ``options["reward_table"]`` replays a (horizon × K) table."""
-        self._start_episode(seed)
         table = check_options(self.env_id, options, ("reward_table",)).get("reward_table")
-        self._rows = self._noise.restart(self.horizon, None if table is None else self._check_table(table))
+        replayed = None if table is None else self._check_table(table)
+        self._start_episode(seed)
+        self._rows = self._noise.restart(self.horizon, replayed)
         return self._obs, {"feedback_graph": self.adjacency.copy(), "expected_rewards": self.expected_rewards.copy()}
 
     def _draw(self, rows: int) -> FloatArray:
@@ -420,14 +428,13 @@ class GraphBanditVectorEnv(_GraphBanditCore, BanditVectorEnv):
     ) -> tuple[npt.NDArray[np.int64], dict[str, Any]]:
         """Reset every copy; see the class docstring for seeding and reward tables."""
         n = self.num_envs
+        table = check_options(self.env_id, options, ("reward_table",)).get("reward_table")
+        tables = None if table is None else self._check_table(table, leading=(n,))
         if seed is None and self._tables is None:
             self._discard_block_rests()
         self._seed(seed)
         self._restart_all()
-        self._tables = None
-        table = check_options(self.env_id, options, ("reward_table",)).get("reward_table")
-        if table is not None:
-            self._tables = self._check_table(table, leading=(n,))
+        self._tables = tables
         info = {
             "feedback_graph": np.broadcast_to(self.adjacency, (n, self.n_arms, self.n_arms)),
             "expected_rewards": np.broadcast_to(self.expected_rewards, (n, self.n_arms)),

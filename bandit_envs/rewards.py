@@ -9,6 +9,15 @@ The gap paper (§5) draws rewards from a normal with mean ``mu`` and variance 0.
 [0, 1]. The expected reward of that distribution is *not* ``mu`` (e.g. ``mu = 0.9`` gives
 0.8712): :attr:`RewardModel.expected` holds the true means, and environments report regret
 with them.
+
+A wide normal truncated to [0, 1] is flat there: from a standard deviation of
+:data:`FLAT_SCALE` on its density varies across [0, 1] by less than 1/(2σ²) = 5·10⁻¹¹ of
+itself, so its rewards are the uniforms themselves (code :data:`FLAT`), each within about
+10⁻¹¹ of the exact law's quantile; :attr:`RewardModel.expected` stays the exact law's mean
+(within 5·10⁻¹² of the uniform's 0.5 there). The inversion would not do there: Φ(a) and Φ(b)
+both round to about 0.5, and their difference (about 0.4/σ) spans ever fewer doubles (a
+handful at σ = 10¹⁵, every reward 0.9 or 0.8 from σ = 10¹⁷ on); below :data:`FLAT_SCALE` it
+keeps every reward within about 3·10⁻¹⁶·σ (3·10⁻¹¹) of the exact quantile.
 """
 
 from __future__ import annotations
@@ -27,6 +36,13 @@ from bandit_envs.validation import check_choice, check_float, check_unit_array
 
 RewardKind = Literal["truncnorm", "bernoulli"]
 KIND_CODES: dict[str, int] = {"truncnorm": 0, "bernoulli": 1}
+#: The code of a truncated normal whose ``scale`` is at least :data:`FLAT_SCALE`: rewards are the
+#: uniforms themselves (:meth:`RewardModel.code`).
+FLAT = 2
+#: The standard deviation from which a normal truncated to [0, 1] is sampled as uniform on [0, 1]
+#: (see the module docstring): around it both errors, the uniform's against the exact law and the
+#: inversion's rounding, are a few 10⁻¹¹ at most.
+FLAT_SCALE = 1e5
 
 
 #: AS241's coefficients (Wichura, M. J. (1988), Algorithm AS 241, Applied Statistics 37(3), 477-484,
@@ -161,14 +177,17 @@ def truncnorm_from_normal(z: float, loc: float, scale: float) -> float:  # pragm
 def reward_from_uniform(
     u: float, kind: int, loc: float, scale: float, cdf_lo: float, cdf_width: float
 ) -> float:  # pragma: no cover - compiled
-    """Map one uniform draw to one reward (kind 0: truncated normal, kind 1: Bernoulli).
+    """Map one uniform draw to one reward (kind 0: truncated normal, 1: Bernoulli, :data:`FLAT`: the uniform).
 
     Both by inversion of the CDF (Devroye, L. (1986), Non-Uniform Random Variate Generation,
     Springer, §II.2): the truncated normal is ``loc + scale·Φ⁻¹(Φ(a) + u·(Φ(b) − Φ(a)))`` with
-    ``a = −loc/scale``, ``b = (1 − loc)/scale``, Φ⁻¹ by :func:`ndtri`.
+    ``a = −loc/scale``, ``b = (1 − loc)/scale``, Φ⁻¹ by :func:`ndtri`; from
+    :data:`FLAT_SCALE` on (code :data:`FLAT`) it is ``u`` itself.
     """
     if kind == 1:
         return bernoulli_from_uniform(u, loc)
+    if kind == FLAT:
+        return u
     return truncnorm_from_normal(ndtri(truncnorm_quantile_argument(u, cdf_lo, cdf_width)), loc, scale)
 
 
@@ -226,9 +245,10 @@ def rewards_of_entries(
     ``law`` is :meth:`RewardModel.params` ``(kind, loc, scale, cdf_lo, cdf_width)``, or None
     where the entries are rewards already (nothing to do; numba drops the rest when it compiles
     for None). The same value as :func:`reward_from_uniform` to the bit: Bernoulli entries by one
-    comparison each; truncated-normal entries through :func:`ndtri_many` (the quantile argument
-    of every entry into ``scratch`` (length >= n), then the normal quantiles, then the rewards),
-    which a batch of uniforms costs about a third of calling :func:`ndtri` entry by entry.
+    comparison each; flat ones (:data:`FLAT`) are their uniforms; truncated-normal entries through
+    :func:`ndtri_many` (the quantile argument of every entry into ``scratch`` (length >= n), then
+    the normal quantiles, then the rewards), which a batch of uniforms costs about a third of
+    calling :func:`ndtri` entry by entry.
     """
     if law is None:
         return
@@ -236,6 +256,8 @@ def rewards_of_entries(
     if kind == 1:
         for e in range(n):
             u[e] = bernoulli_from_uniform(u[e], loc[arms[e]])
+        return
+    if kind == FLAT:
         return
     for e in range(n):
         k = arms[e]
@@ -306,8 +328,9 @@ class RewardModel:
     ----------
     kind
         ``"truncnorm"``: normal with location ``loc[k]`` and standard deviation ``scale``
-        truncated to [0, 1] (gap paper §5, ``scale = 0.1``); ``"bernoulli"``: Bernoulli with
-        mean ``loc[k]``.
+        truncated to [0, 1] (gap paper §5, ``scale = 0.1``), uniform on [0, 1] from
+        :data:`FLAT_SCALE` on (see the module docstring); ``"bernoulli"``: Bernoulli with mean
+        ``loc[k]``.
     loc
         Location parameters, one per arm, in [0, 1].
     scale
@@ -320,16 +343,21 @@ class RewardModel:
 
     def __post_init__(self) -> None:
         check_choice("reward", self.kind, KIND_CODES)
-        object.__setattr__(self, "loc", check_unit_array("means", self.loc))
+        object.__setattr__(self, "loc", check_unit_array("means", self.loc, booleans=False))
         check_float("reward_std", self.scale, low=0.0, low_open=True)
-        lo = special.ndtr((0.0 - self.loc) / self.scale)
-        hi = special.ndtr((1.0 - self.loc) / self.scale)
+        if self.code == FLAT:  # the quantile argument Φ(a) + u·(Φ(b) − Φ(a)) of a flat law is u itself
+            lo, width = np.zeros_like(self.loc), np.ones_like(self.loc)
+        else:
+            lo = special.ndtr((0.0 - self.loc) / self.scale)
+            width = special.ndtr((1.0 - self.loc) / self.scale) - lo
         object.__setattr__(self, "cdf_lo", lo)
-        object.__setattr__(self, "cdf_width", hi - lo)
+        object.__setattr__(self, "cdf_width", width)
 
     @property
     def code(self) -> int:
-        """Integer code of the law used by compiled kernels."""
+        """Integer code of the law used by compiled kernels: :data:`KIND_CODES`, or :data:`FLAT`."""
+        if self.kind == "truncnorm" and self.scale >= FLAT_SCALE:
+            return FLAT
         return KIND_CODES[self.kind]
 
     @property

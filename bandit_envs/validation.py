@@ -229,8 +229,14 @@ def check_choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
     return value
 
 
-def real_array(name: str, value: Any, allowed: str = "an array of real numbers") -> np.ndarray:
-    """Return ``value`` as a float64 array; complex numbers are refused, not cast to their real part.
+#: What a refused array holds, by its dtype's kind, for :func:`real_array`'s message.
+_NOT_REAL = {"b": "booleans", "c": "complex numbers", "U": "strings", "S": "bytes", "M": "dates", "m": "time spans"}
+
+
+def real_array(
+    name: str, value: Any, allowed: str = "an array of real numbers", *, booleans: bool = True
+) -> np.ndarray:
+    """Return ``value`` as a float64 array; anything but real numbers is refused, never cast.
 
     Parameters
     ----------
@@ -240,25 +246,63 @@ def real_array(name: str, value: Any, allowed: str = "an array of real numbers")
         What the user gave.
     allowed : str
         What is allowed, completing "<name> must be ...", e.g. ``"an array of numbers in [0, 1]"``.
+    booleans : bool
+        Whether booleans are taken as 0.0 and 1.0 (True) or refused (False: for values such as
+        rewards or budgets, of which a boolean is never one).
 
     Raises
     ------
     TypeError
-        If ``value`` does not convert to an array of real numbers (complex ones included: numpy
-        would drop their imaginary parts with only a warning).
+        If ``value`` does not convert to an array of real numbers: complex numbers (numpy would
+        drop their imaginary parts with only a warning), strings (numpy would parse ``"0.5"``),
+        booleans where ``booleans`` is False, and an object array holding anything but real
+        numbers (the first such entry is quoted).
     """
     try:
         arr = np.asarray(value)
-        if arr.dtype.kind != "c":
-            return np.asarray(arr, dtype=np.float64)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError):  # e.g. ragged nested lists
         raise TypeError(f"{name} must be {allowed}, got {type(value).__name__}.") from None
-    raise TypeError(f"{name} must be {allowed}, got complex numbers (a {arr.dtype} array of shape {arr.shape}).")
+    kind = arr.dtype.kind
+    if kind in "iuf" or (kind == "b" and booleans):
+        if not booleans and kind != "b" and isinstance(value, list | tuple):
+            odd = _first_bool(value)  # numpy casts [True, 0.5] to floats
+            if odd is not None:
+                raise TypeError(f"{name} must be {allowed}, got an entry {summarize(odd)} ({type(odd).__name__}).")
+        return np.asarray(arr, dtype=np.float64)
+    if kind == "O":  # Python objects: e.g. ints, floats and Fractions mixed, or None among numbers
+        for entry in arr.flat:
+            boolean = isinstance(entry, bool | np.bool_)
+            if (boolean and not booleans) or not (boolean or isinstance(entry, numbers.Real)):
+                raise TypeError(f"{name} must be {allowed}, got an entry {summarize(entry)} ({type(entry).__name__}).")
+        try:
+            return np.asarray(arr, dtype=np.float64)
+        except OverflowError:  # an int too large for a float
+            raise ValueError(f"{name} must be {allowed}, got a number beyond the range of a float.") from None
+    what = _NOT_REAL.get(kind, f"{arr.dtype} values")
+    raise TypeError(f"{name} must be {allowed}, got {what} (a {arr.dtype} array of shape {arr.shape}).")
 
 
-def check_unit_array(name: str, value: Any, shape: tuple[int, ...] | None = None) -> np.ndarray:
-    """Return ``value`` as a float64 array with entries in [0, 1] (and the given shape)."""
-    arr = real_array(name, value, "an array of numbers in [0, 1]")
+def _first_bool(value: Any) -> Any:
+    """The first bool (or boolean array) inside nested lists and tuples ``value``, or None."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list | tuple):
+            stack.extend(reversed(item))
+        elif isinstance(item, bool | np.bool_) or (isinstance(item, np.ndarray) and item.dtype.kind == "b"):
+            return item
+    return None
+
+
+def check_unit_array(
+    name: str, value: Any, shape: tuple[int, ...] | None = None, *, booleans: bool = True
+) -> np.ndarray:
+    """Return ``value`` as a float64 array with entries in [0, 1] (and the given shape).
+
+    ``booleans=False`` refuses a boolean array (see :func:`real_array`), as it refuses strings and
+    complex numbers.
+    """
+    arr = real_array(name, value, "an array of numbers in [0, 1]", booleans=booleans)
     if shape is not None and arr.shape != shape:
         raise ValueError(f"{name} must have shape {shape}, got shape {arr.shape}.")
     if not np.all(np.isfinite(arr)):

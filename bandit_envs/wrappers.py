@@ -26,7 +26,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from bandit_envs._types import FloatArray
-from bandit_envs.core import check_action
+from bandit_envs.core import check_action, check_seed
 from bandit_envs.validation import check_float, summarize
 
 __all__ = ["ArmStatistics", "ShuffleArms", "SB3VecEnv", "split_vector_info", "update_statistics", "statistics_features"]
@@ -210,6 +210,7 @@ class ShuffleArms(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorAr
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Reset the env and draw a new labelling of the arms."""
+        seed = check_seed(seed)  # before the wrapper's generator takes it
         if seed is not None:
             self._rng = np.random.default_rng(np.random.SeedSequence([seed, 0x5A1F]))
         self.permutation = self._rng.permutation(self.n_arms)

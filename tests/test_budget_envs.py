@@ -6,6 +6,7 @@ side (similarity without the user's row, exact POI counts) and argument validati
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -531,6 +532,13 @@ def test_ineligible_user_is_refused_with_the_reason(env_id: str) -> None:
     low = int(scenario.user_ids[np.argmin(counts)])
     with pytest.raises(ValueError, match=f"user={low}"):
         SINGLE[env_id](user=low, **FAST)
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_a_users_entry_that_is_not_an_integer_is_named_as_given(env_id: str) -> None:
+    for bad in (True, 1.5, "7"):
+        with pytest.raises(TypeError, match=rf"^users\[1\] must be an integer, got {re.escape(repr(bad))} "):
+            VECTOR[env_id](num_envs=2, users=[None, bad], **FAST)
 
 
 @pytest.mark.parametrize("env_id", IDS)

@@ -260,9 +260,17 @@ def chosen_uniforms(model: RewardModel, rows: int) -> np.ndarray:
     return table
 
 
-@pytest.mark.parametrize("reward", ["truncnorm", "bernoulli"])
-def test_play_drawn_rows_equals_its_reference_on_chosen_uniforms(reward: str) -> None:
-    env = GraphBanditEnv(reward=reward, means=np.linspace(0.0, 1.0, K), edge_probability=0.6)
+#: Reward laws of the compiled paths: (reward, reward_std); a normal of σ = 1e17 truncated to [0, 1] is flat.
+LAWS = [
+    pytest.param("truncnorm", 0.1, id="truncnorm"),
+    pytest.param("bernoulli", 0.1, id="bernoulli"),
+    pytest.param("truncnorm", 1e17, id="flat"),
+]
+
+
+@pytest.mark.parametrize(("reward", "sd"), LAWS)
+def test_play_drawn_rows_equals_its_reference_on_chosen_uniforms(reward: str, sd: float) -> None:
+    env = GraphBanditEnv(reward=reward, reward_std=sd, means=np.linspace(0.0, 1.0, K), edge_probability=0.6)
     model = env.reward_model
     n = 40
     uniforms = chosen_uniforms(model, n)  # copy i draws row i
@@ -291,9 +299,9 @@ def test_play_drawn_rows_equals_its_reference_on_chosen_uniforms(reward: str) ->
     assert same_bits(out[2][i, k], rewards_one_by_one(uniforms[i, k], k, kind, loc, scale, lo, width))
 
 
-@pytest.mark.parametrize("reward", ["truncnorm", "bernoulli"])
-def test_play_drawn_rows_equals_its_reference_on_generators(reward: str) -> None:
-    env = GraphBanditEnv(reward=reward)
+@pytest.mark.parametrize(("reward", "sd"), LAWS)
+def test_play_drawn_rows_equals_its_reference_on_generators(reward: str, sd: float) -> None:
+    env = GraphBanditEnv(reward=reward, reward_std=sd)
     n, steps = 300, 5
     rngs, twins = copy_generators(2, n), copy_generators(2, n)
     assert rngs is not None and twins is not None
@@ -314,15 +322,16 @@ def test_play_drawn_rows_equals_its_reference_on_generators(reward: str) -> None
 # ---------------------------------------------------------------------------------------------
 
 
-def test_vector_single_and_simulate_give_the_same_rewards() -> None:
+@pytest.mark.parametrize("sd", [0.1, 1e17], ids=["truncnorm", "flat"])
+def test_vector_single_and_simulate_give_the_same_rewards(sd: float) -> None:
     """Copy i's observed rewards are those of its single env and of simulate's lazy map, to the bit."""
     n, horizon, seed = 4, 1200, 21
-    venv = GraphBanditVectorEnv(num_envs=n, horizon=horizon, graph=np.ones((K, K)) - np.eye(K))
+    venv = GraphBanditVectorEnv(num_envs=n, horizon=horizon, graph=np.ones((K, K)) - np.eye(K), reward_std=sd)
     venv.reset(seed=seed)
     seen = np.array([venv.step(np.zeros(n, dtype=np.int64))[4]["observed_rewards"] for _ in range(horizon)])
     law = venv.reward_model
     for i in range(n):
-        single = GraphBanditEnv(horizon=horizon, graph=np.ones((K, K)) - np.eye(K))
+        single = GraphBanditEnv(horizon=horizon, graph=np.ones((K, K)) - np.eye(K), reward_std=sd)
         single.reset(seed=seed + i)
         rows = np.array([single.step(0)[4]["observed_rewards"] for _ in range(horizon)])
         assert same_bits(seen[:, i], rows)

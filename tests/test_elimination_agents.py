@@ -894,10 +894,10 @@ INVALID: list[tuple[str, Callable[[], Any]]] = [
     ("n_arms", lambda: AlphaSample(1, 100)),
     ("feedback_graph", lambda: GAP(3, 100, 0.5, None)),
     ("feedback_graph", lambda: GAPU(3, 100, 0.5, None)),
-    # The graph validator (bandit_envs.feedback_graphs.as_adjacency) says "graph".
-    ("graph must have n_arms=3 nodes", lambda: GAP(3, 100, 0.5, CYCLE4)),
-    ("graph must have no self loops", lambda: GAP(3, 100, 0.5, np.eye(3, dtype=bool))),
-    ("graph must be undirected", lambda: GAP(3, 100, 0.5, np.triu(~np.eye(3, dtype=bool)))),
+    ("feedback_graph must have n_arms=3 nodes", lambda: GAP(3, 100, 0.5, CYCLE4)),
+    ("feedback_graph must have no self loops", lambda: GAP(3, 100, 0.5, np.eye(3, dtype=bool))),
+    ("feedback_graph must be undirected", lambda: GAP(3, 100, 0.5, np.triu(~np.eye(3, dtype=bool)))),
+    ("feedback_graph must be a boolean or 0/1", lambda: GAPU(3, 100, 0.5, 2 * (1 - np.eye(3)))),
     ("radius", lambda: AAE(3, 100, radius="foo")),
     ("round_robin", lambda: GAP(3, 100, 0.5, G, round_robin="foo")),
     ("c", lambda: AAE(3, 100, c=0.0)),
@@ -918,6 +918,16 @@ INVALID: list[tuple[str, Callable[[], Any]]] = [
 def test_invalid_argument_raises_naming_it(name, make):
     with pytest.raises(ValueError, match=f"^{re.escape(name)}"):
         make()
+
+
+def test_feedback_graph_errors_name_the_argument_and_its_first_offending_entry() -> None:
+    with pytest.raises(ValueError) as error:
+        GAP(3, 100, 0.5, np.array([[0, 1, 0], [1, 0, 2], [0, 2, 0]]))
+    assert str(error.value) == (
+        "feedback_graph must be a boolean or 0/1 adjacency matrix, got feedback_graph[1, 2] = 2."
+    )
+    with pytest.raises(ValueError, match=r"^feedback_graph must be undirected .* got feedback_graph\[0, 1\] = True "):
+        DPSE(3, 100, 0.5).simulate(np.zeros((10, 3)), np.triu(~np.eye(3, dtype=bool)), np.zeros(3))
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ A newly registered id is picked up without editing this file; its cheap settings
 ``ENV_PROFILES`` in ``conftest.py`` (a registered id without a row fails, saying so). Checked for each id: Gymnasium's
 ``check_env``; the native vector env's spaces, shapes and NEXT_STEP autoreset (Gymnasium has no
 vector env checker); determinism; vector copy i equals the single env reset with seed s + i (across
-an autoreset); the step-info contract; invalid actions, options and constructor keywords.
+an autoreset); the step-info contract; invalid actions, seeds, options and constructor keywords.
 """
 
 from __future__ import annotations
@@ -243,6 +243,84 @@ def test_stepping_outside_an_episode_and_unknown_options(env_id: str, env_kwargs
         make_vec(env_id, env_kwargs).reset(seed=SEED, options={"no_such_option": 1})
     with pytest.raises(ValueError, match="seed"):
         make_vec(env_id, env_kwargs).reset(seed=[1, 2])
+
+
+BAD_OPTIONS = [
+    pytest.param(["reward_table"], id="list-of-keys"),
+    pytest.param([1], id="list"),
+    pytest.param("reward_table", id="str"),
+    pytest.param("", id="empty-str"),
+    pytest.param(5, id="int"),
+    pytest.param(np.zeros(3), id="array"),
+]
+
+
+@pytest.mark.parametrize("options", BAD_OPTIONS)
+@pytest.mark.parametrize("env_id", IDS)
+def test_options_that_are_not_a_dict_are_refused_and_change_nothing(
+    env_id: str, options: Any, env_kwargs: Kwargs
+) -> None:
+    env, twin = make(env_id, env_kwargs), make(env_id, env_kwargs)
+    venv, vtwin = make_vec(env_id, env_kwargs), make_vec(env_id, env_kwargs)
+    for e in (env, twin, venv, vtwin):
+        e.reset(seed=SEED)
+    n = int(env.action_space.n)
+    for reset in (env.reset, venv.reset):
+        with pytest.raises(TypeError, match=rf"^options must be None or a dict \({env_id} takes .*\), got ") as err:
+            reset(seed=SEED + 1, options=options)
+        assert str(err.value).count(". ") == 0 and len(str(err.value)) < 300  # one short sentence
+    for a in actions_for(env_id, n, (3,)):  # the refused reset neither reseeded nor restarted
+        x, y = env.step(int(a)), twin.step(int(a))
+        assert_same(x[0], y[0], "obs")
+        assert x[1] == y[1], "reward"
+    for a in actions_for(env_id, n, (3, NUM_ENVS)):
+        x, y = venv.step(a), vtwin.step(a)
+        assert_same(x[0], y[0], "vector obs")
+        assert_same(x[1], y[1], "vector reward")
+
+
+BAD_SEEDS = [
+    pytest.param(1.5, TypeError, id="float"),
+    pytest.param(2.0, TypeError, id="integral-float"),
+    pytest.param("1", TypeError, id="str"),
+    pytest.param(True, TypeError, id="bool"),
+    pytest.param(np.bool_(True), TypeError, id="numpy-bool"),
+    pytest.param(-1, ValueError, id="negative"),
+]
+
+
+@pytest.mark.parametrize(("seed", "error"), BAD_SEEDS)
+@pytest.mark.parametrize("env_id", IDS)
+def test_seed_that_is_not_an_integer_is_refused_in_one_sentence(
+    env_id: str, seed: Any, error: type, env_kwargs: Kwargs
+) -> None:
+    env = make(env_id, env_kwargs)
+    venv = make_vec(env_id, env_kwargs)
+    for reset in (env.reset, venv.reset):
+        with pytest.raises(error, match=r"^seed must be None.* integer >= 0.*, got ") as err:
+            reset(seed=seed)
+        assert str(err.value).count(". ") == 0  # one sentence
+    with pytest.raises(error, match=r"^seed\[1\] must be None or an integer >= 0.*, got "):
+        venv.reset(seed=[0, seed, 2])
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_numpy_integer_seeds_seed_as_the_int_of_the_same_value(env_id: str, env_kwargs: Kwargs) -> None:
+    env = make(env_id, env_kwargs)
+    actions = actions_for(env_id, int(env.action_space.n), (env.horizon,))
+    for t, (x, y) in enumerate(zip(rollout(env, actions, SEED), rollout(env, actions, np.int64(SEED)), strict=True)):  # type: ignore[arg-type]
+        assert_same(x[0], y[0], f"single env step {t} obs")
+        assert len(x) == 2 or x[1] == y[1], f"single env step {t} reward"
+    venv = make_vec(env_id, env_kwargs)
+    seeds = [SEED + i for i in range(NUM_ENVS)]
+    traces = []
+    for seed in (SEED, np.int64(SEED), np.array(seeds), [np.int64(s) for s in seeds], tuple(seeds)):
+        obs, _ = venv.reset(seed=seed)
+        steps = [venv.step(a) for a in actions_for(env_id, int(env.action_space.n), (5, NUM_ENVS))]
+        traces.append([obs, *(step[0] for step in steps), *(step[1] for step in steps)])
+    for trace in traces[1:]:
+        for t, (x, y) in enumerate(zip(traces[0], trace, strict=True)):
+            assert_same(x, y, f"vector env item {t}")
 
 
 BAD_KEYWORDS = [

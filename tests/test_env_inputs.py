@@ -7,18 +7,20 @@ otherwise sensible setting lower the limit with ``$BANDIT_ENVS_MEMORY_LIMIT``.
 
 from __future__ import annotations
 
+import shutil
 import tracemalloc
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import networkx as nx
 import numpy as np
 import pytest
-from conftest import ENV_PROFILES, env_profile, registered_env_ids
+from conftest import ENV_PROFILES, GOWALLA_NYC, ML_RATINGS, env_profile, registered_env_ids
 
-from bandit_envs import core
+from bandit_envs import GraphBanditEnv, GraphBanditVectorEnv, core
 from bandit_envs.wrappers import ShuffleArms
 
 IDS = registered_env_ids()
@@ -89,6 +91,43 @@ def test_complex_reward_table_is_refused_not_cast(vector: bool) -> None:
             env.reset(seed=0, options={"reward_table": table.real + 0j})
 
 
+NOT_REAL_TABLES = [
+    pytest.param(np.array([["0.5"] * 3] * 6, dtype=object), "an entry '0.5' \\(str\\)", id="object-strings"),
+    pytest.param([["0.5"] * 3] * 6, "strings \\(a <U3 array of shape \\(6, 3\\)\\)", id="list-of-strings"),
+    pytest.param(np.full((6, 3), "0.5"), "strings", id="string-array"),
+    pytest.param(np.ones((6, 3), dtype=bool), "booleans \\(a bool array of shape \\(6, 3\\)\\)", id="bool-array"),
+    pytest.param([[True, 0.5, 0.5]] + [[0.5] * 3] * 5, "an entry True \\(bool\\)", id="bool-among-floats"),
+    pytest.param(np.array([[0.5, None, 0.5]] * 6, dtype=object), "an entry None", id="object-None"),
+]
+
+
+@pytest.mark.parametrize(("table", "named"), NOT_REAL_TABLES)
+@pytest.mark.parametrize("vector", [False, True], ids=["single", "vector"])
+def test_reward_table_of_strings_or_booleans_is_refused_not_parsed(vector: bool, table: Any, named: str) -> None:
+    if vector:
+        env = gym.make_vec("GraphBandit-v0", num_envs=NUM_ENVS, horizon=6, n_arms=3)
+    else:
+        env = gym.make("GraphBandit-v0", horizon=6, n_arms=3)
+    with pytest.raises(TypeError, match=rf"^reward_table must be an array of numbers in \[0, 1\], got {named}") as e:
+        env.reset(seed=0, options={"reward_table": table})
+    one_sentence(e)
+
+
+@pytest.mark.parametrize("means", [["0.5", "0.5", "0.5"], [True, False, True], [True, 0.5, 0.5]])
+def test_means_of_strings_or_booleans_are_refused(means: list[Any]) -> None:
+    for env_class in (GraphBanditEnv, GraphBanditVectorEnv):
+        with pytest.raises(TypeError, match=r"^means must be an array of numbers in \[0, 1\], got ") as e:
+            env_class(n_arms=3, means=means)
+        one_sentence(e)
+
+
+@pytest.mark.parametrize("env_id", ["PrivacyBudgetMovieLens-v0", "PrivacyBudgetGowalla-v0"])
+@pytest.mark.parametrize("budgets", [["0.5", "1"], [True, 0.5], np.array([1, 0], dtype=bool)])
+def test_budgets_of_strings_or_booleans_are_refused(env_id: str, budgets: Any) -> None:
+    with pytest.raises(TypeError, match=r"^budgets must be a 1-D array of numbers, got "):
+        gym.make(env_id, horizon=7, oracle_samples=1000, budgets=budgets)
+
+
 def test_complex_budgets_are_refused_not_cast() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -157,6 +196,53 @@ def test_vector_action_out_of_range_is_named_with_its_index(env_id: str, env_kwa
     with pytest.raises(ValueError) as error:
         venv.step(np.array([0, 1, n + 6, -1, n]))
     assert one_sentence(error).endswith(f"got actions[2] = {n + 6}.")
+
+
+# ------------------------------------------------------------------------ modified data files
+
+#: The ids that read a data file, with the loader a remedy names and the official file name.
+DATA_FILES = {
+    "PrivacyBudgetMovieLens-v0": ("load_movielens", "ratings.csv"),
+    "MovieLensRecommendation-v0": ("load_movielens", "ratings.csv"),
+    "PrivacyBudgetGowalla-v0": ("load_gowalla", "loc-gowalla_totalCheckins.txt.gz"),
+    "GowallaRecommendation-v0": ("load_gowalla", "loc-gowalla_totalCheckins.txt.gz"),
+}
+
+
+@pytest.mark.parametrize("env_id", sorted(DATA_FILES))
+def test_a_modified_official_file_is_refused_with_a_remedy_the_env_call_can_follow(
+    env_id: str, env_kwargs: Kwargs, tmp_path: Path, shared_data: Callable[[str], Path]
+) -> None:
+    """The envs take no ``verify``: the remedy loads the copy with the loader, whose table is ``data=``."""
+    from bandit_envs import datasets
+
+    loader, official = DATA_FILES[env_id]
+    copy = tmp_path / official
+    if loader == "load_movielens":  # one rating changed: the pinned sha256 no longer matches
+        original = shared_data(ML_RATINGS).read_bytes()
+        copy.write_bytes(original.replace(b"1,1,4.0,964982703", b"1,1,5.0,964982703", 1))
+    else:  # the New York City rows under the whole file's name: not its row count
+        shutil.copyfile(shared_data(GOWALLA_NYC), copy)
+    with pytest.raises(datasets.DatasetError) as error:
+        make(env_id, env_kwargs, data=copy)
+    message = str(error.value)
+    assert f"bandit_envs.datasets.{loader}(" in message and 'verify="schema")' in message, message
+    assert message.endswith("(and give an env that table as data=).")
+    table = getattr(datasets, loader)(path=copy, verify="schema")  # the remedy, followed
+    make(env_id, env_kwargs, data=table).reset(seed=0)
+
+
+# ------------------------------------------------------------------------------------ seeds
+
+
+@pytest.mark.parametrize("seed", [True, 1.5, "1", -1], ids=["bool", "float", "str", "negative"])
+@pytest.mark.parametrize("env_id", IDS)
+def test_wrapped_envs_refuse_seeds_that_are_not_integers(env_id: str, seed: Any, env_kwargs: Kwargs) -> None:
+    """Through gym.make's wrappers and ShuffleArms, whose own generator takes the seed first."""
+    for env in (make(env_id, env_kwargs), ShuffleArms(make(env_id, env_kwargs))):
+        with pytest.raises((TypeError, ValueError), match=r"^seed must be None or an integer >= 0") as error:
+            env.reset(seed=seed)
+        one_sentence(error)
 
 
 # ------------------------------------------------------------------------------ messages

@@ -16,7 +16,7 @@ from gymnasium.utils.env_checker import check_env as gym_check_env
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from bandit_envs.graph import GraphBanditEnv, GraphBanditVectorEnv, paper_means
-from bandit_envs.rewards import RewardModel
+from bandit_envs.rewards import FLAT, FLAT_SCALE, RewardModel
 
 stats = lazy_module("scipy.stats")
 
@@ -214,6 +214,33 @@ def test_truncnorm_empirical_law() -> None:
         assert stats.kstest(rows[:, k], law.cdf).pvalue > 1e-4
 
 
+@pytest.mark.parametrize("sd", [1e5, 1e7, 1e15, 1e16, 1e17, 1e100, 2**70])
+def test_very_wide_truncated_normal_is_uniform_with_the_mean_the_info_reports(sd: float) -> None:
+    """Above about 1e15 the inversion's quantile argument spans a handful of doubles (every reward
+    0.9 or 0.8 from 1e17): a normal that wide truncated to [0, 1] is flat, its rewards uniform."""
+    loc = np.array([0.0, 0.3, 0.9, 1.0])
+    n = 20_000
+    rows, expected = sample_all_arms(n, 3, means=loc, reward_std=sd)
+    np.testing.assert_allclose(expected, 0.5, rtol=0, atol=5e-12)
+    venv = GraphBanditVectorEnv(num_envs=8, graph=nx.complete_graph(4), means=loc, reward_std=sd, horizon=n)
+    venv.reset(seed=3)
+    copies = np.concatenate([venv.step(np.zeros(8, dtype=np.int64))[4]["observed_rewards"] for _ in range(n // 8)])
+    for sample in (rows, copies):
+        z = (sample.mean(axis=0) - expected) / np.sqrt(1 / 12 / sample.shape[0])
+        assert np.all(np.abs(z) < 4.5), z
+        for k in range(loc.size):
+            assert stats.kstest(sample[:, k], stats.uniform.cdf).pvalue > 1e-4
+
+
+def test_truncated_normal_rewards_move_by_a_few_1e_11_where_the_law_becomes_flat() -> None:
+    u = np.random.default_rng(8).random((5_000, 1))
+    for mu in (0.0, 0.3, 0.9, 1.0):
+        below, at = (RewardModel("truncnorm", np.array([mu]), sd) for sd in (np.nextafter(FLAT_SCALE, 0), FLAT_SCALE))
+        assert below.code == 0 and at.code == FLAT
+        assert np.abs(below.from_uniforms(u) - at.from_uniforms(u)).max() < 5e-11
+        assert abs(below.expected[0] - at.expected[0]) < 1e-15
+
+
 def test_bernoulli_rewards() -> None:
     means = np.array([0.0, 0.1, 0.5, 0.85, 1.0])
     rows, expected = sample_all_arms(20_000, 4, means=means, reward="bernoulli")
@@ -271,6 +298,22 @@ def test_bad_reward_table_refused(table: np.ndarray) -> None:
     venv = gym.make_vec(ENV_ID, num_envs=2, horizon=10)
     with pytest.raises(ValueError, match="reward_table"):
         venv.reset(options={"reward_table": table})
+
+
+def test_refused_reward_table_leaves_the_episode_running_as_it_was() -> None:
+    bad = np.full((10, K), 1.5)
+    env, twin = gym.make(ENV_ID, horizon=10), gym.make(ENV_ID, horizon=10)
+    venv, vtwin = (gym.make_vec(ENV_ID, num_envs=2, horizon=10) for _ in range(2))
+    for e in (env, twin, venv, vtwin):
+        e.reset(seed=3)
+    assert run(env, [0, 1]) and run(twin, [0, 1])
+    with pytest.raises(ValueError, match="reward_table"):
+        env.reset(seed=4, options={"reward_table": bad})
+    with pytest.raises(ValueError, match="reward_table"):
+        venv.reset(seed=4, options={"reward_table": bad})
+    assert [r for r, _, _ in run(env, list(range(8)))] == [r for r, _, _ in run(twin, list(range(8)))]
+    for a in range(K):
+        np.testing.assert_array_equal(venv.step(np.array([a, a]))[1], vtwin.step(np.array([a, a]))[1])
 
 
 def test_bad_reward_table_type_refused() -> None:
@@ -569,6 +612,31 @@ def test_invalid_constructor_argument(name: str, kwargs: dict[str, Any]) -> None
         GraphBanditEnv(**kwargs)
     with pytest.raises((ValueError, TypeError), match=name):
         GraphBanditVectorEnv(num_envs=2, **kwargs)
+
+
+NOT_ADJACENCIES = [
+    pytest.param(np.array([[0, 2], [2, 0]]), "a boolean or 0/1 adjacency matrix, got graph[0, 1] = 2.", id="two"),
+    pytest.param(np.array([[0, 0.5], [0.5, 0]]), "0/1 adjacency matrix, got graph[0, 1] = 0.5.", id="half"),
+    pytest.param(np.array([[0, np.nan], [np.nan, 0]]), "0/1 adjacency matrix, got graph[0, 1] = nan.", id="nan"),
+    pytest.param(np.array([["0", "1"], ["1", "0"]]), "0/1 adjacency matrix, got graph[0, 0] = '0'.", id="strings"),
+    pytest.param(np.array([[0, 1j], [1j, 0]]), "0/1 adjacency matrix, got graph[0, 0] = 0j.", id="complex"),
+    pytest.param(np.array([[0, None], [None, 0]]), "0/1 adjacency matrix, got graph[0, 1] = None.", id="None"),
+    pytest.param(np.eye(3, dtype=int)[::-1], "got 1 on the diagonal, the first graph[1, 1] = 1.", id="loop"),
+    pytest.param(np.triu(np.ones((3, 3)), 1), "got graph[0, 1] = 1.0 but graph[1, 0] = 0.0.", id="asymmetric"),
+]
+
+
+@pytest.mark.parametrize(("graph", "message"), NOT_ADJACENCIES)
+def test_graph_that_is_not_an_adjacency_is_refused_quoting_its_first_offending_entry(graph: Any, message: str) -> None:
+    for env_class in (GraphBanditEnv, lambda **k: GraphBanditVectorEnv(num_envs=2, **k)):
+        with pytest.raises(ValueError) as error:
+            env_class(graph=graph)
+        assert str(error.value).startswith("graph must ") and str(error.value).endswith(message), str(error.value)
+
+
+def test_graph_of_python_zeros_and_ones_is_an_adjacency() -> None:
+    objects = np.array([[0, 1, False], [1, 0, True], [0.0, True, 0]], dtype=object)
+    np.testing.assert_array_equal(GraphBanditEnv(graph=objects).adjacency, objects.astype(bool))
 
 
 def test_invalid_argument_through_gym_make() -> None:

@@ -274,7 +274,7 @@ class _GraphExpWeights(_ExpWeights):
                 "feedback_graph is required (a networkx graph or K×K boolean adjacency, e.g. "
                 "info['feedback_graph'] of the env's reset), got None."
             )
-        self.adjacency = as_adjacency(feedback_graph, self.n_arms)
+        self.adjacency = as_adjacency(feedback_graph, self.n_arms, "feedback_graph")
         self.neighbourhoods = closed_neighbourhoods(self.adjacency)
         self._closed = np.ascontiguousarray(self.neighbourhoods)
 

@@ -557,7 +557,7 @@ def _check_graph(feedback_graph: Any, n_arms: int) -> npt.NDArray[np.bool_]:
         graph, closed = _last_checked[0]
         if graph.shape == (n_arms, n_arms) and _same_graph(feedback_graph, graph):
             return closed.copy()
-    closed = closed_neighbourhoods(as_adjacency(feedback_graph, n_arms))
+    closed = closed_neighbourhoods(as_adjacency(feedback_graph, n_arms, "feedback_graph"))
     if isinstance(feedback_graph, np.ndarray) and feedback_graph.dtype == np.bool_:
         _last_checked[:] = [(feedback_graph.copy(), closed.copy())]
     return closed

@@ -68,7 +68,7 @@ def budget_grid(n_budgets: Any, budgets: Any) -> FloatArray:
             "use fewer budgets",
         )
         return np.arange(1, k + 1, dtype=np.float64) / k
-    arr = np.array(real_array("budgets", budgets, "a 1-D array of numbers"))
+    arr = np.array(real_array("budgets", budgets, "a 1-D array of numbers", booleans=False))
     if arr.ndim != 1 or arr.size < 2:
         raise ValueError(f"budgets must be a 1-D array of at least 2 budgets, got shape {arr.shape}.")
     bad = ~(np.isfinite(arr) & (arr > 0.0) & (arr <= MAX_BUDGET))

@@ -29,7 +29,7 @@ from bandit_envs.core import (
     check_render_mode,
 )
 from bandit_envs.rendering import Scene, budget_scene
-from bandit_envs.validation import summarize
+from bandit_envs.validation import check_int, summarize
 
 #: Upper bound of the noise columns a step of either scenario consumes (MovieLens 4, Gowalla 5).
 MAX_NOISE_COLUMNS = 6
@@ -180,8 +180,8 @@ class BudgetEnv(_BudgetCore, BanditEnv[FloatArray]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[FloatArray, dict[str, Any]]:
         """Start an episode: draw the first datum and its sensitivity (the observation)."""
-        self._start_episode(seed)
         check_options(self.env_id, options)
+        self._start_episode(seed)
         self._rows = self._noise.restart(self.horizon + 1)
         self._state, self._phi = self._start(next(self._rows)[None])
         return self._phi.copy(), self._reset_info(0)
@@ -282,4 +282,7 @@ def copy_users(users: Any, user: Any, num_envs: int) -> list[Any]:
         )
     if user is not None:
         raise ValueError(f"give either user or users, not both (got user={summarize(user)}).")
+    for i, u in enumerate(listed):  # named as given: the scenario's own check would say "user"
+        if u is not None:
+            check_int(f"users[{i}]", u)
     return listed

@@ -76,7 +76,9 @@ class PrivacyBudgetGowallaEnv(BudgetEnv):
     * ``data``: None (the seeded synthetic ``synthetic_gowalla(seed=0)``, one city, works
       offline), a :class:`~bandit_envs.datasets.CheckIns` table, ``"gowalla"`` (the SNAP file,
       downloaded and cached), ``"gowalla-nyc"`` (its New York City rows) or the path of a check-in
-      file in SNAP's format (gzipped or not) or its folder.
+      file in SNAP's format (gzipped or not) or its folder (a file with the official name must
+      have the official row count: load a deliberately modified copy with ``load_gowalla(...,
+      verify="schema")`` and pass its table).
     * ``user``: a user id of the data, or None to draw an eligible user from ``instance_seed``.
     * ``n_budgets`` (10) [V] or ``budgets`` (explicit distinct budgets in (0, 5]).
     * ``gamma`` (1.0: the paper's best for UCB on Gowalla; 0.5 was best for SM-UCB) [V], γ >= 0.

@@ -77,7 +77,9 @@ class PrivacyBudgetMovieLensEnv(BudgetEnv):
     * ``data``: None (the seeded synthetic ``synthetic_movielens(seed=0)``, works offline), a
       :class:`~bandit_envs.datasets.Ratings` table, a dataset name (``"ml-latest-small"``,
       ``"ml-100k"``, ``"ml-1m"``, ``"ml-10m"``: downloaded and cached) or the path of a ratings
-      file or its folder. Scenarios are cached per table and thresholds, so further envs over the
+      file or its folder (a file with the official name must pass the official checksum and row
+      count: load a deliberately modified copy with ``load_movielens(..., verify="schema")`` and
+      pass its table). Scenarios are cached per table and thresholds, so further envs over the
       same data cost only their user's neighbour table and oracle.
     * ``user``: a user id of the data, or None to draw one of the eligible users from
       ``instance_seed``.

@@ -85,6 +85,11 @@ class DataFile:
         name that path and say where the file came from (``origin``) and that it was not kept.
     origin : str
         Where a staged file came from, e.g. ``"extracted from /cache/ml-100k.zip"``.
+    loader : str
+        For a file supplied by the user, the call that loads it with ``verify="schema"``, e.g.
+        ``'load_movielens("ml-100k", path=..., verify="schema")'``: the remedy of a failed check
+        that ``verify="schema"`` skips, followable whether the file was given to the loader or as
+        an env's ``data=`` (an env takes the loaded table as ``data=``).
     """
 
     path: Path
@@ -95,6 +100,7 @@ class DataFile:
     cached: tuple[Path, ...] = ()
     staged_for: Path | None = None
     origin: str = ""
+    loader: str = ""
 
     @property
     def shown(self) -> str:
@@ -107,7 +113,8 @@ class DataFile:
         """Return what the user should do about a bad file.
 
         ``pinned`` says that the failed check is one that ``verify="schema"`` skips (checksum,
-        official row count), so that option is offered for a user-supplied file.
+        official row count), so that option is offered for a user-supplied file, as the call of
+        :attr:`loader` (an env, which has no ``verify``, takes that call's table as ``data=``).
         """
         if self.staged_for is not None and not self.cached:
             return f"nothing was saved; try again later, or download {self.url} by hand and load it with path="
@@ -115,8 +122,11 @@ class DataFile:
             paths = " and ".join(str(p) for p in self.cached)
             return f"delete {paths} so that the next call downloads it again from {self.url}"
         text = f"fix it or replace it with an intact copy from {self.url}"
-        if pinned:
-            text += ', or pass verify="schema" to load a deliberately modified copy'
+        if pinned and self.loader:
+            text += (
+                f", or load a deliberately modified copy with bandit_envs.datasets.{self.loader} "
+                "(and give an env that table as data=)"
+            )
         return text
 
     def fail(self, problem: str, *, pinned: bool = False) -> NoReturn:

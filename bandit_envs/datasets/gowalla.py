@@ -133,4 +133,5 @@ def _user_file(path: Path, verify: str) -> DataFile:
             f"such as {GOWALLA_FILE} downloaded from {GOWALLA_URL}."
         )
     official = path.name in (GOWALLA_FILE, GOWALLA_FILE.removesuffix(".gz")) and verify == "auto"
-    return DataFile(path, _LABEL, GOWALLA_URL, n_rows=GOWALLA_ROWS if official else None)
+    loader = 'load_gowalla(path=..., verify="schema")'
+    return DataFile(path, _LABEL, GOWALLA_URL, n_rows=GOWALLA_ROWS if official else None, loader=loader)

@@ -161,7 +161,7 @@ def load_movielens(
     label = f"MovieLens {name} ratings"
     if path is None:
         return _cached_ratings(name, spec, get_data_home(data_home), label, download)
-    return _read_ratings(_user_file(spec, Path(path).expanduser().absolute(), label, verify), spec)
+    return _read_ratings(_user_file(name, spec, Path(path).expanduser().absolute(), label, verify), spec)
 
 
 def cache_path(name: str, data_home: str | os.PathLike[str] | None = None) -> Path:
@@ -187,7 +187,7 @@ def _read_ratings(file: DataFile, spec: MovieLensSpec) -> Ratings:
     return Ratings(columns["user_id"], columns["item_id"], rating, columns["timestamp"])
 
 
-def _user_file(spec: MovieLensSpec, path: Path, label: str, verify: str) -> DataFile:
+def _user_file(name: str, spec: MovieLensSpec, path: Path, label: str, verify: str) -> DataFile:
     if path.is_dir():
         path = path / spec.file
     if (problem := not_a_file(path)) is not None:
@@ -202,6 +202,7 @@ def _user_file(spec: MovieLensSpec, path: Path, label: str, verify: str) -> Data
         spec.url,
         sha256=spec.sha256 if official else None,
         n_rows=spec.n_rows if official else None,
+        loader=f'load_movielens("{name}", path=..., verify="schema")',
     )
 
 

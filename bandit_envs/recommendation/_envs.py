@@ -212,8 +212,8 @@ class RecommendationEnv(_RecommendationCore, BanditEnv[FloatArray]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[FloatArray, dict[str, Any]]:
         """Start an episode: draw the first round's context; its arms' features are the observation."""
-        self._start_episode(seed)
         check_options(self.env_id, options)
+        self._start_episode(seed)
         self._generators = episode_generators(self.np_random)
         self._context_stream = self._contexts.restart(_ENDLESS)
         self._noise_stream = self._noise.restart(_ENDLESS)

@@ -72,7 +72,9 @@ class GowallaRecommendationEnv(RecommendationEnv):
     * ``data``: None (the seeded synthetic ``synthetic_gowalla(seed=0)``, works offline), a
       :class:`~bandit_envs.datasets.CheckIns` table, ``"gowalla"`` or ``"gowalla-nyc"`` (the SNAP file,
       downloaded and cached; all of it or its New York City rows) or the path of a check-in file in
-      SNAP's format (gzipped or not). Instances are cached per table and settings.
+      SNAP's format (gzipped or not; a file with the official name must have the official row
+      count: load a deliberately modified copy with ``load_gowalla(..., verify="schema")`` and pass
+      its table). Instances are cached per table and settings.
     * ``n_arms`` (20, as the MovieLens env), ``rank`` (20), ``min_user_checkins`` (20),
       ``reward`` ("log_visits" or "visited"), ``distance_km`` (None: no distance feature; else the
       closeness scale in km, > 0).

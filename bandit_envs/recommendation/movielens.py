@@ -88,7 +88,9 @@ class MovieLensRecommendationEnv(RecommendationEnv):
     * ``data``: None (the seeded synthetic ``synthetic_movielens(seed=0)``, works offline), a
       :class:`~bandit_envs.datasets.Ratings` table, a dataset name (``"ml-100k"`` (the authors'),
       ``"ml-latest-small"``, ``"ml-1m"``, ``"ml-10m"``: downloaded and cached) or the path of a
-      ratings file or its folder. Instances are cached per table and settings.
+      ratings file or its folder (a file with the official name must pass the official checksum
+      and row count: load a deliberately modified copy with ``load_movielens(...,
+      verify="schema")`` and pass its table). Instances are cached per table and settings.
     * ``n_movies`` (20) [V-code], ``movie_selection`` ("first" [V-code] or "popular" [P]).
     * ``rank`` (20) [V-code]: ≤ n_movies with "authors", < n_movies with "lowrank".
     * ``completion`` ("authors" [V-code] or "lowrank" [P]), ``regularization`` (λ = 0.1 [P], lowrank
