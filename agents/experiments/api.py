@@ -33,6 +33,7 @@ from tqdm import tqdm
 
 from agents.experiments.core.backends import BackendError, SweepInterrupted, Terminated, make_backend
 from agents.experiments.core.data import MOVIELENS_NAMES
+from agents.experiments.core.limits import MAX_HORIZON, MAX_RUNS, MAX_SEED, MIN_HORIZON, check_count
 from agents.experiments.core.outputs import NO_SPACE, OutputError, OutputFolder, check_folder_path
 from agents.experiments.core.partial import PARTS, ManifestMismatch, PartialStore, manifest_for
 from agents.experiments.core.results import META, RESULTS, provenance, to_frame, write_csv
@@ -114,10 +115,16 @@ def configure(
     ``(name, factory)`` pair) nor a class declaring its ``name`` is built once here, as the first
     run of the first setting would build it with seed 0, and labelled by that agent's ``name`` if
     it has one (:func:`_named_by_their_agents`). An :class:`Experiment` not in the registry (the
-    scorecard's, :mod:`agents.experiments.scorecard`) may be given instead of an id. Raises
-    :class:`UsageError` with one sentence.
+    scorecard's, :mod:`agents.experiments.scorecard`) may be given instead of an id. ``runs``,
+    ``horizon`` and ``seed`` must be integers in the ranges of :mod:`agents.experiments.core.limits`
+    (those of ``banditlab run``). Raises :class:`UsageError` with one sentence.
     """
     try:
+        if runs is not None:
+            runs = check_count("--runs", runs, 1, MAX_RUNS)
+        if horizon is not None:
+            horizon = check_count("--horizon", horizon, MIN_HORIZON, MAX_HORIZON)
+        seed = check_count("--seed", seed, 0, MAX_SEED)
         base = experiment_id if isinstance(experiment_id, Experiment) else get_experiment(experiment_id)
         exp = base.scaled(quick=quick, runs=runs, horizon=horizon)
     except ValueError as exc:
@@ -287,7 +294,9 @@ def run(
     agents
         Built-in names and user agents (see the module docstring); ``None`` keeps the experiment's.
     quick, runs, horizon, seed
-        Scale and base seed (``quick`` is the small scale of ``banditlab run --quick``).
+        Scale and base seed (``quick`` is the small scale of ``banditlab run --quick``): integers, ``runs``
+        in [1, 2**53], ``horizon`` in [10, 2**53] and ``seed`` in [0, 2**63 - 1], as on the command line
+        (:mod:`agents.experiments.core.limits`).
     jobs
         Worker processes (user agents defined in ``__main__`` or a test module need ``jobs=1``
         unless the workers can import them).
@@ -302,6 +311,8 @@ def run(
 
     Raises
     ------
+    UsageError
+        A bad option, agent or data set: one sentence naming it.
     agents.user_agents.UserAgentError
         A user agent that fails while it plays (raises, calls ``sys.exit`` or returns an invalid
         action), or a task stopped by ``task_timeout``: one sentence naming the agent, the

@@ -79,6 +79,7 @@ from agents.experiments.core.backends import (
     terminate_as_interrupt,
 )
 from agents.experiments.core.compiling import NOTE_SECONDS, CompileWatch
+from agents.experiments.core.limits import MAX_HORIZON, MAX_RUNS, MAX_SEED, MIN_HORIZON, count_words
 from agents.experiments.core.outputs import OutputError, OutputFolder
 from agents.experiments.core.results import (
     META,
@@ -107,14 +108,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"banditlab: error: {message}\n")
 
 
-def _positive(name: str, minimum: int = 1) -> Any:
+def _positive(name: str, minimum: int = 1, maximum: int | None = None) -> Any:
+    """An argparse type: an integer >= ``minimum`` (and <= ``maximum`` if given), else one sentence."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer >= {minimum}, got {summarize(text)}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer >= {minimum}, got {summarize(text)}")
+            value = None
+        if value is None or value < minimum or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"{name} must be {count_words(minimum, maximum)}, got {summarize(text)}")
         return value
 
     return parse
@@ -155,14 +158,16 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run one experiment")
     run.add_argument("experiment", help="experiment id (see `banditlab list`)")
     run.add_argument("--quick", action="store_true", help="small horizon and few runs (seconds)")
-    run.add_argument("--runs", type=_positive("--runs"), help="runs (or pairs) per setting")
-    run.add_argument("--horizon", type=_positive("--horizon", 10), help="rounds per run")
+    run.add_argument("--runs", type=_positive("--runs", 1, MAX_RUNS), help="runs (or pairs) per setting")
+    run.add_argument(
+        "--horizon", type=_positive("--horizon", MIN_HORIZON, MAX_HORIZON), help="rounds per run (10 to 2**53)"
+    )
     run.add_argument(
         "--jobs",
         type=_positive("--jobs"),
         help="worker processes (default: one per core; at most one per task and 4 per core)",
     )
-    run.add_argument("--seed", type=_positive("--seed", 0), default=0, help="base seed")
+    run.add_argument("--seed", type=_positive("--seed", 0, MAX_SEED), default=0, help="base seed (0 to 2**63 - 1)")
     run.add_argument(
         "--out",
         type=Path,
@@ -288,7 +293,9 @@ def _add_audit(sub: Any) -> None:
         "labelled AGENT if given, else NAME, else its class's name attribute, else the factory's name; the changed "
         "reward is searched across the horizon (the report's note lists the rounds tried)",
     )
-    audit.add_argument("--seed", type=_positive("--seed", 0), default=0, help="seed of every run's noise")
+    audit.add_argument(
+        "--seed", type=_positive("--seed", 0, MAX_SEED), default=0, help="seed of every run's noise (0 to 2**63 - 1)"
+    )
     audit.add_argument("--horizon", type=_positive("--horizon", 2), help="rounds per run (default: per agent)")
     audit.add_argument(
         "--group",
