@@ -148,6 +148,24 @@ def test_the_api_refuses_zero_runs_instead_of_returning_an_empty_table():
         run("gap/regret-eps", quick=True, runs=0, horizon=100)
 
 
+@pytest.mark.parametrize(
+    ("data", "needle"),
+    [
+        ("synthetic-movielens", "data must be a list of data sets (names or paths), got the string "
+         "'synthetic-movielens'; give ['synthetic-movielens'] for one."),
+        (3, "data must be a list of data sets (names or paths), got 3."),
+        ([3], "data must hold names or paths (text), got 3 at position 0."),
+    ],
+)  # fmt: skip
+def test_the_api_refuses_data_that_is_not_a_list_of_names_or_paths(data, needle):
+    from agents.experiments import UsageError
+    from agents.experiments.api import configure
+
+    with pytest.raises(UsageError) as refused:
+        configure("budget/baselines", quick=True, data=data)
+    assert str(refused.value) == needle
+
+
 def test_checkpoints_refuse_a_horizon_float64_cannot_count_exactly():
     from agents.experiments.core.checkpoints import evenly_spaced
 
