@@ -287,7 +287,8 @@ class EliminationAgent(Agent):
             [0, 1] (with its round and arm; checked by the compiled loop as it reads the entry,
             and the agent's state and generator are then restored), a block of another width,
             an ``override`` outside the table or with such a value, checkpoints that are not
-            increasing round counts in [1, T], ``gaps`` of another shape, or a bad ``copy``.
+            increasing round counts in [1, T], ``gaps`` of another shape, a table of more than
+            2**53 rows, or a bad ``copy``.
         """
         copy = check_int("copy", copy, minimum=0)
         if copy >= self.batch:
@@ -392,8 +393,8 @@ class EliminationAgent(Agent):
         """T and the table's rows as checked float64 C-contiguous blocks (one block for an array)."""
         if not isinstance(table, np.ndarray) and hasattr(table, "blocks"):  # a BlockTable (cheaper than isinstance)
             shape = tuple(table.shape)
-            if len(shape) != 2 or shape[1] != self.n_arms or not shape[0] >= 1:
-                raise ValueError(f"table must have shape (T, {self.n_arms}) with T >= 1, got {shape}.")
+            if len(shape) != 2 or shape[1] != self.n_arms or not 1 <= shape[0] <= MAX_EPOCH_LENGTH:
+                raise ValueError(f"table must have shape (T, {self.n_arms}) with T in [1, 2**53], got {shape}.")
             return int(shape[0]), (self._block(block) for block in table.blocks())
         block = self._block(table)
         return block.shape[0], iter([block])
