@@ -74,6 +74,22 @@ def test_uniform_table_refuses_blocks_or_a_table_that_would_not_fit(monkeypatch:
         table.array()
 
 
+@pytest.mark.parametrize("make", [GAP, GAPU, DPSE, AAE, AlphaSample])
+def test_simulate_refuses_negative_gaps(make) -> None:
+    """Gaps are μ* − μ_k >= 0: negated gaps would give a negative total regret."""
+    env = GraphBanditEnv(n_arms=4, edge_probability=0.5, gap=0.2, horizon=100, instance_seed=1)
+    private = {GAP: (1.0, env.adjacency), GAPU: (1.0, env.adjacency), DPSE: (1.0,)}.get(make, ())
+    agent = make(4, 100, *private, seed=0)
+    table = UniformTable(3, 100, 4)
+    with pytest.raises(ValueError) as refused:
+        agent.simulate(table, env.adjacency, -env.gaps, law=env.reward_model)
+    bad = int(np.argmax(-env.gaps < 0))
+    assert str(refused.value) == (
+        f"gaps must be non-negative (μ* − μ_k >= 0 for every arm k), got {float(-env.gaps[bad])!r} at arm {bad}."
+    )
+    assert agent.simulate(table, env.adjacency, env.gaps, law=env.reward_model).total_regret >= 0.0
+
+
 def test_simulate_refuses_a_block_table_of_more_than_2_53_rows() -> None:
     env = GraphBanditEnv(n_arms=4, edge_probability=0.5, gap=0.2, horizon=100, instance_seed=1)
     agent = GAP(4, 100, 1.0, env.adjacency, delta=0.1, seed=0)
