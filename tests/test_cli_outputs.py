@@ -277,6 +277,18 @@ def test_report_refuses_results_or_meta_it_cannot_summarize(edit, needle, made, 
     assert not (tmp_path / "summary.md").exists() and not (tmp_path / "figure.png").exists()
 
 
+@pytest.mark.parametrize("under", [False, True], ids=["file", "under-a-file"])
+def test_report_on_a_file_says_it_is_a_file_not_a_folder(under, made, capsys):
+    given = made / "meta.json" / "results" if under else made / "meta.json"
+    assert main(["report", EID, str(given)]) == 2
+    line = _sentence(capsys)
+    if under:
+        expected = f"the folder {given} lies under {made / 'meta.json'}, which is a file, not a folder"
+    else:
+        expected = f"the folder {given} is a file, not a folder"
+    assert line == f"banditlab: error: {expected}; give the folder that holds results.csv.", line
+
+
 @pytest.mark.parametrize("name", ["results.csv", "meta.json"])
 @pytest.mark.parametrize("kind", ["folder", "FIFO"])
 def test_report_names_a_results_path_that_is_a_folder_or_fifo(name, kind, made, tmp_path, capsys):

@@ -49,8 +49,10 @@ in ``DIR`` (it refuses it), and while a ``run`` or ``report`` writes ``DIR`` a s
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import signal
+import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -93,7 +95,7 @@ from agents.experiments.core.results import (
 )
 from agents.experiments.registry import EXPERIMENTS, get_experiment
 from agents.user_agents import UserAgentError, user_agent
-from bandit_envs.validation import shorten, summarize
+from bandit_envs.validation import PATH_SHOWN, shorten, summarize
 
 #: Exit status when a file cannot be written for want of space: a full disk, a disk quota or a
 #: file-size limit (``EX_IOERR`` of sysexits.h). Every file written before is kept.
@@ -455,10 +457,31 @@ def _report(experiment_id: str, folder: Path) -> str:
     except OSError:  # e.g. a name longer than the file system allows: read_results says so
         is_folder = False
     if not is_folder:
+        _check_not_a_file(folder)
         read_results(folder / RESULTS, columns)  # says the folder must contain results.csv
     # Locked while it reads and writes: a run or report writing the folder meanwhile is refused.
     with OutputFolder.open(folder, "the folder", create=False) as output:
         return _report_locked(experiment_id, output)
+
+
+def _check_not_a_file(folder: Path) -> None:
+    """ResultsError if ``folder``, or the nearest of its parents that exists, is a file rather than a folder."""
+    for path in (folder, *folder.parents):
+        try:
+            mode = os.stat(path).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except (OSError, ValueError):  # e.g. a name the file system cannot take: read_results says so
+            return
+        if stat.S_ISDIR(mode):
+            return
+        shown = shorten(os.fsdecode(path), PATH_SHOWN)
+        if path == folder:
+            raise ResultsError(f"the folder {shown} is a file, not a folder; give the folder that holds results.csv.")
+        raise ResultsError(
+            f"the folder {shorten(os.fsdecode(folder), PATH_SHOWN)} lies under {shown}, which is a file, not a folder; "
+            "give the folder that holds results.csv."
+        )
 
 
 def _report_locked(experiment_id: str, output: OutputFolder) -> str:
