@@ -222,6 +222,13 @@ def test_bad_inputs_are_one_sentence(argv: list[str], start: str, capsys: pytest
     assert err.count("\n") == 1
 
 
+def test_score_help_shows_a_single_percent_sign(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["score", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "with a 95% interval" in text and "%%" not in text
+
+
 @pytest.mark.parametrize("seed", [-1, 1.5, True, 2**63])
 def test_a_seed_out_of_range_is_one_sentence_before_anything_runs(seed: object, tmp_path: Path) -> None:
     with pytest.raises(
