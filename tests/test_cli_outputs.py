@@ -243,6 +243,10 @@ def _second_line(csv: bytes) -> bytes:
         (lambda c, m: (c.replace(_second_line(c), _second_line(c).rsplit(b",", 1)[0] + b",", 1), m),
          "column regret has an empty value"),
         (lambda c, m: (c[: c.rindex(b",")], m), "has an empty value"),  # cut short inside its last row
+        (lambda c, m: (c.replace(_second_line(c), _second_line(c).rsplit(b",", 1)[0] + b",nan", 1), m),
+         "column regret holds 'nan' on line 2, which reads as a missing value, but every row must fill it"),
+        (lambda c, m: (c.replace(_second_line(c), _second_line(c).replace(b",GAP,", b",NA,"), 1), m),
+         "column agent holds 'NA' on line 2, which reads as a missing value"),
         (lambda c, m: (c, {**m, "runs": 1}), "column run holds 1"),
         (lambda c, m: (c.replace(_second_line(c), b"0.2,0.1,0.1,99," + _second_line(c).split(b",", 4)[4], 1), m),
          "column setting holds 99"),
@@ -271,6 +275,18 @@ def test_report_refuses_results_or_meta_it_cannot_summarize(edit, needle, made, 
     line = _sentence(capsys)
     assert needle in line, line
     assert not (tmp_path / "summary.md").exists() and not (tmp_path / "figure.png").exists()
+
+
+@pytest.mark.parametrize("under", [False, True], ids=["file", "under-a-file"])
+def test_report_on_a_file_says_it_is_a_file_not_a_folder(under, made, capsys):
+    given = made / "meta.json" / "results" if under else made / "meta.json"
+    assert main(["report", EID, str(given)]) == 2
+    line = _sentence(capsys)
+    if under:
+        expected = f"the folder {given} lies under {made / 'meta.json'}, which is a file, not a folder"
+    else:
+        expected = f"the folder {given} is a file, not a folder"
+    assert line == f"banditlab: error: {expected}; give the folder that holds results.csv.", line
 
 
 @pytest.mark.parametrize("name", ["results.csv", "meta.json"])

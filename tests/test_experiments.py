@@ -73,6 +73,109 @@ def test_cli_rejects_bad_input_with_one_sentence(argv, needle, capsys):
     assert "Traceback" not in err
 
 
+#: Integers past what the runs handle: beyond any int64, the largest int64, one past 2**53.
+TOO_LARGE = [10**20, 2**63 - 1, 2**53 + 1]
+
+
+@pytest.mark.parametrize(
+    ("command", "option", "value", "allowed"),
+    [
+        *(("run", "--horizon", v, "an integer >= 10 and <= 2**53 (9007199254740992)") for v in TOO_LARGE),
+        ("run", "--runs", 2**53 + 1, "an integer >= 1 and <= 2**53 (9007199254740992)"),
+        ("run", "--seed", 2**63, "an integer >= 0 and <= 2**63 - 1 (9223372036854775807)"),
+        ("audit", "--seed", 2**63, "an integer >= 0 and <= 2**63 - 1 (9223372036854775807)"),
+    ],
+)
+def test_the_cli_refuses_an_integer_option_past_its_range_as_it_parses(command, option, value, allowed, capsys):
+    from agents.experiments.cli import build_parser
+
+    target = "gap/regret-eps" if command == "run" else "GAP"
+    with pytest.raises(SystemExit) as exit_:
+        build_parser().parse_args([command, target, option, str(value)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"banditlab: error: argument {option}: {option} must be {allowed}, got '{value}'" in err, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_horizon_beyond_any_int64_is_one_sentence_not_a_numpy_error(capsys, tmp_path):
+    argv = ["run", "gap/regret-eps", "--quick", "--horizon", "99999999999999999999", "--out", str(tmp_path / "o")]
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("banditlab: error: ") and "--horizon must be an integer >= 10 and <= 2**53" in err, err
+    assert "Traceback" not in err and "ufunc" not in err and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    ("keyword", "value", "needle"),
+    [
+        *(("horizon", v, f"--horizon must be an integer >= 10 and <= 2**53 (9007199254740992), got {v}.") for v in
+          TOO_LARGE),
+        ("horizon", 5, "--horizon must be an integer >= 10"),
+        ("horizon", True, "--horizon must be an integer >= 10 and <= 2**53 (9007199254740992), got True."),
+        ("runs", 0, "--runs must be an integer >= 1 and <= 2**53 (9007199254740992), got 0."),
+        ("runs", True, "--runs must be an integer >= 1 and <= 2**53 (9007199254740992), got True."),
+        ("runs", 1.5, "--runs must be an integer >= 1 and <= 2**53 (9007199254740992), got 1.5."),
+        ("runs", "2", "--runs must be an integer >= 1 and <= 2**53 (9007199254740992), got '2'."),
+        ("runs", 2**53 + 1, "--runs must be an integer >= 1 and <= 2**53"),
+        ("seed", -1, "--seed must be an integer >= 0 and <= 2**63 - 1 (9223372036854775807), got -1."),
+        ("seed", 1.5, "--seed must be an integer >= 0 and <= 2**63 - 1 (9223372036854775807), got 1.5."),
+        ("seed", True, "--seed must be an integer >= 0 and <= 2**63 - 1 (9223372036854775807), got True."),
+        ("seed", None, "--seed must be an integer >= 0 and <= 2**63 - 1 (9223372036854775807), got None."),
+        ("seed", 2**63, "--seed must be an integer >= 0 and <= 2**63 - 1"),
+        pytest.param("seed", 10**5000, "--seed must be an integer >= 0 and <= 2**63 - 1 (9223372036854775807), got "
+                     "an integer of 16610 bits.", id="seed-5001-digits"),  # too long for Python to print
+    ],
+)  # fmt: skip
+def test_the_api_refuses_a_count_or_seed_out_of_range_naming_it(keyword, value, needle):
+    """Refused before any task is built, as on the command line; never numpy's words or an empty table."""
+    from agents.experiments import UsageError
+    from agents.experiments.api import configure
+
+    with pytest.raises(UsageError) as refused:
+        configure("gap/regret-eps", quick=True, **{keyword: value})
+    assert needle in str(refused.value), str(refused.value)
+
+
+def test_the_api_refuses_zero_runs_instead_of_returning_an_empty_table():
+    from agents.experiments import UsageError, run
+
+    with pytest.raises(UsageError, match=r"--runs must be an integer >= 1 and <= 2\*\*53 .*got 0\."):
+        run("gap/regret-eps", quick=True, runs=0, horizon=100)
+
+
+@pytest.mark.parametrize(
+    ("data", "needle"),
+    [
+        ("synthetic-movielens", "data must be a list of data sets (names or paths), got the string "
+         "'synthetic-movielens'; give ['synthetic-movielens'] for one."),
+        (3, "data must be a list of data sets (names or paths), got 3."),
+        ([3], "data must hold names or paths (text), got 3 at position 0."),
+    ],
+)  # fmt: skip
+def test_the_api_refuses_data_that_is_not_a_list_of_names_or_paths(data, needle):
+    from agents.experiments import UsageError
+    from agents.experiments.api import configure
+
+    with pytest.raises(UsageError) as refused:
+        configure("budget/baselines", quick=True, data=data)
+    assert str(refused.value) == needle
+
+
+def test_checkpoints_refuse_a_horizon_float64_cannot_count_exactly():
+    from agents.experiments.core.checkpoints import evenly_spaced
+
+    assert evenly_spaced(2**53, 4).tolist() == [2**51, 2**52, 3 * 2**51, 2**53]
+    with pytest.raises(
+        ValueError, match=r"^horizon must be an integer >= 1 and <= 2\*\*53 .*got 9223372036854775807\.$"
+    ):
+        evenly_spaced(2**63 - 1, 100)
+
+
 def test_unknown_experiment_id_is_one_clear_sentence():
     with pytest.raises(ValueError, match="experiment id must be one of"):
         get_experiment("gap/figure-9")

@@ -223,6 +223,22 @@ def test_bad_inputs_are_one_sentence(argv: list[str], start: str, capsys: pytest
     assert err.count("\n") == 1
 
 
+def test_score_help_shows_a_single_percent_sign(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["score", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "with a 95% interval" in text and "%%" not in text
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, True, 2**63])
+def test_a_seed_out_of_range_is_one_sentence_before_anything_runs(seed: object, tmp_path: Path) -> None:
+    with pytest.raises(
+        UsageError, match=r"^--seed must be an integer >= 0 and <= 2\*\*63 - 1 \(9223372036854775807\), got "
+    ):
+        score("UCB", scale=TINY, builtins=(), seed=seed, out=tmp_path / "card")  # type: ignore[arg-type]
+    assert not (tmp_path / "card").exists()
+
+
 def test_bad_plays_declaration_is_one_sentence(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "bad.py"
     path.write_text("from agents import UCB\n\nclass Bad(UCB):\n    plays = ('everything',)\n")

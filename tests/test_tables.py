@@ -41,6 +41,63 @@ def test_uniform_table_refuses_bad_arguments(args, error, words) -> None:
         UniformTable(*args)
 
 
+_SEEDS = "seed must be None, a non-negative integer, a sequence of non-negative integers or a SeedSequence, got "
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        ((-1, 10, 3), ValueError, _SEEDS + "-1 (int)."),
+        (("a", 10, 3), TypeError, _SEEDS + "'a' (str)."),
+        ((1.5, 10, 3), TypeError, _SEEDS + "1.5 (float)."),
+        (([1, -2], 10, 3), ValueError, _SEEDS + "[1, -2] (list)."),
+        ((1, 2**53 + 1, 3), ValueError, f"n_rounds must be an integer in [1, 2**53], got {2**53 + 1}."),
+        ((1, 2**70, 3), ValueError, f"n_rounds must be an integer in [1, 2**53], got {2**70}."),
+    ],
+)
+def test_uniform_table_names_the_argument_it_refuses(args, error, message) -> None:
+    """In one sentence of ours naming the argument, never numpy's "expected non-negative integer"."""
+    with pytest.raises(error) as refused:
+        UniformTable(*args)
+    assert str(refused.value) == message
+
+
+def test_uniform_table_refuses_blocks_or_a_table_that_would_not_fit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BANDIT_ENVS_MEMORY_LIMIT", str(1 << 20))
+    with pytest.raises(
+        ValueError, match=r"^n_arms=100000 with 100 rows a block \(one block of the table\) would need "
+    ):
+        UniformTable(1, 100, 100_000)
+    table = UniformTable(1, 10**6, 10, block_rows=1_000)  # a block of 80 kB fits, the whole table does not
+    assert next(iter(table.blocks())).shape == (1_000, 10)
+    with pytest.raises(ValueError, match=r"^n_rounds=1000000 with n_arms=10 \(the whole table\) would need "):
+        table.array()
+
+
+@pytest.mark.parametrize("make", [GAP, GAPU, DPSE, AAE, AlphaSample])
+def test_simulate_refuses_negative_gaps(make) -> None:
+    """Gaps are μ* − μ_k >= 0: negated gaps would give a negative total regret."""
+    env = GraphBanditEnv(n_arms=4, edge_probability=0.5, gap=0.2, horizon=100, instance_seed=1)
+    private = {GAP: (1.0, env.adjacency), GAPU: (1.0, env.adjacency), DPSE: (1.0,)}.get(make, ())
+    agent = make(4, 100, *private, seed=0)
+    table = UniformTable(3, 100, 4)
+    with pytest.raises(ValueError) as refused:
+        agent.simulate(table, env.adjacency, -env.gaps, law=env.reward_model)
+    bad = int(np.argmax(-env.gaps < 0))
+    assert str(refused.value) == (
+        f"gaps must be non-negative (μ* − μ_k >= 0 for every arm k), got {float(-env.gaps[bad])!r} at arm {bad}."
+    )
+    assert agent.simulate(table, env.adjacency, env.gaps, law=env.reward_model).total_regret >= 0.0
+
+
+def test_simulate_refuses_a_block_table_of_more_than_2_53_rows() -> None:
+    env = GraphBanditEnv(n_arms=4, edge_probability=0.5, gap=0.2, horizon=100, instance_seed=1)
+    agent = GAP(4, 100, 1.0, env.adjacency, delta=0.1, seed=0)
+    huge = _Blocks((2**70, 4), [np.full((60, 4), 0.5)])
+    with pytest.raises(ValueError, match=r"^table must have shape \(T, 4\) with T in \[1, 2\*\*53\], got \("):
+        agent.simulate(huge, env.adjacency, env.gaps)
+
+
 def _agents(env: GraphBanditEnv, horizon: int) -> Iterator[object]:
     yield GAP(10, horizon, 1.0, env.adjacency, delta=0.1, seed=2)
     yield DPSE(10, horizon, 1.0, beta=0.1, seed=2)

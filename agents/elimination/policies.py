@@ -270,7 +270,7 @@ class EliminationAgent(Agent):
         feedback_graph
             K×K adjacency of the env (no self loops).
         gaps
-            Per-arm regret μ* − μ_k of the env (true expected rewards).
+            Per-arm regret μ* − μ_k of the env (true expected rewards): finite and non-negative.
         override
             ``(t, k, v)`` replaces entry r_{t,k} by the reward ``v`` (a neighbouring reward sequence).
         law
@@ -289,7 +289,8 @@ class EliminationAgent(Agent):
             [0, 1] (with its round and arm; checked by the compiled loop as it reads the entry,
             and the agent's state and generator are then restored), a block of another width,
             an ``override`` outside the table or with such a value, checkpoints that are not
-            increasing round counts in [1, T], ``gaps`` of another shape, or a bad ``copy``.
+            increasing round counts in [1, T], ``gaps`` of another shape or with a negative or
+            non-finite entry, a table of more than 2**53 rows, or a bad ``copy``.
         """
         copy = check_int("copy", copy, minimum=0)
         if copy >= self.batch:
@@ -308,6 +309,12 @@ class EliminationAgent(Agent):
             )
         gap_values = np.ascontiguousarray(gap_arr, dtype=np.float64)
         check_values("gaps", gap_values, None, "", ("arm",))
+        if gap_values.min() < 0.0:  # μ* is the largest mean: no arm has a negative gap
+            arm = int(np.argmax(gap_values < 0.0))
+            negative = float(gap_values[arm])
+            raise ValueError(
+                f"gaps must be non-negative (μ* − μ_k >= 0 for every arm k), got {negative!r} at arm {arm}."
+            )
         ck_out = np.zeros(ck.shape[0])
         n_recorded = n_rounds if record_actions else 0
         actions: npt.NDArray[np.int16] | npt.NDArray[np.int64]
@@ -394,8 +401,8 @@ class EliminationAgent(Agent):
         """T and the table's rows as checked float64 C-contiguous blocks (one block for an array)."""
         if not isinstance(table, np.ndarray) and hasattr(table, "blocks"):  # a BlockTable (cheaper than isinstance)
             shape = tuple(table.shape)
-            if len(shape) != 2 or shape[1] != self.n_arms or not shape[0] >= 1:
-                raise ValueError(f"table must have shape (T, {self.n_arms}) with T >= 1, got {shape}.")
+            if len(shape) != 2 or shape[1] != self.n_arms or not 1 <= shape[0] <= MAX_EPOCH_LENGTH:
+                raise ValueError(f"table must have shape (T, {self.n_arms}) with T in [1, 2**53], got {shape}.")
             return int(shape[0]), (self._block(block) for block in table.blocks())
         block = self._block(table)
         return block.shape[0], iter([block])

@@ -33,6 +33,7 @@ from tqdm import tqdm
 
 from agents.experiments.core.backends import BackendError, SweepInterrupted, Terminated, make_backend
 from agents.experiments.core.data import MOVIELENS_NAMES
+from agents.experiments.core.limits import MAX_HORIZON, MAX_RUNS, MAX_SEED, MIN_HORIZON, check_count, shown
 from agents.experiments.core.outputs import NO_SPACE, OutputError, OutputFolder, check_folder_path
 from agents.experiments.core.partial import PARTS, ManifestMismatch, PartialStore, manifest_for
 from agents.experiments.core.results import META, RESULTS, provenance, to_frame, write_csv
@@ -114,10 +115,18 @@ def configure(
     ``(name, factory)`` pair) nor a class declaring its ``name`` is built once here, as the first
     run of the first setting would build it with seed 0, and labelled by that agent's ``name`` if
     it has one (:func:`_named_by_their_agents`). An :class:`Experiment` not in the registry (the
-    scorecard's, :mod:`agents.experiments.scorecard`) may be given instead of an id. Raises
+    scorecard's, :mod:`agents.experiments.scorecard`) may be given instead of an id. ``runs``,
+    ``horizon`` and ``seed`` must be integers in the ranges of :mod:`agents.experiments.core.limits`
+    (those of ``banditlab run``); ``data`` a list of names or paths, never a single string. Raises
     :class:`UsageError` with one sentence.
     """
     try:
+        if runs is not None:
+            runs = check_count("--runs", runs, 1, MAX_RUNS)
+        if horizon is not None:
+            horizon = check_count("--horizon", horizon, MIN_HORIZON, MAX_HORIZON)
+        seed = check_count("--seed", seed, 0, MAX_SEED)
+        data = _data_list(data)
         base = experiment_id if isinstance(experiment_id, Experiment) else get_experiment(experiment_id)
         exp = base.scaled(quick=quick, runs=runs, horizon=horizon)
     except ValueError as exc:
@@ -144,6 +153,32 @@ def configure(
         raise UsageError(str(exc)) from None
     check_scale(exp)
     return exp
+
+
+def _data_list(data: Any) -> list[str] | None:
+    """``data`` as a list of ``--data`` values (text; a path is taken as its text); ValueError for anything else.
+
+    A single string is refused rather than split into its characters or taken as one value, as
+    ``agents`` is: give ``["synthetic-movielens"]``.
+    """
+    if data is None:
+        return None
+    if isinstance(data, str | bytes | os.PathLike):
+        what = "the string " if isinstance(data, str) else ""
+        raise ValueError(
+            f"data must be a list of data sets (names or paths), got {what}{shown(data)}; give [{shown(data)}] for one."
+        )
+    try:
+        values = list(data)
+    except TypeError:
+        raise ValueError(f"data must be a list of data sets (names or paths), got {shown(data)}.") from None
+    for i, value in enumerate(values):
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if not isinstance(value, str):
+            raise ValueError(f"data must hold names or paths (text), got {shown(value)} at position {i}.")
+        values[i] = value
+    return values
 
 
 #: Bytes of memory per task of the task list (the task, its place in the queue and in the store's index).
@@ -287,12 +322,15 @@ def run(
     agents
         Built-in names and user agents (see the module docstring); ``None`` keeps the experiment's.
     quick, runs, horizon, seed
-        Scale and base seed (``quick`` is the small scale of ``banditlab run --quick``).
+        Scale and base seed (``quick`` is the small scale of ``banditlab run --quick``): integers, ``runs``
+        in [1, 2**53], ``horizon`` in [10, 2**53] and ``seed`` in [0, 2**63 - 1], as on the command line
+        (:mod:`agents.experiments.core.limits`).
     jobs
         Worker processes (user agents defined in ``__main__`` or a test module need ``jobs=1``
         unless the workers can import them).
     data
-        ``--data`` values of the budget and LDP families.
+        ``--data`` values of the budget and LDP families: a list of names or paths (``["ml-100k"]`` for
+        one; a single string is refused).
     overrides
         Setting parameters to override, validated against the experiment's schema (``--set``).
     progress
@@ -302,6 +340,8 @@ def run(
 
     Raises
     ------
+    UsageError
+        A bad option, agent or data set: one sentence naming it.
     agents.user_agents.UserAgentError
         A user agent that fails while it plays (raises, calls ``sys.exit`` or returns an invalid
         action), or a task stopped by ``task_timeout``: one sentence naming the agent, the

@@ -49,8 +49,10 @@ in ``DIR`` (it refuses it), and while a ``run`` or ``report`` writes ``DIR`` a s
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import signal
+import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -79,6 +81,7 @@ from agents.experiments.core.backends import (
     terminate_as_interrupt,
 )
 from agents.experiments.core.compiling import NOTE_SECONDS, CompileWatch
+from agents.experiments.core.limits import MAX_HORIZON, MAX_RUNS, MAX_SEED, MIN_HORIZON, count_words
 from agents.experiments.core.outputs import OutputError, OutputFolder
 from agents.experiments.core.results import (
     META,
@@ -92,7 +95,7 @@ from agents.experiments.core.results import (
 )
 from agents.experiments.registry import EXPERIMENTS, get_experiment
 from agents.user_agents import UserAgentError, user_agent
-from bandit_envs.validation import shorten, summarize
+from bandit_envs.validation import PATH_SHOWN, shorten, summarize
 
 #: Exit status when a file cannot be written for want of space: a full disk, a disk quota or a
 #: file-size limit (``EX_IOERR`` of sysexits.h). Every file written before is kept.
@@ -107,14 +110,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"banditlab: error: {message}\n")
 
 
-def _positive(name: str, minimum: int = 1) -> Any:
+def _positive(name: str, minimum: int = 1, maximum: int | None = None) -> Any:
+    """An argparse type: an integer >= ``minimum`` (and <= ``maximum`` if given), else one sentence."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer >= {minimum}, got {summarize(text)}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer >= {minimum}, got {summarize(text)}")
+            value = None
+        if value is None or value < minimum or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"{name} must be {count_words(minimum, maximum)}, got {summarize(text)}")
         return value
 
     return parse
@@ -155,14 +160,16 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run one experiment")
     run.add_argument("experiment", help="experiment id (see `banditlab list`)")
     run.add_argument("--quick", action="store_true", help="small horizon and few runs (seconds)")
-    run.add_argument("--runs", type=_positive("--runs"), help="runs (or pairs) per setting")
-    run.add_argument("--horizon", type=_positive("--horizon", 10), help="rounds per run")
+    run.add_argument("--runs", type=_positive("--runs", 1, MAX_RUNS), help="runs (or pairs) per setting")
+    run.add_argument(
+        "--horizon", type=_positive("--horizon", MIN_HORIZON, MAX_HORIZON), help="rounds per run (10 to 2**53)"
+    )
     run.add_argument(
         "--jobs",
         type=_positive("--jobs"),
         help="worker processes (default: one per core; at most one per task and 4 per core)",
     )
-    run.add_argument("--seed", type=_positive("--seed", 0), default=0, help="base seed")
+    run.add_argument("--seed", type=_positive("--seed", 0, MAX_SEED), default=0, help="base seed (0 to 2**63 - 1)")
     run.add_argument(
         "--out",
         type=Path,
@@ -288,7 +295,9 @@ def _add_audit(sub: Any) -> None:
         "labelled AGENT if given, else NAME, else its class's name attribute, else the factory's name; the changed "
         "reward is searched across the horizon (the report's note lists the rounds tried)",
     )
-    audit.add_argument("--seed", type=_positive("--seed", 0), default=0, help="seed of every run's noise")
+    audit.add_argument(
+        "--seed", type=_positive("--seed", 0, MAX_SEED), default=0, help="seed of every run's noise (0 to 2**63 - 1)"
+    )
     audit.add_argument("--horizon", type=_positive("--horizon", 2), help="rounds per run (default: per agent)")
     audit.add_argument(
         "--group",
@@ -448,10 +457,31 @@ def _report(experiment_id: str, folder: Path) -> str:
     except OSError:  # e.g. a name longer than the file system allows: read_results says so
         is_folder = False
     if not is_folder:
+        _check_not_a_file(folder)
         read_results(folder / RESULTS, columns)  # says the folder must contain results.csv
     # Locked while it reads and writes: a run or report writing the folder meanwhile is refused.
     with OutputFolder.open(folder, "the folder", create=False) as output:
         return _report_locked(experiment_id, output)
+
+
+def _check_not_a_file(folder: Path) -> None:
+    """ResultsError if ``folder``, or the nearest of its parents that exists, is a file rather than a folder."""
+    for path in (folder, *folder.parents):
+        try:
+            mode = os.stat(path).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except (OSError, ValueError):  # e.g. a name the file system cannot take: read_results says so
+            return
+        if stat.S_ISDIR(mode):
+            return
+        shown = shorten(os.fsdecode(path), PATH_SHOWN)
+        if path == folder:
+            raise ResultsError(f"the folder {shown} is a file, not a folder; give the folder that holds results.csv.")
+        raise ResultsError(
+            f"the folder {shorten(os.fsdecode(folder), PATH_SHOWN)} lies under {shown}, which is a file, not a folder; "
+            "give the folder that holds results.csv."
+        )
 
 
 def _report_locked(experiment_id: str, output: OutputFolder) -> str:

@@ -79,7 +79,8 @@ def check_results(
 ) -> None:
     """ResultsError if a results table cannot be what ``banditlab run`` wrote (one sentence, naming the line).
 
-    Every ``required`` column must be filled and hold finite numbers in every row or in none, and
+    Every ``required`` column must be filled (an empty cell, or text such as ``nan`` that reads as a
+    missing value, is named as such) and hold finite numbers in every row or in none, and
     ``True``/``False`` in every row or in none; ``setting`` and ``run`` (when required) must be
     whole numbers below ``n_settings`` and ``runs``.
     """
@@ -88,6 +89,12 @@ def check_results(
         empty = values.isna().to_numpy()
         if empty.any():
             line = int(empty.argmax()) + 2  # the header is line 1
+            text = _cell_text(path, column, line - 2)
+            if text:  # e.g. "nan" or "NA", which pandas reads as a missing value
+                raise ResultsError(
+                    f"{path}: column {column} holds {_shown(text)} on line {line}, which reads as a missing value, "
+                    "but every row must fill it; rerun `banditlab run` to write the file."
+                )
             raise ResultsError(
                 f"{path}: column {column} has an empty value on line {line}, so the file is cut short or edited; "
                 "rerun `banditlab run` to write it."
@@ -135,6 +142,16 @@ def check_results(
                 f"{path}: column {column} holds {_shown(frame[column].iloc[line])} on line {line + 2}, but {reason}; "
                 "rerun `banditlab run` to write the file."
             )
+
+
+def _cell_text(path: Path, column: str, index: int) -> str:
+    """Row ``index`` of ``column`` as written in ``path``: "" for an empty or absent cell, or an unreadable file."""
+    try:
+        cells = pd.read_csv(path, usecols=[column], dtype=str, keep_default_na=False)[column]
+        text = cells.iloc[index]
+    except (ValueError, OSError, IndexError, KeyError, UnicodeDecodeError):  # ParserError is a ValueError
+        return ""
+    return text if isinstance(text, str) else ""
 
 
 def _row(frame: pd.DataFrame, columns: Sequence[str], index: int) -> str:

@@ -32,7 +32,7 @@ def add_parser(sub: Any, positive: Any, seconds: Any) -> None:
         "score",
         help="score one agent on the fixed suite, beside the built-in leaders (docs/score.md)",
         description="Score an agent on the fixed, versioned suite of docs/score.md: 0 = uniform random play, "
-        "1 = the best arm from the start, per problem with a 95%% interval; writes summary.md, figure.png "
+        "1 = the best arm from the start, per problem with a 95% interval; writes summary.md, figure.png "
         "(radar), regret.png, results.csv and meta.json.",
     )
     p.add_argument("agent", metavar="AGENT", nargs="?", help="a built-in agent name (see docs/score.md)")
