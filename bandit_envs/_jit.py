@@ -72,13 +72,23 @@ _PACKAGE_FOLDERS = tuple(str(Path(__file__).resolve().parent.parent / name) + os
 
 
 def _user_cache_root() -> str:
-    """``bandit_envs/numba`` in the user's cache folder (``$XDG_CACHE_HOME`` or ``~/.cache`` on Linux)."""
+    """``bandit_envs/numba`` in the user's cache folder (``$XDG_CACHE_HOME`` or ``~/.cache`` on Linux).
+
+    Always an absolute path. As the XDG base directory rules say, an empty or relative
+    ``$XDG_CACHE_HOME`` is ignored (``~/.cache`` is used): numba's own folder rule would take it
+    as given and cache, and later load pickles, under whatever folder a run starts in, which
+    other users may be able to write.
+    """
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    xdg_base = os.path.join(xdg if os.path.isabs(xdg) else os.path.expanduser("~/.cache"), "bandit_envs")
     try:
         from numba.misc.appdirs import AppDirs
 
         base = AppDirs(appname="bandit_envs", appauthor=False).user_cache_dir
     except Exception:  # noqa: BLE001 - numba's vendored appdirs moved: the XDG rule
-        base = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "bandit_envs")
+        base = xdg_base
+    if not os.path.isabs(base):  # e.g. an empty or relative $XDG_CACHE_HOME
+        base = xdg_base
     return os.path.join(base, "numba")
 
 

@@ -448,3 +448,21 @@ def test_banditlab_loads_numba_s_registries_before_forking_without_compiling_or_
     out = subprocess.run([sys.executable, "-c", _REGISTRIES], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "True", "[]", "False"]
+
+
+@pytest.mark.parametrize("xdg", ["", "relative/cache"])
+def test_an_empty_or_relative_xdg_cache_home_is_ignored(xdg: str, tmp_path: Path) -> None:
+    # The XDG rule: only an absolute $XDG_CACHE_HOME counts. Taken as given, "" or a relative one
+    # would put the kernels' pickles under the folder a run starts in.
+    env = {k: v for k, v in os.environ.items() if k != "XDG_CACHE_HOME"}
+    code = "import bandit_envs._jit as j; print(j.CACHE_ROOT)"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**env, "XDG_CACHE_HOME": xdg, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    home = os.path.expanduser("~/.cache")
+    assert out == os.path.join(home, "bandit_envs", "numba"), out
