@@ -333,6 +333,30 @@ def test_compile_watch_message_says_what_later_runs_skip() -> None:
     assert watch.message() == "Compiled numba kernels in 12.3 s (later runs skip the 8.0 s cached on disk)."
 
 
+def test_compile_watch_says_when_a_cached_kernel_could_not_be_saved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # numba says nothing when it cannot save a compilation (a full disk): the index file is missing.
+    (tmp_path / "cached_kernel.py").write_text(
+        "import numba\n\n@numba.njit(cache=True)\ndef twice(x):\n    return 2.0 * x\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    module = importlib.import_module("cached_kernel")
+    with CompileWatch() as watch:
+        assert module.twice(1.5) == 3.0
+    assert watch.unsaved() == 0 and "(cached: later runs skip this)" in watch.message()
+    indexes = list(tmp_path.rglob("cached_kernel.twice-*.nbi"))  # beside the module, or in $NUMBA_CACHE_DIR
+    indexes += list(Path(os.environ.get("NUMBA_CACHE_DIR", tmp_path)).rglob("cached_kernel.twice-*.nbi"))
+    assert indexes
+    for index in set(indexes):
+        index.unlink()
+    assert watch.unsaved() == 1
+    assert "1 of the kernels meant for the disk cache could not be saved there" in watch.message()
+    sys.modules.pop("cached_kernel", None)
+
+
 def test_banditlab_run_says_it_compiles_and_for_how_long(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

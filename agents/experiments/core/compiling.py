@@ -36,6 +36,18 @@ def _cached(dispatcher: Any) -> bool:
     return cache is not None and type(cache).__name__ != "NullCache"
 
 
+def _saved(dispatcher: Any) -> bool:
+    """Whether the dispatcher's cache index file exists (True where numba's cache internals differ).
+
+    numba saves a compilation to its cache folder after compiling it and says nothing if that
+    fails (a full disk, a quota): the index file is then missing.
+    """
+    try:
+        return os.path.exists(dispatcher._cache._cache_file._index_path)
+    except Exception:  # noqa: BLE001 - another numba: do not guess
+        return True
+
+
 class CompileWatch:
     """Record this process's numba compilations while in a ``with`` block.
 
@@ -68,6 +80,7 @@ class CompileWatch:
         self.names: list[str] = []
         self.active = False
         self._stack: list[list[Any]] = []  # per open compilation: [start, time in nested ones, cached]
+        self._to_save: list[Any] = []  # the outermost cached dispatchers, whose cache files should now exist
         self._event: Any = None
         self._listener: Any = None
         self._pid = 0  # the process that listens: forked children inherit the listener, and are ignored
@@ -114,6 +127,8 @@ class CompileWatch:
             cached, name = False, "?"
         if not self._stack:
             self.names.append(name)
+            if cached:
+                self._to_save.append(dispatcher)
             if self.on_first is not None and len(self.names) == 1:
                 try:
                     self.on_first(cached)
@@ -134,10 +149,20 @@ class CompileWatch:
         else:
             self.seconds += took
 
+    def unsaved(self) -> int:
+        """How many of the cached functions compiled here have no file in their cache folder."""
+        return sum(not _saved(d) for d in dict.fromkeys(self._to_save))
+
     def message(self) -> str:
         """One sentence: the time spent compiling, and how much of it later runs skip."""
         repeated = self.seconds - self.cached_seconds
-        if repeated < 0.05 and self.cached_seconds > 0.0:
+        lost = self.unsaved()
+        if lost:
+            later = (
+                f"{lost} of the kernels meant for the disk cache could not be saved there (is its folder full?): "
+                "later runs compile them again"
+            )
+        elif repeated < 0.05 and self.cached_seconds > 0.0:
             later = "cached: later runs skip this"
         elif self.cached_seconds < 0.05:
             later = "not cached on disk: every run compiles them"
