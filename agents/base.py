@@ -839,8 +839,7 @@ class PrivateAgent(Agent):
         reusing a seed on other data reuses its noise.
         """
         if seed is not None:
-            check_int("seed", seed, minimum=0)
-            self.seed = seed
+            self.seed = check_int("seed", seed, minimum=0)  # a numpy integer kept as the int it equals
             self._noise_seeded = False
         self._reset_state()
 

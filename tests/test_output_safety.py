@@ -210,7 +210,7 @@ def _set_last(csv: bytes, row: int, value: bytes, column: int = -1) -> bytes:
         ("made", lambda c, m: (c + c.split(b"\r\n")[7] + b"\r\n", m), "line 3002 repeats the row of setting 0"),
         ("made", lambda c, m: (_drop(c, 9), m), "hold 99 of the 100 checkpoints t"),
         ("made", lambda c, m: (_set_last(c, 3, b"1e400"), m), "column regret holds inf on line 5"),
-        ("made", lambda c, m: (_set_last(c, 3, b"nan"), m), "column regret has an empty value on line 5"),
+        ("made", lambda c, m: (_set_last(c, 3, b"nan"), m), "column regret holds 'nan' on line 5"),
         ("made", lambda c, m: (_set_last(c, 3, b"abc", -2), m), "column t holds 'abc' on line 5"),
         ("made", lambda c, m: (c, {**m, "runs": 10**12}), "meta.json says runs = 1000000000000"),
         ("made", lambda c, m: (c, {**m, "runs": 3}), "hold 2 runs, but meta.json says runs = 3"),
