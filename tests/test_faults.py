@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -230,6 +231,30 @@ def test_out_with_someone_elses_files_keeps_them_byte_identical(banditlab, tmp_p
         for name, data in files.items():
             assert (out / name).read_bytes() == data, name
         assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == sorted([*files, "parts"])
+
+
+@pytest.mark.parametrize("how", ["removed", "moved", "parts-removed"])
+def test_an_output_folder_removed_or_moved_mid_sweep_is_one_sentence_and_exit_74(how, banditlab, tmp_path):
+    out = tmp_path / "out"
+    b = banditlab(*_command(out))
+    _poll(lambda: bool(saved_tasks(out / "parts")) or b.proc.poll() is not None, "the first saved task")
+    assert b.proc.poll() is None, "the sweep finished before its folder could be removed"
+    workers = _children(b.proc.pid)
+    b.seen |= workers | _naming(str(out))
+    if how == "removed":
+        shutil.rmtree(out)
+    elif how == "moved":
+        out.rename(tmp_path / "elsewhere")
+    else:
+        shutil.rmtree(out / "parts")
+    code, _, err = b.finish()
+    _assert_gone(workers, out)
+    assert code == 74, err
+    assert "Traceback" not in err and "During handling" not in err, err
+    lines = [x for x in err.splitlines() if x.startswith("banditlab:")]
+    assert len(lines) == 1 and len(err.strip().splitlines()) <= 2, err  # and the compiling note
+    assert lines[0].startswith(f"banditlab: error: cannot write {out}/"), lines[0]
+    assert "No such file or directory" in lines[0] and "run the same command again" in lines[0], lines[0]
 
 
 @pytest.mark.slow  # a local cluster and fresh workers: about half a minute

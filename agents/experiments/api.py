@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pandas as pd
 from tqdm import tqdm
@@ -34,7 +34,7 @@ from tqdm import tqdm
 from agents.experiments.core.backends import BackendError, SweepInterrupted, Terminated, make_backend
 from agents.experiments.core.data import MOVIELENS_NAMES
 from agents.experiments.core.limits import MAX_HORIZON, MAX_RUNS, MAX_SEED, MIN_HORIZON, check_count, shown
-from agents.experiments.core.outputs import NO_SPACE, OutputError, OutputFolder, check_folder_path
+from agents.experiments.core.outputs import NO_SPACE, SCRATCH, OutputError, OutputFolder, check_folder_path
 from agents.experiments.core.partial import PARTS, ManifestMismatch, PartialStore, manifest_for
 from agents.experiments.core.results import META, RESULTS, provenance, to_frame, write_csv
 from agents.experiments.core.runner import SettingError, Task, default_jobs, tasks_for
@@ -50,11 +50,17 @@ class UsageError(ValueError):
     """A bad option value, agent or data set, reported as one sentence without a traceback."""
 
 
-class NoSpaceError(Exception):
-    """A file that could not be written for want of space (:data:`NO_SPACE`), as one sentence.
+class WriteError(Exception):
+    """A file of the output folder that could not be written, as one sentence saying what is saved.
 
-    Every file written before is kept: banditlab writes each file to a scratch name and renames it.
+    For want of space (:data:`NO_SPACE`), or because the folder was removed, moved or made
+    read-only while the run went on (any other :class:`OSError`). Every file written before is
+    kept: banditlab writes each file to a scratch name and renames it.
     """
+
+
+class NoSpaceError(WriteError):
+    """A file that could not be written for want of space (:data:`NO_SPACE`), as one sentence."""
 
 
 def no_space_sentence(exc: OSError, folder: Path | None = None) -> str:
@@ -63,6 +69,30 @@ def no_space_sentence(exc: OSError, folder: Path | None = None) -> str:
     return (
         f"cannot write to {where}: {exc.strerror or os.strerror(exc.errno or 0)} (a full disk, a disk quota or a "
         "file-size limit); free some space or raise the limit"
+    )
+
+
+def write_error_sentence(exc: OSError, folder: Path | None = None) -> str:
+    """The start of a sentence saying that writing into ``folder`` failed, naming the file and the OS's reason.
+
+    A full disk reads as :func:`no_space_sentence`. Otherwise the file is named as banditlab
+    writes it (a scratch file by the name it was to get), e.g. ``cannot write /x/out/parts/000017.json:
+    No such file or directory (...)``.
+    """
+    if exc.errno in NO_SPACE:
+        return no_space_sentence(exc, folder)
+    path: Path | str = folder if folder is not None else "a file"
+    if exc.filename:
+        path = Path(os.fsdecode(exc.filename))
+        if path.parent.name.startswith(SCRATCH):  # a scratch file in its private folder: the output's name
+            path = path.parent.parent / path.name
+        if path.name.endswith(".tmp"):  # a partial store's file before its rename
+            path = path.with_name(path.name[: -len(".tmp")])
+    reason = exc.strerror or (os.strerror(exc.errno) if exc.errno else type(exc).__name__)
+    where = f" {folder}" if folder is not None else " the output folder"
+    return (
+        f"cannot write {path}: {reason} (was{where} removed, moved or made read-only while banditlab wrote it?); "
+        "make sure it exists and can be written"
     )
 
 
@@ -503,15 +533,13 @@ def run_experiment(
             raise SweepInterrupted(_resume_note(reason, store, len(tasks))) from None
         except OutputError as exc:  # a file edited or created by someone else while the sweep ran
             raise UsageError(_resume_note(str(exc).rstrip("."), store, len(tasks))) from None
+        except OSError as exc:  # a full disk, or the folder removed, moved or made read-only meanwhile
+            _write_failed(exc, folder, store, len(tasks))
+        try:
+            store.remove()  # only once every output is written: until then the saved tasks can be reused
+            output.release_folder(PARTS)
         except OSError as exc:
-            if exc.errno not in NO_SPACE:
-                raise
-            note = _resume_note(no_space_sentence(exc, folder), store, len(tasks))
-            if not store.count():
-                note = f"{note[:-1]}, then run the same command again."
-            raise NoSpaceError(note) from None
-        store.remove()  # only once every output is written: until then the saved tasks can be reused
-        output.release_folder(PARTS)
+            _write_failed(exc, folder, store, len(tasks))
         return folder, text
 
 
@@ -540,6 +568,14 @@ def _draw(
     draw: Callable[[pd.DataFrame, Experiment, Path], None], results: pd.DataFrame, exp: Experiment, path: Path
 ) -> None:
     draw(results, exp, path)
+
+
+def _write_failed(exc: OSError, folder: Path, store: PartialStore, n_tasks: int) -> NoReturn:
+    """Raise the :class:`WriteError` (or :class:`NoSpaceError`) saying why ``exc`` stopped the run, and what is saved."""
+    note = _resume_note(write_error_sentence(exc, folder), store, n_tasks)
+    if not store.count():
+        note = f"{note[:-1]}, then run the same command again."
+    raise (NoSpaceError if exc.errno in NO_SPACE else WriteError)(note) from None
 
 
 def _resume_note(message: str, store: PartialStore, n_tasks: int) -> str:

@@ -315,9 +315,12 @@ class PartialStore:
         return out
 
     def _own_files(self) -> list[Path]:
-        if not self.path.is_dir():
+        try:
+            if not self.path.is_dir():
+                return []
+            return [p for p in self.path.iterdir() if _OWN.fullmatch(p.name) and p.is_file() and not p.is_symlink()]
+        except OSError:  # the folder removed or moved meanwhile: nothing is saved there any more
             return []
-        return [p for p in self.path.iterdir() if _OWN.fullmatch(p.name) and p.is_file() and not p.is_symlink()]
 
     def remove(self) -> None:
         """Delete the store's files (once ``results.csv`` holds everything), and its folder if that is then empty."""
