@@ -571,7 +571,7 @@ def _draw(
 
 
 def _write_failed(exc: OSError, folder: Path, store: PartialStore, n_tasks: int) -> NoReturn:
-    """Raise the :class:`WriteError` (or :class:`NoSpaceError`) saying why ``exc`` stopped the run, and what is saved."""
+    """Raise the :class:`WriteError` (:class:`NoSpaceError`) saying why ``exc`` stopped the run and what is saved."""
     note = _resume_note(write_error_sentence(exc, folder), store, n_tasks)
     if not store.count():
         note = f"{note[:-1]}, then run the same command again."
