@@ -21,6 +21,13 @@ folder of ``banditlab report``) is recorded, with its sha256, in ``DIR/.banditla
 * A folder holding the results of another command (other experiment, scale, seed, agents, data
   or settings) is refused unless ``force``: then banditlab replaces its own earlier files.
 
+A run writes ``results.csv`` first and ``summary.md`` last, and before it writes the first of them
+it deletes its own earlier ``meta.json``, ``summary.md`` and figures (recorded, unedited; a file
+edited since is refused as above). A run stopped while it writes its outputs therefore never
+leaves the summary or figure of an earlier run beside new results, nor an earlier ``meta.json``
+(seed, scale) beside them: ``summary.md`` is there only if every output is this run's, and
+``banditlab report`` refuses ``results.csv`` without ``meta.json``.
+
 Every file banditlab creates there (scratch files, the partial store's files, the record) is
 created by :func:`create_exclusive`: created at that moment, never opened through a link, in a
 folder that is not a link; a link someone planted under a name banditlab writes is refused with
@@ -391,6 +398,21 @@ class OutputFolder:
         self.record["files"][name] = digest
         self.record["writing"].pop(name, None)
         self._save()
+
+    def remove(self, name: str) -> None:
+        """Delete banditlab's own file ``name`` (if there) and forget it; OutputError if it is not banditlab's.
+
+        The file goes first, then its entry in the record: a run killed in between leaves a record
+        naming a file that is not there, never a file of banditlab's that it does not recognize.
+        """
+        self.check_replaceable([name])
+        target = self.path / name
+        if target.is_file() and not target.is_symlink():
+            target.unlink()
+        if name in self.record["files"] or name in self.record["writing"]:
+            self.record["files"].pop(name, None)
+            self.record["writing"].pop(name, None)
+            self._save()
 
     def write_text(self, name: str, text: str) -> None:
         """Write ``text`` (UTF-8) to the file ``name``; see :meth:`write`."""
