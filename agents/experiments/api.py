@@ -481,7 +481,8 @@ def run_experiment(
                   file=sys.stderr)  # fmt: skip
         start = time.perf_counter()
         try:
-            output.set_command(manifest)
+            # The outputs of another command (--force) go before any of this run's: never mixed with them.
+            output.set_command(manifest, (SUMMARY, *(n for n, _ in exp.family.extra_figures), FIGURE, META, RESULTS))
             if pending:
                 if done:
                     print(
@@ -525,10 +526,6 @@ def run_experiment(
             }
             if scheduler is not None:
                 meta["scheduler"] = scheduler
-            # An earlier run's meta.json, figures and summary go first: stopped while it writes, the
-            # folder never pairs them with new results (core.outputs: summary.md is written last).
-            for name in (SUMMARY, *(n for n, _ in exp.family.extra_figures), FIGURE, META):
-                output.remove(name)
             output.write(RESULTS, lambda path: write_csv(results, path))
             output.write_text(META, json.dumps(meta, indent=1, default=str) + "\n")
             text = write_report(results, exp, output, meta)

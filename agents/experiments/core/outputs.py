@@ -21,12 +21,10 @@ folder of ``banditlab report``) is recorded, with its sha256, in ``DIR/.banditla
 * A folder holding the results of another command (other experiment, scale, seed, agents, data
   or settings) is refused unless ``force``: then banditlab replaces its own earlier files.
 
-A run writes ``results.csv`` first and ``summary.md`` last, and before it writes the first of them
-it deletes its own earlier ``meta.json``, ``summary.md`` and figures (recorded, unedited; a file
-edited since is refused as above). A run stopped while it writes its outputs therefore never
-leaves the summary or figure of an earlier run beside new results, nor an earlier ``meta.json``
-(seed, scale) beside them: ``summary.md`` is there only if every output is this run's, and
-``banditlab report`` refuses ``results.csv`` without ``meta.json``.
+When a run of another command takes a folder (``force``), banditlab first deletes that
+command's outputs (its own files, recorded and unedited; an edited one is refused as above), then
+records the new command: a run stopped at any point never leaves an earlier command's summary,
+figure or ``meta.json`` (seed, scale) beside its own results. A run writes ``summary.md`` last.
 
 Every file banditlab creates there (scratch files, the partial store's files, the record) is
 created by :func:`create_exclusive`: created at that moment, never opened through a link, in a
@@ -345,8 +343,16 @@ class OutputFolder:
 
     # --- writing ------------------------------------------------------------------------------
 
-    def set_command(self, command: Mapping[str, Any]) -> None:
-        """Record that ``command`` writes here from now on."""
+    def set_command(self, command: Mapping[str, Any], outputs: Iterable[str] = ()) -> None:
+        """Record that ``command`` writes here from now on.
+
+        If another command wrote here, its ``outputs`` are deleted first (see :meth:`remove`), so
+        none of them is ever taken for an output of ``command``.
+        """
+        old = self.record["command"]
+        if old is not None and old != _plain(command):
+            for name in outputs:
+                self.remove(name)
         self.record["command"] = _plain(command)
         self._save()
 
