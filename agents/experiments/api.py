@@ -21,6 +21,7 @@ import functools
 import importlib.util
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -36,7 +37,16 @@ from agents.experiments.core.data import MOVIELENS_NAMES
 from agents.experiments.core.limits import MAX_HORIZON, MAX_RUNS, MAX_SEED, MIN_HORIZON, check_count, shown
 from agents.experiments.core.outputs import NO_SPACE, SCRATCH, OutputError, OutputFolder, check_folder_path
 from agents.experiments.core.partial import PARTS, ManifestMismatch, PartialStore, manifest_for
-from agents.experiments.core.results import META, RESULTS, provenance, to_frame, write_csv
+from agents.experiments.core.results import (
+    META,
+    RESULTS,
+    ResultsError,
+    check_complete,
+    check_results,
+    provenance,
+    to_frame,
+    write_csv,
+)
 from agents.experiments.core.runner import SettingError, Task, default_jobs, tasks_for
 from agents.experiments.core.spec import Experiment
 from agents.experiments.registry import get_experiment
@@ -468,11 +478,13 @@ def run_experiment(
             output.check_may_write(manifest, force, (*OUTPUTS, *(n for n, _ in exp.family.extra_figures), PARTS))
         except OutputError as exc:
             raise UsageError(str(exc)) from None
-        store = PartialStore(folder, manifest)
+        store = PartialStore(folder, manifest, task_check(exp))
         try:
             done = store.finished(fresh)
         except (ManifestMismatch, OutputError) as exc:
             raise UsageError(str(exc)) from None
+        for line in store.redone:
+            print(f"banditlab: {line}", file=sys.stderr)
         pending = [(i, task) for i, task in enumerate(tasks) if i not in done]
         if backend == "local" and explicit_jobs and pending and jobs > len(pending):
             n = len(pending)
@@ -569,6 +581,41 @@ def _draw(
     draw: Callable[[pd.DataFrame, Experiment, Path], None], results: pd.DataFrame, exp: Experiment, path: Path
 ) -> None:
     draw(results, exp, path)
+
+
+def task_check(exp: Experiment) -> Callable[[Mapping[str, Any]], str | None]:
+    """The check of one saved task's rows that the partial store applies when it reads them back.
+
+    The checks ``banditlab report`` applies to ``results.csv``
+    (:func:`~agents.experiments.core.results.check_results`,
+    :func:`~agents.experiments.core.results.check_complete`), on the rows of one task: the
+    family's columns in every row, filled with values of one type, each key once, every series
+    holding the checkpoints up to the horizon, and the task's runs. None if they pass, else why not.
+    """
+    family = exp.family
+    columns = tuple(dict.fromkeys((*family.columns, *family.keys)))
+    n_settings = len(exp.settings) if "setting" in family.columns else None
+
+    def check(record: Mapping[str, Any]) -> str | None:
+        rows = record["rows"]
+        names = list(rows[0])
+        if any(list(row) != names for row in rows):
+            return "its rows do not all have the same columns"
+        missing = [c for c in columns if c not in names]
+        if missing:
+            return f"its rows lack the columns {missing}"
+        frame = to_frame(rows)
+        run = record.get("run")
+        runs = min(family.runs_per_task, exp.runs - run) if type(run) is int and 0 <= run < exp.runs else 1
+        try:
+            check_results(frame, Path("rows"), columns, n_settings, exp.runs)
+            check_complete(frame, Path("rows"), family.keys, runs, exp.horizon)
+        except ResultsError as exc:
+            text = str(exc).split("; rerun")[0].split(", so the file")[0].removeprefix("rows: ")
+            return re.sub(r"line (\d+)", lambda m: f"row {int(m[1]) - 1}", text)
+        return None
+
+    return check
 
 
 def _write_failed(exc: OSError, folder: Path, store: PartialStore, n_tasks: int) -> NoReturn:
