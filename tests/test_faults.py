@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -230,6 +232,54 @@ def test_out_with_someone_elses_files_keeps_them_byte_identical(banditlab, tmp_p
         for name, data in files.items():
             assert (out / name).read_bytes() == data, name
         assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == sorted([*files, "parts"])
+
+
+@pytest.mark.parametrize("how", ["removed", "moved", "parts-removed"])
+def test_an_output_folder_removed_or_moved_mid_sweep_is_one_sentence_and_exit_74(how, banditlab, tmp_path):
+    out = tmp_path / "out"
+    b = banditlab(*_command(out))
+    _poll(lambda: bool(saved_tasks(out / "parts")) or b.proc.poll() is not None, "the first saved task")
+    assert b.proc.poll() is None, "the sweep finished before its folder could be removed"
+    workers = _children(b.proc.pid)
+    b.seen |= workers | _naming(str(out))
+    if how == "removed":
+        shutil.rmtree(out)
+    elif how == "moved":
+        out.rename(tmp_path / "elsewhere")
+    else:
+        shutil.rmtree(out / "parts")
+    code, _, err = b.finish()
+    _assert_gone(workers, out)
+    assert code == 74, err
+    assert "Traceback" not in err and "During handling" not in err, err
+    lines = [x for x in err.splitlines() if x.startswith("banditlab:")]
+    assert len(lines) == 1 and len(err.strip().splitlines()) <= 2, err  # and the compiling note
+    assert lines[0].startswith(f"banditlab: error: cannot write {out}/"), lines[0]
+    assert "No such file or directory" in lines[0] and "run the same command again" in lines[0], lines[0]
+
+
+def test_a_force_rerun_stopped_while_it_writes_its_outputs_leaves_no_earlier_summary_or_figure(tmp_path):
+    """A file-size limit stops the --seed 1 rerun at figure.png, after results.csv and meta.json."""
+    out = tmp_path / "out"
+    small = ["gap/privacy", "--runs", "1", "--horizon", "100", "--jobs", "1", "--no-progress", "--out", str(out)]
+    assert main(["run", *small]) == 0
+    before = {name: (out / name).read_bytes() for name in ("summary.md", "figure.png", "meta.json")}
+    assert len(before["figure.png"]) > 20_000 > (out / "results.csv").stat().st_size
+
+    def limit() -> None:
+        _default_sigint()
+        resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
+
+    proc = _python_m("agents.experiments.cli", "run", *small, "--seed", "1", "--force", cwd=tmp_path,
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=limit)  # fmt: skip
+    _, err = proc.communicate(timeout=WAIT)
+    assert proc.returncode == 74, err
+    assert json.loads((out / "meta.json").read_text())["seed"] == 1
+    for name, data in before.items():  # none of the seed-0 run's files is left beside seed 1's results
+        assert not (out / name).exists() or (out / name).read_bytes() != data, name
+    assert not (out / "summary.md").exists()
+    record = json.loads((out / ".banditlab.json").read_text())
+    assert "summary.md" not in record["files"] and "figure.png" not in record["files"]
 
 
 @pytest.mark.slow  # a local cluster and fresh workers: about half a minute

@@ -147,3 +147,72 @@ def test_a_store_of_an_unknown_format_is_refused_in_one_sentence(tmp_path: Path)
     (parts / "manifest.json").write_text(json.dumps({**manifest, "format": 1, "runs": 2}))
     with pytest.raises(ManifestMismatch, match=r"different run \(runs 2 there, 1 now\)"):
         PartialStore(tmp_path, manifest).finished()
+
+
+# --- a batch file that is valid JSON but not what the store saved -----------------------------------
+
+RUN = ["run", "gap/regret-eps", "--runs", "1", "--horizon", "100", "--jobs", "1", "--no-progress"]
+
+
+@pytest.fixture(scope="module")
+def kept_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished run's folder whose partial store was kept (0.json: task 0; 1.json: tasks 1 and 2)."""
+    from agents.experiments.cli import main
+
+    folder = tmp_path_factory.mktemp("kept") / "out"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(partial, "FLUSH_SECONDS", 60.0)
+        mp.setattr(PartialStore, "remove", lambda self: None)
+        assert main([*RUN, "--out", str(folder)]) == 0
+    assert sorted(p.name for p in (folder / "parts").glob("0*.json")) == ["000000.json", "000001.json"]
+    return folder
+
+
+def _first_row(task: dict[str, Any]) -> dict[str, Any]:
+    return task["rows"][0]
+
+
+EDITS = {
+    "no-rows": lambda task: task.update(rows=[]),
+    "row-dropped": lambda task: task["rows"].pop(),
+    "text-for-a-number": lambda task: _first_row(task).update(regret="garbage"),
+    "renamed-column": lambda task: _first_row(task).update(zzz=_first_row(task).pop("regret")),
+    "number-changed": lambda task: _first_row(task).update(regret=_first_row(task)["regret"] + 1),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_a_batch_whose_rows_were_changed_is_redone_with_one_line(edit, kept_store, tmp_path, capsys):
+    import shutil
+
+    from agents.experiments.cli import main
+
+    out = tmp_path / "out"
+    shutil.copytree(kept_store, out)
+    batch = out / "parts" / "000001.json"
+    data = json.loads(batch.read_text())
+    EDITS[edit](data["tasks"][-1])
+    batch.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert main([*RUN, "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = [x for x in err.splitlines() if str(batch) in x]
+    assert len(lines) == 1 and lines[0].endswith("so its tasks are run again."), err
+    assert "1 of 3 tasks are already done" in err, err
+    assert (out / "results.csv").read_bytes() == (kept_store / "results.csv").read_bytes()
+
+
+def test_the_check_names_what_is_wrong_with_a_tasks_rows(tmp_path: Path) -> None:
+    """Without the sha256 saved with the rows (an older store), the report's checks still apply per task."""
+    from agents.experiments.api import task_check
+
+    exp = get_experiment("gap/regret-eps").scaled(runs=1, horizon=100)
+    check = task_check(exp)
+    rows = [{"setting": 0, "run": 0, "agent": "GAP", "t": t, "regret": 1.0} for t in (10, 100)]
+    assert check({"task": 0, "run": 0, "rows": rows}) is None
+    assert "the last checkpoint is t = 10" in str(check({"task": 0, "run": 0, "rows": rows[:1]}))
+    bad = [rows[0], {**rows[1], "regret": "garbage"}]
+    assert "column regret holds 'garbage' on row 2" in str(check({"task": 0, "run": 0, "rows": bad}))
+    no_regret = [{k: v for k, v in row.items() if k != "regret"} for row in rows]
+    assert "lack the columns ['regret']" in str(check({"task": 0, "run": 0, "rows": no_regret}))

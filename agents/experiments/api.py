@@ -21,12 +21,13 @@ import functools
 import importlib.util
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pandas as pd
 from tqdm import tqdm
@@ -34,9 +35,18 @@ from tqdm import tqdm
 from agents.experiments.core.backends import BackendError, SweepInterrupted, Terminated, make_backend
 from agents.experiments.core.data import MOVIELENS_NAMES
 from agents.experiments.core.limits import MAX_HORIZON, MAX_RUNS, MAX_SEED, MIN_HORIZON, check_count, shown
-from agents.experiments.core.outputs import NO_SPACE, OutputError, OutputFolder, check_folder_path
+from agents.experiments.core.outputs import NO_SPACE, SCRATCH, OutputError, OutputFolder, check_folder_path
 from agents.experiments.core.partial import PARTS, ManifestMismatch, PartialStore, manifest_for
-from agents.experiments.core.results import META, RESULTS, provenance, to_frame, write_csv
+from agents.experiments.core.results import (
+    META,
+    RESULTS,
+    ResultsError,
+    check_complete,
+    check_results,
+    provenance,
+    to_frame,
+    write_csv,
+)
 from agents.experiments.core.runner import SettingError, Task, default_jobs, tasks_for
 from agents.experiments.core.spec import Experiment
 from agents.experiments.registry import get_experiment
@@ -50,11 +60,17 @@ class UsageError(ValueError):
     """A bad option value, agent or data set, reported as one sentence without a traceback."""
 
 
-class NoSpaceError(Exception):
-    """A file that could not be written for want of space (:data:`NO_SPACE`), as one sentence.
+class WriteError(Exception):
+    """A file of the output folder that could not be written, as one sentence saying what is saved.
 
-    Every file written before is kept: banditlab writes each file to a scratch name and renames it.
+    For want of space (:data:`NO_SPACE`), or because the folder was removed, moved or made
+    read-only while the run went on (any other :class:`OSError`). Every file written before is
+    kept: banditlab writes each file to a scratch name and renames it.
     """
+
+
+class NoSpaceError(WriteError):
+    """A file that could not be written for want of space (:data:`NO_SPACE`), as one sentence."""
 
 
 def no_space_sentence(exc: OSError, folder: Path | None = None) -> str:
@@ -63,6 +79,30 @@ def no_space_sentence(exc: OSError, folder: Path | None = None) -> str:
     return (
         f"cannot write to {where}: {exc.strerror or os.strerror(exc.errno or 0)} (a full disk, a disk quota or a "
         "file-size limit); free some space or raise the limit"
+    )
+
+
+def write_error_sentence(exc: OSError, folder: Path | None = None) -> str:
+    """The start of a sentence saying that writing into ``folder`` failed, naming the file and the OS's reason.
+
+    A full disk reads as :func:`no_space_sentence`. Otherwise the file is named as banditlab
+    writes it (a scratch file by the name it was to get), e.g. ``cannot write /x/out/parts/000017.json:
+    No such file or directory (...)``.
+    """
+    if exc.errno in NO_SPACE:
+        return no_space_sentence(exc, folder)
+    path: Path | str = folder if folder is not None else "a file"
+    if exc.filename:
+        path = Path(os.fsdecode(exc.filename))
+        if path.parent.name.startswith(SCRATCH):  # a scratch file in its private folder: the output's name
+            path = path.parent.parent / path.name
+        if path.name.endswith(".tmp"):  # a partial store's file before its rename
+            path = path.with_name(path.name[: -len(".tmp")])
+    reason = exc.strerror or (os.strerror(exc.errno) if exc.errno else type(exc).__name__)
+    where = f" {folder}" if folder is not None else " the output folder"
+    return (
+        f"cannot write {path}: {reason} (was{where} removed, moved or made read-only while banditlab wrote it?); "
+        "make sure it exists and can be written"
     )
 
 
@@ -438,11 +478,13 @@ def run_experiment(
             output.check_may_write(manifest, force, (*OUTPUTS, *(n for n, _ in exp.family.extra_figures), PARTS))
         except OutputError as exc:
             raise UsageError(str(exc)) from None
-        store = PartialStore(folder, manifest)
+        store = PartialStore(folder, manifest, task_check(exp))
         try:
             done = store.finished(fresh)
         except (ManifestMismatch, OutputError) as exc:
             raise UsageError(str(exc)) from None
+        for line in store.redone:
+            print(f"banditlab: {line}", file=sys.stderr)
         pending = [(i, task) for i, task in enumerate(tasks) if i not in done]
         if backend == "local" and explicit_jobs and pending and jobs > len(pending):
             n = len(pending)
@@ -451,7 +493,8 @@ def run_experiment(
                   file=sys.stderr)  # fmt: skip
         start = time.perf_counter()
         try:
-            output.set_command(manifest)
+            # The outputs of another command (--force) go before any of this run's: never mixed with them.
+            output.set_command(manifest, (SUMMARY, *(n for n, _ in exp.family.extra_figures), FIGURE, META, RESULTS))
             if pending:
                 if done:
                     print(
@@ -503,15 +546,13 @@ def run_experiment(
             raise SweepInterrupted(_resume_note(reason, store, len(tasks))) from None
         except OutputError as exc:  # a file edited or created by someone else while the sweep ran
             raise UsageError(_resume_note(str(exc).rstrip("."), store, len(tasks))) from None
+        except OSError as exc:  # a full disk, or the folder removed, moved or made read-only meanwhile
+            _write_failed(exc, folder, store, len(tasks))
+        try:
+            store.remove()  # only once every output is written: until then the saved tasks can be reused
+            output.release_folder(PARTS)
         except OSError as exc:
-            if exc.errno not in NO_SPACE:
-                raise
-            note = _resume_note(no_space_sentence(exc, folder), store, len(tasks))
-            if not store.count():
-                note = f"{note[:-1]}, then run the same command again."
-            raise NoSpaceError(note) from None
-        store.remove()  # only once every output is written: until then the saved tasks can be reused
-        output.release_folder(PARTS)
+            _write_failed(exc, folder, store, len(tasks))
         return folder, text
 
 
@@ -540,6 +581,49 @@ def _draw(
     draw: Callable[[pd.DataFrame, Experiment, Path], None], results: pd.DataFrame, exp: Experiment, path: Path
 ) -> None:
     draw(results, exp, path)
+
+
+def task_check(exp: Experiment) -> Callable[[Mapping[str, Any]], str | None]:
+    """The check of one saved task's rows that the partial store applies when it reads them back.
+
+    The checks ``banditlab report`` applies to ``results.csv``
+    (:func:`~agents.experiments.core.results.check_results`,
+    :func:`~agents.experiments.core.results.check_complete`), on the rows of one task: the
+    family's columns in every row, filled with values of one type, each key once, every series
+    holding the checkpoints up to the horizon, and the task's runs. None if they pass, else why not.
+    """
+    family = exp.family
+    columns = tuple(dict.fromkeys((*family.columns, *family.keys)))
+    n_settings = len(exp.settings) if "setting" in family.columns else None
+
+    def check(record: Mapping[str, Any]) -> str | None:
+        rows = record["rows"]
+        names = list(rows[0])
+        if any(list(row) != names for row in rows):
+            return "its rows do not all have the same columns"
+        missing = [c for c in columns if c not in names]
+        if missing:
+            return f"its rows lack the columns {missing}"
+        frame = to_frame(rows)
+        run = record.get("run")
+        runs = min(family.runs_per_task, exp.runs - run) if type(run) is int and 0 <= run < exp.runs else 1
+        try:
+            check_results(frame, Path("rows"), columns, n_settings, exp.runs)
+            check_complete(frame, Path("rows"), family.keys, runs, exp.horizon)
+        except ResultsError as exc:
+            text = str(exc).split("; rerun")[0].split(", so the file")[0].removeprefix("rows: ")
+            return re.sub(r"line (\d+)", lambda m: f"row {int(m[1]) - 1}", text)
+        return None
+
+    return check
+
+
+def _write_failed(exc: OSError, folder: Path, store: PartialStore, n_tasks: int) -> NoReturn:
+    """Raise the :class:`WriteError` (:class:`NoSpaceError`) saying why ``exc`` stopped the run and what is saved."""
+    note = _resume_note(write_error_sentence(exc, folder), store, n_tasks)
+    if not store.count():
+        note = f"{note[:-1]}, then run the same command again."
+    raise (NoSpaceError if exc.errno in NO_SPACE else WriteError)(note) from None
 
 
 def _resume_note(message: str, store: PartialStore, n_tasks: int) -> str:

@@ -33,9 +33,11 @@ A user agent that fails in a task (raises, calls ``sys.exit``, returns an invali
 task still running after ``--task-timeout`` seconds, stops the sweep with one sentence naming the
 agent, setting, run and round, then the agent's own frames of the traceback; exit status 2, and
 the finished tasks stay saved for the same command once the agent is fixed. A file that cannot be
-written for want of space (a full disk, a disk quota, a file-size limit) is one sentence and exit
-status 74 (:data:`NO_SPACE_EXIT`); every file is written under a scratch name and renamed, so none
-written before is lost, and the same command resumes once there is space.
+written for want of space (a full disk, a disk quota, a file-size limit), or because ``DIR`` was
+removed, moved or made read-only while the run went on, is one sentence naming the file and the
+system's reason and exit status 74 (:data:`WRITE_ERROR_EXIT`); the workers are stopped, every file
+is written under a scratch name and renamed, so none written before is lost, and the same command
+resumes once the folder can be written.
 
 banditlab replaces or deletes only files it wrote into ``DIR`` and recorded in
 ``DIR/.banditlab.json`` (:mod:`agents.experiments.core.outputs`). A folder with other files, or
@@ -60,16 +62,15 @@ from typing import Any, NoReturn
 
 from agents.experiments.api import (
     FIGURE,
-    NO_SPACE,
     SUMMARY,
-    NoSpaceError,
     UsageError,
-    no_space_sentence,
+    WriteError,
     run_experiment,
+    write_error_sentence,
     write_report,
 )
 
-__all__ = ["INTERRUPTED", "NO_SPACE_EXIT", "build_parser", "main", "run_experiment"]
+__all__ = ["INTERRUPTED", "NO_SPACE_EXIT", "WRITE_ERROR_EXIT", "build_parser", "main", "run_experiment"]
 from tqdm import tqdm
 
 from agents.experiments.core.backends import (
@@ -97,9 +98,12 @@ from agents.experiments.registry import EXPERIMENTS, get_experiment
 from agents.user_agents import UserAgentError, user_agent
 from bandit_envs.validation import PATH_SHOWN, shorten, summarize
 
-#: Exit status when a file cannot be written for want of space: a full disk, a disk quota or a
-#: file-size limit (``EX_IOERR`` of sysexits.h). Every file written before is kept.
-NO_SPACE_EXIT = 74
+#: Exit status when a file of the output folder cannot be written (``EX_IOERR`` of sysexits.h): for
+#: want of space (a full disk, a disk quota or a file-size limit), or because the folder was removed,
+#: moved or made read-only while banditlab wrote it. Every file written before is kept.
+WRITE_ERROR_EXIT = 74
+#: The same status, by the name it had when only a want of space led to it.
+NO_SPACE_EXIT = WRITE_ERROR_EXIT
 
 
 class _Parser(argparse.ArgumentParser):
@@ -516,21 +520,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``banditlab`` console script: the command's exit status.
 
     0 on success, 1 for an audit that finds a violation, 2 for bad input, 3 for an unusable
-    cluster, :data:`NO_SPACE_EXIT` when a file cannot be written for want of space and
+    cluster, :data:`WRITE_ERROR_EXIT` when a file cannot be written (no space, or the output folder
+    removed, moved or made read-only meanwhile) and
     :data:`INTERRUPTED` after Ctrl-C or SIGTERM; each failure is one sentence on standard error.
     """
     args = build_parser().parse_args(argv)
     try:
         return _main(args, argv)
-    except NoSpaceError as exc:
+    except WriteError as exc:
         print(f"banditlab: error: {exc}", file=sys.stderr)
-        return NO_SPACE_EXIT
+        return WRITE_ERROR_EXIT
     except OSError as exc:  # writing a report or an audit summary
-        if exc.errno not in NO_SPACE:
-            raise
         folder = getattr(args, "out", None) or getattr(args, "folder", None)
-        print(f"banditlab: error: {no_space_sentence(exc, folder)}.", file=sys.stderr)
-        return NO_SPACE_EXIT
+        print(f"banditlab: error: {write_error_sentence(exc, folder)}.", file=sys.stderr)
+        return WRITE_ERROR_EXIT
     except KeyboardInterrupt:  # e.g. while `list` or `report` runs
         print("banditlab: interrupted.", file=sys.stderr)
         return INTERRUPTED

@@ -21,6 +21,11 @@ folder of ``banditlab report``) is recorded, with its sha256, in ``DIR/.banditla
 * A folder holding the results of another command (other experiment, scale, seed, agents, data
   or settings) is refused unless ``force``: then banditlab replaces its own earlier files.
 
+When a run of another command takes a folder (``force``), banditlab first deletes that
+command's outputs (its own files, recorded and unedited; an edited one is refused as above), then
+records the new command: a run stopped at any point never leaves an earlier command's summary,
+figure or ``meta.json`` (seed, scale) beside its own results. A run writes ``summary.md`` last.
+
 Every file banditlab creates there (scratch files, the partial store's files, the record) is
 created by :func:`create_exclusive`: created at that moment, never opened through a link, in a
 folder that is not a link; a link someone planted under a name banditlab writes is refused with
@@ -338,8 +343,16 @@ class OutputFolder:
 
     # --- writing ------------------------------------------------------------------------------
 
-    def set_command(self, command: Mapping[str, Any]) -> None:
-        """Record that ``command`` writes here from now on."""
+    def set_command(self, command: Mapping[str, Any], outputs: Iterable[str] = ()) -> None:
+        """Record that ``command`` writes here from now on.
+
+        If another command wrote here, its ``outputs`` are deleted first (see :meth:`remove`), so
+        none of them is ever taken for an output of ``command``.
+        """
+        old = self.record["command"]
+        if old is not None and old != _plain(command):
+            for name in outputs:
+                self.remove(name)
         self.record["command"] = _plain(command)
         self._save()
 
@@ -391,6 +404,21 @@ class OutputFolder:
         self.record["files"][name] = digest
         self.record["writing"].pop(name, None)
         self._save()
+
+    def remove(self, name: str) -> None:
+        """Delete banditlab's own file ``name`` (if there) and forget it; OutputError if it is not banditlab's.
+
+        The file goes first, then its entry in the record: a run killed in between leaves a record
+        naming a file that is not there, never a file of banditlab's that it does not recognize.
+        """
+        self.check_replaceable([name])
+        target = self.path / name
+        if target.is_file() and not target.is_symlink():
+            target.unlink()
+        if name in self.record["files"] or name in self.record["writing"]:
+            self.record["files"].pop(name, None)
+            self.record["writing"].pop(name, None)
+            self._save()
 
     def write_text(self, name: str, text: str) -> None:
         """Write ``text`` (UTF-8) to the file ``name``; see :meth:`write`."""

@@ -14,7 +14,11 @@ takes, so one file per task could double a sweep's time. A SIGKILL (or a power l
 most the tasks finished in the last :data:`FLUSH_SECONDS`; they are run again on resume.
 
 Each batch file is written to a temporary name and renamed, so a crash never leaves half a file
-(one cut short by a power loss is detected, and its tasks are redone). JSON keeps Python floats
+(one cut short by a power loss is detected, and its tasks are redone). Each task's record holds
+the sha256 of its rows, and a ``check`` given to the store (the checks ``banditlab report``
+applies to ``results.csv``, on the task's rows) is applied to every task read back: a batch file
+with a task whose rows were changed, dropped or garbled is treated as one that cannot be read,
+its tasks are redone, and :attr:`PartialStore.redone` says so, one line per file. JSON keeps Python floats
 exactly (shortest round-trip ``repr``), so rows read back from the store equal the rows the task
 returned; other values are stored as the text ``results.csv`` shows for them (numpy scalars as
 Python numbers). ``results.csv``, always assembled from the store in task order, is therefore the
@@ -44,7 +48,7 @@ import re
 import stat
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -129,23 +133,42 @@ def _is_record(record: Any) -> bool:
     return isinstance(record, dict) and type(record.get("task")) is int and isinstance(record.get("rows"), list)
 
 
-def _read_batch(path: Path) -> list[_Record] | None:
-    """The task records of a batch file (or of a format-1 task file); None if it cannot be read.
+def _digest(rows: Any) -> str:
+    """The sha256 of a task's rows as the store writes them."""
+    return hashlib.sha256(json.dumps(rows, allow_nan=True).encode()).hexdigest()
 
-    A file cut short, not JSON, of another shape, or not named after its smallest task cannot be read.
+
+#: Checks a task's record read back (its ``task``, ``run`` and ``rows``): None if it is sound, else why not.
+Check = Callable[[_Record], "str | None"]
+
+
+def _batch(path: Path, check: Check | None = None) -> tuple[list[_Record] | None, str]:
+    """The task records of a batch file (or of a format-1 task file), or None and why it cannot be used.
+
+    A file cut short, not JSON, of another shape, or not named after its smallest task cannot be
+    read; nor can one with a task whose rows are not a non-empty list of objects, differ from the
+    sha256 saved with them, or fail ``check``.
     """
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError, RecursionError):  # RecursionError: nested too deep
-        return None
+        return None, "it is not a complete JSON file"
     if not isinstance(data, dict):
-        return None
+        return None, "it is not a batch of tasks"
     records = data.get("tasks") if "tasks" in data else [data]  # format 1: one task per file
     if not isinstance(records, list) or not records or not all(_is_record(r) for r in records):
-        return None
+        return None, "it is not a batch of tasks"
     if min(r["task"] for r in records) != int(path.stem):
-        return None
-    return records
+        return None, "it is not named after its first task"
+    for r in records:
+        if not r["rows"] or not all(isinstance(row, dict) for row in r["rows"]):
+            return None, f"task {r['task']} has no rows"
+        if "sha256" in r and r["sha256"] != _digest(r["rows"]):
+            return None, f"the rows of task {r['task']} changed since they were saved"
+        problem = check(r) if check is not None else None
+        if problem:
+            return None, f"task {r['task']}: {problem}"
+    return records, ""
 
 
 class PartialStore:
@@ -155,10 +178,15 @@ class PartialStore:
     buffered tasks from another thread, under a lock.
     """
 
-    def __init__(self, folder: Path, manifest: dict[str, Any]) -> None:
+    def __init__(self, folder: Path, manifest: dict[str, Any], check: Check | None = None) -> None:
         self.root = Path(folder)
         self.path = self.root / PARTS
         self.manifest = manifest
+        self.check = check
+        #: One line per batch file found unusable by :meth:`finished`: its tasks are run again.
+        self.redone: list[str] = []
+        #: Batch files read (or written) and found sound, by name, with their (inode, size, mtime).
+        self._sound: dict[str, tuple[tuple[int, int, int], list[_Record]]] = {}
         self._lock = threading.Lock()
         self._buffer: list[_Record] = []
         self._saved: set[int] = set()  # tasks written or buffered since prepare(), and the kept ones
@@ -190,11 +218,32 @@ class PartialStore:
     def _batch_files(self) -> list[Path]:
         return sorted(p for p in self._own_files() if p.suffix == ".json" and p.stem.isdigit())
 
-    def _saved_tasks(self) -> dict[int, list[dict[str, Any]]]:
-        """The rows of every task saved in a readable file, by task index (files cut short are left out)."""
+    def _records(self, path: Path) -> tuple[list[_Record] | None, str]:
+        """:func:`_batch` of ``path`` with this store's check, remembered while the file is unchanged."""
+        try:
+            st = path.stat()
+        except OSError:
+            return None, "it cannot be read"
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        known = self._sound.get(path.name)
+        if known is not None and known[0] == key:
+            return known[1], ""
+        records, why = _batch(path, self.check)
+        if records is not None:
+            self._sound[path.name] = (key, records)
+        return records, why
+
+    def _saved_tasks(self, report: bool = False) -> dict[int, list[dict[str, Any]]]:
+        """The rows of every task saved in a sound file, by task index (files cut short or garbled are left out).
+
+        With ``report``, :attr:`redone` gets a line for each file left out.
+        """
         found: dict[int, list[dict[str, Any]]] = {}
         for path in self._batch_files():
-            for record in _read_batch(path) or ():
+            records, why = self._records(path)
+            if records is None and report:
+                self.redone.append(f"{path} cannot be used ({why}), so its tasks are run again.")
+            for record in records or ():
                 if 0 <= record["task"] < self.manifest["tasks"]:
                     found.setdefault(record["task"], record["rows"])
         return found
@@ -227,8 +276,9 @@ class PartialStore:
                 f"{self.path} holds partial results of a different run ({command_difference(old, self.manifest)}); "
                 "rerun with the same options to resume it, pass --fresh to discard it, or choose another --out."
             )
-        # A file cut short by a power loss (the rename is atomic, the data not synced) is redone.
-        return set(self._saved_tasks())
+        # A file cut short by a power loss (the rename is atomic, the data not synced), or edited, is redone.
+        self.redone = []
+        return set(self._saved_tasks(report=True))
 
     def prepare(self, keep: set[int]) -> None:
         """Create the store, keep the tasks ``keep`` (from :meth:`finished`), drop its other files.
@@ -241,7 +291,7 @@ class PartialStore:
         for p in self._own_files():
             if p.name == "manifest.json":
                 continue
-            records = _read_batch(p) if p.suffix == ".json" else None
+            records = self._records(p)[0] if p.suffix == ".json" else None
             if records is None or not {r["task"] for r in records} <= keep:
                 p.unlink()
         self._write_atomic(self.path / "manifest.json", json.dumps(self.manifest, indent=1) + "\n")
@@ -256,7 +306,7 @@ class PartialStore:
         twice) is not saved again: its rows are the same.
         """
         cells = [{key: _cell(value) for key, value in row.items()} for row in rows]
-        record = {"task": index, "setting": setting, "run": run, "rows": cells}
+        record = {"task": index, "setting": setting, "run": run, "rows": cells, "sha256": _digest(cells)}
         with self._lock:
             if index in self._saved:
                 return
@@ -296,7 +346,10 @@ class PartialStore:
         if not self._buffer:
             return
         first = min(r["task"] for r in self._buffer)
-        self._write_atomic(self._file(first), json.dumps({"tasks": self._buffer}, allow_nan=True))
+        path = self._file(first)
+        self._write_atomic(path, json.dumps({"tasks": self._buffer}, allow_nan=True))
+        st = path.stat()  # written by this process: sound, not checked again when read back
+        self._sound[path.name] = ((st.st_ino, st.st_size, st.st_mtime_ns), self._buffer)
         self._buffer = []
         self._last_write = time.monotonic()
 
@@ -315,9 +368,12 @@ class PartialStore:
         return out
 
     def _own_files(self) -> list[Path]:
-        if not self.path.is_dir():
+        try:
+            if not self.path.is_dir():
+                return []
+            return [p for p in self.path.iterdir() if _OWN.fullmatch(p.name) and p.is_file() and not p.is_symlink()]
+        except OSError:  # the folder removed or moved meanwhile: nothing is saved there any more
             return []
-        return [p for p in self.path.iterdir() if _OWN.fullmatch(p.name) and p.is_file() and not p.is_symlink()]
 
     def remove(self) -> None:
         """Delete the store's files (once ``results.csv`` holds everything), and its folder if that is then empty."""
