@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import signal
 import subprocess
@@ -191,6 +192,89 @@ def test_an_interrupted_sweep_stops_its_workers_and_resumes_byte_identical(sig, 
     assert "Resuming from" in _resume(out, capsys)
     assert (out / "results.csv").read_bytes() == reference
     assert not (out / "parts").exists()
+
+
+def _assert_stopped_in_one_sentence(code: int, err: str, *, saved: bool = True) -> None:
+    """Exit 130 with the one sentence saying the sweep was interrupted (and what it saved), nothing else."""
+    assert code == 130, err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    lines = [x for x in err.splitlines() if not x.startswith("Compiling numba kernels")]
+    assert len(lines) == 1 and lines[0].startswith("banditlab: interrupted"), err
+    if saved:
+        assert "tasks are saved in" in lines[0] and "running the same command again resumes from them" in lines[0]
+
+
+#: Two signals in quick succession, as a user pressing Ctrl-C after a SIGTERM, or twice.
+TWO_SIGNALS = {"SIGTERM,SIGINT": (signal.SIGTERM, signal.SIGINT), "SIGINT,SIGINT": (signal.SIGINT, signal.SIGINT)}
+
+
+@pytest.mark.parametrize("signals", list(TWO_SIGNALS.values()), ids=list(TWO_SIGNALS))
+def test_a_second_signal_while_the_sweep_stops_is_ignored(signals, banditlab, tmp_path):
+    """Two signals a few milliseconds apart: the second must not interrupt the first one's stop half-way.
+
+    Interrupted, the stop printed tracebacks (a lock of the threading module released twice, a bad file
+    descriptor at exit) or hung joining the pool's manager thread. The race is timing-dependent: a few tries,
+    each with a random delay (up to 50 ms: also after the stop, while the command exits).
+    """
+    rng = random.Random()
+    for attempt in range(3):
+        out = tmp_path / f"out{attempt}"
+        b, workers = _stop_mid_sweep(banditlab, out, signals[0])
+        time.sleep(rng.choice([0.0, rng.uniform(0.0, 0.05)]))
+        os.kill(b.proc.pid, signals[1])
+        code, _, err = b.finish()
+        _assert_gone(workers, out)
+        _assert_stopped_in_one_sentence(code, err)
+
+
+_SIGNAL_INSIDE_A_COMPILER_CALLBACK = r"""
+import os, signal, sys
+from numba.core.codegen import JITCodeLibrary
+
+# numba's compiler calls back into Python through ctypes when LLVM has compiled a module: a signal handled
+# there raises in the callback, where ctypes swallows the exception. Send it there, on the first compilation.
+hook = JITCodeLibrary._object_compiled_hook.__func__
+sent = []
+
+def compiled(cls, module, buf):
+    if not sent:
+        sent.append(True)
+        os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+    return hook(cls, module, buf)
+
+JITCodeLibrary._object_compiled_hook = classmethod(compiled)
+from agents.experiments.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_numba_compiles_stops_the_run(sig, tmp_path):
+    """A signal handled inside numba's compiler (a first run, empty cache) stops the run: it is not swallowed."""
+    script, out = tmp_path / "compile.py", tmp_path / "out"
+    script.write_text(_SIGNAL_INSIDE_A_COMPILER_CALLBACK)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}
+    command = ["run", "gap/regret-eps", "--quick", "--jobs", "2", "--no-progress", "--out", str(out)]
+    done = subprocess.run([sys.executable, str(script), sig.name, *command], capture_output=True, text=True,
+                          timeout=WAIT, cwd=tmp_path, env=env, preexec_fn=_default_sigint)  # fmt: skip
+    _assert_stopped_in_one_sentence(done.returncode, done.stderr, saved=False)
+    assert not (out / "results.csv").exists()
+    assert not _naming(str(out))
+
+
+def test_sigterm_stops_score_like_run(banditlab, tmp_path):
+    """``banditlab score`` runs a sweep as ``run`` does: SIGTERM stops its workers and says what it saved."""
+    out = tmp_path / "score"
+    b = banditlab("score", "UCB", "--quick", "--jobs", "2", "--no-progress", "--out", str(out))
+    _poll(lambda: bool(saved_tasks(out / "parts")) or b.proc.poll() is not None, "the first saved task")
+    assert b.proc.poll() is None, "the sweep finished before it could be stopped"
+    workers = _children(b.proc.pid)
+    b.seen |= workers | _naming(str(out))
+    os.kill(b.proc.pid, signal.SIGTERM)
+    code, _, err = b.finish()
+    _assert_gone(workers, out)
+    _assert_stopped_in_one_sentence(code, err)
+    assert "interrupted by SIGTERM" in err
 
 
 def test_a_killed_sweep_leaves_no_worker_and_resumes_byte_identical(banditlab, reference, tmp_path, capsys):
