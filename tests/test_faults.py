@@ -208,6 +208,18 @@ def _assert_stopped_in_one_sentence(code: int, err: str, *, saved: bool = True) 
 TWO_SIGNALS = {"SIGTERM,SIGINT": (signal.SIGTERM, signal.SIGINT), "SIGINT,SIGINT": (signal.SIGINT, signal.SIGINT)}
 
 
+def _two_signals(banditlab: type[Banditlab], tmp_path: Path, signals: tuple[signal.Signals, ...], tries: int) -> None:
+    rng = random.Random()
+    for attempt in range(tries):
+        out = tmp_path / f"out{attempt}"
+        b, workers = _stop_mid_sweep(banditlab, out, signals[0])
+        time.sleep(rng.choice([0.0, rng.uniform(0.0, 0.05)]))
+        os.kill(b.proc.pid, signals[1])
+        code, _, err = b.finish()
+        _assert_gone(workers, out)
+        _assert_stopped_in_one_sentence(code, err)
+
+
 @pytest.mark.parametrize("signals", list(TWO_SIGNALS.values()), ids=list(TWO_SIGNALS))
 def test_a_second_signal_while_the_sweep_stops_is_ignored(signals, banditlab, tmp_path):
     """Two signals a few milliseconds apart: the second must not interrupt the first one's stop half-way.
@@ -216,15 +228,14 @@ def test_a_second_signal_while_the_sweep_stops_is_ignored(signals, banditlab, tm
     descriptor at exit) or hung joining the pool's manager thread. The race is timing-dependent: a few tries,
     each with a random delay (up to 50 ms: also after the stop, while the command exits).
     """
-    rng = random.Random()
-    for attempt in range(3):
-        out = tmp_path / f"out{attempt}"
-        b, workers = _stop_mid_sweep(banditlab, out, signals[0])
-        time.sleep(rng.choice([0.0, rng.uniform(0.0, 0.05)]))
-        os.kill(b.proc.pid, signals[1])
-        code, _, err = b.finish()
-        _assert_gone(workers, out)
-        _assert_stopped_in_one_sentence(code, err)
+    _two_signals(banditlab, tmp_path, signals, 3)
+
+
+@pytest.mark.slow  # fifteen sweeps, each stopped by two signals: about half a minute
+@pytest.mark.parametrize("signals", list(TWO_SIGNALS.values()), ids=list(TWO_SIGNALS))
+def test_a_second_signal_while_the_sweep_stops_is_ignored_every_time(signals, banditlab, tmp_path):
+    """As above, with more tries: a race the fast test may miss."""
+    _two_signals(banditlab, tmp_path, signals, 15)
 
 
 _SIGNAL_INSIDE_A_COMPILER_CALLBACK = r"""
@@ -260,6 +271,39 @@ def test_a_signal_while_numba_compiles_stops_the_run(sig, tmp_path):
     _assert_stopped_in_one_sentence(done.returncode, done.stderr, saved=False)
     assert not (out / "results.csv").exists()
     assert not _naming(str(out))
+
+
+@pytest.mark.slow  # four first runs with an empty numba cache, each signalled while it compiles: up to a minute
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_at_a_random_moment_of_a_first_run_s_compilation_stops_it(sig, tmp_path, monkeypatch):
+    """As above, with the signal sent from outside at a random moment while a first run compiles."""
+    rng = random.Random()
+    for attempt in range(4):
+        monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / f"numba-cache{attempt}"))
+        out = tmp_path / f"out{attempt}"
+        code, err = _signal_while_compiling(tmp_path, out, sig, rng.uniform(0.1, 2.0))
+        _assert_stopped_in_one_sentence(code, err, saved=False)
+        assert not (out / "results.csv").exists()
+        _assert_gone(set(), out)
+
+
+def _signal_while_compiling(tmp_path: Path, out: Path, sig: signal.Signals, delay: float) -> tuple[int, str]:
+    """A run into ``out``, sent ``sig`` ``delay`` seconds after it says it compiles; (exit code, stderr)."""
+    err_path = out.with_name(out.name + ".err")
+    command = ["run", "gap/regret-eps", "--quick", "--jobs", "2", "--no-progress", "--out", str(out)]
+    with err_path.open("w") as err_file:
+        proc = _python_m("agents.experiments.cli", *command, cwd=tmp_path, stdout=subprocess.DEVNULL,
+                         stderr=err_file, preexec_fn=_default_sigint)  # fmt: skip
+    try:
+        _poll(lambda: "Compiling" in err_path.read_text() or proc.poll() is not None, "the compilation")
+        time.sleep(delay)
+        os.kill(proc.pid, sig)
+        code = proc.wait(timeout=WAIT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=WAIT)
+    return code, err_path.read_text()
 
 
 def test_sigterm_stops_score_like_run(banditlab, tmp_path):
