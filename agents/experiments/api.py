@@ -32,7 +32,13 @@ from typing import Any, NoReturn
 import pandas as pd
 from tqdm import tqdm
 
-from agents.experiments.core.backends import BackendError, SweepInterrupted, Terminated, make_backend
+from agents.experiments.core.backends import (
+    BackendError,
+    SweepInterrupted,
+    Terminated,
+    check_interrupted,
+    make_backend,
+)
 from agents.experiments.core.data import MOVIELENS_NAMES
 from agents.experiments.core.limits import MAX_HORIZON, MAX_RUNS, MAX_SEED, MIN_HORIZON, check_count, shown
 from agents.experiments.core.outputs import NO_SPACE, SCRATCH, OutputError, OutputFolder, check_folder_path
@@ -335,6 +341,7 @@ def _execute(
             for index, rows in finished:  # closing: an interruption stops the workers at once
                 save(index, rows)
                 bar.update(1)
+                check_interrupted()  # a Ctrl-C or SIGTERM swallowed where it was raised (e.g. while compiling)
     finally:
         bar.close()
 

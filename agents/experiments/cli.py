@@ -28,7 +28,8 @@ Each finished task is saved within half a second under ``DIR/parts`` (:mod:`agen
 so a run stopped by Ctrl-C, SIGTERM, SIGKILL, a crash or a lost cluster resumes when the same
 command is run again (same ``--out``, experiment, scale, seed, agents and data): only the missing
 tasks run. ``--fresh`` discards them instead; other options over a saved sweep are refused.
-Ctrl-C and SIGTERM stop the workers, say how many tasks are saved and exit with status 130.
+Ctrl-C and SIGTERM stop the workers, say how many tasks are saved and exit with status 130 (``score``
+too; ``audit`` exits 130); a second Ctrl-C or SIGTERM while the sweep stops is ignored.
 A user agent that fails in a task (raises, calls ``sys.exit``, returns an invalid action), or a
 task still running after ``--task-timeout`` seconds, stops the sweep with one sentence naming the
 agent, setting, run and round, then the agent's own frames of the traceback; exit status 2, and
@@ -53,7 +54,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import signal
 import stat
 import sys
 from collections.abc import Sequence
@@ -78,8 +78,8 @@ from agents.experiments.core.backends import (
     MAX_TASK_TIMEOUT,
     BackendError,
     SweepInterrupted,
+    catch_interrupts,
     run_error_status,
-    terminate_as_interrupt,
 )
 from agents.experiments.core.compiling import NOTE_SECONDS, CompileWatch
 from agents.experiments.core.limits import MAX_HORIZON, MAX_RUNS, MAX_SEED, MIN_HORIZON, count_words
@@ -544,11 +544,13 @@ def _main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
         _list()
         return 0
     if args.command == "audit":
-        return _audit(args)
+        with catch_interrupts():  # SIGTERM ends an audit as Ctrl-C does
+            return _audit(args)
     if args.command == "score":
         from agents.experiments.scorecard.cli import main as score_main
 
-        return score_main(args, argv)
+        with catch_interrupts():  # SIGTERM stops the sweep like Ctrl-C, as for run
+            return score_main(args, argv)
     if args.experiment not in EXPERIMENTS:
         print(
             f"banditlab: error: experiment id must be one of {sorted(EXPERIMENTS)}, got {summarize(args.experiment)}.",
@@ -562,19 +564,16 @@ def _main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
             print(f"banditlab: error: {exc}", file=sys.stderr)
             return 2
         return 0
-    previous = terminate_as_interrupt()  # SIGTERM stops the sweep like Ctrl-C: workers stopped, tasks kept
     watch = CompileWatch(on_first=_compiling)
+    # SIGTERM stops the sweep like Ctrl-C: workers stopped, tasks kept; a second signal does not stop the stop.
     try:
-        with watch:
+        with catch_interrupts(), watch:
             folder, text = _run_from_args(args, argv)
     except (UsageError, UserAgentError, BackendError, SweepInterrupted) as exc:
         return run_error_status(exc)
     except KeyboardInterrupt:  # outside the sweep (e.g. while the options are checked)
         print("banditlab: interrupted.", file=sys.stderr)
         return INTERRUPTED
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
     print(text)
     print(f"Wrote {folder / RESULTS}, {folder / META}, {folder / FIGURE} and {folder / SUMMARY}.")
     if watch.seconds >= NOTE_SECONDS:

@@ -19,6 +19,7 @@ holding its standard output and error open.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import logging
 import multiprocessing
@@ -58,22 +59,116 @@ class SweepInterrupted(KeyboardInterrupt):
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, handled like Ctrl-C (raised by the handler :func:`terminate_as_interrupt` installs)."""
+    """SIGTERM, handled like Ctrl-C (raised by the handler :func:`catch_interrupts` installs)."""
 
 
-def terminate_as_interrupt() -> Any:
-    """Make SIGTERM raise :class:`Terminated` in the main thread, as Ctrl-C raises KeyboardInterrupt.
+class _Caught:
+    """The first Ctrl-C or SIGTERM caught by :func:`catch_interrupts`' handler (None before one)."""
 
-    Returns the previous handler (for :func:`signal.signal`), or None when not called from the
-    main thread (where Python cannot install handlers), in which case nothing changes.
+    signal: type[KeyboardInterrupt] | None = None
+
+
+def _on_signal(signum: int, frame: object) -> None:
+    """Raise the first SIGINT (KeyboardInterrupt) or SIGTERM (:class:`Terminated`); only note those after it.
+
+    Once the first is raised, the sweep is stopping: a second signal (Ctrl-C pressed twice, SIGTERM
+    then Ctrl-C) must not interrupt that stop half-way (a pool left half-stopped, a lock of the
+    threading module released twice, a process left behind), so it is ignored.
+    """
+    if _Caught.signal is not None:
+        return
+    _Caught.signal = Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+    raise _Caught.signal
+
+
+def _unraisable(previous: Any, hook: Any) -> None:
+    """``sys.unraisablehook`` that drops the interruption a C callback swallowed (it is raised again later)."""
+    if isinstance(hook.exc_value, KeyboardInterrupt) and _Caught.signal is not None:
+        return
+    previous(hook)
+
+
+def check_interrupted() -> None:
+    """Raise the Ctrl-C or SIGTERM caught since :func:`catch_interrupts` began, if one was.
+
+    A signal's exception raised in Python code that C calls back (numba's compiler calls llvmlite's
+    ctypes callbacks) is swallowed there: the code that runs next would go on as if nothing
+    happened. The sweep calls this where it is safe to stop (after each compilation, after each
+    task), so that such a signal still stops it.
+    """
+    if _Caught.signal is not None:
+        raise _Caught.signal
+
+
+def _compiled_listener() -> Any:
+    """Listen to numba's compilations: :func:`check_interrupted` once each outermost one ends.
+
+    None where numba's event API (not part of its documented API) is missing.
+    """
+    try:
+        from numba.core import event
+
+        class _AfterCompiling(event.Listener):
+            depth = 0
+
+            def on_start(self, ev: Any) -> None:
+                self.depth += 1
+
+            def on_end(self, ev: Any) -> None:
+                self.depth = max(0, self.depth - 1)
+                if self.depth == 0:
+                    check_interrupted()
+
+        listener = _AfterCompiling()
+        event.register("numba:compile", listener)
+    except Exception:  # noqa: BLE001 - no event API in this numba: the sweep checks after each task
+        return None
+    return listener
+
+
+def _unregister_listener(listener: Any) -> None:
+    try:
+        from numba.core import event
+
+        event.unregister("numba:compile", listener)
+    except Exception:  # noqa: BLE001 - nothing to undo if numba lost it
+        pass
+
+
+@contextlib.contextmanager
+def catch_interrupts() -> Iterator[None]:
+    """While in the block, SIGTERM raises :class:`Terminated` as Ctrl-C raises KeyboardInterrupt, once.
+
+    Only the first of them raises (see :func:`_on_signal`); :func:`check_interrupted` raises it
+    again where it was swallowed, and the "Exception ignored" report of a swallowed one is not
+    printed. An ignored SIGINT (a command started in the background by a shell) stays ignored.
+    The previous handlers are restored at the end, unless a signal was caught: the command is then
+    ending, and SIGINT and SIGTERM stay ignored until it exits. Outside the main thread (where
+    Python cannot install handlers), nothing changes.
     """
     if threading.current_thread() is not threading.main_thread():
-        return None
-
-    def handler(signum: int, frame: object) -> None:
-        raise Terminated
-
-    return signal.signal(signal.SIGTERM, handler)
+        yield
+        return
+    _Caught.signal = None
+    previous_int = signal.getsignal(signal.SIGINT)
+    previous_term = signal.signal(signal.SIGTERM, _on_signal)
+    if previous_int is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_signal)
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = partial(_unraisable, previous_hook)
+    listener = _compiled_listener()
+    try:
+        yield
+    finally:
+        if listener is not None:
+            _unregister_listener(listener)
+        # Interrupted, the command is ending: a later signal (Ctrl-C pressed again) must not interrupt its exit.
+        stopping = _Caught.signal is not None
+        signal.signal(signal.SIGTERM, signal.SIG_IGN if stopping else previous_term)
+        if previous_int is signal.default_int_handler:
+            signal.signal(signal.SIGINT, signal.SIG_IGN if stopping else previous_int)
+        sys.unraisablehook = previous_hook
+        _Caught.signal = None
 
 
 #: Largest ``--task-timeout`` in seconds (about 11 days; the interval timer's range is finite).
@@ -336,6 +431,7 @@ class LocalBackend:
                 others = [pool.submit(_warm_up, group, self.task_timeout) for group in groups[1:]]
                 _warm_up(groups[0], self.task_timeout)
                 wait(others)
+                check_interrupted()  # a Ctrl-C swallowed while compiling
             yield first[0], run_checked(run_task, first[1], self.task_timeout)
             # Small contiguous chunks: few round trips, a worker reuses a run's reward table across
             # settings, and an interruption loses at most `jobs` chunks of work.
