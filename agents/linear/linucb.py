@@ -18,8 +18,8 @@ from agents.linear.base import LinearAgent
 
 __all__ = ["FEATURE_BOUND", "LinUCB"]
 
-#: The largest |entry| of LinUCB's features and |reward| [P]: every product x_i x_j and y x_i is
-#: at most 1e200, so the sums of up to 2⁶³ rounds stay below 1e219, far from overflowing.
+#: The largest |entry| of LinUCB's features and |reward|: every product x_i x_j and y x_i is at
+#: most 1e200, so the sums of up to 2⁶³ rounds stay below 1e219, far from overflowing [P].
 FEATURE_BOUND = 1e100
 
 
@@ -36,7 +36,7 @@ class LinUCB(LinearAgent):
 
     Features and rewards are used as they are (no clipping), so their sizes are bounded instead:
     ``act`` and ``run`` refuse features with an entry outside [-1e100, 1e100], and ``update`` and
-    ``run`` rewards outside [-1e100, 1e100] [P]. Within these bounds the sums V and u stay finite
+    ``run`` rewards outside [-1e100, 1e100], a bound of this project [P]. Within these bounds the sums V and u stay finite
     for any number of rounds below 2⁶³ (a round adds at most 1e200 to each of their entries);
     beyond them x xᵀ and y x can overflow, and V and u would stay infinite.
 
