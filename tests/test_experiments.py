@@ -48,6 +48,14 @@ def test_cli_list_run_and_report(tmp_path, capsys):
     assert "must contain results.csv" in capsys.readouterr().err
 
 
+def _exit_status(argv: list[str]) -> object:
+    """banditlab's exit status for ``argv``, whether main returns it or argparse exits with it."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return exc.code
+
+
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
@@ -63,11 +71,7 @@ def test_cli_list_run_and_report(tmp_path, capsys):
     ],
 )
 def test_cli_rejects_bad_input_with_one_sentence(argv, needle, capsys):
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    assert code == 2
+    assert _exit_status(argv) == 2
     err = capsys.readouterr().err
     assert needle in err
     assert "Traceback" not in err
@@ -100,11 +104,7 @@ def test_the_cli_refuses_an_integer_option_past_its_range_as_it_parses(command, 
 
 def test_a_horizon_beyond_any_int64_is_one_sentence_not_a_numpy_error(capsys, tmp_path):
     argv = ["run", "gap/regret-eps", "--quick", "--horizon", "99999999999999999999", "--out", str(tmp_path / "o")]
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    assert code == 2
+    assert _exit_status(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("banditlab: error: ") and "--horizon must be an integer >= 10 and <= 2**53" in err, err
     assert "Traceback" not in err and "ufunc" not in err and not (tmp_path / "o").exists()
