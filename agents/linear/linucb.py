@@ -36,9 +36,9 @@ class LinUCB(LinearAgent):
 
     Features and rewards are used as they are (no clipping), so their sizes are bounded instead:
     ``act`` and ``run`` refuse features with an entry outside [-1e100, 1e100], and ``update`` and
-    ``run`` rewards outside [-1e100, 1e100], a bound of this project [P]. Within these bounds the sums V and u stay finite
-    for any number of rounds below 2⁶³ (a round adds at most 1e200 to each of their entries);
-    beyond them x xᵀ and y x can overflow, and V and u would stay infinite.
+    ``run`` rewards outside [-1e100, 1e100], a bound of this project [P]. Within these bounds the
+    sums V and u stay finite for any number of rounds below 2⁶³ (a round adds at most 1e200 to each
+    of their entries); beyond them x xᵀ and y x can overflow, and V and u would stay infinite.
 
     Parameters
     ----------
