@@ -36,7 +36,7 @@ from agents.base import PrivateAgent
 from agents.common import philox as _philox
 from agents.common.kernels import kernel_error
 from bandit_envs._types import FloatArray, IntArray
-from bandit_envs.privacy._checks import MAX_EPSILON, check_positive
+from bandit_envs.privacy._checks import MAX_EPSILON
 from bandit_envs.privacy._checks import check_epsilon as _check_epsilon
 from bandit_envs.privacy.lattice import check_sampler, sum_grid
 
@@ -81,7 +81,7 @@ class CopiedState(Generic[_Array]):
 
 def check_epsilon(value: Any) -> float:
     """``epsilon`` as a float in :data:`EPSILON_RANGE` (one-sentence errors)."""
-    return check_positive("epsilon", _check_epsilon("epsilon", value))
+    return _check_epsilon("epsilon", value)  # the privacy package's check: [1e-100, MAX_EPSILON]
 
 
 def _fresh_seed() -> int:
