@@ -40,6 +40,7 @@ from typing import Any
 
 import numba
 
+from agents.experiments.core.compiling import CompileWatch
 from agents.experiments.core.runner import Task, run_checked, run_task, timeout_supported, warm_up_parts
 from agents.user_agents import UserAgentError
 from bandit_envs.validation import summarize
@@ -100,41 +101,6 @@ def check_interrupted() -> None:
         raise _Caught.signal
 
 
-def _compiled_listener() -> Any:
-    """Listen to numba's compilations: :func:`check_interrupted` once each outermost one ends.
-
-    None where numba's event API (not part of its documented API) is missing.
-    """
-    try:
-        from numba.core import event
-
-        class _AfterCompiling(event.Listener):
-            depth = 0
-
-            def on_start(self, ev: Any) -> None:
-                self.depth += 1
-
-            def on_end(self, ev: Any) -> None:
-                self.depth = max(0, self.depth - 1)
-                if self.depth == 0:
-                    check_interrupted()
-
-        listener = _AfterCompiling()
-        event.register("numba:compile", listener)
-    except Exception:  # noqa: BLE001 - no event API in this numba: the sweep checks after each task
-        return None
-    return listener
-
-
-def _unregister_listener(listener: Any) -> None:
-    try:
-        from numba.core import event
-
-        event.unregister("numba:compile", listener)
-    except Exception:  # noqa: BLE001 - nothing to undo if numba lost it
-        pass
-
-
 @contextlib.contextmanager
 def catch_interrupts() -> Iterator[None]:
     """While in the block, SIGTERM raises :class:`Terminated` as Ctrl-C raises KeyboardInterrupt, once.
@@ -156,12 +122,11 @@ def catch_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGINT, _on_signal)
     previous_hook = sys.unraisablehook
     sys.unraisablehook = partial(_unraisable, previous_hook)
-    listener = _compiled_listener()
     try:
-        yield
+        # After each outermost compilation, a signal numba's callbacks swallowed is raised again.
+        with CompileWatch(on_done=check_interrupted):
+            yield
     finally:
-        if listener is not None:
-            _unregister_listener(listener)
         # Interrupted, the command is ending: a later signal (Ctrl-C pressed again) must not interrupt its exit.
         stopping = _Caught.signal is not None
         signal.signal(signal.SIGTERM, signal.SIG_IGN if stopping else previous_term)

@@ -58,6 +58,10 @@ class CompileWatch:
     on_first : callable, optional
         Called once, when the first outermost compilation starts, with whether that function is
         cached on disk. An exception it raises is ignored.
+    on_done : callable, optional
+        Called when each outermost compilation ends. An exception it raises propagates (into
+        numba's caller: :func:`agents.experiments.core.backends.catch_interrupts` raises a
+        signal there that numba's callbacks swallowed).
 
     Attributes
     ----------
@@ -73,8 +77,11 @@ class CompileWatch:
         Whether the watch listens (False where numba's event API is unavailable).
     """
 
-    def __init__(self, on_first: Callable[[bool], object] | None = None) -> None:
+    def __init__(
+        self, on_first: Callable[[bool], object] | None = None, on_done: Callable[[], object] | None = None
+    ) -> None:
         self.on_first = on_first
+        self.on_done = on_done
         self.seconds = 0.0
         self.cached_seconds = 0.0
         self.names: list[str] = []
@@ -148,6 +155,8 @@ class CompileWatch:
             self._stack[-1][1] += took
         else:
             self.seconds += took
+            if self.on_done is not None:
+                self.on_done()
 
     def unsaved(self) -> int:
         """How many of the cached functions compiled here have no file in their cache folder."""
