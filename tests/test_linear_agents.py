@@ -317,6 +317,11 @@ def test_privacy_per_report_says_what_holds():
     # analytic σ at ε = 8e5 is so small that numpy's bounded normal draw gives the reports away
     eps, delta = LDPLinUCB(5, 8e5, sigma_method="analytic").privacy_per_report
     assert eps == 8e5 and delta > 0.99
+    # the mechanism carries the ideal delta and the sampler's tail apart, so composition counts the tail once
+    for agent in (LDPLinUCB(5, 8e5), LDPLinUCB(5, 3.0, 0.01, sigma_method="analytic")):
+        mech = agent.report_mechanism
+        assert min(1.0, mech.delta + mech.tail_delta) == pytest.approx(agent.privacy_per_report[1], rel=1e-12)
+    assert LDPLinUCB(5, 8e5).report_mechanism.tail_delta > 0.5
     assert "one user" in LDPLinUCB.privacy_unit and "user_id" in LDPLinUCB.privacy_unit
 
 

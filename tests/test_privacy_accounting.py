@@ -16,11 +16,13 @@ from conftest import lazy_module
 from scipy import special
 
 from bandit_envs import privacy as P
+from bandit_envs.privacy._checks import GAUSSIAN_SAMPLER_BOUND, laplace_tail_delta
 from bandit_envs.privacy.accounting import (
     ReportLedger,
     ReportMechanism,
     basic_composition,
     max_reports,
+    report_cap,
     tight_composition,
     user_ids,
     user_privacy,
@@ -97,6 +99,35 @@ def test_pure_mechanisms_at_delta_zero_compose_exactly_to_k_epsilon() -> None:
         assert tight_composition(mech, 10, 0.0) == pytest.approx((3.0, 0.0))
         assert basic_composition(mech, 10) == pytest.approx((3.0, 0.0))
     assert tight_composition(ReportMechanism.laplace(1.0), 0, 1e-6) == (0.0, 0.0)
+
+
+def test_composed_bounds_include_each_reports_sampler_tail() -> None:
+    """k reports of a bounded sampler add k delta_s: basic adds it, tight holds at the delta it returns."""
+    mech = ReportMechanism.laplace(15.0)
+    tail = laplace_tail_delta(15.0)
+    assert mech.tail_delta == tail and 3.6e-10 < tail < 3.7e-10
+    k = 100_000  # at epsilon = 15 a busy user's tail (3.6e-5) exceeds a usual delta of 1e-5
+    out = user_privacy(mech, k, 1e-5)
+    assert out.tail_delta == pytest.approx(k * tail, rel=1e-12)
+    assert out.basic == pytest.approx((k * 15.0, k * tail), rel=1e-12)
+    assert out.tight == pytest.approx((k * 15.0, 1e-5 + k * tail), rel=1e-12)  # tail >= delta: delta + tail
+    assert tight_composition(mech, 10, 0.0) == pytest.approx((150.0, 10 * tail), rel=1e-12)
+    # a tail below the requested delta: the ideal reports are composed at delta - k delta_s
+    low = ReportMechanism.laplace(1.0)
+    eps, delta = tight_composition(low, 30, 1e-6)
+    assert delta == 1e-6
+    accountant = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
+    accountant.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(1.0), 30))
+    assert eps == pytest.approx(accountant.get_epsilon(1e-6 - 30 * low.tail_delta), rel=1e-3)
+    gauss = ReportMechanism.gaussian(0.01, 1.0, 15.0, 1e-5)  # sigma far below the sensitivity: a real tail
+    assert gauss.tail_delta == pytest.approx(special.ndtr(100.0 - GAUSSIAN_SAMPLER_BOUND))
+    assert ReportMechanism.randomized_response(15.0).tail_delta == 0.0
+    # no budget with delta = 0 holds a report of a bounded sampler, and the sentence says why
+    assert max_reports(mech, 100.0, 0.0) == 0
+    with pytest.raises(ValueError, match=r"^user_budget must allow at least one report.*sampler's tail delta 3\.6e-10"):
+        report_cap(mech, None, (100.0, 0.0))
+    assert report_cap(ReportMechanism.randomized_response(1.0), None, (3.0, 0.0)) == 3
+    assert laplace_tail_delta(1e9) == 1.0  # no overflow: the bound is vacuous there
 
 
 @pytest.mark.parametrize(

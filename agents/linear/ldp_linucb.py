@@ -303,7 +303,8 @@ class LDPLinUCB(LocalDPLinearAgent):
         self._sigma, self._l_x, self._l_y = self.sigma, self.l_x, self.l_y
         self._quadratic = self.bonus == "quadratic"
         self._initial_shift = self.initial_shift
-        self.report_mechanism = ReportMechanism.gaussian(self.sigma, wide, self.epsilon, self._delta_spent)
+        #: One report's mechanism: the ideal δ (``exact``) and, as its ``tail_delta``, the sampler's δ_s.
+        self.report_mechanism = ReportMechanism.gaussian(self.sigma, wide, self.epsilon, min(1.0, exact))
         self.max_reports_per_user = report_cap(self.report_mechanism, max_reports_per_user, user_budget)
         self.user_budget = user_budget
         self._reports = ReportLedger(self.batch, self.max_reports_per_user)

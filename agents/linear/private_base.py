@@ -160,8 +160,9 @@ class LocalDPLinearAgent(LinearAgent, PrivateAgent):
         -------
         UserPrivacy
             ``reports`` (that user's count, worst over copies), ``per_report`` (the local
-            guarantee of one report), ``basic`` (kε, min(1, kδ)) and ``tight`` (ε', δ) from
-            ``dp_accounting``'s privacy loss distribution.
+            guarantee of one report), ``basic`` (kε, min(1, k(δ + δ_s))), ``tight`` (ε', δ) from
+            ``dp_accounting``'s privacy loss distribution and ``tail_delta`` (k·δ_s, the noise
+            sampler's tail, included in both: :mod:`bandit_envs.privacy.accounting`).
         """
         dlt = self.delta if delta is None else delta
         return user_privacy(self.report_mechanism, int(self._ledger.worst.max()), dlt)

@@ -41,7 +41,9 @@ class PerUserReports:
         -------
         UserPrivacy
             ``reports`` (that user's count, worst over copies), ``per_report``, ``basic``
-            (kε, kδ) and ``tight`` (ε', δ) from ``dp_accounting``'s privacy loss distribution.
+            (kε, k(δ + δ_s)), ``tight`` (ε', δ) from ``dp_accounting``'s privacy loss distribution
+            and ``tail_delta`` (k·δ_s, the noise sampler's tail, included in both:
+            :mod:`bandit_envs.privacy.accounting`).
         """
         return user_privacy(self.report_mechanism, int(self._ledger.worst.max()), delta)
 

@@ -67,9 +67,10 @@ def laplace_tail_delta(epsilon: float) -> float:
     release at that epsilon), the event "``x + N`` is below every value ``x' + N`` can take"
     has probability ``(e**(epsilon - B) - e**-B) / 2 <= e**(epsilon - B) / 2`` under ``x`` and 0
     under ``x'`` (``B`` = :data:`LAPLACE_SAMPLER_BOUND`); a shift spread over several entries
-    gives less. About ``3.6e-10`` at :data:`MAX_EPSILON`.
+    gives less. About ``3.6e-10`` at :data:`MAX_EPSILON`; at most 1 (reached near epsilon = 36.7,
+    where the bound stops being informative).
     """
-    return 0.5 * math.exp(epsilon - LAPLACE_SAMPLER_BOUND)
+    return min(1.0, 0.5 * math.exp(min(epsilon - LAPLACE_SAMPLER_BOUND, 1.0)))
 
 
 def gaussian_tail_delta(shift: float) -> float:

@@ -29,6 +29,18 @@ mechanism at two inputs at most one sensitivity apart, the pair the PLD accounta
 that pair). The composition is adaptive: it holds although later reports depend on the
 server's answers to earlier ones. Nothing here draws randomness.
 
+Sampler tail. numpy's noise samplers are bounded (:mod:`bandit_envs.privacy.lattice`), so a
+report lands where a neighbour's cannot with a small probability ``delta_s`` per report
+(:attr:`ReportMechanism.tail_delta`: :func:`~bandit_envs.privacy._checks.laplace_tail_delta`,
+:func:`~bandit_envs.privacy._checks.gaussian_tail_delta`; 0 for randomized response, whose keep
+probability is exact up to a relative ``1e-9``). Outside those events the report's laws are
+the ideal mechanism's, so ``k`` reports are what the ideal ones compose to plus ``k delta_s``
+in delta (a union bound over the reports). The composed bounds here include it: the basic one
+adds ``k delta_s``, the tight one is evaluated at ``delta - k delta_s`` so that the pair it
+returns holds as stated (or, when ``k delta_s`` is not below the requested delta, at that delta,
+and returns ``delta + k delta_s``). At epsilon <= 1 and the Gaussian's usual sigma, ``k delta_s``
+is below ``1e-15`` for ``k <= 10**6``; at epsilon = 15 with Laplace it is ``3.6e-10`` per report.
+
 Implementation notes. ``dp_accounting`` 0.6's ``PLDAccountant`` composes a
 ``SelfComposedDpEvent`` of a ``RandomizedResponseDpEvent`` once whatever its count, so
 randomized response is composed with ``PrivacyLossDistribution.self_compose`` directly. The
@@ -63,7 +75,7 @@ import numpy as np
 import numpy.typing as npt
 
 from bandit_envs._types import BoolArray, IntArray
-from bandit_envs.privacy._checks import check_epsilon, check_positive
+from bandit_envs.privacy._checks import check_epsilon, check_positive, gaussian_tail_delta, laplace_tail_delta
 from bandit_envs.privacy.gaussian import _log_gaussian_delta
 from bandit_envs.validation import check_float, check_int, summarize
 
@@ -112,32 +124,40 @@ class ReportMechanism:
     noise_multiplier
         Noise scale over sensitivity: Laplace ``b / Delta_1`` (= 1 / epsilon), Gaussian
         ``sigma / Delta_2``; 0 (unused) for randomized response.
+    tail_delta
+        Probability per report of the sampler's tail event (module docstring), not included in
+        ``delta``: :func:`~bandit_envs.privacy._checks.laplace_tail_delta` of epsilon,
+        :func:`~bandit_envs.privacy._checks.gaussian_tail_delta` of ``1 / noise_multiplier``,
+        0 for randomized response.
     """
 
     kind: str
     epsilon: float
     delta: float = 0.0
     noise_multiplier: float = 0.0
+    tail_delta: float = 0.0
 
     @classmethod
     def laplace(cls, epsilon: float) -> ReportMechanism:
         """Laplace noise of scale ``sensitivity / epsilon``: epsilon-DP per report."""
         eps = check_epsilon("epsilon", epsilon)
-        return cls("laplace", eps, 0.0, 1.0 / eps)
+        return cls("laplace", eps, 0.0, 1.0 / eps, laplace_tail_delta(eps))
 
     @classmethod
     def gaussian(cls, sigma: float, l2_sensitivity: float, epsilon: float, delta: float) -> ReportMechanism:
         """Gaussian noise ``N(0, sigma^2)`` on a report of L2 sensitivity ``l2_sensitivity``.
 
-        ``(epsilon, delta)`` is the per-report guarantee that is stated (the delta that holds
-        at this epsilon, any epsilon > 0: LDP-LinUCB states the delta of its sigma at the
-        authors' epsilon up to 8e5); composition uses ``sigma / l2_sensitivity`` only.
+        ``(epsilon, delta)`` is the per-report guarantee of the ideal mechanism (the delta that
+        holds at this epsilon, any epsilon > 0: LDP-LinUCB states the delta of its sigma at the
+        authors' epsilon up to 8e5), without the sampler's tail, which ``tail_delta`` carries
+        (``gaussian_tail_delta(l2_sensitivity / sigma)``); composition uses
+        ``sigma / l2_sensitivity``.
         """
         s = check_positive("sigma", sigma)
         d2 = check_positive("l2_sensitivity", l2_sensitivity)
         eps = check_positive("epsilon", epsilon)
         dlt = check_float("delta", delta, low=0.0, high=1.0)
-        return cls("gaussian", eps, dlt, s / d2)
+        return cls("gaussian", eps, dlt, s / d2, gaussian_tail_delta(d2 / s))
 
     @classmethod
     def randomized_response(cls, epsilon: float) -> ReportMechanism:
@@ -168,18 +188,23 @@ class UserPrivacy:
     reports
         Reports sent by that user (0 if nobody reported).
     per_report
-        (epsilon, delta) of one report.
+        (epsilon, delta) of one report, the ideal mechanism's (its sampler's tail adds
+        ``tail_delta / reports`` per report).
     basic
-        ``(k epsilon, min(1, k delta))`` by sequential composition.
+        ``(k epsilon, min(1, k delta + tail_delta))`` by sequential composition.
     tight
-        ``(epsilon', delta)`` by the PLD accountant at the requested delta (``(0, 0)`` for no
-        report).
+        ``(epsilon', delta)`` by the PLD accountant at the requested delta, the tail included
+        (:func:`tight_composition`; ``(0, 0)`` for no report).
+    tail_delta
+        ``k delta_s``: the probability that one of the user's reports hit its sampler's tail
+        event (module docstring).
     """
 
     reports: int
     per_report: tuple[float, float]
     basic: tuple[float, float]
     tight: tuple[float, float]
+    tail_delta: float = 0.0
 
 
 def _rr_noise_parameter(epsilon: float) -> float:
@@ -188,7 +213,9 @@ def _rr_noise_parameter(epsilon: float) -> float:
 
 
 def basic_composition(mechanism: ReportMechanism, reports: int) -> tuple[float, float]:
-    """``(k epsilon, min(1, k delta))`` for ``k = reports`` reports ([DR14]_ Thm. 3.16).
+    """``(k epsilon, min(1, k (delta + delta_s)))`` for ``k = reports`` reports ([DR14]_ Thm. 3.16).
+
+    ``delta_s`` is the sampler's tail (:attr:`ReportMechanism.tail_delta`).
 
     Parameters
     ----------
@@ -203,7 +230,7 @@ def basic_composition(mechanism: ReportMechanism, reports: int) -> tuple[float, 
         ``(epsilon, delta)``.
     """
     k = check_int("reports", reports, minimum=0)
-    return k * mechanism.epsilon, min(1.0, k * mechanism.delta)
+    return k * mechanism.epsilon, min(1.0, k * (mechanism.delta + mechanism.tail_delta))
 
 
 def _estimate(mechanism: ReportMechanism, reports: int, delta: float) -> float:
@@ -283,8 +310,12 @@ def tight_composition(mechanism: ReportMechanism, reports: int, delta: float) ->
 
     From the privacy loss distribution of ``dp_accounting`` ([DGKKM22]_; see the module
     docstring for the neighbouring relation), and never above the basic bound where that one
-    applies (``k delta_report <= delta``). At ``delta = 0`` a pure mechanism gives ``k epsilon``,
-    which is exact. Cached by count, so repeated calls are cheap.
+    applies (``k delta_report <= delta``). The sampler's tail (``k delta_s``, module docstring)
+    is part of the returned delta: the ideal reports are composed at ``delta - k delta_s``, and
+    the pair returned is ``(epsilon', delta)``; when ``k delta_s`` is not below ``delta`` they
+    are composed at ``delta`` and the pair is ``(epsilon', delta + k delta_s)``. So at
+    ``delta = 0`` a pure mechanism gives ``(k epsilon, k delta_s)``. Cached by count, so
+    repeated calls are cheap.
 
     Parameters
     ----------
@@ -298,7 +329,8 @@ def tight_composition(mechanism: ReportMechanism, reports: int, delta: float) ->
     Returns
     -------
     tuple of float
-        ``(epsilon', delta)``, or ``(0.0, 0.0)`` for no report.
+        ``(epsilon', delta)`` (``delta + k delta_s`` when the tail is not below ``delta``), or
+        ``(0.0, 0.0)`` for no report.
 
     Raises
     ------
@@ -311,15 +343,17 @@ def tight_composition(mechanism: ReportMechanism, reports: int, delta: float) ->
     dlt = check_float("delta", delta, low=0.0, high=1.0, high_open=True)
     if k == 0:
         return 0.0, 0.0
-    basic_eps, basic_delta = basic_composition(mechanism, k)
-    if dlt == 0.0:
-        if mechanism.kind == "gaussian":
-            raise ValueError("delta must be > 0 for the Gaussian mechanism (its privacy loss is unbounded), got 0.")
-        return basic_eps, 0.0
-    eps = _pld_epsilon(mechanism, k, dlt)
-    if basic_delta <= dlt:
+    if dlt == 0.0 and mechanism.kind == "gaussian":
+        raise ValueError("delta must be > 0 for the Gaussian mechanism (its privacy loss is unbounded), got 0.")
+    tail = k * mechanism.tail_delta
+    ideal, total = (dlt - tail, dlt) if dlt > tail else (dlt, min(1.0, dlt + tail))
+    basic_eps = k * mechanism.epsilon
+    if ideal == 0.0:  # pure reports at delta 0: exactly k epsilon
+        return basic_eps, total
+    eps = _pld_epsilon(mechanism, k, ideal)
+    if k * mechanism.delta <= ideal:
         eps = min(eps, basic_eps)
-    return max(eps, 0.0), dlt
+    return max(eps, 0.0), total
 
 
 def max_reports(mechanism: ReportMechanism, epsilon: float, delta: float) -> int:
@@ -337,8 +371,9 @@ def max_reports(mechanism: ReportMechanism, epsilon: float, delta: float) -> int
     Returns
     -------
     int
-        ``k >= 0`` with ``tight_composition(mechanism, k, delta)[0] <= epsilon`` and ``k + 1``
-        reports over budget.
+        ``k >= 0`` whose :func:`tight_composition` at ``delta`` is within (epsilon, delta), the
+        sampler's tail included (so a budget with ``delta = 0`` allows no Laplace or Gaussian
+        report), and ``k + 1`` reports over budget.
 
     Raises
     ------
@@ -351,7 +386,8 @@ def max_reports(mechanism: ReportMechanism, epsilon: float, delta: float) -> int
     dlt = check_float("delta", delta, low=0.0, high=1.0, high_open=True)
 
     def fits(k: int) -> bool:
-        return tight_composition(mechanism, k, dlt)[0] <= budget
+        eps, total = tight_composition(mechanism, k, dlt)
+        return eps <= budget and total <= dlt
 
     if not fits(1):
         return 0
@@ -410,9 +446,15 @@ def report_cap(
         raise ValueError(f"user_budget must have delta > 0 for the Gaussian mechanism, got {summarize(user_budget)}.")
     cap = max_reports(mechanism, eps_u, delta_u)
     if cap == 0:
+        tail = (
+            f" plus the noise sampler's tail delta {mechanism.tail_delta:.2g} (no report of a bounded sampler "
+            f"is exactly epsilon-DP, bandit_envs.privacy.lattice)"
+            if mechanism.tail_delta > 0.0
+            else ""
+        )
         raise ValueError(
             f"user_budget must allow at least one report, which costs (epsilon, delta) = "
-            f"({mechanism.epsilon:g}, {mechanism.delta:g}); got {summarize(user_budget)}."
+            f"({mechanism.epsilon:g}, {mechanism.delta:g}){tail}; got {summarize(user_budget)}."
         )
     return cap
 
@@ -435,11 +477,13 @@ def user_privacy(mechanism: ReportMechanism, reports: int, delta: float | None =
     UserPrivacy
     """
     dlt = mechanism.delta if delta is None else delta
+    k = check_int("reports", reports, minimum=0)
     return UserPrivacy(
-        reports=check_int("reports", reports, minimum=0),
+        reports=k,
         per_report=(mechanism.epsilon, mechanism.delta),
-        basic=basic_composition(mechanism, reports),
-        tight=tight_composition(mechanism, reports, dlt),
+        basic=basic_composition(mechanism, k),
+        tight=tight_composition(mechanism, k, dlt),
+        tail_delta=min(1.0, k * mechanism.tail_delta),
     )
 
 

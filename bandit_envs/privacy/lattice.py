@@ -51,16 +51,19 @@ Gaussian one (its ziggurat's tail; ``GAUSSIAN_SAMPLER_BOUND``). So the outputs l
 neighbour's cannot with positive probability. For Laplace noise of scale ``b`` and a neighbour
 at L1 distance ``epsilon b`` that **sampler tail event** has probability at most
 ``delta_s = e**(epsilon - 36.04) / 2`` per release (:func:`~bandit_envs.privacy._checks.laplace_tail_delta`;
-about ``1.8e-16`` at epsilon = 1, ``3.6e-10`` at epsilon = 15, ``0.99`` at epsilon = 40), under
+about ``3.0e-16`` at epsilon = 1, ``3.6e-10`` at epsilon = 15, 1 from epsilon = 36.7 on; 0.99 measured at 40), under
 one input and 0 under the other: the release is (epsilon, delta_s)-DP, not pure epsilon-DP. For
 the Gaussian it is ``delta_s = Phi(D / sigma - 12.23)`` (``D`` the L2 sensitivity, the shift in
 one entry; spread over entries it is smaller), added to delta: at epsilon = 15 at most
 ``1.5e-7`` for delta <= 0.9 and ``5.4e-15`` for delta <= 0.1; at epsilon = 100, delta = 1e-5 it
 would be ``0.05``. Every entry point therefore refuses epsilon above ``MAX_EPSILON = 15``
 (``bandit_envs.privacy._checks``), except LDP-LinUCB, whose stated delta per report includes
-this delta_s (:attr:`agents.linear.LDPLinUCB.privacy_per_report`). These are small-probability,
-small-ratio effects of the
-sampler's tail at allowed epsilon; the lattice removes the
+this delta_s (:attr:`agents.linear.LDPLinUCB.privacy_per_report`). A unit whose data enter ``k``
+releases adds ``k delta_s``: the local agents' per-user accounting includes it
+(:mod:`bandit_envs.privacy.accounting`); the central agents' ``privacy_spent`` states the design's
+(epsilon, 0) and leaves this tail out: a unit that enters ``m`` releases, each at some
+epsilon' <= epsilon, adds at most ``m delta_s(epsilon')`` (about ``3e-16 m`` at epsilon' = 1).
+These are small-probability, small-ratio effects of the sampler's tail at allowed epsilon; the lattice removes the
 disjoint-support attack of [M12]_ (an empirical epsilon of 7 to 9 on the float sampler). The
 exact rejection samplers of [CKS20]_ (Alg. 1-3) would remove them too, at many uniforms per draw;
 they are not used here.
