@@ -450,6 +450,16 @@ def test_planar_laplace_radius_quantile_lambertw_edge_cases() -> None:
     assert not np.allclose(P.planar_laplace_radius_cdf(np.abs(principal), eps), p, rtol=1e-3)
 
 
+def test_planar_laplace_lambertw_radius_bound_and_tail_are_as_documented() -> None:
+    eps = 0.25
+    largest_uniform = np.nextafter(1.0, 0.0)  # 1 - 2**-53: Generator.random never returns more
+    bound = P.planar_laplace_radius_quantile(largest_uniform, eps)
+    assert bound == pytest.approx(40.46 / eps, rel=1e-3)
+    for eps_d, documented in ((15.0, 2.3e-10), (25.0, 3.2e-6)):  # the module docstring's figures
+        tail = 1.0 - P.planar_laplace_radius_cdf(bound - eps_d / eps, eps)
+        assert tail == pytest.approx(documented, rel=0.02)
+
+
 def test_planar_laplace_lambertw_sampler_handles_p_zero() -> None:
     class ZeroFirst(np.random.Generator):
         """A Generator whose uniform draws are all 0.0, the value that makes W_{-1} NaN."""

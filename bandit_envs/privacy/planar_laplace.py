@@ -24,7 +24,17 @@ Noise: one radius (``rng.gamma(2, 1 / eps)``, or the inverse CDF of a ``rng.rand
 ``method="lambertw"``) and one angle (``rng.uniform(0, 2 pi)``) per point, from the
 ``numpy.random.Generator`` passed as ``rng``; on the sphere the radius is drawn from its own law
 (see :func:`planar_laplace_latlon`). Floating-point sampling leaks through the low-order bits of
-the output [M12]_: acceptable for a research library, not for production.
+the output [M12]_: acceptable for a research library, not for production. The radius draws
+are also bounded: below ``40.46 / eps`` with ``method="lambertw"`` (its uniform is at least
+``2**-53`` from 1) and below about ``119.7 / eps`` with numpy's gamma sampler (its normal is below
+12.23, :data:`~bandit_envs.privacy._checks.GAUSSIAN_SAMPLER_BOUND`). So the outputs of two points
+more than twice the bound apart cannot meet, and for closer points ``x, x'`` a report of ``x``
+can land where no report of ``x'`` can: the guarantee holds up to that tail event, as for the
+bounded Laplace sampler (:mod:`bandit_envs.privacy.lattice`). With ``"lambertw"`` its probability
+is at most the radius law's tail beyond ``40.46 / eps - d(x, x')``,
+``(1 + t) e**-t`` with ``t = 40.46 - eps d(x, x')``: about ``2.3e-10`` at ``eps d = 15``,
+``3.2e-6`` at ``eps d = 25``. Unlike the Laplace mechanisms there is no cap on ``eps d``; keep
+``eps d`` at the distances that matter well below 40.
 
 References
 ----------
