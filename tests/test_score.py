@@ -195,6 +195,25 @@ def test_a_user_agent_is_labelled_by_its_own_name(agent_file: Path, tmp_path: Pa
     assert "Mine" in set(df["agent"]) and "Coin" not in set(df["agent"])
 
 
+def test_a_user_agents_default_folder_is_named_after_it_and_the_cli_prints_that_card(
+    agent_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --out a user agent's card goes to results/score-LABEL, not the leaderboard's folder."""
+    import agents.experiments.scorecard as scorecard
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(scorecard, "QUICK", TINY)  # --quick at the test scale
+    monkeypatch.setattr(scorecard, "PANEL", {"UCB": scorecard.PANEL["UCB"]})
+    assert main(["score", "--agent", f"{agent_file}:named", "--quick"]) == 0
+    out = capsys.readouterr().out
+    assert (tmp_path / "results" / "score-Coin" / "summary.md").is_file()
+    assert not (tmp_path / "results" / "score-leaderboard").exists()
+    assert "# Scorecard: Coin" in out and "Wrote results/score-Coin/summary.md" in out
+    df = score(f"Mine={agent_file}:named", scale=TINY, builtins=())
+    assert df.attrs["out"] == str(Path("results") / "score-Mine")
+    assert scorecard.default_folder("a/b:c\\d") == Path("results") / "score-a-b-c-d"  # a declared name
+
+
 def test_unknown_agent_is_one_sentence(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["score", "NoSuchAgent"]) == 2
     err = capsys.readouterr().err

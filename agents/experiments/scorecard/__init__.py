@@ -30,7 +30,7 @@ from agents.experiments.scorecard.task import N_CHECKPOINTS, graph_env, score_ta
 from agents.user_agents import UserAgent, UserAgentError, agent_name, qualified, split_name
 from bandit_envs.validation import summarize
 
-__all__ = ["FULL", "PROBLEMS", "QUICK", "SUITE_VERSION", "Scale", "card", "score"]
+__all__ = ["FULL", "PROBLEMS", "QUICK", "SUITE_VERSION", "Scale", "card", "default_folder", "score"]
 
 #: Audit runs per input at each scale (the quick and test scales use the smaller number).
 AUDIT_RUNS = {"full": 2000, "quick": 500}
@@ -167,6 +167,8 @@ def score(
 ) -> pd.DataFrame:
     """Score ``agent`` on the suite and write the card to ``out``; return the scores (one row per problem × agent).
 
+    The returned table's ``attrs["out"]`` names the output folder.
+
     Parameters
     ----------
     agent
@@ -177,7 +179,8 @@ def score(
     quick
         The quick scale (:data:`~agents.experiments.scorecard.suite.QUICK`) instead of the full one.
     out
-        The output folder (default ``results/score-NAME``); resumable as ``banditlab run``'s.
+        The output folder (default ``results/score-NAME``, :func:`default_folder`); resumable as
+        ``banditlab run``'s.
     jobs, seed, backend, scheduler, timeout, fresh, force
         As for :func:`agents.experiments.run_experiment`.
     scale
@@ -197,7 +200,6 @@ def score(
     name, users = _label(agent)
     chosen = scale if scale is not None else QUICK if quick else FULL
     exp = card(name, chosen, builtins)
-    folder = Path(out) if out is not None else Path("results") / f"score-{(name or 'leaderboard').replace('/', '-')}"
     if users:
         # The label of a user agent is known once it is loaded: the card highlights it.
         from agents.user_agents import user_agent
@@ -210,6 +212,8 @@ def score(
         loaded = _named_after_its_agent(loaded, plays)
         exp = card(loaded.name, chosen, builtins)
         users = [loaded]
+        name = loaded.name
+    folder = Path(out) if out is not None else default_folder(name)
     run_experiment(
         exp,
         agents=None,
@@ -225,7 +229,20 @@ def score(
         force=force,
         command=command,
     )
-    return analysis.scores(pd.read_csv(folder / RESULTS, low_memory=False))
+    table = analysis.scores(pd.read_csv(folder / RESULTS, low_memory=False))
+    table.attrs["out"] = str(folder)
+    return table
+
+
+def default_folder(name: str | None) -> Path:
+    """``results/score-NAME`` for the agent labelled NAME on the card, ``results/score-leaderboard`` for None.
+
+    A user agent's NAME is its label once loaded (``--agent NAME=REF``'s NAME, else the ``name``
+    its factory's agent declares, else the factory's). Characters a folder name cannot hold
+    (slashes, backslashes, colons) become ``-``.
+    """
+    label = "leaderboard" if name is None else name
+    return Path("results") / ("score-" + label.replace("/", "-").replace("\\", "-").replace(":", "-"))
 
 
 def meta_seconds(folder: Path) -> float:

@@ -97,7 +97,7 @@ def main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
         table = score(None if args.leaderboard else given[0], **sweep_keywords(args, argv))
     except (UsageError, UserAgentError, BackendError, SweepInterrupted) as exc:
         return run_error_status(exc)
-    folder = args.out or Path("results") / ("score-leaderboard" if args.leaderboard else f"score-{given[0]}")
+    folder = Path(table.attrs["out"])
     if args.leaderboard:
         try:
             write_page(folder, args.page, table, quick=args.quick)
