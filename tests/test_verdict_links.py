@@ -8,6 +8,8 @@ as the small runs they are (most claims –) and as if that were the full scale 
 from __future__ import annotations
 
 import gzip
+import json
+import os
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -93,9 +95,25 @@ def test_every_cross_and_dash_links_to_its_explanation(experiment_id):
 
 
 def test_dp_mab_and_side_observation_verdicts_link_too(tmp_path):
+    """Written outside docs/reproductions, a summary's links point at the README from where it is."""
     for i, experiment_id in enumerate(("dp-mab/epsilon", "graph/side-observations")):
-        _, text = run_experiment(experiment_id, runs=2, horizon=300, jobs=1, out=tmp_path / str(i), progress=False)
-        assert _marks(text) and _unlinked(text) == [], experiment_id
+        folder = tmp_path / "results" / str(i)
+        _, text = run_experiment(experiment_id, runs=2, horizon=300, jobs=1, out=folder, progress=False)
+        assert text == (folder / "summary.md").read_text(encoding="utf-8")
+        targets = set(re.findall(r"\]\(([^)#]*)#[^)]+\)", text))
+        assert len(targets) == 1, targets
+        assert (folder / targets.pop()).resolve() == (ROOT / README).resolve(), experiment_id
+        as_committed = text.replace(f"]({os.path.relpath(ROOT / README, folder)}#", "](../README.md#")
+        assert _marks(text) and _unlinked(as_committed) == [], experiment_id
+
+
+def test_summary_links_become_text_without_the_repository(monkeypatch, tmp_path):
+    import agents.experiments.core.verdict as verdict
+
+    line = f"- ✗ x {verdict.why_link('zero-standard-error')}"
+    assert verdict.links_from(ROOT / "docs" / "reproductions" / "gap-privacy", line) == line  # committed: as is
+    monkeypatch.setattr(verdict, "README", "no/such/README.md")  # a wheel without the repository
+    assert verdict.links_from(tmp_path, line) == "- ✗ x (why: docs/reproductions/README.md#zero-standard-error)"
 
 
 def test_every_claim_names_an_explanation_that_exists():

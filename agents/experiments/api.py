@@ -55,6 +55,7 @@ from agents.experiments.core.results import (
 )
 from agents.experiments.core.runner import SettingError, Task, default_jobs, tasks_for
 from agents.experiments.core.spec import Experiment
+from agents.experiments.core.verdict import links_from
 from agents.experiments.registry import get_experiment
 from agents.user_agents import UserAgent, UserAgentError, agent_name, qualified, user_agent
 from bandit_envs.validation import check_memory, memory_limit, summarize
@@ -575,7 +576,7 @@ def write_report(results: pd.DataFrame, exp: Experiment, folder: Path | OutputFo
             return write_report(results, exp, output, meta)
     extra = exp.family.extra_figures
     folder.check_replaceable([FIGURE, SUMMARY, *(name for name, _ in extra)])
-    text = exp.family.summary(results, exp, meta) + "\n![figure](figure.png)\n"
+    text = links_from(folder.path, exp.family.summary(results, exp, meta)) + "\n![figure](figure.png)\n"
     text += "".join(f"\n![{Path(name).stem}]({name})\n" for name, _ in extra)
     folder.write(FIGURE, lambda path: exp.family.figure(results, exp, path))
     for name, draw in extra:

@@ -8,8 +8,11 @@ scale). The check classes of :mod:`agents.experiments.core.checks` use these and
 from __future__ import annotations
 
 import math
+import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 #: Marks written next to a verdict.
 MARKS = {True: "✓", False: "✗", None: "–"}
@@ -92,6 +95,21 @@ def why_link(anchor: str) -> str:
     text names the file from the repository's root, so it also reads right in any other folder.
     """
     return f"[why: {README}#{anchor}]({README_FROM_SUMMARY}#{anchor})"
+
+
+def links_from(folder: Path, text: str) -> str:
+    """``text`` (a summary) with its why-links made right for a summary written into ``folder``.
+
+    The links of :func:`why_link` are relative to ``docs/reproductions/<experiment>/``. Elsewhere
+    they point at :data:`README` of the repository this package runs from, relative to
+    ``folder``; where the package runs without its repository (an installed wheel), the links
+    become plain text, which names the file and the paragraph.
+    """
+    readme = Path(__file__).resolve().parents[3] / README
+    if readme.is_file():
+        target = Path(os.path.relpath(readme, Path(folder).resolve())).as_posix()
+        return text.replace(f"]({README_FROM_SUMMARY}#", f"]({target}#")
+    return re.sub(r"\[why: ([^\]]*)\]\(" + re.escape(README_FROM_SUMMARY) + r"#[^)]*\)", r"(why: \1)", text)
 
 
 def added_line(verdict: Verdict, what: str, anchor: str) -> str:
