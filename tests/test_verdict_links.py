@@ -136,6 +136,20 @@ def test_a_quick_run_names_the_committed_full_scale_summary():
         assert exp.scale_note() == ""
 
 
+def test_committed_reproductions_are_recorded_so_their_commands_can_replace_them():
+    """docs/reproductions/README.md's commands rewrite these folders: each file must be banditlab's, unedited."""
+    from agents.experiments.core.outputs import RECORD, sha256_of
+
+    folders = [d for d in (ROOT / "docs" / "reproductions").iterdir() if d.is_dir()]
+    assert len(folders) == len(EXPERIMENTS) + 1  # and the privacy audit's
+    for folder in folders:
+        record = json.loads((folder / RECORD).read_text(encoding="utf-8"))
+        files = {p.name for p in folder.iterdir() if p.is_file() and p.name != RECORD}
+        assert set(record["files"]) == files, folder.name
+        for name in files:  # a hand edit makes the file the editor's, and the command then refuses it
+            assert record["files"][name] == sha256_of(folder / name), f"{folder.name}/{name} changed since recorded"
+
+
 def test_an_undecided_verdict_says_not_resolvable_at_this_scale_with_the_scale():
     claim = Claim("x falls", Trend("x", "decreasing"), why="not-resolvable-at-this-scale")
     line = claim_line(claim, Verdict(None, "1, 2: within its interval."), "3 runs per setting, T = 2,000")
