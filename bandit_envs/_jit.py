@@ -2,7 +2,7 @@
 
 ``numba.njit(cache=True)`` needs a folder for its cache files. For the functions of
 ``bandit_envs`` and ``agents``, numba looks for one in this order: ``$NUMBA_CACHE_DIR``, then
-this project's folder in the user's cache folder (:data:`CACHE_ROOT`, ``~/.cache/bandit_envs/numba``
+this project's folder in the user's cache folder (:data:`CACHE_ROOT`, ``~/.cache/bandit-envs/numba``
 or under ``$XDG_CACHE_HOME``, installed by :class:`PackageCacheLocator`), then numba's own
 choices: the ``__pycache__`` folder beside the source file and ``~/.cache/numba``; for a package
 inside a zip archive only the last. The project's folder comes before ``__pycache__`` so that an
@@ -67,12 +67,18 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: and whose functions :class:`PackageCacheLocator` caches.
 PACKAGES = ("agents", "bandit_envs")
 
+#: This project's folder in the user's cache folder. Not ``bandit_envs``: a folder of a package's
+#: name without an ``__init__.py`` in the folder a script starts in (say ``XDG_CACHE_HOME=/tmp``
+#: and a script run from ``/tmp``) is imported as an empty namespace package in place of an
+#: editable install; a hyphen keeps the name out of Python's import system.
+CACHE_APP = "bandit-envs"
+
 #: The folders of :data:`PACKAGES` (siblings of this package's folder), with a trailing separator.
 _PACKAGE_FOLDERS = tuple(str(Path(__file__).resolve().parent.parent / name) + os.sep for name in PACKAGES)
 
 
 def _user_cache_root() -> str:
-    """``bandit_envs/numba`` in the user's cache folder (``$XDG_CACHE_HOME`` or ``~/.cache`` on Linux).
+    """``bandit-envs/numba`` (:data:`CACHE_APP`) in the user's cache folder (``$XDG_CACHE_HOME`` or ``~/.cache``).
 
     Always an absolute path. As the XDG base directory rules say, an empty or relative
     ``$XDG_CACHE_HOME`` is ignored (``~/.cache`` is used): numba's own folder rule would take it
@@ -80,11 +86,11 @@ def _user_cache_root() -> str:
     other users may be able to write.
     """
     xdg = os.environ.get("XDG_CACHE_HOME", "")
-    xdg_base = os.path.join(xdg if os.path.isabs(xdg) else os.path.expanduser("~/.cache"), "bandit_envs")
+    xdg_base = os.path.join(xdg if os.path.isabs(xdg) else os.path.expanduser("~/.cache"), CACHE_APP)
     try:
         from numba.misc.appdirs import AppDirs
 
-        base = AppDirs(appname="bandit_envs", appauthor=False).user_cache_dir
+        base = AppDirs(appname=CACHE_APP, appauthor=False).user_cache_dir
     except Exception:  # noqa: BLE001 - numba's vendored appdirs moved: the XDG rule
         base = xdg_base
     if not os.path.isabs(base):  # e.g. an empty or relative $XDG_CACHE_HOME

@@ -489,4 +489,4 @@ def test_an_empty_or_relative_xdg_cache_home_is_ignored(xdg: str, tmp_path: Path
         check=True,
     ).stdout.strip()
     home = os.path.expanduser("~/.cache")
-    assert out == os.path.join(home, "bandit_envs", "numba"), out
+    assert out == os.path.join(home, "bandit-envs", "numba"), out

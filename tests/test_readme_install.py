@@ -94,6 +94,11 @@ def test_the_readme_sequence_leaves_a_working_editable_install(tmp_path: Path) -
         assert not left, f"the uninstall left files in the installed {package} folder: {left[:5]}"
     done = run(python, "-c", "import agents, bandit_envs; from agents import DPSE; print(agents.__file__)")
     assert done.stdout.strip().startswith(str(source)), done.stdout
+    # A script started in the cache folder itself (say XDG_CACHE_HOME=/tmp and a script in /tmp):
+    # the kernels' cache folder there must not be imported in place of the editable install.
+    assert (home / ".cache" / "bandit-envs" / "numba").is_dir()
+    make = "import gymnasium as gym, bandit_envs; gym.make('GraphBandit-v0'); print(bandit_envs.__file__)"
+    assert run(python, "-c", make, cwd=home / ".cache").stdout.strip().startswith(str(source))
     snippet = re.search(r"```python\n(.*?)```", README, flags=re.DOTALL)
     assert snippet
     assert "regret" in run(python, "-c", snippet.group(1)).stdout
