@@ -16,7 +16,7 @@ pandas DataFrame: one row per setting, agent, run and checkpoint round ``t``.
 The same agent from the command line (the module only defines things at import, so the file
 is a valid ``--agent`` target; the summary's tables and the figure then include it)::
 
-    banditlab run gap/regret-eps --quick --agent examples/bring_your_own_agent.py:make_agent
+    banditlab run gap/regret-eps --quick --agent examples/bring_your_own_agent.py:make_agent --out results/mine
 
 Run: ``python examples/bring_your_own_agent.py [--out DIR] [--runs N] [--horizon T]`` (about
 15 s of CPU time).
