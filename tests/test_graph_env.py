@@ -174,17 +174,21 @@ def test_truncnorm_true_means() -> None:
     np.testing.assert_allclose(env.expected_rewards, truncnorm_mean(loc, 0.2), rtol=1e-12)
 
 
-def test_truncnorm_means_within_four_units_of_scipy_and_right_for_wide_and_narrow_normals() -> None:
+def test_truncnorm_means_within_sixteen_units_of_scipy_and_right_for_wide_and_narrow_normals() -> None:
     """The closed form of :func:`bandit_envs.rewards._truncnorm_means` against scipy.stats (σ <= 1)
     and against the limits scipy.stats does not reach: a wide normal is flat on [0, 1] (mean
-    0.5 - (1 - 2μ)/(24σ²) to first order), a narrow one has its mean at μ."""
+    0.5 - (1 - 2μ)/(24σ²) to first order), a narrow one has its mean at μ.
+
+    Tolerance: 16 units in the last place (about 3.6e-15 relative). Both sides call numpy's or
+    scipy's exp, expm1 and erf, whose last bits depend on the SIMD code numpy picks for the CPU:
+    the largest difference was 4 units with AVX-512 and 5 without it."""
     loc = np.concatenate(([0.0, 1.0, 1e-12, 1.0 - 1e-12], np.linspace(0.0, 1.0, 41)))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no overflow or invalid-value warning at any σ
         for sd in (1e-3, 0.05, 0.1, 0.2, 0.5, 1.0):
             got = RewardModel("truncnorm", loc, sd).expected
             want = truncnorm_mean(loc, sd)
-            assert np.all(np.abs(got - want) <= 4 * np.spacing(want)), sd
+            assert np.all(np.abs(got - want) <= 16 * np.spacing(want)), sd
         for sd in (1e5, 1e7):
             got = RewardModel("truncnorm", loc, sd).expected
             np.testing.assert_allclose(got, 0.5 - (1 - 2 * loc) / (24 * sd**2), rtol=0, atol=4e-16)
