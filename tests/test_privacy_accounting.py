@@ -18,6 +18,7 @@ from scipy import special
 from bandit_envs import privacy as P
 from bandit_envs.privacy._checks import GAUSSIAN_SAMPLER_BOUND, laplace_tail_delta
 from bandit_envs.privacy.accounting import (
+    NO_USER,
     ReportLedger,
     ReportMechanism,
     basic_composition,
@@ -25,6 +26,7 @@ from bandit_envs.privacy.accounting import (
     report_cap,
     tight_composition,
     user_ids,
+    user_key,
     user_privacy,
 )
 
@@ -227,6 +229,44 @@ def test_ledger_blocks_match_step_by_step_counting() -> None:
     shared = ReportLedger(2)
     shared.record_block(shared.block_counts(users[:, 0], 200), 200)
     np.testing.assert_array_equal(shared.worst, [np.bincount(users[:, 0]).max()] * 2)
+
+
+def test_one_user_is_one_key_whatever_the_ids_type_and_missing_ids_count_for_everyone() -> None:
+    """A NaN id is never equal to another, and np.asarray([1, "bob"]) makes 1 the string "1":
+    keyed naively, either would split one user into many and understate what it lost."""
+    pd = pytest.importorskip("pandas")
+    for missing in (None, float("nan"), np.float64("nan"), pd.NA, pd.NaT):
+        assert user_key(missing) is NO_USER
+    assert user_key(np.int64(7)) == 7 and user_key(7.0) == 7 and user_key("7") == "7"
+    with pytest.raises(ValueError, match=r"^a user id must be hashable .*got \[1\]"):
+        user_key([1])
+    assert user_ids({"user_id": [1, "bob"]}, 2) == [1, "bob"]
+    assert user_ids({"user_id": [float("nan"), 3]}, 2) == [NO_USER, 3]
+    # step by step: 50 reports with a NaN id are one anonymous user's, charged to everyone
+    ledger = ReportLedger(1, max_reports=3)
+    ledger.record([5], ledger.allowed([5]))
+    sent = 0
+    for _ in range(50):
+        users = user_ids({"user_id": float("nan")}, 1)
+        ok = ledger.allowed(users)
+        ledger.record(users, ok)
+        sent += int(ok[0])
+    assert sent == 2 and ledger.worst[0] == 3 and ledger.withheld[0] == 48
+    # blocks: the same user across an int block and a mixed one; NaN blocks add up as anonymous
+    ledger = ReportLedger(1)
+    for block in (np.array([1, 1, 1, 1, 1]), [1, 1, 1, 1, "x"], np.full(5, np.nan), np.full(5, np.nan)):
+        counts = ledger.block_counts(block, 5)
+        assert ledger.worst_after(counts, 5)[0] >= ledger.worst[0]
+        ledger.record_block(counts, 5)
+    assert ledger.worst[0] == 10 + 9  # 10 anonymous reports and user 1's 9
+    by_step = ReportLedger(2)
+    rows = [[1, 2], [1, "bob"], [None, 2], [1, float("nan")]]
+    for row in rows:
+        by_step.record(user_ids({"user_id": row}, 2), np.ones(2, dtype=bool))
+    by_block = ReportLedger(2)
+    by_block.record_block(by_block.block_counts(np.array(rows, dtype=object), 4), 4)
+    np.testing.assert_array_equal(by_step.worst, by_block.worst)
+    np.testing.assert_array_equal(by_step.worst, [4, 3])  # copy 0: user 1 thrice + one anonymous
 
 
 def test_user_ids_from_info() -> None:

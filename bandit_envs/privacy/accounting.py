@@ -65,9 +65,10 @@ References
 
 from __future__ import annotations
 
+import collections
 import functools
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -84,6 +85,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MECHANISM_KINDS",
+    "NO_USER",
     "USER_ID_KEY",
     "ReportLedger",
     "ReportMechanism",
@@ -95,6 +97,7 @@ __all__ = [
     "report_cap",
     "tight_composition",
     "user_ids",
+    "user_key",
     "user_privacy",
 ]
 
@@ -487,6 +490,65 @@ def user_privacy(mechanism: ReportMechanism, reports: int, delta: float | None =
     )
 
 
+class _NoUser:
+    """The key of a report whose user id is missing (None, NaN, ``pd.NA``): it is charged to every user."""
+
+    _instance: _NoUser | None = None
+
+    def __new__(cls) -> _NoUser:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "NO_USER"
+
+    def __reduce__(self) -> str:
+        return "NO_USER"
+
+
+#: The user key of a report without a usable id (see :func:`user_key`).
+NO_USER = _NoUser()
+
+
+def user_key(value: Any) -> Hashable:
+    """The ledger's key for one user id: one key per user, whatever the id's type or container.
+
+    numpy scalars become Python ones (``np.int64(7)`` is user ``7``, as ``7`` and ``7.0`` are). A
+    missing id (None, a NaN, ``pd.NA``, ``NaT``: anything not equal to itself or whose comparison
+    has no truth value) is :data:`NO_USER`, a report without an id, charged to every user: a NaN
+    is never equal to another, so keying on it would make each such report a new user.
+
+    Raises
+    ------
+    ValueError
+        If the id cannot be a key (it is not hashable, e.g. a list).
+    """
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None:
+        return NO_USER
+    try:
+        missing = bool(value != value)
+    except (TypeError, ValueError):  # pd.NA: comparisons with it have no truth value
+        missing = True
+    if missing:
+        return NO_USER
+    try:
+        hash(value)
+    except TypeError:
+        raise ValueError(f"a user id must be hashable (a number or a string), got {summarize(value)}.") from None
+    return value
+
+
+def _id_array(users: Any) -> npt.NDArray[Any]:
+    """``users`` as an array that keeps each id's type: a list of ints and strings stays one (not all strings)."""
+    if isinstance(users, np.ndarray):
+        return users
+    ids = np.asarray(users)
+    return ids if ids.dtype.kind in "iufb" else np.asarray(users, dtype=object)
+
+
 def user_ids(info: Mapping[str, Any] | None, batch: int) -> list[Hashable] | None:
     """The user of each copy from a step's ``info`` (key :data:`USER_ID_KEY`), or None if it has none.
 
@@ -500,27 +562,29 @@ def user_ids(info: Mapping[str, Any] | None, batch: int) -> list[Hashable] | Non
     Returns
     -------
     list or None
-        ``batch`` hashable ids, or None when ``info`` names no user.
+        ``batch`` keys of :func:`user_key` (:data:`NO_USER` for a missing id), or None when
+        ``info`` names no user.
 
     Raises
     ------
     ValueError
-        If ``info[USER_ID_KEY]`` does not hold one id per copy.
+        If ``info[USER_ID_KEY]`` does not hold one id per copy, or an id cannot be a key.
     """
     if not info or USER_ID_KEY not in info:
         return None
-    ids = np.asarray(info[USER_ID_KEY])
+    ids = _id_array(info[USER_ID_KEY])
     if ids.size != batch:
         raise ValueError(f"info[{USER_ID_KEY!r}] must hold one user id per copy ({batch}), got shape {ids.shape}.")
-    return [v.item() if isinstance(v, np.generic) else v for v in ids.reshape(batch)]
+    return [user_key(v) for v in ids.reshape(batch)]
 
 
 class ReportLedger:
     """How many reports each user has sent, per copy, and an optional cap on them.
 
     Each copy of a batched agent is its own population: user ``u`` of copy ``b`` is not user
-    ``u`` of copy ``c``. A report without a user id (an env that names no user) is charged to
-    every user of its copy, so without ids the whole stream counts as one user. The cap
+    ``u`` of copy ``c``. A report without a user id (an env that names no user, or a missing id:
+    :data:`NO_USER`) is charged to every user of its copy, so without ids the whole stream counts
+    as one user. Ids are keyed by :func:`user_key`. The cap
     ``max_reports`` stops a user's reports once it has sent that many: the agent does not get
     them (callers ask :meth:`allowed` first and :meth:`record` what was sent).
 
@@ -553,7 +617,8 @@ class ReportLedger:
             return np.asarray(self._anonymous + self._max_named < cap)
         out = np.empty(self.batch, dtype=np.bool_)
         for b, u in enumerate(users):
-            out[b] = self._anonymous[b] + self._counts[b].get(u, 0) < cap
+            most = self._max_named[b] if u is NO_USER else self._counts[b].get(u, 0)
+            out[b] = self._anonymous[b] + most < cap
         return out
 
     def record(self, users: list[Hashable] | None, sent: BoolArray) -> None:
@@ -564,6 +629,9 @@ class ReportLedger:
             self._anonymous += sent
             return
         for b in np.flatnonzero(sent):
+            if users[b] is NO_USER:
+                self._anonymous[b] += 1
+                continue
             counts = self._counts[b]
             n = counts.get(users[b], 0) + 1
             counts[users[b]] = n
@@ -572,11 +640,12 @@ class ReportLedger:
     def block_counts(self, users: npt.ArrayLike | None, n_rounds: int) -> list[dict[Hashable, int]] | None:
         """Reports per user and copy of a block of ``n_rounds`` rounds, one report each (not recorded).
 
-        ``users`` is (T,) (the same users in every copy), (T, B), or None (anonymous rounds).
+        ``users`` is (T,) (the same users in every copy), (T, B), or None (anonymous rounds). The
+        keys are :func:`user_key`'s; a block's missing ids count under :data:`NO_USER`.
         """
         if users is None:
             return None
-        ids = np.asarray(users)
+        ids = _id_array(users)
         if ids.ndim == 1:
             ids = np.broadcast_to(ids[:, None], (ids.shape[0], self.batch))
         if ids.shape != (n_rounds, self.batch):
@@ -585,10 +654,18 @@ class ReportLedger:
             )
         out = []
         for b in range(self.batch):
-            values, counts = np.unique(ids[:, b], return_counts=True)
-            out.append(
-                {(v.item() if isinstance(v, np.generic) else v): int(c) for v, c in zip(values, counts, strict=True)}
-            )
+            column = ids[:, b]
+            pairs: Iterable[tuple[Any, int]]
+            if column.dtype.kind in "iufb":  # numbers: np.unique (one NaN group, made NO_USER by user_key)
+                values, counts = np.unique(column, return_counts=True)
+                pairs = zip(values, counts.tolist(), strict=True)
+            else:  # any other ids, each kept as it is (np.unique would sort, and mixed types do not sort)
+                pairs = collections.Counter(column.tolist()).items()
+            block: dict[Hashable, int] = {}
+            for v, c in pairs:
+                key = user_key(v)
+                block[key] = block.get(key, 0) + int(c)
+            out.append(block)
         return out
 
     def worst_after(self, block: list[dict[Hashable, int]] | None, n_rounds: int) -> IntArray:
@@ -598,7 +675,8 @@ class ReportLedger:
         out = self._anonymous.copy()
         for b, counts in enumerate(block):
             old = self._counts[b]
-            out[b] += max([old.get(u, 0) + c for u, c in counts.items()] + [int(self._max_named[b])])
+            named = [old.get(u, 0) + c for u, c in counts.items() if u is not NO_USER]
+            out[b] += counts.get(NO_USER, 0) + max([*named, int(self._max_named[b])])
         return out
 
     def record_block(self, block: list[dict[Hashable, int]] | None, n_rounds: int) -> None:
@@ -609,6 +687,9 @@ class ReportLedger:
         for b, counts in enumerate(block):
             old = self._counts[b]
             for u, c in counts.items():
+                if u is NO_USER:
+                    self._anonymous[b] += c
+                    continue
                 old[u] = old.get(u, 0) + c
                 self._max_named[b] = max(self._max_named[b], old[u])
 
