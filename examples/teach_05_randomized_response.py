@@ -72,6 +72,10 @@ bits[: int(TRUE_SHARE * N_USERS)] = 1  # e.g. "watched this film": 30% of the us
 print(f"Randomized response: {N_USERS:,} users, true share {TRUE_SHARE}; {REPEATS:,} repeated surveys.")
 print("epsilon  raw share  debiased mean  sd theory  sd empirical  users for sd 0.01")
 rr_sd = []
+# Each of the REPEATS rows is one hypothetical run of the survey, simulated to measure the spread: in one
+# run each user sends one randomized bit, eps-LDP. They are trials, not releases: a user who really answered
+# all REPEATS surveys about the same bit would have spent REPEATS * eps. The true share printed here is the
+# simulation's ground truth, to compare the estimates with; a real survey never sees it.
 for epsilon in EPSILONS:
     reports = randomized_response(np.broadcast_to(bits, (REPEATS, N_USERS)), epsilon, noise)
     raw = reports.mean(axis=1)
@@ -91,6 +95,7 @@ print("-> the spread matches e^eps/(e^eps-1)^2/n; for small eps it is ~ 1/(eps^2
 
 # %%
 values = rng.beta(2.0, 5.0, size=N_USERS)  # e.g. normalized ratings in [0, 1]
+# The true mean is printed as the simulation's ground truth (the thing the mechanisms estimate), not released.
 print(f"\nLaplace mechanism on a mean of {N_USERS:,} values in [0, 1] (true mean {values.mean():.3f}).")
 print("epsilon  local sd theory  local sd empirical  central sd theory  central sd empirical")
 local_sd, central_sd = [], []

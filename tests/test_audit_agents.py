@@ -42,6 +42,7 @@ from agents.audit import NO_VIOLATION, VIOLATION, audit, subject_for, summary
 from agents.audit.events import ReleaseRuns, release_loss
 from agents.audit.subjects import INDEX_CHANGES, index_pairs
 from agents.audit.summary import Planned
+from agents.central_dp.gaussian_ts import PrePullGaussianTS
 from agents.experiments.cli import main
 from bandit_envs.privacy.counters import BinaryTreeCounter, HybridCounter, hybrid_increment, tree_increment
 
@@ -64,6 +65,26 @@ def test_the_claim_is_the_agents_privacy_spent() -> None:
     assert ldp.unit == "report" and ldp.epsilon == 2.0 and "post-processing" in ldp.note
     for cls in (HybridDPUCB, TreeDPUCB, AdaPUCB, DPThompsonSampling):  # a class gets its built-in subject
         assert subject_for(cls, epsilon=0.5).pairs[0].label == subject_for(cls.__name__, epsilon=0.5).pairs[0].label
+
+
+def test_a_subclass_or_users_private_agent_is_held_to_its_own_privacy_spent() -> None:
+    """Not to its ``epsilon`` attribute: a subclass of TreeDPUCB states ε/K per entry as TreeDPUCB does,
+    and a Gaussian sampler states (ε, δ) for the rounds it ran, not (ε given, 0)."""
+
+    class MyTree(TreeDPUCB):
+        pass
+
+    assert subject_for(MyTree, epsilon=1.0, horizon=50).epsilon == 0.5  # the ε/K it states, not its ε = 1
+    spent = PrePullGaussianTS(2, seed=0)  # as the audit builds the class (it takes neither horizon nor epsilon)
+    for _ in range(50):
+        spent.update(spent.act(), 0.0)
+
+    class MyGaussian(PrePullGaussianTS):
+        pass
+
+    subject = subject_for(MyGaussian, epsilon=1.0, horizon=50)
+    assert (subject.epsilon, subject.delta) == pytest.approx(spent.privacy_spent)
+    assert subject.delta > 0
 
 
 def test_index_pairs_change_the_first_rewards_of_both_arms() -> None:

@@ -78,6 +78,21 @@ def _replay(env: Any, agent: Any, table: npt.NDArray[Any]) -> Iterator[tuple[int
         yield t, action
 
 
+def spent_after(
+    build: Callable[[Any, int | None, int], Any], table: FloatArray, graph: BoolArray, env_id: str = "GraphBandit-v0"
+) -> tuple[float, float]:
+    """The ``privacy_spent`` of the agent ``build(env, None, 0)`` after replaying ``table`` through the step API."""
+    env = graph_env(table, graph, env_id)
+    try:
+        agent = build(env, None, 0)
+        for _ in _replay(env, agent, table):
+            pass
+        eps, dlt = agent.privacy_spent
+    finally:
+        env.close()
+    return float(eps), float(dlt)
+
+
 def step_runs(
     build: Callable[[Any, int | None, int], Any],
     table: FloatArray,

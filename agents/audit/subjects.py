@@ -53,7 +53,7 @@ from agents.audit.neighbours import (
     search_rounds,
     two_arm_graph,
 )
-from agents.audit.runner import graph_env, linear_runs, run_seeds, simulate_runs, step_runs
+from agents.audit.runner import graph_env, linear_runs, run_seeds, simulate_runs, spent_after, step_runs
 from agents.base import Agent, PrivateAgent, check_choice, check_float, check_int, describe
 from agents.central_dp.base import StreamPrivateAgent
 from agents.central_dp.gaussian_ts import DPTSUCB, PrePullGaussianTS
@@ -458,13 +458,23 @@ def laplace_count_subject(epsilon: float, *, noise_epsilon: float | None = None)
     )
 
 
-def _claim(agent: Any, epsilon: float, delta: float | None, unit: str | None) -> tuple[float, float, str, str]:
-    """The agent's claimed (ε, δ), the unit key and its text."""
+def _claim(
+    agent: Any, epsilon: float, delta: float | None, unit: str | None, spent: tuple[float, float] | None = None
+) -> tuple[float, float, str, str]:
+    """The agent's claimed (ε, δ), the unit key and its text.
+
+    The claim is, in this order: its ``privacy_per_report`` (a local agent's report); ``spent``,
+    its own ``privacy_spent`` after the audited horizon (what it states for such a run); its
+    ``epsilon`` attribute with δ = 0; the ``epsilon`` the audit was given.
+    """
     text = str(getattr(agent, "privacy_unit", "") or "")
     per_report = getattr(agent, "privacy_per_report", None)
     if per_report is not None:
         claim_eps, claim_delta = float(per_report[0]), float(per_report[1])
         key = "report"
+    elif spent is not None:
+        claim_eps, claim_delta = spent
+        key = "report" if "report" in text.lower() else "entry"
     else:
         raw = getattr(agent, "epsilon", None)
         claim_eps = epsilon if raw is None else float(raw)
@@ -548,7 +558,10 @@ def agent_subject(
     A factory is called as in ``banditlab run --agent`` (:mod:`agents.user_agents`):
     ``factory(env, setting, seed[, n_envs])`` with the two-arm ``GraphBandit-v0`` env and
     ``setting = {"epsilon": ε, "horizon": T, "n_arms": 2}``; an Agent subclass is built by
-    :func:`class_factory`. The claim is read from the agent built with seed 0 (:func:`_claim`).
+    :func:`class_factory`. The claim is read from the agent built with seed 0 (:func:`_claim`):
+    a private agent's own ``privacy_spent`` after replaying T rounds, as a subclass of a built-in
+    agent states it (its ``epsilon`` attribute can be another number, e.g. TreeDPUCB's ε against
+    its ε/K per entry).
     ``view="releases"`` (default ``"arms"``) observes the releases too, for an agent that describes
     them as :class:`agents.central_dp.base.StreamPrivateAgent`'s counters do (:func:`release_increments`).
 
@@ -593,7 +606,16 @@ def agent_subject(
             f"agent {label!r} is a linear contextual agent, which needs feature contexts that a reward-table audit "
             "does not give; LDPLinUCB has its own audit (banditlab audit LDPLinUCB)."
         )
-    claim_eps, claim_delta, key, text = _claim(probe, eps, delta, unit)
+    spent = None
+    if getattr(probe, "privacy_per_report", None) is None and hasattr(probe, "privacy_spent"):
+        try:  # what the agent itself states for a run of the audited horizon
+            spent = spent_after(build, np.zeros((rounds, 2)), graph, env_id)
+        except UserAgentError:
+            raise
+        except Exception as exc:
+            replaying = f"failed while replaying a reward table on {env_id}"
+            raise UserAgentError(failure(label, replaying, exc) + ".") from exc
+    claim_eps, claim_delta, key, text = _claim(probe, eps, delta, unit, spent)
     releases = declared_releases(probe, rounds, label)
     pairs = generic_pairs(rounds, 2, key, group) + search_pairs(rounds, 2, key, group, releases=releases)
     starts = ", ".join(str(t) for t in sorted({0, *search_rounds(rounds, group, releases)}))
