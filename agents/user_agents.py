@@ -87,7 +87,9 @@ class UserAgent:
                 agent = factory(n_arms, seed=seed, **kwargs)
             else:
                 agent = factory(env, dict(setting), seed, **kwargs)
-        except (Exception, SystemExit, TaskTimeout) as exc:
+        except PASS_THROUGH:
+            raise
+        except BaseException as exc:  # any failure of the user's code, sys.exit included
             if guard:
                 raise AgentFailed(self.name, "could not be built", 0, exc) from exc
             raise UserAgentError(failure(self.name, "could not be built", exc) + ".") from exc
@@ -129,6 +131,35 @@ class InvalidAction(ValueError):
     """An action outside the env's action space, returned by a user agent's ``act``."""
 
 
+#: What a user agent's code may raise that banditlab passes on rather than reports as the agent's failure:
+#: Ctrl-C and banditlab's own interrupts (KeyboardInterrupt subclasses), and a generator's close.
+PASS_THROUGH = (KeyboardInterrupt, GeneratorExit)
+
+
+def optional_attribute(obj: Any, name: str) -> Any:
+    """``getattr(obj, name, None)``, and None where reading it raises (a failing property or ``__getattr__``).
+
+    For the attributes banditlab reads from a user's agent only if it has them (``name``,
+    ``n_arms``, the privacy statements): one that cannot be read counts as absent.
+    """
+    try:
+        return getattr(obj, name, None)
+    except PASS_THROUGH:
+        raise
+    except BaseException:  # noqa: BLE001 - the user's code: any failure means "not given"
+        return None
+
+
+def exception_text(exc: BaseException) -> str:
+    """``str(exc)``, or a placeholder where the exception's own ``__str__`` fails."""
+    try:
+        return str(exc)
+    except PASS_THROUGH:
+        raise
+    except BaseException:  # noqa: BLE001 - the user's exception class
+        return "<its message could not be read>"
+
+
 def failure(name: str, what: str, exc: BaseException) -> str:
     """``agent 'NAME' WHAT (Type: message)``: how banditlab words a user agent's failure (no period).
 
@@ -142,7 +173,7 @@ def failure(name: str, what: str, exc: BaseException) -> str:
     elif isinstance(exc, InvalidAction):
         cause = str(exc)
     else:
-        cause = f"{type(exc).__name__}: {exc}"
+        cause = f"{type(exc).__name__}: {exception_text(exc)}"
     return f"agent {summarize(name)} {what} ({' '.join(cause.split()).rstrip('.')})"
 
 
@@ -215,7 +246,9 @@ class GuardedAgent:
         self.round += 1
         try:
             action = self.agent.act(*args, **kwargs)
-        except (Exception, SystemExit, TaskTimeout) as exc:
+        except PASS_THROUGH:
+            raise
+        except BaseException as exc:  # any failure of the user's code, sys.exit included
             raise self._failed("failed in act", exc) from exc
         try:
             if self._copies is None:
@@ -230,14 +263,18 @@ class GuardedAgent:
         """The agent's update for this round."""
         try:
             return self.agent.update(*args, **kwargs)
-        except (Exception, SystemExit, TaskTimeout) as exc:
+        except PASS_THROUGH:
+            raise
+        except BaseException as exc:
             raise self._failed("failed in update", exc) from exc
 
     def reset(self, *args: Any, **kwargs: Any) -> Any:
         """The agent's reset."""
         try:
             return self.agent.reset(*args, **kwargs)
-        except (Exception, SystemExit, TaskTimeout) as exc:
+        except PASS_THROUGH:
+            raise
+        except BaseException as exc:
             raise self._failed("failed in reset", exc) from exc
 
 
@@ -258,6 +295,13 @@ def accepts_n_envs(factory: Factory) -> bool:
 
 
 _LOADED: dict[str, Factory] = {}
+
+
+def _import_cause(exc: BaseException) -> str:
+    """Why importing the user's module failed, as :func:`failure` words a cause."""
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({summarize(exc.code)})"
+    return " ".join(f"{type(exc).__name__}: {exception_text(exc)}".split()).rstrip(".")
 
 
 def load_factory(ref: str) -> Factory:
@@ -281,18 +325,23 @@ def load_factory(ref: str) -> Factory:
             sys.modules[name] = module
             try:
                 spec.loader.exec_module(module)
-            except Exception as exc:
+            except PASS_THROUGH:
+                del sys.modules[name]
+                raise
+            except BaseException as exc:  # sys.exit at import included
                 del sys.modules[name]
                 raise UserAgentError(
-                    f"--agent {summarize(ref)}: importing {path} failed ({type(exc).__name__}: {exc})."
+                    f"--agent {summarize(ref)}: importing {path} failed ({_import_cause(exc)})."
                 ) from exc
     else:
         try:
             module = importlib.import_module(target)
-        except Exception as exc:
+        except PASS_THROUGH:
+            raise
+        except BaseException as exc:
             # ModuleNotFoundError's text repeats the name, which may be all of a huge --agent value.
             if not isinstance(exc, ModuleNotFoundError):
-                reason = f"{type(exc).__name__}: {exc}"
+                reason = _import_cause(exc)
             elif exc.name == target:
                 reason = "no such module"
             else:
@@ -385,7 +434,7 @@ def user_agent(entry: str | Factory | UserAgent | tuple[str, str | Factory], tak
 
 def agent_name(agent: Any) -> str | None:
     """The ``name`` a built agent gives itself (a non-empty string other than Agent's default), if any."""
-    name = getattr(agent, "name", None)
+    name = optional_attribute(agent, "name")
     return name if isinstance(name, str) and name and name != Agent.name else None
 
 
@@ -431,7 +480,7 @@ def check_fits(env: Any, agent: Any) -> None:
         except ValueError as exc:
             raise UserAgentError(f"agent {type(agent).__name__} does not fit the env: {exc}") from None
         return
-    n_arms = getattr(agent, "n_arms", None)
+    n_arms = optional_attribute(agent, "n_arms")
     if isinstance(n_arms, numbers.Integral) and not isinstance(n_arms, bool) and n_arms != _n_arms(env):
         raise UserAgentError(
             f"agent {type(agent).__name__} must have the env's number of arms ({_n_arms(env)}), got n_arms={n_arms}."

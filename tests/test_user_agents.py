@@ -474,3 +474,100 @@ def test_a_task_timeout_never_fires_inside_numbas_own_python_code():
             returned.append(True)
             time.sleep(5)  # raised here, in our code
     assert returned == [True]
+
+
+ODD_AGENTS = textwrap.dedent(
+    '''
+    import sys
+    import numpy as np
+
+
+    class Odd:
+        """Fails in act at round 3 as HOW says; its name and attributes may fail to be read."""
+
+        def __init__(self, how):
+            self.how, self.t = how, 0
+
+        def __getattr__(self, attr):  # a proxy that fails for every attribute it does not have
+            raise RuntimeError(f"no {attr} here")
+
+        @property
+        def name(self):
+            raise RuntimeError("no name either")
+
+        def reset(self, seed=None):
+            self.t = 0
+
+        def act(self, obs=None):
+            self.t += 1
+            if self.t == 3:
+                if self.how == "exit0":
+                    sys.exit(0)
+                if self.how == "base":
+                    raise BaseException("weird")
+                if self.how == "unprintable":
+                    class Unprintable(Exception):
+                        def __str__(self):
+                            raise ValueError("no text")
+                    raise Unprintable()
+            return self.t % 2
+
+        def update(self, action, reward, info=None):
+            pass
+
+
+    def exit0(env, setting, seed):
+        return Odd("exit0")
+
+
+    def base(env, setting, seed):
+        return Odd("base")
+
+
+    def unprintable(env, setting, seed):
+        return Odd("unprintable")
+    '''
+)
+
+
+@pytest.mark.parametrize(
+    ("factory", "cause"),
+    [
+        ("exit0", "(it called sys.exit(0))"),
+        ("base", "(BaseException: weird)"),
+        ("unprintable", "(Unprintable: <its message could not be read>)"),
+    ],
+)
+def test_any_failure_of_a_users_code_is_one_sentence_in_run_and_audit(factory, cause, tmp_path, capsys):
+    """sys.exit(0) in act read as success in audit (exit 0, no output); a BaseException, a failing
+    __getattr__ or name property, or an exception whose text fails gave tracebacks."""
+    from agents.audit import audit
+    from agents.user_agents import load_factory
+
+    path = tmp_path / "odd.py"
+    path.write_text(ODD_AGENTS)
+    ref = f"{path}:{factory}"
+    with pytest.raises(UserAgentError) as exc:
+        run("gap/regret-gap", agents=[("odd", ref)], runs=1, horizon=50)
+    assert str(exc.value).startswith(f"agent 'odd' failed in act {cause}"), str(exc.value)
+    with pytest.raises(UserAgentError) as exc:
+        audit(load_factory(ref), runs=200, horizon=20)
+    assert cause in str(exc.value) and "\n" not in str(exc.value), str(exc.value)
+    argv = ["audit", "--agent", ref, "--runs", "200", "--horizon", "20"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("banditlab: error: agent") and cause in err and "Traceback" not in err, err
+
+
+def test_a_module_that_exits_at_import_is_one_sentence(tmp_path, capsys):
+    path = tmp_path / "leaving.py"
+    path.write_text("import sys\nsys.exit('bye at import')\n")
+    for argv in (["audit", "--agent", f"{path}:f", "--runs", "200"], ["run", "gap/regret-gap", "--agent", f"{path}:f"]):
+        assert main([*argv, "--out", str(tmp_path / argv[0])] if argv[0] == "run" else argv) == 2
+        err = capsys.readouterr().err
+        assert "importing" in err and "it called sys.exit('bye at import')" in err and "Traceback" not in err, err
+
+
+def test_jobs_may_be_a_numpy_integer_as_runs_and_horizon_may() -> None:
+    df = run("gap/regret-gap", runs=np.int64(1), horizon=np.int32(300), jobs=np.int64(1))
+    assert set(df["run"]) == {0}

@@ -64,7 +64,15 @@ from agents.linear import LDPLinUCB, LinearAgent
 from agents.local_dp.thompson import LDPThompsonSampling
 from agents.local_dp.wrapper import LDPWrapper
 from agents.stochastic.index import UCB
-from agents.user_agents import UserAgent, UserAgentError, accepts_n_envs, failure, user_agent
+from agents.user_agents import (
+    PASS_THROUGH,
+    UserAgent,
+    UserAgentError,
+    accepts_n_envs,
+    failure,
+    optional_attribute,
+    user_agent,
+)
 from bandit_envs.privacy._checks import check_epsilon
 from bandit_envs.validation import summarize
 
@@ -311,9 +319,9 @@ def _stepped(
             return play(pair, which, n, seed)
         try:
             return play(pair, which, n, seed)
-        except UserAgentError:
+        except (UserAgentError, *PASS_THROUGH):
             raise
-        except Exception as exc:
+        except BaseException as exc:  # any failure of the user's code, sys.exit included
             replaying = f"failed while replaying a reward table on {env_id}"
             raise UserAgentError(failure(user, replaying, exc) + ".") from exc
 
@@ -329,8 +337,9 @@ def release_increments(agent: Any, rounds: int, label: str) -> tuple[tuple[int, 
         One sentence if the agent has no ``release_increment`` and ``released_sums``
         (:class:`agents.central_dp.base.StreamPrivateAgent`) describing its releases.
     """
-    describe_release = getattr(agent, "release_increment", None)
-    if not callable(describe_release) or describe_release(1) is None or getattr(agent, "released_sums", None) is None:
+    describe_release = optional_attribute(agent, "release_increment")
+    sums = optional_attribute(agent, "released_sums")
+    if not callable(describe_release) or describe_release(1) is None or sums is None:
         raise ValueError(
             f"view must be 'arms' for {label} (it does not describe its releases with release_increment and "
             "released_sums, as agents.central_dp.base.StreamPrivateAgent's counters do), got 'releases'."
@@ -467,8 +476,8 @@ def _claim(
     its own ``privacy_spent`` after the audited horizon (what it states for such a run); its
     ``epsilon`` attribute with δ = 0; the ``epsilon`` the audit was given.
     """
-    text = str(getattr(agent, "privacy_unit", "") or "")
-    per_report = getattr(agent, "privacy_per_report", None)
+    text = str(optional_attribute(agent, "privacy_unit") or "")
+    per_report = optional_attribute(agent, "privacy_per_report")
     if per_report is not None:
         claim_eps, claim_delta = float(per_report[0]), float(per_report[1])
         key = "report"
@@ -476,7 +485,7 @@ def _claim(
         claim_eps, claim_delta = spent
         key = "report" if "report" in text.lower() else "entry"
     else:
-        raw = getattr(agent, "epsilon", None)
+        raw = optional_attribute(agent, "epsilon")
         claim_eps = epsilon if raw is None else float(raw)
         claim_delta = 0.0
         key = "report" if "report" in text.lower() else "entry"
@@ -526,7 +535,7 @@ def declared_releases(agent: Any, rounds: int, label: str) -> tuple[int, ...]:
     agents.user_agents.UserAgentError
         One sentence if ``release_rounds`` is not a sequence of rounds in [0, T).
     """
-    declared = getattr(agent, "release_rounds", None)
+    declared = optional_attribute(agent, "release_rounds")
     if declared is None:
         return ()
     try:
@@ -595,9 +604,9 @@ def agent_subject(
     try:
         try:
             probe = build(env, None, 0)
-        except UserAgentError:
+        except (UserAgentError, *PASS_THROUGH):
             raise
-        except Exception as exc:
+        except BaseException as exc:
             raise UserAgentError(failure(label, "could not be built", exc) + ".") from exc
     finally:
         env.close()
@@ -607,12 +616,13 @@ def agent_subject(
             "does not give; LDPLinUCB has its own audit (banditlab audit LDPLinUCB)."
         )
     spent = None
-    if getattr(probe, "privacy_per_report", None) is None and hasattr(probe, "privacy_spent"):
+    states_spent = optional_attribute(probe, "privacy_spent") is not None
+    if optional_attribute(probe, "privacy_per_report") is None and states_spent:
         try:  # what the agent itself states for a run of the audited horizon
             spent = spent_after(build, np.zeros((rounds, 2)), graph, env_id)
-        except UserAgentError:
+        except (UserAgentError, *PASS_THROUGH):
             raise
-        except Exception as exc:
+        except BaseException as exc:
             replaying = f"failed while replaying a reward table on {env_id}"
             raise UserAgentError(failure(label, replaying, exc) + ".") from exc
     claim_eps, claim_delta, key, text = _claim(probe, eps, delta, unit, spent)
@@ -642,7 +652,8 @@ def agent_subject(
 
     else:
         sample = _stepped(build, batched, env_id, user=label)
-    stated = getattr(probe, "privacy_per_report", None) is not None or getattr(probe, "epsilon", None) is not None
+    statements = ("privacy_per_report", "epsilon")
+    stated = spent is not None or any(optional_attribute(probe, a) is not None for a in statements)
     if not stated:
         notes.insert(0, f"{label} states no ε (no epsilon attribute): the claim audited is ε = {eps:g}")
     notes.insert(0, searched)
