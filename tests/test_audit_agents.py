@@ -256,3 +256,8 @@ def test_audit_all_bad_input_is_one_sentence(
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(err) == 1 and message in err[0]
     assert not (tmp_path / "x").exists()
+
+
+def test_audit_seed_range_is_banditlab_runs() -> None:
+    with pytest.raises(ValueError, match=r"^seed must be an integer in \[0, 9,223,372,036,854,775,807\]"):
+        audit("GAP", runs=200, horizon=20, seed=2**64)

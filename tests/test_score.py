@@ -366,3 +366,22 @@ def test_a_private_builtin_card_has_audits_at_each_epsilon_and_privacy_costs(tmp
         assert f"| AdaPUCB | {eps} | entry |" in text
         assert f"| AdaPUCB | bernoulli-easy@dp{eps} | {eps} |" in text
     assert "(UCB)" in text  # the non-private version named beside each cost
+
+
+@pytest.mark.parametrize(
+    ("keywords", "start"),
+    [
+        ({"scale": "quick"}, "scale must be a Scale"),
+        ({"out": 5}, "out must be a folder path"),
+        ({"command": 5}, "command must be a sequence of strings"),
+        ({"timeout": 0}, "timeout must be a number of seconds > 0"),
+        ({"timeout": float("nan")}, "timeout must be a number of seconds > 0"),
+        ({"fresh": "yes"}, "fresh must be True or False"),
+    ],
+)
+def test_score_api_refuses_options_of_the_wrong_kind_with_one_sentence(keywords, start, tmp_path) -> None:
+    """These were an AttributeError, a TypeError naming no argument, or accepted."""
+    keywords.setdefault("out", tmp_path / "card")
+    with pytest.raises(UsageError, match=f"^{start}"):
+        score("UCB", scale=keywords.pop("scale", TINY), builtins=(), **keywords)
+    assert not (tmp_path / "card").exists()

@@ -33,7 +33,7 @@ from agents.audit.neighbours import UNITS
 from agents.audit.procedure import DEFAULT_RUNS, MIN_RUNS, run_audit
 from agents.audit.result import INCONCLUSIVE, NO_VIOLATION, VIOLATION, AuditResult, Power, table_header
 from agents.audit.subjects import AUDIT_ENVS, BUILTINS, VIEWS, Subject, agent_subject, builtin_subject
-from agents.base import Agent, check_choice, check_float, check_int, describe
+from agents.base import Agent, check_choice, check_float, check_int, check_int_range, describe
 from bandit_envs.privacy._checks import check_epsilon
 from bandit_envs.validation import check_memory, summarize
 
@@ -238,7 +238,7 @@ def audit(
         If a user agent cannot be loaded or built (a ValueError).
     """
     check_int("runs", runs, minimum=MIN_RUNS)
-    check_int("seed", seed, minimum=0)
+    check_int_range("seed", seed, 0, 2**63 - 1, "as banditlab run's seeds: a numpy int64")
     check_float("alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True)
     subject = subject_for(
         agent,

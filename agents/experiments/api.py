@@ -20,6 +20,7 @@ import contextlib
 import functools
 import importlib.util
 import json
+import math
 import os
 import re
 import sys
@@ -29,6 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
+import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
@@ -455,6 +457,7 @@ def run_experiment(
     the caller turns it into :class:`~agents.experiments.core.backends.Terminated`); each
     says how to resume.
     """
+    _check_options(out=out, timeout=timeout, fresh=fresh, force=force, progress=progress, command=command)
     explicit_jobs = jobs is not None
     if jobs is None:
         jobs = default_jobs()
@@ -562,6 +565,28 @@ def run_experiment(
         except OSError as exc:
             _write_failed(exc, folder, store, len(tasks))
         return folder, text
+
+
+def _check_options(*, out: Any, timeout: Any, fresh: Any, force: Any, progress: Any, command: Any) -> None:
+    """UsageError (one sentence naming the argument) for a run option of the wrong kind, before anything runs."""
+    if out is not None and not isinstance(out, str | os.PathLike):
+        raise UsageError(f"out must be a folder path (a str or a pathlib.Path), got {summarize(out)}.")
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < math.inf:
+        raise UsageError(f"timeout must be a number of seconds > 0, got {summarize(timeout)}.")
+    for name, flag in (("fresh", fresh), ("force", force), ("progress", progress)):
+        if not isinstance(flag, bool | np.bool_):
+            raise UsageError(f"{name} must be True or False, got {summarize(flag)}.")
+    if command is not None and (isinstance(command, str) or not all(isinstance(c, str) for c in _iterable(command))):
+        raise UsageError(
+            f"command must be a sequence of strings (the command line to record), got {summarize(command)}."
+        )
+
+
+def _iterable(value: Any) -> list[Any]:
+    try:
+        return list(value)
+    except TypeError:
+        return [None]  # not iterable: refused as not a sequence of strings
 
 
 def write_report(results: pd.DataFrame, exp: Experiment, folder: Path | OutputFolder, meta: Mapping[str, Any]) -> str:

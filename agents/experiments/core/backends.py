@@ -25,6 +25,7 @@ import logging
 import multiprocessing
 import multiprocessing.connection
 import multiprocessing.synchronize
+import numbers
 import os
 import re
 import signal
@@ -151,8 +152,9 @@ JOBS_PER_CORE = 4
 
 def check_jobs(jobs: object) -> int:
     """``jobs`` if it is a number of worker processes this machine can use; ValueError (one sentence) if not."""
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+    if isinstance(jobs, bool) or not isinstance(jobs, numbers.Integral) or jobs < 1:
         raise ValueError(f"--jobs must be an integer >= 1, got {summarize(jobs)}.")
+    jobs = int(jobs)  # a numpy integer, as runs and horizon accept
     cores = os.cpu_count() or 1
     if jobs > JOBS_PER_CORE * cores:
         raise ValueError(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -197,6 +198,10 @@ def score(
     agents.experiments.UsageError
         An unknown agent, a bad option or output folder: one sentence.
     """
+    if out is not None and not isinstance(out, str | os.PathLike):
+        raise UsageError(f"out must be a folder path (a str or a pathlib.Path), got {summarize(out)}.")
+    if scale is not None and not isinstance(scale, Scale):
+        raise UsageError(f"scale must be a Scale (QUICK, FULL or your own) or None, got {summarize(scale)}.")
     name, users = _label(agent)
     chosen = scale if scale is not None else QUICK if quick else FULL
     exp = card(name, chosen, builtins)
