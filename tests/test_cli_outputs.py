@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from agents.experiments.cli import main, run_experiment
@@ -235,6 +237,13 @@ def _second_line(csv: bytes) -> bytes:
     return csv.split(b"\r\n")[1]
 
 
+def _first_checkpoint_at(csv: bytes, t: int) -> bytes:
+    """The table with every row of its first checkpoint moved to round ``t``."""
+    frame = pd.read_csv(io.BytesIO(csv))
+    frame.loc[frame["t"] == frame["t"].min(), "t"] = t
+    return frame.to_csv(index=False).encode()
+
+
 @pytest.mark.parametrize(
     ("edit", "needle"),
     [
@@ -252,6 +261,9 @@ def _second_line(csv: bytes) -> bytes:
          "column setting holds 99"),
         (lambda c, m: (c.replace(_second_line(c), b"0.2,0.1,0.1,0.5," + _second_line(c).split(b",", 4)[4], 1), m),
          "column setting holds 0.5"),
+        (lambda c, m: (c.replace(_second_line(c), _second_line(c).rsplit(b",", 1)[0] + b",1e300", 1), m),
+         "column regret holds 1e+300 on line 2, but its values must be finite numbers of magnitude at most 1e+100"),
+        (lambda c, m: (_first_checkpoint_at(c, 0), m), "the checkpoints t must be whole rounds from 1 to the horizon"),
         (lambda c, m: (c, None), "must contain meta.json"),
         (lambda c, m: (c, {}), "meta.json lacks"),
         (lambda c, m: (c, {k: v for k, v in m.items() if k != "seconds"}), "meta.json lacks seconds"),

@@ -74,6 +74,10 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
+#: Largest magnitude of a number in a results table: the summaries square them, and no run writes more.
+MAX_MAGNITUDE = 1e100
+
+
 def check_results(
     frame: pd.DataFrame, path: Path, required: Sequence[str], n_settings: int | None = None, runs: int | None = None
 ) -> None:
@@ -115,12 +119,13 @@ def check_results(
                     "rows hold True or False; rerun `banditlab run` to write the file."
                 )
         elif not pd.api.types.is_bool_dtype(values):
-            infinite = ~np.isfinite(values.to_numpy(dtype=float))
-            if infinite.any():  # 1e400 reads as inf
-                line = int(infinite.argmax())
+            # 1e400 reads as inf; past 1e100 the summaries' squares overflow (no run writes such values)
+            outside = ~(np.abs(values.to_numpy(dtype=float)) <= MAX_MAGNITUDE)
+            if outside.any():
+                line = int(outside.argmax())
                 raise ResultsError(
                     f"{path}: column {column} holds {values.iloc[line]} on line {line + 2}, but its values must be "
-                    "finite numbers; rerun `banditlab run` to write the file."
+                    f"finite numbers of magnitude at most {MAX_MAGNITUDE:g}; rerun `banditlab run` to write the file."
                 )
     limits = {
         "setting": (n_settings, "this experiment has {n} settings, numbered 0 to {last}"),
@@ -189,6 +194,12 @@ def check_complete(
         )
     if "t" in keys:
         checkpoints = np.unique(frame["t"].to_numpy())
+        off_grid = checkpoints[(checkpoints < 1) | (checkpoints != np.floor(checkpoints))]
+        if off_grid.size:
+            raise ResultsError(
+                f"{path}: the checkpoints t must be whole rounds from 1 to the horizon, got t = "
+                f"{_shown(off_grid[0])}, {rerun}"
+            )
         if checkpoints[-1] != horizon:
             raise ResultsError(f"{path}: the last checkpoint is t = {_shown(checkpoints[-1])}, but meta.json says "
                                f"horizon = {horizon}, {rerun}")  # fmt: skip
