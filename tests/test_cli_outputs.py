@@ -315,3 +315,11 @@ def test_report_names_a_results_path_that_is_a_folder_or_fifo(name, kind, made, 
     line = _sentence(capsys)
     what = "is a folder, not a file" if kind == "folder" else "is a FIFO (named pipe), not a regular file"
     assert f"the folder must contain {name}" in line and f"{tmp_path / name} {what}" in line, line
+
+
+@pytest.mark.parametrize("command", [["run", EID], ["audit", "all"], ["score", "UCB"]])
+def test_an_empty_out_is_refused_not_taken_for_the_current_folder(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([*command, "--out", ""])
+    assert exc.value.code == 2
+    assert "--out must name a folder, got ''" in capsys.readouterr().err

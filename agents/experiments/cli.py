@@ -83,7 +83,7 @@ from agents.experiments.core.backends import (
 )
 from agents.experiments.core.compiling import NOTE_SECONDS, CompileWatch
 from agents.experiments.core.limits import MAX_HORIZON, MAX_RUNS, MAX_SEED, MIN_HORIZON, count_words
-from agents.experiments.core.outputs import OutputError, OutputFolder
+from agents.experiments.core.outputs import OutputError, OutputFolder, folder_argument
 from agents.experiments.core.results import (
     META,
     RESULTS,
@@ -176,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=_positive("--seed", 0, MAX_SEED), default=0, help="base seed (0 to 2**63 - 1)")
     run.add_argument(
         "--out",
-        type=Path,
+        type=folder_argument,
         help="output folder (default results/<id>); banditlab replaces or deletes only files it wrote there",
     )
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -318,7 +318,7 @@ def _add_audit(sub: Any) -> None:
     )
     audit.add_argument(
         "--out",
-        type=Path,
+        type=folder_argument,
         help="with AGENT = all: folder for summary.md and figure.png (banditlab never replaces files it did not write)",
     )
     audit.add_argument("--force", action="store_true", help="with --out: write beside or over earlier banditlab files")

@@ -98,6 +98,15 @@ def _first_file_above(path: Path) -> Path | None:
     return None
 
 
+def folder_argument(text: str) -> Path:
+    """An ``--out`` value as a path (argparse ``type``); an empty one is refused: ``Path("")`` is the current folder."""
+    import argparse
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"--out must name a folder, got {text!r}")
+    return Path(text)
+
+
 def check_folder_path(path: Path, option: str, instead: str = "choose a folder") -> None:
     """OutputError if ``path`` is a file or lies under a file (so it can never be a folder).
 

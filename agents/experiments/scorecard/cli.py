@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from agents.experiments.core.outputs import OutputError
+from agents.experiments.core.outputs import OutputError, folder_argument
 from agents.experiments.scorecard.page import FIGURES, check_page, figures_folder, write_page_files
 
 #: Where ``--leaderboard`` writes its page; the figures go to the folder of the same name.
@@ -39,7 +39,7 @@ def add_parser(sub: Any, positive: Any, seconds: Any) -> None:
     p.add_argument("--agent", dest="user", metavar="[NAME=]FILE.py:Factory|module:Factory",
                    help="your agent instead of a built-in one; declare what it plays with `plays`")  # fmt: skip
     p.add_argument("--quick", action="store_true", help="the quick scale (8 seeds, a tenth of each horizon)")
-    p.add_argument("--out", type=Path, help="output folder (default results/score-NAME)")
+    p.add_argument("--out", type=folder_argument, help="output folder (default results/score-NAME)")
     p.add_argument("--jobs", type=positive("--jobs"), help="worker processes (default: one per core)")
     p.add_argument("--seed", type=positive("--seed", 0), default=0, help="base seed")
     p.add_argument("--backend", choices=("local", "dask"), default="local", help="local processes or Dask")
