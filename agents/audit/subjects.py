@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import numbers
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -54,7 +55,7 @@ from agents.audit.neighbours import (
     two_arm_graph,
 )
 from agents.audit.runner import graph_env, linear_runs, run_seeds, simulate_runs, spent_after, step_runs
-from agents.base import Agent, PrivateAgent, check_choice, check_float, check_int, describe
+from agents.base import Agent, PrivateAgent, as_float, check_choice, check_float, check_int, describe
 from agents.central_dp.base import StreamPrivateAgent
 from agents.central_dp.gaussian_ts import DPTSUCB, PrePullGaussianTS
 from agents.central_dp.thompson import DPThompsonSampling
@@ -473,7 +474,8 @@ def _claim(
     """The agent's claimed (ε, δ), the unit key and its text.
 
     The claim is, in this order: its ``privacy_per_report`` (a local agent's report); ``spent``,
-    its own ``privacy_spent`` after the audited horizon (what it states for such a run); its
+    its own ``privacy_spent`` after the audited horizon (what it states for such a run), or its
+    ``epsilon`` attribute with δ = 0 where that states less (the stronger claim is audited); its
     ``epsilon`` attribute with δ = 0; the ``epsilon`` the audit was given.
     """
     text = str(optional_attribute(agent, "privacy_unit") or "")
@@ -481,8 +483,10 @@ def _claim(
     if per_report is not None:
         claim_eps, claim_delta = float(per_report[0]), float(per_report[1])
         key = "report"
-    elif spent is not None:
-        claim_eps, claim_delta = spent
+    elif spent is not None:  # the stronger of its two statements: privacy_spent, or an epsilon attribute below it
+        raw = optional_attribute(agent, "epsilon")
+        stated = as_float(raw) if isinstance(raw, numbers.Real) and not isinstance(raw, bool) else math.inf
+        claim_eps, claim_delta = (stated, 0.0) if stated < spent[0] else spent
         key = "report" if "report" in text.lower() else "entry"
     else:
         raw = optional_attribute(agent, "epsilon")
