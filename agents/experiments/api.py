@@ -567,10 +567,15 @@ def run_experiment(
         return folder, text
 
 
-def _check_options(*, out: Any, timeout: Any, fresh: Any, force: Any, progress: Any, command: Any) -> None:
-    """UsageError (one sentence naming the argument) for a run option of the wrong kind, before anything runs."""
+def check_out(out: Any) -> None:
+    """UsageError unless ``out`` is None or a folder path (a str or an ``os.PathLike``)."""
     if out is not None and not isinstance(out, str | os.PathLike):
         raise UsageError(f"out must be a folder path (a str or a pathlib.Path), got {summarize(out)}.")
+
+
+def _check_options(*, out: Any, timeout: Any, fresh: Any, force: Any, progress: Any, command: Any) -> None:
+    """UsageError (one sentence naming the argument) for a run option of the wrong kind, before anything runs."""
+    check_out(out)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < math.inf:
         raise UsageError(f"timeout must be a number of seconds > 0, got {summarize(timeout)}.")
     for name, flag in (("fresh", fresh), ("force", force), ("progress", progress)):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from agents.experiments.api import AgentEntry, UsageError, run_experiment
+from agents.experiments.api import AgentEntry, UsageError, check_out, run_experiment
 from agents.experiments.core.results import RESULTS
 from agents.experiments.core.spec import Experiment, Family
 from agents.experiments.scorecard import analysis
@@ -198,8 +197,7 @@ def score(
     agents.experiments.UsageError
         An unknown agent, a bad option or output folder: one sentence.
     """
-    if out is not None and not isinstance(out, str | os.PathLike):
-        raise UsageError(f"out must be a folder path (a str or a pathlib.Path), got {summarize(out)}.")
+    check_out(out)
     if scale is not None and not isinstance(scale, Scale):
         raise UsageError(f"scale must be a Scale (QUICK, FULL or your own) or None, got {summarize(scale)}.")
     name, users = _label(agent)
