@@ -166,6 +166,11 @@ def failure(name: str, what: str, exc: BaseException) -> str:
     ``sys.exit`` and a task stopped by ``--task-timeout`` are worded as such; the message is
     kept on one line.
     """
+    return f"agent {summarize(name)} {what} ({cause_of(exc)})"
+
+
+def cause_of(exc: BaseException) -> str:
+    """What a user's code did, on one line without a final period: ``Type: message``, or ``it called sys.exit(...)``."""
     if isinstance(exc, SystemExit):
         cause = f"it called sys.exit({summarize(exc.code)})"
     elif isinstance(exc, TaskTimeout):
@@ -174,7 +179,7 @@ def failure(name: str, what: str, exc: BaseException) -> str:
         cause = str(exc)
     else:
         cause = f"{type(exc).__name__}: {exception_text(exc)}"
-    return f"agent {summarize(name)} {what} ({' '.join(cause.split()).rstrip('.')})"
+    return " ".join(cause.split()).rstrip(".")
 
 
 #: Folders whose frames are not the user's: this project's packages and the libraries it steps them with.
@@ -297,13 +302,6 @@ def accepts_n_envs(factory: Factory) -> bool:
 _LOADED: dict[str, Factory] = {}
 
 
-def _import_cause(exc: BaseException) -> str:
-    """Why importing the user's module failed, as :func:`failure` words a cause."""
-    if isinstance(exc, SystemExit):
-        return f"it called sys.exit({summarize(exc.code)})"
-    return " ".join(f"{type(exc).__name__}: {exception_text(exc)}".split()).rstrip(".")
-
-
 def load_factory(ref: str) -> Factory:
     """Import ``module.path:Name`` or ``path/to/file.py:Name``; UserAgentError (one sentence) if impossible."""
     if ref in _LOADED:
@@ -330,9 +328,7 @@ def load_factory(ref: str) -> Factory:
                 raise
             except BaseException as exc:  # sys.exit at import included
                 del sys.modules[name]
-                raise UserAgentError(
-                    f"--agent {summarize(ref)}: importing {path} failed ({_import_cause(exc)})."
-                ) from exc
+                raise UserAgentError(f"--agent {summarize(ref)}: importing {path} failed ({cause_of(exc)}).") from exc
     else:
         try:
             module = importlib.import_module(target)
@@ -341,7 +337,7 @@ def load_factory(ref: str) -> Factory:
         except BaseException as exc:
             # ModuleNotFoundError's text repeats the name, which may be all of a huge --agent value.
             if not isinstance(exc, ModuleNotFoundError):
-                reason = _import_cause(exc)
+                reason = cause_of(exc)
             elif exc.name == target:
                 reason = "no such module"
             else:
