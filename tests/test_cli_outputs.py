@@ -143,6 +143,24 @@ def test_report_writes_only_files_it_may_replace(tmp_path, capsys):
     assert (copy / "summary.md").read_bytes() == (made / "summary.md").read_bytes()
 
 
+@pytest.mark.parametrize(("kind", "needle"), [("folder", "is a folder now"), ("link", "is a link now")])
+def test_a_recorded_output_replaced_by_a_folder_or_link_is_named_as_such(kind, needle, tmp_path, capsys):
+    """It was worded as 'written by banditlab but edited since'; it is refused either way, and left alone."""
+    made = tmp_path / "made"
+    assert _run(made) == 0
+    capsys.readouterr()
+    (made / "summary.md").unlink()
+    if kind == "folder":
+        (made / "summary.md").mkdir()
+    else:
+        (tmp_path / "elsewhere.md").write_text("not banditlab's\n")
+        (made / "summary.md").symlink_to(tmp_path / "elsewhere.md")
+    assert main(["report", EID, str(made)]) == 2
+    assert f"{made / 'summary.md'} {needle}, where banditlab wrote a file" in _sentence(capsys)
+    assert (made / "summary.md").is_symlink() == (kind == "link")
+    assert kind != "link" or (tmp_path / "elsewhere.md").read_text() == "not banditlab's\n"
+
+
 # --- --out, --data and --jobs values that cannot work ---------------------------------------
 
 

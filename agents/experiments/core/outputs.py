@@ -301,6 +301,12 @@ class OutputFolder:
             target = self.path / name
             if not (target.exists() or target.is_symlink()) or self.is_ours(name):
                 continue
+            if self._hashes(name) and (target.is_symlink() or not target.is_file()):
+                what = "a link" if target.is_symlink() else "a folder" if target.is_dir() else "not a regular file"
+                raise OutputError(
+                    f"{target} is {what} now, where banditlab wrote a file, and banditlab never replaces or deletes "
+                    f"what it did not write; move it away {self.instead}."
+                )
             if self._hashes(name):
                 raise OutputError(
                     f"{target} was written by banditlab but has been edited since, so it is yours now and is kept; "
