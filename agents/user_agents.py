@@ -29,6 +29,7 @@ agent's own frames of the traceback (:func:`user_frames`) in ``UserAgentError.fr
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
@@ -37,7 +38,7 @@ import numbers
 import os
 import sys
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,6 +168,21 @@ def failure(name: str, what: str, exc: BaseException) -> str:
     kept on one line.
     """
     return f"agent {summarize(name)} {what} ({cause_of(exc)})"
+
+
+@contextlib.contextmanager
+def users_code(name: str, what: str) -> Iterator[None]:
+    """Run a user agent's code: any failure of it (not an interrupt) becomes one :class:`UserAgentError` sentence.
+
+    ``agent 'NAME' WHAT (cause).``, as :func:`failure` words it; a :class:`UserAgentError` and
+    :data:`PASS_THROUGH` go on as they are.
+    """
+    try:
+        yield
+    except (UserAgentError, *PASS_THROUGH):
+        raise
+    except BaseException as exc:  # any failure of the user's code, sys.exit included
+        raise UserAgentError(failure(name, what, exc) + ".") from exc
 
 
 def cause_of(exc: BaseException) -> str:

@@ -66,13 +66,12 @@ from agents.local_dp.thompson import LDPThompsonSampling
 from agents.local_dp.wrapper import LDPWrapper
 from agents.stochastic.index import UCB
 from agents.user_agents import (
-    PASS_THROUGH,
     UserAgent,
     UserAgentError,
     accepts_n_envs,
-    failure,
     optional_attribute,
     user_agent,
+    users_code,
 )
 from bandit_envs.privacy._checks import check_epsilon
 from bandit_envs.validation import summarize
@@ -318,13 +317,8 @@ def _stepped(
     def sample(pair: Neighbours, which: int, n: int, seed: int) -> Any:
         if user is None:
             return play(pair, which, n, seed)
-        try:
+        with users_code(user, f"failed while replaying a reward table on {env_id}"):
             return play(pair, which, n, seed)
-        except (UserAgentError, *PASS_THROUGH):
-            raise
-        except BaseException as exc:  # any failure of the user's code, sys.exit included
-            replaying = f"failed while replaying a reward table on {env_id}"
-            raise UserAgentError(failure(user, replaying, exc) + ".") from exc
 
     return sample
 
@@ -606,12 +600,8 @@ def agent_subject(
         label = name or user.name
     env = graph_env(np.zeros((rounds, 2)), graph, env_id)
     try:
-        try:
+        with users_code(label, "could not be built"):
             probe = build(env, None, 0)
-        except (UserAgentError, *PASS_THROUGH):
-            raise
-        except BaseException as exc:
-            raise UserAgentError(failure(label, "could not be built", exc) + ".") from exc
     finally:
         env.close()
     if isinstance(probe, LinearAgent):
@@ -622,13 +612,8 @@ def agent_subject(
     spent = None
     states_spent = optional_attribute(probe, "privacy_spent") is not None
     if optional_attribute(probe, "privacy_per_report") is None and states_spent:
-        try:  # what the agent itself states for a run of the audited horizon
+        with users_code(label, f"failed while replaying a reward table on {env_id}"):  # what it states for T rounds
             spent = spent_after(build, np.zeros((rounds, 2)), graph, env_id)
-        except (UserAgentError, *PASS_THROUGH):
-            raise
-        except BaseException as exc:
-            replaying = f"failed while replaying a reward table on {env_id}"
-            raise UserAgentError(failure(label, replaying, exc) + ".") from exc
     claim_eps, claim_delta, key, text = _claim(probe, eps, delta, unit, spent)
     releases = declared_releases(probe, rounds, label)
     pairs = generic_pairs(rounds, 2, key, group) + search_pairs(rounds, 2, key, group, releases=releases)
