@@ -282,6 +282,11 @@ def _first_checkpoint_at(csv: bytes, t: int) -> bytes:
         (lambda c, m: (c.replace(_second_line(c), _second_line(c).rsplit(b",", 1)[0] + b",1e300", 1), m),
          "column regret holds 1e+300 on line 2, but its values must be finite numbers of magnitude at most 1e+100"),
         (lambda c, m: (_first_checkpoint_at(c, 0), m), "the checkpoints t must be whole rounds from 1 to the horizon"),
+        (lambda c, m: (c.replace(b",GAP,", b",Mystery,"), m),
+         "results.csv: line 2 holds agent 'Mystery', which meta.json's agents (GAP, GAPU, AlphaSample, DPSE, AAE) "
+         "do not list, so the file is edited, or meta.json is not its own"),
+        (lambda c, m: (c, {**m, "agents": [*m["agents"], "Extra"]}),
+         "holds no rows of agent 'Extra', which meta.json lists"),
         (lambda c, m: (c, None), "must contain meta.json"),
         (lambda c, m: (c, {}), "meta.json lacks"),
         (lambda c, m: (c, {k: v for k, v in m.items() if k != "seconds"}), "meta.json lacks seconds"),

@@ -88,6 +88,7 @@ from agents.experiments.core.results import (
     META,
     RESULTS,
     ResultsError,
+    check_agents,
     check_complete,
     check_meta_complete,
     check_results,
@@ -504,6 +505,8 @@ def _report_locked(experiment_id: str, output: OutputFolder) -> str:
     n_settings = len(exp.settings) if "setting" in family.columns else None
     check_results(results, folder / RESULTS, columns, n_settings, exp.runs)
     check_complete(results, folder / RESULTS, family.keys, exp.runs, exp.horizon, n_settings)
+    if meta.get("agents") is not None:
+        check_agents(results, folder / RESULTS, meta["agents"])
     output.check_replaceable([FIGURE, SUMMARY])
     try:
         return write_report(results, exp, output, meta)

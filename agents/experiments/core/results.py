@@ -233,6 +233,29 @@ def check_complete(
                                f"settings, {rerun}")  # fmt: skip
 
 
+def check_agents(frame: pd.DataFrame, path: Path, listed: Sequence[str]) -> None:
+    """ResultsError unless the table's agents are the ``agents`` meta.json lists (one sentence naming one).
+
+    A row of an agent meta.json does not list, or a listed agent without rows, means the file
+    was edited or meta.json is not its own; the analysis would otherwise fail on the missing
+    agent's rows with a message about the table's internals.
+    """
+    if "agent" not in frame.columns:
+        return
+    names = frame["agent"].astype(str)
+    rerun = "so the file is edited, or meta.json is not its own; rerun `banditlab run` to write it."
+    unlisted = ~names.isin(list(listed)).to_numpy()
+    if unlisted.any():
+        line = int(unlisted.argmax())
+        raise ResultsError(
+            f"{path}: line {line + 2} holds agent {_shown(names.iloc[line])}, which meta.json's agents "
+            f"({', '.join(listed)}) do not list, {rerun}"
+        )
+    missing = [name for name in listed if name not in set(names)]
+    if missing:
+        raise ResultsError(f"{path} holds no rows of agent {missing[0]!r}, which meta.json lists, {rerun}")
+
+
 #: The fields ``banditlab report`` needs from ``meta.json`` (every ``banditlab run`` writes them).
 META_REQUIRED = ("experiment", "runs", "horizon", "seed", "seconds", "jobs")
 #: Least values of meta.json's integer fields.
