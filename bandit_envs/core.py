@@ -42,6 +42,7 @@ import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
+from gymnasium.error import ResetNeeded
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 from llvmlite import ir
@@ -728,6 +729,7 @@ class BanditVectorEnv(VectorEnv[Any, Any, Any], ABC):
         self._unseeded_copies = n  # each copy's generator, fresh OS entropy, is made on first use (__getattr__)
         self._t = np.zeros(n, dtype=np.int64)
         self._done = np.zeros(n, dtype=bool)
+        self._reset_once = False  # step() before the first reset() is refused, as for a single env
         self._arange = np.arange(n)
         self._all = np.ones(n, dtype=bool)
 
@@ -769,6 +771,7 @@ class BanditVectorEnv(VectorEnv[Any, Any, Any], ABC):
         """Start an episode in every copy (the bookkeeping part of ``reset``)."""
         self._t[:] = 0
         self._done[:] = False
+        self._reset_once = True
         self._restart(self._all)
         if self._renderer is not None:
             self._renderer.reset()
@@ -786,6 +789,11 @@ class BanditVectorEnv(VectorEnv[Any, Any, Any], ABC):
 
     def step(self, actions: Any) -> tuple[Any, FloatArray, BoolArray, BoolArray, dict[str, Any]]:
         """Step every copy (copies truncated at the previous step are reset instead: NEXT_STEP autoreset)."""
+        if not self._reset_once:
+            raise ResetNeeded(
+                f"step() of the {self.env_id} vector env was called before reset(); call reset() first, as for a "
+                "single env."
+            )
         a = check_actions(actions, self.num_envs, self.n_actions)
         restarting = self._done
         if restarting.any():

@@ -93,7 +93,9 @@ def as_adjacency(graph: Any, n_arms: int | None = None, name: str = "graph") -> 
                 f"{name} must be a networkx Graph or a K×K boolean matrix, got {type(graph).__name__}."
             ) from None
         if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
-            raise ValueError(f"{name} must be a square K×K adjacency matrix, got shape {arr.shape}.")
+            given = f"shape {arr.shape}" if isinstance(graph, np.ndarray | list | tuple) else type(graph).__name__
+            hint = " (call .toarray() on a sparse matrix)" if hasattr(graph, "toarray") else ""
+            raise ValueError(f"{name} must be a networkx Graph or a square K×K adjacency matrix, got {given}{hint}.")
         check_graph_size(arr.shape[0], f"a graph of {arr.shape[0]} nodes as {name}")
         if arr.dtype != np.bool_:
             odd = _first_non_bit(arr)

@@ -217,15 +217,16 @@ class _GraphBanditCore:
         self.horizon = check_int("horizon", horizon, minimum=1)
         self.instance_seed = check_int("instance_seed", instance_seed, minimum=0)
         check_choice("reward", reward, ("truncnorm", "bernoulli"))
+        # Checked even where graph or means overrides them: a bad value is refused, not dropped unseen.
+        n_arms = check_int("n_arms", n_arms, minimum=2)
+        edge_probability = check_float("edge_probability", edge_probability, low=0.0, high=1.0)
+        gap = check_float("gap", gap, low=0.0, high=0.9, low_open=True)
         if graph is not None:
             adjacency = as_adjacency(graph)  # as erdos_renyi, refuses a graph too large for memory
             n_arms = adjacency.shape[0]
         else:
-            n_arms = check_int("n_arms", n_arms, minimum=2)
-            edge_probability = check_float("edge_probability", edge_probability, low=0.0, high=1.0)
             adjacency = erdos_renyi(n_arms, edge_probability, self.instance_seed)
         if means is None:
-            gap = check_float("gap", gap, low=0.0, high=0.9, low_open=True)
             loc = paper_means(n_arms, gap)
             if loc.min() < 0.0:
                 raise ValueError(
@@ -257,6 +258,8 @@ class _GraphBanditCore:
         shape = (*leading, self.horizon, self.n_arms)
         arr = table if isinstance(table, np.ndarray) else check_unit_array("reward_table", table, booleans=False)
         shared = bool(leading) and arr.shape != shape and arr.shape == shape[1:]
+        if leading and arr.shape not in (shape, shape[1:]):  # both shapes a vector env takes
+            raise ValueError(f"reward_table must have shape {shape[1:]} or {shape}, got shape {arr.shape}.")
         arr = check_unit_array("reward_table", arr, shape=shape[1:] if shared else shape, booleans=False)
         arr = np.array(arr, dtype=np.float64, order="C", copy=True)
         arr.setflags(write=False)
@@ -304,9 +307,10 @@ class GraphBanditEnv(_GraphBanditCore, BanditEnv[np.int64]):
     ## Arguments
     ``n_arms`` (10), ``edge_probability`` (0.2), ``gap`` (Δmin, 0.1), ``graph`` (networkx graph
     or K×K boolean adjacency; overrides ``n_arms``/``edge_probability``), ``means`` (per-arm
-    locations in [0,1]; overrides ``gap``), ``reward`` (``"truncnorm"`` or ``"bernoulli"``),
-    ``reward_std`` (0.1; from 10⁵ on the truncated normal is flat and its rewards uniform on [0, 1],
-    see :mod:`bandit_envs.rewards`), ``horizon`` (100000), ``instance_seed`` (0: fixes the graph).
+    locations in [0,1]; overrides ``gap``; an overridden argument is still checked),
+    ``reward`` (``"truncnorm"`` or ``"bernoulli"``), ``reward_std`` (0.1; from 10⁵ on the
+    truncated normal is flat and its rewards uniform on [0, 1], see :mod:`bandit_envs.rewards`),
+    ``horizon`` (100000), ``instance_seed`` (0: fixes the graph).
     ``reset(seed=...)`` seeds the reward noise; ``reset(options={"reward_table": R})`` replays a
     (horizon × K) table instead of sampling (neighbouring-data experiments); the table is checked
     and copied, so later edits of ``R`` change nothing. ``n_arms`` (or a graph) whose K×K tables

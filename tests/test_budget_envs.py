@@ -514,6 +514,9 @@ GW_BAD = [
     ({"valid_radius_km": 0.0}, ValueError, "valid_radius_km"),
     ({"loss_scale_km": float("inf")}, ValueError, "loss_scale_km"),
     ({"home_radius_km": -1.0}, ValueError, "home_radius_km"),
+    ({"recommend_radius_km": 1e155}, ValueError, "recommend_radius_km must be a finite number in .0, 20037.5."),
+    ({"valid_radius_km": 3e4}, ValueError, "valid_radius_km must be a finite number in .0, 20037.5."),
+    ({"home_radius_km": 1e300}, ValueError, "home_radius_km must be a finite number in .0, 20037.5."),
     ({"min_user_checkins": 0}, ValueError, "min_user_checkins"),
     ({"min_user_checkins": 10**7}, ValueError, "min_user_checkins"),
 ]
@@ -542,6 +545,17 @@ def test_a_users_entry_that_is_not_an_integer_is_named_as_given(env_id: str) -> 
     for bad in (True, 1.5, "7"):
         with pytest.raises(TypeError, match=rf"^users\[1\] must be an integer, got {re.escape(repr(bad))} "):
             VECTOR[env_id](num_envs=2, users=[None, bad], **FAST)
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_a_users_entry_not_in_the_data_or_ineligible_is_named_as_given(env_id: str) -> None:
+    scenario = movielens_scenario() if env_id == ML_ID else gowalla_scenario()
+    low = int(scenario.user_ids[np.argmin(scenario.counts)])
+    for bad in (-1, low):  # not in the data; in it, but not eligible
+        with pytest.raises(ValueError, match=rf"^users\[1\]={bad} "):
+            VECTOR[env_id](num_envs=2, users=[None, bad], **FAST)
+        with pytest.raises(ValueError, match=rf"^user={bad} "):  # the same user given as user: named so
+            VECTOR[env_id](num_envs=2, user=bad, **FAST)
 
 
 @pytest.mark.parametrize("env_id", IDS)

@@ -237,6 +237,9 @@ def test_stepping_outside_an_episode_and_unknown_options(env_id: str, env_kwargs
     env = make(env_id, env_kwargs)
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)
+    vec = make_vec(env_id, env_kwargs)  # the vector env refuses it too (it played a round before reset)
+    with pytest.raises(gym.error.ResetNeeded, match=r"vector env was called before reset\(\); call reset\(\) first"):
+        vec.step(np.zeros(vec.num_envs, dtype=np.int64))
     with pytest.raises(ValueError, match="options"):
         env.reset(seed=SEED, options={"no_such_option": 1})
     with pytest.raises(ValueError, match="options"):

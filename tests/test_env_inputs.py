@@ -7,6 +7,7 @@ otherwise sensible setting lower the limit with ``$BANDIT_ENVS_MEMORY_LIMIT``.
 
 from __future__ import annotations
 
+import re
 import shutil
 import tracemalloc
 import warnings
@@ -18,6 +19,7 @@ import gymnasium as gym
 import networkx as nx
 import numpy as np
 import pytest
+import scipy.sparse
 from conftest import ENV_PROFILES, GOWALLA_NYC, ML_RATINGS, env_profile, registered_env_ids
 
 from bandit_envs import GraphBanditEnv, GraphBanditVectorEnv, core
@@ -276,6 +278,60 @@ def test_graph_arguments_are_quoted_briefly() -> None:
     with pytest.raises(ValueError, match=r"budgets\[1\] = 0\.5 more than once") as error:
         gym.make("PrivacyBudgetGowalla-v0", budgets=[0.1, 0.5, 0.5, *np.linspace(1.0, 2.0, 2000)], horizon=5)
     one_sentence(error)
+
+
+@pytest.mark.parametrize(
+    ("graph", "given"),
+    [
+        pytest.param(lambda: scipy.sparse.csr_matrix(np.eye(2)), "csr_matrix (call .toarray() on a sparse matrix)",
+                     id="sparse"),
+        pytest.param(lambda: {0: [1], 1: [0]}, "dict", id="dict"),
+        pytest.param(lambda: "5", "str", id="str"),
+        pytest.param(lambda: True, "bool", id="bool"),
+        pytest.param(lambda: np.zeros((2, 3)), "shape (2, 3)", id="not-square"),
+    ],
+)  # fmt: skip
+def test_a_graph_that_is_no_matrix_is_named_by_its_type(graph: Callable[[], Any], given: str) -> None:
+    expected = f"graph must be a networkx Graph or a square K×K adjacency matrix, got {given}."
+    with pytest.raises(ValueError, match=re.escape(expected)):  # a sparse matrix read as "shape ()" before
+        gym.make("GraphBandit-v0", graph=graph())
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "needle"),
+    [
+        ({"graph": nx.path_graph(3), "n_arms": "junk"}, TypeError, "n_arms must be an integer, got 'junk'"),
+        ({"graph": nx.path_graph(3), "edge_probability": 7}, ValueError, "edge_probability must be a finite number"),
+        ({"means": [0.5] * 10, "gap": "junk"}, TypeError, "gap must be a real number, got 'junk'"),
+    ],
+    ids=["n_arms", "edge_probability", "gap"],
+)
+def test_an_argument_that_graph_or_means_overrides_is_still_checked(
+    kwargs: dict[str, Any], error: type, needle: str
+) -> None:
+    with pytest.raises(error, match=re.escape(needle)):  # it was dropped unseen
+        gym.make("GraphBandit-v0", **kwargs)
+
+
+def test_a_vector_reward_table_of_neither_shape_names_both() -> None:
+    venv = gym.make_vec("GraphBandit-v0", num_envs=3, horizon=10)
+    with pytest.raises(ValueError, match=re.escape("reward_table must have shape (10, 10) or (3, 10, 10), got shape")):
+        venv.reset(options={"reward_table": np.ones((3, 3))})
+
+
+@pytest.mark.parametrize("env_id", ["MovieLensRecommendation-v0", "PrivacyBudgetGowalla-v0"])
+def test_an_empty_data_path_is_refused_as_such(env_id: str) -> None:
+    with pytest.raises(ValueError, match="got an empty path ''"):  # it read the current folder before
+        gym.make(env_id, data="")
+
+
+@pytest.mark.parametrize("env_id", ["PrivacyBudgetMovieLens-v0", "PrivacyBudgetGowalla-v0"])
+def test_a_numpy_sensitivity_range_is_a_pair(env_id: str) -> None:
+    as_array = gym.make(env_id, sensitivity_range=np.array([0.3, 0.6]), horizon=5, oracle_samples=1000)
+    as_tuple = gym.make(env_id, sensitivity_range=(0.3, 0.6), horizon=5, oracle_samples=1000)
+    assert as_array.unwrapped.instance.sensitivity == as_tuple.unwrapped.instance.sensitivity
+    with pytest.raises(ValueError, match="a tuple, list or 1-D array of two numbers"):
+        gym.make(env_id, sensitivity_range=np.array([[0.3, 0.6]]), horizon=5, oracle_samples=1000)
 
 
 # --------------------------------------------------------------------------------- sizes

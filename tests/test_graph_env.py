@@ -653,12 +653,16 @@ def test_invalid_argument_through_gym_make() -> None:
 
 
 def test_graph_overrides_n_arms_and_edge_probability() -> None:
-    """Documented: ``graph`` overrides ``n_arms``/``edge_probability`` (they are not checked)."""
-    env = GraphBanditEnv(graph=nx.path_graph(4), n_arms=10, edge_probability=1.5)
+    """Documented: ``graph`` overrides ``n_arms``/``edge_probability`` (still checked, then unused)."""
+    env = GraphBanditEnv(graph=nx.path_graph(4), n_arms=10, edge_probability=0.5)
     assert env.n_arms == 4 and env.action_space.n == 4
     assert env.reward_model.loc.shape == (4,)
-    env = GraphBanditEnv(means=[0.2, 0.4, 0.6], n_arms=3, gap=5.0)  # means override gap
+    env = GraphBanditEnv(means=[0.2, 0.4, 0.6], n_arms=3, gap=0.5)  # means override gap
     np.testing.assert_array_equal(env.reward_model.loc, [0.2, 0.4, 0.6])
+    with pytest.raises(ValueError, match="edge_probability"):  # out of range: refused, not dropped
+        GraphBanditEnv(graph=nx.path_graph(4), edge_probability=1.5)
+    with pytest.raises(ValueError, match="gap"):
+        GraphBanditEnv(means=[0.2, 0.4, 0.6], gap=5.0)
 
 
 @pytest.mark.parametrize("action", [10, -1, 1.5, "3", None, np.int64(K)])

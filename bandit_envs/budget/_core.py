@@ -105,8 +105,13 @@ class SensitivityModel:
     @classmethod
     def checked(cls, sensitivity_range: Any, sensitivity_std: Any, sensitivity_level: Any) -> SensitivityModel:
         """Validate the constructor arguments of the envs."""
+        if isinstance(sensitivity_range, np.ndarray) and sensitivity_range.ndim == 1:
+            sensitivity_range = sensitivity_range.tolist()  # a numpy pair is a pair
         if not isinstance(sensitivity_range, tuple | list) or len(sensitivity_range) != 2:
-            raise ValueError(f"sensitivity_range must be a pair (low, high), got {summarize(sensitivity_range)}.")
+            raise ValueError(
+                f"sensitivity_range must be a pair (low, high): a tuple, list or 1-D array of two numbers, got "
+                f"{summarize(sensitivity_range)}."
+            )
         low = check_float("sensitivity_range[0]", sensitivity_range[0], low=0.0, high=1.0)
         high = check_float("sensitivity_range[1]", sensitivity_range[1], low=0.0, high=1.0)
         if low > high:

@@ -60,7 +60,7 @@ class _BudgetCore(ABC):
     """Payoff tables and the pure transition shared by the single and the vector env.
 
     A scenario sets ``env_id``, ``config_type`` and ``build_instance`` (config, one user per copy
-    -> the instance and, per copy, the index of its user in it).
+    and the name each was given by -> the instance and, per copy, the index of its user in it).
     """
 
     env_id: ClassVar[str] = ""
@@ -68,8 +68,12 @@ class _BudgetCore(ABC):
 
     @staticmethod
     @abstractmethod
-    def build_instance(config: Any, users: list[Any]) -> tuple[Instance, IntArray]:
-        """The scenario's instance for ``users`` (one per copy) and each copy's index into it."""
+    def build_instance(config: Any, users: list[Any], names: list[str] | None = None) -> tuple[Instance, IntArray]:
+        """The scenario's instance for ``users`` (one per copy) and each copy's index into it.
+
+        ``names`` (default ``user`` for each) are the arguments the users were given by, for the
+        sentence that refuses one (``users[2]``, in a vector env given ``users``).
+        """
 
     def _setup(self, config: BudgetConfig, instance: Instance, who: IntArray) -> None:
         self.config = config
@@ -226,7 +230,8 @@ class BudgetVectorEnv(_BudgetCore, BanditVectorEnv):
         k = int(config.budget_grid.size)
         n = check_num_envs(self.env_id, num_envs, copy_bytes(k), [(BLOCK_ROWS, 8 * MAX_NOISE_COLUMNS)])
         per_copy = copy_users(users, user, n)
-        instance, who = type(self).build_instance(config, per_copy)
+        names = None if users is None else [f"users[{i}]" for i in range(n)]
+        instance, who = type(self).build_instance(config, per_copy, names)
         self.users = instance.users[who]
         self._setup(config, instance, who)
         self._init_copies(n, *self._spaces())

@@ -76,11 +76,11 @@ class GowallaScenario:
         #: Oracles computed for this scenario, by (user, settings).
         self.oracles: dict[tuple[Any, ...], Oracle] = {}
 
-    def user_pois(self, user: int) -> IntArray:
-        """POI index of each check-in of ``user``."""
+    def user_pois(self, user: int, name: str = "user") -> IntArray:
+        """POI index of each check-in of ``user`` (``name``: the argument it was given by, for the error)."""
         i = int(np.searchsorted(self.user_ids, user))
         if i >= self.user_ids.size or self.user_ids[i] != user:
-            raise ValueError(f"user={user!r} has no check-in in the data ({self.user_ids.size} users have).")
+            raise ValueError(f"{name}={user!r} has no check-in in the data ({self.user_ids.size} users have).")
         return self._poi_of_row[self._starts[i] : self._starts[i] + self.counts[i]]
 
     def geometry(self, user: int, recommend_km: float, valid_km: float, home_km: float) -> UserGeometry:
@@ -220,6 +220,11 @@ class GowallaWorld:
         return 0
 
 
+#: The largest radius in km the Gowalla env takes: half the Earth's circumference, the greatest
+#: distance between two points on it.
+MAX_DISTANCE_KM = 20_037.5
+
+
 @dataclass(frozen=True, kw_only=True)
 class GowallaBudgetConfig(BudgetConfig):
     """Every keyword of ``PrivacyBudgetGowalla-v0``, validated (see the env's docstring for their meaning)."""
@@ -233,9 +238,13 @@ class GowallaBudgetConfig(BudgetConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("epsilon_unit_km", "recommend_radius_km", "valid_radius_km", "loss_scale_km"):
+        for name in ("epsilon_unit_km", "loss_scale_km"):
             self._set(name, check_float(name, getattr(self, name), low=0.0, low_open=True))
-        self._set("home_radius_km", check_float("home_radius_km", self.home_radius_km, low=0.0))
+        # Radii are distances between points on the Earth: none exceeds MAX_DISTANCE_KM (and a larger
+        # one would overflow the squared distances of the grid counts, scoring every report 1).
+        for name in ("recommend_radius_km", "valid_radius_km"):
+            self._set(name, check_float(name, getattr(self, name), low=0.0, high=MAX_DISTANCE_KM, low_open=True))
+        self._set("home_radius_km", check_float("home_radius_km", self.home_radius_km, low=0.0, high=MAX_DISTANCE_KM))
         self._set("min_user_checkins", check_int("min_user_checkins", self.min_user_checkins, minimum=1))
 
     def world_settings(self) -> dict[str, float]:
@@ -248,7 +257,9 @@ class GowallaBudgetConfig(BudgetConfig):
         }
 
 
-def gowalla_instance(config: GowallaBudgetConfig, users: list[Any]) -> tuple[Instance, IntArray]:
+def gowalla_instance(
+    config: GowallaBudgetConfig, users: list[Any], names: list[str] | None = None
+) -> tuple[Instance, IntArray]:
     """Build the instance of ``config`` for ``users`` (one entry per copy; None = drawn from ``instance_seed``)."""
     grid = config.budget_grid
     settings = config.world_settings()
@@ -261,7 +272,8 @@ def gowalla_instance(config: GowallaBudgetConfig, users: list[Any]) -> tuple[Ins
             f"no user of the data has >= min_user_checkins={min_checkins} check-ins "
             f"(the most active has {scenario.counts.max()}); lower min_user_checkins."
         )
-    chosen = [_check_user(scenario, u, eligible, seed, min_checkins) for u in users]
+    named = names if names is not None else ["user"] * len(users)
+    chosen = [_check_user(scenario, u, eligible, seed, min_checkins, n) for u, n in zip(users, named, strict=True)]
     distinct, who = np.unique(np.array(chosen, dtype=np.int64), return_inverse=True)
     geo = [scenario.geometry(int(u), settings["recommend_km"], settings["valid_km"], home_km) for u in distinct]
     oracles = []
@@ -275,14 +287,16 @@ def gowalla_instance(config: GowallaBudgetConfig, users: list[Any]) -> tuple[Ins
     return Instance(world, distinct, tuple(oracles), levels, grid, config.sensitivity), who.astype(np.int64)
 
 
-def _check_user(scenario: GowallaScenario, user: Any, eligible: IntArray, seed: int, min_checkins: int) -> int:
+def _check_user(
+    scenario: GowallaScenario, user: Any, eligible: IntArray, seed: int, min_checkins: int, name: str
+) -> int:
     if user is None:
         return int(eligible[np.random.default_rng(seed).integers(eligible.size)])
-    u = check_int("user", user)
-    n = scenario.user_pois(u).size
+    u = check_int(name, user)
+    n = scenario.user_pois(u, name).size
     if n < min_checkins:
         raise ValueError(
-            f"user={user!r} has {n} check-ins, fewer than min_user_checkins={min_checkins} "
+            f"{name}={user!r} has {n} check-ins, fewer than min_user_checkins={min_checkins} "
             f"({eligible.size} users qualify)."
         )
     return u

@@ -79,12 +79,12 @@ class MovieLensScenario:
         #: Oracles computed for this scenario, by (user, settings).
         self.oracles: dict[tuple[Any, ...], Oracle] = {}
 
-    def row(self, user: int) -> int:
-        """Row of ``user`` in the rating matrix (the user must be in the core)."""
+    def row(self, user: int, name: str = "user") -> int:
+        """Row of ``user`` in the rating matrix (in the core; ``name``: its argument, for the error)."""
         i = int(np.searchsorted(self.user_ids, user))
         if i >= self.user_ids.size or self.user_ids[i] != user:
             raise ValueError(
-                f"user={user!r} is not among the {self.user_ids.size} users of the data that keep >= "
+                f"{name}={user!r} is not among the {self.user_ids.size} users of the data that keep >= "
                 "min_user_ratings ratings on movies with >= min_movie_raters raters."
             )
         return i
@@ -233,7 +233,9 @@ class MovieLensBudgetConfig(BudgetConfig):
         self._set("max_watched_fraction", hi)
 
 
-def movielens_instance(config: MovieLensBudgetConfig, users: list[Any]) -> tuple[Instance, IntArray]:
+def movielens_instance(
+    config: MovieLensBudgetConfig, users: list[Any], names: list[str] | None = None
+) -> tuple[Instance, IntArray]:
     """Build the instance of ``config`` for ``users`` (one entry per copy; None = drawn from ``instance_seed``)."""
     grid = config.budget_grid
     loss, next_item = config.loss, config.next_item
@@ -246,7 +248,8 @@ def movielens_instance(config: MovieLensBudgetConfig, users: list[Any]) -> tuple
             f"no user of the data watched a share of the {scenario.n_items} movies within "
             f"[min_watched_fraction, max_watched_fraction] = [{lo:g}, {hi:g}]; widen the range."
         )
-    chosen = [_check_user(scenario, u, eligible, seed, lo, hi) for u in users]
+    named = names if names is not None else ["user"] * len(users)
+    chosen = [_check_user(scenario, u, eligible, seed, lo, hi, n) for u, n in zip(users, named, strict=True)]
     distinct, who = np.unique(np.array(chosen, dtype=np.int64), return_inverse=True)
     world = MovieLensWorld(
         np.concatenate([scenario.nearest(int(u)) for u in distinct]),
@@ -267,14 +270,16 @@ def movielens_instance(config: MovieLensBudgetConfig, users: list[Any]) -> tuple
     return Instance(world, distinct, tuple(oracles), levels, grid, config.sensitivity), who.astype(np.int64)
 
 
-def _check_user(scenario: MovieLensScenario, user: Any, eligible: IntArray, seed: int, lo: float, hi: float) -> int:
+def _check_user(
+    scenario: MovieLensScenario, user: Any, eligible: IntArray, seed: int, lo: float, hi: float, name: str
+) -> int:
     if user is None:
         return int(eligible[np.random.default_rng(seed).integers(eligible.size)])
-    u = check_int("user", user)
-    share = scenario.counts[scenario.row(u)] / scenario.n_items
+    u = check_int(name, user)
+    share = scenario.counts[scenario.row(u, name)] / scenario.n_items
     if not lo <= share <= hi:
         raise ValueError(
-            f"user={user!r} watched {share:.3f} of the {scenario.n_items} movies, outside "
+            f"{name}={user!r} watched {share:.3f} of the {scenario.n_items} movies, outside "
             f"[min_watched_fraction, max_watched_fraction] = [{lo:g}, {hi:g}] ({eligible.size} users qualify)."
         )
     return u

@@ -83,8 +83,9 @@ class PrivacyBudgetGowallaEnv(BudgetEnv):
     * ``n_budgets`` (10) [V] or ``budgets`` (explicit distinct budgets in (0, 5]).
     * ``gamma`` (1.0: the paper's best for UCB on Gowalla; 0.5 was best for SM-UCB) [V], γ >= 0.
     * ``epsilon_unit_km`` (1.0) [P], ``recommend_radius_km`` (3.0) [V], ``valid_radius_km``
-      (1.0) [V], ``loss_scale_km`` (1.0) [P]: see Description.
-    * ``home_radius_km`` (50.0) [P]: see Description.
+      (1.0) [V], ``loss_scale_km`` (1.0) [P]: see Description. The radii are at most 20,037.5 km
+      (half the Earth's circumference).
+    * ``home_radius_km`` (50.0) [P], at most 20,037.5 km: see Description.
     * ``min_user_checkins`` (800) [P]: eligible users. The paper takes the 10 users with more than
       1800 check-ins of the whole SNAP file; 800 keeps the 11 most active users of the NYC subset
       (812–1794 check-ins) and the 5 heavy users of the synthetic default.

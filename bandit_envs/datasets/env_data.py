@@ -77,6 +77,11 @@ class _DataArgument(Generic[T]):
         if isinstance(data, str | os.PathLike):
             if isinstance(data, str) and data in self.names:
                 return self.named(data)
+            if os.fspath(data) in ("", b""):  # Path("") is the current folder, which the user did not name
+                raise ValueError(
+                    f"data must be None, a {kind} table, one of {list(self.names)} or the path of a "
+                    f"{self.files} file or folder, got an empty path ''."
+                )
             path = Path(data).expanduser()
             if path.exists():
                 return self.from_path(path.resolve())
