@@ -386,6 +386,10 @@ class Agent(ABC):
 
     #: Short name used in tables and figures.
     name: str = "Agent"
+    #: Per-copy arrays whose copy axis is the last, not the first (the convention of this module's
+    #: batched state): column b is copy b. :class:`agents.LDPWrapper` puts back a capped copy's
+    #: column of these, as it puts back its row of the others.
+    copy_axis_last: ClassVar[tuple[str, ...]] = ()
     #: Whether ``act`` reads the env's observation (contexts, sensitivities, the RL model's input).
     #: :class:`agents.LDPWrapper` refuses such agents: an observation can carry raw rewards.
     reads_obs: ClassVar[bool] = False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from conftest import GOWALLA_NYC
 
@@ -61,3 +62,29 @@ def test_cli_data_errors_are_one_sentence(argv, needle, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert needle in err and "Traceback" not in err
+
+
+def test_a_per_copy_user_agent_plays_as_the_batched_one(tmp_path):
+    """A factory without ``n_envs`` (one agent per copy) gives the results of one with it, and the built-in's.
+
+    Copy i's agent is seeded as copy i of the batched agent; before, every copy's agent got the
+    same seed, so their policy randomness was shared across copies and the results differed.
+    """
+    import agents as A
+    from agents.experiments import run
+
+    def batched(env, setting, seed, n_envs):
+        return A.EpsilonGreedy(10, 0.2, n_envs=n_envs, seed=seed)
+
+    def single(env, setting, seed):
+        return A.EpsilonGreedy(10, 0.2, seed=seed)
+
+    frame = run(
+        "budget/baselines", agents=[("batched", batched), ("single", single)], runs=1, horizon=300, progress=False
+    )
+    key = ["scenario", "alpha", "gamma", "user", "t"]
+    one = frame[frame.agent == "batched"].set_index(key).sort_index()
+    other = frame[frame.agent == "single"].set_index(key).sort_index()
+    assert len(one) == len(other) > 0
+    # same draws, possibly summed in another order by the two paths: equal to a relative 1e-12
+    np.testing.assert_allclose(one[["payoff", "regret"]].to_numpy(), other[["payoff", "regret"]].to_numpy(), rtol=1e-12)

@@ -12,7 +12,19 @@ from conftest import lazy_module, thorough
 from rollouts import play_env
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
-from agents import DPSE, SMUCB, UCB, UCBN, FixedArm, LDPLinUCB, LDPWrapper, LinUCB, ThompsonSampling
+from agents import (
+    DPSE,
+    MOSS,
+    SMUCB,
+    UCB,
+    UCBN,
+    EpsilonGreedy,
+    FixedArm,
+    LDPLinUCB,
+    LDPWrapper,
+    LinUCB,
+    ThompsonSampling,
+)
 from agents.base import Agent
 
 dp_accounting = lazy_module("dp_accounting")  # imports scipy.stats
@@ -500,3 +512,59 @@ def test_wraps_budget_agents_on_the_budget_env():
             obs, r, _, _, info = env.step(a)
             agent.update(a, r, info)
         assert agent.privacy_spent[0] > 0
+
+
+@pytest.mark.parametrize(
+    ("make", "mechanism"),
+    [
+        (lambda n: ThompsonSampling(3, n_envs=n, seed=3), "randomized_response"),
+        (lambda n: EpsilonGreedy(3, n_envs=n, seed=3), "laplace"),
+        (lambda n: EpsilonGreedy(3, n_envs=n, seed=3), "randomized_response"),
+        (lambda n: MOSS(3, 1000, n_envs=n, seed=3), "gaussian"),
+    ],
+    ids=["ts-rr", "greedy-laplace", "greedy-rr", "moss-gaussian"],
+)
+def test_a_capped_copy_plays_as_the_single_wrapper_while_other_copies_report(make, mechanism) -> None:
+    """Copy 0's user is capped on even rounds while copy 1's new users report: copy 0 is still the single wrapper.
+
+    A capped copy draws no noise (the single wrapper draws none for a withheld report), and its
+    wrapped agent's state is put back, columns of copy-axis-last arrays included (Thompson
+    sampling's streams and gamma constants); before, its noise stream ran ahead.
+    """
+    horizon = 200
+    rewards = np.random.default_rng(0).random((horizon, 3))
+    rounds = np.arange(horizon)
+    users = np.stack([np.where(rounds % 2 == 0, 0, rounds + 10**6), rounds + 2 * 10**6], axis=1)
+    epsilon = 0.5 if mechanism == "gaussian" else 1.0
+    extra = {"delta": 1e-5} if mechanism == "gaussian" else {}
+    batch = LDPWrapper(make(2), mechanism, epsilon, max_reports_per_user=1, seed=3, **extra)
+    single = LDPWrapper(make(None), mechanism, epsilon, max_reports_per_user=1, seed=3, **extra)
+    for t in range(horizon):
+        a, b = single.act(), batch.act()
+        assert b[0] == a, f"round {t}: copy 0 played {b[0]}, the single wrapper {a}"
+        single.update(a, rewards[t, a], {"user_id": users[t, 0]})
+        batch.update(b, rewards[t, b], {"user_id": users[t]})
+    assert batch.n_withheld[0] == single.n_withheld == horizon // 2 - 1
+
+
+def test_ldp_linucb_capped_copy_draws_no_report_noise() -> None:
+    """LDP-LinUCB under a cap: a capped copy draws no normals, so its noise stream stays the single agent's.
+
+    (Its actions may part from the single agent's: the round counter the copies share advances
+    for it, as docs/design.md says.) Before, every copy drew its normals whether it reported or not.
+    """
+    d, n_arms, horizon = 3, 4, 60
+    rng = np.random.default_rng(1)
+    features = rng.random((horizon, n_arms, d)) * 0.5
+    rewards = rng.random((horizon, n_arms))
+    rounds = np.arange(horizon)
+    users = np.stack([np.where(rounds % 2 == 0, 0, rounds + 10**6), rounds + 2 * 10**6], axis=1)
+    batch = LDPLinUCB(d, 1.0, horizon=horizon, max_reports_per_user=1, n_envs=2, seed=3)
+    single = LDPLinUCB(d, 1.0, horizon=horizon, max_reports_per_user=1, seed=3)
+    for t in range(horizon):
+        a = single.act(features[t])
+        single.update(a, rewards[t, a], {"user_id": users[t, 0]})
+        b = batch.act(np.stack([features[t], features[t]]))
+        batch.update(b, rewards[t, b], {"user_id": users[t]})
+    assert batch._copy_rngs[0].bit_generator.state == single.rng.bit_generator.state
+    assert single.n_withheld == horizon // 2 - 1

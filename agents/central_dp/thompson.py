@@ -52,6 +52,7 @@ class DPThompsonSampling(EpochAgent):
     """
 
     name = "DP-TS"
+    copy_axis_last = ("_sampling",)  # the (4, B) sampling-stream states
 
     def _seed_streams(self) -> None:
         super()._seed_streams()

@@ -192,6 +192,8 @@ class LinearAgent(Agent):
     _l_y: float
     _quadratic: bool
     _initial_shift: float
+    #: The copies' report-noise generators (set by the private agents, which draw report noise).
+    _copy_rngs: tuple[np.random.Generator, ...]
     #: Largest |entry| of the features the agent takes (``act``'s ``obs``, ``run``'s ``features``);
     #: None: any finite number (the private agents clip each row to norm l_x).
     feature_bound: ClassVar[float | None] = None
@@ -418,9 +420,10 @@ class LinearAgent(Agent):
     def _report(self, x: FloatArray, actions: IntArray, rewards: FloatArray, send: BoolArray) -> None:
         """Round t+1's reports (from the copies with ``send``; the others send nothing) and server update.
 
-        Every copy draws its ``d(d+1)/2 + d`` normals (when σ > 0) from its own noise generator
-        (``rng`` for one env; copy i of a batch seeded s: a single agent's seeded s + i,
-        docs/design.md, "Agents", Seeds), whether it reports or not; ``step_update``
+        Every reporting copy draws its ``d(d+1)/2 + d`` normals (when σ > 0) from its own noise
+        generator (``rng`` for one env; copy i of a batch seeded s: a single agent's seeded s + i,
+        docs/design.md, "Agents", Seeds); a copy whose user may not report draws nothing, as a
+        single agent draws nothing for a withheld report. ``step_update``
         (:mod:`agents.linear._kernels`) does the rest in one compiled call.
         """
         m = self._m
@@ -428,9 +431,13 @@ class LinearAgent(Agent):
             noise = self._no_noise
         elif self.n_envs is None:
             noise = self.rng.standard_normal((1, m))
-        else:
+        elif send is self._send_all or send.all():
             noise = np.empty((self.batch, m))
             fill_copy_normals(self._rng_held(), noise)
+        else:  # the reporting copies' draws only (numpy's normals: the ones fill_copy_normals makes)
+            noise = np.zeros((self.batch, m))
+            for b in np.flatnonzero(send):
+                noise[b] = self._copy_rngs[b].standard_normal(m)
         srv = self.server
         if srv is not self._bound_server:
             self._bind_server()

@@ -71,6 +71,7 @@ class LDPThompsonSampling(PerUserReports, StreamPrivateAgent):
     """
 
     name = "LDP-TS"
+    copy_axis_last = ("_sampling", "_shapes")  # the (4, B) sampling-stream states, the (4, K, B) gamma constants
     privacy_unit = (
         "one user: all randomized-response reports carrying its info['user_id'] (without ids, the whole stream), "
         "any rewards in [0, 1]"

@@ -22,7 +22,7 @@ from agents.elimination.policies import EliminationAgent
 from agents.linear import LinearAgent
 from agents.local_dp.accounting import PerUserReports
 from agents.stochastic.index import UCB, ThompsonSampling
-from bandit_envs._types import FloatArray
+from bandit_envs._types import BoolArray, FloatArray
 from bandit_envs.core import generator_addresses
 from bandit_envs.privacy import bernoulli_mechanism, gaussian_sigma_analytic, gaussian_sigma_classic, rr_debias
 from bandit_envs.privacy._checks import check_epsilon
@@ -337,20 +337,26 @@ class LDPWrapper(PerUserReports, PrivateAgent):
             self._copy_rngs = (self.rng,)
         self._bitgens = generator_addresses(self._copy_rngs)
 
-    def _copy_noise(self, mechanism: str) -> FloatArray:
-        """Batch mode: one draw per copy from its own noise generator (:mod:`agents.common.streams`).
+    def _copy_noise(self, mechanism: str, send: BoolArray) -> FloatArray:
+        """Batch mode: one draw per reporting copy from its own noise generator (:mod:`agents.common.streams`).
 
         A Laplace or Gaussian draw, or a uniform (randomized response), through the generators'
         C interface: numpy's algorithms on the same bit generators, the draws a single wrapper
-        makes.
+        makes. A copy whose user is capped (``send`` False) draws nothing, as a single wrapper
+        draws nothing for a withheld report; its entry is 0.
         """
-        out = np.empty(self.batch)
+        out = np.zeros(self.batch)
+        every = bool(send.all())
+        bitgens = self._bitgens if every else self._bitgens[send]
+        drawn = out if every else np.empty(bitgens.shape[0])
         if mechanism == "laplace":
-            copy_laplace(self._bitgens, self.scale, out)
+            copy_laplace(bitgens, self.scale, drawn)
         elif mechanism == "gaussian":
-            copy_normals(self._bitgens, self.scale, out)
+            copy_normals(bitgens, self.scale, drawn)
         else:
-            copy_uniforms(self._bitgens, out)
+            copy_uniforms(bitgens, drawn)
+        if not every:
+            out[send] = drawn
         return out
 
     @property
@@ -413,7 +419,7 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         clipped = np.clip(r, self.lo, self.hi)
         self._clipped += (clipped != r) & send
         # A withheld report is replaced by lo, which says nothing about its user.
-        noisy = self._privatize(np.where(send, clipped, self.lo))
+        noisy = self._privatize(np.where(send, clipped, self.lo), send)
         out = float(noisy[0]) if self.n_envs is None else noisy
         if send.all():
             self.agent.update(action, out, self._strip(info, a, noisy))
@@ -423,14 +429,14 @@ class LDPWrapper(PerUserReports, PrivateAgent):
             _restore_rows(self.agent, saved, ~send)
         self._ledger.record(users, send)
 
-    def _privatize(self, r: FloatArray) -> FloatArray:
-        """User side: the report of each clipped reward."""
+    def _privatize(self, r: FloatArray, send: BoolArray) -> FloatArray:
+        """User side: the report of each clipped reward (batch mode: noise drawn only where ``send``)."""
         if self.mechanism in ("laplace", "gaussian"):
             if self.n_envs is None:
                 draw = self.rng.laplace if self.mechanism == "laplace" else self.rng.normal
                 noise = draw(0.0, self.scale, size=r.shape)
             else:
-                noise = self._copy_noise(self.mechanism)
+                noise = self._copy_noise(self.mechanism, send)
             if self.grid > 0.0:  # the lattice sampler: report and noise on the grid
                 return snap(r, self.grid) + snap(noise, self.grid)
             return r + noise
@@ -440,7 +446,7 @@ class LDPWrapper(PerUserReports, PrivateAgent):
             report = bernoulli_mechanism(unit, self.epsilon, self.rng).astype(np.float64)
         else:  # bernoulli_mechanism's bits, with copy b's uniform from copy b's generator
             p_one = expit(-self.epsilon) + math.tanh(self.epsilon / 2.0) * unit
-            report = (self._copy_noise(self.mechanism) < p_one).astype(np.float64)
+            report = (self._copy_noise(self.mechanism, send) < p_one).astype(np.float64)
         if self.rr_output == "bits":
             return report
         return self.lo + span * rr_debias(report, self.epsilon)
@@ -499,9 +505,19 @@ _StatePath = tuple[str, int | None]
 
 
 def _per_copy_state(agent: Agent, batch: int) -> list[tuple[_StatePath, npt.NDArray[Any]]]:
-    """Copies of the agent's per-copy arrays (attributes or items of tuple/list attributes, batch axis first)."""
+    """Copies of the agent's per-copy arrays (attributes or items of tuple/list attributes, batch axis first).
+
+    The arrays the agent names in ``copy_axis_last`` (e.g. Thompson sampling's stream states, a
+    column per copy) are saved with the path ``(name, -1)``.
+    """
     out: list[tuple[_StatePath, npt.NDArray[Any]]] = []
+    for name in type(agent).copy_axis_last:
+        value = getattr(agent, name, None)
+        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[-1] == batch and value.flags.writeable:
+            out.append(((name, -1), value.copy()))
     for name, value in vars(agent).items():
+        if name in type(agent).copy_axis_last:
+            continue
         items = list(enumerate(value)) if isinstance(value, tuple | list) else [(None, value)]
         for index, item in items:
             if isinstance(item, np.ndarray) and item.ndim >= 1 and item.shape[0] == batch and item.flags.writeable:
@@ -510,9 +526,13 @@ def _per_copy_state(agent: Agent, batch: int) -> list[tuple[_StatePath, npt.NDAr
 
 
 def _restore_rows(agent: Agent, saved: list[tuple[_StatePath, npt.NDArray[Any]]], rows: npt.NDArray[np.bool_]) -> None:
-    """Put back the ``rows`` (copies) of the arrays saved by :func:`_per_copy_state`."""
+    """Put back the ``rows`` (copies) of the arrays saved by :func:`_per_copy_state` (columns for path index -1)."""
     for (name, index), before in saved:
         current = getattr(agent, name, None)
+        if index == -1:
+            if isinstance(current, np.ndarray) and current.shape == before.shape and current.flags.writeable:
+                current[..., rows] = before[..., rows]
+            continue
         if index is not None:
             current = current[index] if isinstance(current, tuple | list) and index < len(current) else None
         if isinstance(current, np.ndarray) and current.shape == before.shape and current.flags.writeable:

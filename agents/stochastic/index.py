@@ -633,6 +633,7 @@ class ThompsonSampling(Agent):
     """
 
     name = "TS"
+    copy_axis_last = ("_streams", "_shapes")  # the (4, B) sampling-stream states, the (4, K, B) gamma constants
     reward_bounds = (0.0, 1.0)
     reward_bounds_reason = "the r-coin of Thompson sampling needs it"
     _state_bytes_per_arm = 8 * (2 + ts_kernels.SHAPE_WORDS)

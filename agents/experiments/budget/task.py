@@ -5,7 +5,9 @@ as one copy of the scenario's native vector env, and the batched agent gets one 
 "users × settings" is a single numpy loop of T steps. Copies of the same user share the env's
 noise seed (common random numbers across α values and agents). A user agent plays the same
 copies: on the vector env with one batched agent if its factory accepts ``n_envs``, otherwise
-one agent per copy on the single env with the same seed (the same reward draws).
+one agent per copy on the single env with the same seed (the same reward draws), copy i's agent
+seeded as copy i of the batched agent would be (the agent seed + i), so either factory gives the
+same results.
 
 Seeds: the env copies (their data choice, coins and privacy noise) are seeded with
 :func:`copy_seed` and the agents with ``agent_seed(base, run)``, an independent ``SeedSequence``
@@ -102,10 +104,10 @@ def budget_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -
         regret, payoff = play(env, agent, horizon, checkpoints, seeds)
         env.close()
     else:
-        columns = []
-        for (u_i, _), s in zip(copies, seeds, strict=True):
+        columns = []  # copy i's agent seeded policy_seed + i: copy i of the batched agent (docs/design.md, Seeds)
+        for i, ((u_i, _), s) in enumerate(zip(copies, seeds, strict=True)):
             env = single_env(scenario, setting["data"], users[u_i], gamma, horizon)
-            columns.append(play(env, user.build(env, setting, policy_seed), horizon, checkpoints, s))
+            columns.append(play(env, user.build(env, setting, policy_seed + i), horizon, checkpoints, s))
         regret = np.stack([c[0] for c in columns], axis=1)
         payoff = np.stack([c[1] for c in columns], axis=1)
     rows: list[dict[str, Any]] = []
