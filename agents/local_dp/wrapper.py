@@ -337,17 +337,17 @@ class LDPWrapper(PerUserReports, PrivateAgent):
             self._copy_rngs = (self.rng,)
         self._bitgens = generator_addresses(self._copy_rngs)
 
-    def _copy_noise(self, mechanism: str, send: BoolArray) -> FloatArray:
+    def _copy_noise(self, mechanism: str, send: BoolArray | None = None) -> FloatArray:
         """Batch mode: one draw per reporting copy from its own noise generator (:mod:`agents.common.streams`).
 
         A Laplace or Gaussian draw, or a uniform (randomized response), through the generators'
         C interface: numpy's algorithms on the same bit generators, the draws a single wrapper
         makes. A copy whose user is capped (``send`` False) draws nothing, as a single wrapper
-        draws nothing for a withheld report; its entry is 0.
+        draws nothing for a withheld report; its entry is 0. None: every copy reports.
         """
         out = np.zeros(self.batch)
-        every = bool(send.all())
-        bitgens = self._bitgens if every else self._bitgens[send]
+        every = send is None or bool(send.all())
+        bitgens = self._bitgens if send is None or every else self._bitgens[send]
         drawn = out if every else np.empty(bitgens.shape[0])
         if mechanism == "laplace":
             copy_laplace(bitgens, self.scale, drawn)
@@ -355,7 +355,7 @@ class LDPWrapper(PerUserReports, PrivateAgent):
             copy_normals(bitgens, self.scale, drawn)
         else:
             copy_uniforms(bitgens, drawn)
-        if not every:
+        if send is not None and not every:
             out[send] = drawn
         return out
 
@@ -429,8 +429,8 @@ class LDPWrapper(PerUserReports, PrivateAgent):
             _restore_rows(self.agent, saved, ~send)
         self._ledger.record(users, send)
 
-    def _privatize(self, r: FloatArray, send: BoolArray) -> FloatArray:
-        """User side: the report of each clipped reward (batch mode: noise drawn only where ``send``)."""
+    def _privatize(self, r: FloatArray, send: BoolArray | None = None) -> FloatArray:
+        """User side: the report of each clipped reward (batch mode: noise drawn only where ``send``; None: all)."""
         if self.mechanism in ("laplace", "gaussian"):
             if self.n_envs is None:
                 draw = self.rng.laplace if self.mechanism == "laplace" else self.rng.normal
