@@ -346,17 +346,17 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         draws nothing for a withheld report; its entry is 0. None: every copy reports.
         """
         out = np.zeros(self.batch)
-        every = send is None or bool(send.all())
-        bitgens = self._bitgens if send is None or every else self._bitgens[send]
-        drawn = out if every else np.empty(bitgens.shape[0])
+        rows = None if send is None or send.all() else np.flatnonzero(send)  # None: every copy
+        bitgens = self._bitgens if rows is None else self._bitgens[rows]
+        drawn = out if rows is None else np.empty(rows.size)
         if mechanism == "laplace":
             copy_laplace(bitgens, self.scale, drawn)
         elif mechanism == "gaussian":
             copy_normals(bitgens, self.scale, drawn)
         else:
             copy_uniforms(bitgens, drawn)
-        if send is not None and not every:
-            out[send] = drawn
+        if rows is not None:
+            out[rows] = drawn
         return out
 
     @property
