@@ -9,7 +9,7 @@ privatized value. docs/algorithms.md describes the protocol and the mechanisms.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -501,39 +501,41 @@ def _check_range(value: Any) -> tuple[float, float]:
     return lo_f, hi_f
 
 
-_StatePath = tuple[str, int | None]
+class _Saved(NamedTuple):
+    """A copy of one per-copy array of the wrapped agent, and where it lives."""
+
+    name: str  #: the attribute
+    item: int | None  #: the item of a tuple or list attribute, or None
+    axis_last: bool  #: copy b is column b (``copy_axis_last``), not row b
+    before: npt.NDArray[Any]
 
 
-def _per_copy_state(agent: Agent, batch: int) -> list[tuple[_StatePath, npt.NDArray[Any]]]:
+def _per_copy_state(agent: Agent, batch: int) -> list[_Saved]:
     """Copies of the agent's per-copy arrays (attributes or items of tuple/list attributes, batch axis first).
 
     The arrays the agent names in ``copy_axis_last`` (e.g. Thompson sampling's stream states, a
-    column per copy) are saved with the path ``(name, -1)``.
+    column per copy) are saved with ``axis_last`` set.
     """
-    out: list[tuple[_StatePath, npt.NDArray[Any]]] = []
-    for name in type(agent).copy_axis_last:
-        value = getattr(agent, name, None)
-        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[-1] == batch and value.flags.writeable:
-            out.append(((name, -1), value.copy()))
+    last = type(agent).copy_axis_last
+    out: list[_Saved] = []
     for name, value in vars(agent).items():
-        if name in type(agent).copy_axis_last:
-            continue
         items = list(enumerate(value)) if isinstance(value, tuple | list) else [(None, value)]
         for index, item in items:
-            if isinstance(item, np.ndarray) and item.ndim >= 1 and item.shape[0] == batch and item.flags.writeable:
-                out.append(((name, index), item.copy()))
+            if isinstance(item, np.ndarray) and item.ndim >= 1 and item.flags.writeable:
+                axis_last = index is None and name in last
+                if item.shape[-1 if axis_last else 0] == batch:
+                    out.append(_Saved(name, index, axis_last, item.copy()))
     return out
 
 
-def _restore_rows(agent: Agent, saved: list[tuple[_StatePath, npt.NDArray[Any]]], rows: npt.NDArray[np.bool_]) -> None:
-    """Put back the ``rows`` (copies) of the arrays saved by :func:`_per_copy_state` (columns for path index -1)."""
-    for (name, index), before in saved:
+def _restore_rows(agent: Agent, saved: list[_Saved], rows: npt.NDArray[np.bool_]) -> None:
+    """Put back the ``rows`` (copies) of the arrays saved by :func:`_per_copy_state` (columns where ``axis_last``)."""
+    for name, item, axis_last, before in saved:
         current = getattr(agent, name, None)
-        if index == -1:
-            if isinstance(current, np.ndarray) and current.shape == before.shape and current.flags.writeable:
-                current[..., rows] = before[..., rows]
-            continue
-        if index is not None:
-            current = current[index] if isinstance(current, tuple | list) and index < len(current) else None
+        if item is not None:
+            current = current[item] if isinstance(current, tuple | list) and item < len(current) else None
         if isinstance(current, np.ndarray) and current.shape == before.shape and current.flags.writeable:
-            current[rows] = before[rows]
+            if axis_last:
+                current[..., rows] = before[..., rows]
+            else:
+                current[rows] = before[rows]
