@@ -68,11 +68,11 @@ class _BudgetCore(ABC):
 
     @staticmethod
     @abstractmethod
-    def build_instance(config: Any, users: list[Any], names: list[str] | None = None) -> tuple[Instance, IntArray]:
+    def build_instance(config: Any, users: list[Any], names: list[str]) -> tuple[Instance, IntArray]:
         """The scenario's instance for ``users`` (one per copy) and each copy's index into it.
 
-        ``names`` (default ``user`` for each) are the arguments the users were given by, for the
-        sentence that refuses one (``users[2]``, in a vector env given ``users``).
+        ``names`` are the arguments the users were given by (``user``, or ``users[2]`` in a vector
+        env given ``users``), for the sentence that refuses one.
         """
 
     def _setup(self, config: BudgetConfig, instance: Instance, who: IntArray) -> None:
@@ -166,7 +166,7 @@ class BudgetEnv(_BudgetCore, BanditEnv[FloatArray]):
     def __init__(self, data: Any = None, user: Any = None, *, render_mode: str | None = None, **keywords: Any) -> None:
         check_render_mode(self.env_id, render_mode)
         config = self.config_type.from_keywords(type(self).__name__, {"data": data, "user": user, **keywords})
-        instance, who = type(self).build_instance(config, [config.user])
+        instance, who = type(self).build_instance(config, [config.user], ["user"])
         self.user = int(instance.users[0])
         self._setup(config, instance, who)
         self.action_space, self.observation_space = self._spaces()
@@ -230,7 +230,7 @@ class BudgetVectorEnv(_BudgetCore, BanditVectorEnv):
         k = int(config.budget_grid.size)
         n = check_num_envs(self.env_id, num_envs, copy_bytes(k), [(BLOCK_ROWS, 8 * MAX_NOISE_COLUMNS)])
         per_copy = copy_users(users, user, n)
-        names = None if users is None else [f"users[{i}]" for i in range(n)]
+        names = ["user"] * n if users is None else [f"users[{i}]" for i in range(n)]
         instance, who = type(self).build_instance(config, per_copy, names)
         self.users = instance.users[who]
         self._setup(config, instance, who)

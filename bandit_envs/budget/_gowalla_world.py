@@ -257,9 +257,7 @@ class GowallaBudgetConfig(BudgetConfig):
         }
 
 
-def gowalla_instance(
-    config: GowallaBudgetConfig, users: list[Any], names: list[str] | None = None
-) -> tuple[Instance, IntArray]:
+def gowalla_instance(config: GowallaBudgetConfig, users: list[Any], names: list[str]) -> tuple[Instance, IntArray]:
     """Build the instance of ``config`` for ``users`` (one entry per copy; None = drawn from ``instance_seed``)."""
     grid = config.budget_grid
     settings = config.world_settings()
@@ -272,8 +270,7 @@ def gowalla_instance(
             f"no user of the data has >= min_user_checkins={min_checkins} check-ins "
             f"(the most active has {scenario.counts.max()}); lower min_user_checkins."
         )
-    named = names if names is not None else ["user"] * len(users)
-    chosen = [_check_user(scenario, u, eligible, seed, min_checkins, n) for u, n in zip(users, named, strict=True)]
+    chosen = [_check_user(scenario, u, eligible, seed, min_checkins, n) for u, n in zip(users, names, strict=True)]
     distinct, who = np.unique(np.array(chosen, dtype=np.int64), return_inverse=True)
     geo = [scenario.geometry(int(u), settings["recommend_km"], settings["valid_km"], home_km) for u in distinct]
     oracles = []

@@ -233,9 +233,7 @@ class MovieLensBudgetConfig(BudgetConfig):
         self._set("max_watched_fraction", hi)
 
 
-def movielens_instance(
-    config: MovieLensBudgetConfig, users: list[Any], names: list[str] | None = None
-) -> tuple[Instance, IntArray]:
+def movielens_instance(config: MovieLensBudgetConfig, users: list[Any], names: list[str]) -> tuple[Instance, IntArray]:
     """Build the instance of ``config`` for ``users`` (one entry per copy; None = drawn from ``instance_seed``)."""
     grid = config.budget_grid
     loss, next_item = config.loss, config.next_item
@@ -248,8 +246,7 @@ def movielens_instance(
             f"no user of the data watched a share of the {scenario.n_items} movies within "
             f"[min_watched_fraction, max_watched_fraction] = [{lo:g}, {hi:g}]; widen the range."
         )
-    named = names if names is not None else ["user"] * len(users)
-    chosen = [_check_user(scenario, u, eligible, seed, lo, hi, n) for u, n in zip(users, named, strict=True)]
+    chosen = [_check_user(scenario, u, eligible, seed, lo, hi, n) for u, n in zip(users, names, strict=True)]
     distinct, who = np.unique(np.array(chosen, dtype=np.int64), return_inverse=True)
     world = MovieLensWorld(
         np.concatenate([scenario.nearest(int(u)) for u in distinct]),
