@@ -750,3 +750,40 @@ def test_task_timeouts_around_kernels_that_take_a_generator_never_crash_the_proc
         cwd=ROOT,
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok", (done.returncode, done.stderr[-2000:])
+
+
+_SIGNALLED_RIGHT_AFTER_FORK = r"""
+import os, signal, sys
+from agents.experiments.core.backends import catch_interrupts
+
+sig = getattr(signal, sys.argv[1])
+with catch_interrupts():
+    pid = os.fork()  # as the pool forks a worker while banditlab's handler is installed
+    if pid == 0:
+        try:
+            os.kill(os.getpid(), sig)  # before the worker's initializer replaced the handler
+            for _ in range(1000):  # the handler runs at one of these steps
+                pass
+        except BaseException:
+            os._exit(3)  # raised in the child: it would unwind into its parent's code
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="forks (Linux)")
+@pytest.mark.parametrize(("name", "expected"), [("SIGTERM", 128 + signal.SIGTERM), ("SIGINT", 0)])
+def test_a_worker_signalled_before_its_initializer_ends_or_ignores_it_and_never_raises(name, expected):
+    """A forked worker inherits banditlab's handler until its initializer runs; the handler must not raise there.
+
+    Raised in the child right after ``os.fork()``, the exception unwound the worker out of the
+    pool's start into the parent's code, which it went on running as a second parent: under
+    pytest-xdist, a second worker reporting the same tests. SIGTERM now ends such a worker
+    (128 + SIGTERM) and SIGINT is ignored.
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", _SIGNALLED_RIGHT_AFTER_FORK, name], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == str(expected), (done.stdout, done.stderr[-2000:])

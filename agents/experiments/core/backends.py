@@ -68,6 +68,8 @@ class _Caught:
     """The first Ctrl-C or SIGTERM caught by :func:`catch_interrupts`' handler (None before one)."""
 
     signal: type[KeyboardInterrupt] | None = None
+    #: The process that installed the handler (a forked child inherits the handler, not the role).
+    pid: int = 0
 
 
 def _on_signal(signum: int, frame: object) -> None:
@@ -76,7 +78,17 @@ def _on_signal(signum: int, frame: object) -> None:
     Once the first is raised, the sweep is stopping: a second signal (Ctrl-C pressed twice, SIGTERM
     then Ctrl-C) must not interrupt that stop half-way (a pool left half-stopped, a lock of the
     threading module released twice, a process left behind), so it is ignored.
+
+    In a worker forked while the handler is installed, and signalled before its initializer
+    replaces the handler (the pool stopped at once, a task failing at its start), raising would
+    unwind the worker out of ``os.fork()`` into its parent's code, which it would then go on
+    running as a second copy of the parent. There, SIGTERM ends the worker at once (exit status
+    128 + SIGTERM) and SIGINT is ignored, as the worker's initializer would have it.
     """
+    if os.getpid() != _Caught.pid:
+        if signum == signal.SIGTERM:
+            os._exit(128 + signum)
+        return
     if _Caught.signal is not None:
         return
     _Caught.signal = Terminated if signum == signal.SIGTERM else KeyboardInterrupt
@@ -117,6 +129,7 @@ def catch_interrupts() -> Iterator[None]:
         yield
         return
     _Caught.signal = None
+    _Caught.pid = os.getpid()
     previous_int = signal.getsignal(signal.SIGINT)
     previous_term = signal.signal(signal.SIGTERM, _on_signal)
     if previous_int is signal.default_int_handler:
