@@ -13,10 +13,12 @@ import numpy as np
 import pytest
 from conftest import PATH3
 
+from agents.elimination.drivers import aae_passes_kept
 from agents.elimination.kernels import DPSE_COUNTERS, DPSE_RELEASES, GAP_COUNTERS, GAP_MEAN, GAP_RELEASES
 from agents.elimination.policies import AAE, DPSE, GAP, EliminationAgent
 from agents.elimination.reference import (
     ReferenceRun,
+    aae_radius,
     gap_elimination_slack,
     gap_epoch_length,
     get_ind_set,
@@ -216,3 +218,32 @@ def test_aae_equals_reference_when_the_rewards_turn(side, radius):
     assert_same(agent, reference, actions)
     assert len(reference.active) < k  # something was eliminated, after the turn
     assert reference.actions[horizon // 2 - 1] != reference.actions[horizon // 2]  # several arms still active
+
+
+@pytest.mark.parametrize("radius", ["evendar", "hoeffding"])
+@pytest.mark.parametrize("count", [20, 300, 5_000, 60_000])
+@pytest.mark.parametrize("fraction", [0.0, 0.3, 0.7, 0.95, 0.999])
+def test_aae_passes_kept_never_skips_an_eliminating_pass_end(radius, count, fraction):
+    # The bound against the worst case: three active arms observed `count` times, the spread of
+    # their means `fraction` of twice the radius; then the highest arm gets reward 1 and the
+    # lowest 0 in every pass, which widens the spread as fast as rewards in [0, 1] can. No pass
+    # end among those the bound lets the run skip may eliminate by the exact rule.
+    k_arms, delta = 10, 0.1
+    hoeffding = radius == "hoeffding"
+    rad = aae_radius(count, k_arms, delta, 4.0, radius)
+    low, mid = 0.5 - fraction * rad, 0.5
+    high = low + fraction * 2.0 * rad
+    order = np.array([1, 4, 7] + [0] * 7, dtype=np.int64)
+    counts, sums = np.zeros(k_arms), np.zeros(k_arms)
+    counts[[1, 4, 7]] = count
+    sums[[1, 4, 7]] = np.array([low, mid, high]) * count
+    more = aae_passes_kept(order, 3, counts, sums, (delta, 4.0, hoeffding), k_arms, 1)
+    assert more >= 0
+    if fraction <= 0.7 and count >= 300:
+        assert more >= 1  # the bound lets far-from-threshold runs skip pass ends
+    for m in range(1, more + 1):
+        n = count + m
+        means = [low * count / n, mid, (high * count + m) / n]
+        rad_m = aae_radius(n, k_arms, delta, 4.0, radius)
+        best_lower = max(mu - rad_m for mu in means)
+        assert not any(mu + rad_m < best_lower for mu in means), (m, more)

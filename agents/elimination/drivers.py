@@ -563,47 +563,61 @@ def most_reveals(revealed, n_revealed, length, k_arms):  # pragma: no cover
     return most
 
 
+@njit(inline="always")
+def add_pass_counts(n_b, order_b, length, first, rounds):  # pragma: no cover
+    """Count ``rounds`` rounds of passes over ``order_b[:length]`` from position ``first``, each pull observing its arm.
+
+    Each position's arm gets one observation a whole pass and one more if the rest of the
+    rounds reach it: the counts ``n += 1`` round by round would give (whole numbers, exact).
+    """
+    whole, rest = divmod(rounds, length)
+    for p in range(length):
+        n_b[unsigned(order_b[p])] += whole + (1 if (p - first) % length < rest else 0)
+
+
 @njit
-def aae_passes_kept(order_b, length, n_b, mean_b, params, k_arms, per_pass, bound_n, bound_rad):  # pragma: no cover
+def aae_passes_kept(order_b, length, n_b, sum_b, params, k_arms, per_pass):  # pragma: no cover
     """At a pass's end: how many more passes surely end without an elimination (-1: this one may eliminate).
 
-    Returns that number and the radius bound ``(bound_n, bound_rad)``, updated. Arm k goes only if
-    mean_k + rad_k < mean_j - rad_j, so mean_j - mean_k > 2 min(rad). rad(n) decreases in n when
-    its log's factor 4K/δ (or cK/δ) exceeds e², so rad(bound_n) bounds every radius while no count
-    exceeds bound_n (6% above the largest count when set). The margin 1e-9 covers rounding.
-    Rewards are in [0, 1], so m more updates take a mean μ observed n times to
-    (nμ + Σr)/(n + m), between (1 - c)μ and c + (1 - c)μ with c = m/(n + m): the highest mean
-    rises to at most c + (1 - c)·high, the lowest falls to at least (1 - c)·low, and the spread
-    s = high - low grows by at most c(1 - s), c at most m/(n_min + m). An arm gets at most
-    ``per_pass`` updates a pass, so q more passes whose updates keep c(1 - s) within the slack
-    2 rad(bound_n) - s, and every count at most bound_n, cannot eliminate (one pass fewer is
-    taken, as a margin).
+    Arm k goes only if μ̂_k + rad_k < μ̂_j - rad_j, so μ̂_j - μ̂_k > 2 min(rad): no pass end
+    whose spread of means s' = max μ̂ - min μ̂ is at most twice every radius eliminates.
+
+    * The radii. rad(n)² = ln(F n²)/n (Even-Dar et al., F = cK/δ; Hoeffding's form halves it,
+      F = 4K/δ) decreases in n when F exceeds e², and ln(F N²) ≥ ln(F n²) > 0 for N ≥ n, so
+      while every count is at most n_max + m, every radius is at least
+      rad(n_max + m) ≥ R √(n_max/(n_max + m)) ≥ R (1 - m/(2 n_max)), R = rad(n_max).
+    * The means. Rewards are in [0, 1], so m more updates take a mean μ observed n times to
+      (nμ + Σr)/(n + m), between (1 - c)μ and c + (1 - c)μ with c = m/(n + m): the spread grows
+      by at most c(1 - s), c ≤ m/n_min.
+
+    So while each arm gets at most m more updates with
+    s + m(1 - s)/n_min < 2R - R m/n_max, i.e. m < (2R - s)/((1 - s)/n_min + R/n_max),
+    no pass ends with an elimination. An arm gets at most ``per_pass`` updates a pass; one pass
+    fewer than m/per_pass is returned, as a margin, and the margin 1e-9 covers rounding.
     """
     delta, cconst, hoeffding = params
     factor = 4.0 * k_arms / delta if hoeffding else cconst * k_arms / delta
     if factor <= 7.5:
-        return -1, bound_n, bound_rad
+        return -1
     low, high, most, fewest = np.inf, -np.inf, 0.0, np.inf
     for p in range(length):
         k = order_b[p]
         fewest = min(fewest, n_b[k])
         if n_b[k] > 0.0:
-            low, high, most = min(low, mean_b[k]), max(high, mean_b[k]), max(most, n_b[k])
-    if most > bound_n:
-        bound_n = most * 1.0625
-        bound_rad = k_.aae_radius(bound_n, k_arms, delta, cconst, hoeffding)
+            mean = k_.aae_mean(sum_b[k], n_b[k])
+            low, high, most = min(low, mean), max(high, mean), max(most, n_b[k])
+    if most == 0.0:
+        return 0
+    rad = k_.aae_radius(most, k_arms, delta, cconst, hoeffding)
     spread = high - low
-    slack = 2.0 * bound_rad - (spread + 1e-9)
+    slack = 2.0 * rad - (spread + 1e-9)
     if not slack > 0.0:
-        return -1, bound_n, bound_rad
+        return -1
     if fewest < 1.0:
-        return 0, bound_n, bound_rad
-    updates = bound_n - most  # m, each arm's updates; below: c(1 - s) <= slack, c = m/(n_min + m)
-    if slack < 1.0 - spread:
-        c_most = slack / (1.0 - spread)
-        updates = min(updates, fewest * c_most / (1.0 - c_most))
+        return 0
+    updates = slack / ((1.0 - spread) / fewest + rad / most)
     more = updates / per_pass - 1.0
-    return (int(more) if more > 0.0 else 0), bound_n, bound_rad
+    return int(more) if more > 0.0 else 0
 
 
 @njit
@@ -625,23 +639,24 @@ def aae_run(  # pragma: no cover
     rng,
     bad,
 ):
-    """AAE over a block, a pass over the active arms at a time (running means as in ``aae_update``).
+    """AAE over a block, a pass over the active arms at a time (counts and sums as in ``aae_update``).
 
     At a pass's end :func:`aae_passes_kept` says how many more passes surely cannot eliminate
     an arm; the rounds up to the next pass end that might are played in one loop (the passes in
     between would only start the same pass again), then :func:`~agents.elimination.kernels.aae_end_pass`
     decides. That loop stops at each checkpoint (the regret is recorded between loops, not tested
-    for in every round), and without side observations (each round reveals the pulled arm's
-    entry alone) it reads that entry directly rather than through the revealed-entry lists.
-    Measured at K = 10, T = 10^5 (benchmarks/bench_elimination.py): checking at every pass's end
-    cost 2 ns of AAE's 7 ns a round; the checkpoint test, the lists and half as many checks
-    (the bound of :func:`aae_passes_kept` that uses how far rewards in [0, 1] can move a mean)
-    together 1.2-1.7 ns of what was left (three runs). A second loop for the rounds without side
-    observations gained 2-5% more and is not kept.
+    for in every round). Without side observations (each round reveals the pulled arm's entry
+    alone) it reads that entry directly rather than through the revealed-entry lists, adds it to
+    the arm's sum, and adds the stretch's counts after it (:func:`add_pass_counts`).
+    Measured at K = 10, T = 10^5 against the revealed-entry floor (benchmarks/bench_elimination.py,
+    five alternating runs): sums in place of running means (no division in the loop) and the
+    counts added after the stretch took AAE from 0.35-0.37x of the floor to 0.40-0.47x, and the
+    bound of :func:`aae_passes_kept` taken from the radius at the current counts (592 pass-end
+    checks, 9 of them exact, against 1,601 and 380) to 0.52-0.57x (2.7-3.0 ns a round).
     """
     active, order = state[k_.ACTIVE], state[k_.AAE_ORDER]
-    n_obs, mean, ctr = state[k_.AAE_COUNTS], state[k_.AAE_MEANS], state[k_.AAE_COUNTERS]
-    n_b, mean_b, order_b = n_obs[b], mean[b], order[b]
+    n_obs, sums, ctr = state[k_.AAE_COUNTS], state[k_.AAE_SUMS], state[k_.AAE_COUNTERS]
+    n_b, sum_b, order_b = n_obs[b], sums[b], order[b]
     override_t, override_k, override_v = override
     k_arms = active.shape[1]
     revealed = np.empty((k_arms, k_arms), dtype=np.int64)
@@ -651,7 +666,6 @@ def aae_run(  # pragma: no cover
     end = min(stop, t0 + block.shape[0])
     ci = first_checkpoint_after(checkpoints, t)
     next_ck = checkpoint_at(checkpoints, ci)
-    bound_n, bound_rad = 0.0, 0.0
     listed, per_pass = -1, 1  # the pass length ``revealed`` was listed for (the active set only shrinks)
     single = False  # each round of the pass reveals the pulled arm's entry alone
     while t < end:
@@ -669,23 +683,40 @@ def aae_run(  # pragma: no cover
             upto = min(check_at, end)
             while t < upto:  # up to the next checkpoint, then record it
                 stretch = min(upto, next_ck) if next_ck > t else upto
+                first = i
                 for s in range(t, stretch):
                     iu = unsigned(i)  # unsigned indices: see agents.common.kernels.unsigned
-                    for j in range(1 if single else n_revealed[iu]):
-                        k = order_b[iu] if single else revealed[iu, j]
+                    if single:  # the pulled arm's entry alone; its count is added after the loop
+                        k = order_b[iu]
                         ku = unsigned(k)
                         r = block[unsigned(s - t0), ku]
                         if s == override_t and k == override_k:
                             r = override_v
                         elif not valid(r):
+                            add_pass_counts(n_b, order_b, length, first, s - t)
                             ctr[b, k_.AAE_ROUND] = s
                             ctr[b, k_.AAE_POSITION] = i
                             bad[0], bad[1] = s, k
                             return total
                         else:
                             r = to_reward(r, k, law)
-                        n_b[ku] += 1.0
-                        mean_b[ku] += (r - mean_b[ku]) / n_b[ku]
+                        sum_b[ku] += r
+                    else:
+                        for j in range(n_revealed[iu]):
+                            k = revealed[iu, j]
+                            ku = unsigned(k)
+                            r = block[unsigned(s - t0), ku]
+                            if s == override_t and k == override_k:
+                                r = override_v
+                            elif not valid(r):
+                                ctr[b, k_.AAE_ROUND] = s
+                                ctr[b, k_.AAE_POSITION] = i
+                                bad[0], bad[1] = s, k
+                                return total
+                            else:
+                                r = to_reward(r, k, law)
+                            n_b[ku] += 1.0
+                            sum_b[ku] += r
                     # Round s's regret and arm. Written out in every kernel: an inlined helper
                     # returning (total, ci) makes the loop about twice as slow.
                     a = order_b[iu]
@@ -695,6 +726,8 @@ def aae_run(  # pragma: no cover
                     i += 1
                     if i == length:
                         i = 0
+                if single:
+                    add_pass_counts(n_b, order_b, length, first, stretch - t)
                 t = stretch
                 if t == next_ck:
                     regret_out[ci] = total
@@ -703,9 +736,7 @@ def aae_run(  # pragma: no cover
             t = upto
             if t < check_at or length == 1:
                 break
-            more, bound_n, bound_rad = aae_passes_kept(
-                order_b, length, n_b, mean_b, params, k_arms, per_pass, bound_n, bound_rad
-            )
+            more = aae_passes_kept(order_b, length, n_b, sum_b, params, k_arms, per_pass)
             if more < 0:
                 end_pass = True
                 break

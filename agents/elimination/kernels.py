@@ -103,7 +103,7 @@ DPSE_N_COUNTERS = 7
 
 # AAE (Even-Dar, Mannor, Mansour 2006) ------------------------------------------------------
 AAE_COUNTS = 1  # (B, K) float: n_a, observations of arm a so far
-AAE_MEANS = 2  # (B, K) float: μ̂_a, running mean of those observations
+AAE_SUMS = 2  # (B, K) float: the sum of those observations (μ̂_a = sum / n_a)
 AAE_ORDER = 3  # (B, K) int: the arms of the current pass (index order)
 AAE_COUNTERS = 4  # (B, AAE_N_COUNTERS) int64, columns:
 AAE_PASS_LENGTH = 0  # arms in the current pass
@@ -166,7 +166,7 @@ def new_dpse_state(batch: int, n_arms: int) -> tuple[npt.NDArray[Any], ...]:
 
 def new_aae_state(batch: int, n_arms: int) -> tuple[npt.NDArray[Any], ...]:
     """AAE state before the first pass: all arms active, no observations."""
-    return tuple(_new_state(batch, n_arms, 5, (AAE_COUNTERS, AAE_N_COUNTERS), (AAE_COUNTS, AAE_MEANS), (AAE_ORDER,)))
+    return tuple(_new_state(batch, n_arms, 5, (AAE_COUNTERS, AAE_N_COUNTERS), (AAE_COUNTS, AAE_SUMS), (AAE_ORDER,)))
 
 
 def new_alpha_state(batch: int, n_arms: int, epsilon1: float, sweeps: int) -> tuple[npt.NDArray[Any], ...]:
@@ -470,17 +470,23 @@ def aae_act(state, params, b, rng):  # pragma: no cover
 
 @njit(inline="always")
 def aae_update(state, params, b, a, rewards, rng):  # pragma: no cover
-    """Update running means; after a complete pass, :func:`aae_end_pass`."""
-    active, n, mean, ctr = state[ACTIVE], state[AAE_COUNTS], state[AAE_MEANS], state[AAE_COUNTERS]
+    """Add the observations to their arms' counts and sums; after a complete pass, :func:`aae_end_pass`."""
+    active, n, total, ctr = state[ACTIVE], state[AAE_COUNTS], state[AAE_SUMS], state[AAE_COUNTERS]
     k_arms = active.shape[1]
     for k in range(k_arms):
         if active[b, k] and rewards[k] == rewards[k]:
             n[b, k] += 1.0
-            mean[b, k] += (rewards[k] - mean[b, k]) / n[b, k]
+            total[b, k] += rewards[k]
     ctr[b, AAE_POSITION] += 1
     ctr[b, AAE_ROUND] += 1
     if ctr[b, AAE_POSITION] == ctr[b, AAE_PASS_LENGTH]:
         aae_end_pass(state, params, b)
+
+
+@njit(inline="always")
+def aae_mean(total, n):  # pragma: no cover
+    """μ̂ of an arm whose n observations sum to ``total`` (0 before any)."""
+    return total / n if n > 0.0 else 0.0
 
 
 @njit(inline="always")
@@ -503,9 +509,10 @@ def aae_end_pass(state, params, b):  # pragma: no cover
 
     Arms observed equally often have equal radii, so a radius is computed once per count seen
     (the last count and radius are kept; in a pass without side observations every active arm
-    has the same count).
+    has the same count). An arm's mean is its sum over its count (an arm observed once or more:
+    active arms have been, after a complete pass).
     """
-    active, n, mean, ctr = state[ACTIVE], state[AAE_COUNTS], state[AAE_MEANS], state[AAE_COUNTERS]
+    active, n, total, ctr = state[ACTIVE], state[AAE_COUNTS], state[AAE_SUMS], state[AAE_COUNTERS]
     delta, cconst, hoeffding = params
     k_arms = active.shape[1]
     if ctr[b, AAE_PASS_LENGTH] > 1:
@@ -515,12 +522,12 @@ def aae_end_pass(state, params, b):  # pragma: no cover
             if active[b, k]:
                 if n[b, k] != last_n:
                     last_n, last_rad = n[b, k], aae_radius(n[b, k], k_arms, delta, cconst, hoeffding)
-                lower = max(lower, mean[b, k] - last_rad)
+                lower = max(lower, aae_mean(total[b, k], n[b, k]) - last_rad)
         for k in range(k_arms):
             if active[b, k]:
                 if n[b, k] != last_n:
                     last_n, last_rad = n[b, k], aae_radius(n[b, k], k_arms, delta, cconst, hoeffding)
-                if mean[b, k] + last_rad < lower:
+                if aae_mean(total[b, k], n[b, k]) + last_rad < lower:
                     active[b, k] = False
     aae_order(state, b)
 

@@ -366,10 +366,11 @@ def run_aae(
 ) -> ReferenceRun:
     """Active arm elimination (Even-Dar, Mannor, Mansour, JMLR 2006), regret-minimisation form.
 
-    Passes over the active arms in index order, pulling each once; every observation updates
-    the arm's running mean. After a complete pass with more than one arm, arm j is dropped if
-    μ̂_j + rad_j < max_i (μ̂_i − rad_i) with the per-arm radii of :func:`aae_radius` (with equal
-    counts this is Even-Dar et al.'s rule μ̂_max − μ̂_j ≥ 2α). Not private; deterministic.
+    Passes over the active arms in index order, pulling each once; every observation is added
+    to the arm's count and sum, and μ̂_j is the sum over the count. After a complete pass with
+    more than one arm, arm j is dropped if μ̂_j + rad_j < max_i (μ̂_i − rad_i) with the per-arm
+    radii of :func:`aae_radius` (with equal counts this is Even-Dar et al.'s rule
+    μ̂_max − μ̂_j ≥ 2α). Not private; deterministic.
 
     Parameters
     ----------
@@ -404,7 +405,7 @@ def run_aae(
 
     active = list(range(n_arms))
     counts = [0] * n_arms
-    means = [0.0] * n_arms
+    sums = [0.0] * n_arms
     t = 0
     while t < n_rounds:
         one_pass = list(active)
@@ -416,11 +417,12 @@ def run_aae(
             for j in sorted(neighbourhoods[arm]):
                 if j in active:
                     counts[j] += 1
-                    means[j] += (rewards[t, j] - means[j]) / counts[j]
+                    sums[j] += rewards[t, j]
             t += 1
         run.releases += 1
         if len(one_pass) > 1:
             radii = {j: aae_radius(counts[j], n_arms, delta, c, radius) for j in active}
+            means = {j: sums[j] / counts[j] if counts[j] else 0.0 for j in active}
             best_lower = max(means[j] - radii[j] for j in active)
             active = [j for j in active if not means[j] + radii[j] < best_lower]
     run.active = active
