@@ -17,12 +17,7 @@ Erdős–Rényi feedback graph with p = 0.2; truncated-normal arms, the env's de
   DPSE and AAE ≥ 0.5× of the revealed-entry floor; the table floor is reported only), GAP's at
   K = 10 and K = 100 (T = 10^5). What bounds GAP's goals against numpy there: the revealed-entry
   floor against numpy GAP (``bound on GAP vs numpy GAP`` rows, :func:`_gap_bound`), numpy ÷
-  floor, about the most a GAP that reads every revealed entry can reach; for AAE
-  also :func:`running_mean_floor`, which updates the pulled arm's running mean as AAE does
-  (reported only: what the running means cost in a loop that does nothing else), and what bounds AAE's goal
-  (``bound on AAE`` row, :func:`_aae_bounds`): :func:`aae_round_floor`, AAE's work in every
-  round without its elimination, plus ``simulate``'s fixed cost a call, against the
-  revealed-entry floor;
+  floor, about the most a GAP that reads every revealed entry can reach;
 * with ``--baseline REV`` (default: the last commit before the epoch-level kernels) and git
   available: the full ``gap/privacy`` experiment on 2 processes with this code and with that
   commit's code, one after the other (goal: ≥ 3× faster). Both are run once at ``--quick``
@@ -161,42 +156,6 @@ def table_floor(table, sums):  # pragma: no cover
     for t in range(table.shape[0]):
         for k in range(table.shape[1]):
             sums[np.uint64(k)] += table[np.uint64(t), np.uint64(k)]
-
-
-@numba.njit(cache=True)
-def running_mean_floor(table, actions, counts, means):  # pragma: no cover
-    """Update the pulled arm's running mean with its entry, as AAE does: n += 1, mean += (r - mean) / n."""
-    for t in range(table.shape[0]):
-        a = np.uint64(actions[t])
-        counts[a] += 1.0
-        means[a] += (table[np.uint64(t), a] - means[a]) / counts[a]
-
-
-@numba.njit(cache=True)
-def aae_round_floor(table, actions, gaps, counts, means, checkpoints, regret_out, actions_out):  # pragma: no cover
-    """AAE's work in every round, without its elimination: what any AAE must do per round at least.
-
-    Checks the pulled arm's entry is in [0, 1] (returns its round if not), updates that arm's
-    running mean (n += 1, mean += (r - mean) / n: AAE's state, bit for bit that of the step API),
-    adds its gap to the regret, records the arm and the regret at the checkpoints.
-    """
-    total, ci = 0.0, 0
-    next_ck = checkpoints[0]
-    for t in range(table.shape[0]):
-        a = actions[t]
-        au, tu = np.uint64(a), np.uint64(t)
-        r = table[tu, au]
-        if not 0.0 <= r <= 1.0:
-            return t
-        counts[au] += 1.0
-        means[au] += (r - means[au]) / counts[au]
-        total += gaps[au]
-        actions_out[tu] = a
-        if t + 1 == next_ck:
-            regret_out[ci] = total
-            ci += 1
-            next_ck = checkpoints[ci] if ci < checkpoints.shape[0] else -1
-    return -1
 
 
 def instance(n_arms: int, horizon: int, reward: str = "truncnorm") -> tuple[GraphBanditEnv, np.ndarray]:
@@ -368,74 +327,7 @@ def single_arm_ratios(repeats: int) -> list[Ratio]:
         result = make().simulate(table, env.adjacency, env.gaps, checkpoints=checkpoints, record_actions=True)
         assert result.actions is not None
         out += _floors(name, table, result.actions, np.eye(N_ARMS, dtype=bool), 0.5, repeats, ours)
-        if name == "AAE":
-            out += _aae_bounds(env, table, checkpoints, result.actions, repeats, ours)
     return out
-
-
-def _aae_bounds(
-    env: GraphBanditEnv,
-    table: np.ndarray,
-    checkpoints: np.ndarray,
-    actions: np.ndarray,
-    repeats: int,
-    ours: Callable[[], object],
-) -> list[Ratio]:
-    """What bounds AAE against the revealed-entry floor: the work it must do in every round, measured.
-
-    AAE against :func:`running_mean_floor`, and :func:`aae_round_floor` (AAE's per-round work
-    without its elimination) against the revealed-entry floor: the most an AAE could reach
-    against that floor. Its running means are its state (the step API's, bit for bit); in a loop
-    that does nothing else they cost about 1 ns a round more than the floor's sums.
-    """
-    horizon, k_arms = table.shape
-    acts = actions.astype(np.int64)
-    counts, means = np.zeros(k_arms), np.zeros(k_arms)
-    regret_out, actions_out = np.zeros(checkpoints.size), np.zeros(horizon, dtype=np.int16)
-
-    def mean_floor() -> None:
-        running_mean_floor(table, acts, counts, means)
-
-    def round_floor() -> None:
-        aae_round_floor(table, acts, env.gaps, counts, means, checkpoints, regret_out, actions_out)
-
-    mean_floor()
-    round_floor()
-    floor, _ = _revealed_floor_call(table, actions, np.eye(k_arms, dtype=bool))
-    ours_s, mean_s = interleaved(ours, mean_floor, repeats, time.thread_time)
-    round_s, floor_s = interleaved(round_floor, floor, repeats, time.thread_time)
-    # simulate's fixed cost (argument checks, the compiled call), on a table of 100 rows
-    short = table[:100]
-    fresh = [AAE(k_arms, horizon, delta=0.1, seed=5) for _ in range(2 * repeats)]
-    fixed_s, _ = interleaved(
-        lambda: fresh.pop().simulate(short, env.adjacency, env.gaps), lambda: None, repeats, time.thread_time
-    )
-    bound = floor_s / (round_s + fixed_s)
-    where = f"K = {k_arms}, T = {horizon:,}"
-    return [
-        Ratio(
-            "AAE simulate vs running-mean floor",
-            "AAE.simulate",
-            "numba loop updating the pulled arm's running mean once per round",
-            mean_s / ours_s,
-            None,
-            f"{_ns(ours_s, horizon)} vs {_ns(mean_s, horizon)} ns/round, {where}",
-        ),
-        Ratio(
-            "bound on AAE vs revealed-entry floor: AAE's per-round work vs revealed-entry floor",
-            "numba loop doing AAE's per-round work (entry check, running mean, regret, arm, checkpoints)",
-            "numba loop adding each revealed entry once",
-            bound,
-            None,
-            f"{_ns(round_s, horizon)} ns/round + simulate's fixed {fixed_s * 1e6:.0f} us a call "
-            f"({_ns(fixed_s, horizon)} ns/round over T) vs {_ns(floor_s, horizon)} ns/round, {where}: "
-            f"an AAE that did no more than this would reach {bound:.2f}x of the floor "
-            f"({'above' if bound >= 0.5 else 'below'} the 0.5x goal); AAE's other "
-            f"{max(0.0, (ours_s - round_s - fixed_s) / horizon * 1e9):.1f} ns/round: its pass-end checks "
-            "(passes of 2 or 3 rounds for most of the run) and its pass loop's own work (the position in the "
-            "pass, the override test, the arm's lookup), in a split not pinned down (docs/reproductions)",
-        ),
-    ]
 
 
 def kernel_ratios(repeats: int) -> list[Ratio]:
