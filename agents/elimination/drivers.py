@@ -569,6 +569,8 @@ def add_pass_counts(n_b, order_b, length, first, rounds):  # pragma: no cover
 
     Each position's arm gets one observation a whole pass and one more if the rest of the
     rounds reach it: the counts ``n += 1`` round by round would give (whole numbers, exact).
+    :func:`count_segment` is the general form (several arms a position); called here instead, it
+    made AAE 5%-10% slower at K = 10 (eight alternating runs), so AAE keeps this one.
     """
     whole, rest = divmod(rounds, length)
     for p in range(length):
