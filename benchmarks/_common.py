@@ -242,13 +242,15 @@ def step_api_vs_run(
     step_api()
     compiled()
     step_s, run_s = interleaved(step_api, compiled, repeats)
-    agent.reset()
+    # reset(seed=...) restarts a private agent's noise (a plain reset() continues it), so the
+    # step API and run draw the same noise and must choose the same arms.
+    agent.reset(seed=agent.seed)
     chosen = []
     for t in range(steps):
         a = agent.act(features[t])
         agent.update(a, rewards[t, a])
         chosen.append(a)
-    agent.reset()
+    agent.reset(seed=agent.seed)
     result = agent.run(features, rewards, record_actions=True)
     same = result.actions is not None and np.array_equal(result.actions, chosen)
     return Ratio(

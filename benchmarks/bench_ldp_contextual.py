@@ -133,9 +133,10 @@ def kernel_calls(agent: StatsAgent, features: np.ndarray, rewards: np.ndarray) -
     ``act`` and ``update`` call them, but without their checks (the observation's type, rank
     and dtype, the action's and reward's types) and bookkeeping (the round and batch counters,
     the privacy ledger's count, the last observation). The bound of any step API made of these
-    kernels: returns the arms, which must be ``run``'s.
+    kernels: returns the arms, which must be ``run``'s after ``reset(seed=...)`` (which restarts
+    the noise; a plain ``reset()`` continues it).
     """
-    agent.reset()
+    agent.reset(seed=agent.seed)
     step, params = agent._step, agent._params
     choose, plain, drawn = step.choose_one, step.report_plain, step.report_one
     server, pending, clips = agent.server.buffer, agent.open_batch.buffer, agent._clips
@@ -169,7 +170,7 @@ def calls_bound(problem: Problem, quick: bool) -> Ratio:
     compiled()
     calls_s, run_s = interleaved(lambda: kernel_calls(agent, x, r), compiled, repeats)
     chosen = kernel_calls(agent, x, r)
-    agent.reset()
+    agent.reset(seed=agent.seed)
     result = agent.run(x, r, record_actions=True)
     same = result.actions is not None and np.array_equal(result.actions, chosen)
     return Ratio(

@@ -91,8 +91,8 @@ class Problem(UserFeatures):
 
 
 def time_steps(agent: LDPLinUCB, problem: Problem, steps: int) -> tuple[float, np.ndarray]:
-    """(seconds of act + update, actions) over ``steps`` rounds through the step API."""
-    agent.reset()
+    """(seconds of act + update, actions) over ``steps`` rounds of the step API, the noise restarted from the seed."""
+    agent.reset(seed=agent.seed)
     x, r = problem.block(0)
     if agent.n_envs is not None:
         x = np.broadcast_to(x[:, None], (BLOCK, agent.n_envs, ARMS, D))

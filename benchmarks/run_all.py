@@ -6,7 +6,8 @@ state cannot change the next one's figures, and a crash stops only that script);
 ``results``, or whose import fails for a missing optional dependency, are skipped with a note.
 The machine is stated first: CPU, cores, Python, numpy and numba versions, and the load average
 before the run (other load slows absolute times; the ratios compare runs made side by side, so
-they hold better). Exits 1 when a goal is not met or a script fails, unless
+they hold better). Exits 1 when a goal is not met, a script fails or a check a ratio states (the same
+actions, arms or results on both sides) comes out false, unless
 ``--no-fail``.
 
 ``--write-docs`` rewrites the table between ``<!-- speed:begin -->`` and ``<!-- speed:end -->`` in
@@ -26,6 +27,7 @@ import importlib
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -157,6 +159,16 @@ def run_isolated(name: str, quick: bool) -> Outcome:
     return Outcome(**saved)
 
 
+#: A check a ratio's figures state, come out false: "same actions: False", "same arms and regret: no",
+#: "streamed == in-memory on T = 50,000: no". Subject and reference did not do the same work.
+FAILED_CHECK = re.compile(r"(?:\bsame\b|==)[^:;|\]]*: (?:False|no)\b")
+
+
+def failed_checks(ratios: Sequence[Ratio]) -> list[Ratio]:
+    """The ratios whose figures state a check that came out false (:data:`FAILED_CHECK`)."""
+    return [r for r in ratios if FAILED_CHECK.search(r.detail)]
+
+
 def markdown_cell(text: str) -> str:
     """Text safe inside a Markdown table cell."""
     return text.replace("|", "\\|").replace("\n", " ")
@@ -256,14 +268,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"summary: {len(ratios)} ratios; goals met: {len(met)}, not met: {len(not_met)}, "
         f"no goal: {len(ratios) - len(met) - len(not_met)}; scripts run: {len(outcomes) - len(skipped)}, "
         f"skipped: {len(skipped)}{' (' + ', '.join(skipped) + ')' if skipped else ''}, "
-        f"failed: {len(failed)}{' (' + ', '.join(failed) + ')' if failed else ''}"
+        f"failed: {len(failed)}{' (' + ', '.join(failed) + ')' if failed else ''}; "
+        f"checks failed: {len(failed_checks(ratios))}"
     )
+    unchecked = failed_checks(ratios)
     for r in not_met:
         print(f"NOT MET: {r.line()}")
+    for r in unchecked:
+        print(f"CHECK FAILED (subject and reference did not do the same work): {r.line()}")
     if args.write_docs:
         write_docs(speed_table(outcomes, machine_line, "python benchmarks/run_all.py --write-docs"))
         print(f"wrote the speed table of {DOCS.relative_to(ROOT)}")
-    if (not_met or failed) and not args.no_fail:
+    if (not_met or failed or unchecked) and not args.no_fail:
         return 1
     return 0
 
