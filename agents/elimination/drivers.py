@@ -691,6 +691,9 @@ def aae_run(  # pragma: no cover
                 first = i
                 for s in range(t, stretch):
                     iu = unsigned(i)  # unsigned indices: see agents.common.kernels.unsigned
+                    # Two loops that read entries alike: one with `1 if single else ...` for its
+                    # bounds and arm (the original loop) reached 0.48x of the revealed-entry floor
+                    # against these two's 0.57-0.58x (four alternating runs).
                     if single:  # the pulled arm's entry alone; its count is added after the loop
                         k = order_b[iu]
                         ku = unsigned(k)
