@@ -665,6 +665,23 @@ def test_simulate_refuses_rewards_as_the_step_api_does(name, value):
 
 
 @pytest.mark.parametrize("name", ELIMINATION)
+def test_simulate_reads_negative_zero_as_the_zero_it_is(name):
+    # -0.0 is in [0, 1] (0.0 <= -0.0), as the step API reads it. GAP's loop over a table of
+    # rewards looks at an entry's bits, where -0.0's sign bit reads as above 1.0: its exact
+    # search must then find nothing and play on.
+    table = np.random.default_rng(2).random((400, K))
+    table[::7] = 0.0
+    negative = table.copy()
+    negative[::7] = -0.0
+    kwargs: dict[str, Any] = {"checkpoints": np.arange(10, 401, 10), "record_actions": True}
+    gaps = np.array([0.0, 0.1, 0.2])
+    plain = AGENTS[name](None).simulate(table, PATH3, gaps, **kwargs)
+    signed = AGENTS[name](None).simulate(negative, PATH3, gaps, **kwargs)
+    np.testing.assert_array_equal(plain.actions, signed.actions)
+    np.testing.assert_array_equal(plain.checkpoint_regret, signed.checkpoint_regret)
+
+
+@pytest.mark.parametrize("name", ELIMINATION)
 def test_simulate_checks_the_entries_it_reads_and_a_refusal_leaves_the_agent_as_it_was(name):
     rng = np.random.default_rng(1)
     table = rng.random((400, K))
