@@ -197,10 +197,10 @@ def _float_bits(typingctx, value):  # pragma: no cover
     """The bits of a float64 as a uint64 (LLVM's ``bitcast``: no instruction).
 
     Non-negative floats order as their bits do, and a float above 1.0, an infinity, a negative
-    float or a NaN has bits above those of 1.0, so the largest bits of a stretch's entries tell whether one of them may be
-    outside [0, 1] with one unsigned maximum an entry, where :func:`valid` takes two
-    comparisons. -0.0 (which is in [0, 1]) also reads as above 1.0: the exact search that
-    follows finds nothing. GAP's loop over a table of rewards keeps that maximum: 0.59-0.64x of
+    float or a NaN has bits above those of 1.0, so the largest bits of a stretch's entries tell
+    whether one of them may be outside [0, 1], with one unsigned maximum an entry where
+    :func:`valid` takes two comparisons. -0.0 (which is in [0, 1]) also reads as above 1.0: the
+    exact search that follows finds nothing. GAP's loop over a table of rewards keeps that maximum: 0.59-0.64x of
     the revealed-entry floor at K = 10 (median 0.63x) against 0.56-0.62x (median 0.61x) with
     ``ok &= valid(r)``, seven alternating runs each (benchmarks/bench_elimination.py).
     """
