@@ -37,6 +37,7 @@ from agents.central_dp import reference as ref
 from agents.common import philox
 from agents.local_dp import reference as ldp_ref
 from bandit_envs._jit import njit  # cached on disk, with its dependencies stamped (a warm run loads it)
+from bandit_envs.privacy._checks import laplace_tail_delta
 from bandit_envs.privacy.counters import laplace_sum_bound, tree_depth
 from bandit_envs.privacy.streams import philox_noise_generator
 
@@ -254,7 +255,8 @@ def test_tree_depth_budget_and_relaxation():
     assert TreeDPUCB(10, 10**5, 5.0).relaxation == pytest.approx(7362.2, abs=0.1)
     assert agent.privacy_spent == (0.0, 0.0)
     agent.update(0, 1.0)
-    assert agent.privacy_spent == (eps / k, 0.0)
+    depth = tree_depth(horizon)  # a reward enters at most depth p-sums at ε_arm/depth each
+    assert agent.privacy_spent == (eps / k, depth * laplace_tail_delta(eps / k / depth))
     assert TreeDPUCB(k, horizon, eps, "parallel", n_envs=2).epsilon_per_arm == eps
 
 
@@ -346,7 +348,8 @@ def test_privacy_attributes():
         assert agent.privacy_unit and "\n" not in agent.privacy_unit and unit in agent.privacy_unit
         assert agent.privacy_spent == (0.0, 0.0), name
         agent.update(agent.act(), 0.5)
-        assert agent.privacy_spent[0] > 0.0 and agent.privacy_spent[1] == 0.0, name
+        # pure ε mechanisms: δ is only the bounded noise draws' tail (bandit_envs/privacy/lattice.py)
+        assert agent.privacy_spent[0] > 0.0 and 0.0 <= agent.privacy_spent[1] < 1e-9, name
 
 
 # Noise laws of the releases -----------------------------------------------------------------------
@@ -470,3 +473,26 @@ def test_a_refused_update_changes_nothing(name):
     agent.update(a, np.full(3, 0.5))
     twin.update(a, np.full(3, 0.5))
     np.testing.assert_array_equal(play_table(agent, table[20:]), play_table(twin, table[20:]))
+
+
+def test_counters_state_the_laplace_draws_tail_of_every_release_a_reward_enters():
+    # bandit_envs/privacy/lattice.py: a bounded Laplace release at ε is (ε, e**(ε − 36.04)/2)-DP.
+    hybrid = HybridDPUCB(3, 2.0, seed=0)
+    for _ in range(100):
+        hybrid.update(hybrid.act(), 0.5)
+    levels = (100).bit_length()  # one logarithmic increment at ε/2, at most 7 p-sums at ε/14
+    assert hybrid.privacy_spent == (2.0, laplace_tail_delta(1.0) + levels * laplace_tail_delta(2.0 / (2 * levels)))
+    assert 0.0 < hybrid.privacy_spent[1] < 2e-15
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: TreeDPUCB(3, 100, 1e-100), "epsilon=1e-100"),  # its scale squared overflowed a float power
+        (lambda: TreeDPUCB(3, 50, 1.0, gamma=1e-320), "gamma=1e-320"),
+        (lambda: TreeDPUCB(3, 50, 1.0, relaxation_epsilon=1e-320), "relaxation_epsilon=1e-320"),
+    ],
+)
+def test_tree_ucb_names_the_parameter_that_makes_its_index_infinite(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()

@@ -22,7 +22,13 @@ from agents import DPTSUCB, HybridDPUCB, PrePullGaussianTS, TreeDPUCB
 from agents.audit import NO_VIOLATION, VIOLATION, audit
 from agents.central_dp import gaussian_kernels as gk
 from agents.central_dp import reference as ref
-from agents.central_dp.gaussian_ts import ReferenceDPTSUCB, ReferenceGaussians, ReferencePrePullGaussianTS
+from agents.central_dp.gaussian_ts import (
+    BOX_MULLER_BOUND,
+    ReferenceDPTSUCB,
+    ReferenceGaussians,
+    ReferencePrePullGaussianTS,
+    sampler_tail,
+)
 from agents.common import philox
 from bandit_envs._jit import njit  # cached on disk, with its dependencies stamped (a warm run loads it)
 from bandit_envs.privacy.accounting import gdp_epsilon, gdp_mu
@@ -232,7 +238,8 @@ def _dptsucb(env, setting, seed, n_envs=None):
 
 
 def _overclaimed(env, setting, seed, n_envs=None):
-    agent = DPTSUCB(2, 16, 0.5, 1e-6, n_envs=n_envs, seed=seed)  # almost no noise
+    agent = DPTSUCB(2, 16, 0.5, n_envs=n_envs, seed=seed)
+    agent.variance = 1e-6  # almost no noise, below what the constructor accepts
     agent.epsilon = setting["epsilon"]
     return agent
 
@@ -246,3 +253,45 @@ def test_audit_finds_no_violation_at_the_claimed_epsilon(name, factory):
 def test_audit_flags_an_agent_whose_noise_is_too_small_for_its_claim():
     result = audit("Overclaimed", factory=_overclaimed, epsilon=1.0, delta=1e-5, runs=2000, horizon=16, seed=0)
     assert result.verdict == VIOLATION, result.report()
+
+
+# The bounded draws: refusals and the tail in δ -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: PrePullGaussianTS(2, variance=1e-4), "variance and pre_pulls"),
+        (lambda: PrePullGaussianTS(2, 0, 0.4), "variance and pre_pulls"),
+        (lambda: DPTSUCB(2, 100, variance=1e-4), "variance"),
+        (lambda: DPTSUCB(2, 100, variance=0.99), "variance"),
+    ],
+)
+def test_parameters_that_let_one_reward_move_a_sample_beyond_one_sd_are_refused(make, match):
+    # One reward moving a sample by s sds, with draws bounded by 8.57 sds, lands where the
+    # neighbour's cannot with probability Φ(s − 8.57): 0.5 at s = 8.57 (variance 1e-4 above).
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+def test_sampler_tail_is_the_normal_tail_beyond_the_box_muller_bound():
+    assert BOX_MULLER_BOUND == pytest.approx(math.sqrt(-2.0 * math.log(2.0**-53)))
+    assert sampler_tail(1, 1.0) == pytest.approx(0.5 * math.erfc((BOX_MULLER_BOUND - 1.0) / math.sqrt(2.0)))
+    assert 1e-14 < sampler_tail(1, 1.0) < 2e-14 and sampler_tail(0, 1.0) == 0.0
+    assert sampler_tail(10, 1.0) == pytest.approx(10 * sampler_tail(1, 1.0))
+    assert sampler_tail(3, BOX_MULLER_BOUND) == 1.0  # half of each sample's mass: no guarantee left
+
+
+@pytest.mark.parametrize("name", ["PrePullGaussianTS", "DPTSUCB"])
+def test_privacy_spent_adds_the_draws_tail_to_delta(name):
+    agent = AGENTS[name][0](None, 0)
+    for _ in range(200):
+        agent.update(agent.act(), 0.5)
+    samples, shift = agent._samples_per_reward()
+    eps, delta = agent.privacy_spent
+    assert samples > 0 and 0.0 < shift <= 1.0
+    assert delta == pytest.approx(agent.delta + sampler_tail(samples, shift), rel=1e-12)
+    assert agent.delta < delta < agent.delta + samples * 2e-14
+    assert eps == pytest.approx(gdp_epsilon(agent.gdp_mu, agent.delta))
+    # a group of k rewards moves each sample k times as far: the tail grows, up to no guarantee
+    assert agent.user_privacy_spent(2)[1] > delta and agent.user_privacy_spent(20)[1] == 1.0

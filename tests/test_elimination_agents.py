@@ -46,6 +46,7 @@ from agents.elimination.kernels import (
 )
 from agents.elimination.policies import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
 from bandit_envs.graph import GraphBanditEnv, GraphBanditVectorEnv
+from bandit_envs.privacy._checks import laplace_tail_delta
 from bandit_envs.privacy.streams import noise_generator
 
 stats = lazy_module("scipy.stats")
@@ -170,7 +171,7 @@ def test_gap_noisy_means_drive_the_next_independent_set():
     # Arm 1 leads by 0.1 < 0.1534 (the noise scale is 1/(εL) = 0.002), so A_2 = {0, 1, 2}.
     assert gap_width(3, 1, epsilon, delta, 997) == pytest.approx(0.15340, abs=1e-5)
     np.testing.assert_array_equal(agent.active, [[True, True, True]])
-    assert agent.privacy_spent == (epsilon, 0.0)
+    assert agent.privacy_spent == (epsilon, laplace_tail_delta(epsilon))
     # μ̄_1 ≈ (0.5, 0.6, 0.5): GetIndSet takes arm 1 first and N(1) = {0, 1, 2} -> Ω_2 = {1}.
     assert agent.independent_set == [[1]]
     # L_2 with |A_2| = 3: max(2^9 ln(8·3·4/0.01), 2^5/0.5 ln(4·3·4/0.01))
@@ -323,7 +324,7 @@ def test_gap_truncated_last_epoch_releases_nothing():
     assert stepped.privacy_spent == (0.0, 0.0) and stepped.active.all()
     # The epoch's last round releases.
     agent.simulate(table, PATH3, np.zeros(3))
-    assert agent.privacy_spent == (0.5, 0.0) and agent._state[GAP_COUNTERS][0, GAP_EPOCH] == 2
+    assert agent.privacy_spent == (0.5, laplace_tail_delta(0.5)) and agent._state[GAP_COUNTERS][0, GAP_EPOCH] == 2
 
 
 # GAPU: uniform maximal independent sets -------------------------------------------------
@@ -798,7 +799,7 @@ def test_batched_gap_copy_i_draws_the_noise_of_a_single_agent_seeded_seed_plus_i
     for i in range(n):  # copy i drew its three values, and only them, from noise_generator(8 + i)
         assert batched.independent_set[i] == singles[i].independent_set[0]
         assert batched._copy_rngs[i].bit_generator.state == generator_after(8 + i, lambda r: r.laplace(size=3))
-    assert batched.privacy_spent == (epsilon, 0.0)
+    assert batched.privacy_spent == (epsilon, laplace_tail_delta(epsilon))
 
 
 def test_batched_dpse_copy_i_draws_as_a_single_agent_seeded_seed_plus_i():
@@ -853,9 +854,9 @@ def test_privacy_spent_is_epsilon_after_the_first_release(make):
         t += 1
         agent.simulate(table[:t], PATH3, np.zeros(3))
     # Parallel composition: each reward enters one release, so later releases cost nothing.
-    assert agent.privacy_spent == (0.5, 0.0)
+    assert agent.privacy_spent == (0.5, laplace_tail_delta(0.5))  # δ: the Laplace draws' tail
     agent.simulate(table, PATH3, np.zeros(3))
-    assert releases(agent) >= 2 and agent.privacy_spent == (0.5, 0.0)
+    assert releases(agent) >= 2 and agent.privacy_spent == (0.5, laplace_tail_delta(0.5))
 
 
 def test_privacy_unit_names_the_reward_table_entry():

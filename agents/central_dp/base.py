@@ -36,7 +36,7 @@ from agents.base import PrivateAgent
 from agents.common import philox as _philox
 from agents.common.kernels import kernel_error
 from bandit_envs._types import FloatArray, IntArray
-from bandit_envs.privacy._checks import MAX_EPSILON
+from bandit_envs.privacy._checks import MAX_EPSILON, laplace_tail_delta
 from bandit_envs.privacy._checks import check_epsilon as _check_epsilon
 from bandit_envs.privacy.lattice import check_sampler, sum_grid
 
@@ -230,8 +230,21 @@ class StreamPrivateAgent(PrivateAgent):
 
     @property
     def privacy_spent(self) -> tuple[float, float]:
-        """(ε, 0) under :attr:`privacy_unit` once any reward was received (it enters one release), else (0, 0)."""
-        return (self.epsilon if self._t > 0 else 0.0, 0.0)
+        """(ε, δ_s) under :attr:`privacy_unit` once any reward was received, else (0, 0).
+
+        ε is the design's; δ_s the Laplace sampler's tail (:meth:`_tail_delta`), about
+        ``3e-16`` at ε = 1 (:mod:`bandit_envs.privacy.lattice`).
+        """
+        return (self.epsilon, self._tail_delta()) if self._t > 0 else (0.0, 0.0)
+
+    def _tail_delta(self) -> float:
+        """δ of the bounded Laplace draws of the releases one reward enters: here one release at ε.
+
+        :func:`~bandit_envs.privacy._checks.laplace_tail_delta`: a release lands where the
+        neighbour's cannot with probability at most ``e**(ε − 36.04)/2``. Agents whose rewards
+        enter several releases add them up.
+        """
+        return laplace_tail_delta(self.epsilon)
 
     def __repr__(self) -> str:  # without the seed: it regenerates the noise
         return f"{type(self).__name__}(n_arms={self.n_arms}, epsilon={self.epsilon}, n_envs={self.n_envs})"

@@ -18,11 +18,14 @@ streams (:mod:`agents.common.philox`, :func:`bandit_envs.privacy.streams.philox_
 the copy's seed): copy i of a batch seeded with s draws exactly as a single agent seeded with
 s + i. Draws are Box–Muller pairs of two uniforms (:class:`ReferenceGaussians`); like
 floating-point Laplace sampling (Mironov, CCS 2012) it is fine for research, not for production.
-The draws are also bounded: ``1 - U1 >= 2**-53``, so ``|Z| <= sqrt(106 ln 2)``, about 8.57. A
-sample whose mean one reward moves by ``s`` of its standard deviations (``s = 1/(σ√n_i)``, the
-sample's GDP μ) can then land where the neighbour's cannot, with probability at most
-``Φ(s - 8.57)`` per sample: below ``1.9e-14`` for ``s <= 1``. ``privacy_spent`` leaves this tail
-out (as the other central agents leave out their samplers', :mod:`bandit_envs.privacy.lattice`).
+The draws are also bounded: ``1 - U1 >= 2**-53``, so ``|Z| <= sqrt(106 ln 2)``, about 8.57
+(:data:`BOX_MULLER_BOUND`). A sample whose mean one reward moves by ``s`` of its standard
+deviations (``s = 1/(σ√n_i)``, the sample's GDP μ) can then land where the neighbour's cannot,
+with probability at most ``Φ(s - 8.57)`` under one of them and 0 under the other: an additive
+δ per sample (:func:`sampler_tail`). Both agents refuse parameters that would let one reward move
+a sample by more than one standard deviation (``s <= 1``, a tail below ``1.9e-14`` per sample),
+and :attr:`~_GaussianAgent.privacy_spent` adds the tail of every sample the reward can enter to
+the stated δ.
 
 Private state: the exact sums and the streams are the curator's; publish the actions only.
 
@@ -64,6 +67,25 @@ DEFAULT_DELTA = 1e-5
 #: The largest GDP μ whose ε :func:`~bandit_envs.privacy.accounting.gdp_epsilon` computes.
 MAX_MU = 1e6
 
+#: The largest |Z| of the Box–Muller draws (:class:`ReferenceGaussians`): ``1 - U1 >= 2**-53``, so
+#: ``|Z| <= sqrt(-2 ln 2**-53) = sqrt(106 ln 2)``, about 8.57.
+BOX_MULLER_BOUND = math.sqrt(106.0 * math.log(2.0))
+
+
+def sampler_tail(samples: float, shift: float) -> float:
+    """The additive δ of ``samples`` bounded Gaussian samples, each moved by at most ``shift`` standard deviations.
+
+    A sample of mean m lies in ``m ± BOX_MULLER_BOUND`` standard deviations; moved by ``shift``,
+    it lands where the neighbour's sample cannot with probability at most
+    ``Φ(shift − BOX_MULLER_BOUND)`` (0 under the neighbour), and the events of several samples
+    add up: ``min(1, samples · Φ(shift − BOX_MULLER_BOUND))``. About ``1.9e-14`` per sample at
+    ``shift = 1``.
+    """
+    if samples <= 0.0:
+        return 0.0
+    per_sample = 0.5 * math.erfc((BOX_MULLER_BOUND - shift) / math.sqrt(2.0))
+    return min(1.0, samples * per_sample)
+
 
 def _check_delta(value: object) -> float:
     return check_float("delta", value, low=0.0, high=1.0, low_open=True, high_open=True)
@@ -91,21 +113,36 @@ class _GaussianAgent(StreamPrivateAgent):
     def gdp_mu(self) -> float:
         """μ of the μ-GDP guarantee of the arms played so far (the worst copy)."""
 
+    @abstractmethod
+    def _samples_per_reward(self) -> tuple[float, float]:
+        """(n, s): at most n samples so far that one reward entered, each moved by at most s standard deviations."""
+
+    def _spent(self, k: int) -> tuple[float, float]:
+        """(ε, δ) for k rewards: k·μ-GDP at ``delta``, plus the samplers' tail for the samples they moved."""
+        mu = k * self.gdp_mu
+        if not mu > 0.0:
+            return 0.0, 0.0
+        samples, shift = self._samples_per_reward()
+        return gdp_epsilon(mu, self.delta), min(1.0, self.delta + sampler_tail(k * samples, k * shift))
+
     @property
     def privacy_spent(self) -> tuple[float, float]:
-        """(ε, δ): :attr:`gdp_mu` at the agent's ``delta`` (:func:`bandit_envs.privacy.accounting.gdp_epsilon`)."""
-        mu = self.gdp_mu
-        return (gdp_epsilon(mu, self.delta), self.delta) if mu > 0.0 else (0.0, 0.0)
+        """(ε, δ): :attr:`gdp_mu` at the agent's ``delta`` (:func:`bandit_envs.privacy.accounting.gdp_epsilon`).
+
+        The stated δ is ``delta`` plus the tail of the bounded draws (:func:`sampler_tail`) of
+        every sample one reward entered so far: about ``1.9e-14`` per sample at most.
+        """
+        return self._spent(1)
 
     def user_privacy_spent(self, rounds: int) -> tuple[float, float]:
         """(ε, δ) so far for a user whose data is ``rounds`` rounds' rewards: k·μ-GDP (group privacy), at ``delta``.
 
         k changed rewards move any empirical mean by at most k/n_i, so every sample's GDP
-        parameter, and hence the composed μ, grows by the factor k.
+        parameter, and hence the composed μ, grows by the factor k; δ adds the draws' tail for
+        k times the samples, each moved by k times as much (:func:`sampler_tail`), which reaches 1
+        once k moves a sample by more than the draws' bound.
         """
-        k = check_int("rounds", rounds, minimum=0)
-        mu = k * self.gdp_mu
-        return (gdp_epsilon(mu, self.delta), self.delta) if mu > 0.0 else (0.0, 0.0)
+        return self._spent(check_int("rounds", rounds, minimum=0))
 
     @property
     def n_draws(self) -> int | IntArray:
@@ -152,7 +189,8 @@ class PrePullGaussianTS(_GaussianAgent):
     pre_pulls
         b in [0, 2⁶³ − 1], pulls of every arm before sampling starts. Default 0.
     variance
-        c > 0 (the paper: c ≥ 1), the variance inflation. Default 1.
+        c > 0 (the paper: c ≥ 1), the variance inflation, with c·(max(b, 1) + 1) >= 1 (module
+        docstring: the bounded draws). Default 1.
     delta
         δ in (0, 1) at which :attr:`privacy_spent` states ε. Default 1e-5.
     n_envs, seed
@@ -183,6 +221,12 @@ class PrePullGaussianTS(_GaussianAgent):
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
         self.pre_pulls = _check_pre_pulls(pre_pulls)
         self.variance = check_float("variance", variance, low=0.0, high=1e100, low_open=True)
+        if self.variance * (max(self.pre_pulls, 1) + 1) < 1.0:
+            raise ValueError(
+                "variance and pre_pulls must give variance * (max(pre_pulls, 1) + 1) >= 1, so that one reward "
+                "moves a sample by at most one standard deviation (the bounded draws' tail, module docstring), "
+                f"got variance={self.variance:g}, pre_pulls={self.pre_pulls}."
+            )
         self.delta = _check_delta(delta)
         #: No horizon, no total: inf until :meth:`for_budget` sets its budget's ε (privacy_spent is exact).
         self.epsilon = math.inf
@@ -200,7 +244,9 @@ class PrePullGaussianTS(_GaussianAgent):
         n_envs: int | None = None,
         seed: int | None = None,
     ) -> PrePullGaussianTS:
-        """The agent whose first ``horizon`` rounds of its own choices are (ε, δ)-DP: c = max(1, R/(μ² (m + 1))).
+        """The agent whose first ``horizon`` rounds of its own choices are (ε, δ + tail)-DP: c = max(1, R/(μ² (m + 1))).
+
+        The tail is the bounded draws' (:func:`sampler_tail`, at most R times ``1.9e-14``).
 
         μ = :func:`~bandit_envs.privacy.accounting.gdp_mu` (ε, δ), m = max(b, 1), R = max(T − K m, 1).
         """
@@ -222,6 +268,10 @@ class PrePullGaussianTS(_GaussianAgent):
     def gdp_mu(self) -> float:
         """sqrt(R) × :attr:`per_round_mu`, R the sampling rounds so far (the worst copy)."""
         return math.sqrt(float(self._draws.max())) * self.per_round_mu
+
+    def _samples_per_reward(self) -> tuple[float, float]:
+        """One sample per sampling round (the reward's arm's), each moved by at most :attr:`per_round_mu`."""
+        return float(self._draws.max()), self.per_round_mu
 
     def gdp_mu_for_horizon(self, horizon: int) -> float:
         """μ after ``horizon`` rounds of the agent's own choices: sqrt(max(T − K m, 0)) × :attr:`per_round_mu`."""
@@ -294,7 +344,7 @@ class DPTSUCB(_GaussianAgent):
     alpha
         α in [0, 1]. Default 0.5.
     variance
-        σ² > 0 of the posteriors. Default 1.
+        σ² >= 1 of the posteriors (module docstring: the bounded draws). Default 1.
     delta
         δ in (0, 1) at which :attr:`privacy_spent` states ε. Default 1e-5.
     budget
@@ -336,7 +386,8 @@ class DPTSUCB(_GaussianAgent):
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
         self.horizon = check_int("horizon", horizon, minimum=1)
         self.alpha = check_float("alpha", alpha, low=0.0, high=1.0)
-        self.variance = check_float("variance", variance, low=0.0, high=1e100, low_open=True)
+        # σ² >= 1: one reward moves a sample (n >= 1 pulls) by at most one standard deviation (module docstring)
+        self.variance = check_float("variance", variance, low=1.0, high=1e100)
         self.delta = _check_delta(delta)
         self.budget = self._phi(self.horizon, self.alpha, budget)
         mu = self.gdp_mu_for_horizon(self.horizon)
@@ -368,7 +419,10 @@ class DPTSUCB(_GaussianAgent):
         n_envs: int | None = None,
         seed: int | None = None,
     ) -> DPTSUCB:
-        """The agent whose first ``horizon`` rounds are (ε, δ)-DP: σ² = max(1, φ H_T / μ²), μ = gdp_mu(ε, δ)."""
+        """The agent whose first ``horizon`` rounds are (ε, δ + tail)-DP: σ² = max(1, φ H_T / μ²), μ = gdp_mu(ε, δ).
+
+        The tail is the bounded draws' (:func:`sampler_tail`, at most φ T times ``1.9e-14``).
+        """
         t = check_int("horizon", horizon, minimum=1)
         phi = cls._phi(t, check_float("alpha", alpha, low=0.0, high=1.0), budget)
         mu = gdp_mu(epsilon, delta)
@@ -395,6 +449,10 @@ class DPTSUCB(_GaussianAgent):
     def gdp_mu(self) -> float:
         """sqrt(min(φ H_t, D)/σ²) after t rounds with D Gaussian draws (the worst copy)."""
         return self._mu(self._t, float(self._draws.max()))
+
+    def _samples_per_reward(self) -> tuple[float, float]:
+        """At most φ samples per posterior after the reward, min(φ t, D), each moved by at most 1/σ."""
+        return float(min(self.budget * self._t, int(self._draws.max()))), 1.0 / math.sqrt(self.variance)
 
     def gdp_mu_for_horizon(self, horizon: int) -> float:
         """sqrt(φ H_T)/σ, the bound after T rounds."""

@@ -41,8 +41,9 @@ class DPThompsonSampling(EpochAgent):
     per round (once every arm has a release) come from the copy's sampling stream
     (:func:`agents.common.sampling.normal`, a ziggurat). Sampler: the released means use the lattice
     sampler by default (the epoch's sum released as ``snap(sum) + snap(Laplace((1 + grid)/ε))``
-    on the grid ``sum_grid(1/ε, 1)``, divided by L; exactly ε-DP), or raw float noise with
-    ``sampler="float"`` (not safe against floating-point attacks).
+    on the grid ``sum_grid(1/ε, 1)``, divided by L; ε-DP up to the sampler's tail δ_s of
+    ``privacy_spent``), or raw float noise with ``sampler="float"`` (not safe against
+    floating-point attacks).
 
     Parameters
     ----------

@@ -34,6 +34,7 @@ from agents.base import check_choice, check_float, check_int
 from agents.central_dp import gaussian_kernels, kernels
 from agents.central_dp.base import CopiedState, StreamPrivateAgent, check_epsilon
 from bandit_envs._types import FloatArray, IntArray
+from bandit_envs.privacy._checks import laplace_tail_delta
 from bandit_envs.privacy.counters import hybrid_increment, tree_depth, tree_increment
 
 __all__ = ["AdaPUCB", "HybridDPUCB", "TreeDPUCB"]
@@ -132,7 +133,8 @@ class HybridDPUCB(_CounterAgent):
     the copy's stream, in the order :class:`~bandit_envs.privacy.counters.HybridCounter` draws.
     Sampler: the released sums :attr:`released` use the lattice sampler by default (every
     p-sum and logarithmic increment on the grid ``sum_grid(1/ε, 1)``, scales widened by
-    ``1 + grid``: exactly ε-DP), or raw float noise with ``sampler="float"``.
+    ``1 + grid``: ε-DP up to the sampler's tail δ_s of ``privacy_spent``), or raw float noise
+    with ``sampler="float"``.
 
     Parameters
     ----------
@@ -197,6 +199,11 @@ class HybridDPUCB(_CounterAgent):
     def release_increment(self, n: int) -> tuple[int, float]:
         """(m, b) of :func:`bandit_envs.privacy.counters.hybrid_increment` for the agent's ε (width 1 + grid)."""
         return hybrid_increment(n, self.epsilon, 1.0 + self._grid)
+
+    def _tail_delta(self) -> float:
+        """One logarithmic increment at ε/2 and at most k p-sums at ε/(2k), k = ⌊log₂ t⌋ + 1: their δ_s added."""
+        k = max(1, self._t.bit_length())
+        return min(1.0, laplace_tail_delta(self.epsilon / 2.0) + k * laplace_tail_delta(self.epsilon / (2.0 * k)))
 
     def noise_bound(self, t: int | None = None) -> FloatArray:
         """(B, K) B_i(t), the bound on each release's Laplace noise at round ``t`` (default: the next)."""
@@ -377,12 +384,15 @@ class TreeDPUCB(_CounterAgent):
             log_t = math.log(self.horizon)
             # ln²T / ε_arm: the K of the published K ln²T ln(·)/ε is the split's ε_arm = ε/K.
             self.relaxation = log_t**2 * math.log(k * self.horizon * log_t / self.gamma) / self.relaxation_epsilon
-        if not (
-            math.isfinite(self._scale) and math.isfinite(self._scale**2 * self.depth) and math.isfinite(self.relaxation)
-        ):
+        if not math.isfinite(self._scale * self._scale * self.depth):  # a product, not **: inf, no OverflowError
             raise ValueError(
-                f"epsilon={epsilon!r} with n_arms={k} and horizon={self.horizon} gives a noise scale or "
-                "relaxation that is not finite; use a larger epsilon."
+                f"epsilon={epsilon!r} with n_arms={k} and horizon={self.horizon} gives a noise scale that is not "
+                "finite; use a larger epsilon."
+            )
+        if not math.isfinite(self.relaxation):
+            raise ValueError(
+                f"gamma={self.gamma!r} and relaxation_epsilon={self.relaxation_epsilon!r} with horizon={self.horizon} "
+                "give a relaxation of the index that is not finite; use a larger gamma or relaxation_epsilon."
             )
         self._reset_state()
 
@@ -401,8 +411,16 @@ class TreeDPUCB(_CounterAgent):
 
     @property
     def privacy_spent(self) -> tuple[float, float]:
-        """(ε_arm, 0) once any reward was received: ε/K with ``"split"``, ε with ``"parallel"``."""
-        return (self.epsilon_per_arm if self._t > 0 else 0.0, 0.0)
+        """(ε_arm, δ_s) once any reward was received: ε/K with ``"split"``, ε with ``"parallel"``.
+
+        δ_s: the sampler's tail of the at most ``depth`` p-sums a reward enters, each at
+        ε_arm/depth (:meth:`_tail_delta`).
+        """
+        return (self.epsilon_per_arm, self._tail_delta()) if self._t > 0 else (0.0, 0.0)
+
+    def _tail_delta(self) -> float:
+        """``depth`` releases at ε_arm/depth each: depth · δ_s(ε_arm/depth)."""
+        return min(1.0, self.depth * laplace_tail_delta(self.epsilon_per_arm / self.depth))
 
     def _choose(self, out: IntArray) -> None:
         power = self.confidence_power if self.width == "exact" else 0.0
@@ -527,8 +545,9 @@ class AdaPUCB(EpochAgent):
     Noise: one Laplace draw per completed episode, from the copy's stream. Sampler: the
     released means :attr:`released_means` use the lattice sampler by default: the episode's sum
     is released as ``snap(sum) + snap(Laplace((1 + grid)/ε))`` on the grid ``sum_grid(1/ε, 1)`` and
-    divided by the public episode size (exactly ε-DP, a post-processing of a lattice release);
-    ``sampler="float"`` gives the raw ``mean + Laplace(1/(ε n_a))``.
+    divided by the public episode size (ε-DP up to the sampler's tail δ_s of ``privacy_spent``, a
+    post-processing of a lattice release); ``sampler="float"`` gives the raw
+    ``mean + Laplace(1/(ε n_a))``.
 
     Parameters
     ----------

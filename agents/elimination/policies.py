@@ -44,7 +44,7 @@ from agents.base import (
 from agents.common.tables import BlockTable
 from agents.elimination import drivers, kernels
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
-from bandit_envs.privacy._checks import check_epsilon
+from bandit_envs.privacy._checks import check_epsilon, laplace_tail_delta
 from bandit_envs.privacy.lattice import check_sampler, sum_grid
 from bandit_envs.privacy.streams import noise_generator
 from bandit_envs.rewards import RewardModel
@@ -613,8 +613,9 @@ class GAP(EliminationAgent, PrivateAgent):
     (:mod:`bandit_envs.privacy.lattice`): arm k's sum is released as ``snap(c_k) +
     snap(Laplace((1 + g) o_k/(εL_τ)))`` on the grid ``g = sum_grid(1/ε, 1)`` and divided by its
     public count o_k (the same noise as the float form on the mean; the sum's sensitivity 1
-    widened to 1 + g for the rounding: exactly ε-DP). ``sampler="float"``: the raw
-    ``c_k/o_k + Laplace(1/(εL_τ))``, not safe against floating-point attacks.
+    widened to 1 + g for the rounding: ε-DP up to the sampler's tail δ_s of ``privacy_spent``).
+    ``sampler="float"``: the raw ``c_k/o_k + Laplace(1/(εL_τ))``, not safe against floating-point
+    attacks.
 
     Feedback: :meth:`update` checks that pulling arm a revealed every arm of N(a) in
     ``feedback_graph`` (``info["observed_mask"]``) and refuses the round in one sentence
@@ -795,9 +796,13 @@ class GAP(EliminationAgent, PrivateAgent):
 
     @property
     def privacy_spent(self) -> tuple[float, float]:
-        """ε once any epoch has been released (each entry enters at most one release), δ = 0."""
+        """(ε, δ_s) once any epoch has been released (each entry enters at most one release), else (0, 0).
+
+        δ_s is the Laplace sampler's tail of that release
+        (:func:`~bandit_envs.privacy._checks.laplace_tail_delta`, about ``3e-16`` at ε = 1).
+        """
         released = int(self._state[kernels.GAP_COUNTERS][:, kernels.GAP_RELEASES].max()) > 0
-        return (self.epsilon if released else 0.0, 0.0)
+        return (self.epsilon, laplace_tail_delta(self.epsilon)) if released else (0.0, 0.0)
 
 
 class GAPU(GAP):
@@ -946,9 +951,9 @@ class DPSE(EliminationAgent, PrivateAgent):
 
     @property
     def privacy_spent(self) -> tuple[float, float]:
-        """ε once any epoch has been released, δ = 0."""
+        """(ε, δ_s) once any epoch has been released, else (0, 0); δ_s as for :class:`GAP`."""
         released = int(self._state[kernels.DPSE_COUNTERS][:, kernels.DPSE_RELEASES].max()) > 0
-        return (self.epsilon if released else 0.0, 0.0)
+        return (self.epsilon, laplace_tail_delta(self.epsilon)) if released else (0.0, 0.0)
 
 
 class AAE(EliminationAgent):
