@@ -737,6 +737,27 @@ def test_simulate_refuses_bad_gaps(gaps):
         GAP(K, 50, 1.0, PATH3).simulate(np.full((50, K), 0.5), PATH3, gaps)
 
 
+def test_simulate_checks_gaps_the_caller_changed_in_place_after_a_checked_call():
+    # The last checked gaps are kept for the next call with the same bytes: an array changed
+    # in place, or a subclass with the same data, is checked again.
+    gaps = np.array([0.0, 0.1, 0.2])
+    GAP(K, 50, 1.0, PATH3).simulate(np.full((50, K), 0.5), PATH3, gaps)
+    gaps[1] = -0.1
+    with pytest.raises(ValueError, match="gaps must be non-negative"):
+        GAP(K, 50, 1.0, PATH3).simulate(np.full((50, K), 0.5), PATH3, gaps)
+    gaps[1] = np.nan
+    with pytest.raises(ValueError, match="gaps"):
+        GAP(K, 50, 1.0, PATH3).simulate(np.full((50, K), 0.5), PATH3, gaps)
+    gaps[1] = 0.1
+    result = GAP(K, 50, 1.0, PATH3).simulate(np.full((50, K), 0.5), PATH3, gaps, checkpoints=np.array([50]))
+    assert (
+        result.checkpoint_regret[0]
+        == GAP(K, 50, 1.0, PATH3)
+        .simulate(np.full((50, K), 0.5), PATH3, gaps.copy(), checkpoints=np.array([50]))
+        .checkpoint_regret[0]
+    )
+
+
 @pytest.mark.parametrize("name", ["LinUCB", "LDPLinUCB"])
 @pytest.mark.parametrize("value", [math.nan, math.inf])
 def test_linear_run_refuses_rewards_as_the_step_api_does(name, value):

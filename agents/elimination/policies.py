@@ -302,19 +302,7 @@ class EliminationAgent(Agent):
         law_tuple = self._law(law)
         override_tuple = self._override(override, n_rounds)
         ck = _simulate_checkpoints(checkpoints, n_rounds)
-        gap_arr = _as_array(gaps)
-        if gap_arr is None or gap_arr.dtype.kind not in "iuf" or gap_arr.shape != (self.n_arms,):
-            raise ValueError(
-                f"gaps must be a real array of shape ({self.n_arms},), one regret per arm, got {describe(gaps)}."
-            )
-        gap_values = np.ascontiguousarray(gap_arr, dtype=np.float64)
-        check_values("gaps", gap_values, None, "", ("arm",))
-        if gap_values.min() < 0.0:  # μ* is the largest mean: no arm has a negative gap
-            arm = int(np.argmax(gap_values < 0.0))
-            negative = float(gap_values[arm])
-            raise ValueError(
-                f"gaps must be non-negative (μ* − μ_k >= 0 for every arm k), got {negative!r} at arm {arm}."
-            )
+        gap_values = _simulate_gaps(gaps, self.n_arms)
         ck_out = np.zeros(ck.shape[0])
         n_recorded = n_rounds if record_actions else 0
         actions: npt.NDArray[np.int16] | npt.NDArray[np.int64]
@@ -480,16 +468,19 @@ class EliminationAgent(Agent):
         return self._state[kernels.ACTIVE].copy()
 
 
-#: The last checkpoints checked by :func:`_simulate_checkpoints`: (T, their bytes, the checked array).
-#: Experiments pass the same checkpoints to thousands of runs; comparing bytes is cheaper than checking.
+#: The last checkpoints checked by :func:`_simulate_checkpoints` and the last gaps checked by
+#: :func:`_simulate_gaps`: (T or K, their bytes, the checked array). Experiments pass the same
+#: checkpoints and gaps to thousands of runs; comparing bytes is cheaper than checking (the gaps'
+#: checks took about 4 us of the 35 us a short GAP run cost besides its rounds).
 _LAST_CHECKPOINTS: list[tuple[int, bytes, npt.NDArray[np.int64]]] = []
+_LAST_GAPS: list[tuple[int, bytes, npt.NDArray[np.float64]]] = []
 
 
 def _simulate_checkpoints(checkpoints: Any, n_rounds: int) -> npt.NDArray[np.int64]:
     """``checkpoints`` as strictly increasing int64 round counts in [1, n_rounds]."""
     if checkpoints is None:
         return np.zeros(0, dtype=np.int64)
-    if isinstance(checkpoints, np.ndarray) and checkpoints.dtype == np.int64 and checkpoints.ndim == 1:
+    if type(checkpoints) is np.ndarray and checkpoints.dtype == np.int64 and checkpoints.ndim == 1:
         raw = checkpoints.tobytes()
         if _LAST_CHECKPOINTS and _LAST_CHECKPOINTS[0][0] == n_rounds and _LAST_CHECKPOINTS[0][1] == raw:
             return _LAST_CHECKPOINTS[0][2]
@@ -497,6 +488,32 @@ def _simulate_checkpoints(checkpoints: Any, n_rounds: int) -> npt.NDArray[np.int
         _LAST_CHECKPOINTS[:] = [(n_rounds, raw, checked)]
         return checked
     return _check_checkpoints(checkpoints, n_rounds)
+
+
+def _simulate_gaps(gaps: Any, n_arms: int) -> npt.NDArray[np.float64]:
+    """``gaps`` as a float64 array of ``n_arms`` finite, non-negative regrets (a private copy if cached)."""
+    if type(gaps) is np.ndarray and gaps.dtype == np.float64 and gaps.shape == (n_arms,):  # not a subclass
+        raw = gaps.tobytes()
+        if _LAST_GAPS and _LAST_GAPS[0][0] == n_arms and _LAST_GAPS[0][1] == raw:
+            return _LAST_GAPS[0][2]
+        checked = _check_gaps(gaps, n_arms).copy()  # private: the kernels only read it
+        _LAST_GAPS[:] = [(n_arms, raw, checked)]
+        return checked
+    return _check_gaps(gaps, n_arms)
+
+
+def _check_gaps(gaps: Any, n_arms: int) -> npt.NDArray[np.float64]:
+    """The checks of :func:`_simulate_gaps`."""
+    gap_arr = _as_array(gaps)
+    if gap_arr is None or gap_arr.dtype.kind not in "iuf" or gap_arr.shape != (n_arms,):
+        raise ValueError(f"gaps must be a real array of shape ({n_arms},), one regret per arm, got {describe(gaps)}.")
+    gap_values = np.ascontiguousarray(gap_arr, dtype=np.float64)
+    check_values("gaps", gap_values, None, "", ("arm",))
+    if gap_values.min() < 0.0:  # μ* is the largest mean: no arm has a negative gap
+        arm = int(np.argmax(gap_values < 0.0))
+        negative = float(gap_values[arm])
+        raise ValueError(f"gaps must be non-negative (μ* − μ_k >= 0 for every arm k), got {negative!r} at arm {arm}.")
+    return gap_values
 
 
 def _check_checkpoints(checkpoints: Any, n_rounds: int) -> npt.NDArray[np.int64]:
