@@ -50,10 +50,10 @@ GAUSSIAN_SAMPLER_BOUND = 3.6541528853610088 + math.sqrt(106.0 * math.log(2.0))
 #: bounded (above) and randomized response keeps a bit with the float64 probability
 #: ``expit(epsilon)``, so the stated guarantees fail for large epsilon: with Laplace noise of scale
 #: ``b`` and a neighbour shifted by ``epsilon b`` the draw lands where the neighbour's cannot
-#: with probability up to :func:`laplace_tail_delta` ``= e**(epsilon - 36.04) / 2`` (about 0.99
-#: at epsilon = 40), the Gaussian's counterpart (:func:`gaussian_tail_delta`) reaches about 0.05
-#: at epsilon = 100 and delta = 1e-5, and ``expit(37) == 1.0``, so randomized response would be
-#: deterministic. At epsilon <= 15 the
+#: with probability up to :func:`laplace_tail_delta` ``= e**(epsilon - 36.04) / 2`` (1 from
+#: epsilon = 36.7 on; 0.99 measured at epsilon = 40), the Gaussian's counterpart
+#: (:func:`gaussian_tail_delta`) reaches about 0.05 at epsilon = 100 and delta = 1e-5, and
+#: ``expit(37) == 1.0``, so randomized response would be deterministic. At epsilon <= 15 the
 #: Laplace tail event has probability at most ``3.6e-10`` per draw, the Gaussian's at most
 #: ``1.5e-7`` for delta <= 0.9 (``5.4e-15`` for delta <= 0.1) and randomized response's flip
 #: probability ``e**-15 / (1 + e**-15)``, about ``3.06e-7``, is held within a relative ``1e-9``.
@@ -166,17 +166,21 @@ def check_rng(rng: Any) -> np.random.Generator:
     return rng
 
 
-def finite_array(name: str, value: Any) -> NDArray[np.float64]:
+def finite_array(name: str, value: Any, *, booleans: bool = True) -> NDArray[np.float64]:
     """Return ``value`` as a float64 array whose entries are all finite.
+
+    ``booleans=False`` refuses booleans (for values such as coordinates, of which a boolean is
+    never one), as :func:`~bandit_envs.validation.real_array` does.
 
     Raises
     ------
     ValueError
         If an entry is NaN or infinite.
     TypeError
-        If ``value`` cannot be converted to a float array.
+        If ``value`` cannot be converted to a float array (strings, complex numbers, and
+        booleans where ``booleans`` is False, are refused, never cast).
     """
-    arr = real_array(name, value)
+    arr = real_array(name, value, booleans=booleans)
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must contain only finite numbers, but it has NaN or inf.")
     return arr
@@ -212,9 +216,9 @@ def latitude_array(name: str, value: Any, *, poles: bool) -> NDArray[np.float64]
     ValueError
         If a latitude is out of range or not finite.
     TypeError
-        If ``value`` cannot be converted to a float array.
+        If ``value`` cannot be converted to a float array (booleans are refused).
     """
-    arr = finite_array(name, value)
+    arr = finite_array(name, value, booleans=False)
     if arr.size == 0:
         return arr
     lo, hi = float(arr.min()), float(arr.max())
@@ -236,9 +240,9 @@ def longitude_array(name: str, value: Any) -> NDArray[np.float64]:
     ValueError
         If a longitude is out of range or not finite.
     TypeError
-        If ``value`` cannot be converted to a float array.
+        If ``value`` cannot be converted to a float array (booleans are refused).
     """
-    arr = finite_array(name, value)
+    arr = finite_array(name, value, booleans=False)
     if arr.size and (arr.min() < -180.0 or arr.max() > 180.0):
         raise ValueError(
             f"{name} must contain longitudes in degrees within [-180, 180], "
@@ -275,8 +279,10 @@ def clipped_sensitivity(
     Raises
     ------
     ValueError
-        If a value is not finite, the sensitivity is not > 0, only one bound is given,
-        ``lower >= upper``, or the sensitivity is smaller than ``upper - lower``.
+        If a value is not finite, the sensitivity is not in :data:`POSITIVE_RANGE`, only one bound
+        is given, ``lower >= upper``, the sensitivity is smaller than ``upper - lower``, or (no
+        explicit sensitivity) the width ``upper - lower`` is outside :data:`POSITIVE_RANGE`, the
+        range of an explicit sensitivity (the message names ``lower`` and ``upper``).
     TypeError
         If a value is not a real number.
     """
@@ -292,7 +298,14 @@ def clipped_sensitivity(
     if lo >= hi:
         raise ValueError(f"upper must be greater than lower, got lower={lower!r}, upper={upper!r}.")
     width = hi - lo
-    if given is None:
+    if given is None:  # the width is the sensitivity: it gets an explicit one's range, named by the bounds
+        low, high = POSITIVE_RANGE
+        if not low <= width <= high:
+            raise ValueError(
+                f"lower and upper must be between {low:g} and {high:g} apart when {name} is not given (the width "
+                f"upper - lower is then the {name}; beyond, the noise scale over- or underflows), got "
+                f"lower={lower!r}, upper={upper!r} (width {width:g})."
+            )
         return width, (lo, hi)
     if given < width:
         raise ValueError(

@@ -78,7 +78,7 @@ import numpy.typing as npt
 from bandit_envs._types import BoolArray, IntArray
 from bandit_envs.privacy._checks import check_epsilon, check_positive, gaussian_tail_delta, laplace_tail_delta
 from bandit_envs.privacy.gaussian import _log_gaussian_delta
-from bandit_envs.validation import check_float, check_int, summarize
+from bandit_envs.validation import check_choice, check_float, check_int, check_memory, summarize
 
 if TYPE_CHECKING:
     import dp_accounting
@@ -110,6 +110,10 @@ USER_ID_KEY = "user_id"
 #: Past this epsilon the PLD is not discretized (see the module docstring).
 _PLD_MAX_EPSILON = 1e5
 
+#: Bytes of :class:`ReportLedger` state per copy before any report: an empty dict (64), its list
+#: slot (8) and three int64 counters (24).
+_LEDGER_COPY_BYTES = 96
+
 
 @dataclass(frozen=True)
 class ReportMechanism:
@@ -139,6 +143,39 @@ class ReportMechanism:
     delta: float = 0.0
     noise_multiplier: float = 0.0
     tail_delta: float = 0.0
+
+    def __post_init__(self) -> None:
+        """Check the fields (however the mechanism was built) and store the numbers as floats.
+
+        Refused, with one sentence naming the field: a ``kind`` not in :data:`MECHANISM_KINDS`;
+        an ``epsilon`` that is not a number in (0, 15] (Laplace, randomized response: what
+        :meth:`laplace` and :meth:`randomized_response` accept) or in [1e-100, 1e100] (Gaussian);
+        a ``delta`` other than 0 for the pure mechanisms or outside [0, 1] for the Gaussian; a
+        ``noise_multiplier`` other than ``1 / epsilon`` (Laplace), not finite and > 0 (Gaussian)
+        or other than 0 (randomized response); a ``tail_delta`` outside [0, 1]. A ``TypeError``
+        for a value that is not a real number (bools and strings included).
+        """
+        kind = check_choice("kind", self.kind, MECHANISM_KINDS)
+        if kind == "gaussian":
+            eps = check_positive("epsilon", self.epsilon)
+            dlt = check_float("delta", self.delta, low=0.0, high=1.0)
+            multiplier = check_float("noise_multiplier", self.noise_multiplier, low=0.0, low_open=True)
+        else:
+            eps = check_epsilon("epsilon", self.epsilon)
+            dlt = check_float("delta", self.delta)
+            if dlt != 0.0:
+                raise ValueError(f"delta must be 0 for the {kind} mechanism (it is pure epsilon-DP), got {dlt!r}.")
+            multiplier = check_float("noise_multiplier", self.noise_multiplier, low=0.0)
+            expected = 1.0 / eps if kind == "laplace" else 0.0
+            if not math.isclose(multiplier, expected, rel_tol=1e-9):
+                raise ValueError(
+                    f"noise_multiplier must be {expected!r} for the {kind} mechanism at epsilon={eps!r} "
+                    f"({'1 / epsilon' if kind == 'laplace' else 'unused'}), got {multiplier!r}; "
+                    f"build it with ReportMechanism.{kind}(epsilon)."
+                )
+        tail = check_float("tail_delta", self.tail_delta, low=0.0, high=1.0)
+        for name, value in (("epsilon", eps), ("delta", dlt), ("noise_multiplier", multiplier), ("tail_delta", tail)):
+            object.__setattr__(self, name, value)  # frozen: the checked floats replace ints and numpy scalars
 
     @classmethod
     def laplace(cls, epsilon: float) -> ReportMechanism:
@@ -210,6 +247,16 @@ class UserPrivacy:
     tail_delta: float = 0.0
 
 
+def _check_mechanism(mechanism: Any) -> ReportMechanism:
+    """Return ``mechanism`` if it is a :class:`ReportMechanism`, else raise one ``TypeError`` sentence."""
+    if not isinstance(mechanism, ReportMechanism):
+        raise TypeError(
+            f"mechanism must be a ReportMechanism (e.g. ReportMechanism.laplace(epsilon)), got "
+            f"{summarize(mechanism)} ({type(mechanism).__name__})."
+        )
+    return mechanism
+
+
 def _rr_noise_parameter(epsilon: float) -> float:
     """``p`` of ``dp_accounting``'s randomized response: keep w.p. 1 - p/2 = e^eps / (1 + e^eps)."""
     return 2.0 / (1.0 + math.exp(epsilon)) if epsilon < 700.0 else 0.0
@@ -231,7 +278,15 @@ def basic_composition(mechanism: ReportMechanism, reports: int) -> tuple[float, 
     -------
     tuple of float
         ``(epsilon, delta)``.
+
+    Raises
+    ------
+    TypeError
+        If ``mechanism`` is not a :class:`ReportMechanism` or ``reports`` not an integer.
+    ValueError
+        If ``reports`` < 0.
     """
+    _check_mechanism(mechanism)
     k = check_int("reports", reports, minimum=0)
     return k * mechanism.epsilon, min(1.0, k * (mechanism.delta + mechanism.tail_delta))
 
@@ -340,8 +395,9 @@ def tight_composition(mechanism: ReportMechanism, reports: int, delta: float) ->
     ValueError
         If ``reports`` < 0, ``delta`` is outside [0, 1), or ``delta = 0`` for the Gaussian.
     TypeError
-        If an argument has the wrong type.
+        If an argument has the wrong type (``mechanism`` not a :class:`ReportMechanism`).
     """
+    _check_mechanism(mechanism)
     k = check_int("reports", reports, minimum=0)
     dlt = check_float("delta", delta, low=0.0, high=1.0, high_open=True)
     if k == 0:
@@ -383,8 +439,9 @@ def max_reports(mechanism: ReportMechanism, epsilon: float, delta: float) -> int
     ValueError
         If ``epsilon`` <= 0, ``delta`` is outside [0, 1), or ``delta = 0`` for the Gaussian.
     TypeError
-        If an argument has the wrong type.
+        If an argument has the wrong type (``mechanism`` not a :class:`ReportMechanism`).
     """
+    _check_mechanism(mechanism)
     budget = check_positive("epsilon", epsilon)  # a per-user total: each report is checked on its own
     dlt = check_float("delta", delta, low=0.0, high=1.0, high_open=True)
 
@@ -428,8 +485,9 @@ def report_cap(
     ValueError
         If both are given, the count is < 1, the budget is malformed, or it allows no report.
     TypeError
-        If a value has the wrong type.
+        If a value has the wrong type (``mechanism`` not a :class:`ReportMechanism`).
     """
+    _check_mechanism(mechanism)
     if max_reports_per_user is not None and user_budget is not None:
         raise ValueError(
             f"max_reports_per_user and user_budget are two ways to set one cap; give one, got "
@@ -478,7 +536,14 @@ def user_privacy(mechanism: ReportMechanism, reports: int, delta: float | None =
     Returns
     -------
     UserPrivacy
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`tight_composition` (``mechanism`` not a :class:`ReportMechanism`, ``reports`` not
+        an integer >= 0, ``delta`` outside [0, 1)).
     """
+    _check_mechanism(mechanism)
     dlt = mechanism.delta if delta is None else delta
     k = check_int("reports", reports, minimum=0)
     return UserPrivacy(
@@ -594,10 +659,23 @@ class ReportLedger:
         Number of copies (1 for one env).
     max_reports : int or None, default None
         Reports allowed per user, >= 1; None for no cap.
+
+    Raises
+    ------
+    ValueError
+        If ``batch`` is < 1 or its per-copy state (about 100 bytes a copy, before any report)
+        would exceed :func:`~bandit_envs.validation.memory_limit`, or ``max_reports`` is < 1.
+    TypeError
+        If ``batch`` or ``max_reports`` is not an integer.
     """
 
     def __init__(self, batch: int, max_reports: int | None = None) -> None:
         self.batch = check_int("batch", batch, minimum=1)
+        check_memory(
+            f"batch={summarize(self.batch)} (copies of about {_LEDGER_COPY_BYTES} B of ledger state each)",
+            float(min(self.batch, 2**900)) * _LEDGER_COPY_BYTES,  # capped: float() of a huge int overflows
+            "use fewer copies",
+        )
         self.max_reports = None if max_reports is None else check_int("max_reports", max_reports, minimum=1)
         self.reset()
 
@@ -710,7 +788,6 @@ class ReportLedger:
         return np.where((named == 0) & (self._anonymous > 0), 1, named)
 
 
-@functools.lru_cache(maxsize=1024)
 def gdp_epsilon(mu: float, delta: float) -> float:
     """The smallest epsilon at which a mu-GDP mechanism is (epsilon, ``delta``)-DP, from ``dp_accounting``.
 
@@ -740,10 +817,19 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     Raises
     ------
     ValueError
-        If ``mu`` < 0 or not finite, or ``delta`` is outside (0, 1).
+        If ``mu`` is not in [0, 1e6], or ``delta`` is outside (0, 1).
+    TypeError
+        If ``mu`` or ``delta`` is not a real number (checked before the cache, so a list is
+        refused in one sentence, not as an unhashable key).
     """
     m = check_float("mu", mu, low=0.0, high=1e6)
     dlt = check_float("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    return _gdp_epsilon(m, dlt)
+
+
+@functools.lru_cache(maxsize=1024)
+def _gdp_epsilon(m: float, dlt: float) -> float:
+    """:func:`gdp_epsilon` of checked floats (cached)."""
     if m == 0.0:
         return 0.0
     mechanism = ReportMechanism.gaussian(1.0 / m, 1.0, 1.0, dlt)

@@ -57,12 +57,13 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
-from bandit_envs.privacy._checks import check_epsilon, check_rng
+from bandit_envs.privacy._checks import LAPLACE_SAMPLER_BOUND, POSITIVE_RANGE, check_epsilon, check_rng
 from bandit_envs.privacy.lattice import check_sampler, sum_grid
 from bandit_envs.validation import check_float, check_int, summarize
 
@@ -152,25 +153,55 @@ def laplace_sum_bound(scales: Sequence[float], gamma: float) -> float:
     Parameters
     ----------
     scales
-        The Laplace scales b_k > 0 of the terms.
+        The Laplace scales b_k > 0 of the terms: a sequence (list, tuple, 1-D array, any iterable
+        but a string or bytes).
     gamma
         Failure probability in (0, 1).
 
     Raises
     ------
-    ValueError, TypeError
-        If a scale is not a finite number > 0 or ``gamma`` is not in (0, 1).
+    TypeError
+        If ``scales`` is not a sequence (a number, a string, bytes, an array of other than one
+        dimension) or a scale is not a real number.
+    ValueError
+        If a scale is not a finite number > 0, ``gamma`` is not in (0, 1), or the bound is beyond
+        the largest float.
     """
     g = check_float("gamma", gamma, low=0.0, high=1.0, low_open=True, high_open=True)
+    if isinstance(scales, np.ndarray):
+        sequence = scales.ndim == 1
+    else:  # a str or bytes would be read character by character (b"3" as the scale 51)
+        sequence = isinstance(scales, Iterable) and not isinstance(scales, str | bytes | bytearray | memoryview)
+    if not sequence:
+        raise TypeError(
+            f"scales must be a sequence of Laplace scales > 0, got {summarize(scales)} ({type(scales).__name__})."
+        )
     values = [check_float(f"scales[{i}]", b, low=0.0, low_open=True) for i, b in enumerate(scales)]
     if not values:
         return 0.0
-    log_term = math.log(2.0 / g)
-    nu = max(math.sqrt(math.fsum(b * b for b in values)), max(values) * math.sqrt(log_term))
-    return nu * math.sqrt(8.0 * log_term)
+    ratio = 2.0 / g
+    log_term = math.log(ratio) if math.isfinite(ratio) else math.log(2.0) - math.log(g)  # 2 / g overflows: g subnormal
+    top = max(values)
+    squares = math.fsum(b * b for b in values)
+    if math.isfinite(squares) and min(values) ** 2 >= sys.float_info.min:
+        root = math.sqrt(squares)
+    else:  # a square over- or underflows: scale by the largest (exact up to rounding)
+        root = top * math.sqrt(math.fsum((b / top) ** 2 for b in values))
+    bound = max(root, top * math.sqrt(log_term)) * math.sqrt(8.0 * log_term)
+    if not math.isfinite(bound):
+        raise ValueError(
+            f"scales must give a bound below the largest float ({sys.float_info.max:g}) at gamma={gamma!r}, "
+            f"got {len(values)} scales up to {top:g}."
+        )
+    return bound
 
 
 def _check_bounds(bounds: Any) -> tuple[float, float]:
+    """``bounds`` as floats ``(lower, upper)``, ``lower < upper``, the width in :data:`POSITIVE_RANGE`.
+
+    The width is the sensitivity of one item, so it gets the range of an explicit sensitivity:
+    beyond it the noise scale and the default grid over- or underflow.
+    """
     if not isinstance(bounds, tuple | list) or len(bounds) != 2:
         raise TypeError(f"bounds must be a pair (lower, upper), got {summarize(bounds)}.")
     lo = check_float("bounds[0]", bounds[0])
@@ -179,7 +210,53 @@ def _check_bounds(bounds: Any) -> tuple[float, float]:
         raise ValueError(
             f"bounds must be (lower, upper) with lower < upper and a finite width, got {summarize(bounds)}."
         )
+    low, high = POSITIVE_RANGE
+    if not low <= hi - lo <= high:
+        raise ValueError(
+            f"bounds must have a width upper - lower in [{low:g}, {high:g}] (it is the sensitivity of one item; "
+            f"beyond, the noise scale over- or underflows), got {summarize(bounds)}."
+        )
     return lo, hi
+
+
+def _check_grid(grid: Any, horizon: int, depth: int, bounds: tuple[float, float], epsilon: float) -> float:
+    """An explicit lattice grid of :class:`BinaryTreeCounter`, checked against what it must hold.
+
+    Refused: a grid that is not a number or not a power of two, below the smallest normal float
+    (a subnormal grid), so coarse that the noise scale ``depth * (width + grid) / epsilon`` overflows, or so fine that
+    the largest p-sum (``2**(depth - 1)`` items of magnitude up to ``max(|lower|, |upper|)``) or
+    Laplace draw (``LAPLACE_SAMPLER_BOUND`` scales) over the grid overflows, which would make the
+    releases inf or NaN.
+    """
+    g = check_float("grid", grid, low=0.0, low_open=True)
+    if math.isfinite(g) and math.frexp(g)[0] != 0.5:  # the lattice's rounding is exact on powers of two only
+        raise ValueError(
+            f"grid must be a power of two (the lattice sampler's rounding is exact only then, "
+            f"bandit_envs/privacy/lattice.py), got {grid!r}."
+        )
+    if g < sys.float_info.min:
+        raise ValueError(
+            f"grid must be at least the smallest normal float {sys.float_info.min:g} (values / grid "
+            f"overflow on a subnormal grid), got {grid!r}."
+        )
+    width = bounds[1] - bounds[0]
+    scale = depth * (width + g) / epsilon
+    if not math.isfinite(scale):
+        raise ValueError(
+            f"grid must be small enough that the noise scale depth * (width + grid) / epsilon = "
+            f"{depth} * ({width:g} + grid) / {epsilon:g} stays finite, got {grid!r}."
+        )
+    magnitude = max(abs(bounds[0]), abs(bounds[1]))
+    log_sum = math.log2(magnitude) + depth - 1 if magnitude > 0.0 else -math.inf
+    log_top = max(log_sum, math.log2(LAPLACE_SAMPLER_BOUND * scale))
+    if log_top - math.log2(g) >= 1023.0:  # values / grid would come within a factor 2 of overflowing
+        e = log_top - 1023.0
+        least = f"{2.0**e:g}" if e < 1023.0 else f"2**{e:.0f}"
+        raise ValueError(
+            f"grid must be at least {least} for horizon={horizon} and bounds={bounds} (a p-sum or noise draw of "
+            f"up to 2**{log_top:.0f} over the grid must stay a finite float), got {grid!r}."
+        )
+    return g
 
 
 def _check_item(x: Any, bounds: tuple[float, float]) -> float:
@@ -221,7 +298,10 @@ class BinaryTreeCounter:
         or ``"float"`` (raw noise, not safe against them); see the module docstring.
     grid
         The lattice grid ``g``; ``None`` (default): ``sum_grid(width / epsilon, width)``. Ignored by
-        the float sampler. :class:`HybridCounter` passes its own.
+        the float sampler. :class:`HybridCounter` passes its own. Refused: a grid that is not a power
+        of two, below the smallest normal float, one at which the noise scale overflows, and one so
+        fine that a p-sum or a noise draw over the grid would overflow (the releases would be inf or
+        NaN).
 
     Attributes
     ----------
@@ -257,12 +337,10 @@ class BinaryTreeCounter:
         width = self.bounds[1] - self.bounds[0]
         if self.sampler == "float":
             self.grid = 0.0
+        elif grid is None:
+            self.grid = sum_grid(width / self.epsilon, width)
         else:
-            self.grid = (
-                sum_grid(width / self.epsilon, width)
-                if grid is None
-                else check_float("grid", grid, low=0.0, low_open=True)
-            )
+            self.grid = _check_grid(grid, self.horizon, self.depth, self.bounds, self.epsilon)
         self.scale = self.depth * (width + self.grid) / self.epsilon
         if not math.isfinite(self.scale):
             raise ValueError(f"epsilon must give a finite noise scale depth * width / epsilon, got {epsilon!r}.")

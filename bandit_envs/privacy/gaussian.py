@@ -271,8 +271,9 @@ def gaussian_mechanism(
     ValueError
         If a privacy parameter or the sensitivity is out of range, ``x`` is not finite,
         ``method`` is unknown, only one bound is given, ``lower >= upper``, or
-        ``l2_sensitivity < upper - lower``, ``sampler`` is unknown, or (lattice) an entry
-        exceeds ``2**50`` grid steps.
+        ``l2_sensitivity < upper - lower``, (no ``l2_sensitivity``) ``upper - lower`` is outside
+        [1e-100, 1e100], the range of an explicit sensitivity, ``sampler`` is unknown, or
+        (lattice) an entry exceeds ``2**50`` grid steps.
     TypeError
         If an argument has the wrong type.
     """

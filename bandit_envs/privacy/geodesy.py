@@ -41,7 +41,7 @@ def haversine_m(lat1: ArrayLike, lon1: ArrayLike, lat2: ArrayLike, lon2: ArrayLi
     """
     phi1 = np.radians(latitude_array("lat1", lat1, poles=True))
     phi2 = np.radians(latitude_array("lat2", lat2, poles=True))
-    lam1 = np.radians(finite_array("lon1", lon1))
-    lam2 = np.radians(finite_array("lon2", lon2))
+    lam1 = np.radians(finite_array("lon1", lon1, booleans=False))
+    lam2 = np.radians(finite_array("lon2", lon2, booleans=False))
     h = np.sin((phi2 - phi1) / 2.0) ** 2 + np.cos(phi1) * np.cos(phi2) * np.sin((lam2 - lam1) / 2.0) ** 2
     return np.asarray(2.0 * EARTH_RADIUS_M * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0))), dtype=np.float64)

@@ -110,8 +110,9 @@ def laplace_mechanism(
     ------
     ValueError
         If ``epsilon`` is not in (0, 15] or ``sensitivity`` is not finite and positive, ``x`` is not finite, only
-        one bound is given, ``lower >= upper``, ``sensitivity < upper - lower``, ``sampler`` is
-        unknown, or (lattice) an entry exceeds ``2**50`` grid steps.
+        one bound is given, ``lower >= upper``, ``sensitivity < upper - lower``, (no
+        ``sensitivity``) ``upper - lower`` is outside [1e-100, 1e100], the range of an explicit
+        sensitivity, ``sampler`` is unknown, or (lattice) an entry exceeds ``2**50`` grid steps.
     TypeError
         If an argument has the wrong type.
     """

@@ -60,9 +60,9 @@ would be ``0.05``. Every entry point therefore refuses epsilon above ``MAX_EPSIL
 (``bandit_envs.privacy._checks``), except LDP-LinUCB, whose stated delta per report includes
 this delta_s (:attr:`agents.linear.LDPLinUCB.privacy_per_report`). A unit whose data enter ``k``
 releases adds ``k delta_s``: the local agents' per-user accounting includes it
-(:mod:`bandit_envs.privacy.accounting`); the central agents' ``privacy_spent`` states the design's
-(epsilon, 0) and leaves this tail out: a unit that enters ``m`` releases, each at some
-epsilon' <= epsilon, adds at most ``m delta_s(epsilon')`` (about ``3e-16 m`` at epsilon' = 1).
+(:mod:`bandit_envs.privacy.accounting`), and so does the central agents' ``privacy_spent``: a
+unit that enters ``m`` releases, each at some epsilon' <= epsilon, is stated with
+``delta = m delta_s(epsilon')`` at most (about ``3e-16 m`` at epsilon' = 1).
 These are small-probability, small-ratio effects of the sampler's tail at allowed epsilon; the lattice removes the
 disjoint-support attack of [M12]_ (an empirical epsilon of 7 to 9 on the float sampler). The
 exact rejection samplers of [CKS20]_ (Alg. 1-3) would remove them too, at many uniforms per draw;

@@ -57,7 +57,7 @@ from scipy.special import gammainc, lambertw
 
 from bandit_envs.privacy._checks import check_positive, check_rng, finite_array, latitude_array, longitude_array
 from bandit_envs.privacy.geodesy import EARTH_RADIUS_M
-from bandit_envs.validation import check_choice, check_unit_array
+from bandit_envs.validation import check_choice, check_unit_array, real_array
 
 __all__ = [
     "PLANAR_LAPLACE_METHODS",
@@ -77,11 +77,9 @@ _BISECTION_STEPS = 64
 
 
 def _radius_args(r: ArrayLike, epsilon_per_m: float) -> tuple[NDArray[np.float64], float]:
+    """``r`` as float64 radii >= 0 (strings, complex numbers and booleans refused) and the checked epsilon."""
     eps = check_positive("epsilon_per_m", epsilon_per_m)
-    try:
-        radii = np.asarray(r, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"r must be an array of radii, got {type(r).__name__}.") from None
+    radii = real_array("r", r, "an array of radii >= 0", booleans=False)
     if not np.all(radii >= 0.0):
         raise ValueError("r must contain only radii >= 0 (no NaN), got a negative or NaN entry.")
     return radii, eps
@@ -111,9 +109,11 @@ def planar_laplace_radius_cdf(r: ArrayLike, epsilon_per_m: float) -> NDArray[np.
     Raises
     ------
     ValueError
-        If ``epsilon_per_m`` is not finite and positive or ``r`` has negative or NaN entries.
+        If ``epsilon_per_m`` is not finite and positive or ``r`` has negative or NaN entries (or
+        one beyond the range of a float).
     TypeError
-        If an argument has the wrong type.
+        If an argument has the wrong type: ``r`` holding strings, complex numbers or booleans
+        (never parsed or cast).
     """
     radii, eps = _radius_args(r, epsilon_per_m)
     return np.asarray(gammainc(2.0, eps * radii), dtype=np.float64)
@@ -148,10 +148,11 @@ def planar_laplace_radius_quantile(p: ArrayLike, epsilon_per_m: float) -> NDArra
     ValueError
         If ``epsilon_per_m`` is not finite and positive or ``p`` is outside [0, 1).
     TypeError
-        If an argument has the wrong type.
+        If an argument has the wrong type: ``p`` holding strings, complex numbers or booleans
+        (never parsed or cast).
     """
     eps = check_positive("epsilon_per_m", epsilon_per_m)
-    probs = check_unit_array("p", p)
+    probs = check_unit_array("p", p, booleans=False)
     if np.any(probs == 1.0):
         raise ValueError("p must contain probabilities in [0, 1), got 1 (the radius would be inf).")
     w = lambertw((probs - 1.0) / math.e, k=-1).real
@@ -214,7 +215,7 @@ def planar_laplace(
     TypeError
         If an argument has the wrong type.
     """
-    points = finite_array("xy", xy)
+    points = finite_array("xy", xy, booleans=False)
     if points.ndim == 0 or points.shape[-1] != 2:
         raise ValueError(f"xy must have shape (..., 2), got shape {points.shape}.")
     eps = check_positive("epsilon_per_m", epsilon_per_m)
@@ -259,7 +260,7 @@ def spherical_laplace_radius_quantile(p: ArrayLike, epsilon_per_m: float) -> NDA
     ``[0, pi R]``.
     """
     eps = check_positive("epsilon_per_m", epsilon_per_m)
-    probs = check_unit_array("p", p)
+    probs = check_unit_array("p", p, booleans=False)
     a = eps * EARTH_RADIUS_M
     lo = np.zeros(probs.shape)
     hi = np.full(probs.shape, math.pi)
