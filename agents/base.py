@@ -20,8 +20,8 @@ argument, what was given and what is allowed (a ``TypeError`` for the wrong kind
 ``ValueError`` for a wrong shape or value), and leaves its state unchanged:
 
 * ``action``: one env, an ``int`` or numpy integer scalar (not a float such as 1.0, not a bool,
-  not a string); N copies, an integer-dtype array of shape (N,) (an object array only if each
-  entry is an int or numpy integer). Every arm in [0, K).
+  not a string, not a ``numpy.timedelta64``); N copies, an integer-dtype array of shape (N,) (an
+  object array only if each entry is an int or numpy integer). Every arm in [0, K).
 * ``reward``: a real number (array of shape (N,)), finite, and inside the agent's reward range
   where its guarantees need one (Thompson sampling and the elimination agents: [0, 1]) or its
   sums would overflow without one (LinUCB, which sums y x unclipped: [-1e100, 1e100]).
@@ -30,6 +30,11 @@ argument, what was given and what is allowed (a ``TypeError`` for the wrong kind
   the reward range) where the mask is True; ``optimal_action`` must be an arm below K.
 * ``obs``: an observation with an arm axis (feature matrices of shape (K, d), (N, K, d) for N
   copies) must have K rows.
+
+Arrays of numbers may be given as lists, but a list or tuple holding a bool (numpy would cast
+``[True, 0.5]`` to numbers) is refused as a boolean array is, and so is a masked array
+(``numpy.ma.MaskedArray``, whose masked entries numpy would read) in place of any array
+(:func:`bandit_envs.validation.not_numbers`).
 
 A per-arm array, an optimal action or an observation that shows another number of arms than the
 agent's K means the env does not fit the agent; :meth:`Agent.check_env` tests that up front.
@@ -56,7 +61,16 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from bandit_envs._types import FloatArray, IntArray
-from bandit_envs.validation import check_choice, check_float, check_int, check_memory, summarize
+from bandit_envs.validation import (
+    check_choice,
+    check_float,
+    check_int,
+    check_memory,
+    first_bool,
+    masked_array,
+    not_numbers,
+    summarize,
+)
 
 __all__ = [
     "Agent",
@@ -80,6 +94,7 @@ _MAX_REPR = 60
 _INT64 = np.dtype(np.int64)
 _FLOAT64 = np.dtype(np.float64)
 _NP_INT64, _NP_FLOAT64 = np.int64, np.float64
+_MASKED = np.ma.MaskedArray
 _INT64_BOUND = 1 << 63  # Python ints that numpy makes int64 arrays of: [-2**63, 2**63)
 #: The largest int64, the bound of the integer parameters that compiled kernels take as int64.
 INT64_MAX = _INT64_BOUND - 1
@@ -88,14 +103,19 @@ INT64_MAX = _INT64_BOUND - 1
 def describe(value: Any, typed: bool = True) -> str:
     """A short description of ``value`` for an error message (never a whole array).
 
-    Arrays are described by shape and dtype, lists and tuples by length, other values as
+    Arrays are described by shape and dtype (a masked array as such, with why it is refused),
+    lists and tuples by length (and their first bool, if any), other values as
     :func:`bandit_envs.validation.summarize` quotes them (a long string by a prefix and its
     length) followed, if ``typed``, by their type.
     """
     if isinstance(value, np.ndarray):
+        if isinstance(value, _MASKED):
+            return masked_array(value)
         return f"an array of shape {value.shape} and dtype {value.dtype}"
     if isinstance(value, list | tuple):
-        return f"a {type(value).__name__} of length {len(value)}"
+        odd = first_bool(value)
+        holding = "" if odd is None else f" holding {summarize(odd)} ({type(odd).__name__})"
+        return f"a {type(value).__name__} of length {len(value)}{holding}"
     text = " ".join(summarize(value).split())  # one line
     return f"{text} ({type(value).__name__})" if typed else text
 
@@ -169,7 +189,22 @@ def check_state_size(nbytes: float, what: str) -> None:
 
 
 def _as_array(value: Any) -> npt.NDArray[Any] | None:
-    """``value`` as a numpy array, or None when numpy cannot make a regular array of it."""
+    """``value`` as a numpy array of numbers, or None when numpy cannot make a regular array of it.
+
+    None too for what numpy would misread as numbers (:func:`bandit_envs.validation.not_numbers`):
+    a masked array (its masked entries) and a list or tuple holding a bool (cast to 1 or 0), as the
+    callers refuse a boolean array. For arrays of values of which a bool is never one: actions,
+    rewards, tables, gaps, features, checkpoints (:func:`_array_like` takes them as numpy does).
+    """
+    if type(value) is np.ndarray:
+        return value
+    if not_numbers(value) is not None:
+        return None
+    return _array_like(value)
+
+
+def _array_like(value: Any) -> npt.NDArray[Any] | None:
+    """``value`` as a numpy array as numpy makes it (bools and masked arrays included), or None when it cannot."""
     if isinstance(value, np.ndarray):
         return value
     if isinstance(value, str | bytes) or value is None:
@@ -222,7 +257,7 @@ def _largest_arm(best: Any) -> int:
 
     -1 when it holds no integers that numpy can hold (the agents do not read it then).
     """
-    arr = _as_array(best)
+    arr = _array_like(best)
     if arr is None or arr.dtype.kind not in "iu" or not arr.size:
         return -1
     return int(arr.max())
@@ -525,11 +560,16 @@ class Agent(ABC):
         """
         if self.n_envs is not None:
             return value if type(value) is np.ndarray else _as_array(value)
-        if isinstance(value, bool | np.bool_):  # not a number here
+        if isinstance(value, bool | np.bool_ | np.timedelta64):  # not numbers here (a time span is a numpy integer)
             return None
         if isinstance(value, scalar.types) or isinstance(value, scalar.kind):
             return np.array([scalar.convert(value)])
-        if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind not in "OSUV":
+        if (
+            isinstance(value, np.ndarray)
+            and value.shape == ()
+            and value.dtype.kind not in "OSUV"
+            and not isinstance(value, _MASKED)
+        ):
             return value.reshape(1)
         return None
 
@@ -550,7 +590,8 @@ class Agent(ABC):
         One env's arm is an integer (``int``, a numpy integer or a 0-d integer array; a Python int
         beyond int64 becomes an object array, which the range check refuses). An object array of
         N copies is taken only if each entry is an integer (an ``int`` or a numpy integer, not a
-        bool), then range-checked alike. ``check_range=False`` leaves the range of an int64 batch
+        bool nor a ``numpy.timedelta64``), then range-checked alike. A list holding a bool and a
+        masked array are refused (:func:`_as_array`). ``check_range=False`` leaves the range of an int64 batch
         to a compiled kernel that reports the first bad copy (then raise
         :meth:`_action_range_error`); other integer dtypes are checked before conversion.
         """
@@ -563,7 +604,7 @@ class Agent(ABC):
             )
         if arr.dtype.kind == "O":  # a cast to int64 would truncate 1.5 and fail on '1' inside numpy
             for b, entry in enumerate(arr):
-                if isinstance(entry, bool) or not isinstance(entry, int | np.integer):
+                if isinstance(entry, bool | np.timedelta64) or not isinstance(entry, int | np.integer):
                     raise TypeError(
                         f"action must be {many.format(shape=(self.n_envs,))}, got an object array holding "
                         f"{describe(entry)}{self._where(b)}."
@@ -725,8 +766,9 @@ class Agent(ABC):
                 raise ValueError(f"info must contain {key!r} (side observations from the env), got {got}.")
         self._check_info(info, n_arms)
         k = self.n_arms if n_arms is None else n_arms
-        mask = _as_mask(np.asarray(info["observed_mask"]))
-        values = np.asarray(info["observed_rewards"])
+        raw_mask, raw_values = info["observed_mask"], info["observed_rewards"]
+        mask = _as_mask(raw_mask if type(raw_mask) is np.ndarray else self._info_array("observed_mask", raw_mask, k))
+        values = raw_values if type(raw_values) is np.ndarray else self._info_array("observed_rewards", raw_values, k)
         if values.dtype.kind not in "iuf":
             raise TypeError(
                 f"info['observed_rewards'] must be a real array of shape {values.shape}, got dtype {values.dtype}."
@@ -737,6 +779,19 @@ class Agent(ABC):
             seen = np.where(mask, values, 0.5 if self.reward_bounds is None else self.reward_bounds[0])
             self._check_observed(seen)
         return mask, values
+
+    def _info_array(self, key: str, value: Any, k: int) -> npt.NDArray[Any]:
+        """A per-arm ``info[key]`` given as other than an ndarray, as an array; refused if numpy would misread it.
+
+        A masked array is refused (its masked entries would be read), and ``observed_rewards``
+        holding a bool (a list cast to numbers); ``observed_mask`` may be a list of bools.
+        """
+        rewards = key == "observed_rewards"
+        if isinstance(value, _MASKED) or (rewards and not_numbers(value) is not None):
+            expected = (k,) if self.n_envs is None else (self.n_envs, k)
+            allowed = "a real array" if rewards else "a boolean array"
+            raise TypeError(f"info[{key!r}] must be {allowed} of shape {expected}, got {describe(value)}.")
+        return np.asarray(value)
 
     def _check_observed(self, seen: FloatArray) -> None:
         """Raise for the first bad observed reward; ``seen`` holds a valid value where nothing was observed."""
@@ -777,7 +832,7 @@ class Agent(ABC):
 
 def _shape(value: Any) -> tuple[int, ...] | None:
     """Shape of an array-like, or None when it has no regular shape."""
-    arr = _as_array(value)
+    arr = _array_like(value)
     return None if arr is None else arr.shape
 
 

@@ -59,7 +59,7 @@ from bandit_envs.rendering import (
     render_mode_error,
     rendered_copies_error,
 )
-from bandit_envs.validation import check_int, check_memory, format_bytes, summarize
+from bandit_envs.validation import check_int, check_memory, format_bytes, masked_array, not_numbers, summarize
 
 ObsType = TypeVar("ObsType")
 
@@ -129,22 +129,30 @@ def check_action(action: Any, n_actions: int) -> int:
     ------
     ValueError
         One sentence naming ``action``, the value and its type, and the allowed range. Floats
-        (even integral ones such as ``1.0``), booleans, strings, None and arrays of more than one
+        (even integral ones such as ``1.0``), booleans, time spans (``numpy.timedelta64``, which
+        numpy counts as an integer), strings, None, masked arrays and arrays of more than one
         element are refused.
     """
     if type(action) is int:  # the common case first: one type check, one comparison
         if 0 <= action < n_actions:
             return action
-    elif (isinstance(action, int) and not isinstance(action, bool)) or isinstance(action, np.integer):
+    elif isinstance(action, np.integer):
+        if 0 <= action < n_actions and not isinstance(action, np.timedelta64):
+            return int(action)
+    elif isinstance(action, int) and not isinstance(action, bool):
         if 0 <= action < n_actions:
             return int(action)
-    elif isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+    elif (
+        isinstance(action, np.ndarray)
+        and action.shape == ()
+        and action.dtype.kind in "iu"  # not np.issubdtype(..., np.integer): True for timedelta64
+        and not isinstance(action, np.ma.MaskedArray)
+    ):
         if 0 <= action < n_actions:
             return int(action)
-    raise ValueError(
-        f"action must be an integer (int or numpy integer) in [0, {n_actions - 1}], "
-        f"got {summarize(action)} ({type(action).__name__})."
-    )
+    masked = isinstance(action, np.ma.MaskedArray)
+    got = masked_array(action) if masked else f"{summarize(action)} ({type(action).__name__})"
+    raise ValueError(f"action must be an integer (int or numpy integer) in [0, {n_actions - 1}], got {got}.")
 
 
 def check_actions(actions: Any, num_envs: int, n_actions: int) -> IntArray:
@@ -168,18 +176,22 @@ def check_actions(actions: Any, num_envs: int, n_actions: int) -> IntArray:
     ------
     ValueError
         One sentence naming ``actions``, what was given (dtype and shape, or the first value out
-        of range and its index) and what is allowed. Floats (even integral ones), booleans and
-        strings are refused, as by :func:`check_action`.
+        of range and its index) and what is allowed. Floats (even integral ones), booleans (also
+        inside a list: ``[True, 0]``), time spans (``timedelta64``), strings and masked arrays
+        (whose masked entries would be played) are refused, as by :func:`check_action`.
     """
+    allowed = f"an integer array of shape ({num_envs},) with values in [0, {n_actions - 1}]"
     if type(actions) is np.ndarray:
         a = actions
     else:
+        odd = not_numbers(actions)  # a masked array, a list holding a bool: numpy would misread them
+        if odd is not None:
+            raise ValueError(f"actions must be {allowed}, got {odd}.")
         try:
             a = np.asarray(actions)
         except (TypeError, ValueError):  # e.g. ragged nested lists
             a = np.asarray(None)
-    allowed = f"an integer array of shape ({num_envs},) with values in [0, {n_actions - 1}]"
-    if a.shape != (num_envs,) or not np.issubdtype(a.dtype, np.integer):
+    if a.shape != (num_envs,) or a.dtype.kind not in "iu":  # np.issubdtype(m8, np.integer) is True
         given = f"a {a.dtype} array of shape {a.shape}" if isinstance(actions, np.ndarray) else summarize(actions)
         raise ValueError(f"actions must be {allowed}, got {given}.")
     bad = (a < 0) | (a >= n_actions)

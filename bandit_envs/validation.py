@@ -50,12 +50,14 @@ def summarize(value: Any) -> str:
     -------
     str
         ``repr(value)`` for a short value; for a numpy array of more than one element its dtype
-        and shape (``"a float64 array of shape (3, 4)"``); for a string (or bytes) of more than
-        80 characters the repr of its first 80 and its length (``"'abc...' (100000
-        characters)"``); otherwise a repr cut to about 60 characters with ``...``; an int of more
-        digits than Python writes out (``sys.get_int_max_str_digits()``) by its sign and its number
-        of digits.
+        and shape (``"a float64 array of shape (3, 4)"``); for a masked array its shape (``"a
+        masked array of shape (3,)"``); for a string (or bytes) of more than 80 characters the
+        repr of its first 80 and its length (``"'abc...' (100000 characters)"``); otherwise a repr
+        cut to about 60 characters with ``...``; an int of more digits than Python writes out
+        (``sys.get_int_max_str_digits()``) by its sign and its number of digits.
     """
+    if isinstance(value, np.ma.MaskedArray):  # its repr spans lines
+        return f"a masked array of shape {value.shape}"
     if isinstance(value, np.ndarray) and value.size > 1:
         return f"a {value.dtype} array of shape {value.shape}"
     if isinstance(value, str | bytes):
@@ -255,9 +257,12 @@ def real_array(
     TypeError
         If ``value`` does not convert to an array of real numbers: complex numbers (numpy would
         drop their imaginary parts with only a warning), strings (numpy would parse ``"0.5"``),
-        booleans where ``booleans`` is False, and an object array holding anything but real
-        numbers (the first such entry is quoted).
+        booleans where ``booleans`` is False, an object array holding anything but real
+        numbers (the first such entry is quoted), and a masked array (``numpy.ma.MaskedArray``,
+        whose masked entries numpy would read as numbers).
     """
+    if isinstance(value, np.ma.MaskedArray):  # numpy would read its masked entries as numbers
+        raise TypeError(f"{name} must be {allowed}, got {masked_array(value)}.")
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError):  # e.g. ragged nested lists
@@ -265,7 +270,7 @@ def real_array(
     kind = arr.dtype.kind
     if kind in "iuf" or (kind == "b" and booleans):
         if not booleans and kind != "b" and isinstance(value, list | tuple):
-            odd = _first_bool(value)  # numpy casts [True, 0.5] to floats
+            odd = first_bool(value)  # numpy casts [True, 0.5] to floats
             if odd is not None:
                 raise TypeError(f"{name} must be {allowed}, got an entry {summarize(odd)} ({type(odd).__name__}).")
         return np.asarray(arr, dtype=np.float64)
@@ -282,7 +287,35 @@ def real_array(
     raise TypeError(f"{name} must be {allowed}, got {what} (a {arr.dtype} array of shape {arr.shape}).")
 
 
-def _first_bool(value: Any) -> Any:
+def masked_array(value: np.ma.MaskedArray) -> str:
+    """How a refusal quotes a masked array, which is never taken for its numbers: its shape and why."""
+    return f"a masked array of shape {value.shape} (numpy.ma.MaskedArray: its masked entries would be read as numbers)"
+
+
+def not_numbers(value: Any) -> str | None:
+    """What numpy would misread in the array-like ``value`` as numbers, for a refusal's "got ...", or None.
+
+    ``np.asarray`` reads a masked array's masked entries as numbers and casts the bools of a list
+    that also holds numbers (``[True, 0.5]``) to 1 and 0. For values of which a bool is never one
+    (actions, rewards, per-copy parameters), such an array-like is refused as a boolean array is.
+
+    Returns
+    -------
+    str or None
+        :func:`masked_array`'s description for a ``numpy.ma.MaskedArray``; ``"a list holding True
+        (bool)"`` (the first bool or boolean array) for a list or tuple with a bool at any depth;
+        None otherwise (arrays included: their dtype tells).
+    """
+    if isinstance(value, np.ma.MaskedArray):
+        return masked_array(value)
+    if isinstance(value, list | tuple):
+        odd = first_bool(value)
+        if odd is not None:
+            return f"a {type(value).__name__} holding {summarize(odd)} ({type(odd).__name__})"
+    return None
+
+
+def first_bool(value: Any) -> Any:
     """The first bool (or boolean array) inside nested lists and tuples ``value``, or None."""
     stack = [value]
     while stack:

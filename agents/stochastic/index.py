@@ -18,6 +18,7 @@ the fixed cost of a round stays small next to 100 copies' work
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +33,7 @@ from agents.common.streams import GENERATOR_BYTES, CopyStreams, copy_integers
 from agents.stochastic import thompson_kernels as ts_kernels
 from agents.stochastic.mean_state import PackedMeanViews
 from bandit_envs._jit import njit
+from bandit_envs.validation import not_numbers, real_array
 
 FloatArray = npt.NDArray[np.float64]
 SQRT2 = math.sqrt(2.0)
@@ -66,6 +68,16 @@ _NP_INT64, _NP_FLOAT64 = np.int64, np.float64
 
 #: Columns of a state row after the 3K per-arm columns (c).
 _EXTRA_COLUMNS = 1
+#: The largest ln(t + 1) of a round count t in int64, by which the kernels multiply c = alpha^2.
+_LOG_ROUNDS = math.log(2.0**63)
+#: The largest UCB alpha: c ln(t + 1) = alpha^2 ln(t + 1) must stay a finite float for every round
+#: (up to alpha = sqrt(max float / ln 2**63) = 2.03e153): with an infinite width every index is inf,
+#: and argmax plays arm 0 for ever.
+ALPHA_MAX = 2e153
+#: The smallest UCB alpha: its square must not round to 0.0 (the greedy alpha = 0, which is refused),
+#: as below 1.57e-162.
+ALPHA_MIN = 1e-161
+assert ALPHA_MAX**2 * _LOG_ROUNDS <= sys.float_info.max and ALPHA_MIN**2 > 0.0
 
 
 @njit(error_model="numpy", inline="always")
@@ -420,7 +432,8 @@ class UCB(_UCBIndex):
     n_arms
         Number of arms K (>= 2).
     alpha
-        Exploration coefficient (> 0); ``sqrt(2)`` gives UCB1. In batch mode also an array of
+        Exploration coefficient in [1e-161, 2e153] (:data:`ALPHA_MIN`, :data:`ALPHA_MAX`: alpha^2 ln t
+        must be a finite float above 0); ``sqrt(2)`` gives UCB1. In batch mode also an array of
         ``n_envs`` coefficients, one per copy (an α sweep run as one batch).
     n_envs
         ``None`` for one env, or the number N of copies run in lock-step.
@@ -454,6 +467,7 @@ class UCB(_UCBIndex):
     ) -> None:
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
         self.alpha = per_copy_float("alpha", alpha, self.n_envs, low=0.0, low_open=True)
+        _check_alpha_range(self.alpha)
         self._width_coef = np.broadcast_to(np.square(self.alpha), (self.batch,)).astype(np.float64)
         self._reset_state()
         # Subclasses that choose otherwise (SM-UCB) have the update alone computed.
@@ -758,19 +772,46 @@ class ThompsonSampling(Agent):
         )
 
 
+def _check_alpha_range(alpha: float | FloatArray) -> None:
+    """Refuse a UCB ``alpha`` (already > 0 and finite) whose square times ln t is not a finite float above 0.
+
+    Outside [:data:`ALPHA_MIN`, :data:`ALPHA_MAX`], c = alpha^2 rounds to 0 (the greedy alpha = 0,
+    which is refused) or c ln t overflows to inf (every index inf: arm 0 for ever).
+    """
+    values = np.atleast_1d(np.asarray(alpha, dtype=np.float64))
+    if ALPHA_MIN <= values.min() and values.max() <= ALPHA_MAX:
+        return
+    i = int(np.flatnonzero((values < ALPHA_MIN) | (values > ALPHA_MAX))[0])
+    where = "alpha" if np.ndim(alpha) == 0 else f"alpha[{i}]"
+    raise ValueError(
+        f"{where} must be a number in [{ALPHA_MIN:g}, {ALPHA_MAX:g}] (the index multiplies alpha² by ln t, "
+        f"which must be a finite float other than 0), got {float(values[i])!r}."
+    )
+
+
 def per_copy_float(
     name: str, value: Any, n_envs: int | None, *, low: float, low_open: bool = False
 ) -> float | FloatArray:
-    """A float, or in batch mode optionally an (n_envs,) array of floats, each checked."""
-    if np.ndim(value) == 0:
+    """A float, or in batch mode optionally an (n_envs,) array of floats, each checked.
+
+    Bools are refused, also inside a list (``[True, 1.0]``, which numpy casts to numbers), and so
+    are masked arrays (whose masked entries numpy would read).
+    """
+    try:
+        ndim = np.ndim(value)
+    except (TypeError, ValueError):  # e.g. ragged nested lists: refused by real_array below
+        ndim = -1
+    if ndim == 0:
         return check_float(name, value, low=low, low_open=low_open)
     if n_envs is None:
-        raise ValueError(
-            f"{name} must be a single number when n_envs is None, got an array of shape {np.shape(value)}."
-        )
-    arr = np.asarray(value)
+        raise ValueError(f"{name} must be a single number when n_envs is None, got {describe(value)}.")
+    allowed = f"a number or an array of n_envs={n_envs} numbers"
+    odd = not_numbers(value)  # a masked array, a list holding a bool
+    if odd is not None:
+        raise TypeError(f"{name} must be {allowed}, got {odd}.")
+    arr = real_array(name, value, allowed, booleans=False)
     if arr.shape != (n_envs,):
-        raise ValueError(f"{name} must be a number or an array of n_envs={n_envs} numbers, got shape {arr.shape}.")
+        raise ValueError(f"{name} must be {allowed}, got shape {arr.shape}.")
     for i, v in enumerate(arr.tolist()):
         check_float(f"{name}[{i}]", v, low=low, low_open=low_open)
-    return arr.astype(np.float64)
+    return arr.astype(np.float64)  # a copy: never the caller's array
