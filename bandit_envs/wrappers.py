@@ -254,11 +254,16 @@ def split_vector_info(info: dict[str, Any], num_envs: int) -> list[dict[str, Any
 
 
 def _indices(indices: int | Iterable[int] | None, num_envs: int) -> list[int]:
+    """SB3's ``indices``: None (every copy), one copy's index or an iterable of them, each in [0, num_envs)."""
     if indices is None:
         return list(range(num_envs))
-    if isinstance(indices, int | np.integer):
-        return [int(indices)]
-    return [int(i) for i in indices]
+    items: list[Any] = [indices] if isinstance(indices, int | np.integer) else list(indices)
+    for i in items:  # a bool or numpy time span is not an index, nor is a float
+        if isinstance(i, bool | np.bool_ | np.timedelta64) or not isinstance(i, int | np.integer):
+            raise TypeError(f"indices must be copy indices (ints), got {summarize(i)} ({type(i).__name__}).")
+        if not 0 <= i < num_envs:
+            raise ValueError(f"indices must be copy indices in [0, {num_envs - 1}], got {summarize(i)}.")
+    return [int(i) for i in items]
 
 
 class _SB3VecEnvMethods:

@@ -365,3 +365,10 @@ def test_not_numbers() -> None:
     assert not_numbers([0.5, 1]) is None and not_numbers(np.array([True])) is None and not_numbers(0.5) is None
     assert not_numbers([[0.5], [np.array([True])]]) == "a list holding array([ True]) (ndarray)"
     assert "masked array of shape (1,)" in str(not_numbers(np.ma.array([1.0])))
+
+
+@pytest.mark.parametrize("c", [1e101, 1e308, [0.0, 1e308]])
+def test_klucb_refuses_a_c_whose_log_log_term_overflows(c):
+    # c ln ln t = inf made every index 1: arm 0 was played for ever
+    with pytest.raises(ValueError, match=r"^c(\[1\])? must be a finite number in \[0, 1e\+100\]"):
+        agents.KLUCB(3, c=c, n_envs=None if np.ndim(c) == 0 else 2)

@@ -188,6 +188,11 @@ def test_sb3_vec_env_follows_the_vec_env_api() -> None:
     assert vec.get_attr("note", indices=[2]) == ["set through the adapter"]
     assert vec.env_is_wrapped(gym.Wrapper) == [False, False, False]
     assert len(vec.env_method("reset", seed=0, indices=[0, 2])) == 2
+    for bad, error in [(3, ValueError), ([0, -1], ValueError), ([True], TypeError), ([1.0], TypeError)]:
+        with pytest.raises(error, match="indices must be copy indices"):
+            vec.get_attr("horizon", indices=bad)
+    with pytest.raises(TypeError, match="indices"):
+        vec.env_is_wrapped(gym.Wrapper, indices=[np.timedelta64(1, "s")])
     # SB3's own VecEnv wrappers run on top of it.
     wrapped = vec_env.VecNormalize(vec_env.VecMonitor(vec))
     wrapped.reset()

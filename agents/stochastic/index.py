@@ -790,9 +790,9 @@ def _check_alpha_range(alpha: float | FloatArray) -> None:
 
 
 def per_copy_float(
-    name: str, value: Any, n_envs: int | None, *, low: float, low_open: bool = False
+    name: str, value: Any, n_envs: int | None, *, low: float, low_open: bool = False, high: float | None = None
 ) -> float | FloatArray:
-    """A float, or in batch mode optionally an (n_envs,) array of floats, each checked.
+    """A float, or in batch mode optionally an (n_envs,) array of floats, each checked (in [low, high]).
 
     Bools are refused, also inside a list (``[True, 1.0]``, which numpy casts to numbers), and so
     are masked arrays (whose masked entries numpy would read).
@@ -802,7 +802,7 @@ def per_copy_float(
     except (TypeError, ValueError):  # e.g. ragged nested lists: refused by real_array below
         ndim = -1
     if ndim == 0:
-        return check_float(name, value, low=low, low_open=low_open)
+        return check_float(name, value, low=low, low_open=low_open, high=high)
     if n_envs is None:
         raise ValueError(f"{name} must be a single number when n_envs is None, got {describe(value)}.")
     allowed = f"a number or an array of n_envs={n_envs} numbers"
@@ -813,5 +813,5 @@ def per_copy_float(
     if arr.shape != (n_envs,):
         raise ValueError(f"{name} must be {allowed}, got shape {arr.shape}.")
     for i, v in enumerate(arr.tolist()):
-        check_float(f"{name}[{i}]", v, low=low, low_open=low_open)
+        check_float(f"{name}[{i}]", v, low=low, low_open=low_open, high=high)
     return arr.astype(np.float64)  # a copy: never the caller's array

@@ -73,7 +73,8 @@ class KLUCB(MeanStateAgent):
     n_arms
         Number of arms K (>= 2).
     c
-        Coefficient c >= 0 of ln ln t (default 0); in batch mode also an array of ``n_envs`` values.
+        Coefficient c in [0, 1e100] of ln ln t (default 0); in batch mode also an array of ``n_envs``
+        values.
     tol
         Accuracy of the index, in [1e-12, 0.01] (default 1e-9).
     n_envs, seed
@@ -102,7 +103,8 @@ class KLUCB(MeanStateAgent):
         seed: int | None = None,
     ) -> None:
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
-        self.c = per_copy_float("c", c, self.n_envs, low=0.0)
+        # c <= 1e100: c ln ln t stays finite (c = 1e308 made every index 1, and arm 0 was played for ever)
+        self.c = per_copy_float("c", c, self.n_envs, low=0.0, high=1e100)
         self.tol = check_float("tol", tol, low=1e-12, high=0.01)
         self._param = np.broadcast_to(np.asarray(self.c, dtype=np.float64), (self.batch,)).astype(np.float64)
         self._reset_state()
