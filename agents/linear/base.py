@@ -532,6 +532,8 @@ class LinearAgent(Agent):
             allowed = "(T, n_arms, d)" + ("" if self.n_envs is None else f" or (T, {n_copies}, n_arms, d)")
             raise ValueError(f"features must have shape {allowed} with d={d}, got {feat.shape}.")
         n_steps = feat.shape[0]
+        if n_steps == 0:
+            raise ValueError(f"features must hold at least one round (T >= 1), got shape {feat.shape}.")
         lead, axes = ((n_steps, n_copies), ("round", "copy")) if per_copy else ((n_steps,), ("round",))
         feat = self._features("features", feat, lead, axes).reshape(n_steps, -1, feat.shape[-2], d)
         n_arms = feat.shape[2]

@@ -29,20 +29,22 @@ against the authors' code ``MIFA-Lab/LDPbandit2020`` ``src/linucb.py``.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Hashable
 from typing import Any
 
 import numpy as np
 
 from agents.base import check_choice, check_float, check_int
-from agents.linear._kernels import SCHEDULE_LDP
+from agents.linear._kernels import SCHEDULE_LDP, round_schedule
 from agents.linear.private_base import LocalDPLinearAgent
-from agents.linear.protocol import BONUSES
+from agents.linear.protocol import BONUSES, LAST_ROUND
 from bandit_envs._types import IntArray
 from bandit_envs.privacy import gaussian_delta, gaussian_sigma_analytic
-from bandit_envs.privacy._checks import gaussian_tail_delta
+from bandit_envs.privacy._checks import POSITIVE_RANGE, gaussian_tail_delta
 from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, report_cap, user_ids
 from bandit_envs.privacy.lattice import check_sampler, report_grid
+from bandit_envs.validation import summarize
 
 __all__ = ["SIGMA_METHODS", "LDPLinUCB", "ldp_linucb_sensitivity", "ldp_linucb_sigma"]
 
@@ -293,13 +295,15 @@ class LDPLinUCB(LocalDPLinearAgent):
             self.sigma = self.sigma * (wide / self.sensitivity)  # σ is linear in the sensitivity
         #: The L2 sensitivity the reports' σ is calibrated to: Δ₂, widened by √D·grid for the lattice.
         self.report_sensitivity = wide
+        self._check_scales(wide)
         exact = max(self.delta, gaussian_delta(self.sigma, self.epsilon, wide))
         self._delta_spent = min(1.0, exact + gaussian_tail_delta(wide / self.sigma))
-        d, t_max = float(self.n_features), float(self.horizon)
-        k1 = 4.0 * math.sqrt(d) + 2.0 * math.log(2.0 * t_max / self.alpha)
+        d = float(self.n_features)
+        t_max, k1 = self._log_term()
         self._sched = np.array(
             [SCHEDULE_LDP, self.sigma, d, math.log(t_max), k1, self.width_scale, self.shift_scale], dtype=np.float64
         )
+        self._check_schedule()
         self._sigma, self._l_x, self._l_y = self.sigma, self.l_x, self.l_y
         self._quadratic = self.bonus == "quadratic"
         self._initial_shift = self.initial_shift
@@ -309,6 +313,74 @@ class LDPLinUCB(LocalDPLinearAgent):
         self.user_budget = user_budget
         self._reports = ReportLedger(self.batch, self.max_reports_per_user)
         self._reset_state()
+
+    def _check_scales(self, wide: float) -> None:
+        """Refuse ε, δ, l_x, l_y whose sensitivity ``wide``, ε or σ leave :data:`POSITIVE_RANGE` (named as given).
+
+        Beyond it the privacy calibration (:func:`~bandit_envs.privacy.gaussian_delta`) over- or underflows.
+        """
+        low, high = POSITIVE_RANGE
+        bounds = f"in [{low:g}, {high:g}] (beyond, the noise calibration over- or underflows)"
+        if not low <= wide <= high:
+            raise ValueError(
+                f"l_x and l_y must give a report sensitivity 2·sqrt(l_x⁴ + l_x² l_y²) {bounds}, got l_x={self.l_x:g} "
+                f"and l_y={self.l_y:g} (sensitivity {wide:g})."
+            )
+        if not low <= self.epsilon <= high:
+            raise ValueError(f"epsilon must be a number {bounds}, got {self.epsilon:g}.")
+        if not low <= self.sigma <= high:
+            raise ValueError(
+                f"epsilon and delta must give a noise scale σ {bounds}, got epsilon={self.epsilon:g} and "
+                f"delta={self.delta:g} (σ = {self.sigma:g} with l_x={self.l_x:g}, l_y={self.l_y:g} and "
+                f"sampler={self.sampler!r})."
+            )
+
+    def _log_term(self) -> tuple[float, float]:
+        """(T, k1 = 4 sqrt(d) + 2 ln(2T/α)) of the schedule; a ``ValueError`` naming alpha or horizon if not finite."""
+        try:
+            t_max = float(self.horizon)
+        except OverflowError:  # an int beyond the range of a float
+            t_max = math.inf
+        if not math.isfinite(t_max):
+            raise ValueError(
+                f"horizon must be at most {sys.float_info.max:g} (a float), got {summarize(self.horizon)}."
+            )
+        k1 = 4.0 * math.sqrt(self.n_features) + 2.0 * math.log(2.0 * t_max / self.alpha)
+        if not math.isfinite(k1):  # 2T/α overflows
+            top = sys.float_info.max
+            if 2.0 * t_max / top < 1.0:
+                raise ValueError(
+                    f"alpha must be at least 2·horizon/{top:g} = {2.0 * t_max / top:g} (below, ln(2·horizon/alpha) "
+                    f"overflows), got alpha={self.alpha:g} with horizon={summarize(self.horizon)}."
+                )
+            raise ValueError(
+                f"horizon must be at most alpha·{top:g}/2 = {self.alpha * top / 2.0:g} (beyond, ln(2·horizon/alpha) "
+                f"overflows), got horizon={summarize(self.horizon)} with alpha={self.alpha:g}."
+            )
+        return t_max, k1
+
+    def _check_schedule(self) -> None:
+        """Refuse a ``shift_scale`` or ``width_scale`` whose c_t or β_t is not finite at some round (t < 2**63).
+
+        γ_t, c_t and β_t increase with t: they are checked at the last round the kernels count.
+        """
+        gamma, shift, beta = round_schedule(LAST_ROUND, self._sched)
+        if math.isfinite(shift) and math.isfinite(beta):
+            return
+        top = sys.float_info.max
+        if not math.isfinite(shift):
+            name, value, limit = "shift_scale", self.shift_scale, top / (2.0 * gamma)
+            what = "shift c_t = shift_scale·2γ_t"
+        else:
+            unscaled = self._sched.copy()
+            unscaled[5] = 1.0
+            name, value, limit = "width_scale", self.width_scale, top / round_schedule(LAST_ROUND, unscaled)[2]
+            what = "width β_t"
+        raise ValueError(
+            f"{name} must keep the {what} finite at every round t < 2**63, so be at most {limit:g} with "
+            f"epsilon={self.epsilon:g}, delta={self.delta:g}, alpha={self.alpha:g} and "
+            f"horizon={summarize(self.horizon)}, got {value:g}."
+        )
 
     @property
     def grid(self) -> float:

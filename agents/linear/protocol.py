@@ -45,6 +45,9 @@ __all__ = ["BONUSES", "LinUCBServer", "ServerBuffer", "SharedBuffer", "as_featur
 
 #: Exploration bonuses of the client's index: sqrt(xᵀṼ⁻¹x) or xᵀṼ⁻¹x.
 BONUSES = ("sqrt", "quadratic")
+#: The largest round count t the compiled kernels take (an int64). The private agents' shift and
+#: width grow with t: their constructors check that these are finite here, hence at every round.
+LAST_ROUND = 2**63 - 1
 
 
 def as_features(
@@ -69,7 +72,7 @@ def as_features(
     if bound is None:
         if not np.isfinite(arr).all():
             raise ValueError(f"{name} must contain only finite numbers, but it has NaN or inf.")
-    elif not (-bound <= arr.min() and arr.max() <= bound):  # NaN fails too, and no array is made
+    elif arr.size and not (-bound <= arr.min() and arr.max() <= bound):  # NaN fails too, and no array is made
         index = _first_bad(np.abs(arr) <= bound)
         where = ", ".join(f"{axis} {i}" for axis, i in zip((*axes, "arm", "feature"), index, strict=True))
         raise ValueError(

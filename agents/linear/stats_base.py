@@ -36,6 +36,7 @@ choice of this project, not a constant of the papers.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numba
@@ -65,7 +66,7 @@ from agents.linear._stats_kernels import (
 )
 from agents.linear.base import StepKernels, _RunBlock
 from agents.linear.private_base import LocalDPLinearAgent
-from agents.linear.protocol import ServerBuffer, SharedBuffer, as_features
+from agents.linear.protocol import LAST_ROUND, ServerBuffer, SharedBuffer, as_features
 from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, user_ids
 from bandit_envs.privacy.l2_ball import l2_ball_keep_probability, l2_ball_scale
@@ -311,7 +312,24 @@ class StatsAgent(LocalDPLinearAgent):
     def _noise_size(self) -> int:
         return self._n_normals
 
+    def _check_shift(self) -> None:
+        """Refuse a ``shift_scale`` (or ``reg``) whose shift c_t is not finite at some round (t < 2**63).
+
+        c_t grows with t: it is checked at the last round the kernels count. Called by
+        :meth:`_reset_state`, which the subclasses' constructors call once the noise level is set.
+        """
+        root = math.sqrt(LAST_ROUND)
+        if math.isfinite(self.reg + self.shift_scale * self._level * root):
+            return
+        limit = max(0.0, sys.float_info.max - self.reg) / (self._level * root)
+        raise ValueError(
+            f"shift_scale must keep the shift c_t = reg + shift_scale·ν·sqrt(t) finite at every round t < 2**63, "
+            f"so be at most {limit:g} with reg={self.reg:g} and the noise level ν = {self._level:g} that "
+            f"epsilon, l_x and gram_weight give, got shift_scale={self.shift_scale:g}."
+        )
+
     def _reset_state(self) -> None:
+        self._check_shift()
         self.server = StatsServer(self.n_features, self.batch, self.reg)
         self.open_batch = self._open_batch_type(self.n_features, self.batch)
         self._clips: IntArray = np.zeros((self.batch, 2), dtype=np.int64)

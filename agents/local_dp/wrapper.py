@@ -9,6 +9,7 @@ privatized value. docs/algorithms.md describes the protocol and the mechanisms.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -25,7 +26,12 @@ from agents.stochastic.index import UCB, ThompsonSampling
 from bandit_envs._types import BoolArray, FloatArray
 from bandit_envs.core import generator_addresses
 from bandit_envs.privacy import bernoulli_mechanism, gaussian_sigma_analytic, gaussian_sigma_classic, rr_debias
-from bandit_envs.privacy._checks import check_epsilon
+from bandit_envs.privacy._checks import (
+    GAUSSIAN_SAMPLER_BOUND,
+    LAPLACE_SAMPLER_BOUND,
+    POSITIVE_RANGE,
+    check_epsilon,
+)
 from bandit_envs.privacy.accounting import (
     ReportLedger,
     ReportMechanism,
@@ -261,11 +267,13 @@ class LDPWrapper(PerUserReports, PrivateAgent):
                     f"epsilon must be < 1 for the classic Gaussian mechanism (Dwork & Roth Thm. 3.22), got "
                     f"{epsilon!r}; use sigma_method='analytic' for epsilon >= 1."
                 )
+            _check_gaussian_width(reward_range, width)
             sigma_fn = gaussian_sigma_classic if sigma_method == "classic" else gaussian_sigma_analytic
             try:
                 self.scale = sigma_fn(self.epsilon, self.delta, width)
             except (OverflowError, ZeroDivisionError):
                 self.scale = math.inf
+            self._check_sigma(width)
         else:
             if delta is not None:
                 raise ValueError(
@@ -273,7 +281,7 @@ class LDPWrapper(PerUserReports, PrivateAgent):
                 )
             if mechanism == "laplace":
                 self.scale = width / self.epsilon
-        _check_report_scale(mechanism, rr_output, self.scale, self.epsilon, width)
+        _check_report_scale(mechanism, rr_output, self.scale, self.epsilon, self.lo, self.hi)
         self.sampler = check_sampler(sampler)
         #: The grid of the lattice sampler (0.0: float sampler, or randomized response).
         self.grid = 0.0
@@ -284,9 +292,12 @@ class LDPWrapper(PerUserReports, PrivateAgent):
             if mechanism == "laplace":
                 self.scale = self._sensitivity / self.epsilon
             else:
+                self._check_sigma(self._sensitivity)
                 sigma_fn = gaussian_sigma_classic if sigma_method == "classic" else gaussian_sigma_analytic
                 self.scale = sigma_fn(self.epsilon, self.delta, self._sensitivity)
+                self._check_sigma(self._sensitivity)
             round_input("reward_range", np.array([self.lo, self.hi]), self.grid)
+            _check_report_scale(mechanism, rr_output, self.scale, self.epsilon, self.lo, self.hi)  # the widened scale
         bits = mechanism == "randomized_response" and rr_output == "bits"
         if isinstance(agent, _UNIT_REWARD_AGENTS) and not bits:
             raise ValueError(
@@ -301,6 +312,8 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         if noise_aware and not plain_ucb:
             raise ValueError(f"noise_aware=True needs the wrapped agent to be agents.UCB, got {type(agent).__name__}.")
         self.noise_aware = bool(noise_aware)
+        if self.noise_aware:
+            self._check_width()
         self.name = f"LDP-{agent.name}"
         if mechanism == "laplace":
             self.report_mechanism = ReportMechanism.laplace(self.epsilon)
@@ -336,6 +349,38 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         if self.n_envs is None:  # one env: the stream is rng's (a copy made its own object of it)
             self._copy_rngs = (self.rng,)
         self._bitgens = generator_addresses(self._copy_rngs)
+
+    def _check_sigma(self, sensitivity: float) -> None:
+        """Gaussian: refuse ε, δ and ``reward_range`` whose σ or ``sensitivity`` leaves :data:`POSITIVE_RANGE`.
+
+        Beyond it the noise calibration over- or underflows (the accountant refuses such a σ).
+        """
+        low, high = POSITIVE_RANGE
+        if low <= self.scale <= high and low <= sensitivity <= high:
+            return
+        raise ValueError(
+            f"epsilon and delta must give a noise scale σ in [{low:g}, {high:g}] (beyond, the noise calibration "
+            f"over- or underflows), got epsilon={self.epsilon:g} and delta={self.delta:g} (σ = {self.scale:g} for "
+            f"the sensitivity {sensitivity:g} of reward_range=({self.lo:g}, {self.hi:g}) with "
+            f"sigma_method={self.sigma_method!r})."
+        )
+
+    def _check_width(self) -> None:
+        """Refuse parameters whose noise-aware index w² ln t is not finite at some round (t < 2**63).
+
+        At t = 1 the index multiplies w² by ln 1 = 0: an infinite w² would make it NaN, and later
+        every arm's index infinite (the first arm always played).
+        """
+        w = self.width()
+        with np.errstate(over="ignore"):
+            if np.all(np.isfinite(np.square(w) * math.log(2.0**63))):
+                return
+        alpha = summarize(getattr(self.agent, "alpha", None))
+        raise ValueError(
+            f"epsilon, reward_range and alpha must give a noise-aware UCB width w with w² ln t finite for t < 2**63, "
+            f"got epsilon={self.epsilon:g}, reward_range=({self.lo:g}, {self.hi:g}) and alpha={alpha} "
+            f"({self.mechanism}: w = {float(np.max(w)):g}); use a larger epsilon or noise_aware=False."
+        )
 
     def _copy_noise(self, mechanism: str, send: BoolArray | None = None) -> FloatArray:
         """Batch mode: one draw per reporting copy from its own noise generator (:mod:`agents.common.streams`).
@@ -475,16 +520,27 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         )
 
 
-def _check_report_scale(mechanism: str, rr_output: str, scale: float, epsilon: float, width: float) -> None:
-    """Refuse parameters whose privatized reports would not be finite numbers."""
+def _check_report_scale(mechanism: str, rr_output: str, scale: float, epsilon: float, lo: float, hi: float) -> None:
+    """Refuse parameters whose privatized reports, or the difference of two, would not be finite numbers.
+
+    A report is at most ``max(|lo|, |hi|)`` plus the noise, which numpy's samplers bound by
+    :data:`~bandit_envs.privacy._checks.LAPLACE_SAMPLER_BOUND` (Laplace) or
+    :data:`~bandit_envs.privacy._checks.GAUSSIAN_SAMPLER_BOUND` (Gaussian) times ``scale``; a
+    debiased randomized-response report by ``max(|lo|, |hi|) + (hi - lo) / tanh(ε/2)``.
+    """
+    width = hi - lo
     if mechanism == "randomized_response":
         if rr_output == "bits":
             return
-        scale = width / math.tanh(epsilon / 2.0) if math.tanh(epsilon / 2.0) > 0.0 else math.inf
-    if not math.isfinite(scale):
+        spread = width / math.tanh(epsilon / 2.0) if math.tanh(epsilon / 2.0) > 0.0 else math.inf
+    else:
+        spread = (LAPLACE_SAMPLER_BOUND if mechanism == "laplace" else GAUSSIAN_SAMPLER_BOUND) * scale
+    largest = max(abs(lo), abs(hi)) + spread
+    if not math.isfinite(2.0 * largest):
         raise ValueError(
-            f"epsilon and reward_range must give finite reports, got epsilon={epsilon:g} and a range of width "
-            f"{width:g}, whose {mechanism} reports have an infinite scale."
+            f"epsilon and reward_range must give finite reports, got epsilon={epsilon:g} and reward_range=({lo:g}, "
+            f"{hi:g}), whose {mechanism} reports reach about {largest:g} (at most {sys.float_info.max / 2:g}, so that "
+            "their differences are finite)."
         )
 
 
@@ -499,6 +555,17 @@ def _check_range(value: Any) -> tuple[float, float]:
     if not lo_f < hi_f:
         raise ValueError(f"reward_range must be a pair (lo, hi) with lo < hi, got {summarize(value)}.")
     return lo_f, hi_f
+
+
+def _check_gaussian_width(value: Any, width: float) -> None:
+    """Refuse a ``reward_range`` whose width, the Gaussian mechanism's L2 sensitivity, leaves :data:`POSITIVE_RANGE`."""
+    low, high = POSITIVE_RANGE
+    if not low <= width <= high:
+        raise ValueError(
+            f"reward_range must have a width hi - lo in [{low:g}, {high:g}] for the Gaussian mechanism (it is the "
+            f"L2 sensitivity; beyond, the noise calibration over- or underflows), got {summarize(value)} "
+            f"(width {width:g})."
+        )
 
 
 class _Saved(NamedTuple):

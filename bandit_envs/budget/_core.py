@@ -26,6 +26,10 @@ MAX_BUDGET = 5.0
 #: Rows of uniforms drawn per refill (speed only: results are a function of the stream).
 BLOCK_ROWS = 512
 
+#: Largest ``horizon``: an episode consumes ``horizon + 1`` rows of uniforms, counted in int64 by
+#: the vector env's buffers (whose largest value is 2**63 - 1).
+MAX_HORIZON = 2**63 - 2
+
 ConfigT = TypeVar("ConfigT", bound="BudgetConfig")
 
 
@@ -269,7 +273,13 @@ class BudgetConfig:
             "sensitivity",
             SensitivityModel.checked(self.sensitivity_range, self.sensitivity_std, self.sensitivity_level),
         )
-        self._set("horizon", check_int("horizon", self.horizon, minimum=1))
+        horizon = check_int("horizon", self.horizon, minimum=1)
+        if horizon > MAX_HORIZON:
+            raise ValueError(
+                f"horizon must be an integer in [1, 2**63 - 2] (an episode uses horizon + 1 noise rows, counted in "
+                f"int64), got {summarize(self.horizon)}."
+            )
+        self._set("horizon", horizon)
         self._set("instance_seed", check_int("instance_seed", self.instance_seed, minimum=0))
         self._set("oracle_samples", check_int("oracle_samples", self.oracle_samples, minimum=1000))
         # The fewest chains any scenario runs (a stateful one); the oracle checks its own count.

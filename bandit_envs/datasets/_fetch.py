@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn, TypeVar
 
+from bandit_envs.validation import summarize
+
 T = TypeVar("T")
 
 DATA_ENV_VAR = "BANDIT_ENVS_DATA"
@@ -53,7 +55,24 @@ def get_data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
     """
     if data_home is None:
         data_home = os.environ.get(DATA_ENV_VAR) or Path("~/.cache/bandit_envs")
-    return Path(data_home).expanduser()
+    return check_path("data_home", data_home).expanduser()
+
+
+def check_path(name: str, value: object) -> Path:
+    """``value`` as a :class:`pathlib.Path` if it is a path (a ``str`` or an ``os.PathLike`` of a ``str``).
+
+    Raises
+    ------
+    TypeError
+        One sentence naming the argument ``name`` and what was given, instead of pathlib's.
+    """
+    path = os.fspath(value) if isinstance(value, os.PathLike) else value
+    if not isinstance(path, str):
+        raise TypeError(
+            f"{name} must be a path (a str or an os.PathLike such as pathlib.Path), got {summarize(value)} "
+            f"({type(value).__name__})."
+        )
+    return Path(path)
 
 
 def sha256(data: bytes) -> str:

@@ -15,7 +15,7 @@ import dataclasses
 import os
 from pathlib import Path
 
-from bandit_envs.datasets._fetch import DataFile, DatasetError, fetch, get_data_home
+from bandit_envs.datasets._fetch import DataFile, DatasetError, check_path, fetch, get_data_home
 from bandit_envs.datasets._parse import Layout, read_table, require
 from bandit_envs.datasets._tables import BBox, CheckIns
 from bandit_envs.validation import check_choice, not_a_file, summarize
@@ -95,7 +95,7 @@ def load_gowalla(
         if checkins is None:
             checkins = _read_checkins(official)
     else:
-        checkins = _read_checkins(_user_file(Path(path).expanduser().absolute(), verify))
+        checkins = _read_checkins(_user_file(check_path("path", path).expanduser().absolute(), verify))
     return checkins if box is None else checkins.within(box)
 
 

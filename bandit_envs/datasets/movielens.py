@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bandit_envs.datasets._fetch import DataFile, DatasetError, fetch, get_data_home, publish, staging
+from bandit_envs.datasets._fetch import DataFile, DatasetError, check_path, fetch, get_data_home, publish, staging
 from bandit_envs.datasets._parse import Kind, Layout, read_table, require
 from bandit_envs.datasets._tables import Ratings
 from bandit_envs.validation import check_choice, not_a_file
@@ -161,7 +161,7 @@ def load_movielens(
     label = f"MovieLens {name} ratings"
     if path is None:
         return _cached_ratings(name, spec, get_data_home(data_home), label, download)
-    return _read_ratings(_user_file(name, spec, Path(path).expanduser().absolute(), label, verify), spec)
+    return _read_ratings(_user_file(name, spec, check_path("path", path).expanduser().absolute(), label, verify), spec)
 
 
 def cache_path(name: str, data_home: str | os.PathLike[str] | None = None) -> Path:

@@ -18,6 +18,29 @@ _GOWALLA_START = 1_233_446_400  # 2009-02-01T00:00:00Z, the start of SNAP's Gowa
 _GOWALLA_END = 1_287_878_400  # 2010-10-24T00:00:00Z, its end
 _KM_PER_DEGREE = 111.32  # along a meridian, and along the equator
 
+#: Largest ``popularity_exponent``: at 10 the most popular item is already 1024 times as popular as
+#: the second, and ``n_items ** -10`` stays a positive float for any table that fits in memory
+#: (beyond about 100, the weights of unpopular items underflow to 0 and sampling fails).
+MAX_POPULARITY_EXPONENT = 10.0
+#: Largest ``activity_sigma``: at 10 users' activity weights already span some 40 orders of
+#: magnitude (beyond about 58, the log-normal weights overflow).
+MAX_ACTIVITY_SIGMA = 10.0
+#: Largest rating ``noise``, in stars: far beyond the 0.5-5 scale (any noise above a few stars only
+#: pushes ratings to 0.5 or 5); beyond about 1e307 the noisy scores overflow.
+MAX_RATING_NOISE = 100.0
+#: Largest ``cluster_km`` and ``city_km``: about half the Earth's circumference, the longest distance
+#: between two points on Earth (beyond about 1e150 km the distances overflow).
+MAX_SPREAD_KM = 20_000.0
+#: Largest ``median_checkins``: the users other than the heavy ones have at most 1800 check-ins.
+MAX_MEDIAN_CHECKINS = 1800
+#: Memory of one POI cluster (centre, Dirichlet weights, probabilities and temporaries), bytes.
+_CLUSTER_BYTES = 64.0
+
+
+def _size(n: int) -> float:
+    """A checked count as a float for a memory estimate (an int too large for a float counts as 1e300)."""
+    return float(min(n, 10**300))
+
 
 def synthetic_movielens(
     n_users: int = 600,
@@ -62,11 +85,11 @@ def synthetic_movielens(
     min_user_ratings : int, default 20
         Minimum number of ratings per user (MovieLens guarantees 20).
     popularity_exponent : float, default 1.0
-        Exponent of the Zipf-like item popularity (0 means uniform).
+        Exponent of the Zipf-like item popularity, in [0, 10] (0 means uniform).
     activity_sigma : float, default 1.5
-        Log-normal sigma of user activity (0 means equal activity).
+        Log-normal sigma of user activity, in [0, 10] (0 means equal activity).
     noise : float, default 0.5
-        Standard deviation of the rating noise, in stars.
+        Standard deviation of the rating noise, in stars, in [0, 100].
 
     Returns
     -------
@@ -79,16 +102,18 @@ def synthetic_movielens(
     seed = check_int("seed", seed, minimum=0)
     min_user_ratings = check_int("min_user_ratings", min_user_ratings, minimum=1)
     if min_user_ratings > n_items:
-        raise ValueError(f"min_user_ratings must be at most n_items = {n_items}, got {min_user_ratings}.")
+        raise ValueError(f"min_user_ratings must be at most n_items = {n_items}, got {summarize(min_user_ratings)}.")
     density = check_float("density", density, low=min_user_ratings / n_items, high=1.0)
-    popularity_exponent = check_float("popularity_exponent", popularity_exponent, low=0.0)
-    activity_sigma = check_float("activity_sigma", activity_sigma, low=0.0)
-    noise = check_float("noise", noise, low=0.0)
-    n_rows = max(density * n_users * n_items, float(n_users) * min_user_ratings)
+    popularity_exponent = check_float("popularity_exponent", popularity_exponent, low=0.0, high=MAX_POPULARITY_EXPONENT)
+    activity_sigma = check_float("activity_sigma", activity_sigma, low=0.0, high=MAX_ACTIVITY_SIGMA)
+    noise = check_float("noise", noise, low=0.0, high=MAX_RATING_NOISE)
+    n_u, n_i = _size(n_users), _size(n_items)
+    n_rows = max(density * n_u * n_i, n_u * min_user_ratings)
     check_memory(
-        f"n_users={n_users} and n_items={n_items} at density={density:g} (about {n_rows:.3g} ratings)",
-        112.0 * n_rows + 8.0 * (rank + 2) * (n_users + n_items),  # the columns and their temporaries
-        "use fewer users or items or a lower density",
+        f"n_users={summarize(n_users)}, n_items={summarize(n_items)} and rank={summarize(rank)} at "
+        f"density={density:g} (about {n_rows:.3g} ratings)",
+        112.0 * n_rows + 8.0 * (_size(rank) + 2.0) * (n_u + n_i),  # the columns and their temporaries
+        "use fewer users or items, a lower rank or a lower density",
     )
     rng = np.random.default_rng(seed)
 
@@ -160,17 +185,17 @@ def synthetic_gowalla(
         (latitude, longitude) of the city centre in degrees (default: Manhattan); latitude in
         [-80, 80].
     n_clusters : int, default 6
-        Number of POI clusters.
+        Number of POI clusters (bounded by the memory limit, 64 bytes a cluster).
     cluster_km : float, default 2.0
-        Standard deviation of POI positions around their cluster centre, in km.
+        Standard deviation of POI positions around their cluster centre, in km, in [0, 20000].
     city_km : float, default 8.0
-        Standard deviation of cluster centres around ``center``, in km.
+        Standard deviation of cluster centres around ``center``, in km, in [0, 20000].
     distance_km : float, default 2.0
         Distance scale of the users' preference for POIs near home, in km.
     n_heavy_users : int, default 5
         Number of users with more than 1800 check-ins (at most ``n_users``).
     median_checkins : int, default 20
-        Median number of check-ins of the other users.
+        Median number of check-ins of the other users, in [1, 1800].
 
     Returns
     -------
@@ -185,16 +210,28 @@ def synthetic_gowalla(
     lat0 = check_float("center latitude", center[0], low=-80.0, high=80.0)
     lon0 = check_float("center longitude", center[1], low=-180.0, high=180.0)
     n_clusters = check_int("n_clusters", n_clusters, minimum=1)
-    cluster_km = check_float("cluster_km", cluster_km, low=0.0)
-    city_km = check_float("city_km", city_km, low=0.0)
+    check_memory(
+        f"n_clusters={summarize(n_clusters)} (about {_CLUSTER_BYTES:.0f} bytes a cluster)",
+        _CLUSTER_BYTES * _size(n_clusters),
+        "use fewer clusters",
+    )
+    cluster_km = check_float("cluster_km", cluster_km, low=0.0, high=MAX_SPREAD_KM)
+    city_km = check_float("city_km", city_km, low=0.0, high=MAX_SPREAD_KM)
     distance_km = check_float("distance_km", distance_km, low=0.0, low_open=True)
     n_heavy_users = check_int("n_heavy_users", n_heavy_users, minimum=0)
     if n_heavy_users > n_users:
-        raise ValueError(f"n_heavy_users must be at most n_users = {n_users}, got {n_heavy_users}.")
+        raise ValueError(f"n_heavy_users must be at most n_users = {n_users}, got {summarize(n_heavy_users)}.")
     median_checkins = check_int("median_checkins", median_checkins, minimum=1)
+    if median_checkins > MAX_MEDIAN_CHECKINS:
+        raise ValueError(
+            f"median_checkins must be an integer in [1, {MAX_MEDIAN_CHECKINS}] (the users other than the heavy "
+            f"ones have at most {MAX_MEDIAN_CHECKINS} check-ins), got {summarize(median_checkins)}."
+        )
     check_memory(
-        f"n_users={n_users} and n_pois={n_pois} (a user × POI preference table, 40 bytes a pair)",
-        40.0 * n_users * n_pois + 80.0 * 2600 * n_heavy_users + 80.0 * min(1800, 20 * median_checkins) * n_users,
+        f"n_users={summarize(n_users)} and n_pois={summarize(n_pois)} (a user × POI preference table, 40 bytes a pair)",
+        40.0 * _size(n_users) * _size(n_pois)
+        + 80.0 * 2600 * _size(n_heavy_users)
+        + 80.0 * min(1800, 20 * median_checkins) * _size(n_users),
         "use fewer users or POIs",
     )
     rng = np.random.default_rng(seed)

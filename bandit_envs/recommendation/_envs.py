@@ -53,6 +53,11 @@ COPY_ROWS = 512
 _ENDLESS = sys.maxsize
 #: Step-info entries that are 0 (not -1) for a vector copy restarting at this step.
 _ZERO_WHEN_RESTARTING = ("regret", "expected_reward")
+#: Largest ``reward_noise`` (standard deviation of the Gaussian reward noise). The noiseless rewards
+#: lie in [-1, 1]; numpy's normal draws stay below 12.23 standard deviations, so up to this bound
+#: every reward, and the sum of the squared rewards of any episode (< 2**63 rounds), is finite
+#: (near 1e307 the rewards themselves reach inf).
+MAX_REWARD_NOISE = 1e100
 
 
 def copy_bytes(n_arms: int, dim: int) -> int:
@@ -108,7 +113,7 @@ class _RecommendationCore:
 
     def _setup(self, build: Callable[[], Problem], reward_noise: Any, horizon: Any) -> None:
         """Check the run arguments, then build (or fetch from the cache) the instance."""
-        self.reward_noise = check_float("reward_noise", reward_noise, low=0.0)
+        self.reward_noise = check_float("reward_noise", reward_noise, low=0.0, high=MAX_REWARD_NOISE)
         self.horizon = check_int("horizon", horizon, minimum=1)
         self.problem = problem = build()
         self.n_arms = self.n_actions = problem.n_arms
