@@ -552,6 +552,9 @@ def test_invalid_step_reset_and_fast_path_arguments(env_id: str) -> None:
         env.features_of(env.problem.n_contexts)
     with pytest.raises(ValueError, match="contexts"):
         env.features_of(np.array([0.5]))
+    for odd in (np.array([0, 1], dtype="m8[s]"), np.ma.array([0, 10**9], mask=[0, 1]), [True, 0]):
+        with pytest.raises(ValueError, match="contexts must be integers"):  # time spans, masked, booleans
+            env.features_of(odd)
     with pytest.raises(ValueError, match="num_envs"):
         VECTOR[env_id](num_envs=0)
     venv = VECTOR[env_id](num_envs=2, horizon=5)

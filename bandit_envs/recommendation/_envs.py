@@ -43,7 +43,7 @@ from bandit_envs.recommendation._problem import (
     outcome,
 )
 from bandit_envs.rendering import Scene, recommendation_scene
-from bandit_envs.validation import check_float, check_int, check_memory, summarize
+from bandit_envs.validation import check_float, check_int, check_memory, not_numbers, summarize
 
 #: Contexts and noise values drawn per refill (speed only: the streams do not depend on it).
 BLOCK = 4096
@@ -136,9 +136,12 @@ class _RecommendationCore:
 
     def features_of(self, contexts: Any) -> FloatArray:
         """Features of contexts from :meth:`round_contexts`: (n_arms, d) for one, (n, n_arms, d) for n."""
-        index = np.asarray(contexts)
         allowed = f"contexts must be integers in [0, {self.problem.n_contexts - 1}]"
-        if not np.issubdtype(index.dtype, np.integer):
+        odd = not_numbers(contexts)  # a masked array (np.asarray reads its masked entries), a list holding a bool
+        if odd is not None:
+            raise ValueError(f"{allowed}, got {odd}.")
+        index = np.asarray(contexts)
+        if index.dtype.kind not in "iu":  # not np.issubdtype(..., np.integer): True for timedelta64
             raise ValueError(f"{allowed}, got {summarize(contexts)} ({index.dtype}).")
         bad = (index < 0) | (index >= self.problem.n_contexts)
         if bad.any():
