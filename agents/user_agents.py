@@ -24,7 +24,9 @@ calls ``sys.exit``, or ``act`` returns an action outside the env's action space)
 :class:`AgentFailed` in the task's process, with the round it failed in;
 :func:`agents.experiments.core.runner.run_checked` turns that into one
 :class:`UserAgentError` sentence naming the agent, the setting, the run and the round, with the
-agent's own frames of the traceback (:func:`user_frames`) in ``UserAgentError.frames``.
+agent's own frames of the traceback (:func:`user_frames`) in ``UserAgentError.frames``. A
+KeyboardInterrupt the agent raises itself is such a failure too; one raised by Ctrl-C or SIGTERM
+stops the run, its finished tasks saved (:func:`passes_through`).
 """
 
 from __future__ import annotations
@@ -36,7 +38,9 @@ import importlib.util
 import inspect
 import numbers
 import os
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -88,9 +92,9 @@ class UserAgent:
                 agent = factory(n_arms, seed=seed, **kwargs)
             else:
                 agent = factory(env, dict(setting), seed, **kwargs)
-        except PASS_THROUGH:
-            raise
         except BaseException as exc:  # any failure of the user's code, sys.exit included
+            if passes_through(exc):
+                raise
             if guard:
                 raise AgentFailed(self.name, "could not be built", 0, exc) from exc
             raise UserAgentError(failure(self.name, "could not be built", exc) + ".") from exc
@@ -132,9 +136,45 @@ class InvalidAction(ValueError):
     """An action outside the env's action space, returned by a user agent's ``act``."""
 
 
-#: What a user agent's code may raise that banditlab passes on rather than reports as the agent's failure:
-#: Ctrl-C and banditlab's own interrupts (KeyboardInterrupt subclasses), and a generator's close.
+#: What a user agent's code may raise that banditlab may pass on rather than report as the agent's failure:
+#: Ctrl-C and banditlab's own interrupts (KeyboardInterrupt subclasses), and a generator's close. A
+#: KeyboardInterrupt passes on only where a signal raised it (:func:`passes_through`).
 PASS_THROUGH = (KeyboardInterrupt, GeneratorExit)
+
+#: The module whose handler (``catch_interrupts``) notes each Ctrl-C or SIGTERM before it raises.
+_BACKENDS = "agents.experiments.core.backends"
+
+
+def from_signal() -> bool:
+    """Whether a KeyboardInterrupt raised in this thread now may come from a signal (Ctrl-C, SIGTERM).
+
+    Python raises a signal's exception in the main thread only, and only where the signal's
+    handler raises: a KeyboardInterrupt in any other thread, or in a process that ignores SIGINT
+    (banditlab's worker processes), is the code's own. While banditlab's handler is installed in
+    this process (:func:`agents.experiments.core.backends.catch_interrupts`, as every command
+    that runs a user's code installs it), it notes each signal before it raises, so a
+    KeyboardInterrupt with no signal noted is the code's own too. Elsewhere (the Python API
+    without that handler, where Ctrl-C raises KeyboardInterrupt) the two cannot be told apart,
+    and it counts as a signal.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    backends = sys.modules.get(_BACKENDS)
+    caught = getattr(backends, "_Caught", None)
+    handler = getattr(backends, "_on_signal", None)
+    if caught is not None and caught.pid == os.getpid() and signal.getsignal(signal.SIGTERM) is handler:
+        return caught.signal is not None
+    return signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, signal.SIG_DFL, None)
+
+
+def passes_through(exc: BaseException) -> bool:
+    """Whether ``exc``, raised in a user's code, goes on as it is rather than as the agent's failure.
+
+    A generator's close, and a KeyboardInterrupt that a signal raised (Ctrl-C or SIGTERM: the
+    run stops, its finished tasks saved; :func:`from_signal`). A KeyboardInterrupt the user's
+    code raises itself is its failure, reported like any other exception it raises.
+    """
+    return isinstance(exc, GeneratorExit) or (isinstance(exc, KeyboardInterrupt) and from_signal())
 
 
 def optional_attribute(obj: Any, name: str) -> Any:
@@ -145,9 +185,9 @@ def optional_attribute(obj: Any, name: str) -> Any:
     """
     try:
         return getattr(obj, name, None)
-    except PASS_THROUGH:
-        raise
-    except BaseException:  # noqa: BLE001 - the user's code: any failure means "not given"
+    except BaseException as exc:  # noqa: BLE001 - the user's code: any failure means "not given"
+        if passes_through(exc):
+            raise
         return None
 
 
@@ -155,9 +195,9 @@ def exception_text(exc: BaseException) -> str:
     """``str(exc)``, or a placeholder where the exception's own ``__str__`` fails."""
     try:
         return str(exc)
-    except PASS_THROUGH:
-        raise
-    except BaseException:  # noqa: BLE001 - the user's exception class
+    except BaseException as error:  # noqa: BLE001 - the user's exception class
+        if passes_through(error):
+            raise
         return "<its message could not be read>"
 
 
@@ -175,13 +215,15 @@ def users_code(name: str, what: str) -> Iterator[None]:
     """Run a user agent's code: any failure of it (not an interrupt) becomes one :class:`UserAgentError` sentence.
 
     ``agent 'NAME' WHAT (cause).``, as :func:`failure` words it; a :class:`UserAgentError` and
-    :data:`PASS_THROUGH` go on as they are.
+    an interrupt (:func:`passes_through`) go on as they are.
     """
     try:
         yield
-    except (UserAgentError, *PASS_THROUGH):
+    except UserAgentError:
         raise
     except BaseException as exc:  # any failure of the user's code, sys.exit included
+        if passes_through(exc):
+            raise
         raise UserAgentError(failure(name, what, exc) + ".") from exc
 
 
@@ -194,7 +236,8 @@ def cause_of(exc: BaseException) -> str:
     elif isinstance(exc, InvalidAction):
         cause = str(exc)
     else:
-        cause = f"{type(exc).__name__}: {exception_text(exc)}"
+        text = exception_text(exc)
+        cause = f"{type(exc).__name__}: {text}" if text.strip() else type(exc).__name__
     return " ".join(cause.split()).rstrip(".")
 
 
@@ -267,9 +310,9 @@ class GuardedAgent:
         self.round += 1
         try:
             action = self.agent.act(*args, **kwargs)
-        except PASS_THROUGH:
-            raise
         except BaseException as exc:  # any failure of the user's code, sys.exit included
+            if passes_through(exc):
+                raise
             raise self._failed("failed in act", exc) from exc
         try:
             if self._copies is None:
@@ -284,18 +327,18 @@ class GuardedAgent:
         """The agent's update for this round."""
         try:
             return self.agent.update(*args, **kwargs)
-        except PASS_THROUGH:
-            raise
         except BaseException as exc:
+            if passes_through(exc):
+                raise
             raise self._failed("failed in update", exc) from exc
 
     def reset(self, *args: Any, **kwargs: Any) -> Any:
         """The agent's reset."""
         try:
             return self.agent.reset(*args, **kwargs)
-        except PASS_THROUGH:
-            raise
         except BaseException as exc:
+            if passes_through(exc):
+                raise
             raise self._failed("failed in reset", exc) from exc
 
 
@@ -339,18 +382,17 @@ def load_factory(ref: str) -> Factory:
             sys.modules[name] = module
             try:
                 spec.loader.exec_module(module)
-            except PASS_THROUGH:
-                del sys.modules[name]
-                raise
             except BaseException as exc:  # sys.exit at import included
                 del sys.modules[name]
+                if passes_through(exc):
+                    raise
                 raise UserAgentError(f"--agent {summarize(ref)}: importing {path} failed ({cause_of(exc)}).") from exc
     else:
         try:
             module = importlib.import_module(target)
-        except PASS_THROUGH:
-            raise
         except BaseException as exc:
+            if passes_through(exc):
+                raise
             # ModuleNotFoundError's text repeats the name, which may be all of a huge --agent value.
             if not isinstance(exc, ModuleNotFoundError):
                 reason = cause_of(exc)

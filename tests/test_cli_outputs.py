@@ -273,7 +273,7 @@ def _first_checkpoint_at(csv: bytes, t: int) -> bytes:
         (lambda c, m: (c.replace(_second_line(c), _second_line(c).rsplit(b",", 1)[0] + b",nan", 1), m),
          "column regret holds 'nan' on line 2, which reads as a missing value, but every row must fill it"),
         (lambda c, m: (c.replace(_second_line(c), _second_line(c).replace(b",GAP,", b",NA,"), 1), m),
-         "column agent holds 'NA' on line 2, which reads as a missing value"),
+         "agent 'NA' (from line 2) hold 1 of the 100 checkpoints"),  # NA is a name run accepts
         (lambda c, m: (c, {**m, "runs": 1}), "column run holds 1"),
         (lambda c, m: (c.replace(_second_line(c), b"0.2,0.1,0.1,99," + _second_line(c).split(b",", 4)[4], 1), m),
          "column setting holds 99"),

@@ -19,23 +19,17 @@ from test_cli_outputs import EID, SMALL, _sentence, made  # noqa: F401
 from test_faults import EXPERIMENT, _assert_gone, _children, _poll, banditlab  # noqa: F401
 
 from agents.experiments.cli import main, run_experiment
+from agents.experiments.core import backends
 from agents.experiments.core.results import ResultsError, check_complete
+from agents.experiments.core.runner import run_task
 from agents.experiments.registry import get_experiment
 
-#: A user agent that is interrupted (KeyboardInterrupt, as Ctrl-C) when its second copy for a task is built, if
-#: asked to (the first copy is built before the tasks, to read the agent's name).
+#: A user agent of the interrupted runs (the interruption itself: :func:`interrupted`).
 AGENT = """
-import os
-
 from agents.stochastic.greedy import EpsilonGreedy
-
-BUILT = [0]
 
 
 def factory(env, setting, seed):
-    BUILT[0] += 1
-    if os.environ.get("BANDITLAB_TEST_INTERRUPT") and BUILT[0] >= 3:
-        raise KeyboardInterrupt
     return EpsilonGreedy(env.action_space.n, seed=seed)
 """
 
@@ -46,9 +40,17 @@ def interrupted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.
     agent = tmp_path / "agent.py"
     agent.write_text(AGENT)
     argv = ["run", EID, *SMALL, "--agent", f"{agent}:factory", "--out", str(tmp_path / "out")]
-    monkeypatch.setenv("BANDITLAB_TEST_INTERRUPT", "1")
-    assert main(argv) == 130
-    monkeypatch.delenv("BANDITLAB_TEST_INTERRUPT")
+    done: list[object] = []
+
+    def ctrl_c_after_one_task(task: object) -> object:  # as Ctrl-C in banditlab's own loop (SMALL: --jobs 1)
+        if done:
+            raise KeyboardInterrupt
+        done.append(task)
+        return run_task(task)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(backends, "run_task", ctrl_c_after_one_task)
+        assert main(argv) == 130
     capsys.readouterr()
     assert sorted(p.name for p in (tmp_path / "out" / "parts").iterdir()) == ["000000.json", "manifest.json"]
     return argv

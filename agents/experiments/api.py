@@ -96,22 +96,26 @@ def write_error_sentence(exc: OSError, folder: Path | None = None) -> str:
 
     A full disk reads as :func:`no_space_sentence`. Otherwise the file is named as banditlab
     writes it (a scratch file by the name it was to get), e.g. ``cannot write /x/out/parts/000017.json:
-    No such file or directory (...)``.
+    No such file or directory (...)``; a scratch folder (or probe) that could not be made, by the
+    folder it was to be made in: ``cannot write into /x/out: Operation not permitted (...)``.
     """
     if exc.errno in NO_SPACE:
         return no_space_sentence(exc, folder)
     path: Path | str = folder if folder is not None else "a file"
+    into = ""
     if exc.filename:
         path = Path(os.fsdecode(exc.filename))
         if path.parent.name.startswith(SCRATCH):  # a scratch file in its private folder: the output's name
             path = path.parent.parent / path.name
+        elif path.name.startswith(SCRATCH):  # a scratch folder or probe, not made: the folder it was to be in
+            path, into = path.parent, "into "
         if path.name.endswith(".tmp"):  # a partial store's file before its rename
             path = path.with_name(path.name[: -len(".tmp")])
     reason = exc.strerror or (os.strerror(exc.errno) if exc.errno else type(exc).__name__)
     where = f" {folder}" if folder is not None else " the output folder"
     return (
-        f"cannot write {path}: {reason} (was{where} removed, moved or made read-only while banditlab wrote it?); "
-        "make sure it exists and can be written"
+        f"cannot write {into}{path}: {reason} (was{where} removed, moved or made read-only while banditlab wrote "
+        "it?); make sure it exists and can be written"
     )
 
 

@@ -537,7 +537,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         folder = getattr(args, "out", None) or getattr(args, "folder", None)
         print(f"banditlab: error: {write_error_sentence(exc, folder)}.", file=sys.stderr)
         return WRITE_ERROR_EXIT
-    except KeyboardInterrupt:  # e.g. while `list` or `report` runs
+    except KeyboardInterrupt:  # e.g. while `list` runs; Ctrl-C or SIGTERM while `report` runs
         print("banditlab: interrupted.", file=sys.stderr)
         return INTERRUPTED
 
@@ -562,10 +562,13 @@ def _main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
         return 2
     if args.command == "report":
         try:
-            print(_report(args.experiment, args.folder))
+            # SIGTERM ends a report as Ctrl-C does: its scratch files removed, one line, INTERRUPTED (in main).
+            with catch_interrupts():
+                text = _report(args.experiment, args.folder)
         except (ResultsError, OutputError) as exc:
             print(f"banditlab: error: {exc}", file=sys.stderr)
             return 2
+        print(text)
         return 0
     watch = CompileWatch(on_first=_compiling)
     # SIGTERM stops the sweep like Ctrl-C: workers stopped, tasks kept; a second signal does not stop the stop.

@@ -45,12 +45,24 @@ def write_csv(frame: pd.DataFrame, path: Path) -> None:
     frame.to_csv(path, index=False, lineterminator="\r\n")
 
 
+#: Columns that hold names the user chooses (``--agent NAME=...``): text, whatever the name reads like
+#: (``NA``, ``None``, ``1.5``, ``True``), so they are neither read as missing values nor as numbers.
+NAME_COLUMNS = ("agent",)
+
+
 def read_results(path: Path, required: Sequence[str] = ()) -> pd.DataFrame:
-    """Read a ``results.csv``; ResultsError if it is missing, empty, unreadable or lacks ``required`` columns."""
+    """Read a ``results.csv``; ResultsError if it is missing, empty, unreadable or lacks ``required`` columns.
+
+    The columns of :data:`NAME_COLUMNS`, and any other column of text, are read as text as
+    written (only an empty cell is a missing value), so that every name ``banditlab run`` accepts
+    reads back as itself; the other columns are read as pandas reads them (numbers, True/False,
+    and text such as ``NA`` or ``nan`` as a missing value, which :func:`check_results` refuses).
+    """
     if (problem := not_a_file(path)) is not None:
         raise ResultsError(f"the folder must contain {path.name}, but {problem}.")
     try:
         frame = pd.read_csv(path)
+        _read_text_columns(path, frame)
     except pd.errors.EmptyDataError:
         raise ResultsError(f"{path} is empty; rerun `banditlab run` to write it.") from None
     except (pd.errors.ParserError, UnicodeDecodeError, OSError) as exc:
@@ -64,6 +76,36 @@ def read_results(path: Path, required: Sequence[str] = ()) -> pd.DataFrame:
             "results of another experiment?"
         )
     return frame
+
+
+def _is_text(values: pd.Series) -> bool:
+    return not pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+
+
+def _read_text_columns(path: Path, frame: pd.DataFrame) -> None:
+    """Read ``frame``'s columns of text again from ``path``, as written: only an empty cell is a missing value.
+
+    pandas reads ``NA``, ``None``, ``null``, ``nan`` and the like as missing values, and a column
+    of names that all read like numbers (``1.5``) as numbers. Only the columns that need it are
+    read again: a name column read as numbers or with a missing value, and a column of other
+    text with a missing value.
+    """
+    names = [c for c in frame.columns if c in NAME_COLUMNS]
+    again = [
+        c
+        for c in frame.columns
+        if (c in names and not _is_text(frame[c])) or ((c in names or _is_text(frame[c])) and frame[c].isna().any())
+    ]
+    if not again:
+        return
+    try:
+        cells = pd.read_csv(path, usecols=again, dtype=str, keep_default_na=False, na_values=[""])
+    except (ValueError, OSError, UnicodeDecodeError):  # e.g. repeated names pandas renamed: keep them as read
+        return
+    if len(cells) != len(frame):  # the file changed meanwhile: keep what was read
+        return
+    for column in again:
+        frame[column] = cells[column].set_axis(frame.index)
 
 
 def _shown(value: Any) -> str:
@@ -103,6 +145,8 @@ def check_results(
                 f"{path}: column {column} has an empty value on line {line}, so the file is cut short or edited; "
                 "rerun `banditlab run` to write it."
             )
+        if column in NAME_COLUMNS:  # any text: a name may read like a number or True/False
+            continue
         if not pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
             numbers = pd.to_numeric(values, errors="coerce").isna().to_numpy()
             if not numbers.all():  # some rows hold numbers: the others must too

@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from agents.experiments.api import AgentEntry, UsageError, check_out, run_experiment
-from agents.experiments.core.results import RESULTS
+from agents.experiments.core.results import RESULTS, read_results
 from agents.experiments.core.spec import Experiment, Family
 from agents.experiments.scorecard import analysis
 from agents.experiments.scorecard.panel import PANEL, SPEED_REFERENCE, check_plays
@@ -232,7 +232,7 @@ def score(
         force=force,
         command=command,
     )
-    table = analysis.scores(pd.read_csv(folder / RESULTS, low_memory=False))
+    table = analysis.scores(read_results(folder / RESULTS))  # user names such as NA read as written
     table.attrs["out"] = str(folder)
     return table
 
