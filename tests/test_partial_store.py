@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from agents.experiments.core import partial
+from agents.experiments.core.outputs import OutputError
 from agents.experiments.core.partial import ManifestMismatch, PartialStore, manifest_for
 from agents.experiments.registry import get_experiment
 
@@ -89,27 +90,29 @@ def test_a_task_saved_twice_is_kept_once_and_no_batch_is_overwritten(tmp_path: P
     assert store.rows() == [row for i in range(4) for row in _rows(i)]
 
 
-def test_a_batch_cut_short_is_redone_and_prepare_deletes_only_the_stores_files(tmp_path: Path) -> None:
+def test_a_changed_batch_is_redone_and_kept_and_prepare_deletes_only_the_stores_files(tmp_path: Path) -> None:
     store = PartialStore(tmp_path, _manifest(5))
     store.prepare(set())
     store.save(0, 0, 0, _rows(0))
     for i in (3, 1, 4):
         store.save(i, i, 0, _rows(i))
     store.flush()
-    (store.path / "000001.json").write_text('{"tasks": [{"task": 3, "setting": 3, "ru')  # cut by a power loss
-    (store.path / "000002.json.tmp").write_text("{")  # a write a crash interrupted
+    (store.path / "000001.json").write_text('{"tasks": [{"task": 3, "setting": 3, "ru')  # cut short, or edited
+    (store.path / "000002.json.tmp").write_text("{")  # not one of banditlab's scratch files (unrecorded)
     (store.path / "mine.txt").write_text("the user's own file\n")
+    theirs = ["000001.json", "000002.json.tmp", "mine.txt"]  # banditlab cannot tell these are its own
 
     again = PartialStore(tmp_path, _manifest(5))
-    assert again.finished() == {0} and again.count() == 1
+    assert again.finished() == {0} and again.count() == 1  # the changed batch is not read: its tasks run again
     again.prepare(again.finished())
-    assert sorted(p.name for p in again.path.iterdir()) == ["000000.json", "manifest.json", "mine.txt"]
+    assert sorted(p.name for p in again.path.iterdir()) == sorted(["000000.json", "manifest.json", *theirs])
     for i in (1, 2, 3, 4):
         again.save(i, i, 0, _rows(i))
     again.flush()
     assert again.rows() == [row for i in range(5) for row in _rows(i)]
     again.remove()
-    assert sorted(p.name for p in again.path.iterdir()) == ["mine.txt"]
+    assert sorted(p.name for p in again.path.iterdir()) == theirs  # kept as they are
+    assert (again.path / "000002.json.tmp").read_text() == "{"
 
 
 def test_rows_refuses_a_store_missing_a_task(tmp_path: Path) -> None:
@@ -120,20 +123,20 @@ def test_rows_refuses_a_store_missing_a_task(tmp_path: Path) -> None:
         store.rows()
 
 
-def test_a_format_1_store_is_resumed(tmp_path: Path) -> None:
+def test_a_store_without_a_record_of_its_files_is_refused_and_kept(tmp_path: Path) -> None:
+    # A store an older banditlab wrote holds no record of which files are its own: banditlab
+    # cannot tell them from the user's, so it neither resumes from nor deletes any of them.
     manifest = _manifest(3)
     parts = tmp_path / "parts"
     parts.mkdir()
     (parts / "manifest.json").write_text(json.dumps({**manifest, "format": 1}))
     for i in (0, 2):  # one file per task, as format 1 wrote them
         (parts / f"{i:06d}.json").write_text(json.dumps({"task": i, "setting": i, "run": 0, "rows": _rows(i)}))
+    before = {p.name: p.read_bytes() for p in parts.iterdir()}
     store = PartialStore(tmp_path, manifest)
-    assert store.finished() == {0, 2}
-    store.prepare({0, 2})
-    assert json.loads((parts / "manifest.json").read_text())["format"] == partial.FORMAT == 2
-    store.save(1, 1, 0, _rows(1))
-    store.flush()
-    assert store.rows() == [row for i in range(3) for row in _rows(i)]
+    with pytest.raises(OutputError, match="never replaces or deletes files it cannot tell are its own"):
+        store.prepare(store.finished())
+    assert {p.name: p.read_bytes() for p in parts.iterdir()} == before
 
 
 def test_a_store_of_an_unknown_format_is_refused_in_one_sentence(tmp_path: Path) -> None:

@@ -7,13 +7,21 @@ writes ``results.csv`` in task order at the end. Tasks are frozen dataclasses an
 every backend returns the same rows.
 
 Failures are :class:`BackendError` with one sentence (no trailing period) and an exit code:
-2 for a bad option (a malformed scheduler address, dask not installed), 3 for a cluster that
-cannot be reached, has no workers, loses its workers or its scheduler.
+2 for a bad option (a malformed scheduler address or one of a scheme banditlab cannot use, dask
+not installed), 3 for a cluster that cannot be reached, is not a Dask scheduler, has no workers,
+loses its workers or its scheduler.
 
 Local worker processes die with the process that started them, however it ends (Ctrl-C,
 SIGTERM, SIGKILL, a crash): on Linux the kernel kills them (``PR_SET_PDEATHSIG``), and on every
 platform a watchdog thread in each worker exits once its parent is gone. They never outlive it
 holding its standard output and error open.
+
+Under :func:`catch_interrupts` (the ``banditlab`` command), a watchdog thread ends banditlab's own
+process, as a last resort, when it cannot stop by itself: a task running in this process that
+goes on :data:`STUCK_GRACE` seconds after its ``--task-timeout``, or a process still running
+:data:`STOPPING_GRACE` seconds after Ctrl-C or SIGTERM (Python code that catches every
+exception, such as a user agent's ``except BaseException: pass``, swallows both the timer's
+exception and the interruption). See :class:`_Watchdog`.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import functools
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -42,14 +51,28 @@ from typing import Any
 import numba
 
 from agents.experiments.core.compiling import CompileWatch
-from agents.experiments.core.runner import Task, run_checked, run_task, timeout_supported, warm_up_parts
+from agents.experiments.core.runner import (
+    Task,
+    run_checked,
+    run_task,
+    timeout_sentence,
+    timeout_supported,
+    warm_up_parts,
+)
 from agents.user_agents import UserAgentError
 from bandit_envs.validation import summarize
 
 Rows = list[dict[str, Any]]
 
-#: Address schemes a Dask scheduler listens on.
-SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+#: Address schemes of a Dask scheduler that banditlab can connect to (without security or UCX settings).
+SCHEMES = ("tcp", "ws")
+#: Schemes dask.distributed knows that banditlab cannot use, and why (the end of the sentence refusing them).
+UNUSABLE_SCHEMES = {
+    "tls": "needs TLS certificates (a security configuration), which banditlab does not take",
+    "wss": "needs TLS certificates (a security configuration), which banditlab does not take",
+    "ucx": "needs UCX and the distributed-ucxx package, which banditlab does not use",
+    "inproc": "reaches only a scheduler in the same process, and banditlab starts none",
+}
 #: Loggers of dask.distributed silenced while a backend is connected: it reports failures itself,
 #: in one sentence, where distributed would log comm errors with tracebacks (e.g. on Ctrl-C).
 _QUIET = ("distributed", "distributed.client")
@@ -70,6 +93,8 @@ class _Caught:
     signal: type[KeyboardInterrupt] | None = None
     #: The process that installed the handler (a forked child inherits the handler, not the role).
     pid: int = 0
+    #: The watchdog of :func:`catch_interrupts`' block (None outside it, or outside the main thread).
+    watchdog: _Watchdog | None = None
 
 
 def _on_signal(signum: int, frame: object) -> None:
@@ -92,6 +117,8 @@ def _on_signal(signum: int, frame: object) -> None:
     if _Caught.signal is not None:
         return
     _Caught.signal = Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+    if _Caught.watchdog is not None:
+        _Caught.watchdog.interrupted()
     raise _Caught.signal
 
 
@@ -124,12 +151,19 @@ def catch_interrupts() -> Iterator[None]:
     The previous handlers are restored at the end, unless a signal was caught: the command is then
     ending, and SIGINT and SIGTERM stay ignored until it exits. Outside the main thread (where
     Python cannot install handlers), nothing changes.
+
+    While in the block, a :class:`_Watchdog` thread ends the process should it not stop by itself
+    (see the module docstring); it stops at the end of the block.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     _Caught.signal = None
     _Caught.pid = os.getpid()
+    watch = _CompileWatch(on_done=check_interrupted)
+    watchdog = _Watchdog(watch)
+    watchdog.start()
+    _Caught.watchdog = watchdog
     previous_int = signal.getsignal(signal.SIGINT)
     previous_term = signal.signal(signal.SIGTERM, _on_signal)
     if previous_int is signal.default_int_handler:
@@ -138,9 +172,11 @@ def catch_interrupts() -> Iterator[None]:
     sys.unraisablehook = partial(_unraisable, previous_hook)
     try:
         # After each outermost compilation, a signal numba's callbacks swallowed is raised again.
-        with CompileWatch(on_done=check_interrupted):
+        with watch:
             yield
     finally:
+        _Caught.watchdog = None
+        watchdog.stop()
         # Interrupted, the command is ending: a later signal (Ctrl-C pressed again) must not interrupt its exit.
         stopping = _Caught.signal is not None
         signal.signal(signal.SIGTERM, signal.SIG_IGN if stopping else previous_term)
@@ -158,6 +194,181 @@ MAX_TASK_TIMEOUT = 1e6
 STUCK_GRACE = 5.0
 #: Seconds a stopped worker gets to exit on SIGTERM before it is killed.
 STOP_GRACE = 5.0
+#: Seconds banditlab's own process gets to stop after Ctrl-C or SIGTERM before its watchdog ends it; more
+#: while it stops its worker processes or closes its Dask client (bounded waits), or while numba compiles.
+STOPPING_GRACE = 5.0
+#: Seconds between two looks of the watchdog at its deadlines.
+_WATCHDOG_TICK = 0.25
+
+
+class _CompileWatch(CompileWatch):
+    """:class:`~agents.experiments.core.compiling.CompileWatch` that another thread may ask how long numba compiled."""
+
+    def compiled(self) -> float:
+        """Seconds spent compiling so far, the compilation under way included.
+
+        The compilation under way is read before the finished ones: one ending meanwhile is then
+        counted twice (a watchdog fires a little later), never missed (it would fire too early).
+        """
+        stack = self._stack
+        try:
+            current = time.perf_counter() - stack[0][0] if stack else 0.0
+        except IndexError:  # it ended meanwhile: it is in `seconds` now
+            current = 0.0
+        return current + self.seconds
+
+
+class _Armed:
+    """A task running in banditlab's own process under ``--task-timeout``: when it began, and the compile time then."""
+
+    __slots__ = ("compiled", "start", "task", "timeout")
+
+    def __init__(self, task: Task, timeout: float, compiled: float) -> None:
+        self.task = task
+        self.timeout = timeout
+        self.start = time.monotonic()
+        self.compiled = compiled
+
+
+class _Watchdog:
+    """A daemon thread that ends banditlab's own process when it cannot stop by itself: the last resort.
+
+    Python code that catches every exception (a user agent's ``while True: try: ... except
+    BaseException: pass``) swallows the task timer's exception and the KeyboardInterrupt of Ctrl-C
+    and SIGTERM alike, and compiled code that never returns is out of their reach: such a task,
+    run in banditlab's own process (one job, or the first task), would go on until SIGKILL. So:
+
+    - a task armed with :meth:`arm` (the :class:`LocalBackend` arms each task it runs in this
+      process under ``--task-timeout``) and still running :data:`STUCK_GRACE` seconds after its
+      timeout ends the process with the sentence that reports a timeout, and exit status 2;
+    - a process still running :data:`STOPPING_GRACE` seconds after the first Ctrl-C or SIGTERM
+      (more while it stops its workers or closes its Dask client, whose waits are bounded:
+      :func:`_stopping`) ends with the usual "interrupted" line and :data:`INTERRUPTED`.
+
+    Time spent compiling numba kernels counts for neither, as for the task timer. Ending, it
+    flushes standard output and error where it can (a thread stuck holding one is not waited for
+    long), writes its line and calls ``os._exit``; the finished tasks are already saved (the
+    partial store writes within half a second), and local workers die with this process.
+
+    The thread only looks at its deadlines every :data:`_WATCHDOG_TICK` seconds: arming a task
+    costs two clock reads and an attribute, and the signal handler sets attributes and takes no
+    lock. It runs from :func:`catch_interrupts`' start to its end (:meth:`stop`), so it never
+    outlives the command's block, and fires in no normal run.
+    """
+
+    def __init__(self, watch: _CompileWatch) -> None:
+        self.watch = watch
+        #: The task running in this process under --task-timeout (set and cleared by the main thread only).
+        self.task: _Armed | None = None
+        #: When to end the process after a signal, not counting time spent compiling after it (set by the
+        #: signal handler, pushed back by :meth:`stopping`), and the compile time at the signal.
+        self.signal_at: float | None = None
+        self.signal_compiled = 0.0
+        #: Whether a backend runs a sweep (its finished tasks are saved, and the same command resumes).
+        self.sweeping = False
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="banditlab-watchdog", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Never fire (the block ends: the command returns)."""
+        self._done.set()
+
+    @contextlib.contextmanager
+    def arm(self, task: Task, timeout: float) -> Iterator[None]:
+        """End the process if the block, which runs ``task`` here, outlives ``timeout`` by :data:`STUCK_GRACE`."""
+        self.task = _Armed(task, timeout, self.watch.compiled())
+        try:
+            yield
+        finally:
+            self.task = None
+
+    def interrupted(self) -> None:
+        """The first Ctrl-C or SIGTERM (called by the signal handler: it sets attributes and takes no lock)."""
+        if self.signal_at is None:
+            self.signal_compiled = self.watch.compiled()  # before signal_at, which the thread reads first
+            self.signal_at = time.monotonic() + STOPPING_GRACE
+
+    def stopping(self, seconds: float) -> None:
+        """After a signal, the process stops in a wait bounded by ``seconds``: give it that much more time."""
+        if self.signal_at is not None:
+            self.signal_at = max(self.signal_at, time.monotonic() + seconds + STOPPING_GRACE)
+
+    def _run(self) -> None:
+        while not self._done.wait(_WATCHDOG_TICK):
+            signal_at, armed = self.signal_at, self.task
+            if signal_at is None and armed is None:
+                continue
+            compiled, now = self.watch.compiled(), time.monotonic()
+            if signal_at is not None and now - (compiled - self.signal_compiled) >= signal_at:
+                self._end(self._interrupted_line(), INTERRUPTED)
+            elif armed is not None and now - armed.start - (compiled - armed.compiled) >= armed.timeout + STUCK_GRACE:
+                if self.task is armed:  # not a task that has just returned
+                    self._end(self._timeout_line(armed), 2)
+
+    def _saved(self) -> str:
+        if not self.sweeping:
+            return "."
+        return "; any finished tasks are saved, and running the same command again resumes from them."
+
+    def _interrupted_line(self) -> str:
+        reason = "interrupted by SIGTERM" if _Caught.signal is Terminated else "interrupted"
+        return (
+            f"banditlab: {reason}, but still running {STOPPING_GRACE:g} s later (Python code that catches the "
+            f"interruption, e.g. a user agent's `except BaseException`?), so it ended at once{self._saved()}"
+        )
+
+    def _timeout_line(self, armed: _Armed) -> str:
+        return (
+            f"banditlab: error: {timeout_sentence(armed.task, armed.timeout)}: it went on {STUCK_GRACE:g} s more in "
+            f"banditlab's own process (code that catches the timeout, e.g. a user agent's `except BaseException`, "
+            f"or compiled code that never returns), so banditlab ended at once{self._saved()}"
+        )
+
+    def _end(self, line: str, status: int) -> None:
+        """Flush what can be flushed, write ``line`` to standard error and end the process with ``status``."""
+        if self._done.is_set():  # the block ended meanwhile: the command is returning by itself
+            return
+        flusher = threading.Thread(target=_flush_streams, name="banditlab-flush", daemon=True)
+        flusher.start()
+        flusher.join(1.0)  # a stream held by the stuck thread is not waited for
+        try:
+            tty = sys.stderr is not None and sys.stderr.isatty()
+            encoding = getattr(sys.stderr, "encoding", None) or "utf-8"
+        except Exception:  # noqa: BLE001 - a closed or replaced standard error
+            tty, encoding = False, "utf-8"
+        with contextlib.suppress(OSError):
+            os.write(2, (("\n" if tty else "") + line + "\n").encode(encoding, errors="backslashreplace"))
+        os._exit(status)
+
+
+def _flush_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            if stream is not None:
+                stream.flush()
+
+
+def _here() -> _Watchdog | None:
+    """The watchdog, if :func:`catch_interrupts`' block runs in this process (not in a forked worker)."""
+    watchdog = _Caught.watchdog
+    return watchdog if watchdog is not None and os.getpid() == _Caught.pid else None
+
+
+def _stopping(seconds: float) -> None:
+    """Tell the watchdog that the process stops in a wait bounded by ``seconds`` (after a signal)."""
+    watchdog = _here()
+    if watchdog is not None:
+        watchdog.stopping(seconds)
+
+
+def _sweeping() -> None:
+    watchdog = _here()
+    if watchdog is not None:
+        watchdog.sweeping = True
+
 
 #: At most this many worker processes per core (``os.cpu_count()``); more only compete for the cores.
 JOBS_PER_CORE = 4
@@ -210,18 +421,76 @@ def run_error_status(exc: BaseException) -> int:
 
 
 def parse_scheduler(address: str) -> str:
-    """Normalize a Dask scheduler address (``tcp://host:port``, or ``host:port``); ValueError if malformed."""
-    match = _ADDRESS.fullmatch(address.strip())
+    """Normalize a Dask scheduler address (``tcp://host:port``, ``ws://host:port`` or ``host:port``).
+
+    ValueError (one sentence) if it is malformed, or of a scheme banditlab cannot connect with
+    (:data:`UNUSABLE_SCHEMES`: it takes no security or UCX settings).
+    """
+    text = address.strip()
+    scheme = text.split("://", 1)[0].lower() if "://" in text else None
+    if scheme in UNUSABLE_SCHEMES:
+        raise ValueError(
+            f"--scheduler {summarize(address)} cannot be used: its scheme {scheme}:// {UNUSABLE_SCHEMES[scheme]}; "
+            f"give a scheduler address of scheme {' or '.join(s + '://' for s in SCHEMES)} (e.g. tcp://127.0.0.1:8786)."
+        )
+    match = _ADDRESS.fullmatch(text)
     if match is None or (match["scheme"] or "tcp") not in SCHEMES or not 1 <= int(match["port"]) <= 65535:
         raise ValueError(
-            f"--scheduler must be a Dask scheduler address such as tcp://127.0.0.1:8786 (scheme one of "
-            f"{', '.join(SCHEMES)}, then host:port), got {summarize(address)}."
+            f"--scheduler must be a Dask scheduler address such as tcp://127.0.0.1:8786 (scheme "
+            f"{' or '.join(SCHEMES)}, then host:port), got {summarize(address)}."
         )
     return f"{match['scheme'] or 'tcp'}://{match['host']}:{int(match['port'])}"
 
 
 #: What a failed connection raises (asyncio's TimeoutError is not the builtin one before Python 3.11).
 _TIMEOUTS = (OSError, TimeoutError, asyncio.TimeoutError)
+#: Seconds beyond ``--timeout`` that connecting to a Dask scheduler, or waiting for its first worker, may take.
+CONNECT_GRACE = 1.0
+
+
+def _within(seconds: float, call: Any) -> tuple[bool, Any, BaseException | None]:
+    """``call()`` in a daemon thread waited for at most ``seconds``: (finished, its value, what it raised).
+
+    A Ctrl-C or SIGTERM while this thread waits interrupts the wait (the thread is left to end by itself).
+    """
+    outcome: list[tuple[Any, BaseException | None]] = []
+
+    def target() -> None:
+        try:
+            outcome.append((call(), None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            outcome.append((None, exc))
+
+    thread = threading.Thread(target=target, name="banditlab-dask-connect", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if not outcome:
+        return False, None, None
+    return True, *outcome[0]
+
+
+@functools.cache
+def _client_class() -> Any:
+    """dask.distributed's Client, made to record itself as soon as it is built and to close quietly.
+
+    A Client whose construction fails or is abandoned (a server that never answers as a scheduler)
+    still exists: the constructor records it in the ``building`` list so that
+    :meth:`DaskBackend._discard` can close it. Its ``__del__`` closes it again should it not be
+    closed, and would report a failed close as "Exception ignored in ... Client.__del__" with a
+    traceback, after the one sentence banditlab prints: here it is silent.
+    """
+    from distributed import Client
+
+    class _Client(Client):
+        def __init__(self, *args: Any, building: list[Any], **kwargs: Any) -> None:
+            building.append(self)
+            super().__init__(*args, **kwargs)
+
+        def __del__(self) -> None:
+            with contextlib.suppress(Exception):
+                super().__del__()
+
+    return _Client
 
 
 def _ready() -> None:
@@ -383,9 +652,10 @@ class LocalBackend:
     def run(self, pending: Sequence[tuple[int, Task]], label: str = "banditlab") -> Iterator[tuple[int, Rows]]:
         """Yield ``(index, rows)`` of every pending task as it finishes (``label`` is unused here)."""
         self.workers = max(1, min(self.jobs, len(pending)))
+        _sweeping()
         if self.workers == 1:
             for index, task in pending:
-                yield index, run_checked(run_task, task, self.task_timeout)
+                yield index, self._run_here(task)
             return
         # Workers ignore Ctrl-C: this process handles it, saves what finished and stops them.
         context = multiprocessing.get_context()
@@ -412,7 +682,7 @@ class LocalBackend:
                 _warm_up(groups[0], self.task_timeout)
                 wait(others)
                 check_interrupted()  # a Ctrl-C swallowed while compiling
-            yield first[0], run_checked(run_task, first[1], self.task_timeout)
+            yield first[0], self._run_here(first[1])
             # Small contiguous chunks: few round trips, a worker reuses a run's reward table across
             # settings, and an interruption loses at most `jobs` chunks of work.
             size = max(1, min(len(rest) // (self.workers * 8), 8))
@@ -421,14 +691,20 @@ class LocalBackend:
                 yield from future.result()
             finished = True
         except BrokenProcessPool:
-            raise BackendError(
-                "a worker process died (killed, or out of memory?) before its tasks finished; try fewer --jobs"
-            ) from None
+            raise BackendError(_worker_died(pending)) from None
         finally:
             if finished:
                 pool.shutdown()
             else:  # Ctrl-C, a failed task or an abandoned generator: drop the work in flight
                 _stop(pool)
+
+    def _run_here(self, task: Task) -> Rows:
+        """``task``'s rows, run in this process; under the watchdog if it has a timeout (see :class:`_Watchdog`)."""
+        watchdog = _here() if self.task_timeout is not None else None
+        if watchdog is None or self.task_timeout is None:
+            return run_checked(run_task, task, self.task_timeout)
+        with watchdog.arm(task, self.task_timeout):
+            return run_checked(run_task, task, self.task_timeout)
 
     def _completed(self, futures: list[Future[Any]], size: int) -> Iterator[Future[Any]]:
         """The chunks' futures as they finish; with a task timeout, UserAgentError once the workers seem stuck."""
@@ -448,6 +724,25 @@ class LocalBackend:
             yield from done
 
 
+def _user_agents(tasks: Sequence[tuple[int, Task]]) -> list[str]:
+    """The names of the user agents (``--agent``) the tasks run, in order of first appearance."""
+    return list(dict.fromkeys(u.name for _, task in tasks for u in task.experiment.user_agents))
+
+
+def _worker_died(pending: Sequence[tuple[int, Task]]) -> str:
+    """The sentence for a local worker process that died (:class:`BrokenProcessPool`), naming any user agents."""
+    users = _user_agents(pending)
+    if not users:
+        return "a worker process died (killed, or out of memory?) before its tasks finished; try fewer --jobs"
+    named = ", ".join(repr(name) for name in users[:3]) + (f" and {len(users) - 3} more" if len(users) > 3 else "")
+    agents = f"the user agent {named}" if len(users) == 1 else f"one of the user agents {named}"
+    return (
+        f"a worker process died before its tasks finished: {agents} may have ended it (os._exit, a signal, a crash "
+        "in compiled code), and fewer --jobs will not help then; or it was killed or ran out of memory (then try "
+        "fewer --jobs)"
+    )
+
+
 def _stop(pool: ProcessPoolExecutor) -> None:
     """Stop ``pool``'s workers now, dropping the work in flight, so that this process can exit.
 
@@ -462,6 +757,7 @@ def _stop(pool: ProcessPoolExecutor) -> None:
     :mod:`concurrent.futures` writes to that pipe without a lock: it would print a traceback
     (bad file descriptor) after the message that the sweep was interrupted.
     """
+    _stopping(2 * STOP_GRACE + 1.0)  # its waits below are bounded: the watchdog lets them end
     processes = list((getattr(pool, "_processes", None) or {}).values())
     results = getattr(pool, "_result_queue", None)  # shutdown() forgets it
     manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it too
@@ -506,8 +802,18 @@ class DaskBackend:
         self._no_workers_since: float | None = None
 
     def __enter__(self) -> DaskBackend:
+        """Connect to the scheduler and wait for a worker, each within ``timeout`` (plus :data:`CONNECT_GRACE`) s.
+
+        dask.distributed bounds the connection by ``timeout``, not the handshake after it: a server
+        that accepts the connection and never answers as a scheduler (its dashboard's port, a web
+        server, a bare listener) would keep ``Client()`` waiting for ever, and one that answers in
+        another protocol makes it raise whatever those bytes give (e.g. a MemoryError for a message
+        "length" read from an HTTP reply). So the client is built, and waits for its first worker,
+        in a thread this one waits for with a deadline, and any failure is one sentence
+        (:class:`BackendError`, exit status 3); a client left half-built is closed quietly.
+        """
         try:
-            from distributed import Client
+            _client_class()
         except ImportError:
             raise BackendError(
                 "--backend dask needs dask.distributed; install it with pip install 'bandit-envs[dask]'", code=2
@@ -515,27 +821,72 @@ class DaskBackend:
         self._levels = {name: logging.getLogger(name).level for name in _QUIET}
         for name in _QUIET:
             logging.getLogger(name).setLevel(logging.CRITICAL)
+        building: list[Any] = []
         try:
-            self.client = Client(self.address, timeout=self.timeout, set_as_default=False)
-        except _TIMEOUTS:
+            self._connect(building)
+        except BaseException:  # a failure, Ctrl-C or SIGTERM: no client is left behind, half-built or not
+            self.client = None
+            self._discard(building)
             self.close()
-            raise BackendError(
-                f"cannot reach a Dask scheduler at {self.address} within {self.timeout:g} s; check the address, that "
-                f"`dask scheduler` runs there and its port is open, or raise --timeout"
-            ) from None
-        try:
-            self.client.wait_for_workers(1, timeout=self.timeout)
-        except _TIMEOUTS:
-            self.close()
-            raise BackendError(
-                f"the Dask scheduler at {self.address} has no workers (waited {self.timeout:g} s); start some with "
-                f"`dask worker {self.address}`"
-            ) from None
-        self.workers = sum(self.client.nthreads().values())
+            raise
         loop = getattr(self.client.loop, "asyncio_loop", None)
         if loop is not None:  # left installed: the abandoned gathers may end after close()
             loop.set_exception_handler(_ignore_abandoned_gathers)
         return self
+
+    def _connect(self, building: list[Any]) -> None:
+        """Set :attr:`client` and :attr:`workers`; BackendError if the scheduler or a worker does not answer in time."""
+        limit = self.timeout + CONNECT_GRACE
+        client_class = _client_class()
+        finished, client, error = _within(
+            limit, lambda: client_class(self.address, timeout=self.timeout, set_as_default=False, building=building)
+        )
+        if not finished:
+            raise BackendError(
+                f"no Dask scheduler answered at {self.address} within {self.timeout:g} s: something accepts "
+                "connections there but does not answer as a scheduler (the scheduler's dashboard, a web server?), or "
+                "the scheduler is overloaded; check the address (the scheduler's own port, 8786 by default), or raise "
+                "--timeout"
+            )
+        if isinstance(error, _TIMEOUTS):
+            raise BackendError(
+                f"cannot reach a Dask scheduler at {self.address} within {self.timeout:g} s; check the address, that "
+                f"`dask scheduler` runs there and its port is open, or raise --timeout"
+            )
+        if isinstance(error, ImportError):  # the scheduler refused this client (e.g. its versions)
+            raise BackendError(f"the Dask scheduler at {self.address} refused this client ({error})")
+        if isinstance(error, Exception):
+            raise BackendError(
+                f"the server at {self.address} is not a Dask scheduler: it answered, but not in Dask's protocol (is "
+                "it the scheduler's dashboard, a web server or a proxy?); check the address (the scheduler's own "
+                "port, 8786 by default)"
+            )
+        if error is not None:  # e.g. SystemExit: not ours to swallow
+            raise error
+        self.client = client
+        no_workers = BackendError(
+            f"the Dask scheduler at {self.address} has no workers (waited {self.timeout:g} s); start some with "
+            f"`dask worker {self.address}`"
+        )
+        finished, _, error = _within(limit, lambda: client.wait_for_workers(1, timeout=self.timeout))
+        if not finished or isinstance(error, _TIMEOUTS):
+            raise no_workers
+        if isinstance(error, Exception):
+            raise BackendError(f"lost the connection to the Dask scheduler at {self.address}")
+        if error is not None:
+            raise error
+        finished, nthreads, error = _within(limit, client.nthreads)
+        if not finished or error is not None:
+            raise BackendError(f"lost the connection to the Dask scheduler at {self.address}")
+        self.workers = sum(nthreads.values())
+
+    def _discard(self, clients: list[Any]) -> None:
+        """Close clients left half-built (their constructor failed, or was abandoned), saying nothing."""
+        for client in clients:
+            _stopping(self.timeout)
+            with contextlib.suppress(Exception):
+                client.close(timeout=self.timeout)
+        clients.clear()
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -545,6 +896,7 @@ class DaskBackend:
     def close(self) -> None:
         """Disconnect; the scheduler then forgets this client's unfinished tasks."""
         if self.client is not None:
+            _stopping(2 * self.timeout)  # distributed bounds the close by the timeout
             try:
                 self.client.close(timeout=self.timeout)
             except Exception:  # closing a broken connection must not hide the error being reported
@@ -600,6 +952,7 @@ class DaskBackend:
             raise RuntimeError("use `with DaskBackend(...) as backend:` before backend.run(...)")
         if not pending:
             return
+        _sweeping()
         prefix = re.sub(r"[^A-Za-z0-9_.-]", "-", label)
         keys = [f"{prefix}-{index:06d}" for index, _ in pending]
         tasks = [task for _, task in pending]
@@ -642,9 +995,16 @@ class DaskBackend:
                     future.release()
                 yield index, rows
         if lost:
+            users = _user_agents(pending)
+            why = (
+                f"killed, out of memory, or ended by a user agent ({', '.join(repr(u) for u in users)}: os._exit, a "
+                "signal, a crash in compiled code)?"
+                if users
+                else "killed, or out of memory?"
+            )
             raise BackendError(
                 f"{len(lost)} task(s) were lost because the Dask workers running them died (first: task {lost[0][0]}, "
-                f"{lost[0][1]}; killed, or out of memory? see the worker logs)"
+                f"{lost[0][1]}; {why} see the worker logs)"
             )
 
 

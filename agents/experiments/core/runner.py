@@ -189,9 +189,17 @@ def run_checked(
         sentence = exc.sentence(describe_task(task), task.experiment.horizon)
         raise UserAgentError(sentence, user_frames(exc.cause)) from None
     except TaskTimeout:
-        raise UserAgentError(
-            f"the task of {describe_task(task)} was still running after --task-timeout {timeout:g} s and was stopped"
-        ) from None
+        raise UserAgentError(timeout_sentence(task, timeout)) from None
+
+
+def timeout_sentence(task: Task, seconds: float | None) -> str:
+    """The sentence (no final period) that reports ``task`` stopped by ``--task-timeout seconds``.
+
+    :func:`run_checked` says it when the timer stops the task; the watchdog of
+    :class:`~agents.experiments.core.backends.LocalBackend` says it too when the task goes on
+    running in banditlab's own process after its timer fired (its code catches the timeout).
+    """
+    return f"the task of {describe_task(task)} was still running after --task-timeout {seconds:g} s and was stopped"
 
 
 def warm_up_parts(task: Task, parts: int) -> list[Task]:
