@@ -187,6 +187,10 @@ def _scratch(folder: Path, suffix: str) -> Path:
             os.mkdir(private, 0o700)
         except FileExistsError:  # pragma: no cover - 48 random bits
             continue
+        except BaseException:  # a stop signal's KeyboardInterrupt right after mkdir returned: the folder is ours
+            with contextlib.suppress(OSError):
+                private.rmdir()
+            raise
         path = private / suffix
         try:
             os.close(create_exclusive(path))
@@ -254,12 +258,16 @@ class OutputFolder:
         try:
             os.close(create_exclusive(probe))
             os.unlink(probe)
-        except OSError as exc:
+        except OSError as exc:  # not made (a FileExistsError: not ours), or made and not removable
             if exc.errno in NO_SPACE:
                 raise
             raise OutputError(
                 f"{option} {path} is not writable ({_problem(exc)}); choose a folder you can write to."
             ) from None
+        except BaseException:  # a stop signal's KeyboardInterrupt, raised right after a call returned
+            with contextlib.suppress(OSError):  # the probe, if its exclusive creation got through, is ours
+                os.unlink(probe)
+            raise
         lock = _lock_folder(path, option)
         try:
             return cls(path, _read_record(path / RECORD, _elsewhere(option)), option, lock)
