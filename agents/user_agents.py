@@ -173,8 +173,34 @@ def passes_through(exc: BaseException) -> bool:
     A generator's close, and a KeyboardInterrupt that a signal raised (Ctrl-C or SIGTERM: the
     run stops, its finished tasks saved; :func:`from_signal`). A KeyboardInterrupt the user's
     code raises itself is its failure, reported like any other exception it raises.
+
+    Once banditlab's handler has noted a stop signal in this process, any other exception is
+    taken for it too (raised here as a KeyboardInterrupt): the signal's KeyboardInterrupt can
+    surface as another error where compiled code called back into Python when it landed (numba
+    unboxing a numpy Generator through ctypes, for one), and the run is stopping anyway.
     """
-    return isinstance(exc, GeneratorExit) or (isinstance(exc, KeyboardInterrupt) and from_signal())
+    if isinstance(exc, GeneratorExit):
+        return True
+    if isinstance(exc, KeyboardInterrupt):
+        return from_signal()
+    if _stop_noted():
+        raise KeyboardInterrupt from exc
+    return False
+
+
+def _stop_noted() -> bool:
+    """Whether banditlab's handler is installed in this process's main thread and has noted a stop signal."""
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    backends = sys.modules.get(_BACKENDS)
+    caught = getattr(backends, "_Caught", None)
+    handler = getattr(backends, "_on_signal", None)
+    return (
+        caught is not None
+        and caught.pid == os.getpid()
+        and signal.getsignal(signal.SIGTERM) is handler
+        and caught.signal is not None
+    )
 
 
 def optional_attribute(obj: Any, name: str) -> Any:

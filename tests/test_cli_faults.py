@@ -302,3 +302,19 @@ def test_sigterm_while_report_writes_is_one_line_130_and_leaves_no_scratch_folde
     assert scratch() == []
     code, _, err = command("report", EID, str(results)).finish()  # the folder is fine for the next report
     assert code == 0, err
+
+
+def test_once_a_stop_signal_is_noted_any_error_of_the_users_code_is_taken_for_it():
+    # A Ctrl-C landing while compiled code calls back into Python (numba unboxing a numpy
+    # Generator through ctypes) can surface as another error: the run is stopping anyway.
+    from agents.experiments.core import backends
+    from agents.user_agents import passes_through
+
+    with backends.catch_interrupts():
+        assert passes_through(TypeError("an error of the agent's own")) is False
+        backends._Caught.signal = KeyboardInterrupt  # as the handler notes a Ctrl-C before it raises
+        with pytest.raises(KeyboardInterrupt):
+            passes_through(TypeError("cannot unbox"))
+        assert passes_through(KeyboardInterrupt()) is True
+        backends._Caught.signal = None
+    assert passes_through(TypeError("outside banditlab's handler")) is False
