@@ -269,7 +269,7 @@ def _scheduler(tmp_path: Path, started: list[subprocess.Popen[str]], *extra: str
 
 
 def test_the_dashboard_port_of_a_real_scheduler_is_one_sentence_and_exit_3(started, tmp_path):
-    """The auditor's case: ``--scheduler`` given the dashboard's port (an HTTP server) hung until killed."""
+    """``--scheduler`` given the dashboard's port (an HTTP server), an easy mistake, used to hang until killed."""
     dashboard = _free_port()
     _scheduler(tmp_path, started, "--dashboard-address", f"127.0.0.1:{dashboard}")
     _poll(lambda: _listening(dashboard), "the dashboard")

@@ -95,7 +95,7 @@ def test_batched_agents_refuse_actions_numpy_would_misread(name: str, value: Any
 
 
 def test_batched_ucb_refusal_stores_nothing() -> None:
-    """The auditor's example: [True, 0.5] stored 1.0 and the masked 7.0 was stored."""
+    """[True, 0.5] used to store 1.0, and the masked 7.0 used to be stored."""
     agent = agents.UCB(3, n_envs=2)
     a = agent.act()
     for bad in ([True, 0.5], np.ma.array([0.5, 7.0], mask=[0, 1])):
