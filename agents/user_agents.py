@@ -159,12 +159,20 @@ def from_signal() -> bool:
     """
     if threading.current_thread() is not threading.main_thread():
         return False
+    noted = _noted_signal()
+    if noted is not None:
+        return noted
+    return signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, signal.SIG_DFL, None)
+
+
+def _noted_signal() -> bool | None:
+    """Whether banditlab's handler noted a stop signal in this process; None where it is not installed."""
     backends = sys.modules.get(_BACKENDS)
     caught = getattr(backends, "_Caught", None)
     handler = getattr(backends, "_on_signal", None)
     if caught is not None and caught.pid == os.getpid() and signal.getsignal(signal.SIGTERM) is handler:
         return caught.signal is not None
-    return signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, signal.SIG_DFL, None)
+    return None
 
 
 def passes_through(exc: BaseException) -> bool:
@@ -190,17 +198,7 @@ def passes_through(exc: BaseException) -> bool:
 
 def _stop_noted() -> bool:
     """Whether banditlab's handler is installed in this process's main thread and has noted a stop signal."""
-    if threading.current_thread() is not threading.main_thread():
-        return False
-    backends = sys.modules.get(_BACKENDS)
-    caught = getattr(backends, "_Caught", None)
-    handler = getattr(backends, "_on_signal", None)
-    return (
-        caught is not None
-        and caught.pid == os.getpid()
-        and signal.getsignal(signal.SIGTERM) is handler
-        and caught.signal is not None
-    )
+    return threading.current_thread() is threading.main_thread() and _noted_signal() is True
 
 
 def optional_attribute(obj: Any, name: str) -> Any:
