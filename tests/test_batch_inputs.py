@@ -15,7 +15,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from agent_tables import LINEAR, PATH3, D, K, Make, by_default, context_free, linear, private
+from agent_tables import PATH3, K, Make, by_default, context_free, linear, private
+from test_agent_inputs import obs_for
 
 import agents
 import bandit_envs  # noqa: F401  (registers the env ids)
@@ -38,15 +39,6 @@ ENV_IDS = [
     "MovieLensRecommendation-v0",
     "GowallaRecommendation-v0",
 ]
-
-
-def obs_for(name: str, n: int | None) -> Any:
-    lead = () if n is None else (n,)
-    if name in LINEAR:
-        return np.linspace(0.1, 0.9, K * D).reshape(K, D) * np.ones((*lead, 1, 1))
-    if name == "SMUCB":
-        return 0.5 if n is None else np.full(n, 0.5)
-    return None
 
 
 def side_info(n: int | None) -> dict[str, Any]:
