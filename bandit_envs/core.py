@@ -170,7 +170,8 @@ def check_actions(actions: Any, num_envs: int, n_actions: int) -> IntArray:
     Returns
     -------
     ndarray of int
-        ``actions`` as an array (not copied when already one).
+        ``actions`` as an array (not copied when already one in the machine's byte order; an
+        array of the other byte order, e.g. ``'>i8'`` on a little-endian machine, is converted).
 
     Raises
     ------
@@ -198,6 +199,8 @@ def check_actions(actions: Any, num_envs: int, n_actions: int) -> IntArray:
     if bad.any():
         i = int(np.argmax(bad))
         raise ValueError(f"actions must be {allowed}, got actions[{i}] = {a[i]}.")
+    if not a.dtype.isnative:  # e.g. big-endian '>i8': compiled code takes native integers only
+        a = a.astype(a.dtype.newbyteorder("="))
     return a
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from bandit_envs.validation import check_float, check_int, check_memory, summarize
+from bandit_envs.validation import check_float, check_int, check_memory, masked_array, summarize
 
 #: Bytes per pair of arms of a graph instance: the K×K uniforms drawn for an Erdős–Rényi graph (or
 #: the float matrix networkx builds), the boolean adjacency and neighbourhoods, and an env's copy
@@ -62,7 +62,8 @@ def as_adjacency(graph: Any, n_arms: int | None = None, name: str = "graph") -> 
     """Validate a networkx graph or a square boolean/0-1 matrix and return its adjacency.
 
     Nodes of a networkx graph must be the integers ``0..K-1``. Self loops, directed graphs,
-    asymmetric matrices and a size different from ``n_arms`` are refused, each in one sentence
+    asymmetric matrices, masked arrays (``numpy.ma``: their masked entries would be read as
+    edges) and a size different from ``n_arms`` are refused, each in one sentence
     that calls the graph ``name`` (the argument as its caller names it: ``"graph"`` for
     ``GraphBandit-v0``, ``"feedback_graph"`` for the agents) and quotes the first offending
     entry. networkx is not imported for a matrix (its import takes a tenth of a second of every
@@ -86,6 +87,8 @@ def as_adjacency(graph: Any, n_arms: int | None = None, name: str = "graph") -> 
             )
         adj = nx.to_numpy_array(graph, nodelist=range(k), dtype=float) != 0
     else:
+        if isinstance(graph, np.ma.MaskedArray):  # np.asarray would read its masked entries as edges
+            raise TypeError(f"{name} must be a networkx Graph or a K×K boolean matrix, got {masked_array(graph)}.")
         try:
             arr = np.asarray(graph)
         except Exception:  # noqa: BLE001 - any conversion failure is a type error for the user

@@ -9,7 +9,7 @@ The single and the vector env call the same pure transition, :meth:`_BudgetCore.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -29,7 +29,7 @@ from bandit_envs.core import (
     check_render_mode,
 )
 from bandit_envs.rendering import Scene, budget_scene
-from bandit_envs.validation import check_int, summarize
+from bandit_envs.validation import check_int, masked_array, summarize
 
 #: Upper bound of the noise columns a step of either scenario consumes (MovieLens 4, Gowalla 5).
 MAX_NOISE_COLUMNS = 6
@@ -274,11 +274,18 @@ class BudgetVectorEnv(_BudgetCore, BanditVectorEnv):
 
 
 def copy_users(users: Any, user: Any, num_envs: int) -> list[Any]:
-    """One user per copy: ``users`` (checked to have ``num_envs`` entries) or ``user`` repeated."""
+    """One user per copy: ``users`` (a list, tuple or 1-D array of ``num_envs`` ids) or ``user`` repeated."""
     if users is None:
         return [user] * num_envs
-    if isinstance(users, str | bytes) or not hasattr(users, "__len__"):
-        raise TypeError(f"users must be a list of user ids (one per copy), got {type(users).__name__}.")
+    if isinstance(users, np.ma.MaskedArray):  # its masked entries would be read as ids
+        raise TypeError(f"users must be a list of user ids (one per copy), got {masked_array(users)}.")
+    # An ordered collection: copy i is users[i] (a set has no order, a 2-D array no single id per entry).
+    if isinstance(users, str | bytes) or not (
+        isinstance(users, Sequence) or (isinstance(users, np.ndarray) and users.ndim == 1)
+    ):
+        raise TypeError(
+            f"users must be a list of user ids (one per copy), got {summarize(users)} ({type(users).__name__})."
+        )
     listed = [u.item() if isinstance(u, np.generic) else u for u in users]
     if len(listed) != num_envs:
         raise ValueError(

@@ -31,6 +31,11 @@ Integrity policy
   under an official name, and staging folders never count as data; the staging folders of
   killed runs are removed by the next download or extraction into the same folder (a lock,
   :class:`filelock.FileLock`, held while a run works tells them apart from a run still going).
+* A table built by hand (:class:`Ratings`, :class:`CheckIns`) gets the value checks a file
+  gets where they are part of the schema (ratings finite and positive, latitudes in [-90, 90],
+  longitudes in [-180, 180], ids within int64; masked arrays refused), each failure one
+  sentence naming the column and its first offending entry; its columns are its own copies,
+  so later edits of the caller's arrays change nothing.
 * Tables loaded by the environments are kept in memory keyed on the file's size, modification
   time and inode, so a file changed on disk is read, and checked, again.
 """

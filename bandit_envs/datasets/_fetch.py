@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn, TypeVar
 
-from bandit_envs.validation import summarize
+import numpy as np
+
+from bandit_envs.validation import shorten, summarize
 
 T = TypeVar("T")
 
@@ -73,6 +75,29 @@ def check_path(name: str, value: object) -> Path:
             f"({type(value).__name__})."
         )
     return Path(path)
+
+
+def check_download(download: object) -> bool:
+    """``download`` as a ``bool``: True or False (a numpy bool too), never a value Python would take for one.
+
+    Raises
+    ------
+    TypeError
+        One sentence for anything else (``"yes"``, ``1``, None, ...), which would otherwise
+        decide by its truth value whether the network is used.
+    """
+    if not isinstance(download, bool | np.bool_):
+        raise TypeError(f"download must be True or False, got {summarize(download)} ({type(download).__name__}).")
+    return bool(download)
+
+
+#: Characters of a download error that a message quotes (a network error's text nests its causes).
+_ERROR_SHOWN = 100
+
+
+def _error_text(err: BaseException) -> str:
+    """``"ConnectionError: ..."``: the error's type and its text on one line, cut to :data:`_ERROR_SHOWN` characters."""
+    return f"{type(err).__name__}: {shorten(' '.join(str(err).split()), _ERROR_SHOWN)}"
 
 
 def sha256(data: bytes) -> str:
@@ -322,7 +347,7 @@ def fetch(
                 pooch.retrieve(url, known_hash=None, fname=target.name, path=stage, progressbar=False)
             except (OSError, ValueError) as err:  # requests' network errors are OSErrors
                 raise DatasetError(
-                    f"Could not download {url} ({type(err).__name__}: {err}); without network access, {by_hand}."
+                    f"Could not download {url} ({_error_text(err)}); without network access, {by_hand}."
                 ) from err
             staged = stage / target.name
             if not staged.is_file():
@@ -330,5 +355,5 @@ def fetch(
             result = accept(staged)
             publish(staged, target)
     except OSError as err:
-        raise DatasetError(f"Could not save {url} as {target} ({type(err).__name__}: {err}); {by_hand}.") from err
+        raise DatasetError(f"Could not save {url} as {target} ({_error_text(err)}); {by_hand}.") from err
     return result

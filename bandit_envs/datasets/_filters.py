@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from bandit_envs.datasets._tables import CheckIns, Ratings
-from bandit_envs.validation import check_int
+from bandit_envs.validation import check_int, summarize
 
 
 def top_users(table: Ratings | CheckIns, n: int | None = None, min_count: int = 1) -> np.ndarray:
@@ -27,6 +27,8 @@ def top_users(table: Ratings | CheckIns, n: int | None = None, min_count: int = 
         User ids sorted by decreasing row count; ties are broken by increasing id, so the result
         is deterministic.
     """
+    if not isinstance(table, Ratings | CheckIns):
+        raise TypeError(f"table must be a Ratings or CheckIns table, got {summarize(table)} ({type(table).__name__}).")
     if n is not None:
         n = check_int("n", n, minimum=0)
     min_count = check_int("min_count", min_count, minimum=1)
@@ -58,6 +60,8 @@ def filter_min_counts(ratings: Ratings, min_user: int = 20, min_item: int = 50) 
     Ratings
         The rows that survive, in their original order.
     """
+    if not isinstance(ratings, Ratings):
+        raise TypeError(f"ratings must be a Ratings table, got {summarize(ratings)} ({type(ratings).__name__}).")
     min_user = check_int("min_user", min_user, minimum=1)
     min_item = check_int("min_item", min_item, minimum=1)
     keep = np.ones(len(ratings), dtype=bool)

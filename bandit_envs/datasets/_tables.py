@@ -1,7 +1,9 @@
 """Typed tables: ratings (MovieLens schema) and check-ins (Gowalla schema).
 
 A table is a frozen dataclass of equal-length, read-only 1-D numpy arrays, one per column, so
-that a loaded file, a synthetic dataset and a filtered subset all have the same type.
+that a loaded file, a synthetic dataset and a filtered subset all have the same type. Columns are
+checked (types, finite values in range) and are the table's own: later edits of the arrays a
+caller passed in change nothing.
 """
 
 from __future__ import annotations
@@ -14,21 +16,42 @@ import numpy as np
 import numpy.typing as npt
 from scipy import sparse
 
-from bandit_envs.validation import check_float
+from bandit_envs.validation import check_float, masked_array, summarize
 
 T = TypeVar("T", bound="_Table")
 
 
+def _refuse_outside(name: str, column: np.ndarray, inside: np.ndarray, allowed: str) -> None:
+    """Refuse ``column`` unless every entry is ``inside``, quoting the first that is not."""
+    if not inside.all():
+        i = int(np.argmin(inside))
+        raise ValueError(f"{name} must hold {allowed}, got {name}[{i}] = {summarize(column[i].item())}.")
+
+
 class _Table:
-    """Column checks and row selection shared by :class:`Ratings` and :class:`CheckIns`."""
+    """Column checks and row selection shared by :class:`Ratings` and :class:`CheckIns`.
+
+    Each column is checked as it is given: a 1-D array of integers (an ``"int"`` column, whose
+    values must fit in int64) or of real numbers (a ``"float"`` column, whose values must be finite
+    and in the range of :attr:`_ranges`); a masked array (``numpy.ma``) is refused, as numpy would
+    read its masked entries as values. A column is stored as a read-only int64 or float64 array
+    of its own: an array the caller may still write to is copied, so later edits of it change
+    nothing. A read-only array that owns its memory (a loader's, a generator's, another table's
+    column) is kept as it is, without a copy.
+    """
 
     _kinds: ClassVar[dict[str, str]]  # column name -> "int" or "float"
+    #: Per float column, (low, high, low_open): the interval its values must lie in, besides being finite.
+    _ranges: ClassVar[dict[str, tuple[float, float, bool]]] = {}
     user_id: np.ndarray
 
     def __post_init__(self) -> None:
         n_rows = None
         for name, kind in self._kinds.items():
-            arr = np.asarray(getattr(self, name))
+            given = getattr(self, name)
+            if isinstance(given, np.ma.MaskedArray):
+                raise TypeError(f"{name} must be a 1-D array, got {masked_array(given)}.")
+            arr = np.asarray(given)
             if arr.ndim != 1:
                 raise ValueError(f"{name} must be a 1-D array, got shape {arr.shape}.")
             if kind == "int" and arr.size and arr.dtype.kind not in "iu":
@@ -41,10 +64,33 @@ class _Table:
                     f"and the columns before it have {n_rows}."
                 )
             n_rows = arr.shape[0]
-            # A read-only view keeps the table immutable without copying the caller's array.
-            col = arr.astype(np.int64 if kind == "int" else np.float64, copy=False).view()
-            col.flags.writeable = False
+            if arr.size and arr.dtype.kind == "u" and arr.dtype.itemsize == 8:  # int64 would wrap them
+                _refuse_outside(name, arr, arr <= np.iinfo(np.int64).max, "integers below 2**63")
+            if kind == "float" and arr.size:
+                low, high, low_open = self._ranges.get(name, (-np.inf, np.inf, False))
+                with np.errstate(invalid="ignore"):
+                    inside = np.isfinite(arr) & (arr > low if low_open else arr >= low) & (arr <= high)
+                interval = f"{'(' if low_open else '['}{low:g}, {high:g}]"
+                what = "finite numbers" if np.isinf(low) and np.isinf(high) else f"finite numbers in {interval}"
+                _refuse_outside(name, arr, inside, what)
+            dtype = np.int64 if kind == "int" else np.float64
+            if arr.dtype == dtype and arr.base is None and not arr.flags.writeable:
+                col = arr  # owned and read-only: nobody can change it under the table
+            else:
+                col = np.array(arr, dtype=dtype, copy=True)
+                col.flags.writeable = False
             object.__setattr__(self, name, col)
+
+    @classmethod
+    def _adopt(cls: type[T], **columns: np.ndarray) -> T:
+        """The table of arrays that nothing else holds (a loader's or an index's fresh results), without copies.
+
+        The arrays are made read-only and kept as they are (see the class docstring).
+        """
+        for arr in columns.values():
+            if isinstance(arr, np.ndarray) and arr.base is None:
+                arr.flags.writeable = False
+        return cls(**columns)
 
     def __len__(self) -> int:
         return int(self.user_id.shape[0])
@@ -59,7 +105,7 @@ class _Table:
         index = np.asarray(rows)
         if index.dtype == bool and index.shape != (len(self),):
             raise ValueError(f"rows must be a boolean mask of length {len(self)}, got shape {index.shape}.")
-        return type(self)(**{name: getattr(self, name)[index] for name in self._kinds})
+        return type(self)._adopt(**{name: getattr(self, name)[index] for name in self._kinds})
 
 
 @dataclass(frozen=True, eq=False)  # eq=False: == on numpy columns has no single truth value
@@ -73,7 +119,8 @@ class Ratings(_Table):
     item_id : ndarray of int64, shape (n,)
         Item (movie) id as in the source; ids need not be contiguous.
     rating : ndarray of float64, shape (n,)
-        The rating (1..5 stars, or 0.5..5 in half stars, depending on the dataset).
+        The rating (1..5 stars, or 0.5..5 in half stars, depending on the dataset): a finite
+        number > 0, as :meth:`matrix` reads an implicit zero as "not rated".
     timestamp : ndarray of int64, shape (n,)
         Unix time of the rating in seconds.
     """
@@ -84,6 +131,8 @@ class Ratings(_Table):
         "rating": "float",
         "timestamp": "int",
     }
+    #: A rating is a positive number of stars: :meth:`matrix` reads an implicit zero as "not rated".
+    _ranges: ClassVar[dict[str, tuple[float, float, bool]]] = {"rating": (0.0, np.inf, True)}
     user_id: np.ndarray
     item_id: np.ndarray
     rating: np.ndarray
@@ -189,7 +238,8 @@ class CheckIns(_Table):
     timestamp : ndarray of int64, shape (n,)
         Unix time of the check-in in seconds (UTC).
     lat, lon : ndarray of float64, shape (n,)
-        Coordinates of the location in degrees.
+        Coordinates of the location in degrees: latitudes in [-90, 90], longitudes in
+        [-180, 180].
     location_id : ndarray of int64, shape (n,)
         Id of the point of interest checked in at.
     """
@@ -200,6 +250,10 @@ class CheckIns(_Table):
         "lat": "float",
         "lon": "float",
         "location_id": "int",
+    }
+    _ranges: ClassVar[dict[str, tuple[float, float, bool]]] = {
+        "lat": (-90.0, 90.0, False),
+        "lon": (-180.0, 180.0, False),
     }
     user_id: np.ndarray
     timestamp: np.ndarray

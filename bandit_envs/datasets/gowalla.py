@@ -15,7 +15,7 @@ import dataclasses
 import os
 from pathlib import Path
 
-from bandit_envs.datasets._fetch import DataFile, DatasetError, check_path, fetch, get_data_home
+from bandit_envs.datasets._fetch import DataFile, DatasetError, check_download, check_path, fetch, get_data_home
 from bandit_envs.datasets._parse import Layout, read_table, require
 from bandit_envs.datasets._tables import BBox, CheckIns
 from bandit_envs.validation import check_choice, not_a_file, summarize
@@ -74,11 +74,14 @@ def load_gowalla(
     ------
     ValueError
         If ``verify`` or ``bbox`` is invalid.
+    TypeError
+        If ``download`` is not True or False.
     DatasetError
         If the file is missing and cannot be downloaded (the message gives the URL and the
         path to save it at), or if it fails a check (row count, gzip integrity, schema, ranges).
     """
     check_choice("verify", verify, ("auto", "schema"))
+    download = check_download(download)
     box = _as_bbox(bbox)
     if path is None:
         target = cache_path(data_home)
@@ -113,7 +116,7 @@ def _read_checkins(file: DataFile) -> CheckIns:
         require(file, inside, values, f"a {name} outside [{low}, {high}]", 1)
     for name in ("user_id", "location_id"):
         require(file, columns[name] >= 0, columns[name], f"a negative {name}", 1)
-    return CheckIns(**columns)
+    return CheckIns._adopt(**columns)
 
 
 def _as_bbox(bbox: BBox | tuple[float, float, float, float] | None) -> BBox | None:

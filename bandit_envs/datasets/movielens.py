@@ -22,7 +22,16 @@ from pathlib import Path
 
 import numpy as np
 
-from bandit_envs.datasets._fetch import DataFile, DatasetError, check_path, fetch, get_data_home, publish, staging
+from bandit_envs.datasets._fetch import (
+    DataFile,
+    DatasetError,
+    check_download,
+    check_path,
+    fetch,
+    get_data_home,
+    publish,
+    staging,
+)
 from bandit_envs.datasets._parse import Kind, Layout, read_table, require
 from bandit_envs.datasets._tables import Ratings
 from bandit_envs.validation import check_choice, not_a_file
@@ -146,6 +155,8 @@ def load_movielens(
     ------
     ValueError
         If ``name`` or ``verify`` is not one of the allowed values.
+    TypeError
+        If ``download`` is not True or False.
     DatasetError
         If the file is missing and cannot be downloaded (the message gives the URL and the
         path to save it at), or if it fails a check (checksum, row count, schema, ranges).
@@ -158,6 +169,7 @@ def load_movielens(
     """
     spec = MOVIELENS[check_choice("name", name, MOVIELENS)]
     check_choice("verify", verify, ("auto", "schema"))
+    download = check_download(download)
     label = f"MovieLens {name} ratings"
     if path is None:
         return _cached_ratings(name, spec, get_data_home(data_home), label, download)
@@ -184,7 +196,9 @@ def _read_ratings(file: DataFile, spec: MovieLensSpec) -> Ratings:
     require(file, valid, rating, f"a rating that is not {allowed}", first_line)
     stamp = columns["timestamp"]
     require(file, stamp >= 0, stamp, "a negative timestamp", first_line)
-    return Ratings(columns["user_id"], columns["item_id"], rating, columns["timestamp"])
+    return Ratings._adopt(
+        user_id=columns["user_id"], item_id=columns["item_id"], rating=rating, timestamp=columns["timestamp"]
+    )
 
 
 def _user_file(name: str, spec: MovieLensSpec, path: Path, label: str, verify: str) -> DataFile:

@@ -137,7 +137,7 @@ def synthetic_movielens(
 
     order = rng.permutation(users.size)
     gaps = 1 + np.floor(rng.exponential(600.0, users.size)).astype(np.int64)
-    return Ratings(
+    return Ratings._adopt(
         user_id=users[order] + 1,
         item_id=items[order] + 1,
         rating=rating[order],
@@ -262,7 +262,7 @@ def synthetic_gowalla(
     lat = np.clip(lat0 + poi_xy[:, 1] / _KM_PER_DEGREE, -90.0, 90.0)
     lon = lon0 + poi_xy[:, 0] / (_KM_PER_DEGREE * np.cos(np.radians(lat0)))
     lon = (lon + 180.0) % 360.0 - 180.0
-    return CheckIns(
+    return CheckIns._adopt(
         user_id=users[order],
         timestamp=times[order],
         lat=lat[pois[order]],
