@@ -65,7 +65,8 @@ def _wrapped(name: str, make: Make) -> Make:
     bits = name in UNIT
     mechanism = "randomized_response" if bits else "laplace"
     inner = WRAPPED_BASE.get(name, make)
-    return lambda n: LDPWrapper(inner(n), mechanism, 1.0, seed=0)
+    # The users' noise seeds (1000 + i) stay apart from GAP's, GAPU's and DPSE's own noise seeds (0 + i).
+    return lambda n: LDPWrapper(inner(n), mechanism, 1.0, seed=1000)
 
 
 BASE = context_free(1000)

@@ -16,13 +16,12 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import expit
 
-from agents.base import Agent, PrivateAgent, check_choice, check_float, describe
+from agents.base import Agent, PrivateAgent, check_choice, check_float, check_int, describe
 from agents.common.kernels import ucb_choose
 from agents.common.streams import copy_laplace, copy_normals, copy_uniforms
-from agents.elimination.policies import EliminationAgent
 from agents.linear import LinearAgent
 from agents.local_dp.accounting import PerUserReports
-from agents.stochastic.index import UCB, ThompsonSampling
+from agents.stochastic.index import UCB
 from bandit_envs._types import BoolArray, FloatArray
 from bandit_envs.core import generator_addresses
 from bandit_envs.privacy import bernoulli_mechanism, gaussian_sigma_analytic, gaussian_sigma_classic, rr_debias
@@ -39,7 +38,7 @@ from bandit_envs.privacy.accounting import (
     user_ids,
 )
 from bandit_envs.privacy.lattice import check_sampler, round_input, snap, sum_grid
-from bandit_envs.privacy.streams import noise_generator
+from bandit_envs.privacy.streams import NOISE_SPAWN_KEY, noise_generator
 from bandit_envs.validation import summarize
 
 __all__ = ["LDPWrapper"]
@@ -49,8 +48,6 @@ MECHANISMS = ("laplace", "gaussian", "randomized_response")
 SIGMA_METHODS = ("classic", "analytic")
 RR_OUTPUTS = ("bits", "debias")
 
-#: Agents that refuse rewards outside [0, 1] (r-coins, elimination bounds): they need bits.
-_UNIT_REWARD_AGENTS = (ThompsonSampling, EliminationAgent)
 #: info keys that carry side observations; rewritten to "only the pulled arm was observed".
 _SIDE_KEYS = ("observed_mask", "observed_rewards")
 
@@ -113,8 +110,10 @@ class LDPWrapper(PerUserReports, PrivateAgent):
     agent
         A context-free agent (UCB, FixedArm, ThompsonSampling, UCBN, DPSE, GAP, AAE, ...), one
         that does not read the observation (``reads_obs`` False: not SMUCB, SB3Agent or a linear agent).
-        Its batch size (``n_envs``) is the wrapper's. Agents that require rewards in [0, 1]
-        (Thompson sampling, elimination agents) need ``"randomized_response"`` with ``"bits"``.
+        Its batch size (``n_envs``) is the wrapper's. An agent with ``reward_bounds`` must accept
+        every report the mechanism can send, or it is refused: those that require rewards in [0, 1]
+        (Thompson sampling, KL-UCB, the Exp3 family, elimination and central-DP agents) need
+        ``"randomized_response"`` with ``"bits"``.
     mechanism
         ``"laplace"`` (default), ``"gaussian"`` or ``"randomized_response"``.
     epsilon
@@ -155,7 +154,11 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         :func:`bandit_envs.privacy.streams.noise_generator` of it, a stream independent of
         ``numpy.random.default_rng(seed)``, so the same integer given to the env or to the
         wrapped agent does not reproduce the noise (the wrapped agent keeps its own generator
-        for its policy). Copy i of a batch draws from ``noise_generator(seed + i)``
+        for its policy). A wrapped private agent that draws its own noise from
+        ``noise_generator`` (GAP, GAPU, DPSE, another LDPWrapper) with the same seed, or one a
+        copy of the batch uses, would hold the users' noise on the server side: such a ``seed``
+        is refused (at construction and by ``reset(seed=s)``), so give the two different seeds
+        (batches: ranges that do not overlap). Copy i of a batch draws from ``noise_generator(seed + i)``
         (docs/design.md, "Agents", Seeds). :meth:`reset` continues the noise generator (fresh
         noise for every episode); ``reset(seed=s)`` restarts it from ``s``, so reusing a seed
         on other data reuses its noise (:meth:`agents.base.PrivateAgent.reset`).
@@ -298,12 +301,7 @@ class LDPWrapper(PerUserReports, PrivateAgent):
                 self._check_sigma(self._sensitivity)
             round_input("reward_range", np.array([self.lo, self.hi]), self.grid)
             _check_report_scale(mechanism, rr_output, self.scale, self.epsilon, self.lo, self.hi)  # the widened scale
-        bits = mechanism == "randomized_response" and rr_output == "bits"
-        if isinstance(agent, _UNIT_REWARD_AGENTS) and not bits:
-            raise ValueError(
-                f"mechanism must be 'randomized_response' with rr_output='bits' for {type(agent).__name__}, which "
-                f"needs rewards in [0, 1]; got mechanism={mechanism!r}, rr_output={rr_output!r}."
-            )
+        self._check_reward_bounds(agent)
         plain_ucb = type(agent) is UCB
         if noise_aware is None:
             noise_aware = plain_ucb
@@ -324,7 +322,74 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         self.max_reports_per_user = report_cap(self.report_mechanism, max_reports_per_user, user_budget)
         self.user_budget = user_budget
         self._ledger = ReportLedger(self.batch, self.max_reports_per_user)
+        self._check_noise_apart(self.seed)
         self._reset_state()
+
+    def reset(self, seed: int | None = None) -> None:
+        """As :meth:`agents.base.PrivateAgent.reset`; a ``seed`` whose noise the wrapped agent holds is refused."""
+        if seed is not None:
+            self._check_noise_apart(check_int("seed", seed, minimum=0))
+        super().reset(seed)
+
+    def _check_noise_apart(self, seed: int | None) -> None:
+        """Refuse a ``seed`` whose users' noise streams are one of the wrapped agent's own generators' streams.
+
+        The users of copy i draw from ``noise_generator(seed + i)``; a private agent built on
+        that function (GAP, GAPU, DPSE, another LDPWrapper) with an overlapping seed holds the same
+        stream on the server side, from which the users' noise can be replayed: with randomized
+        response the server then reads a 0/1 reward exactly in a share tanh(ε/2) of the rounds.
+        The streams are compared by their seed sequences, so a generator that has already drawn
+        is caught too. None (fresh entropy) never collides.
+        """
+        if seed is None:
+            return
+        theirs = _noise_seeds(self.agent)
+        hit = next((s for s in sorted(theirs) if seed <= s < seed + self.batch), None)
+        if hit is None:
+            return
+        which = "" if self.n_envs is None else f" (copy {hit - seed} of seeds {seed}..{seed + self.batch - 1})"
+        raise ValueError(
+            f"seed must give the users' noise a stream of its own, got seed={seed}, whose users' stream "
+            f"noise_generator({hit}){which} is also a generator of the wrapped {type(self.agent).__name__} (seed "
+            f"{summarize(getattr(self.agent, 'seed', None))}), so the server side would hold the users' noise; use "
+            f"seeds that do not overlap the agent's."
+        )
+
+    def _check_reward_bounds(self, agent: Agent) -> None:
+        """Refuse an agent whose ``reward_bounds`` the privatized reports can leave (it would fail at such a report).
+
+        The reports lie in {0, 1} (randomized response, bits), in two fixed values (debiased), or
+        anywhere within the noise sampler's bound around ``reward_range`` (Laplace, Gaussian).
+        """
+        bounds = agent.reward_bounds
+        if bounds is None:
+            return
+        low, high = self._report_range()
+        if bounds[0] <= low and high <= bounds[1]:
+            return
+        fits = bounds[0] <= 0.0 and 1.0 <= bounds[1]
+        advice = (
+            "mechanism must be 'randomized_response' with rr_output='bits'" if fits else "agent must accept the reports"
+        )
+        given = f"mechanism={self.mechanism!r}"
+        if self.mechanism == "randomized_response":
+            given += f" with rr_output={self.rr_output!r}"
+        raise ValueError(
+            f"{advice} for {type(agent).__name__}, which needs rewards in [{bounds[0]:g}, {bounds[1]:g}], got "
+            f"{given}, whose reports reach [{low:g}, {high:g}]."
+        )
+
+    def _report_range(self) -> tuple[float, float]:
+        """The smallest and largest report the mechanism can send."""
+        span = self.hi - self.lo
+        if self.mechanism == "randomized_response":
+            if self.rr_output == "bits":
+                return 0.0, 1.0
+            ends = self.lo + span * rr_debias(np.array([0.0, 1.0]), self.epsilon)
+            return float(ends[0]), float(ends[1])
+        bound = LAPLACE_SAMPLER_BOUND if self.mechanism == "laplace" else GAUSSIAN_SAMPLER_BOUND
+        spread = bound * self.scale + self.grid
+        return self.lo - spread, self.hi + spread
 
     def _reset_state(self) -> None:
         self.agent.reset()
@@ -542,6 +607,30 @@ def _check_report_scale(mechanism: str, rr_output: str, scale: float, epsilon: f
             f"{hi:g}), whose {mechanism} reports reach about {largest:g} (at most {sys.float_info.max / 2:g}, so that "
             "their differences are finite)."
         )
+
+
+def _noise_seeds(agent: Any) -> set[int]:
+    """The seeds s of ``agent``'s generators that are ``noise_generator(s)``'s stream (attributes, tuples, lists).
+
+    A generator is that stream when its bit generator is numpy's default (PCG64) on the seed
+    sequence ``SeedSequence(s, spawn_key=(NOISE_SPAWN_KEY,))``, whatever it has drawn since.
+    """
+    default = type(np.random.default_rng(0).bit_generator)
+    out: set[int] = set()
+    for value in vars(agent).values():
+        items = value if isinstance(value, tuple | list) else (value,)
+        for item in items:
+            if not isinstance(item, np.random.Generator) or type(item.bit_generator) is not default:
+                continue
+            seq = getattr(item.bit_generator, "seed_seq", None)
+            if (
+                isinstance(seq, np.random.SeedSequence)
+                and isinstance(seq.entropy, int)
+                and tuple(seq.spawn_key) == (NOISE_SPAWN_KEY,)
+                and seq.pool_size == np.random.SeedSequence(0).pool_size
+            ):
+                out.add(seq.entropy)
+    return out
 
 
 def _check_range(value: Any) -> tuple[float, float]:

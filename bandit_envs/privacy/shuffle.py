@@ -68,7 +68,7 @@ def _check_delta(delta: float) -> float:
 
 
 def _check_eps(name: str, value: float, *, zero: bool = False) -> float:
-    """Epsilon in [0, 700] (``zero``) or as :func:`check_epsilon` and at most 700."""
+    """Epsilon in [0, 700] (``zero``: a central epsilon that may be 0) or as :func:`check_epsilon`, in (0, 15]."""
     eps = check_float(name, value, low=0.0) if zero else check_epsilon(name, value)
     if eps > MAX_EPSILON:
         raise ValueError(f"{name} must be at most {MAX_EPSILON:g} (e^{name} must be finite), got {eps!r}.")
@@ -121,7 +121,7 @@ def shuffle_delta(epsilon: float, local_epsilon: float, n: int) -> float:
     epsilon : float
         Central epsilon, in [0, 700].
     local_epsilon : float
-        epsilon0 of each report, in (0, 700].
+        epsilon0 of each report, in (0, 15] (:func:`check_epsilon`'s bound).
     n : int
         Reports shuffled together, 1 to :data:`MAX_REPORTS`.
 
@@ -144,7 +144,7 @@ def shuffle_epsilon(local_epsilon: float, n: int, delta: float) -> float:
     Parameters
     ----------
     local_epsilon : float
-        epsilon0 of each report, > 0.
+        epsilon0 of each report, in (0, 15] (:func:`check_epsilon`'s bound).
     n : int
         Reports shuffled together, >= 1.
     delta : float
@@ -179,7 +179,7 @@ def local_epsilon_for_shuffle(epsilon: float, n: int, delta: float) -> float:
     Parameters
     ----------
     epsilon : float
-        Target central epsilon, > 0.
+        Target central epsilon, in (0, 15] (:func:`check_epsilon`'s bound).
     n : int
         Reports shuffled together, >= 1.
     delta : float

@@ -11,7 +11,8 @@ wall time over the task is recorded, for the speed line.
 Local-DP problems give a non-private context-free agent only privatized rewards through
 :class:`agents.LDPWrapper` (randomized response on the reward, ``rr_output="bits"``: ε-LDP per
 report, one report per round; the noise comes from the wrapper's own generator, seeded with the
-agent's seed + 1).
+agent's seed + 1, or for a user's agent playing N copies, its seed + N: past the seeds its copies
+take).
 """
 
 from __future__ import annotations
@@ -144,9 +145,14 @@ def table_uniform(table: FloatArray) -> float:
 # ----------------------------------------------------------------------------- playing
 
 
-def _wrap(agent: Any, problem: Problem, seed: int) -> Any:
-    """``agent`` behind LDPWrapper (randomized response, ε of the problem) on a local problem."""
-    return LDPWrapper(agent, "randomized_response", epsilon=problem.epsilon or 1.0, seed=seed + 1)
+def _wrap(agent: Any, problem: Problem, seed: int, after: int = 1) -> Any:
+    """``agent`` behind LDPWrapper (randomized response, ε of the problem) on a local problem.
+
+    The wrapper's users draw from seed ``seed + after`` (copy i from ``seed + after + i``): ``after``
+    is the number of seeds the agent itself takes from ``seed`` on (its copies), so that the users'
+    noise never shares a stream with the agent (LDPWrapper refuses it when it would).
+    """
+    return LDPWrapper(agent, "randomized_response", epsilon=problem.epsilon or 1.0, seed=seed + after)
 
 
 def _steps(env: Any, agent: Any, table: FloatArray, seed: int) -> IntArray:
@@ -297,7 +303,7 @@ def _user_agent(user: UserAgent, env: Any, ctx: _Play, seed: int, n_envs: int | 
         inner = agent.agent if isinstance(agent, GuardedAgent) else agent
         if not isinstance(inner, Agent):
             inner = _AsAgent(inner, int(getattr(env, "single_action_space", env.action_space).n), n_envs)
-        agent = GuardedAgent(_wrap(inner, ctx.problem, seed), user.name, env)
+        agent = GuardedAgent(_wrap(inner, ctx.problem, seed, n_envs or 1), user.name, env)
     return agent
 
 
