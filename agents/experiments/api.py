@@ -43,7 +43,7 @@ from agents.experiments.core.backends import (
 )
 from agents.experiments.core.data import MOVIELENS_NAMES
 from agents.experiments.core.limits import MAX_HORIZON, MAX_RUNS, MAX_SEED, MIN_HORIZON, check_count, shown
-from agents.experiments.core.outputs import NO_SPACE, SCRATCH, OutputError, OutputFolder, check_folder_path
+from agents.experiments.core.outputs import NO_SPACE, SCRATCH, OutputError, OutputFolder, check_folder_path, user_path
 from agents.experiments.core.partial import PARTS, ManifestMismatch, PartialStore, manifest_for
 from agents.experiments.core.results import (
     META,
@@ -170,9 +170,16 @@ def configure(
     it has one (:func:`_named_by_their_agents`). An :class:`Experiment` not in the registry (the
     scorecard's, :mod:`agents.experiments.scorecard`) may be given instead of an id. ``runs``,
     ``horizon`` and ``seed`` must be integers in the ranges of :mod:`agents.experiments.core.limits`
-    (those of ``banditlab run``); ``data`` a list of names or paths, never a single string. Raises
-    :class:`UsageError` with one sentence.
+    (those of ``banditlab run``); ``quick`` True or False; ``agents`` and ``extra_agents`` lists (never a
+    string or a mapping); ``data`` a list of names or paths, never a single string; ``overrides`` a
+    mapping. Raises :class:`UsageError` with one sentence.
     """
+    check_flag("quick", quick)
+    if overrides is not None and not isinstance(overrides, Mapping):
+        raise UsageError(
+            f"overrides must be a mapping of setting parameters to values (e.g. {{'n_arms': 5}}), got "
+            f"{summarize(overrides)}."
+        )
     try:
         if runs is not None:
             runs = check_count("--runs", runs, 1, MAX_RUNS)
@@ -267,13 +274,34 @@ def check_scale(exp: Experiment) -> None:
         raise UsageError(str(exc)) from None
 
 
+def _agent_list(name: str, entries: Any) -> list[Any]:
+    """``entries`` (``agents`` or ``extra_agents``) as a list; UserAgentError (one sentence) unless it is one.
+
+    A string is refused rather than split into its characters, and a mapping rather than taken
+    for its keys: name an agent with a ``(name, factory)`` pair.
+    """
+    what = "a list of agents (built-in names, callables, module:Factory text or (name, factory) pairs)"
+    if isinstance(entries, str | bytes):
+        raise UserAgentError(
+            f"{name} must be {what}, got the string {summarize(entries)}; give [{summarize(entries)}]."
+        )
+    if isinstance(entries, Mapping):
+        raise UserAgentError(
+            f"{name} must be {what}, got the mapping {summarize(entries)}; name an agent with a (name, factory) pair."
+        )
+    try:
+        return list(entries)
+    except TypeError:
+        raise UserAgentError(f"{name} must be {what}, got {summarize(entries)}.") from None
+
+
 def _with_agents(exp: Experiment, agents: Sequence[AgentEntry] | None, extra: Sequence[AgentEntry]) -> Experiment:
-    if isinstance(agents, (str, bytes)):
-        raise UserAgentError(f"agents must be a list of agents, got the string {summarize(agents)}.")
+    chosen = None if agents is None else _agent_list("agents", agents)
+    more = _agent_list("extra_agents", extra)
     known = exp.family.builtin_agents
-    builtin: list[str] = list(exp.agents) if agents is None else []
+    builtin: list[str] = list(exp.agents) if chosen is None else []
     users: list[UserAgent] = []
-    for entry in [*(agents or ()), *extra]:
+    for entry in [*(chosen or ()), *more]:
         if isinstance(entry, str) and ":" not in entry:
             if entry not in known:
                 raise UserAgentError(
@@ -288,7 +316,7 @@ def _with_agents(exp: Experiment, agents: Sequence[AgentEntry] | None, extra: Se
     if not builtin and not users:
         raise UserAgentError(f"agents must name at least one agent for {exp.id}.")
     settings = exp.settings
-    if agents is not None and settings and "agent" in settings[0]:
+    if chosen is not None and settings and "agent" in settings[0]:
         # Families with one setting per agent configuration keep the chosen agents' settings.
         settings = tuple(s for s in settings if s["agent"] in builtin)
     # Names the family does not build itself (e.g. the LDP family's "uniform random" line) stay listed.
@@ -376,9 +404,9 @@ def run(
     agents
         Built-in names and user agents (see the module docstring); ``None`` keeps the experiment's.
     quick, runs, horizon, seed
-        Scale and base seed (``quick`` is the small scale of ``banditlab run --quick``): integers, ``runs``
-        in [1, 2**53], ``horizon`` in [10, 2**53] and ``seed`` in [0, 2**63 - 1], as on the command line
-        (:mod:`agents.experiments.core.limits`).
+        Scale and base seed: ``quick`` (True or False) is the small scale of ``banditlab run --quick``;
+        ``runs`` in [1, 2**53], ``horizon`` in [10, 2**53] and ``seed`` in [0, 2**63 - 1] are integers, as
+        on the command line (:mod:`agents.experiments.core.limits`).
     jobs
         Worker processes (user agents defined in ``__main__`` or a test module need ``jobs=1``
         unless the workers can import them).
@@ -401,6 +429,7 @@ def run(
         action), or a task stopped by ``task_timeout``: one sentence naming the agent, the
         setting, the run and the round, with the agent's own frames of the traceback in ``frames``.
     """
+    check_flag("progress", progress)
     exp = configure(
         experiment_id, agents=agents, quick=quick, runs=runs, horizon=horizon, seed=seed, data=data, overrides=overrides
     )
@@ -481,7 +510,7 @@ def run_experiment(
         overrides=overrides,
     )
     data_names = _data_names(exp)
-    folder = out if out is not None else Path("results") / exp.id.replace("/", "-")
+    folder = user_path(out) if out is not None else Path("results") / exp.id.replace("/", "-")
     tasks = tasks_for(exp, seed)
     manifest = manifest_for(exp, seed, len(tasks), data_names)
     try:
@@ -572,9 +601,18 @@ def run_experiment(
 
 
 def check_out(out: Any) -> None:
-    """UsageError unless ``out`` is None or a folder path (a str or an ``os.PathLike``)."""
-    if out is not None and not isinstance(out, str | os.PathLike):
+    """UsageError unless ``out`` is None or a folder path (a str or an ``os.PathLike`` of text, not empty, no NUL)."""
+    if out is None:
+        return
+    path = os.fspath(out) if isinstance(out, str | os.PathLike) else None
+    if not isinstance(path, str) or not path.strip() or "\0" in path:
         raise UsageError(f"out must be a folder path (a str or a pathlib.Path), got {summarize(out)}.")
+
+
+def check_flag(name: str, flag: Any) -> None:
+    """UsageError unless ``flag`` is True or False (a numpy bool too): ``quick="no"`` would read as True."""
+    if not isinstance(flag, bool | np.bool_):
+        raise UsageError(f"{name} must be True or False, got {summarize(flag)}.")
 
 
 def _check_options(*, out: Any, timeout: Any, fresh: Any, force: Any, progress: Any, command: Any) -> None:
@@ -583,8 +621,7 @@ def _check_options(*, out: Any, timeout: Any, fresh: Any, force: Any, progress: 
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < math.inf:
         raise UsageError(f"timeout must be a number of seconds > 0, got {summarize(timeout)}.")
     for name, flag in (("fresh", fresh), ("force", force), ("progress", progress)):
-        if not isinstance(flag, bool | np.bool_):
-            raise UsageError(f"{name} must be True or False, got {summarize(flag)}.")
+        check_flag(name, flag)
     if command is not None and (isinstance(command, str) or not all(isinstance(c, str) for c in _iterable(command))):
         raise UsageError(
             f"command must be a sequence of strings (the command line to record), got {summarize(command)}."

@@ -46,7 +46,10 @@ with the results of another command, is refused unless ``--force``; even then a 
 not write, or one edited since, is never replaced. banditlab never writes through a link planted
 in ``DIR`` (it refuses it), and while a ``run`` or ``report`` writes ``DIR`` a second one on
 ``DIR`` is refused. ``report`` refuses results that do not hold each row of the scale in
-``meta.json`` exactly once.
+``meta.json`` exactly once, and writes the summary and figure as the run did: with the agents,
+user agents and ``--set`` parameters ``meta.json`` records. A leading ``~`` in ``--out``,
+``report``'s folder, ``--page`` or an ``--agent`` file is the home folder, as a shell expands it.
+An unknown experiment id is refused with the closest id, if one is close.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ import re
 import stat
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -95,8 +99,9 @@ from agents.experiments.core.results import (
     read_meta,
     read_results,
 )
-from agents.experiments.registry import EXPERIMENTS, get_experiment
-from agents.user_agents import UserAgentError, user_agent
+from agents.experiments.core.spec import Experiment
+from agents.experiments.registry import EXPERIMENTS, get_experiment, unknown_experiment
+from agents.user_agents import UserAgent, UserAgentError, user_agent
 from bandit_envs.validation import PATH_SHOWN, shorten, summarize
 
 #: Exit status when a file of the output folder cannot be written (``EX_IOERR`` of sysexits.h): for
@@ -244,8 +249,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_score(sub, _positive, _seconds)
     report = sub.add_parser("report", help="rebuild summary.md and figure.png from a results.csv")
     report.add_argument("experiment", help="experiment id the results belong to")
-    report.add_argument("folder", type=Path, help="folder holding results.csv (written by `run`)")
+    report.add_argument("folder", type=_report_folder, help="folder holding results.csv (written by `run`)")
     return p
+
+
+def _report_folder(text: str) -> Path:
+    """``report``'s FOLDER (argparse ``type``): ``~`` expanded; an empty one is refused, as for ``--out``."""
+    return folder_argument(text, "FOLDER")
 
 
 def _epsilon(text: str) -> float:
@@ -500,7 +510,7 @@ def _report_locked(experiment_id: str, output: OutputFolder) -> str:
             f"{folder} holds results of {summarize(meta['experiment'])}, not of {summarize(experiment_id)}."
         )
     check_meta_complete(meta, folder / META)
-    exp = get_experiment(experiment_id).scaled(runs=meta["runs"], horizon=meta["horizon"])
+    exp = _as_it_ran(experiment_id, meta, folder / META)
     # Families that add settings from their data (budget, ldp) do not list "setting" among their columns.
     n_settings = len(exp.settings) if "setting" in family.columns else None
     check_results(results, folder / RESULTS, columns, n_settings, exp.runs)
@@ -517,6 +527,36 @@ def _report_locked(experiment_id: str, output: OutputFolder) -> str:
             f"{folder / RESULTS} does not hold results the {experiment_id} analysis can read ({type(exc).__name__}: "
             f"{exc}); rerun `banditlab run` to write it."
         ) from None
+
+
+def _as_it_ran(experiment_id: str, meta: dict[str, Any], path: Path) -> Experiment:
+    """The experiment as the run that wrote ``meta`` (``meta.json`` at ``path``) configured it.
+
+    Its scale, its agents (the built-in ones it kept, then the user agents, by the names and
+    references ``meta.json`` records, without loading them) and its ``--set`` parameters, so that
+    ``report`` writes the summary and figure ``run`` wrote: the user agents' columns and claims, and
+    the overridden parameters (e.g. ``K = 5`` after ``--set n_arms=5``). A listed name that is not
+    an agent of the experiment is taken for a user agent (a ``meta.json`` written before user
+    agents were recorded by reference). ResultsError if the recorded overrides cannot be applied.
+    """
+    base = get_experiment(experiment_id)
+    exp = base.scaled(runs=meta["runs"], horizon=meta["horizon"])
+    listed = meta.get("agents")
+    if listed is not None:
+        refs = meta.get("user_agents") or {}
+        known = {*base.family.builtin_agents, *base.agents}
+        builtin = tuple(a for a in listed if a in known and a not in refs)
+        users = tuple(
+            UserAgent(name=a, ref=str(refs.get(a, "")), key=str(refs.get(a, ""))) for a in listed if a not in builtin
+        )
+        settings = exp.settings
+        if builtin != base.agents and settings and "agent" in settings[0]:  # as configure keeps the chosen agents'
+            settings = tuple(s for s in settings if s["agent"] in builtin)
+        exp = replace(exp, agents=builtin, user_agents=users, settings=settings)
+    try:
+        return exp.with_overrides(dict(meta.get("overrides") or {}))
+    except ValueError as exc:
+        raise ResultsError(f"{path}: its overrides cannot be applied to {experiment_id} ({exc}).") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -555,10 +595,7 @@ def _main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
         with catch_interrupts():  # SIGTERM stops the sweep like Ctrl-C, as for run
             return score_main(args, argv)
     if args.experiment not in EXPERIMENTS:
-        print(
-            f"banditlab: error: experiment id must be one of {sorted(EXPERIMENTS)}, got {summarize(args.experiment)}.",
-            file=sys.stderr,
-        )
+        print(f"banditlab: error: {unknown_experiment(args.experiment)}", file=sys.stderr)
         return 2
     if args.command == "report":
         try:

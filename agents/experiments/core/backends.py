@@ -1038,6 +1038,11 @@ def make_backend(
     if backend == "dask":
         if scheduler is None:
             raise ValueError("--backend dask needs --scheduler ADDRESS, e.g. --scheduler tcp://127.0.0.1:8786.")
+        if not isinstance(scheduler, str):
+            raise ValueError(
+                f"--scheduler must be a Dask scheduler address (text) such as tcp://127.0.0.1:8786, got "
+                f"{summarize(scheduler)}."
+            )
         if not timeout > 0:
             raise ValueError(f"--timeout must be a positive number of seconds, got {summarize(timeout)}.")
         return DaskBackend(scheduler, timeout=timeout)

@@ -98,13 +98,27 @@ def _first_file_above(path: Path) -> Path | None:
     return None
 
 
-def folder_argument(text: str) -> Path:
-    """An ``--out`` value as a path (argparse ``type``); an empty one is refused: ``Path("")`` is the current folder."""
+def user_path(value: str | os.PathLike[str]) -> Path:
+    """``value`` as a path, a leading ``~`` (or ``~user``) expanded to the home folder as a shell expands it.
+
+    A ``~`` the shell left as it is (``--out=~/x``, a quoted ``'~/x'``, a path from Python) would
+    otherwise name a folder ``~`` in the current folder, while pandas and matplotlib, which write
+    banditlab's files, expand it: the files would go elsewhere. Where the home folder is unknown
+    the path stays as it is (as those libraries leave it).
+    """
+    return Path(os.path.expanduser(os.fspath(value)))
+
+
+def folder_argument(text: str, option: str = "--out") -> Path:
+    """A folder given on the command line (argparse ``type``), ``~`` expanded (:func:`user_path`).
+
+    An empty one is refused: ``Path("")`` is the current folder.
+    """
     import argparse
 
     if not text.strip():
-        raise argparse.ArgumentTypeError(f"--out must name a folder, got {text!r}")
-    return Path(text)
+        raise argparse.ArgumentTypeError(f"{option} must name a folder, got {text!r}")
+    return user_path(text)
 
 
 def check_folder_path(path: Path, option: str, instead: str = "choose a folder") -> None:

@@ -65,7 +65,12 @@ def read_results(path: Path, required: Sequence[str] = ()) -> pd.DataFrame:
         _read_text_columns(path, frame)
     except pd.errors.EmptyDataError:
         raise ResultsError(f"{path} is empty; rerun `banditlab run` to write it.") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, OSError) as exc:
+    except UnicodeDecodeError as exc:  # e.g. saved again by a spreadsheet as UTF-16 or Latin-1
+        raise ResultsError(
+            f"{path} is not UTF-8 text (byte {exc.start} is not UTF-8), as banditlab writes it; save it as UTF-8 "
+            "(CSV UTF-8) or rerun `banditlab run` to write it."
+        ) from None
+    except (pd.errors.ParserError, OSError) as exc:
         raise ResultsError(f"{path} is not a readable CSV table ({type(exc).__name__}).") from None
     if frame.empty:
         raise ResultsError(f"{path} has a header but no rows; rerun `banditlab run` to write it.")

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from agents.experiments.api import AgentEntry, UsageError, check_out, run_experiment
+from agents.experiments.api import AgentEntry, UsageError, check_flag, check_out, run_experiment
+from agents.experiments.core.outputs import user_path
 from agents.experiments.core.results import RESULTS, read_results
 from agents.experiments.core.spec import Experiment, Family
 from agents.experiments.scorecard import analysis
@@ -79,8 +80,12 @@ def card(agent: str | None, scale: Scale = FULL, builtins: Sequence[str] | None 
     built-in agents played (default: all of :data:`~agents.experiments.scorecard.panel.PANEL`); the
     speed reference UCB and a built-in ``agent`` are always played.
     """
+    if builtins is not None and (isinstance(builtins, str | bytes) or not isinstance(builtins, Iterable)):
+        raise UsageError(
+            f"builtins must be a list of built-in agent names (e.g. ['UCB', 'TS']) or None, got {summarize(builtins)}."
+        )
     chosen = tuple(PANEL) if builtins is None else tuple(builtins)
-    unknown = [b for b in chosen if b not in PANEL]
+    unknown = [b for b in chosen if not isinstance(b, str) or b not in PANEL]
     if unknown:
         raise UsageError(f"builtins must name built-in agents ({', '.join(PANEL)}), got {summarize(unknown[0])}.")
     keep = {*chosen, SPEED_REFERENCE, *([agent] if agent in PANEL else [])}
@@ -198,6 +203,7 @@ def score(
         An unknown agent, a bad option or output folder: one sentence.
     """
     check_out(out)
+    check_flag("quick", quick)
     if scale is not None and not isinstance(scale, Scale):
         raise UsageError(f"scale must be a Scale (QUICK, FULL or your own) or None, got {summarize(scale)}.")
     name, users = _label(agent)
@@ -216,7 +222,7 @@ def score(
         exp = card(loaded.name, chosen, builtins)
         users = [loaded]
         name = loaded.name
-    folder = Path(out) if out is not None else default_folder(name)
+    folder = user_path(out) if out is not None else default_folder(name)
     run_experiment(
         exp,
         agents=None,

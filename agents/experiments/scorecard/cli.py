@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from agents.experiments.core.outputs import OutputError, folder_argument
+from agents.experiments.core.outputs import OutputError, folder_argument, user_path
 from agents.experiments.scorecard.page import FIGURES, check_page, figures_folder, write_page_files
 
 #: Where ``--leaderboard`` writes its page; the figures go to the folder of the same name.
@@ -50,7 +50,7 @@ def add_parser(sub: Any, positive: Any, seconds: Any) -> None:
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument("--leaderboard", action="store_true",
                    help="score the built-in agents only and rewrite the leaderboard page (--page)")  # fmt: skip
-    p.add_argument("--page", type=Path, default=PAGE, help=f"the leaderboard page to write (default {PAGE})")
+    p.add_argument("--page", type=user_path, default=PAGE, help=f"the leaderboard page to write (default {PAGE})")
 
 
 def sweep_keywords(args: argparse.Namespace, argv: Sequence[str] | None) -> dict[str, Any]:
