@@ -57,7 +57,7 @@ import numba
 import numpy as np
 from _common import Ratio, interleaved, print_results
 
-from agents.elimination.drivers import compile_gap_run
+from agents.elimination.drivers import ONE_BITS, compile_gap_run, float_bits
 from agents.elimination.policies import AAE, DPSE, GAP
 from agents.elimination.reference import gap_elimination_slack, gap_epoch_length, get_ind_set
 from bandit_envs.graph import GraphBanditEnv
@@ -151,6 +151,27 @@ def revealed_floor(table, actions, revealed, n_revealed, sums):  # pragma: no co
 
 
 @numba.njit(cache=True)
+def required_floor(table, actions, revealed, n_revealed, sums, gaps, out):  # pragma: no cover
+    """:func:`revealed_floor` plus what GAP's table run must do besides each round, and nothing else.
+
+    Each entry's check (the largest of the entries' bits, looked at once at the end, as
+    ``gap_run`` does per stretch), each round's regret (the pulled arm's gap added) and its arm
+    written to ``out``: a round of GAP without its epochs, eliminations and calls.
+    """
+    worst, total = np.uint64(0), 0.0
+    for t in range(table.shape[0]):
+        a = np.uint64(actions[t])
+        for j in range(n_revealed[a]):
+            k = np.uint64(revealed[a, j])
+            r = table[np.uint64(t), k]
+            worst = max(worst, float_bits(r))
+            sums[k] += r
+        total += gaps[a]
+        out[np.uint64(t)] = a
+    return total, worst > ONE_BITS
+
+
+@numba.njit(cache=True)
 def table_floor(table, sums):  # pragma: no cover
     """Read the whole table once, row by row, into per-arm sums."""
     for t in range(table.shape[0]):
@@ -175,11 +196,12 @@ def _ns(seconds: float, horizon: int) -> str:
 
 
 def _revealed_floor_call(
-    table: np.ndarray, actions: np.ndarray, reveals: np.ndarray
+    table: np.ndarray, actions: np.ndarray, reveals: np.ndarray, gaps: np.ndarray | None = None
 ) -> tuple[Callable[[], object], float]:
     """:func:`revealed_floor` for the arm sequence ``actions``, compiled and ready to time; entries per round.
 
-    ``reveals[a]``: the arms whose entries pulling ``a`` reveals.
+    ``reveals[a]``: the arms whose entries pulling ``a`` reveals. With ``gaps`` (the arms' gaps),
+    :func:`required_floor` instead, its arms written to an array of ``actions``' dtype.
     """
     k_arms = table.shape[1]
     revealed = np.zeros((k_arms, k_arms), dtype=np.int64)
@@ -189,9 +211,13 @@ def _revealed_floor_call(
         revealed[a, : cols.size], n_revealed[a] = cols, cols.size
     acts = actions.astype(np.int64)
     sums = np.zeros(k_arms)
+    written = np.empty_like(actions)
 
     def floor() -> None:
-        revealed_floor(table, acts, revealed, n_revealed, sums)
+        if gaps is None:
+            revealed_floor(table, acts, revealed, n_revealed, sums)
+        else:
+            required_floor(table, acts, revealed, n_revealed, sums, gaps, written)
 
     floor()
     return floor, float(n_revealed[acts].mean())
@@ -205,8 +231,13 @@ def _floors(
     goal: float,
     repeats: int,
     ours: Callable[[], object],
+    gaps: np.ndarray | None = None,
 ) -> list[Ratio]:
-    """``name``'s simulate (``ours``) against both floors on its own arm sequence ``actions``."""
+    """``name``'s simulate (``ours``) against both floors on its own arm sequence ``actions``.
+
+    With ``gaps`` (GAP), also the bound of the goal against the revealed-entry floor: that floor
+    against :func:`required_floor`, timed alternately.
+    """
     horizon, k_arms = table.shape
     floor, per_round = _revealed_floor_call(table, actions, reveals)
     sums = np.zeros(k_arms)
@@ -215,6 +246,24 @@ def _floors(
     ours_s, floor_s = interleaved(ours, floor, repeats, clock)
     ours2_s, whole_s = interleaved(ours, lambda: table_floor(table, sums), repeats, clock)
     where = f"K = {k_arms}, T = {horizon:,}"
+    bound: list[Ratio] = []
+    if gaps is not None:
+        required, _ = _revealed_floor_call(table, actions, reveals, gaps)
+        floor2_s, required_s = interleaved(floor, required, repeats, clock)
+        ceiling = floor2_s / required_s
+        bound.append(
+            Ratio(
+                f"bound on {name} vs revealed-entry floor, {where}: the round's required work",
+                "numba loop doing only what each round of GAP must (the entries added and checked, "
+                "the regret, the arm recorded)",
+                "numba loop adding each revealed entry once",
+                ceiling,
+                None,
+                f"{_ns(required_s, horizon)} vs {_ns(floor2_s, horizon)} ns/round: the {goal:g}x goal asks "
+                f"{name} to run at {goal / ceiling:.2f} of this loop's speed with its epochs, eliminations "
+                f"and simulate's own cost (its checks, state and generator) added",
+            )
+        )
     return [
         Ratio(
             f"{name} simulate vs revealed-entry floor",
@@ -232,6 +281,7 @@ def _floors(
             None,
             f"{_ns(ours2_s, horizon)} vs {_ns(whole_s, horizon)} ns/round ({k_arms} entries/round), {where}",
         ),
+        *bound,
     ]
 
 
@@ -272,7 +322,7 @@ def gap_ratios(n_arms: int, horizon: int, goal: float, repeats: int, floors: boo
     ]
     if floors:
         assert result.actions is not None
-        out += _floors("GAP", table, result.actions, env.neighbourhoods, 0.6, repeats, ours)
+        out += _floors("GAP", table, result.actions, env.neighbourhoods, 0.6, repeats, ours, env.gaps)
         out.append(_gap_bound(table, result.actions, env.neighbourhoods, goal, repeats, reference))
     return out
 
