@@ -61,6 +61,19 @@ _EXP3_UPDATE = SingleEnvKernel(
 )
 
 
+def _sqrt_ratio(numerator: float, denominator: int) -> float:
+    """sqrt(``numerator`` / ``denominator``) for an integer ``denominator`` > 0, also beyond the floats.
+
+    A horizon T may be any integer: ``2 ln K / (K T)`` with a T past the floats (1e400) raises
+    OverflowError in Python's division, so it is taken through logarithms there (the same η up to
+    rounding; every T a float holds takes the plain division).
+    """
+    try:
+        return math.sqrt(numerator / denominator)
+    except OverflowError:
+        return math.exp(0.5 * (math.log(numerator) - math.log(denominator)))
+
+
 class _ExpWeights(CopyStreams, Agent):
     """Shared state (layout in :mod:`agents.adversarial.kernels`), sampling and accessors."""
 
@@ -194,7 +207,7 @@ class Exp3(_ExpWeights):
         if eta is not None:
             self.fixed_eta: float | None = check_float("eta", eta, low=0.0, low_open=True)
         elif self.horizon is not None:
-            self.fixed_eta = math.sqrt(2.0 * math.log(k) / (k * self.horizon))
+            self.fixed_eta = _sqrt_ratio(2.0 * math.log(k), k * self.horizon)
         else:
             self.fixed_eta = None
         self._log_k_over_k = math.log(k) / k
@@ -373,7 +386,8 @@ class Exp3SET(_GraphExpWeights):
         if alpha is not None:
             alpha = check_int("alpha", alpha, minimum=1)
             if alpha > k:
-                raise ValueError(f"alpha must be an independence number in [1, {k}] (K = n_arms), got {alpha}.")
+                got = describe(alpha, typed=False)
+                raise ValueError(f"alpha must be an independence number in [1, {k}] (K = n_arms), got {got}.")
         if eta is not None:
             self.fixed_eta = check_float("eta", eta, low=0.0, low_open=True)
         elif self.horizon is None:
@@ -383,7 +397,7 @@ class Exp3SET(_GraphExpWeights):
         else:
             if alpha is None:
                 alpha = independence_number(self.adjacency) if k <= EXACT_ALPHA_ARMS else k
-            self.fixed_eta = math.sqrt(2.0 * math.log(k) / (alpha * self.horizon))
+            self.fixed_eta = _sqrt_ratio(2.0 * math.log(k), alpha * self.horizon)
         self.alpha = alpha
         self._seed_copies()
         self._reset_state()
@@ -425,7 +439,9 @@ class Exp3IX(_GraphExpWeights):
     eta
         A fixed learning rate η > 0 (None: the adaptive tuning).
     gamma
-        A fixed implicit exploration γ >= 0 (only with ``eta``; default η/2).
+        A fixed implicit exploration γ >= 0 (only with ``eta``; default η/2). With γ = 0 each
+        q_i + γ is taken as at least 1e-300, as Exp3-SET takes q_i, so that an arm observed though
+        p gave it no chance (an update not from ``act``) adds a finite loss estimate, not NaN.
 
     Attributes
     ----------

@@ -202,7 +202,9 @@ def exp3ix_update(
     """Exp3-IX's update of every copy (values already checked).
 
     With γ_t the row's ``gamma``: for every arm i observed, L̂_i += ℓ_i / (q_i + γ_t) (implicit
-    exploration); Q_t = Σ_i p_i / (q_i + γ_t) is added to S. Next η and γ: adaptive,
+    exploration); Q_t = Σ_i p_i / (q_i + γ_t) is added to S. A fixed γ may be 0, so q_i + γ_t is
+    taken as at least :data:`MIN_PROBABILITY`, as Exp3-SET takes q_i: an arm observed though p
+    gave it no chance (an update not from ``act``) would otherwise add 0/0 = NaN to L̂. Next η and γ: adaptive,
     η = sqrt(ln K / (K + S)) and γ = η/2; else the given ``eta`` and ``gamma``. Then p from η.
     """
     k_arms = n_arms_of(state.shape[1])
@@ -211,7 +213,8 @@ def exp3ix_update(
     for b in range(state.shape[0]):
         g = state[b, 2 * k_arms + 1]
         for i in range(k_arms):
-            q[i] = observation_probability(state, b, k_arms, closed, i) + g
+            # γ = 0 (a fixed gamma of 0) with an arm observed that p gave no chance: divide by the floor, not 0
+            q[i] = max(observation_probability(state, b, k_arms, closed, i) + g, MIN_PROBABILITY)
         spent = 0.0
         for i in range(k_arms):
             spent += state[b, k_arms + i] / q[i]
@@ -320,9 +323,10 @@ class ExpWeightsReference:
         g = self.ix_gamma
         spent = 0.0
         for i in range(self.k):
-            spent += self.p[i] / (q[i] + g)
+            qg = max(q[i] + g, 1e-300)
+            spent += self.p[i] / qg
             if i in observed:
-                self.losses[i] += (1.0 - observed[i]) / (q[i] + g)
+                self.losses[i] += (1.0 - observed[i]) / qg
         self.spent += spent
         if self.eta_of is None:
             eta = math.sqrt(math.log(self.k) / (self.k + self.spent))

@@ -55,7 +55,7 @@ def _sensitivities(obs: Any, n_envs: int | None) -> FloatArray:
     n_rows = 1 if n_envs is None else n_envs
     shapes = "a float or shape (1,)" if n_envs is None else f"shape ({n_envs},) or ({n_envs}, 1)"
     expected = f"obs must be the sensitivity φ_t in [0, 1] of the datum about to be sent ({shapes}), got"
-    if isinstance(obs, numbers.Real) and not isinstance(obs, bool | np.bool_):
+    if isinstance(obs, numbers.Real) and not isinstance(obs, bool | np.bool_ | np.timedelta64):
         phi = np.array([as_float(obs)])
     else:
         arr = _as_array(obs)
@@ -221,7 +221,8 @@ class FixedArm(Agent):
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
         self.arm = check_int("arm", arm)
         if not 0 <= self.arm < self.n_arms:
-            raise ValueError(f"arm must be an arm index in [0, {self.n_arms - 1}] (0-based), got {arm!r}.")
+            got = describe(self.arm, typed=False)
+            raise ValueError(f"arm must be an arm index in [0, {self.n_arms - 1}] (0-based), got {got}.")
         self._reset_state()
 
     @classmethod

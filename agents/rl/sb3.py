@@ -8,18 +8,47 @@ given already did), so importing :mod:`agents` stays light.
 
 from __future__ import annotations
 
+import numbers
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
-from agents.base import Agent, _space, check_int, describe
+from agents.base import Agent, _space, check_int, describe, quote
 from agents.common.streams import CopyStreams, copy_uniforms
 from bandit_envs._types import IntArray
+from bandit_envs.validation import not_numbers
 
 if TYPE_CHECKING:
     from stable_baselines3.common.base_class import BaseAlgorithm
+
+
+#: Observation spaces whose observations are one array each, which the agent checks and passes to the model.
+_OBS_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
+
+
+def _obs_bounds(space: Any) -> tuple[str, npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[Any]]:
+    """(dtype kinds allowed, low, high, the space's own low, high) of an observation space of :data:`_OBS_SPACES`.
+
+    ``low`` and ``high`` (arrays of the observation's shape, or 0-d) are the inclusive bounds an
+    observation is compared with: a Box's own bounds with the infinite ones replaced by the largest
+    finite floats (so that NaN and infinities fail the comparison), a Discrete space's
+    [start, start + n - 1], a MultiDiscrete space's [start, start + nvec - 1], a MultiBinary
+    space's [0, 1].
+    """
+    big = np.finfo(np.float64).max
+    if isinstance(space, spaces.Box):
+        low, high = np.asarray(space.low, dtype=np.float64), np.asarray(space.high, dtype=np.float64)
+        return "iuf", np.clip(low, -big, big), np.clip(high, -big, big), low, high
+    if isinstance(space, spaces.Discrete):
+        start = np.asarray(int(space.start))
+        return "iu", start, start + int(space.n) - 1, start, start + int(space.n) - 1
+    if isinstance(space, spaces.MultiDiscrete):
+        start = np.asarray(getattr(space, "start", 0), dtype=np.int64) + np.zeros(space.nvec.shape, dtype=np.int64)
+        return "iu", start, start + space.nvec - 1, start, start + space.nvec - 1
+    zeros = np.zeros(space.shape, dtype=np.int64)
+    return "biu", zeros, zeros + 1, zeros, zeros + 1
 
 
 class SB3Agent(CopyStreams, Agent):
@@ -38,17 +67,24 @@ class SB3Agent(CopyStreams, Agent):
     A policy that learned to explore by randomizing (PPO on :class:`ArmStatistics`, see
     ``docs/rl.md``) explores only when stochastic.
 
+    Observations. ``act`` refuses, in one sentence and before the model sees it, an ``obs`` that
+    is not an observation of the model's observation space: not an array of numbers of the
+    space's kind (a string, a masked array, a list holding a bool, a float or a bool for a
+    Discrete space), of another shape, or with a value outside the space (NaN, an infinity, a
+    number beyond a Box's bounds, a Discrete index out of range). Torch would otherwise fail deep
+    inside the policy, or truncate a float to an index and act on it.
+
     Learning. ``update`` does nothing by default: the model is trained elsewhere, with
     ``model.learn(env)``, and the agent uses its weights as they are (so a model can be evaluated
     between calls to ``learn``). ``learn_online=True`` keeps training an off-policy model (DQN)
     from the agent's own interaction, as ``model.learn`` would: each transition (obs, action,
     reward, next obs) goes to ``model.replay_buffer`` when the next ``act`` shows the next
-    observation; ``model._on_step()`` runs after each (target network, ε schedule) and
-    ``model.train`` every ``model.train_freq`` steps past ``model.learning_starts``. With
-    ``total_timesteps`` the model's schedules (learning rate, ε) run over that many agent steps
-    as in ``learn(total_timesteps)``; without it they stay where they are. On-policy models
-    (PPO, A2C) collect their own rollouts: train them with ``model.learn`` (for a native vector
-    env through :class:`bandit_envs.wrappers.SB3VecEnv`).
+    observation (so ``update`` must follow each ``act`` once); ``model._on_step()`` runs after
+    each (target network, ε schedule) and ``model.train`` every ``model.train_freq`` steps past
+    ``model.learning_starts``. With ``total_timesteps`` the model's schedules (learning rate, ε)
+    run over that many agent steps as in ``learn(total_timesteps)``; without it they stay where
+    they are. On-policy models (PPO, A2C) collect their own rollouts: train them with
+    ``model.learn`` (for a native vector env through :class:`bandit_envs.wrappers.SB3VecEnv`).
 
     ``reset()`` starts a new episode: it reseeds the generator and drops the transition waiting
     for its next observation (the last one of an episode is not stored, as its next observation
@@ -57,9 +93,11 @@ class SB3Agent(CopyStreams, Agent):
     Parameters
     ----------
     model
-        A stable-baselines3 model with a ``Discrete(K)`` action space (K ≥ 2).
+        A stable-baselines3 model with a ``Discrete(K)`` action space (K ≥ 2) and a Box, Discrete,
+        MultiDiscrete or MultiBinary observation space (not a Dict or Tuple space).
     deterministic
-        Greedy actions (True) or the training-time policy (False); see above.
+        Greedy actions (True) or the training-time policy (False: an actor-critic policy or
+        DQN); see above.
     learn_online
         Keep training an off-policy model from the agent's updates; see above.
     total_timesteps
@@ -94,12 +132,21 @@ class SB3Agent(CopyStreams, Agent):
                 "model must be a stable-baselines3 model with a Discrete action space (e.g. PPO, A2C, DQN), "
                 f"got {type(model).__name__} with action space {action_space!r}."
             )
-        if int(action_space.start) != 0:
-            raise ValueError(f"model's action space must be Discrete(K) starting at 0, got {action_space!r}.")
+        if int(action_space.start) != 0 or int(action_space.n) < 2:
+            raise ValueError(
+                f"model's action space must be Discrete(K) with K >= 2 arms starting at 0, got {action_space!r}."
+            )
+        obs_space = getattr(model, "observation_space", None)
+        if not isinstance(obs_space, _OBS_SPACES):
+            raise TypeError(
+                "model's observation space must be a Box, Discrete, MultiDiscrete or MultiBinary space (one array "
+                f"per observation), got {obs_space!r}."
+            )
         super().__init__(int(action_space.n), n_envs=n_envs, seed=seed)
         for flag, value in (("deterministic", deterministic), ("learn_online", learn_online)):
-            if not isinstance(value, bool):
+            if not isinstance(value, bool | np.bool_):
                 raise TypeError(f"{flag} must be True or False, got {describe(value)}.")
+        deterministic, learn_online = bool(deterministic), bool(learn_online)  # numpy's np.True_ as True
         self.model = model
         self.deterministic = deterministic
         self.learn_online = learn_online
@@ -112,7 +159,16 @@ class SB3Agent(CopyStreams, Agent):
             self.name = name
         else:
             self.name = type(model).__name__
-        self._obs_shape: tuple[int, ...] = tuple(model.observation_space.shape or ())
+        self._obs_space = obs_space
+        self._obs_shape: tuple[int, ...] = tuple(obs_space.shape or ())
+        bounds = _obs_bounds(obs_space)
+        self._obs_kinds, self._obs_low, self._obs_high, self._obs_space_low, self._obs_space_high = bounds
+        if not deterministic:
+            policy = getattr(model, "policy", None)
+            if not callable(getattr(policy, "get_distribution", None)) and not hasattr(model, "exploration_rate"):
+                raise ValueError(
+                    f"deterministic=False needs an actor-critic policy (PPO, A2C) or DQN, got {type(model).__name__}."
+                )
         if learn_online:
             self._check_online()
         self._reset_state()
@@ -132,6 +188,8 @@ class SB3Agent(CopyStreams, Agent):
             raise ValueError(
                 f"env must have the model's observation shape {self._obs_shape}, got observations of shape {shape}."
             )
+        if isinstance(self._obs_space, spaces.Discrete) and space != self._obs_space:
+            raise ValueError(f"env must have the model's observation space {self._obs_space}, got {space!r}.")
 
     def _check_online(self) -> None:
         model: Any = self.model
@@ -160,16 +218,58 @@ class SB3Agent(CopyStreams, Agent):
         self._online_steps = 0
 
     def _as_batch(self, obs: Any) -> npt.NDArray[Any]:
-        x = np.asarray(obs)
+        """``obs`` as an array with the batch axis, checked against the model's observation space.
+
+        Refused before the model sees it: what is not an array of numbers of the space's kind (a
+        string, a masked array, a list holding a bool, a float for a Discrete space), another shape,
+        and values outside the space (NaN, infinities, a Box's bounds, a Discrete space's range),
+        on which torch would fail deep inside the policy or which it would truncate silently.
+        """
+        space = self._obs_space
+        if type(obs) is np.ndarray:
+            x = obs
+        else:
+            odd = None if "b" in self._obs_kinds else not_numbers(obs)
+            if odd is not None or isinstance(obs, np.ma.MaskedArray | str | bytes):
+                raise TypeError(f"{self._obs_wanted()}, got {odd or describe(obs)}.")
+            try:
+                x = np.asarray(obs)
+            except (TypeError, ValueError):
+                raise TypeError(f"{self._obs_wanted()}, got {describe(obs)}.") from None
+        if x.dtype.kind not in self._obs_kinds:
+            what = self._obs_wanted()
+            if x.dtype.kind == "O" and isinstance(obs, numbers.Integral) and not isinstance(obs, bool):
+                lo, hi = self._obs_space_low.min(), self._obs_space_high.max()
+                raise ValueError(f"{what} (in [{lo:g}, {hi:g}]), got {describe(obs, typed=False)}.")  # beyond int64
+            allowed = {"iuf": "real numbers", "iu": "integers", "biu": "booleans or integers 0 and 1"}[self._obs_kinds]
+            raise TypeError(f"{what} ({allowed}), got {describe(obs)}.")
         if self.n_envs is None and x.shape == self._obs_shape:
-            return x[None]
-        if x.shape != (self.batch, *self._obs_shape):
+            x = x[None]
+        elif x.shape != (self.batch, *self._obs_shape):
             expected = self._obs_shape if self.n_envs is None else (self.batch, *self._obs_shape)
             raise ValueError(
-                f"obs must have shape {expected} (the model's observation space {self.model.observation_space}"
+                f"obs must have shape {expected} (the model's observation space {space}"
                 f"{'' if self.n_envs is None else ' with a batch axis'}), got shape {x.shape}."
             )
+        low, high = self._obs_low, self._obs_high
+        ok = (x >= low) & (x <= high)  # NaN fails, and so do infinities (the bounds are finite)
+        if not ok.all():
+            index = tuple(int(i) for i in np.argwhere(~ok)[0])
+            entry = index[1:]
+            lo, hi = self._obs_space_low[entry], self._obs_space_high[entry]
+            where = f" at entry {entry}" if entry else ""
+            copy = "" if self.n_envs is None else f" for copy {index[0]}"
+            allowed = f"a finite number in [{lo:g}, {hi:g}]" if "f" in self._obs_kinds else f"in [{lo:g}, {hi:g}]"
+            raise ValueError(
+                f"obs must lie in the model's observation space {space} ({allowed}{where}), "
+                f"got {quote(x[index].item())}{copy}."
+            )
         return x
+
+    def _obs_wanted(self) -> str:
+        """The start of a refusal of ``obs``: what it must be."""
+        copies = "" if self.n_envs is None else " with a batch axis"
+        return f"obs must be an observation of the model's observation space {self._obs_space}{copies}"
 
     def _choose(self, x: npt.NDArray[Any]) -> IntArray:
         model: Any = self.model
@@ -221,8 +321,11 @@ class SB3Agent(CopyStreams, Agent):
         if not self.learn_online:
             return
         if self._last_obs is None:
-            raise RuntimeError("update() must follow act(): the transition starts at the observation act() saw.")
+            raise RuntimeError(
+                "update() must follow act(), once per act(): the transition starts at the observation act() saw."
+            )
         self._pending = (self._last_obs, a, r)
+        self._last_obs = None  # a second update() before the next act() would overwrite this transition
 
     def _store(self, next_obs: npt.NDArray[Any]) -> None:
         """Add the pending transition to the replay buffer and train as ``model.learn`` would."""

@@ -103,7 +103,8 @@ class EpsilonGreedy(CopyStreams, MeanStateAgent):
                     f"got epsilon={describe(epsilon, typed=False)}."
                 )
             self.epsilon: float | npt.NDArray[np.float64] | None = None
-            param = np.asarray(self.c) * self.n_arms / np.square(np.asarray(self.d))
+            with np.errstate(over="ignore", divide="ignore"):  # c K / d² past the floats: ε = 1 every round
+                param = np.asarray(self.c) * self.n_arms / np.square(np.asarray(self.d))
             self.name = "eps_n-greedy"
         else:
             value = DEFAULT_EPSILON if epsilon is None else epsilon

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import types
 
-from agents.base import SingleEnvKernel, check_float, check_int
+from agents.base import INT64_MAX, SingleEnvKernel, check_float, check_int_range
 from agents.stochastic.index import per_copy_float
 from agents.stochastic.index_kernels import (
     ANCHOR_BLOCKS,
@@ -172,7 +172,7 @@ class MOSS(MeanStateAgent):
     n_arms
         Number of arms K (>= 2).
     horizon
-        The number of rounds T (>= 1) the index is tuned for.
+        The number of rounds T the index is tuned for, in [1, 2^63 - 1] (the pulls are counted in int64).
     n_envs, seed
         As :class:`agents.UCB` (MOSS itself is deterministic: ``seed`` only seeds ``rng``).
 
@@ -187,7 +187,9 @@ class MOSS(MeanStateAgent):
 
     def __init__(self, n_arms: int, horizon: int, *, n_envs: int | None = None, seed: int | None = None) -> None:
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
-        self.horizon = check_int("horizon", horizon, minimum=1)
+        # T/K is kept as a float: a horizon past int64 (1e400) overflowed in that division; the pull counts
+        # are int64, so no run reaches it
+        self.horizon = check_int_range("horizon", horizon, 1, INT64_MAX, "MOSS counts pulls in int64")
         self._param = np.full(self.batch, self.horizon / self.n_arms)
         self._reset_state()
 
