@@ -495,10 +495,11 @@ def _claim(
 
 
 def class_factory(cls: type[Agent], epsilon: float, horizon: int, graph: Any) -> Callable[[Any, int | None, int], Any]:
-    """``build(env, n_envs, seed)`` for an Agent subclass: ``cls(n_arms, [horizon,] [epsilon,] [feedback_graph,] ...)``.
+    """``build(env, n_envs, seed)`` for an Agent subclass: ``cls(2, [horizon, epsilon, graph,] n_envs=, seed=)``.
 
-    Only the parameters its signature has are passed (by name), so any agent whose other
-    parameters have defaults can be built.
+    Of ``horizon``, ``epsilon`` and ``feedback_graph`` only those its signature has are passed (by
+    name); ``n_envs`` and ``seed`` always are (an :class:`agents.base.Agent` takes both), so any
+    such agent whose other parameters have defaults can be built.
     """
     params = inspect.signature(cls).parameters
     offered = {"horizon": horizon, "epsilon": epsilon, "feedback_graph": graph}

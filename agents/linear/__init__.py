@@ -23,11 +23,11 @@ largest optimistic index :math:`x^\top\hat\theta + \beta\,\mathrm{bonus}(x)`. Mo
   (private).
 
 Where numba kernels live (the rule for the whole code base, with its known exceptions, is in
-``docs/kernels.md``): compiled kernels live in a private module next to the code that uses them
-(``agents/common/kernels.py`` for the generic drivers, ``agents/elimination/kernels.py`` for the elimination
-agents, ``agents/linear/_kernels.py`` here, ``bandit_envs/budget/_geo.py`` for the Gowalla budget
-env); kernels that other modules import from it have no leading underscore, since the module's
-own underscore already marks them internal. A public module holds ``@numba.njit`` functions only
+``docs/kernels.md``): compiled kernels live in an internal module of their own next to the code
+that uses them (``agents/common/kernels.py`` for the generic drivers, ``agents/elimination/kernels.py``
+for the elimination agents, ``agents/linear/_kernels.py`` here, ``bandit_envs/budget/_geo.py`` for
+the Gowalla budget env); kernels that other modules import from it have no leading underscore,
+since the module is internal already. A public module holds ``@numba.njit`` functions only
 in two cases: a few small kernels of its own, kept at its top under underscore names
 (``agents/stochastic/index.py``, ``agents/budget/smucb.py``), or compiled primitives that are public API
 (``bandit_envs/rewards.py``). Each kernel's docstring states what it computes; where a kernel
