@@ -169,6 +169,32 @@ def test_a_signal_while_an_agent_acts_still_interrupts_and_resumes(signum, jobs,
     assert f": {saved} of 12 tasks are already done." in err
 
 
+def test_an_error_raised_after_a_noted_stop_is_that_stop(monkeypatch):
+    """A signal landing where compiled code calls back into Python (numba unboxing a Generator)
+    can surface as another error; once the handler has noted the stop, the sweep takes it for it.
+
+    The race itself cannot be reproduced on demand, so the noted stop is set as the handler sets it.
+    """
+    from agents.experiments.core import backends
+
+    def fail() -> None:
+        with backends.errors_after_a_stop():
+            raise SystemError("<built-in function cast> returned a result with an exception set")
+
+    monkeypatch.setattr(backends._Caught, "pid", os.getpid())
+    monkeypatch.setattr(backends._Caught, "signal", None)
+    with pytest.raises(SystemError):  # no stop noted: the error is the error
+        fail()
+    for noted in (KeyboardInterrupt, backends.Terminated):
+        monkeypatch.setattr(backends._Caught, "signal", noted)
+        with pytest.raises(noted) as info:
+            fail()
+        assert type(info.value) is noted and isinstance(info.value.__cause__, SystemError)
+    monkeypatch.setattr(backends._Caught, "pid", os.getpid() + 1)  # a stop noted by another process
+    with pytest.raises(SystemError):
+        fail()
+
+
 # ------------------------------------------------------------------ agent names that read like other values
 
 

@@ -39,6 +39,7 @@ from agents.experiments.core.backends import (
     SweepInterrupted,
     Terminated,
     check_interrupted,
+    errors_after_a_stop,
     make_backend,
 )
 from agents.experiments.core.data import MOVIELENS_NAMES
@@ -554,7 +555,8 @@ def run_experiment(
                 label = f"{exp.id}-{manifest['fingerprint'][:8]}"
                 try:
                     try:
-                        _execute(tasks, pending, executor, label, progress, len(done), save)
+                        with errors_after_a_stop():  # a signal landing in compiled code may surface as another error
+                            _execute(tasks, pending, executor, label, progress, len(done), save)
                     finally:  # the store buffers finished tasks: write them before anything counts them
                         store.flush()
                 except BackendError as exc:

@@ -142,6 +142,26 @@ def check_interrupted() -> None:
 
 
 @contextlib.contextmanager
+def errors_after_a_stop() -> Iterator[None]:
+    """Within: an error raised once :func:`catch_interrupts`' handler has noted Ctrl-C or SIGTERM is that stop.
+
+    A signal's exception raised in Python code that compiled code called back into (numba unboxing
+    a numpy Generator through ctypes, when the signal lands there) can surface as another error
+    (a ``SystemError`` or ``TypeError`` of the caller). The sweep is stopping anyway: such an error,
+    in this process and after a noted stop, is raised as the noted KeyboardInterrupt (or
+    :class:`Terminated`), so the run ends with its "interrupted" line and its finished tasks kept,
+    not a traceback. Errors with no stop noted go on as they are.
+    """
+    try:
+        yield
+    except Exception as exc:
+        caught = _Caught.signal
+        if caught is not None and _Caught.pid == os.getpid():
+            raise caught from exc
+        raise
+
+
+@contextlib.contextmanager
 def catch_interrupts() -> Iterator[None]:
     """While in the block, SIGTERM raises :class:`Terminated` as Ctrl-C raises KeyboardInterrupt, once.
 
