@@ -349,6 +349,18 @@ def release_increments(agent: Any, rounds: int, label: str) -> tuple[tuple[int, 
     return tuple(out)
 
 
+def _report_scope(rounds: str, where: str) -> str:
+    """The scope line of a local-DP subject whose pairs change only the first rounds' reports."""
+    return (
+        f"This covers only the reports of {rounds}: every other round's report goes through the same "
+        f"mechanism with fresh noise ({where}), so these stand for any others."
+    )
+
+
+def _first_rounds(group: int) -> str:
+    return "round 0" if group == 1 else f"rounds 0..{group - 1}"
+
+
 def ldp_wrapper_subject(
     epsilon: float, *, horizon: int | None = None, group: int = 1, mechanism: str = "laplace"
 ) -> Subject:
@@ -378,6 +390,7 @@ def ldp_wrapper_subject(
         ArmSequenceEvents(2),
         _neighbours_line,
         f"{mech} reports (ε = {claim_eps:g} each), wrapping agents.UCB",
+        _report_scope(_first_rounds(group), "agents/local_dp/wrapper.py"),
     )
 
 
@@ -415,6 +428,7 @@ def ldp_linucb_subject(
         sample,
         ArmSequenceEvents(2),
         lambda pair: _neighbours_line(pair).replace("0/1 table", "±1 table (features e₁, e₂)"),
+        scope=_report_scope(_first_rounds(group), "agents/linear/ldp_linucb.py"),
     )
 
 
