@@ -130,10 +130,15 @@ def vector_against_single(
     return v / (steps * n), s / single_steps
 
 
+#: A CPU-bound loop that ends once its parent has gone (it is then another process's child): a benchmark
+#: killed before its ``finally`` runs (SIGTERM, SIGKILL) must not leave it spinning, slowing what runs next.
+_SPIN = "import os\nparent = os.getppid()\nwhile os.getppid() == parent:\n    for _ in range(100_000):\n        pass\n"
+
+
 @contextmanager
 def cpu_load(processes: int) -> Iterator[None]:
-    """``processes`` CPU-bound Python processes running while the block runs."""
-    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+    """``processes`` CPU-bound Python processes running while the block runs (each ends if this process dies)."""
+    procs = [subprocess.Popen([sys.executable, "-c", _SPIN]) for _ in range(processes)]
     try:
         time.sleep(0.5)  # let them start spinning
         yield
