@@ -17,6 +17,9 @@ Ratios (every pair interleaved, several repetitions, medians):
 * ``agents.UCB`` and ``agents.UCBN`` with one env fed the ``GraphBandit-v0`` step output
   (reward and info, side observations included) against the same agents with ``n_envs=1``, for
   information.
+* The elimination agents with one env (``GAP``, ``GAPU``, ``DPSE``, ``AAE``, ``AlphaSample``, K = 10)
+  fed the ``GraphBandit-v0`` step output of their own arms, against the same agents with
+  ``n_envs=1`` (the general checked path), for information.
 * ``LinUCB`` and ``LDPLinUCB`` (d = 20, 20 arms, MovieLens-like features as in
   ``bench_ldp_linucb.py``): the step API over T rounds against the same agent's compiled
   ``run`` over the same rounds. Goal: the step API at least 0.5x the speed of ``run``. Both must
@@ -39,7 +42,22 @@ import numpy as np
 from _common import Ratio, interleaved, print_results, step_api_vs_run
 
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
-from agents import KLUCB, MOSS, UCB, UCBN, EpsilonGreedy, Exp3, LDPLinUCB, LinUCB, ThompsonSampling
+from agents import (
+    AAE,
+    DPSE,
+    GAP,
+    GAPU,
+    KLUCB,
+    MOSS,
+    UCB,
+    UCBN,
+    AlphaSample,
+    EpsilonGreedy,
+    Exp3,
+    LDPLinUCB,
+    LinUCB,
+    ThompsonSampling,
+)
 from agents.base import Agent
 
 K = 10  # arms of the UCB agents
@@ -231,6 +249,56 @@ def with_info_ratio(make: Callable[..., UCB | UCBN], name: str, quick: bool) -> 
     )
 
 
+#: The elimination agents timed with one env on GraphBandit-v0: name -> constructor (graph, horizon, n_envs).
+ELIMINATION_AGENTS: dict[str, Callable[[np.ndarray, int, int | None], Agent]] = {
+    "GAP": lambda graph, horizon, n: GAP(K, horizon, 1.0, graph, n_envs=n, seed=0),
+    "GAPU": lambda graph, horizon, n: GAPU(K, horizon, 1.0, graph, n_envs=n, seed=0),
+    "DPSE": lambda graph, horizon, n: DPSE(K, horizon, 1.0, n_envs=n, seed=0),
+    "AAE": lambda graph, horizon, n: AAE(K, horizon, n_envs=n, seed=0),
+    "AlphaSample": lambda graph, horizon, n: AlphaSample(K, horizon, n_envs=n, seed=0),
+}
+
+
+def elimination_step_ratio(name: str, quick: bool) -> Ratio:
+    """One env's act + update(a, r, info) on ``GraphBandit-v0``'s output for its own arms, against ``n_envs=1``."""
+    steps, repeats = (1_000, 5) if quick else (10_000, 9)
+    env = gym.make("GraphBandit-v0", n_arms=K, edge_probability=0.3, instance_seed=1, horizon=steps)
+    _, info = env.reset(seed=0)
+    make = ELIMINATION_AGENTS[name]
+    single, checked = make(info["feedback_graph"], steps, None), make(info["feedback_graph"], steps, 1)
+    feedback = []
+    for _ in range(steps):  # the env's real step output for the arms the agent chooses, recorded
+        a = single.act()
+        _, reward, _, _, info = env.step(a)
+        single.update(a, reward, info)
+        feedback.append((reward, info))
+    batch_feedback = [
+        (np.array([reward]), {key: np.asarray(value)[None] for key, value in info.items()}) for reward, info in feedback
+    ]
+
+    def loop(agent: Agent, rounds: list[tuple[Any, dict[str, Any]]]) -> Callable[[], None]:
+        def run() -> None:
+            agent.reset(seed=0)  # the same arms again: the recorded feedback is theirs
+            act, update = agent.act, agent.update
+            for reward, info in rounds:
+                update(act(), reward, info)
+
+        return run
+
+    one, general = loop(single, feedback), loop(checked, batch_feedback)
+    one()
+    general()
+    us, old_us = (x / steps * 1e6 for x in interleaved(one, general, repeats))
+    return Ratio(
+        f"{name} single-env step with the env's info vs checked n_envs=1 path",
+        f"{name}(10) act+update(a, r, info)",
+        f"{name}(10, n_envs=1) act+update",
+        old_us / us,
+        None,
+        f"{us:.2f} us vs {old_us:.2f} us per step (GraphBandit-v0 reward and info for the agent's own arms)",
+    )
+
+
 def linear_problem(rounds: int, seed: int = 0, n_users: int = 943) -> tuple[np.ndarray, np.ndarray]:
     """MovieLens-like rounds: a random user's fixed 20 x 20 matrix of unit rows, rewards x.theta* in [-1, 1]."""
     rng = np.random.default_rng(seed)
@@ -254,6 +322,7 @@ def results(quick: bool = False) -> list[Ratio]:
     out.extend(index_agent_ratio(name, make, goal, quick) for name, (make, goal) in INDEX_AGENTS.items())
     out.append(with_info_ratio(UCB, "UCB", quick))
     out.append(with_info_ratio(UCBN, "UCBN", quick))
+    out.extend(elimination_step_ratio(name, quick) for name in ELIMINATION_AGENTS)
     out.append(linear_ratio("LinUCB", lambda: LinUCB(D, 1.0, seed=0), quick))
     out.append(
         linear_ratio(

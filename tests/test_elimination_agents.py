@@ -45,6 +45,7 @@ from agents.elimination.kernels import (
     GAP_SUMS,
 )
 from agents.elimination.policies import AAE, DPSE, GAP, GAPU, AlphaSample, EliminationAgent
+from bandit_envs.core import generator_addresses
 from bandit_envs.graph import GraphBanditEnv, GraphBanditVectorEnv
 from bandit_envs.privacy._checks import laplace_tail_delta
 from bandit_envs.privacy.streams import noise_generator
@@ -358,6 +359,7 @@ def test_gapu_batched_draws_match_single_agents_statistically():
 
 def test_gapu_sets_are_maximal_independent_in_the_active_subgraph_and_uniform():
     rng = np.random.default_rng(0)
+    bitgen = generator_addresses([rng])[0]  # the kernel draws from rng's C interface
     out = np.zeros(8, dtype=np.int64)
     for trial in range(30):
         upper = np.triu(rng.random((8, 8)) < 0.4, k=1)
@@ -371,7 +373,7 @@ def test_gapu_sets_are_maximal_independent_in_the_active_subgraph_and_uniform():
         counts = dict.fromkeys(maximal, 0)
         draws = 200 if trial else 6000
         for _ in range(draws):
-            m = kernels.uniform_maximal_independent_set(active, nbhd, out, rng)
+            m = kernels.uniform_maximal_independent_set(active, nbhd, out, bitgen)
             omega = tuple(out[:m].tolist())
             assert omega in maximal  # independent, maximal, only active arms
             counts[omega] += 1

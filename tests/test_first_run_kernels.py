@@ -21,14 +21,15 @@ import pytest
 from agents.common.streams import laplace_draw
 from agents.elimination.kernels import integer_below
 from bandit_envs._jit import njit
+from bandit_envs.core import generator_addresses
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @njit
-def _draw_all(rng, bounds, out):  # pragma: no cover - compiled
+def _draw_all(bitgen, bounds, out):  # pragma: no cover - compiled
     for i in range(bounds.shape[0]):
-        out[i] = integer_below(rng, bounds[i])
+        out[i] = integer_below(bitgen, bounds[i])
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -46,15 +47,15 @@ def test_integer_below_draws_what_generator_integers_draws(seed):
     numpy.random()  # a double drawn first: the 32-bit draws then start on a fresh 64-bit word
     ours.random()
     out = np.empty(bounds.size, dtype=np.int64)
-    _draw_all(ours, bounds, out)
+    _draw_all(generator_addresses([ours])[0], bounds, out)
     assert out.tolist() == [int(numpy.integers(0, n)) for n in bounds]
     assert ours.bit_generator.state == numpy.bit_generator.state  # the same draws, the half-word buffer too
 
 
 @njit
-def _laplace_all(rng, scales, out):  # pragma: no cover - compiled
+def _laplace_all(bitgen, scales, out):  # pragma: no cover - compiled
     for i in range(scales.shape[0]):
-        out[i] = laplace_draw(rng, scales[i])
+        out[i] = laplace_draw(bitgen, scales[i])
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -62,7 +63,7 @@ def test_laplace_draw_draws_what_generator_laplace_draws(seed):
     scales = np.random.default_rng(300 + seed).choice([1e-9, 0.01, 1.0, 3.5, 1e6], 100_000)
     ours, numpy = np.random.default_rng(seed), np.random.default_rng(seed)
     out = np.empty(scales.size)
-    _laplace_all(ours, scales, out)
+    _laplace_all(generator_addresses([ours])[0], scales, out)
     want = np.array([numpy.laplace(0.0, scale) for scale in scales])
     assert np.array_equal(out, want) and np.array_equal(np.signbit(out), np.signbit(want))  # zeros' signs too
     assert ours.bit_generator.state == numpy.bit_generator.state

@@ -49,6 +49,28 @@ def first_bad(actions, rewards, n_arms):  # pragma: no cover
     return -1
 
 
+@njit
+def revealed_row(mask, seen, a, r, low, high, out):  # pragma: no cover
+    """One env's round as the update kernels read it: ``out[0] = np.where(mask, seen, nan)``, then ``out[0, a] = r``.
+
+    Returns the first arm k with ``mask[k]`` True and ``seen[k]`` not in [``low``, ``high``]
+    (NaN included), or -1; after a k >= 0, ``out`` is not to be used. The check of every
+    revealed reward that :meth:`agents.base.Agent._side_observations` makes with numpy, in one
+    compiled pass for the elimination agents' one-env ``update`` (a refused round then takes
+    the numpy path, which raises its sentence).
+    """
+    for k in range(out.shape[1]):
+        if mask[k]:
+            value = seen[k]
+            if not low <= value <= high:
+                return k
+            out[0, k] = value
+        else:
+            out[0, k] = np.nan
+    out[0, a] = r
+    return -1
+
+
 def kernel_error(agent: Agent, actions: IntArray, rewards: FloatArray, b: int) -> ValueError:
     """The agent's error for copy ``b``, refused by a kernel: its action (outside [0, K)), else its reward."""
     if not 0 <= actions[b] < agent.n_arms:

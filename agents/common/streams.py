@@ -9,7 +9,7 @@ whatever the other copies do, as copy i of a native vector env is the single env
 and :func:`copy_normals` draw one value per copy from the copies' generators through their C
 interface (the LDP wrapper's per-copy noise), with numpy's own algorithms, so each copy draws
 exactly what ``Generator.laplace``, ``random`` and ``normal`` would; :func:`laplace_draw` is
-``Generator.laplace`` for a generator handed to compiled code (the elimination agents' releases).
+``Generator.laplace`` of one generator's C interface (the elimination agents' releases).
 
 The compiled kernels draw with :func:`bandit_envs.core.next_double` from each generator's C
 interface, whose address is kept next to the generators (``_bitgens``), the same stream as
@@ -30,7 +30,6 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 from numba.np.random._constants import fi_double, ki_double, wi_double, ziggurat_nor_inv_r, ziggurat_nor_r
-from numba.np.random.generator_core import next_double as generator_next_double
 
 from bandit_envs._jit import njit
 from bandit_envs.core import bitgen_draw_codegen, generator_addresses, next_double
@@ -66,17 +65,18 @@ def copy_laplace(bitgens, scale, out):  # pragma: no cover
 
 
 @njit
-def laplace_draw(rng, scale):  # pragma: no cover
-    """``rng.laplace(0.0, scale)`` for a numpy Generator ``rng`` in compiled code: the same value, from the same draw.
+def laplace_draw(bitgen, scale):  # pragma: no cover
+    """``Generator.laplace(0.0, scale)`` of the generator at address ``bitgen``: the same value, from the same draw.
 
-    As :func:`copy_laplace`, with U from numba's binding of the generator (``next_double`` of
-    ``rng.bit_generator``). Written here because numba's ``Generator.laplace`` takes a few tenths
-    of a second of CPU time to compile (its layers of argument handling), which every first run
-    of GAP or DPSE paid for their releases.
+    As :func:`copy_laplace` for one generator (``bitgen`` from
+    :func:`bandit_envs.core.generator_addresses`). Written here because numba's
+    ``Generator.laplace`` takes a few tenths of a second of CPU time to compile (its layers of
+    argument handling), which every first run of GAP or DPSE paid for their releases; and it
+    takes an address rather than the Generator because handing numba a Generator costs about
+    6 us a call (it reads the generator's C interface through ctypes), more than a step.
     """
-    bit_generator = rng.bit_generator
     while True:
-        u = generator_next_double(bit_generator)
+        u = next_double(bitgen)
         if u > 0.0:
             return laplace_of_double(u, scale)
 

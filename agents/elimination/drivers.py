@@ -6,8 +6,8 @@ The agents' decisions live once, in the state machines of :mod:`agents.eliminati
 
 * ``*_act_batch`` / ``*_update_batch``: the step API, one round for every copy of a batched
   agent, calling ``*_act`` / ``*_update`` per copy with the round's observed rewards as a row
-  (NaN where not observed) and the copies' generators (copy b's is looked up where it draws,
-  :func:`agents.elimination.kernels.copy_generator`).
+  (NaN where not observed) and the addresses of the copies' generators (``bitgens``; copy b
+  draws from ``bitgens[b]``, see :mod:`agents.elimination.kernels`), or None where they draw nothing.
 * ``*_run``: the table simulator, which plays one copy over a block of rows of a reward table.
   It does what ``*_act`` then ``*_update`` would do round after round, but an epoch (a pass for
   AAE, a sweep for AlphaSample) at a time: the arms each pull reveals are listed once per epoch,
@@ -20,7 +20,7 @@ The agents' decisions live once, in the state machines of :mod:`agents.eliminati
 Every ``*_run`` has the same signature::
 
     run(state, params, b, observes, block, t0, stop, law, override, gaps,
-        checkpoints, regret_out, actions_out, total, rng, bad) -> total
+        checkpoints, regret_out, actions_out, total, bitgens, bad) -> total
 
 ``block`` holds rows ``t0 .. t0 + len(block) - 1`` of the table, and the copy plays from its
 current round to ``min(stop, t0 + len(block))``. ``observes[a]`` are the arms pulling ``a``
@@ -34,7 +34,8 @@ CDF; GAP's run, the one with a loop for each kind, is two functions (:func:`comp
 ``total`` is the regret so far; it comes back with this block's rounds added, and the cumulative
 regret is written to ``regret_out[i]`` at round count ``checkpoints[i]``; arms go to
 ``actions_out[t]`` if it has ``stop`` entries. A table entry outside [0, 1] (or NaN) stops the
-run before it is used: its round and arm go to ``bad``.
+run before it is used: its round and arm go to ``bad``. ``bitgens`` holds the addresses of the
+copies' generators (copy ``b`` draws from ``bitgens[b]``), or is None for a run that draws nothing.
 """
 
 from __future__ import annotations
@@ -57,14 +58,14 @@ from bandit_envs.rewards import rewards_of_entries
 
 
 @njit
-def gap_act_batch(state, params, rngs, out):  # pragma: no cover
+def gap_act_batch(state, params, bitgens, out):  # pragma: no cover
     """``out[b]`` = copy b's next arm (GAP, GAPU)."""
     for b in range(out.shape[0]):
-        out[b] = k_.gap_act(state, params, b, rngs)
+        out[b] = k_.gap_act(state, params, b, bitgens)
 
 
 @njit
-def gap_update_batch(state, params, actions, rewards, rngs):  # pragma: no cover
+def gap_update_batch(state, params, actions, rewards, bitgens):  # pragma: no cover
     """Feed copy b its arm and its row of observed rewards (GAP, GAPU); 1 if an epoch ended (release due), else 0.
 
     First :func:`agents.elimination.kernels.gap_feedback_ok` on the round's revealed arms (the
@@ -77,51 +78,51 @@ def gap_update_batch(state, params, actions, rewards, rngs):  # pragma: no cover
         return -1
     ended = 0
     for b in range(actions.shape[0]):
-        if k_.gap_update(state, params, b, actions[b], rewards[b], rngs):
+        if k_.gap_update(state, params, b, actions[b], rewards[b], bitgens):
             ended = 1
     return ended
 
 
 @njit
-def dpse_act_batch(state, params, rngs, out):  # pragma: no cover
+def dpse_act_batch(state, params, bitgens, out):  # pragma: no cover
     """``out[b]`` = copy b's next arm (DPSE)."""
     for b in range(out.shape[0]):
-        out[b] = k_.dpse_act(state, params, b, rngs)
+        out[b] = k_.dpse_act(state, params, b, bitgens)
 
 
 @njit
-def dpse_update_batch(state, params, actions, rewards, rngs):  # pragma: no cover
+def dpse_update_batch(state, params, actions, rewards, bitgens):  # pragma: no cover
     """Feed copy b its arm and its row of observed rewards (DPSE)."""
     for b in range(actions.shape[0]):
-        k_.dpse_update(state, params, b, actions[b], rewards[b], rngs)
+        k_.dpse_update(state, params, b, actions[b], rewards[b], bitgens)
 
 
 @njit
-def aae_act_batch(state, params, rngs, out):  # pragma: no cover
+def aae_act_batch(state, params, bitgens, out):  # pragma: no cover
     """``out[b]`` = copy b's next arm (AAE)."""
     for b in range(out.shape[0]):
-        out[b] = k_.aae_act(state, params, b, rngs)
+        out[b] = k_.aae_act(state, params, b, bitgens)
 
 
 @njit
-def aae_update_batch(state, params, actions, rewards, rngs):  # pragma: no cover
+def aae_update_batch(state, params, actions, rewards, bitgens):  # pragma: no cover
     """Feed copy b its arm and its row of observed rewards (AAE)."""
     for b in range(actions.shape[0]):
-        k_.aae_update(state, params, b, actions[b], rewards[b], rngs)
+        k_.aae_update(state, params, b, actions[b], rewards[b], bitgens)
 
 
 @njit
-def alpha_act_batch(state, params, rngs, out):  # pragma: no cover
+def alpha_act_batch(state, params, bitgens, out):  # pragma: no cover
     """``out[b]`` = copy b's next arm (AlphaSample; one draw of copy b's generator)."""
     for b in range(out.shape[0]):
-        out[b] = k_.alpha_act(state, params, b, rngs)
+        out[b] = k_.alpha_act(state, params, b, bitgens)
 
 
 @njit
-def alpha_update_batch(state, params, actions, rewards, rngs):  # pragma: no cover
+def alpha_update_batch(state, params, actions, rewards, bitgens):  # pragma: no cover
     """Feed copy b its arm and its row of observed rewards (AlphaSample)."""
     for b in range(actions.shape[0]):
-        k_.alpha_update(state, params, b, actions[b], rewards[b], rngs)
+        k_.alpha_update(state, params, b, actions[b], rewards[b], bitgens)
 
 
 # ------------------------------------------------------------------- table runs, shared parts
@@ -371,7 +372,7 @@ def compile_gap_run(chunks: bool) -> Any:
         regret_out,
         actions_out,
         total,
-        rng,
+        bitgens,
         bad,
     ):
         """GAP / GAPU over a block (Algorithm 1, lines 13-24 an epoch at a time).
@@ -499,7 +500,7 @@ def compile_gap_run(chunks: bool) -> Any:
             count_segment(o_b, revealed, n_revealed, m, first_position, t - segment_start)
             ctr[b, k_.GAP_ROUND] = t
             if t == epoch_end:
-                k_.gap_release(state, params, b, rng)
+                k_.gap_release(state, params, b, bitgens)
                 if ctr[b, k_.GAP_OMEGA_SIZE] == 0:  # GAPU: Ω_τ is drawn by the caller (kernels.gapu_plan)
                     return total
         return total
@@ -529,7 +530,7 @@ def dpse_run(  # pragma: no cover
     regret_out,
     actions_out,
     total,
-    rng,
+    bitgens,
     bad,
 ):
     """DP-SE over a block: epoch e is R_e rounds of round-robin over the active set S."""
@@ -573,7 +574,7 @@ def dpse_run(  # pragma: no cover
                 i = 0
         ctr[b, k_.DPSE_ROUND] = t
         if t == epoch_end:
-            k_.dpse_release(state, params, b, rng)
+            k_.dpse_release(state, params, b, bitgens)
     return total
 
 
@@ -665,7 +666,7 @@ def aae_run(  # pragma: no cover
     regret_out,
     actions_out,
     total,
-    rng,
+    bitgens,
     bad,
 ):
     """AAE over a block, a pass over the active arms at a time (counts and sums as in ``aae_update``).
@@ -799,7 +800,7 @@ def alpha_run(  # pragma: no cover
     regret_out,
     actions_out,
     total,
-    rng,
+    bitgens,
     bad,
 ):
     """AlphaSample over a block: each round a uniformly random unseen active arm (one draw), as ``alpha_act``."""
@@ -817,7 +818,7 @@ def alpha_run(  # pragma: no cover
     for k in range(k_arms):
         left += unseen_b[k]
     while t < end:
-        pick = k_.integer_below(rng, left)
+        pick = k_.integer_below(bitgens[b], left)
         a = -1
         for k in range(k_arms):
             if unseen_b[k]:

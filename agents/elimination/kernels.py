@@ -2,10 +2,13 @@
 
 Conventions: ``state`` is a tuple of arrays with a batch axis first, ``params`` a tuple of
 constants, ``b`` the copy, ``rewards`` a length-K row holding the observed rewards of this
-round and NaN elsewhere. Rounds are counted from 0 (the paper's s_1 = 1 is our 0). ``rng`` is
-copy b's generator, or a numba typed list of the copies' generators of which copy b draws from
-``rng[b]`` (:func:`copy_generator`, looked up only where a draw is made): copy i of a batch
-seeded s draws as a single agent seeded s + i (docs/design.md, "Agents", Seeds).
+round and NaN elsewhere. Rounds are counted from 0 (the paper's s_1 = 1 is our 0). ``bitgens``
+is the (B,) uint64 array of the copies' generators' C interfaces
+(:func:`bandit_envs.core.generator_addresses`; one env: its ``rng``'s), of which copy b draws
+from ``bitgens[b]``, looked up only where a draw is made (kernels that draw nothing are passed
+None): copy i of a batch seeded s draws as a single agent seeded s + i (docs/design.md,
+"Agents", Seeds). Addresses rather than the Generators themselves, because handing numba a
+Generator costs about 6 us a call (it reads its C interface through ctypes), more than a step.
 
 State layout
 ------------
@@ -23,35 +26,15 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from numba.core import types
-from numba.extending import overload
-from numba.np.random.generator_core import next_uint32
 
 from agents.common.kernels import argmax_masked
-from agents.common.streams import laplace_draw, lemire_keeps
+from agents.common.streams import laplace_draw, lemire_keeps, next_uint32
 from bandit_envs._jit import njit
 
 
-def copy_generator(rngs, b):  # pragma: no cover (the compiled form below is the one called)
-    """Copy b's generator: ``rngs`` itself if it is a Generator (one env, or one copy's), else ``rngs[b]``.
-
-    A batched agent's step kernels take the numba typed list of its copies' generators and look
-    copy b's up only where it draws (a lookup costs tens of nanoseconds); one env and the table
-    runs pass a Generator, which this returns as it is (no cost).
-    """
-    return rngs if isinstance(rngs, np.random.Generator) else rngs[b]
-
-
-@overload(copy_generator)
-def _copy_generator(rngs, b):  # pragma: no cover
-    if isinstance(rngs, types.NumPyRandomGeneratorType):
-        return lambda rngs, b: rngs
-    return lambda rngs, b: rngs[b]
-
-
 @njit
-def integer_below(rng, n):  # pragma: no cover
-    """``rng.integers(0, n)`` for 1 <= n < 2**32: the same integer, from the same draws of ``rng``.
+def integer_below(bitgen, n):  # pragma: no cover
+    """``Generator.integers(0, n)`` (1 <= n < 2**32) of the generator at address ``bitgen``, from the same draws.
 
     NumPy's bounded integers on a range that fits 32 bits (``random_bounded_uint64_fill`` of
     ``numpy/random/src/distributions/distributions.c``): nothing is drawn for n = 1; otherwise
@@ -65,7 +48,7 @@ def integer_below(rng, n):  # pragma: no cover
         return 0
     bound = np.uint64(n)
     while True:
-        m = np.uint64(next_uint32(rng.bit_generator)) * bound
+        m = np.uint64(next_uint32(bitgen)) * bound
         if lemire_keeps(m, bound):
             return np.int64(m >> np.uint64(32))
 
@@ -213,12 +196,13 @@ def greedy_independent_set(active, means, closed, out, by_index):  # pragma: no 
 
 
 @njit(inline="always")
-def uniform_maximal_independent_set(active, closed, out, rng):  # pragma: no cover
+def uniform_maximal_independent_set(active, closed, out, bitgen):  # pragma: no cover
     """Draw Ω uniformly from the maximal independent sets of the subgraph induced by ``active``.
 
     Enumerates the subsets of the active arms as bit masks (so K ≤ 20), in decreasing order of
     the mask, counts the maximal independent ones, then returns the one whose position in that
-    order is ``rng.integers(0, count)`` (:func:`integer_below`, one draw per call). Returns |Ω|; ``out[:|Ω|]`` holds
+    order is ``Generator.integers(0, count)`` of the generator at ``bitgen`` (:func:`integer_below`, one draw per
+    call). Returns |Ω|; ``out[:|Ω|]`` holds
     Ω sorted by arm index. Inlined into its one caller, :func:`gapu_plan` (a function compiled
     apart costs its own wrapper and module, about a tenth of a second of a first run).
     """
@@ -235,7 +219,7 @@ def uniform_maximal_independent_set(active, closed, out, rng):  # pragma: no cov
     chosen = -1
     for rounds in range(2):
         if rounds == 1:
-            chosen = integer_below(rng, count)
+            chosen = integer_below(bitgen, count)
         seen = 0
         sub = amask
         while sub > 0:
@@ -293,19 +277,19 @@ def gap_plan(state, params, b):  # pragma: no cover
 
 
 @njit
-def gapu_plan(state, params, b, rng):  # pragma: no cover
-    """GAPU's Ω_τ, which :func:`gap_plan` left pending: a uniform maximal independent set (one draw of ``rng``).
+def gapu_plan(state, params, b, bitgens):  # pragma: no cover
+    """GAPU's Ω_τ, which :func:`gap_plan` left pending: a uniform maximal independent set (one draw of copy b's).
 
-    ``rng`` is copy b's generator. Sets |Ω_τ| and the next epoch's start as :func:`gap_plan` does.
+    ``bitgens[b]`` is copy b's generator. Sets |Ω_τ| and the next epoch's start as :func:`gap_plan` does.
     """
     active, omega, ctr = state[ACTIVE], state[GAP_OMEGA], state[GAP_COUNTERS]
-    m = uniform_maximal_independent_set(active[b], params[2], omega[b], rng)
+    m = uniform_maximal_independent_set(active[b], params[2], omega[b], bitgens[b])
     ctr[b, GAP_OMEGA_SIZE] = m
     ctr[b, GAP_EPOCH_END] = ctr[b, GAP_EPOCH_START] + ctr[b, GAP_EPOCH_LENGTH] * m
 
 
 @njit(inline="always")
-def gap_act(state, params, b, rng):  # pragma: no cover
+def gap_act(state, params, b, bitgens):  # pragma: no cover
     """Line 14: the least-pulled arm of Ω_τ, ties to the earliest in Ω's order.
 
     Every arm of Ω_τ starts the epoch with n_{τ,a} = 0, so this argmin is a round-robin over
@@ -317,7 +301,7 @@ def gap_act(state, params, b, rng):  # pragma: no cover
 
 
 @njit(inline="always")
-def gap_update(state, params, b, a, rewards, rng):  # pragma: no cover
+def gap_update(state, params, b, a, rewards, bitgens):  # pragma: no cover
     """Lines 15-19: accumulate this epoch's observations; True at the epoch's end, where :func:`gap_release` is due.
 
     The caller releases (the step API from Python, once per epoch, so that its update kernel
@@ -335,7 +319,7 @@ def gap_update(state, params, b, a, rewards, rng):  # pragma: no cover
 
 
 @njit
-def gap_release(state, params, b, rng):  # pragma: no cover
+def gap_release(state, params, b, bitgens):  # pragma: no cover
     """Lines 20-24 at the end of epoch τ: noisy means, elimination, then plan epoch τ + 1.
 
     The epoch completed, so o[k] >= L_τ for every active arm (Ω_τ dominates A_τ).
@@ -351,7 +335,7 @@ def gap_release(state, params, b, rng):  # pragma: no cover
         n_active += active[b, k]
     scale = 1.0 / (eps * length)
     best = -np.inf
-    g = copy_generator(rng, b)
+    g = bitgens[b]
     for k in range(k_arms):  # one Laplace draw per active arm, in arm order
         if active[b, k]:
             if grid > 0.0:  # lattice: the sum on the grid, noise of the same size on the sum's scale
@@ -397,7 +381,7 @@ def dpse_plan(state, params, b):  # pragma: no cover
 
 
 @njit(inline="always")
-def dpse_act(state, params, b, rng):  # pragma: no cover
+def dpse_act(state, params, b, bitgens):  # pragma: no cover
     """Round-robin over the active set S in index order (each arm exactly R_e times per epoch)."""
     sched, ctr = state[DPSE_SCHEDULE], state[DPSE_COUNTERS]
     position = (ctr[b, DPSE_ROUND] - ctr[b, DPSE_EPOCH_START]) % ctr[b, DPSE_N_SCHEDULED]
@@ -405,17 +389,17 @@ def dpse_act(state, params, b, rng):  # pragma: no cover
 
 
 @njit(inline="always")
-def dpse_update(state, params, b, a, rewards, rng):  # pragma: no cover
+def dpse_update(state, params, b, a, rewards, bitgens):  # pragma: no cover
     """Add the pulled arm's reward; at the epoch's end, :func:`dpse_release`."""
     sums, ctr = state[DPSE_SUMS], state[DPSE_COUNTERS]
     sums[b, a] += rewards[a]
     ctr[b, DPSE_ROUND] += 1
     if ctr[b, DPSE_ROUND] == ctr[b, DPSE_EPOCH_END]:
-        dpse_release(state, params, b, rng)
+        dpse_release(state, params, b, bitgens)
 
 
 @njit
-def dpse_release(state, params, b, rng):  # pragma: no cover
+def dpse_release(state, params, b, bitgens):  # pragma: no cover
     """End of epoch e: one noisy mean per active arm, elimination, then plan epoch e + 1."""
     active, sums, ctr = state[ACTIVE], state[DPSE_SUMS], state[DPSE_COUNTERS]
     eps, beta, schedule_scale, width_scale, grid = params
@@ -425,7 +409,7 @@ def dpse_release(state, params, b, rng):  # pragma: no cover
     k_arms = active.shape[1]
     noisy = np.full(k_arms, -np.inf)
     best = -np.inf
-    g = copy_generator(rng, b)
+    g = bitgens[b]
     for k in range(k_arms):  # one Laplace draw per active arm, in arm order
         if active[b, k]:
             if grid > 0.0:  # lattice: the sum on the grid, Laplace((1 + grid)/eps) on the sum
@@ -462,14 +446,14 @@ def aae_order(state, b):  # pragma: no cover
 
 
 @njit(inline="always")
-def aae_act(state, params, b, rng):  # pragma: no cover
+def aae_act(state, params, b, bitgens):  # pragma: no cover
     """The next arm of the current pass."""
     order, ctr = state[AAE_ORDER], state[AAE_COUNTERS]
     return order[b, ctr[b, AAE_POSITION]]
 
 
 @njit(inline="always")
-def aae_update(state, params, b, a, rewards, rng):  # pragma: no cover
+def aae_update(state, params, b, a, rewards, bitgens):  # pragma: no cover
     """Add the observations to their arms' counts and sums; after a complete pass, :func:`aae_end_pass`."""
     active, n, total, ctr = state[ACTIVE], state[AAE_COUNTS], state[AAE_SUMS], state[AAE_COUNTERS]
     k_arms = active.shape[1]
@@ -536,13 +520,13 @@ def aae_end_pass(state, params, b):  # pragma: no cover
 
 
 @njit(inline="always")
-def alpha_act(state, params, b, rng):  # pragma: no cover
+def alpha_act(state, params, b, bitgens):  # pragma: no cover
     """AlphaSample: a uniformly random arm among the active arms not yet observed this sweep."""
     unseen = state[ALPHA_UNSEEN]
     count = np.int64(0)  # not the literal 0 (see uniform_maximal_independent_set)
     for k in range(unseen.shape[1]):
         count += unseen[b, k]
-    pick = integer_below(copy_generator(rng, b), count)
+    pick = integer_below(bitgens[b], count)
     for k in range(unseen.shape[1]):
         if unseen[b, k]:
             if pick == 0:
@@ -552,7 +536,7 @@ def alpha_act(state, params, b, rng):  # pragma: no cover
 
 
 @njit(inline="always")
-def alpha_update(state, params, b, a, rewards, rng):  # pragma: no cover
+def alpha_update(state, params, b, a, rewards, bitgens):  # pragma: no cover
     """Update cumulative means of observed active arms; at a sweep's end, :func:`alpha_end_sweep`."""
     active, unseen, n, mean = state[ACTIVE], state[ALPHA_UNSEEN], state[ALPHA_COUNTS], state[ALPHA_MEANS]
     ctr = state[ALPHA_COUNTERS]

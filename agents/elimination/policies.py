@@ -24,12 +24,13 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 import numpy.typing as npt
-from numba import typed, typeof
+from numba import typeof
 from numba.core import types as nb_types
 
 from agents.base import (
     Agent,
     PrivateAgent,
+    SingleEnvKernel,
     _as_array,
     as_float,
     check_choice,
@@ -41,8 +42,10 @@ from agents.base import (
     overflowed,
     value_error,
 )
+from agents.common.kernels import revealed_row
 from agents.common.tables import BlockTable
 from agents.elimination import drivers, kernels
+from bandit_envs.core import generator_addresses
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
 from bandit_envs.privacy._checks import check_epsilon, laplace_tail_delta
 from bandit_envs.privacy.lattice import check_sampler, sum_grid
@@ -51,6 +54,20 @@ from bandit_envs.rewards import RewardModel
 
 #: Compiled entry points of the step kernels, by (kernel, argument kinds): see ``EliminationAgent._entry``.
 _ENTRY_POINTS: dict[tuple[Any, ...], Any] = {}
+#: One env's round of side observations as a (1, K) row, checked (``EliminationAgent._update_one``).
+_REVEALED_ROW = SingleEnvKernel(
+    revealed_row,
+    (
+        nb_types.Array(nb_types.boolean, 1, "A"),
+        nb_types.Array(nb_types.float64, 1, "A"),
+        nb_types.int64,
+        nb_types.float64,
+        nb_types.float64,
+        nb_types.float64,
+        nb_types.float64[:, ::1],
+    ),
+)
+_BOOL, _FLOAT64 = np.dtype(np.bool_), np.dtype(np.float64)
 
 
 def _clone(rng: np.random.Generator) -> np.random.Generator:
@@ -110,8 +127,8 @@ class EliminationAgent(Agent):
         self._params: tuple[Any, ...] = ()
         #: Per step kernel (act, update): (state, params, generator, compiled entry) of the last lookup.
         self._entries: list[tuple[Any, Any, Any, Any] | None] = [None, None]
-        #: The numba typed list of the copies' generators that the batched step kernels take (built lazily).
-        self._rng_list: Any = None
+        #: (generators, their addresses) of the last :meth:`_bitgens`: what the compiled kernels draw from.
+        self._bitgen_cache: tuple[Any, npt.NDArray[np.uint64]] | None = None
 
     #: The lattice grid of the released noisy means' sums (0.0: float sampler or no noise).
     _grid: float = 0.0
@@ -129,7 +146,7 @@ class EliminationAgent(Agent):
         """
         state = dict(self.__dict__)
         state["_entries"] = [None, None]
-        state["_rng_list"] = None  # a numba typed list of this process's generator objects
+        state["_bitgen_cache"] = None  # addresses in this process's memory, of these generator objects
         return state
 
     def _stream(self, seed: int | None) -> np.random.Generator:
@@ -148,25 +165,30 @@ class EliminationAgent(Agent):
             self._copy_rngs = tuple(self._stream(None) for _ in range(self.n_envs))
         else:
             self._copy_rngs = tuple(self._stream(self.seed + i) for i in range(self.n_envs))
-        self._rng_list = None
+        self._bitgen_cache = None
 
     def _copy_rng(self, copy: int) -> np.random.Generator:
         """Copy ``copy``'s generator (``rng`` for one env)."""
         return self.rng if self.n_envs is None else self._copy_rngs[copy]
 
-    def _step_rngs(self) -> Any:
-        """What the step kernels take: ``rng`` for one env, a numba typed list of the copies' generators for a batch.
+    def _bitgens(self) -> npt.NDArray[np.uint64]:
+        """The addresses of the copies' generators' C interfaces, in copy order (``rng``'s for one env).
 
-        None for an agent whose step kernels draw nothing (:attr:`_steps_draw`): handing numba a
-        generator costs microseconds a call (it reads the generator's C interface through ctypes).
+        What the compiled kernels draw from (:mod:`agents.elimination.kernels`): handing numba a
+        Generator costs about 6 us a call (it reads the generator's C interface through ctypes),
+        an address nothing. Computed again whenever ``rng`` (one env) or the copies' generators
+        are other objects than last time; the cache holds the generators themselves, so an
+        address is never used after its generator is gone.
         """
-        if not self._steps_draw:
-            return None
-        if self.n_envs is None:
-            return self.rng
-        if self._rng_list is None:  # the list holds the generators themselves: its draws are theirs
-            self._rng_list = typed.List(self._copy_rngs)
-        return self._rng_list
+        source: Any = self.rng if self.n_envs is None else self._copy_rngs
+        cached = self._bitgen_cache
+        if cached is None or cached[0] is not source:
+            cached = self._bitgen_cache = (source, generator_addresses((source,) if self.n_envs is None else source))
+        return cached[1]
+
+    def _step_rngs(self) -> npt.NDArray[np.uint64] | None:
+        """What the step kernels take: :meth:`_bitgens`, or None where they draw nothing (:attr:`_steps_draw`)."""
+        return self._bitgens() if self._steps_draw else None
 
     def act(self, obs: Any = None) -> Any:
         """Next arm of every copy."""
@@ -178,29 +200,26 @@ class EliminationAgent(Agent):
     def _entry(self, kernel: Any, which: int) -> Any:
         """``kernel``'s compiled entry point for this agent's argument types (its dispatcher as a fallback).
 
-        Calling a numba dispatcher types every argument at every call, and typing the generator
-        costs tens of microseconds, more than the step itself. The entry point is looked up once
-        per state, parameters and generator objects (they change only at reset, or when a user
-        replaces them) and kept in a cache shared by every agent with the same argument types.
+        Calling a numba dispatcher types every argument at every call, about 0.1-0.2 us per
+        argument, as much as the step itself. The entry point is looked up once per state,
+        parameters and generators' addresses (they change only at reset, or when a user replaces
+        the generator) and kept in a cache shared by every agent with the same argument types.
         """
         rngs = self._step_rngs()
         cached = self._entries[which]
         if cached is not None and cached[0] is self._state and cached[1] is self._params and cached[2] is rngs:
             return cached[3]
-        entry = kernel
-        if rngs is None or type(rngs) is np.random.Generator or self.n_envs is not None:
-            kind = None if rngs is None else type(rngs.bit_generator) if self.n_envs is None else typeof(rngs)
-            key = (kernel, _kinds(self._state), _kinds(self._params), kind)
-            entry = _ENTRY_POINTS.get(key)
-            if entry is None:
-                entry = _ENTRY_POINTS[key] = entry_point(kernel, self._signature(kernel, which))
+        key = (kernel, _kinds(self._state), _kinds(self._params), rngs is None)
+        entry = _ENTRY_POINTS.get(key)
+        if entry is None:
+            entry = _ENTRY_POINTS[key] = entry_point(kernel, self._signature(kernel, which))
         self._entries[which] = (self._state, self._params, rngs, entry)
         return entry
 
     def _signature(self, kernel: Any, which: int) -> tuple[Any, ...]:
         """The numba types of ``kernel``'s arguments as :meth:`act` (0) or :meth:`update` (1) pass them."""
         head = (typeof(self._state), typeof(self._params))
-        rngs = typeof(self._step_rngs())
+        rngs = typeof(self._step_rngs())  # none, or uint64[::1]
         if which == 0:
             return (*head, rngs, nb_types.int64[::1])
         return (*head, nb_types.int64[::1], nb_types.float64[:, ::1], rngs)
@@ -212,6 +231,8 @@ class EliminationAgent(Agent):
         where ``info["observed_mask"]`` is True) must be finite and in [0, 1]; nothing is read as
         "not observed" because it is NaN.
         """
+        if self.n_envs is None and type(info) is dict and self._update_one(action, reward, info):
+            return
         a, r = self._feedback(action, reward, info)
         if self.side_observations:
             mask, seen = self._side_observations(info)
@@ -228,6 +249,46 @@ class EliminationAgent(Agent):
             if result < 0:  # GAP's kernel refused the revealed arms and changed nothing
                 self._refuse_revealed(a, mask)
             self._end_epochs()
+
+    def _update_one(self, action: Any, reward: Any, info: dict[str, Any]) -> bool:
+        """One env's usual round (plain action and reward, the env's info arrays), checked and learnt at less cost.
+
+        The same checks and the same state change as the general path of :meth:`update`, which
+        costs about four times as much in numpy calls on one env's K entries: here the revealed
+        rewards are checked and laid out as the update kernel's row in one compiled pass
+        (:func:`agents.common.kernels.revealed_row`). Returns False, having changed nothing, for
+        anything else (other types, a revealed reward refused, the pulled arm not revealed):
+        :meth:`update` then takes the general path, which raises its sentence or learns.
+        """
+        value = self._scalar_feedback(action, reward)
+        if value is None:
+            return False
+        self._check_info(info)  # shapes and the optimal action, as the general path checks them
+        k = self.n_arms
+        if self.side_observations:
+            mask, seen = info.get("observed_mask"), info.get("observed_rewards")
+            if (
+                type(mask) is not np.ndarray
+                or type(seen) is not np.ndarray
+                or mask.dtype != _BOOL
+                or seen.dtype != _FLOAT64
+                or not mask[action]
+            ):
+                return False
+            rows = np.empty((1, k))
+            _REVEALED_ROW.load()
+            if _REVEALED_ROW.call(mask, seen, action, value, self._plain_low, self._plain_high, rows) >= 0:
+                return False
+        else:
+            rows = np.full((1, k), np.nan)
+            rows[0, action] = value
+        a = np.array([action], dtype=np.int64)
+        result = self._entry(type(self)._update_batch, 1)(self._state, self._params, a, rows, self._step_rngs())
+        if result:  # as in update
+            if result < 0:
+                self._refuse_revealed(a, info["observed_mask"].reshape(1, k))
+            self._end_epochs()
+        return True
 
     def _end_epochs(self) -> None:
         """What the update kernel left to do at the end of copies' epochs (its result was True); nothing here."""
@@ -315,7 +376,7 @@ class EliminationAgent(Agent):
         # stops, and the state and generator are put back as they were.
         rng = self._copy_rng(copy)
         saved = tuple(array.copy() for array in self._state), rng.bit_generator.state
-        run_rng = rng if self._run_draws else None
+        bitgens = self._bitgens() if self._run_draws else None
         bad = np.full(2, -1, dtype=np.int64)
         total = 0.0
         t0 = 0
@@ -339,7 +400,7 @@ class EliminationAgent(Agent):
                         ck_out,
                         actions,
                         total,
-                        run_rng,
+                        bitgens,
                         bad,
                     )
                     if bad[0] >= 0:
@@ -455,7 +516,7 @@ class EliminationAgent(Agent):
         other._state = tuple(array.copy() for array in self._state)
         other.rng = _clone(self.rng)
         other._copy_rngs = (other.rng,) if self.n_envs is None else tuple(_clone(g) for g in self._copy_rngs)
-        other._rng_list = None
+        other._bitgen_cache = None
         return other
 
     @abstractmethod
@@ -736,7 +797,7 @@ class GAP(EliminationAgent, PrivateAgent):
         """Release (lines 20-24) every copy whose epoch ended in this update, from its own generator."""
         ctr = self._state[kernels.GAP_COUNTERS]
         for i in np.flatnonzero(ctr[:, kernels.GAP_ROUND] == ctr[:, kernels.GAP_EPOCH_END]):
-            kernels.gap_release(self._state, self._params, int(i), self._copy_rng(int(i)))
+            kernels.gap_release(self._state, self._params, int(i), self._bitgens())
 
     def _check_revealed(self, actions: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_]) -> None:
         """Refuse a round that does not reveal every arm of the pulled arm's neighbourhood in ``feedback_graph``.
@@ -868,14 +929,19 @@ class GAPU(GAP):
 
     def _draw_pending(self) -> None:
         """Draw Ω_τ of every copy whose epoch ended (each from its own generator)."""
-        for i in np.flatnonzero(self._state[kernels.GAP_COUNTERS][:, kernels.GAP_OMEGA_SIZE] == 0):
-            kernels.gapu_plan(self._state, self._params, int(i), self._copy_rng(int(i)))
+        sizes = self._state[kernels.GAP_COUNTERS][:, kernels.GAP_OMEGA_SIZE]
+        if self.n_envs is None:  # one env: no numpy call in the rounds that end no epoch
+            pending: Any = (0,) if sizes[0] == 0 else ()
+        else:
+            pending = np.flatnonzero(sizes == 0)
+        for i in pending:
+            kernels.gapu_plan(self._state, self._params, int(i), self._bitgens())
 
     def _resume(self, copy: int) -> bool:
         """The table run stops at an epoch's end with Ω_τ pending: draw it, and run on."""
         if self._state[kernels.GAP_COUNTERS][copy, kernels.GAP_OMEGA_SIZE]:
             return False
-        kernels.gapu_plan(self._state, self._params, copy, self._copy_rng(copy))
+        kernels.gapu_plan(self._state, self._params, copy, self._bitgens())
         return True
 
 
