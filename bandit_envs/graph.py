@@ -451,10 +451,11 @@ class GraphBanditVectorEnv(_GraphBanditCore, BanditVectorEnv):
         The single env draws its rows :data:`BLOCK_ROWS` at a time (fewer at the episode's end);
         after ``t`` steps it has drawn ``min(horizon, BLOCK_ROWS·ceil(t / BLOCK_ROWS))`` rows, and a
         reset drops the unread ones. Copies that finished their episode, or have not started one,
-        hold none.
+        hold none. A ``horizon`` beyond int64 (a step count never reaches it) counts as the largest int64.
         """
         t = self._t
-        drawn = np.minimum(self.horizon, -(-t // BLOCK_ROWS) * BLOCK_ROWS)
+        horizon = min(self.horizon, int(np.iinfo(np.int64).max))
+        drawn = np.minimum(horizon, -(-t // BLOCK_ROWS) * BLOCK_ROWS)
         if (drawn > t).any():
             skip_doubles(self._bitgens, (drawn - t) * self.n_arms)
 

@@ -136,7 +136,9 @@ class SensitivityModel:
         return float(rng.uniform(self.low, self.high))
 
     def draw(self, level: FloatArray, uniform: FloatArray) -> FloatArray:
-        """phi_t from a uniform by inversion: clip(level + std * Phi^-1(u), 0, 1)."""
+        """phi_t from a uniform by inversion: clip(level + std * Phi^-1(u), 0, 1); ``level`` itself when std is 0."""
+        if self.std == 0.0:  # Phi^-1(0) is -inf, and 0 * -inf would make phi_t NaN
+            return np.array(np.broadcast_to(level, np.shape(uniform)), dtype=np.float64)
         return np.clip(level + self.std * ndtri(uniform), 0.0, 1.0)
 
     def mean(self, level: float) -> float:

@@ -27,6 +27,7 @@ from bandit_envs.core import (
     check_num_envs,
     check_options,
     check_render_mode,
+    skip_doubles,
 )
 from bandit_envs.rendering import Scene, budget_scene
 from bandit_envs.validation import check_int, masked_array, summarize
@@ -210,7 +211,9 @@ class BudgetVectorEnv(_BudgetCore, BanditVectorEnv):
     buffered noise rows (512 rows of 8·(n_noise + 1) bytes while all copies' rows fit in 64 MiB,
     fewer beyond): at K = 10, about 20 KiB per copy up to 3,000-4,000 copies and 5 KiB per copy at
     100,000. ``num_envs`` whose copies would exceed :func:`bandit_envs.validation.memory_limit` is
-    refused before anything is built. ``render_mode`` as the single env's, for at most
+    refused before anything is built. A reset without a seed in the middle of an episode first draws,
+    in each copy, the rows its single env would hold unread, so the copies follow their single envs
+    whatever the size of their buffers. ``render_mode`` as the single env's, for at most
     :data:`~bandit_envs.rendering.MAX_RENDERED_COPIES` copies: ``render()`` returns the tuple of
     the copies' frames.
     """
@@ -251,12 +254,31 @@ class BudgetVectorEnv(_BudgetCore, BanditVectorEnv):
     ) -> tuple[FloatArray, dict[str, Any]]:
         """Reset every copy; ``seed=s`` seeds copy i with ``s + i`` (or ``seed[i]`` for a list)."""
         check_options(self.env_id, options)
+        if seed is None and self._reset_once:
+            self._discard_block_rests()
         self._seed(seed)
         self._restart_all()
         self._state, self._phi = self._start(self._noise.next(self._draw))
         infos = [self._reset_info(i) for i in range(self.num_envs)]
         info = {key: np.array([d[key] for d in infos]) for key in infos[0]}
         return self._phi[:, None].copy(), info
+
+    def _discard_block_rests(self) -> None:
+        """Draw and drop, in each copy, the rows its single env holds unread when reset in mid-episode.
+
+        The single env draws its rows :data:`~bandit_envs.budget._core.BLOCK_ROWS` at a time
+        (fewer at the episode's end) and a reset drops the unread ones; a copy's buffer holds fewer
+        rows when many copies share the noise budget (:class:`~bandit_envs.core.NoiseBlocks`), so
+        before a reset without a seed each copy draws the rows its single env would have drawn
+        beyond its own. The next episode then continues the stream where the single env's does,
+        whatever ``num_envs``.
+        """
+        noise, rows = self._noise, self.horizon + 1
+        drawn = rows - noise.left
+        consumed = drawn - (noise.len - noise.pos)
+        single = np.minimum(rows, -(-consumed // BLOCK_ROWS) * BLOCK_ROWS)
+        if (single > drawn).any():
+            skip_doubles(self._bitgens, np.maximum(single - drawn, 0) * self._width)
 
     def _play(self, actions: IntArray, restarting: BoolArray) -> tuple[Any, FloatArray, dict[str, Any]]:
         rows = self._noise.next(self._draw)

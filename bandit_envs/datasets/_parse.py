@@ -152,12 +152,23 @@ def _unix_seconds(file: DataFile, text: np.ndarray, first_line: int) -> np.ndarr
         file.fail(f"has an invalid time ({err})")
 
 
+#: The range of an ``int`` column (numpy's int64).
+_INT64 = np.iinfo(np.int64)
+
+
 def _is_bad(field: str, kind: str) -> bool:
+    if kind == "int" and "_" in field:  # Python's int() takes 1_000, numpy does not
+        return True
     try:
         _CHECKS[kind][0](field)
     except ValueError:
         return True
     return False
+
+
+def _beyond_int64(field: str) -> bool:
+    """Whether ``field``, an integer, lies outside numpy's int64 (which numpy refuses to parse)."""
+    return not _INT64.min <= int(field) <= _INT64.max
 
 
 def _first_bad_line(data: bytes, layout: Layout) -> str | None:
@@ -182,6 +193,9 @@ def _first_bad_line(data: bytes, layout: Layout) -> str | None:
         if len(layout.delimiter) > 1 and "\t" in text:
             return f"has a tab character on line {number} ({text[:80]!r})"
         for field, (name, kind) in zip(fields, layout.columns, strict=True):
+            article = "an" if name[0] in "aeio" else "a"  # a user_id, an item_id
             if _is_bad(field, kind):
-                return f"has a {name} that is not {_CHECKS[kind][1]} on line {number} ({field!r})"
+                return f"has {article} {name} that is not {_CHECKS[kind][1]} on line {number} ({field!r})"
+            if kind == "int" and _beyond_int64(field):
+                return f"has {article} {name} beyond the range of a 64-bit integer on line {number} ({field[:80]!r})"
     return None

@@ -268,7 +268,7 @@ class RecommendationVectorEnv(_RecommendationCore, BanditVectorEnv):
         render_mode: str | None = None,
     ) -> None:
         check_render_mode(self.env_id, render_mode, num_envs)
-        check_int("num_envs", num_envs, minimum=1)
+        num_envs = check_int("num_envs", num_envs, minimum=1)  # a Python int: numpy integers overflow below
         self._setup(build, reward_noise, horizon)
         half = buffer_budget(num_envs)  # for each of the contexts and the noise
         per_copy = copy_bytes(self.n_arms, self.dim)
