@@ -13,6 +13,7 @@ import copy
 import math
 import pickle
 from collections.abc import Callable
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -144,3 +145,69 @@ def test_writing_the_state_or_t_is_seen_by_the_next_act(make):
     agent.update(agent.act(), 0.3)
     agent.t = 1000
     assert agent.act() == fresh_choice()
+
+
+def ts_n_round(rng: np.random.Generator, closed: np.ndarray, action: int) -> dict[str, Any]:
+    """The env's info for pulling ``action``: its closed neighbourhood revealed, with rewards in [0, 1]."""
+    return {"observed_mask": closed[action].copy(), "observed_rewards": rng.random(closed.shape[0])}
+
+
+def test_ts_n_with_the_envs_info_takes_one_call_and_tosses_the_coins_of_the_checked_path():
+    closed = np.eye(6, dtype=bool) | np.diag(np.ones(5, dtype=bool), 1) | np.diag(np.ones(5, dtype=bool), -1)
+    single, batch1 = (ThompsonSampling(6, side_observations=True, n_envs=n, seed=9) for n in (None, 1))
+    rng = np.random.default_rng(3)
+    for t in range(2000):
+        action = single.act()
+        assert action == int(batch1.act()[0]), t
+        info = ts_n_round(rng, closed, action)
+        single.update(action, float(info["observed_rewards"][action]), info)
+        batch1.update(
+            np.array([action]),
+            info["observed_rewards"][action : action + 1],
+            {key: value[None] for key, value in info.items()},
+        )
+    for a, b in zip(state_of(single), state_of(batch1), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["NaN revealed", "revealed above 1", "revealed below 0", "short mask", "int mask", "optimal action beyond K"],
+)
+def test_ts_n_refuses_or_learns_a_round_as_the_checked_path_does(change: str):
+    closed = np.eye(6, dtype=bool) | np.diag(np.ones(5, dtype=bool), 1)
+    quick, general = (ThompsonSampling(6, side_observations=True, seed=9) for _ in range(2))
+    rng = np.random.default_rng(4)
+    for _ in range(30):
+        action = quick.act()
+        assert general.act() == action
+        info = ts_n_round(rng, closed, action)
+        quick.update(action, 0.5, info)
+        general.update(action, 0.5, MappingProxyType(info))  # not a dict: the checked path
+    info = ts_n_round(rng, closed, 2)
+    if change == "NaN revealed":
+        info["observed_rewards"][2] = math.nan
+    elif change == "revealed above 1":
+        info["observed_rewards"][3] = 1.5
+    elif change == "revealed below 0":
+        info["observed_rewards"][2] = -0.5
+    elif change == "short mask":
+        info["observed_mask"] = info["observed_mask"][:-1]
+    elif change == "int mask":  # accepted by both: integers 0 and 1
+        info["observed_mask"] = info["observed_mask"].astype(np.int64)
+    else:
+        info["optimal_action"] = 6
+    outcomes = []
+    for agent, given in ((quick, info), (general, MappingProxyType(info))):
+        before = state_of(agent)
+        try:
+            agent.update(2, 0.5, given)
+            outcomes.append("learnt")
+        except (TypeError, ValueError) as error:
+            for a, b in zip(state_of(agent), before, strict=True):
+                np.testing.assert_array_equal(a, b)
+            outcomes.append(str(error))
+    assert outcomes[0] == outcomes[1]
+    assert (outcomes[0] == "learnt") == (change == "int mask")
+    for a, b in zip(state_of(quick), state_of(general), strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -257,6 +257,11 @@ _TS_COIN_STEP = SingleEnvKernel(
         types.float64,
     ),
 )
+#: One env's TS-N update with the env's own info arrays (any strides: layout "A").
+_TS_OBSERVED_STEP = SingleEnvKernel(
+    ts_kernels.coin_step_observed,
+    (_STATE, _STATE, types.Array(types.float64, 3, "C"), types.Array(types.uint64, 2, "C"), _ANY_FLAGS, _ANY_VALUES),
+)
 #: N copies' UCB step as ``update`` calls it: :func:`_pulled_update` until the first batched UCB
 #: is built, then its compiled entry point (:func:`_load_pulled_update`), which takes the agent's
 #: own state, the int64 and float64 batches of shape (N,) that :meth:`Agent._feedback` returns
@@ -673,6 +678,8 @@ class ThompsonSampling(Agent):
         if self.n_envs is None:
             _TS_CHOOSE_ONE.load()
             _TS_COIN_STEP.load()
+            if self.side_observations:
+                _TS_OBSERVED_STEP.load()
         else:
             _TS_CHOOSE.load()
             _TS_COIN_UPDATE.load()
@@ -713,6 +720,8 @@ class ThompsonSampling(Agent):
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Toss one r-coin per observation and add it to S or F."""
         if self.side_observations:
+            if self.n_envs is None and type(info) is dict and self._observed_step(action, reward, info):
+                return
             self._feedback(action, reward, info)
             mask, observed = self._side_observations(info)
             ts_kernels.coin_update_observed(
@@ -763,6 +772,29 @@ class ThompsonSampling(Agent):
             bad = ts_kernels.coin_update(self._successes, self._failures, self._shapes, a, rewards, self._streams)
             if bad >= 0:
                 raise kernel_error(self, a, rewards, bad)
+
+    def _observed_step(self, action: Any, reward: Any, info: dict[str, Any]) -> bool:
+        """TS-N with one env, plain scalars and the env's info arrays: one compiled call; False if not taken.
+
+        The same checks as the general path (the action and reward by :meth:`_scalar_feedback`, the
+        info's shapes and optimal action by :meth:`_check_info`, every revealed reward in [0, 1] by
+        the kernel, which changes nothing when it refuses) and the same coins
+        (:func:`~agents.stochastic.thompson_kernels.coin_step_observed`). False, with nothing
+        changed, for anything else; the general path then learns or says what is wrong.
+        """
+        if self._scalar_feedback(action, reward) is None:
+            return False
+        mask, observed = info.get("observed_mask"), info.get("observed_rewards")
+        if (
+            type(mask) is not _NDARRAY
+            or type(observed) is not _NDARRAY
+            or not (mask.dtype is _BOOL or mask.dtype == _BOOL)
+            or not (observed.dtype is _FLOAT64 or observed.dtype == _FLOAT64)
+        ):
+            return False
+        self._check_info(info)  # (K,) shapes and the optimal action, before the kernel reads the arrays
+        done: int = _TS_OBSERVED_STEP.call(self._successes, self._failures, self._shapes, self._streams, mask, observed)
+        return done < 0
 
     def __repr__(self) -> str:
         return (

@@ -247,6 +247,26 @@ def coin_step(successes, failures, shapes, streams, action, reward):  # pragma: 
     return -1
 
 
+@njit
+def coin_step_observed(successes, failures, shapes, streams, mask, observed):  # pragma: no cover
+    """:func:`coin_update_observed` of one env (``mask``, ``observed`` of shape (K,)): 0 if refused, else -1.
+
+    Refused, changing nothing and drawing nothing: an observed reward outside [0, 1] (or NaN)
+    where ``mask`` is True, which the checked path then names. Otherwise an r-coin for every
+    revealed arm, in arm order, from one uniform each, exactly as the batched kernel for row 0.
+    """
+    for k in range(mask.shape[0]):
+        if mask[k] and not (0.0 <= observed[k] <= 1.0):
+            return 0
+    state = sampling.load(streams, 0)
+    for k in range(mask.shape[0]):
+        if mask[k]:
+            u, state = sampling.uniform(state)
+            count_coin(successes, failures, shapes, 0, k, u < observed[k])
+    sampling.store(streams, 0, state)
+    return -1
+
+
 class ThompsonReference:
     """One copy of :class:`agents.ThompsonSampling` in plain Python (copy seed ``seed``).
 
