@@ -80,8 +80,11 @@ def _replay(env: Any, agent: Any, table: npt.NDArray[Any]) -> Iterator[tuple[int
 
 def spent_after(
     build: Callable[[Any, int | None, int], Any], table: FloatArray, graph: BoolArray, env_id: str = "GraphBandit-v0"
-) -> tuple[float, float]:
-    """The ``privacy_spent`` of the agent ``build(env, None, 0)`` after replaying ``table`` through the step API."""
+) -> tuple[Any, Any]:
+    """The ``privacy_spent`` of the agent ``build(env, None, 0)`` after replaying ``table`` through the step API.
+
+    As the agent states it (not converted): the caller checks that it is a claim (two numbers).
+    """
     env = graph_env(table, graph, env_id)
     try:
         agent = build(env, None, 0)
@@ -90,7 +93,7 @@ def spent_after(
         eps, dlt = agent.privacy_spent
     finally:
         env.close()
-    return float(eps), float(dlt)
+    return eps, dlt
 
 
 def step_runs(

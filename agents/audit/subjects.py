@@ -92,6 +92,7 @@ __all__ = [
     "declared_releases",
     "release_increments",
     "stream_subject",
+    "claimed_number",
 ]
 
 #: What an audit observes of an agent: its arm sequence, or its private releases (and its arms).
@@ -151,6 +152,34 @@ class Subject:
     describe_pair: Callable[[Any], str]
     note: str = ""
     scope: str = ""
+
+    def __post_init__(self) -> None:
+        """Check the claim: a NaN ε would make every comparison with the bound false (never a violation)."""
+        object.__setattr__(self, "epsilon", claimed_number(f"the claimed epsilon of {self.name}", self.epsilon))
+        object.__setattr__(self, "delta", claimed_number(f"the claimed delta of {self.name}", self.delta, top=1.0))
+
+
+def claimed_number(name: str, value: Any, top: float = math.inf) -> float:
+    """``value`` as a float if it is a real number in [0, ``top``] (ε: ``top`` = inf, an infinite claim allowed).
+
+    A claim is compared with the audit's lower bound, so it must be a number: NaN (every comparison
+    false: never a violation), a negative number, a bool or a string (read as 1.0 or parsed) are
+    refused with one sentence. An infinite ε claims nothing, and its audit is inconclusive.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is NaN or outside [0, ``top``].
+    TypeError
+        If ``value`` is not a real number (bools and strings included).
+    """
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {summarize(value)} ({type(value).__name__}).")
+    v = as_float(value)
+    if not 0.0 <= v <= top:  # NaN fails too
+        interval = "[0, inf]" if math.isinf(top) else f"[0, {top:g}]"
+        raise ValueError(f"{name} must be a number in {interval}, got {summarize(value)}.")
+    return v
 
 
 def _neighbours_line(pair: Neighbours) -> str:
@@ -477,7 +506,7 @@ def laplace_count_subject(epsilon: float, *, noise_epsilon: float | None = None)
 
 
 def _claim(
-    agent: Any, epsilon: float, delta: float | None, unit: str | None, spent: tuple[float, float] | None = None
+    agent: Any, epsilon: float, delta: float | None, unit: str | None, spent: tuple[Any, Any] | None = None
 ) -> tuple[float, float, str, str]:
     """The agent's claimed (ε, δ), the unit key and its text.
 
@@ -487,18 +516,28 @@ def _claim(
     ``epsilon`` attribute with δ = 0; the ``epsilon`` the audit was given.
     """
     text = str(optional_attribute(agent, "privacy_unit") or "")
+    label = type(agent).__name__
     per_report = optional_attribute(agent, "privacy_per_report")
     if per_report is not None:
-        claim_eps, claim_delta = float(per_report[0]), float(per_report[1])
+        try:
+            eps_raw, delta_raw = per_report
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"{label}.privacy_per_report must be a pair (epsilon, delta), got {summarize(per_report)}."
+            ) from None
+        claim_eps = claimed_number(f"{label}.privacy_per_report[0] (its claimed epsilon)", eps_raw)
+        claim_delta = claimed_number(f"{label}.privacy_per_report[1] (its claimed delta)", delta_raw, top=1.0)
         key = "report"
     elif spent is not None:  # the stronger of its two statements: privacy_spent, or an epsilon attribute below it
         raw = optional_attribute(agent, "epsilon")
         stated = as_float(raw) if isinstance(raw, numbers.Real) and not isinstance(raw, bool) else math.inf
-        claim_eps, claim_delta = (stated, 0.0) if stated < spent[0] else spent
+        spent_eps = claimed_number(f"{label}.privacy_spent[0] (its claimed epsilon)", spent[0])
+        spent_delta = claimed_number(f"{label}.privacy_spent[1] (its claimed delta)", spent[1], top=1.0)
+        claim_eps, claim_delta = (stated, 0.0) if stated < spent_eps else (spent_eps, spent_delta)
         key = "report" if "report" in text.lower() else "entry"
     else:
         raw = optional_attribute(agent, "epsilon")
-        claim_eps = epsilon if raw is None else float(raw)
+        claim_eps = epsilon if raw is None else claimed_number(f"{label}.epsilon (its claimed epsilon)", raw)
         claim_delta = 0.0
         key = "report" if "report" in text.lower() else "entry"
     if delta is not None:

@@ -201,9 +201,16 @@ class HybridDPUCB(_CounterAgent):
         return hybrid_increment(n, self.epsilon, 1.0 + self._grid)
 
     def _tail_delta(self) -> float:
-        """One logarithmic increment at ε/2 and at most k p-sums at ε/(2k), k = ⌊log₂ t⌋ + 1: their δ_s added."""
+        """One logarithmic increment at ε/2 and the p-sums of one binary part: their δ_s added.
+
+        A reward enters the binary part of its arm's counter at some depth j (j = ⌊log₂ n⌋ for the
+        arm's n-th pull, at most k = ⌊log₂ t⌋ + 1 here): at most j p-sums, each at ε/(2j). The
+        worst j is taken: ``j δ_s(ε/(2j))`` grows with j for ε ≤ 2 but is largest at j = 1 for
+        large ε (δ_s grows exponentially in ε), so the deepest tree alone would understate it.
+        """
         k = max(1, self._t.bit_length())
-        return min(1.0, laplace_tail_delta(self.epsilon / 2.0) + k * laplace_tail_delta(self.epsilon / (2.0 * k)))
+        binary = max(j * laplace_tail_delta(self.epsilon / (2.0 * j)) for j in range(1, k + 1))
+        return min(1.0, laplace_tail_delta(self.epsilon / 2.0) + binary)
 
     def noise_bound(self, t: int | None = None) -> FloatArray:
         """(B, K) B_i(t), the bound on each release's Laplace noise at round ``t`` (default: the next)."""

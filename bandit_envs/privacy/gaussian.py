@@ -273,7 +273,7 @@ def gaussian_mechanism(
         ``method`` is unknown, only one bound is given, ``lower >= upper``, or
         ``l2_sensitivity < upper - lower``, (no ``l2_sensitivity``) ``upper - lower`` is outside
         [1e-100, 1e100], the range of an explicit sensitivity, ``sampler`` is unknown, or
-        (lattice) an entry exceeds ``2**50`` grid steps.
+        (lattice) an entry is ``2**52`` grid steps or more.
     TypeError
         If an argument has the wrong type.
     """

@@ -112,7 +112,7 @@ def laplace_mechanism(
         If ``epsilon`` is not in (0, 15] or ``sensitivity`` is not finite and positive, ``x`` is not finite, only
         one bound is given, ``lower >= upper``, ``sensitivity < upper - lower``, (no
         ``sensitivity``) ``upper - lower`` is outside [1e-100, 1e100], the range of an explicit
-        sensitivity, ``sampler`` is unknown, or (lattice) an entry exceeds ``2**50`` grid steps.
+        sensitivity, ``sampler`` is unknown, or (lattice) an entry is ``2**52`` grid steps or more.
     TypeError
         If an argument has the wrong type.
     """
