@@ -187,13 +187,18 @@ def test_a_file_size_limit_is_exit_74_keeps_every_file_and_the_rerun_is_byte_ide
 
 @pytest.fixture
 def small_disk(tmp_path: Path):
-    """A 1 MiB tmpfs mounted for the test (skipped where mounting is not allowed)."""
+    """A 1 MiB tmpfs of 256 inodes mounted for the test (skipped where mounting is not allowed).
+
+    Few inodes: a tmpfs gets one per two pages of the machine's memory by default, millions on a
+    large machine, and filling every one of them took minutes.
+    """
     where = tmp_path / "disk"
     where.mkdir()
     mount = shutil.which("mount")
     if mount is None or os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root and mount(8)")
-    done = subprocess.run([mount, "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(where)], capture_output=True, text=True)
+    options = "size=1m,nr_inodes=256"
+    done = subprocess.run([mount, "-t", "tmpfs", "-o", options, "tmpfs", str(where)], capture_output=True, text=True)
     if done.returncode != 0:
         pytest.skip(f"mounting a tmpfs is not allowed here: {done.stderr.strip()}")
     try:
