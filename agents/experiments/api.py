@@ -371,7 +371,9 @@ def _execute(
     done: int,
     save: Callable[[int, list[dict[str, Any]]], None],
 ) -> None:
-    bar = tqdm(total=len(tasks), initial=done, desc=label, unit="run", disable=not progress, file=sys.stderr)
+    # No bar without standard error (closed, as by `2>&-`): tqdm would fail writing to it after the first task.
+    bar_shown = progress and sys.stderr is not None
+    bar = tqdm(total=len(tasks), initial=done, desc=label, unit="run", disable=not bar_shown, file=sys.stderr)
     try:
         with executor, contextlib.closing(executor.run(pending, label=label)) as finished:
             for index, rows in finished:  # closing: an interruption stops the workers at once

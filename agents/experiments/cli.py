@@ -33,7 +33,11 @@ too; ``audit`` exits 130); a second Ctrl-C or SIGTERM while the sweep stops is i
 A user agent that fails in a task (raises, calls ``sys.exit``, returns an invalid action), or a
 task still running after ``--task-timeout`` seconds, stops the sweep with one sentence naming the
 agent, setting, run and round, then the agent's own frames of the traceback; exit status 2, and
-the finished tasks stay saved for the same command once the agent is fixed. A file that cannot be
+the finished tasks stay saved for the same command once the agent is fixed. One that ends the process
+running it (a segfault, ``os._exit``) is one sentence and exit status 3 in a worker; in banditlab's own
+process (``--jobs 1``, or the first task) a crash prints Python's fatal-error report, whose frames name
+the file and line that crashed, and ends banditlab by its signal (``os._exit`` ends it with the agent's
+status, without a word); the tasks saved before stay saved. A file that cannot be
 written for want of space (a full disk, a disk quota, a file-size limit), or because ``DIR`` was
 removed, moved or made read-only while the run went on, is one sentence naming the file and the
 system's reason and exit status 74 (:data:`WRITE_ERROR_EXIT`); the workers are stopped, every file
@@ -50,6 +54,13 @@ in ``DIR`` (it refuses it), and while a ``run`` or ``report`` writes ``DIR`` a s
 user agents and ``--set`` parameters ``meta.json`` records. A leading ``~`` in ``--out``,
 ``report``'s folder, ``--page`` or an ``--agent`` file is the home folder, as a shell expands it.
 An unknown experiment id is refused with the closest id, if one is close.
+
+What a command prints on standard output is printed by :func:`agents.experiments.core.stdout.say`:
+once the reader of standard output has gone (a closed pipe, as in ``banditlab list | head -1``)
+nothing more is printed and the command goes on, with its own exit status (an audit's verdict
+too); a character the terminal's encoding cannot show (ε, ✓ under ``LC_ALL=C``) is printed as an
+escape; any other failure to write standard output (e.g. a full disk) is one sentence and exit
+status 74.
 """
 
 from __future__ import annotations
@@ -100,6 +111,7 @@ from agents.experiments.core.results import (
     read_results,
 )
 from agents.experiments.core.spec import Experiment
+from agents.experiments.core.stdout import StdoutError, say
 from agents.experiments.registry import EXPERIMENTS, get_experiment, unknown_experiment
 from agents.user_agents import UserAgent, UserAgentError, user_agent
 from bandit_envs.validation import PATH_SHOWN, shorten, summarize
@@ -386,7 +398,7 @@ def _audit(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("banditlab: interrupted.", file=sys.stderr)
         return INTERRUPTED
-    print(result.report())
+    say(result.report())
     return 1 if result.verdict == VIOLATION else 0
 
 
@@ -438,7 +450,7 @@ def _audit_all_into(output: OutputFolder, args: argparse.Namespace, command: dic
             runs = max(args.runs, plan.runs)
             result = audit(plan.agent, epsilon=plan.epsilon, group=plan.group, horizon=plan.horizon, runs=runs,
                            seed=args.seed)  # fmt: skip
-            print(result.line(), flush=True)
+            say(result.line())
             results.append((plan, result))
     except ValueError as exc:  # e.g. runs whose outputs would exceed the memory limit
         print(f"banditlab: error: {exc}", file=sys.stderr)
@@ -455,14 +467,14 @@ def _audit_all_into(output: OutputFolder, args: argparse.Namespace, command: dic
     except OutputError as exc:
         print(f"banditlab: error: {exc}", file=sys.stderr)
         return 2
-    print(f"wrote {args.out / SUMMARY} and {args.out / FIGURE}")
+    say(f"wrote {args.out / SUMMARY} and {args.out / FIGURE}")
     return 0
 
 
 def _list() -> None:
     for eid, exp in EXPERIMENTS.items():
         params = ", ".join(exp.family.schema) or "none"
-        print(f"{eid:20s} {exp.title} ({exp.source}); --set: {params}")
+        say(f"{eid:20s} {exp.title} ({exp.source}); --set: {params}")
 
 
 def _report(experiment_id: str, folder: Path) -> str:
@@ -570,7 +582,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return _main(args, argv)
-    except WriteError as exc:
+    except (WriteError, StdoutError) as exc:
         print(f"banditlab: error: {exc}", file=sys.stderr)
         return WRITE_ERROR_EXIT
     except OSError as exc:  # writing a report or an audit summary
@@ -605,7 +617,7 @@ def _main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
         except (ResultsError, OutputError) as exc:
             print(f"banditlab: error: {exc}", file=sys.stderr)
             return 2
-        print(text)
+        say(text)
         return 0
     watch = CompileWatch(on_first=_compiling)
     # SIGTERM stops the sweep like Ctrl-C: workers stopped, tasks kept; a second signal does not stop the stop.
@@ -617,8 +629,8 @@ def _main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:  # outside the sweep (e.g. while the options are checked)
         print("banditlab: interrupted.", file=sys.stderr)
         return INTERRUPTED
-    print(text)
-    print(f"Wrote {folder / RESULTS}, {folder / META}, {folder / FIGURE} and {folder / SUMMARY}.")
+    say(text)
+    say(f"Wrote {folder / RESULTS}, {folder / META}, {folder / FIGURE} and {folder / SUMMARY}.")
     if watch.seconds >= NOTE_SECONDS:
         sys.stdout.flush()
         print(watch.message(), file=sys.stderr)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import faulthandler
 import functools
 import logging
 import multiprocessing
@@ -719,12 +720,18 @@ class LocalBackend:
                 _stop(pool)
 
     def _run_here(self, task: Task) -> Rows:
-        """``task``'s rows, run in this process; under the watchdog if it has a timeout (see :class:`_Watchdog`)."""
+        """``task``'s rows, run in this process; under the watchdog if it has a timeout (see :class:`_Watchdog`).
+
+        A crash meanwhile (a segfault, e.g. in a user agent's compiled code or its ``os.kill``) ends
+        this process, so it cannot be the sentence of a worker that died: :func:`_crash_report`
+        prints Python's fatal-error report, whose frames name the file and line that crashed.
+        """
         watchdog = _here() if self.task_timeout is not None else None
-        if watchdog is None or self.task_timeout is None:
-            return run_checked(run_task, task, self.task_timeout)
-        with watchdog.arm(task, self.task_timeout):
-            return run_checked(run_task, task, self.task_timeout)
+        with _crash_report():
+            if watchdog is None or self.task_timeout is None:
+                return run_checked(run_task, task, self.task_timeout)
+            with watchdog.arm(task, self.task_timeout):
+                return run_checked(run_task, task, self.task_timeout)
 
     def _completed(self, futures: list[Future[Any]], size: int) -> Iterator[Future[Any]]:
         """The chunks' futures as they finish; with a task timeout, UserAgentError once the workers seem stuck."""
@@ -742,6 +749,28 @@ class LocalBackend:
                     "SIGALRM blocked), so the worker processes were stopped"
                 )
             yield from done
+
+
+@contextlib.contextmanager
+def _crash_report() -> Iterator[None]:
+    """Within the block, a fatal signal (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) prints Python's fatal-error report.
+
+    The report (:mod:`faulthandler`, on standard error) shows the frames of the crash; the process
+    then ends by the signal, as it did before without a word. Left as it is when it is on already,
+    or when standard error is not a file (e.g. captured by a test).
+    """
+    if faulthandler.is_enabled():
+        yield
+        return
+    try:
+        faulthandler.enable(file=sys.stderr, all_threads=False)
+    except (AttributeError, OSError, RuntimeError, ValueError):  # no standard error, or no file descriptor behind it
+        yield
+        return
+    try:
+        yield
+    finally:
+        faulthandler.disable()
 
 
 def _user_agents(tasks: Sequence[tuple[int, Task]]) -> list[str]:

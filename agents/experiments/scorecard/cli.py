@@ -50,7 +50,7 @@ def add_parser(sub: Any, positive: Any, seconds: Any) -> None:
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument("--leaderboard", action="store_true",
                    help="score the built-in agents only and rewrite the leaderboard page (--page)")  # fmt: skip
-    p.add_argument("--page", type=user_path, default=PAGE, help=f"the leaderboard page to write (default {PAGE})")
+    p.add_argument("--page", type=user_path, help=f"with --leaderboard: the page to write (default {PAGE})")
 
 
 def sweep_keywords(args: argparse.Namespace, argv: Sequence[str] | None) -> dict[str, Any]:
@@ -79,18 +79,23 @@ def main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     """Run ``banditlab score``; the exit status (2 with one sentence for bad input)."""
     from agents.experiments.api import UsageError
     from agents.experiments.core.backends import BackendError, SweepInterrupted, run_error_status
+    from agents.experiments.core.stdout import say
     from agents.experiments.scorecard import score
     from agents.user_agents import UserAgentError
+    from bandit_envs.validation import summarize
 
     given = [a for a in (args.agent, args.user) if a is not None]
     if args.leaderboard and given:
         return _error(f"--leaderboard scores the built-in agents only, got the agent {given[0]!r} too.")
+    if args.page is not None and not args.leaderboard:  # else it would be ignored without a word
+        return _error(f"--page applies only to --leaderboard, got --page {summarize(str(args.page))} without it.")
+    page = PAGE if args.page is None else args.page
     if not args.leaderboard and len(given) != 1:
         what = "none" if not given else f"both {args.agent!r} and --agent {args.user!r}"
         return _error(f"banditlab score needs one agent: a built-in name or --agent FILE.py:Factory, got {what}.")
     if args.leaderboard:  # before scoring: a page that is not banditlab's to replace is refused at once
         try:
-            check_page(args.page)
+            check_page(page)
         except OutputError as exc:
             return _error(str(exc))
     try:
@@ -100,13 +105,13 @@ def main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     folder = Path(table.attrs["out"])
     if args.leaderboard:
         try:
-            write_page(folder, args.page, table, quick=args.quick)
+            write_page(folder, page, table, quick=args.quick)
         except OutputError as exc:  # the page or a figure changed while the agents were scored
             return _error(str(exc))
-        print(f"Wrote {args.page} and its figures from {folder}.")
+        say(f"Wrote {page} and its figures from {folder}.")
     else:
-        print((folder / "summary.md").read_text(encoding="utf-8"))
-        print(f"Wrote {folder}/summary.md, figure.png, regret.png, results.csv and meta.json.")
+        say((folder / "summary.md").read_text(encoding="utf-8"))
+        say(f"Wrote {folder}/summary.md, figure.png, regret.png, results.csv and meta.json.")
     return 0
 
 

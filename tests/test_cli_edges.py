@@ -1,0 +1,140 @@
+"""Edges of the ``banditlab`` command met by real processes: where its output goes, and crashes.
+
+Most tests start ``python -m banditlab`` as the console script runs it, with its standard output a
+pipe whose reader has gone, a full device or a terminal whose encoding cannot show every character,
+without a standard error, or with a user agent that crashes the process running it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Bound on every wait for a process (generous: the machine may be shared).
+WAIT = 120.0
+
+
+def _banditlab(*args: str, cwd: Path, env: dict[str, str] | None = None, **popen: Any) -> subprocess.CompletedProcess:
+    """``python -m banditlab ARGS`` importing this tree, run to its end (output captured as text unless redirected)."""
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    environ.update(env or {})
+    popen.setdefault("stdout", subprocess.PIPE)
+    popen.setdefault("stderr", subprocess.PIPE)
+    return subprocess.run(
+        [sys.executable, "-m", "banditlab", *args],
+        cwd=cwd,
+        env=environ,
+        text=True,
+        timeout=WAIT,
+        check=False,
+        **popen,
+    )
+
+
+@pytest.mark.parametrize("buffered", [False, True], ids=["unbuffered", "buffered"])
+def test_a_reader_of_standard_output_that_has_gone_is_no_error(buffered, tmp_path):
+    """``banditlab list | head -1``: the pipe closed before banditlab prints is not a write error of a folder.
+
+    Unbuffered, the failed print was reported as a file of the output folder that could not be
+    written (exit 74); buffered, Python's exit flush printed ``Exception ignored ... BrokenPipeError``
+    (exit 120).
+    """
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone before anything is printed
+    env = {"PYTHONUNBUFFERED": "" if buffered else "1"}
+    try:
+        done = _banditlab("list", cwd=tmp_path, env=env, stdout=write)
+    finally:
+        os.close(write)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_a_standard_output_that_cannot_be_written_is_named_as_such(tmp_path):
+    """A full device on standard output is one sentence naming standard output, not an output folder, and 74."""
+    with open("/dev/full", "w") as full:
+        done = _banditlab("list", cwd=tmp_path, stdout=full)
+    assert done.returncode == 74
+    assert done.stderr == "banditlab: error: cannot write to standard output: No space left on device.\n"
+
+
+def test_characters_the_terminals_encoding_cannot_show_are_escaped_not_a_traceback(tmp_path):
+    """An ASCII standard output (e.g. ``LC_ALL=C``): ``§`` of the experiments' titles is printed as an escape."""
+    done = _banditlab("list", cwd=tmp_path, env={"PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert "gap paper \\xa75.1" in done.stdout
+
+
+CRASHING_AGENT = """
+import os
+import re
+import signal
+
+from agents import Agent
+
+
+class Crashes(Agent):
+    name = "Crashes"
+
+    def __init__(self, n_arms, *, seed=None):
+        super().__init__(n_arms, seed=seed)
+        self.t = 0
+
+    def _reset_state(self):
+        self.t = 0
+
+    def act(self, obs=None):
+        self.t += 1
+        if self.t > 20:
+            os.kill(os.getpid(), signal.SIGSEGV)  # as a crash in the agent's compiled code would
+        return 0
+
+    def update(self, action, reward, info=None):
+        pass
+"""
+
+
+def test_a_user_agent_that_crashes_banditlab_s_own_process_names_its_file_and_line(tmp_path):
+    """``--jobs 1`` runs the tasks in banditlab's own process: a segfault there ended it without a word."""
+    agent = tmp_path / "crash agent é.py"
+    agent.write_text(CRASHING_AGENT, encoding="utf-8")
+    done = _banditlab(
+        "run", "gap/regret-eps", "--quick", "--runs", "1", "--horizon", "100", "--jobs", "1", "--no-progress",
+        "--out", str(tmp_path / "out"), "--agent", f"{agent}:Crashes", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == -11  # it still ends by the signal, as the crash would have ended it
+    assert "Fatal Python error: Segmentation fault" in done.stderr
+    # faulthandler writes a character outside ASCII as an escape (\xe9 for é)
+    assert re.search(rf'File "{re.escape(str(tmp_path))}/crash agent \S+\.py", line \d+ in act', done.stderr)
+
+
+def test_score_refuses_page_without_leaderboard_instead_of_ignoring_it(tmp_path, capsys):
+    """``--page`` is the leaderboard's page: with one agent it scored the agent and wrote no page, without a word."""
+    from agents.experiments.cli import main
+
+    assert main(["score", "UCB", "--quick", "--page", str(tmp_path / "mine.md"), "--out", str(tmp_path / "o")]) == 2
+    page = str(tmp_path / "mine.md")
+    err = capsys.readouterr().err
+    assert err == f"banditlab: error: --page applies only to --leaderboard, got --page {page!r} without it.\n"
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_run_without_standard_error_still_writes_its_outputs(tmp_path):
+    """``banditlab run ... 2>&-`` (as some job schedulers start it): its progress bar failed the run (exit 1)."""
+    out = tmp_path / "out"
+    done = _banditlab(
+        "run", "gap/regret-eps", "--quick", "--runs", "1", "--horizon", "100", "--jobs", "1", "--out", str(out),
+        cwd=tmp_path, stderr=None, preexec_fn=lambda: os.close(2),
+    )  # fmt: skip
+    assert done.returncode == 0
+    assert sorted(p.name for p in out.iterdir()) == [".banditlab.json", "figure.png", "meta.json", "results.csv",
+                                                     "summary.md"]  # fmt: skip
