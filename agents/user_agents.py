@@ -54,7 +54,7 @@ import agents
 import bandit_envs
 from agents.base import Agent
 from bandit_envs.core import check_action, check_actions
-from bandit_envs.validation import not_a_file, summarize
+from bandit_envs.validation import not_a_file, summarize, user_path
 
 Factory = Callable[..., Any]
 
@@ -393,7 +393,7 @@ def load_factory(ref: str) -> Factory:
     if not sep or not target or not attr.isidentifier():
         raise UserAgentError(f"--agent must be module.path:Factory or path/to/file.py:Factory, got {summarize(ref)}.")
     if target.endswith(".py"):
-        path = _file(target)
+        path = user_path(target)
         if (problem := not_a_file(path)) is not None:
             raise UserAgentError(f"--agent {summarize(ref)}: {problem}.")
         name = "banditlab_user_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
@@ -434,16 +434,11 @@ def load_factory(ref: str) -> Factory:
     return factory
 
 
-def _file(target: str) -> Path:
-    """The ``path/to/file.py`` of an ``--agent`` reference, a leading ``~`` expanded to the home folder."""
-    return Path(os.path.expanduser(target))
-
-
 def _ref_key(ref: str | Factory) -> str:
     if isinstance(ref, str):
         target, _, attr = ref.rpartition(":")
         if target.endswith(".py"):
-            return f"{_file(target).resolve()}:{attr}"
+            return f"{user_path(target).resolve()}:{attr}"
         return ref
     return f"{getattr(ref, '__module__', '?')}:{getattr(ref, '__qualname__', repr(ref))}"
 
@@ -460,7 +455,7 @@ def split_name(text: str) -> tuple[str | None, str]:
         return None, text
     target = text.rpartition(":")[0]
     try:
-        whole = target.endswith(".py") and _file(target).is_file()
+        whole = target.endswith(".py") and user_path(target).is_file()
     except OSError:  # e.g. a name too long to be a file
         whole = False
     return (None, text) if whole else (head, tail)
@@ -499,7 +494,7 @@ def user_agent(entry: str | Factory | UserAgent | tuple[str, str | Factory], tak
     if isinstance(ref, str):
         target, _, attr = ref.rpartition(":")
         if target.endswith(".py"):
-            ref = f"{_file(target).resolve()}:{attr}"
+            ref = f"{user_path(target).resolve()}:{attr}"
         factory = load_factory(ref)
     elif callable(ref):
         factory = ref

@@ -19,6 +19,7 @@ import os
 import reprlib
 import stat
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -179,6 +180,17 @@ def not_a_file(path: Any) -> str | None:
         else:
             why = "is not a regular file (a socket or device)"
     return f"{shorten(os.fsdecode(path), PATH_SHOWN)} {why}"
+
+
+def user_path(value: str | os.PathLike[str]) -> Path:
+    """``value`` as a path, a leading ``~`` (or ``~user``) expanded to the home folder as a shell expands it.
+
+    A ``~`` the shell left as it is (``--out=~/x``, a quoted ``'~/x'``, a path from Python) would
+    otherwise name a folder ``~`` in the current folder, while pandas and matplotlib, which write
+    banditlab's files, expand it: the files would go elsewhere. Where the home folder is unknown
+    the path stays as it is (as those libraries leave it).
+    """
+    return Path(os.path.expanduser(os.fspath(value)))
 
 
 def check_int(name: str, value: Any, *, minimum: int | None = None) -> int:

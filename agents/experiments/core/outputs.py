@@ -56,6 +56,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from bandit_envs.validation import user_path as user_path  # its home; imported from here by the CLI too
+
 RECORD = ".banditlab.json"
 #: Prefix of scratch files (a file being written, renamed into place once complete).
 SCRATCH = ".banditlab-tmp-"
@@ -96,17 +98,6 @@ def _first_file_above(path: Path) -> Path | None:
         if parent.exists() or parent.is_symlink():
             return None if parent.is_dir() else parent
     return None
-
-
-def user_path(value: str | os.PathLike[str]) -> Path:
-    """``value`` as a path, a leading ``~`` (or ``~user``) expanded to the home folder as a shell expands it.
-
-    A ``~`` the shell left as it is (``--out=~/x``, a quoted ``'~/x'``, a path from Python) would
-    otherwise name a folder ``~`` in the current folder, while pandas and matplotlib, which write
-    banditlab's files, expand it: the files would go elsewhere. Where the home folder is unknown
-    the path stays as it is (as those libraries leave it).
-    """
-    return Path(os.path.expanduser(os.fspath(value)))
 
 
 def folder_argument(text: str, option: str = "--out") -> Path:
