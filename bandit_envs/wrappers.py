@@ -235,17 +235,24 @@ class ShuffleArms(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorAr
 
 
 def split_vector_info(info: dict[str, Any], num_envs: int) -> list[dict[str, Any]]:
-    """A Gymnasium vector info dict (batch axis first, ``_key`` masks) as one dict per copy."""
+    """A Gymnasium vector info dict (batch axis first, ``_key`` masks) as one dict per copy.
+
+    A nested dict (such as ``final_info``) is split once, when its first copy needs it, and each
+    copy takes its part: linear in ``num_envs``, where splitting it again for every copy was quadratic.
+    """
     out: list[dict[str, Any]] = [{} for _ in range(num_envs)]
     for key, value in info.items():
         if key.startswith("_") and key[1:] in info:
             continue
         mask = info.get(f"_{key}")
+        parts: list[dict[str, Any]] | None = None
         for i in range(num_envs):
             if mask is not None and not mask[i]:
                 continue
             if isinstance(value, dict):
-                out[i][key] = split_vector_info(value, num_envs)[i]
+                if parts is None:
+                    parts = split_vector_info(value, num_envs)
+                out[i][key] = parts[i]
             elif isinstance(value, np.ndarray | list | tuple) and len(value) == num_envs:
                 out[i][key] = value[i]
             else:

@@ -182,13 +182,16 @@ def exp3set_update(state: Any, mask: Any, observed: Any, closed: Any, eta: float
     """Exp3-SET's update of every copy (values already checked).
 
     For every arm i observed (``mask[b, i]``): L̂_i += ℓ_i / q_i with ℓ_i = 1 − ``observed[b, i]``
-    and q_i = Σ_{j ∈ N[i]} p_j (:func:`observation_probability`), then p from η.
+    and q_i = Σ_{j ∈ N[i]} p_j (:func:`observation_probability`), then p from η. Only the observed
+    arms' q_i are computed (each is a pass over a row of ``closed``): |N[a]| passes a round rather
+    than K, the same numbers.
     """
     k_arms = n_arms_of(state.shape[1])
     q = np.empty(k_arms)
     for b in range(state.shape[0]):
         for i in range(k_arms):
-            q[i] = observation_probability(state, b, k_arms, closed, i)
+            if mask[b, i]:
+                q[i] = observation_probability(state, b, k_arms, closed, i)
         for i in range(k_arms):
             if mask[b, i]:
                 state[b, i] += (1.0 - observed[b, i]) / max(q[i], MIN_PROBABILITY)

@@ -63,6 +63,32 @@ __all__ = [
 #: δ at which :attr:`privacy_spent` states ε unless the agent is given another.
 DEFAULT_DELTA = 1e-5
 
+#: Rounds below which DP-TS-UCB's μ uses the exact harmonic number H_t (:func:`harmonic_number`);
+#: from there on ln t + 0.5773.
+EXACT_HARMONIC_ROUNDS = 10**6
+
+#: H_1, H_2, ... (H_n at index n − 1) as far as :func:`harmonic_number` has been asked, one table per process.
+_harmonic_table: list[FloatArray] = [np.zeros(0)]
+
+
+def harmonic_number(n: int) -> float:
+    """H_n = 1 + 1/2 + ... + 1/n added in this order (0.0 for n <= 0).
+
+    Read from a table of the running sums (``np.cumsum`` of the terms: each entry is the one before
+    plus 1/k, so H_n has the bits of the left-to-right sum of its n terms), computed once per
+    process and grown to at least twice its size when a larger n is asked (8 MB for the n below
+    :data:`EXACT_HARMONIC_ROUNDS`, the ones DP-TS-UCB asks for): a lookup, where summing the terms
+    would cost n additions at every call of ``gdp_mu`` and ``privacy_spent``.
+    """
+    if n <= 0:
+        return 0.0
+    table = _harmonic_table[0]
+    if n > table.size:
+        size = max(n, min(2 * table.size, EXACT_HARMONIC_ROUNDS - 1))
+        table = np.cumsum(1.0 / np.arange(1, size + 1, dtype=np.float64))
+        _harmonic_table[0] = table
+    return float(table[n - 1])
+
 
 #: The largest GDP μ whose ε :func:`~bandit_envs.privacy.accounting.gdp_epsilon` computes.
 MAX_MU = 1e6
@@ -439,7 +465,7 @@ class DPTSUCB(_GaussianAgent):
     @staticmethod
     def _gdp_mu(budget: int, variance: float, rounds: int, draws: float) -> float:
         """sqrt(min(φ H_t, D)/σ²) for φ = ``budget``, σ² = ``variance``, t = ``rounds``, D = ``draws``."""
-        harmonic = sum(1.0 / n for n in range(1, rounds + 1)) if rounds < 10**6 else math.log(rounds) + 0.5773
+        harmonic = harmonic_number(rounds) if rounds < EXACT_HARMONIC_ROUNDS else math.log(rounds) + 0.5773
         return math.sqrt(min(budget * harmonic, draws) / variance)
 
     def _mu(self, rounds: int, draws: float) -> float:

@@ -719,7 +719,15 @@ def user_ids(info: Mapping[str, Any] | None, batch: int) -> list[Hashable] | Non
     ids = _id_array(info[USER_ID_KEY])
     if ids.size != batch:
         raise ValueError(f"info[{USER_ID_KEY!r}] must hold one user id per copy ({batch}), got shape {ids.shape}.")
-    return [user_key(v) for v in ids.reshape(batch)]
+    flat = ids.reshape(batch)
+    # Numeric ids: the keys user_key gives, in one pass (tolist makes the same Python ints, bools
+    # and floats; a NaN is a missing id) instead of one call per copy.
+    if flat.dtype.kind in "iub":
+        keys: list[Hashable] = flat.tolist()
+        return keys
+    if flat.dtype.kind == "f":
+        return [NO_USER if v != v else v for v in flat.tolist()]
+    return [user_key(v) for v in flat]
 
 
 class ReportLedger:
@@ -772,11 +780,14 @@ class ReportLedger:
             return np.ones(self.batch, dtype=np.bool_)
         if users is None:
             return np.asarray(self._anonymous + self._max_named < cap)
-        out = np.empty(self.batch, dtype=np.bool_)
-        for b, u in enumerate(users):
-            most = self._max_named[b] if u is NO_USER else self._counts[b].get(u, 0)
-            out[b] = self._anonymous[b] + most < cap
-        return out
+        # Each copy's user's count from its dict (-1 for a report without id, which counts as the
+        # copy's busiest user); the comparison is one array operation for all copies.
+        own = np.array(
+            [-1 if u is NO_USER else counts.get(u, 0) for counts, u in zip(self._counts, users, strict=True)],
+            dtype=np.int64,
+        )
+        most = np.where(own < 0, self._max_named, own)
+        return np.asarray(self._anonymous + most < cap)
 
     def record(self, users: list[Hashable] | None, sent: BoolArray) -> None:
         """Count one report for each copy where ``sent``; the others were withheld by the cap."""
@@ -785,14 +796,26 @@ class ReportLedger:
         if users is None:
             self._anonymous += sent
             return
-        for b in np.flatnonzero(sent):
-            if users[b] is NO_USER:
-                self._anonymous[b] += 1
+        # Each copy's count in its dict; the per-copy arrays are read and written once for all copies.
+        named: list[int] = []
+        reached: list[int] = []
+        anonymous: list[int] = []
+        all_counts = self._counts
+        for b in np.flatnonzero(sent).tolist():
+            user = users[b]
+            if user is NO_USER:
+                anonymous.append(b)
                 continue
-            counts = self._counts[b]
-            n = counts.get(users[b], 0) + 1
-            counts[users[b]] = n
-            self._max_named[b] = max(self._max_named[b], n)
+            counts = all_counts[b]
+            n = counts.get(user, 0) + 1
+            counts[user] = n
+            named.append(b)
+            reached.append(n)
+        if anonymous:
+            self._anonymous[anonymous] += 1  # each copy once: one report each
+        if named:
+            rows = np.array(named, dtype=np.int64)
+            self._max_named[rows] = np.maximum(self._max_named[rows], reached)
 
     def block_counts(self, users: npt.ArrayLike | None, n_rounds: int) -> list[dict[Hashable, int]] | None:
         """Reports per user and copy of a block of ``n_rounds`` rounds, one report each (not recorded).
