@@ -222,30 +222,42 @@ def with_info_ratio(make: Callable[..., UCB | UCBN], name: str, quick: bool) -> 
     for a in rng.integers(0, K, size=steps).tolist():  # the env's real step output, recorded
         _, reward, _, _, info = env.step(a)
         feedback.append((reward, info))
+    where = "GraphBandit-v0 reward and info, side observations included"
+    return replayed_ratio(name, make(K), make(K, n_envs=1), feedback, repeats, where)
+
+
+def replayed_ratio(
+    name: str, one_env: Agent, batch_of_one: Agent, feedback: list[tuple[Any, dict[str, Any]]], repeats: int, where: str
+) -> Ratio:
+    """``one_env`` replaying the recorded (reward, info) of each round against ``batch_of_one`` (n_envs=1) on the same.
+
+    Each replay starts from ``reset(seed=0)``, so an agent seeded 0 chooses the arms it chose when
+    the feedback was recorded.
+    """
     batch_feedback = [
         (np.array([reward]), {key: np.asarray(value)[None] for key, value in info.items()}) for reward, info in feedback
     ]
 
-    def loop(agent: UCB | UCBN, rounds: list[tuple[Any, dict[str, Any]]]) -> Callable[[], None]:
+    def loop(agent: Agent, rounds: list[tuple[Any, dict[str, Any]]]) -> Callable[[], None]:
         def run() -> None:
-            agent.reset()
+            agent.reset(seed=0)
             act, update = agent.act, agent.update
             for reward, info in rounds:
                 update(act(), reward, info)
 
         return run
 
-    one, checked = loop(make(K), feedback), loop(make(K, n_envs=1), batch_feedback)
+    one, checked = loop(one_env, feedback), loop(batch_of_one, batch_feedback)
     one()
     checked()
-    us, old_us = (x / steps * 1e6 for x in interleaved(one, checked, repeats))
+    us, old_us = (x / len(feedback) * 1e6 for x in interleaved(one, checked, repeats))
     return Ratio(
         f"{name} single-env step with the env's info vs checked n_envs=1 path",
         f"{name}(10) act+update(a, r, info)",
         f"{name}(10, n_envs=1) act+update",
         old_us / us,
         None,
-        f"{us:.2f} us vs {old_us:.2f} us per step (GraphBandit-v0 reward and info, side observations included)",
+        f"{us:.2f} us vs {old_us:.2f} us per step ({where})",
     )
 
 
@@ -272,31 +284,8 @@ def elimination_step_ratio(name: str, quick: bool) -> Ratio:
         _, reward, _, _, info = env.step(a)
         single.update(a, reward, info)
         feedback.append((reward, info))
-    batch_feedback = [
-        (np.array([reward]), {key: np.asarray(value)[None] for key, value in info.items()}) for reward, info in feedback
-    ]
-
-    def loop(agent: Agent, rounds: list[tuple[Any, dict[str, Any]]]) -> Callable[[], None]:
-        def run() -> None:
-            agent.reset(seed=0)  # the same arms again: the recorded feedback is theirs
-            act, update = agent.act, agent.update
-            for reward, info in rounds:
-                update(act(), reward, info)
-
-        return run
-
-    one, general = loop(single, feedback), loop(checked, batch_feedback)
-    one()
-    general()
-    us, old_us = (x / steps * 1e6 for x in interleaved(one, general, repeats))
-    return Ratio(
-        f"{name} single-env step with the env's info vs checked n_envs=1 path",
-        f"{name}(10) act+update(a, r, info)",
-        f"{name}(10, n_envs=1) act+update",
-        old_us / us,
-        None,
-        f"{us:.2f} us vs {old_us:.2f} us per step (GraphBandit-v0 reward and info for the agent's own arms)",
-    )
+    where = "GraphBandit-v0 reward and info for the agent's own arms"
+    return replayed_ratio(name, single, checked, feedback, repeats, where)
 
 
 def linear_problem(rounds: int, seed: int = 0, n_users: int = 943) -> tuple[np.ndarray, np.ndarray]:
