@@ -23,8 +23,10 @@ argument, what was given and what is allowed (a ``TypeError`` for the wrong kind
   not a string, not a ``numpy.timedelta64``); N copies, an integer-dtype array of shape (N,) (an
   object array only if each entry is an int or numpy integer). Every arm in [0, K).
 * ``reward``: a real number (array of shape (N,)), finite, and inside the agent's reward range
-  where its guarantees need one (Thompson sampling and the elimination agents: [0, 1]) or its
-  sums would overflow without one (LinUCB, which sums y x unclipped: [-1e100, 1e100]).
+  where its guarantees need one (Thompson sampling, KL-UCB, Exp3, Exp3-SET, Exp3-IX, the
+  elimination agents, the central-DP agents and LDPThompsonSampling: [0, 1]; the
+  ``reward_bounds`` of each class) or its sums would overflow without one (LinUCB, which sums y x
+  unclipped: [-1e100, 1e100]).
 * ``info``: a dict or None. Its per-arm arrays (``observed_mask``, ``observed_rewards``) must
   have shape (K,) ((N, K) for N copies), the mask boolean, and observed rewards finite (and in
   the reward range) where the mask is True; ``optimal_action`` must be an arm below K.
@@ -82,6 +84,7 @@ __all__ = [
     "check_int_range",
     "check_state_size",
     "describe",
+    "state_arguments",
     "entry_point",
     "env_arms",
 ]
@@ -186,6 +189,15 @@ def check_state_size(nbytes: float, what: str) -> None:
         One sentence with the size it would take and the limit.
     """
     check_memory(f"{what} (agent state)", nbytes, "use fewer copies or arms")
+
+
+def state_arguments(n_envs: int | None, **sizes: int) -> str:
+    """The arguments that set an agent's state size, as its refusal names them: ``"n_envs=8 with n_arms=10"``.
+
+    A count beyond the floats (``10**400``) is quoted by its first and last digits (:func:`describe`).
+    """
+    named = " with ".join(f"{name}={describe(value, typed=False)}" for name, value in sizes.items())
+    return named if n_envs is None else f"n_envs={describe(n_envs, typed=False)} with {named}"
 
 
 def _as_array(value: Any) -> npt.NDArray[Any] | None:
@@ -463,11 +475,14 @@ class Agent(ABC):
 
     def _state_nbytes(self) -> float:
         """Bytes of learning state the agent allocates (checked against the memory limit)."""
-        return float(self.batch) * (float(self.n_arms) * self._state_bytes_per_arm + self._state_bytes_per_copy)
+        return as_float(self.batch) * (as_float(self.n_arms) * self._state_bytes_per_arm + self._state_bytes_per_copy)
 
     def _check_state_size(self) -> None:
-        copies = "" if self.n_envs is None else f"n_envs={self.n_envs} with "
-        check_state_size(self._state_nbytes(), f"{copies}n_arms={self.n_arms}")
+        try:
+            nbytes = self._state_nbytes()
+        except OverflowError:  # a count beyond the floats (n_arms=10**400) in a subclass's sum: beyond any memory
+            nbytes = math.inf
+        check_state_size(nbytes, state_arguments(self.n_envs, n_arms=self.n_arms))
 
     def reset(self, seed: int | None = None) -> None:
         """Forget everything learned and restart the generator: from ``seed`` if given, else from the stored seed.

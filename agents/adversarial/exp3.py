@@ -219,8 +219,15 @@ class Exp3(_ExpWeights):
             _EXP3_UPDATE.load()
 
     def eta_at(self, t: int) -> float:
-        """η_t of round t (1-based): the fixed η, or sqrt(ln K / (t K))."""
-        return self.fixed_eta if self.fixed_eta is not None else math.sqrt(self._log_k_over_k / t)
+        """η_t of round t (1-based): the fixed η, or sqrt(ln K / (t K)).
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``t`` is not an integer >= 1 (round 0 has no η: ln K / (0 K) is not a number).
+        """
+        t = check_int("t", t, minimum=1)
+        return self.fixed_eta if self.fixed_eta is not None else _sqrt_ratio(self._log_k_over_k, t)
 
     def _initial_rates(self) -> tuple[float, float]:
         return self.eta_at(1), self.gamma

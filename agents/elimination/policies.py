@@ -608,10 +608,22 @@ def _check_first_epoch(agent: str, what: str, compute: Any, params: str) -> None
         )
 
 
-def _confidence(name: str, value: float | None, default: float) -> float:
-    """A failure probability in (0, 1), or ``default`` when ``value`` is None."""
+def _confidence(name: str, value: float | None, horizon: int, per_round: int = 1) -> float:
+    """A failure probability in (0, 1), or when ``value`` is None the default 1 / (``per_round`` × ``horizon``).
+
+    The default is 1/T (AlphaSample's 1/(2KT): ``per_round`` = 2K), the product rounded to a float
+    once. A horizon whose default is 0 as a float (beyond about 1.8e308 rounds, where Python's
+    ``1.0 / T`` raises OverflowError) is refused in one sentence: give ``value`` then.
+    """
     if value is None:
-        return default
+        default = 1.0 / as_float(per_round * horizon)  # as_float: inf for an int past the floats
+        if default > 0.0:
+            return default
+        formula = "1/T" if per_round == 1 else "1/(2KT)"
+        raise ValueError(
+            f"{name} must be given (a number in (0, 1)) for horizon={describe(horizon, typed=False)}: its default "
+            f"{formula} is 0 as a float."
+        )
     return check_float(name, value, low=0.0, high=1.0, low_open=True, high_open=True)
 
 
@@ -728,6 +740,10 @@ class GAP(EliminationAgent, PrivateAgent):
     sampler
         ``"lattice"`` (default) or ``"float"`` (raw noise, faster, not safe against
         floating-point attacks); see Sampler above.
+    n_envs
+        ``None`` for one env, or the number N of copies run in lock-step.
+    seed
+        Seed of the noise generator (copy i of a batch: ``noise_generator(seed + i)``; see Noise above).
     """
 
     name = "GAP"
@@ -759,7 +775,7 @@ class GAP(EliminationAgent, PrivateAgent):
         self.epsilon = check_epsilon("epsilon", epsilon)
         self.sampler = check_sampler(sampler)
         self._grid = 0.0 if self.sampler == "float" else sum_grid(1.0 / self.epsilon, 1.0)
-        self.delta = _confidence("delta", delta, 1.0 / self.horizon)
+        self.delta = _confidence("delta", delta, self.horizon)
         self.neighbourhoods = _check_graph(feedback_graph, self.n_arms)
         if isinstance(feedback_graph, np.ndarray) and feedback_graph.dtype == np.bool_:
             self._observes_cache = (feedback_graph.copy(), self.neighbourhoods)  # checked: see _observes
@@ -892,6 +908,11 @@ class GAPU(GAP):
     independent sets, which is what the privacy and regret proofs need [P]. Enumeration by bit
     masks limits GAPU to K ≤ 20. Privacy and sampler (lattice by default, ``sampler="float"``
     not safe against floating-point attacks): as :class:`GAP`.
+
+    Parameters
+    ----------
+    n_arms, horizon, epsilon, feedback_graph, delta, n_envs, seed, sampler
+        As :class:`GAP` (which also takes ``round_robin``; GAPU draws Ω_τ instead), with K ≤ 20.
     """
 
     name = "GAPU"
@@ -973,6 +994,19 @@ class DPSE(EliminationAgent, PrivateAgent):
     Private state: the released noisy means, the active set and the epoch lengths are covered by
     the guarantee; the current epoch's un-noised sums (``_state[DPSE_SUMS]``) and the generator
     ``rng`` / ``seed`` are the curator's private state and must not be published.
+
+    Parameters
+    ----------
+    n_arms, horizon, epsilon
+        K, T and the budget ε > 0.
+    beta
+        Failure probability β ∈ (0, 1) of the confidence bounds (default 1/T).
+    schedule_scale, width_scale
+        s > 0 and w > 0 above (default 1: the paper's R_e and elimination rule).
+    n_envs, seed
+        As :class:`GAP`.
+    sampler
+        ``"lattice"`` (default) or ``"float"``; see Sampler above.
     """
 
     name = "DPSE"
@@ -999,7 +1033,7 @@ class DPSE(EliminationAgent, PrivateAgent):
         self.epsilon = check_epsilon("epsilon", epsilon)
         self.sampler = check_sampler(sampler)
         self._grid = 0.0 if self.sampler == "float" else sum_grid(1.0 / self.epsilon, 1.0)
-        self.beta = _confidence("beta", beta, 1.0 / self.horizon)
+        self.beta = _confidence("beta", beta, self.horizon)
         self.schedule_scale = check_float("schedule_scale", schedule_scale, low=0.0, low_open=True)
         self.width_scale = check_float("width_scale", width_scale, low=0.0, low_open=True)
         k, eps, beta, s = self.n_arms, self.epsilon, self.beta, self.schedule_scale
@@ -1048,6 +1082,21 @@ class AAE(EliminationAgent):
     ``side_observations=False`` (default) is the multi-armed version the gap paper compares
     against ("designed for multi-armed bandits, cannot use the extra feedback", §5.2).
     Plain-Python version: :func:`agents.elimination.reference.run_aae`.
+
+    Parameters
+    ----------
+    n_arms, horizon
+        K and T.
+    delta
+        Failure probability δ ∈ (0, 1) of the radii (default 1/T).
+    c
+        Constant c > 0 of the ``"evendar"`` radius (default 4).
+    radius
+        ``"evendar"`` (default) or ``"hoeffding"``.
+    side_observations
+        Also learn from the revealed neighbours' rewards (``info["observed_rewards"]``); default False.
+    n_envs, seed
+        ``None`` for one env or the number N of copies; the seed of the generators (AAE draws nothing).
     """
 
     name = "AAE"
@@ -1070,12 +1119,12 @@ class AAE(EliminationAgent):
         seed: int | None = None,
     ) -> None:
         super().__init__(n_arms, horizon, n_envs=n_envs, seed=seed)
-        self.delta = _confidence("delta", delta, 1.0 / self.horizon)
+        self.delta = _confidence("delta", delta, self.horizon)
         self.c = check_float("c", c, low=0.0, low_open=True)
         self.radius = check_choice("radius", radius, ("evendar", "hoeffding"))
-        if not isinstance(side_observations, bool):
-            raise TypeError(f"side_observations must be a bool, got {describe(side_observations)}.")
-        self.side_observations = side_observations  # type: ignore[misc]
+        if not isinstance(side_observations, bool | np.bool_):  # numpy's np.True_ as ThompsonSampling takes it
+            raise TypeError(f"side_observations must be True or False, got {describe(side_observations)}.")
+        self.side_observations = bool(side_observations)  # type: ignore[misc]
         self._reset_state()
 
     def _reset_state(self) -> None:
@@ -1097,7 +1146,19 @@ class AlphaSample(EliminationAgent):
     used, only the revealed set). Epoch r runs m_r = max(1, ⌈coeff·2 ln(1/δ)/ε_r²⌉) sweeps, then
     keeps arms with cumulative mean ≥ max − 2ε_r and halves ε_r. Not private.
 
-    Defaults: δ = 1/(2KT), ε_1 = 1/2, coeff = 1.
+    Parameters
+    ----------
+    n_arms, horizon
+        K and T.
+    delta
+        Failure probability δ ∈ (0, 1) (default 1/(2KT)).
+    epsilon1
+        The first epoch's ε_1 > 0 (default 1/2).
+    coeff
+        The factor coeff > 0 of m_r (default 1).
+    n_envs, seed
+        ``None`` for one env or the number N of copies; the seed of the generators (copy i of a
+        batch seeded s draws from ``default_rng(s + i)``).
     """
 
     name = "AlphaSample"
@@ -1118,7 +1179,7 @@ class AlphaSample(EliminationAgent):
         seed: int | None = None,
     ) -> None:
         super().__init__(n_arms, horizon, n_envs=n_envs, seed=seed)
-        self.delta = _confidence("delta", delta, 1.0 / (2 * self.n_arms * self.horizon))
+        self.delta = _confidence("delta", delta, self.horizon, 2 * self.n_arms)
         self.epsilon1 = check_float("epsilon1", epsilon1, low=0.0, low_open=True)
         self.coeff = check_float("coeff", coeff, low=0.0, low_open=True)
         c, dlt, e1 = self.coeff, self.delta, self.epsilon1

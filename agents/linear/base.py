@@ -28,15 +28,19 @@ import numpy.typing as npt
 from numba import types
 
 from agents.base import (
+    INT64_MAX,
     Agent,
     _as_array,
     _space,
+    as_float,
     check_int,
+    check_int_range,
     check_state_size,
     check_values,
     describe,
     entry_point,
     env_arms,
+    state_arguments,
 )
 from agents.linear._kernels import (
     GENERATOR_HOLDER,
@@ -208,9 +212,9 @@ class LinearAgent(Agent):
 
     def _check_state_size(self) -> None:
         # Server (V, U, θ, u) and the per-step report and noise buffers: about 4d² + 4d floats per copy.
-        d = float(self.n_features)
-        copies = "" if self.n_envs is None else f"n_envs={self.n_envs} with "
-        check_state_size(8.0 * self.batch * (4.0 * d * d + 4.0 * d + 8.0), f"{copies}n_features={self.n_features}")
+        d = as_float(self.n_features)  # inf beyond the floats (10**400): refused as beyond any memory
+        nbytes = 8.0 * as_float(self.batch) * (4.0 * d * d + 4.0 * d + 8.0)
+        check_state_size(nbytes, state_arguments(self.n_envs, n_features=self.n_features))
 
     def check_env(self, env: Any) -> None:
         """Check that ``env`` fits the agent: feature matrices (n_arms, d) with d = ``n_features``.
@@ -322,8 +326,15 @@ class LinearAgent(Agent):
         return self._per_copy(self.server.n_eig_floor)
 
     def schedule(self, t: int) -> tuple[float, float, float]:
-        """(γ_t, c_t, β_t) of round ``t`` (1-based): noise bound, shift and exploration width."""
-        gamma, shift, beta = round_schedule(check_int("t", t, minimum=1), self._sched)
+        """(γ_t, c_t, β_t) of round ``t`` (1-based, at most 2**63 - 1: the server counts rounds in int64).
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``t`` is not an integer in [1, 2**63 - 1].
+        """
+        t = check_int_range("t", t, 1, INT64_MAX, "the server counts rounds in int64")
+        gamma, shift, beta = round_schedule(t, self._sched)
         return float(gamma), float(shift), float(beta)
 
     def act(self, obs: Any = None) -> Any:

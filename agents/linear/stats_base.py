@@ -44,7 +44,15 @@ import numpy as np
 import numpy.typing as npt
 from numba import types
 
-from agents.base import check_float, check_int, check_int_range, check_state_size, entry_point
+from agents.base import (
+    INT64_MAX,
+    as_float,
+    check_float,
+    check_int_range,
+    check_state_size,
+    entry_point,
+    state_arguments,
+)
 from agents.linear._stats_kernels import (
     GENERATOR_HOLDER,
     MECH_GAUSSIAN,
@@ -301,11 +309,10 @@ class StatsAgent(LocalDPLinearAgent):
 
     def _check_state_size(self) -> None:
         # V, the open batch's V, factor and per-step buffers: about 4d² + 6d floats per copy, plus noise rows.
-        d = float(self.n_features)
-        copies = "" if self.n_envs is None else f"n_envs={self.n_envs} with "
+        d = as_float(self.n_features)  # inf beyond the floats (10**400): refused as beyond any memory
         check_state_size(
-            8.0 * self.batch * (4.0 * d * d + 6.0 * d + d * (d + 1) / 2.0 + 16.0),
-            f"{copies}n_features={self.n_features}",
+            8.0 * as_float(self.batch) * (4.0 * d * d + 6.0 * d + d * (d + 1) / 2.0 + 16.0),
+            state_arguments(self.n_envs, n_features=self.n_features),
         )
 
     @property
@@ -358,13 +365,13 @@ class StatsAgent(LocalDPLinearAgent):
     # Schedule ---------------------------------------------------------------------------------
 
     def shift(self, t: int) -> float:
-        """Shift c_t = reg + shift_scale · noise_level · sqrt(t) of a refit after t reports (t >= 0)."""
-        t = check_int("t", t, minimum=0)
+        """Shift c_t = reg + shift_scale · noise_level · sqrt(t) of a refit after t reports (0 <= t <= 2**63 - 1)."""
+        t = check_int_range("t", t, 0, INT64_MAX, "the server counts reports in int64")
         return self.reg + self.shift_scale * self._level * math.sqrt(t)
 
     def schedule(self, t: int) -> tuple[float, float, float]:
-        """(0, c_t, width): LinearAgent's (γ_t, c_t, β_t) for a refit after t >= 1 reports."""
-        t = check_int("t", t, minimum=1)
+        """(0, c_t, width): LinearAgent's (γ_t, c_t, β_t) for a refit after t reports (1 <= t <= 2**63 - 1)."""
+        t = check_int_range("t", t, 1, INT64_MAX, "the server counts reports in int64")
         return 0.0, self.shift(t), self.width
 
     # Step API ---------------------------------------------------------------------------------

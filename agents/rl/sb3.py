@@ -276,7 +276,7 @@ class SB3Agent(CopyStreams, Agent):
         if self.deterministic:
             actions, _ = model.predict(x, deterministic=True)
             return np.asarray(actions, dtype=np.int64).reshape(self.batch)
-        policy = model.policy
+        policy: Any = getattr(model, "policy", None)  # DQN-like models are recognised by exploration_rate alone
         rngs = self._copy_rngs  # copy i's generator: a single agent's seeded seed + i
         if self.n_envs is None:
             u = self.rng.random(1)

@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import types
 
-from agents.base import Agent, SingleEnvKernel
+from agents.base import INT64_MAX, Agent, SingleEnvKernel, check_int_range
 from agents.common.kernels import kernel_error
 from agents.stochastic.index_kernels import EXTRA_COLUMNS, mean_step, mean_update
 
@@ -57,12 +57,17 @@ class PackedMeanViews:
 
     @property
     def t(self) -> int:
-        """Rounds completed (updates received)."""
+        """Rounds completed (updates received).
+
+        Setting it takes an integer in [0, 2**63 - 2] (the compiled kernels take round t + 1 as an
+        int64) and refuses anything else in one sentence, the agent unchanged: a negative or
+        fractional t would make the index's ln t meaningless, a string would fail inside the kernels.
+        """
         return self._t
 
     @t.setter
     def t(self, value: int) -> None:
-        self._t = value
+        self._t = check_int_range("t", value, 0, INT64_MAX - 1, "the compiled kernels take round t + 1 as an int64")
         self._next = -1
         self._next_rows = None
 
@@ -182,4 +187,6 @@ class MeanStateAgent(PackedMeanViews, Agent):
         bad = self._apply(a, r)
         if bad >= 0:
             raise kernel_error(self, a, r, bad)
-        self.t += 1
+        self._t += 1  # what the setter of t does, without its check (an int below 2**63 - 1 plus one)
+        self._next = -1
+        self._next_rows = None
