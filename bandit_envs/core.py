@@ -510,7 +510,7 @@ def check_num_envs(
     """
     n = check_int("num_envs", num_envs, minimum=1)
     total = n * copy_bytes + sum(n * block_rows_for(n, rows, row, budget) * row for rows, row in noise)
-    what = f"num_envs={n} copies of {env_id} (about {format_bytes(total / n)} each)"
+    what = f"num_envs={summarize(n)} copies of {env_id} (about {format_bytes(total / n)} each)"
     check_memory(what, total, "use fewer copies, or run them in several vector envs one after another")
     return n
 

@@ -76,7 +76,11 @@ def summarize(value: Any) -> str:
 
 
 def format_bytes(n: float) -> str:
-    """``n`` bytes in binary units, e.g. ``"41.9 GiB"``."""
+    """``n`` bytes in binary units, e.g. ``"41.9 GiB"`` (``"inf TiB"`` for an int past the floats)."""
+    try:
+        n = float(n)
+    except OverflowError:  # a count of 10**400 copies, say: beyond any memory
+        n = math.inf
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if abs(n) < 1024 or unit == "TiB":
             if unit == "B":
@@ -137,8 +141,12 @@ def check_memory(what: str, nbytes: float, remedy: str) -> None:
     limit = memory_limit()
     if nbytes > limit:
         source = f"${MEMORY_LIMIT_ENV_VAR}" if os.environ.get(MEMORY_LIMIT_ENV_VAR) else "half of the physical memory"
+        try:
+            size = f"about {format_bytes(nbytes)}" if math.isfinite(nbytes) else "more bytes than a float counts"
+        except OverflowError:  # an int past the floats
+            size = "more bytes than a float counts"
         raise ValueError(
-            f"{what} would need about {format_bytes(nbytes)}, more than the limit of {format_bytes(limit)} "
+            f"{what} would need {size}, more than the limit of {format_bytes(limit)} "
             f"({source}; ${MEMORY_LIMIT_ENV_VAR} in bytes changes it); {remedy}."
         )
 

@@ -141,3 +141,11 @@ def test_sensitivity_without_spread_is_the_level_even_for_a_uniform_of_zero() ->
     np.testing.assert_array_equal(phi, [0.4, 0.7, 0.0])
     spread = SensitivityModel.checked((0.3, 0.8), 0.05, None).draw(np.array([0.4]), np.array([0.0]))
     np.testing.assert_array_equal(spread, [0.0])
+
+
+@pytest.mark.parametrize("env_id", ["GraphBandit-v0", "PrivacyBudgetMovieLens-v0", "MovieLensRecommendation-v0"])
+def test_a_num_envs_past_the_floats_is_refused_in_one_sentence(env_id: str) -> None:
+    with pytest.raises(
+        ValueError, match=r"num_envs=100000000000000000\.\.\.0+ copies .*more bytes than a float counts"
+    ):
+        gym.make_vec(env_id, num_envs=10**400, vectorization_mode="vector_entry_point")
