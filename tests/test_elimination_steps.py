@@ -160,3 +160,31 @@ def test_an_agent_whose_rng_is_replaced_draws_from_the_new_generator() -> None:
     play(agent, False, 50)
     assert old.bit_generator.state == old_state
     assert new.bit_generator.state != new_state
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda n: DPSE(K, HORIZON, 8.0, beta=0.5, n_envs=n, seed=3),
+        lambda n: AAE(K, HORIZON, delta=0.5, n_envs=n, seed=3),
+    ],
+    ids=["DPSE", "AAE"],
+)
+def test_an_update_without_info_plays_as_a_batch_of_one(make: Callable[[int | None], EliminationAgent]) -> None:
+    """Agents that learn from the pulled arm alone take ``update(a, r)`` on the quick path too."""
+    single, batch = make(None), make(1)  # copy 0 of a batch seeded 3 draws as a single agent seeded 3
+    rewards, _ = rounds(2)
+    for t in range(HORIZON):
+        a = single.act()
+        assert int(batch.act()[0]) == a, t
+        single.update(a, float(rewards[t, a]))
+        batch.update(np.array([a]), np.array([rewards[t, a]]))
+    for mine, theirs in zip(single._state, batch._state, strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+    assert single.rng.bit_generator.state == batch._copy_rngs[0].bit_generator.state
+
+
+def test_gap_without_info_is_refused_as_before() -> None:
+    agent = MAKERS["GAP"]()
+    with pytest.raises(ValueError, match="info must contain 'observed_mask'"):
+        agent.update(agent.act(), 0.5)

@@ -231,7 +231,7 @@ class EliminationAgent(Agent):
         where ``info["observed_mask"]`` is True) must be finite and in [0, 1]; nothing is read as
         "not observed" because it is NaN.
         """
-        if self.n_envs is None and type(info) is dict and self._update_one(action, reward, info):
+        if self.n_envs is None and (info is None or type(info) is dict) and self._update_one(action, reward, info):
             return
         a, r = self._feedback(action, reward, info)
         if self.side_observations:
@@ -250,8 +250,8 @@ class EliminationAgent(Agent):
                 self._refuse_revealed(a, mask)
             self._end_epochs()
 
-    def _update_one(self, action: Any, reward: Any, info: dict[str, Any]) -> bool:
-        """One env's usual round (plain action and reward, the env's info arrays), checked and learnt at less cost.
+    def _update_one(self, action: Any, reward: Any, info: dict[str, Any] | None) -> bool:
+        """One env's usual round (plain action and reward, the env's info dict or None), checked and learnt cheaply.
 
         The same checks and the same state change as the general path of :meth:`update`, which
         costs about four times as much in numpy calls on one env's K entries: here the revealed
@@ -261,12 +261,15 @@ class EliminationAgent(Agent):
         :meth:`update` then takes the general path, which raises its sentence or learns.
         """
         value = self._scalar_feedback(action, reward)
-        if value is None:
+        if value is None or (info is None and self.side_observations):  # the general path says what is missing
             return False
-        self._check_info(info)  # shapes and the optimal action, as the general path checks them
+        if info is not None:
+            self._check_info(info)  # shapes and the optimal action, as the general path checks them
         k = self.n_arms
-        if self.side_observations:
-            mask, seen = info.get("observed_mask"), info.get("observed_rewards")
+        revealed: Any = None  # the env's mask, for GAP's refusal of a round that reveals too few arms
+        if info is not None and self.side_observations:
+            revealed = mask = info.get("observed_mask")
+            seen = info.get("observed_rewards")
             if (
                 type(mask) is not np.ndarray
                 or type(seen) is not np.ndarray
@@ -286,7 +289,7 @@ class EliminationAgent(Agent):
         result = self._entry(type(self)._update_batch, 1)(self._state, self._params, a, rows, self._step_rngs())
         if result:  # as in update
             if result < 0:
-                self._refuse_revealed(a, info["observed_mask"].reshape(1, k))
+                self._refuse_revealed(a, revealed.reshape(1, k))
             self._end_epochs()
         return True
 
