@@ -241,13 +241,23 @@ class EliminationAgent(Agent):
         else:
             rows = np.full((self.batch, self.n_arms), np.nan)
         rows[np.arange(self.batch), a] = r
+        fits = a.dtype == np.int64 and a.flags.c_contiguous and rows.flags.c_contiguous
+        self._learn(a, rows, mask if self.side_observations else None, fits)
+
+    def _learn(self, a: npt.NDArray[np.int64], rows: npt.NDArray[np.float64], mask: Any, fits: bool = True) -> None:
+        """The update kernel on checked actions and (B, K) rows, then what it leaves to do at an epoch's end.
+
+        ``mask`` is the env's revealed arms ((B, K), or (K,) for one env), for GAP's refusal of a
+        round that reveals too few; ``fits``: the arrays have the entry point's types (else the
+        dispatcher types them).
+        """
         kernel = type(self)._update_batch
-        if a.dtype == np.int64 and a.flags.c_contiguous and rows.flags.c_contiguous:
+        if fits:
             kernel = self._entry(kernel, 1)
         result = kernel(self._state, self._params, a, rows, self._step_rngs())
         if result:  # None or 0 for a round that ends no epoch
             if result < 0:  # GAP's kernel refused the revealed arms and changed nothing
-                self._refuse_revealed(a, mask)
+                self._refuse_revealed(a, mask.reshape(self.batch, self.n_arms))
             self._end_epochs()
 
     def _update_one(self, action: Any, reward: Any, info: dict[str, Any] | None) -> bool:
@@ -285,12 +295,7 @@ class EliminationAgent(Agent):
         else:
             rows = np.full((1, k), np.nan)
             rows[0, action] = value
-        a = np.array([action], dtype=np.int64)
-        result = self._entry(type(self)._update_batch, 1)(self._state, self._params, a, rows, self._step_rngs())
-        if result:  # as in update
-            if result < 0:
-                self._refuse_revealed(a, revealed.reshape(1, k))
-            self._end_epochs()
+        self._learn(np.array([action], dtype=np.int64), rows, revealed)
         return True
 
     def _end_epochs(self) -> None:
