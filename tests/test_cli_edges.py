@@ -138,3 +138,46 @@ def test_a_run_without_standard_error_still_writes_its_outputs(tmp_path):
     assert done.returncode == 0
     assert sorted(p.name for p in out.iterdir()) == [".banditlab.json", "figure.png", "meta.json", "results.csv",
                                                      "summary.md"]  # fmt: skip
+
+
+def test_an_audit_that_crashes_in_banditlab_s_code_is_not_read_as_a_violation(tmp_path):
+    """A failure of banditlab's own code exited 1, the status ``audit`` gives a violation."""
+    script = (
+        "import sys, agents.audit as a\n"
+        "def broken(*args, **kwargs):\n"
+        "    raise RuntimeError('a defect in the audit')\n"
+        "a.run_audit = broken\n"
+        "from agents.experiments.cli import main\n"
+        "sys.exit(main(['audit', 'UCB', '--runs', '200']))\n"
+    )
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=environ, text=True, capture_output=True, timeout=WAIT
+    )
+    assert done.returncode == 70, done.stderr
+    assert done.stdout == ""  # no verdict
+    lines = done.stderr.splitlines()
+    assert lines[0] == "Traceback (most recent call last):"
+    assert lines[-1] == (
+        "banditlab: internal error: RuntimeError: a defect in the audit; this is a defect of banditlab, the "
+        "traceback above says where; exit status 70, which is neither a verdict nor bad input."
+    )
+
+
+@pytest.mark.parametrize("command", [["audit", "UCB", "--runs", "200"], ["list"]])
+def test_running_out_of_memory_is_one_sentence_and_the_internal_error_status(command, monkeypatch, capsys):
+    """A MemoryError anywhere in a command: status 70 (not an audit's 1), and what to try."""
+    import agents.audit
+    from agents.experiments import cli
+
+    def no_memory(*args: object, **kwargs: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(agents.audit, "run_audit", no_memory)
+    monkeypatch.setattr(cli, "_list", no_memory)
+    assert cli.main(command) == cli.INTERNAL_ERROR_EXIT == 70
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == (
+        "banditlab: internal error: the machine ran out of memory (MemoryError); a smaller --runs, --horizon or "
+        "--jobs needs less; exit status 70, which is neither a verdict nor bad input."
+    )

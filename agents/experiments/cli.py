@@ -42,7 +42,9 @@ written for want of space (a full disk, a disk quota, a file-size limit), or bec
 removed, moved or made read-only while the run went on, is one sentence naming the file and the
 system's reason and exit status 74 (:data:`WRITE_ERROR_EXIT`); the workers are stopped, every file
 is written under a scratch name and renamed, so none written before is lost, and the same command
-resumes once the folder can be written.
+resumes once the folder can be written. An exception in banditlab's own code that no check
+expected (a defect; or running out of memory) prints its traceback and one sentence, and exits
+with status 70 (:data:`INTERNAL_ERROR_EXIT`), never 1, which ``audit`` gives a violation.
 
 banditlab replaces or deletes only files it wrote into ``DIR`` and recorded in
 ``DIR/.banditlab.json`` (:mod:`agents.experiments.core.outputs`). A folder with other files, or
@@ -70,6 +72,7 @@ import os
 import re
 import stat
 import sys
+import traceback
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -122,6 +125,10 @@ from bandit_envs.validation import PATH_SHOWN, shorten, summarize
 WRITE_ERROR_EXIT = 74
 #: The same status, by the name it had when only a want of space led to it.
 NO_SPACE_EXIT = WRITE_ERROR_EXIT
+#: Exit status of a failure in banditlab's own code (``EX_SOFTWARE`` of sysexits.h): an exception
+#: no check expected, with its traceback on standard error. Not Python's default 1, which ``audit``
+#: gives a violation: a crashed audit must not read as a verdict.
+INTERNAL_ERROR_EXIT = 70
 
 
 class _Parser(argparse.ArgumentParser):
@@ -576,8 +583,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     0 on success, 1 for an audit that finds a violation, 2 for bad input, 3 for an unusable
     cluster, :data:`WRITE_ERROR_EXIT` when a file cannot be written (no space, or the output folder
-    removed, moved or made read-only meanwhile) and
-    :data:`INTERRUPTED` after Ctrl-C or SIGTERM; each failure is one sentence on standard error.
+    removed, moved or made read-only meanwhile),
+    :data:`INTERRUPTED` after Ctrl-C or SIGTERM and :data:`INTERNAL_ERROR_EXIT` for a failure of
+    banditlab's own code (its traceback, then one sentence); each other failure is one sentence on
+    standard error.
     """
     args = build_parser().parse_args(argv)
     try:
@@ -592,6 +601,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # e.g. while `list` runs; Ctrl-C or SIGTERM while `report` runs
         print("banditlab: interrupted.", file=sys.stderr)
         return INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - a defect of banditlab's: its traceback, and never status 1
+        traceback.print_exc()
+        print(f"banditlab: internal error: {internal_error_sentence(exc)}.", file=sys.stderr)
+        return INTERNAL_ERROR_EXIT
+
+
+def internal_error_sentence(exc: BaseException) -> str:
+    """The sentence (no final period) that follows the traceback of an exception no check expected."""
+    if isinstance(exc, MemoryError):
+        what = "the machine ran out of memory (MemoryError); a smaller --runs, --horizon or --jobs needs less"
+    else:
+        message = str(exc) if len(str(exc)) <= 200 else str(exc)[:200] + "..."
+        what = f"{type(exc).__name__}: {message}; this is a defect of banditlab, the traceback above says where"
+    return f"{what}; exit status {INTERNAL_ERROR_EXIT}, which is neither a verdict nor bad input"
 
 
 def _main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
