@@ -384,6 +384,31 @@ def skip_doubles_reference(rngs: Sequence[np.random.Generator], counts: Sequence
         rng.random(int(count))
 
 
+@njit
+def fill_doubles(bitgens: Any, copies: Any, counts: Any, block: Any) -> None:  # pragma: no cover - compiled
+    """Fill ``block[c, :counts[j]]`` with the next doubles of copy ``c = copies[j]``'s generator, for every j.
+
+    ``block`` is a (copies, rows, width) float64 array; the doubles fill each row in order, so
+    the rows are those of ``rngs[c].random((counts[j], width))`` (reference:
+    :func:`fill_doubles_reference`), one compiled pass for every copy whose buffer ran out.
+    """
+    width = block.shape[2]
+    for j in range(copies.shape[0]):
+        c = copies[j]
+        bitgen = bitgens[c]
+        for r in range(counts[j]):
+            for w in range(width):
+                block[c, r, w] = next_double(bitgen)
+
+
+def fill_doubles_reference(
+    rngs: Sequence[np.random.Generator], copies: Sequence[int], counts: Sequence[int], block: npt.NDArray[np.float64]
+) -> None:
+    """Readable reference of :func:`fill_doubles`, on the generators themselves."""
+    for c, k in zip(copies, counts, strict=True):
+        block[c, :k] = rngs[c].random((int(k), block.shape[2]))
+
+
 # ---------------------------------------------------------------------------------------------
 # Noise blocks
 # ---------------------------------------------------------------------------------------------
@@ -548,9 +573,18 @@ class NoiseBlocks:
         self.len[which] = 0
         self.left[which] = rows
 
-    def next(self, draw: Callable[[int, int], Any], active: BoolArray | None = None) -> Any:
+    def next(
+        self,
+        draw: Callable[[int, int], Any],
+        active: BoolArray | None = None,
+        refill: Callable[[IntArray, IntArray, Any], None] | None = None,
+    ) -> Any:
         """The next row of every copy, refilling empty buffers first.
 
+        ``draw(i, k)`` is copy i's next ``k`` rows. ``refill(copies, counts, block)``, if given,
+        fills ``block[copies[j], :counts[j]]`` with those rows for every j in one call instead
+        (e.g. :func:`fill_doubles`): with many copies the buffers hold few rows each and are
+        refilled often, and one Python call per copy would then cost more than the step.
         With ``active``, only those copies consume (and refill); the others' rows are placeholders
         for the caller to mask.
         """
@@ -558,12 +592,16 @@ class NoiseBlocks:
         if active is not None:
             empty &= active
         if empty.any():
-            for i in np.flatnonzero(empty):
-                k = int(min(self.block_rows, self.left[i]))
-                self.block[i, :k] = draw(int(i), k)
-                self.left[i] -= k
-                self.len[i] = k
-                self.pos[i] = 0
+            copies = np.flatnonzero(empty)
+            counts = np.minimum(self.left[copies], self.block_rows)
+            if refill is not None:
+                refill(copies, counts, self.block)
+            else:
+                for i, k in zip(copies.tolist(), counts.tolist(), strict=True):
+                    self.block[i, :k] = draw(i, k)
+            self.left[copies] -= counts
+            self.len[copies] = counts
+            self.pos[copies] = 0
         if active is None:
             rows = self.block[self._arange, self.pos]
             self.pos += 1

@@ -170,3 +170,68 @@ def test_split_vector_info_splits_a_nested_dict_once(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(wrappers, "split_vector_info", counted)  # the recursive calls go through the module
     assert counted(info, n) == expected
     assert calls == 2  # the outer dict and final_info (split again for each finished copy, it made 1 + 17)
+
+
+@pytest.mark.parametrize("env_id", ["PrivacyBudgetMovieLens-v0", "PrivacyBudgetGowalla-v0"])
+def test_budget_vector_env_refills_its_copies_noise_in_one_call_per_step(
+    env_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Many copies leave each a buffer of one row: a refill is one compiled call, not a Python call per copy.
+
+    At about 10^6 copies the shared noise budget leaves one row per copy, so every step refilled
+    every copy through its generator's ``random`` (5 us per copy-step against 0.29).
+    """
+    import warnings
+
+    import gymnasium as gym
+
+    import bandit_envs  # noqa: F401 - registers the ids
+    from bandit_envs import core
+    from bandit_envs.budget import _envs
+
+    monkeypatch.setattr(core, "NOISE_BUFFER_BYTES", 1)  # one row per copy, as 10^6 copies get
+    n, kwargs = 50, {"oracle_samples": 1000, "horizon": 30}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        venv = gym.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point", **kwargs).unwrapped
+        single = gym.make(env_id, **kwargs).unwrapped
+    assert venv._noise.block_rows == 1
+    calls = {"draw": 0, "refill": 0}
+    draw, refill = _envs.BudgetVectorEnv._draw, _envs.fill_doubles
+
+    def counted_draw(self: Any, copy: int, rows: int) -> Any:
+        calls["draw"] += 1
+        return draw(self, copy, rows)
+
+    def counted_refill(*args: Any) -> None:
+        calls["refill"] += 1
+        refill(*args)
+
+    monkeypatch.setattr(_envs.BudgetVectorEnv, "_draw", counted_draw)
+    monkeypatch.setattr(_envs, "fill_doubles", counted_refill)
+    venv.reset(seed=[3] * n)
+    single.reset(seed=3)
+    actions = np.random.default_rng(0).integers(0, single.n_actions, size=40)
+    for t, a in enumerate(actions):
+        if t == kwargs["horizon"]:  # the copies' autoreset step
+            single.reset()
+            venv.step(np.zeros(n, dtype=np.int64))
+            continue
+        _, reward, _, _, _ = single.step(int(a))
+        _, rewards, _, _, _ = venv.step(np.full(n, a))
+        assert (rewards == reward).all(), t  # every copy, seeded alike, plays its single env's stream
+    assert calls == {"draw": 0, "refill": 41}  # the reset's row and one refill per step
+
+
+def test_fill_doubles_draws_what_the_generators_random_would() -> None:
+    from bandit_envs.core import fill_doubles, fill_doubles_reference, generator_addresses
+
+    block, expected = np.full((4, 5, 3), -1.0), np.full((4, 5, 3), -1.0)
+    copies, counts = np.array([0, 2, 3]), np.array([5, 0, 2])
+    fill_doubles_reference([np.random.default_rng(s) for s in range(4)], copies, counts, expected)
+    rngs = [np.random.default_rng(s) for s in range(4)]
+    fill_doubles(generator_addresses(rngs), copies, counts, block)
+    np.testing.assert_array_equal(block, expected)
+    assert (block[1] == -1.0).all() and (block[2] == -1.0).all() and (block[3, 2:] == -1.0).all()
+    # and the generators went on from there, as after Generator.random
+    assert rngs[3].random() == np.random.default_rng(3).random(7)[6]

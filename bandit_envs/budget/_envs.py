@@ -27,6 +27,7 @@ from bandit_envs.core import (
     check_num_envs,
     check_options,
     check_render_mode,
+    fill_doubles,
     skip_doubles,
 )
 from bandit_envs.rendering import Scene, budget_scene
@@ -246,6 +247,10 @@ class BudgetVectorEnv(_BudgetCore, BanditVectorEnv):
     def _draw(self, copy: int, rows: int) -> FloatArray:
         return self._rngs[copy].random((rows, self._width))
 
+    def _refill(self, copies: IntArray, counts: IntArray, block: FloatArray) -> None:
+        """:meth:`_draw` of every copy in ``copies`` into its buffer, in one compiled pass."""
+        fill_doubles(self._bitgens, copies, counts, block)
+
     def _restart(self, which: BoolArray) -> None:
         self._noise.restart(which, self.horizon + 1)
 
@@ -258,7 +263,7 @@ class BudgetVectorEnv(_BudgetCore, BanditVectorEnv):
             self._discard_block_rests()
         self._seed(seed)
         self._restart_all()
-        self._state, self._phi = self._start(self._noise.next(self._draw))
+        self._state, self._phi = self._start(self._noise.next(self._draw, refill=self._refill))
         infos = [self._reset_info(i) for i in range(self.num_envs)]
         info = {key: np.array([d[key] for d in infos]) for key in infos[0]}
         return self._phi[:, None].copy(), info
@@ -281,7 +286,7 @@ class BudgetVectorEnv(_BudgetCore, BanditVectorEnv):
             skip_doubles(self._bitgens, np.maximum(single - drawn, 0) * self._width)
 
     def _play(self, actions: IntArray, restarting: BoolArray) -> tuple[Any, FloatArray, dict[str, Any]]:
-        rows = self._noise.next(self._draw)
+        rows = self._noise.next(self._draw, refill=self._refill)
         state, reward, phi, info = self._transition(self._state, actions, self._phi, rows)
         if restarting.any():
             # NEXT_STEP autoreset: the row is the restarting copies' reset row; they play nothing.
