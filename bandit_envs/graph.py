@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
+from bandit_envs._draw_kernels import skip_doubles
 from bandit_envs._jit import njit
 from bandit_envs._types import BoolArray, FloatArray, IntArray
 from bandit_envs.core import (
@@ -19,7 +20,6 @@ from bandit_envs.core import (
     check_options,
     check_render_mode,
     next_double,
-    skip_doubles,
 )
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods, erdos_renyi
 from bandit_envs.rendering import Scene, graph_scene

@@ -1,7 +1,7 @@
 """Compiled draws and rewards: the same numbers, to the bit, as the generators and the scalar reward map.
 
 * :func:`bandit_envs.core.next_double` draws a generator's own stream (any bit generator),
-  interleaved with draws through the ``Generator`` itself; :func:`~bandit_envs.core.skip_doubles`
+  interleaved with draws through the ``Generator`` itself; :func:`~bandit_envs._draw_kernels.skip_doubles`
   equals its reference; a vector env copied by ``copy.deepcopy`` or ``pickle`` draws from its own
   generators.
 * :func:`bandit_envs.rewards.ndtri_many` equals :func:`~bandit_envs.rewards.ndtri` bit for bit,
@@ -28,14 +28,9 @@ import pytest
 import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents.elimination.policies import GAP
 from bandit_envs import rewards
+from bandit_envs._draw_kernels import fill_doubles, fill_doubles_reference, skip_doubles, skip_doubles_reference
 from bandit_envs._jit import njit
-from bandit_envs.core import (
-    copy_generators,
-    generator_addresses,
-    next_double,
-    skip_doubles,
-    skip_doubles_reference,
-)
+from bandit_envs.core import copy_generators, generator_addresses, next_double
 from bandit_envs.graph import (
     BLOCK_ROWS,
     GraphBanditEnv,
@@ -124,6 +119,19 @@ def test_skip_doubles_equals_its_reference() -> None:
     skip_doubles(generator_addresses(rngs), counts)
     skip_doubles_reference(twins, counts)
     for rng, twin in zip(rngs, twins, strict=True):
+        assert same_bits(rng.random(4), twin.random(4))
+
+
+def test_fill_doubles_equals_its_reference() -> None:
+    block, expected = np.full((4, 5, 3), -1.0), np.full((4, 5, 3), -1.0)
+    copies, counts = np.array([0, 2, 3]), np.array([5, 0, 2])
+    rngs, twins = copy_generators(9, 4), copy_generators(9, 4)
+    assert rngs is not None and twins is not None
+    fill_doubles(generator_addresses(rngs), copies, counts, block)
+    fill_doubles_reference(twins, copies, counts, expected)
+    assert same_bits(block, expected)
+    assert (block[1] == -1.0).all() and (block[2] == -1.0).all() and (block[3, 2:] == -1.0).all()
+    for rng, twin in zip(rngs, twins, strict=True):  # and the generators go on alike
         assert same_bits(rng.random(4), twin.random(4))
 
 

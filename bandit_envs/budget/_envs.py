@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
+from bandit_envs._draw_kernels import fill_doubles, skip_doubles
 from bandit_envs._types import BoolArray, FloatArray, IntArray
 from bandit_envs.budget._core import BLOCK_ROWS, BudgetConfig, Oracle, SensitivityModel, World, payoff
 from bandit_envs.core import (
@@ -27,8 +28,6 @@ from bandit_envs.core import (
     check_num_envs,
     check_options,
     check_render_mode,
-    fill_doubles,
-    skip_doubles,
 )
 from bandit_envs.rendering import Scene, budget_scene
 from bandit_envs.validation import check_int, masked_array, summarize
