@@ -586,3 +586,45 @@ def test_product_features_drop_the_directions_the_completed_matrix_does_not_dete
     weak = np.diag([1.0, 0.5, 0.5 * SINGULAR_TOLERANCE])  # a direction just under the tolerance is dropped
     features, theta = product_features(weak, 3, "theta")
     assert theta[2] == 0.0 and np.all(features[..., 2] == 0.0) and theta[1] == 0.5
+
+
+def test_compiled_streams_draw_what_numpy_s_generators_draw() -> None:
+    """The vector envs' compiled refill: numpy's PCG64 doubles and ziggurat normals, to the bit, tails included."""
+    from bandit_envs.recommendation import _pcg64
+
+    assert _pcg64.AVAILABLE  # numba ships numpy's ziggurat tables: the envs use the compiled path
+    seeds = [5, 2**61 + 7, 0, 12345]
+    states = StreamStates(len(seeds))
+    for i, seed in enumerate(seeds):
+        states.seed(i, seed)
+    own = [np.random.default_rng(seed) for seed in seeds]
+    copies, counts = np.array([0, 1, 3]), np.array([7, 0, 2])
+    uniforms = np.empty((9, 3))
+    _pcg64.fill_uniforms(states.words, copies, counts, uniforms)
+    np.testing.assert_array_equal(uniforms, np.concatenate([own[0].random((7, 3)), own[3].random((2, 3))]))
+    # 2 * 10^5 normals a stream: about 0.7% leave the layers' rectangles (wedges), a few dozen the base layer's tail
+    block = np.zeros((4, 200_000))
+    _pcg64.fill_normals(states.words, np.array([2, 0]), np.array([200_000, 150_000]), 0.25, block)
+    np.testing.assert_array_equal(block[2], 0.25 * own[2].standard_normal(200_000))
+    np.testing.assert_array_equal(block[0, :150_000], 0.25 * own[0].standard_normal(150_000))
+    assert (np.abs(block[2]) > 0.25 * _pcg64.NOR_R).sum() > 10  # the tail was drawn
+    assert (block[1] == 0.0).all() and (block[3] == 0.0).all() and (block[0, 150_000:] == 0.0).all()
+    for i in range(4):  # every stream continues where its generator is
+        assert states.draw(i, lambda rng: rng.integers(0, 2**62)) == own[i].integers(0, 2**62)
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_vector_env_draws_the_same_without_the_compiled_streams(env_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where numba's ziggurat tables are missing, the copies draw through numpy's generators: same rounds."""
+    from bandit_envs.recommendation import _pcg64
+
+    def play() -> list[Any]:
+        venv = VECTOR[env_id](num_envs=3, horizon=9, reward_noise=0.3)
+        venv.reset(seed=4)
+        return [venv.step(np.array([t % 20, 1, 2]))[:2] for t in range(30)]
+
+    compiled = play()
+    monkeypatch.setattr(_pcg64, "AVAILABLE", False)
+    for (obs, reward), (obs_numpy, reward_numpy) in zip(compiled, play(), strict=True):
+        np.testing.assert_array_equal(obs, obs_numpy)
+        np.testing.assert_array_equal(reward, reward_numpy)

@@ -33,6 +33,7 @@ from bandit_envs.core import (
     check_options,
     check_render_mode,
 )
+from bandit_envs.recommendation import _pcg64
 from bandit_envs.recommendation._problem import (
     Problem,
     StreamStates,
@@ -74,11 +75,14 @@ def copy_bytes(n_arms: int, dim: int) -> int:
 def buffer_budget(num_envs: int) -> int:
     """Bytes of each of the two buffers (contexts, noise) of a vector env of ``num_envs`` copies.
 
-    A step reads one row per copy; a buffer of k rows spreads a refill's per-copy Python call
-    (about 15 µs for both streams) over k steps. Up to 1 MiB in all (4096 rows a copy at 32
-    copies), at least :data:`COPY_ROWS` rows a copy (4 KiB each for the contexts and the noise,
-    about 30 ns of refill per copy-step), within half of :data:`bandit_envs.core.NOISE_BUFFER_BYTES`
-    (so at most 64 MiB for both: fewer rows beyond 8192 copies).
+    A step reads one row per copy; a buffer of k rows spreads a refill's fixed cost over k steps.
+    Up to 1 MiB in all (4096 rows a copy at 32 copies), at least :data:`COPY_ROWS` rows a copy
+    (4 KiB each for the contexts and the noise), within half of
+    :data:`bandit_envs.core.NOISE_BUFFER_BYTES` (so at most 64 MiB for both: fewer rows beyond
+    8192 copies). The copies whose buffers ran out are refilled together, by one compiled pass
+    over their streams' states (:mod:`bandit_envs.recommendation._pcg64`), so few rows a copy
+    cost little; through numpy's generators (where numba's ziggurat tables are missing) a refill
+    costs about 15 µs a copy for both streams.
     """
     return min(core.NOISE_BUFFER_BYTES // 2, max(2**20, num_envs * COPY_ROWS * 8))
 
@@ -314,11 +318,29 @@ class RecommendationVectorEnv(_RecommendationCore, BanditVectorEnv):
     def _draw_noise(self, copy: int, size: int) -> FloatArray:
         return self._noise_states.draw(copy, lambda rng: draw_noise(rng, self.reward_noise, size))
 
+    def _refill_contexts(self, copies: IntArray, counts: IntArray, block: IntArray) -> None:
+        """:meth:`_draw_contexts` of every copy in ``copies`` into its buffer: one compiled pass, one map."""
+        uniforms = np.empty((int(counts.sum()), self.problem.n_uniforms))
+        _pcg64.fill_uniforms(self._context_states.words, copies, counts, uniforms)
+        starts = np.cumsum(counts) - counts
+        block[np.repeat(copies, counts), np.arange(uniforms.shape[0]) - np.repeat(starts, counts)] = (
+            self.problem.contexts(uniforms)
+        )
+
+    def _refill_noise(self, copies: IntArray, counts: IntArray, block: FloatArray) -> None:
+        """:meth:`_draw_noise` of every copy in ``copies`` into its buffer, in one compiled pass."""
+        _pcg64.fill_normals(self._noise_states.words, copies, counts, self.reward_noise, block)
+
+    def _next_contexts(self) -> IntArray:
+        """The next context of every copy (the compiled refill where numba's ziggurat tables were found)."""
+        return self._contexts.next(self._draw_contexts, refill=self._refill_contexts if _pcg64.AVAILABLE else None)
+
     def _next_noise(self, playing: BoolArray) -> FloatArray:
         """The next noise value of every playing copy (0 for copies restarting this step)."""
         if self.reward_noise == 0.0:
             return np.zeros(self.num_envs)
-        return np.where(playing, self._noise.next(self._draw_noise, active=playing), 0.0)
+        refill = self._refill_noise if _pcg64.AVAILABLE else None
+        return np.where(playing, self._noise.next(self._draw_noise, active=playing, refill=refill), 0.0)
 
     def reset(
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
@@ -327,7 +349,7 @@ class RecommendationVectorEnv(_RecommendationCore, BanditVectorEnv):
         check_options(self.env_id, options)
         self._seed(seed)
         self._restart_all()
-        self._context = self._contexts.next(self._draw_contexts)
+        self._context = self._next_contexts()
         static = self.problem.static_info()
         info = {key: np.array([value] * self.num_envs) for key, value in static.items()}
         return self.problem.features_of(self._context), info
@@ -341,5 +363,5 @@ class RecommendationVectorEnv(_RecommendationCore, BanditVectorEnv):
         if restarting.any():  # the restarting copies played no round: reward, regret 0; indices and ids -1
             reward = np.where(playing, reward, 0.0)
             info = {key: _masked(playing, v, 0.0 if key in _ZERO_WHEN_RESTARTING else -1) for key, v in info.items()}
-        self._context = self._contexts.next(self._draw_contexts)
+        self._context = self._next_contexts()
         return self.problem.features_of(self._context), reward, info
