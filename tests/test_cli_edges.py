@@ -181,3 +181,17 @@ def test_running_out_of_memory_is_one_sentence_and_the_internal_error_status(com
         "banditlab: internal error: the machine ran out of memory (MemoryError); a smaller --runs, --horizon or "
         "--jobs needs less; exit status 70, which is neither a verdict nor bad input."
     )
+
+
+def test_a_setting_refused_mid_sweep_keeps_no_parts_so_the_corrected_command_runs(tmp_path, capsys):
+    """An ε no task can run with, refused after other settings finished: their saved parts made the fix need --fresh."""
+    from agents.experiments.cli import main
+
+    out = tmp_path / "out"
+    scale = ["--runs", "1", "--horizon", "200", "--jobs", "1", "--no-progress", "--out", str(out)]
+    assert main(["run", "ldp-linucb/sqrt-t", "--set", "epsilon=1e308", *scale]) == 2
+    err = capsys.readouterr().err
+    assert "epsilon must be a number in [1e-100, 1e+100]" in err and err.endswith("nothing of this sweep was kept.\n")
+    assert not (out / "parts").exists()
+    assert main(["run", "ldp-linucb/sqrt-t", "--set", "epsilon=1", *scale]) == 0  # no --fresh needed
+    assert (out / "results.csv").is_file()

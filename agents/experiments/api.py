@@ -566,7 +566,13 @@ def run_experiment(
                 except UserAgentError as exc:  # a user agent that failed in a task: fix it, then resume
                     raise UserAgentError(_resume_note(str(exc).rstrip("."), store, len(tasks)), exc.frames) from None
                 except SettingError as exc:  # the same command would fail again: no resume note
-                    raise UsageError(str(exc)) from None
+                    if exc.out_of_memory or done:
+                        raise UsageError(str(exc)) from None
+                    # Parameters no task can run with: the tasks this command saved can never be
+                    # resumed, and would make the corrected command ask for --fresh.
+                    store.remove()
+                    output.release_folder(PARTS)
+                    raise UsageError(f"{str(exc).rstrip('.')}; nothing of this sweep was kept.") from None
             seconds = time.perf_counter() - start
             results = to_frame(store.rows())  # canonical task order, whatever order the tasks finished in
             meta: dict[str, Any] = {

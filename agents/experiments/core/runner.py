@@ -40,7 +40,16 @@ class Task:
 
 
 class SettingError(ValueError):
-    """A setting that cannot run, refused by this project's own checks inside its task; one sentence."""
+    """A setting that cannot run, refused by this project's own checks inside its task; one sentence.
+
+    ``out_of_memory`` tells an allocation that failed (the same command may run on a machine
+    with more memory, or with fewer ``--jobs``) from a refusal of the setting's parameters, which
+    the same command meets again wherever it runs.
+    """
+
+    def __init__(self, message: str, out_of_memory: bool = False) -> None:
+        super().__init__(message)
+        self.out_of_memory = out_of_memory
 
 
 #: Packages whose argument checks raise one-sentence ValueErrors meant for the user.
@@ -77,7 +86,8 @@ def run_task(task: Task) -> list[dict[str, Any]]:
         params = ", ".join(f"{k}={v}" for k, v in exp.settings[task.setting_index].items() if v is not None)
         reason = str(exc) if isinstance(exc, ValueError) else f"{exc or 'out of memory'}; use a shorter --horizon."
         raise SettingError(
-            f"{exp.id} cannot run its setting {params or task.setting_index} at horizon {exp.horizon}: {reason}"
+            f"{exp.id} cannot run its setting {params or task.setting_index} at horizon {exp.horizon}: {reason}",
+            out_of_memory=isinstance(exc, MemoryError),
         ) from None
 
 
