@@ -366,6 +366,21 @@ def _next_double(typingctx: Any, bitgen: Any) -> Any:  # pragma: no cover - comp
 next_double = cast(Callable[[Any], float], intrinsic(_next_double))
 
 
+def _next_uint64(typingctx: Any, bitgen: Any) -> Any:  # pragma: no cover - compiled
+    """``next_uint64(bitgen)``: the next 64 random bits of the generator whose ``bitgen_t`` is at ``bitgen``.
+
+    Compiled code only, like :func:`_next_double`: it calls ``bitgen->next_uint64(bitgen->state)``,
+    the function numpy's own samplers call (``Generator.integers``, ``standard_normal``).
+    """
+    if not isinstance(bitgen, types.Integer):
+        return None
+    return types.uint64(bitgen), bitgen_draw_codegen("next_uint64", ir.IntType(64))
+
+
+#: ``next_uint64(address)``, compiled code only (typed here as what it is to its callers).
+next_uint64 = cast(Callable[[Any], int], intrinsic(_next_uint64))
+
+
 # ---------------------------------------------------------------------------------------------
 # Noise blocks
 # ---------------------------------------------------------------------------------------------

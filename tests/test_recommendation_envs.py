@@ -590,6 +590,7 @@ def test_product_features_drop_the_directions_the_completed_matrix_does_not_dete
 
 def test_compiled_streams_draw_what_numpy_s_generators_draw() -> None:
     """The vector envs' compiled refill: numpy's PCG64 doubles and ziggurat normals, to the bit, tails included."""
+    from bandit_envs import _ziggurat
     from bandit_envs.recommendation import _pcg64
 
     assert _pcg64.AVAILABLE  # numba ships numpy's ziggurat tables: the envs use the compiled path
@@ -607,10 +608,31 @@ def test_compiled_streams_draw_what_numpy_s_generators_draw() -> None:
     _pcg64.fill_normals(states.words, np.array([2, 0]), np.array([200_000, 150_000]), 0.25, block)
     np.testing.assert_array_equal(block[2], 0.25 * own[2].standard_normal(200_000))
     np.testing.assert_array_equal(block[0, :150_000], 0.25 * own[0].standard_normal(150_000))
-    assert (np.abs(block[2]) > 0.25 * _pcg64.NOR_R).sum() > 10  # the tail was drawn
+    assert (np.abs(block[2]) > 0.25 * _ziggurat.R).sum() > 10  # the tail was drawn
     assert (block[1] == 0.0).all() and (block[3] == 0.0).all() and (block[0, 150_000:] == 0.0).all()
     for i in range(4):  # every stream continues where its generator is
         assert states.draw(i, lambda rng: rng.integers(0, 2**62)) == own[i].integers(0, 2**62)
+
+
+def test_compiled_episode_seeding_is_numpy_s() -> None:
+    """The copies' episode seeds from their generators, and default_rng(seed)'s PCG64 state, in compiled code."""
+    from bandit_envs.core import generator_addresses
+    from bandit_envs.recommendation import _pcg64
+    from bandit_envs.recommendation._problem import episode_seeds
+
+    # one or two 32-bit words of entropy, the largest seed an episode draws, and 0
+    seeds = np.array([0, 1, 5, 2**32 - 1, 2**32, 2**61 + 7, 2**62 - 1, 12345678901234], dtype=np.uint64)
+    expected, states = StreamStates(len(seeds)), StreamStates(len(seeds))
+    for i, seed in enumerate(seeds.tolist()):
+        expected.seed(i, seed)
+    _pcg64.seed_streams(states.words, np.arange(len(seeds)), seeds)
+    np.testing.assert_array_equal(states.words, expected.words)
+    rngs, twins = [np.random.default_rng(s) for s in range(6)], [np.random.default_rng(s) for s in range(6)]
+    drawn = np.empty((3, 2), dtype=np.uint64)
+    _pcg64.fill_episode_seeds(generator_addresses(rngs), np.array([1, 4, 5]), drawn)
+    np.testing.assert_array_equal(drawn, [episode_seeds(twins[c]) for c in (1, 4, 5)])
+    for rng, twin in zip(rngs, twins, strict=True):
+        assert rng.random() == twin.random()
 
 
 @pytest.mark.parametrize("env_id", IDS)

@@ -29,10 +29,10 @@ import numpy.typing as npt
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
-from numba.np.random._constants import fi_double, ki_double, wi_double, ziggurat_nor_inv_r, ziggurat_nor_r
 
 from bandit_envs._jit import njit
-from bandit_envs.core import bitgen_draw_codegen, generator_addresses, next_double
+from bandit_envs._ziggurat import in_rectangle, in_wedge, tail_try, word_abscissa
+from bandit_envs.core import bitgen_draw_codegen, generator_addresses, next_double, next_uint64
 
 
 @njit(inline="always")
@@ -88,28 +88,8 @@ def copy_uniforms(bitgens, out):  # pragma: no cover
         out[b] = next_double(bitgens[b])
 
 
-#: numpy's ziggurat tables and constants for ``standard_normal`` (as numba ships them for its generators).
-_WI, _KI, _FI = wi_double, ki_double, fi_double
-_NOR_R, _NOR_INV_R = float(ziggurat_nor_r), float(ziggurat_nor_inv_r)
-
-
-def _next_uint64(typingctx: Any, bitgen: Any) -> Any:  # pragma: no cover - compiled
-    """``next_uint64(bitgen)``: the next 64 random bits of the generator whose ``bitgen_t`` is at ``bitgen``.
-
-    Compiled code only, like :func:`bandit_envs.core.next_double`: it calls
-    ``bitgen->next_uint64(bitgen->state)``, the function numpy's own samplers call.
-    """
-    if not isinstance(bitgen, types.Integer):
-        return None
-    return types.uint64(bitgen), bitgen_draw_codegen("next_uint64", ir.IntType(64))
-
-
-#: ``next_uint64(address)``, compiled code only (typed here as what it is to its callers).
-next_uint64 = cast(Callable[[Any], int], intrinsic(_next_uint64))
-
-
 def _next_uint32(typingctx: Any, bitgen: Any) -> Any:  # pragma: no cover - compiled
-    """``next_uint32(bitgen)``: the generator's next 32 random bits, as :func:`_next_uint64` its next 64.
+    """``next_uint32(bitgen)``: the generator's next 32 random bits, as ``next_uint64`` its next 64.
 
     numpy's PCG64 serves them from halves of its 64-bit draws (the other half kept in its state
     for the next call), so they interleave with ``Generator.integers`` exactly as numpy's do.
@@ -159,31 +139,21 @@ def copy_integers(bitgens, n, out):  # pragma: no cover
 def standard_normal(bitgen):  # pragma: no cover
     """``Generator.standard_normal()`` of the generator at address ``bitgen`` (numpy's ziggurat, exactly).
 
-    numpy's ``random_standard_normal`` (``numpy/random/src/distributions/distributions.c``), as
-    numba ports it for its own generators, with the same 256-layer tables: one 64-bit word gives
-    the layer (8 bits), the sign (1 bit) and the abscissa (52 bits); outside the layer's
-    rectangle, the wedge test or the tail beyond r draw further doubles.
+    numpy's ``random_standard_normal`` (``numpy/random/src/distributions/distributions.c``) with
+    its 256-layer tables, in the steps of :mod:`bandit_envs._ziggurat`: one 64-bit word gives
+    the layer, the sign and the abscissa; outside the layer's rectangle, the wedge test or the
+    tail beyond r draw further doubles.
     """
     while True:
-        r = next_uint64(bitgen)
-        idx = r & 0xFF
-        r >>= 8
-        sign = r & 0x1
-        rabs = (r >> 1) & 0x000FFFFFFFFFFFFF
-        x = rabs * _WI[idx]
-        if sign & 0x1:
-            x = -x
-        if rabs < _KI[idx]:
+        x, layer, magnitude = word_abscissa(next_uint64(bitgen))
+        if in_rectangle(layer, magnitude):
             return x
-        if idx == 0:
+        if layer == 0:
             while True:
-                xx = -_NOR_INV_R * np.log1p(-next_double(bitgen))
-                yy = -np.log1p(-next_double(bitgen))
-                if yy + yy > xx * xx:
-                    if (rabs >> 8) & 0x1:
-                        return -(_NOR_R + xx)
-                    return _NOR_R + xx
-        elif (_FI[idx - 1] - _FI[idx]) * next_double(bitgen) + _FI[idx] < np.exp(-0.5 * x * x):
+                value, kept = tail_try(magnitude, next_double(bitgen), next_double(bitgen))
+                if kept:
+                    return value
+        elif in_wedge(layer, x, next_double(bitgen)):
             return x
 
 
