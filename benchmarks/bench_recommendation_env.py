@@ -14,6 +14,8 @@ Printed, on the real data of ``../shared/data`` when present (else on the synthe
 The LDP experiment runs T = 10^6 rounds per run for 4 values of ε: with the fast path the env's share
 of a run is the time of ``round_contexts`` plus one gather, whatever the agent loop costs.
 
+* the native vector env at 100,000 copies (20,000 when quick) against 1,000, per copy-step, with
+  an autoreset of every copy every 20 steps (thread CPU time);
 * memory per copy of the native vector env (``gym.make_vec``) at N = 1000 and 10,000 copies:
   tracemalloc's bytes held after a reset and three steps (the last step's outputs kept), all
   over N and what N more copies add (2N minus N, over N); the larger of the two is the figure.
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import time
 import tracemalloc
 from typing import Any
 
@@ -50,6 +53,8 @@ N_ENVS = 32
 COPY_BUDGET = 16 * 1024
 #: Numbers of copies at which the memory per copy is measured.
 MEMORY_COPIES = (1000, 10_000)
+#: Copies of the vector env at which the per-copy step is compared with 1,000 copies (a full run).
+MANY_COPIES = 100_000
 
 
 def construction(label: str, make: Any) -> Any:
@@ -191,8 +196,45 @@ def results(quick: bool = False) -> list[Ratio]:
                 )
             )
     for env_id, data in (("MovieLensRecommendation-v0", ml_data), ("GowallaRecommendation-v0", gw_data)):
+        out.append(scale_ratio(env_id, data, 20_000 if quick else MANY_COPIES, words))
         out.extend(memory_ratios(env_id, data, MEMORY_COPIES[:1] if quick else MEMORY_COPIES))
     return out
+
+
+def scale_ratio(env_id: str, data: Any, many: int, words: str, horizon: int = 20, steps: int = 40) -> Ratio:
+    """Per copy-step at ``many`` copies against 1,000, with an autoreset of every copy each ``horizon`` steps.
+
+    With many copies each copy's buffered contexts and noise hold few values (the copies share a
+    fixed budget) and are refilled often, and every copy seeds new streams at each autoreset:
+    both are one compiled pass over all copies, so the per-copy cost should not grow with N
+    beyond the memory traffic of the observations (20 arms x d = 20 floats per copy-step).
+    """
+    kwargs = {"vectorization_mode": "vector_entry_point", "data": data, "horizon": horizon, "reward_noise": 0.1}
+
+    def stepper(n: int) -> Any:
+        venv = gym.make_vec(env_id, num_envs=n, **kwargs)
+        venv.reset(seed=0)
+        actions = np.zeros(n, dtype=np.int64)
+
+        def run() -> None:
+            for _ in range(steps):
+                venv.step(actions)
+
+        run()  # warm-up
+        return run
+
+    big, small = stepper(many), stepper(1000)
+    b, s = interleaved(big, small, 3, clock=time.thread_time)
+    b, s = b / (steps * many), s / (steps * 1000)
+    return Ratio(
+        f"{env_id} native vector env, {many:,} vs 1,000 copies per copy-step",
+        f"vector env step, N={many:,}, per copy",
+        "vector env step, N=1,000, per copy",
+        s / b,
+        None,
+        f"{b * 1e9:.0f} vs {s * 1e9:.0f} ns per copy-step, horizon {horizon} (an autoreset of every copy each "
+        f"{horizon} steps), {steps} steps, thread CPU time, {words}, median of 3 alternating runs",
+    )
 
 
 def traced_bytes(env_id: str, data: Any, copies: int) -> int:
