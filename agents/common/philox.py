@@ -34,11 +34,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
-from llvmlite import ir
-from numba import types
-from numba.extending import intrinsic
 
 from bandit_envs._jit import njit
+from bandit_envs._uint128 import multiply_high
 from bandit_envs.privacy.streams import philox_noise_generator
 
 __all__ = [
@@ -75,23 +73,10 @@ def new_streams(seeds: Sequence[int]) -> npt.NDArray[np.uint64]:
     return out
 
 
-@intrinsic
-def _mulhi(typingctx, a, b):  # pragma: no cover
-    """High 64-bit word of the 128-bit product of two uint64 (one LLVM i128 multiply)."""
-    signature = types.uint64(types.uint64, types.uint64)
-
-    def codegen(context, builder, sig, args):
-        wide = ir.IntType(128)
-        product = builder.mul(builder.zext(args[0], wide), builder.zext(args[1], wide))
-        return builder.trunc(builder.lshr(product, ir.Constant(wide, 64)), ir.IntType(64))
-
-    return signature, codegen
-
-
 @njit(inline="always")
 def _mulhilo(a, b):  # pragma: no cover
     """(high, low) 64-bit words of the 128-bit product a·b (Random123's ``mulhilo64``)."""
-    return _mulhi(a, b), a * b  # type: ignore[call-arg]
+    return multiply_high(a, b), a * b
 
 
 @njit(inline="always")

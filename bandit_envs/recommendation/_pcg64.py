@@ -14,8 +14,8 @@ generator; ``tests/test_recommendation_envs.py`` compares the two).
 Good Algorithms for Random Number Generation*, §6.3, XSL RR 128/64; numpy's ``PCG64``): a 128-bit
 linear congruential state ``s ← s·M + inc (mod 2^128)`` with numpy's multiplier ``M``, and the
 output ``rotr64(hi(s) xor lo(s), s >> 122)`` of the *new* state. The 128-bit product is computed
-from 64-bit words (the high word of the low words' product from 32-bit halves), as numpy does
-where the compiler has no 128-bit integers. A double is ``(next >> 11) · 2^-53``.
+from 64-bit words (the high word of the low words' product by one 128-bit multiply,
+:func:`bandit_envs._uint128.multiply_high`). A double is ``(next >> 11) · 2^-53``.
 
 **Standard normals** are numpy's ziggurat, step for step (:mod:`bandit_envs._ziggurat`, numpy's
 tables as numba ships them). Where those tables are missing (another numba), :data:`AVAILABLE`
@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from bandit_envs._jit import njit
+from bandit_envs._uint128 import multiply_high
 from bandit_envs._ziggurat import AVAILABLE, in_rectangle, in_wedge, tail_try, word_abscissa
 from bandit_envs.core import next_uint64
 
@@ -56,18 +57,6 @@ _U63 = np.uint64(63)
 _ONE = np.uint64(1)
 #: 2^-53: a double from the top 53 bits of a 64-bit draw.
 _DOUBLE_UNIT = 1.0 / 9007199254740992.0
-
-
-@njit(inline="always")
-def multiply_high(a: Any, b: Any) -> Any:  # pragma: no cover - compiled
-    """The high 64 bits of the 128-bit product of two uint64 words (from their 32-bit halves)."""
-    a_lo, a_hi = a & _LOW32, a >> _U32
-    b_lo, b_hi = b & _LOW32, b >> _U32
-    low = a_lo * b_lo
-    cross_1 = a_lo * b_hi
-    cross_2 = a_hi * b_lo
-    middle = (low >> _U32) + (cross_1 & _LOW32) + (cross_2 & _LOW32)
-    return a_hi * b_hi + (cross_1 >> _U32) + (cross_2 >> _U32) + (middle >> _U32)
 
 
 @njit(inline="always")
