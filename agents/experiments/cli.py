@@ -204,7 +204,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--out",
         type=folder_argument,
-        help="output folder (default results/<id>); banditlab replaces or deletes only files it wrote there",
+        help=(
+            "output folder (default results/<id> with the id's / written -, e.g. results/gap-regret-eps); "
+            "banditlab replaces or deletes only files it wrote there"
+        ),
     )
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     run.add_argument(

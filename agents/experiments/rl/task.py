@@ -315,7 +315,12 @@ FAMILY = Family(
     probe=probe_user,
     validate=check_instances,
     requires=("stable_baselines3", "torch"),
-    install='pip install "torch==2.13.0" "bandit-envs[rl]"',
+    # PyTorch's CPU build from its own index (the package index's Linux wheels are the multi-GB CUDA
+    # build), then stable-baselines3 from the package index, as the README's test command installs them.
+    install=(
+        'pip install --extra-index-url https://download.pytorch.org/whl/cpu "torch==2.13.0+cpu" '
+        '&& pip install "stable-baselines3>=2.3"'
+    ),
     columns=("setting", "run", "agent", "t", "regret", "train_timesteps"),
     keys=("setting", "run", "agent", "t"),
 )
