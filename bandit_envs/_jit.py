@@ -5,7 +5,9 @@
 this project's folder in the user's cache folder (:data:`CACHE_ROOT`, ``~/.cache/bandit-envs/numba``
 or under ``$XDG_CACHE_HOME``, installed by :class:`PackageCacheLocator`), then numba's own
 choices: the ``__pycache__`` folder beside the source file and ``~/.cache/numba``; for a package
-inside a zip archive only the last. The project's folder comes before ``__pycache__`` so that an
+inside a zip archive only the last. The project's folder comes before ``__pycache__``, and
+:func:`njit` never takes a ``__pycache__`` inside the packages (where numba falls back when the
+user's cache folder cannot be written but the install can), so that an
 installed package holds no file pip did not install: ``pip uninstall`` (which a later
 ``pip install -e .`` runs) would leave such files behind in folders without an ``__init__.py``,
 which Python then imports as empty namespace packages in place of the editable install. When none can be
@@ -158,12 +160,29 @@ def _cache_folder(probe: Callable[..., Any]) -> str | None:
         folder = FunctionCache(probe).cache_path  # numba's own search for a cache location
     except Exception:  # noqa: BLE001 - "no locator available" (RuntimeError), or numba's internals changed
         return None
+    if _inside_the_packages(str(folder)):
+        return None
     try:
         os.makedirs(folder, exist_ok=True)
         tempfile.TemporaryFile(dir=folder).close()
     except OSError:
         return None
     return str(folder)
+
+
+def _inside_the_packages(folder: str) -> bool:
+    """Whether ``folder`` lies inside the folders of :data:`PACKAGES` and ``$NUMBA_CACHE_DIR`` does not name it.
+
+    numba's ``__pycache__`` beside a source file, its choice for a function of :data:`PACKAGES`
+    when :data:`CACHE_ROOT` cannot be written (an unwritable ``~/.cache``) and the install can:
+    a file there is one pip did not install (see the module docstring), so such a function is not
+    cached. A ``$NUMBA_CACHE_DIR`` the user set is taken wherever it is.
+    """
+    real = os.path.realpath(folder) + os.sep
+    chosen = getattr(numba.config, "CACHE_DIR", "")  # $NUMBA_CACHE_DIR, or ""
+    if chosen and real.startswith(os.path.realpath(chosen) + os.sep):
+        return False
+    return real.startswith(_PACKAGE_FOLDERS)
 
 
 def can_cache(func: Callable[..., Any]) -> bool:

@@ -151,6 +151,23 @@ def test_numba_cache_dir_is_respected(tmp_path: Path) -> None:
     assert any(cache.rglob("rewards.rewards_from_uniforms-*.nbi")), "nothing was cached in NUMBA_CACHE_DIR"
 
 
+def test_an_unwritable_cache_folder_leaves_no_cache_file_in_a_writable_install(tmp_path: Path) -> None:
+    # A user whose ~/.cache cannot be written (here: it lies under a regular file, so not even root
+    # can create it) and an install they can write: numba's next choice would be the __pycache__
+    # beside the source, a file pip did not install that a later ``pip uninstall`` leaves behind.
+    site = tmp_path / "site"
+    _copy_packages(site)
+    env = _child_env(tmp_path)
+    env["PYTHONPATH"] = str(site)
+    child = "import numpy as np; from bandit_envs.rewards import rewards_from_uniforms as f; "
+    child += "r = f(np.full((2, 3), 0.5), 0, np.full(3, 0.5), 0.1, np.zeros(3), np.ones(3)); "
+    child += "import os, bandit_envs._jit as j; assert not os.access(os.path.dirname(j.CACHE_ROOT), os.F_OK); "
+    child += "print('ok', r.shape)"
+    _check(_run([sys.executable, "-c", child], env))
+    left = sorted(str(p.relative_to(site)) for p in site.rglob("*") if p.suffix in (".nbi", ".nbc"))
+    assert not left, f"numba cache files written inside the installed packages: {left}"
+
+
 def test_njit_refuses_cache_argument() -> None:
     from bandit_envs._jit import njit
 
