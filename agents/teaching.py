@@ -10,15 +10,37 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["in_notebook", "out_folder", "show", "show_file"]
+__all__ = ["in_notebook", "out_folder", "show", "show_file", "temp_folder"]
 
-#: Where the figures of a script go without ``--out``.
-DEFAULT_OUT = Path(tempfile.gettempdir()) / "bandit-envs-teaching"
+
+def temp_folder(name: str) -> Path:
+    """The folder ``name``, followed by the user's id where there is one, in the system's temporary folder.
+
+    The temporary folder is shared by every user of a machine: a folder of a fixed name that one
+    user created cannot be written by the next (``PermissionError``), so each user has their own.
+
+    Parameters
+    ----------
+    name : str
+        The folder's name, e.g. ``"bandit-envs-teaching"``.
+
+    Returns
+    -------
+    Path
+        ``<temp>/<name>-<uid>`` (``<temp>/<name>`` where the system has no user ids).
+    """
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    return Path(tempfile.gettempdir()) / (name if uid is None else f"{name}-{uid}")
+
+
+#: Where the figures of a script go without ``--out``: a folder of this user's in the temporary folder.
+DEFAULT_OUT = temp_folder("bandit-envs-teaching")
 
 
 def in_notebook() -> bool:
@@ -48,8 +70,9 @@ def out_folder(description: str) -> Path:
     Returns
     -------
     Path
-        ``--out`` as given, or a ``bandit-envs-teaching`` folder in the temporary folder. In a notebook the
-        kernel's own command line (``-f connection-file``) is skipped and the default is returned.
+        ``--out`` as given, or this user's ``bandit-envs-teaching`` folder in the temporary folder
+        (:data:`DEFAULT_OUT`). In a notebook the kernel's own command line (``-f connection-file``) is
+        skipped and the default is returned.
     """
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument(

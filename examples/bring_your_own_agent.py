@@ -25,7 +25,6 @@ Run: ``python examples/bring_your_own_agent.py [--out DIR] [--runs N] [--horizon
 from __future__ import annotations
 
 import argparse
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +32,13 @@ import numpy as np
 
 from agents import Agent
 from agents.experiments import run
+from agents.teaching import temp_folder
 
 # The quick scale's horizon (the paper's is 100,000): GAP's regret already falls as ε grows.
 RUNS = 3
 HORIZON = 20_000
+#: Where the results go without ``--out``: a folder of this user's in the temporary folder (shared by all users).
+DEFAULT_OUT = temp_folder("bandit-envs-byoa")
 
 
 class MyUCBN(Agent):
@@ -76,7 +78,7 @@ def make_agent(env: Any, setting: dict[str, Any], seed: int) -> MyUCBN:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="Run your own agent in gap/regret-eps next to GAP and DPSE.")
-    parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "bandit-envs-byoa")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--runs", type=int, default=RUNS, help="runs per setting")
     parser.add_argument("--horizon", type=int, default=HORIZON, help="rounds per run")
     args = parser.parse_args()

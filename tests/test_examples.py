@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import os
 import runpy
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -62,6 +64,23 @@ def test_bring_your_own_agent_is_an_agent_target(capsys):
         obs, reward, _, _, info = env.step(action)
         agent.update(action, reward, info)
     assert agent.counts.sum() >= 200  # side observations counted beside the pulled arm
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="no user ids here: the temporary folder is the user's own")
+def test_default_output_folders_in_the_shared_temp_folder_are_per_user(monkeypatch):
+    """Two users get two default folders: one cannot write in a folder of the same name the other made."""
+    from agents import teaching
+
+    example = runpy.run_path(str(Path(__file__).resolve().parents[1] / "examples" / "bring_your_own_agent.py"))
+    defaults = {"bandit-envs-teaching": teaching.DEFAULT_OUT, "bandit-envs-byoa": example["DEFAULT_OUT"]}
+    mine = os.getuid()
+    for name, default in defaults.items():
+        assert default == teaching.temp_folder(name), (name, default)
+        assert default.parent == Path(tempfile.gettempdir()), default
+    monkeypatch.setattr(os, "getuid", lambda: mine + 1)
+    for name, default in defaults.items():
+        other = teaching.temp_folder(name)
+        assert other != default and other.parent == default.parent, (default, other)
 
 
 def test_watch_it_learn_prints_text_frames_and_writes_a_gif(tmp_path, capsys, monkeypatch):
