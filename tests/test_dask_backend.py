@@ -231,8 +231,14 @@ def test_a_worker_dying_mid_sweep_keeps_the_finished_tasks(cluster, local_csv, t
     assert_csv_match((tmp_path / "results.csv").read_bytes(), local_csv[eid])
 
 
-def test_a_killed_worker_is_replaced_and_the_sweep_completes(cluster, tmp_path):
+def test_a_killed_worker_is_replaced_and_the_sweep_completes(cluster, tmp_path, monkeypatch):
     """SIGKILL one worker mid-sweep: Dask reruns its task elsewhere, results are still exact."""
+    from agents.experiments.core import partial
+
+    # Every finished task written at once: with the default batching (FLUSH_SECONDS), a sweep that
+    # ends within one interval of its first write (a fast or quiet machine) shows 1 task, then all
+    # 81, and the killer never sees it mid-sweep.
+    monkeypatch.setattr(partial, "FLUSH_SECONDS", 0.0)
     kwargs = {"runs": 3, "horizon": 20_000, "progress": False}
     reference, _ = run_experiment("gap/privacy", jobs=1, out=tmp_path / "local", **kwargs)
     cluster.wait_for_workers(2, timeout=30)  # a worker killed by an earlier test is back
