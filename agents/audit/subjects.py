@@ -27,7 +27,9 @@ else ``epsilon`` (unit "report" if its ``privacy_unit`` mentions reports, else "
 through the step API on ``GraphBandit-v0`` replaying 0/1 tables (:func:`generic_pairs` at round 0
 and :func:`search_pairs` across the horizon; the note lists the rounds searched and the power
 statement is scoped to them), batched when the factory takes ``n_envs``, or with the simulator for
-an elimination agent.
+an elimination agent of :mod:`agents.elimination` itself (a subclass defined elsewhere may override
+``act`` or ``update``, which the simulator never calls, so it is played through the step API:
+:func:`simulates_its_steps`).
 """
 
 from __future__ import annotations
@@ -93,6 +95,7 @@ __all__ = [
     "release_increments",
     "stream_subject",
     "claimed_number",
+    "simulates_its_steps",
 ]
 
 #: What an audit observes of an agent: its arm sequence, or its private releases (and its arms).
@@ -602,6 +605,17 @@ def declared_releases(agent: Any, rounds: int, label: str) -> tuple[int, ...]:
     return tuple(sorted(set(values)))
 
 
+def simulates_its_steps(agent: EliminationAgent) -> bool:
+    """Whether ``agent``'s compiled ``simulate`` plays as its ``act`` and ``update``: its class is agents.elimination's.
+
+    ``simulate`` never calls ``act`` or ``update``, so a subclass defined elsewhere (which may override
+    them, say to release a raw reward) is audited through the step API, on what it actually does; so is an
+    agent whose ``act`` or ``update`` was replaced on the instance.
+    """
+    own = type(agent).__module__.split(".")[:2] == ["agents", "elimination"]
+    return own and not any(name in vars(agent) for name in ("act", "update", "simulate"))
+
+
 def agent_subject(
     agent: str | Callable[..., Any] | UserAgent,
     epsilon: float = 1.0,
@@ -687,7 +701,7 @@ def agent_subject(
         sample = _stepped(build, batched, env_id, user=label, increments=release_increments(probe, rounds, label))
         events = ReleaseEvents(2)
         notes.append(RELEASES_NOTE)
-    elif isinstance(probe, EliminationAgent):  # the compiled table simulator
+    elif isinstance(probe, EliminationAgent) and simulates_its_steps(probe):  # the compiled table simulator
         fixed = probe
 
         def sample(pair: Neighbours, which: int, n: int, seed: int) -> Any:

@@ -155,8 +155,8 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         ``numpy.random.default_rng(seed)``, so the same integer given to the env or to the
         wrapped agent does not reproduce the noise (the wrapped agent keeps its own generator
         for its policy). A wrapped private agent that draws its own noise from
-        ``noise_generator`` (GAP, GAPU, DPSE, another LDPWrapper) with the same seed, or one a
-        copy of the batch uses, would hold the users' noise on the server side: such a ``seed``
+        ``noise_generator`` (GAP, GAPU, DPSE, another LDPWrapper, or an agent these wrap) with the
+        same seed, or one a copy of the batch uses, would hold the users' noise on the server side: such a ``seed``
         is refused (at construction and by ``reset(seed=s)``), so give the two different seeds
         (batches: ranges that do not overlap). Copy i of a batch draws from ``noise_generator(seed + i)``
         (docs/design.md, "Agents", Seeds). :meth:`reset` continues the noise generator (fresh
@@ -609,17 +609,24 @@ def _check_report_scale(mechanism: str, rr_output: str, scale: float, epsilon: f
         )
 
 
-def _noise_seeds(agent: Any) -> set[int]:
+def _noise_seeds(agent: Any, seen: set[int] | None = None) -> set[int]:
     """The seeds s of ``agent``'s generators that are ``noise_generator(s)``'s stream (attributes, tuples, lists).
 
     A generator is that stream when its bit generator is numpy's default (PCG64) on the seed
-    sequence ``SeedSequence(s, spawn_key=(NOISE_SPAWN_KEY,))``, whatever it has drawn since.
+    sequence ``SeedSequence(s, spawn_key=(NOISE_SPAWN_KEY,))``, whatever it has drawn since. The
+    agents ``agent`` holds (a wrapped agent of a wrapper) are searched too: their generators are
+    on the server side as well.
     """
     default = type(np.random.default_rng(0).bit_generator)
     out: set[int] = set()
+    seen = set() if seen is None else seen
+    seen.add(id(agent))
     for value in vars(agent).values():
         items = value if isinstance(value, tuple | list) else (value,)
         for item in items:
+            if isinstance(item, Agent) and hasattr(item, "__dict__") and id(item) not in seen:
+                out |= _noise_seeds(item, seen)
+                continue
             if not isinstance(item, np.random.Generator) or type(item.bit_generator) is not default:
                 continue
             seq = getattr(item.bit_generator, "seed_seq", None)

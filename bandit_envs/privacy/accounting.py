@@ -158,7 +158,7 @@ class ReportMechanism:
         Refused, with one sentence naming the field: a ``kind`` not in :data:`MECHANISM_KINDS`;
         an ``epsilon`` that is not a number in (0, 15] (Laplace, randomized response: what
         :meth:`laplace` and :meth:`randomized_response` accept) or in [1e-100, 1e100] (Gaussian);
-        a ``delta`` other than 0 for the pure mechanisms or outside [0, 1] for the Gaussian; a
+        a ``delta`` other than 0 for the pure mechanisms or outside (0, 1] for the Gaussian; a
         ``noise_multiplier`` other than ``1 / epsilon`` (Laplace), not finite and > 0 (Gaussian)
         or other than 0 (randomized response); a ``tail_delta`` outside [0, 1]. A ``TypeError``
         for a value that is not a real number (bools and strings included).
@@ -167,6 +167,11 @@ class ReportMechanism:
         if kind == "gaussian":
             eps = check_positive("epsilon", self.epsilon)
             dlt = check_float("delta", self.delta, low=0.0, high=1.0)
+            if dlt == 0.0:
+                raise ValueError(
+                    "delta must be > 0 for the gaussian mechanism (its privacy loss is unbounded: Gaussian noise is "
+                    "never (epsilon, 0)-DP), got 0.0."
+                )
             multiplier = check_float("noise_multiplier", self.noise_multiplier, low=0.0, low_open=True)
         else:
             eps = check_epsilon("epsilon", self.epsilon)
