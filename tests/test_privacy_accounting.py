@@ -121,7 +121,7 @@ def test_composed_bounds_include_each_reports_sampler_tail() -> None:
     accountant = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
     accountant.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(1.0), 30))
     assert eps == pytest.approx(accountant.get_epsilon(1e-6 - 30 * low.tail_delta), rel=1e-3)
-    gauss = ReportMechanism.gaussian(0.01, 1.0, 15.0, 1e-5)  # sigma far below the sensitivity: a real tail
+    gauss = ReportMechanism.gaussian(0.01, 1.0, 15.0, 1.0)  # sigma far below the sensitivity: a real tail
     assert gauss.tail_delta == pytest.approx(special.ndtr(100.0 - GAUSSIAN_SAMPLER_BOUND))
     assert ReportMechanism.randomized_response(15.0).tail_delta == 0.0
     # no budget with delta = 0 holds a report of a bounded sampler, and the sentence says why
@@ -280,7 +280,7 @@ def test_user_ids_from_info() -> None:
 @pytest.mark.parametrize(
     ("call", "name"),
     [
-        (lambda: tight_composition(ReportMechanism.gaussian(1.0, 1.0, 1.0, 0.1), 3, 0.0), "delta"),
+        (lambda: tight_composition(ReportMechanism.gaussian(1.0, 1.0, 1.0, 0.2), 3, 0.0), "delta"),
         (lambda: tight_composition(ReportMechanism.laplace(1.0), 3, 1.0), "delta"),
         (lambda: tight_composition(ReportMechanism.laplace(1.0), -1, 0.1), "reports"),
         (lambda: max_reports(ReportMechanism.laplace(1.0), 0.0, 0.1), "epsilon"),

@@ -102,7 +102,7 @@ def test_report_mechanism_constructors_and_valid_fields_still_work():
     lap = ReportMechanism.laplace(1.0)
     assert lap == ReportMechanism("laplace", 1.0, 0.0, 1.0, laplace_tail_delta(1.0))
     assert basic_composition(lap, 3) == (3.0, 3 * laplace_tail_delta(1.0))
-    gauss = ReportMechanism.gaussian(2.0, 1.0, 0.5, 1e-5)
+    gauss = ReportMechanism.gaussian(2.0, 1.0, 0.5, 0.06)  # exact delta 0.0525
     assert (gauss.noise_multiplier, gauss.tail_delta) == (2.0, gaussian_tail_delta(0.5))
     assert ReportMechanism.gaussian(1.0, 1.0, 8e5, 1.0).epsilon == 8e5  # LDP-LinUCB's large epsilon
     rr = ReportMechanism.randomized_response(2)

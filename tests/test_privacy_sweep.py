@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from agents import GAP, LDPWrapper
+from agents import GAP, UCB, LDPWrapper
 from agents.audit import VIOLATION, audit
 from agents.audit.subjects import simulates_its_steps
 from bandit_envs.privacy import gaussian_delta
@@ -93,7 +93,19 @@ def test_ldp_wrapper_refuses_the_seed_of_a_nested_wrapped_agents_noise() -> None
 def test_a_gaussian_report_with_delta_zero_is_refused() -> None:
     """Gaussian noise is never (ε, 0)-DP: its exact δ at ε is positive, so a claimed δ = 0 is refused."""
     assert gaussian_delta(1.0, 1.0, 1.0) > 0.1  # σ = Δ at ε = 1: δ ≈ 0.127, far from 0
-    with pytest.raises(ValueError, match="delta must be > 0 for the gaussian mechanism"):
+    with pytest.raises(ValueError, match=r"^delta must be at least 0\.126\d*, the exact delta"):
         ReportMechanism.gaussian(1.0, 1.0, 1.0, 0.0)
     with pytest.raises(ValueError, match="delta must be > 0 for the gaussian mechanism"):
         ReportMechanism("gaussian", 1.0, 0.0, 1.0)
+
+
+def test_a_gaussian_report_claiming_less_than_its_exact_delta_is_refused() -> None:
+    """A claimed δ below the exact δ of σ at ε is refused; the exact δ itself, and anything above it, is kept."""
+    exact = gaussian_delta(1.0, 1.0, 1.0)
+    with pytest.raises(ValueError, match=r"^delta must be at least 0\.126\d*, .* got 0\.1\.$"):
+        ReportMechanism.gaussian(1.0, 1.0, 1.0, 0.1)
+    assert ReportMechanism.gaussian(1.0, 1.0, 1.0, exact).delta == exact
+    assert ReportMechanism.gaussian(1.0, 1.0, 1.0, 0.2).delta == 0.2
+    # the library's own callers state exact or larger deltas (the wrapper's classic calibration here)
+    mech = LDPWrapper(UCB(3), "gaussian", 0.5, delta=1e-5, seed=9).report_mechanism
+    assert mech.delta >= gaussian_delta(mech.noise_multiplier, mech.epsilon, 1.0)

@@ -204,12 +204,20 @@ class ReportMechanism:
         holds at this epsilon, any epsilon > 0: LDP-LinUCB states the delta of its sigma at the
         authors' epsilon up to 8e5), without the sampler's tail, which ``tail_delta`` carries
         (``gaussian_tail_delta(l2_sensitivity / sigma)``); composition uses
-        ``sigma / l2_sensitivity``.
+        ``sigma / l2_sensitivity``. A ``delta`` below the exact delta of this sigma at this
+        epsilon (:func:`bandit_envs.privacy.gaussian_delta`, [BW18] Thm. 8) is refused: the
+        guarantee it states would not hold.
         """
         s = check_positive("sigma", sigma)
         d2 = check_positive("l2_sensitivity", l2_sensitivity)
         eps = check_positive("epsilon", epsilon)
         dlt = check_float("delta", delta, low=0.0, high=1.0)
+        exact = math.exp(_log_gaussian_delta(s, eps, d2))
+        if dlt < exact * (1.0 - 1e-9):  # a relative margin for the rounding of the callers' own calibration
+            raise ValueError(
+                f"delta must be at least {exact:.6g}, the exact delta of Gaussian noise sigma = {s:g} on L2 "
+                f"sensitivity {d2:g} at epsilon = {eps:g} (a smaller delta does not hold), got {dlt:g}."
+            )
         return cls("gaussian", eps, dlt, s / d2, gaussian_tail_delta(d2 / s))
 
     @classmethod
@@ -939,7 +947,9 @@ def _gdp_epsilon(m: float, dlt: float) -> float:
     """:func:`gdp_epsilon` of checked floats (cached)."""
     if m == 0.0:
         return 0.0
-    mechanism = ReportMechanism.gaussian(1.0 / m, 1.0, 1.0, dlt)
+    # Only the noise multiplier 1/mu is composed; the per-report claim is the exact one at epsilon 1.
+    sigma = 1.0 / m
+    mechanism = ReportMechanism.gaussian(sigma, 1.0, 1.0, math.exp(_log_gaussian_delta(sigma, 1.0, 1.0)))
     return max(_pld_epsilon(mechanism, 1, dlt), 0.0)
 
 
