@@ -31,6 +31,9 @@ Integrity policy
   under an official name, and staging folders never count as data; the staging folders of
   killed runs are removed by the next download or extraction into the same folder (a lock,
   :class:`filelock.FileLock`, held while a run works tells them apart from a run still going).
+* A file that cannot be written into the cache while it is extracted (a full disk, a quota, a
+  file-size limit, a folder that cannot be written) is a :class:`DatasetError` saying so, with
+  the system's reason; the archive is kept, as nothing is wrong with it.
 * A table built by hand (:class:`Ratings`, :class:`CheckIns`) gets the value checks a file
   gets where they are part of the schema (ratings finite and positive, latitudes in [-90, 90],
   longitudes in [-180, 180], ids within int64; masked arrays refused), each failure one

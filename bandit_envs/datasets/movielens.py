@@ -19,10 +19,12 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
 from bandit_envs.datasets._fetch import (
+    DATA_ENV_VAR,
     DataFile,
     DatasetError,
     check_download,
@@ -250,22 +252,74 @@ def _cached_ratings(name: str, spec: MovieLensSpec, home: Path, label: str, down
     return fresh if fresh is not None else extract(archive, (archive,))
 
 
+class _WriteFailed(Exception):
+    """Writing the extracted file failed (a full disk, a quota, a folder not writable): not the archive's fault."""
+
+    def __init__(self, err: OSError) -> None:
+        super().__init__(err)
+        self.err = err
+
+
+class _Sink:
+    """The unbuffered file being extracted, whose failed writes are :class:`_WriteFailed`, not the archive's."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+
+    def write(self, data: bytes) -> int:
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[self.raw.write(view) or 0 :]
+        except OSError as err:
+            raise _WriteFailed(err) from None
+        return len(data)
+
+    def flush(self) -> None:
+        """Nothing is buffered: each write reached the file system."""
+
+
+def _copy_member(archive: DataFile, member: str, staged: Path) -> None:
+    """Copy ``member`` of ``archive`` to ``staged``: DatasetError for a bad archive, :class:`_WriteFailed` else.
+
+    ``staged`` is written unbuffered, so every failure to write it surfaces in a write of :class:`_Sink`.
+    """
+    try:
+        with zipfile.ZipFile(archive.path) as zipped, zipped.open(member) as src:
+            try:
+                raw = staged.open("wb", buffering=0)
+            except OSError as err:
+                raise _WriteFailed(err) from None
+            with raw:
+                shutil.copyfileobj(src, _Sink(raw))
+    except (zipfile.BadZipFile, KeyError, OSError, EOFError, zlib.error) as err:
+        archive.fail(f"is not a complete zip file holding {member} ({err})")
+
+
 def _extract(archive: DataFile, member: str, target: Path, label: str, spec: MovieLensSpec) -> Ratings:
     """Extract ``member`` of ``archive``, read it with every check, and only then name it ``target``.
 
     zipfile checks the member's CRC while reading; :func:`_read_ratings` the checksum and schema.
-    Whatever fails, nothing is left under ``target``.
+    Whatever fails, nothing is left under ``target``. A file that cannot be written there (a full
+    disk, a quota, a folder that cannot be written) is a :class:`DatasetError` saying so, which
+    keeps the archive: it is not the archive's fault.
     """
-    with staging(target.parent) as stage:
-        staged = stage / target.name
-        try:
-            with zipfile.ZipFile(archive.path) as zipped, zipped.open(member) as src, staged.open("wb") as dst:
-                shutil.copyfileobj(src, dst)
-        except (zipfile.BadZipFile, KeyError, OSError, EOFError, zlib.error) as err:
-            archive.fail(f"is not a complete zip file holding {member} ({err})")
-        origin = f"extracted from {archive.staged_for or archive.path}"
-        cached = archive.cached if archive.staged_for is None else ()
-        file = DataFile(staged, label, spec.url, spec.sha256, spec.n_rows, cached, staged_for=target, origin=origin)
-        ratings = _read_ratings(file, spec)
-        publish(staged, target)
+    try:
+        with staging(target.parent) as stage:
+            staged = stage / target.name
+            _copy_member(archive, member, staged)
+            origin = f"extracted from {archive.staged_for or archive.path}"
+            cached = archive.cached if archive.staged_for is None else ()
+            file = DataFile(staged, label, spec.url, spec.sha256, spec.n_rows, cached, staged_for=target, origin=origin)
+            ratings = _read_ratings(file, spec)
+            publish(staged, target)
+    except (_WriteFailed, OSError) as exc:
+        err = exc.err if isinstance(exc, _WriteFailed) else exc
+        reason = err.strerror or type(err).__name__
+        kept = "the archive is kept" if archive.staged_for is None else "the downloaded archive was not kept"
+        raise DatasetError(
+            f"Cannot extract {member} of {archive.staged_for or archive.path} into {target.parent} ({reason}); "
+            f"{kept}; free some space there (or make it writable), or set ${DATA_ENV_VAR} to another folder, and "
+            "try again."
+        ) from None
     return ratings

@@ -53,6 +53,8 @@ import numba
 
 from agents.experiments.core.compiling import CompileWatch
 from agents.experiments.core.runner import (
+    RETRY_SECONDS,
+    STOP_CLOCK,
     Task,
     run_checked,
     run_task,
@@ -242,13 +244,14 @@ class _CompileWatch(CompileWatch):
 class _Armed:
     """A task running in banditlab's own process under ``--task-timeout``: when it began, and the compile time then."""
 
-    __slots__ = ("compiled", "start", "task", "timeout")
+    __slots__ = ("compiled", "lost", "start", "task", "timeout")
 
     def __init__(self, task: Task, timeout: float, compiled: float) -> None:
         self.task = task
         self.timeout = timeout
         self.start = time.monotonic()
         self.compiled = compiled
+        self.lost = STOP_CLOCK.lost()  # time the process spent stopped is no part of the task's
 
 
 class _Watchdog:
@@ -325,7 +328,11 @@ class _Watchdog:
             compiled, now = self.watch.compiled(), time.monotonic()
             if signal_at is not None and now - (compiled - self.signal_compiled) >= signal_at:
                 self._end(self._interrupted_line(), INTERRUPTED)
-            elif armed is not None and now - armed.start - (compiled - armed.compiled) >= armed.timeout + STUCK_GRACE:
+            elif (
+                armed is not None
+                and now - armed.start - (compiled - armed.compiled) - (STOP_CLOCK.lost() - armed.lost)
+                >= armed.timeout + STUCK_GRACE
+            ):
                 if self.task is armed:  # not a task that has just returned
                     self._end(self._timeout_line(armed), 2)
 
@@ -740,8 +747,13 @@ class LocalBackend:
             return
         limit = size * self.task_timeout + STUCK_GRACE
         waiting = set(futures)
+        lost = STOP_CLOCK.lost()
         while waiting:
             done, waiting = wait(waiting, timeout=limit, return_when=FIRST_COMPLETED)
+            if not done and STOP_CLOCK.lost() - lost > RETRY_SECONDS:  # stopped meanwhile (Ctrl-Z): wait again
+                lost = STOP_CLOCK.lost()
+                continue
+            lost = STOP_CLOCK.lost()
             if not done:  # the caller's `finally` kills the workers
                 raise UserAgentError(
                     f"no task finished for {limit:g} s although --task-timeout {self.task_timeout:g} s stops each "

@@ -306,7 +306,17 @@ class OutputFolder:
         if not target.is_file() or target.is_symlink():
             return False
         hashes = self._hashes(name)
-        return bool(hashes) and sha256_of(target) in hashes
+        if not hashes:
+            return False
+        try:
+            digest = sha256_of(target)
+        except OSError as exc:  # e.g. its read permission removed: banditlab cannot tell it is unedited
+            raise OutputError(
+                f"{target} cannot be read ({_problem(exc)}), so banditlab cannot tell whether it is the file it "
+                f"wrote, and it never replaces or deletes a file it cannot tell is its own; make it readable, or move "
+                f"it away {self.instead}."
+            ) from None
+        return digest in hashes
 
     def check_replaceable(self, names: Iterable[str]) -> None:
         """OutputError naming the first of ``names`` that exists and is not banditlab's to replace."""
@@ -334,7 +344,14 @@ class OutputFolder:
     def foreign_entries(self) -> list[str]:
         """Names in the folder that banditlab did not write (its record and scratch files aside)."""
         names = []
-        for entry in sorted(os.listdir(self.path)):
+        try:
+            entries = os.listdir(self.path)
+        except OSError as exc:  # e.g. a folder that may be written but not read (mode 0333)
+            raise OutputError(
+                f"{self.option} {self.path} cannot be listed ({_problem(exc)}), so banditlab cannot tell which files "
+                f"there are its own; make it readable, {self.instead}."
+            ) from None
+        for entry in sorted(entries):
             if entry == RECORD or _is_scratch(entry):
                 continue
             if entry in self.record["folders"] or entry in self.record["files"] or entry in self.record["writing"]:
@@ -514,8 +531,17 @@ def _read_record(path: Path, elsewhere: str) -> dict[str, Any] | None:
             f"there in a plain file, never read or written through a link); {elsewhere}."
         )
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: nested too deep
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:  # e.g. its read permission removed
+        raise OutputError(
+            f"{path} cannot be read ({_problem(exc)}), so banditlab does not know which files in {path.parent} are "
+            f"its own (it keeps the list of files it wrote there in it); make it readable, or {elsewhere}."
+        ) from None
+    except UnicodeDecodeError:
+        text = ""
+    try:
+        record = json.loads(text)
+    except (ValueError, RecursionError):  # RecursionError: nested too deep
         record = None
     valid = (
         isinstance(record, dict)

@@ -232,6 +232,20 @@ def _read(path: Path) -> tuple[bytes, tuple[int, int, int]] | None:
         os.close(fd)
 
 
+def _unreadable(path: Path) -> str | None:
+    """Why the file ``path`` cannot be opened for reading (e.g. ``Permission denied``), or None if it can.
+
+    A link (which the store never reads through) or a file gone meanwhile is not this kind of problem: None.
+    """
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC))
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOENT):
+            return None
+        return exc.strerror or type(exc).__name__
+    return None
+
+
 def _key(st: os.stat_result) -> tuple[int, int, int]:
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
@@ -319,6 +333,12 @@ class PartialStore:
         if not (path.exists() or path.is_symlink()):
             return None
         got = _read(path)
+        if got is None and (problem := _unreadable(path)) is not None:
+            raise OutputError(
+                f"{path} cannot be read ({problem}), so banditlab cannot tell which files in {self.path} are its own "
+                f"(it keeps their record there) and never replaces or deletes them; make it readable, or move "
+                f"{self.path} away or {_INSTEAD}."
+            )
         lines = _manifest_lines(got[0]) if got is not None else None
         if got is None or lines is None:
             raise self._not_own_manifest(got[0] if got is not None else b"")
@@ -415,6 +435,8 @@ class PartialStore:
 
     def _not_own(self, path: Path) -> str:
         """The line saying that ``path`` (not banditlab's, or changed since) is kept and not read."""
+        if (problem := _unreadable(path)) is not None:
+            return f"{path} cannot be read ({problem}): it is kept as it is, so any tasks it holds are run again."
         if not _BATCH.fullmatch(path.name):
             return f"{path} is not a scratch file banditlab can show it wrote, so it is kept as it is."
         if path.name in self._recorded:

@@ -70,7 +70,9 @@ def read_results(path: Path, required: Sequence[str] = ()) -> pd.DataFrame:
             f"{path} is not UTF-8 text (byte {exc.start} is not UTF-8), as banditlab writes it; save it as UTF-8 "
             "(CSV UTF-8) or rerun `banditlab run` to write it."
         ) from None
-    except (pd.errors.ParserError, OSError) as exc:
+    except OSError as exc:  # e.g. its read permission removed
+        raise ResultsError(f"{path} cannot be read ({exc.strerror or type(exc).__name__}); make it readable.") from None
+    except pd.errors.ParserError as exc:
         raise ResultsError(f"{path} is not a readable CSV table ({type(exc).__name__}).") from None
     if frame.empty:
         raise ResultsError(f"{path} has a header but no rows; rerun `banditlab run` to write it.")
@@ -324,8 +326,14 @@ def read_meta(path: Path, required: bool = False) -> dict[str, Any]:
             )
         return {}
     try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: nested too deep
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:  # e.g. its read permission removed: not a reason to delete it
+        raise ResultsError(f"{path} cannot be read ({exc.strerror or type(exc).__name__}); make it readable.") from None
+    except UnicodeDecodeError:
+        text = ""
+    try:
+        meta = json.loads(text)
+    except (ValueError, RecursionError):  # RecursionError: nested too deep
         raise ResultsError(f"{path} is not valid JSON; delete it or rerun `banditlab run`.") from None
     if not isinstance(meta, dict):
         raise ResultsError(f"{path} must hold a JSON object, got {type(meta).__name__}.")

@@ -15,6 +15,7 @@ import dataclasses
 import os
 import signal
 import threading
+import time
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -125,6 +126,57 @@ def timeout_supported() -> bool:
     return hasattr(signal, "setitimer")
 
 
+#: Seconds between two ticks of :data:`STOP_CLOCK`'s thread.
+_TICK = 0.1
+#: A gap between two ticks longer than this many seconds is time the process did not run.
+_STOP_GAP = 1.0
+
+
+class StopClock:
+    """Seconds this process has spent stopped (SIGSTOP, Ctrl-Z then ``fg``), which no task timeout counts.
+
+    A daemon thread (started by the first :meth:`lost` in each process, so also in a forked
+    worker) ticks every :data:`_TICK` seconds. Over a gap between two ticks longer than
+    :data:`_STOP_GAP`, the wall time the process's threads did not use the CPU
+    (``time.process_time``) is time it did not run: it was stopped, or starved of the CPU. A
+    long gap in which the process did run (a compiled call that holds the GIL, so the thread
+    could not tick) counts nothing, so a task that is slow in such calls still times out. The
+    wall clock of ``--task-timeout`` (an interval timer, the watchdog, the wait for workers)
+    goes on while a process is stopped, so without this a sweep suspended longer than its
+    timeout would blame a task that was never slow. :meth:`lost` counts a gap still in progress
+    too: a timer that fires right after SIGCONT, before the thread has ticked, already sees the stop.
+    """
+
+    def __init__(self) -> None:
+        self._pid: int | None = None
+        #: (seconds lost so far, monotonic and process CPU time of the last tick), replaced whole: read without a lock.
+        self._state = (0.0, 0.0, 0.0)
+
+    @staticmethod
+    def _idle(lost: float, last: float, cpu: float, now: float, cpu_now: float) -> float:
+        """``lost`` plus the wall time since ``last`` the process did not run, if that gap is long."""
+        gap = now - last
+        return lost + max(0.0, gap - _TICK - (cpu_now - cpu)) if gap > _STOP_GAP else lost
+
+    def lost(self) -> float:
+        """Seconds this process has not run since its clock started (in gaps longer than :data:`_STOP_GAP`)."""
+        if self._pid != os.getpid():
+            self._pid = os.getpid()
+            self._state = (0.0, time.monotonic(), time.process_time())
+            threading.Thread(target=self._run, args=(self._pid,), name="banditlab-stop-clock", daemon=True).start()
+        return self._idle(*self._state, time.monotonic(), time.process_time())
+
+    def _run(self, pid: int) -> None:
+        while self._pid == pid:
+            time.sleep(_TICK)
+            now, cpu_now = time.monotonic(), time.process_time()
+            self._state = (self._idle(*self._state, now, cpu_now), now, cpu_now)
+
+
+#: The stop clock of this process (see :class:`StopClock`).
+STOP_CLOCK = StopClock()
+
+
 @contextlib.contextmanager
 def deadline(seconds: float | None) -> Iterator[None]:
     """Raise :class:`~agents.user_agents.TaskTimeout` in this block after ``seconds``.
@@ -137,7 +189,8 @@ def deadline(seconds: float | None) -> Iterator[None]:
     calls while it unboxes a Generator) once it has returned (:func:`interruptible`): stopped
     half-way, it could leave a kernel broken for the next call, or crash the process. The
     timer is paused while numba compiles (a first run's kernels), which is no part of a task's
-    time. ``None`` sets no timer.
+    time, and time the process spent stopped (:class:`StopClock`) is given back to the task.
+    ``None`` sets no timer.
     """
     if seconds is None:
         yield
@@ -145,7 +198,15 @@ def deadline(seconds: float | None) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread() or not timeout_supported():
         raise RuntimeError("--task-timeout needs a POSIX interval timer in the main thread")
 
+    counted = STOP_CLOCK.lost()
+
     def alarm(signum: int, frame: types.FrameType | None) -> None:
+        nonlocal counted
+        lost = STOP_CLOCK.lost()
+        if lost - counted > RETRY_SECONDS:  # the process was stopped meanwhile: the task gets that time back
+            signal.setitimer(signal.ITIMER_REAL, lost - counted, 1.0)
+            counted = lost
+            return
         if not interruptible(frame):  # inside numba's own Python code: try again once it has returned
             signal.setitimer(signal.ITIMER_REAL, RETRY_SECONDS, 1.0)
             return
