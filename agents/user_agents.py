@@ -10,7 +10,10 @@ A user agent is any callable that builds an object with the Agent interface (``a
         return MyAgent(env.single_action_space.n, n_envs=n_envs, seed=seed)
 
 A subclass of :class:`agents.base.Agent` may be given directly: it is built as
-``cls(n_arms, seed=seed)`` (with ``n_envs=N`` for a batch). The family passes the env the agent
+``cls(n_arms, seed=seed)`` (with ``n_envs=N`` for a batch; a private one also with the setting's
+``epsilon=``, :func:`_privacy_argument`); a linear contextual agent
+(:class:`agents.linear.base.LinearAgent`) as ``cls(n_features, seed=seed)``, d of the env's
+(n_arms, d) feature observations. The family passes the env the agent
 will act on (the single env, or the vector env when the factory accepts ``n_envs``), the setting
 dict (the setting's parameters, e.g. ``epsilon``) and the run's agent seed. User agents run
 through the Gymnasium step API, on the same instances and reward draws as the built-in agents
@@ -36,6 +39,7 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import math
 import numbers
 import os
 import signal
@@ -52,7 +56,8 @@ import numpy as np
 
 import agents
 import bandit_envs
-from agents.base import Agent
+from agents.base import Agent, PrivateAgent
+from agents.linear.base import LinearAgent
 from bandit_envs.core import check_action, check_actions
 from bandit_envs.validation import not_a_file, summarize, user_path
 
@@ -84,12 +89,15 @@ class UserAgent:
         :class:`AgentFailed`; without it, :class:`UserAgentError` and the agent itself.
         """
         factory: Any = self.factory()
-        n_arms = _n_arms(env)
         kwargs: dict[str, Any] = {} if n_envs is None else {"n_envs": n_envs}
         agent: Any
+        is_class = isinstance(factory, type) and issubclass(factory, Agent)
+        if is_class:
+            kwargs.update(_privacy_argument(factory, setting))
+            size = _size_argument(factory, env)
         try:
-            if isinstance(factory, type) and issubclass(factory, Agent):
-                agent = factory(n_arms, seed=seed, **kwargs)
+            if is_class:
+                agent = factory(size, seed=seed, **kwargs)
             else:
                 agent = factory(env, dict(setting), seed, **kwargs)
         except BaseException as exc:  # any failure of the user's code, sys.exit included
@@ -313,7 +321,8 @@ class GuardedAgent:
 
     ``act``, ``update`` and ``reset`` call the agent's; an exception or ``sys.exit`` in them, or
     an action ``act`` returns outside ``env``'s action space (:func:`bandit_envs.core.check_action`),
-    raises :class:`AgentFailed` with the round. Other attributes are the agent's.
+    raises :class:`AgentFailed` with the round. ``act`` returns the checked action (an ``int``, or a
+    new integer array for a vector env), never the agent's own object. Other attributes are the agent's.
     """
 
     def __init__(self, agent: Any, name: str, env: Any) -> None:
@@ -339,13 +348,13 @@ class GuardedAgent:
                 raise
             raise self._failed("failed in act", exc) from exc
         try:
+            # The checked value, not the agent's own object: an agent that returns an array it later
+            # edits (e.g. choosing its next arm in place in update) cannot change the action recorded.
             if self._copies is None:
-                check_action(action, self._n)
-            else:
-                check_actions(action, self._copies, self._n)
+                return check_action(action, self._n)
+            return np.array(check_actions(action, self._copies, self._n), copy=True)
         except ValueError as exc:
             raise self._failed("returned an invalid action", InvalidAction(str(exc))) from None
-        return action
 
     def update(self, *args: Any, **kwargs: Any) -> Any:
         """The agent's update for this round."""
@@ -371,24 +380,88 @@ def _n_arms(env: Any) -> int:
     return int(space.n)
 
 
+def _privacy_argument(cls: type[Agent], setting: Mapping[str, Any]) -> dict[str, float]:
+    """``{"epsilon": ε}`` of the setting for a private Agent subclass whose signature names ``epsilon``, else ``{}``.
+
+    Private means a :class:`~agents.base.PrivateAgent` or a class whose ``plays`` declares
+    ``"private"`` or ``"local"`` (the scorecard's capabilities): built without it, such a class
+    would play every setting at its own default ε. Only a finite ε is passed; a non-private
+    class's ``epsilon`` (an exploration rate, as ε-greedy's) is left alone.
+    """
+    epsilon = setting.get("epsilon")
+    plays = optional_attribute(cls, "plays")
+    names = [plays] if isinstance(plays, str) else list(plays) if isinstance(plays, tuple | list) else []
+    declared = any(p in ("private", "local") for p in names if isinstance(p, str))
+    try:
+        params = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        return {}
+    if not (issubclass(cls, PrivateAgent) or declared) or "epsilon" not in params:
+        return {}
+    if isinstance(epsilon, numbers.Real) and not isinstance(epsilon, bool) and math.isfinite(epsilon):
+        return {"epsilon": float(epsilon)}
+    return {}
+
+
+def _size_argument(cls: type[Agent], env: Any) -> int:
+    """The first argument an Agent subclass is built with: the env's number of arms, or a linear agent's ``n_features``.
+
+    A :class:`~agents.linear.base.LinearAgent` takes the dimension of the feature vectors (the last
+    axis of the env's (n_arms, d) observations), which differs from the number of arms.
+    """
+    if issubclass(cls, LinearAgent):
+        space = getattr(env, "single_observation_space", None) or env.observation_space
+        shape = getattr(space, "shape", None)
+        if shape is not None and len(shape) == 2:
+            return int(shape[-1])
+    return _n_arms(env)
+
+
 def accepts_n_envs(factory: Factory) -> bool:
-    """True if ``factory`` takes an ``n_envs`` argument (an Agent subclass always does)."""
+    """True if ``factory`` names an ``n_envs`` parameter (an Agent subclass always does).
+
+    A bare ``**kwargs`` does not count: such a factory (``make(env, setting, seed, **options)``)
+    did not ask for the vector env and would be handed one, with ``env.action_space`` a
+    ``MultiDiscrete`` where it reads ``.n``.
+    """
     if isinstance(factory, type) and issubclass(factory, Agent):
         return "n_envs" in inspect.signature(factory).parameters
     try:
         params = inspect.signature(factory).parameters
     except (TypeError, ValueError):
         return False
-    return "n_envs" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    return "n_envs" in params
 
 
 _LOADED: dict[str, Factory] = {}
+#: The (modification time in ns, size) of a ``.py`` file when it was imported (by module name), and
+#: when each reference to it was loaded (by reference).
+_STAMPS: dict[str, tuple[int, int] | None] = {}
+#: The ``.py`` file of each reference loaded from one.
+_FILES: dict[str, Path] = {}
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
 
 
 def load_factory(ref: str) -> Factory:
-    """Import ``module.path:Name`` or ``path/to/file.py:Name``; UserAgentError (one sentence) if impossible."""
+    """Import ``module.path:Name`` or ``path/to/file.py:Name``; UserAgentError (one sentence) if impossible.
+
+    A ``.py`` file is imported again once it has changed (its modification time or size), so a
+    session that edits the agent's file between runs (a notebook) plays the code the file holds.
+    """
     if ref in _LOADED:
-        return _LOADED[ref]
+        file = _FILES.get(ref)
+        if file is None:
+            return _LOADED[ref]
+        stamp = _stamp(file)  # one stat: builds (one per run, or per audit run) come here
+        if stamp is None or stamp == _STAMPS.get(ref):  # unchanged, or gone since: the code imported
+            return _LOADED[ref]
     target, sep, attr = ref.rpartition(":")
     if not sep or not target or not attr.isidentifier():
         raise UserAgentError(f"--agent must be module.path:Factory or path/to/file.py:Factory, got {summarize(ref)}.")
@@ -397,8 +470,9 @@ def load_factory(ref: str) -> Factory:
         if (problem := not_a_file(path)) is not None:
             raise UserAgentError(f"--agent {summarize(ref)}: {problem}.")
         name = "banditlab_user_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+        stamp = _stamp(path)
         module = sys.modules.get(name)
-        if module is None:
+        if module is None or _STAMPS.get(name) != stamp:
             spec = importlib.util.spec_from_file_location(name, path)
             if spec is None or spec.loader is None:
                 raise UserAgentError(f"--agent {summarize(ref)}: {path} cannot be imported as a Python file.")
@@ -411,6 +485,9 @@ def load_factory(ref: str) -> Factory:
                 if passes_through(exc):
                     raise
                 raise UserAgentError(f"--agent {summarize(ref)}: importing {path} failed ({cause_of(exc)}).") from exc
+            _STAMPS[name] = stamp
+        _STAMPS[ref] = stamp
+        _FILES[ref] = path
     else:
         try:
             module = importlib.import_module(target)
@@ -585,9 +662,10 @@ def play(
     for t in range(1, horizon + 1):
         action = agent.act(obs)
         obs, reward, _, _, info = env.step(action)
-        agent.update(action, reward, info)
+        # Scored before the agent sees them: its update may edit the reward array or the info dict in place.
         regret = regret + info["regret"]
         payoff = payoff + reward
+        agent.update(action, reward, info)
         if mask[t]:
             out_regret.append(np.copy(regret))
             out_payoff.append(np.copy(payoff))

@@ -425,6 +425,10 @@ class GraphBanditVectorEnv(_GraphBanditCore, BanditVectorEnv):
         self._init_copies(num_envs, spaces.Discrete(self.n_arms), spaces.Discrete(1))
         self._tables: FloatArray | None = None
         self._obs = np.zeros(self.num_envs, dtype=np.int64)
+        # The step's own copies, as the single env's lists: an edit of the public ``gaps`` or
+        # ``expected_rewards`` (a factory normalising what it read, in place) changes no regret.
+        self._step_gaps = self.gaps.copy()
+        self._step_expected = self.expected_rewards.copy()
         self._init_rendering(render_mode)
 
     def reset(
@@ -463,7 +467,7 @@ class GraphBanditVectorEnv(_GraphBanditCore, BanditVectorEnv):
         n, k_arms = self.num_envs, self.n_arms
         if self._tables is not None:
             rows = self._tables[self._arange, self._t]
-            reward, mask, observed, regret = observe(rows, actions, self.neighbourhoods, self.gaps)
+            reward, mask, observed, regret = observe(rows, actions, self.neighbourhoods, self._step_gaps)
             if restarting.any():
                 # A reset step consumes no reward row and observes nothing.
                 reward = np.where(restarting, 0.0, reward)
@@ -478,7 +482,7 @@ class GraphBanditVectorEnv(_GraphBanditCore, BanditVectorEnv):
                 ~restarting,
                 actions,
                 self.neighbourhoods,
-                self.gaps,
+                self._step_gaps,
                 *self.reward_model.params(),
                 reward,
                 mask,
@@ -489,7 +493,7 @@ class GraphBanditVectorEnv(_GraphBanditCore, BanditVectorEnv):
             "observed_mask": mask,
             "observed_rewards": observed,
             "regret": regret,
-            "expected_reward": self.expected_rewards[actions],
+            "expected_reward": self._step_expected[actions],
             "optimal_action": np.full(self.num_envs, self.optimal_action),
         }
         return self._obs.copy(), reward, info

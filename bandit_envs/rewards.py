@@ -343,7 +343,10 @@ class RewardModel:
 
     def __post_init__(self) -> None:
         check_choice("reward", self.kind, KIND_CODES)
-        object.__setattr__(self, "loc", check_unit_array("means", self.loc, booleans=False))
+        # A copy: the caller's array (e.g. the ``means`` given to an env) may be edited later, and the
+        # draws must keep the law the model was built with (its ``expected``, an env's gaps).
+        loc = np.array(check_unit_array("means", self.loc, booleans=False), dtype=np.float64, order="C", copy=True)
+        object.__setattr__(self, "loc", loc)
         check_float("reward_std", self.scale, low=0.0, low_open=True)
         if self.code == FLAT:  # the quantile argument Φ(a) + u·(Φ(b) − Φ(a)) of a flat law is u itself
             lo, width = np.zeros_like(self.loc), np.ones_like(self.loc)

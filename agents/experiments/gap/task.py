@@ -122,8 +122,8 @@ def step_actions(env: Any, agent: Any, table: np.ndarray, seed: int | None = Non
     for t in range(table.shape[0]):
         action = agent.act(obs)
         obs, reward, _, _, info = env.step(action)
+        actions[t] = int(action)  # before the agent's update, which might edit an action array in place
         agent.update(action, reward, info)
-        actions[t] = int(action)
     return actions
 
 

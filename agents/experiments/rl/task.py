@@ -178,8 +178,8 @@ def rl_task(exp: Experiment, setting_index: int, run: int, base_seed: int) -> li
             for t in range(1, horizon + 1):
                 action = agent.act(obs)
                 obs, reward, _, _, info = env.step(action)
+                regret += info["regret"]  # before the agent's update, which may edit info in place
                 agent.update(action, reward, info)
-                regret += info["regret"]
                 if t in checkpoints:
                     rows.append(
                         {

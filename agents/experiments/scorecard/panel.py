@@ -48,7 +48,7 @@ from agents import (
     ThompsonSampling,
     TreeDPUCB,
 )
-from agents.experiments.scorecard.suite import CAPABILITIES, Problem
+from agents.experiments.scorecard.suite import CAPABILITIES, PROBLEMS, Problem
 from bandit_envs.validation import summarize
 
 #: (problem, n_arms, adjacency, horizon, n_envs, seed) → agent.
@@ -147,6 +147,11 @@ def check_plays(plays: Any, who: str) -> tuple[str, ...]:
     if bad or not out:
         raise ValueError(
             f"{who}'s plays must name capabilities among {', '.join(CAPABILITIES)}, got {summarize(plays)}."
+        )
+    if not any(eligible(out, p) for p in PROBLEMS):  # e.g. ("private",): a card of n/a only
+        raise ValueError(
+            f"{who}'s plays {summarize(plays)} plays no problem of the suite: 'private' and 'local' only qualify "
+            "'context-free' (and 'local' also 'contextual'), e.g. plays = ('context-free', 'private')."
         )
     return out
 

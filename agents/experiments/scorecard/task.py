@@ -172,8 +172,8 @@ def _lockstep(env: Any, agent: Any, horizon: int, checkpoints: IntArray, seeds: 
     for t in range(1, horizon + 1):
         actions = agent.act(obs)
         obs, reward, _, _, info = env.step(actions)
+        total = total + info["fixed_arm_regret"]  # before the agent's update, which may edit info in place
         agent.update(actions, reward, info)
-        total = total + info["fixed_arm_regret"]
         if mask[t]:
             out.append(np.copy(total))
     return np.asarray(out, dtype=np.float64)
