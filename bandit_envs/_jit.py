@@ -35,10 +35,13 @@ differ from what this expects, numba's own stamp is kept.
 
 **Unreadable or unwritable cache files.** numba raises when a cache file it loads is cut short
 or garbled (a crash or a full disk while it was written, a stray edit), and then fails the same
-way in every later run; it also raises when a cache file cannot be written (a full disk, a
-file-size limit). :func:`njit` makes an unreadable index or entry count as missing, so the
-function is compiled afresh and its new entry replaces the bad one, and makes a failed write
-leave the function compiled in memory only, as if no cache folder could be written.
+way in every later run; a garbled entry whose pickle still loads fails later, in LLVM's reading of
+its machine code (a Python error, or LLVM ending the process). It also raises when a cache file
+cannot be written (a full disk, a file-size limit). :func:`njit` writes each entry with the sha256
+of its bytes and checks it before numba reads the entry, makes an unreadable index or an entry
+that fails its check count as missing, so the function is compiled afresh and its new entry
+replaces the bad one, and makes a failed write leave the function compiled in memory only, as if
+no cache folder could be written.
 
 **No C-callable wrapper.** numba compiles, besides each function and the wrapper Python calls
 it through, a C-callable wrapper (``cfunc``) that only a first-class function value needs (a
@@ -54,6 +57,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import os
+import pickle
 import sys
 import tempfile
 import types
@@ -285,6 +289,11 @@ def _stamp_dependencies(compiled: Any, function: Callable[..., Any]) -> None:
     cache_file._source_stamp = (stamp, module_fingerprint(function.__module__))
 
 
+#: The first bytes of a cache entry written by :func:`njit`'s cache files, then the sha256 of the rest.
+_ENTRY_MAGIC = b"bandit-envs numba entry, sha256:"
+_DIGEST_SIZE = hashlib.sha256().digest_size
+
+
 def _tolerant_cache_file() -> type | None:
     """The class of numba's per-function cache files, reading a bad file as missing and skipping failed writes."""
     try:
@@ -293,6 +302,22 @@ def _tolerant_cache_file() -> type | None:
         return None
 
     class TolerantCacheFile(IndexDataCacheFile):
+        def _save_data(self, name: str, data: Any) -> None:
+            payload = self._dump(data)
+            with self._open_for_write(self._data_path(name)) as out:
+                out.write(_ENTRY_MAGIC + hashlib.sha256(payload).digest() + payload)
+
+        def _load_data(self, name: str) -> Any:
+            with open(self._data_path(name), "rb") as entry:
+                blob = entry.read()
+            head = len(_ENTRY_MAGIC) + _DIGEST_SIZE
+            if (
+                blob[: len(_ENTRY_MAGIC)] != _ENTRY_MAGIC
+                or hashlib.sha256(blob[head:]).digest() != blob[len(_ENTRY_MAGIC) : head]
+            ):
+                raise ValueError("the cache entry is not as written (damaged, or of another version)")
+            return pickle.loads(blob[head:])
+
         def _load_index(self) -> dict[Any, Any]:
             try:
                 return super()._load_index()

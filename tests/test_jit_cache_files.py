@@ -1,7 +1,8 @@
 """numba cache files that cannot be read or written: the function compiles anyway.
 
-A cache file cut short, garbled or empty (a crash or a full disk while it was written) is
-compiled over and replaced, so the next run loads the new entry; a cache folder where nothing
+A cache file cut short, garbled or empty (a crash or a full disk while it was written; bytes
+zeroed in its middle, as a power loss can leave it, which numba's own reading misses until LLVM
+fails on the machine code) is compiled over and replaced, so the next run loads the new entry; a cache folder where nothing
 can be written (a file-size limit here) leaves the function compiled in memory. Tested with real
 processes sharing one ``NUMBA_CACHE_DIR`` and real files.
 """
@@ -52,6 +53,12 @@ def _spoil(path: Path, how: str) -> None:
     data = path.read_bytes()
     if how == "truncated":
         path.write_bytes(data[: len(data) // 2])
+    elif how in ("zeroed middle", "random middle"):  # the pickle's framing intact, the machine code garbled
+        n = min(4096, len(data) // 4)
+        start = len(data) // 2 - n // 2
+        rng = random.Random(path.name)
+        middle = bytes(n) if how == "zeroed middle" else bytes(rng.randrange(256) for _ in range(n))
+        path.write_bytes(data[:start] + middle + data[start + n :])
     elif how == "random":
         rng = random.Random(path.name)
         path.write_bytes(bytes(rng.randrange(256) for _ in range(len(data))))
@@ -61,7 +68,15 @@ def _spoil(path: Path, how: str) -> None:
 
 @pytest.mark.parametrize(
     ("how", "suffix"),
-    [("truncated", ".nbi"), ("truncated", ".nbc"), ("random", ".nbi"), ("random", ".nbc"), ("empty", ".nbc")],
+    [
+        ("truncated", ".nbi"),
+        ("truncated", ".nbc"),
+        ("random", ".nbi"),
+        ("random", ".nbc"),
+        ("empty", ".nbc"),
+        ("zeroed middle", ".nbc"),
+        ("random middle", ".nbc"),
+    ],
 )
 def test_an_unreadable_cache_file_is_compiled_over_and_replaced(how, suffix, package):
     first = _run(package)
