@@ -219,9 +219,17 @@ def test_a_data_cache_folder_that_cannot_be_created_is_one_sentence(tmp_path, mo
 
 
 def test_jobs_far_above_the_cores_is_refused(tmp_path, capsys):
-    limit = 4 * (os.cpu_count() or 1)
+    limit = 4 * len(os.sched_getaffinity(0))  # the cores this process may use, as --jobs' default counts them
     assert _main(["run", EID, "--runs", "1", "--horizon", "100", "--jobs", str(limit + 1), "--out", str(tmp_path)]) == 2
     assert f"--jobs must be at most {limit}" in _sentence(capsys)
+    assert not any(tmp_path.iterdir())
+
+
+def test_jobs_limit_counts_the_cores_this_process_may_use(tmp_path, capsys, monkeypatch):
+    """Under a CPU affinity of one core (``taskset -c 0``), 4 workers are the most, as the default is one."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    assert _main(["run", EID, "--runs", "1", "--horizon", "100", "--jobs", "5", "--out", str(tmp_path)]) == 2
+    assert "--jobs must be at most 4 (4 per core, 1 core this process may use here), got 5" in _sentence(capsys)
     assert not any(tmp_path.iterdir())
 
 

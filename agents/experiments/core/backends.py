@@ -56,6 +56,7 @@ from agents.experiments.core.runner import (
     RETRY_SECONDS,
     STOP_CLOCK,
     Task,
+    default_jobs,
     run_checked,
     run_task,
     timeout_sentence,
@@ -398,7 +399,8 @@ def _sweeping() -> None:
         watchdog.sweeping = True
 
 
-#: At most this many worker processes per core (``os.cpu_count()``); more only compete for the cores.
+#: At most this many worker processes per core this process may use (:func:`default_jobs`, its CPU
+#: affinity: under ``taskset -c 0``, one core); more only compete for the cores.
 JOBS_PER_CORE = 4
 
 
@@ -407,10 +409,11 @@ def check_jobs(jobs: object) -> int:
     if isinstance(jobs, bool) or not isinstance(jobs, numbers.Integral) or jobs < 1:
         raise ValueError(f"--jobs must be an integer >= 1, got {summarize(jobs)}.")
     jobs = int(jobs)  # a numpy integer, as runs and horizon accept
-    cores = os.cpu_count() or 1
+    cores = default_jobs()  # the cores this process may use, as --jobs' default counts them
     if jobs > JOBS_PER_CORE * cores:
         raise ValueError(
-            f"--jobs must be at most {JOBS_PER_CORE * cores} ({JOBS_PER_CORE} per core, {cores} cores here), got "
+            f"--jobs must be at most {JOBS_PER_CORE * cores} ({JOBS_PER_CORE} per core, {cores} "
+            f"core{'s' if cores != 1 else ''} this process may use here), got "
             f"{jobs}; more processes than that only compete for the cores and memory."
         )
     return jobs
