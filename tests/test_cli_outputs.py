@@ -354,3 +354,11 @@ def test_an_empty_out_is_refused_not_taken_for_the_current_folder(command, capsy
         main([*command, "--out", ""])
     assert exc.value.code == 2
     assert "--out must name a folder, got ''" in capsys.readouterr().err
+
+
+def test_an_out_that_is_a_dangling_link_says_so(tmp_path, capsys):
+    link = tmp_path / "results"
+    link.symlink_to(tmp_path / "gone")
+    assert _main(["run", EID, "--runs", "1", "--horizon", "100", "--out", str(link)]) == 2
+    assert f"--out {link} is a link to {tmp_path / 'gone'}, which does not exist" in _sentence(capsys)
+    assert link.is_symlink() and not (tmp_path / "gone").exists()

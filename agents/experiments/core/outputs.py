@@ -256,6 +256,11 @@ class OutputFolder:
             except OSError as exc:
                 if exc.errno in NO_SPACE:  # the command's sentence for a full disk, and its exit status
                     raise
+                if path.is_symlink() and not path.exists():  # mkdir's "File exists" would not say why
+                    raise OutputError(
+                        f"{option} {path} is a link to {os.readlink(path)}, which does not exist; create that "
+                        "folder, or choose another folder."
+                    ) from None
                 raise OutputError(
                     f"{option} {path} cannot be created ({_problem(exc)}); choose another folder."
                 ) from None
