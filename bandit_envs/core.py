@@ -243,7 +243,8 @@ def copy_seeds(seed: Any, num_envs: int) -> list[int | None] | None:
         None keeps every copy's generator running (as ``gym.Env.reset``); an integer ``s`` >= 0
         (an int or a numpy integer) seeds copy i with ``s + i``, so copy i reproduces the single
         env reset with that seed; a sequence (a list, a tuple or a 1-D array) gives one seed (an
-        integer >= 0, or None) per copy.
+        integer >= 0, or None) per copy; a copy whose seed is None keeps its generator running, as
+        the single env reset with ``seed=None`` does (and as Gymnasium's ``SyncVectorEnv``).
     num_envs : int
         Number of copies.
 
@@ -276,12 +277,20 @@ def copy_seeds(seed: Any, num_envs: int) -> list[int | None] | None:
     return [check_seed(s, f"seed[{i}]") for i, s in enumerate(seeds)]
 
 
-def copy_generators(seed: Any, num_envs: int) -> list[np.random.Generator] | None:
-    """Generators of the copies for ``reset(seed=seed)`` (see :func:`copy_seeds`), or None to keep them."""
+def copy_generators(
+    seed: Any, num_envs: int, kept: Sequence[np.random.Generator] | None = None
+) -> list[np.random.Generator] | None:
+    """Generators of the copies for ``reset(seed=seed)`` (see :func:`copy_seeds`), or None to keep them all.
+
+    A copy whose seed (in a sequence) is None keeps its generator ``kept[i]``, or gets fresh
+    entropy without ``kept``.
+    """
     seeds = copy_seeds(seed, num_envs)
     if seeds is None:
         return None
-    return [gym.utils.seeding.np_random(s)[0] for s in seeds]
+    return [
+        kept[i] if s is None and kept is not None else gym.utils.seeding.np_random(s)[0] for i, s in enumerate(seeds)
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -677,7 +686,9 @@ class BanditVectorEnv(VectorEnv[Any, Any, Any], ABC):
 
     Copy i draws from its own generator ``_rngs[i]`` (a tuple, replaced as a whole), whose C
     interface is at ``_bitgens[i]`` for compiled code (:func:`generator_addresses`,
-    :func:`next_double`); :meth:`_seed` reseeds them as :func:`copy_generators`. :meth:`step`
+    :func:`next_double`); :meth:`_seed` reseeds them as :func:`copy_generators` (a copy whose seed
+    is None keeps its generator) and ``np_random``/``np_random_seed`` report them per copy, as
+    Gymnasium's ``SyncVectorEnv`` does. :meth:`step`
     checks the actions, restarts the copies truncated at the previous step (family hook
     :meth:`_restart`), plays every copy (family hook :meth:`_play`, told which copies restart:
     those play nothing), then counts the steps of the playing copies.
@@ -708,6 +719,16 @@ class BanditVectorEnv(VectorEnv[Any, Any, Any], ABC):
         self._bitgens = generator_addresses(generators)
         self._copy_rngs = generators
         self.__dict__.pop("_unseeded_copies", None)
+
+    @property  # type: ignore[misc]  # read-only, as SyncVectorEnv's
+    def np_random(self) -> tuple[np.random.Generator, ...]:  # type: ignore[override]
+        """The copies' generators, copy i's at index i (as Gymnasium's ``SyncVectorEnv``)."""
+        return self._rngs
+
+    @property
+    def np_random_seed(self) -> tuple[int, ...]:  # type: ignore[override]
+        """Each copy's seed (as ``SyncVectorEnv``): ``s + i`` after ``reset(seed=s)``, -1 if never seeded (unknown)."""
+        return tuple(self.__dict__.get("_copy_seeds", (-1,) * self.num_envs))
 
     def __getattr__(self, name: str) -> Any:
         """Make the copies' unseeded generators (fresh OS entropy) when they are first used.
@@ -786,11 +807,25 @@ class BanditVectorEnv(VectorEnv[Any, Any, Any], ABC):
         if self._renderer is not None:
             self._renderer.close()
 
+    def _keeps_streams(self, seed: Any) -> bool:
+        """Whether ``reset(seed=seed)`` keeps some copy's generator running (``seed`` checked, one sentence if wrong).
+
+        True for None and for a list with a None entry: those copies continue their stream, as the
+        single env reset with ``seed=None``.
+        """
+        seeds = copy_seeds(seed, self.num_envs)
+        return seeds is None or None in seeds
+
     def _seed(self, seed: Any) -> None:
-        """Reseed the copies for ``reset(seed=seed)``; None keeps every copy's generator running."""
-        generators = copy_generators(seed, self.num_envs)
-        if generators is not None:
-            self._rngs = generators
+        """Reseed the copies for ``reset(seed=seed)``; a copy whose seed is None keeps its generator running."""
+        seeds = copy_seeds(seed, self.num_envs)
+        if seeds is None:
+            return
+        known = self.np_random_seed
+        self._copy_seeds = tuple(known[i] if s is None else s for i, s in enumerate(seeds))
+        generators = copy_generators(seeds, self.num_envs, self._rngs if None in seeds else None)
+        assert generators is not None  # seeds is a list
+        self._rngs = generators
 
     def _restart_all(self) -> None:
         """Start an episode in every copy (the bookkeeping part of ``reset``)."""

@@ -438,7 +438,7 @@ class GraphBanditVectorEnv(_GraphBanditCore, BanditVectorEnv):
         n = self.num_envs
         table = check_options(self.env_id, options, ("reward_table",)).get("reward_table")
         tables = None if table is None else self._check_table(table, leading=(n,))
-        if seed is None and self._tables is None:
+        if self._tables is None and self._keeps_streams(seed):
             self._discard_block_rests()
         self._seed(seed)
         self._restart_all()

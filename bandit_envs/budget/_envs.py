@@ -258,7 +258,7 @@ class BudgetVectorEnv(_BudgetCore, BanditVectorEnv):
     ) -> tuple[FloatArray, dict[str, Any]]:
         """Reset every copy; ``seed=s`` seeds copy i with ``s + i`` (or ``seed[i]`` for a list)."""
         check_options(self.env_id, options)
-        if seed is None and self._reset_once:
+        if self._reset_once and self._keeps_streams(seed):
             self._discard_block_rests()
         self._seed(seed)
         self._restart_all()
