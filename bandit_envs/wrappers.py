@@ -16,7 +16,7 @@ stable-baselines3 nor torch.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
@@ -273,6 +273,29 @@ def _indices(indices: int | Iterable[int] | None, num_envs: int) -> list[int]:
     return [int(i) for i in items]
 
 
+def _same_options(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two copies' reset options are equal, arrays compared by value (``!=`` on them is ambiguous)."""
+    if a is b:
+        return True
+    if a.keys() != b.keys():
+        return False
+    for key, value in a.items():
+        other = b[key]
+        if value is other:
+            continue
+        if isinstance(value, np.ndarray) or isinstance(other, np.ndarray):
+            both = isinstance(value, np.ndarray) and isinstance(other, np.ndarray)
+            if not both or not np.array_equal(value, other):
+                return False
+            continue
+        try:
+            if not bool(value == other):
+                return False
+        except (TypeError, ValueError):  # a value whose == is not a truth value
+            return False
+    return True
+
+
 class _SB3VecEnvMethods:
     """The body of :class:`SB3VecEnv` (combined with SB3's ``VecEnv`` base on first access)."""
 
@@ -309,7 +332,7 @@ class _SB3VecEnvMethods:
         """Reset every copy with the seeds (``seed``) and options (``set_options``) given since the last reset."""
         # Our native vector envs take one seed per copy (gymnasium's signature says int | None).
         seeds: Any = None if all(s is None for s in self._seeds) else list(self._seeds)
-        if any(o != self._options[0] for o in self._options):
+        if not all(_same_options(o, self._options[0]) for o in self._options):
             raise ValueError(
                 "options must be the same for every copy: a native vector env takes one options dict, "
                 f"got options with keys {summarize([sorted(o, key=str) for o in self._options])}."

@@ -100,3 +100,20 @@ def test_np_random_seed_reports_each_copys_seed(env_id: str) -> None:
     assert vec.np_random[1] is generators[1]  # copy 1 keeps its generator; 0 and 2 get new ones
     assert vec.np_random[0] is not generators[0] and vec.np_random[2] is not generators[2]
     sync.close()
+
+
+def test_sb3_vec_env_compares_per_copy_options_holding_arrays_by_value() -> None:
+    """Equal per-copy options with arrays are one options dict; different ones get the adapter's sentence."""
+    from bandit_envs import wrappers
+
+    table = np.random.default_rng(0).random((2, 30, 10))
+    vec = wrappers.SB3VecEnv(gym.make_vec("GraphBandit-v0", num_envs=2, horizon=30))
+    vec.set_options([{"reward_table": table.copy()}, {"reward_table": table.copy()}])
+    vec.reset()
+    _, rewards, _, _ = vec.step(np.array([3, 4]))
+    np.testing.assert_allclose(rewards, [table[0, 0, 3], table[1, 0, 4]], rtol=1e-6)  # SB3 rewards are float32
+    other = table.copy()
+    other[1, 0, 0] = 0.5
+    vec.set_options([{"reward_table": table}, {"reward_table": other}])
+    with pytest.raises(ValueError, match="options must be the same for every copy"):
+        vec.reset()
