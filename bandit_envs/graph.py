@@ -493,7 +493,8 @@ class GraphBanditVectorEnv(_GraphBanditCore, BanditVectorEnv):
             "observed_mask": mask,
             "observed_rewards": observed,
             "regret": regret,
-            "expected_reward": self._step_expected[actions],
+            # A reset step plays nothing: its expected reward is 0, as its reward and regret (and the other envs').
+            "expected_reward": np.where(restarting, 0.0, self._step_expected[actions]),
             "optimal_action": np.full(self.num_envs, self.optimal_action),
         }
         return self._obs.copy(), reward, info

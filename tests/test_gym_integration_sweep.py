@@ -117,3 +117,14 @@ def test_sb3_vec_env_compares_per_copy_options_holding_arrays_by_value() -> None
     vec.set_options([{"reward_table": table}, {"reward_table": other}])
     with pytest.raises(ValueError, match="options must be the same for every copy"):
         vec.reset()
+
+
+def test_graph_vector_env_reset_step_has_expected_reward_zero() -> None:
+    """The autoreset step plays nothing: reward, regret and expected reward are 0, as in the other envs."""
+    venv = gym.make_vec("GraphBandit-v0", num_envs=2, horizon=2)
+    venv.reset(seed=0)
+    for _ in range(2):
+        venv.step(np.array([1, 2]))
+    _, reward, _, _, info = venv.step(np.array([1, 2]))  # every copy restarts
+    assert (reward == 0.0).all() and (info["regret"] == 0.0).all()
+    assert (info["expected_reward"] == 0.0).all()
