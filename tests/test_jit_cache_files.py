@@ -2,8 +2,9 @@
 
 A cache file cut short, garbled or empty (a crash or a full disk while it was written; bytes
 zeroed in its middle, as a power loss can leave it, which numba's own reading misses until LLVM
-fails on the machine code) is compiled over and replaced, so the next run loads the new entry; a cache folder where nothing
-can be written (a file-size limit here) leaves the function compiled in memory. Tested with real
+fails on the machine code) is compiled over and replaced, so the next run loads the new entry;
+a cache folder where nothing can be written (a file-size limit here) leaves the function
+compiled in memory. Tested with real
 processes sharing one ``NUMBA_CACHE_DIR`` and real files.
 """
 
