@@ -947,9 +947,9 @@ def _gdp_epsilon(m: float, dlt: float) -> float:
     """:func:`gdp_epsilon` of checked floats (cached)."""
     if m == 0.0:
         return 0.0
-    # Only the noise multiplier 1/mu is composed; the per-report claim is the exact one at epsilon 1.
-    sigma = 1.0 / m
-    mechanism = ReportMechanism.gaussian(sigma, 1.0, 1.0, math.exp(_log_gaussian_delta(sigma, 1.0, 1.0)))
+    # Only the noise multiplier 1/mu is composed; the per-report claim (1, 1) is unused and holds
+    # for any mechanism (the exact delta at epsilon 1 underflows to 0 for a tiny mu).
+    mechanism = ReportMechanism.gaussian(1.0 / m, 1.0, 1.0, 1.0)
     return max(_pld_epsilon(mechanism, 1, dlt), 0.0)
 
 
