@@ -66,6 +66,52 @@ def test_a_standard_output_that_cannot_be_written_is_named_as_such(tmp_path):
     assert done.stderr == "banditlab: error: cannot write to standard output: No space left on device.\n"
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("args", [("--help",), ("run", "--help"), ("score", "--help")], ids=" ".join)
+def test_help_that_cannot_be_written_is_an_error_not_silence(args, tmp_path):
+    """``banditlab --help > /dev/full``: argparse dropped the failed write: exit 0, nothing shown."""
+    with open("/dev/full", "w") as full:
+        done = _banditlab(*args, cwd=tmp_path, stdout=full)
+    assert done.returncode == 74
+    assert done.stderr == "banditlab: error: cannot write to standard output: No space left on device.\n"
+
+
+def test_help_to_a_closed_pipe_is_no_error(tmp_path):
+    """``banditlab run --help | head -1`` with the reader gone: exit 0, nothing on standard error."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = _banditlab("run", "--help", cwd=tmp_path, stdout=write)
+    finally:
+        os.close(write)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+
+
+def test_help_is_printed_whole(tmp_path):
+    """The help still reaches standard output, every option listed."""
+    done = _banditlab("run", "--help", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: banditlab run")
+    assert "--task-timeout" in done.stdout and done.stdout.endswith("\n")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("run", "gap/regret-eps", "--quick", "--out"), ("report", "gap/regret-eps"), ("score", "UCB", "--out"),
+     ("audit", "all", "--out")],
+    ids=lambda a: " ".join(a[:2]),
+)  # fmt: skip
+def test_a_very_long_folder_is_not_echoed_whole(args, tmp_path):
+    """A 5,000-character folder name: the sentence shows its start and length, not 5 KB of it."""
+    long = str(tmp_path / ("a" * 5000))
+    done = _banditlab(*args, long, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("banditlab: error: ") and done.stderr.count("\n") == 1
+    assert "... (" in done.stderr and "characters)" in done.stderr
+    assert len(done.stderr) < 600
+
+
 def test_characters_the_terminals_encoding_cannot_show_are_escaped_not_a_traceback(tmp_path):
     """An ASCII standard output (e.g. ``LC_ALL=C``): ``§`` of the experiments' titles is printed as an escape."""
     done = _banditlab("list", cwd=tmp_path, env={"PYTHONIOENCODING": "ascii"})

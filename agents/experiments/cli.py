@@ -78,7 +78,7 @@ import traceback
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from agents.experiments.api import (
     FIGURE,
@@ -121,6 +121,9 @@ from agents.experiments.registry import EXPERIMENTS, get_experiment, unknown_exp
 from agents.user_agents import UserAgent, UserAgentError, user_agent
 from bandit_envs.validation import PATH_SHOWN, shorten, summarize
 
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
+
 #: Exit status when a file of the output folder cannot be written (``EX_IOERR`` of sysexits.h): for
 #: want of space (a full disk, a disk quota or a file-size limit), or because the folder was removed,
 #: moved or made read-only while banditlab wrote it. Every file written before is kept.
@@ -139,6 +142,15 @@ class _Parser(argparse.ArgumentParser):
         # (a value our own checks quoted, at most about 100 characters, is left as it is).
         message = re.sub(r"\S{161,}", lambda m: shorten(m.group()), message)
         self.exit(2, f"banditlab: error: {message}\n")
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        # argparse drops a failed write, so `banditlab --help > /dev/full` exited 0 with nothing
+        # written: standard output goes through `say` (a full disk is one sentence and exit status
+        # WRITE_ERROR_EXIT; a closed pipe, as in `banditlab run --help | head -3`, is not an error).
+        if message and (file is None or file is sys.stdout):
+            say(message.removesuffix("\n"))
+        else:
+            super()._print_message(message, file)
 
 
 def _positive(name: str, minimum: int = 1, maximum: int | None = None) -> Any:
@@ -593,7 +605,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     banditlab's own code (its traceback, then one sentence); each other failure is one sentence on
     standard error.
     """
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except StdoutError as exc:  # --help to a full disk
+        print(f"banditlab: error: {exc}", file=sys.stderr)
+        return WRITE_ERROR_EXIT
     try:
         return _main(args, argv)
     except (WriteError, StdoutError) as exc:

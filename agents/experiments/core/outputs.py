@@ -50,12 +50,14 @@ import errno
 import hashlib
 import json
 import os
+import re
 import secrets
 import stat
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from bandit_envs.validation import PATH_SHOWN, shorten
 from bandit_envs.validation import user_path as user_path  # its home; imported from here by the CLI too
 
 RECORD = ".banditlab.json"
@@ -70,7 +72,14 @@ FIELDS = ("experiment", "runs", "horizon", "seed", "data", "agents", "overrides"
 
 
 class OutputError(ValueError):
-    """An output folder banditlab may not write to; one sentence saying which file and what to do."""
+    """An output folder banditlab may not write to; one sentence saying which file and what to do.
+
+    A path in the sentence longer than :data:`~bandit_envs.validation.PATH_SHOWN` characters is cut
+    to its first ones and its length (a 5,000-character ``--out`` is not echoed whole).
+    """
+
+    def __str__(self) -> str:
+        return re.sub(rf"\S{{{PATH_SHOWN + 1},}}", lambda m: shorten(m.group(), PATH_SHOWN), super().__str__())
 
 
 def command_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
