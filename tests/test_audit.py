@@ -472,3 +472,43 @@ def test_the_report_reads_the_result_in_plain_words():
     text = near_zero.reading()
     assert "about 0, so this run could not tell a leak from chance" in text
     assert "an upper end above the claim is no evidence of a violation" in text
+
+
+def test_a_batched_user_agent_returning_one_arm_is_told_why_it_was_batched() -> None:
+    """A factory taking ``n_envs`` whose act returns one arm: the sentence says the audit batched it, and how."""
+    from agents import UCB
+
+    class OneArm(UCB):
+        def act(self, obs=None):  # type: ignore[no-untyped-def, override]
+            return 0
+
+    def one_arm(env, setting, seed, n_envs=None):  # type: ignore[no-untyped-def]
+        return OneArm(2, n_envs=n_envs, seed=seed)
+
+    with pytest.raises(ValueError, match=r"act returned 0, but it was built with n_envs=\d+ .* one arm per copy"):
+        audit(one_arm, epsilon=1.0, horizon=20, runs=200)
+
+
+def test_an_update_editing_the_returned_action_does_not_change_the_recorded_arms() -> None:
+    """The arms counted are those played: an agent zeroing its returned array in ``update`` changes no record."""
+    from agents import UCB
+    from agents.audit.runner import step_runs
+
+    class Edits(UCB):
+        def update(self, action, reward, info=None):  # type: ignore[no-untyped-def, override]
+            super().update(action, reward, info)
+            if isinstance(action, np.ndarray):
+                action[...] = 0
+
+    def build(env, n_envs, seed):  # type: ignore[no-untyped-def]
+        return Edits(2, n_envs=n_envs, seed=seed)
+
+    def plain(env, n_envs, seed):  # type: ignore[no-untyped-def]
+        return UCB(2, n_envs=n_envs, seed=seed)
+
+    table = np.random.default_rng(3).random((40, 2))
+    graph = np.zeros((2, 2), dtype=bool)
+    edited = step_runs(build, table, graph, 4, 0, batched=True)
+    played = step_runs(plain, table, graph, 4, 0, batched=True)
+    np.testing.assert_array_equal(edited, played)
+    assert edited.any()

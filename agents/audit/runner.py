@@ -30,6 +30,7 @@ import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents.elimination.policies import EliminationAgent
 from agents.linear import LinearAgent
 from bandit_envs._types import BoolArray, FloatArray
+from bandit_envs.validation import summarize
 
 __all__ = ["CHUNK", "graph_env", "linear_runs", "run_seeds", "simulate_runs", "step_runs"]
 
@@ -69,13 +70,26 @@ def simulate_runs(
 
 
 def _replay(env: Any, agent: Any, table: npt.NDArray[Any]) -> Iterator[tuple[int, Any]]:
-    """Play ``agent`` on ``env`` replaying ``table``: (round, action) after each round's update."""
+    """Play ``agent`` on ``env`` replaying ``table``: (round, action) after each round's update.
+
+    The action yielded is a copy of the one played, taken before the update (an update that edits
+    the array it returned changes no record). On a vector env, an action that is not one arm per
+    copy is refused in a sentence saying why the agent was batched.
+    """
+    batch = env.num_envs if isinstance(env, gym.vector.VectorEnv) else None
     obs, _ = env.reset(options={"reward_table": table})
     for t in range(int(table.shape[0])):
         action = agent.act(obs)
+        if batch is not None and np.shape(action) != (batch,):
+            raise ValueError(
+                f"act returned {summarize(action)}, but it was built with n_envs={batch} (its class or factory "
+                f"takes n_envs, so the audit plays {batch} copies at once) and must return one arm per copy, "
+                f"an integer array of shape ({batch},)"
+            )
+        played = np.array(action, copy=True)
         obs, reward, _, _, info = env.step(action)
         agent.update(action, reward, info)
-        yield t, action
+        yield t, played
 
 
 def spent_after(
