@@ -570,6 +570,45 @@ def test_download_killed_midway_leaves_nothing_under_the_official_name(
     assert _tree(home) == LATEST_SMALL_CACHE  # the killed download's leftovers are gone
 
 
+_LIMITED_DOWNLOAD = r"""
+import dataclasses, resource, sys
+from pathlib import Path
+from bandit_envs.datasets import MOVIELENS, DatasetError, load_movielens
+MOVIELENS["ml-latest-small"] = dataclasses.replace(MOVIELENS["ml-latest-small"], url=sys.argv[2])
+resource.setrlimit(resource.RLIMIT_FSIZE, (65536, resource.RLIM_INFINITY))  # a write past it fails as a full disk
+try:
+    load_movielens(data_home=Path(sys.argv[1]))
+except DatasetError as exc:
+    print(exc)
+"""
+
+
+@pytest.mark.integration  # a subprocess downloading from a loopback server under a file-size limit
+def test_a_download_the_disk_cannot_hold_is_named_as_such_not_as_a_network_failure(
+    ml_ratings: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The data reached the machine but could not be written: "could not save", not "without network access"."""
+    source = tmp_path / "served.zip"
+    _zip_latest_small(ml_ratings, source)
+    home = tmp_path / "home"
+    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    server = _SlowServer(source.read_bytes())
+    server.release.set()
+    try:
+        child = subprocess.run(
+            [sys.executable, "-c", _LIMITED_DOWNLOAD, str(home), server.url], capture_output=True, timeout=120
+        )
+    finally:
+        server.close()
+    said = child.stdout.decode()
+    assert child.returncode == 0, child.stderr.decode()[-2000:]
+    assert said.startswith(f"Could not save {server.url} as ") and "while downloading it (" in said, said
+    assert "File too large" in said and "network" not in said, said
+    assert not (home / "movielens" / "ml-latest-small.zip").exists()
+
+
 def test_invalid_arguments() -> None:
     with pytest.raises(ValueError, match=r"ml-latest-small.*ml-100k.*ml-1m.*ml-10m.*'ml-20m'"):
         load_movielens("ml-20m")

@@ -17,6 +17,7 @@ not locked it yet: it is removed only once it is an hour old.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import shutil
@@ -93,6 +94,11 @@ def check_download(download: object) -> bool:
 
 #: Characters of a download error that a message quotes (a network error's text nests its causes).
 _ERROR_SHOWN = 100
+
+
+#: errno values of a download that reached the machine but could not be written (not a network
+#: failure): a full disk, a disk quota, a file-size limit.
+_LOCAL_WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
 def _error_text(err: BaseException) -> str:
@@ -346,6 +352,11 @@ def fetch(
             try:
                 pooch.retrieve(url, known_hash=None, fname=target.name, path=stage, progressbar=False)
             except (OSError, ValueError) as err:  # requests' network errors are OSErrors
+                if isinstance(err, OSError) and err.errno in _LOCAL_WRITE_ERRORS:  # the disk, not the network
+                    raise DatasetError(
+                        f"Could not save {url} as {target} while downloading it ({_error_text(err)}); free "
+                        f"space there or point the data cache elsewhere, or {by_hand}."
+                    ) from err
                 raise DatasetError(
                     f"Could not download {url} ({_error_text(err)}); without network access, {by_hand}."
                 ) from err
