@@ -25,14 +25,13 @@ Run: ``python examples/bring_your_own_agent.py [--out DIR] [--runs N] [--horizon
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agents import Agent
-from agents.experiments import run
-from agents.teaching import temp_folder
+from agents.experiments import UsageError, run
+from agents.teaching import output_folder, temp_folder
 
 # The quick scale's horizon (the paper's is 100,000): GAP's regret already falls as ε grows.
 RUNS = 3
@@ -78,18 +77,29 @@ def make_agent(env: Any, setting: dict[str, Any], seed: int) -> MyUCBN:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="Run your own agent in gap/regret-eps next to GAP and DPSE.")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument(
+        "--out", default=DEFAULT_OUT, help=f"folder for the CSV, a leading ~ expanded (default: {DEFAULT_OUT})"
+    )
     parser.add_argument("--runs", type=int, default=RUNS, help="runs per setting")
     parser.add_argument("--horizon", type=int, default=HORIZON, help="rounds per run")
     args = parser.parse_args()
+    # The folder first, so that one that cannot be written stops the script before the experiment runs;
+    # in the shared temporary folder only a folder of this user's is written to (agents.teaching.output_folder).
+    try:
+        out = output_folder(args.out)
+    except (ValueError, PermissionError) as exc:
+        parser.error(f"argument --out: {exc}")
 
     # Built-in names and user entries mix; a (name, factory) pair names the agent in the table.
-    df = run(
-        "gap/regret-eps",
-        agents=["GAP", "DPSE", ("MyUCB-N", make_agent)],
-        runs=args.runs,
-        horizon=args.horizon,
-    )
+    try:
+        df = run(
+            "gap/regret-eps",
+            agents=["GAP", "DPSE", ("MyUCB-N", make_agent)],
+            runs=args.runs,
+            horizon=args.horizon,
+        )
+    except UsageError as exc:  # e.g. --runs 0: one sentence, not a traceback
+        parser.error(str(exc))
     final = df[df["t"] == df["t"].max()]
     table = final.pivot_table(index="epsilon", columns="agent", values="regret", aggfunc="mean")
     fixed = f"Δmin = {final['gap'].iloc[0]:g}, p = {final['edge_probability'].iloc[0]:g}"
@@ -97,8 +107,7 @@ def main() -> None:
     print(table[["GAP", "DPSE", "MyUCB-N"]].round(1).to_string())
     print("-> MyUCB-N ignores ε (same graphs and draws in every setting); GAP's regret falls as ε grows.")
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / "bring_your_own_agent.csv"
+    path = out / "bring_your_own_agent.csv"
     df.to_csv(path, index=False)
     print(f"results ({len(df):,} tidy rows): {path}")
 

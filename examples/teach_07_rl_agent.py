@@ -11,7 +11,7 @@
 # Needs the RL extra (`pip install -e ".[rl]"`: stable-baselines3 and torch); without it the
 # exercise says so and its cells do nothing.
 #
-# Run: `python examples/teach_07_rl_agent.py [--out DIR]` (about five seconds), or run the cells one at
+# Run: `python examples/teach_07_rl_agent.py [--out DIR]` (about ten seconds), or run the cells one at
 # a time in Jupyter. Guide: docs/teaching.md.
 
 # %%

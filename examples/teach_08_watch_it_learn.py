@@ -27,7 +27,7 @@ import numpy as np
 
 import bandit_envs  # noqa: F401  (registers the environment ids)
 from agents import UCB
-from agents.teaching import out_folder, show_file
+from agents.teaching import out_folder, output_folder, show_file
 
 # %% [markdown]
 # ## The episode
@@ -152,8 +152,8 @@ picture = pictures[-1]
 fps = picture_env.metadata["render_fps"]
 print()
 print(f"rgb_array frames: {len(pictures)} of shape {picture.shape} and dtype {picture.dtype}, {fps} per second.")
-OUT.mkdir(parents=True, exist_ok=True)
-path = OUT / "teach_08_watch_it_learn.gif"
+# Created if missing; in the shared temporary folder, only a folder of this user's (agents.teaching.output_folder).
+path = output_folder(OUT) / "teach_08_watch_it_learn.gif"
 if save_gif(pictures, path, fps):
     print(f"GIF: {path}")
     show_file(path)  # in a notebook, the animation shows here

@@ -37,8 +37,10 @@ KEY_LINES: dict[str, list[str]] = {
 @pytest.mark.parametrize(
     "path", [p for p in EXAMPLES if p != WATCH_IT_LEARN], ids=[p.stem for p in EXAMPLES if p != WATCH_IT_LEARN]
 )
-def test_example_runs(path, capsys, monkeypatch):
-    monkeypatch.setattr(sys, "argv", [str(path)])
+def test_example_runs(path, capsys, monkeypatch, tmp_path):
+    # Into the test's own folder: the default one in the shared temporary folder would outlive the test.
+    writes = "--out" in path.read_text(encoding="utf-8")
+    monkeypatch.setattr(sys, "argv", [str(path), *(["--out", str(tmp_path)] if writes else [])])
     runpy.run_path(str(path), run_name="__main__")
     out = capsys.readouterr().out
     assert out.strip()
