@@ -471,7 +471,12 @@ class LDPWrapper(PerUserReports, PrivateAgent):
 
     @property
     def privacy_per_report(self) -> tuple[float, float]:
-        """(ε, δ) of one report (δ = 0 for Laplace and randomized response)."""
+        """(ε, δ) of one report, the ideal mechanism's (δ = 0 for Laplace and randomized response).
+
+        The noise sampler's tail event adds ``report_mechanism.tail_delta`` to δ per report (about
+        3e-16 for Laplace at ε = 1; 0 for randomized response; :mod:`bandit_envs.privacy.accounting`),
+        which :meth:`privacy_per_user` and :attr:`privacy_spent` include.
+        """
         return self.epsilon, self.delta
 
     @property
