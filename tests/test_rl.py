@@ -369,6 +369,48 @@ def test_sb3_agent_validates_its_arguments(graph_ppo) -> None:
         SB3Agent(dqn, learn_online=True).update(0, 1.0)
 
 
+def test_sb3_agent_normalises_observations_as_the_models_vec_normalize(tmp_path) -> None:
+    """A model trained under VecNormalize(norm_obs=True) acts on normalised observations, through the agent too."""
+    from stable_baselines3.common import vec_env
+
+    torch.set_num_threads(1)
+    venv = vec_env.VecNormalize(vec_env.DummyVecEnv([lambda: ArmStatistics(gym.make("GraphBandit-v0", horizon=20))]))
+    model = sb3.PPO("MlpPolicy", venv, n_steps=64, batch_size=64, n_epochs=1, gamma=0.0, seed=0, device="cpu")
+    model.learn(128)
+    assert model.get_vec_normalize_env() is venv and venv.obs_rms.count > 1
+    counted = venv.obs_rms.count
+    env = ArmStatistics(gym.make("GraphBandit-v0", horizon=20))
+    agent = SB3Agent(model)  # the model's own VecNormalize, found by the agent
+    assert agent.vec_normalize is venv
+    obs, _ = env.reset(seed=0)
+    differs = False
+    for _ in range(20):
+        action = agent.act(obs)
+        expected = int(model.predict(venv.normalize_obs(obs[None]), deterministic=True)[0][0])
+        assert action == expected
+        differs |= expected != int(model.predict(obs[None], deterministic=True)[0][0])
+        obs, reward, _, _, info = env.step(action)
+        agent.update(action, reward, info)
+    assert differs  # the raw observations would have chosen other arms
+    assert venv.obs_rms.count == counted  # statistics read, never updated
+    # A model loaded from a file has none: the VecNormalize saved beside it is passed.
+    model.save(tmp_path / "ppo")
+    venv.save(str(tmp_path / "vecnormalize.pkl"))
+    loaded = sb3.PPO.load(tmp_path / "ppo", device="cpu")
+    assert SB3Agent(loaded).vec_normalize is None
+    stats = vec_env.VecNormalize.load(str(tmp_path / "vecnormalize.pkl"), venv.venv)
+    batch = np.random.default_rng(1).random((8, 20)).astype(np.float32)
+    np.testing.assert_array_equal(
+        SB3Agent(loaded, vec_normalize=stats, n_envs=8).act(batch),
+        loaded.predict(venv.normalize_obs(batch), deterministic=True)[0],
+    )
+    with pytest.raises(TypeError, match="vec_normalize must be a stable-baselines3 VecNormalize"):
+        SB3Agent(loaded, vec_normalize=venv.venv)
+    other = vec_env.VecNormalize(vec_env.DummyVecEnv([lambda: ArmStatistics(gym.make("GraphBandit-v0", n_arms=5))]))
+    with pytest.raises(ValueError, match=r"vec_normalize must normalise the model's observations of shape \(20,\)"):
+        SB3Agent(loaded, vec_normalize=other)
+
+
 # ------------------------------------------------------------------ ArmStatistics, ShuffleArms
 
 PATH4 = np.array([[0, 1, 0, 0], [1, 0, 1, 0], [0, 1, 0, 1], [0, 0, 1, 0]], dtype=bool)

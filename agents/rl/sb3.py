@@ -86,6 +86,17 @@ class SB3Agent(CopyStreams, Agent):
     they are. On-policy models (PPO, A2C) collect their own rollouts: train them with
     ``model.learn`` (for a native vector env through :class:`bandit_envs.wrappers.SB3VecEnv`).
 
+    Normalised observations. A model trained under stable-baselines3's ``VecNormalize`` with
+    ``norm_obs=True`` learned on normalised observations, and ``model.predict`` does not normalise:
+    ``act`` does, with that ``VecNormalize``'s statistics (``normalize_obs``: its running mean and
+    variance, then its ``clip_obs``), after checking ``obs`` against the model's observation space
+    as the raw env gives it. By default it is the model's own (``model.get_vec_normalize_env()``,
+    set while the model trains on a ``VecNormalize``); a model loaded from a file has none, so pass
+    the one saved beside it (``VecNormalize.load(path, venv)``) as ``vec_normalize``. The statistics
+    are only read, never updated, whatever the ``VecNormalize``'s ``training`` flag. With
+    ``learn_online`` the replay buffer receives the raw observations, as ``model.learn`` stores
+    them under a ``VecNormalize`` (its ``train`` normalises the samples).
+
     ``reset()`` starts a new episode: it reseeds the generator and drops the transition waiting
     for its next observation (the last one of an episode is not stored, as its next observation
     is never shown). It keeps the model's weights, which is what an RL agent learns.
@@ -104,6 +115,9 @@ class SB3Agent(CopyStreams, Agent):
         With ``learn_online``: agent steps over which the model's schedules run (≥ 1).
     name
         Name in tables and figures (default: the model's class name, e.g. ``"PPO"``).
+    vec_normalize
+        A stable-baselines3 ``VecNormalize`` whose observation statistics ``act`` applies (see
+        "Normalised observations"); default: the model's own, if it was trained under one.
     n_envs
         ``None`` for one env, or the number N of copies run in lock-step (``act`` takes a batch
         of N observations). With ``learn_online`` it must equal the model's number of envs.
@@ -123,6 +137,7 @@ class SB3Agent(CopyStreams, Agent):
         learn_online: bool = False,
         total_timesteps: int | None = None,
         name: str | None = None,
+        vec_normalize: Any = None,
         n_envs: int | None = None,
         seed: int | None = None,
     ) -> None:
@@ -169,9 +184,32 @@ class SB3Agent(CopyStreams, Agent):
                 raise ValueError(
                     f"deterministic=False needs an actor-critic policy (PPO, A2C) or DQN, got {type(model).__name__}."
                 )
+        self.vec_normalize = self._normalizer(vec_normalize)
         if learn_online:
             self._check_online()
         self._reset_state()
+
+    def _normalizer(self, given: Any) -> Any:
+        """The ``VecNormalize`` whose observation statistics ``act`` applies, or None (see the class docstring)."""
+        if given is None:
+            own = getattr(self.model, "get_vec_normalize_env", None)
+            given = own() if callable(own) else None
+            if given is None or not getattr(given, "norm_obs", False):
+                return None
+        from stable_baselines3.common.vec_env import VecNormalize
+
+        if not isinstance(given, VecNormalize):
+            raise TypeError(
+                "vec_normalize must be a stable-baselines3 VecNormalize (e.g. VecNormalize.load(path, venv)), "
+                f"got {describe(given)}."
+            )
+        space = given.observation_space
+        if not isinstance(space, _OBS_SPACES) or tuple(space.shape or ()) != self._obs_shape:
+            raise ValueError(
+                f"vec_normalize must normalise the model's observations of shape {self._obs_shape}, "
+                f"got a VecNormalize of observation space {space!r}."
+            )
+        return given
 
     def check_env(self, env: Any) -> None:
         """Check that ``env`` fits the agent: the model's number of arms and observation shape, and the copies.
@@ -312,7 +350,9 @@ class SB3Agent(CopyStreams, Agent):
         x = self._as_batch(obs)
         if self._pending is not None:
             self._store(x)
-        self._last_obs = x
+        self._last_obs = x  # raw: the replay buffer stores what the env gave (see the class docstring)
+        if self.vec_normalize is not None:
+            x = np.asarray(self.vec_normalize.normalize_obs(x), dtype=np.float32)
         return self._out(self._choose(x))
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
