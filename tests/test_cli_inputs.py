@@ -197,3 +197,19 @@ def test_the_api_refuses_arguments_of_the_wrong_kind_in_one_sentence(call, needl
     text = str(exc.value)
     assert needle in text and "\n" not in text
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_results_table_too_large_for_the_memory_limit_is_refused_before_it_is_read(tmp_path, monkeypatch, capsys):
+    """`report` on a results.csv it could not hold in memory: one sentence and status 2, not an out-of-memory end."""
+    out = tmp_path / "out"
+    assert main(["run", EID, *TINY, "--out", str(out)]) == 0
+    capsys.readouterr()
+    size = (out / "results.csv").stat().st_size
+    monkeypatch.setenv("BANDIT_ENVS_MEMORY_LIMIT", str(2 * size))  # the table's parse needs more than twice its size
+    with pytest.raises(ResultsError, match=r"results\.csv \(.*\) read as a table would need about .* than the limit"):
+        read_results(out / "results.csv")
+    assert main(["report", EID, str(out)]) == 2
+    err = _one_error_line(capsys.readouterr().err)
+    assert "read as a table would need about" in err and "$BANDIT_ENVS_MEMORY_LIMIT" in err
+    monkeypatch.setenv("BANDIT_ENVS_MEMORY_LIMIT", str(100 * size))
+    assert len(read_results(out / "results.csv")) > 0

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from agents.experiments.core import package_version
-from bandit_envs.validation import not_a_file, summarize
+from bandit_envs.validation import check_memory, format_bytes, not_a_file, summarize
 
 RESULTS = "results.csv"
 META = "meta.json"
@@ -50,8 +50,19 @@ def write_csv(frame: pd.DataFrame, path: Path) -> None:
 NAME_COLUMNS = ("agent",)
 
 
+#: Bytes of memory per byte of a ``results.csv`` that reading it may take (pandas' parse and the
+#: table: a quick run's 0.7 MB table holds 1.8 MB, its parse about twice that), with a margin.
+READ_FACTOR = 8
+#: What to do about a ``results.csv`` too large to read.
+READ_REMEDY = "check that it is the results of `banditlab run`, whose tables hold checkpoints, not rounds"
+
+
 def read_results(path: Path, required: Sequence[str] = ()) -> pd.DataFrame:
     """Read a ``results.csv``; ResultsError if it is missing, empty, unreadable or lacks ``required`` columns.
+
+    A file too large to read within :func:`bandit_envs.validation.memory_limit` (about
+    :data:`READ_FACTOR` bytes of memory per byte of the file) is refused before it is read, in one
+    sentence, rather than ending the process for want of memory.
 
     The columns of :data:`NAME_COLUMNS`, and any other column of text, are read as text as
     written (only an empty cell is a missing value), so that every name ``banditlab run`` accepts
@@ -60,6 +71,13 @@ def read_results(path: Path, required: Sequence[str] = ()) -> pd.DataFrame:
     """
     if (problem := not_a_file(path)) is not None:
         raise ResultsError(f"the folder must contain {path.name}, but {problem}.")
+    try:
+        size = path.stat().st_size
+        check_memory(f"{path} ({format_bytes(size)}) read as a table", READ_FACTOR * size, READ_REMEDY)
+    except OSError:  # said by the read below
+        pass
+    except ValueError as exc:  # too large for the memory limit, or a malformed limit
+        raise ResultsError(str(exc)) from None
     try:
         frame = pd.read_csv(path)
         _read_text_columns(path, frame)
