@@ -7,9 +7,11 @@ writes ``results.csv`` in task order at the end. Tasks are frozen dataclasses an
 every backend returns the same rows.
 
 Failures are :class:`BackendError` with one sentence (no trailing period) and an exit code:
-2 for a bad option (a malformed scheduler address or one of a scheme banditlab cannot use, dask
-not installed), 3 for a cluster that cannot be reached, is not a Dask scheduler, has no workers,
-loses its workers or its scheduler.
+2 for a bad option (a malformed scheduler address or one of a scheme banditlab cannot use, a
+``--timeout`` out of range, dask not installed), 3 for a cluster that cannot be reached, is not a
+Dask scheduler, has no workers, whose scheduler or workers cannot import the project or run
+another version of it, that loses its workers or its scheduler, or whose scheduler stops
+answering (for ``--timeout`` seconds).
 
 Local worker processes die with the process that started them, however it ends (Ctrl-C,
 SIGTERM, SIGKILL, a crash): on Linux the kernel kills them (``PR_SET_PDEATHSIG``), and on every
@@ -42,6 +44,7 @@ import signal
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ProcessPoolExecutor, as_completed, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -212,6 +215,8 @@ def catch_interrupts() -> Iterator[None]:
 
 #: Largest ``--task-timeout`` in seconds (about 11 days; the interval timer's range is finite).
 MAX_TASK_TIMEOUT = 1e6
+#: Largest ``--timeout`` in seconds (about 11 days; thread and event-loop waits overflow far beyond it).
+MAX_TIMEOUT = 1e6
 
 #: With ``--task-timeout S``, workers that finish no chunk of ``n`` tasks for ``n * S`` plus this many
 #: seconds are stuck where their timer cannot stop a task (compiled code, SIGALRM blocked): they are stopped.
@@ -477,6 +482,10 @@ def parse_scheduler(address: str) -> str:
 _TIMEOUTS = (OSError, TimeoutError, asyncio.TimeoutError)
 #: Seconds beyond ``--timeout`` that connecting to a Dask scheduler, or waiting for its first worker, may take.
 CONNECT_GRACE = 1.0
+#: Evaluated by the builtin ``eval`` on the scheduler and on each worker once connected (:meth:`DaskBackend._probe`):
+#: it imports what the tasks need and gives the project's version. ``eval`` is sent, not a function of the project,
+#: because a process without the project could not unpickle that (a worker dies on it, and looks merely "lost").
+_PROBE = "__import__('agents.experiments.core.runner') and __import__('bandit_envs').__version__"
 
 
 def _within(seconds: float, call: Any) -> tuple[bool, Any, BaseException | None]:
@@ -943,13 +952,61 @@ class DaskBackend:
         if not finished or error is not None:
             raise BackendError(f"lost the connection to the Dask scheduler at {self.address}")
         self.workers = sum(nthreads.values())
+        self._probe(client, limit)
+
+    def _probe(self, client: Any, limit: float) -> None:
+        """BackendError (exit status 3) unless the scheduler and every worker import the project, this version.
+
+        The scheduler unpickles the tasks it is sent, and the workers run them: one without the
+        project fails every task (a worker dies on the task's message, a scheduler reports a
+        "deserialization" RuntimeError), and one of another version could compute other results.
+        Checked once, before any task is sent (:data:`_PROBE`); workers that join later are not.
+        """
+        import bandit_envs
+
+        here = bandit_envs.__version__
+        install = f"install bandit-envs {here} (the version here) in the environment of"
+        finished, version, error = _within(limit, lambda: client.run_on_scheduler(eval, _PROBE))
+        if not finished or isinstance(error, (OSError, TimeoutError)):
+            raise BackendError(f"lost the connection to the Dask scheduler at {self.address}")
+        if isinstance(error, ImportError):
+            raise BackendError(
+                f"the Dask scheduler at {self.address} cannot import the project ({error}), and it unpickles the "
+                f"tasks; {install} the scheduler and of every worker"
+            )
+        if error is None and version != here:
+            raise BackendError(
+                f"the Dask scheduler at {self.address} has bandit-envs {version}, not {here}; {install} the scheduler "
+                "and of every worker"
+            )
+        finished, answers, error = _within(limit, lambda: client.run(eval, _PROBE, on_error="return"))
+        if not finished or isinstance(error, (OSError, TimeoutError)):
+            raise BackendError(f"lost the connection to the Dask scheduler at {self.address}")
+        for worker, answer in sorted((answers or {}).items()):
+            if isinstance(answer, ImportError):
+                raise BackendError(
+                    f"the Dask worker at {worker} cannot import the project ({answer}); {install} every worker"
+                )
+            if isinstance(answer, str) and answer != here:
+                raise BackendError(
+                    f"the Dask worker at {worker} has bandit-envs {answer}, not {here}; {install} every worker"
+                )
 
     def _discard(self, clients: list[Any]) -> None:
-        """Close clients left half-built (their constructor failed, or was abandoned), saying nothing."""
+        """Close clients left half-built (their constructor failed, or was abandoned), saying nothing.
+
+        ``close`` does nothing for a client that never started (its status stays "newly-created" or
+        "closed"), and would leave its event-loop thread running: one more "IO loop" thread for
+        every failed connection of the process. So that thread is stopped too.
+        """
         for client in clients:
-            _stopping(self.timeout)
+            _stopping(self.timeout + STOP_GRACE)
             with contextlib.suppress(Exception):
                 client.close(timeout=self.timeout)
+            runner = getattr(client, "_loop_runner", None)  # distributed's LoopRunner; stopping it twice is harmless
+            if runner is not None:
+                with contextlib.suppress(Exception):
+                    runner.stop(STOP_GRACE)  # joins the thread within that many seconds
         clients.clear()
 
     def __exit__(
@@ -971,9 +1028,19 @@ class DaskBackend:
         self._levels = {}
 
     def _workers_alive(self) -> bool:
+        """Whether the cluster has workers; BackendError if the scheduler is gone or does not answer within ``timeout``.
+
+        A scheduler that stops answering (a stopped process, a network cut that sends no reset)
+        leaves the connection open: without the bound, the question would wait for ever.
+        """
         try:
-            return bool(self.client.nthreads())
-        except Exception:  # any failure here means the scheduler is gone
+            return bool(self.client.nthreads(callback_timeout=self.timeout))
+        except (TimeoutError, asyncio.TimeoutError):  # before OSError, of which TimeoutError is one
+            raise BackendError(
+                f"the Dask scheduler at {self.address} has not answered for {self.timeout:g} s (stopped, overloaded, "
+                "or cut off by the network?); check it, or raise --timeout"
+            ) from None
+        except Exception:  # any other failure here means the scheduler is gone
             raise BackendError(f"lost the connection to the Dask scheduler at {self.address}") from None
 
     def _check_workers(self) -> None:
@@ -1002,7 +1069,11 @@ class DaskBackend:
     def run(self, pending: Sequence[tuple[int, Task]], label: str = "banditlab") -> Iterator[tuple[int, Rows]]:
         """Yield ``(index, rows)`` of every pending task as it finishes on the cluster.
 
-        Task ``i`` gets the Dask key ``{label}-{i:06d}`` (``label`` names the sweep on the dashboard).
+        Task ``i`` gets the Dask key ``{label}-{token}-{i:06d}`` (``label`` names the sweep on the
+        dashboard; ``token`` is new for every call). The scheduler takes a key it already holds to
+        be the task it holds, whatever is sent: without the token, two sweeps of the same label on one cluster at once
+        (the same experiment and options, but a user agent's file edited in between, or two
+        scripts' factories both named ``__main__:make``) would each get the other's rows.
 
         A task whose worker died (Dask retries it on another worker up to the scheduler's
         ``allowed-failures`` and then gives up) does not stop the others: the sweep goes on, and
@@ -1018,7 +1089,8 @@ class DaskBackend:
             return
         _sweeping()
         prefix = re.sub(r"[^A-Za-z0-9_.-]", "-", label)
-        keys = [f"{prefix}-{index:06d}" for index, _ in pending]
+        token = uuid.uuid4().hex[:8]
+        keys = [f"{prefix}-{token}-{index:06d}" for index, _ in pending]
         tasks = [task for _, task in pending]
         # run_task is looked up now (not on the workers), so the function sent is this module's.
         futures = self.client.map(partial(run_checked, run_task), tasks, key=keys, pure=False)
@@ -1054,6 +1126,13 @@ class DaskBackend:
                     raise BackendError(
                         f"the Dask workers cannot import the project ({exc}); install bandit-envs, the same "
                         "version, in every worker's environment"
+                    ) from None
+                except RuntimeError as exc:  # the scheduler could not unpickle the tasks (see _probe)
+                    if not isinstance(exc.__cause__, ImportError):
+                        raise
+                    raise BackendError(
+                        f"the Dask scheduler at {self.address} cannot import the project ({exc.__cause__}), and it "
+                        "unpickles the tasks; install bandit-envs, the same version, in the scheduler's environment"
                     ) from None
                 finally:
                     future.release()
@@ -1107,7 +1186,9 @@ def make_backend(
                 f"--scheduler must be a Dask scheduler address (text) such as tcp://127.0.0.1:8786, got "
                 f"{summarize(scheduler)}."
             )
-        if not timeout > 0:
-            raise ValueError(f"--timeout must be a positive number of seconds, got {summarize(timeout)}.")
+        if not 0 < timeout <= MAX_TIMEOUT:
+            raise ValueError(
+                f"--timeout must be a positive number of seconds, at most {MAX_TIMEOUT:g}, got {summarize(timeout)}."
+            )
         return DaskBackend(scheduler, timeout=timeout)
     raise ValueError(f"--backend must be local or dask, got {summarize(backend)}.")
