@@ -161,15 +161,23 @@ def _resume(out: Path, capsys: pytest.CaptureFixture[str]) -> str:
     return capsys.readouterr().err
 
 
-def _stop_mid_sweep(banditlab: type[Banditlab], out: Path, sig: signal.Signals) -> tuple[Banditlab, set[int]]:
-    """Start the sweep, send ``sig`` once a task is saved and both workers run; the workers' pids."""
+def _stop_mid_sweep(
+    banditlab: type[Banditlab], out: Path, sig: signal.Signals, *, group: bool = False
+) -> tuple[Banditlab, set[int]]:
+    """Start the sweep, send ``sig`` once a task is saved and both workers run; the workers' pids.
+
+    ``group``: to the whole process group (banditlab and its workers), as a closed terminal sends SIGHUP.
+    """
     b = banditlab(*_command(out))
     _poll(lambda: bool(saved_tasks(out / "parts")) or b.proc.poll() is not None, "the first saved task")
     assert b.proc.poll() is None, "the sweep finished before it could be interrupted"
     workers = _children(b.proc.pid)
     b.seen |= workers | _naming(str(out))
     assert len(workers) >= 2, f"expected the two pool workers of --jobs 2, found {sorted(workers)}"
-    os.kill(b.proc.pid, sig)
+    if group:
+        os.killpg(b.proc.pid, sig)  # its own session: the group is banditlab's
+    else:
+        os.kill(b.proc.pid, sig)
     return b, workers
 
 
@@ -194,6 +202,23 @@ def test_an_interrupted_sweep_stops_its_workers_and_resumes_byte_identical(sig, 
     assert "Resuming from" in _resume(out, capsys)
     assert (out / "results.csv").read_bytes() == reference
     assert not (out / "parts").exists()
+
+
+def test_a_closed_terminal_stops_the_sweep_as_sigterm_does(banditlab, reference, tmp_path, capsys):
+    """SIGHUP to banditlab and its workers (the terminal closed): the sweep stops cleanly and resumes.
+
+    It ended the process at once (status 129, killed by the signal), losing the finished tasks not yet
+    saved, and the workers died by it too while the parent went on.
+    """
+    out = tmp_path / "out"
+    b, workers = _stop_mid_sweep(banditlab, out, signal.SIGHUP, group=True)
+    code, _, err = b.finish()
+    _assert_gone(workers, out)
+    _assert_stopped_in_one_sentence(code, err)
+    assert "interrupted by SIGHUP" in err, err
+    assert not (out / "results.csv").exists()
+    assert "Resuming from" in _resume(out, capsys)
+    assert (out / "results.csv").read_bytes() == reference
 
 
 def _assert_stopped_in_one_sentence(code: int, err: str, *, saved: bool = True) -> None:

@@ -37,10 +37,10 @@ from tqdm import tqdm
 from agents.experiments.core.backends import (
     BackendError,
     SweepInterrupted,
-    Terminated,
     check_interrupted,
     errors_after_a_stop,
     make_backend,
+    stop_reason,
 )
 from agents.experiments.core.data import MOVIELENS_NAMES
 from agents.experiments.core.limits import MAX_HORIZON, MAX_RUNS, MAX_SEED, MIN_HORIZON, check_count, shown
@@ -596,7 +596,7 @@ def run_experiment(
             output.write_text(META, json.dumps(meta, indent=1, default=str) + "\n")
             text = write_report(results, exp, output, meta)
         except KeyboardInterrupt as exc:
-            reason = "interrupted by SIGTERM" if isinstance(exc, Terminated) else "interrupted"
+            reason = stop_reason(exc)
             raise SweepInterrupted(_resume_note(reason, store, len(tasks))) from None
         except OutputError as exc:  # a file edited or created by someone else while the sweep ran
             raise UsageError(_resume_note(str(exc).rstrip("."), store, len(tasks))) from None

@@ -94,6 +94,24 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, handled like Ctrl-C (raised by the handler :func:`catch_interrupts` installs)."""
 
 
+class Hangup(Terminated):
+    """SIGHUP (the terminal closed, sent to banditlab and its workers alike), handled as SIGTERM."""
+
+
+#: SIGHUP where the system has it (not on Windows).
+_SIGHUP: signal.Signals | None = getattr(signal, "SIGHUP", None)
+
+
+def stop_reason(stop: type[BaseException] | BaseException | None) -> str:
+    """``interrupted``, or ``interrupted by SIGTERM`` / ``by SIGHUP``: how a sweep was stopped, for its last line."""
+    kind = stop if isinstance(stop, type) or stop is None else type(stop)
+    if kind is not None and issubclass(kind, Hangup):
+        return "interrupted by SIGHUP (the terminal closed)"
+    if kind is not None and issubclass(kind, Terminated):
+        return "interrupted by SIGTERM"
+    return "interrupted"
+
+
 class _Caught:
     """The first Ctrl-C or SIGTERM caught by :func:`catch_interrupts`' handler (None before one)."""
 
@@ -120,10 +138,10 @@ def _on_signal(signum: int, frame: object) -> None:
     if os.getpid() != _Caught.pid:
         if signum == signal.SIGTERM:
             os._exit(128 + signum)
-        return
+        return  # SIGINT and SIGHUP: the parent stops the workers
     if _Caught.signal is not None:
         return
-    _Caught.signal = Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+    _Caught.signal = Terminated if signum == signal.SIGTERM else Hangup if signum == _SIGHUP else KeyboardInterrupt
     if _Caught.watchdog is not None:
         _Caught.watchdog.interrupted()
     raise _Caught.signal
@@ -172,6 +190,11 @@ def errors_after_a_stop() -> Iterator[None]:
 def catch_interrupts() -> Iterator[None]:
     """While in the block, SIGTERM raises :class:`Terminated` as Ctrl-C raises KeyboardInterrupt, once.
 
+    SIGHUP (the terminal closed) raises :class:`Hangup`, a :class:`Terminated`: the sweep stops
+    and saves its finished tasks as after SIGTERM, where the default would end the process at
+    once. An ignored SIGHUP (``nohup``) stays ignored, and the pool workers ignore it (the
+    terminal sends it to them too; the parent stops them).
+
     Only the first of them raises (see :func:`_on_signal`); :func:`check_interrupted` raises it
     again where it was swallowed, and the "Exception ignored" report of a swallowed one is not
     printed. An ignored SIGINT (a command started in the background by a shell) stays ignored.
@@ -195,6 +218,9 @@ def catch_interrupts() -> Iterator[None]:
     previous_term = signal.signal(signal.SIGTERM, _on_signal)
     if previous_int is signal.default_int_handler:
         signal.signal(signal.SIGINT, _on_signal)
+    previous_hup = signal.getsignal(_SIGHUP) if _SIGHUP is not None else None
+    if _SIGHUP is not None and previous_hup is signal.SIG_DFL:
+        signal.signal(_SIGHUP, _on_signal)
     previous_hook = sys.unraisablehook
     sys.unraisablehook = partial(_unraisable, previous_hook)
     try:
@@ -209,6 +235,8 @@ def catch_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, signal.SIG_IGN if stopping else previous_term)
         if previous_int is signal.default_int_handler:
             signal.signal(signal.SIGINT, signal.SIG_IGN if stopping else previous_int)
+        if _SIGHUP is not None and previous_hup is signal.SIG_DFL:
+            signal.signal(_SIGHUP, signal.SIG_IGN if stopping else previous_hup)
         sys.unraisablehook = previous_hook
         _Caught.signal = None
 
@@ -348,7 +376,7 @@ class _Watchdog:
         return "; any finished tasks are saved, and running the same command again resumes from them."
 
     def _interrupted_line(self) -> str:
-        reason = "interrupted by SIGTERM" if _Caught.signal is Terminated else "interrupted"
+        reason = stop_reason(_Caught.signal)
         return (
             f"banditlab: {reason}, but still running {STOPPING_GRACE:g} s later (Python code that catches the "
             f"interruption, e.g. a user agent's `except BaseException`?), so it ended at once{self._saved()}"
@@ -645,6 +673,8 @@ def _init_worker(parent: int | None, threads: int) -> None:
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler, inherited by a fork
+    if _SIGHUP is not None:
+        signal.signal(_SIGHUP, signal.SIG_IGN)  # a closed terminal: the parent stops the workers
     die_with_parent(parent)
     own_numba_start_lock()
     numba.set_num_threads(threads)
