@@ -30,7 +30,7 @@ command is run again (same ``--out``, experiment, scale, seed, agents and data):
 tasks run. ``--fresh`` discards them instead; other options over a saved sweep are refused.
 A setting whose parameters an agent or env refuses stops a new sweep with one sentence (exit
 status 2) and discards what it saved, as that command can never finish.
-Ctrl-C and SIGTERM stop the workers, say how many tasks are saved and exit with status 130 (``score``
+Ctrl-C, SIGTERM and SIGHUP stop the workers, say how many tasks are saved and exit with status 130 (``score``
 too; ``audit`` exits 130); a second Ctrl-C or SIGTERM while the sweep stops is ignored.
 A user agent that fails in a task (raises, calls ``sys.exit``, returns an invalid action), or a
 task still running after ``--task-timeout`` seconds, stops the sweep with one sentence naming the
