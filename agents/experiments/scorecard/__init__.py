@@ -25,7 +25,7 @@ from agents.experiments.core.outputs import user_path
 from agents.experiments.core.results import RESULTS, read_results
 from agents.experiments.core.spec import Experiment, Family
 from agents.experiments.scorecard import analysis
-from agents.experiments.scorecard.panel import PANEL, SPEED_REFERENCE, check_plays
+from agents.experiments.scorecard.panel import PANEL, SPEED_REFERENCE, check_non_private, check_plays
 from agents.experiments.scorecard.suite import EPSILONS, FULL, PROBLEMS, QUICK, SUITE_VERSION, Scale, scaled_horizon
 from agents.experiments.scorecard.task import N_CHECKPOINTS, graph_env, score_task, user_plays
 from agents.user_agents import UserAgent, UserAgentError, agent_name, qualified, split_name
@@ -39,22 +39,25 @@ AUDIT_MIN = 200
 
 
 def _prepare(exp: Experiment, data: Sequence[str] | None, seed: int) -> Experiment:
-    """Add an audit setting per ε for each user agent declaring itself private or local; record non-private versions."""
-    from dataclasses import replace
+    """Add an audit setting per ε for each user agent declaring itself private or local; record non-private versions.
 
+    A user agent's ``non_private`` is recorded only if it declares one (checked by
+    :func:`~agents.experiments.scorecard.panel.check_non_private`); without it the privacy-cost
+    line divides by UCB's score on a context-free base problem and LinUCB's on movielens
+    (:func:`~agents.experiments.scorecard.analysis.non_private_of`).
+    """
     settings = list(exp.settings)
     non_private: dict[str, str] = {}
     for user in exp.user_agents:
         plays = user_plays(user)
         if {"private", "local"} & set(plays):
             settings += [{"problem": "audit", "agent": user.name, "audit": None, "epsilon": e} for e in EPSILONS]
-        ref = getattr(user.factory(), "non_private", None)
-        if ref is not None and ref not in PANEL:
-            raise UserAgentError(
-                f"agent {user.name}'s non_private must name a built-in agent ({', '.join(PANEL)}), got "
-                f"{summarize(ref)}."
-            )
-        non_private[user.name] = ref or ("LinUCB" if "contextual" in plays else "UCB")
+        try:
+            ref = check_non_private(getattr(user.factory(), "non_private", None), plays, f"agent {user.name}")
+        except ValueError as exc:
+            raise UserAgentError(str(exc)) from None
+        if ref is not None:
+            non_private[user.name] = ref
     return replace(exp, settings=tuple(settings), options={**exp.options, "non_private": non_private})
 
 
@@ -78,7 +81,8 @@ def card(agent: str | None, scale: Scale = FULL, builtins: Sequence[str] | None 
     ``agent`` is the highlighted built-in name (or a user agent's label, or None for the
     leaderboard: then every private built-in is audited at ε = 1). ``builtins`` restricts the
     built-in agents played (default: all of :data:`~agents.experiments.scorecard.panel.PANEL`); the
-    speed reference UCB and a built-in ``agent`` are always played.
+    speed reference UCB, a built-in ``agent`` and the non-private version of each built-in played
+    (the privacy-cost lines' denominators) are always played.
     """
     if builtins is not None and (isinstance(builtins, str | bytes) or not isinstance(builtins, Iterable)):
         raise UsageError(
@@ -89,6 +93,8 @@ def card(agent: str | None, scale: Scale = FULL, builtins: Sequence[str] | None 
     if unknown:
         raise UsageError(f"builtins must name built-in agents ({', '.join(PANEL)}), got {summarize(unknown[0])}.")
     keep = {*chosen, SPEED_REFERENCE, *([agent] if agent in PANEL else [])}
+    # The non-private versions of the built-ins kept: each privacy-cost line divides by one of them.
+    keep |= {ref for a in list(keep) if (ref := PANEL[a].non_private) is not None}
     panel = tuple(a for a in PANEL if a in keep)
     settings: list[dict[str, Any]] = [{"problem": p.name, "epsilon": p.epsilon} for p in PROBLEMS]
     audited = [agent] if agent in PANEL else list(panel) if agent is None else []
@@ -191,7 +197,8 @@ def score(
     scale
         Another scale (seeds and horizon fraction), for tests and benchmarks; overrides ``quick``.
     builtins
-        The built-in agents to play beside ``agent`` (default all; UCB, the speed reference, always).
+        The built-in agents to play beside ``agent`` (default all; UCB, the speed reference, and the
+        non-private version of ``agent`` and of each built-in played, always).
     progress
         Show a progress bar on standard error.
     command
@@ -216,9 +223,13 @@ def score(
         try:
             loaded: UserAgent = user_agent(users[0], taken=list(PANEL))
             plays = check_plays(getattr(loaded.factory(), "plays", ("context-free",)), f"agent {loaded.name}")
+            ref = check_non_private(getattr(loaded.factory(), "non_private", None), plays, f"agent {loaded.name}")
         except (UserAgentError, ValueError) as exc:
             raise UsageError(str(exc)) from None
         loaded = _named_after_its_agent(loaded, plays)
+        if builtins is not None and {"private", "local"} & set(plays):  # (card() has checked builtins)
+            # Its privacy-cost lines divide by its non-private version's score (UCB is always played).
+            builtins = [*builtins, ref or ("LinUCB" if "contextual" in plays else "UCB")]
         exp = card(loaded.name, chosen, builtins)
         users = [loaded]
         name = loaded.name

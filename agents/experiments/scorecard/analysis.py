@@ -54,10 +54,22 @@ def scores(results: pd.DataFrame) -> pd.DataFrame:
                 }
             )
     frame = pd.DataFrame(rows, columns=list(SCORE_COLUMNS))
-    order = {p.name: i for i, p in enumerate(PROBLEMS)}
     if len(frame):
-        frame = frame.sort_values(["problem", "score"], key=lambda c: c.map(order) if c.name == "problem" else -c)
+        order = {p.name: i for i, p in enumerate(PROBLEMS)}
+        frame = _ranked(frame.assign(_order=frame["problem"].map(order)), first=["_order"]).drop(columns="_order")
     return frame.reset_index(drop=True)
+
+
+def _ranked(frame: pd.DataFrame, first: list[str] | None = None) -> pd.DataFrame:
+    """``frame`` best first: by the unclipped mean (``raw_mean``), then the agent's name, after the ``first`` columns.
+
+    The clipped scores of agents beyond uniform play's regret (or beyond the best fixed arm) tie at
+    0 (or 1); their unclipped means still order them, and the name breaks exact ties, so the order
+    is the same whatever order the results arrived in.
+    """
+    keys = [*(first or []), "raw_mean", "score", "agent"]
+    ascending = [*([True] * len(first or [])), False, False, True]
+    return frame.sort_values(keys, ascending=ascending, kind="mergesort", na_position="last")
 
 
 def speeds(results: pd.DataFrame) -> dict[str, float]:
@@ -78,9 +90,12 @@ def _cell(row: Mapping[str, Any] | None) -> str:
 
 
 def leaders(table: pd.DataFrame, problem: str, n: int = 3) -> list[dict[str, Any]]:
-    """The ``n`` built-in agents with the highest score on ``problem`` (Random, uniform play, left out)."""
+    """The ``n`` built-in agents with the highest mean score on ``problem`` (Random, uniform play, left out).
+
+    Ranked by the unclipped mean (:func:`_ranked`), so agents the clip to [0, 1] ties keep their order.
+    """
     g = table[(table["problem"] == problem) & table["agent"].isin([a for a in PANEL if a != "Random"])]
-    return [dict(r) for _, r in g.sort_values("score", ascending=False).head(n).iterrows()]
+    return [dict(r) for _, r in _ranked(g).head(n).iterrows()]
 
 
 def _row(table: pd.DataFrame, problem: str, agent: str) -> dict[str, Any] | None:
@@ -88,11 +103,18 @@ def _row(table: pd.DataFrame, problem: str, agent: str) -> dict[str, Any] | None
     return None if g.empty else dict(g.iloc[0])
 
 
-def non_private_of(exp: Experiment, agent: str) -> str:
-    """The agent whose non-private score is the privacy cost's denominator (docs/score.md)."""
+def non_private_of(exp: Experiment, agent: str, base: str | None = None) -> str:
+    """The agent whose non-private score on ``base`` is the privacy cost's denominator (docs/score.md).
+
+    A built-in's non-private version; a user agent's declared ``non_private``, else UCB on a
+    context-free base problem and LinUCB on a contextual one (movielens).
+    """
     if agent in PANEL:
         return PANEL[agent].non_private or agent
-    return str(exp.options.get("non_private", {}).get(agent, "UCB"))
+    declared = exp.options.get("non_private", {}).get(agent)
+    if declared:
+        return str(declared)
+    return "LinUCB" if base is not None and BY_NAME[base].kind.startswith("contextual") else "UCB"
 
 
 def summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any]) -> str:
@@ -152,7 +174,7 @@ def summary(results: pd.DataFrame, exp: Experiment, meta: Mapping[str, Any]) -> 
                 r = _row(table, p.name, a)
                 if r is None or p.base is None:
                     continue
-                ref = a if _row(table, p.base, a) is not None else non_private_of(exp, a)
+                ref = a if _row(table, p.base, a) is not None else non_private_of(exp, a, p.base)
                 base = _row(table, p.base, ref)
                 if base is None:
                     continue

@@ -93,6 +93,11 @@ def main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     if not args.leaderboard and len(given) != 1:
         what = "none" if not given else f"both {args.agent!r} and --agent {args.user!r}"
         return _error(f"banditlab score needs one agent: a built-in name or --agent FILE.py:Factory, got {what}.")
+    if args.user is not None and ":" not in args.user:  # else it was taken for a built-in's name
+        return _error(
+            "--agent takes your agent as [NAME=]FILE.py:Factory or [NAME=]module:Factory (a built-in one goes "
+            f"without --agent, e.g. banditlab score UCB), got {summarize(args.user)}."
+        )
     if args.leaderboard:  # before scoring: a page that is not banditlab's to replace is refused at once
         try:
             check_page(page)
@@ -134,6 +139,11 @@ def write_page(folder: Path, page: Path, table: pd.DataFrame, *, quick: bool) ->
     rel = os.path.relpath(figures_folder(page), page.parent)
     scale = QUICK if quick else FULL
     seconds = float(meta["seconds"])
+    # The base seed changes every number on the page: the command names it unless it is the default 0.
+    seed = int(meta.get("seed", 0))
+    command = f"banditlab score --leaderboard{' --quick' if quick else ''}{f' --seed {seed}' if seed else ''} --jobs 2"
+    resumed = int(meta.get("resumed_tasks", 0) or 0)
+    took = f"{seconds:.0f} s here" + (f" for the tasks left after {resumed} resumed ones" if resumed else "")
     lines = [
         "# Leaderboard",
         "",
@@ -145,11 +155,11 @@ def write_page(folder: Path, page: Path, table: pd.DataFrame, *, quick: bool) ->
         if quick
         else f"**Scale: full** ({FULL.runs} seeds per problem, full horizons).",
         "",
-        f"Regenerate this page with one command (from the repository root; {seconds:.0f} s here, "
+        f"Regenerate this page with one command (from the repository root; {took}, "
         f"{meta.get('jobs', '?')} job(s), on a 2-core machine shared with other work):",
         "",
         "```bash",
-        f"banditlab score --leaderboard{' --quick' if quick else ''} --jobs 2",
+        command,
         "```",
         "",
     ]

@@ -11,8 +11,8 @@ name :func:`agents.audit.audit` knows it by. Parameters are the agents' defaults
 
 A user agent declares its capabilities with a ``plays`` attribute on its factory or class (a
 tuple of capability names; default ``("context-free",)``) and, if private, may name its
-non-private version with ``non_private`` (a built-in name; default ``UCB``, ``LinUCB`` for a
-contextual agent).
+non-private version with ``non_private`` (a built-in name that plays the non-private problems its
+private ones add noise to, :func:`check_non_private`; default ``UCB``, and ``LinUCB`` on movielens).
 """
 
 from __future__ import annotations
@@ -154,6 +154,27 @@ def check_plays(plays: Any, who: str) -> tuple[str, ...]:
             "'context-free' (and 'local' also 'contextual'), e.g. plays = ('context-free', 'private')."
         )
     return out
+
+
+def check_non_private(ref: Any, plays: Sequence[str], who: str) -> str | None:
+    """A user agent's declared ``non_private`` (None if it declares none), checked; ValueError (one sentence) if not.
+
+    It must name a built-in agent that plays a base problem of a private problem the agent plays
+    (the privacy-cost line divides by its score there), e.g. ``"TS"`` for a central-DP
+    context-free agent; an agent that plays no private problem may name any built-in.
+    """
+    if ref is None:
+        return None
+    if not isinstance(ref, str) or ref not in PANEL:
+        raise ValueError(f"{who}'s non_private must name a built-in agent ({', '.join(PANEL)}), got {summarize(ref)}.")
+    by_name = {p.name: p for p in PROBLEMS}
+    bases = {p.base: by_name[p.base] for p in PROBLEMS if p.base is not None and eligible(plays, p)}
+    if bases and not any(eligible(PANEL[ref].plays, b) for b in bases.values()):
+        raise ValueError(
+            f"{who}'s non_private must name a built-in agent that plays the non-private problems its private ones "
+            f"add noise to ({', '.join(bases)}), got {ref!r}, which plays none of them."
+        )
+    return ref
 
 
 def eligible(plays: Sequence[str], problem: Problem) -> bool:

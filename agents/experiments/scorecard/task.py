@@ -11,8 +11,10 @@ wall time over the task is recorded, for the speed line.
 Local-DP problems give a non-private context-free agent only privatized rewards through
 :class:`agents.LDPWrapper` (randomized response on the reward, ``rr_output="bits"``: ε-LDP per
 report, one report per round; the noise comes from the wrapper's own generator, seeded with the
-agent's seed + 1, or for a user's agent playing N copies, its seed + N: past the seeds its copies
-take).
+agent's seed + 1, so that copy i's users draw from seed s0 + 1 + i for a built-in's batch, a user's
+batched agent and a user's agent built per seed alike; only a user's agent whose own privacy-noise
+streams hold those seeds, which LDPWrapper refuses, gets its N copies' users seeded past them, at
+its seed + N).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from agents.user_agents import GuardedAgent, UserAgent, check_fits, play
 from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.budget.movielens import PrivacyBudgetMovieLensEnv, PrivacyBudgetMovieLensVectorEnv
 from bandit_envs.graph import GraphBanditEnv, GraphBanditVectorEnv
-from bandit_envs.recommendation.movielens import MovieLensRecommendationEnv
+from bandit_envs.recommendation.movielens import MovieLensRecommendationEnv, MovieLensRecommendationVectorEnv
 
 N_CHECKPOINTS = 10
 #: Columns of every row, problem or audit (a row leaves the other kind's columns empty).
@@ -117,16 +119,18 @@ def adversarial_table(problem: Problem, horizon: int, seed: int) -> FloatArray:
     return (rng.random((horizon, k)) < adversarial_means(horizon, k, best)).astype(np.float64)
 
 
-def adversarial_env(problem: Problem, horizon: int, seed: int) -> GraphBanditEnv:
+def adversarial_env(problem: Problem, horizon: int, seed: int, num_envs: int | None = None) -> Any:
     """The env a user agent sees on the adversarial problem's seed: the table's means averaged over rounds.
 
     So ``env.expected_rewards`` names the seed's best arm (drawn first from ``default_rng(seed)``,
-    as :func:`adversarial_table` draws it), as it does on the stochastic problems.
+    as :func:`adversarial_table` draws it), as it does on the stochastic problems. With
+    ``num_envs``, the vector env of that many copies of it (for a factory asking for ``n_envs``).
     """
     k = int(problem.keywords["n_arms"])
     best = int(np.random.default_rng(seed).integers(k))
     means = adversarial_means(horizon, k, best).mean(axis=0)
-    return GraphBanditEnv(**{**problem.keywords, "means": list(means)}, horizon=horizon, instance_seed=0)
+    keywords = {**problem.keywords, "means": list(means), "horizon": horizon, "instance_seed": 0}
+    return GraphBanditEnv(**keywords) if num_envs is None else GraphBanditVectorEnv(num_envs=num_envs, **keywords)
 
 
 def table_regret(table: FloatArray, actions: IntArray, checkpoints: IntArray) -> FloatArray:
@@ -159,6 +163,19 @@ def _steps(env: Any, agent: Any, table: FloatArray, seed: int) -> IntArray:
     """Step ``agent`` on the single ``env`` replaying ``table``; the arms it played."""
     check_fits(env, agent)
     return step_actions(env, agent, table, seed)
+
+
+def _vector_steps(venv: GraphBanditVectorEnv, agent: Any, table: FloatArray, seed: int) -> IntArray:
+    """Step a batched ``agent`` on a one-copy ``venv`` replaying ``table``; the arms it played (as :func:`_steps`)."""
+    check_fits(venv, agent)
+    obs, _ = venv.reset(seed=[seed], options={"reward_table": table[None]})
+    actions = np.empty(table.shape[0], dtype=np.int64)
+    for t in range(table.shape[0]):
+        action = agent.act(obs)
+        obs, reward, _, _, info = venv.step(action)
+        actions[t] = int(np.asarray(action).reshape(-1)[0])  # before the agent's update, which may edit it in place
+        agent.update(action, reward, info)
+    return actions
 
 
 def _lockstep(env: Any, agent: Any, horizon: int, checkpoints: IntArray, seeds: Any) -> FloatArray:
@@ -303,18 +320,29 @@ def _user_agent(user: UserAgent, env: Any, ctx: _Play, seed: int, n_envs: int | 
         inner = agent.agent if isinstance(agent, GuardedAgent) else agent
         if not isinstance(inner, Agent):
             inner = _AsAgent(inner, int(getattr(env, "single_action_space", env.action_space).n), n_envs)
-        agent = GuardedAgent(_wrap(inner, ctx.problem, seed, n_envs or 1), user.name, env)
+        try:  # the users' noise of the built-ins' copy i (seed + 1 + i): the same reports, batched or not
+            private = _wrap(inner, ctx.problem, seed)
+        except ValueError:  # the agent's own noise streams hold those seeds (LDPWrapper refuses): past its copies
+            private = _wrap(inner, ctx.problem, seed, n_envs or 1)
+        agent = GuardedAgent(private, user.name, env)
     return agent
 
 
 def _user_graph(ctx: _Play, user: UserAgent, env: GraphBanditEnv, tables: list[FloatArray]) -> FloatArray:
     problem, h, cps = ctx.problem, ctx.horizon, ctx.checkpoints
     if tables:
+        # Each seed has its own env (its best arm's means); a factory asking for n_envs gets a one-copy vector env.
         rows = []
         for r, s in zip(ctx.runs, ctx.seeds, strict=True):
-            seed_env = adversarial_env(problem, h, s)
-            agent = _user_agent(user, seed_env, ctx, run_seed(ctx.base, r))
-            rows.append(table_regret(tables[r], _steps(seed_env, agent, tables[r], s), cps))
+            if user.batched():
+                venv = adversarial_env(problem, h, s, num_envs=1)
+                agent = _user_agent(user, venv, ctx, run_seed(ctx.base, r), n_envs=1)
+                actions = _vector_steps(venv, agent, tables[r], s)
+                venv.close()
+            else:
+                seed_env = adversarial_env(problem, h, s)
+                actions = _steps(seed_env, _user_agent(user, seed_env, ctx, run_seed(ctx.base, r)), tables[r], s)
+            rows.append(table_regret(tables[r], actions, cps))
         return np.stack(rows)
     if user.batched():
         venv = GraphBanditVectorEnv(num_envs=len(ctx.runs), **problem.keywords, horizon=h, instance_seed=0)
@@ -361,11 +389,19 @@ def play_contextual(
         out[name] = (np.stack(rows), uniform, time.perf_counter() - start)
     for user in users:
         start = time.perf_counter()
-        rows = [
-            np.asarray(play(env, _user_agent(user, env, ctx, run_seed(ctx.base, r)), h, cps, s)[0], dtype=np.float64)
-            for r, s in zip(ctx.runs, ctx.seeds, strict=True)
-        ]
-        out[user.name] = (np.stack(rows), uniform, time.perf_counter() - start)
+        if user.batched():  # one agent for every seed on the vector env (copy i replays the single env's seed i)
+            venv = MovieLensRecommendationVectorEnv(num_envs=len(ctx.runs), horizon=h, **problem.keywords)
+            agent = _user_agent(user, venv, ctx, run_seed(ctx.base, 0), n_envs=len(ctx.runs))
+            regret = np.asarray(play(venv, agent, h, cps, ctx.seeds)[0], dtype=np.float64).T
+            venv.close()
+        else:
+            regret = np.stack(
+                [
+                    np.asarray(play(env, _user_agent(user, env, ctx, run_seed(ctx.base, r)), h, cps, s)[0], float)
+                    for r, s in zip(ctx.runs, ctx.seeds, strict=True)
+                ]
+            )
+        out[user.name] = (regret, uniform, time.perf_counter() - start)
     return out
 
 
