@@ -186,6 +186,11 @@ def test_fresh_discards_thesaved_tasks(local_csv, tmp_path, monkeypatch, capsys)
         (["--backend", "dask", "--scheduler", "http://127.0.0.1:8786"], 2, "--scheduler must be a Dask scheduler"),
         (["--backend", "dask"], 2, "--backend dask needs --scheduler ADDRESS"),
         (["--scheduler", "tcp://127.0.0.1:8786"], 2, "--scheduler applies only to --backend dask"),
+        (
+            ["--backend", "dask", "--scheduler", "tcp://127.0.0.1:8786", "--jobs", "2"],
+            2,
+            "--jobs applies only to --backend local, got --jobs 2 with --backend dask",
+        ),
         (["--backend", "dask", "--scheduler", "tcp://127.0.0.1:1", "--timeout=0"], 2, "--timeout must be a positive"),
         (
             ["--backend", "dask", "--scheduler", "tcp://127.0.0.1:1", "--timeout", "1"],

@@ -58,8 +58,17 @@ def sweep_keywords(args: argparse.Namespace, argv: Sequence[str] | None) -> dict
 
     :func:`~agents.experiments.scorecard.score` and :func:`~agents.experiments.api.run_experiment`
     take the same scale, output, backend and progress options, and the command line to record in
-    ``meta.json`` (``argv``, or ``sys.argv`` when None).
+    ``meta.json`` (``argv``, or ``sys.argv`` when None). ``--jobs`` with ``--backend dask`` is refused
+    (:class:`~agents.experiments.api.UsageError`) rather than ignored: a Dask cluster runs as many
+    tasks at once as its workers have threads.
     """
+    if args.jobs is not None and args.backend == "dask":
+        from agents.experiments.api import UsageError
+
+        raise UsageError(
+            f"--jobs applies only to --backend local, got --jobs {args.jobs} with --backend dask (a Dask cluster "
+            "runs as many tasks at once as its workers have threads)."
+        )
     return {
         "quick": args.quick,
         "out": args.out,
