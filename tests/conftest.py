@@ -35,6 +35,7 @@ import inspect
 import json
 import math
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -312,6 +313,15 @@ def saved_tasks(parts: Path) -> list[int]:
         except (OSError, ValueError):  # absent (no store yet), or cut short: redone, as the store does
             pass
     return sorted(tasks)
+
+
+def wait_until(condition: Callable[[], bool], what: str, seconds: float) -> None:
+    """Poll ``condition`` every 50 ms; fail the test, naming ``what``, if it is not true within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"gave up waiting for {what}")
+        time.sleep(0.05)
 
 
 #: A 1 x 1 grey PNG: what a figure saved without drawing holds (:func:`_fast_tier_figures`).

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import saved_tasks
+from conftest import saved_tasks, wait_until
 from recorded import assert_csv_match
 
 from agents.experiments.cli import main
@@ -87,11 +87,7 @@ def _dask(started: list[subprocess.Popen[bytes]], *args: str, cwd: Path) -> subp
 
 
 def _poll(condition, what: str) -> None:
-    deadline = time.monotonic() + WAIT
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"gave up waiting for {what}")
-        time.sleep(0.05)
+    wait_until(condition, what, WAIT)
 
 
 def _cluster(tmp_path: Path, started: list[subprocess.Popen[bytes]], scheduler: str = "", worker: str = "") -> str:

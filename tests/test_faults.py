@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import saved_tasks
+from conftest import saved_tasks, wait_until
 
 from agents.experiments.cli import main, run_experiment
 
@@ -78,11 +78,7 @@ def _naming(text: str) -> set[int]:
 
 
 def _poll(condition, what: str) -> None:
-    deadline = time.monotonic() + WAIT
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"gave up waiting for {what}")
-        time.sleep(0.05)
+    wait_until(condition, what, WAIT)
 
 
 def _default_sigint() -> None:
@@ -150,8 +146,10 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     return (folder / "results.csv").read_bytes()
 
 
-def _command(out: Path) -> list[str]:
-    return ["run", EXPERIMENT, *SCALE, "--jobs", "2", "--no-progress", "--out", str(out)]
+def _command(out: Path, *dask: str) -> list[str]:
+    """The sweep's command: two local workers, or ``--backend dask`` with the options ``dask`` (no ``--jobs`` there)."""
+    where = ["--backend", "dask", *dask] if dask else ["--jobs", "2"]
+    return ["run", EXPERIMENT, *SCALE, *where, "--no-progress", "--out", str(out)]
 
 
 def _resume(out: Path, capsys: pytest.CaptureFixture[str]) -> str:
@@ -442,7 +440,7 @@ def test_sigterm_on_the_dask_backend_stops_the_client_and_leaves_no_process(band
     out = tmp_path / "out"
     cluster_options = {"threads_per_worker": 1, "processes": True, "host": "127.0.0.1", "dashboard_address": None}
     with distributed.LocalCluster(n_workers=2, **cluster_options) as cluster:
-        b = banditlab(*_command(out), "--backend", "dask", "--scheduler", cluster.scheduler_address)
+        b = banditlab(*_command(out, "--scheduler", cluster.scheduler_address))
         _poll(lambda: bool(saved_tasks(out / "parts")) or b.proc.poll() is not None, "the first saved task")
         assert b.proc.poll() is None, "the sweep finished before it could be interrupted"
         started = _children(b.proc.pid) | _naming(str(out))
@@ -587,7 +585,7 @@ def test_the_last_dask_worker_dying_mid_sweep_exits_3_after_timeout(banditlab, t
         scheduler = json.loads(address.read_text())["address"]
         worker = _dask("distributed.cli.dask_worker", scheduler, "--no-nanny", "--nthreads", "1", cwd=tmp_path)
         started.append(worker)
-        b = banditlab(*_command(out), "--backend", "dask", "--scheduler", scheduler, "--timeout", "3")
+        b = banditlab(*_command(out, "--scheduler", scheduler, "--timeout", "3"))
         _poll(lambda: bool(saved_tasks(out / "parts")) or b.proc.poll() is not None, "the first saved task")
         assert b.proc.poll() is None, "the sweep finished before its worker could be killed"
         worker.kill()
