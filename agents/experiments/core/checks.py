@@ -509,7 +509,11 @@ class Best:
         best = grid[int(np.argmax([ev.mean(k) for k in grid]))]
         nearest = min(grid, key=lambda k: abs(k[2] - self.value))
         diff, half = paired(ev.final(best), ev.final(nearest))
-        note = "" if nearest[2] == self.value else f" (not on the paper's own grid; nearest grid value {nearest[2]:g})"
+        note = (
+            ""
+            if nearest[2] == self.value
+            else f" (the paper's {self.value:g} is not on the grid; the grid value nearest it is {nearest[2]:g})"
+        )
         name = ev.x_name
         if best == nearest:  # the difference of a value with itself: exactly 0, nothing to estimate
             evidence = f"Our best {name} = {best[2]:g}{note}, the grid value nearest the paper's"
