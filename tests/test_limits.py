@@ -26,6 +26,7 @@ from test_cli_outputs import EID, SMALL, _main, _sentence
 
 from agents.experiments.api import UsageError, configure
 from agents.experiments.cli import main
+from bandit_envs.validation import PATH_SHOWN, shorten
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Bound on every wait for a process (generous: the machine may be shared).
@@ -86,7 +87,8 @@ def test_an_out_name_longer_than_the_file_system_allows_is_one_sentence(nested, 
         out = out / "results"
     assert _main(["run", EID, *SMALL, "--out", str(out)]) == 2
     line = _sentence(capsys)
-    assert f"--out {out} cannot be a folder (File name too long)" in line
+    shown = shorten(str(out), PATH_SHOWN)  # a path over 200 characters is cut, its length given
+    assert f"--out {shown} cannot be a folder (File name too long)" in line
     assert not any(tmp_path.iterdir())  # nothing created
 
 
