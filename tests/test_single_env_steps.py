@@ -147,6 +147,32 @@ def test_writing_the_state_or_t_is_seen_by_the_next_act(make):
     assert agent.act() == fresh_choice()
 
 
+@pytest.mark.parametrize("kwargs", [{"epsilon": 0.5}, {"schedule": "decaying", "d": 0.5}])
+def test_greedy_draws_as_the_batch_of_one_whatever_comes_between_update_and_act(kwargs):
+    """ε-greedy's one-env update chooses the next arm with uniforms it has not used yet: reading the
+    state, setting t, a second act, a copy or a reset in between must not skip or reuse any."""
+    single, batch1 = EpsilonGreedy(4, **kwargs, seed=9), EpsilonGreedy(4, **kwargs, n_envs=1, seed=9)
+    rng = np.random.default_rng(3)
+    for t in range(600):
+        between = t % 6
+        if between == 1:
+            assert np.array_equal(single.means, batch1.means)
+        elif between == 2:
+            single.t, batch1.t = single.t, batch1.t
+        elif between == 3:
+            assert single.act() == int(batch1.act()[0]), t  # an act not followed by an update draws anew
+        elif between == 4:
+            single = pickle.loads(pickle.dumps(single))
+        elif between == 5 and t % 120 == 5:
+            single.reset()
+            batch1.reset()
+        action = single.act()
+        assert action == int(batch1.act()[0]), t
+        reward = float(rng.random() < 0.2 + 0.2 * action)
+        single.update(action, reward)
+        batch1.update(np.array([action]), np.array([reward]))
+
+
 def ts_n_round(rng: np.random.Generator, closed: np.ndarray, action: int) -> dict[str, Any]:
     """The env's info for pulling ``action``: its closed neighbourhood revealed, with rewards in [0, 1]."""
     return {"observed_mask": closed[action].copy(), "observed_rewards": rng.random(closed.shape[0])}

@@ -7,6 +7,8 @@ all copies: :mod:`agents.stochastic.index_kernels`); each copy draws from its ow
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 from numba import types
@@ -14,7 +16,7 @@ from numba import types
 from agents.base import SingleEnvKernel, check_choice, describe
 from agents.common.streams import GENERATOR_BYTES, CopyStreams
 from agents.stochastic.index import per_copy_float
-from agents.stochastic.index_kernels import KIND_GREEDY, greedy_choose, greedy_choose_one
+from agents.stochastic.index_kernels import GREEDY_USED_BITS, KIND_GREEDY, greedy_choose, greedy_pick_one, greedy_step
 from agents.stochastic.mean_state import STATE_TYPE, MeanStateAgent
 
 IntArray = npt.NDArray[np.int64]
@@ -24,7 +26,13 @@ DEFAULT_EPSILON = 0.1
 #: c and d of the decaying schedule when none are given (see :class:`EpsilonGreedy`).
 DEFAULT_C, DEFAULT_D = 6.0, 0.1
 
-_GREEDY_CHOOSE_ONE = SingleEnvKernel(greedy_choose_one, (STATE_TYPE, types.int64, types.boolean, types.uint64))
+#: One env: uniforms drawn from the generator at a time, kept in order until the choices use them.
+UNIFORM_BLOCK = 256
+_USED_MASK = (1 << GREEDY_USED_BITS) - 1
+
+_F64, _I64, _BOOL = types.float64, types.int64, types.boolean
+_GREEDY_PICK_ONE = SingleEnvKernel(greedy_pick_one, (STATE_TYPE, _I64, _BOOL, _F64, _F64))
+_GREEDY_STEP = SingleEnvKernel(greedy_step, (STATE_TYPE, _I64, _F64, _I64, _BOOL, _F64, _F64))
 
 
 class EpsilonGreedy(CopyStreams, MeanStateAgent):
@@ -33,7 +41,11 @@ class EpsilonGreedy(CopyStreams, MeanStateAgent):
     Each arm is played once first (lowest index first, no random draw). After that, round t
     (1-based) draws u ~ U[0, 1) from the copy's generator: if u < ε_t it plays a uniformly random
     arm (a second draw), else the arm with the largest mean reward so far (ties to the lowest
-    index). Rewards are any finite numbers; only the pulled arm's reward is used.
+    index). Rewards are any finite numbers; only the pulled arm's reward is used. With one env,
+    ``update`` also chooses the next arm (one compiled call, as :class:`agents.UCB`'s), from
+    uniforms that the agent draws from ``rng`` :data:`UNIFORM_BLOCK` at a time and uses in
+    order: the same numbers, so the same choices, as drawing them one by one, but ``rng`` itself
+    runs up to a block ahead of the draws used.
     ``sums``, ``counts``, ``means`` (views of the packed state) and ``t`` are as in :class:`agents.UCB`.
 
     Schedules (``schedule``):
@@ -119,16 +131,72 @@ class EpsilonGreedy(CopyStreams, MeanStateAgent):
         self._reset_state()
 
     def _load_single_env_kernels(self) -> None:
-        super()._load_single_env_kernels()
-        _GREEDY_CHOOSE_ONE.load()
+        _GREEDY_PICK_ONE.load()
+        _GREEDY_STEP.load()
+
+    def _reset_state(self) -> None:
+        super()._reset_state()
+        self._uniforms: list[float] = []
+        self._position = 0
+        self._pending = 0
 
     def _choose(self) -> IntArray:
         out: IntArray = greedy_choose(self._state, self.t, self.decaying, self._bitgens)
         return out
 
+    def _draw_uniforms(self) -> tuple[list[float], int]:
+        """One env: ``_uniforms`` with its unused numbers first and :data:`UNIFORM_BLOCK` more drawn, and 0.
+
+        The generator's uniforms are drawn a block at a time (``rng.random``: the numbers
+        ``Generator.random()`` would give one by one, in the same order) and used in order, so
+        that the choices are those of a copy drawing one at a time (the batched
+        :func:`~agents.stochastic.index_kernels.greedy_choose`), while the one-env step hands
+        its compiled call numbers rather than the generator.
+        """
+        self._uniforms = uniforms = self._uniforms[self._position :] + self.rng.random(UNIFORM_BLOCK).tolist()
+        self._position = 0
+        return uniforms, 0
+
     def _choose_one(self) -> int:
-        arm: int = _GREEDY_CHOOSE_ONE.call(self._state, self._t, self.decaying, self._bitgen_one)
-        return arm
+        uniforms, position = self._uniforms, self._position
+        if position + 2 > len(uniforms):
+            uniforms, position = self._draw_uniforms()
+        code: int = _GREEDY_PICK_ONE.call(
+            self._state, self._t, self.decaying, uniforms[position], uniforms[position + 1]
+        )
+        self._position = position + (code & _USED_MASK)
+        return code >> GREEDY_USED_BITS
+
+    def _step_one(self, action: int, reward: float) -> int:
+        """One env: the update and the choice of the next round in one compiled call (its uniforms not yet used).
+
+        The arm is returned by the next ``act``, which then counts its uniforms as used; reading
+        the state's views or setting ``t`` forgets the arm, and ``act`` chooses afresh from the
+        same uniforms.
+        """
+        uniforms, position = self._uniforms, self._position
+        if position + 2 > len(uniforms):
+            uniforms, position = self._draw_uniforms()
+        code: int = _GREEDY_STEP.call(
+            self._state, action, reward, self._t + 1, self.decaying, uniforms[position], uniforms[position + 1]
+        )
+        if code < 0:
+            return -1
+        self._pending = code & _USED_MASK
+        return code >> GREEDY_USED_BITS
+
+    def act(self, obs: Any = None) -> Any:
+        """Choose the next arm of every copy (unplayed arms first, lowest index)."""
+        if self.n_envs is not None:
+            return super().act(obs)
+        if obs is not None:
+            self._check_obs(obs)
+        chosen = self._next
+        if chosen < 0:
+            return self._choose_one()
+        self._position += self._pending  # the uniforms of the arm the last update chose are used now
+        self._next = -1
+        return chosen
 
     def current_epsilon(self) -> float | npt.NDArray[np.float64]:
         """ε of the next round (round ``t + 1``): a number, or one per copy in batch mode."""

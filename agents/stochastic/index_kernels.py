@@ -796,15 +796,44 @@ def mean_step(state: Any, action: int, reward: float, kind: int, low: float, hig
     return -1
 
 
-@njit(error_model="numpy")
-def greedy_choose_one(state: Any, t: int, decaying: bool, bitgen: Any) -> int:  # pragma: no cover
-    """:func:`greedy_choose` of one env (row 0), drawing from the generator at ``bitgen``.
+#: :func:`greedy_pick_one` returns ``arm << GREEDY_USED_BITS | uniforms used``.
+GREEDY_USED_BITS = 2
 
-    The one kernel here that builds a one-element array: a row function shared with
-    :func:`greedy_choose` made the batched choice 10% slower (numba's inlining), to save about
-    30 ns here (this array and the choice's own).
+
+@njit(error_model="numpy")
+def greedy_pick_one(state: Any, t: int, decaying: bool, u: float, v: float) -> int:  # pragma: no cover
+    """:func:`greedy_choose` of one env (row 0), with the generator's next two uniforms ``u``, ``v`` given.
+
+    The same choice as :func:`greedy_choose` drawing u, then v if it explores; the caller keeps
+    its generator's uniforms in order and learns from the result how many were used: it returns
+    ``arm << GREEDY_USED_BITS | used``, ``used`` 0 (an unplayed arm), 1 (exploit) or 2 (explore).
+    Written apart from the batched loop: a row function shared with :func:`greedy_choose` made
+    the batched choice 10% slower (numba's inlining).
     """
-    return greedy_choose(state, t, decaying, np.full(1, bitgen, dtype=np.uint64))[0]
+    k_arms = n_arms_of(state.shape[1])
+    chosen = first_unplayed(state.view(np.int64), 0, k_arms)
+    if chosen >= 0:
+        return chosen << GREEDY_USED_BITS
+    epsilon = state[0, 4 * k_arms]
+    if decaying:
+        epsilon = min(1.0, epsilon / (t + 1))
+    if u < epsilon:
+        return min(int(v * k_arms), k_arms - 1) << GREEDY_USED_BITS | 2
+    return column_argmax(state, 0, k_arms, k_arms) << GREEDY_USED_BITS | 1
+
+
+@njit(error_model="numpy")
+def greedy_step(  # pragma: no cover
+    state: Any, action: int, reward: float, t_next: int, decaying: bool, u: float, v: float
+) -> int:
+    """One env's ε-greedy step: :func:`mean_update`, then :func:`greedy_pick_one` of round ``t_next`` + 1.
+
+    ``t_next`` counts the rounds completed with this one. -1 if the feedback is refused (nothing
+    changed): an action outside [0, K) or a reward that is not finite.
+    """
+    if mean_step(state, action, reward, KIND_GREEDY, -np.inf, np.inf) >= 0:
+        return -1
+    return greedy_pick_one(state, t_next, decaying, u, v)
 
 
 @njit(error_model="numpy")

@@ -9,9 +9,10 @@ changed); ``act`` is one compiled call for all copies (the subclass's ``_choose`
 With one env, ``update`` with plain scalars (:meth:`agents.base.Agent._plain_value`) and
 ``act`` are each one call of a one-env kernel's compiled entry point
 (:class:`agents.base.SingleEnvKernel`; the subclass's ``_step_one`` and ``_choose_one``), and
-for the agents whose choice draws nothing (KL-UCB, MOSS) the update's call also chooses the
-next arm, which ``act`` then returns, as :class:`agents.UCB` does (reading ``sums``, ``means``,
-``counts`` or setting ``t`` forgets it): below a microsecond per act + update
+the update's call also chooses the next arm, which ``act`` then returns, as :class:`agents.UCB`
+does (reading ``sums``, ``means``, ``counts`` or setting ``t`` forgets it; ε-greedy's choice
+takes uniforms its generator drew ahead, used only when ``act`` returns the arm): below a
+microsecond per act + update
 (``benchmarks/bench_step_api.py``). Anything else takes the checked path, which gives the errors.
 """
 
