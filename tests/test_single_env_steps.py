@@ -147,16 +147,25 @@ def test_writing_the_state_or_t_is_seen_by_the_next_act(make):
     assert agent.act() == fresh_choice()
 
 
-@pytest.mark.parametrize("kwargs", [{"epsilon": 0.5}, {"schedule": "decaying", "d": 0.5}])
-def test_greedy_draws_as_the_batch_of_one_whatever_comes_between_update_and_act(kwargs):
-    """ε-greedy's one-env update chooses the next arm with uniforms it has not used yet: reading the
-    state, setting t, a second act, a copy or a reset in between must not skip or reuse any."""
-    single, batch1 = EpsilonGreedy(4, **kwargs, seed=9), EpsilonGreedy(4, **kwargs, n_envs=1, seed=9)
+DRAWN_AHEAD: dict[str, Callable[[int | None], Agent]] = {
+    "EpsilonGreedy": lambda n: EpsilonGreedy(4, 0.5, n_envs=n, seed=9),
+    "EpsilonGreedy-decaying": lambda n: EpsilonGreedy(4, schedule="decaying", d=0.5, n_envs=n, seed=9),
+    "Exp3": lambda n: Exp3(4, 300, n_envs=n, seed=9),
+    "Exp3-anytime": lambda n: Exp3(4, gamma=0.2, n_envs=n, seed=9),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DRAWN_AHEAD))
+def test_a_choice_made_by_update_draws_as_the_batch_of_one_whatever_comes_before_act(name):
+    """ε-greedy's and Exp3's one-env update chooses the next arm with uniforms not used yet: reading
+    the state, setting t, a second act, a copy or a reset in between must not skip or reuse any."""
+    single, batch1 = DRAWN_AHEAD[name](None), DRAWN_AHEAD[name](1)
+    view = "probabilities" if name.startswith("Exp3") else "means"
     rng = np.random.default_rng(3)
     for t in range(600):
         between = t % 6
         if between == 1:
-            assert np.array_equal(single.means, batch1.means)
+            assert np.array_equal(getattr(single, view), getattr(batch1, view))
         elif between == 2:
             single.t, batch1.t = single.t, batch1.t
         elif between == 3:

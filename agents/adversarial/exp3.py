@@ -35,7 +35,7 @@ from agents.adversarial.kernels import (
 )
 from agents.base import Agent, SingleEnvKernel, check_float, check_int, describe
 from agents.common.kernels import kernel_error
-from agents.common.streams import GENERATOR_BYTES, CopyStreams
+from agents.common.streams import GENERATOR_BYTES, CopyStreams, UniformsAhead
 from bandit_envs._types import BoolArray, FloatArray
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods, independence_number
 
@@ -48,8 +48,10 @@ EXACT_ALPHA_ARMS = 40
 
 _STATE = types.Array(types.float64, 2, "C")
 #: One env's ``act`` and Exp3's ``update``: one call each of a one-env kernel's compiled entry point.
-_SAMPLE_ONE = SingleEnvKernel(sample_one, (_STATE, types.uint64))
-_EXP3_STEP = SingleEnvKernel(exp3_step, (_STATE, types.int64, types.float64, types.float64, types.float64))
+_SAMPLE_ONE = SingleEnvKernel(sample_one, (_STATE, types.float64))
+_EXP3_STEP = SingleEnvKernel(
+    exp3_step, (_STATE, types.int64, types.float64, types.float64, types.float64, types.float64)
+)
 #: N copies' ``act`` and Exp3's ``update``, through the compiled entry points of the batched kernels.
 #: Their arguments are arrays and numbers only (the generators are passed as the addresses of their
 #: C interface), of the exact types below: the agent's own state and addresses, and the int64 and
@@ -74,8 +76,13 @@ def _sqrt_ratio(numerator: float, denominator: int) -> float:
         return math.exp(0.5 * (math.log(numerator) - math.log(denominator)))
 
 
-class _ExpWeights(CopyStreams, Agent):
-    """Shared state (layout in :mod:`agents.adversarial.kernels`), sampling and accessors."""
+class _ExpWeights(UniformsAhead, CopyStreams, Agent):
+    """Shared state (layout in :mod:`agents.adversarial.kernels`), sampling and accessors.
+
+    One env draws its uniforms ahead (:class:`agents.common.streams.UniformsAhead`): Exp3's
+    ``update`` samples the next arm in its compiled call (``_next``), which ``act`` returns,
+    counting its uniform used; otherwise ``act`` samples from p with the next unused uniform.
+    """
 
     reward_bounds = (0.0, 1.0)
     reward_bounds_reason = "{name} estimates losses 1 - r in [0, 1]"
@@ -102,10 +109,14 @@ class _ExpWeights(CopyStreams, Agent):
         self._state[:, 2 * k + EXTRA_COLUMNS :] = 1.0  # w = exp(-eta (0 - 0)), with min L = 0 in column 2K + 3
         self.t = 0
         self._batch_shape = (self.batch,)
+        self._clear_uniforms()
+        #: One env: the arm sampled by the last update for the next round (its uniform not yet used), or -1.
+        self._next = -1
 
     @property
     def probabilities(self) -> FloatArray:
         """(B, K) distribution p_t the next ``act`` draws from, a view of the agent's state."""
+        self._next = -1  # the caller may write to it: act samples afresh (with the same uniform)
         return self._state[:, self.n_arms : 2 * self.n_arms]
 
     @property
@@ -126,8 +137,17 @@ class _ExpWeights(CopyStreams, Agent):
             self._check_obs(obs)
         n = self.n_envs
         if n is None:
-            arm: int = _SAMPLE_ONE.call(self._state, self._bitgen_one)
-            return arm
+            arm = self._next
+            if arm >= 0:  # sampled by the last update
+                self._next = -1
+                self._position += 1
+                return arm
+            uniforms, position = self._uniforms, self._position
+            if position >= len(uniforms):
+                uniforms, position = self._draw_uniforms()
+            self._position = position + 1
+            chosen: int = _SAMPLE_ONE.call(self._state, uniforms[position])
+            return chosen
         out = _EMPTY(n, _INT64)  # allocated here: cheaper than an array returned by compiled code
         _SAMPLE.call(self._state, self._bitgens, out)
         return out
@@ -250,12 +270,16 @@ class Exp3(_ExpWeights):
                     self._check_info(info)
                 fixed = self.fixed_eta
                 eta = fixed if fixed is not None else math.sqrt(self._log_k_over_k / (self.t + 2))  # eta_at(t + 2)
-                try:
-                    done = _EXP3_STEP.call(self._state, action, value, eta, self.gamma) < 0
+                uniforms, position = self._uniforms, self._position
+                if position >= len(uniforms):
+                    uniforms, position = self._draw_uniforms()
+                try:  # the update, and the next round's arm sampled (its uniform used when act returns it)
+                    chosen = _EXP3_STEP.call(self._state, action, value, eta, self.gamma, uniforms[position])
                 except OverflowError:  # an int action beyond int64: not an arm
-                    done = False
-                if done:
+                    chosen = -1
+                if chosen >= 0:
                     self.t += 1
+                    self._next = chosen
                     return
             a, r = self._feedback(action, reward, info, check_values=False)
         elif (
@@ -276,6 +300,7 @@ class Exp3(_ExpWeights):
         if bad >= 0:
             raise kernel_error(self, a, r, bad)
         self.t = t + 1
+        self._next = -1
 
     def __repr__(self) -> str:
         return (

@@ -240,19 +240,24 @@ def exp3ix_update(
 
 
 @njit
-def sample_one(state: Any, bitgen: Any) -> int:  # pragma: no cover
-    """:func:`sample_into` of one env (row 0), drawing from the generator at ``bitgen``."""
-    return sample_row(state, 0, n_arms_of(state.shape[1]), next_double(bitgen))
+def sample_one(state: Any, u: float) -> int:  # pragma: no cover
+    """:func:`sample_into` of one env (row 0), for the generator's next uniform ``u``."""
+    return sample_row(state, 0, n_arms_of(state.shape[1]), u)
 
 
 @njit(error_model="numpy")
-def exp3_step(state: Any, action: int, reward: float, eta_next: float, gamma: float) -> int:  # pragma: no cover
-    """:func:`exp3_update` of one env (row 0): 0 if refused (nothing changed), else -1."""
+def exp3_step(  # pragma: no cover
+    state: Any, action: int, reward: float, eta_next: float, gamma: float, u: float
+) -> int:
+    """:func:`exp3_update` of one env (row 0), then :func:`sample_one` of the next round for the uniform ``u``.
+
+    Returns the next round's arm, or -1 if the feedback is refused (nothing changed).
+    """
     k_arms = n_arms_of(state.shape[1])
     if action < 0 or action >= k_arms or not 0.0 <= reward <= 1.0:
-        return 0
+        return -1
     exp3_row(state, 0, k_arms, action, reward, eta_next, gamma)
-    return -1
+    return sample_row(state, 0, k_arms, u)
 
 
 class ExpWeightsReference:

@@ -220,3 +220,36 @@ class CopyStreams:
                 self._copy_rngs = (self.rng,)
             self._bitgens = generator_addresses(self._copy_rngs)
             self._bitgen_one = int(self._bitgens[0])
+
+
+#: One env: uniforms that :class:`UniformsAhead` draws from the generator at a time.
+UNIFORM_BLOCK = 256
+
+
+class UniformsAhead:
+    """Mixin for a one-env agent whose step hands its compiled call the generator's next uniforms as numbers.
+
+    ``rng``'s uniforms are drawn :data:`UNIFORM_BLOCK` at a time (``rng.random(n)``: the numbers
+    ``Generator.random()`` would give one by one, in the same order) into ``_uniforms`` and used
+    in order from ``_position``, so an agent that takes them here makes the choices of a copy
+    drawing one at a time with :func:`bandit_envs.core.next_double` (the batched kernels), while
+    its one-env ``update`` can choose the next arm in the same compiled call as the update: the
+    call is given the next unused uniforms, and the agent counts them used only when ``act``
+    returns that arm. ``rng`` itself runs up to a block ahead of the uniforms used. Call
+    :meth:`_clear_uniforms` wherever ``rng`` is made anew (``_reset_state``).
+    """
+
+    rng: np.random.Generator
+    #: The uniforms drawn ahead; those from ``_position`` on are not used yet.
+    _uniforms: list[float]
+    _position: int
+
+    def _clear_uniforms(self) -> None:
+        self._uniforms = []
+        self._position = 0
+
+    def _draw_uniforms(self) -> tuple[list[float], int]:
+        """``_uniforms`` with its unused numbers first and a block more, and the position of the first (0)."""
+        self._uniforms = uniforms = self._uniforms[self._position :] + self.rng.random(UNIFORM_BLOCK).tolist()
+        self._position = 0
+        return uniforms, 0

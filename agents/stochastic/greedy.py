@@ -14,7 +14,7 @@ import numpy.typing as npt
 from numba import types
 
 from agents.base import SingleEnvKernel, check_choice, describe
-from agents.common.streams import GENERATOR_BYTES, CopyStreams
+from agents.common.streams import GENERATOR_BYTES, CopyStreams, UniformsAhead
 from agents.stochastic.index import per_copy_float
 from agents.stochastic.index_kernels import GREEDY_USED_BITS, KIND_GREEDY, greedy_choose, greedy_pick_one, greedy_step
 from agents.stochastic.mean_state import STATE_TYPE, MeanStateAgent
@@ -26,8 +26,6 @@ DEFAULT_EPSILON = 0.1
 #: c and d of the decaying schedule when none are given (see :class:`EpsilonGreedy`).
 DEFAULT_C, DEFAULT_D = 6.0, 0.1
 
-#: One env: uniforms drawn from the generator at a time, kept in order until the choices use them.
-UNIFORM_BLOCK = 256
 _USED_MASK = (1 << GREEDY_USED_BITS) - 1
 
 _F64, _I64, _BOOL = types.float64, types.int64, types.boolean
@@ -35,7 +33,7 @@ _GREEDY_PICK_ONE = SingleEnvKernel(greedy_pick_one, (STATE_TYPE, _I64, _BOOL, _F
 _GREEDY_STEP = SingleEnvKernel(greedy_step, (STATE_TYPE, _I64, _F64, _I64, _BOOL, _F64, _F64))
 
 
-class EpsilonGreedy(CopyStreams, MeanStateAgent):
+class EpsilonGreedy(UniformsAhead, CopyStreams, MeanStateAgent):
     r"""ε-greedy, with a constant ε or the decaying ε_n of Auer, Cesa-Bianchi & Fischer [1]_.
 
     Each arm is played once first (lowest index first, no random draw). After that, round t
@@ -43,9 +41,9 @@ class EpsilonGreedy(CopyStreams, MeanStateAgent):
     arm (a second draw), else the arm with the largest mean reward so far (ties to the lowest
     index). Rewards are any finite numbers; only the pulled arm's reward is used. With one env,
     ``update`` also chooses the next arm (one compiled call, as :class:`agents.UCB`'s), from
-    uniforms that the agent draws from ``rng`` :data:`UNIFORM_BLOCK` at a time and uses in
-    order: the same numbers, so the same choices, as drawing them one by one, but ``rng`` itself
-    runs up to a block ahead of the draws used.
+    uniforms that the agent draws from ``rng`` a block at a time and uses in
+    order (:class:`agents.common.streams.UniformsAhead`): the same numbers, so the same choices,
+    as drawing them one by one, but ``rng`` itself runs up to a block ahead of the draws used.
     ``sums``, ``counts``, ``means`` (views of the packed state) and ``t`` are as in :class:`agents.UCB`.
 
     Schedules (``schedule``):
@@ -136,26 +134,12 @@ class EpsilonGreedy(CopyStreams, MeanStateAgent):
 
     def _reset_state(self) -> None:
         super()._reset_state()
-        self._uniforms: list[float] = []
-        self._position = 0
+        self._clear_uniforms()
         self._pending = 0
 
     def _choose(self) -> IntArray:
         out: IntArray = greedy_choose(self._state, self.t, self.decaying, self._bitgens)
         return out
-
-    def _draw_uniforms(self) -> tuple[list[float], int]:
-        """One env: ``_uniforms`` with its unused numbers first and :data:`UNIFORM_BLOCK` more drawn, and 0.
-
-        The generator's uniforms are drawn a block at a time (``rng.random``: the numbers
-        ``Generator.random()`` would give one by one, in the same order) and used in order, so
-        that the choices are those of a copy drawing one at a time (the batched
-        :func:`~agents.stochastic.index_kernels.greedy_choose`), while the one-env step hands
-        its compiled call numbers rather than the generator.
-        """
-        self._uniforms = uniforms = self._uniforms[self._position :] + self.rng.random(UNIFORM_BLOCK).tolist()
-        self._position = 0
-        return uniforms, 0
 
     def _choose_one(self) -> int:
         uniforms, position = self._uniforms, self._position
