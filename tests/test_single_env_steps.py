@@ -38,7 +38,14 @@ KINDS: list[Callable[[float], Any]] = [float, np.float64, lambda r: int(r > 0.5)
 
 
 def state_of(agent: Agent) -> list[np.ndarray]:
-    """The agent's learning state arrays (copies)."""
+    """The agent's learning state arrays (copies).
+
+    Thompson sampling's one-env update also chooses the next arm, drawing ahead; until ``act``
+    returns that arm, its stream's state as of before the choice is kept apart.
+    """
+    if getattr(agent, "_next", -1) >= 0 and hasattr(agent, "_stream_mark"):
+        agent = copy.deepcopy(agent)
+        agent._forget_choice()  # type: ignore[attr-defined]
     names = ("_state", "_anchors", "_successes", "_failures", "_shapes", "_streams")
     return [np.array(getattr(agent, name)) for name in names if hasattr(agent, name)]
 
@@ -152,22 +159,28 @@ DRAWN_AHEAD: dict[str, Callable[[int | None], Agent]] = {
     "EpsilonGreedy-decaying": lambda n: EpsilonGreedy(4, schedule="decaying", d=0.5, n_envs=n, seed=9),
     "Exp3": lambda n: Exp3(4, 300, n_envs=n, seed=9),
     "Exp3-anytime": lambda n: Exp3(4, gamma=0.2, n_envs=n, seed=9),
+    "TS": lambda n: ThompsonSampling(4, n_envs=n, seed=9),
 }
 
 
 @pytest.mark.parametrize("name", sorted(DRAWN_AHEAD))
 def test_a_choice_made_by_update_draws_as_the_batch_of_one_whatever_comes_before_act(name):
-    """ε-greedy's and Exp3's one-env update chooses the next arm with uniforms not used yet: reading
-    the state, setting t, a second act, a copy or a reset in between must not skip or reuse any."""
+    """ε-greedy's, Exp3's and TS's one-env update chooses the next arm (with uniforms not used yet, or
+    drawing ahead): reading the state, setting t, a second update or act, a copy or a reset in
+    between must not skip or reuse any draw."""
     single, batch1 = DRAWN_AHEAD[name](None), DRAWN_AHEAD[name](1)
-    view = "probabilities" if name.startswith("Exp3") else "means"
+    view = {"Exp3": "probabilities", "TS": "successes"}.get(name.split("-")[0], "means")
     rng = np.random.default_rng(3)
+    action = 0
     for t in range(600):
         between = t % 6
         if between == 1:
             assert np.array_equal(getattr(single, view), getattr(batch1, view))
         elif between == 2:
-            single.t, batch1.t = single.t, batch1.t
+            if hasattr(single, "t"):
+                single.t, batch1.t = single.t, batch1.t
+            single.update(action, 0.5)  # a second update of the last round, no act in between
+            batch1.update(np.array([action]), np.array([0.5]))
         elif between == 3:
             assert single.act() == int(batch1.act()[0]), t  # an act not followed by an update draws anew
         elif between == 4:
@@ -175,6 +188,9 @@ def test_a_choice_made_by_update_draws_as_the_batch_of_one_whatever_comes_before
         elif between == 5 and t % 120 == 5:
             single.reset()
             batch1.reset()
+        elif between == 5:  # an update the one-env step leaves to the checked path (a 0-d array action)
+            single.update(np.array(action), 0.5)
+            batch1.update(np.array([action]), np.array([0.5]))
         action = single.act()
         assert action == int(batch1.act()[0]), t
         reward = float(rng.random() < 0.2 + 0.2 * action)

@@ -246,15 +246,17 @@ _ANY_FLAGS, _ANY_VALUES = types.Array(types.bool_, 1, "A"), types.Array(types.fl
 _TS_CHOOSE_ONE = SingleEnvKernel(
     ts_kernels.beta_choose_one, (types.Array(types.float64, 3, "C"), types.Array(types.uint64, 2, "C"))
 )
-_TS_COIN_STEP = SingleEnvKernel(
-    ts_kernels.coin_step,
+_TS_STEP = SingleEnvKernel(
+    ts_kernels.coin_step_choose,
     (
         _STATE,
         _STATE,
         types.Array(types.float64, 3, "C"),
         types.Array(types.uint64, 2, "C"),
+        types.Array(types.uint64, 2, "C"),
         types.int64,
         types.float64,
+        types.boolean,
     ),
 )
 #: One env's TS-N update with the env's own info arrays (any strides: layout "A").
@@ -677,9 +679,10 @@ class ThompsonSampling(Agent):
         self._reset_state()
         if self.n_envs is None:
             _TS_CHOOSE_ONE.load()
-            _TS_COIN_STEP.load()
             if self.side_observations:
                 _TS_OBSERVED_STEP.load()
+            else:
+                _TS_STEP.load()
         else:
             _TS_CHOOSE.load()
             _TS_COIN_UPDATE.load()
@@ -689,6 +692,16 @@ class ThompsonSampling(Agent):
         self._streams = sampling.new_streams(self._copy_seeds)
         self._successes, self._failures, self._shapes = ts_kernels.new_posteriors(self.batch, self.n_arms)
         self._batch_shape = (self.batch,)
+        #: One env: the arm chosen by the last update for the next round (-1: none), and the stream's
+        #: state before that choice's draws (see :func:`~agents.stochastic.thompson_kernels.coin_step_choose`).
+        self._next = -1
+        self._stream_mark = self._streams.copy()
+
+    def _forget_choice(self) -> None:
+        """Unmake the draws of a choice the last update made and no ``act`` returned (before any other draw)."""
+        if self._next >= 0:
+            self._streams[:] = self._stream_mark
+            self._next = -1
 
     @property
     def successes(self) -> FloatArray:
@@ -710,15 +723,19 @@ class ThompsonSampling(Agent):
         if obs is not None:
             self._check_obs(obs)
         n = self.n_envs
-        if n is None:  # one env: one call of the compiled entry point
-            arm: int = _TS_CHOOSE_ONE.call(self._shapes, self._streams)
+        if n is None:  # one env: the arm the last update chose, or one call of the compiled entry point
+            arm: int = self._next
+            if arm >= 0:
+                self._next = -1
+                return arm
+            arm = _TS_CHOOSE_ONE.call(self._shapes, self._streams)
             return arm
         out = _EMPTY(n, _INT64)  # allocated here: cheaper than an array returned by compiled code
         _TS_CHOOSE.call(self._shapes, self._streams, out)
         return out
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
-        """Toss one r-coin per observation and add it to S or F."""
+        """Toss one r-coin per observation and add it to S or F (one env, TS: and choose the next arm)."""
         if self.side_observations:
             if self.n_envs is None and type(info) is dict and self._observed_step(action, reward, info):
                 return
@@ -760,15 +777,24 @@ class ThompsonSampling(Agent):
                 # info, the range is checked first, so that a bad action is named before a bad info.
                 if info is not None:
                     self._check_info(info)
-                try:
-                    done = _TS_COIN_STEP.call(
-                        self._successes, self._failures, self._shapes, self._streams, action, value
+                try:  # the coin, then the next round's choice (returned by act)
+                    chosen = _TS_STEP.call(
+                        self._successes,
+                        self._failures,
+                        self._shapes,
+                        self._streams,
+                        self._stream_mark,
+                        action,
+                        value,
+                        self._next >= 0,
                     )
                 except OverflowError:  # an int action beyond int64: not an arm
-                    done = 0
-                if done < 0:
+                    chosen = -1
+                if chosen >= 0:
+                    self._next = chosen
                     return
             a, rewards = self._feedback(action, reward, info, check_values=False)  # one env's other inputs
+            self._forget_choice()
             bad = ts_kernels.coin_update(self._successes, self._failures, self._shapes, a, rewards, self._streams)
             if bad >= 0:
                 raise kernel_error(self, a, rewards, bad)

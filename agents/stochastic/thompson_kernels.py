@@ -237,14 +237,25 @@ def beta_choose_one(shapes, streams):  # pragma: no cover
 
 
 @njit
-def coin_step(successes, failures, shapes, streams, action, reward):  # pragma: no cover
-    """:func:`coin_update` of one env: 0 if refused (nothing changed), else -1 (one uniform drawn)."""
+def coin_step_choose(successes, failures, shapes, streams, mark, action, reward, pending):  # pragma: no cover
+    """One env's TS step: the pulled arm's r-coin (:func:`coin_update` of row 0), then :func:`beta_choose_one`.
+
+    Returns the next round's arm, or -1 if the feedback is refused (nothing changed, nothing
+    drawn). The stream's state between the coin and the choice's draws is kept in ``mark``
+    (4, 1): with ``pending`` (the arm this call chose last time was never played) the stream
+    first goes back there, so that the coin is drawn where it would have been without that
+    choice; the caller does the same (``streams[:] = mark``) before any other draw. Either
+    way, the words drawn are those of a copy that draws at each act and update (the batched
+    kernels), in the same order.
+    """
     if action < 0 or action >= successes.shape[1] or not (0.0 <= reward <= 1.0):
-        return 0
-    u, state = sampling.uniform(sampling.load(streams, 0))
+        return -1
+    state = sampling.load(mark, 0) if pending else sampling.load(streams, 0)
+    u, state = sampling.uniform(state)
     sampling.store(streams, 0, state)
+    sampling.store(mark, 0, state)
     count_coin(successes, failures, shapes, 0, action, u < reward)
-    return -1
+    return beta_choose_one(shapes, streams)
 
 
 @njit
