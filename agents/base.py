@@ -502,6 +502,14 @@ class Agent(ABC):
     def _reset_state(self) -> None:
         """Set the learning state to its initial value."""
 
+    def _forget_choice(self) -> None:  # noqa: B027 - a hook: most agents choose in act and keep nothing to drop
+        """Drop an arm that the last ``update`` chose for the next ``act`` (agents that choose in their update).
+
+        For a caller that changes the learning state between ``update`` and ``act`` (the LDP
+        wrapper putting back a capped copy's rows): ``act`` then chooses from the state as it is.
+        Nothing to drop here.
+        """
+
     @abstractmethod
     def act(self, obs: Any = None) -> Any:
         """Choose the next arm (int), or one arm per copy (int array of shape (N,))."""

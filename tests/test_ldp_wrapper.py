@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any
 
@@ -513,6 +514,21 @@ def test_wraps_budget_agents_on_the_budget_env():
             obs, r, _, _, info = env.step(a)
             agent.update(a, r, info)
         assert agent.privacy_spent[0] > 0
+
+
+def test_a_capped_copys_next_arm_comes_from_its_rows_as_put_back() -> None:
+    """Batched UCB chooses the next arms in its update; a capped copy's choice must not be the one made from the
+    report of lo that the update saw before its rows were put back."""
+    ucb = UCB(3, n_envs=2)
+    wrapper = LDPWrapper(ucb, "laplace", 10.0, max_reports_per_user=3, noise_aware=False, seed=0)
+    rewards = np.array([0.9, 0.1, 0.5])
+    for step in range(40):
+        a = wrapper.act()
+        fresh = copy.deepcopy(ucb)
+        fresh.t = fresh.t  # setting t drops the arms the last update chose: the choice from the state as it is
+        np.testing.assert_array_equal(a, fresh.act(), err_msg=f"round {step}")
+        wrapper.update(a, rewards[a], {"user_id": np.array([0, step])})  # copy 0's user is capped from round 3
+    assert wrapper.n_withheld[0] == 37
 
 
 @pytest.mark.parametrize(

@@ -113,6 +113,9 @@ class _ExpWeights(UniformsAhead, CopyStreams, Agent):
         #: One env: the arm sampled by the last update for the next round (its uniform not yet used), or -1.
         self._next = -1
 
+    def _forget_choice(self) -> None:
+        self._next = -1  # its uniform stays unused: act samples afresh with it
+
     @property
     def probabilities(self) -> FloatArray:
         """(B, K) distribution p_t the next ``act`` draws from, a view of the agent's state."""

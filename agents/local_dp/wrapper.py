@@ -195,8 +195,9 @@ class LDPWrapper(PerUserReports, PrivateAgent):
     all copies, the capped ones with a report of ``lo`` (independent of their user's data, so
     the guarantee does not depend on what follows), and then the capped copies' rows of the
     agent's per-copy arrays (those with the batch axis first, the convention of
-    :mod:`agents.base`) are put back. Counters shared by all copies (UCB's round t) still
-    advance. When no copy may report, the wrapped agent's ``update`` is not called.
+    :mod:`agents.base`) are put back, and an arm the update chose for the next ``act`` (UCB's) is
+    dropped, so ``act`` chooses from the rows put back. Counters shared by all copies (UCB's
+    round t) still advance. When no copy may report, the wrapped agent's ``update`` is not called.
 
     Private state
     -------------
@@ -542,6 +543,7 @@ class LDPWrapper(PerUserReports, PrivateAgent):
             saved = _per_copy_state(self.agent, self.batch)
             self.agent.update(action, out, self._strip(info, a, noisy))
             _restore_rows(self.agent, saved, ~send)
+            self.agent._forget_choice()  # an arm the update chose from the rows just put back
         self._ledger.record(users, send)
 
     def _privatize(self, r: FloatArray, send: BoolArray | None = None) -> FloatArray:

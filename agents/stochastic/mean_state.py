@@ -72,6 +72,10 @@ class PackedMeanViews:
         self._next = -1
         self._next_rows = None
 
+    def _forget_choice(self) -> None:
+        self._next = -1
+        self._next_rows = None
+
     @property
     def sums(self) -> FloatArray:
         """(B, K) reward (observation) sum per arm, a view of the agent's state."""
