@@ -185,6 +185,7 @@ def test_a_choice_made_by_update_draws_as_the_batch_of_one_whatever_comes_before
             assert single.act() == int(batch1.act()[0]), t  # an act not followed by an update draws anew
         elif between == 4:
             single = pickle.loads(pickle.dumps(single))
+            batch1 = copy.deepcopy(batch1)
         elif between == 5 and t % 120 == 5:
             single.reset()
             batch1.reset()

@@ -543,6 +543,8 @@ def _kept_pass(
     n_todo = 0
     for b in range(state.shape[0]):
         delta = klucb_delta(log_terms[0], log_terms[1], state[b, 4 * k_arms])
+        # A copy with a kept decision has pulled every arm: decisions are made only then (pulls never
+        # decrease, and the agent drops its decisions when its counts can be written: _forget_choice).
         kept = _kept_decision(state, cache, b, k_arms, delta, margin)
         out[b] = kept
         todo[n_todo] = b
@@ -706,27 +708,29 @@ def klucb_choose(state: Any, cache: Any, t: int, tol: float) -> Any:  # pragma: 
     U + tol + SLACK < lower_c decides c (û_k ≤ u*_k + tol < lower_c < û_c) from c's bounds
     alone, without the bounds of the other arms.
 
-    With more than one copy, once every arm is played, a first pass (:func:`_kept_pass`) settles
-    the copies whose kept decision decides, and a second goes through the others alone
-    (the copies in ``todo``); each copy computes the same, whatever the order of the copies.
+    With more than one copy, from round K + 1 on, a first pass (:func:`_kept_pass`) settles the
+    copies that have pulled every arm and whose kept decision decides, and a second goes through
+    the others alone (the copies in ``todo``); each copy computes the same, whatever the order of
+    the copies. An arm never pulled is looked for in every copy, whatever the round: updates of
+    arms the agent did not choose can leave one past round K.
     """
     n_rows, k_arms, ints, out = choice_frame(state)
     log_terms = klucb_log_terms(t)
     lower = np.empty(k_arms)
     upper = np.empty(k_arms)
     margin = tol + SLACK
-    all_played = t >= k_arms  # every copy plays its unplayed arms first, one a round
-    two_pass = all_played and n_rows > 1  # one env: no work array to allocate
+    # Before round K + 1 every copy has an arm never pulled. Later one may still have one (updates
+    # of arms the agent did not choose): each copy is looked at, the first pass included.
+    two_pass = t >= k_arms and n_rows > 1  # one env: no work array to allocate
     log_ahead, loglog_ahead = klucb_log_terms(t + 1 + max(DECISION_ROUNDS, t // 64))
     todo = np.empty(n_rows, dtype=np.int64) if two_pass else out
     n_todo = _kept_pass(state, cache, k_arms, log_terms, margin, out, todo) if two_pass else n_rows
     for i in range(n_todo):
         b = todo[i] if two_pass else i
-        if not all_played:
-            chosen = first_unplayed(ints, b, k_arms)
-            if chosen >= 0:
-                out[b] = chosen
-                continue
+        chosen = first_unplayed(ints, b, k_arms)
+        if chosen >= 0:
+            out[b] = chosen
+            continue
         delta = klucb_delta(log_terms[0], log_terms[1], state[b, 4 * k_arms])
         if not delta > 0.0:
             out[b] = _largest_mean(state, b, k_arms)

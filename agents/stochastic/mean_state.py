@@ -69,32 +69,29 @@ class PackedMeanViews:
     @t.setter
     def t(self, value: int) -> None:
         self._t = check_int_range("t", value, 0, INT64_MAX - 1, "the compiled kernels take round t + 1 as an int64")
-        self._next = -1
-        self._next_rows = None
+        self._forget_choice()
 
     def _forget_choice(self) -> None:
+        """Drop the arm(s) the last update chose (see :meth:`agents.base.Agent._forget_choice`)."""
         self._next = -1
         self._next_rows = None
 
     @property
     def sums(self) -> FloatArray:
         """(B, K) reward (observation) sum per arm, a view of the agent's state."""
-        self._next = -1  # the caller may write to the view: the next arm is chosen afresh
-        self._next_rows = None
+        self._forget_choice()  # the caller may write to the view: the next arm is chosen afresh
         return self._state[:, : self.n_arms]
 
     @property
     def means(self) -> FloatArray:
         """(B, K) mean reward (observation) per arm, a view of the agent's state."""
-        self._next = -1
-        self._next_rows = None
+        self._forget_choice()
         return self._state[:, self.n_arms : 2 * self.n_arms]
 
     @property
     def counts(self) -> IntArray:
         """(B, K) number of pulls (observations) per arm, an int64 view of the agent's state."""
-        self._next = -1
-        self._next_rows = None
+        self._forget_choice()
         # A view taken now: a stored view would part from a copied agent's state (pickle copies arrays).
         return self._state.view(np.int64)[:, 2 * self.n_arms : 3 * self.n_arms]
 

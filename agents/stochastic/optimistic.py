@@ -110,11 +110,17 @@ class KLUCB(MeanStateAgent):
         self._reset_state()
 
     def _reset_state(self) -> None:
-        super()._reset_state()
         # No anchor yet (a cleared anchor with p = 0; klucb_update sets them): bounds [0, 1].
         self._anchors = np.zeros((self.batch, ANCHOR_BLOCKS * self.n_arms + DECISION_COLUMNS))
         self._anchors[:, 3 * self.n_arms : 4 * self.n_arms] = np.inf
         self._anchors[:, -1] = -1.0  # no decision by bounds yet
+        super()._reset_state()
+
+    def _forget_choice(self) -> None:
+        super()._forget_choice()
+        # The counts may be written through a view: drop the kept decisions, which were made when every
+        # arm had been pulled and take that to hold while they are kept (klucb_choose).
+        self._anchors[:, -1] = -1.0
 
     def _load_single_env_kernels(self) -> None:
         super()._load_single_env_kernels()
