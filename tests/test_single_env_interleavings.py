@@ -583,3 +583,24 @@ def test_klucb_plays_an_arm_whose_count_was_set_to_zero_first(n_envs: int | None
     assert np.all(agent.act() == 2) and np.all(agent.act() == 2)
     agent.counts[:, 1] = 0
     assert np.all(agent.act() == 1)
+
+
+@pytest.mark.parametrize("n_envs", [None, 3])
+def test_klucb_chooses_from_means_written_through_the_views(n_envs: int | None) -> None:
+    """KL-UCB's anchors and kept decisions bound the indices of the means they were made at: after a mean is
+    written through ``means`` (and ``sums`` to match), the next choice is the argmax of the indices as they are."""
+    for trial in range(8):
+        agent = KLUCB(4, n_envs=n_envs)
+        rng = np.random.default_rng(trial)
+        for _ in range(300):
+            arm = agent.act()
+            agent.update(arm, (rng.random(np.shape(arm)) < 0.2 + 0.2 * np.asarray(arm)).astype(float) * 1.0)
+        for _ in range(3):
+            k = int(rng.integers(0, 4))
+            means = agent.means
+            means[:, k] = np.clip(means[:, k] + rng.uniform(-0.3, 0.3), 0.0, 1.0)
+            agent.sums[:, k] = agent.means[:, k] * agent.counts[:, k]
+            expected = agent.indices().argmax(axis=1)
+            np.testing.assert_array_equal(np.atleast_1d(agent.act()), expected, err_msg=f"trial {trial}")
+            arm = agent.act()
+            agent.update(arm, (rng.random(np.shape(arm)) < 0.5).astype(float) * 1.0)

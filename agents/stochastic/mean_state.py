@@ -76,22 +76,26 @@ class PackedMeanViews:
         self._next = -1
         self._next_rows = None
 
+    def _hand_out_view(self) -> None:
+        """A view of the state is handed out, which the caller may write to: the next arm is chosen afresh."""
+        self._forget_choice()
+
     @property
     def sums(self) -> FloatArray:
         """(B, K) reward (observation) sum per arm, a view of the agent's state."""
-        self._forget_choice()  # the caller may write to the view: the next arm is chosen afresh
+        self._hand_out_view()
         return self._state[:, : self.n_arms]
 
     @property
     def means(self) -> FloatArray:
         """(B, K) mean reward (observation) per arm, a view of the agent's state."""
-        self._forget_choice()
+        self._hand_out_view()
         return self._state[:, self.n_arms : 2 * self.n_arms]
 
     @property
     def counts(self) -> IntArray:
         """(B, K) number of pulls (observations) per arm, an int64 view of the agent's state."""
-        self._forget_choice()
+        self._hand_out_view()
         # A view taken now: a stored view would part from a copied agent's state (pickle copies arrays).
         return self._state.view(np.int64)[:, 2 * self.n_arms : 3 * self.n_arms]
 

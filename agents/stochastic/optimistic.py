@@ -114,13 +114,47 @@ class KLUCB(MeanStateAgent):
         self._anchors = np.zeros((self.batch, ANCHOR_BLOCKS * self.n_arms + DECISION_COLUMNS))
         self._anchors[:, 3 * self.n_arms : 4 * self.n_arms] = np.inf
         self._anchors[:, -1] = -1.0  # no decision by bounds yet
+        #: The means and counts when a view of the state was last handed out (None: none since the last kernel).
+        self._handed_out: FloatArray | None = None
         super()._reset_state()
 
-    def _forget_choice(self) -> None:
-        super()._forget_choice()
-        # The counts may be written through a view: drop the kept decisions, which were made when every
-        # arm had been pulled and take that to hold while they are kept (klucb_choose).
-        self._anchors[:, -1] = -1.0
+    def _hand_out_view(self) -> None:
+        """Drop the chosen arm, and keep the means and counts as they are now (:meth:`_check_written`)."""
+        super()._hand_out_view()
+        if self._handed_out is None:
+            self._handed_out = self._state[:, self.n_arms : 3 * self.n_arms].copy()
+
+    def _check_written(self) -> None:
+        """Clear the anchors of the arms whose mean or count was written through a view since it was handed out.
+
+        An anchor bounds its arm's index for the mean and count it was set at (or moved to by
+        :func:`~agents.stochastic.index_kernels.klucb_update`), and a kept decision holds only
+        while the other arms keep theirs and every arm has been pulled
+        (:func:`~agents.stochastic.index_kernels.klucb_choose`): a written arm's anchor is cleared
+        (bounds [mean, 1], which always hold; 1/N from its count), as
+        :func:`~agents.stochastic.index_kernels.set_anchor` clears one, and its copy's decision
+        dropped. Reading a view writes nothing, and keeps them all. Called before each kernel.
+        """
+        before, self._handed_out = self._handed_out, None
+        if before is None:
+            return
+        k, anchors = self.n_arms, self._anchors
+        now = self._state[:, k : 3 * k]
+        means_now, means_before = now[:, :k], before[:, :k]
+        changed = (means_now != means_before) & ~(np.isnan(means_now) & np.isnan(means_before))
+        changed |= now.view(np.int64)[:, k:] != before.view(np.int64)[:, k:]  # the counts, as int64
+        if not changed.any():
+            return
+        copies, arms = np.nonzero(changed)
+        means = means_now[copies, arms]
+        counts = now.view(np.int64)[copies, k + arms]
+        for block in range(ANCHOR_BLOCKS):
+            anchors[copies, block * k + arms] = 0.0
+        anchors[copies, arms] = means  # x = p
+        anchors[copies, 3 * k + arms] = np.inf  # 1/slope
+        anchors[copies, 5 * k + arms] = np.divide(1.0, counts, out=np.zeros(counts.shape), where=counts > 0)
+        anchors[copies, 6 * k + arms] = means
+        anchors[copies, -1] = -1.0  # no decision by bounds
 
     def _load_single_env_kernels(self) -> None:
         super()._load_single_env_kernels()
@@ -128,18 +162,23 @@ class KLUCB(MeanStateAgent):
         _KLUCB_CHOOSE_ONE.load()
 
     def _apply(self, actions: IntArray, rewards: FloatArray) -> int:
+        self._check_written()
         bad: int = klucb_update(self._state, self._anchors, actions, rewards, self.t + 1, self.tol)
         return bad
 
     def _step_one(self, action: int, reward: float) -> int:
+        if self._handed_out is not None:
+            self._check_written()
         chosen: int = _KLUCB_STEP.call(self._state, self._anchors, action, reward, self._t + 1, self.tol)
         return chosen
 
     def _choose(self) -> IntArray:
+        self._check_written()
         out: IntArray = klucb_choose(self._state, self._anchors, self.t, self.tol)
         return out
 
     def _choose_one(self) -> int:
+        self._check_written()
         arm: int = _KLUCB_CHOOSE_ONE.call(self._state, self._anchors, self._t, self.tol)
         return arm
 
