@@ -604,3 +604,27 @@ def test_klucb_chooses_from_means_written_through_the_views(n_envs: int | None) 
             np.testing.assert_array_equal(np.atleast_1d(agent.act()), expected, err_msg=f"trial {trial}")
             arm = agent.act()
             agent.update(arm, (rng.random(np.shape(arm)) < 0.5).astype(float) * 1.0)
+
+
+@pytest.mark.parametrize("n_envs", [None, 3])
+def test_moss_chooses_from_means_and_counts_written_through_the_views(n_envs: int | None) -> None:
+    """MOSS keeps each arm's index, made when the arm is pulled: a mean or count written through the views must
+    be in the next choice, as the index B_k = mean + sqrt(max(ln(T / (K N)), 0) / N) of the values as they are."""
+    horizon, k_arms = 2000, 4
+    for trial in range(8):
+        agent = MOSS(k_arms, horizon, n_envs=n_envs)
+        rng = np.random.default_rng(trial)
+        for _ in range(200):
+            arm = agent.act()
+            agent.update(arm, (rng.random(np.shape(arm)) < 0.2 + 0.2 * np.asarray(arm)).astype(float) * 1.0)
+        for _ in range(3):
+            k = int(rng.integers(0, k_arms))
+            agent.means[:, k] = agent.means[:, k] + rng.uniform(-0.3, 0.3)
+            agent.counts[:, k] = agent.counts[:, k] + int(rng.integers(-5, 20))
+            means, counts = agent.means.copy(), agent.counts.copy()
+            bonus = np.sqrt(np.maximum(np.log(horizon / k_arms / counts), 0.0) / counts)
+            np.testing.assert_array_equal(
+                np.atleast_1d(agent.act()), (means + bonus).argmax(axis=1), err_msg=f"trial {trial}"
+            )
+            arm = agent.act()
+            agent.update(arm, (rng.random(np.shape(arm)) < 0.5).astype(float) * 1.0)

@@ -33,6 +33,7 @@ from agents.stochastic.index_kernels import EXTRA_COLUMNS, mean_step, mean_updat
 FloatArray = npt.NDArray[np.float64]
 _NP_INT64, _NP_FLOAT64 = np.int64, np.float64
 IntArray = npt.NDArray[np.int64]
+_NO_ARMS: IntArray = np.zeros(0, dtype=np.int64)
 
 #: The packed state as the one-env kernels take it.
 STATE_TYPE = types.Array(types.float64, 2, "C")
@@ -120,6 +121,34 @@ class MeanStateAgent(PackedMeanViews, Agent):
     _next: int = -1
     _t: int
 
+    #: Whether the agent keeps values derived from the means and counts (MOSS's index, KL-UCB's
+    #: anchors), which a write through the views would leave stale (:meth:`_written_arms`).
+    _derives_from_means: ClassVar[bool] = False
+    #: The means and counts as they were when a view was last handed out, or None.
+    _handed_out: FloatArray | None = None
+
+    def _hand_out_view(self) -> None:
+        super()._hand_out_view()
+        if self._derives_from_means and self._handed_out is None:
+            self._handed_out = self._state[:, self.n_arms : 3 * self.n_arms].copy()
+
+    def _written_arms(self) -> tuple[IntArray, IntArray]:
+        """(copies, arms) whose mean or count changed since a view was handed out (none when none was); forgets it.
+
+        The agents that derive values from the means and counts call it before each kernel and
+        make those values afresh for these arms: reading a view writes nothing and keeps them.
+        """
+        before, self._handed_out = self._handed_out, None
+        if before is None:
+            return _NO_ARMS, _NO_ARMS
+        k = self.n_arms
+        now = self._state[:, k : 3 * k]
+        means_now, means_before = now[:, :k], before[:, :k]
+        changed = (means_now != means_before) & ~(np.isnan(means_now) & np.isnan(means_before))
+        changed |= now.view(np.int64)[:, k:] != before.view(np.int64)[:, k:]  # the counts, as int64
+        copies, arms = np.nonzero(changed)
+        return copies, arms
+
     def _load_single_env_kernels(self) -> None:
         """Load the compiled entry points of the one-env kernels (constructor, one env only)."""
         _MEAN_STEP.load()
@@ -130,6 +159,7 @@ class MeanStateAgent(PackedMeanViews, Agent):
         k = self.n_arms
         self._state = np.zeros((self.batch, 4 * k + EXTRA_COLUMNS))
         self._state[:, 4 * k] = self._param
+        self._handed_out = None
         self.t = 0
 
     @abstractmethod

@@ -9,6 +9,8 @@ deterministic: ``seed`` only seeds ``rng``, which they do not use.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import numpy.typing as npt
 from numba import types
@@ -90,6 +92,7 @@ class KLUCB(MeanStateAgent):
     reward_bounds = (0.0, 1.0)
     reward_bounds_reason = "the Bernoulli KL divergence of {name} needs means in [0, 1]"
     _kind = KIND_KLUCB
+    _derives_from_means = True
     _state_bytes_per_arm = 96
     _state_bytes_per_copy = 64 + 8 * DECISION_COLUMNS
 
@@ -114,18 +117,10 @@ class KLUCB(MeanStateAgent):
         self._anchors = np.zeros((self.batch, ANCHOR_BLOCKS * self.n_arms + DECISION_COLUMNS))
         self._anchors[:, 3 * self.n_arms : 4 * self.n_arms] = np.inf
         self._anchors[:, -1] = -1.0  # no decision by bounds yet
-        #: The means and counts when a view of the state was last handed out (None: none since the last kernel).
-        self._handed_out: FloatArray | None = None
         super()._reset_state()
 
-    def _hand_out_view(self) -> None:
-        """Drop the chosen arm, and keep the means and counts as they are now (:meth:`_check_written`)."""
-        super()._hand_out_view()
-        if self._handed_out is None:
-            self._handed_out = self._state[:, self.n_arms : 3 * self.n_arms].copy()
-
     def _check_written(self) -> None:
-        """Clear the anchors of the arms whose mean or count was written through a view since it was handed out.
+        """Clear the anchors of the arms whose mean or count was written through a view (:meth:`_written_arms`).
 
         An anchor bounds its arm's index for the mean and count it was set at (or moved to by
         :func:`~agents.stochastic.index_kernels.klucb_update`), and a kept decision holds only
@@ -133,21 +128,14 @@ class KLUCB(MeanStateAgent):
         (:func:`~agents.stochastic.index_kernels.klucb_choose`): a written arm's anchor is cleared
         (bounds [mean, 1], which always hold; 1/N from its count), as
         :func:`~agents.stochastic.index_kernels.set_anchor` clears one, and its copy's decision
-        dropped. Reading a view writes nothing, and keeps them all. Called before each kernel.
+        dropped. Called before each kernel.
         """
-        before, self._handed_out = self._handed_out, None
-        if before is None:
+        copies, arms = self._written_arms()
+        if not copies.size:
             return
         k, anchors = self.n_arms, self._anchors
-        now = self._state[:, k : 3 * k]
-        means_now, means_before = now[:, :k], before[:, :k]
-        changed = (means_now != means_before) & ~(np.isnan(means_now) & np.isnan(means_before))
-        changed |= now.view(np.int64)[:, k:] != before.view(np.int64)[:, k:]  # the counts, as int64
-        if not changed.any():
-            return
-        copies, arms = np.nonzero(changed)
-        means = means_now[copies, arms]
-        counts = now.view(np.int64)[copies, k + arms]
+        means = self._state[copies, k + arms]
+        counts = self._state.view(np.int64)[copies, 2 * k + arms]
         for block in range(ANCHOR_BLOCKS):
             anchors[copies, block * k + arms] = 0.0
         anchors[copies, arms] = means  # x = p
@@ -229,6 +217,7 @@ class MOSS(MeanStateAgent):
 
     name = "MOSS"
     _kind = KIND_MOSS
+    _derives_from_means = True
 
     def __init__(self, n_arms: int, horizon: int, *, n_envs: int | None = None, seed: int | None = None) -> None:
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
@@ -243,20 +232,43 @@ class MOSS(MeanStateAgent):
         _MOSS_CHOOSE_ONE.load()
         _MOSS_STEP.load()
 
+    def _check_written(self) -> None:
+        """Recompute the index of the arms whose mean or count was written through a view (:meth:`_written_arms`).
+
+        The same arithmetic as :func:`~agents.stochastic.index_kernels.mean_add` (0 for an arm
+        never pulled, whose index is not read). Called before each kernel.
+        """
+        k = self.n_arms
+        counts = self._state.view(np.int64)
+        for b, arm in zip(*self._written_arms(), strict=True):
+            n = int(counts[b, 2 * k + arm])
+            mean = float(self._state[b, k + arm])
+            width = math.log(float(self._state[b, 4 * k]) / n) if n > 0 else 0.0
+            self._state[b, 3 * k + arm] = mean + math.sqrt(max(width, 0.0) / n) if n > 0 else 0.0
+
+    def _apply(self, actions: IntArray, rewards: FloatArray) -> int:
+        self._check_written()
+        return super()._apply(actions, rewards)
+
     def _step_one(self, action: int, reward: float) -> int:
+        if self._handed_out is not None:
+            self._check_written()
         chosen: int = _MOSS_STEP.call(self._state, action, reward)
         return chosen
 
     def _choose(self) -> IntArray:
+        self._check_written()
         out: IntArray = moss_choose(self._state)
         return out
 
     def _choose_one(self) -> int:
+        self._check_written()
         arm: int = _MOSS_CHOOSE_ONE.call(self._state)
         return arm
 
     def indices(self) -> FloatArray:
         """(B, K) MOSS index of every arm (inf for an arm never pulled)."""
+        self._check_written()
         aux = self._state[:, 3 * self.n_arms : 4 * self.n_arms]
         return np.where(self.counts > 0, aux, np.inf)
 
