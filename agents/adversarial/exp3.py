@@ -330,8 +330,17 @@ class _GraphExpWeights(_ExpWeights):
         return super()._state_nbytes() + float(self.n_arms) ** 2  # the K×K closed neighbourhoods
 
     def observation_probabilities(self) -> FloatArray:
-        """(B, K) q_i = Σ_{j ∈ N[i]} p_j: the probability that arm i's loss is observed next round."""
-        q: FloatArray = self.probabilities @ self.neighbourhoods.T.astype(np.float64)
+        """(B, K) q_i = Σ_{j ∈ N[i]} p_j: the probability that arm i's loss is observed next round.
+
+        Summed in arm order, as the update kernels sum it
+        (:func:`~agents.adversarial.kernels.observation_probability`), so every copy's row is that of
+        the single agent bit for bit (a matrix product sums in an order of the linear-algebra
+        library's choosing, which may differ between a (1, K) row and the rows of a batch).
+        """
+        p = self.probabilities
+        q: FloatArray = np.zeros(p.shape)
+        for j in range(self.n_arms):
+            q += np.where(self._closed[:, j], p[:, j : j + 1], 0.0)  # adding 0.0 changes no sum
         return q
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
