@@ -65,6 +65,19 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.load_profile(chosen)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _sb3_logs_in_pytest_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """stable-baselines3's ``learn`` without a logger of its own makes an empty ``SB3-<time>`` folder in
+    the system's temporary directory; the tests' (and their subprocesses') go to pytest's instead."""
+    before = os.environ.get("SB3_LOGDIR")
+    os.environ["SB3_LOGDIR"] = str(tmp_path_factory.mktemp("sb3-logs"))
+    yield
+    if before is None:
+        del os.environ["SB3_LOGDIR"]
+    else:
+        os.environ["SB3_LOGDIR"] = before
+
+
 def thorough() -> bool:
     """True under the ``thorough`` profile: statistical tests then draw their full sample sizes.
 

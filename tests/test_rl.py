@@ -551,6 +551,19 @@ def test_rl_task_is_reproducible_from_its_seeds() -> None:
     assert {r["agent"] for r in first} == {"UCB-N", "GAP", "PPO", "DQN"}
 
 
+def test_rl_training_leaves_no_log_folder(tmp_path, monkeypatch) -> None:
+    # stable-baselines3 makes its log folder ($SB3_LOGDIR, else SB3-<time> in the temporary
+    # directory) on every `learn` without a logger of its own; the experiment's training writes nowhere.
+    from agents.experiments.rl.task import train
+
+    logs = tmp_path / "sb3-logs"
+    monkeypatch.setenv("SB3_LOGDIR", str(logs))
+    exp = get_experiment("rl/graph").scaled(quick=True, horizon=100)
+    exp = replace(exp, options={**exp.options, "train_timesteps": 100})
+    model = train("PPO", exp.settings[0], exp, 0, 1)
+    assert model.logger.dir is None and not logs.exists()
+
+
 @pytest.mark.slow
 def test_rl_graph_full_scale_dqn_beats_ucbn(tmp_path) -> None:
     folder, text = run_experiment("rl/graph", jobs=2, out=tmp_path, progress=False)

@@ -118,6 +118,7 @@ def train(algorithm: str, setting: dict[str, Any], exp: Experiment, seed: int, e
     seed, then replaces the envs' seeds before the first reset, so no generator shares a seed.
     """
     from stable_baselines3 import DQN, PPO
+    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     classes: dict[str, Any] = {"PPO": PPO, "DQN": DQN}
@@ -131,6 +132,9 @@ def train(algorithm: str, setting: dict[str, Any], exp: Experiment, seed: int, e
     )
     model = classes[algorithm]("MlpPolicy", envs, seed=seed, device="cpu", **HYPERPARAMETERS[algorithm])
     envs.seed(env_seed)  # after the model's set_random_seed, which seeds the envs with `seed`
+    # A logger that writes nowhere: without one, every `learn` makes an empty SB3-<time> folder in
+    # the temporary directory (stable-baselines3's default), one per trained model.
+    model.set_logger(Logger(folder=None, output_formats=[]))
     return cast("BaseAlgorithm", model.learn(exp.options["train_timesteps"]))
 
 
