@@ -352,7 +352,7 @@ def test_a_worker_death_without_user_agents_keeps_the_generic_sentence():
 # Defect 4: a task in banditlab's own process that swallows the timer's exception and the signals -------------------
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize("jobs", [pytest.param("1", marks=pytest.mark.slow), "2"])
 def test_a_task_that_swallows_its_timeout_in_banditlab_s_process_ends_it_with_exit_2(jobs, started, tmp_path):
     """The first task (setting ε = 0.05, run 0) runs in banditlab's own process with either --jobs."""
     agent, mark = _agent(tmp_path, "swallow", 0.05)
@@ -373,8 +373,15 @@ def test_a_task_that_swallows_its_timeout_in_banditlab_s_process_ends_it_with_ex
     assert took < 2 + backends.STUCK_GRACE + 10, took
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize(
+    ("sig", "jobs"),
+    [  # each signal and each --jobs once in the default run; the other pairs behind the slow marker
+        pytest.param(signal.SIGINT, "1", id="1-SIGINT"),
+        pytest.param(signal.SIGTERM, "2", id="2-SIGTERM"),
+        pytest.param(signal.SIGTERM, "1", id="1-SIGTERM", marks=pytest.mark.slow),
+        pytest.param(signal.SIGINT, "2", id="2-SIGINT", marks=pytest.mark.slow),
+    ],
+)
 def test_a_signal_swallowed_by_a_task_in_banditlab_s_process_still_ends_it(sig, jobs, started, tmp_path):
     agent, mark = _agent(tmp_path, "swallow", 0.05)
     proc = _start("run", *SCALE, "--jobs", jobs, "--agent", f"{agent}:make", "--out", str(tmp_path / "out"),

@@ -149,7 +149,10 @@ def test_an_agents_own_keyboard_interrupt_is_its_failure_and_again_on_resume(job
             assert attempt == 0 or "Resuming from " in err
 
 
-@pytest.mark.parametrize(("signum", "jobs"), [(signal.SIGINT, "1"), (signal.SIGTERM, "1"), (signal.SIGINT, "2")])
+@pytest.mark.parametrize(
+    ("signum", "jobs"),
+    [(signal.SIGTERM, "1"), (signal.SIGINT, "2"), pytest.param(signal.SIGINT, "1", marks=pytest.mark.slow)],
+)
 def test_a_signal_while_an_agent_acts_still_interrupts_and_resumes(signum, jobs, tmp_path, command):
     (tmp_path / "agent.py").write_text(AGENT)
     argv = ["run", EID, *SCALE, "--jobs", jobs, "--agent", "agent.py:Factory", "--out", "out"]

@@ -183,7 +183,9 @@ def _assert_gone(pids: set[int], out: Path) -> None:
     _poll(lambda: not any(_state(p) is not None for p in pids) and not _naming(str(out)), "the workers to exit")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize(  # SIGTERM's stop is also the first of the two signals below
+    "sig", [signal.SIGINT, pytest.param(signal.SIGTERM, marks=pytest.mark.slow)], ids=["SIGINT", "SIGTERM"]
+)
 def test_an_interrupted_sweep_stops_its_workers_and_resumes_byte_identical(sig, banditlab, reference, tmp_path, capsys):
     out = tmp_path / "out"
     b, workers = _stop_mid_sweep(banditlab, out, sig)
@@ -245,7 +247,13 @@ def _two_signals(banditlab: type[Banditlab], tmp_path: Path, signals: tuple[sign
         _assert_stopped_in_one_sentence(code, err)
 
 
-@pytest.mark.parametrize("signals", list(TWO_SIGNALS.values()), ids=list(TWO_SIGNALS))
+@pytest.mark.parametrize(  # both pairs, fifteen times each, in the slow test below
+    "signals",
+    [
+        pytest.param(pair, id=name, marks=() if name == "SIGTERM,SIGINT" else pytest.mark.slow)
+        for name, pair in TWO_SIGNALS.items()
+    ],
+)
 def test_a_second_signal_while_the_sweep_stops_is_ignored(signals, banditlab, tmp_path):
     """Two signals a few milliseconds apart: the second must not interrupt the first one's stop half-way.
 
@@ -516,8 +524,11 @@ FAILURES = {
 
 @pytest.mark.parametrize(
     ("fail", "jobs"),
-    [
-        *((f, "1") for f in FAILURES),
+    [  # every failure once in the default run, three of them with each --jobs; the others behind the slow marker
+        *(
+            (f, "1") if f in ("factory", "act", "invalid") else pytest.param(f, "1", marks=pytest.mark.slow)
+            for f in FAILURES
+        ),
         *((f, "2") for f in ("act", "exit", "hang")),
     ],
 )

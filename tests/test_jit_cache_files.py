@@ -69,14 +69,14 @@ def _spoil(path: Path, how: str) -> None:
 
 @pytest.mark.parametrize(
     ("how", "suffix"),
-    [
+    [  # one damage of each kind to each file in the default run; the others behind the slow marker
         ("truncated", ".nbi"),
-        ("truncated", ".nbc"),
-        ("random", ".nbi"),
+        pytest.param("truncated", ".nbc", marks=pytest.mark.slow),
+        pytest.param("random", ".nbi", marks=pytest.mark.slow),
         ("random", ".nbc"),
         ("empty", ".nbc"),
         ("zeroed middle", ".nbc"),
-        ("random middle", ".nbc"),
+        pytest.param("random middle", ".nbc", marks=pytest.mark.slow),
     ],
 )
 def test_an_unreadable_cache_file_is_compiled_over_and_replaced(how, suffix, package):
