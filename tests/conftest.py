@@ -12,6 +12,7 @@
   has per-round tables). Every test that iterates the registered ids reads it
   (:func:`env_profile`, :func:`env_test_kwargs`, fixture :func:`env_kwargs`); a registered id
   without a row fails those tests with a sentence saying where to add it.
+* :func:`assert_same`: two outputs (dicts, sequences, arrays, scalars) equal exactly, types included.
 * :func:`assert_copies_replay_single_envs`: copy i of a vector env is the single env seeded s + i,
   across autoresets.
 * :func:`make_offline`: an env made with its defaults while any download fails the test.
@@ -269,6 +270,25 @@ def missing_agents(covered: Iterable[type], table: str) -> str | None:
     if not missing:
         return None
     return f"agents {missing} of agents.__all__ have no entry in {table}; add one, so that their inputs are tested"
+
+
+def assert_same(a: Any, b: Any, where: str) -> None:
+    """``a`` and ``b`` equal exactly, types included: arrays in shape, dtype and every bit (NaN equal to NaN)."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), f"{where}: keys {sorted(a)} != {sorted(b)}"
+        for key in a:
+            assert_same(a[key], b[key], f"{where}[{key!r}]")
+    elif isinstance(a, tuple | list):
+        assert type(a) is type(b) and len(a) == len(b), f"{where}: {a!r} != {b!r}"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            assert_same(x, y, f"{where}[{i}]")
+    elif isinstance(a, np.ndarray | np.generic):
+        x, y = np.asarray(a), np.asarray(b)
+        assert type(a) is type(b), f"{where}: {type(a).__name__} != {type(b).__name__}"
+        assert x.shape == y.shape and x.dtype == y.dtype, f"{where}: {x.dtype}{x.shape} != {y.dtype}{y.shape}"
+        assert np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"), f"{where}: {x} != {y}"
+    else:
+        assert type(a) is type(b) and (a == b or (a != a and b != b)), f"{where}: {a!r} != {b!r}"
 
 
 def assert_copies_replay_single_envs(

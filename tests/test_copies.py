@@ -17,7 +17,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import classes_built_by, env_test_kwargs, missing_agents
+from conftest import assert_same, classes_built_by, env_test_kwargs, missing_agents
 from test_agent_inputs import AGENTS, N, good_info, obs_for
 
 import bandit_envs  # noqa: F401  (registers the env ids)
@@ -26,24 +26,6 @@ from agents.base import Agent
 ENV_IDS = [i for i in gym.registry if str(gym.registry[i].entry_point).startswith("bandit_envs.")]
 COPIES: dict[str, Callable[[Any], Any]] = {"pickle": lambda x: pickle.loads(pickle.dumps(x)), "deepcopy": copy.deepcopy}
 STEPS = 6  # steps of an env episode (the contract suite's horizon is 7)
-
-
-def assert_same(a: Any, b: Any, where: str) -> None:
-    """``a`` and ``b`` equal exactly: arrays in shape, dtype and every bit (NaN equal to NaN)."""
-    if isinstance(a, dict):
-        assert isinstance(b, dict) and a.keys() == b.keys(), f"{where}: keys {sorted(a)} != {sorted(b)}"
-        for key in a:
-            assert_same(a[key], b[key], f"{where}[{key!r}]")
-    elif isinstance(a, tuple | list):
-        assert type(a) is type(b) and len(a) == len(b), f"{where}: {a!r} != {b!r}"
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            assert_same(x, y, f"{where}[{i}]")
-    elif isinstance(a, np.ndarray | np.generic):
-        x, y = np.asarray(a), np.asarray(b)
-        assert x.shape == y.shape and x.dtype == y.dtype, f"{where}: {x.dtype}{x.shape} != {y.dtype}{y.shape}"
-        assert np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"), f"{where}: {x} != {y}"
-    else:
-        assert type(a) is type(b) and (a == b or (a != a and b != b)), f"{where}: {a!r} != {b!r}"
 
 
 # Envs ----------------------------------------------------------------------------------------
