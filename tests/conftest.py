@@ -66,17 +66,24 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.load_profile(chosen)
 
 
+#: Where tools the tests run would write in the system's temporary directory by default: stable-baselines3's
+#: ``learn`` without a logger of its own (an empty ``SB3-<time>`` folder each time) and Dask's workers
+#: (``dask-scratch-space``).
+_TOOL_FOLDERS = {"SB3_LOGDIR": "sb3-logs", "DASK_TEMPORARY_DIRECTORY": "dask-scratch"}
+
+
 @pytest.fixture(autouse=True, scope="session")
-def _sb3_logs_in_pytest_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """stable-baselines3's ``learn`` without a logger of its own makes an empty ``SB3-<time>`` folder in
-    the system's temporary directory; the tests' (and their subprocesses') go to pytest's instead."""
-    before = os.environ.get("SB3_LOGDIR")
-    os.environ["SB3_LOGDIR"] = str(tmp_path_factory.mktemp("sb3-logs"))
+def _tools_write_in_pytest_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The tests' tools (and their subprocesses') write in pytest's temporary folder, not the system's."""
+    before = {name: os.environ.get(name) for name in _TOOL_FOLDERS}
+    for name, folder in _TOOL_FOLDERS.items():
+        os.environ[name] = str(tmp_path_factory.mktemp(folder))
     yield
-    if before is None:
-        del os.environ["SB3_LOGDIR"]
-    else:
-        os.environ["SB3_LOGDIR"] = before
+    for name, value in before.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def thorough() -> bool:
