@@ -303,8 +303,14 @@ class LinearAgent(Agent):
         return holder[1]
 
     def __getstate__(self) -> dict[str, Any]:
+        """The agent without its generator holder and without its binding to the server's arrays.
+
+        The bound tuples hold views of the server's buffer; a copy would hold copies of them, and
+        learn into arrays its server no longer has. The copy binds again at its first step.
+        """
         state = dict(self.__dict__)
         state["_holder"] = None
+        state["_bound_server"] = state["_choose_args"] = state["_report_args"] = None
         return state
 
     def _per_copy(self, values: IntArray) -> int | IntArray:
