@@ -714,3 +714,35 @@ def test_linucb_refuses_features_and_rewards_that_would_overflow_its_sums_and_ke
     fast = LinUCB(3, n_envs=n_envs)
     fast.run(np.full(x[:5].shape, -1e100), np.full(r[:5].shape, 1e100))
     assert np.isfinite(fast.server.buffer).all()
+
+
+@pytest.mark.parametrize("env_id", ["MovieLensRecommendation-v0", "GowallaRecommendation-v0"])
+@pytest.mark.parametrize("vector", [False, True])
+def test_the_recommendation_envs_return_a_new_observation_every_step(env_id: str, vector: bool) -> None:
+    """The linear agents keep the last observation for ``update`` without copying it (``act``'s docstring):
+    the envs of this package must not write the next round's features into the array they returned."""
+    env = (
+        gym.make_vec(env_id, num_envs=2, vectorization_mode="vector_entry_point", horizon=5)
+        if vector
+        else gym.make(env_id, horizon=5)
+    )
+    seen = [env.reset(seed=0)[0]]
+    kept = [seen[0].copy()]
+    for _ in range(4):
+        seen.append(env.step(env.action_space.sample())[0])
+        kept.append(seen[-1].copy())
+    for obs, copy_ in zip(seen, kept, strict=True):
+        np.testing.assert_array_equal(obs, copy_)
+    env.close()
+
+
+def test_a_converted_observation_is_kept_as_a_copy() -> None:
+    """A float32 observation is converted for ``act``: writing into it afterwards changes nothing reported."""
+    x32 = (np.eye(4, 3) * 0.5).astype(np.float32)
+    untouched = x32.copy()
+    written, clean = LinUCB(3, 0.5), LinUCB(3, 0.5)
+    arm = written.act(x32)
+    x32[:] = 0.25
+    written.update(arm, 1.0)
+    clean.update(clean.act(untouched), 1.0)
+    assert written.theta.tolist() == clean.theta.tolist() != [0.0, 0.0, 0.0]

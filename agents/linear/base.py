@@ -348,7 +348,11 @@ class LinearAgent(Agent):
 
         ``obs`` is the (n_arms, d) feature matrix (with ``n_envs=N``: (N, n_arms, d)) of finite
         numbers (inside [-:attr:`feature_bound`, :attr:`feature_bound`] where the agent has one);
-        it is kept for ``update``, which reports the chosen row.
+        it is kept for ``update``, which reports the chosen row. A float64 array the step can use
+        directly (C-ordered, say) is kept as it is, not copied (a copy would cost a few percent of
+        a step): a loop that writes the next round's features into the same array must do so after
+        ``update`` (this package's envs return a new array every step). Any other observation is
+        kept as a converted copy.
         """
         if (
             self.n_envs is None

@@ -380,7 +380,11 @@ class StatsAgent(LocalDPLinearAgent):
         """Client side of the next round: score the candidates of ``obs`` with the last broadcast θ.
 
         ``obs`` is the (n_arms, d) feature matrix (with ``n_envs=N``: (N, n_arms, d)); it is kept
-        for ``update``, which reports the chosen row. One compiled call.
+        for ``update``, which reports the chosen row. One compiled call. A float64 array the step
+        can use directly (C-ordered, say) is kept as it is, not copied (a copy would cost a tenth of
+        a step): a loop that writes the next round's features into the same array must do so after
+        ``update`` (this package's envs return a new array every step). Any other observation is
+        kept as a converted copy.
         """
         if (
             type(obs) is _NDARRAY
