@@ -401,7 +401,93 @@ def check_refused(agent: Agent, call: Callable[[], Any], allowed: tuple[type[Bas
 # --- one env: subject, reference and fast path ----------------------------------------------------
 
 
-class Single:
+class Driver:
+    """What the one-env and the batch fuzzers share: the log, refused calls, ``run`` in blocks, the loop.
+
+    A subclass sets ``case``, ``rng``, ``named``, ``fast``, ``block`` and ``log``, names its agent under
+    test (:attr:`subject`), the leading shape of its observations (``lead``) and copies (``n``), and
+    says how it plays a round, compares, copies, resets and checks the fast path.
+    """
+
+    case: Case
+    rng: np.random.Generator
+    named: bool
+    fast: Any
+    block: list[tuple[Any, np.ndarray, Any, Any]]
+    log: list[str]
+    lead: tuple[int, ...] = ()
+    n: int | None = None
+
+    @property
+    def subject(self) -> Agent:
+        raise NotImplementedError
+
+    def round(self) -> None:
+        raise NotImplementedError
+
+    def compare(self, final: bool = False) -> None:
+        raise NotImplementedError
+
+    def copy(self) -> None:
+        raise NotImplementedError
+
+    def check_fast(self, final: bool = False) -> None:
+        raise NotImplementedError
+
+    def reset(self) -> None:
+        raise NotImplementedError
+
+    def where(self) -> str:
+        return " / ".join(self.log[:1] + self.log[1:][-14:])
+
+    def refused_act(self) -> None:
+        options = bad_observations(self.case, self.lead, self.rng)
+        if not options:
+            return
+        bad = options[int(self.rng.integers(len(options)))]
+        self.log.append(f"refused act({type(bad).__name__} {getattr(bad, 'shape', bad)!r})")
+        check_refused(self.subject, lambda: self.subject.act(bad), (ValueError, TypeError), self.where())
+
+    def refused_update(self, action: int) -> None:
+        options = bad_feedback(self.case, action, self.n, self.rng)
+        bad = options[int(self.rng.integers(len(options)))]
+        self.log.append(f"refused update{bad!r}")
+        check_refused(self.subject, lambda: self.subject.update(*bad), (ValueError, TypeError), self.where())
+
+    def flush(self) -> None:
+        """The fast path plays the rounds played since it last ran: the same actions, the same state after."""
+        if self.fast is None or not self.block:
+            return
+        obs, rows, users, actions = zip(*self.block, strict=True)
+        self.block = []
+        kw: dict[str, Any] = {}
+        if self.case.run == "users":
+            kw["users"] = np.stack(users) if self.named else None
+        self.log.append(f"run({len(actions)} rounds)")
+        result = self.fast.run(np.stack(obs), np.stack(rows), record_actions=True, **kw)
+        assert result.actions is not None
+        assert result.actions.tolist() == np.stack(actions).tolist(), f"run chose otherwise, after: {self.where()}"
+        self.check_fast()
+
+    def fuzz(self, n_rounds: int) -> None:
+        for _ in range(n_rounds):
+            self.round()
+            op = self.rng.random()
+            if op < 0.12:
+                self.compare()
+            elif op < 0.22:
+                self.copy()
+            elif op < 0.32:
+                self.flush()
+            elif op < 0.35:
+                self.reset()
+        self.flush()
+        self.compare(final=True)
+        if self.fast is not None:
+            self.check_fast(final=True)
+
+
+class Single(Driver):
     """A subject that goes through every operation, a reference fed plain rounds, and ``run`` in blocks."""
 
     def __init__(self, name: str, seed: int, fuzz_seed: int) -> None:
@@ -413,8 +499,9 @@ class Single:
         self.block: list[tuple[Any, np.ndarray, int, int]] = []  # rounds the fast path has still to play
         self.log: list[str] = [f"{name} seed={seed} fuzz={fuzz_seed} named={self.named}"]
 
-    def where(self) -> str:
-        return " / ".join(self.log[:1] + self.log[1:][-14:])
+    @property
+    def subject(self) -> Agent:
+        return self.sub
 
     # observations -----------------------------------------------------------------------------------
 
@@ -437,24 +524,13 @@ class Single:
         self.log.append("views")
         assert views(self.sub, self.case, final) == views(self.ref, self.case, final), self.where()
 
-    def copy_sub(self) -> None:
+    def copy(self) -> None:
         how = int(self.rng.integers(2))
         self.log.append(["deepcopy", "pickle"][how])
         self.sub = copied(self.sub, how)
 
-    def refused_act(self) -> None:
-        options = bad_observations(self.case, (), self.rng)
-        if not options:
-            return
-        bad = options[int(self.rng.integers(len(options)))]
-        self.log.append(f"refused act({type(bad).__name__} {getattr(bad, 'shape', bad)!r})")
-        check_refused(self.sub, lambda: self.sub.act(bad), (ValueError, TypeError), self.where())
-
-    def refused_update(self, action: int) -> None:
-        options = bad_feedback(self.case, action, None, self.rng)
-        bad = options[int(self.rng.integers(len(options)))]
-        self.log.append(f"refused update{bad!r}")
-        check_refused(self.sub, lambda: self.sub.update(*bad), (ValueError, TypeError), self.where())
+    def check_fast(self, final: bool = False) -> None:
+        assert views(self.fast, self.case, final) == views(self.ref, self.case, final), self.where()
 
     def info(self, user: int, action: int) -> tuple[Any, Any]:
         """The reference's info and the subject's (the env's other keys, the id as another integer type)."""
@@ -486,7 +562,7 @@ class Single:
         for _ in range(int(rng.integers(0, 3))):  # between act and update
             op = rng.random()
             if op < 0.3:
-                self.copy_sub()
+                self.copy()
             elif op < 0.5:
                 self.compare()
             elif op < 0.6:
@@ -515,21 +591,6 @@ class Single:
             self.log.append("update without act")
             check_refused(self.sub, lambda: self.sub.update(arm, r, info_sub), (RuntimeError,), self.where())
 
-    def flush(self) -> None:
-        """The fast path plays the rounds played since it last ran: the same actions, the same state after."""
-        if self.fast is None or not self.block:
-            return
-        obs, rows, users, actions = zip(*self.block, strict=True)
-        self.block = []
-        kw: dict[str, Any] = {}
-        if self.case.run == "users":
-            kw["users"] = np.array(users) if self.named else None
-        self.log.append(f"run({len(actions)} rounds)")
-        result = self.fast.run(np.stack(obs), np.stack(rows), record_actions=True, **kw)
-        assert result.actions is not None
-        assert result.actions.tolist() == list(actions), f"run chose otherwise, after: {self.where()}"
-        assert views(self.fast, self.case) == views(self.ref, self.case), self.where()
-
     def reset(self) -> None:
         self.flush()
         kw = {"seed": int(self.rng.integers(100))} if self.rng.random() < 0.5 else {}
@@ -537,23 +598,6 @@ class Single:
         for agent in (self.ref, self.sub, self.fast):
             if agent is not None:
                 agent.reset(**kw)
-
-    def fuzz(self, n_rounds: int) -> None:
-        for _ in range(n_rounds):
-            self.round()
-            op = self.rng.random()
-            if op < 0.12:
-                self.compare()
-            elif op < 0.22:
-                self.copy_sub()
-            elif op < 0.32:
-                self.flush()
-            elif op < 0.35:
-                self.reset()
-        self.flush()
-        self.compare(final=True)
-        if self.fast is not None:
-            assert views(self.fast, self.case, True) == views(self.ref, self.case, True), self.where()
 
 
 # --- batches: copy i of a batch seeded s against the one-env agent seeded s + i ---------------------
@@ -588,7 +632,7 @@ def nested_max(values: list[Any]) -> Any:
 WORST = ("privacy_spent", "privacy_per_user", "privacy_per_user_central")
 
 
-class Batch:
+class Batch(Driver):
     """A batch of N copies seeded s (and its fast path), and N one-env agents seeded s + i."""
 
     def __init__(self, name: str, seed: int, fuzz_seed: int) -> None:
@@ -600,9 +644,11 @@ class Batch:
         self.named = self.rng.random() < 0.6
         self.block: list[tuple[Any, np.ndarray, np.ndarray, np.ndarray]] = []
         self.log: list[str] = [f"{name} seed={seed} fuzz={fuzz_seed} named={self.named}"]
+        self.lead, self.n = (N,), N
 
-    def where(self) -> str:
-        return " / ".join(self.log[:1] + self.log[1:][-14:])
+    @property
+    def subject(self) -> Agent:
+        return self.batch
 
     def draw_obs(self) -> Any:
         if self.case.obs == "linear":
@@ -652,7 +698,10 @@ class Batch:
             return central if central[1] <= self.batch.user_delta and central[0] < local[0] else local
         return nested_max([s[name] for s in singles])
 
-    def copy_batch(self) -> None:
+    def check_fast(self, final: bool = False) -> None:
+        self.compare_with(self.fast, final)
+
+    def copy(self) -> None:
         how = int(self.rng.integers(3))
         self.log.append(["deepcopy", "pickle", "pickle of a single"][how])
         if how == 2:
@@ -660,20 +709,6 @@ class Batch:
             self.singles[i] = copied(self.singles[i], 1)
         else:
             self.batch = copied(self.batch, how)
-
-    def refused_act(self) -> None:
-        options = bad_observations(self.case, (N,), self.rng)
-        if not options:
-            return
-        bad = options[int(self.rng.integers(len(options)))]
-        self.log.append(f"refused act({type(bad).__name__} {getattr(bad, 'shape', bad)!r})")
-        check_refused(self.batch, lambda: self.batch.act(bad), (ValueError, TypeError), self.where())
-
-    def refused_update(self, action: int) -> None:
-        options = bad_feedback(self.case, action, N, self.rng)
-        bad = options[int(self.rng.integers(len(options)))]
-        self.log.append(f"refused update{bad!r}")
-        check_refused(self.batch, lambda: self.batch.update(*bad), (ValueError, TypeError), self.where())
 
     def round(self) -> None:
         case, rng = self.case, self.rng
@@ -696,7 +731,7 @@ class Batch:
         for _ in range(int(rng.integers(0, 3))):
             op = rng.random()
             if op < 0.3:
-                self.copy_batch()
+                self.copy()
             elif op < 0.5:
                 self.compare()
             elif op < 0.6:
@@ -736,20 +771,6 @@ class Batch:
             self.log.append("update without act")
             check_refused(self.batch, lambda: self.batch.update(arms, rewards, info), (RuntimeError,), self.where())
 
-    def flush(self) -> None:
-        if self.fast is None or not self.block:
-            return
-        obs, tables, users, actions = zip(*self.block, strict=True)
-        self.block = []
-        kw: dict[str, Any] = {}
-        if self.case.run == "users":
-            kw["users"] = np.stack(users) if self.named else None
-        self.log.append(f"run({len(actions)} rounds)")
-        result = self.fast.run(np.stack(obs), np.stack(tables), record_actions=True, **kw)
-        assert result.actions is not None
-        assert result.actions.tolist() == np.stack(actions).tolist(), f"run chose otherwise: {self.where()}"
-        self.compare_with(self.fast)
-
     def reset(self) -> None:
         self.flush()
         seed = int(self.rng.integers(100)) if self.rng.random() < 0.5 else None
@@ -759,23 +780,6 @@ class Batch:
                 agent.reset() if seed is None else agent.reset(seed=seed)
         for i, single in enumerate(self.singles):
             single.reset() if seed is None else single.reset(seed=seed + i)
-
-    def fuzz(self, n_rounds: int) -> None:
-        for _ in range(n_rounds):
-            self.round()
-            op = self.rng.random()
-            if op < 0.12:
-                self.compare()
-            elif op < 0.22:
-                self.copy_batch()
-            elif op < 0.32:
-                self.flush()
-            elif op < 0.35:
-                self.reset()
-        self.flush()
-        self.compare(final=True)
-        if self.fast is not None:
-            self.compare_with(self.fast, True)
 
 
 #: Sequences per agent and rounds per sequence (each round: several calls and checks).
