@@ -365,13 +365,21 @@ class BinaryTreeCounter:
             raise ValueError(f"the counter takes at most horizon={self.horizon} items, got one more.")
         self.count += 1
         i = (self.count & -self.count).bit_length() - 1  # lowest set bit of t
-        self._exact[i] = sum(self._exact[:i]) + v
+        # Sums added left to right, as the compiled kernels add them (builtin sum() rounds otherwise
+        # from Python 3.12 on, which compensates the rounding of floats).
+        exact = 0.0
         for j in range(i):
+            exact += self._exact[j]
             self._exact[j] = 0.0
             self._noisy[j] = 0.0
+        self._exact[i] = exact + v
         self._noisy[i] = _release(self._exact[i], float(self.rng.laplace(0.0, self.scale)), self.grid)
         self.n_draws += 1
-        self.value = sum(self._noisy[j] for j in range(self.depth) if self.count >> j & 1)
+        value = 0.0
+        for j in range(self.depth):
+            if self.count >> j & 1:
+                value += self._noisy[j]
+        self.value = value
         return self.value
 
     def noise_scales(self) -> list[float]:
