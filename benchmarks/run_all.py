@@ -183,7 +183,7 @@ def goal_cell(ratio: Ratio) -> str:
 
 def speed_table(outcomes: list[Outcome], machine_line: str, command: str) -> str:
     """The generated part of the Speed section: machine, date, table, and what was not measured."""
-    today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    today = datetime.datetime.now(datetime.UTC).date().isoformat()
     lines = [
         f"Measured on {today} by `{command}`, on: {markdown_cell(machine_line)}.",
         "",

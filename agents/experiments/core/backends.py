@@ -1065,7 +1065,7 @@ class DaskBackend:
         """
         try:
             return bool(self.client.nthreads(callback_timeout=self.timeout))
-        except (TimeoutError, asyncio.TimeoutError):  # before OSError, of which TimeoutError is one
+        except TimeoutError:  # before OSError, of which TimeoutError is one
             raise BackendError(
                 f"the Dask scheduler at {self.address} has not answered for {self.timeout:g} s (stopped, overloaded, "
                 "or cut off by the network?); check it, or raise --timeout"
