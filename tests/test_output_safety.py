@@ -203,6 +203,11 @@ def _set_last(csv: bytes, row: int, value: bytes, column: int = -1) -> bytes:
     return b"\r\n".join(lines)
 
 
+def _read_as_inf(column: str, line: int) -> tuple[str, str]:
+    """The sentences for a 1e400 in ``column``: pandas 3.0 and older read it as text, later ones as inf."""
+    return f"column {column} holds inf on line {line}", f"column {column} holds '1e400' on line {line}"
+
+
 @pytest.mark.parametrize(
     ("folder", "edit", "needle"),
     [
@@ -211,7 +216,7 @@ def _set_last(csv: bytes, row: int, value: bytes, column: int = -1) -> bytes:
         ("made", lambda c, m: (c + c.split(b"\r\n", 1)[1], m), "line 3002 repeats the row of setting 0, run 0"),
         ("made", lambda c, m: (c + c.split(b"\r\n")[7] + b"\r\n", m), "line 3002 repeats the row of setting 0"),
         ("made", lambda c, m: (_drop(c, 9), m), "hold 99 of the 100 checkpoints t"),
-        ("made", lambda c, m: (_set_last(c, 3, b"1e400"), m), "column regret holds inf on line 5"),
+        ("made", lambda c, m: (_set_last(c, 3, b"1e400"), m), _read_as_inf("regret", 5)),
         ("made", lambda c, m: (_set_last(c, 3, b"nan"), m), "column regret holds 'nan' on line 5"),
         ("made", lambda c, m: (_set_last(c, 3, b"abc", -2), m), "column t holds 'abc' on line 5"),
         ("made", lambda c, m: (c, {**m, "runs": 10**12}), "meta.json says runs = 1000000000000"),
@@ -221,7 +226,7 @@ def _set_last(csv: bytes, row: int, value: bytes, column: int = -1) -> bytes:
         ("privacy", lambda c, m: (c + c.split(b"\r\n", 1)[1], m), "line 83 repeats the row of setting 0, run 0"),
         ("privacy", lambda c, m: (_drop(c, 30), m), "setting 3, agent 'GAP' (from line 5) hold 2 runs"),
         ("privacy", lambda c, m: (_set_last(c, 0, b"maybe", -3), m), "column entry_observed holds 'maybe' on line 2"),
-        ("privacy", lambda c, m: (_set_last(c, 0, b"1e400"), m), "column first_difference holds inf on line 2"),
+        ("privacy", lambda c, m: (_set_last(c, 0, b"1e400"), m), _read_as_inf("first_difference", 2)),
         ("privacy", lambda c, m: (_cut(c, 54), m), "hold 2 runs, but meta.json says runs = 3"),
     ],
 )  # fmt: skip
@@ -233,7 +238,7 @@ def test_report_refuses_results_that_miss_repeat_or_garble_rows(folder, edit, ne
     (tmp_path / "meta.json").write_text(json.dumps(meta))
     assert main(["report", eid, str(tmp_path)]) == 2
     line = _sentence(capsys)
-    assert needle in line, line
+    assert any(one in line for one in ((needle,) if isinstance(needle, str) else needle)), line
     assert not (tmp_path / "summary.md").exists() and not (tmp_path / "figure.png").exists()
 
 

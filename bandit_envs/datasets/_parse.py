@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import warnings
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -117,8 +118,12 @@ def _parse(file: DataFile, layout: Layout, data: bytes) -> dict[str, np.ndarray]
     dtype = np.dtype([(name, _DTYPES[kind]) for name, kind in layout.columns])
     stream = io.TextIOWrapper(io.BytesIO(text), encoding="ascii", newline=None)
     try:
-        table = np.loadtxt(stream, dtype=dtype, delimiter=delimiter, comments=None, skiprows=n_header, ndmin=1)
-    except (ValueError, UnicodeDecodeError) as err:
+        with warnings.catch_warnings():
+            # numpy 2.0 parses an integer field through a float with only a DeprecationWarning: "3.5"
+            # would read as 3 and an id beyond int64 as its smallest value; later numpy refuses both.
+            warnings.simplefilter("error", DeprecationWarning)
+            table = np.loadtxt(stream, dtype=dtype, delimiter=delimiter, comments=None, skiprows=n_header, ndmin=1)
+    except (ValueError, UnicodeDecodeError, DeprecationWarning) as err:
         file.fail(_first_bad_line(data, layout) or f"cannot be parsed ({err})")
     if table.shape[0] != n_rows:  # np.loadtxt skips empty lines
         file.fail(_first_bad_line(data, layout) or f"has {n_rows} lines but {len(table)} rows")
