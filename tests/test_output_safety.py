@@ -204,7 +204,7 @@ def _set_last(csv: bytes, row: int, value: bytes, column: int = -1) -> bytes:
 
 
 def _read_as_inf(column: str, line: int) -> tuple[str, str]:
-    """The sentences for a 1e400 in ``column``: pandas 3.0 and older read it as text, later ones as inf."""
+    """The sentences for a 1e400 in ``column``: read as text by some releases (pandas 3.0, numpy 2.0), else as inf."""
     return f"column {column} holds inf on line {line}", f"column {column} holds '1e400' on line {line}"
 
 
