@@ -49,6 +49,7 @@ import copy
 import math
 import pickle
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, fields, is_dataclass
 from fractions import Fraction
@@ -401,7 +402,7 @@ def check_refused(agent: Agent, call: Callable[[], Any], allowed: tuple[type[Bas
 # --- one env: subject, reference and fast path ----------------------------------------------------
 
 
-class Driver:
+class Driver(ABC):
     """What the one-env and the batch fuzzers share: the log, refused calls, ``run`` in blocks, the loop.
 
     A subclass sets ``case``, ``rng``, ``named``, ``fast``, ``block`` and ``log``, names its agent under
@@ -419,23 +420,29 @@ class Driver:
     n: int | None = None
 
     @property
+    @abstractmethod
     def subject(self) -> Agent:
-        raise NotImplementedError
+        """The agent under test."""
 
+    @abstractmethod
     def round(self) -> None:
-        raise NotImplementedError
+        """Overridden by each driver."""
 
+    @abstractmethod
     def compare(self, final: bool = False) -> None:
-        raise NotImplementedError
+        """Overridden by each driver."""
 
+    @abstractmethod
     def copy(self) -> None:
-        raise NotImplementedError
+        """Overridden by each driver."""
 
+    @abstractmethod
     def check_fast(self, final: bool = False) -> None:
-        raise NotImplementedError
+        """Overridden by each driver."""
 
+    @abstractmethod
     def reset(self) -> None:
-        raise NotImplementedError
+        """Overridden by each driver."""
 
     def where(self) -> str:
         return " / ".join(self.log[:1] + self.log[1:][-14:])
