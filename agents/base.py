@@ -62,6 +62,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
+from bandit_envs._jit import kernel_array
 from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.validation import (
     check_choice,
@@ -636,7 +637,7 @@ class Agent(ABC):
             b = _first_outside(arr, 0, k - 1)
             if b >= 0:
                 raise self._action_range_error(int(arr[b]), b, k)
-        return arr if arr.dtype == _INT64 else arr.astype(np.int64)
+        return kernel_array(arr, np.int64)  # one form for the kernels, whatever the caller's
 
     def _action_range_error(self, value: int, b: int, n_arms: int | None = None) -> ValueError:
         """The error for copy ``b``'s action ``value`` outside [0, K)."""
@@ -658,7 +659,7 @@ class Agent(ABC):
             raise self._input_error(
                 "reward", reward, arr, "iuf", "a real number", "a real array of shape {shape}, one reward per copy"
             )
-        r: FloatArray = arr if arr.dtype == _FLOAT64 else arr.astype(np.float64)
+        r: FloatArray = kernel_array(arr, np.float64)  # one form for the kernels, whatever the caller's
         if self.n_envs is None and overflowed(reward, r[0]):  # an int beyond the floats: quoted as given, not inf
             raise self._reward_error(reward, 0)
         if check:
@@ -722,6 +723,8 @@ class Agent(ABC):
             and action.shape == reward.shape == (n,)
             and (action.dtype is _INT64 or action.dtype == _INT64)  # numba-made arrays: an equal dtype
             and (reward.dtype is _FLOAT64 or reward.dtype == _FLOAT64)
+            and action.flags.carray  # C-contiguous, aligned and writable: the one form the kernels are compiled for
+            and reward.flags.carray
         ):  # N copies' usual batch: what _actions and _rewards return as they are when values are not checked
             if info is not None:
                 self._check_info(info, n_arms)
@@ -796,8 +799,8 @@ class Agent(ABC):
             raise TypeError(
                 f"info['observed_rewards'] must be a real array of shape {values.shape}, got dtype {values.dtype}."
             )
-        mask = mask.reshape(self.batch, k)
-        values = values.reshape(self.batch, k).astype(np.float64, copy=False)
+        mask = kernel_array(mask.reshape(self.batch, k), np.bool_)  # one form for the kernels, as actions
+        values = kernel_array(values.reshape(self.batch, k), np.float64)
         if check_values:
             seen = np.where(mask, values, 0.5 if self.reward_bounds is None else self.reward_bounds[0])
             self._check_observed(seen)

@@ -66,6 +66,8 @@ from pathlib import Path
 from typing import Any, TypeVar, overload
 
 import numba
+import numpy as np
+import numpy.typing as npt
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -394,3 +396,33 @@ def njit(func: F | None = None, /, **options: Any) -> F | Callable[[F], F]:
         return compiled
 
     return decorate if func is None else decorate(func)
+
+
+def kernel_array(arr: npt.NDArray[Any], dtype: type[np.generic]) -> npt.NDArray[Any]:
+    """``arr`` in the one form the compiled kernels take it: a C-contiguous, aligned, writable ``dtype`` array.
+
+    numba compiles a kernel once for every combination of its array arguments' dtypes, layouts
+    (C-contiguous or any) and writability, so a strided view or a read-only array where the
+    kernel had been given plain arrays cost a compilation of seconds (and one more entry in the
+    cache) for the same computation: a batched ``update`` of the central-DP agents took eight
+    compilations of one kernel for the eight forms of its actions and rewards. Called where the
+    user's arrays (actions, rewards, observations) reach a kernel; ``arr`` itself is returned when
+    it has that form already (the usual case: one check of its flags), otherwise a copy (of a
+    batch of N numbers, far cheaper than a compilation). A table too large to copy is made a
+    read-only view instead (:func:`read_only_view`).
+    """
+    if arr.dtype == dtype and arr.flags.carray:
+        return arr
+    return np.array(arr, dtype=dtype, order="C")
+
+
+def read_only_view(arr: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """A read-only view of ``arr`` (C-contiguous), for the kernels that only read it: the same type whoever owns it.
+
+    The form of a table the compiled kernels take (see :func:`kernel_array`): a table may be the
+    env's read-only one or a writable one the user made, and a kernel given each would be
+    compiled twice. A view costs no copy, and the caller's array stays as writable as it was.
+    """
+    view = arr.view()
+    view.setflags(write=False)
+    return view

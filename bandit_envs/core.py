@@ -49,6 +49,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from bandit_envs._jit import kernel_array
 from bandit_envs._types import BoolArray, FloatArray, IntArray
 from bandit_envs.rendering import (
     RENDER_FPS,
@@ -168,9 +169,12 @@ def check_actions(actions: Any, num_envs: int, n_actions: int) -> IntArray:
 
     Returns
     -------
-    ndarray of int
-        ``actions`` as an array (not copied when already one in the machine's byte order; an
-        array of the other byte order, e.g. ``'>i8'`` on a little-endian machine, is converted).
+    ndarray of int64
+        ``actions`` as a C-contiguous, writable int64 array in the machine's byte order, the one
+        form the compiled steps are compiled for (:func:`bandit_envs._jit.kernel_array`): not
+        copied when it is one already; any other integer array (``int32``, ``uint8``, a strided
+        view, a read-only array, the other byte order such as ``'>i8'``) is converted, rather than
+        compiling the env's step again for it.
 
     Raises
     ------
@@ -198,9 +202,7 @@ def check_actions(actions: Any, num_envs: int, n_actions: int) -> IntArray:
     if bad.any():
         i = int(np.argmax(bad))
         raise ValueError(f"actions must be {allowed}, got actions[{i}] = {a[i]}.")
-    if not a.dtype.isnative:  # e.g. big-endian '>i8': compiled code takes native integers only
-        a = a.astype(a.dtype.newbyteorder("="))
-    return a
+    return kernel_array(a, np.int64)  # also a big-endian '>i8': compiled code takes native integers only
 
 
 def check_seed(seed: Any, name: str = "seed") -> int | None:

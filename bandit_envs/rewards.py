@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special
 
-from bandit_envs._jit import njit
+from bandit_envs._jit import njit, read_only_view
 from bandit_envs.validation import check_choice, check_float, check_unit_array
 
 RewardKind = Literal["truncnorm", "bernoulli"]
@@ -381,7 +381,7 @@ class RewardModel:
 
     def from_uniforms(self, u: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """Rewards for an (n, K) block of uniforms."""
-        return rewards_from_uniforms(np.ascontiguousarray(u, dtype=np.float64), *self.params())
+        return rewards_from_uniforms(read_only_view(np.ascontiguousarray(u, dtype=np.float64)), *self.params())
 
     def sample(self, rng: np.random.Generator, n: int) -> npt.NDArray[np.float64]:
         """Draw an (n, K) reward table from ``rng``."""

@@ -55,11 +55,12 @@ _EXP3_STEP = SingleEnvKernel(
 #: N copies' ``act`` and Exp3's ``update``, through the compiled entry points of the batched kernels.
 #: Their arguments are arrays and numbers only (the generators are passed as the addresses of their
 #: C interface), of the exact types below: the agent's own state and addresses, and the int64 and
-#: float64 batches of shape (N,) that :meth:`Agent._feedback` returns (any strides: layout "A").
+#: float64 batches of shape (N,) that :meth:`Agent._feedback` returns (C-contiguous and writable:
+#: :func:`bandit_envs._jit.kernel_array`, the form the dispatcher is given too).
 _SAMPLE = SingleEnvKernel(sample_into, (_STATE, types.Array(types.uint64, 1, "C"), types.Array(types.int64, 1, "C")))
 _EXP3_UPDATE = SingleEnvKernel(
     exp3_update,
-    (_STATE, types.Array(types.int64, 1, "A"), types.Array(types.float64, 1, "A"), types.float64, types.float64),
+    (_STATE, types.Array(types.int64, 1, "C"), types.Array(types.float64, 1, "C"), types.float64, types.float64),
 )
 
 
@@ -292,6 +293,8 @@ class Exp3(_ExpWeights):
             and (reward.dtype is _FLOAT64 or reward.dtype == _FLOAT64)
             and action.shape == reward.shape == self._batch_shape
             and info is None
+            and action.flags.carray  # the one form the kernels are compiled for (bandit_envs._jit.kernel_array)
+            and reward.flags.carray
         ):  # N copies' usual batch, which Agent._feedback returns as it is (its first case, inlined)
             a, r = action, reward
         else:

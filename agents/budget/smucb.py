@@ -24,7 +24,7 @@ import numpy.typing as npt
 from agents.base import Agent, _as_array, as_float, check_float, check_int, check_state_size, describe, given
 from agents.common.kernels import ucb_choose
 from agents.stochastic.index import UCB, row_error
-from bandit_envs._jit import njit
+from bandit_envs._jit import kernel_array, njit
 from bandit_envs._types import FloatArray
 
 #: Slack subtracted before the ceiling in ⌈(1 - φ)K⌉, so that φ = 1 - j/K gives j although
@@ -179,12 +179,13 @@ class SMUCB(UCB):
         ``n_envs=N``.
         """
         phi = _sensitivities(obs, self.n_envs)
-        bad = _sensitivity_shift(self.means, phi, self.beta, self._shifted)
+        means = kernel_array(self.means, np.float64)  # a view of the state: a C copy, as the kernel is compiled for
+        bad = _sensitivity_shift(means, phi, self.beta, self._shifted)
         if bad >= 0:
             value = given(obs, phi[0]) if self.n_envs is None else float(phi[bad])  # a huge int as given, not inf
             raise row_error(bad, self.n_envs, "obs (the sensitivity φ_t)", value, "a number in [0, 1]")
         width = self._width_coef * math.log(self.t + 1)
-        return self._out(ucb_choose(self._shifted, self.counts, width))
+        return self._out(ucb_choose(self._shifted, kernel_array(self.counts, np.int64), width))
 
     def __repr__(self) -> str:
         return (

@@ -45,6 +45,7 @@ from agents.base import (
 from agents.common.kernels import revealed_row
 from agents.common.tables import BlockTable
 from agents.elimination import drivers, kernels
+from bandit_envs._jit import read_only_view
 from bandit_envs.core import generator_addresses
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods
 from bandit_envs.privacy._checks import check_epsilon, laplace_tail_delta
@@ -465,13 +466,15 @@ class EliminationAgent(Agent):
         return block.shape[0], iter([block])
 
     def _block(self, table: Any) -> npt.NDArray[np.float64]:
-        """A table or a block of one as a float64 C-contiguous (rows, K) array."""
+        """A table or a block of one as a read-only float64 C-contiguous (rows, K) array."""
         arr = _as_array(table)
         if arr is None or arr.dtype.kind not in "iuf":
             raise TypeError(f"table must be a real array of shape (T, {self.n_arms}), got {describe(table)}.")
         if arr.ndim != 2 or arr.shape[1] != self.n_arms:
             raise ValueError(f"table must have shape (T, {self.n_arms}), got {arr.shape}.")
-        return np.ascontiguousarray(arr, dtype=np.float64)
+        # Read-only whoever owns it (the env's table is, a user's need not be): one compiled table
+        # run for both (bandit_envs._jit.read_only_view; a view, no copy of a large table).
+        return read_only_view(np.ascontiguousarray(arr, dtype=np.float64))
 
     def _law(self, law: Any) -> tuple[Any, ...] | None:
         """``law`` as the compiled reader's tuple (kind, loc, scale, cdf_lo, cdf_width); None for a table of rewards."""

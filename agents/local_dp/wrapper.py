@@ -22,6 +22,7 @@ from agents.common.streams import copy_laplace, copy_normals, copy_uniforms
 from agents.linear import LinearAgent
 from agents.local_dp.accounting import PerUserReports
 from agents.stochastic.index import UCB
+from bandit_envs._jit import kernel_array
 from bandit_envs._types import BoolArray, FloatArray
 from bandit_envs.core import generator_addresses
 from bandit_envs.privacy import bernoulli_mechanism, gaussian_sigma_analytic, gaussian_sigma_classic, rr_debias
@@ -513,7 +514,8 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         ucb = self.agent
         assert isinstance(ucb, UCB)
         t = ucb.t + 1
-        actions = ucb_choose(ucb.means, ucb.counts, np.square(self.width()) * math.log(t))
+        means, counts = kernel_array(ucb.means, np.float64), kernel_array(ucb.counts, np.int64)  # views: C copies
+        actions = ucb_choose(means, counts, np.square(self.width()) * math.log(t))
         if self.mechanism == "laplace":
             forced = ucb.counts <= 4.0 * math.log(t + 1)
             rows = forced.any(axis=1)

@@ -267,12 +267,14 @@ _TS_OBSERVED_STEP = SingleEnvKernel(
 #: N copies' UCB step as ``update`` calls it: :func:`_pulled_update` until the first batched UCB
 #: is built, then its compiled entry point (:func:`_load_pulled_update`), which takes the agent's
 #: own state, the int64 and float64 batches of shape (N,) that :meth:`Agent._feedback` returns
-#: (any strides: layout "A"), the round and the agent's new (N,) output array.
+#: (C-contiguous and writable: :func:`bandit_envs._jit.kernel_array`, the form the dispatcher is
+#: given too, so that the two compile one version), the round and the agent's new (N,) output array.
 _pulled_update_call: Callable[..., int] = _pulled_update
+_BATCH_ARMS, _BATCH_REWARDS = types.Array(types.int64, 1, "C"), types.Array(types.float64, 1, "C")
 _PULLED_UPDATE_SIGNATURE = (
     _STATE,
-    types.Array(types.int64, 1, "A"),
-    types.Array(types.float64, 1, "A"),
+    _BATCH_ARMS,
+    _BATCH_REWARDS,
     types.int64,
     types.Array(types.int64, 1, "C"),
 )
@@ -280,7 +282,7 @@ _PULLED_UPDATE_SIGNATURE = (
 #: compiled entry points of :func:`~agents.stochastic.thompson_kernels.beta_choose` and
 #: :func:`~agents.stochastic.thompson_kernels.coin_update`: the agent's own arrays (its new output
 #: array for ``act``) and the int64 and float64 batches of shape (N,) that :meth:`Agent._feedback`
-#: returns (any strides: layout "A").
+#: returns (C-contiguous, as for ``_pulled_update``).
 _POSTERIORS = types.Array(types.float64, 2, "C")
 _TS_CHOOSE = SingleEnvKernel(
     ts_kernels.beta_choose,
@@ -292,8 +294,8 @@ _TS_COIN_UPDATE = SingleEnvKernel(
         _POSTERIORS,
         _POSTERIORS,
         types.Array(types.float64, 3, "C"),
-        types.Array(types.int64, 1, "A"),
-        types.Array(types.float64, 1, "A"),
+        _BATCH_ARMS,
+        _BATCH_REWARDS,
         types.Array(types.uint64, 2, "C"),
     ),
 )
@@ -495,6 +497,8 @@ class UCB(_UCBIndex):
                 and (reward.dtype is _FLOAT64 or reward.dtype == _FLOAT64)
                 and action.shape == reward.shape == self._batch_shape
                 and info is None
+                and action.flags.carray  # the one form the kernels are compiled for (bandit_envs._jit.kernel_array)
+                and reward.flags.carray
             ):  # the usual batch, which Agent._feedback returns as it is (its first case, inlined)
                 a, rewards = action, reward
             else:
@@ -757,6 +761,8 @@ class ThompsonSampling(Agent):
                 and (reward.dtype is _FLOAT64 or reward.dtype == _FLOAT64)
                 and action.shape == reward.shape == self._batch_shape
                 and info is None
+                and action.flags.carray  # the one form the kernels are compiled for (bandit_envs._jit.kernel_array)
+                and reward.flags.carray
             ):  # the usual batch, which Agent._feedback returns as it is (its first case, inlined)
                 a, rewards = action, reward
             else:

@@ -28,7 +28,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from bandit_envs._jit import njit
+from bandit_envs._jit import kernel_array, njit
 from bandit_envs._parallel import free_cores
 
 #: Upper bound on the cells of one grid; the cell size grows beyond it (speed only).
@@ -121,9 +121,13 @@ class GridStack:
         out = np.empty(who.shape[0], dtype=np.int64)
         if b is None:
             b, radius_b = a, -1.0
+        # The columns as C arrays (bandit_envs._jit.kernel_array): one query's column is a C view, many
+        # queries' a strided one, and the kernel would be compiled for each.
+        ax, ay = kernel_array(a[:, 0], np.float64), kernel_array(a[:, 1], np.float64)
+        bx, by = (ax, ay) if b is a else (kernel_array(b[:, 0], np.float64), kernel_array(b[:, 1], np.float64))
         args = (
             self.x, self.y, self.cell_start, self.geometry, self.layout,
-            who, a[:, 0], a[:, 1], radius_a, b[:, 0], b[:, 1], radius_b, out,
+            who, ax, ay, radius_a, bx, by, radius_b, out,
         )  # fmt: skip
         threads = free_cores(numba.get_num_threads()) if who.shape[0] >= PARALLEL_MIN_QUERIES else 1
         if threads > 1:

@@ -22,6 +22,7 @@ import numpy as np
 from gymnasium import spaces
 
 from bandit_envs import core
+from bandit_envs._jit import kernel_array
 from bandit_envs._types import BoolArray, FloatArray, IntArray
 from bandit_envs.core import (
     GENERATOR_BYTES,
@@ -313,8 +314,9 @@ class RecommendationVectorEnv(_RecommendationCore, BanditVectorEnv):
         copies = np.flatnonzero(which)
         seeds = np.empty((copies.size, 2), dtype=np.uint64)
         _pcg64.fill_episode_seeds(self._bitgens, copies, seeds)
-        _pcg64.seed_streams(self._context_states.words, copies, seeds[:, 0])
-        _pcg64.seed_streams(self._noise_states.words, copies, seeds[:, 1])
+        # The columns as C arrays (bandit_envs._jit.kernel_array): one compiled version, whatever the count.
+        _pcg64.seed_streams(self._context_states.words, copies, kernel_array(seeds[:, 0], np.uint64))
+        _pcg64.seed_streams(self._noise_states.words, copies, kernel_array(seeds[:, 1], np.uint64))
 
     def _draw_contexts(self, copy: int, size: int) -> IntArray:
         return self._context_states.draw(copy, lambda rng: draw_contexts(self.problem, rng, size))
