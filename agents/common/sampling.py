@@ -262,9 +262,14 @@ def gamma_trial(word, d, c):  # pragma: no cover
     return d * (v * v * v), accepted
 
 
-@njit(inline="always")
+@njit
 def gamma_finish(word, state, d, c):  # pragma: no cover
-    """(Gamma(d + 1/3, 1) draw, next state): Marsaglia & Tsang from a first trial on ``word``."""
+    """(Gamma(d + 1/3, 1) draw, next state): Marsaglia & Tsang from a first trial on ``word``.
+
+    Compiled apart and called, not inlined: it runs only for the trials :func:`gamma_trial` leaves
+    undecided (a few percent), and inlined at its four call sites in the Thompson kernels it
+    made their first use compile about 1.3 s longer each (``docs/kernels.md``, rule 7).
+    """
     while True:
         x, state = normal(word, state)
         v = 1.0 + c * x
