@@ -134,7 +134,9 @@ DPMAB_KERNELS = frozenset(
             "hybrid_update", "bound_choose", "tree_update", "epoch_update", "adap_choose", "gaussian_ts_choose",
             "rr_update",
         ),
-        "stochastic.thompson_kernels": ("refresh_all", "beta_choose", "coin_update", "coin_update_observed"),
+        "stochastic.thompson_kernels": (
+            "refresh_all", "compile_beta_choose.<locals>.beta_choose", "coin_update", "coin_update_observed",
+        ),
         "stochastic.index_kernels": ("mean_update", "greedy_choose", "klucb_update", "klucb_choose", "moss_choose"),
         "adversarial.kernels": ("exp3_update", "exp3set_update", "exp3ix_update"),
     }.items()

@@ -254,6 +254,49 @@ def test_thompson_sampling_equals_its_reference_and_copies_equal_single_agents()
     assert batch.copy_seeds == [20 + i for i in range(copies)]
 
 
+@pytest.mark.parametrize("shape_pair", [(1.0, 1.0), (2.0, 9.0), (40.0, 3.0)])
+def test_both_forms_of_the_batched_choice_draw_the_same(shape_pair: tuple[float, float]) -> None:
+    # The first trials in one loop (gathers) and in three (scalar table loads): the same words, trials,
+    # arms and stream states, whichever form this machine's beta_choose is; small shapes leave many
+    # trials to gamma_finish, so the finishing pass is compared too.
+    k, copies = 7, 301
+    successes = np.full((copies, k), shape_pair[0] - 1.0)
+    failures = np.full((copies, k), shape_pair[1] - 1.0)
+    shapes = np.empty((ts_kernels.SHAPE_WORDS, k, copies))
+    ts_kernels.refresh_all(successes, failures, shapes)
+    chosen = []
+    for tables_apart in (False, True):
+        choose = ts_kernels.compile_beta_choose(tables_apart)
+        streams = sampling.new_streams(list(range(copies)))
+        rounds = []
+        for _ in range(20):
+            out = np.empty(copies, dtype=np.int64)
+            choose(shapes, streams, out)
+            rounds.append(out)
+        chosen.append((np.array(rounds), streams))
+    np.testing.assert_array_equal(chosen[0][0], chosen[1][0])
+    np.testing.assert_array_equal(chosen[0][1], chosen[1][1])
+    assert len(np.unique(chosen[0][0])) == k  # every arm chosen somewhere: not a constant
+
+
+@njit
+def _entries(words):
+    out = np.empty(words.shape[0])
+    inner = np.empty(words.shape[0], dtype=np.int32)
+    for i in range(words.shape[0]):
+        out[i], inner[i] = sampling.ziggurat_entries(words[i])
+    return out, inner
+
+
+def test_table_entry_reads_the_entry():
+    words = np.random.default_rng(3).integers(0, 2**63, 5000, dtype=np.uint64)
+    widths, inner = _entries(words)
+    np.testing.assert_array_equal(
+        widths, sampling.SIGNED_WIDTHS[(words & np.uint64(2 * sampling.LAYERS - 1)).astype(np.int64)]
+    )
+    np.testing.assert_array_equal(inner, sampling.INNER[(words & np.uint64(sampling.LAYERS - 1)).astype(np.int64)])
+
+
 def test_ts_n_equals_its_reference_with_side_observations():
     k, rounds = 5, 200
     rng = np.random.default_rng(2)

@@ -631,9 +631,6 @@ class ThompsonSampling(Agent):
     first word of every gamma, then the further words of the few that need them), then one
     uniform per coin. The kernels are compiled (:mod:`agents.stochastic.thompson_kernels`, whose
     :class:`~agents.stochastic.thompson_kernels.ThompsonReference` is one copy in plain Python).
-    On Intel CPUs with AVX-512 the batched draws can run at half their speed, through slow
-    vector gathers: ``docs/reproductions/README.md`` ("On another machine") measures it and gives
-    the numba setting that avoids them.
 
     Parameters
     ----------

@@ -17,6 +17,10 @@ makes the same choices (``tests/test_index_agents.py``).
 
 from __future__ import annotations
 
+from typing import Any
+
+import llvmlite.binding as llvm
+import numba
 import numpy as np
 
 from agents.common import sampling
@@ -79,70 +83,128 @@ def refresh_all(successes, failures, shapes):  # pragma: no cover
             refresh(successes, failures, shapes, b, k)
 
 
-@njit(error_model="numpy")
-def beta_choose(shapes, streams, out):  # pragma: no cover
-    """Per copy b: argmax over arms of θ_k = X_k / (X_k + Y_k), X_k ~ Gamma(S_k + 1), Y_k ~ Gamma(F_k + 1).
+def _compiler_gathers() -> bool:
+    """Whether numba compiles for an Intel processor with AVX-512 (not AMD's ``znver*``): :func:`compile_beta_choose`.
 
-    Arm by arm, one pass over the copies makes each copy's first trial of X_k, then of Y_k (one
-    word each, :func:`agents.common.sampling.gamma_trial`, keeping the words: what
-    :func:`agents.common.sampling.gamma_pass` does for one gamma), then a second pass takes the
-    running argmax over the arms whose θ they decided, branch-free, marking in ``pending`` (bit
-    min(k, 63)) the arms they left undecided (θ is NaN). Those are finished afterwards, copy by
-    copy: the undecided draws in draw order (:func:`agents.common.sampling.gamma_finish` on the kept
-    words, with the stream's further words), each θ then entering the argmax. The first arm
-    wins an exact tie (an event of probability about 0 with continuous draws). Each copy's
-    stream gives its words in the order of :class:`ThompsonReference`, whatever the passes.
-
-    The X and Y trials share one loop rather than two ``gamma_pass`` calls: 7.1 rather than 7.4 us
-    for 100 copies, the same 61 us for 1000 (K = 10, one round). Adding the argmax to that loop
-    stops its vectorization (1.8x slower per copy). The work arrays are allocated here: taken
-    from the caller, they ran 1000 copies 1.7x slower (the compiler can then no longer tell that
-    they do not overlap).
+    The processor and features numba compiles for: ``NUMBA_CPU_NAME`` and ``NUMBA_CPU_FEATURES``
+    where set, else the host's, as numba takes them.
     """
-    n_arms, n_copies = shapes.shape[1], shapes.shape[2]
-    x = np.empty((n_arms, n_copies))
-    y = np.empty((n_arms, n_copies))
-    x_words = np.empty((n_arms, n_copies), dtype=np.uint64)
-    y_words = np.empty((n_arms, n_copies), dtype=np.uint64)
-    best = np.full(n_copies, -1.0)
-    pending = np.zeros(n_copies, dtype=np.uint64)
-    sa, sb, sc, sw = streams[0], streams[1], streams[2], streams[3]
-    out[:] = 0
-    for k in range(n_arms):
-        xk, yk, xk_words, yk_words = x[k], y[k], x_words[k], y_words[k]
-        d_x, c_x, d_y, c_y = shapes[0, k], shapes[1, k], shapes[2, k], shapes[3, k]
-        for b in range(n_copies):  # gamma_pass of X_k and of Y_k in one loop
-            word = sampling.step_copy(sa, sb, sc, sw, b)
-            value, accepted = sampling.gamma_trial(word, d_x[b], c_x[b])
-            xk[b] = value if accepted else np.nan
-            xk_words[b] = word
-            word = sampling.step_copy(sa, sb, sc, sw, b)
-            value, accepted = sampling.gamma_trial(word, d_y[b], c_y[b])
-            yk[b] = value if accepted else np.nan
-            yk_words[b] = word
-        bit = _ONE << np.uint64(min(k, 63))
+    try:
+        name = getattr(numba.config, "CPU_NAME", None) or llvm.get_host_cpu_name()
+        features = getattr(numba.config, "CPU_FEATURES", None)
+        if features is None:
+            features = llvm.get_host_cpu_features().flatten()
+    except RuntimeError:  # a platform whose features LLVM cannot list: not such a processor
+        return False
+    return "+avx512f" in features.split(",") and not name.startswith("znver")
+
+
+def compile_beta_choose(tables_apart: bool) -> Any:
+    """Thompson sampling's batched choice with one of its two forms of the first-trial loop (``tables_apart``).
+
+    Both draw the same words and make the same trials (``tests/test_index_agents.py``). With
+    ``tables_apart`` each arm's first trials are made in three loops over the copies: the words
+    of X_k and Y_k (the streams' steps, vector instructions), the ziggurat's table entries of
+    each word (:func:`agents.common.sampling.ziggurat_entries`, scalar loads), then the trials
+    from words and entries (:func:`agents.common.sampling.gamma_trial_on`, vector instructions);
+    otherwise in one loop. For an Intel processor with AVX-512, LLVM vectorizes the one loop with
+    gather instructions for the table entries, which ran slowly on the 2-core Xeon of
+    ``docs/reproductions/README.md``: the first trials of 1,000 copies (K = 10) took 103–115 µs a
+    round in one loop and 61–77 µs in three there, and likewise with the models
+    ``skylake-avx512``, ``sapphirerapids`` and ``x86-64-v4``. Compiled for processors where LLVM
+    does not use gathers (``haswell``, ``skylake``, ``alderlake``, ``znver3``, ``znver4``), one
+    loop took 55–73 µs and three 69–81 µs on the same machine. So :data:`beta_choose` takes the
+    three loops only where numba compiles for an Intel processor with AVX-512
+    (:func:`_compiler_gathers`); a machine compiles only that form.
+    """
+
+    @njit(error_model="numpy")
+    def beta_choose(shapes, streams, out):  # pragma: no cover
+        """Per copy b: argmax over arms of θ_k = X_k / (X_k + Y_k), X_k ~ Gamma(S_k + 1), Y_k ~ Gamma(F_k + 1).
+
+        Arm by arm, one pass over the copies makes each copy's first trial of X_k, then of Y_k (one
+        word each, :func:`agents.common.sampling.gamma_trial`, keeping the words: what
+        :func:`agents.common.sampling.gamma_pass` does for one gamma; three passes where
+        ``tables_apart``, see :func:`compile_beta_choose`), then a second pass takes the
+        running argmax over the arms whose θ they decided, branch-free, marking in ``pending`` (bit
+        min(k, 63)) the arms they left undecided (θ is NaN). Those are finished afterwards, copy by
+        copy: the undecided draws in draw order (:func:`agents.common.sampling.gamma_finish` on the kept
+        words, with the stream's further words), each θ then entering the argmax. The first arm
+        wins an exact tie (an event of probability about 0 with continuous draws). Each copy's
+        stream gives its words in the order of :class:`ThompsonReference`, whatever the passes.
+
+        The X and Y trials share one loop rather than two ``gamma_pass`` calls: 7.1 rather than 7.4 us
+        for 100 copies, the same 61 us for 1000 (K = 10, one round). Adding the argmax to that loop
+        stops its vectorization (1.8x slower per copy). The work arrays are allocated here: taken
+        from the caller, they ran 1000 copies 1.7x slower (the compiler can then no longer tell that
+        they do not overlap).
+        """
+        n_arms, n_copies = shapes.shape[1], shapes.shape[2]
+        x = np.empty((n_arms, n_copies))
+        y = np.empty((n_arms, n_copies))
+        x_words = np.empty((n_arms, n_copies), dtype=np.uint64)
+        y_words = np.empty((n_arms, n_copies), dtype=np.uint64)
+        widths = np.empty((2, n_copies))  # an arm's table entries (tables_apart): X's row, then Y's
+        inner = np.empty((2, n_copies), dtype=np.int32)
+        best = np.full(n_copies, -1.0)
+        pending = np.zeros(n_copies, dtype=np.uint64)
+        sa, sb, sc, sw = streams[0], streams[1], streams[2], streams[3]
+        out[:] = 0
+        for k in range(n_arms):
+            xk, yk, xk_words, yk_words = x[k], y[k], x_words[k], y_words[k]
+            d_x, c_x, d_y, c_y = shapes[0, k], shapes[1, k], shapes[2, k], shapes[3, k]
+            if tables_apart:
+                for b in range(n_copies):  # each copy's word of X_k, then of Y_k
+                    xk_words[b] = sampling.step_copy(sa, sb, sc, sw, b)
+                    yk_words[b] = sampling.step_copy(sa, sb, sc, sw, b)
+                for b in range(n_copies):
+                    widths[0, b], inner[0, b] = sampling.ziggurat_entries(xk_words[b])
+                    widths[1, b], inner[1, b] = sampling.ziggurat_entries(yk_words[b])
+                for b in range(n_copies):
+                    value, accepted = sampling.gamma_trial_on(xk_words[b], widths[0, b], inner[0, b], d_x[b], c_x[b])
+                    xk[b] = value if accepted else np.nan
+                for b in range(n_copies):
+                    value, accepted = sampling.gamma_trial_on(yk_words[b], widths[1, b], inner[1, b], d_y[b], c_y[b])
+                    yk[b] = value if accepted else np.nan
+            else:
+                for b in range(n_copies):  # gamma_pass of X_k and of Y_k in one loop
+                    word = sampling.step_copy(sa, sb, sc, sw, b)
+                    value, accepted = sampling.gamma_trial(word, d_x[b], c_x[b])
+                    xk[b] = value if accepted else np.nan
+                    xk_words[b] = word
+                    word = sampling.step_copy(sa, sb, sc, sw, b)
+                    value, accepted = sampling.gamma_trial(word, d_y[b], c_y[b])
+                    yk[b] = value if accepted else np.nan
+                    yk_words[b] = word
+            bit = _ONE << np.uint64(min(k, 63))
+            for b in range(n_copies):
+                theta = x[k, b] / (x[k, b] + y[k, b])
+                better = theta > best[b]
+                best[b] = theta if better else best[b]
+                out[b] = k if better else out[b]
+                pending[b] |= bit if theta != theta else _ZERO
         for b in range(n_copies):
-            theta = x[k, b] / (x[k, b] + y[k, b])
-            better = theta > best[b]
-            best[b] = theta if better else best[b]
-            out[b] = k if better else out[b]
-            pending[b] |= bit if theta != theta else _ZERO
-    for b in range(n_copies):
-        if pending[b] != _ZERO:
-            state = sampling.load(streams, b)
-            top, arm = best[b], out[b]
-            for k in range(n_arms):
-                if (pending[b] >> np.uint64(min(k, 63))) & _ONE:
-                    xk, yk = x[k, b], y[k, b]
-                    if xk != xk:
-                        xk, state = sampling.gamma_finish(x_words[k, b], state, shapes[0, k, b], shapes[1, k, b])
-                    if yk != yk:
-                        yk, state = sampling.gamma_finish(y_words[k, b], state, shapes[2, k, b], shapes[3, k, b])
-                    theta = xk / (xk + yk)
-                    if theta > top or (theta == top and k < arm):
-                        top, arm = theta, k
-            sampling.store(streams, b, state)
-            out[b] = arm
+            if pending[b] != _ZERO:
+                state = sampling.load(streams, b)
+                top, arm = best[b], out[b]
+                for k in range(n_arms):
+                    if (pending[b] >> np.uint64(min(k, 63))) & _ONE:
+                        xk, yk = x[k, b], y[k, b]
+                        if xk != xk:
+                            xk, state = sampling.gamma_finish(x_words[k, b], state, shapes[0, k, b], shapes[1, k, b])
+                        if yk != yk:
+                            yk, state = sampling.gamma_finish(y_words[k, b], state, shapes[2, k, b], shapes[3, k, b])
+                        theta = xk / (xk + yk)
+                        if theta > top or (theta == top and k < arm):
+                            top, arm = theta, k
+                sampling.store(streams, b, state)
+                out[b] = arm
+
+    return beta_choose
+
+
+#: The batched choice (:func:`compile_beta_choose`) in the form that suits the processor numba compiles for.
+beta_choose = compile_beta_choose(_compiler_gathers())
 
 
 @njit
