@@ -102,7 +102,7 @@ def _compiler_gathers() -> bool:
 def compile_beta_choose(tables_apart: bool) -> Any:
     """Thompson sampling's batched choice with one of its two forms of the first-trial loop (``tables_apart``).
 
-    Both draw the same words and make the same trials (``tests/test_index_agents.py``). With
+    Both draw the same words and make the same trials (``tests/test_sampling.py``). With
     ``tables_apart`` each arm's first trials are made in three loops over the copies: the words
     of X_k and Y_k (the streams' steps, vector instructions), the ziggurat's table entries of
     each word (:func:`agents.common.sampling.ziggurat_entries`, scalar loads), then the trials
