@@ -63,8 +63,6 @@ __all__ = [
     "gamma_pass",
     "gamma_trial",
     "gamma_trial_on",
-    "table_entry",
-    "ziggurat_entries",
     "load",
     "new_streams",
     "next_word",
@@ -73,8 +71,10 @@ __all__ = [
     "shape_constants",
     "step_copy",
     "store",
+    "table_entry",
     "uniform",
     "uniform_pass",
+    "ziggurat_entries",
 ]
 
 SAMPLING_SPAWN_KEY = 0x5453_0000
