@@ -26,7 +26,8 @@ argument, what was given and what is allowed (a ``TypeError`` for the wrong kind
   where its guarantees need one (Thompson sampling, KL-UCB, Exp3, Exp3-SET, Exp3-IX, the
   elimination agents, the central-DP agents and LDPThompsonSampling: [0, 1]; the
   ``reward_bounds`` of each class) or its sums would overflow without one (LinUCB, which sums y x
-  unclipped: [-1e100, 1e100]).
+  unclipped: [-1e100, 1e100]; UCB, UCB-N, SM-UCB, MOSS and ε-greedy, which sum each arm's
+  rewards: [-1e289, 1e289], :data:`SUMMED_REWARD_BOUNDS`).
 * ``info``: a dict or None. Its per-arm arrays (``observed_mask``, ``observed_rewards``) must
   have shape (K,) ((N, K) for N copies), the mask boolean, and observed rewards finite (and in
   the reward range) where the mask is True; ``optimal_action`` must be an arm below K.
@@ -78,6 +79,7 @@ from bandit_envs.validation import (
 __all__ = [
     "Agent",
     "PrivateAgent",
+    "SUMMED_REWARD_BOUNDS",
     "SingleEnvKernel",
     "check_choice",
     "check_float",
@@ -102,6 +104,14 @@ _MASKED = np.ma.MaskedArray
 _INT64_BOUND = 1 << 63  # Python ints that numpy makes int64 arrays of: [-2**63, 2**63)
 #: The largest int64, the bound of the integer parameters that compiled kernels take as int64.
 INT64_MAX = _INT64_BOUND - 1
+#: Largest reward magnitude of the agents that sum each arm's rewards (UCB, UCB-N, SM-UCB, MOSS,
+#: ε-greedy): a sum of up to 2**63 such rewards (the rounds their int64 counts can count) stays
+#: below 9.3e307, under the largest float (about 1.8e308); two rewards of 1e308 would make a sum,
+#: and so a mean and an index, infinite.
+SUMMED_REWARD_LIMIT = 1e289
+#: ``reward_bounds`` of those agents, and the reason their error gives.
+SUMMED_REWARD_BOUNDS = (-SUMMED_REWARD_LIMIT, SUMMED_REWARD_LIMIT)
+SUMMED_REWARD_REASON = "{name} sums each arm's rewards, and the sums must stay finite"
 
 
 def describe(value: Any, typed: bool = True) -> str:
@@ -441,7 +451,8 @@ class Agent(ABC):
     #: Whether ``act`` reads the env's observation (contexts, sensitivities, the RL model's input).
     #: :class:`agents.LDPWrapper` refuses such agents: an observation can carry raw rewards.
     reads_obs: ClassVar[bool] = False
-    #: Rewards the agent accepts, (low, high) inclusive; None: any finite number.
+    #: Rewards the agent accepts, (low, high) inclusive; None: any finite number (:data:`SUMMED_REWARD_BOUNDS`
+    #: for the agents that sum them).
     reward_bounds: ClassVar[tuple[float, float] | None] = None
     #: Why ``reward_bounds`` is needed, said in the error for a reward outside them.
     reward_bounds_reason: ClassVar[str] = ""

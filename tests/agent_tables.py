@@ -125,6 +125,9 @@ def private(horizon: int) -> dict[str, Make]:
 #: Agents whose guarantees need rewards in [0, 1] (their docstrings say so).
 UNIT = {"TS", "TS-N", "GAP", "GAPU", "DPSE", "AAE", "AAE-side", "AlphaSample", "KLUCB", "Exp3", "Exp3SET", "Exp3IX"}
 UNIT |= set(private(1))
+#: Agents that sum each arm's rewards, which must then lie in [-1e289, 1e289] (their sums stay finite).
+SUMMING = {"UCB", "UCBN", "SMUCB", "EpsilonGreedy", "EpsilonGreedy-decaying", "MOSS"}
+SUMMING_REWARDS = (-1e289, 1e289)
 #: Agents that read info["observed_rewards"].
 SIDE = {"UCBN", "TS-N", "GAP", "GAPU", "AAE-side", "AlphaSample", "Exp3SET", "Exp3IX"}
 LINEAR = set(linear())

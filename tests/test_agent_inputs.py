@@ -466,7 +466,8 @@ def test_refusals_are_these_exact_sentences_for_one_env_and_for_copies(name):
             args[2] = {**args[2], **value} if isinstance(value, dict) else value
         else:
             args[argument == "reward"] = value
-        bounds = "" if agent.reward_bounds is None else f" in [0, 1] ({agent._bounds_reason()})"
+        low, high = agent.reward_bounds or (0.0, 0.0)
+        bounds = "" if agent.reward_bounds is None else f" in [{low:g}, {high:g}] ({agent._bounds_reason()})"
         expected = message.format(bounds=bounds)
         try:
             agent.update(*args)

@@ -467,8 +467,9 @@ class Pair:
         what = int(self.rng.integers(7 if self.case.side else 6 if bounded else 5))
         if what == 5 and not bounded:
             what = 6
-        if what == 5:  # outside reward_bounds
-            rewards[bad] = 1.5
+        if what == 5:  # outside reward_bounds: [0, 1], or the summing agents' [-1e289, 1e289]
+            high = self.batch.reward_bounds[1] if bounded else 0.0
+            rewards[bad] = 1.5 if high == 1.0 else 2.0 * high
         elif what == 0:
             rewards[bad] = np.nan
         elif what == 1:

@@ -1,6 +1,7 @@
 """Parameters whose derived quantities over- or underflow, refused at construction with one sentence.
 
-Linear agents (the shift, width and log terms of their schedules, the noise scale of LDP-LinUCB),
+Rewards that would make the sums of UCB, UCB-N, SM-UCB, MOSS or ε-greedy infinite, refused at the
+update (section 9). Linear agents (the shift, width and log terms of their schedules, the noise scale of LDP-LinUCB),
 their ``run`` on an empty block, the LDP wrapper's noise-aware width and reward range, the
 recommendation envs' reward noise, the budget envs' horizon, the synthetic dataset generators and
 the data-home paths. Each refusal names the argument as the caller wrote it; the largest accepted
@@ -20,7 +21,8 @@ import numpy as np
 import pytest
 
 import bandit_envs  # noqa: F401  (registers the envs)
-from agents import LDPOLS, UCB, LDPLinUCB, LinUCB, ShuffleLinUCB
+from agents import LDPOLS, MOSS, SMUCB, UCB, UCBN, EpsilonGreedy, LDPLinUCB, LinUCB, ShuffleLinUCB
+from agents.base import SUMMED_REWARD_BOUNDS
 from agents.linear.protocol import LAST_ROUND, as_features
 from agents.local_dp.wrapper import LDPWrapper
 from bandit_envs.budget._core import MAX_HORIZON
@@ -187,7 +189,16 @@ def test_ldp_wrapper_refuses_laplace_reports_that_overflow() -> None:
         return LDPWrapper(UCB(3), "laplace", 1.0, reward_range=(0.0, 1.79e308), noise_aware=False)
 
     refusal(ValueError, call, "epsilon", "reward_range")
-    LDPWrapper(UCB(3), "laplace", 1.0, reward_range=(0.0, 1e300), noise_aware=False)  # finite reports: as before
+    # Reports up to 3.7e301 are finite but overflow UCB's sums within about five million rounds:
+    # refused too (UCB takes rewards in [-1e289, 1e289]), naming both arguments.
+    message = refusal(
+        ValueError, lambda: LDPWrapper(UCB(3), "laplace", 1.0, reward_range=(0.0, 1e300)), "epsilon", "reward_range"
+    )
+    assert "1e+289" in message, message
+    wrapper = LDPWrapper(UCB(3), "laplace", 1.0, reward_range=(0.0, 1e280), noise_aware=False)  # reports that fit
+    for _ in range(20):
+        wrapper.update(wrapper.act(), 1e279)
+    assert np.isfinite(wrapper.agent.sums).all()
 
 
 def test_ldp_wrapper_gaussian_sigma_out_of_range_names_epsilon_and_delta() -> None:
@@ -313,3 +324,71 @@ def test_loaders_refuse_a_non_path_data_home() -> None:
 def test_loaders_refuse_a_non_path_path() -> None:
     refusal(TypeError, lambda: load_movielens(path=3, download=False), "path")
     refusal(TypeError, lambda: load_gowalla(path=3, download=False), "path")
+
+
+# 9. Rewards whose sums overflow -------------------------------------------------------------------------
+
+#: The agents that sum each arm's rewards, with no reward range of their own, built for K = 3 arms.
+SUMMING_AGENTS = {
+    "UCB": lambda n: UCB(3, n_envs=n),
+    "UCBN": lambda n: UCBN(3, n_envs=n),
+    "SMUCB": lambda n: SMUCB(3, n_envs=n),
+    "MOSS": lambda n: MOSS(3, 100, n_envs=n),
+    "EpsilonGreedy": lambda n: EpsilonGreedy(3, n_envs=n, seed=0),
+}
+
+
+def summing_round(agent: Any, reward: Any) -> tuple[Any, Any]:
+    """One round's (action, info) for a summing agent: SM-UCB reads a sensitivity, UCB-N the side observations."""
+    obs = None if not isinstance(agent, SMUCB) else (0.5 if agent.n_envs is None else np.full(agent.n_envs, 0.5))
+    action = agent.act(obs)
+    if not isinstance(agent, UCBN):
+        return action, None
+    arms = np.atleast_1d(action)  # the pulled arm alone observed, with the round's reward
+    mask = np.zeros((arms.size, 3), dtype=bool)
+    mask[np.arange(arms.size), arms] = True
+    observed = np.where(mask, np.reshape(reward, (-1, 1)), 0.0)
+    if agent.n_envs is None:
+        mask, observed = mask[0], observed[0]
+    return action, {"observed_mask": mask, "observed_rewards": observed}
+
+
+@pytest.mark.parametrize("name", sorted(SUMMING_AGENTS))
+@pytest.mark.parametrize("copies", [None, 2])
+@pytest.mark.parametrize("big", [1e308, -1e308, 1.0000001e289, -2e300])
+def test_summing_agents_refuse_a_reward_whose_sums_would_overflow(name: str, copies: int | None, big: float) -> None:
+    # Two rewards of 1e308 made UCB's sum of the arm, and so its mean and index, infinite (the arm
+    # then won every later round). The bound is 1e289 (2**63 rewards sum below the largest float);
+    # the refusal names the reward and changes nothing.
+    agent = SUMMING_AGENTS[name](copies)
+    assert agent.reward_bounds == SUMMED_REWARD_BOUNDS
+    reward: Any = big if copies is None else np.array([0.5, big])
+    action, info = summing_round(agent, reward)
+    before = agent.sums.copy()
+    message = refusal(ValueError, lambda: agent.update(action, reward, info), "reward")
+    assert "[-1e+289, 1e+289]" in message and "sums" in message, message
+    np.testing.assert_array_equal(agent.sums, before)
+    assert agent.t == 0
+
+
+@pytest.mark.parametrize("name", sorted(SUMMING_AGENTS))
+@pytest.mark.parametrize("copies", [None, 2])
+def test_summing_agents_take_rewards_at_the_bound_and_keep_finite_means(name: str, copies: int | None) -> None:
+    agent = SUMMING_AGENTS[name](copies)
+    for t in range(60):
+        reward: Any = 1e289 if t % 2 else -1e289
+        if copies is not None:
+            reward = np.array([reward, -reward])
+        action, info = summing_round(agent, reward)
+        agent.update(action, reward, info)
+    assert agent.t == 60
+    assert np.isfinite(agent.sums).all() and np.isfinite(agent.means).all()
+
+
+def test_ucbn_refuses_an_observed_reward_whose_sums_would_overflow() -> None:
+    agent = UCBN(3)
+    arm = agent.act()
+    info = {"observed_mask": np.ones(3, dtype=bool), "observed_rewards": np.array([0.5, 1e300, 0.2])}
+    message = refusal(ValueError, lambda: agent.update(arm, 0.5, info), "observed_rewards")
+    assert "1e+300" in message, message
+    assert agent.t == 0 and (agent.counts == 0).all()

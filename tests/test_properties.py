@@ -26,7 +26,20 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from agent_tables import PATH3, SIDE, UNIT, D, K, StubModel, by_default, context_free, linear, private
+from agent_tables import (
+    PATH3,
+    SIDE,
+    SUMMING,
+    SUMMING_REWARDS,
+    UNIT,
+    D,
+    K,
+    StubModel,
+    by_default,
+    context_free,
+    linear,
+    private,
+)
 from conftest import classes_built_by, env_test_kwargs, examples, missing_agents, public_agent_classes
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -319,7 +332,15 @@ LINUCB_REWARDS = (-1e100, 1e100)
 def feedback_fits(name: str, agent: Agent, a: Any, r: Any, info: Any) -> bool:
     """The specification of ``update``: does this (action, reward, info) fit the agent?"""
     n, k = agent.n_envs, agent.n_arms
-    low, high = (0.0, 1.0) if name in UNIT else LINUCB_REWARDS if name == "LinUCB" else (-math.inf, math.inf)
+    low, high = (
+        (0.0, 1.0)
+        if name in UNIT
+        else LINUCB_REWARDS
+        if name == "LinUCB"
+        else SUMMING_REWARDS
+        if name in SUMMING
+        else (-math.inf, math.inf)
+    )
     if not fits(a, n, "iu", lambda v: bool(np.all((v >= 0) & (v < k)))):
         return False
     if not fits(r, n, "iuf", lambda v: bool(np.all(np.isfinite(v.astype(float)) & (v >= low) & (v <= high)))):

@@ -337,10 +337,15 @@ def bad_feedback(agent: Agent, action: int, side: bool) -> list[tuple[Any, Any, 
         bad.append((action, 0.5, {"observed_mask": mask, "observed_rewards": nan}))
         bad.append((action, 0.5, {"observed_mask": mask.astype(np.float64), "observed_rewards": np.zeros(K)}))
         if agent.reward_bounds is not None:
-            bad.append((action, 0.5, {"observed_mask": mask, "observed_rewards": np.where(mask, 1.5, 0.0)}))
-    if agent.reward_bounds is not None:
+            beyond = 1.5 if agent.reward_bounds == (0.0, 1.0) else 2.0 * agent.reward_bounds[1]
+            bad.append((action, 0.5, {"observed_mask": mask, "observed_rewards": np.where(mask, beyond, 0.0)}))
+    if agent.reward_bounds == (0.0, 1.0):
         bad += [(action, 1.5, None), (action, -0.1, None), (action, 2, None), (action, np.int64(-1), None)]
         bad += [(action, np.float32(1.25), None), (action, np.nextafter(1.0, 2.0), None)]
+    elif agent.reward_bounds is not None:  # the summing agents' [-1e289, 1e289]
+        low, high = agent.reward_bounds
+        bad += [(action, 2.0 * high, None), (action, 2.0 * low, None), (action, np.nextafter(high, math.inf), None)]
+        bad += [(action, 10**300, None), (action, np.float64(1e308), None)]
     return bad
 
 

@@ -112,8 +112,10 @@ def test_refused_single_env_feedback_changes_nothing(name):
     reference = copy.deepcopy(agent)
     before = state_of(agent)
     bad = [(0, math.nan), (0, math.inf), (6, 0.5), (-1, 0.5), (True, 0.5), (1.0, 0.5), (0, "1"), (0, None)]
-    if agent.reward_bounds is not None:
+    if agent.reward_bounds == (0.0, 1.0):
         bad += [(0, 1.5), (0, -0.1), (0, 2)]
+    elif agent.reward_bounds is not None:  # the summing agents' [-1e289, 1e289]
+        bad += [(0, 1e308), (0, -1e300), (0, 10**290)]
     for action, reward in bad:
         with pytest.raises((TypeError, ValueError)):
             agent.update(action, reward)

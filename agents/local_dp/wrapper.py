@@ -369,6 +369,15 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         low, high = self._report_range()
         if bounds[0] <= low and high <= bounds[1]:
             return
+        if self.mechanism != "randomized_response" and bounds[0] < 0.0 and 1.0 < bounds[1]:
+            # an agent that takes rewards of either sign but not these (one that sums them, as UCB: the noise
+            # would overflow its sums): a larger epsilon or a narrower range makes the reports fit
+            raise ValueError(
+                f"epsilon and reward_range must keep the {self.mechanism} reports within the rewards "
+                f"{type(agent).__name__} accepts, [{bounds[0]:g}, {bounds[1]:g}], got epsilon={self.epsilon:g} and "
+                f"reward_range=({self.lo:g}, {self.hi:g}), whose reports reach [{low:g}, {high:g}]; raise epsilon "
+                f"or narrow reward_range."
+            )
         fits = bounds[0] <= 0.0 and 1.0 <= bounds[1]
         advice = (
             "mechanism must be 'randomized_response' with rr_output='bits'" if fits else "agent must accept the reports"

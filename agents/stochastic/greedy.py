@@ -39,7 +39,8 @@ class EpsilonGreedy(UniformsAhead, CopyStreams, MeanStateAgent):
     Each arm is played once first (lowest index first, no random draw). After that, round t
     (1-based) draws u ~ U[0, 1) from the copy's generator: if u < ε_t it plays a uniformly random
     arm (a second draw), else the arm with the largest mean reward so far (ties to the lowest
-    index). Rewards are any finite numbers; only the pulled arm's reward is used. With one env,
+    index). Rewards are any numbers in [-1e289, 1e289] (their sums stay finite:
+    :data:`agents.base.SUMMED_REWARD_BOUNDS`); only the pulled arm's reward is used. With one env,
     ``update`` also chooses the next arm (one compiled call, as :class:`agents.UCB`'s), from
     uniforms that the agent draws from ``rng`` a block at a time and uses in
     order (:class:`agents.common.streams.UniformsAhead`): the same numbers, so the same choices,

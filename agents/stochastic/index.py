@@ -26,7 +26,17 @@ import numpy as np
 import numpy.typing as npt
 from numba import types
 
-from agents.base import Agent, SingleEnvKernel, check_float, describe, entry_point, quote
+from agents.base import (
+    SUMMED_REWARD_BOUNDS,
+    SUMMED_REWARD_LIMIT,
+    SUMMED_REWARD_REASON,
+    Agent,
+    SingleEnvKernel,
+    check_float,
+    describe,
+    entry_point,
+    quote,
+)
 from agents.common import sampling
 from agents.common.kernels import first_argmax, kernel_error
 from agents.common.streams import GENERATOR_BYTES, CopyStreams, copy_integers
@@ -143,8 +153,17 @@ def _add_observation(state: FloatArray, ints: IntArray, b: int, k: int, value: f
 
 @njit(inline="always")
 def _refused(action: int, reward: float, n_arms: int) -> bool:  # pragma: no cover
-    """Whether a kernel refuses a copy's feedback: ``action`` outside [0, K) or a ``reward`` that is not finite."""
-    return action < 0 or action >= n_arms or not np.isfinite(reward)
+    """Whether a kernel refuses a copy's feedback: ``action`` outside [0, K) or a ``reward`` outside the bounds.
+
+    The bounds are ``SUMMED_REWARD_BOUNDS`` (:mod:`agents.base`); NaN fails the comparison.
+    """
+    return action < 0 or action >= n_arms or not _summable(reward)
+
+
+@njit(inline="always")
+def _summable(reward: float) -> bool:  # pragma: no cover
+    """Whether ``reward`` is in [-SUMMED_REWARD_LIMIT, SUMMED_REWARD_LIMIT] (NaN is not)."""
+    return abs(reward) <= SUMMED_REWARD_LIMIT
 
 
 @njit
@@ -152,7 +171,7 @@ def _pulled_step(state: FloatArray, action: int, reward: float, t: int) -> int: 
     """One env's UCB step: add ``reward`` to the pulled arm and return the arm of round t + 1.
 
     ``t`` counts the rounds completed with this one. Works on row 0. Returns -1, changing
-    nothing, for an ``action`` outside [0, K) or a reward that is not finite. Python equivalent:
+    nothing, for an ``action`` outside [0, K) or a reward outside the bounds. Python equivalent:
     ``counts[a] += 1; sums[a] += r; means[a] = sums[a] / counts[a]; return choose(t)`` (see
     :func:`_choose_row`).
     """
@@ -173,7 +192,7 @@ def _pulled_update(
     ``out[b]`` is :func:`_choose_row` of the updated row b (what the next ``act`` would compute);
     an ``out`` of another length than the number of copies (empty) asks for the update alone.
     Returns the first bad copy (-1 if none): nothing is updated, and ``out`` not written, when a
-    copy has an action outside [0, K) or a non-finite reward. Python equivalent, per copy:
+    copy has an action outside [0, K) or a reward outside the bounds. Python equivalent, per copy:
     ``counts[a] += 1; sums[a] += r; means[a] = sums[a] / counts[a]; out[b] = choose(t)``.
     """
     ints, n_arms = _counts_and_arms(state)
@@ -201,15 +220,15 @@ def _observed_step(
     """One env's UCB-N step: add every observed reward (``mask``, shape (K,)) and return the arm of round t + 1.
 
     ``t`` counts the rounds completed with this one. Works on row 0. Returns -1, changing
-    nothing, for an ``action`` outside [0, K), a reward that is not finite or a non-finite
-    observed reward. Python equivalent: ``for k in range(K): if mask[k]: counts[k] += 1;
+    nothing, for an ``action`` outside [0, K), or a reward or an observed reward outside the
+    bounds. Python equivalent: ``for k in range(K): if mask[k]: counts[k] += 1;
     sums[k] += observed[k]; means[k] = sums[k] / counts[k]``, then ``return choose(t)``.
     """
     ints, n_arms = _counts_and_arms(state)
     if _refused(action, reward, n_arms):
         return -1
     for k in range(n_arms):
-        if mask[k] and not np.isfinite(observed[k]):
+        if mask[k] and not _summable(observed[k]):
             return -1
     for k in range(n_arms):
         if mask[k]:
@@ -223,8 +242,8 @@ def _observed_update(
 ) -> int:  # pragma: no cover
     """Per copy b, add every observed reward (``mask[b]``); return the first bad copy (-1 if none).
 
-    Nothing is updated when a copy has an action outside [0, K), a non-finite reward or a
-    non-finite observed reward.
+    Nothing is updated when a copy has an action outside [0, K), or a reward or an observed
+    reward outside the bounds.
     """
     ints, n_arms = _counts_and_arms(state)
     n_rows = state.shape[0]
@@ -232,7 +251,7 @@ def _observed_update(
         if _refused(actions[b], rewards[b], n_arms):
             return b
         for k in range(n_arms):
-            if mask[b, k] and not np.isfinite(observed[b, k]):
+            if mask[b, k] and not _summable(observed[b, k]):
                 return b
     for b in range(n_rows):
         for k in range(n_arms):
@@ -388,6 +407,8 @@ class _UCBIndex(PackedMeanViews, Agent):
     ``act`` returns once.
     """
 
+    reward_bounds = SUMMED_REWARD_BOUNDS
+    reward_bounds_reason = SUMMED_REWARD_REASON
     #: Squared exploration coefficient per copy, shape (B,) (alpha^2 for UCB, 2 for UCB-N).
     _width_coef: FloatArray
     #: The packed state, shape (B, 3K + 1).
@@ -434,7 +455,8 @@ class UCB(_UCBIndex):
     go to the lowest index. ``alpha = sqrt(2)`` is UCB1 [1]_ [R]; the privacy-budget paper uses
     the same index with ``alpha`` as a tuned parameter. UCB1 writes ln n with n = t - 1 plays so
     far; we use the round number t, as UCB-N does [2]_, so that UCB-N on an empty graph is this
-    agent with ``alpha = sqrt(2)`` [P].
+    agent with ``alpha = sqrt(2)`` [P]. Rewards are any numbers in [-1e289, 1e289]
+    (:data:`agents.base.SUMMED_REWARD_BOUNDS`: a sum of 2**63 of them stays finite) [P].
 
     Parameters
     ----------
@@ -605,7 +627,7 @@ class UCBN(_UCBIndex):
         mask, observed = self._side_observations(info, check_values=False)
         bad = _observed_update(self._state, a, rewards, mask, observed)
         if bad >= 0:
-            if 0 <= a[bad] < self.n_arms and np.isfinite(rewards[bad]):
+            if 0 <= a[bad] < self.n_arms and abs(rewards[bad]) <= SUMMED_REWARD_LIMIT:
                 self._check_observed(np.where(mask, observed, 0.0))
             raise kernel_error(self, a, rewards, bad)
         self._t += 1

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import SUMMED_REWARD_LIMIT
 from bandit_envs._jit import njit
 from bandit_envs.core import next_double
 
@@ -57,7 +58,7 @@ def mean_update(state: Any, actions: Any, rewards: Any, kind: int, low: float, h
     """Per copy b, add ``rewards[b]`` to arm ``actions[b]`` (:func:`mean_add`); return the first bad copy (-1 if none).
 
     Nothing is updated when a copy has an action outside [0, K) or a reward that is not finite
-    or outside [``low``, ``high``].
+    or outside [``low``, ``high``] (the agent's ``reward_bounds``).
     """
     ints = state.view(np.int64)
     n_rows = state.shape[0]
@@ -835,9 +836,9 @@ def greedy_step(  # pragma: no cover
     """One env's ε-greedy step: :func:`mean_update`, then :func:`greedy_pick_one` of round ``t_next`` + 1.
 
     ``t_next`` counts the rounds completed with this one. -1 if the feedback is refused (nothing
-    changed): an action outside [0, K) or a reward that is not finite.
+    changed): an action outside [0, K) or a reward outside ``SUMMED_REWARD_BOUNDS`` (:mod:`agents.base`).
     """
-    if mean_step(state, action, reward, KIND_GREEDY, -np.inf, np.inf) >= 0:
+    if mean_step(state, action, reward, KIND_GREEDY, -SUMMED_REWARD_LIMIT, SUMMED_REWARD_LIMIT) >= 0:
         return -1
     return greedy_pick_one(state, t_next, decaying, u, v)
 
@@ -850,11 +851,12 @@ def moss_choose_one(state: Any) -> int:  # pragma: no cover
 
 @njit(error_model="numpy")
 def moss_step(state: Any, action: int, reward: float) -> int:  # pragma: no cover
-    """One env's MOSS step: :func:`mean_update` (any finite reward), then :func:`moss_choose`.
+    """One env's MOSS step: :func:`mean_update`, then :func:`moss_choose`.
 
-    Returns the arm of the next round, or -1 if the feedback is refused (nothing changed).
+    Returns the arm of the next round, or -1 if the feedback is refused (nothing changed): an
+    action outside [0, K) or a reward outside ``SUMMED_REWARD_BOUNDS`` (:mod:`agents.base`).
     """
-    if mean_step(state, action, reward, KIND_MOSS, -np.inf, np.inf) >= 0:
+    if mean_step(state, action, reward, KIND_MOSS, -SUMMED_REWARD_LIMIT, SUMMED_REWARD_LIMIT) >= 0:
         return -1
     return moss_choose_one(state)
 

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import types
 
-from agents.base import INT64_MAX, Agent, SingleEnvKernel, check_int_range
+from agents.base import INT64_MAX, SUMMED_REWARD_BOUNDS, SUMMED_REWARD_REASON, Agent, SingleEnvKernel, check_int_range
 from agents.common.kernels import kernel_error
 from agents.stochastic.index_kernels import EXTRA_COLUMNS, mean_step, mean_update
 
@@ -109,6 +109,8 @@ class MeanStateAgent(PackedMeanViews, Agent):
     column) and implement ``_choose``.
     """
 
+    reward_bounds = SUMMED_REWARD_BOUNDS
+    reward_bounds_reason = SUMMED_REWARD_REASON
     #: What :func:`~agents.stochastic.index_kernels.mean_update` keeps in the ``aux`` columns.
     _kind: ClassVar[int]
     _state_bytes_per_arm = 40

@@ -196,8 +196,8 @@ class MOSS(MeanStateAgent):
     with T the horizon and N_k the pulls of arm k, ties to the lowest index. The bonus vanishes
     once an arm has more than T/K pulls; an arm's index changes only when it is pulled, so the
     agent keeps it per arm. For rewards in [0, 1] the paper bounds the regret of MOSS by a
-    constant times sqrt(TK), without the sqrt(ln T) factor of UCB1. Rewards here are any finite
-    numbers (as for :class:`agents.UCB`), the bonus being scaled for [0, 1].
+    constant times sqrt(TK), without the sqrt(ln T) factor of UCB1. Rewards here are any numbers
+    in [-1e289, 1e289] (as for :class:`agents.UCB`), the bonus being scaled for [0, 1].
     ``sums``, ``counts``, ``means`` (views of the packed state) and ``t`` are as in :class:`agents.UCB`.
 
     Parameters
