@@ -587,7 +587,7 @@ def test_the_last_dask_worker_dying_mid_sweep_exits_3_after_timeout(banditlab, t
     The results it held die with it: banditlab, fetching one of them, must neither wait for ever for a worker to
     compute it again nor let dask.distributed print the traceback of the fetch it gave up.
     """
-    pytest.importorskip("distributed")
+    distributed = pytest.importorskip("distributed")
     out, address = tmp_path / "out", tmp_path / "scheduler.json"
     started = [_dask("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0", "--dashboard-address",
                      ":0", "--scheduler-file", str(address), cwd=tmp_path)]  # fmt: skip
@@ -596,9 +596,15 @@ def test_the_last_dask_worker_dying_mid_sweep_exits_3_after_timeout(banditlab, t
         scheduler = json.loads(address.read_text())["address"]
         worker = _dask("distributed.cli.dask_worker", scheduler, "--no-nanny", "--nthreads", "1", cwd=tmp_path)
         started.append(worker)
+        # The worker joins before the sweep starts: --timeout 3 also bounds banditlab's wait for a first
+        # worker, and a fresh worker process on a loaded machine can take longer than that to start.
+        with distributed.Client(scheduler, set_as_default=False, timeout=WAIT) as client:
+            client.wait_for_workers(1, timeout=WAIT)
         b = banditlab(*_command(out, "--scheduler", scheduler, "--timeout", "3"))
         _poll(lambda: bool(saved_tasks(out / "parts")) or b.proc.poll() is not None, "the first saved task")
-        assert b.proc.poll() is None, "the sweep finished before its worker could be killed"
+        if b.proc.poll() is not None:
+            code, _, err = b.finish()
+            pytest.fail(f"the sweep ended (status {code}) before its worker could be killed: {err}")
         worker.kill()
         killed = time.monotonic()
         code, _, err = b.finish()
