@@ -28,7 +28,6 @@ from numba import types
 
 from agents.base import (
     SUMMED_REWARD_BOUNDS,
-    SUMMED_REWARD_LIMIT,
     SUMMED_REWARD_REASON,
     Agent,
     SingleEnvKernel,
@@ -41,6 +40,7 @@ from agents.common import sampling
 from agents.common.kernels import first_argmax, kernel_error
 from agents.common.streams import GENERATOR_BYTES, CopyStreams, copy_integers
 from agents.stochastic import thompson_kernels as ts_kernels
+from agents.stochastic.index_kernels import SUMMED_HIGH, SUMMED_LOW, feedback_fits, reward_fits
 from agents.stochastic.mean_state import PackedMeanViews
 from bandit_envs._jit import njit
 from bandit_envs.validation import not_numbers, real_array
@@ -155,15 +155,16 @@ def _add_observation(state: FloatArray, ints: IntArray, b: int, k: int, value: f
 def _refused(action: int, reward: float, n_arms: int) -> bool:  # pragma: no cover
     """Whether a kernel refuses a copy's feedback: ``action`` outside [0, K) or a ``reward`` outside the bounds.
 
-    The bounds are ``SUMMED_REWARD_BOUNDS`` (:mod:`agents.base`); NaN fails the comparison.
+    The bounds are UCB's ``reward_bounds``, ``SUMMED_REWARD_BOUNDS`` (:mod:`agents.base`), tested
+    as every index agent's kernels test theirs (:func:`~agents.stochastic.index_kernels.feedback_fits`).
     """
-    return action < 0 or action >= n_arms or not _summable(reward)
+    return not feedback_fits(action, reward, n_arms, SUMMED_LOW, SUMMED_HIGH)
 
 
 @njit(inline="always")
 def _summable(reward: float) -> bool:  # pragma: no cover
-    """Whether ``reward`` is in [-SUMMED_REWARD_LIMIT, SUMMED_REWARD_LIMIT] (NaN is not)."""
-    return abs(reward) <= SUMMED_REWARD_LIMIT
+    """Whether an observed ``reward`` is within UCB's bounds (:func:`~agents.stochastic.index_kernels.reward_fits`)."""
+    return reward_fits(reward, SUMMED_LOW, SUMMED_HIGH)
 
 
 @njit
@@ -236,14 +237,19 @@ def _observed_step(
     return _choose_row(state, ints, 0, math.log(t + 1), np.empty(n_arms))
 
 
+#: :func:`_observed_update` returns ``OBSERVED_REFUSED - b`` when copy b's observed rewards are refused.
+OBSERVED_REFUSED = -2
+
+
 @njit
 def _observed_update(
     state: FloatArray, actions: IntArray, rewards: FloatArray, mask: npt.NDArray[np.bool_], observed: FloatArray
 ) -> int:  # pragma: no cover
-    """Per copy b, add every observed reward (``mask[b]``); return the first bad copy (-1 if none).
+    """Per copy b, add every observed reward (``mask[b]``); -1 if done, else which copy was refused and why.
 
     Nothing is updated when a copy has an action outside [0, K), or a reward or an observed
-    reward outside the bounds.
+    reward outside the bounds: the first such copy b is returned as b for its action or reward,
+    as ``-2 - b`` for an observed reward (:data:`OBSERVED_REFUSED`).
     """
     ints, n_arms = _counts_and_arms(state)
     n_rows = state.shape[0]
@@ -252,7 +258,7 @@ def _observed_update(
             return b
         for k in range(n_arms):
             if mask[b, k] and not _summable(observed[b, k]):
-                return b
+                return OBSERVED_REFUSED - b
     for b in range(n_rows):
         for k in range(n_arms):
             if mask[b, k]:
@@ -626,9 +632,10 @@ class UCBN(_UCBIndex):
         a, rewards = self._feedback(action, reward, info, check_values=False)
         mask, observed = self._side_observations(info, check_values=False)
         bad = _observed_update(self._state, a, rewards, mask, observed)
-        if bad >= 0:
-            if 0 <= a[bad] < self.n_arms and abs(rewards[bad]) <= SUMMED_REWARD_LIMIT:
-                self._check_observed(np.where(mask, observed, 0.0))
+        if bad != -1:
+            if bad <= OBSERVED_REFUSED:  # an observed reward outside the bounds
+                self._check_observed(np.where(mask, observed, 0.0))  # raises the sentence that names it
+                bad = OBSERVED_REFUSED - bad
             raise kernel_error(self, a, rewards, bad)
         self._t += 1
         self._next = -1

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import SUMMED_REWARD_LIMIT
+from agents.base import SUMMED_REWARD_BOUNDS
 from bandit_envs._jit import njit
 from bandit_envs.core import next_double
 
@@ -42,6 +42,9 @@ EXTRA_COLUMNS = 1
 KIND_GREEDY, KIND_KLUCB, KIND_MOSS = 0, 1, 2
 #: Newton steps at most in :func:`kl_search` (from an arm's anchor it needs one or two).
 MAX_NEWTON = 100
+#: :data:`agents.base.SUMMED_REWARD_BOUNDS`, the bounds of the rewards of the agents that sum them, as
+#: two module constants (numba compiles them into the single-env steps).
+SUMMED_LOW, SUMMED_HIGH = SUMMED_REWARD_BOUNDS
 
 
 @njit(inline="always")
@@ -74,7 +77,18 @@ def mean_update(state: Any, actions: Any, rewards: Any, kind: int, low: float, h
 @njit(inline="always")
 def feedback_fits(action: int, reward: float, k_arms: int, low: float, high: float) -> bool:  # pragma: no cover
     """Whether ``action`` is in [0, K) and ``reward`` is finite and in [``low``, ``high``]."""
-    return 0 <= action < k_arms and low <= reward <= high and np.isfinite(reward)
+    return 0 <= action < k_arms and reward_fits(reward, low, high)
+
+
+@njit(inline="always")
+def reward_fits(reward: float, low: float, high: float) -> bool:  # pragma: no cover
+    """Whether ``reward`` is finite and in [``low``, ``high``] (NaN is not): every index agent's reward test.
+
+    The batched updates pass the agent's ``reward_bounds``; the single-env steps of the agents that
+    sum their rewards (UCB, UCB-N, SM-UCB, MOSS, ε-greedy) pass those agents' bounds,
+    :data:`SUMMED_LOW` and :data:`SUMMED_HIGH`, as constants.
+    """
+    return low <= reward <= high and np.isfinite(reward)
 
 
 @njit(inline="always")
@@ -838,7 +852,7 @@ def greedy_step(  # pragma: no cover
     ``t_next`` counts the rounds completed with this one. -1 if the feedback is refused (nothing
     changed): an action outside [0, K) or a reward outside ``SUMMED_REWARD_BOUNDS`` (:mod:`agents.base`).
     """
-    if mean_step(state, action, reward, KIND_GREEDY, -SUMMED_REWARD_LIMIT, SUMMED_REWARD_LIMIT) >= 0:
+    if mean_step(state, action, reward, KIND_GREEDY, SUMMED_LOW, SUMMED_HIGH) >= 0:
         return -1
     return greedy_pick_one(state, t_next, decaying, u, v)
 
@@ -856,7 +870,7 @@ def moss_step(state: Any, action: int, reward: float) -> int:  # pragma: no cove
     Returns the arm of the next round, or -1 if the feedback is refused (nothing changed): an
     action outside [0, K) or a reward outside ``SUMMED_REWARD_BOUNDS`` (:mod:`agents.base`).
     """
-    if mean_step(state, action, reward, KIND_MOSS, -SUMMED_REWARD_LIMIT, SUMMED_REWARD_LIMIT) >= 0:
+    if mean_step(state, action, reward, KIND_MOSS, SUMMED_LOW, SUMMED_HIGH) >= 0:
         return -1
     return moss_choose_one(state)
 
