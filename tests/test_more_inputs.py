@@ -201,6 +201,20 @@ def test_ldp_wrapper_refuses_laplace_reports_that_overflow() -> None:
     assert np.isfinite(wrapper.agent.sums).all()
 
 
+def test_ldp_wrapper_advice_follows_whether_narrower_noise_can_fit_the_agents_bounds() -> None:
+    class TenUCB(UCB):  # a user's agent that takes rewards in [0, 10]
+        reward_bounds = (0.0, 10.0)
+        reward_bounds_reason = "a user's bound"
+
+    # reward_range (1, 2) lies inside [0, 10] with room: a larger epsilon or a narrower range fits
+    message = refusal(ValueError, lambda: LDPWrapper(TenUCB(3), "laplace", 1.0, reward_range=(1.0, 2.0)), "epsilon")
+    assert "raise epsilon or narrow reward_range" in message, message
+    LDPWrapper(TenUCB(3), "laplace", 15.0, reward_range=(1.4, 1.6))  # both: the reports fit
+    # reward_range (0, 1) touches the bound 0: symmetric noise leaves it at every epsilon
+    message = refusal(ValueError, lambda: LDPWrapper(TenUCB(3), "laplace", 1.0), "mechanism")
+    assert "rr_output='bits'" in message, message
+
+
 def test_ldp_wrapper_gaussian_sigma_out_of_range_names_epsilon_and_delta() -> None:
     message = refusal(ValueError, lambda: LDPWrapper(UCB(3), "gaussian", 1e-60, 1e-5), "epsilon", "delta")
     assert not message.startswith("sigma"), message

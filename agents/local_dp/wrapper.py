@@ -361,7 +361,10 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         """Refuse an agent whose ``reward_bounds`` the privatized reports can leave (it would fail at such a report).
 
         The reports lie in {0, 1} (randomized response, bits), in two fixed values (debiased), or
-        anywhere within the noise sampler's bound around ``reward_range`` (Laplace, Gaussian).
+        anywhere within the noise sampler's bound around ``reward_range`` (Laplace, Gaussian). The
+        sentence advises a larger ``epsilon`` or a narrower ``reward_range`` where that can make
+        noisy reports fit (``reward_range`` strictly inside the bounds, or bounds that guard sums on
+        both sides of [0, 1], as UCB's), else randomized response with bits.
         """
         bounds = agent.reward_bounds
         if bounds is None:
@@ -369,9 +372,10 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         low, high = self._report_range()
         if bounds[0] <= low and high <= bounds[1]:
             return
-        if self.mechanism != "randomized_response" and bounds[0] < 0.0 and 1.0 < bounds[1]:
-            # an agent that takes rewards of either sign but not these (one that sums them, as UCB: the noise
-            # would overflow its sums): a larger epsilon or a narrower range makes the reports fit
+        room = bounds[0] < self.lo and self.hi < bounds[1]  # a large enough epsilon makes the noisy reports fit
+        wide = bounds[0] < 0.0 and 1.0 < bounds[1]  # bounds that guard sums (UCB's), not a [0, 1] reward model
+        if self.mechanism != "randomized_response" and (room or wide):
+            # a larger epsilon (narrower noise) or a narrower range makes the reports fit
             raise ValueError(
                 f"epsilon and reward_range must keep the {self.mechanism} reports within the rewards "
                 f"{type(agent).__name__} accepts, [{bounds[0]:g}, {bounds[1]:g}], got epsilon={self.epsilon:g} and "
