@@ -597,6 +597,36 @@ def test_exp3_kept_weights_give_the_bits_of_a_full_recompute(make):
             np.testing.assert_array_equal(agent.probabilities, fresh[:, 6:12])
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda graph: Exp3SET(8, graph, 600, n_envs=30, seed=1),
+        lambda graph: Exp3IX(8, graph, eta=0.2, n_envs=30, seed=2),
+        lambda graph: Exp3IX(8, graph, eta=0.2, gamma=0.0, n_envs=30, seed=3),
+    ],
+)
+def test_graph_agents_kept_weights_give_the_bits_of_a_full_recompute(make):
+    """A fixed η: only the revealed arms' weights are recomputed (η and min L̂ unchanged), p as from scratch."""
+    from agents.adversarial.kernels import set_distribution_rows
+
+    graph = erdos_renyi(8, 0.3, 4)
+    agent = make(graph)
+    closed = agent.neighbourhoods
+    rng = np.random.default_rng(0)
+    rows = np.arange(30)
+    for t in range(600):
+        actions = agent.act()
+        rewards = (rng.random((30, 8)) < np.linspace(0.2, 0.7, 8)).astype(float)
+        rewards[:, ::2] = rng.random((30, 4))
+        mask = closed[actions]
+        agent.update(actions, rewards[rows, actions], {"observed_mask": mask, "observed_rewards": rewards})
+        if t % 50 == 49:
+            fresh = agent._state.copy()
+            set_distribution_rows(fresh, agent.fixed_eta, 0.0)
+            np.testing.assert_array_equal(agent.probabilities, fresh[:, 8:16])
+            np.testing.assert_array_equal(agent._state, fresh)
+
+
 def test_exp3_sees_written_loss_estimates():
     agent = Exp3(3, eta=0.5)
     for arm in (0, 1, 2, 0):

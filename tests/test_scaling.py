@@ -27,28 +27,31 @@ def test_exp3set_update_computes_q_of_the_observed_arms_only(monkeypatch: pytest
     path = np.eye(k, k=1, dtype=bool) | np.eye(k, k=-1, dtype=bool)
     agent = Exp3SET(k, path, horizon=1000, seed=0)
     closed = agent._closed
+    start, arms = agent._neighbours
     rng = np.random.default_rng(1)
     rewards = rng.random(k)
     pulled = 17
     mask = closed[pulled][None].copy()  # what the env reveals: the pulled arm's closed neighbourhood
     observed = np.where(mask, rewards[None], 0.0)
+    feedback = (np.array([pulled]), rewards[[pulled]], mask, observed, start, arms, agent.fixed_eta)
 
     expected = agent._state.copy()
-    kernels.exp3set_update(expected, mask, observed, closed, agent.fixed_eta)
+    assert kernels.exp3set_update(expected, *feedback) == -1
 
-    asked: list[int] = []
+    asked: list[tuple[int, int]] = []  # (arm, neighbours read)
     compiled = kernels.observation_probability
 
-    def counted(state: Any, b: int, k_arms: int, closed: Any, i: int) -> float:
-        asked.append(i)
-        return float(compiled(state, b, k_arms, closed, i))
+    def counted(state: Any, b: int, k_arms: int, start: Any, arms: Any, i: int) -> float:
+        asked.append((i, int(start[i + 1] - start[i])))
+        return float(compiled(state, b, k_arms, start, arms, i))
 
     # the kernel's own body, run as Python, calls the module's observation_probability: count those calls
     monkeypatch.setattr(kernels, "observation_probability", counted)
     state = agent._state.copy()
-    kernels.exp3set_update.py_func(state, mask, observed, closed, agent.fixed_eta)
+    assert kernels.exp3set_update.py_func(state, *feedback) == -1
 
-    assert sorted(asked) == [pulled - 1, pulled, pulled + 1]
+    # three sums of the arms' neighbour lists (three entries each on a path), not K passes of K flags
+    assert sorted(asked) == [(pulled - 1, 3), (pulled, 3), (pulled + 1, 3)]
     np.testing.assert_array_equal(state, expected)
 
 

@@ -30,13 +30,14 @@ from agents.adversarial.kernels import (
     exp3_update,
     exp3ix_update,
     exp3set_update,
+    neighbour_lists,
     sample_into,
     sample_one,
 )
 from agents.base import Agent, SingleEnvKernel, check_float, check_int, describe
 from agents.common.kernels import kernel_error
 from agents.common.streams import GENERATOR_BYTES, CopyStreams, UniformsAhead
-from bandit_envs._types import BoolArray, FloatArray
+from bandit_envs._types import BoolArray, FloatArray, IntArray
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods, independence_number
 
 _NP_INT64, _NP_FLOAT64 = np.int64, np.float64
@@ -328,6 +329,8 @@ class _GraphExpWeights(_ExpWeights):
         self.adjacency = as_adjacency(feedback_graph, self.n_arms, "feedback_graph")
         self.neighbourhoods = closed_neighbourhoods(self.adjacency)
         self._closed = np.ascontiguousarray(self.neighbourhoods)
+        #: (start, arms) of each closed neighbourhood, for the kernels' q_i (kernels.neighbour_lists).
+        self._neighbours = neighbour_lists(self._closed)
 
     def _state_nbytes(self) -> float:
         return super()._state_nbytes() + float(self.n_arms) ** 2  # the K×K closed neighbourhoods
@@ -351,14 +354,20 @@ class _GraphExpWeights(_ExpWeights):
 
         ``info`` carries the step's side observations (``observed_mask``, ``observed_rewards``).
         """
-        self._feedback(action, reward, info)
-        mask, observed = self._side_observations(info)
-        self._add_losses(np.ascontiguousarray(mask), np.ascontiguousarray(observed))
+        a, r = self._feedback(action, reward, info, check_values=False)
+        mask, observed = self._side_observations(info, check_values=False)
+        bad = self._add_losses(a, r, mask, observed)  # the kernel checks the values: nothing changed if refused
+        if bad != -1:
+            raise kernel_error(self, a, r, bad, mask, observed)
         self.t += 1
 
     @abstractmethod
-    def _add_losses(self, mask: BoolArray, observed: FloatArray) -> None:
-        """Add the (B, K) observed losses ``1 - observed`` where ``mask`` to L̂, weighted by the algorithm's rule."""
+    def _add_losses(self, actions: IntArray, rewards: FloatArray, mask: BoolArray, observed: FloatArray) -> int:
+        """Add the (B, K) observed losses ``1 - observed`` where ``mask`` to L̂, weighted by the algorithm's rule.
+
+        One compiled call, which first checks the round's feedback: -1, or the refused copy as
+        :func:`~agents.common.kernels.kernel_error` reads it (nothing changed).
+        """
         ...
 
 
@@ -452,9 +461,10 @@ class Exp3SET(_GraphExpWeights):
     def _initial_rates(self) -> tuple[float, float]:
         return self.fixed_eta, 0.0
 
-    def _add_losses(self, mask: BoolArray, observed: FloatArray) -> None:
+    def _add_losses(self, actions: IntArray, rewards: FloatArray, mask: BoolArray, observed: FloatArray) -> int:
         """Every observed arm's loss divided by its observation probability q_i."""
-        exp3set_update(self._state, mask, observed, self._closed, self.fixed_eta)
+        start, arms = self._neighbours
+        return int(exp3set_update(self._state, actions, rewards, mask, observed, start, arms, self.fixed_eta))
 
     def __repr__(self) -> str:
         return (
@@ -547,11 +557,13 @@ class Exp3IX(_GraphExpWeights):
         gamma = self._state[:, 2 * self.n_arms + 1]
         return float(gamma[0]) if self.n_envs is None else gamma.copy()
 
-    def _add_losses(self, mask: BoolArray, observed: FloatArray) -> None:
+    def _add_losses(self, actions: IntArray, rewards: FloatArray, mask: BoolArray, observed: FloatArray) -> int:
         """Every observed arm's loss divided by (q_i + γ_t); the kernel also computes η and γ of the next round."""
         eta = 0.0 if self.fixed_eta is None else self.fixed_eta
         gamma = 0.0 if self.fixed_gamma is None else self.fixed_gamma
-        exp3ix_update(self._state, mask, observed, self._closed, self.fixed_eta is None, eta, gamma)
+        start, arms = self._neighbours
+        adaptive = self.fixed_eta is None
+        return int(exp3ix_update(self._state, actions, rewards, mask, observed, start, arms, adaptive, eta, gamma))
 
     def __repr__(self) -> str:
         return (

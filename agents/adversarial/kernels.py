@@ -18,10 +18,14 @@ and min L̂ are unchanged, every other weight is the number it was (the same ope
 same operands), so :func:`exp3_update` computes the one exponential exp(−η (L̂_a − low)) and
 then Σ w and p from the kept weights, as :func:`set_distribution` would from scratch: the same
 bits with one exponential instead of K (all K when η changes, as the anytime η_t does every
-round, or when the pulled arm held the minimum alone). ``act`` draws from p with one draw u
-from the copy's generator (:func:`bandit_envs.core.next_double`): the first arm whose cumulative
-probability exceeds u. :class:`ExpWeightsReference` is one copy of each agent in plain Python,
-drawing with ``rng.random()``, and makes the same choices (``tests/test_baseline_agents.py``).
+round, or when the pulled arm held the minimum alone). Exp3-SET and Exp3-IX with a fixed η do the
+same for the arms a round reveals (:func:`refresh_distribution`); they sum q_i over each arm's
+list of neighbours (:func:`neighbour_lists`), so a round costs what the graph's edges cost, not
+K² reads, and they check the round's feedback in the same call (nothing changed when refused).
+``act`` draws from p with one draw u from the copy's generator
+(:func:`bandit_envs.core.next_double`): the first arm whose cumulative probability exceeds u.
+:class:`ExpWeightsReference` is one copy of each agent in plain Python, drawing with
+``rng.random()``, and makes the same choices (``tests/test_baseline_agents.py``).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.common.kernels import first_bad, first_bad_observed
 from bandit_envs._jit import njit
 from bandit_envs.core import next_double
 
@@ -167,57 +172,128 @@ def exp3_row(
     set_distribution(state, b, k_arms, eta_next, gamma)
 
 
+def neighbour_lists(closed: Any) -> tuple[Any, Any]:
+    """(start, arms): arm i's closed neighbourhood N[i] is ``arms[start[i]:start[i + 1]]``, in index order.
+
+    The graph agents' kernels sum q_i over these lists: |N[i]| reads rather than a pass over a
+    row of K flags (the same additions in the same order, so the same q_i).
+    """
+    flags = np.asarray(closed, dtype=np.bool_)
+    start = np.zeros(flags.shape[0] + 1, dtype=np.int64)
+    np.cumsum(flags.sum(axis=1), out=start[1:])
+    arms = np.nonzero(flags)[1].astype(np.int64)  # row by row, each row's columns in increasing order
+    return start, arms
+
+
 @njit(inline="always")
-def observation_probability(state: Any, b: int, k_arms: int, closed: Any, i: int) -> float:  # pragma: no cover
-    """q_i = Σ_{j ∈ N[i]} p_j: the probability that arm i's loss is observed (N[i] the closed neighbourhood)."""
+def observation_probability(  # pragma: no cover
+    state: Any, b: int, k_arms: int, start: Any, arms: Any, i: int
+) -> float:
+    """q_i = Σ_{j ∈ N[i]} p_j: the probability that arm i's loss is observed (N[i] the closed neighbourhood).
+
+    Summed in arm order over ``arms[start[i]:start[i + 1]]`` (:func:`neighbour_lists`).
+    """
     q = 0.0
-    for j in range(k_arms):
-        if closed[i, j]:
-            q += state[b, k_arms + j]
+    for e in range(start[i], start[i + 1]):
+        q += state[b, k_arms + arms[e]]
     return q
 
 
+@njit(inline="always")
+def refresh_distribution(state: Any, b: int, k_arms: int, changed: Any, eta: float) -> None:  # pragma: no cover
+    """Row b's p from η after the losses of the arms in ``changed`` (row b of a (B, K) mask) grew: γ = 0.
+
+    As :func:`set_distribution`, with the graph agents' version of Exp3's shortcut (module notes):
+    when η and min L̂ are those the kept weights were made with, only the changed arms' weights
+    are recomputed (every other one would be the same number), then Σ w and p.
+    """
+    low = state[b, 2 * k_arms + 3]
+    if state[b, 2 * k_arms] == eta and min_loss(state, b, k_arms) == low:  # False for a NaN low (weights stale)
+        weights = 2 * k_arms + EXTRA_COLUMNS
+        for i in range(k_arms):
+            if changed[b, i]:
+                state[b, weights + i] = math.exp(-eta * (state[b, i] - low))
+        normalize(state, b, k_arms, 0.0)
+        return
+    set_distribution(state, b, k_arms, eta, 0.0)
+
+
+@njit(inline="always")
+def graph_feedback_refused(  # pragma: no cover
+    actions: Any, rewards: Any, mask: Any, observed: Any, k_arms: int
+) -> int:
+    """-1 if every copy's feedback fits; else the first refused copy b (kernel_error's code).
+
+    First the actions and rewards of all copies (b: an action outside [0, K) or a reward not in
+    [0, 1]), then their observed rewards (``OBSERVED_REFUSED - b``: not in [0, 1] where observed),
+    the order in which the Python checks raised.
+    """
+    bad = first_bad(actions, rewards, k_arms)
+    if bad >= 0:
+        return bad
+    return first_bad_observed(mask, observed, 0.0, 1.0)
+
+
 @njit(error_model="numpy")
-def exp3set_update(state: Any, mask: Any, observed: Any, closed: Any, eta: float) -> None:  # pragma: no cover
-    """Exp3-SET's update of every copy (values already checked).
+def exp3set_update(
+    state: Any, actions: Any, rewards: Any, mask: Any, observed: Any, start: Any, arms: Any, eta: float
+) -> int:  # pragma: no cover
+    """Exp3-SET's update of every copy; the refused copy (:func:`graph_feedback_refused`, nothing changed), or -1.
 
     For every arm i observed (``mask[b, i]``): L̂_i += ℓ_i / q_i with ℓ_i = 1 − ``observed[b, i]``
-    and q_i = Σ_{j ∈ N[i]} p_j (:func:`observation_probability`), then p from η. Only the observed
-    arms' q_i are computed (each is a pass over a row of ``closed``): |N[a]| passes a round rather
-    than K, the same numbers.
+    and q_i = Σ_{j ∈ N[i]} p_j (:func:`observation_probability`), then p from η
+    (:func:`refresh_distribution`). Only the observed arms' q_i are computed: |N[a]| sums a
+    round rather than K, the same numbers. ``actions`` and ``rewards`` are checked only.
     """
     k_arms = n_arms_of(state.shape[1])
+    bad = graph_feedback_refused(actions, rewards, mask, observed, k_arms)
+    if bad != -1:
+        return bad
     q = np.empty(k_arms)
     for b in range(state.shape[0]):
         for i in range(k_arms):
             if mask[b, i]:
-                q[i] = observation_probability(state, b, k_arms, closed, i)
+                q[i] = observation_probability(state, b, k_arms, start, arms, i)
         for i in range(k_arms):
             if mask[b, i]:
                 state[b, i] += (1.0 - observed[b, i]) / max(q[i], MIN_PROBABILITY)
-        set_distribution(state, b, k_arms, eta, 0.0)
+        refresh_distribution(state, b, k_arms, mask, eta)
+    return -1
 
 
 @njit(error_model="numpy")
 def exp3ix_update(
-    state: Any, mask: Any, observed: Any, closed: Any, adaptive: bool, eta: float, gamma: float
-) -> None:  # pragma: no cover
-    """Exp3-IX's update of every copy (values already checked).
+    state: Any,
+    actions: Any,
+    rewards: Any,
+    mask: Any,
+    observed: Any,
+    start: Any,
+    arms: Any,
+    adaptive: bool,
+    eta: float,
+    gamma: float,
+) -> int:  # pragma: no cover
+    """Exp3-IX's update of every copy; the refused copy (:func:`graph_feedback_refused`, nothing changed), or -1.
 
     With γ_t the row's ``gamma``: for every arm i observed, L̂_i += ℓ_i / (q_i + γ_t) (implicit
     exploration); Q_t = Σ_i p_i / (q_i + γ_t) is added to S. A fixed γ may be 0, so q_i + γ_t is
     taken as at least :data:`MIN_PROBABILITY`, as Exp3-SET takes q_i: an arm observed though p
     gave it no chance (an update not from ``act``) would otherwise add 0/0 = NaN to L̂. Next η and γ: adaptive,
-    η = sqrt(ln K / (K + S)) and γ = η/2; else the given ``eta`` and ``gamma``. Then p from η.
+    η = sqrt(ln K / (K + S)) and γ = η/2; else the given ``eta`` and ``gamma``. Then p from η
+    (:func:`refresh_distribution`: all K weights when η changes, as the adaptive η does every round).
     """
     k_arms = n_arms_of(state.shape[1])
+    bad = graph_feedback_refused(actions, rewards, mask, observed, k_arms)
+    if bad != -1:
+        return bad
     q = np.empty(k_arms)
     log_k = math.log(k_arms)
     for b in range(state.shape[0]):
         g = state[b, 2 * k_arms + 1]
         for i in range(k_arms):
             # γ = 0 (a fixed gamma of 0) with an arm observed that p gave no chance: divide by the floor, not 0
-            q[i] = max(observation_probability(state, b, k_arms, closed, i) + g, MIN_PROBABILITY)
+            q[i] = max(observation_probability(state, b, k_arms, start, arms, i) + g, MIN_PROBABILITY)
         spent = 0.0
         for i in range(k_arms):
             spent += state[b, k_arms + i] / q[i]
@@ -230,7 +306,8 @@ def exp3ix_update(
         else:
             next_eta, next_gamma = eta, gamma
         state[b, 2 * k_arms + 1] = next_gamma
-        set_distribution(state, b, k_arms, next_eta, 0.0)
+        refresh_distribution(state, b, k_arms, mask, next_eta)
+    return -1
 
 
 # One env: scalars in, an int out, each through its compiled entry point

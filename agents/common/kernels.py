@@ -18,7 +18,7 @@ from bandit_envs.rewards import KIND_CODES, reward_from_uniform
 
 if TYPE_CHECKING:
     from agents.base import Agent
-    from bandit_envs._types import FloatArray, IntArray
+    from bandit_envs._types import BoolArray, FloatArray, IntArray
 
 #: ``law[0]`` of :func:`to_reward` for Bernoulli arms (the others are truncated normals).
 BERNOULLI = KIND_CODES["bernoulli"]
@@ -49,6 +49,19 @@ def first_bad(actions, rewards, n_arms):  # pragma: no cover
     return -1
 
 
+@njit(inline="always")
+def first_bad_observed(mask, observed, low, high):  # pragma: no cover
+    """``OBSERVED_REFUSED - b`` for the first copy b with an observed reward not in [``low``, ``high``].
+
+    Observed: where ``mask``. -1 if none; NaN is not in any interval.
+    """
+    for b in range(mask.shape[0]):
+        for k in range(mask.shape[1]):
+            if mask[b, k] and not low <= observed[b, k] <= high:
+                return OBSERVED_REFUSED - b
+    return -1
+
+
 @njit
 def revealed_row(mask, seen, a, r, low, high, out):  # pragma: no cover
     """One env's round as the update kernels read it: ``out[0] = np.where(mask, seen, nan)``, then ``out[0, a] = r``.
@@ -71,8 +84,31 @@ def revealed_row(mask, seen, a, r, low, high, out):  # pragma: no cover
     return -1
 
 
-def kernel_error(agent: Agent, actions: IntArray, rewards: FloatArray, b: int) -> ValueError:
-    """The agent's error for copy ``b``, refused by a kernel: its action (outside [0, K)), else its reward."""
+#: A batched update kernel that refuses copy b for an observed reward (``info["observed_rewards"]`` where
+#: ``info["observed_mask"]``) returns ``OBSERVED_REFUSED - b``; for its action or reward, b.
+OBSERVED_REFUSED = -2
+
+
+def kernel_error(
+    agent: Agent,
+    actions: IntArray,
+    rewards: FloatArray,
+    b: int,
+    mask: BoolArray | None = None,
+    observed: FloatArray | None = None,
+) -> ValueError:
+    """The agent's error for copy ``b``, refused by a kernel: its action (outside [0, K)), else its reward.
+
+    A ``b`` of ``OBSERVED_REFUSED - c`` (the kernel given the step's ``mask`` and ``observed``
+    rewards) is copy c's observed reward: the sentence that names its entry.
+    """
+    if b <= OBSERVED_REFUSED and mask is not None and observed is not None:
+        low = 0.5 if agent.reward_bounds is None else agent.reward_bounds[0]
+        try:
+            agent._check_observed(np.where(mask, observed, low))
+        except ValueError as exc:
+            return exc
+        b = OBSERVED_REFUSED - b
     if not 0 <= actions[b] < agent.n_arms:
         return agent._action_range_error(int(actions[b]), b)
     return agent._reward_error(float(rewards[b]), b)

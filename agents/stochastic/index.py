@@ -37,7 +37,7 @@ from agents.base import (
     quote,
 )
 from agents.common import sampling
-from agents.common.kernels import first_argmax, kernel_error
+from agents.common.kernels import OBSERVED_REFUSED, first_argmax, kernel_error
 from agents.common.streams import GENERATOR_BYTES, CopyStreams, copy_integers
 from agents.stochastic import thompson_kernels as ts_kernels
 from agents.stochastic.index_kernels import SUMMED_HIGH, SUMMED_LOW, feedback_fits, reward_fits
@@ -237,10 +237,6 @@ def _observed_step(
     return _choose_row(state, ints, 0, math.log(t + 1), np.empty(n_arms))
 
 
-#: :func:`_observed_update` returns ``OBSERVED_REFUSED - b`` when copy b's observed rewards are refused.
-OBSERVED_REFUSED = -2
-
-
 @njit
 def _observed_update(
     state: FloatArray, actions: IntArray, rewards: FloatArray, mask: npt.NDArray[np.bool_], observed: FloatArray
@@ -249,7 +245,7 @@ def _observed_update(
 
     Nothing is updated when a copy has an action outside [0, K), or a reward or an observed
     reward outside the bounds: the first such copy b is returned as b for its action or reward,
-    as ``-2 - b`` for an observed reward (:data:`OBSERVED_REFUSED`).
+    as ``OBSERVED_REFUSED - b`` for an observed reward (:data:`agents.common.kernels.OBSERVED_REFUSED`).
     """
     ints, n_arms = _counts_and_arms(state)
     n_rows = state.shape[0]
@@ -633,10 +629,7 @@ class UCBN(_UCBIndex):
         mask, observed = self._side_observations(info, check_values=False)
         bad = _observed_update(self._state, a, rewards, mask, observed)
         if bad != -1:
-            if bad <= OBSERVED_REFUSED:  # an observed reward outside the bounds
-                self._check_observed(np.where(mask, observed, 0.0))  # raises the sentence that names it
-                bad = OBSERVED_REFUSED - bad
-            raise kernel_error(self, a, rewards, bad)
+            raise kernel_error(self, a, rewards, bad, mask, observed)
         self._t += 1
         self._next = -1
         self._next_rows = None
