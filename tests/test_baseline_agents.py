@@ -578,23 +578,39 @@ def test_names_and_repr():
     assert "horizon=10" in repr(MOSS(3, 10))
 
 
-@pytest.mark.parametrize("make", [lambda: Exp3(6, 800, n_envs=40, seed=1), lambda: Exp3(6, eta=0.3, n_envs=40, seed=2)])
-def test_exp3_kept_weights_give_the_bits_of_a_full_recompute(make):
-    """Exp3's update recomputes the pulled arm's weight only (η and min L̂ unchanged): p as from scratch."""
-    from agents.adversarial.kernels import set_distribution_rows
+@pytest.mark.parametrize(
+    ("make", "shifts"),
+    [(lambda: Exp3(6, 800, n_envs=40, seed=1), 1), (lambda: Exp3(6, eta=0.3, n_envs=40, seed=2), 4)],
+)
+def test_exp3_kept_weights_give_the_bits_of_a_full_recompute(make, shifts):
+    """Exp3's update recomputes the pulled arm's weight only (η and the shift kept): p as from scratch.
+
+    The shift stays within SHIFT_SLACK / η below min L̂ (every weight at most 1, the largest at
+    least e^-16), and is renewed when min L̂ moves past that.
+    """
+    from agents.adversarial.kernels import SHIFT_SLACK, recompute_rows
 
     agent = make()
     rng = np.random.default_rng(0)
     rows = np.arange(40)
+    lows = set()
     for t in range(800):
         actions = agent.act()
         rewards = (rng.random((40, 6)) < np.linspace(0.2, 0.7, 6)).astype(float)
         rewards[:, ::2] = rng.random((40, 3))
         agent.update(actions, rewards[rows, actions])
+        state = agent._state
+        low, weights = state[:, 15], state[:, 16:]
+        drift = state[:, :6].min(axis=1) - low
+        assert np.all(drift >= 0) and np.all(state[:, 12] * drift <= SHIFT_SLACK)
+        assert np.all(weights <= 1.0) and np.all(weights.max(axis=1) >= math.exp(-SHIFT_SLACK))
+        lows.add(float(low[0]))
         if t % 50 == 49:
-            fresh = agent._state.copy()
-            set_distribution_rows(fresh, agent.eta_at(agent.t + 1), agent.gamma)
+            fresh = state.copy()
+            recompute_rows(fresh, agent.eta_at(agent.t + 1), agent.gamma)
             np.testing.assert_array_equal(agent.probabilities, fresh[:, 6:12])
+            np.testing.assert_array_equal(state, fresh)
+    assert len(lows) >= shifts  # η = 0.3: renewed as min L̂ grew past 16 / 0.3
 
 
 @pytest.mark.parametrize(
@@ -606,8 +622,8 @@ def test_exp3_kept_weights_give_the_bits_of_a_full_recompute(make):
     ],
 )
 def test_graph_agents_kept_weights_give_the_bits_of_a_full_recompute(make):
-    """A fixed η: only the revealed arms' weights are recomputed (η and min L̂ unchanged), p as from scratch."""
-    from agents.adversarial.kernels import set_distribution_rows
+    """A fixed η: only the revealed arms' weights are recomputed (η and the shift kept), p as from scratch."""
+    from agents.adversarial.kernels import recompute_rows
 
     graph = erdos_renyi(8, 0.3, 4)
     agent = make(graph)
@@ -622,7 +638,7 @@ def test_graph_agents_kept_weights_give_the_bits_of_a_full_recompute(make):
         agent.update(actions, rewards[rows, actions], {"observed_mask": mask, "observed_rewards": rewards})
         if t % 50 == 49:
             fresh = agent._state.copy()
-            set_distribution_rows(fresh, agent.fixed_eta, 0.0)
+            recompute_rows(fresh, agent.fixed_eta, 0.0)
             np.testing.assert_array_equal(agent.probabilities, fresh[:, 8:16])
             np.testing.assert_array_equal(agent._state, fresh)
 

@@ -8,20 +8,23 @@ The three agents keep the same packed state, one float64 row per copy b:
     column  2K + 1     gamma   Exp3: the uniform-exploration weight γ; Exp3-IX: the implicit
                                exploration γ_t of the round being played
     column  2K + 2     S       Exp3-IX: Σ_s Q_s of its adaptive learning rate (else 0)
-    column  2K + 3     low     min L̂ when the weights were computed (NaN: weights to recompute)
+    column  2K + 3     low     the shift the weights were made with, a past min L̂ (NaN: recompute)
     columns [2K+4, 3K+4) w     the weights exp(−η (L̂_k − low)) that made p
 
-p = (1 − γ) w / Σ w + γ/K for Exp3 (γ = 0 for the graph agents), w = exp(−η (L̂ − min L̂)) so
-that no weight overflows. ``update`` turns the round's losses ℓ = 1 − r into
-importance-weighted estimates and computes the next p. Exp3 changes one L̂_a a round: when η
-and min L̂ are unchanged, every other weight is the number it was (the same operation on the
-same operands), so :func:`exp3_update` computes the one exponential exp(−η (L̂_a − low)) and
-then Σ w and p from the kept weights, as :func:`set_distribution` would from scratch: the same
-bits with one exponential instead of K (all K when η changes, as the anytime η_t does every
-round, or when the pulled arm held the minimum alone). Exp3-SET and Exp3-IX with a fixed η do the
-same for the arms a round reveals (:func:`refresh_distribution`); they sum q_i over each arm's
-list of neighbours (:func:`neighbour_lists`), so a round costs what the graph's edges cost, not
-K² reads, and they check the round's feedback in the same call (nothing changed when refused).
+p = (1 − γ) w / Σ w + γ/K for Exp3 (γ = 0 for the graph agents). ``update`` turns the round's
+losses ℓ = 1 − r into importance-weighted estimates and computes the next p. The shift ``low``
+keeps every weight at most 1 (L̂ only grows, so low ≤ min L̂) and the largest at least
+e^−16 (:data:`SHIFT_SLACK`): it is min L̂ when all K weights are computed, and kept while
+η (min L̂ − low) ≤ 16. A round changes a few L̂ (Exp3: the pulled arm's; Exp3-SET and Exp3-IX:
+the revealed arms'); with η and low kept, every other weight is the number it was (the same
+operation on the same operands), so the update computes only the changed arms' exponentials,
+then Σ w and p from the kept weights (:func:`exp3_row`, :func:`refresh_distribution`): the same
+bits as all K weights computed with that low (:func:`distribution_from`), with one exponential
+instead of K for Exp3. All K are computed, with a new low = min L̂, when η changes (the anytime
+η_t of Exp3 and the adaptive η_t of Exp3-IX change every round) or min L̂ has moved 16/η past
+low. Exp3-SET and Exp3-IX sum q_i over each arm's list of neighbours (:func:`neighbour_lists`),
+so a round costs what the graph's edges cost, not K² reads, and they check the round's feedback
+in the same call (nothing changed when refused).
 ``act`` draws from p with one draw u from the copy's generator
 (:func:`bandit_envs.core.next_double`): the first arm whose cumulative probability exceeds u.
 :class:`ExpWeightsReference` is one copy of each agent in plain Python, drawing with
@@ -75,9 +78,10 @@ def normalize(state: Any, b: int, k_arms: int, gamma: float) -> None:  # pragma:
 
 
 @njit(inline="always")
-def set_distribution(state: Any, b: int, k_arms: int, eta: float, gamma: float) -> None:  # pragma: no cover
-    """Set row b's p = (1 − γ) w / Σ w + γ/K with w = exp(−η (L̂ − min L̂)); keep η, min L̂ and w."""
-    low = min_loss(state, b, k_arms)
+def distribution_from(  # pragma: no cover
+    state: Any, b: int, k_arms: int, eta: float, gamma: float, low: float
+) -> None:
+    """Set row b's p = (1 − γ) w / Σ w + γ/K with all K weights w = exp(−η (L̂ − ``low``)); keep η, low and w."""
     weights = 2 * k_arms + EXTRA_COLUMNS
     for k in range(k_arms):
         state[b, weights + k] = math.exp(-eta * (state[b, k] - low))
@@ -86,12 +90,35 @@ def set_distribution(state: Any, b: int, k_arms: int, eta: float, gamma: float) 
     state[b, 2 * k_arms + 3] = low
 
 
+@njit(inline="always")
+def set_distribution(state: Any, b: int, k_arms: int, eta: float, gamma: float) -> None:  # pragma: no cover
+    """:func:`distribution_from` with a new shift, low = min L̂."""
+    distribution_from(state, b, k_arms, eta, gamma, min_loss(state, b, k_arms))
+
+
+#: The kept shift ``low`` serves while η (min L̂ − low) is at most this: the largest weight is then
+#: at least e^−16 ≈ 1.1e-7, and only arms whose p is below e^−690 lose their weight to underflow.
+SHIFT_SLACK = 16.0
+
+
+@njit(inline="always")
+def shift_holds(state: Any, b: int, k_arms: int, eta: float) -> bool:  # pragma: no cover
+    """Whether row b's kept weights serve ``eta``: made with it, and low ≤ min L̂ ≤ low + :data:`SHIFT_SLACK` / η.
+
+    False for a NaN low (weights to recompute). Reference: :meth:`ExpWeightsReference._shift`.
+    """
+    if state[b, 2 * k_arms] != eta:
+        return False
+    drift = min_loss(state, b, k_arms) - state[b, 2 * k_arms + 3]
+    return 0.0 <= drift and eta * drift <= SHIFT_SLACK
+
+
 @njit
-def set_distribution_rows(state: Any, eta: float, gamma: float) -> None:  # pragma: no cover
-    """:func:`set_distribution` of every row: p and the weights computed from scratch (tests compare)."""
+def recompute_rows(state: Any, eta: float, gamma: float) -> None:  # pragma: no cover
+    """Every row's p and weights computed from all K losses with the row's kept shift low (tests compare)."""
     k_arms = n_arms_of(state.shape[1])
     for b in range(state.shape[0]):
-        set_distribution(state, b, k_arms, eta, gamma)
+        distribution_from(state, b, k_arms, eta, gamma, state[b, 2 * k_arms + 3])
 
 
 @njit
@@ -153,19 +180,16 @@ def exp3_row(
     """Exp3's update of row b with arm ``a`` and reward ``r`` (checked by the caller).
 
     L̂_a += (1 − r)/p_a for the pulled arm a (loss-based importance weighting), then p from
-    η = ``eta_next`` (:func:`set_distribution`); a copy with loss 0 and an unchanged η keeps its p
-    (recomputing it would give the same numbers). With η and min L̂ unchanged (L̂_a was above
-    the minimum, or another arm holds it too), only w_a is recomputed (module notes): the same p.
-    Reference: :meth:`ExpWeightsReference.update`.
+    η = ``eta_next``: with the kept shift (:func:`shift_holds`) only w_a is recomputed (module
+    notes), else all K (:func:`set_distribution`). A copy with loss 0 and an unchanged η keeps
+    its p (recomputing it would give the same numbers). Reference: :meth:`ExpWeightsReference.update`.
     """
     loss = 1.0 - r
-    same_eta = state[b, 2 * k_arms] == eta_next
-    if loss == 0.0 and same_eta:
+    if loss == 0.0 and state[b, 2 * k_arms] == eta_next:
         return  # L̂ and η as before: p would be recomputed to the same values
-    low = state[b, 2 * k_arms + 3]
-    was_low = not state[b, a] > low
     state[b, a] += loss / max(state[b, k_arms + a], MIN_PROBABILITY)
-    if same_eta and (not was_low or min_loss(state, b, k_arms) == low):
+    if shift_holds(state, b, k_arms, eta_next):
+        low = state[b, 2 * k_arms + 3]
         state[b, 2 * k_arms + EXTRA_COLUMNS + a] = math.exp(-eta_next * (state[b, a] - low))
         normalize(state, b, k_arms, gamma)
         return
@@ -200,19 +224,38 @@ def observation_probability(  # pragma: no cover
 
 
 @njit(inline="always")
-def refresh_distribution(state: Any, b: int, k_arms: int, changed: Any, eta: float) -> None:  # pragma: no cover
-    """Row b's p from η after the losses of the arms in ``changed`` (row b of a (B, K) mask) grew: γ = 0.
+def losing_arms(mask: Any, observed: Any, b: int, k_arms: int, out: Any) -> int:  # pragma: no cover
+    """The arms of row b observed with a loss (``mask`` and a reward below 1), in index order, into ``out[:n]``; n.
 
-    As :func:`set_distribution`, with the graph agents' version of Exp3's shortcut (module notes):
-    when η and min L̂ are those the kept weights were made with, only the changed arms' weights
-    are recomputed (every other one would be the same number), then Σ w and p.
+    Only their L̂ change: an observed reward of 1 adds 0 / q = +0.0, which leaves L̂ ≥ 0 as it
+    was, so its q, its division and its weight are skipped (the same numbers). Built without a
+    branch per arm: the loops then read this list, where a test of each of K flags mispredicts
+    about once per listed arm (at K = 100 with six arms revealed at random places, such tests took
+    a quarter of Exp3-SET's update).
     """
-    low = state[b, 2 * k_arms + 3]
-    if state[b, 2 * k_arms] == eta and min_loss(state, b, k_arms) == low:  # False for a NaN low (weights stale)
+    n = 0
+    for i in range(k_arms):
+        out[n] = i
+        n += mask[b, i] & (observed[b, i] < 1.0)
+    return n
+
+
+@njit(inline="always")
+def refresh_distribution(
+    state: Any, b: int, k_arms: int, changed: Any, n_changed: int, eta: float
+) -> None:  # pragma: no cover
+    """Row b's p from η after the losses of the arms ``changed[:n_changed]`` grew: γ = 0.
+
+    Exp3's shortcut for the graph agents (module notes): with the kept shift
+    (:func:`shift_holds`) only the changed arms' weights are recomputed (every other one would be
+    the same number), then Σ w and p; else all K (:func:`set_distribution`).
+    """
+    if shift_holds(state, b, k_arms, eta):
+        low = state[b, 2 * k_arms + 3]
         weights = 2 * k_arms + EXTRA_COLUMNS
-        for i in range(k_arms):
-            if changed[b, i]:
-                state[b, weights + i] = math.exp(-eta * (state[b, i] - low))
+        for e in range(n_changed):
+            i = changed[e]
+            state[b, weights + i] = math.exp(-eta * (state[b, i] - low))
         normalize(state, b, k_arms, 0.0)
         return
     set_distribution(state, b, k_arms, eta, 0.0)
@@ -242,22 +285,24 @@ def exp3set_update(
 
     For every arm i observed (``mask[b, i]``): L̂_i += ℓ_i / q_i with ℓ_i = 1 − ``observed[b, i]``
     and q_i = Σ_{j ∈ N[i]} p_j (:func:`observation_probability`), then p from η
-    (:func:`refresh_distribution`). Only the observed arms' q_i are computed: |N[a]| sums a
-    round rather than K, the same numbers. ``actions`` and ``rewards`` are checked only.
+    (:func:`refresh_distribution`). Only the q_i of the observed arms with a loss are computed
+    (:func:`losing_arms`): at most |N[a]| sums a round rather than K, the same numbers.
+    ``actions`` and ``rewards`` are checked only.
     """
     k_arms = n_arms_of(state.shape[1])
     bad = graph_feedback_refused(actions, rewards, mask, observed, k_arms)
     if bad != -1:
         return bad
     q = np.empty(k_arms)
+    seen = np.empty(k_arms, dtype=np.int64)
     for b in range(state.shape[0]):
-        for i in range(k_arms):
-            if mask[b, i]:
-                q[i] = observation_probability(state, b, k_arms, start, arms, i)
-        for i in range(k_arms):
-            if mask[b, i]:
-                state[b, i] += (1.0 - observed[b, i]) / max(q[i], MIN_PROBABILITY)
-        refresh_distribution(state, b, k_arms, mask, eta)
+        n_seen = losing_arms(mask, observed, b, k_arms, seen)
+        for e in range(n_seen):
+            q[e] = observation_probability(state, b, k_arms, start, arms, seen[e])
+        for e in range(n_seen):
+            i = seen[e]
+            state[b, i] += (1.0 - observed[b, i]) / max(q[e], MIN_PROBABILITY)
+        refresh_distribution(state, b, k_arms, seen, n_seen, eta)
     return -1
 
 
@@ -288,17 +333,19 @@ def exp3ix_update(
     if bad != -1:
         return bad
     q = np.empty(k_arms)
+    seen = np.empty(k_arms, dtype=np.int64)
     log_k = math.log(k_arms)
     for b in range(state.shape[0]):
         g = state[b, 2 * k_arms + 1]
+        spent = 0.0
         for i in range(k_arms):
             # γ = 0 (a fixed gamma of 0) with an arm observed that p gave no chance: divide by the floor, not 0
             q[i] = max(observation_probability(state, b, k_arms, start, arms, i) + g, MIN_PROBABILITY)
-        spent = 0.0
-        for i in range(k_arms):
             spent += state[b, k_arms + i] / q[i]
-            if mask[b, i]:
-                state[b, i] += (1.0 - observed[b, i]) / q[i]
+        n_seen = losing_arms(mask, observed, b, k_arms, seen)
+        for e in range(n_seen):
+            i = seen[e]
+            state[b, i] += (1.0 - observed[b, i]) / q[i]
         state[b, 2 * k_arms + 2] += spent
         if adaptive:
             next_eta = math.sqrt(log_k / (k_arms + state[b, 2 * k_arms + 2]))
@@ -306,7 +353,7 @@ def exp3ix_update(
         else:
             next_eta, next_gamma = eta, gamma
         state[b, 2 * k_arms + 1] = next_gamma
-        refresh_distribution(state, b, k_arms, mask, next_eta)
+        refresh_distribution(state, b, k_arms, seen, n_seen, next_eta)
     return -1
 
 
@@ -362,6 +409,12 @@ class ExpWeightsReference:
         self.t = 0
         self.spent = 0.0
         self.ix_gamma: float = 0.5 * math.sqrt(math.log(n_arms) / n_arms) if eta is None else float(gamma or 0.0)
+        # the weights' shift and the η they were made with (module notes): p_1 is uniform, low = 0
+        self.low = 0.0
+        if kind == "exp3":
+            self.eta_used: float = eta(1)
+        else:
+            self.eta_used = math.sqrt(math.log(n_arms) / n_arms) if eta is None else float(eta)
 
     def act(self) -> int:
         """The arm this copy plays next."""
@@ -375,8 +428,15 @@ class ExpWeightsReference:
                 return k
         return last
 
+    def _shift(self, eta: float) -> float:
+        """The shift of this round's weights: the kept low while it serves η (:func:`shift_holds`), else min L̂."""
+        drift = min(self.losses) - self.low
+        if not (eta == self.eta_used and 0.0 <= drift and eta * drift <= SHIFT_SLACK):
+            self.low, self.eta_used = min(self.losses), eta
+        return self.low
+
     def _distribution(self, eta: float, gamma: float) -> None:
-        low = min(self.losses)
+        low = self._shift(eta)
         weights = [math.exp(-eta * (loss - low)) for loss in self.losses]
         total = 0.0  # summed left to right, as the kernel does
         for w in weights:

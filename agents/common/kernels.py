@@ -53,12 +53,16 @@ def first_bad(actions, rewards, n_arms):  # pragma: no cover
 def first_bad_observed(mask, observed, low, high):  # pragma: no cover
     """``OBSERVED_REFUSED - b`` for the first copy b with an observed reward not in [``low``, ``high``].
 
-    Observed: where ``mask``. -1 if none; NaN is not in any interval.
+    Observed: where ``mask``. -1 if none; NaN is not in any interval. Each row is tested without a
+    branch per entry (a row with a few arms revealed at random places would mispredict one per
+    revealed arm).
     """
     for b in range(mask.shape[0]):
+        refused = False
         for k in range(mask.shape[1]):
-            if mask[b, k] and not low <= observed[b, k] <= high:
-                return OBSERVED_REFUSED - b
+            refused |= mask[b, k] & (not low <= observed[b, k] <= high)
+        if refused:
+            return OBSERVED_REFUSED - b
     return -1
 
 
