@@ -1,4 +1,4 @@
-"""Agent-steps per second of the batched baselines (ε-greedy, KL-UCB, MOSS, Exp3, TS) vs batched UCB and plain loops.
+"""Agent-steps per second of the batched baselines (ε-greedy, KL-UCB, MOSS, the Exp3 family, TS) vs UCB and loops.
 
 For each agent, 1000 copies and K = 10 arms on one core, fed from a pre-drawn Bernoulli reward
 table (``bench_ucb_batch.bernoulli_table``; only ``act`` + ``update`` are timed):
@@ -17,6 +17,14 @@ table (``bench_ucb_batch.bernoulli_table``; only ``act`` + ``update`` are timed)
   (Python calls included) at least as fast as the loop. The loop's arithmetic differs from the
   agent's in the last bits of p, so their actions agree until the first draw that falls within
   rounding of a boundary between two arms (printed: the rounds on which all copies agreed);
+* batched Exp3-SET (its default η for the rounds played) and Exp3-IX (its adaptive η) against
+  hand-written numba loops over the same copies, on an Erdős–Rényi feedback graph G(10, 0.3)
+  and G(100, 0.05) (a quarter of the rounds at K = 100), the graph as neighbour lists:
+  :func:`compiled_exp3set` keeps w and Σw and multiplies each revealed arm's weight by
+  exp(−η ℓ/q) (one exponential per revealed arm); :func:`compiled_exp3ix` computes the K weights
+  exp(−η_t (L̂ − min L̂)) every round, as η_t changes (K exponentials). The agents get the env's
+  info (mask: the pulled arm's closed neighbourhood; observed rewards: the table's row), built
+  outside the timed calls. Goal >= 1, as for Exp3;
 * Beta-Bernoulli Thompson sampling's whole step against numpy drawing only its K Beta variates
   per copy (``Generator.beta`` on the (copies, K) array, and the argmax): what the compiled
   sampler of :mod:`agents.common.sampling` saves;
@@ -44,13 +52,14 @@ import numpy as np
 from _common import Ratio, quick_main
 from bench_ucb_batch import TABLE_ROWS, bernoulli_table, one_core, play_table
 
-from agents import KLUCB, MOSS, UCB, EpsilonGreedy, Exp3, ThompsonSampling
-from agents.adversarial.kernels import ExpWeightsReference
+from agents import KLUCB, MOSS, UCB, EpsilonGreedy, Exp3, Exp3IX, Exp3SET, ThompsonSampling
+from agents.adversarial.kernels import ExpWeightsReference, neighbour_lists
 from agents.base import Agent
 from agents.stochastic.index_kernels import GreedyReference, KLUCBReference, MOSSReference
 from agents.stochastic.thompson_kernels import ThompsonReference
 from bandit_envs._jit import njit
 from bandit_envs.core import generator_addresses, next_double
+from bandit_envs.feedback_graphs import closed_neighbourhoods, erdos_renyi
 
 GOAL = 0.3  # batched agent's speed as a fraction of batched UCB's
 SMALL_COPIES = 100  # the small batch, timed against COPIES copies per agent-step
@@ -353,6 +362,208 @@ def small_batch_ratio(name: str, table: np.ndarray, steps: int, repeats: int) ->
     )
 
 
+@njit(error_model="numpy")
+def compiled_exp3set(
+    table: np.ndarray,
+    start: int,
+    stop: int,
+    eta: float,
+    first: np.ndarray,
+    neighbours: np.ndarray,
+    bitgens: np.ndarray,
+    weights: np.ndarray,
+    totals: np.ndarray,
+    scratch: np.ndarray,
+    actions: np.ndarray,
+) -> None:  # pragma: no cover
+    """Exp3-SET with fixed η for every copy b of ``table`` (rows, B, K) over rounds ``start..stop-1``.
+
+    The plain way, with the graph as neighbour lists (arm i's closed neighbourhood is
+    ``neighbours[first[i]:first[i + 1]]``): copy b keeps weights w (start 1) and Σw; it draws u
+    from its generator, plays the first arm whose cumulative w / Σw exceeds u, reads the rewards
+    of that arm's neighbours from row ``t % rows`` of the table, computes each one's
+    q_i = Σ_{j ∈ N[i]} w_j / Σw before any weight changes, multiplies w_i by
+    exp(−η (1 − r_i) / q_i), and sums w again. One exponential per revealed arm.
+    """
+    n_rows, n_copies, n_arms = table.shape
+    for t in range(start, stop):
+        row = np.uint64(t % n_rows)
+        for b in range(n_copies):
+            bu = np.uint64(b)
+            total = totals[bu]
+            u = next_double(bitgens[bu]) * total
+            acc = 0.0
+            arm = n_arms - 1
+            for k in range(n_arms):
+                acc += weights[bu, np.uint64(k)]
+                if u < acc:
+                    arm = k
+                    break
+            for e in range(first[arm], first[arm + 1]):
+                i = neighbours[e]
+                q = 0.0
+                for f in range(first[i], first[i + 1]):
+                    q += weights[bu, np.uint64(neighbours[f])]
+                scratch[e - first[arm]] = q / total
+            for e in range(first[arm], first[arm + 1]):
+                i = np.uint64(neighbours[e])
+                weights[bu, i] *= math.exp(-eta * (1.0 - table[row, bu, i]) / scratch[e - first[arm]])
+            total = 0.0
+            for k in range(n_arms):
+                total += weights[bu, np.uint64(k)]
+            totals[bu] = total
+            actions[t, b] = arm
+
+
+@njit(error_model="numpy")
+def compiled_exp3ix(
+    table: np.ndarray,
+    start: int,
+    stop: int,
+    first: np.ndarray,
+    neighbours: np.ndarray,
+    bitgens: np.ndarray,
+    losses: np.ndarray,
+    spent: np.ndarray,
+    p: np.ndarray,
+    q: np.ndarray,
+    actions: np.ndarray,
+) -> None:  # pragma: no cover
+    """Exp3-IX with its adaptive η_t = 2γ_t = sqrt(ln K / (K + Σ Q)) for every copy b over rounds ``start..stop-1``.
+
+    The plain way, with the graph as neighbour lists: copy b keeps its loss estimates L̂ and Σ Q;
+    each round it computes η and γ, the K weights exp(−η (L̂ − min L̂)) and their sum, draws u
+    from its generator and plays the first arm whose cumulative weight exceeds u Σw, normalises p,
+    computes q_i = Σ_{j ∈ N[i]} p_j + γ for every arm (Q = Σ p_i / q_i needs them all), and adds
+    (1 − r_i) / q_i to L̂_i for the pulled arm's neighbours. K exponentials per copy and round.
+    """
+    n_rows, n_copies, n_arms = table.shape
+    log_k = math.log(n_arms)
+    for t in range(start, stop):
+        row = np.uint64(t % n_rows)
+        for b in range(n_copies):
+            bu = np.uint64(b)
+            eta = math.sqrt(log_k / (n_arms + spent[bu]))
+            gamma = 0.5 * eta
+            low = losses[bu, 0]
+            for k in range(1, n_arms):
+                low = min(low, losses[bu, np.uint64(k)])
+            total = 0.0
+            for k in range(n_arms):
+                w = math.exp(-eta * (losses[bu, np.uint64(k)] - low))
+                p[k] = w
+                total += w
+            u = next_double(bitgens[bu]) * total
+            acc = 0.0
+            arm = n_arms - 1
+            for k in range(n_arms):
+                acc += p[k]
+                if u < acc:
+                    arm = k
+                    break
+            scale = 1.0 / total
+            for k in range(n_arms):
+                p[k] *= scale
+            ratio = 0.0
+            for i in range(n_arms):
+                observe = gamma
+                for f in range(first[i], first[i + 1]):
+                    observe += p[neighbours[f]]
+                q[i] = observe
+                ratio += p[i] / observe
+            spent[bu] += ratio
+            for e in range(first[arm], first[arm + 1]):
+                i = np.uint64(neighbours[e])
+                losses[bu, i] += (1.0 - table[row, bu, i]) / q[i]
+            actions[t, b] = arm
+
+
+#: The graph runs: (K, edge probability of the Erdős–Rényi graph, the share of the rounds played).
+GRAPH_SIZES = ((10, 0.3, 1), (100, 0.05, 4))
+
+
+def play_graph_table(
+    agent: Agent, table: np.ndarray, closed: np.ndarray, start: int, stop: int, actions: np.ndarray
+) -> float:
+    """Seconds in act + update over rounds ``start..stop-1``, the side observations read from the table's rows untimed.
+
+    Round t: copy b's observed mask is the closed neighbourhood of its arm, its observed rewards
+    row ``t % rows`` of the (rows, B, K) table (the env's info), its reward the pulled arm's entry.
+    """
+    rows = np.arange(agent.batch)
+    spent = 0.0
+    for t in range(start, stop):
+        begin = time.perf_counter()
+        a = agent.act()
+        middle = time.perf_counter()
+        observed = table[t % table.shape[0]]
+        info = {"observed_mask": closed[a], "observed_rewards": observed}
+        r = observed[rows, a]
+        resume = time.perf_counter()
+        agent.update(a, r, info)
+        spent += (middle - begin) + (time.perf_counter() - resume)
+        actions[t] = a
+    return spent
+
+
+def compiled_graph_ratio(name: str, n_arms: int, edge_p: float, copies: int, steps: int, repeats: int) -> Ratio:
+    """Batched Exp3-SET (its default η for ``steps``) or Exp3-IX (adaptive) against its hand-written numba loop."""
+    graph = erdos_renyi(n_arms, edge_p, SEED)
+    closed = closed_neighbourhoods(graph)
+    first, neighbours = neighbour_lists(closed)
+    table = bernoulli_table(copies, n_arms)
+    agent: Agent = (
+        Exp3SET(n_arms, graph, steps, n_envs=copies, seed=SEED)
+        if name == "Exp3-SET"
+        else Exp3IX(n_arms, graph, n_envs=copies, seed=SEED)
+    )
+    actions = np.empty((steps, copies), dtype=np.int64)
+    loop_actions = np.empty((steps, copies), dtype=np.int64)
+    play_graph_table(agent, table, closed, 0, min(steps, 20), actions)  # compile / load the kernels
+    agent_times, loop_times = [], []
+    eta = float(getattr(agent, "fixed_eta", None) or 0.0)
+    for _ in range(repeats):
+        agent.reset()
+        rngs = [np.random.default_rng(SEED + i) for i in range(copies)]  # the copies' streams, kept alive
+        bitgens = generator_addresses(rngs)
+        if name == "Exp3-SET":  # weights, their sums and the revealed arms' q
+            state: tuple[np.ndarray, ...] = (
+                np.ones((copies, n_arms)),
+                np.full(copies, float(n_arms)),
+                np.empty(n_arms),
+            )
+        else:  # loss estimates, Σ Q, p and q
+            state = (np.zeros((copies, n_arms)), np.zeros(copies), np.empty(n_arms), np.empty(n_arms))
+        agent_s = loop_s = 0.0
+        for start in range(0, steps, BLOCK):
+            stop = min(steps, start + BLOCK)
+            agent_s += play_graph_table(agent, table, closed, start, stop, actions)
+            t0 = time.perf_counter()
+            if name == "Exp3-SET":
+                compiled_exp3set(table, start, stop, eta, first, neighbours, bitgens, *state, loop_actions)
+            else:
+                compiled_exp3ix(table, start, stop, first, neighbours, bitgens, *state, loop_actions)
+            loop_s += time.perf_counter() - t0
+        agent_times.append(agent_s)
+        loop_times.append(loop_s)
+    agent_s, loop_s = statistics.median(agent_times), statistics.median(loop_times)
+    differ = np.flatnonzero((actions != loop_actions).any(axis=1))
+    agreed = int(differ[0]) if differ.size else steps
+    exps = "one exponential per revealed arm" if name == "Exp3-SET" else "K exponentials per copy and round"
+    degree = closed.sum() / n_arms
+    return Ratio(
+        f"batched {name} vs hand-written numba loop, K = {n_arms}",
+        f"{name}(n_envs={copies}) act+update",
+        f"a numba loop over neighbour lists ({exps})",
+        loop_s / agent_s,
+        1.0,
+        f"{agent_s / steps * 1e6:.1f} us vs {loop_s / steps * 1e6:.1f} us per step of {copies} copies, "
+        f"Erdős–Rényi graph G({n_arms}, {edge_p}) (mean closed neighbourhood {degree:.1f} arms), one core, the env's "
+        f"info built untimed (medians of {repeats} runs, alternating every {BLOCK} rounds); all copies chose the same "
+        f"arms in the first {agreed} of {steps} rounds",
+    )
+
+
 UCB_MAKE: Callable[[int, int], Agent] = lambda n, steps: UCB(ARMS, n_envs=n)  # noqa: E731
 
 
@@ -367,6 +578,9 @@ def results(quick: bool = False) -> list[Ratio]:
             out.append(ratio)
             out.append(against_loop(name, table, steps, loop_copies, actions, step_s))
         out.append(compiled_exp3_ratio(table, steps, repeats))
+        for graph_agent in ("Exp3-SET", "Exp3-IX"):
+            for k, p, share in GRAPH_SIZES:
+                out.append(compiled_graph_ratio(graph_agent, k, p, COPIES, max(steps // share, BLOCK), repeats))
         out.append(numpy_beta_ratio(table, steps, repeats))
         out.extend(small_batch_ratio(name, table, steps, repeats) for name in ("UCB", "ThompsonSampling", "Exp3"))
     return out
