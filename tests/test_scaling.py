@@ -45,8 +45,9 @@ def test_exp3set_update_computes_q_of_the_observed_arms_only(monkeypatch: pytest
         asked.append((i, int(start[i + 1] - start[i])))
         return float(compiled(state, b, k_arms, start, arms, i))
 
-    # the kernel's own body, run as Python, calls the module's observation_probability: count those calls
+    # the kernel's own body and its row's, run as Python, call the module's observation_probability: count those calls
     monkeypatch.setattr(kernels, "observation_probability", counted)
+    monkeypatch.setattr(kernels, "exp3set_row", kernels.exp3set_row.py_func)
     state = agent._state.copy()
     assert kernels.exp3set_update.py_func(state, *feedback) == -1
 

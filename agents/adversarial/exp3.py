@@ -28,7 +28,9 @@ from agents.adversarial.kernels import (
     EXTRA_COLUMNS,
     exp3_step,
     exp3_update,
+    exp3ix_step,
     exp3ix_update,
+    exp3set_step,
     exp3set_update,
     neighbour_lists,
     sample_into,
@@ -41,7 +43,7 @@ from bandit_envs._types import BoolArray, FloatArray, IntArray
 from bandit_envs.feedback_graphs import as_adjacency, closed_neighbourhoods, independence_number
 
 _NP_INT64, _NP_FLOAT64 = np.int64, np.float64
-_INT64, _FLOAT64 = np.dtype(np.int64), np.dtype(np.float64)
+_INT64, _FLOAT64, _BOOL = np.dtype(np.int64), np.dtype(np.float64), np.dtype(np.bool_)
 _NDARRAY, _EMPTY = np.ndarray, np.empty
 
 #: Largest K for which Exp3-SET computes the independence number α(G) exactly for its default η.
@@ -62,6 +64,38 @@ _SAMPLE = SingleEnvKernel(sample_into, (_STATE, types.Array(types.uint64, 1, "C"
 _EXP3_UPDATE = SingleEnvKernel(
     exp3_update,
     (_STATE, types.Array(types.int64, 1, "C"), types.Array(types.float64, 1, "C"), types.float64, types.float64),
+)
+#: Exp3-SET's and Exp3-IX's ``update`` (one env and N copies), through the compiled entry points: the
+#: state, the (B,) actions and rewards and the (B, K) mask and observed rewards in the forms
+#: :meth:`Agent._feedback` and :meth:`Agent._side_observations` return (``kernel_array``: C-contiguous
+#: and writable), and the agent's neighbour lists. The dispatcher's typing of these eight or ten
+#: arguments cost more than Exp3-SET's whole update at K = 10 in one env.
+_INDICES = types.Array(types.int64, 1, "C")
+_GRAPH_FEEDBACK = (
+    _STATE,
+    _INDICES,
+    types.Array(types.float64, 1, "C"),
+    types.Array(types.bool_, 2, "C"),
+    _STATE,
+    _INDICES,
+    _INDICES,
+)
+_EXP3SET_UPDATE = SingleEnvKernel(exp3set_update, (*_GRAPH_FEEDBACK, types.float64))
+_EXP3IX_UPDATE = SingleEnvKernel(exp3ix_update, (*_GRAPH_FEEDBACK, types.boolean, types.float64, types.float64))
+#: One env's update with plain scalars and the env's own (K,) mask and observed rewards, of any
+#: strides (layout ``"A"``), as UCB-N's one-env step takes them.
+_ONE_ENV_FEEDBACK = (
+    _STATE,
+    types.int64,
+    types.float64,
+    types.Array(types.bool_, 1, "A"),
+    types.Array(types.float64, 1, "A"),
+    _INDICES,
+    _INDICES,
+)
+_EXP3SET_STEP = SingleEnvKernel(exp3set_step, (*_ONE_ENV_FEEDBACK, types.float64, types.float64))
+_EXP3IX_STEP = SingleEnvKernel(
+    exp3ix_step, (*_ONE_ENV_FEEDBACK, types.boolean, types.float64, types.float64, types.float64)
 )
 
 
@@ -331,6 +365,7 @@ class _GraphExpWeights(_ExpWeights):
         self._closed = np.ascontiguousarray(self.neighbourhoods)
         #: (start, arms) of each closed neighbourhood, for the kernels' q_i (kernels.neighbour_lists).
         self._neighbours = neighbour_lists(self._closed)
+        self._arm_shape = (self.n_arms,)
 
     def _state_nbytes(self) -> float:
         return super()._state_nbytes() + float(self.n_arms) ** 2  # the K×K closed neighbourhoods
@@ -354,12 +389,44 @@ class _GraphExpWeights(_ExpWeights):
 
         ``info`` carries the step's side observations (``observed_mask``, ``observed_rewards``).
         """
+        if self.n_envs is None and type(info) is dict:  # one env, the env's own info: one compiled call
+            value = self._scalar_feedback(action, reward)
+            mask, observed = info.get("observed_mask"), info.get("observed_rewards")
+            best = info.get("optimal_action")
+            if (
+                value is not None
+                and type(mask) is np.ndarray
+                and (mask.dtype is _BOOL or mask.dtype == _BOOL)  # numba-made arrays: an equal dtype
+                and mask.shape == self._arm_shape
+                and type(observed) is np.ndarray
+                and (observed.dtype is _FLOAT64 or observed.dtype == _FLOAT64)
+                and observed.shape == self._arm_shape
+                and (best is None or ((type(best) is int or type(best) is _NP_INT64) and best < self.n_arms))
+            ):
+                uniforms, position = self._uniforms, self._position
+                if position >= len(uniforms):
+                    uniforms, position = self._draw_uniforms()
+                # the update, and the next round's arm sampled (its uniform used when act returns it)
+                chosen = self._one_env_step(action, value, mask, observed, uniforms[position])
+                if chosen >= 0:
+                    self.t += 1
+                    self._next = chosen
+                    return
+        self._next = -1
         a, r = self._feedback(action, reward, info, check_values=False)
         mask, observed = self._side_observations(info, check_values=False)
         bad = self._add_losses(a, r, mask, observed)  # the kernel checks the values: nothing changed if refused
         if bad != -1:
             raise kernel_error(self, a, r, bad, mask, observed)
         self.t += 1
+
+    @abstractmethod
+    def _one_env_step(self, action: int, reward: float, mask: BoolArray, observed: FloatArray, u: float) -> int:
+        """:meth:`_add_losses` of one env with plain scalars and (K,) arrays, then the next arm for the uniform ``u``.
+
+        -1 if refused (nothing changed).
+        """
+        ...
 
     @abstractmethod
     def _add_losses(self, actions: IntArray, rewards: FloatArray, mask: BoolArray, observed: FloatArray) -> int:
@@ -457,14 +524,19 @@ class Exp3SET(_GraphExpWeights):
         self.alpha = alpha
         self._seed_copies()
         self._reset_state()
+        (_EXP3SET_STEP if self.n_envs is None else _EXP3SET_UPDATE).load()
 
     def _initial_rates(self) -> tuple[float, float]:
         return self.fixed_eta, 0.0
 
+    def _one_env_step(self, action: int, reward: float, mask: BoolArray, observed: FloatArray, u: float) -> int:
+        start, arms = self._neighbours
+        return int(_EXP3SET_STEP.call(self._state, action, reward, mask, observed, start, arms, self.fixed_eta, u))
+
     def _add_losses(self, actions: IntArray, rewards: FloatArray, mask: BoolArray, observed: FloatArray) -> int:
         """Every observed arm's loss divided by its observation probability q_i."""
         start, arms = self._neighbours
-        return int(exp3set_update(self._state, actions, rewards, mask, observed, start, arms, self.fixed_eta))
+        return int(_EXP3SET_UPDATE.call(self._state, actions, rewards, mask, observed, start, arms, self.fixed_eta))
 
     def __repr__(self) -> str:
         return (
@@ -543,6 +615,7 @@ class Exp3IX(_GraphExpWeights):
             self.fixed_gamma = 0.5 * self.fixed_eta if gamma is None else check_float("gamma", gamma, low=0.0)
         self._seed_copies()
         self._reset_state()
+        (_EXP3IX_STEP if self.n_envs is None else _EXP3IX_UPDATE).load()
 
     def _initial_rates(self) -> tuple[float, float]:
         if self.fixed_eta is None:
@@ -557,13 +630,23 @@ class Exp3IX(_GraphExpWeights):
         gamma = self._state[:, 2 * self.n_arms + 1]
         return float(gamma[0]) if self.n_envs is None else gamma.copy()
 
+    def _one_env_step(self, action: int, reward: float, mask: BoolArray, observed: FloatArray, u: float) -> int:
+        eta = 0.0 if self.fixed_eta is None else self.fixed_eta
+        gamma = 0.0 if self.fixed_gamma is None else self.fixed_gamma
+        start, arms = self._neighbours
+        adaptive = self.fixed_eta is None
+        state = self._state
+        return int(_EXP3IX_STEP.call(state, action, reward, mask, observed, start, arms, adaptive, eta, gamma, u))
+
     def _add_losses(self, actions: IntArray, rewards: FloatArray, mask: BoolArray, observed: FloatArray) -> int:
         """Every observed arm's loss divided by (q_i + γ_t); the kernel also computes η and γ of the next round."""
         eta = 0.0 if self.fixed_eta is None else self.fixed_eta
         gamma = 0.0 if self.fixed_gamma is None else self.fixed_gamma
         start, arms = self._neighbours
         adaptive = self.fixed_eta is None
-        return int(exp3ix_update(self._state, actions, rewards, mask, observed, start, arms, adaptive, eta, gamma))
+        return int(
+            _EXP3IX_UPDATE.call(self._state, actions, rewards, mask, observed, start, arms, adaptive, eta, gamma)
+        )
 
     def __repr__(self) -> str:
         return (

@@ -264,19 +264,20 @@ def observation_probability(  # pragma: no cover
 
 
 @njit(inline="always")
-def losing_arms(mask: Any, observed: Any, b: int, k_arms: int, out: Any) -> int:  # pragma: no cover
-    """The arms of row b observed with a loss (``mask`` and a reward below 1), in index order, into ``out[:n]``; n.
+def losing_arms(mask: Any, observed: Any, k_arms: int, out: Any) -> int:  # pragma: no cover
+    """The arms observed with a loss (``mask`` and a reward below 1: one row, (K,)), in index order, into ``out[:n]``.
 
-    Only their L̂ change: an observed reward of 1 adds 0 / q = +0.0, which leaves L̂ ≥ 0 as it
-    was, so its q, its division and its weight are skipped (the same numbers). Built without a
-    branch per arm: the loops then read this list, where a test of each of K flags mispredicts
-    about once per listed arm (at K = 100 with six arms revealed at random places, such tests took
-    a quarter of Exp3-SET's update).
+    Returns n. Only their L̂ change: an observed reward of 1 adds 0 / q = +0.0, which leaves
+    L̂ ≥ 0 as it was, so its q, its division and its weight are skipped (the same numbers). Built
+    without a branch per arm: the loops then read this list, where a test of each of K flags
+    mispredicts about once per listed arm (at K = 100 with six arms revealed at random places,
+    such tests took a quarter of Exp3-SET's update).
     """
     n = 0
     for i in range(k_arms):
-        out[n] = i
-        n += mask[b, i] & (observed[b, i] < 1.0)
+        iu = unsigned(i)
+        out[unsigned(n)] = i
+        n += mask[iu] & (observed[iu] < 1.0)
     return n
 
 
@@ -317,17 +318,35 @@ def graph_feedback_refused(  # pragma: no cover
     return first_bad_observed(mask, observed, 0.0, 1.0)
 
 
+@njit(inline="always")
+def exp3set_row(
+    state: Any, b: int, k_arms: int, mask: Any, observed: Any, start: Any, arms: Any, eta: float, q: Any, seen: Any
+) -> None:  # pragma: no cover
+    """Exp3-SET's update of row b with its (K,) ``mask`` and ``observed`` rewards (checked by the caller).
+
+    For every arm i observed: L̂_i += ℓ_i / q_i with ℓ_i = 1 − ``observed[i]`` and
+    q_i = Σ_{j ∈ N[i]} p_j (:func:`observation_probability`), then p from η
+    (:func:`refresh_distribution`). Only the q_i of the observed arms with a loss are computed
+    (:func:`losing_arms`): at most |N[a]| sums a round rather than K, the same numbers. ``q`` and
+    ``seen`` are scratch arrays of K entries. Reference: :meth:`ExpWeightsReference.update`.
+    """
+    bu = unsigned(b)
+    n_seen = losing_arms(mask, observed, k_arms, seen)
+    for e in range(n_seen):
+        q[unsigned(e)] = observation_probability(state, b, k_arms, start, arms, seen[unsigned(e)])
+    for e in range(n_seen):
+        i = unsigned(seen[unsigned(e)])
+        state[bu, i] += (1.0 - observed[i]) / max(q[unsigned(e)], MIN_PROBABILITY)
+    refresh_distribution(state, b, k_arms, seen, n_seen, eta)
+
+
 @njit(error_model="numpy")
 def exp3set_update(
     state: Any, actions: Any, rewards: Any, mask: Any, observed: Any, start: Any, arms: Any, eta: float
 ) -> int:  # pragma: no cover
-    """Exp3-SET's update of every copy; the refused copy (:func:`graph_feedback_refused`, nothing changed), or -1.
+    """Exp3-SET's update of every copy (:func:`exp3set_row`); the refused copy (nothing changed), or -1.
 
-    For every arm i observed (``mask[b, i]``): L̂_i += ℓ_i / q_i with ℓ_i = 1 − ``observed[b, i]``
-    and q_i = Σ_{j ∈ N[i]} p_j (:func:`observation_probability`), then p from η
-    (:func:`refresh_distribution`). Only the q_i of the observed arms with a loss are computed
-    (:func:`losing_arms`): at most |N[a]| sums a round rather than K, the same numbers.
-    ``actions`` and ``rewards`` are checked only.
+    Refused: :func:`graph_feedback_refused`. ``actions`` and ``rewards`` are checked only.
     """
     k_arms = n_arms_of(state.shape[1])
     bad = graph_feedback_refused(actions, rewards, mask, observed, k_arms)
@@ -336,15 +355,59 @@ def exp3set_update(
     q = np.empty(k_arms)
     seen = np.empty(k_arms, dtype=np.int64)
     for b in range(state.shape[0]):
-        bu = unsigned(b)
-        n_seen = losing_arms(mask, observed, b, k_arms, seen)
-        for e in range(n_seen):
-            q[unsigned(e)] = observation_probability(state, b, k_arms, start, arms, seen[unsigned(e)])
-        for e in range(n_seen):
-            i = unsigned(seen[unsigned(e)])
-            state[bu, i] += (1.0 - observed[bu, i]) / max(q[unsigned(e)], MIN_PROBABILITY)
-        refresh_distribution(state, b, k_arms, seen, n_seen, eta)
+        exp3set_row(state, b, k_arms, mask[b], observed[b], start, arms, eta, q, seen)
     return -1
+
+
+@njit(inline="always")
+def exp3ix_row(
+    state: Any,
+    b: int,
+    k_arms: int,
+    mask: Any,
+    observed: Any,
+    start: Any,
+    arms: Any,
+    adaptive: bool,
+    eta: float,
+    gamma: float,
+    q: Any,
+    seen: Any,
+    log_k: float,
+) -> None:  # pragma: no cover
+    """Exp3-IX's update of row b with its (K,) ``mask`` and ``observed`` rewards (checked by the caller).
+
+    With γ_t the row's ``gamma``: for every arm i observed, L̂_i += ℓ_i / (q_i + γ_t) (implicit
+    exploration); Q_t = Σ_i p_i / (q_i + γ_t) is added to S. A fixed γ may be 0, so q_i + γ_t is
+    taken as at least :data:`MIN_PROBABILITY`, as Exp3-SET takes q_i: an arm observed though p
+    gave it no chance (an update not from ``act``) would otherwise add 0/0 = NaN to L̂. Next η and
+    γ: adaptive, η = sqrt(ln K / (K + S)) and γ = η/2; else the given ``eta`` and ``gamma``. Then p
+    from η (:func:`refresh_distribution`: all K weights when η changes, as the adaptive η does every
+    round). ``q`` and ``seen`` are scratch arrays of K entries; ``log_k`` is ln K. Reference:
+    :meth:`ExpWeightsReference.update`.
+    """
+    bu = unsigned(b)
+    probabilities, gamma_column, sum_column = unsigned(k_arms), unsigned(2 * k_arms + 1), unsigned(2 * k_arms + 2)
+    g = state[bu, gamma_column]
+    spent = 0.0
+    for i in range(k_arms):
+        iu = unsigned(i)
+        # γ = 0 (a fixed gamma of 0) with an arm observed that p gave no chance: divide by the floor, not 0
+        q_i = max(observation_probability(state, b, k_arms, start, arms, i) + g, MIN_PROBABILITY)
+        q[iu] = q_i
+        spent += state[bu, probabilities + iu] / q_i
+    n_seen = losing_arms(mask, observed, k_arms, seen)
+    for e in range(n_seen):
+        i = unsigned(seen[unsigned(e)])
+        state[bu, i] += (1.0 - observed[i]) / q[i]
+    state[bu, sum_column] += spent
+    if adaptive:
+        next_eta = math.sqrt(log_k / (k_arms + state[bu, sum_column]))
+        next_gamma = 0.5 * next_eta
+    else:
+        next_eta, next_gamma = eta, gamma
+    state[bu, gamma_column] = next_gamma
+    refresh_distribution(state, b, k_arms, seen, n_seen, next_eta)
 
 
 @njit(error_model="numpy")
@@ -360,14 +423,9 @@ def exp3ix_update(
     eta: float,
     gamma: float,
 ) -> int:  # pragma: no cover
-    """Exp3-IX's update of every copy; the refused copy (:func:`graph_feedback_refused`, nothing changed), or -1.
+    """Exp3-IX's update of every copy (:func:`exp3ix_row`); the refused copy (nothing changed), or -1.
 
-    With γ_t the row's ``gamma``: for every arm i observed, L̂_i += ℓ_i / (q_i + γ_t) (implicit
-    exploration); Q_t = Σ_i p_i / (q_i + γ_t) is added to S. A fixed γ may be 0, so q_i + γ_t is
-    taken as at least :data:`MIN_PROBABILITY`, as Exp3-SET takes q_i: an arm observed though p
-    gave it no chance (an update not from ``act``) would otherwise add 0/0 = NaN to L̂. Next η and γ: adaptive,
-    η = sqrt(ln K / (K + S)) and γ = η/2; else the given ``eta`` and ``gamma``. Then p from η
-    (:func:`refresh_distribution`: all K weights when η changes, as the adaptive η does every round).
+    Refused: :func:`graph_feedback_refused`. ``actions`` and ``rewards`` are checked only.
     """
     k_arms = n_arms_of(state.shape[1])
     bad = graph_feedback_refused(actions, rewards, mask, observed, k_arms)
@@ -376,30 +434,20 @@ def exp3ix_update(
     q = np.empty(k_arms)
     seen = np.empty(k_arms, dtype=np.int64)
     log_k = math.log(k_arms)
-    probabilities, gamma_column, sum_column = unsigned(k_arms), unsigned(2 * k_arms + 1), unsigned(2 * k_arms + 2)
     for b in range(state.shape[0]):
-        bu = unsigned(b)
-        g = state[bu, gamma_column]
-        spent = 0.0
-        for i in range(k_arms):
-            iu = unsigned(i)
-            # γ = 0 (a fixed gamma of 0) with an arm observed that p gave no chance: divide by the floor, not 0
-            q_i = max(observation_probability(state, b, k_arms, start, arms, i) + g, MIN_PROBABILITY)
-            q[iu] = q_i
-            spent += state[bu, probabilities + iu] / q_i
-        n_seen = losing_arms(mask, observed, b, k_arms, seen)
-        for e in range(n_seen):
-            i = unsigned(seen[unsigned(e)])
-            state[bu, i] += (1.0 - observed[bu, i]) / q[i]
-        state[bu, sum_column] += spent
-        if adaptive:
-            next_eta = math.sqrt(log_k / (k_arms + state[bu, sum_column]))
-            next_gamma = 0.5 * next_eta
-        else:
-            next_eta, next_gamma = eta, gamma
-        state[bu, gamma_column] = next_gamma
-        refresh_distribution(state, b, k_arms, seen, n_seen, next_eta)
+        exp3ix_row(state, b, k_arms, mask[b], observed[b], start, arms, adaptive, eta, gamma, q, seen, log_k)
     return -1
+
+
+@njit(inline="always")
+def graph_step_refused(action: int, reward: float, mask: Any, observed: Any, k_arms: int) -> bool:  # pragma: no cover
+    """One env's :func:`graph_feedback_refused`: an action outside [0, K), or a reward or observed one not in [0, 1]."""
+    if action < 0 or action >= k_arms or not 0.0 <= reward <= 1.0:
+        return True
+    refused = False
+    for i in range(k_arms):
+        refused |= mask[i] & (not 0.0 <= observed[i] <= 1.0)
+    return refused
 
 
 # One env: scalars in, an int out, each through its compiled entry point
@@ -426,6 +474,47 @@ def exp3_step(  # pragma: no cover
     if action < 0 or action >= k_arms or not 0.0 <= reward <= 1.0:
         return -1
     exp3_row(state, 0, k_arms, action, reward, eta_next, gamma)
+    return sample_row(state, 0, k_arms, u)
+
+
+@njit(error_model="numpy")
+def exp3set_step(  # pragma: no cover
+    state: Any, action: int, reward: float, mask: Any, observed: Any, start: Any, arms: Any, eta: float, u: float
+) -> int:
+    """:func:`exp3set_update` of one env (row 0) with its (K,) ``mask`` and ``observed``, then :func:`sample_one`.
+
+    Returns the next round's arm for the uniform ``u``, or -1 if the feedback is refused (nothing changed).
+    """
+    k_arms = n_arms_of(state.shape[1])
+    if graph_step_refused(action, reward, mask, observed, k_arms):
+        return -1
+    exp3set_row(state, 0, k_arms, mask, observed, start, arms, eta, np.empty(k_arms), np.empty(k_arms, np.int64))
+    return sample_row(state, 0, k_arms, u)
+
+
+@njit(error_model="numpy")
+def exp3ix_step(  # pragma: no cover
+    state: Any,
+    action: int,
+    reward: float,
+    mask: Any,
+    observed: Any,
+    start: Any,
+    arms: Any,
+    adaptive: bool,
+    eta: float,
+    gamma: float,
+    u: float,
+) -> int:
+    """:func:`exp3ix_update` of one env (row 0) with its (K,) ``mask`` and ``observed``, then :func:`sample_one`.
+
+    Returns the next round's arm for the uniform ``u``, or -1 if the feedback is refused (nothing changed).
+    """
+    k_arms = n_arms_of(state.shape[1])
+    if graph_step_refused(action, reward, mask, observed, k_arms):
+        return -1
+    q, seen = np.empty(k_arms), np.empty(k_arms, np.int64)
+    exp3ix_row(state, 0, k_arms, mask, observed, start, arms, adaptive, eta, gamma, q, seen, math.log(k_arms))
     return sample_row(state, 0, k_arms, u)
 
 
