@@ -352,6 +352,35 @@ def test_exp3_equals_its_plain_python_reference(horizon):
     assert_plays_like_reference(agent, reference, table)
 
 
+def test_exp_weights_with_many_arms_equal_the_plain_python_reference():
+    """Above EARLY_EXIT_ARMS the draw stops at the arm; the same arms as the reference's scan, one env and copies."""
+    from agents.adversarial.kernels import EARLY_EXIT_ARMS
+
+    k = EARLY_EXIT_ARMS + 12
+    means = list(np.linspace(0.2, 0.8, k))
+    table = uniform_rewards(means, 600, seed=2)
+    agent = Exp3(k, eta=0.2, seed=3)
+    assert_plays_like_reference(agent, ExpWeightsReference(k, "exp3", np.random.default_rng(3), lambda t: 0.2), table)
+    graph = erdos_renyi(k, 0.1, 5)
+    closed = graph | np.eye(k, dtype=bool)
+    for make in (lambda n: Exp3SET(k, graph, 600, n_envs=n, seed=10), lambda n: Exp3IX(k, graph, n_envs=n, seed=10)):
+        single = make(None)
+        kind, eta = ("set", single.fixed_eta) if isinstance(single, Exp3SET) else ("ix", None)
+        reference = ExpWeightsReference(k, kind, np.random.default_rng(10), eta, None if kind == "ix" else 0.0, closed)
+        play_graph_reference(single, reference, table, closed)
+        batch = make(3)  # copy 0 plays as the single agent
+        twin = make(None)
+        for row in table[:200]:
+            arms, arm = batch.act(), twin.act()
+            assert arms[0] == arm
+            observed = np.tile(row, (3, 1))
+            batch.update(
+                arms, observed[np.arange(3), arms], {"observed_mask": closed[arms], "observed_rewards": observed}
+            )
+            twin.update(arm, float(row[arm]), {"observed_mask": closed[arm], "observed_rewards": row.copy()})
+        np.testing.assert_array_equal(batch.probabilities[0], twin.probabilities[0])
+
+
 def test_batched_exp3_calls_compiled_entry_points_and_takes_strided_feedback():
     # N copies' act and update call the batched kernels' compiled entry points (no argument typing);
     # the update's entry point takes actions and rewards of any strides and read-only rewards.

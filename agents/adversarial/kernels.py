@@ -171,26 +171,39 @@ def sample_into(state: Any, bitgens: Any, out: Any) -> None:  # pragma: no cover
         out[b] = sample_row(state, b, k_arms, next_double(bitgens[b]))
 
 
+#: Above this many arms :func:`sample_row` stops at the drawn arm (one mispredicted branch a draw) instead of
+#: summing all K probabilities without a branch. 1,000 draws, p ∝ U⁴, alternating calls, branch-free time ÷
+#: early-exit time: 0.58 at K = 10, 0.91 at 32, 1.16 at 64, 1.27 at 100.
+EARLY_EXIT_ARMS = 48
+
+
 @njit(inline="always")
 def sample_row(state: Any, b: int, k_arms: int, u: float) -> int:  # pragma: no cover
     """Row b's arm for the draw u: the first k with p_0 + ... + p_k > u.
 
     A u above the total (rounding) takes the last arm of positive probability. Reference:
     :meth:`ExpWeightsReference.act`. The cumulative sums never decrease (p ≥ 0), so the first k
-    with u < p_0 + ... + p_k is the number of sums ≤ u, counted without a branch (the loop's
-    exit would be mispredicted about once a draw).
+    with u < p_0 + ... + p_k is the number of sums ≤ u, counted without a branch for up to
+    :data:`EARLY_EXIT_ARMS` arms (the loop's exit would be mispredicted about once a draw); with
+    more arms the scan stops at that k (the same arm, from the same sums).
     """
     bu, probabilities = unsigned(b), unsigned(k_arms)
     total = 0.0
-    below = 0
-    for k in range(k_arms):
-        total += state[bu, probabilities + unsigned(k)]
-        below += total <= u
-    if below < k_arms:
-        return below
+    if k_arms > EARLY_EXIT_ARMS:
+        for k in range(k_arms):
+            total += state[bu, probabilities + unsigned(k)]
+            if u < total:
+                return k
+    else:
+        below = 0
+        for k in range(k_arms):
+            total += state[bu, probabilities + unsigned(k)]
+            below += total <= u
+        if below < k_arms:
+            return below
     last = 0
     for k in range(k_arms):
-        if state[b, k_arms + k] > 0.0:
+        if state[bu, probabilities + unsigned(k)] > 0.0:
             last = k
     return last
 
