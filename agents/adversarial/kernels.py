@@ -135,17 +135,19 @@ def shift_kept(state: Any, b: int, k_arms: int, eta: float) -> bool:  # pragma: 
 def normalize_kept(state: Any, b: int, k_arms: int, gamma: float) -> bool:  # pragma: no cover
     """:func:`normalize` if the largest kept weight is at least :data:`WEIGHT_FLOOR` (the shift serves); else False.
 
-    The largest weight is found in the pass that sums them (a second chain beside the sum, at
-    about no cost), rather than min L̂ in a pass of its own. p is not written when False.
-    Reference: :meth:`ExpWeightsReference._distribution`.
+    Tested in the pass that sums the weights, as whether any weight reaches the floor (an or of
+    comparisons beside the sum), rather than min L̂ in a pass of its own: a running ``max`` there
+    made Exp3's batched step 12% slower in paired runs. p is not written when False. Reference:
+    :meth:`ExpWeightsReference._distribution`.
     """
     bu, weights = unsigned(b), unsigned(2 * k_arms + EXTRA_COLUMNS)
-    total = largest = 0.0
+    total = 0.0
+    serves = False
     for k in range(k_arms):
         w = state[bu, weights + unsigned(k)]
         total += w
-        largest = max(largest, w)
-    if not largest >= WEIGHT_FLOOR:
+        serves |= w >= WEIGHT_FLOOR
+    if not serves:
         return False
     scale_weights(state, b, k_arms, gamma, total)
     return True
