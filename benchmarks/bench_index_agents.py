@@ -167,6 +167,17 @@ def against_loop(name: str, table: np.ndarray, steps: int, copies: int, actions:
     )
 
 
+@njit(inline="always")
+def weighted_draw(weights: np.ndarray, bu: np.uint64, n_arms: int, u: float) -> int:  # pragma: no cover
+    """The first arm whose cumulative weight exceeds ``u`` (a draw in [0, Σw)), else the last: the plain scan."""
+    acc = 0.0
+    for k in range(n_arms):
+        acc += weights[bu, np.uint64(k)]
+        if u < acc:
+            return k
+    return n_arms - 1
+
+
 @njit(error_model="numpy")
 def compiled_exp3(
     table: np.ndarray,
@@ -194,14 +205,7 @@ def compiled_exp3(
         for b in range(n_copies):
             bu = np.uint64(b)
             total = totals[bu]
-            u = next_double(bitgens[bu]) * total
-            acc = 0.0
-            arm = n_arms - 1
-            for k in range(n_arms):
-                acc += weights[bu, np.uint64(k)]
-                if u < acc:
-                    arm = k
-                    break
+            arm = weighted_draw(weights, bu, n_arms, next_double(bitgens[bu]) * total)
             au = np.uint64(arm)
             loss = 1.0 - table[row, bu, au]
             old = weights[bu, au]
@@ -391,14 +395,7 @@ def compiled_exp3set(
         for b in range(n_copies):
             bu = np.uint64(b)
             total = totals[bu]
-            u = next_double(bitgens[bu]) * total
-            acc = 0.0
-            arm = n_arms - 1
-            for k in range(n_arms):
-                acc += weights[bu, np.uint64(k)]
-                if u < acc:
-                    arm = k
-                    break
+            arm = weighted_draw(weights, bu, n_arms, next_double(bitgens[bu]) * total)
             for e in range(first[arm], first[arm + 1]):
                 i = neighbours[e]
                 q = 0.0
