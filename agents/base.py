@@ -62,8 +62,9 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
+from numba import types
 
-from bandit_envs._jit import kernel_array
+from bandit_envs._jit import kernel_array, njit
 from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.validation import (
     check_choice,
@@ -99,6 +100,7 @@ PER_ARM_INFO_KEYS = ("observed_mask", "observed_rewards")
 _MAX_REPR = 60
 _INT64 = np.dtype(np.int64)
 _FLOAT64 = np.dtype(np.float64)
+_BOOL = np.dtype(np.bool_)
 _NP_INT64, _NP_FLOAT64 = np.int64, np.float64
 _MASKED = np.ma.MaskedArray
 _INT64_BOUND = 1 << 63  # Python ints that numpy makes int64 arrays of: [-2**63, 2**63)
@@ -275,6 +277,20 @@ def _first_outside(batch: npt.NDArray[Any], low: float, high: float) -> int:
     return int(np.flatnonzero(~((batch >= low) & (batch <= high)))[0])
 
 
+@njit
+def first_refused(actions, rewards, n_arms, low, high):  # pragma: no cover
+    """The first copy whose action is outside [0, K) or whose reward is not in [``low``, ``high``]; -1 if none.
+
+    NaN is in no interval. :meth:`Agent._feedback`'s check of N copies' usual batch in one compiled
+    call: what :func:`_first_outside` finds for the actions, then for the rewards, without four
+    numpy reductions. A refused copy sends the batch to those checks, which say why.
+    """
+    for b in range(actions.shape[0]):
+        if actions[b] < 0 or actions[b] >= n_arms or not (low <= rewards[b] <= high):
+            return b
+    return -1
+
+
 def _largest_arm(best: Any) -> int:
     """The largest arm index in an ``info['optimal_action']`` (an integer or an integer array).
 
@@ -419,6 +435,13 @@ class SingleEnvKernel:
         """Replace ``call`` by the compiled entry point (once per process)."""
         if self.call is self.kernel:
             self.call = entry_point(self.kernel, self.signature)
+
+
+#: The check of N copies' usual batch in ``Agent._feedback`` (loaded on first use).
+_FIRST_REFUSED = SingleEnvKernel(
+    first_refused,
+    (types.Array(types.int64, 1, "C"), types.Array(types.float64, 1, "C"), types.int64, types.float64, types.float64),
+)
 
 
 class Agent(ABC):
@@ -728,7 +751,6 @@ class Agent(ABC):
         n = self.n_envs
         if (
             n is not None
-            and not check_values
             and type(action) is np.ndarray
             and type(reward) is np.ndarray
             and action.shape == reward.shape == (n,)
@@ -736,7 +758,8 @@ class Agent(ABC):
             and (reward.dtype is _FLOAT64 or reward.dtype == _FLOAT64)
             and action.flags.carray  # C-contiguous, aligned and writable: the one form the kernels are compiled for
             and reward.flags.carray
-        ):  # N copies' usual batch: what _actions and _rewards return as they are when values are not checked
+            and (not check_values or self._refused_copy(action, reward, n_arms) < 0)
+        ):  # N copies' usual batch, fitting when checked: what _actions and _rewards return as they are
             if info is not None:
                 self._check_info(info, n_arms)
             return action, reward
@@ -750,6 +773,21 @@ class Agent(ABC):
         if info is not None:
             self._check_info(info, n_arms)
         return a, r
+
+    def _refused_copy(self, actions: IntArray, rewards: FloatArray, n_arms: int | None) -> int:
+        """The first copy of a usual batch (int64 and float64, C-contiguous) whose action or reward does not fit, or -1.
+
+        One compiled call (:func:`first_refused`) where the checks of
+        :meth:`_actions` and :meth:`_rewards` take four numpy reductions: 1-2 us a round on
+        small batches. A refused copy is then checked in Python, which says why.
+        """
+        check = _FIRST_REFUSED.call
+        if check is _FIRST_REFUSED.kernel:
+            _FIRST_REFUSED.load()
+            check = _FIRST_REFUSED.call
+        k = self.n_arms if n_arms is None else n_arms
+        refused: int = check(actions, rewards, k, self._plain_low, self._plain_high)
+        return refused
 
     def _check_info(self, info: Any, n_arms: int | None = None) -> None:
         """Check the env's step ``info`` against the agent's arm count (cheap: shapes and one max)."""
@@ -789,21 +827,36 @@ class Agent(ABC):
         )
 
     def _side_observations(
-        self, info: Any, n_arms: int | None = None, *, check_values: bool = True
+        self, info: Any, n_arms: int | None = None, *, check_values: bool = True, info_checked: bool = False
     ) -> tuple[npt.NDArray[np.bool_], FloatArray]:
         """The (B, K) boolean ``observed_mask`` and float64 ``observed_rewards`` of ``info``, checked.
 
         Observed rewards (where the mask is True) must be finite and inside
         :attr:`reward_bounds`; ``check_values=False`` leaves that to a compiled kernel.
+        ``info_checked``: the caller has just checked ``info`` (:meth:`_check_info`, which
+        :meth:`_feedback` runs), so its shapes are not checked again.
         """
         for key in PER_ARM_INFO_KEYS:
-            if not isinstance(info, Mapping) or key not in info:
+            if not (type(info) is dict or isinstance(info, Mapping)) or key not in info:
                 keys = sorted(map(str, info))[:8] if isinstance(info, Mapping) else None
                 got = describe(info) if keys is None else f"keys {keys}"
                 raise ValueError(f"info must contain {key!r} (side observations from the env), got {got}.")
-        self._check_info(info, n_arms)
-        k = self.n_arms if n_arms is None else n_arms
+        if not info_checked:
+            self._check_info(info, n_arms)
         raw_mask, raw_values = info["observed_mask"], info["observed_rewards"]
+        if (
+            not check_values
+            and self.n_envs is not None
+            and type(raw_mask) is np.ndarray
+            and type(raw_values) is np.ndarray
+            and (raw_mask.dtype is _BOOL or raw_mask.dtype == _BOOL)  # numba-made arrays: an equal dtype
+            and (raw_values.dtype is _FLOAT64 or raw_values.dtype == _FLOAT64)
+            and raw_mask.ndim == raw_values.ndim == 2  # (N, K), as _check_info has checked
+            and raw_mask.flags.carray
+            and raw_values.flags.carray
+        ):  # N copies' usual info (the vector env's): what the conversions below return as it is
+            return raw_mask, raw_values
+        k = self.n_arms if n_arms is None else n_arms
         mask = _as_mask(raw_mask if type(raw_mask) is np.ndarray else self._info_array("observed_mask", raw_mask, k))
         values = raw_values if type(raw_values) is np.ndarray else self._info_array("observed_rewards", raw_values, k)
         if values.dtype.kind not in "iuf":

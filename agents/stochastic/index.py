@@ -237,15 +237,24 @@ def _observed_step(
     return _choose_row(state, ints, 0, math.log(t + 1), np.empty(n_arms))
 
 
-@njit
+@njit(error_model="numpy")
 def _observed_update(
-    state: FloatArray, actions: IntArray, rewards: FloatArray, mask: npt.NDArray[np.bool_], observed: FloatArray
+    state: FloatArray,
+    actions: IntArray,
+    rewards: FloatArray,
+    mask: npt.NDArray[np.bool_],
+    observed: FloatArray,
+    t: int,
+    out: IntArray,
 ) -> int:  # pragma: no cover
-    """Per copy b, add every observed reward (``mask[b]``); -1 if done, else which copy was refused and why.
+    """Per copy b, add every observed reward (``mask[b]``), then the arm of round t + 1 in ``out[b]``.
 
-    Nothing is updated when a copy has an action outside [0, K), or a reward or an observed
-    reward outside the bounds: the first such copy b is returned as b for its action or reward,
-    as ``OBSERVED_REFUSED - b`` for an observed reward (:data:`agents.common.kernels.OBSERVED_REFUSED`).
+    -1 if done, else which copy was refused and why: nothing is updated (and ``out`` not
+    written) when a copy has an action outside [0, K), or a reward or an observed reward outside
+    the bounds; the first such copy b is returned as b for its action or reward, as
+    ``OBSERVED_REFUSED - b`` for an observed reward (:data:`agents.common.kernels.OBSERVED_REFUSED`).
+    As :func:`_pulled_update`: ``t`` counts the rounds completed with this one, and an ``out`` of
+    another length than the number of copies (empty) asks for the update alone.
     """
     ints, n_arms = _counts_and_arms(state)
     n_rows = state.shape[0]
@@ -259,6 +268,11 @@ def _observed_update(
         for k in range(n_arms):
             if mask[b, k]:
                 _add_observation(state, ints, b, k, observed[b, k])
+    if out.shape[0] == n_rows:
+        log_t = math.log(t + 1)
+        index = np.empty(n_arms)
+        for b in range(n_rows):
+            out[b] = _choose_row(state, ints, b, log_t, index)
     return -1
 
 
@@ -320,11 +334,33 @@ _TS_COIN_UPDATE = SingleEnvKernel(
         types.Array(types.uint64, 2, "C"),
     ),
 )
+#: TS-N's ``update`` (one env's other inputs and N copies), through its compiled entry point: the
+#: agent's arrays, the batches of :meth:`Agent._feedback` and the (B, K) C-contiguous mask and
+#: observed rewards that :meth:`Agent._side_observations` returns.
+_TS_COIN_UPDATE_OBSERVED = SingleEnvKernel(
+    ts_kernels.coin_update_observed,
+    (
+        _POSTERIORS,
+        _POSTERIORS,
+        types.Array(types.float64, 3, "C"),
+        _BATCH_ARMS,
+        _BATCH_REWARDS,
+        types.Array(types.bool_, 2, "C"),
+        types.Array(types.float64, 2, "C"),
+        types.Array(types.uint64, 2, "C"),
+    ),
+)
+#: Random's batched ``act``, through the compiled entry point of :func:`~agents.common.streams.copy_integers`.
+_COPY_INTEGERS = SingleEnvKernel(copy_integers, (types.Array(types.uint64, 1, "C"), types.int64, _BATCH_ARMS))
 #: One env's step kernels as ``update`` calls them: the dispatchers until the first single-env
 #: agent is built, then their compiled entry points (:func:`_load_pulled_step`,
 #: :func:`_load_observed_step`).
 _pulled_step_call: Callable[..., int] = _pulled_step
 _observed_step_call: Callable[..., int] = _observed_step
+#: UCB-N's ``update`` (N copies, and one env's other inputs): the dispatcher until the first
+#: batched UCB-N is built, then its compiled entry point (:func:`_load_observed_update`), which
+#: takes the (B, K) C-contiguous mask and observed rewards of :meth:`Agent._side_observations`.
+_observed_update_call: Callable[..., int] = _observed_update
 
 
 def _load_pulled_step() -> None:
@@ -347,6 +383,15 @@ def _load_observed_step() -> None:
     if _observed_step_call is _observed_step:
         signature = (_STATE, types.int64, types.float64, _ANY_FLAGS, _ANY_VALUES, types.int64)
         _observed_step_call = entry_point(_observed_step, signature)
+
+
+def _load_observed_update() -> None:
+    """Make batched UCB-N's ``update`` call the compiled entry point of ``_observed_update`` (once per process)."""
+    global _observed_update_call
+    if _observed_update_call is _observed_update:
+        flags, values = types.Array(types.bool_, 2, "C"), types.Array(types.float64, 2, "C")
+        signature = (_STATE, _BATCH_ARMS, _BATCH_REWARDS, flags, values, types.int64, types.Array(types.int64, 1, "C"))
+        _observed_update_call = entry_point(_observed_update, signature)
 
 
 def row_error(b: int, n_envs: int | None, what: str, value: Any, allowed: str) -> ValueError:
@@ -379,17 +424,21 @@ class Random(CopyStreams, Agent):
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
         self._seed_copies()
         self._reset_state()
+        if self.n_envs is not None:
+            _COPY_INTEGERS.load()
 
     def _reset_state(self) -> None:
         """Random keeps no learning state."""
 
     def act(self, obs: Any = None) -> Any:
         """Draw one uniform arm per copy, each from its copy's generator."""
-        self._check_obs(obs)
-        if self.n_envs is None:
+        if obs is not None:
+            self._check_obs(obs)
+        n = self.n_envs
+        if n is None:
             return int(self.rng.integers(self.n_arms))
-        out = np.empty(self.batch, dtype=np.int64)
-        copy_integers(self._bitgens, self.n_arms, out)
+        out = _EMPTY(n, _INT64)
+        _COPY_INTEGERS.call(self._bitgens, self.n_arms, out)
         return out
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
@@ -601,8 +650,12 @@ class UCBN(_UCBIndex):
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
         self._width_coef = np.full(self.batch, 2.0)
         self._reset_state()
+        # A subclass that chooses otherwise has the update alone computed (as UCB's).
+        self._choose_in_update = type(self).act is _UCBIndex.act
         if self.n_envs is None:
             _load_observed_step()
+        else:
+            _load_observed_update()
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Add every observed reward (``observed_mask``, ``observed_rewards`` in ``info``)."""
@@ -626,13 +679,16 @@ class UCBN(_UCBIndex):
                     self._next = chosen
                     return
         a, rewards = self._feedback(action, reward, info, check_values=False)
-        mask, observed = self._side_observations(info, check_values=False)
-        bad = _observed_update(self._state, a, rewards, mask, observed)
+        mask, observed = self._side_observations(info, check_values=False, info_checked=info is not None)
+        n = self.n_envs
+        out = _EMPTY(n if n is not None and self._choose_in_update else 0, _INT64)  # empty: the update alone
+        t = self._t + 1
+        bad = _observed_update_call(self._state, a, rewards, mask, observed, t, out)
         if bad != -1:
             raise kernel_error(self, a, rewards, bad, mask, observed)
-        self._t += 1
+        self._t = t
         self._next = -1
-        self._next_rows = None
+        self._next_rows = out if out.shape[0] else None  # N copies: the next arms, chosen in the same call
 
 
 class ThompsonSampling(Agent):
@@ -711,7 +767,7 @@ class ThompsonSampling(Agent):
                 _TS_STEP.load()
         else:
             _TS_CHOOSE.load()
-            _TS_COIN_UPDATE.load()
+            (_TS_COIN_UPDATE_OBSERVED if self.side_observations else _TS_COIN_UPDATE).load()
 
     def _reset_state(self) -> None:
         self._copy_seeds = sampling.copy_seeds(self.seed, self.batch)
@@ -765,16 +821,14 @@ class ThompsonSampling(Agent):
         if self.side_observations:
             if self.n_envs is None and type(info) is dict and self._observed_step(action, reward, info):
                 return
-            self._feedback(action, reward, info)
-            mask, observed = self._side_observations(info)
-            ts_kernels.coin_update_observed(
-                self._successes,
-                self._failures,
-                self._shapes,
-                np.ascontiguousarray(mask, dtype=np.bool_),
-                np.ascontiguousarray(observed, dtype=np.float64),
-                self._streams,
+            # every value checked by the compiled call, which changes nothing when it refuses one
+            a, rewards = self._feedback(action, reward, info, check_values=False)
+            mask, observed = self._side_observations(info, check_values=False, info_checked=info is not None)
+            bad = _TS_COIN_UPDATE_OBSERVED.call(
+                self._successes, self._failures, self._shapes, a, rewards, mask, observed, self._streams
             )
+            if bad != -1:
+                raise kernel_error(self, a, rewards, bad, mask, observed)
         elif self.n_envs is not None:  # N copies: one call of the compiled entry point
             if (
                 type(action) is _NDARRAY

@@ -24,7 +24,7 @@ import numba
 import numpy as np
 
 from agents.common import sampling
-from agents.common.kernels import first_bad
+from agents.common.kernels import first_bad, first_bad_observed
 from bandit_envs._jit import njit
 
 #: Words per arm of ``shapes`` (d and c of the successes' gamma, then of the failures').
@@ -224,8 +224,20 @@ def coin_update(successes, failures, shapes, actions, rewards, streams):  # prag
 
 
 @njit
-def coin_update_observed(successes, failures, shapes, mask, observed, streams):  # pragma: no cover
-    """Per copy b, an r-coin for every revealed arm (``mask[b, k]``), in arm order (TS-N)."""
+def coin_update_observed(successes, failures, shapes, actions, rewards, mask, observed, streams):  # pragma: no cover
+    """Per copy b, an r-coin for every revealed arm (``mask[b, k]``), in arm order (TS-N).
+
+    Returns -1, or the first refused copy, changing nothing: b for its action or reward
+    (:func:`agents.common.kernels.first_bad`), else ``OBSERVED_REFUSED - b`` for an observed reward
+    not in [0, 1] (:func:`agents.common.kernels.first_bad_observed`), the codes of
+    :func:`agents.common.kernels.kernel_error`.
+    """
+    bad = first_bad(actions, rewards, successes.shape[1])
+    if bad >= 0:
+        return bad
+    bad = first_bad_observed(mask, observed, 0.0, 1.0)
+    if bad != -1:
+        return bad
     for b in range(mask.shape[0]):
         state = sampling.load(streams, b)
         for k in range(mask.shape[1]):
@@ -233,6 +245,7 @@ def coin_update_observed(successes, failures, shapes, mask, observed, streams): 
                 u, state = sampling.uniform(state)
                 count_coin(successes, failures, shapes, b, k, u < observed[b, k])
         sampling.store(streams, b, state)
+    return -1
 
 
 # One env: scalars in, an int out, each called through its compiled entry point
