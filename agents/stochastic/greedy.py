@@ -31,6 +31,8 @@ _USED_MASK = (1 << GREEDY_USED_BITS) - 1
 _F64, _I64, _BOOL = types.float64, types.int64, types.boolean
 _GREEDY_PICK_ONE = SingleEnvKernel(greedy_pick_one, (STATE_TYPE, _I64, _BOOL, _F64, _F64))
 _GREEDY_STEP = SingleEnvKernel(greedy_step, (STATE_TYPE, _I64, _F64, _I64, _BOOL, _F64, _F64))
+#: N copies' choice, through its compiled entry point (as mean_state's _MEAN_UPDATE).
+_GREEDY_CHOOSE = SingleEnvKernel(greedy_choose, (STATE_TYPE, _I64, _BOOL, types.Array(types.uint64, 1, "C")))
 
 
 class EpsilonGreedy(UniformsAhead, CopyStreams, MeanStateAgent):
@@ -133,13 +135,17 @@ class EpsilonGreedy(UniformsAhead, CopyStreams, MeanStateAgent):
         _GREEDY_PICK_ONE.load()
         _GREEDY_STEP.load()
 
+    def _load_batched_kernels(self) -> None:
+        super()._load_batched_kernels()
+        _GREEDY_CHOOSE.load()
+
     def _reset_state(self) -> None:
         super()._reset_state()
         self._clear_uniforms()
         self._pending = 0
 
     def _choose(self) -> IntArray:
-        out: IntArray = greedy_choose(self._state, self.t, self.decaying, self._bitgens)
+        out: IntArray = _GREEDY_CHOOSE.call(self._state, self._t, self.decaying, self._bitgens)
         return out
 
     def _choose_one(self) -> int:

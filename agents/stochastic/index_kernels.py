@@ -786,6 +786,24 @@ def moss_choose(state: Any) -> Any:  # pragma: no cover
     return out
 
 
+@njit(error_model="numpy")
+def moss_update(state: Any, actions: Any, rewards: Any, low: float, high: float, out: Any) -> int:  # pragma: no cover
+    """MOSS's batched update and the next round's arms in one call: :func:`mean_update`, then :func:`moss_row`.
+
+    Returns :func:`mean_update`'s code; ``out`` is written only when it is -1 (nothing changed
+    otherwise). MOSS's choice draws nothing and reads only the state, so it is the arm ``act``
+    would choose (:func:`moss_choose`).
+    """
+    bad = mean_update(state, actions, rewards, KIND_MOSS, low, high)
+    if bad != -1:
+        return bad
+    ints = state.view(np.int64)
+    k_arms = n_arms_of(state.shape[1])
+    for b in range(state.shape[0]):
+        out[b] = moss_row(state, ints, b, k_arms)
+    return -1
+
+
 @njit(inline="always")
 def moss_row(state: Any, ints: Any, b: int, k_arms: int) -> int:  # pragma: no cover
     """MOSS's arm for copy b: the first arm never pulled, else the largest ``aux`` (ties to the lowest index).
