@@ -11,12 +11,21 @@ and a third-party summary could be read, not the algorithm itself.
 
 from __future__ import annotations
 
+from numba import types
+
+from agents.base import SingleEnvKernel
 from agents.central_dp import kernels
+from agents.central_dp.base import FLOATS_2D, INTS_1D, INTS_2D, WORDS_2D
 from agents.central_dp.ucb import EpochAgent
 from agents.common import sampling
 from bandit_envs._types import IntArray
 
 __all__ = ["DPThompsonSampling"]
+
+#: The choice, through its compiled entry point (loaded by the first agent's streams).
+_GAUSSIAN_TS_CHOOSE = SingleEnvKernel(
+    kernels.gaussian_ts_choose, (INTS_2D, INTS_2D, FLOATS_2D, types.float64, WORDS_2D, INTS_1D)
+)
 
 
 class DPThompsonSampling(EpochAgent):
@@ -58,6 +67,7 @@ class DPThompsonSampling(EpochAgent):
     def _seed_streams(self) -> None:
         super()._seed_streams()
         self._sampling = sampling.new_streams(self._copy_seeds)
+        _GAUSSIAN_TS_CHOOSE.load()
 
     def _choose(self, out: IntArray) -> None:
-        kernels.gaussian_ts_choose(self._counts, self._n_mean, self._mean, self.epsilon, self._sampling, out)
+        _GAUSSIAN_TS_CHOOSE.call(self._counts, self._n_mean, self._mean, self.epsilon, self._sampling, out)

@@ -29,10 +29,20 @@ import math
 from typing import Any
 
 import numpy as np
+from numba import types
 
-from agents.base import check_choice, check_float, check_int
+from agents.base import SingleEnvKernel, check_choice, check_float, check_int
 from agents.central_dp import gaussian_kernels, kernels
-from agents.central_dp.base import CopiedState, StreamPrivateAgent, check_epsilon
+from agents.central_dp.base import (
+    FLOATS_1D,
+    FLOATS_2D,
+    INTS_1D,
+    INTS_2D,
+    WORDS_2D,
+    CopiedState,
+    StreamPrivateAgent,
+    check_epsilon,
+)
 from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.privacy._checks import laplace_tail_delta
 from bandit_envs.privacy.counters import hybrid_increment, tree_depth, tree_increment
@@ -42,6 +52,18 @@ __all__ = ["AdaPUCB", "HybridDPUCB", "TreeDPUCB"]
 SQRT2 = math.sqrt(2.0)
 #: Tree levels a HybridDPUCB allocates at first (it adds levels as pull counts grow).
 _FIRST_LEVELS = 8
+_F64, _BOOL = types.float64, types.boolean
+#: The epoch agents' update and AdaP-UCB's choice, through their compiled entry points.
+_EPOCH_UPDATE = SingleEnvKernel(
+    kernels.epoch_update,
+    (
+        INTS_2D, INTS_2D, FLOATS_2D, INTS_2D, FLOATS_2D, INTS_2D, FLOATS_2D, INTS_2D, INTS_1D, INTS_1D, INTS_1D,
+        FLOATS_1D, _F64, _F64, _BOOL, WORDS_2D,
+    ),
+)  # fmt: skip
+_ADAP_CHOOSE = SingleEnvKernel(
+    kernels.adap_choose, (INTS_2D, FLOATS_2D, INTS_2D, INTS_2D, INTS_1D, _F64, _F64, _BOOL, _F64, INTS_1D)
+)
 
 
 def _grown(psums: FloatArray, needed: int) -> FloatArray:
@@ -489,6 +511,7 @@ class EpochAgent(StreamPrivateAgent):
         self.epsilon = check_epsilon(epsilon)
         self._set_sampler(sampler, self.epsilon)
         self._reset_state()
+        _EPOCH_UPDATE.load()
 
     def _reset_learning(self) -> None:
         shape = (self.batch, self.n_arms)
@@ -514,7 +537,7 @@ class EpochAgent(StreamPrivateAgent):
     )
 
     def _learn(self, actions: IntArray, rewards: FloatArray) -> int:
-        bad: int = kernels.epoch_update(
+        bad: int = _EPOCH_UPDATE.call(
             self._counts, self._in_count, self._in_sum, self._length, self._mean, self._n_mean, self._noisy_sum,
             self._n_terms, self._committed, self._draws, actions, rewards, self.epsilon, self._grid, self._cumulative,
             self._streams,
@@ -593,13 +616,14 @@ class AdaPUCB(EpochAgent):
         self.alpha = check_float("alpha", alpha, low=0.0, high=1e100, low_open=True)
         self.variant = check_choice("variant", variant, ("forgetful", "cumulative"))
         self._cumulative = self.variant == "cumulative"
+        _ADAP_CHOOSE.load()
 
     committed: CopiedState[IntArray] = CopiedState(
         "_committed", "(B,) the arm of each copy's open episode (-1: the next act starts a new one)."
     )
 
     def _choose(self, out: IntArray) -> None:
-        kernels.adap_choose(
+        _ADAP_CHOOSE.call(
             self._counts, self._mean, self._n_mean, self._n_terms, self._committed, self.alpha, self.epsilon,
             self._cumulative, float(self._t + 1), out,
         )  # fmt: skip

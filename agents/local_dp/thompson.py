@@ -12,10 +12,12 @@ import math
 from typing import Any
 
 import numpy as np
+from numba import types
 from scipy.special import expit
 
+from agents.base import SingleEnvKernel
 from agents.central_dp import kernels
-from agents.central_dp.base import StreamPrivateAgent, check_epsilon
+from agents.central_dp.base import FLOATS_1D, FLOATS_2D, FLOATS_3D, INTS_1D, WORDS_2D, StreamPrivateAgent, check_epsilon
 from agents.common import sampling
 from agents.local_dp.accounting import PerUserReports
 from agents.stochastic import thompson_kernels as ts_kernels
@@ -23,6 +25,12 @@ from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.privacy.accounting import ReportLedger, ReportMechanism, user_ids
 
 __all__ = ["LDPThompsonSampling"]
+
+#: The choice and the update, through their compiled entry points (loaded by the constructor).
+_BETA_CHOOSE = SingleEnvKernel(ts_kernels.beta_choose, (FLOATS_3D, WORDS_2D, INTS_1D))
+_RR_UPDATE = SingleEnvKernel(
+    kernels.rr_update, (FLOATS_2D, FLOATS_2D, FLOATS_3D, INTS_1D, FLOATS_1D, types.float64, types.float64, WORDS_2D)
+)
 
 
 class LDPThompsonSampling(PerUserReports, StreamPrivateAgent):
@@ -88,6 +96,8 @@ class LDPThompsonSampling(PerUserReports, StreamPrivateAgent):
         self._ledger = ReportLedger(self.batch)
         self._sent = np.ones(self.batch, dtype=np.bool_)
         self._reset_state()
+        _BETA_CHOOSE.load()
+        _RR_UPDATE.load()
 
     def _reset_learning(self) -> None:
         self._ledger.reset()
@@ -118,7 +128,10 @@ class LDPThompsonSampling(PerUserReports, StreamPrivateAgent):
         # that is not a dict is refused by the update's own checks, with their sentence.
         users = user_ids(info, self.batch) if info is None or isinstance(info, dict) else None
         super().update(action, reward, info)
-        self._ledger.record(users, self._sent)
+        if users is None:  # every copy's report, no user named: the ledger's one addition
+            self._ledger.record_anonymous()
+        else:
+            self._ledger.record(users, self._sent)
 
     @property
     def stream_privacy_spent(self) -> tuple[float, float]:
@@ -126,10 +139,10 @@ class LDPThompsonSampling(PerUserReports, StreamPrivateAgent):
         return (self._t * self.epsilon, 0.0)
 
     def _choose(self, out: IntArray) -> None:
-        ts_kernels.beta_choose(self._shapes, self._sampling, out)
+        _BETA_CHOOSE.call(self._shapes, self._sampling, out)
 
     def _learn(self, actions: IntArray, rewards: FloatArray) -> int:
-        bad: int = kernels.rr_update(
+        bad: int = _RR_UPDATE.call(
             self._successes, self._failures, self._shapes, actions, rewards, self._p_zero, self._slope, self._streams
         )
         if bad < 0:

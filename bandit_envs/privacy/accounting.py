@@ -802,6 +802,10 @@ class ReportLedger:
         most = np.where(own < 0, self._max_named, own)
         return np.asarray(self._anonymous + most < cap)
 
+    def record_anonymous(self) -> None:
+        """:meth:`record` of a round in which every copy sent a report without a user id (no cap withheld one)."""
+        self._anonymous += 1
+
     def record(self, users: list[Hashable] | None, sent: BoolArray) -> None:
         """Count one report for each copy where ``sent``; the others were withheld by the cap."""
         sent = np.asarray(sent, dtype=np.bool_).reshape(self.batch)
