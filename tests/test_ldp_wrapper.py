@@ -196,6 +196,72 @@ def test_noise_aware_ucb_index_known_answer():
     assert wrapper.act() == 0
 
 
+@pytest.mark.parametrize("mechanism", ["laplace", "gaussian", "randomized_response"])
+@pytest.mark.parametrize("n_envs", [None, 7])
+def test_compiled_noise_aware_choice_is_the_numpy_choice(mechanism: str, n_envs: int | None) -> None:
+    rng = np.random.default_rng(51)
+    alpha = 1.3 if n_envs is None else rng.uniform(0.5, 2.0, size=n_envs)
+    ucb = UCB(5, alpha=alpha, n_envs=n_envs)
+    wrapper = LDPWrapper(ucb, mechanism, 0.9, 0.1 if mechanism == "gaussian" else None, seed=3)
+    forced = 0
+    for _ in range(300):
+        counts = rng.integers(0, 40, size=ucb.counts.shape)
+        counts[rng.random(counts.shape) < 0.05] = 0
+        ucb.counts[:] = counts
+        ucb.means[:] = rng.normal(0.5, 0.5, size=counts.shape)
+        ucb.t = int(rng.integers(0, 3000))
+        expected = wrapper._noise_aware_reference()
+        forced += int(np.any(counts <= 4.0 * math.log(ucb.t + 2)))
+        got = wrapper.act()
+        np.testing.assert_array_equal(np.atleast_1d(got), expected)
+    assert forced > 30  # the Laplace forcing (and never-pulled arms) were met
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "kwargs"),
+    [
+        ("laplace", {}),
+        ("laplace", {"sampler": "float"}),
+        ("gaussian", {"delta": 1e-5}),
+        ("gaussian", {"delta": 1e-5, "sampler": "float"}),
+        ("randomized_response", {}),
+    ],
+)
+def test_compiled_batch_reports_are_the_numpy_reports(mechanism: str, kwargs: dict[str, Any]) -> None:
+    """N copies' usual round (one compiled call) gives the numpy path's reports, info and counts, bit for bit."""
+    rng = np.random.default_rng(31)
+    fast, slow = (
+        LDPWrapper(Spy(4, n_envs=6), mechanism, 0.8, reward_range=(-0.5, 1.5), seed=40, **kwargs) for _ in range(2)
+    )
+    assert fast._compiled_reports
+    slow._compiled_reports = False  # the numpy code, the kernel's reference
+    # the bounds, beyond them, and rewards halfway between two grid points (the lattice's ties)
+    edges = np.array([-3.0, -0.5, 1.5, 7.0, *(fast.grid * np.array([2.5, 3.5, -1.5]))])
+    for _ in range(300):
+        actions = rng.integers(0, 4, size=6)
+        rewards = np.where(rng.random(6) < 0.3, rng.choice(edges, size=6), rng.uniform(-1.0, 2.0, size=6))
+        for wrapper in (fast, slow):
+            wrapper.update(actions, rewards)
+    assert isinstance(fast.agent, Spy) and isinstance(slow.agent, Spy)
+    bits = [np.array(w.agent.rewards).view(np.uint64) for w in (fast, slow)]
+    np.testing.assert_array_equal(*bits)
+    for key in ("observed_mask", "observed_rewards"):
+        got, want = (np.array([info[key] for info in w.agent.infos]) for w in (fast, slow))
+        np.testing.assert_array_equal(
+            got.view(np.uint8 if key == "observed_mask" else np.uint64),
+            want.view(got.dtype if key == "observed_mask" else np.uint64),
+        )
+    np.testing.assert_array_equal(fast.n_clipped, slow.n_clipped)
+    assert 0 < fast.n_clipped.sum() < 6 * 300
+    assert fast.privacy_spent == slow.privacy_spent
+    # -0.0 at a bound of 0 is kept, as numpy.clip keeps it
+    zero = [LDPWrapper(Spy(2, n_envs=2), mechanism, 0.8, seed=4, **kwargs) for _ in range(2)]
+    zero[1]._compiled_reports = False
+    for wrapper in zero:
+        wrapper.update(np.array([0, 1]), np.array([-0.0, 0.0]))
+    assert np.signbit(zero[0].agent.rewards[0]).tolist() == np.signbit(zero[1].agent.rewards[0]).tolist()
+
+
 def test_noise_aware_widths():
     ucb = UCB(3, alpha=1.0)
     assert LDPWrapper(ucb, "laplace", 2.0, reward_range=(0, 2)).width() == pytest.approx(2 + math.sqrt(32))

@@ -14,16 +14,18 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+from numba import types
 from scipy.special import expit
 
-from agents.base import Agent, PrivateAgent, check_choice, check_float, check_int, describe
+from agents.base import Agent, PrivateAgent, SingleEnvKernel, check_choice, check_float, check_int, describe
 from agents.common.kernels import ucb_choose
 from agents.common.streams import copy_laplace, copy_normals, copy_uniforms
 from agents.linear import LinearAgent
 from agents.local_dp.accounting import PerUserReports
+from agents.local_dp.wrapper_kernels import MECHANISM_CODES, batch_reports, noise_aware_choose
 from agents.stochastic.index import UCB
 from bandit_envs._jit import kernel_array
-from bandit_envs._types import BoolArray, FloatArray
+from bandit_envs._types import BoolArray, FloatArray, IntArray
 from bandit_envs.core import generator_addresses
 from bandit_envs.privacy import bernoulli_mechanism, gaussian_sigma_analytic, gaussian_sigma_classic, rr_debias
 from bandit_envs.privacy._checks import (
@@ -33,6 +35,7 @@ from bandit_envs.privacy._checks import (
     check_epsilon,
 )
 from bandit_envs.privacy.accounting import (
+    USER_ID_KEY,
     ReportLedger,
     ReportMechanism,
     report_cap,
@@ -51,6 +54,22 @@ RR_OUTPUTS = ("bits", "debias")
 
 #: info keys that carry side observations; rewritten to "only the pulled arm was observed".
 _SIDE_KEYS = ("observed_mask", "observed_rewards")
+#: No ``alpha`` seen yet (:meth:`LDPWrapper._squared_widths`).
+_NOT_YET = object()
+
+_I64, _F64 = types.int64, types.float64
+_INTS, _FLOATS = types.Array(types.int64, 1, "C"), types.Array(types.float64, 1, "C")
+#: The batched round's kernels, through their compiled entry points (loaded by the constructor).
+_BATCH_REPORTS = SingleEnvKernel(
+    batch_reports,
+    (
+        _INTS, _FLOATS, _F64, _F64, _I64, _F64, _F64, _F64, _F64, types.Array(types.uint64, 1, "C"), _INTS, _FLOATS,
+        types.Array(types.boolean, 2, "C"), types.Array(types.float64, 2, "C"),
+    ),
+)  # fmt: skip
+_NOISE_AWARE_CHOOSE = SingleEnvKernel(
+    noise_aware_choose, (types.Array(types.float64, 2, "C"), _I64, _FLOATS, _F64, _F64, _INTS)
+)
 
 
 class LDPWrapper(PerUserReports, PrivateAgent):
@@ -84,11 +103,13 @@ class LDPWrapper(PerUserReports, PrivateAgent):
     ``observed_mask``/``observed_rewards`` saying "only the pulled arm was observed, with the
     privatized reward" (whether or not the env's info had side observations, or was None), so
     side-observation agents (UCB-N, TS-N, GAP, DPSE, ...) run on any env, learning from their
-    own pulls only. A wrapped GAP or GAPU must declare an edgeless ``feedback_graph`` (its
+    own pulls only (a plain UCB under the noise-aware index, which reads no info, may get none). A
+    wrapped GAP or GAPU must declare an edgeless ``feedback_graph`` (its
     ``update`` refuses a round that reveals fewer arms than its graph declares).
 
     Noise-aware index (``noise_aware``, only for a plain :class:`agents.UCB`, whose state the
-    wrapper reads; ``agents/stochastic/index.py`` is not changed). After each arm's first pull, round t plays
+    wrapper reads, and whose update then leaves the choice to the wrapper; ``agents/stochastic/index.py``
+    is not changed). After each arm's first pull, round t plays
 
     .. math:: \arg\max_i \bar X_i + w \sqrt{\ln t / N_i},
 
@@ -324,6 +345,25 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         self.max_reports_per_user = report_cap(self.report_mechanism, max_reports_per_user, user_budget)
         self.user_budget = user_budget
         self._ledger = ReportLedger(self.batch, self.max_reports_per_user)
+        #: N copies whose users all report (no cap) with a report the kernel makes (not debiased
+        #: bits): ``update``'s usual round is one compiled call (:mod:`agents.local_dp.wrapper_kernels`).
+        self._compiled_reports = (
+            self.n_envs is not None
+            and self.max_reports_per_user is None
+            and not (mechanism == "randomized_response" and self.rr_output == "debias")
+        )
+        #: Randomized response's P(report 1) = p_zero + slope · (r − lo)/R (bernoulli_mechanism's).
+        self._p_zero, self._slope = float(expit(-self.epsilon)), math.tanh(self.epsilon / 2.0)
+        #: The ``alpha`` whose w² ``_widths_squared`` holds (:meth:`_squared_widths`).
+        self._widths_of: Any = _NOT_YET
+        self._widths_squared = np.zeros(self.batch)
+        if self._compiled_reports:
+            _BATCH_REPORTS.load()
+        if self.noise_aware:
+            _NOISE_AWARE_CHOOSE.load()
+            # The wrapper chooses the arms: the UCB's update need not choose them too (its next act would).
+            assert isinstance(agent, UCB)
+            agent._choose_in_update = False
         self._check_noise_apart(self.seed)
         self._reset_state()
 
@@ -527,13 +567,31 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         ucb = self.agent
         assert isinstance(ucb, UCB)
         t = ucb.t + 1
+        forced_up_to = 4.0 * math.log(t + 1) if self.mechanism == "laplace" else -1.0
+        out = np.empty(self.batch, dtype=np.int64)
+        _NOISE_AWARE_CHOOSE.call(ucb._state, self.n_arms, self._squared_widths(), math.log(t), forced_up_to, out)
+        return self._out(out)
+
+    def _squared_widths(self) -> FloatArray:
+        """w² per copy (:meth:`width`), kept while the wrapped UCB's ``alpha`` is the same object."""
+        alpha = getattr(self.agent, "alpha", None)
+        if alpha is not self._widths_of:
+            self._widths_of = alpha
+            self._widths_squared = np.ascontiguousarray(np.square(self.width()), dtype=np.float64).reshape(self.batch)
+        return self._widths_squared
+
+    def _noise_aware_reference(self) -> IntArray:
+        """:meth:`act`'s noise-aware choice in numpy, the reference of its kernel (:func:`noise_aware_choose`)."""
+        ucb = self.agent
+        assert isinstance(ucb, UCB)
+        t = ucb.t + 1
         means, counts = kernel_array(ucb.means, np.float64), kernel_array(ucb.counts, np.int64)  # views: C copies
-        actions = ucb_choose(means, counts, np.square(self.width()) * math.log(t))
+        actions: IntArray = ucb_choose(means, counts, np.square(self.width()) * math.log(t))
         if self.mechanism == "laplace":
             forced = ucb.counts <= 4.0 * math.log(t + 1)
             rows = forced.any(axis=1)
             actions[rows] = np.argmax(forced[rows], axis=1)
-        return self._out(actions)
+        return actions
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Clip, privatize (user side) and pass only the privatized reward to the wrapped agent.
@@ -542,6 +600,24 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         over the cap sends nothing (see the class docstring).
         """
         a, r = self._feedback(action, reward, info)
+        if self._compiled_reports and (not info or USER_ID_KEY not in info):
+            # N copies, every user reporting (no cap, no user ids): batch_reports does what the
+            # code below does, in one call (the same draws and arithmetic; the code below is its
+            # reference, tests/test_ldp_wrapper.py).
+            n = self.batch
+            reports = np.empty(n)
+            # A plain UCB reads nothing of an info (its update ignores side observations): it gets
+            # none, rather than one that says only the pulled arm was observed.
+            shape = (0, 0) if self.noise_aware else (n, self.n_arms)
+            mask, values = np.zeros(shape, dtype=np.bool_), np.zeros(shape)
+            _BATCH_REPORTS.call(
+                a, r, self.lo, self.hi, MECHANISM_CODES[self.mechanism], self.scale, self.grid, self._p_zero,
+                self._slope, self._bitgens, self._clipped, reports, mask, values,
+            )  # fmt: skip
+            info_out = None if self.noise_aware else {"observed_mask": mask, "observed_rewards": values}
+            self.agent.update(action, reports, info_out)
+            self._ledger.record_anonymous()
+            return
         users = user_ids(info, self.batch)
         send = self._ledger.allowed(users)
         if not send.any():
