@@ -782,9 +782,24 @@ class ReportLedger:
     def reset(self) -> None:
         """Forget every report (a new population)."""
         self._counts: list[dict[Hashable, int]] = [{} for _ in range(self.batch)]
-        self._anonymous: IntArray = np.zeros(self.batch, dtype=np.int64)
+        #: Rounds of :meth:`record_anonymous` not yet added to every copy's anonymous count.
+        self._anonymous_rounds = 0
+        self._anonymous = np.zeros(self.batch, dtype=np.int64)
         self._max_named: IntArray = np.zeros(self.batch, dtype=np.int64)
         self._withheld: IntArray = np.zeros(self.batch, dtype=np.int64)
+
+    @property
+    def _anonymous(self) -> IntArray:
+        """Reports without a user id per copy (:meth:`record_anonymous`'s rounds added when read)."""
+        rounds = self._anonymous_rounds
+        if rounds:
+            self._anonymous_rounds = 0
+            self._anonymous_counts += rounds
+        return self._anonymous_counts
+
+    @_anonymous.setter
+    def _anonymous(self, counts: IntArray) -> None:
+        self._anonymous_counts = counts
 
     def allowed(self, users: list[Hashable] | None) -> BoolArray:
         """Per copy, whether its user (None: an anonymous report) may send one more report."""
@@ -803,8 +818,12 @@ class ReportLedger:
         return np.asarray(self._anonymous + most < cap)
 
     def record_anonymous(self) -> None:
-        """:meth:`record` of a round in which every copy sent a report without a user id (no cap withheld one)."""
-        self._anonymous += 1
+        """:meth:`record` of a round in which every copy sent a report without a user id (no cap withheld one).
+
+        Counted as a number of such rounds, added to the per-copy counts when they are next read (an
+        addition to an array a round cost about 1 us, most of a small batch's round of a local-DP agent).
+        """
+        self._anonymous_rounds += 1
 
     def record(self, users: list[Hashable] | None, sent: BoolArray) -> None:
         """Count one report for each copy where ``sent``; the others were withheld by the cap."""
