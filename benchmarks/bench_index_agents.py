@@ -28,13 +28,8 @@ table (``bench_ucb_batch.bernoulli_table``; only ``act`` + ``update`` are timed)
 * Beta-Bernoulli Thompson sampling's whole step against numpy drawing only its K Beta variates
   per copy (``Generator.beta`` on the (copies, K) array, and the argmax): what the compiled
   sampler of :mod:`agents.common.sampling` saves;
-* batched ``UCB``, ``ThompsonSampling`` and ``Exp3`` with 100 copies against the same agent with
-  1000 copies, per agent-step (each copy's reward of a round is its row of the table's first
-  column whatever arm it plays, so no lookup is timed or taken out; alternating every 50
-  rounds, medians of the thread's CPU time): what the fixed
-  cost of each ``act`` and ``update`` call (Python, argument checks, the calls into compiled
-  code) adds to a small batch. Goal: 100 copies' per-agent-step cost at most 1.5x the 1000
-  copies' (ratio >= 1/1.5).
+
+Every batched agent with 100 copies against itself with 1000 is ``bench_small_batch.py``.
 
 ``results(quick)`` returns the ratios (``benchmarks/_common.py``); ``main`` prints them. Usage:
 ``python benchmarks/bench_index_agents.py [--quick]``.
@@ -62,8 +57,6 @@ from bandit_envs.core import generator_addresses, next_double
 from bandit_envs.feedback_graphs import closed_neighbourhoods, erdos_renyi
 
 GOAL = 0.3  # batched agent's speed as a fraction of batched UCB's
-SMALL_COPIES = 100  # the small batch, timed against COPIES copies per agent-step
-SMALL_GOAL = 1 / 1.5  # the small batch's per-agent-step speed as a fraction of the large batch's
 BLOCK = 50  # rounds timed at once when the agent and UCB alternate
 SEED = 7
 COPIES, ARMS = 1000, 10
@@ -317,55 +310,6 @@ def run_block_cpu(agent: Agent, table: np.ndarray, start: int, stop: int, action
     return spent
 
 
-def run_block_rows(agent: Agent, rewards: np.ndarray, start: int, stop: int, actions: np.ndarray) -> float:
-    """Rounds ``start``..``stop`` of act + update, each round's rewards a row of ``rewards``; thread CPU time.
-
-    ``rewards`` is (TABLE_ROWS, B), C-contiguous: one reward per copy and round, whatever arm the
-    copy plays, so the timed loop holds no table lookup to take out (at 100 copies the lookup
-    is a third of a step, and replaying it apart does not meet the same cache: the 1000 copies'
-    blocks in between evict the table). The agents' code and work per step are those of any
-    reward table.
-    """
-    chosen: list[np.ndarray] = []
-    keep = chosen.append
-    t0 = time.thread_time()
-    for t in range(start, stop):
-        a = agent.act()
-        agent.update(a, rewards[t % TABLE_ROWS])
-        keep(a)
-    spent = time.thread_time() - t0
-    actions[start:stop] = chosen
-    return spent
-
-
-def small_batch_ratio(name: str, table: np.ndarray, steps: int, repeats: int) -> Ratio:
-    """The agent with SMALL_COPIES copies against itself with COPIES copies, per agent-step, alternating blocks.
-
-    Both fed by :func:`run_block_rows`, arm 0's column of ``table`` as every arm's reward.
-    """
-    make = UCB_MAKE if name == "UCB" else AGENTS[name][0]
-    small, large = make(SMALL_COPIES, steps), make(COPIES, steps)
-    rows = np.ascontiguousarray(table[:, :, 0])
-    small_rows = np.ascontiguousarray(rows[:, :SMALL_COPIES])
-    small_actions = np.empty((steps, SMALL_COPIES), dtype=np.int64)
-    large_actions = np.empty((steps, COPIES), dtype=np.int64)
-    runs = [(large, rows, large_actions), (small, small_rows, small_actions)]
-    large_s, small_s = alternate_blocks(run_block_rows, runs, steps, repeats)
-    per_small, per_large = small_s / (steps * SMALL_COPIES), large_s / (steps * COPIES)
-    same = np.array_equal(small_actions, large_actions[:, :SMALL_COPIES])
-    return Ratio(
-        f"batched {name}, {SMALL_COPIES} vs {COPIES} copies per agent-step",
-        f"{name}(n_envs={SMALL_COPIES}) act+update",
-        f"{name}(n_envs={COPIES}) act+update",
-        per_large / per_small,
-        SMALL_GOAL,
-        f"{per_small * 1e9:.1f} vs {per_large * 1e9:.1f} ns per agent-step ({small_s / steps * 1e6:.2f} vs "
-        f"{large_s / steps * 1e6:.2f} us per step of all copies), K={ARMS}, one core, thread CPU time, one reward "
-        f"per copy and round whatever its arm (no lookup; medians of {repeats} runs, alternating every {BLOCK} "
-        f"rounds); the {SMALL_COPIES} copies chose the arms of the first {SMALL_COPIES} of {COPIES}: {same}",
-    )
-
-
 @njit(error_model="numpy")
 def compiled_exp3set(
     table: np.ndarray,
@@ -561,9 +505,6 @@ def compiled_graph_ratio(name: str, n_arms: int, edge_p: float, copies: int, ste
     )
 
 
-UCB_MAKE: Callable[[int, int], Agent] = lambda n, steps: UCB(ARMS, n_envs=n)  # noqa: E731
-
-
 def results(quick: bool = False) -> list[Ratio]:
     """Each baseline batched (1000 copies, K = 10, one core) against batched UCB and against its plain loop."""
     steps, repeats, loop_copies = (300, 3, 2) if quick else (2000, 5, 5)
@@ -579,7 +520,6 @@ def results(quick: bool = False) -> list[Ratio]:
             for k, p, share in GRAPH_SIZES:
                 out.append(compiled_graph_ratio(graph_agent, k, p, COPIES, max(steps // share, BLOCK), repeats))
         out.append(numpy_beta_ratio(table, steps, repeats))
-        out.extend(small_batch_ratio(name, table, steps, repeats) for name in ("UCB", "ThompsonSampling", "Exp3"))
     return out
 
 
