@@ -29,13 +29,14 @@ smaller cache there).
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
 from _common import Ratio, quick_main
+from bench_index_agents import BLOCK, alternate_blocks
 from bench_ucb_batch import TABLE_ROWS, bernoulli_table, one_core
 from numba import types
 
@@ -66,7 +67,6 @@ from bandit_envs.feedback_graphs import closed_neighbourhoods, erdos_renyi
 SMALL, LARGE = 100, 1000  # copies of the two batches
 GOAL = 1 / 1.5  # the small batch's per-agent-step speed as a fraction of the large batch's
 ARMS = 10
-BLOCK = 50  # rounds timed at once before the other batch plays
 SEED = 7
 HORIZON = 10_000  # the horizon of the agents that take one (the rounds played stay below it)
 #: The feedback graph of the graph agents: Erdős–Rényi G(10, 0.3), as bench_index_agents' Exp3-SET rows.
@@ -184,21 +184,8 @@ def _play(agent: Agent, table: np.ndarray, start: int, stop: int, actions: np.nd
 def _alternate(
     runs: list[tuple[Agent, np.ndarray, np.ndarray]], observes: bool, steps: int, repeats: int
 ) -> list[float]:
-    """Median seconds of each (agent, table, actions) over ``repeats`` runs of ``steps`` rounds, alternating blocks."""
-    for agent, table, actions in runs:  # compiles or loads the kernels
-        _play(agent, table, 0, min(steps, 20), actions, observes)
-    times: list[list[float]] = [[] for _ in runs]
-    for _ in range(repeats):
-        for agent, _table, _actions in runs:
-            agent.reset()
-        seconds = [0.0] * len(runs)
-        for start in range(0, steps, BLOCK):
-            stop = min(steps, start + BLOCK)
-            for i, (agent, table, actions) in enumerate(runs):
-                seconds[i] += _play(agent, table, start, stop, actions, observes)
-        for i, s in enumerate(seconds):
-            times[i].append(s)
-    return [statistics.median(t) for t in times]
+    """Median seconds of each (agent, table, actions) over ``repeats`` runs, alternating (``alternate_blocks``)."""
+    return alternate_blocks(partial(_play, observes=observes), runs, steps, repeats)
 
 
 def fixed_cost(table: np.ndarray, steps: int, repeats: int) -> float:

@@ -319,35 +319,25 @@ _PULLED_UPDATE_SIGNATURE = (
 #: array for ``act``) and the int64 and float64 batches of shape (N,) that :meth:`Agent._feedback`
 #: returns (C-contiguous, as for ``_pulled_update``).
 _POSTERIORS = types.Array(types.float64, 2, "C")
-_TS_CHOOSE = SingleEnvKernel(
-    ts_kernels.beta_choose,
-    (types.Array(types.float64, 3, "C"), types.Array(types.uint64, 2, "C"), types.Array(types.int64, 1, "C")),
+#: (successes, failures, shapes) and the sampling streams, as every Thompson kernel takes them.
+_BETA_STATE, _SAMPLING = (
+    (_POSTERIORS, _POSTERIORS, types.Array(types.float64, 3, "C")),
+    types.Array(types.uint64, 2, "C"),
 )
-_TS_COIN_UPDATE = SingleEnvKernel(
-    ts_kernels.coin_update,
-    (
-        _POSTERIORS,
-        _POSTERIORS,
-        types.Array(types.float64, 3, "C"),
-        _BATCH_ARMS,
-        _BATCH_REWARDS,
-        types.Array(types.uint64, 2, "C"),
-    ),
-)
+_TS_CHOOSE = SingleEnvKernel(ts_kernels.beta_choose, (_BETA_STATE[2], _SAMPLING, types.Array(types.int64, 1, "C")))
+_TS_COIN_UPDATE = SingleEnvKernel(ts_kernels.coin_update, (*_BETA_STATE, _BATCH_ARMS, _BATCH_REWARDS, _SAMPLING))
 #: TS-N's ``update`` (one env's other inputs and N copies), through its compiled entry point: the
 #: agent's arrays, the batches of :meth:`Agent._feedback` and the (B, K) C-contiguous mask and
 #: observed rewards that :meth:`Agent._side_observations` returns.
 _TS_COIN_UPDATE_OBSERVED = SingleEnvKernel(
     ts_kernels.coin_update_observed,
     (
-        _POSTERIORS,
-        _POSTERIORS,
-        types.Array(types.float64, 3, "C"),
+        *_BETA_STATE,
         _BATCH_ARMS,
         _BATCH_REWARDS,
         types.Array(types.bool_, 2, "C"),
         types.Array(types.float64, 2, "C"),
-        types.Array(types.uint64, 2, "C"),
+        _SAMPLING,
     ),
 )
 #: Random's batched ``act``, through the compiled entry point of :func:`~agents.common.streams.copy_integers`.
