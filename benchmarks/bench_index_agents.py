@@ -208,6 +208,15 @@ def compiled_exp3(
             actions[tu, bu] = arm
 
 
+def medians_and_agreement(
+    agent_times: list[float], loop_times: list[float], actions: np.ndarray, loop_actions: np.ndarray
+) -> tuple[float, float, int]:
+    """Median seconds of the agent and of its hand-written loop; the rounds before the first where an arm differs."""
+    differ = np.flatnonzero((actions != loop_actions).any(axis=1))
+    agreed = int(differ[0]) if differ.size else actions.shape[0]
+    return statistics.median(agent_times), statistics.median(loop_times), agreed
+
+
 def compiled_exp3_ratio(table: np.ndarray, steps: int, repeats: int) -> Ratio:
     """Batched Exp3 (act + update) against :func:`compiled_exp3` on the same table, alternating blocks."""
     agent = Exp3(ARMS, steps, n_envs=COPIES, seed=SEED)
@@ -231,9 +240,7 @@ def compiled_exp3_ratio(table: np.ndarray, steps: int, repeats: int) -> Ratio:
             loop_s += time.perf_counter() - t0
         agent_times.append(agent_s)
         loop_times.append(loop_s)
-    agent_s, loop_s = statistics.median(agent_times), statistics.median(loop_times)
-    differ = np.flatnonzero((actions != loop_actions).any(axis=1))
-    agreed = int(differ[0]) if differ.size else steps
+    agent_s, loop_s, agreed = medians_and_agreement(agent_times, loop_times, actions, loop_actions)
     return Ratio(
         "batched Exp3 vs hand-written numba loop",
         f"Exp3(n_envs={COPIES}) act+update",
@@ -487,9 +494,7 @@ def compiled_graph_ratio(name: str, n_arms: int, edge_p: float, copies: int, ste
             loop_s += time.perf_counter() - t0
         agent_times.append(agent_s)
         loop_times.append(loop_s)
-    agent_s, loop_s = statistics.median(agent_times), statistics.median(loop_times)
-    differ = np.flatnonzero((actions != loop_actions).any(axis=1))
-    agreed = int(differ[0]) if differ.size else steps
+    agent_s, loop_s, agreed = medians_and_agreement(agent_times, loop_times, actions, loop_actions)
     exps = "one exponential per revealed arm" if name == "Exp3-SET" else "K exponentials per copy and round"
     degree = closed.sum() / n_arms
     return Ratio(
