@@ -437,11 +437,14 @@ class SingleEnvKernel:
             self.call = entry_point(self.kernel, self.signature)
 
 
+#: The numba types of the arrays the agents' compiled entry points take: an agent's own state
+#: arrays (C-contiguous) and the batches of actions and rewards :meth:`Agent._feedback` returns.
+INTS_1D, INTS_2D = types.Array(types.int64, 1, "C"), types.Array(types.int64, 2, "C")
+FLOATS_1D, FLOATS_2D = types.Array(types.float64, 1, "C"), types.Array(types.float64, 2, "C")
+FLOATS_3D, WORDS_2D = types.Array(types.float64, 3, "C"), types.Array(types.uint64, 2, "C")
+
 #: The check of N copies' usual batch in ``Agent._feedback`` (loaded on first use).
-_FIRST_REFUSED = SingleEnvKernel(
-    first_refused,
-    (types.Array(types.int64, 1, "C"), types.Array(types.float64, 1, "C"), types.int64, types.float64, types.float64),
-)
+_FIRST_REFUSED = SingleEnvKernel(first_refused, (INTS_1D, FLOATS_1D, types.int64, types.float64, types.float64))
 
 
 class Agent(ABC):

@@ -31,7 +31,6 @@ from typing import Any, ClassVar, Generic, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
-from numba import types
 
 from agents.base import PrivateAgent
 from agents.common import philox as _philox
@@ -40,14 +39,6 @@ from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.privacy._checks import MAX_EPSILON, laplace_tail_delta
 from bandit_envs.privacy._checks import check_epsilon as _check_epsilon
 from bandit_envs.privacy.lattice import check_sampler, sum_grid
-
-#: The numba types of the private agents' arrays, for their kernels' compiled entry points
-#: (:class:`agents.base.SingleEnvKernel`: numba's type dispatch costs 0.1-0.2 us per array
-#: argument, and these kernels take up to 16): each state array is the agent's own, C-contiguous,
-#: and the feedback is what :meth:`agents.base.Agent._feedback` returns (int64 and float64, C).
-INTS_1D, INTS_2D = types.Array(types.int64, 1, "C"), types.Array(types.int64, 2, "C")
-FLOATS_1D, FLOATS_2D = types.Array(types.float64, 1, "C"), types.Array(types.float64, 2, "C")
-FLOATS_3D, WORDS_2D = types.Array(types.float64, 3, "C"), types.Array(types.uint64, 2, "C")
 
 #: ε below this makes the noise scales overflow (or lose all meaning); above ``MAX_EPSILON`` the
 #: bounded noise samplers break the stated guarantee (:data:`bandit_envs.privacy.MAX_EPSILON`).

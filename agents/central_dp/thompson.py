@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from numba import types
 
-from agents.base import SingleEnvKernel
+from agents.base import FLOATS_2D, INTS_1D, INTS_2D, WORDS_2D, SingleEnvKernel
 from agents.central_dp import kernels
-from agents.central_dp.base import FLOATS_2D, INTS_1D, INTS_2D, WORDS_2D
 from agents.central_dp.ucb import EpochAgent
 from agents.common import sampling
 from bandit_envs._types import IntArray

@@ -31,14 +31,19 @@ from typing import Any
 import numpy as np
 from numba import types
 
-from agents.base import SingleEnvKernel, check_choice, check_float, check_int
-from agents.central_dp import gaussian_kernels, kernels
-from agents.central_dp.base import (
+from agents.base import (
     FLOATS_1D,
     FLOATS_2D,
     INTS_1D,
     INTS_2D,
     WORDS_2D,
+    SingleEnvKernel,
+    check_choice,
+    check_float,
+    check_int,
+)
+from agents.central_dp import gaussian_kernels, kernels
+from agents.central_dp.base import (
     CopiedState,
     StreamPrivateAgent,
     check_epsilon,

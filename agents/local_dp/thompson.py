@@ -15,9 +15,9 @@ import numpy as np
 from numba import types
 from scipy.special import expit
 
-from agents.base import SingleEnvKernel
+from agents.base import FLOATS_1D, FLOATS_2D, FLOATS_3D, INTS_1D, WORDS_2D, SingleEnvKernel
 from agents.central_dp import kernels
-from agents.central_dp.base import FLOATS_1D, FLOATS_2D, FLOATS_3D, INTS_1D, WORDS_2D, StreamPrivateAgent, check_epsilon
+from agents.central_dp.base import StreamPrivateAgent, check_epsilon
 from agents.common import sampling
 from agents.local_dp.accounting import PerUserReports
 from agents.stochastic import thompson_kernels as ts_kernels

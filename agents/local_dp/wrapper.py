@@ -17,7 +17,18 @@ import numpy.typing as npt
 from numba import types
 from scipy.special import expit
 
-from agents.base import Agent, PrivateAgent, SingleEnvKernel, check_choice, check_float, check_int, describe
+from agents.base import (
+    FLOATS_1D,
+    FLOATS_2D,
+    INTS_1D,
+    Agent,
+    PrivateAgent,
+    SingleEnvKernel,
+    check_choice,
+    check_float,
+    check_int,
+    describe,
+)
 from agents.common.kernels import ucb_choose
 from agents.common.streams import copy_laplace, copy_normals, copy_uniforms
 from agents.linear import LinearAgent
@@ -58,18 +69,15 @@ _SIDE_KEYS = ("observed_mask", "observed_rewards")
 _NOT_YET = object()
 
 _I64, _F64 = types.int64, types.float64
-_INTS, _FLOATS = types.Array(types.int64, 1, "C"), types.Array(types.float64, 1, "C")
 #: The batched round's kernels, through their compiled entry points (loaded by the constructor).
 _BATCH_REPORTS = SingleEnvKernel(
     batch_reports,
     (
-        _INTS, _FLOATS, _F64, _F64, _I64, _F64, _F64, _F64, _F64, types.Array(types.uint64, 1, "C"), _INTS, _FLOATS,
-        types.Array(types.boolean, 2, "C"), types.Array(types.float64, 2, "C"),
+        INTS_1D, FLOATS_1D, _F64, _F64, _I64, _F64, _F64, _F64, _F64, types.Array(types.uint64, 1, "C"), INTS_1D,
+        FLOATS_1D, types.Array(types.boolean, 2, "C"), FLOATS_2D,
     ),
 )  # fmt: skip
-_NOISE_AWARE_CHOOSE = SingleEnvKernel(
-    noise_aware_choose, (types.Array(types.float64, 2, "C"), _I64, _FLOATS, _F64, _F64, _INTS)
-)
+_NOISE_AWARE_CHOOSE = SingleEnvKernel(noise_aware_choose, (FLOATS_2D, _I64, FLOATS_1D, _F64, _F64, INTS_1D))
 
 
 class LDPWrapper(PerUserReports, PrivateAgent):

@@ -26,7 +26,16 @@ import numpy as np
 import numpy.typing as npt
 from numba import types
 
-from agents.base import INT64_MAX, SUMMED_REWARD_BOUNDS, SUMMED_REWARD_REASON, Agent, SingleEnvKernel, check_int_range
+from agents.base import (
+    FLOATS_1D,
+    INT64_MAX,
+    INTS_1D,
+    SUMMED_REWARD_BOUNDS,
+    SUMMED_REWARD_REASON,
+    Agent,
+    SingleEnvKernel,
+    check_int_range,
+)
 from agents.common.kernels import kernel_error
 from agents.stochastic.index_kernels import EXTRA_COLUMNS, mean_step, mean_update
 
@@ -40,14 +49,9 @@ STATE_TYPE = types.Array(types.float64, 2, "C")
 _MEAN_STEP = SingleEnvKernel(
     mean_step, (STATE_TYPE, types.int64, types.float64, types.int64, types.float64, types.float64)
 )
-#: N copies' actions and rewards as the batched kernels take them (``Agent._feedback`` makes them so).
-ACTIONS_TYPE = types.Array(types.int64, 1, "C")
-REWARDS_TYPE = types.Array(types.float64, 1, "C")
 #: The batched update, through its compiled entry point: numba's type dispatch alone took 1 us a
 #: round, a fifth of a round of 100 copies.
-_MEAN_UPDATE = SingleEnvKernel(
-    mean_update, (STATE_TYPE, ACTIONS_TYPE, REWARDS_TYPE, types.int64, types.float64, types.float64)
-)
+_MEAN_UPDATE = SingleEnvKernel(mean_update, (STATE_TYPE, INTS_1D, FLOATS_1D, types.int64, types.float64, types.float64))
 
 
 class PackedMeanViews:

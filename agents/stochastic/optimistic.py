@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import types
 
-from agents.base import INT64_MAX, SingleEnvKernel, check_float, check_int_range
+from agents.base import FLOATS_1D, INT64_MAX, INTS_1D, SingleEnvKernel, check_float, check_int_range
 from agents.stochastic.index import per_copy_float
 from agents.stochastic.index_kernels import (
     ANCHOR_BLOCKS,
@@ -34,7 +34,7 @@ from agents.stochastic.index_kernels import (
     moss_step,
     moss_update,
 )
-from agents.stochastic.mean_state import ACTIONS_TYPE, REWARDS_TYPE, STATE_TYPE, MeanStateAgent
+from agents.stochastic.mean_state import STATE_TYPE, MeanStateAgent
 from bandit_envs._types import FloatArray, IntArray
 
 #: Default accuracy of the KL-UCB index (see :class:`KLUCB`).
@@ -47,14 +47,10 @@ _MOSS_STEP = SingleEnvKernel(moss_step, (STATE_TYPE, types.int64, types.float64)
 _KLUCB_CHOOSE_ONE = SingleEnvKernel(klucb_choose_one, (STATE_TYPE, STATE_TYPE, types.int64, types.float64))
 _MOSS_CHOOSE_ONE = SingleEnvKernel(moss_choose_one, (STATE_TYPE,))
 #: N copies' kernels, through their compiled entry points (as mean_state's _MEAN_UPDATE).
-_KLUCB_UPDATE = SingleEnvKernel(
-    klucb_update, (STATE_TYPE, STATE_TYPE, ACTIONS_TYPE, REWARDS_TYPE, types.int64, types.float64)
-)
+_KLUCB_UPDATE = SingleEnvKernel(klucb_update, (STATE_TYPE, STATE_TYPE, INTS_1D, FLOATS_1D, types.int64, types.float64))
 _KLUCB_CHOOSE = SingleEnvKernel(klucb_choose, (STATE_TYPE, STATE_TYPE, types.int64, types.float64))
 _MOSS_CHOOSE = SingleEnvKernel(moss_choose, (STATE_TYPE,))
-_MOSS_UPDATE = SingleEnvKernel(
-    moss_update, (STATE_TYPE, ACTIONS_TYPE, REWARDS_TYPE, types.float64, types.float64, ACTIONS_TYPE)
-)
+_MOSS_UPDATE = SingleEnvKernel(moss_update, (STATE_TYPE, INTS_1D, FLOATS_1D, types.float64, types.float64, INTS_1D))
 
 
 class KLUCB(MeanStateAgent):
