@@ -344,9 +344,20 @@ def test_batched_agents_refuse_per_arm_info_of_another_shape(shape, key):
     assert_all_refuse(AGENTS, N, call, key)
 
 
-def test_batched_agents_refuse_an_optimal_action_beyond_their_arms():
+@pytest.mark.parametrize(
+    "best",
+    [
+        np.array([0, 1, K, 0]),
+        np.array([0, 0, 0, K]),  # the last copy
+        np.array([0, 9, 1, 7, K, 2, 0, 5])[::2],  # strided: read where it is
+        np.array([0, K, 0, 0], dtype=">i8"),  # int64 in the other byte order
+        np.array([0, K, 0, 0], dtype=np.int32),
+    ],
+    ids=["int64", "last copy", "strided", "big-endian", "int32"],
+)
+def test_batched_agents_refuse_an_optimal_action_beyond_their_arms(best: np.ndarray) -> None:
     def call(agent: Agent, a: Any) -> None:
-        agent.update(a, np.full(N, 0.5), {**good_info(N), "optimal_action": np.array([0, 1, K, 0])})
+        agent.update(a, np.full(N, 0.5), {**good_info(N), "optimal_action": best})
 
     assert_all_refuse(AGENTS, N, call, "optimal_action")
 

@@ -413,8 +413,7 @@ class _GraphExpWeights(_ExpWeights):
                     self._next = chosen
                     return
         self._next = -1
-        a, r = self._feedback(action, reward, info, check_values=False)
-        mask, observed = self._side_observations(info, check_values=False, info_checked=info is not None)
+        a, r, mask, observed = self._observed_feedback(action, reward, info)
         bad = self._add_losses(a, r, mask, observed)  # the kernel checks the values: nothing changed if refused
         if bad != -1:
             raise kernel_error(self, a, r, bad, mask, observed)

@@ -649,7 +649,7 @@ class UCBN(_UCBIndex):
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Add every observed reward (``observed_mask``, ``observed_rewards`` in ``info``)."""
-        r = self._scalar_feedback(action, reward)
+        r = None if self.n_envs is not None else self._scalar_feedback(action, reward)
         if r is not None and type(info) is dict:  # one env, the env's own info: one compiled call
             mask, observed = info.get("observed_mask"), info.get("observed_rewards")
             best = info.get("optimal_action")
@@ -668,8 +668,7 @@ class UCBN(_UCBIndex):
                     self._t = t
                     self._next = chosen
                     return
-        a, rewards = self._feedback(action, reward, info, check_values=False)
-        mask, observed = self._side_observations(info, check_values=False, info_checked=info is not None)
+        a, rewards, mask, observed = self._observed_feedback(action, reward, info)
         n = self.n_envs
         out = _EMPTY(n if n is not None and self._choose_in_update else 0, _INT64)  # empty: the update alone
         t = self._t + 1
@@ -812,8 +811,7 @@ class ThompsonSampling(Agent):
             if self.n_envs is None and type(info) is dict and self._observed_step(action, reward, info):
                 return
             # every value checked by the compiled call, which changes nothing when it refuses one
-            a, rewards = self._feedback(action, reward, info, check_values=False)
-            mask, observed = self._side_observations(info, check_values=False, info_checked=info is not None)
+            a, rewards, mask, observed = self._observed_feedback(action, reward, info)
             bad = _TS_COIN_UPDATE_OBSERVED.call(
                 self._successes, self._failures, self._shapes, a, rewards, mask, observed, self._streams
             )
