@@ -305,10 +305,27 @@ def largest_entry(values):  # pragma: no cover
     return largest
 
 
+def _integer_objects(value: Any) -> npt.NDArray[np.object_] | None:
+    """A list, tuple or 1-d object array of integers (not bools) as a 1-d object array; None for anything else.
+
+    What numpy makes of integers beyond int64 and uint64 (``[0, 2**64]``): an object array,
+    which :func:`_array_like` does not take. As an object array of ints, the callers' range
+    checks name the copy and the value.
+    """
+    if not isinstance(value, list | tuple) and not (type(value) is np.ndarray and value.dtype == object):
+        return None
+    if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool | np.bool_) for v in value):
+        return None
+    objects = np.empty(len(value), dtype=object)
+    objects[:] = list(value)
+    return objects
+
+
 def _largest_arm(best: Any) -> int:
     """The largest arm index in an ``info['optimal_action']`` (an integer or an integer array).
 
-    -1 when it holds no integers that numpy can hold (the agents do not read it then).
+    -1 when it holds no integers (the agents never read it: it is checked only for an arm at or
+    beyond their K, the sign of an env with more arms; a negative or non-integer value is let through).
     """
     if type(best) is np.ndarray and best.ndim == 1 and (best.dtype is _INT64 or best.dtype == _INT64):
         largest = _LARGEST_ENTRY.call  # a vector env's int64 per copy: one compiled call
@@ -317,6 +334,11 @@ def _largest_arm(best: Any) -> int:
             largest = _LARGEST_ENTRY.call
         found: int = largest(best)
         return found
+    if isinstance(best, numbers.Integral) and not isinstance(best, bool | np.bool_):
+        return int(best)  # also a Python int beyond int64, which numpy makes an object array of
+    objects = _integer_objects(best)
+    if objects is not None:
+        return int(max(objects)) if objects.size else -1
     arr = _array_like(best)
     if arr is None or arr.dtype.kind not in "iu" or not arr.size:
         return -1
@@ -682,6 +704,8 @@ class Agent(ABC):
         """
         k = self.n_arms if n_arms is None else n_arms
         arr = self._batch_view(action, _ACTION)
+        if arr is None and self.n_envs is not None:  # perhaps integers beyond int64: their copy is named below
+            arr = _integer_objects(action)
         many = f"an integer array of shape {{shape}}, one arm in [0, {k - 1}] per copy"
         if arr is None or arr.dtype.kind not in "iuO" or arr.shape != (self.n_envs or 1,):
             raise self._input_error(

@@ -417,6 +417,9 @@ EXACT_REFUSALS = [
         "reward must be a real number, got an array of shape (1,) and dtype float64.",
     ),
     (None, "info", {"optimal_action": np.array(K + 1)}, ValueError, _BEST.format(4)),
+    (None, "info", {"optimal_action": 2**64}, ValueError, _BEST.format(2**64)),  # beyond int64
+    (N, "info", {"optimal_action": [0, 2**64, 0, 0]}, ValueError, _BEST.format(2**64)),
+    (N, "action", [0, 1, 2**64, 0], ValueError, _RANGE + f" for copy 2, got {2**64}."),  # an object array to numpy
     (
         None,
         "info",

@@ -231,6 +231,19 @@ def test_ledger_blocks_match_step_by_step_counting() -> None:
     np.testing.assert_array_equal(shared.worst, [np.bincount(users[:, 0]).max()] * 2)
 
 
+def test_user_ids_name_the_info_key_and_the_copy_of_an_id_that_cannot_be_a_key() -> None:
+    ids = np.array([3, [1], 4], dtype=object)
+    with pytest.raises(ValueError, match=r"^info\['user_id'\] must hold hashable user ids .*got \[1\] for copy 1\.$"):
+        user_ids({"user_id": ids}, 3)
+    with pytest.raises(ValueError, match=r"^info\['user_id'\] must hold hashable user ids .*got \{\}\.$"):
+        user_ids({"user_id": np.array([{}], dtype=object)}, 1)  # one env: no copy to name
+
+
+def test_user_ids_refuse_a_masked_array_whose_masked_entries_would_be_read() -> None:
+    with pytest.raises(ValueError, match=r"^info\['user_id'\] must hold one user id per copy \(2\), not a masked"):
+        user_ids({"user_id": np.ma.array([1, 2], mask=[0, 1])}, 2)
+
+
 def test_one_user_is_one_key_whatever_the_ids_type_and_missing_ids_count_for_everyone() -> None:
     """A NaN id is never equal to another, and np.asarray([1, "bob"]) makes 1 the string "1":
     keyed naively, either would split one user into many and understate what it lost."""

@@ -729,7 +729,13 @@ def user_ids(info: Mapping[str, Any] | None, batch: int) -> list[Hashable] | Non
     """
     if not info or USER_ID_KEY not in info:
         return None
-    ids = _id_array(info[USER_ID_KEY])
+    raw = info[USER_ID_KEY]
+    if isinstance(raw, np.ma.MaskedArray):  # its masked entries would be read as ids
+        raise ValueError(
+            f"info[{USER_ID_KEY!r}] must hold one user id per copy ({batch}), not a masked array; give a missing id "
+            "as None or NaN."
+        )
+    ids = _id_array(raw)
     if ids.size != batch:
         raise ValueError(f"info[{USER_ID_KEY!r}] must hold one user id per copy ({batch}), got shape {ids.shape}.")
     flat = ids.reshape(batch)
@@ -740,7 +746,23 @@ def user_ids(info: Mapping[str, Any] | None, batch: int) -> list[Hashable] | Non
         return keys
     if flat.dtype.kind == "f":
         return [NO_USER if v != v else v for v in flat.tolist()]
-    return [user_key(v) for v in flat]
+    try:
+        return [user_key(v) for v in flat]
+    except ValueError:  # an id that cannot be a key: say which copy's, under the info key
+        b = next(b for b, v in enumerate(flat) if not _hashable(v))
+        where = f" for copy {b}" if batch > 1 else ""
+        raise ValueError(
+            f"info[{USER_ID_KEY!r}] must hold hashable user ids (numbers or strings), got {summarize(flat[b])}{where}."
+        ) from None
+
+
+def _hashable(value: Any) -> bool:
+    """Whether ``value`` can be a key (:func:`user_key` refuses it otherwise)."""
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 class ReportLedger:
