@@ -689,7 +689,14 @@ class Agent(ABC):
         if self.n_envs is None:
             return TypeError(f"{what} must be {one}, got {describe(value)}.")
         error = TypeError if arr is None or arr.dtype.kind not in kinds else ValueError
-        return error(f"{what} must be {many.format(shape=(self.n_envs,))}, got {describe(value)}.")
+        got = describe(value)
+        listed = isinstance(value, list | tuple) and len(value) == self.n_envs
+        if error is TypeError and listed and "holding" not in got:
+            kind = numbers.Integral if kinds == "iu" else numbers.Real  # say which entry is of the wrong kind
+            b = next((b for b, v in enumerate(value) if isinstance(v, bool | np.bool_) or not isinstance(v, kind)), -1)
+            if b >= 0:
+                got += f" holding {describe(value[b])}{self._where(b)}"
+        return error(f"{what} must be {many.format(shape=(self.n_envs,))}, got {got}.")
 
     def _actions(self, action: Any, n_arms: int | None = None, *, check_range: bool = True) -> IntArray:
         """``action`` as an int64 array of shape (B,), checked (type, shape and, by default, range).
@@ -740,6 +747,11 @@ class Agent(ABC):
         (then raise :meth:`_reward_error`).
         """
         arr = self._batch_view(reward, _REWARD)
+        if arr is None and isinstance(reward, list | tuple) and self.n_envs is not None:
+            for b, v in enumerate(reward):  # an int beyond the floats (numpy makes an object array): quoted as given
+                integer = isinstance(v, numbers.Integral) and not isinstance(v, bool | np.bool_)
+                if integer and overflowed(v, as_float(v)):
+                    raise self._reward_error(v, b)
         if arr is None or arr.dtype.kind not in "iuf" or arr.shape != (self.n_envs or 1,):
             raise self._input_error(
                 "reward", reward, arr, "iuf", "a real number", "a real array of shape {shape}, one reward per copy"

@@ -420,6 +420,21 @@ EXACT_REFUSALS = [
     (None, "info", {"optimal_action": 2**64}, ValueError, _BEST.format(2**64)),  # beyond int64
     (N, "info", {"optimal_action": [0, 2**64, 0, 0]}, ValueError, _BEST.format(2**64)),
     (N, "action", [0, 1, 2**64, 0], ValueError, _RANGE + f" for copy 2, got {2**64}."),  # an object array to numpy
+    (N, "action", [0, 1.5, 2, 0], TypeError, _ARMS + "a list of length 4 holding 1.5 (float) for copy 1."),
+    (
+        N,
+        "reward",
+        [0.5, None, 0.5, 0.5],
+        TypeError,
+        _REWARDS + "a list of length 4 holding None (NoneType) for copy 1.",
+    ),
+    (
+        N,
+        "reward",
+        [0.5, 0.5, 10**400, 0.5],
+        ValueError,
+        "reward must be a finite number{bounds}, got 100000000000000000...0000000000000000000 for copy 2.",
+    ),
     (
         None,
         "info",
