@@ -28,9 +28,14 @@ def pyplot() -> Any:
     return plt
 
 
-def save_figure(fig: Any, path: Path, dpi: int = 110) -> None:
-    """Lay out ``fig``, write it to ``path`` at ``dpi`` and close it (pyplot keeps open figures alive)."""
-    fig.tight_layout()
+def save_figure(fig: Any, path: Path, dpi: int = 110, *, tight: bool = True) -> None:
+    """Lay out ``fig``, write it to ``path`` at ``dpi`` and close it (pyplot keeps open figures alive).
+
+    ``tight=False`` keeps the layout the caller set (``tight_layout`` measures every tick label of
+    every panel: most of the time of a figure of many panels).
+    """
+    if tight:
+        fig.tight_layout()
     fig.savefig(path, dpi=dpi)
     pyplot().close(fig)
 

@@ -272,6 +272,11 @@ def regret_figure(results: pd.DataFrame, exp: Experiment, path: Path) -> None:
         ax.legend(fontsize=5)
     for ax in list(axes.flat)[len(names) :]:
         ax.axis("off")
-    fig.supxlabel("t / T")
-    fig.supylabel("regret / uniform play's regret at T")
-    save_figure(fig, path, dpi=80)
+    # Fixed margins (in inches) rather than tight_layout, which took 1-1.5 s of a quick card's
+    # report measuring the tick labels of 30 panels of the same size.
+    width, height = fig.get_size_inches()
+    fig.subplots_adjust(left=0.85 / width, right=1 - 0.15 / width, bottom=0.6 / height, top=1 - 0.3 / height,
+                        wspace=0.22, hspace=0.4)  # fmt: skip
+    fig.supxlabel("t / T", y=0.1 / height)
+    fig.supylabel("regret / uniform play's regret at T", x=0.1 / width)
+    save_figure(fig, path, dpi=80, tight=False)
