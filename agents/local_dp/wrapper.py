@@ -78,6 +78,8 @@ _BATCH_REPORTS = SingleEnvKernel(
     ),
 )  # fmt: skip
 _NOISE_AWARE_CHOOSE = SingleEnvKernel(noise_aware_choose, (FLOATS_2D, _I64, FLOATS_1D, _F64, _F64, INTS_1D))
+#: The (0, 0) mask and values ``batch_reports`` gets for an agent given no info (it writes nothing into them).
+_NO_MASK, _NO_VALUES = np.zeros((0, 0), dtype=np.bool_), np.zeros((0, 0))
 
 
 class LDPWrapper(PerUserReports, PrivateAgent):
@@ -616,8 +618,10 @@ class LDPWrapper(PerUserReports, PrivateAgent):
             reports = np.empty(n)
             # A plain UCB reads nothing of an info (its update ignores side observations): it gets
             # none, rather than one that says only the pulled arm was observed.
-            shape = (0, 0) if self.noise_aware else (n, self.n_arms)
-            mask, values = np.zeros(shape, dtype=np.bool_), np.zeros(shape)
+            if self.noise_aware:
+                mask, values = _NO_MASK, _NO_VALUES
+            else:
+                mask, values = np.zeros((n, self.n_arms), dtype=np.bool_), np.zeros((n, self.n_arms))
             _BATCH_REPORTS.call(
                 a, r, self.lo, self.hi, MECHANISM_CODES[self.mechanism], self.scale, self.grid, self._p_zero,
                 self._slope, self._bitgens, self._clipped, reports, mask, values,

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.common.kernels import ucb_row_choice
+from agents.common.kernels import first_argmax
 from agents.common.streams import laplace_of_double, standard_normal
 from bandit_envs._jit import njit
 from bandit_envs.core import next_double
@@ -100,7 +100,7 @@ def batch_reports(  # pragma: no cover
             values[b, a] = report
 
 
-@njit
+@njit(error_model="numpy")
 def noise_aware_choose(
     state: Any, n_arms: int, squared_widths: Any, log_t: float, forced_up_to: float, out: Any
 ) -> None:  # pragma: no cover
@@ -108,18 +108,25 @@ def noise_aware_choose(
 
     The first arm whose count is at most ``forced_up_to`` (Laplace's forcing, 4 ln(t + 1); -1.0:
     none), else :func:`agents.common.kernels.ucb_row_choice` with the width ``squared_widths[b]``
-    · ``log_t`` (w² ln t). The means and counts are read from UCB's packed rows (columns [K, 2K)
-    and, as int64, [2K, 3K): ``agents/stochastic/index.py``).
+    · ``log_t`` (w² ln t): its first arm with count 0, else the first argmax of mean + sqrt(width
+    / count). The means and counts are read from UCB's packed rows (columns [K, 2K) and, as
+    int64, [2K, 3K): ``agents/stochastic/index.py``). As UCB's own choice, the indices are computed
+    in a loop without branches (every count is > 0 there), which LLVM vectorizes, then the first
+    argmax: the same values and the same arm as ``ucb_row_choice``'s loop.
     """
-    ints = state.view(np.int64)
-    means = state[:, n_arms : 2 * n_arms]
-    counts = ints[:, 2 * n_arms : 3 * n_arms]
+    ints = state.view(np.int64)  # read in place (C-contiguous rows: no strided slices, which stop vectorization)
+    index = np.empty(n_arms)
+    # A count of 0 is forced either way (Laplace's bound is >= 0; without forcing, an unplayed arm goes first).
+    threshold = forced_up_to if forced_up_to >= 0.0 else 0.0
     for b in range(state.shape[0]):
         chosen = -1
         for k in range(n_arms):
-            if counts[b, k] <= forced_up_to:
+            if ints[b, 2 * n_arms + k] <= threshold:
                 chosen = k
                 break
         if chosen < 0:
-            chosen = ucb_row_choice(means, counts, b, squared_widths[b] * log_t)
+            width = squared_widths[b] * log_t
+            for k in range(n_arms):
+                index[k] = state[b, n_arms + k] + np.sqrt(width / ints[b, 2 * n_arms + k])
+            chosen = first_argmax(index)
         out[b] = chosen
