@@ -262,6 +262,42 @@ def test_compiled_batch_reports_are_the_numpy_reports(mechanism: str, kwargs: di
     assert np.signbit(zero[0].agent.rewards[0]).tolist() == np.signbit(zero[1].agent.rewards[0]).tolist()
 
 
+@pytest.mark.parametrize("name", ["UCB", "KLUCB", "MOSS", "EpsilonGreedy", "Exp3", "TS"])
+def test_agents_given_no_info_by_the_wrapper_read_none(name: str) -> None:
+    """The N-copy reports go without an info to the agents listed as reading none: it would change nothing.
+
+    Checked by feeding each the same rounds with and without side observations that say otherwise
+    (every arm observed, at other values): their arms and state must not differ.
+    """
+    from agents import KLUCB, Exp3
+    from agents.local_dp.wrapper import _reads_side_observations
+
+    make = {
+        "UCB": lambda: UCB(4, n_envs=3, seed=1),
+        "KLUCB": lambda: KLUCB(4, n_envs=3, seed=1),
+        "MOSS": lambda: MOSS(4, 500, n_envs=3, seed=1),
+        "EpsilonGreedy": lambda: EpsilonGreedy(4, n_envs=3, seed=1),
+        "Exp3": lambda: Exp3(4, 500, n_envs=3, seed=1),
+        "TS": lambda: ThompsonSampling(4, n_envs=3, seed=1),
+    }[name]
+    assert not _reads_side_observations(make())
+    assert _reads_side_observations(UCBN(4, n_envs=3)) and _reads_side_observations(
+        ThompsonSampling(4, side_observations=True, n_envs=3)
+    )
+    plain, told = make(), make()
+    rng = np.random.default_rng(5)
+    for _ in range(60):
+        a, b = plain.act(), told.act()
+        np.testing.assert_array_equal(a, b)
+        r = rng.random(3)
+        plain.update(a, r, None)
+        told.update(b, r, {"observed_mask": np.ones((3, 4), dtype=bool), "observed_rewards": rng.random((3, 4))})
+    assert plain.__dict__.keys() == told.__dict__.keys()
+    for key, value in plain.__dict__.items():
+        if isinstance(value, np.ndarray) and key != "_bitgens":  # generators' addresses differ
+            np.testing.assert_array_equal(value, told.__dict__[key], err_msg=key)
+
+
 def test_noise_aware_widths():
     ucb = UCB(3, alpha=1.0)
     assert LDPWrapper(ucb, "laplace", 2.0, reward_range=(0, 2)).width() == pytest.approx(2 + math.sqrt(32))

@@ -17,6 +17,7 @@ import numpy.typing as npt
 from numba import types
 from scipy.special import expit
 
+from agents.adversarial.exp3 import Exp3
 from agents.base import (
     FLOATS_1D,
     FLOATS_2D,
@@ -34,7 +35,9 @@ from agents.common.streams import copy_laplace, copy_normals, copy_uniforms
 from agents.linear import LinearAgent
 from agents.local_dp.accounting import PerUserReports
 from agents.local_dp.wrapper_kernels import MECHANISM_CODES, batch_reports, noise_aware_choose
-from agents.stochastic.index import UCB
+from agents.stochastic.greedy import EpsilonGreedy
+from agents.stochastic.index import UCB, ThompsonSampling
+from agents.stochastic.optimistic import KLUCB, MOSS
 from bandit_envs._jit import kernel_array
 from bandit_envs._types import BoolArray, FloatArray, IntArray
 from bandit_envs.core import generator_addresses
@@ -80,6 +83,17 @@ _BATCH_REPORTS = SingleEnvKernel(
 _NOISE_AWARE_CHOOSE = SingleEnvKernel(noise_aware_choose, (FLOATS_2D, _I64, FLOATS_1D, _F64, _F64, INTS_1D))
 #: The (0, 0) mask and values ``batch_reports`` gets for an agent given no info (it writes nothing into them).
 _NO_MASK, _NO_VALUES = np.zeros((0, 0), dtype=np.bool_), np.zeros((0, 0))
+#: The built-in agents whose update reads nothing of an info but its checks (exactly these classes: a
+#: subclass may read more). With N copies the wrapper gives them no info rather than one that says only
+#: the pulled arm was observed: the same learning, without two (N, K) arrays a round.
+_READ_NO_SIDE_OBSERVATIONS = (UCB, KLUCB, MOSS, EpsilonGreedy, Exp3)
+
+
+def _reads_side_observations(agent: Agent) -> bool:
+    """Whether ``agent``'s update may read ``observed_mask`` and ``observed_rewards`` (True unless known not to)."""
+    if type(agent) is ThompsonSampling:
+        return agent.side_observations
+    return type(agent) not in _READ_NO_SIDE_OBSERVATIONS
 
 
 class LDPWrapper(PerUserReports, PrivateAgent):
@@ -369,6 +383,8 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         self._widths_squared = np.zeros(self.batch)
         if self._compiled_reports:
             _BATCH_REPORTS.load()
+        #: Whether the compiled reports go to the wrapped agent with the pulled-arm-only info (else with none).
+        self._info_for_agent = _reads_side_observations(agent)
         if self.noise_aware:
             _NOISE_AWARE_CHOOSE.load()
             # The wrapper chooses the arms: the UCB's update need not choose them too (its next act would).
@@ -616,17 +632,17 @@ class LDPWrapper(PerUserReports, PrivateAgent):
             # reference, tests/test_ldp_wrapper.py).
             n = self.batch
             reports = np.empty(n)
-            # A plain UCB reads nothing of an info (its update ignores side observations): it gets
-            # none, rather than one that says only the pulled arm was observed.
-            if self.noise_aware:
-                mask, values = _NO_MASK, _NO_VALUES
-            else:
+            # An agent that reads nothing of an info (UCB, the noise-aware one included, KL-UCB, ...:
+            # _reads_side_observations) gets none, rather than one that says only the pulled arm was observed.
+            if self._info_for_agent:
                 mask, values = np.zeros((n, self.n_arms), dtype=np.bool_), np.zeros((n, self.n_arms))
+            else:
+                mask, values = _NO_MASK, _NO_VALUES
             _BATCH_REPORTS.call(
                 a, r, self.lo, self.hi, MECHANISM_CODES[self.mechanism], self.scale, self.grid, self._p_zero,
                 self._slope, self._bitgens, self._clipped, reports, mask, values,
             )  # fmt: skip
-            info_out = None if self.noise_aware else {"observed_mask": mask, "observed_rewards": values}
+            info_out = {"observed_mask": mask, "observed_rewards": values} if self._info_for_agent else None
             self.agent.update(action, reports, info_out)
             self._ledger.record_anonymous()
             return
