@@ -312,7 +312,9 @@ def _integer_objects(value: Any) -> npt.NDArray[np.object_] | None:
     which :func:`_array_like` does not take. As an object array of ints, the callers' range
     checks name the copy and the value.
     """
-    if not isinstance(value, list | tuple) and not (type(value) is np.ndarray and value.dtype == object):
+    if not isinstance(value, list | tuple) and not (
+        type(value) is np.ndarray and value.dtype == object and value.ndim == 1
+    ):
         return None
     if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool | np.bool_) for v in value):
         return None
@@ -336,13 +338,15 @@ def _largest_arm(best: Any) -> int:
         return found
     if isinstance(best, numbers.Integral) and not isinstance(best, bool | np.bool_):
         return int(best)  # also a Python int beyond int64, which numpy makes an object array of
-    objects = _integer_objects(best)
-    if objects is not None:
-        return int(max(objects)) if objects.size else -1
     arr = _array_like(best)
-    if arr is None or arr.dtype.kind not in "iu" or not arr.size:
+    if arr is not None and arr.dtype.kind != "O":
+        return int(arr.max()) if arr.dtype.kind in "iu" and arr.size else -1
+    try:  # what numpy made no array of numbers of: perhaps integers beyond int64 among other entries
+        flat = np.asarray(best, dtype=object).reshape(-1)
+    except (TypeError, ValueError):
         return -1
-    return int(arr.max())
+    ints = [int(v) for v in flat if isinstance(v, numbers.Integral) and not isinstance(v, bool | np.bool_)]
+    return max(ints, default=-1)
 
 
 def _as_mask(mask: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:

@@ -419,6 +419,7 @@ EXACT_REFUSALS = [
     (None, "info", {"optimal_action": np.array(K + 1)}, ValueError, _BEST.format(4)),
     (None, "info", {"optimal_action": 2**64}, ValueError, _BEST.format(2**64)),  # beyond int64
     (N, "info", {"optimal_action": [0, 2**64, 0, 0]}, ValueError, _BEST.format(2**64)),
+    (N, "info", {"optimal_action": np.array([0, 2**70, None, 0], dtype=object)}, ValueError, _BEST.format(2**70)),
     (N, "action", [0, 1, 2**64, 0], ValueError, _RANGE + f" for copy 2, got {2**64}."),  # an object array to numpy
     (N, "action", [0, 1.5, 2, 0], TypeError, _ARMS + "a list of length 4 holding 1.5 (float) for copy 1."),
     (
