@@ -277,6 +277,17 @@ def _first_outside(batch: npt.NDArray[Any], low: float, high: float) -> int:
     return int(np.flatnonzero(~((batch >= low) & (batch <= high)))[0])
 
 
+def _long_doubles(value: Any) -> npt.NDArray[Any] | None:
+    """``value`` as an array if it holds floats wider than float64 (long doubles), else None.
+
+    The agents compute in float64: a long double just outside the reward bounds can round onto
+    one of them (1 + 1e-19 to 1.0), and its check must see it before it is rounded.
+    """
+    if isinstance(value, np.ndarray | np.floating) and value.dtype.kind == "f" and value.dtype.itemsize > 8:
+        return np.asarray(value).reshape(-1)
+    return None
+
+
 @njit
 def first_refused(actions, rewards, n_arms, low, high):  # pragma: no cover
     """The first copy whose action is outside [0, K) or whose reward is not in [``low``, ``high``]; -1 if none.
@@ -422,7 +433,10 @@ def check_values(
     ok = np.isfinite(values) & (values >= low) & (values <= high)
     index = _first_bad(ok)
     where = " at " + ", ".join(f"{name} {i}" for name, i in zip(axes, index, strict=True)) if index else ""
-    raise value_error(what, float(values[index]), bounds, reason, where, values.ndim > 0, condition)
+    bad = values[index]  # a long double quoted at its precision (it may round onto a bound as a float)
+    raise value_error(
+        what, bad if values.dtype.itemsize > 8 else float(bad), bounds, reason, where, values.ndim > 0, condition
+    )
 
 
 def entry_point(kernel: Any, signature: tuple[Any, ...]) -> Callable[..., Any]:
@@ -760,6 +774,11 @@ class Agent(ABC):
             raise self._input_error(
                 "reward", reward, arr, "iuf", "a real number", "a real array of shape {shape}, one reward per copy"
             )
+        wide = _long_doubles(reward)
+        if wide is not None and wide.shape == arr.shape:  # checked at their own precision, whatever ``check`` says
+            b = _first_outside(wide, self._plain_low, self._plain_high)
+            if b >= 0:
+                raise self._reward_error(wide[b], b)
         r: FloatArray = kernel_array(arr, np.float64)  # one form for the kernels, whatever the caller's
         if self.n_envs is None and overflowed(reward, r[0]):  # an int beyond the floats: quoted as given, not inf
             raise self._reward_error(reward, 0)
@@ -969,6 +988,10 @@ class Agent(ABC):
                 f"info['observed_rewards'] must be a real array of shape {values.shape}, got dtype {values.dtype}."
             )
         mask = kernel_array(mask.reshape(self.batch, k), np.bool_)  # one form for the kernels, as actions
+        wide = _long_doubles(values)
+        if wide is not None and self.reward_bounds is not None:  # checked before they are rounded to float64
+            seen = np.where(mask.reshape(-1), wide, self.reward_bounds[0]).reshape(self.batch, k)
+            self._check_observed(seen)
         values = kernel_array(values.reshape(self.batch, k), np.float64)
         if check_values:
             seen = np.where(mask, values, 0.5 if self.reward_bounds is None else self.reward_bounds[0])

@@ -1150,3 +1150,61 @@ def test_a_graph_checked_by_one_agent_is_checked_again_when_it_differs():
     AAE(4, 50, side_observations=True).simulate(table, CYCLE4, np.zeros(4))
     with pytest.raises(ValueError, match="symmetric"):
         AAE(4, 50, side_observations=True).simulate(table, graph, np.zeros(4))
+
+
+# Inputs a continuing or unusual simulate call must refuse ---------------------------------------
+
+LONG_DOUBLE_WIDER = np.finfo(np.longdouble).nmant > np.finfo(np.float64).nmant
+
+
+def _graph_env(seed: int = 1) -> GraphBanditEnv:
+    return GraphBanditEnv(n_arms=5, edge_probability=0.5, gap=0.1, horizon=3_000, instance_seed=seed)
+
+
+def test_simulate_refuses_a_masked_graph_even_after_an_equal_graph_was_checked() -> None:
+    """The checked-graph caches compare plain arrays only: a masked array's masked entries are not edges."""
+    env = _graph_env()
+    table = env.reward_model.from_uniforms(np.random.default_rng(1).random((200, 5)))
+    GAP(5, 3_000, 1.0, env.adjacency, seed=4).simulate(table, env.adjacency, env.gaps)  # fills both caches
+    masked = np.ma.array(env.adjacency, mask=env.adjacency)
+    for agent in (GAP(5, 3_000, 1.0, env.adjacency, seed=4), DPSE(5, 3_000, 1.0, seed=4)):
+        with pytest.raises(TypeError, match=r"^feedback_graph must be .*masked array"):
+            agent.simulate(table, masked, env.gaps)
+
+
+def test_a_continuing_simulate_refuses_a_short_table_and_past_checkpoints() -> None:
+    env = _graph_env()
+    table = env.reward_model.from_uniforms(np.random.default_rng(2).random((3_000, 5)))
+    agent = GAP(5, 3_000, 1.0, env.adjacency, seed=4)
+    agent.simulate(table[:1_000], env.adjacency, env.gaps)
+    twin = copy.deepcopy(agent)
+    with pytest.raises(
+        ValueError, match=r"^table must have a row for each of the 1,000 rounds copy 0 has played .* 100 rows\.$"
+    ):
+        agent.simulate(table[:100], env.adjacency, env.gaps)
+    with pytest.raises(ValueError, match=r"^checkpoints must be round counts after the 1,000 rounds .*got 10\.$"):
+        agent.simulate(table, env.adjacency, env.gaps, checkpoints=np.array([10, 2_000]))
+    went_on = agent.simulate(table, env.adjacency, env.gaps, checkpoints=np.array([1_001, 3_000]))
+    want = twin.simulate(table, env.adjacency, env.gaps, checkpoints=np.array([1_001, 3_000]))
+    np.testing.assert_array_equal(went_on.checkpoint_regret, want.checkpoint_regret)
+    assert agent.simulate(table, env.adjacency, env.gaps, checkpoints=[]).total_regret == 0.0  # nothing left
+
+
+@pytest.mark.skipif(not LONG_DOUBLE_WIDER, reason="long double is float64 on this platform: nothing rounds")
+def test_long_doubles_that_round_onto_a_bound_are_refused() -> None:
+    env = _graph_env()
+    table = env.reward_model.from_uniforms(np.random.default_rng(3).random((300, 5))).astype(np.longdouble)
+    above = np.longdouble(1) + np.longdouble(2) ** -62  # 1.0 as a float64
+    table[120, 2] = above
+    with pytest.raises(ValueError, match=r"at round 120, arm 2, a long double that rounds to"):
+        GAP(5, 3_000, 1.0, env.adjacency, seed=4).simulate(table, env.adjacency, env.gaps)
+    agent = GAP(5, 3_000, 1.0, env.adjacency, seed=4)
+    a = agent.act()
+    with pytest.raises(ValueError, match=r"^reward must be a finite number in \[0, 1\].*got np\.longdouble\("):
+        agent.update(a, above, {"observed_mask": np.ones(5, dtype=bool), "observed_rewards": np.full(5, 0.5)})
+    mask = np.ones(5, dtype=bool)
+    seen = np.full(5, 0.5, dtype=np.longdouble)
+    seen[3] = above
+    with pytest.raises(ValueError, match=r"^info\['observed_rewards'\] must be .*got np\.longdouble\(.* at arm 3\.$"):
+        agent.update(a, 0.5, {"observed_mask": mask, "observed_rewards": seen})
+    agent.update(a, np.longdouble(1), {"observed_mask": mask, "observed_rewards": seen.clip(0, 1)})  # in bounds

@@ -360,7 +360,10 @@ class EliminationAgent(Agent):
             and the agent's state and generator are then restored), a block of another width,
             an ``override`` outside the table or with such a value, checkpoints that are not
             increasing round counts in [1, T], ``gaps`` of another shape or with a negative or
-            non-finite entry, a table of more than 2**53 rows, or a bad ``copy``.
+            non-finite entry, a table of more than 2**53 rows, or a bad ``copy``. For a copy that
+            has played rounds already (the table's rows are rounds counted from 0): a table with
+            fewer rows than those, or checkpoints at or before them. A table of long doubles with
+            an entry outside [0, 1] that a float64 would round into it.
         """
         # A short run's fixed cost is mostly Python (about 25 us, 5-10% of a run of 10**5 rounds
         # at K = 10 with the caches cold after the table's rows): the usual arguments take the
@@ -385,6 +388,13 @@ class EliminationAgent(Agent):
         else:  # arm indices that do not fit in int16
             actions = np.zeros(n_rounds if record_actions else 0, dtype=np.int64)
         start = self._rounds_played(copy)
+        if start and (n_rounds < start or (ck.size and ck[0] <= start)):  # a run that goes on: rows are rounds from 0
+            played = f"the {start:,} rounds copy {copy} has played"
+            if n_rounds < start:
+                raise ValueError(
+                    f"table must have a row for each of {played} and those to play, got {n_rounds:,} rows."
+                )
+            raise ValueError(f"checkpoints must be round counts after {played}, got {int(ck[0]):,}.")
         # The kernel checks every entry it reads (no extra pass over the table); on a bad one it
         # stops, and the state and generator are put back as they were.
         rng = self._copy_rng(copy)
@@ -456,7 +466,7 @@ class EliminationAgent(Agent):
             return observes
         closed = _check_graph(feedback_graph, self.n_arms)
         observes = closed if self.side_observations else np.eye(self.n_arms, dtype=bool)
-        if isinstance(feedback_graph, np.ndarray) and feedback_graph.dtype == np.bool_:
+        if type(feedback_graph) is np.ndarray and feedback_graph.dtype == np.bool_:
             self._observes_cache = (feedback_graph.copy(), observes)
         return observes
 
@@ -475,7 +485,7 @@ class EliminationAgent(Agent):
             if len(shape) != 2 or shape[1] != self.n_arms or not 1 <= shape[0] <= MAX_EPOCH_LENGTH:
                 raise ValueError(f"table must have shape (T, {self.n_arms}) with T in [1, 2**53], got {shape}.")
             return int(shape[0]), (self._block(block) for block in table.blocks())
-        block = self._block(table)
+        block = self._block(table)  # T = 0 rows: nothing to play (no table has more than 2**53 rows in memory)
         return block.shape[0], iter([block])
 
     def _block(self, table: Any) -> npt.NDArray[np.float64]:
@@ -485,6 +495,8 @@ class EliminationAgent(Agent):
             raise TypeError(f"table must be a real array of shape (T, {self.n_arms}), got {describe(table)}.")
         if arr.ndim != 2 or arr.shape[1] != self.n_arms:
             raise ValueError(f"table must have shape (T, {self.n_arms}), got {arr.shape}.")
+        if arr.dtype.kind == "f" and arr.dtype.itemsize > 8:  # long doubles: none may round into [0, 1]
+            _check_rounding_into_unit(arr)
         # Read-only whoever owns it (the env's table is, a user's need not be): one compiled table
         # run for both (bandit_envs._jit.read_only_view; a view, no copy of a large table).
         return read_only_view(np.ascontiguousarray(arr, dtype=np.float64))
@@ -603,6 +615,8 @@ def _check_gaps(gaps: Any, n_arms: int) -> npt.NDArray[np.float64]:
 
 def _check_checkpoints(checkpoints: Any, n_rounds: int) -> npt.NDArray[np.int64]:
     """The checks of :func:`_simulate_checkpoints`."""
+    if isinstance(checkpoints, list | tuple) and not checkpoints:  # none, as an empty integer array
+        return np.zeros(0, dtype=np.int64)
     arr = _as_array(checkpoints)
     if arr is None or arr.ndim != 1 or arr.dtype.kind not in "iu":
         raise TypeError(f"checkpoints must be a 1-d array of integers, got {describe(checkpoints)}.")
@@ -613,6 +627,23 @@ def _check_checkpoints(checkpoints: Any, n_rounds: int) -> npt.NDArray[np.int64]
             f"from {int(arr.min())} to {int(arr.max())}."
         )
     return ck
+
+
+def _check_rounding_into_unit(table: npt.NDArray[Any]) -> None:
+    """Refuse a table of long doubles with an entry outside [0, 1] that rounds into it as a float64.
+
+    The compiled loop reads float64 entries and refuses those outside [0, 1] (or not finite); a long
+    double just above 1 (or just below 0) would reach it as 1.0 (or -0.0) and be read. One pass over
+    the table, for long-double tables only.
+    """
+    rounded = table.astype(np.float64)
+    hidden = ~((table >= 0) & (table <= 1)) & (rounded >= 0) & (rounded <= 1)
+    if hidden.any():
+        t, k = (int(i) for i in np.argwhere(hidden)[0])
+        raise ValueError(
+            f"table must hold rewards in [0, 1] the agent can read exactly, got {table[t, k]!r} at round {t}, "
+            f"arm {k}, a long double that rounds to {rounded[t, k]!r} as a float64."
+        )
 
 
 #: What :meth:`EliminationAgent.simulate` passes when it records no arms (empty: the kernels only read its
@@ -666,7 +697,7 @@ _last_checked: list[tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]] = []
 def _same_graph(graph: Any, checked: npt.NDArray[np.bool_]) -> bool:
     """Whether ``graph`` is a boolean array equal to the ``checked`` one."""
     return (
-        isinstance(graph, np.ndarray)
+        type(graph) is np.ndarray  # not a subclass: a masked array's masked entries are not edges
         and graph.dtype == np.bool_
         and graph.shape == checked.shape
         and graph.tobytes() == checked.tobytes()
@@ -685,7 +716,7 @@ def _check_graph(feedback_graph: Any, n_arms: int) -> npt.NDArray[np.bool_]:
         if graph.shape == (n_arms, n_arms) and _same_graph(feedback_graph, graph):
             return closed.copy()
     closed = closed_neighbourhoods(as_adjacency(feedback_graph, n_arms, "feedback_graph"))
-    if isinstance(feedback_graph, np.ndarray) and feedback_graph.dtype == np.bool_:
+    if type(feedback_graph) is np.ndarray and feedback_graph.dtype == np.bool_:
         _last_checked[:] = [(feedback_graph.copy(), closed.copy())]
     return closed
 
@@ -807,7 +838,7 @@ class GAP(EliminationAgent, PrivateAgent):
         self._grid = 0.0 if self.sampler == "float" else sum_grid(1.0 / self.epsilon, 1.0)
         self.delta = _confidence("delta", delta, self.horizon)
         self.neighbourhoods = _check_graph(feedback_graph, self.n_arms)
-        if isinstance(feedback_graph, np.ndarray) and feedback_graph.dtype == np.bool_:
+        if type(feedback_graph) is np.ndarray and feedback_graph.dtype == np.bool_:
             self._observes_cache = (feedback_graph.copy(), self.neighbourhoods)  # checked: see _observes
         k, eps, dlt = self.n_arms, self.epsilon, self.delta
         _check_first_epoch(
