@@ -49,7 +49,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from bandit_envs._jit import kernel_array
+from bandit_envs._jit import kernel_array, njit
 from bandit_envs._types import BoolArray, FloatArray, IntArray
 from bandit_envs.rendering import (
     RENDER_FPS,
@@ -155,6 +155,22 @@ def check_action(action: Any, n_actions: int) -> int:
     raise ValueError(f"action must be an integer (int or numpy integer) in [0, {n_actions - 1}], got {got}.")
 
 
+@njit
+def first_outside(actions: IntArray, n_actions: int) -> int:  # pragma: no cover
+    """Index of the first entry of ``actions`` outside [0, ``n_actions``), or -1: one compiled pass.
+
+    :func:`check_actions`' test of the usual batch (int64, C-contiguous), where numpy's comparisons
+    and ``any`` take several microseconds a step on small batches.
+    """
+    for i in range(actions.shape[0]):
+        if actions[i] < 0 or actions[i] >= n_actions:
+            return i
+    return -1
+
+
+_INT64 = np.dtype(np.int64)
+
+
 def check_actions(actions: Any, num_envs: int, n_actions: int) -> IntArray:
     """Return ``actions`` as an integer array of shape (num_envs,) with values in [0, n_actions).
 
@@ -185,6 +201,16 @@ def check_actions(actions: Any, num_envs: int, n_actions: int) -> IntArray:
         (whose masked entries would be played) are refused, as by :func:`check_action`.
     """
     allowed = f"an integer array of shape ({num_envs},) with values in [0, {n_actions - 1}]"
+    if (
+        type(actions) is np.ndarray
+        and actions.shape == (num_envs,)
+        and (actions.dtype is _INT64 or actions.dtype == _INT64)
+        and actions.flags.carray
+    ):  # the usual batch, which kernel_array below returns as it is
+        i = first_outside(actions, n_actions)
+        if i < 0:
+            return actions
+        raise ValueError(f"actions must be {allowed}, got actions[{i}] = {actions[i]}.")
     if type(actions) is np.ndarray:
         a = actions
     else:
@@ -858,7 +884,7 @@ class BanditVectorEnv(VectorEnv[Any, Any, Any], ABC):
             )
         a = check_actions(actions, self.num_envs, self.n_actions)
         restarting = self._done
-        if restarting.any():
+        if np.count_nonzero(restarting):  # faster than any() on small batches
             self._t[restarting] = 0
             self._restart(restarting)
         obs, reward, info = self._play(a, restarting)

@@ -468,7 +468,7 @@ class GraphBanditVectorEnv(_GraphBanditCore, BanditVectorEnv):
         if self._tables is not None:
             rows = self._tables[self._arange, self._t]
             reward, mask, observed, regret = observe(rows, actions, self.neighbourhoods, self._step_gaps)
-            if restarting.any():
+            if np.count_nonzero(restarting):
                 # A reset step consumes no reward row and observes nothing.
                 reward = np.where(restarting, 0.0, reward)
                 regret = np.where(restarting, 0.0, regret)

@@ -198,6 +198,10 @@ def test_vector_action_out_of_range_is_named_with_its_index(env_id: str, env_kwa
     with pytest.raises(ValueError) as error:
         venv.step(np.array([0, 1, n + 6, -1, n]))
     assert one_sentence(error).endswith(f"got actions[2] = {n + 6}.")
+    for actions in (np.array([0, 0, 0, 0, -1]), np.array([0, 0, 0, 0, -1], dtype=np.int32)):  # int64: one compiled pass
+        with pytest.raises(ValueError) as error:
+            venv.step(actions)
+        assert one_sentence(error).endswith("got actions[4] = -1.")
 
 
 # ------------------------------------------------------------------------ modified data files

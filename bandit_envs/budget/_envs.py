@@ -287,7 +287,7 @@ class BudgetVectorEnv(_BudgetCore, BanditVectorEnv):
     def _play(self, actions: IntArray, restarting: BoolArray) -> tuple[Any, FloatArray, dict[str, Any]]:
         rows = self._noise.next(self._draw, refill=self._refill)
         state, reward, phi, info = self._transition(self._state, actions, self._phi, rows)
-        if restarting.any():
+        if np.count_nonzero(restarting):
             # NEXT_STEP autoreset: the row is the restarting copies' reset row; they play nothing.
             start_state, start_phi = self._start(rows)
             state = np.where(restarting, start_state, state)

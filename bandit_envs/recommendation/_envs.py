@@ -366,7 +366,7 @@ class RecommendationVectorEnv(_RecommendationCore, BanditVectorEnv):
         reward, expected, regret, optimal = outcome(self.problem, c, actions, self._next_noise(playing))
         info = {"regret": regret, "expected_reward": expected, "optimal_action": optimal, "context": c}
         info.update(self.problem.round_info(c))
-        if restarting.any():  # the restarting copies played no round: reward, regret 0; indices and ids -1
+        if np.count_nonzero(restarting):  # the restarting copies played no round: reward, regret 0; indices and ids -1
             reward = np.where(playing, reward, 0.0)
             info = {key: _masked(playing, v, 0.0 if key in _ZERO_WHEN_RESTARTING else -1) for key, v in info.items()}
         self._context = self._next_contexts()
