@@ -155,6 +155,14 @@ def check_action(action: Any, n_actions: int) -> int:
     raise ValueError(f"action must be an integer (int or numpy integer) in [0, {n_actions - 1}], got {got}.")
 
 
+class EpisodeNotRunning(ResetNeeded, RuntimeError):
+    """A single env's step outside an episode (none started, or it ended at the horizon).
+
+    Gymnasium's :class:`~gymnasium.error.ResetNeeded`, as the vector envs raise for a step before
+    ``reset`` (and ``gym.make``'s order-enforcing wrapper does), and a ``RuntimeError``, as before.
+    """
+
+
 @njit
 def first_outside(actions: IntArray, n_actions: int) -> int:  # pragma: no cover
     """Index of the first entry of ``actions`` outside [0, ``n_actions``), or -1: one compiled pass.
@@ -698,7 +706,7 @@ class BanditEnv(gym.Env[ObsType, np.int64], Generic[ObsType]):
         if type(action) is int and 0 <= action < self.n_actions and self._t < self.horizon:
             return action  # the common case, without a further call
         if self._t >= self.horizon:
-            raise RuntimeError(
+            raise EpisodeNotRunning(
                 f"no episode is running (none started, or it ended after horizon={self.horizon} steps); call reset()."
             )
         return check_action(action, self.n_actions)

@@ -242,7 +242,7 @@ def test_any_agent_class_or_factory_is_audited_through_the_step_api(tmp_path: Pa
     ("kwargs", "message"),
     [
         ({"agent": "NoSuchAgent"}, "agent must be one of"),
-        ({"agent": "GAP", "epsilon": 0.0}, "epsilon must be a finite number in (0, inf)"),
+        ({"agent": "GAP", "epsilon": 0.0}, "epsilon must be a finite number in (0, 15]"),
         ({"agent": "GAP", "runs": 50}, "runs must be"),
         ({"agent": "GAP", "unit": "report"}, "unit must be 'entry' for GAP"),
         ({"agent": "GAP", "env_id": "Foo-v0"}, "env must be an env that replays reward tables"),

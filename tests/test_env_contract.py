@@ -237,6 +237,8 @@ def test_stepping_outside_an_episode_and_unknown_options(env_id: str, env_kwargs
     env = make(env_id, env_kwargs)
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)
+    with pytest.raises(gym.error.ResetNeeded, match=r"^no episode is running .*call reset\(\)\.$"):
+        env.step(0)  # the vector env's and gym.make's wrapper's exception too
     vec = make_vec(env_id, env_kwargs)  # the vector env refuses it too (it played a round before reset)
     with pytest.raises(gym.error.ResetNeeded, match=r"vector env was called before reset\(\); call reset\(\) first"):
         vec.step(np.zeros(vec.num_envs, dtype=np.int64))

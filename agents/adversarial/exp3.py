@@ -506,8 +506,8 @@ class Exp3SET(_GraphExpWeights):
         k = self.n_arms
         self.horizon = None if horizon is None else check_int("horizon", horizon, minimum=1)
         if alpha is not None:
-            alpha = check_int("alpha", alpha, minimum=1)
-            if alpha > k:
+            alpha = check_int("alpha", alpha)  # its type; then the range, stated whole whichever side is passed
+            if not 1 <= alpha <= k:
                 got = describe(alpha, typed=False)
                 raise ValueError(f"alpha must be an independence number in [1, {k}] (K = n_arms), got {got}.")
         if eta is not None:

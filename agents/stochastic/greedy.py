@@ -104,11 +104,7 @@ class EpsilonGreedy(UniformsAhead, CopyStreams, MeanStateAgent):
         self.decaying = self.schedule == "decaying"
         # c and d are checked whatever the schedule: a bad value is a mistake even where it is unused.
         self.c = per_copy_float("c", c, self.n_envs, low=0.0, low_open=True)
-        self.d = per_copy_float("d", d, self.n_envs, low=0.0, low_open=True)
-        for i, value in enumerate(np.atleast_1d(self.d).tolist()):
-            if not value < 1.0:
-                where = "d" if np.ndim(self.d) == 0 else f"d[{i}]"
-                raise ValueError(f"{where} must be a finite number in (0, 1), got {value!r}.")
+        self.d = per_copy_float("d", d, self.n_envs, low=0.0, low_open=True, high=1.0, high_open=True)
         if self.decaying:
             if epsilon is not None:
                 raise ValueError(
@@ -121,11 +117,7 @@ class EpsilonGreedy(UniformsAhead, CopyStreams, MeanStateAgent):
             self.name = "eps_n-greedy"
         else:
             value = DEFAULT_EPSILON if epsilon is None else epsilon
-            self.epsilon = per_copy_float("epsilon", value, self.n_envs, low=0.0)
-            for i, e in enumerate(np.atleast_1d(self.epsilon).tolist()):
-                if not e <= 1.0:
-                    where = "epsilon" if np.ndim(self.epsilon) == 0 else f"epsilon[{i}]"
-                    raise ValueError(f"{where} must be a finite number in [0, 1], got {e!r}.")
+            self.epsilon = per_copy_float("epsilon", value, self.n_envs, low=0.0, high=1.0)
             param = np.asarray(self.epsilon)
         self._param = np.broadcast_to(param, (self.batch,)).astype(np.float64)
         self._seed_copies()

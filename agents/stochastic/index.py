@@ -918,7 +918,14 @@ def _check_alpha_range(alpha: float | FloatArray) -> None:
 
 
 def per_copy_float(
-    name: str, value: Any, n_envs: int | None, *, low: float, low_open: bool = False, high: float | None = None
+    name: str,
+    value: Any,
+    n_envs: int | None,
+    *,
+    low: float,
+    low_open: bool = False,
+    high: float | None = None,
+    high_open: bool = False,
 ) -> float | FloatArray:
     """A float, or in batch mode optionally an (n_envs,) array of floats, each checked (in [low, high]).
 
@@ -930,7 +937,7 @@ def per_copy_float(
     except (TypeError, ValueError):  # e.g. ragged nested lists: refused by real_array below
         ndim = -1
     if ndim == 0:
-        return check_float(name, value, low=low, low_open=low_open, high=high)
+        return check_float(name, value, low=low, low_open=low_open, high=high, high_open=high_open)
     if n_envs is None:
         raise ValueError(f"{name} must be a single number when n_envs is None, got {describe(value)}.")
     allowed = f"a number or an array of n_envs={n_envs} numbers"
@@ -941,5 +948,5 @@ def per_copy_float(
     if arr.shape != (n_envs,):
         raise ValueError(f"{name} must be {allowed}, got shape {arr.shape}.")
     for i, v in enumerate(arr.tolist()):
-        check_float(f"{name}[{i}]", v, low=low, low_open=low_open, high=high)
+        check_float(f"{name}[{i}]", v, low=low, low_open=low_open, high=high, high_open=high_open)
     return arr.astype(np.float64)  # a copy: never the caller's array

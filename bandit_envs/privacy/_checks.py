@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from bandit_envs.validation import check_float, real_array
+from bandit_envs.validation import check_float, real_array, summarize
 
 __all__ = [
     "GAUSSIAN_SAMPLER_BOUND",
@@ -126,7 +126,10 @@ def check_epsilon(name: str, value: Any) -> float:
     TypeError
         If ``value`` is not a real number.
     """
-    v = check_float(name, value, low=0.0, low_open=True)
+    try:
+        v = check_float(name, value, low=0.0, low_open=True)
+    except ValueError:  # not finite or not positive: the message states the whole range
+        raise ValueError(f"{name} must be a finite number in (0, {MAX_EPSILON:g}], got {summarize(value)}.") from None
     if v > MAX_EPSILON:
         raise ValueError(
             f"{name} must be in (0, {MAX_EPSILON:g}], got {v!r}: above it numpy's bounded noise samplers "
