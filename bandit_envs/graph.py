@@ -429,6 +429,8 @@ class GraphBanditVectorEnv(_GraphBanditCore, BanditVectorEnv):
         # ``expected_rewards`` (a factory normalising what it read, in place) changes no regret.
         self._step_gaps = self.gaps.copy()
         self._step_expected = self.expected_rewards.copy()
+        #: Every copy's best arm, copied into each step's info (a new array: the caller may write into it).
+        self._optimal_actions = np.full(self.num_envs, self.optimal_action)
         self._init_rendering(render_mode)
 
     def reset(
@@ -494,7 +496,11 @@ class GraphBanditVectorEnv(_GraphBanditCore, BanditVectorEnv):
             "observed_rewards": observed,
             "regret": regret,
             # A reset step plays nothing: its expected reward is 0, as its reward and regret (and the other envs').
-            "expected_reward": np.where(restarting, 0.0, self._step_expected[actions]),
-            "optimal_action": np.full(self.num_envs, self.optimal_action),
+            "expected_reward": (
+                np.where(restarting, 0.0, self._step_expected[actions])
+                if np.count_nonzero(restarting)
+                else self._step_expected[actions]
+            ),
+            "optimal_action": self._optimal_actions.copy(),
         }
         return self._obs.copy(), reward, info
