@@ -64,7 +64,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 from numba import types
 
-from bandit_envs._jit import kernel_array, njit
+from bandit_envs._jit import entry_point, kernel_array, njit
 from bandit_envs._types import FloatArray, IntArray
 from bandit_envs.validation import (
     check_choice,
@@ -437,31 +437,6 @@ def check_values(
     raise value_error(
         what, bad if values.dtype.itemsize > 8 else float(bad), bounds, reason, where, values.ndim > 0, condition
     )
-
-
-def entry_point(kernel: Any, signature: tuple[Any, ...]) -> Callable[..., Any]:
-    """``kernel`` compiled for the argument types ``signature``, called without numba's type dispatch.
-
-    Calling a numba dispatcher looks up the compiled version for the numba types of its
-    arguments at every call: about 0.1-0.2 us per array argument, more than a single-env step
-    computes. ``Dispatcher.compile(signature)`` loads (from numba's disk cache) or compiles that
-    version and returns it as a plain callable, which the agents' single-env steps call directly.
-    Its callers must pass exactly these types, or arrays that unbox to them (the agents pass
-    their own state arrays and values checked in Python; declare arrays they do not own with
-    layout ``"A"``). Falls back to the dispatcher itself if numba returns something else.
-
-    Parameters
-    ----------
-    kernel
-        A numba dispatcher (a function decorated with :func:`bandit_envs._jit.njit`).
-    signature
-        The numba types of its arguments, e.g. ``(types.float64[:, ::1], types.int64)``.
-    """
-    try:
-        entry = kernel.compile(signature)
-    except Exception:  # noqa: BLE001 - numba's internals changed: the dispatcher is always right
-        return kernel
-    return entry if callable(entry) else kernel
 
 
 class SingleEnvKernel:

@@ -780,7 +780,10 @@ class BanditVectorEnv(VectorEnv[Any, Any, Any], ABC):
     def __getstate__(self) -> dict[str, Any]:
         """What ``copy.deepcopy`` and ``pickle`` copy; unseeded generators are made first (copies draw alike)."""
         self._rngs  # noqa: B018 - made now if they were left to the first use
-        return dict(self.__dict__)
+        state = dict(self.__dict__)
+        if "_step_entry" in state:  # a family's compiled step (not picklable): made again at the next step
+            state["_step_entry"] = None
+        return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Restore a copy made by ``copy.deepcopy`` or ``pickle``: its generators are new objects, at new addresses."""

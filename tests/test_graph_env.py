@@ -714,3 +714,21 @@ def test_a_graph_bandit_and_gap_import_neither_networkx_nor_scipy_stats() -> Non
     out = subprocess.run([sys.executable, "-c", _IMPORTS], capture_output=True, text=True, cwd=root, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[-2] == "[]"
+
+
+def test_vector_env_copied_after_a_step_steps_as_the_original() -> None:
+    """The compiled step kept after the first step is not copied nor pickled: the copies make their own."""
+    import copy
+    import pickle
+
+    env = GraphBanditVectorEnv(num_envs=4, n_arms=5, edge_probability=0.3, horizon=100)
+    env.reset(seed=3)
+    actions = np.array([0, 1, 2, 3])
+    env.step(actions)
+    copies = [copy.deepcopy(env), pickle.loads(pickle.dumps(env))]
+    for _ in range(5):
+        want = env.step(actions)
+        for other in copies:
+            got = other.step(actions)
+            np.testing.assert_array_equal(got[1], want[1])
+            np.testing.assert_array_equal(got[4]["observed_rewards"], want[4]["observed_rewards"])
