@@ -499,7 +499,7 @@ def test_seeded_reset_pickle_and_copies_replay_the_same_actions(name):
     ("make", "error", "match"),
     [
         (lambda: EpsilonGreedy(3, epsilon=1.5), ValueError, r"epsilon must be a finite number in \[0, 1\]"),
-        (lambda: EpsilonGreedy(3, epsilon=-0.1), ValueError, "epsilon"),
+        (lambda: EpsilonGreedy(3, epsilon=-0.1), ValueError, r"epsilon must be a finite number in \[0, 1\]"),
         (lambda: EpsilonGreedy(3, epsilon="0.1"), TypeError, "epsilon"),
         (lambda: EpsilonGreedy(3, 0.1, schedule="decaying"), ValueError, "epsilon is the constant schedule"),
         (lambda: EpsilonGreedy(3, schedule="linear"), ValueError, "schedule must be one of"),
@@ -510,7 +510,7 @@ def test_seeded_reset_pickle_and_copies_replay_the_same_actions(name):
         (lambda: EpsilonGreedy(3, 0.2, c=math.nan), ValueError, "c must be"),
         (lambda: EpsilonGreedy(3, c="6"), TypeError, "c must be a real number"),
         (lambda: EpsilonGreedy(3, d=1.5), ValueError, r"d must be a finite number in \(0, 1\)"),
-        (lambda: EpsilonGreedy(3, d=0.0), ValueError, "d must be"),
+        (lambda: EpsilonGreedy(3, d=0.0), ValueError, r"d must be a finite number in \(0, 1\)"),  # the whole range
         (lambda: EpsilonGreedy(3, d=[0.1, 2.0], n_envs=2), ValueError, r"d\[1\] must be"),
         (lambda: EpsilonGreedy(3, epsilon=[0.1, 0.2], n_envs=3), ValueError, "epsilon must be a number or an array"),
         (lambda: KLUCB(3, c=-1.0), ValueError, "c must be"),
@@ -521,6 +521,7 @@ def test_seeded_reset_pickle_and_copies_replay_the_same_actions(name):
         (lambda: Exp3(3, gamma=1.0), ValueError, "gamma"),
         (lambda: Exp3SET(3, PATH3), ValueError, "needs horizon"),
         (lambda: Exp3SET(3, PATH3, 100, alpha=4), ValueError, "alpha must be an independence number"),
+        (lambda: Exp3SET(3, PATH3, 100, alpha=0), ValueError, r"alpha must be an independence number in \[1, 3\]"),
         (lambda: Exp3SET(4, PATH3, 100), ValueError, "^feedback_graph must have n_arms=4 nodes"),
         (lambda: Exp3SET(3, PATH3.astype(str), 100), ValueError, r"^feedback_graph .* got feedback_graph\[0, 0\] = "),
         (lambda: Exp3IX(3, None), ValueError, "feedback_graph is required"),
