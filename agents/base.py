@@ -516,6 +516,12 @@ class Agent(ABC):
     #: Whether ``act`` reads the env's observation (contexts, sensitivities, the RL model's input).
     #: :class:`agents.LDPWrapper` refuses such agents: an observation can carry raw rewards.
     reads_obs: ClassVar[bool] = False
+    #: Whether ``update`` may read an info's side observations (``observed_mask``, ``observed_rewards``).
+    #: :class:`agents.LDPWrapper`, which strips an info to the pulled arm's privatized report, gives an
+    #: agent that declares False no info at all: the same learning without two (N, K) arrays a round.
+    #: A class that defines its own ``update`` is taken to read them (True) unless it declares False
+    #: itself, so a subclass of an agent that reads none is safe by default.
+    reads_side_observations: bool = True
     #: Rewards the agent accepts, (low, high) inclusive; None: any finite number (:data:`SUMMED_REWARD_BOUNDS`
     #: for the agents that sum them).
     reward_bounds: ClassVar[tuple[float, float] | None] = None
@@ -533,6 +539,8 @@ class Agent(ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if "update" in cls.__dict__ and "reads_side_observations" not in cls.__dict__:
+            cls.reads_side_observations = True  # a new update: it may read what its parent's did not
         bounds = cls.reward_bounds
         cls._plain_low, cls._plain_high = (
             (-sys.float_info.max, sys.float_info.max) if bounds is None else (float(bounds[0]), float(bounds[1]))

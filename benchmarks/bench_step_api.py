@@ -20,6 +20,10 @@ Ratios (every pair interleaved, several repetitions, medians):
 * The elimination agents with one env (``GAP``, ``GAPU``, ``DPSE``, ``AAE``, ``AlphaSample``, K = 10)
   fed the ``GraphBandit-v0`` step output of their own arms, against the same agents with
   ``n_envs=1`` (the general checked path), for information.
+* ``LDPWrapper`` around UCB (Laplace, the noise-aware index) and around Thompson sampling
+  (randomized response) with one env, K = 10: microseconds per ``act()`` + ``update(action,
+  reward)`` against the wrapped agent alone in the same loop (what the user-side report costs),
+  for information; printed beside it, the wrapper built with ``n_envs=1`` (the general path).
 * ``LinUCB`` and ``LDPLinUCB`` (d = 20, 20 arms, MovieLens-like features as in
   ``bench_ldp_linucb.py``): the step API over T rounds against the same agent's compiled
   ``run`` over the same rounds. Goal: the step API at least 0.5x the speed of ``run``. Both must
@@ -55,6 +59,7 @@ from agents import (
     EpsilonGreedy,
     Exp3,
     LDPLinUCB,
+    LDPWrapper,
     LinUCB,
     ThompsonSampling,
 )
@@ -204,6 +209,42 @@ def index_agent_ratio(name: str, make: Callable[[int | None], Agent], goal_us: f
     )
 
 
+#: The wrappers timed with one env: name -> (constructor of the wrapped agent, mechanism).
+WRAPPERS: dict[str, tuple[Callable[[int | None], Agent], str]] = {
+    "LDPWrapper(UCB, laplace)": (lambda n: UCB(K, n_envs=n), "laplace"),
+    "LDPWrapper(ThompsonSampling, randomized_response)": (
+        lambda n: ThompsonSampling(K, n_envs=n, seed=3),
+        "randomized_response",
+    ),
+}
+
+
+def wrapper_ratio(name: str, quick: bool) -> Ratio:
+    """One env's ``LDPWrapper`` act + update against the wrapped agent alone, with its n_envs=1 path for information."""
+    make, mechanism = WRAPPERS[name]
+    steps, repeats = (2_000, 5) if quick else (20_000, 9)
+    rows = bernoulli_rows(steps)
+
+    def wrapped(n: int | None) -> LDPWrapper:
+        return LDPWrapper(make(n), mechanism, 1.0, seed=11)
+
+    times = step_times(wrapped(None), wrapped(1), rows, repeats, same_rounds=0)
+    # reset() continues the noise: fresh wrappers, whose users' noise starts from the seed, for the arms
+    single, batch1 = wrapped(None), wrapped(1)
+    same = all(single_step(single, batch1, row) for row in rows[:2_000])
+    alone, subject = step_loop(make(None), rows), step_loop(wrapped(None), rows)
+    subject_us, alone_us = (x / steps * 1e6 for x in interleaved(subject, alone, repeats))
+    return Ratio(
+        f"{name} single-env act+update vs the wrapped agent alone",
+        f"{name}, K={K}, epsilon=1, act+update",
+        f"{name.split('(')[1].split(',')[0]}({K}) act+update",
+        alone_us / subject_us,
+        None,
+        f"{subject_us:.2f} us vs {alone_us:.3f} us per act+update (wall time, median of {repeats}); the "
+        f"wrapper with n_envs=1 (the general path) {times.old_us:.2f} us; same arms as the n_envs=1 path: {same}",
+    )
+
+
 def single_step(single: Agent, batch1: Agent, row: list[float]) -> bool:
     """One round of both agents on the same reward row; whether they chose the same arm."""
     a, b = single.act(), batch1.act()
@@ -312,6 +353,7 @@ def results(quick: bool = False) -> list[Ratio]:
     out.append(with_info_ratio(UCB, "UCB", quick))
     out.append(with_info_ratio(UCBN, "UCBN", quick))
     out.extend(elimination_step_ratio(name, quick) for name in ELIMINATION_AGENTS)
+    out.extend(wrapper_ratio(name, quick) for name in WRAPPERS)
     out.append(linear_ratio("LinUCB", lambda: LinUCB(D, 1.0, seed=0), quick))
     out.append(
         linear_ratio(

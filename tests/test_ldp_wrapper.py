@@ -262,15 +262,70 @@ def test_compiled_batch_reports_are_the_numpy_reports(mechanism: str, kwargs: di
     assert np.signbit(zero[0].agent.rewards[0]).tolist() == np.signbit(zero[1].agent.rewards[0]).tolist()
 
 
-@pytest.mark.parametrize("name", ["UCB", "KLUCB", "MOSS", "EpsilonGreedy", "Exp3", "TS"])
+@pytest.mark.parametrize(
+    ("mechanism", "kwargs"),
+    [
+        ("laplace", {}),
+        ("laplace", {"sampler": "float"}),
+        ("gaussian", {"delta": 1e-5}),
+        ("gaussian", {"delta": 1e-5, "sampler": "float"}),
+        ("randomized_response", {}),
+    ],
+)
+def test_one_env_plain_reports_are_the_numpy_reports(mechanism: str, kwargs: dict[str, Any]) -> None:
+    """One env's usual round (Python floats) gives the numpy path's reports, info, counts and draws, bit for bit."""
+    rng = np.random.default_rng(32)
+    fast, slow = (LDPWrapper(Spy(4), mechanism, 0.8, reward_range=(-0.5, 1.5), seed=41, **kwargs) for _ in range(2))
+    assert fast._plain_one_env
+    slow._plain_one_env = False  # the numpy code, the reference of _report_one
+    # the bounds, beyond them, -0.0 and rewards halfway between two grid points (the lattice's ties)
+    edges = [-3.0, -0.5, 1.5, 7.0, -0.0, *(fast.grid * np.array([2.5, 3.5, -1.5, -0.25]))]
+    side = {"observed_mask": np.ones(4, dtype=bool), "observed_rewards": np.full(4, 0.25), "regret": 0.1}
+    for t in range(400):
+        action = int(rng.integers(0, 4)) if t % 2 else rng.integers(0, 4)  # an int and a numpy int
+        reward = float(rng.choice(edges)) if rng.random() < 0.3 else float(rng.uniform(-1.0, 2.0))
+        info = side if t % 3 == 0 else None
+        for wrapper in (fast, slow):
+            wrapper.update(action, reward if t % 5 else np.float64(reward), info)
+    assert isinstance(fast.agent, Spy) and isinstance(slow.agent, Spy)
+    assert all(type(r) is float for r in fast.agent.rewards)
+    np.testing.assert_array_equal(*(np.array(w.agent.rewards).view(np.uint64) for w in (fast, slow)))
+    for key in ("observed_mask", "observed_rewards"):
+        got, want = (np.array([info[key] for info in w.agent.infos]) for w in (fast, slow))
+        assert got.shape == want.shape == (400, 4) and got.dtype == want.dtype
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+    assert 0 < fast.n_clipped == slow.n_clipped < 400
+    assert fast.privacy_spent == slow.privacy_spent and fast.max_user_reports == slow.max_user_reports == 400
+    assert fast.rng.bit_generator.state == slow.rng.bit_generator.state
+    # what the fast round does not take goes the general way: a bad arm, a NaN, a user id, debiased bits
+    with pytest.raises(ValueError, match="action"):
+        fast.update(4, 0.5)
+    with pytest.raises(ValueError, match="reward"):
+        fast.update(0, math.nan)
+    assert not LDPWrapper(Spy(4), "randomized_response", 0.8, rr_output="debias")._plain_one_env
+
+
+def test_snap_one_is_the_lattice_snap_of_one_float() -> None:
+    """The one-env round's rounding to the grid gives numpy's bits: ties to even, the sign of a zero kept."""
+    from agents.local_dp.wrapper import _snap_one
+    from bandit_envs.privacy.lattice import snap
+
+    g = 2.0**-20
+    rng = np.random.default_rng(3)
+    edges = [-0.0, 0.0, 0.5 * g, -0.5 * g, -0.25 * g, 1.5 * g, -1.5 * g, 2.5 * g, -2.5 * g, 1e300, -1e300, 5e-324]
+    xs = np.concatenate([edges, rng.laplace(0, 1e-5, 2000), (rng.integers(-(10**6), 10**6, 2000) + 0.5) * g])
+    got = np.array([_snap_one(float(x), g) for x in xs])
+    np.testing.assert_array_equal(got.view(np.uint64), snap(xs, g).view(np.uint64))
+
+
+@pytest.mark.parametrize("name", ["UCB", "KLUCB", "MOSS", "EpsilonGreedy", "Exp3", "TS", "Random"])
 def test_agents_given_no_info_by_the_wrapper_read_none(name: str) -> None:
-    """The N-copy reports go without an info to the agents listed as reading none: it would change nothing.
+    """The reports go without an info to the agents that declare reading none: it would change nothing.
 
     Checked by feeding each the same rounds with and without side observations that say otherwise
     (every arm observed, at other values): their arms and state must not differ.
     """
-    from agents import KLUCB, Exp3
-    from agents.local_dp.wrapper import _reads_side_observations
+    from agents import KLUCB, Exp3, Random
 
     make = {
         "UCB": lambda: UCB(4, n_envs=3, seed=1),
@@ -279,11 +334,11 @@ def test_agents_given_no_info_by_the_wrapper_read_none(name: str) -> None:
         "EpsilonGreedy": lambda: EpsilonGreedy(4, n_envs=3, seed=1),
         "Exp3": lambda: Exp3(4, 500, n_envs=3, seed=1),
         "TS": lambda: ThompsonSampling(4, n_envs=3, seed=1),
+        "Random": lambda: Random(4, n_envs=3, seed=1),
     }[name]
-    assert not _reads_side_observations(make())
-    assert _reads_side_observations(UCBN(4, n_envs=3)) and _reads_side_observations(
-        ThompsonSampling(4, side_observations=True, n_envs=3)
-    )
+    assert not make().reads_side_observations
+    assert UCBN(4, n_envs=3).reads_side_observations
+    assert ThompsonSampling(4, side_observations=True, n_envs=3).reads_side_observations
     plain, told = make(), make()
     rng = np.random.default_rng(5)
     for _ in range(60):
@@ -296,6 +351,56 @@ def test_agents_given_no_info_by_the_wrapper_read_none(name: str) -> None:
     for key, value in plain.__dict__.items():
         if isinstance(value, np.ndarray) and key != "_bitgens":  # generators' addresses differ
             np.testing.assert_array_equal(value, told.__dict__[key], err_msg=key)
+
+
+def test_a_subclass_with_its_own_update_reads_side_observations_unless_it_says_not() -> None:
+    """``reads_side_observations = False`` holds for the update it was declared with, not for a new one."""
+    from agents import KLUCB
+
+    class Logged(UCB):  # a new act only: still UCB's update
+        def act(self, obs: Any = None) -> Any:
+            return super().act(obs)
+
+    class Reading(UCB):  # a new update, which may read the side observations
+        def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
+            super().update(action, reward, None)
+
+    class Declared(Reading):
+        reads_side_observations = False
+
+    class ReadingTS(ThompsonSampling):
+        def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
+            super().update(action, reward, info)
+
+    assert not Logged(3).reads_side_observations and not KLUCB(3).reads_side_observations
+    assert Reading(3).reads_side_observations and not Declared(3).reads_side_observations
+    assert ReadingTS(3).reads_side_observations and not ThompsonSampling(3).reads_side_observations
+    assert Spy().reads_side_observations  # the default of Agent: it may read them
+
+
+@pytest.mark.parametrize("n_envs", [None, 3])
+@pytest.mark.parametrize("reads", [True, False])
+def test_the_wrapper_gives_an_info_only_to_agents_that_read_side_observations(n_envs: int | None, reads: bool) -> None:
+    """A user's agent that declares reading none gets no info; one that does not declare gets the pulled arm's."""
+
+    class Declared(Spy):
+        reads_side_observations = reads
+
+    wrapper = LDPWrapper(Declared(3, n_envs=n_envs), "laplace", 1.0, seed=2)
+    side = {
+        "observed_mask": np.ones((wrapper.batch, 3), dtype=bool),
+        "observed_rewards": np.full((wrapper.batch, 3), 0.5),
+    }
+    for info in (None, side if n_envs else {k: v[0] for k, v in side.items()}):
+        wrapper.update(wrapper.act(), 0.5 if n_envs is None else np.full(3, 0.5), info)
+    assert isinstance(wrapper.agent, Spy)
+    for given, reward in zip(wrapper.agent.infos, wrapper.agent.rewards, strict=True):
+        if not reads:
+            assert given is None
+            continue
+        mask = np.atleast_2d(given["observed_mask"])
+        assert mask.sum() == wrapper.batch and mask[:, 0].all()  # the pulled arm (0) only
+        np.testing.assert_array_equal(np.atleast_2d(given["observed_rewards"])[:, 0], np.atleast_1d(reward))
 
 
 def test_noise_aware_widths():

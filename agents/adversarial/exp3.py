@@ -248,6 +248,7 @@ class Exp3(_ExpWeights):
     """
 
     name = "Exp3"
+    reads_side_observations = False  # the pulled arm's loss only
 
     def __init__(
         self,

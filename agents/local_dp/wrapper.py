@@ -17,7 +17,6 @@ import numpy.typing as npt
 from numba import types
 from scipy.special import expit
 
-from agents.adversarial.exp3 import Exp3
 from agents.base import (
     FLOATS_1D,
     FLOATS_2D,
@@ -35,9 +34,7 @@ from agents.common.streams import copy_laplace, copy_normals, copy_uniforms
 from agents.linear import LinearAgent
 from agents.local_dp.accounting import PerUserReports
 from agents.local_dp.wrapper_kernels import MECHANISM_CODES, batch_reports, noise_aware_choose
-from agents.stochastic.greedy import EpsilonGreedy
-from agents.stochastic.index import UCB, ThompsonSampling
-from agents.stochastic.optimistic import KLUCB, MOSS
+from agents.stochastic.index import UCB
 from bandit_envs._jit import kernel_array
 from bandit_envs._types import BoolArray, FloatArray, IntArray
 from bandit_envs.core import generator_addresses
@@ -72,6 +69,7 @@ _SIDE_KEYS = ("observed_mask", "observed_rewards")
 _NOT_YET = object()
 
 _I64, _F64 = types.int64, types.float64
+_NP_INT64, _NP_FLOAT64 = np.int64, np.float64
 #: The batched round's kernels, through their compiled entry points (loaded by the constructor).
 _BATCH_REPORTS = SingleEnvKernel(
     batch_reports,
@@ -83,17 +81,16 @@ _BATCH_REPORTS = SingleEnvKernel(
 _NOISE_AWARE_CHOOSE = SingleEnvKernel(noise_aware_choose, (FLOATS_2D, _I64, FLOATS_1D, _F64, _F64, INTS_1D))
 #: The (0, 0) mask and values ``batch_reports`` gets for an agent given no info (it writes nothing into them).
 _NO_MASK, _NO_VALUES = np.zeros((0, 0), dtype=np.bool_), np.zeros((0, 0))
-#: The built-in agents whose update reads nothing of an info but its checks (exactly these classes: a
-#: subclass may read more). With N copies the wrapper gives them no info rather than one that says only
-#: the pulled arm was observed: the same learning, without two (N, K) arrays a round.
-_READ_NO_SIDE_OBSERVATIONS = (UCB, KLUCB, MOSS, EpsilonGreedy, Exp3)
 
 
-def _reads_side_observations(agent: Agent) -> bool:
-    """Whether ``agent``'s update may read ``observed_mask`` and ``observed_rewards`` (True unless known not to)."""
-    if type(agent) is ThompsonSampling:
-        return agent.side_observations
-    return type(agent) not in _READ_NO_SIDE_OBSERVATIONS
+def _snap_one(x: float, grid: float) -> float:
+    """:func:`~bandit_envs.privacy.lattice.snap` of one float: ``grid * rint(x / grid)``, ties to even, sign kept.
+
+    Python's ``round`` rounds half to even, as ``numpy.rint`` does, and is exact (a float of 2**52 or
+    more is already an integer); a zero takes the sign of ``x``, as ``rint`` gives -0.0 for ``x`` in (-0.5, 0].
+    """
+    q = float(round(x / grid))
+    return (q if q else math.copysign(0.0, x)) * grid
 
 
 class LDPWrapper(PerUserReports, PrivateAgent):
@@ -123,11 +120,12 @@ class LDPWrapper(PerUserReports, PrivateAgent):
     ``info`` stripped of everything else (the env's info may carry the reward's ingredients, e.g.
     ``recommendation_reward``, or ``regret``). Side observations of a feedback graph are
     **stripped** [P]: each side observation is another user's value and would need its own
-    report (a budget split of ε over |N(a)| values); instead, the agent always gets
+    report (a budget split of ε over |N(a)| values); instead, the agent gets
     ``observed_mask``/``observed_rewards`` saying "only the pulled arm was observed, with the
     privatized reward" (whether or not the env's info had side observations, or was None), so
     side-observation agents (UCB-N, TS-N, GAP, DPSE, ...) run on any env, learning from their
-    own pulls only (a plain UCB under the noise-aware index, which reads no info, may get none). A
+    own pulls only. An agent that declares ``reads_side_observations = False`` (UCB, KL-UCB, MOSS,
+    ε-greedy, Exp3, Random, TS without side observations; :class:`agents.base.Agent`) gets no info. A
     wrapped GAP or GAPU must declare an edgeless ``feedback_graph`` (its
     ``update`` refuses a round that reveals fewer arms than its graph declares).
 
@@ -383,8 +381,18 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         self._widths_squared = np.zeros(self.batch)
         if self._compiled_reports:
             _BATCH_REPORTS.load()
+        #: One env whose user always reports (no cap), not debiased bits: ``update``'s usual round is
+        #: plain Python floats (:meth:`_report_one`), the same draws and arithmetic.
+        self._plain_one_env = (
+            self.n_envs is None
+            and self.max_reports_per_user is None
+            and not (mechanism == "randomized_response" and self.rr_output == "debias")
+        )
         #: Whether the compiled reports go to the wrapped agent with the pulled-arm-only info (else with none).
-        self._info_for_agent = _reads_side_observations(agent)
+        # An agent whose update reads no side observations (Agent.reads_side_observations) gets no info
+        # rather than one that says only the pulled arm was observed: the same learning, without two
+        # (N, K) arrays a round.
+        self._info_for_agent = bool(agent.reads_side_observations)
         if self.noise_aware:
             _NOISE_AWARE_CHOOSE.load()
             # The wrapper chooses the arms: the UCB's update need not choose them too (its next act would).
@@ -625,6 +633,18 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         The round's user is ``info["user_id"]`` (none: the whole stream is one user); a user
         over the cap sends nothing (see the class docstring).
         """
+        if self._plain_one_env and (info is None or (type(info) is dict and USER_ID_KEY not in info)):
+            tr, ta = type(reward), type(action)
+            if (
+                (tr is float or tr is _NP_FLOAT64)
+                and (ta is int or ta is _NP_INT64)
+                and 0 <= action < self.n_arms
+                and math.isfinite(reward)
+            ):  # the usual one-env round, which Agent._feedback would take as it is
+                if info is not None:
+                    self._check_info(info)
+                self._report_one(action, reward)
+                return
         a, r = self._feedback(action, reward, info)
         if self._compiled_reports and (not info or USER_ID_KEY not in info):
             # N copies, every user reporting (no cap, no user ids): batch_reports does what the
@@ -632,9 +652,7 @@ class LDPWrapper(PerUserReports, PrivateAgent):
             # reference, tests/test_ldp_wrapper.py).
             n = self.batch
             reports = np.empty(n)
-            # An agent that reads nothing of an info (UCB, the noise-aware one included, KL-UCB, ...:
-            # _reads_side_observations) gets none, rather than one that says only the pulled arm was observed.
-            if self._info_for_agent:
+            if self._info_for_agent:  # else none: the agent reads no side observations
                 mask, values = np.zeros((n, self.n_arms), dtype=np.bool_), np.zeros((n, self.n_arms))
             else:
                 mask, values = _NO_MASK, _NO_VALUES
@@ -665,6 +683,33 @@ class LDPWrapper(PerUserReports, PrivateAgent):
             self.agent._forget_choice()  # an arm the update chose from the rows just put back
         self._ledger.record(users, send)
 
+    def _report_one(self, action: int, reward: float) -> None:
+        """:meth:`update` of one env with checked scalars, no user id and no cap, in Python floats.
+
+        The reference is the general path below it (``np.clip``, :meth:`_privatize`, :meth:`_strip`,
+        the ledger): the same draws from ``self.rng`` (one scalar draw is the draw of a size-1
+        array), the same float operations, the same info for the wrapped agent, and one anonymous
+        report counted (tests/test_ldp_wrapper.py compares the two).
+        """
+        lo, hi = self.lo, self.hi
+        clipped = reward if lo <= reward <= hi else (lo if reward < lo else hi)  # np.clip's value (-0.0 kept)
+        if clipped != reward:
+            self._clipped[0] += 1
+        mechanism, grid = self.mechanism, self.grid
+        if mechanism == "laplace" or mechanism == "gaussian":
+            noise = self.rng.laplace(0.0, self.scale) if mechanism == "laplace" else self.rng.normal(0.0, self.scale)
+            noisy = clipped + noise if grid == 0.0 else _snap_one(clipped, grid) + _snap_one(noise, grid)
+        else:  # randomized response's bit (rr_output="bits"), as _privatize draws it
+            unit = min(max((clipped - lo) / (hi - lo), 0.0), 1.0)
+            noisy = 1.0 if self.rng.random() < self._p_zero + self._slope * unit else 0.0
+        info_out = None
+        if self._info_for_agent:
+            mask, values = np.zeros(self.n_arms, dtype=np.bool_), np.zeros(self.n_arms)
+            mask[action], values[action] = True, noisy
+            info_out = {"observed_mask": mask, "observed_rewards": values}
+        self.agent.update(action, float(noisy), info_out)
+        self._ledger.record_anonymous()
+
     def _privatize(self, r: FloatArray, send: BoolArray | None = None) -> FloatArray:
         """User side: the report of each clipped reward (batch mode: noise drawn only where ``send``; None: all)."""
         if self.mechanism in ("laplace", "gaussian"):
@@ -694,6 +739,8 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         agent that reads its rewards from ``observed_rewards`` (UCB-N, TS-N) learns from the
         privatized pulled arm alone, as any other wrapped agent does.
         """
+        if not self._info_for_agent:  # an agent that reads no side observations: nothing to say
+            return None
         mask = np.zeros((self.batch, self.n_arms), dtype=bool)
         values = np.zeros((self.batch, self.n_arms))
         rows = np.arange(self.batch)

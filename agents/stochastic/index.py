@@ -408,6 +408,7 @@ class Random(CopyStreams, Agent):
     """
 
     name = "Random"
+    reads_side_observations = False
     _state_bytes_per_copy = GENERATOR_BYTES
 
     def __init__(self, n_arms: int, *, n_envs: int | None = None, seed: int | None = None) -> None:
@@ -528,6 +529,7 @@ class UCB(_UCBIndex):
     """
 
     name = "UCB"
+    reads_side_observations = False  # the pulled arm's reward only
 
     def __init__(
         self,
@@ -725,6 +727,7 @@ class ThompsonSampling(Agent):
     """
 
     name = "TS"
+    reads_side_observations = False  # with side_observations=True (TS-N), True on the instance
     copy_axis_last = ("_streams", "_shapes")  # the (4, B) sampling-stream states, the (4, K, B) gamma constants
     reward_bounds = (0.0, 1.0)
     reward_bounds_reason = "the r-coin of Thompson sampling needs it"
@@ -747,6 +750,8 @@ class ThompsonSampling(Agent):
         self.side_observations = bool(side_observations)
         if self.side_observations:
             self.name = "TS-N"
+        # TS-N reads them; so does a subclass's own update (Agent.__init_subclass__)
+        self.reads_side_observations = self.side_observations or type(self).reads_side_observations
         self._reset_state()
         if self.n_envs is None:
             _TS_CHOOSE_ONE.load()

@@ -126,6 +126,7 @@ class MeanStateAgent(PackedMeanViews, Agent):
     #: What :func:`~agents.stochastic.index_kernels.mean_update` keeps in the ``aux`` columns.
     _kind: ClassVar[int]
     _state_bytes_per_arm = 40
+    reads_side_observations = False  # the pulled arm's reward only
     #: The per-copy parameter column (see :mod:`agents.stochastic.index_kernels`), shape (B,).
     _param: FloatArray
     _state: FloatArray
