@@ -16,6 +16,8 @@ stable-baselines3 nor torch.
 from __future__ import annotations
 
 import functools
+import math
+import sys
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -79,6 +81,11 @@ def _check_reward_range(reward_range: Any) -> tuple[float, float]:
     low, high = check_float("reward_range[0]", low), check_float("reward_range[1]", high)
     if not low < high:
         raise ValueError(f"reward_range must satisfy low < high, got {summarize(reward_range)}.")
+    if not math.isfinite(high - low):  # the means are scaled by it: (mean - low) / inf would be NaN at the top
+        raise ValueError(
+            f"reward_range must have a finite width high - low (at most {sys.float_info.max:g}), got "
+            f"({low:g}, {high:g}), whose width overflows."
+        )
     return low, high
 
 
@@ -110,7 +117,7 @@ class ArmStatistics(gym.Wrapper[npt.NDArray[np.float32], Any, Any, Any], gym.uti
     reward_range
         (low, high) of the rewards, for scaling the means: (0, 1) for ``GraphBandit-v0``;
         (1 − 1/(γ+1), 1 + γ/(γ+1)) for the privacy-budget envs (payoff, eq. 15), e.g. (0.5, 1.5)
-        at γ = 1.
+        at γ = 1. Finite, low < high, with a finite width high - low.
     keep_observation
         Append the env's own observation, flattened (``gymnasium.spaces.flatten``), e.g. the
         sensitivity φ_t of the budget envs, on which the best budget depends.

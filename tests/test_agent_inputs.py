@@ -828,7 +828,8 @@ def test_linear_run_refuses_rewards_as_the_step_api_does(name, value):
         (lambda: LDPLinUCB(D, 5e-324), "epsilon and delta"),
         (lambda: LDPLinUCB(D, 1.0, delta=5e-324), "epsilon and delta"),
         (lambda: LDPWrapper(UCB(K), "laplace", 5e-324), r"epsilon must be in \[1e-100"),
-        (lambda: LDPWrapper(UCB(K), "laplace", 1.0, reward_range=(-1e308, 1e308)), "epsilon and reward_range"),
+        (lambda: LDPWrapper(UCB(K), "laplace", 1.0, reward_range=(-8e307, 8e307)), "epsilon and reward_range"),
+        (lambda: LDPWrapper(UCB(K), "laplace", 1.0, reward_range=(-1e308, 1e308)), "reward_range must have a finite"),
         (
             lambda: LDPWrapper(UCB(K), "gaussian", 5e-324, 0.1, sigma_method="analytic"),
             r"epsilon (and reward_range|must be in \[1e-100)",

@@ -305,6 +305,22 @@ def test_one_env_plain_reports_are_the_numpy_reports(mechanism: str, kwargs: dic
     assert not LDPWrapper(Spy(4), "randomized_response", 0.8, rr_output="debias")._plain_one_env
 
 
+@pytest.mark.parametrize(
+    ("mechanism", "kwargs"),
+    [
+        ("laplace", {}),
+        ("gaussian", {"delta": 1e-5}),
+        ("randomized_response", {}),
+        ("randomized_response", {"rr_output": "debias"}),
+    ],
+)
+def test_a_reward_range_whose_width_overflows_is_refused(mechanism: str, kwargs: dict[str, Any]) -> None:
+    """Each bound finite, hi - lo not: (r - lo) / (hi - lo) would be inf / inf, a NaN report or a refused one."""
+    with pytest.raises(ValueError, match=r"reward_range must have a finite width hi - lo .* got \(-1e\+308, 1e\+308\)"):
+        LDPWrapper(UCBN(2), mechanism, 0.5, reward_range=(-1e308, 1e308), **kwargs)
+    LDPWrapper(UCBN(2), "randomized_response", 0.5, reward_range=(-8e307, 8e307))  # the widest finite one is taken
+
+
 def test_snap_one_is_the_lattice_snap_of_one_float() -> None:
     """The one-env round's rounding to the grid gives numpy's bits: ties to even, the sign of a zero kept."""
     from agents.local_dp.wrapper import _snap_one

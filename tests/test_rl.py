@@ -479,6 +479,8 @@ def test_arm_statistics_validates_its_arguments() -> None:
         ArmStatistics(env, reward_range=1.0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"reward_range\[1\] must be a finite number"):
         ArmStatistics(env, reward_range=(0.0, np.inf))
+    with pytest.raises(ValueError, match="reward_range must have a finite width high - low"):
+        ArmStatistics(env, reward_range=(-1e308, 1e308))  # each finite, the width not: the top mean scaled to NaN
     with pytest.raises(TypeError, match="keep_observation must be True or False"):
         ArmStatistics(env, keep_observation=1)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="needs an env whose action space is Discrete"):

@@ -165,7 +165,7 @@ class LDPWrapper(PerUserReports, PrivateAgent):
     delta
         δ in (0, 1) for ``"gaussian"`` (required there); must be None otherwise.
     reward_range
-        (lo, hi), lo < hi: the reward bounds enforced by clipping. Default (0, 1).
+        (lo, hi), finite, lo < hi and hi - lo finite: the reward bounds enforced by clipping. Default (0, 1).
     sigma_method
         ``"classic"`` (default) or ``"analytic"``; Gaussian only.
     rr_output
@@ -379,6 +379,8 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         #: The ``alpha`` whose w² ``_widths_squared`` holds (:meth:`_squared_widths`).
         self._widths_of: Any = _NOT_YET
         self._widths_squared = np.zeros(self.batch)
+        #: One env's noise-aware arm, written by the kernel and returned as an int (batches: a new array each act).
+        self._one_arm = np.empty(1, dtype=np.int64)
         if self._compiled_reports:
             _BATCH_REPORTS.load()
         #: One env whose user always reports (no cap), not debiased bits: ``update``'s usual round is
@@ -500,6 +502,7 @@ class LDPWrapper(PerUserReports, PrivateAgent):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self.__dict__.setdefault("_one_arm", np.empty(1, dtype=np.int64))  # a wrapper pickled before it had one
         if self.n_envs is None:  # one env: the stream is rng's (a copy made its own object of it)
             self._copy_rngs = (self.rng,)
         self._bitgens = generator_addresses(self._copy_rngs)
@@ -602,7 +605,7 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         assert isinstance(ucb, UCB)
         t = ucb.t + 1
         forced_up_to = 4.0 * math.log(t + 1) if self.mechanism == "laplace" else -1.0
-        out = np.empty(self.batch, dtype=np.int64)
+        out = self._one_arm if self.n_envs is None else np.empty(self.batch, dtype=np.int64)
         _NOISE_AWARE_CHOOSE.call(ucb._state, self.n_arms, self._squared_widths(), math.log(t), forced_up_to, out)
         return self._out(out)
 
@@ -814,7 +817,7 @@ def _noise_seeds(agent: Any, seen: set[int] | None = None) -> set[int]:
 
 
 def _check_range(value: Any) -> tuple[float, float]:
-    """``reward_range`` as (lo, hi) finite floats with lo < hi."""
+    """``reward_range`` as (lo, hi) finite floats with lo < hi and a finite width hi - lo (the range R)."""
     try:
         lo, hi = value
     except (TypeError, ValueError):
@@ -823,6 +826,11 @@ def _check_range(value: Any) -> tuple[float, float]:
     hi_f = check_float("reward_range[1]", hi)
     if not lo_f < hi_f:
         raise ValueError(f"reward_range must be a pair (lo, hi) with lo < hi, got {summarize(value)}.")
+    if not math.isfinite(hi_f - lo_f):  # every mechanism scales by R: (r - lo) / R would be inf / inf
+        raise ValueError(
+            f"reward_range must have a finite width hi - lo (at most {sys.float_info.max:g}), got "
+            f"({lo_f:g}, {hi_f:g}), whose width overflows."
+        )
     return lo_f, hi_f
 
 
