@@ -9,7 +9,7 @@ Ratios (every pair interleaved, several repetitions, medians):
   ``n_envs=1``, whose arrays of shape (1,) take the general checked path (the cost of the
   single-env step before it had its own one-call path).
 * The other index agents with one env, K = 10 (``KLUCB``, ``MOSS``, ``EpsilonGreedy``,
-  ``Exp3`` with a horizon and anytime, ``ThompsonSampling``): microseconds per ``act()`` +
+  ``Exp3`` with a horizon and anytime, ``ThompsonSampling``, ``Random``): microseconds per ``act()`` +
   ``update(action, reward)`` (wall time, and the thread's CPU time, which a busy machine does
   not inflate). Goal: at most 1 us (Thompson sampling: 1.5 us, its K Beta draws included),
   reported as goal / measured (goal 1). Printed beside it: the same agent with ``n_envs=1``
@@ -61,6 +61,7 @@ from agents import (
     LDPLinUCB,
     LDPWrapper,
     LinUCB,
+    Random,
     ThompsonSampling,
 )
 from agents.base import Agent
@@ -77,6 +78,7 @@ INDEX_AGENTS: dict[str, tuple[Callable[[int | None], Agent], float]] = {
     "Exp3 (horizon)": (lambda n: Exp3(K, 100_000, n_envs=n, seed=3), 1.0),
     "Exp3 (anytime)": (lambda n: Exp3(K, n_envs=n, seed=3), 1.0),
     "ThompsonSampling": (lambda n: ThompsonSampling(K, n_envs=n, seed=3), 1.5),
+    "Random": (lambda n: Random(K, n_envs=n, seed=3), 1.0),
 }
 
 

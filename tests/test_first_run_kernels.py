@@ -18,8 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.common.streams import laplace_draw
-from agents.elimination.kernels import integer_below
+from agents.common.streams import integer_below, laplace_draw
 from bandit_envs._jit import njit
 from bandit_envs.core import generator_addresses
 

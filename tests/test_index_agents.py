@@ -418,6 +418,24 @@ def test_random_batched_is_uniform():
     assert chi2 < 16.3  # 0.999 quantile of chi^2 with 3 degrees of freedom
 
 
+@pytest.mark.parametrize("k", [2, 3, 10, 1000, 2**31 + 11])
+def test_random_one_env_draws_what_generator_integers_draws(k: int) -> None:
+    """One env's compiled choice is ``rng.integers(K)``, draw for draw, with other draws of ``rng`` between."""
+    agent, reference = Random(2, seed=5), np.random.default_rng(5)
+    agent.n_arms = k  # the arm count alone matters to the draw (a Random of 2**31 arms is above the memory limit)
+    arms, expected = [], []
+    for t in range(400):
+        arms.append(agent.act())
+        expected.append(int(reference.integers(k)))
+        if t % 7 == 0:  # a 64-bit draw between two 32-bit ones: numpy's half-word buffer must be shared
+            assert agent.rng.random() == reference.random()
+    assert arms == expected and all(type(a) is int for a in arms)
+    batch = Random(k if k < 2**20 else 10, n_envs=3, seed=5)  # copy i: a single agent seeded 5 + i
+    singles = [Random(batch.n_arms, seed=5 + i) for i in range(3)]
+    for _ in range(50):
+        assert batch.act().tolist() == [one.act() for one in singles]
+
+
 @pytest.mark.parametrize(
     "make",
     [

@@ -334,14 +334,14 @@ def test_snap_one_is_the_lattice_snap_of_one_float() -> None:
     np.testing.assert_array_equal(got.view(np.uint64), snap(xs, g).view(np.uint64))
 
 
-@pytest.mark.parametrize("name", ["UCB", "KLUCB", "MOSS", "EpsilonGreedy", "Exp3", "TS", "Random"])
+@pytest.mark.parametrize("name", ["UCB", "KLUCB", "MOSS", "EpsilonGreedy", "Exp3", "TS", "Random", "FixedArm"])
 def test_agents_given_no_info_by_the_wrapper_read_none(name: str) -> None:
     """The reports go without an info to the agents that declare reading none: it would change nothing.
 
     Checked by feeding each the same rounds with and without side observations that say otherwise
     (every arm observed, at other values): their arms and state must not differ.
     """
-    from agents import KLUCB, Exp3, Random
+    from agents import KLUCB, Exp3, FixedArm, Random
 
     make = {
         "UCB": lambda: UCB(4, n_envs=3, seed=1),
@@ -351,6 +351,7 @@ def test_agents_given_no_info_by_the_wrapper_read_none(name: str) -> None:
         "Exp3": lambda: Exp3(4, 500, n_envs=3, seed=1),
         "TS": lambda: ThompsonSampling(4, n_envs=3, seed=1),
         "Random": lambda: Random(4, n_envs=3, seed=1),
+        "FixedArm": lambda: FixedArm(4, 2, n_envs=3),
     }[name]
     assert not make().reads_side_observations
     assert UCBN(4, n_envs=3).reads_side_observations

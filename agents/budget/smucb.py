@@ -217,6 +217,7 @@ class FixedArm(Agent):
     """
 
     name = "FixedArm"
+    reads_side_observations = False
 
     def __init__(self, n_arms: int, arm: int, *, n_envs: int | None = None, seed: int | None = None) -> None:
         super().__init__(n_arms, n_envs=n_envs, seed=seed)
@@ -242,10 +243,16 @@ class FixedArm(Agent):
     def act(self, obs: Any = None) -> Any:
         """Return ``arm`` (one per copy)."""
         self._check_obs(obs)
-        return self._out(np.full(self.batch, self.arm, dtype=np.int64))
+        if self.n_envs is None:
+            return self.arm
+        return np.full(self.n_envs, self.arm, dtype=np.int64)
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Check the feedback (it must fit the agent), then ignore it."""
+        if self._scalar_feedback(action, reward) is not None:  # one env's plain scalars that fit
+            if info is not None:
+                self._check_info(info)
+            return
         self._feedback(action, reward, info)
 
     def __repr__(self) -> str:

@@ -120,19 +120,35 @@ def lemire_keeps(m, bound):  # pragma: no cover
 
 
 @njit
+def integer_below(bitgen, n):  # pragma: no cover
+    """``Generator.integers(0, n)`` (1 <= n < 2**32) of the generator at address ``bitgen``, from the same draws.
+
+    NumPy's bounded integers on a range that fits 32 bits (``random_bounded_uint64_fill`` of
+    ``numpy/random/src/distributions/distributions.c``): nothing is drawn for n = 1; otherwise
+    Lemire's multiply-and-reject (:func:`lemire_keeps`) on the generator's
+    32-bit draws (``next_uint32``, which PCG64 serves from halves of its 64-bit draws, as NumPy
+    does). Written here because numba's
+    ``Generator.integers`` takes several tenths of a second of CPU time to compile (its argument
+    checks, array output and 64-bit branch), a large part of a first run.
+    """
+    if n <= 1:
+        return 0
+    bound = np.uint64(n)
+    while True:
+        m = np.uint64(next_uint32(bitgen)) * bound
+        if lemire_keeps(m, bound):
+            return np.int64(m >> np.uint64(32))
+
+
+@njit
 def copy_integers(bitgens, n, out):  # pragma: no cover
     """``out[b]`` = copy b's ``Generator.integers(n)`` (2 <= n < 2^32), from the generator at ``bitgens[b]``.
 
-    numpy's bounded integers on a range that fits 32 bits: :func:`lemire_keeps` on the
-    generator's 32-bit draws, so copy b draws exactly what a single agent with that generator draws.
+    :func:`integer_below` of each copy's generator, so copy b draws exactly what a single agent
+    with that generator draws.
     """
-    bound = np.uint64(n)
     for b in range(out.shape[0]):
-        while True:
-            m = np.uint64(next_uint32(bitgens[b])) * bound
-            if lemire_keeps(m, bound):
-                out[b] = np.int64(m >> np.uint64(32))
-                break
+        out[b] = integer_below(bitgens[b], n)
 
 
 @njit

@@ -28,30 +28,8 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.common.kernels import argmax_masked
-from agents.common.streams import laplace_draw, lemire_keeps, next_uint32
+from agents.common.streams import integer_below, laplace_draw
 from bandit_envs._jit import njit
-
-
-@njit
-def integer_below(bitgen, n):  # pragma: no cover
-    """``Generator.integers(0, n)`` (1 <= n < 2**32) of the generator at address ``bitgen``, from the same draws.
-
-    NumPy's bounded integers on a range that fits 32 bits (``random_bounded_uint64_fill`` of
-    ``numpy/random/src/distributions/distributions.c``): nothing is drawn for n = 1; otherwise
-    Lemire's multiply-and-reject (:func:`agents.common.streams.lemire_keeps`) on the generator's
-    32-bit draws (``next_uint32``, which PCG64 serves from halves of its 64-bit draws, as NumPy
-    does). Written here because numba's
-    ``Generator.integers`` takes several tenths of a second of CPU time to compile (its argument
-    checks, array output and 64-bit branch), a large part of a first run.
-    """
-    if n <= 1:
-        return 0
-    bound = np.uint64(n)
-    while True:
-        m = np.uint64(next_uint32(bitgen)) * bound
-        if lemire_keeps(m, bound):
-            return np.int64(m >> np.uint64(32))
-
 
 #: Position of the (B, K) bool active set (arms not yet eliminated) in every agent's state.
 ACTIVE = 0

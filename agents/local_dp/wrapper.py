@@ -125,7 +125,7 @@ class LDPWrapper(PerUserReports, PrivateAgent):
     privatized reward" (whether or not the env's info had side observations, or was None), so
     side-observation agents (UCB-N, TS-N, GAP, DPSE, ...) run on any env, learning from their
     own pulls only. An agent that declares ``reads_side_observations = False`` (UCB, KL-UCB, MOSS,
-    ε-greedy, Exp3, Random, TS without side observations; :class:`agents.base.Agent`) gets no info. A
+    ε-greedy, Exp3, Random, FixedArm, TS without side observations; :class:`agents.base.Agent`) gets no info. A
     wrapped GAP or GAPU must declare an edgeless ``feedback_graph`` (its
     ``update`` refuses a round that reveals fewer arms than its graph declares).
 

@@ -38,7 +38,7 @@ from agents.base import (
 )
 from agents.common import sampling
 from agents.common.kernels import OBSERVED_REFUSED, first_argmax, kernel_error
-from agents.common.streams import GENERATOR_BYTES, CopyStreams, copy_integers
+from agents.common.streams import GENERATOR_BYTES, CopyStreams, copy_integers, integer_below
 from agents.stochastic import thompson_kernels as ts_kernels
 from agents.stochastic.index_kernels import SUMMED_HIGH, SUMMED_LOW, feedback_fits, reward_fits
 from agents.stochastic.mean_state import PackedMeanViews
@@ -342,6 +342,8 @@ _TS_COIN_UPDATE_OBSERVED = SingleEnvKernel(
 )
 #: Random's batched ``act``, through the compiled entry point of :func:`~agents.common.streams.copy_integers`.
 _COPY_INTEGERS = SingleEnvKernel(copy_integers, (types.Array(types.uint64, 1, "C"), types.int64, _BATCH_ARMS))
+#: One env's ``rng.integers(K)`` (K < 2**32), from the generator's address: ``Random``'s one-env choice.
+_ONE_INTEGER = SingleEnvKernel(integer_below, (types.uint64, types.int64))
 #: One env's step kernels as ``update`` calls them: the dispatchers until the first single-env
 #: agent is built, then their compiled entry points (:func:`_load_pulled_step`,
 #: :func:`_load_observed_step`).
@@ -417,16 +419,21 @@ class Random(CopyStreams, Agent):
         self._reset_state()
         if self.n_envs is not None:
             _COPY_INTEGERS.load()
+        elif self.n_arms < 2**32:
+            _ONE_INTEGER.load()
 
     def _reset_state(self) -> None:
         """Random keeps no learning state."""
 
     def act(self, obs: Any = None) -> Any:
-        """Draw one uniform arm per copy, each from its copy's generator."""
+        """Draw one uniform arm per copy, each from its copy's generator (one env: ``rng.integers(K)``'s draw)."""
         if obs is not None:
             self._check_obs(obs)
         n = self.n_envs
         if n is None:
+            if self.n_arms < 2**32:  # rng.integers(K) in one compiled call (integer_below: the same draws)
+                arm: int = _ONE_INTEGER.call(self._bitgen_one, self.n_arms)
+                return arm
             return int(self.rng.integers(self.n_arms))
         out = _EMPTY(n, _INT64)
         _COPY_INTEGERS.call(self._bitgens, self.n_arms, out)
@@ -434,6 +441,10 @@ class Random(CopyStreams, Agent):
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Check the feedback (it must fit the agent), then ignore it."""
+        if self._scalar_feedback(action, reward) is not None:  # one env's plain scalars that fit
+            if info is not None:
+                self._check_info(info)
+            return
         self._feedback(action, reward, info)
 
 
