@@ -154,6 +154,9 @@ class StreamPrivateAgent(PrivateAgent):
             self._seed_streams()
         self._draws = np.zeros(self.batch, dtype=np.int64)
         self._t = 0
+        #: One env's arm, action and reward as the kernels take them ((1,) arrays, rewritten every round).
+        self._one_arm = np.empty(1, dtype=np.int64)
+        self._one_action, self._one_reward = np.empty(1, dtype=np.int64), np.empty(1)
         self._reset_learning()
 
     def _seed_streams(self) -> None:
@@ -193,12 +196,30 @@ class StreamPrivateAgent(PrivateAgent):
         """The arm of every copy for round ``t + 1``."""
         if obs is not None:
             self._check_obs(obs)
-        out = np.empty(self.batch, dtype=np.int64)
+        if self.n_envs is None:  # one env: the kept (1,) array, returned as an int
+            one = self._one_arm
+            self._choose(one)
+            return int(one[0])
+        out = np.empty(self.n_envs, dtype=np.int64)
         self._choose(out)
-        return self._out(out)
+        return out
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Learn from the pulled arm's reward (in [0, 1]); side observations in ``info`` are ignored."""
+        value = None if self.n_envs is not None else self._scalar_feedback(action, reward)
+        if value is not None:  # one env's plain int and float that fit: written into the kept (1,) arrays
+            if info is not None:
+                self._check_info(info)
+            a, r = self._one_action, self._one_reward
+            a[0], r[0] = action, value
+            try:
+                bad = self._learn(a, r)
+            finally:  # the raw reward is not kept: a local-DP agent's server must never hold it
+                r[0] = 0.0
+            if bad >= 0:
+                raise kernel_error(self, np.array([action], dtype=np.int64), np.array([value]), bad)
+            self._t += 1
+            return
         a, r = self._feedback(action, reward, info, check_values=False)
         bad = self._learn(a, r)
         if bad >= 0:
