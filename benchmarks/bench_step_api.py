@@ -20,6 +20,10 @@ Ratios (every pair interleaved, several repetitions, medians):
 * The elimination agents with one env (``GAP``, ``GAPU``, ``DPSE``, ``AAE``, ``AlphaSample``, K = 10)
   fed the ``GraphBandit-v0`` step output of their own arms, against the same agents with
   ``n_envs=1`` (the general checked path), for information.
+* The central- and local-DP index agents with one env, K = 10, ε = 1 (``HybridDPUCB``,
+  ``TreeDPUCB``, ``AdaPUCB``, ``DPThompsonSampling``, ``DPTSUCB``, ``PrePullGaussianTS``,
+  ``LDPThompsonSampling``): act + update against the same agent with ``n_envs=1`` (the general
+  checked path), for information; both must choose the same arms.
 * ``LDPWrapper`` around UCB (Laplace, the noise-aware index) and around Thompson sampling
   (randomized response) with one env, K = 10: microseconds per ``act()`` + ``update(action,
   reward)`` against the wrapped agent alone in the same loop (what the user-side report costs),
@@ -49,20 +53,27 @@ import bandit_envs  # noqa: F401  (registers GraphBandit-v0)
 from agents import (
     AAE,
     DPSE,
+    DPTSUCB,
     GAP,
     GAPU,
     KLUCB,
     MOSS,
     UCB,
     UCBN,
+    AdaPUCB,
     AlphaSample,
+    DPThompsonSampling,
     EpsilonGreedy,
     Exp3,
+    HybridDPUCB,
     LDPLinUCB,
+    LDPThompsonSampling,
     LDPWrapper,
     LinUCB,
+    PrePullGaussianTS,
     Random,
     ThompsonSampling,
+    TreeDPUCB,
 )
 from agents.base import Agent
 
@@ -211,6 +222,39 @@ def index_agent_ratio(name: str, make: Callable[[int | None], Agent], goal_us: f
     )
 
 
+#: The private index agents timed with one env, for information: name -> constructor for one env or n copies.
+DP_AGENTS: dict[str, Callable[[int | None], Agent]] = {
+    "HybridDPUCB": lambda n: HybridDPUCB(K, 1.0, n_envs=n, seed=3),
+    "TreeDPUCB": lambda n: TreeDPUCB(K, 100_000, 1.0, n_envs=n, seed=3),
+    "AdaPUCB": lambda n: AdaPUCB(K, 1.0, n_envs=n, seed=3),
+    "DPThompsonSampling": lambda n: DPThompsonSampling(K, 1.0, n_envs=n, seed=3),
+    "DPTSUCB": lambda n: DPTSUCB(K, 100_000, 1.0, n_envs=n, seed=3),
+    "PrePullGaussianTS": lambda n: PrePullGaussianTS(K, 5, n_envs=n, seed=3),
+    "LDPThompsonSampling": lambda n: LDPThompsonSampling(K, 1.0, n_envs=n, seed=3),
+}
+
+
+def dp_agent_ratio(name: str, quick: bool) -> Ratio:
+    """One private agent's single-env act + update against its checked n_envs=1 path (no goal)."""
+    make = DP_AGENTS[name]
+    steps, repeats = (2_000, 5) if quick else (20_000, 9)
+    rows = bernoulli_rows(steps)
+    times = step_times(make(None), make(1), rows, repeats, same_rounds=0)
+    # reset() continues the noise: fresh agents, whose streams start from the seed, for the arms
+    single, batch1 = make(None), make(1)
+    same = all(single_step(single, batch1, row) for row in rows[:2_000])
+    return Ratio(
+        f"{name} single-env act+update vs checked n_envs=1 path",
+        f"{name}({K}) act+update",
+        f"{name}({K}, n_envs=1) act+update",
+        times.old_us / times.us_again,
+        None,
+        f"{times.us:.3f} us per act+update (wall time, median of {repeats}; thread CPU time {times.cpu_us:.3f} us) "
+        f"vs {times.old_us:.2f} us; two bare method calls {times.bare_us:.3f} us; same arms as the n_envs=1 "
+        f"path: {same}",
+    )
+
+
 #: The wrappers timed with one env: name -> (constructor of the wrapped agent, mechanism).
 WRAPPERS: dict[str, tuple[Callable[[int | None], Agent], str]] = {
     "LDPWrapper(UCB, laplace)": (lambda n: UCB(K, n_envs=n), "laplace"),
@@ -355,6 +399,7 @@ def results(quick: bool = False) -> list[Ratio]:
     out.append(with_info_ratio(UCB, "UCB", quick))
     out.append(with_info_ratio(UCBN, "UCBN", quick))
     out.extend(elimination_step_ratio(name, quick) for name in ELIMINATION_AGENTS)
+    out.extend(dp_agent_ratio(name, quick) for name in DP_AGENTS)
     out.extend(wrapper_ratio(name, quick) for name in WRAPPERS)
     out.append(linear_ratio("LinUCB", lambda: LinUCB(D, 1.0, seed=0), quick))
     out.append(

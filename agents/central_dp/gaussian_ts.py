@@ -43,8 +43,20 @@ import math
 from abc import abstractmethod
 
 import numpy as np
+from numba import types
 
-from agents.base import INT64_MAX, check_float, check_int, check_int_range
+from agents.base import (
+    FLOATS_1D,
+    FLOATS_2D,
+    INT64_MAX,
+    INTS_1D,
+    INTS_2D,
+    WORDS_2D,
+    SingleEnvKernel,
+    check_float,
+    check_int,
+    check_int_range,
+)
 from agents.central_dp import gaussian_kernels as kernels
 from agents.central_dp.base import CopiedState, StreamPrivateAgent
 from agents.central_dp.reference import first_argmax
@@ -59,6 +71,17 @@ __all__ = [
     "ReferenceGaussians",
     "ReferencePrePullGaussianTS",
 ]
+
+_I64, _F64 = types.int64, types.float64
+#: The Gaussian agents' choices and updates, through their compiled entry points (no argument typing a call).
+_PREPULL_CHOOSE = SingleEnvKernel(
+    kernels.prepull_ts_choose, (INTS_2D, FLOATS_2D, _I64, _F64, WORDS_2D, INTS_1D, INTS_1D)
+)
+_SUMS_UPDATE = SingleEnvKernel(kernels.sums_update, (INTS_2D, FLOATS_2D, INTS_1D, FLOATS_1D))
+_TS_UCB_CHOOSE = SingleEnvKernel(
+    kernels.ts_ucb_choose, (INTS_2D, FLOATS_2D, INTS_2D, FLOATS_2D, _I64, _F64, WORDS_2D, INTS_1D, INTS_1D)
+)
+_TS_UCB_UPDATE = SingleEnvKernel(kernels.ts_ucb_update, (INTS_2D, FLOATS_2D, INTS_2D, FLOATS_2D, INTS_1D, FLOATS_1D))
 
 #: δ at which :attr:`privacy_spent` states ε unless the agent is given another.
 DEFAULT_DELTA = 1e-5
@@ -257,6 +280,8 @@ class PrePullGaussianTS(_GaussianAgent):
         #: No horizon, no total: inf until :meth:`for_budget` sets its budget's ε (privacy_spent is exact).
         self.epsilon = math.inf
         self._reset_state()
+        _PREPULL_CHOOSE.load()
+        _SUMS_UPDATE.load()
 
     @classmethod
     def for_budget(
@@ -305,12 +330,10 @@ class PrePullGaussianTS(_GaussianAgent):
         return math.sqrt(max(t - self.n_arms * max(self.pre_pulls, 1), 0)) * self.per_round_mu
 
     def _choose(self, out: IntArray) -> None:
-        kernels.prepull_ts_choose(
-            self._counts, self._sums, self.pre_pulls, self.variance, self._streams, self._draws, out
-        )
+        _PREPULL_CHOOSE.call(self._counts, self._sums, self.pre_pulls, self.variance, self._streams, self._draws, out)
 
     def _learn(self, actions: IntArray, rewards: FloatArray) -> int:
-        bad: int = kernels.sums_update(self._counts, self._sums, actions, rewards)
+        bad: int = _SUMS_UPDATE.call(self._counts, self._sums, actions, rewards)
         return bad
 
     def __repr__(self) -> str:
@@ -424,6 +447,8 @@ class DPTSUCB(_GaussianAgent):
                 f"horizon={self.horizon}, budget={self.budget}, variance={self.variance:g}."
             )
         self._reset_state()
+        _TS_UCB_CHOOSE.load()
+        _TS_UCB_UPDATE.load()
         #: ε at ``delta`` of the whole horizon (:meth:`gdp_mu_for_horizon`).
         self.epsilon = gdp_epsilon(mu, self.delta)
 
@@ -486,12 +511,12 @@ class DPTSUCB(_GaussianAgent):
         return self._mu(t, math.inf)
 
     def _choose(self, out: IntArray) -> None:
-        kernels.ts_ucb_choose(
+        _TS_UCB_CHOOSE.call(
             self._counts, self._sums, self._used, self._top, self.budget, self.variance, self._streams, self._draws, out
         )
 
     def _learn(self, actions: IntArray, rewards: FloatArray) -> int:
-        bad: int = kernels.ts_ucb_update(self._counts, self._sums, self._used, self._top, actions, rewards)
+        bad: int = _TS_UCB_UPDATE.call(self._counts, self._sums, self._used, self._top, actions, rewards)
         return bad
 
     def __repr__(self) -> str:

@@ -69,6 +69,17 @@ _EPOCH_UPDATE = SingleEnvKernel(
 _ADAP_CHOOSE = SingleEnvKernel(
     kernels.adap_choose, (INTS_2D, FLOATS_2D, INTS_2D, INTS_2D, INTS_1D, _F64, _F64, _BOOL, _F64, INTS_1D)
 )
+_FLOATS_3D, _FLOATS_4D = types.Array(types.float64, 3, "C"), types.Array(types.float64, 4, "C")
+#: The counter agents' choice and updates, through their compiled entry points (no argument typing a call).
+_BOUND_CHOOSE = SingleEnvKernel(kernels.bound_choose, (_FLOATS_3D, _F64, _F64, _F64, _F64, INTS_1D))
+_PAPER_CHOOSE = SingleEnvKernel(gaussian_kernels.hybrid_paper_choose, (_FLOATS_3D, _F64, _F64, _F64, INTS_1D))
+_HYBRID_UPDATE = SingleEnvKernel(
+    kernels.hybrid_update,
+    (_FLOATS_3D, _FLOATS_4D, _FLOATS_3D, INTS_1D, FLOATS_1D, _F64, _F64, WORDS_2D, FLOATS_1D),
+)
+_TREE_UPDATE = SingleEnvKernel(
+    kernels.tree_update, (_FLOATS_3D, _FLOATS_4D, INTS_1D, FLOATS_1D, _F64, _F64, WORDS_2D, FLOATS_1D)
+)
 
 
 def _grown(psums: FloatArray, needed: int) -> FloatArray:
@@ -213,6 +224,8 @@ class HybridDPUCB(_CounterAgent):
         self._set_sampler(sampler, self.epsilon)
         self.bound = check_choice("bound", bound, ("exact", "paper"))
         self._reset_state()
+        (_PAPER_CHOOSE if self.bound == "paper" else _BOUND_CHOOSE).load()
+        _HYBRID_UPDATE.load()
 
     # 16 bytes per tree level and arm for up to 32 levels, plus 6 words per arm.
     _state_bytes_per_arm = 16 * 32 + 8 * 8
@@ -255,14 +268,14 @@ class HybridDPUCB(_CounterAgent):
 
     def _choose(self, out: IntArray) -> None:
         if self.bound == "paper":
-            gaussian_kernels.hybrid_paper_choose(self._stats, self.alpha, self.epsilon, float(self._t + 1), out)
+            _PAPER_CHOOSE.call(self._stats, self.alpha, self.epsilon, float(self._t + 1), out)
             return
-        kernels.bound_choose(self._stats, self.alpha, self.confidence_power, 0.0, float(self._t + 1), out)
+        _BOUND_CHOOSE.call(self._stats, self.alpha, self.confidence_power, 0.0, float(self._t + 1), out)
 
     def _learn(self, actions: IntArray, rewards: FloatArray) -> int:
         # Storage grows with the rounds played: an arm's count n <= t + 1 needs floor(log2 n) levels.
         self._psums = _grown(self._psums, (self._t + 1).bit_length())
-        bad: int = kernels.hybrid_update(
+        bad: int = _HYBRID_UPDATE.call(
             self._stats, self._psums, self._log, actions, rewards, self.epsilon, self._grid, self._streams, self._noise
         )
         return bad
@@ -429,6 +442,8 @@ class TreeDPUCB(_CounterAgent):
                 "give a relaxation of the index that is not finite; use a larger gamma or relaxation_epsilon."
             )
         self._reset_state()
+        _BOUND_CHOOSE.load()
+        _TREE_UPDATE.load()
 
     def _state_nbytes(self) -> float:
         per_arm = 16.0 * self.depth + 32.0
@@ -458,7 +473,7 @@ class TreeDPUCB(_CounterAgent):
 
     def _choose(self, out: IntArray) -> None:
         power = self.confidence_power if self.width == "exact" else 0.0
-        kernels.bound_choose(self._stats, self.alpha, power, self.relaxation, float(self._t + 1), out)
+        _BOUND_CHOOSE.call(self._stats, self.alpha, power, self.relaxation, float(self._t + 1), out)
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Learn from the pulled arm's reward (in [0, 1]); past ``horizon`` rounds, only check it, count the round."""
@@ -471,7 +486,7 @@ class TreeDPUCB(_CounterAgent):
     def _learn(self, actions: IntArray, rewards: FloatArray) -> int:
         # Storage grows with the rounds played (the noise scale is the horizon's depth throughout).
         self._psums = _grown(self._psums, min((self._t + 1).bit_length(), self.depth))
-        bad: int = kernels.tree_update(
+        bad: int = _TREE_UPDATE.call(
             self._stats, self._psums, actions, rewards, self._scale, self._grid, self._streams, self._noise
         )
         return bad

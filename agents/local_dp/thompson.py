@@ -145,6 +145,9 @@ class LDPThompsonSampling(PerUserReports, StreamPrivateAgent):
         bad: int = _RR_UPDATE.call(
             self._successes, self._failures, self._shapes, actions, rewards, self._p_zero, self._slope, self._streams
         )
-        if bad < 0:
-            self._draws += 1
+        if bad < 0:  # one report per copy (one env: an item's addition, not a ufunc call on the array)
+            if self.n_envs is None:
+                self._draws[0] += 1
+            else:
+                self._draws += 1
         return bad
