@@ -239,6 +239,30 @@ def test_user_ids_name_the_info_key_and_the_copy_of_an_id_that_cannot_be_a_key()
         user_ids({"user_id": np.array([{}], dtype=object)}, 1)  # one env: no copy to name
 
 
+def test_user_ids_of_one_env_ask_for_a_single_id() -> None:
+    with pytest.raises(
+        ValueError, match=r"^info\['user_id'\] must hold one user id \(a single id\), got shape \(2,\)\.$"
+    ):
+        user_ids({"user_id": [1, 2]}, 1)
+    with pytest.raises(ValueError, match=r"one user id per copy \(3\), got shape \(2,\)\.$"):
+        user_ids({"user_id": [1, 2]}, 3)
+
+
+def test_ldp_thompson_sampling_reads_the_user_id_of_any_mapping_info() -> None:
+    """A read-only mapping's user id is charged to that user, as a dict's is (not to every user)."""
+    from types import MappingProxyType
+
+    from agents import LDPThompsonSampling
+
+    counts = []
+    for wrap in (dict, MappingProxyType):
+        agent = LDPThompsonSampling(3, 1.0, seed=1)
+        for user in (3, 3, 4):
+            agent.update(agent.act(), 0.5, wrap({"user_id": user}))
+        counts.append(agent.max_user_reports)
+    assert counts == [2, 2]
+
+
 def test_user_ids_refuse_a_masked_array_whose_masked_entries_would_be_read() -> None:
     with pytest.raises(ValueError, match=r"^info\['user_id'\] must hold one user id per copy \(2\), not a masked"):
         user_ids({"user_id": np.ma.array([1, 2], mask=[0, 1])}, 2)

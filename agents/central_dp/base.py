@@ -155,8 +155,8 @@ class StreamPrivateAgent(PrivateAgent):
         self._draws = np.zeros(self.batch, dtype=np.int64)
         self._t = 0
         #: One env's arm, action and reward as the kernels take them ((1,) arrays, rewritten every round).
-        self._one_arm = np.empty(1, dtype=np.int64)
-        self._one_action, self._one_reward = np.empty(1, dtype=np.int64), np.empty(1)
+        self._one_arm = np.zeros(1, dtype=np.int64)
+        self._one_action, self._one_reward = np.zeros(1, dtype=np.int64), np.zeros(1)
         self._reset_learning()
 
     def _seed_streams(self) -> None:

@@ -9,6 +9,7 @@ in [0, 1]. Its plain-Python twin is :class:`agents.local_dp.reference.ReferenceL
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -124,9 +125,9 @@ class LDPThompsonSampling(PerUserReports, StreamPrivateAgent):
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Learn from the round's report; it is charged to ``info["user_id"]`` (none: every user)."""
-        # The user ids are read first (a bad one is refused before any state changes); an info
-        # that is not a dict is refused by the update's own checks, with their sentence.
-        users = user_ids(info, self.batch) if info is None or isinstance(info, dict) else None
+        # The user ids are read first (a bad one is refused before any state changes), from any
+        # mapping the update's own checks take; anything else is refused by them, with their sentence.
+        users = user_ids(info, self.batch) if info is None or isinstance(info, Mapping) else None
         super().update(action, reward, info)
         if users is None:  # every copy's report, no user named: the ledger's one addition
             self._ledger.record_anonymous()

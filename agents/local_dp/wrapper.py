@@ -380,7 +380,7 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         self._widths_of: Any = _NOT_YET
         self._widths_squared = np.zeros(self.batch)
         #: One env's noise-aware arm, written by the kernel and returned as an int (batches: a new array each act).
-        self._one_arm = np.empty(1, dtype=np.int64)
+        self._one_arm = np.zeros(1, dtype=np.int64)
         if self._compiled_reports:
             _BATCH_REPORTS.load()
         #: One env whose user always reports (no cap), not debiased bits: ``update``'s usual round is
@@ -502,7 +502,7 @@ class LDPWrapper(PerUserReports, PrivateAgent):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.__dict__.setdefault("_one_arm", np.empty(1, dtype=np.int64))  # a wrapper pickled before it had one
+        self.__dict__.setdefault("_one_arm", np.zeros(1, dtype=np.int64))  # a wrapper pickled before it had one
         if self.n_envs is None:  # one env: the stream is rng's (a copy made its own object of it)
             self._copy_rngs = (self.rng,)
         self._bitgens = generator_addresses(self._copy_rngs)

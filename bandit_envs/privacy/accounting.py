@@ -737,7 +737,8 @@ def user_ids(info: Mapping[str, Any] | None, batch: int) -> list[Hashable] | Non
         )
     ids = _id_array(raw)
     if ids.size != batch:
-        raise ValueError(f"info[{USER_ID_KEY!r}] must hold one user id per copy ({batch}), got shape {ids.shape}.")
+        wanted = "one user id (a single id)" if batch == 1 else f"one user id per copy ({batch})"
+        raise ValueError(f"info[{USER_ID_KEY!r}] must hold {wanted}, got shape {ids.shape}.")
     flat = ids.reshape(batch)
     # Numeric ids: the keys user_key gives, in one pass (tolist makes the same Python ints, bools
     # and floats; a NaN is a missing id) instead of one call per copy.
