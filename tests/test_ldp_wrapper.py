@@ -217,16 +217,18 @@ def test_compiled_noise_aware_choice_is_the_numpy_choice(mechanism: str, n_envs:
     assert forced > 30  # the Laplace forcing (and never-pulled arms) were met
 
 
-@pytest.mark.parametrize(
-    ("mechanism", "kwargs"),
-    [
-        ("laplace", {}),
-        ("laplace", {"sampler": "float"}),
-        ("gaussian", {"delta": 1e-5}),
-        ("gaussian", {"delta": 1e-5, "sampler": "float"}),
-        ("randomized_response", {}),
-    ],
-)
+#: The mechanisms and samplers whose usual reports have a path of their own (one compiled call for N
+#: copies, Python floats for one env), each checked bit for bit against the general numpy path.
+REPORT_CASES = [
+    ("laplace", {}),
+    ("laplace", {"sampler": "float"}),
+    ("gaussian", {"delta": 1e-5}),
+    ("gaussian", {"delta": 1e-5, "sampler": "float"}),
+    ("randomized_response", {}),
+]
+
+
+@pytest.mark.parametrize(("mechanism", "kwargs"), REPORT_CASES)
 def test_compiled_batch_reports_are_the_numpy_reports(mechanism: str, kwargs: dict[str, Any]) -> None:
     """N copies' usual round (one compiled call) gives the numpy path's reports, info and counts, bit for bit."""
     rng = np.random.default_rng(31)
@@ -262,16 +264,7 @@ def test_compiled_batch_reports_are_the_numpy_reports(mechanism: str, kwargs: di
     assert np.signbit(zero[0].agent.rewards[0]).tolist() == np.signbit(zero[1].agent.rewards[0]).tolist()
 
 
-@pytest.mark.parametrize(
-    ("mechanism", "kwargs"),
-    [
-        ("laplace", {}),
-        ("laplace", {"sampler": "float"}),
-        ("gaussian", {"delta": 1e-5}),
-        ("gaussian", {"delta": 1e-5, "sampler": "float"}),
-        ("randomized_response", {}),
-    ],
-)
+@pytest.mark.parametrize(("mechanism", "kwargs"), REPORT_CASES)
 def test_one_env_plain_reports_are_the_numpy_reports(mechanism: str, kwargs: dict[str, Any]) -> None:
     """One env's usual round (Python floats) gives the numpy path's reports, info, counts and draws, bit for bit."""
     rng = np.random.default_rng(32)
