@@ -843,6 +843,18 @@ class Agent(ABC):
             self._check_info(info, n_arms)
         return a, r
 
+    def _check_feedback(self, action: Any, reward: Any, info: Any) -> None:
+        """Check one ``update``'s feedback that the agent learns nothing from (``Random``, ``FixedArm``).
+
+        One env's plain int and float that fit (:meth:`_scalar_feedback`) are checked as they are,
+        with the info; anything else goes through :meth:`_feedback`, whose checks give the errors.
+        """
+        if self._scalar_feedback(action, reward) is not None:
+            if info is not None:
+                self._check_info(info)
+            return
+        self._feedback(action, reward, info)
+
     def _refused_copy(self, actions: IntArray, rewards: FloatArray, n_arms: int | None) -> int:
         """The first copy of a usual batch (int64 and float64, C-contiguous) whose action or reward does not fit, or -1.
 

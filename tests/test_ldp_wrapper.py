@@ -278,8 +278,9 @@ def test_one_env_plain_reports_are_the_numpy_reports(mechanism: str, kwargs: dic
         action = int(rng.integers(0, 4)) if t % 2 else rng.integers(0, 4)  # an int and a numpy int
         reward = float(rng.choice(edges)) if rng.random() < 0.3 else float(rng.uniform(-1.0, 2.0))
         info = side if t % 3 == 0 else None
+        given = np.float64(reward) if t % 5 == 0 else int(rng.integers(-2, 4)) if t % 7 == 0 else reward  # int too
         for wrapper in (fast, slow):
-            wrapper.update(action, reward if t % 5 else np.float64(reward), info)
+            wrapper.update(action, given, info)
     assert isinstance(fast.agent, Spy) and isinstance(slow.agent, Spy)
     assert all(type(r) is float for r in fast.agent.rewards)
     np.testing.assert_array_equal(*(np.array(w.agent.rewards).view(np.uint64) for w in (fast, slow)))

@@ -480,7 +480,7 @@ class TreeDPUCB(_CounterAgent):
         if self._t < self.horizon:
             super().update(action, reward, info)
             return
-        self._feedback(action, reward, info)
+        self._check_feedback(action, reward, info)
         self._t += 1
 
     def _learn(self, actions: IntArray, rewards: FloatArray) -> int:

@@ -69,7 +69,6 @@ _SIDE_KEYS = ("observed_mask", "observed_rewards")
 _NOT_YET = object()
 
 _I64, _F64 = types.int64, types.float64
-_NP_INT64, _NP_FLOAT64 = np.int64, np.float64
 #: The batched round's kernels, through their compiled entry points (loaded by the constructor).
 _BATCH_REPORTS = SingleEnvKernel(
     batch_reports,
@@ -637,16 +636,11 @@ class LDPWrapper(PerUserReports, PrivateAgent):
         over the cap sends nothing (see the class docstring).
         """
         if self._plain_one_env and (info is None or (type(info) is dict and USER_ID_KEY not in info)):
-            tr, ta = type(reward), type(action)
-            if (
-                (tr is float or tr is _NP_FLOAT64)
-                and (ta is int or ta is _NP_INT64)
-                and 0 <= action < self.n_arms
-                and math.isfinite(reward)
-            ):  # the usual one-env round, which Agent._feedback would take as it is
+            value = self._scalar_feedback(action, reward)  # a finite float, or None
+            if value is not None:  # the usual one-env round, which Agent._feedback would take as it is
                 if info is not None:
                     self._check_info(info)
-                self._report_one(action, reward)
+                self._report_one(action, value)
                 return
         a, r = self._feedback(action, reward, info)
         if self._compiled_reports and (not info or USER_ID_KEY not in info):

@@ -441,11 +441,7 @@ class Random(CopyStreams, Agent):
 
     def update(self, action: Any, reward: Any, info: dict[str, Any] | None = None) -> None:
         """Check the feedback (it must fit the agent), then ignore it."""
-        if self._scalar_feedback(action, reward) is not None:  # one env's plain scalars that fit
-            if info is not None:
-                self._check_info(info)
-            return
-        self._feedback(action, reward, info)
+        self._check_feedback(action, reward, info)
 
 
 class _UCBIndex(PackedMeanViews, Agent):
